@@ -1,0 +1,64 @@
+// The one command that checks everything: build, typecheck, lint, then every vitest test
+// (the schema and docs snapshot checks are tests too). The last line is `N passed, N failed`.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const node = process.execPath;
+let passed = 0;
+let failed = 0;
+
+function step(name, args, env = {}) {
+  const started = Date.now();
+  console.log(`\n== ${name}`);
+  const result = spawnSync(node, args, { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } });
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  const ok = result.status === 0;
+  console.log(`== ${name}: ${ok ? 'ok' : `FAILED (exit ${result.status ?? result.signal})`} in ${seconds}s`);
+  return ok;
+}
+
+for (const [name, args] of [
+  ['build', ['scripts/build.mjs']],
+  ['typecheck', ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--noEmit']],
+  ['lint', ['node_modules/@biomejs/biome/bin/biome', 'check', '.']],
+]) {
+  if (step(name, args)) passed += 1;
+  else failed += 1;
+}
+
+const report = new URL('../.test-results.json', import.meta.url);
+rmSync(report, { force: true });
+const extra = process.argv.slice(2);
+step(
+  'tests',
+  [
+    'node_modules/vitest/vitest.mjs',
+    'run',
+    '--reporter=default',
+    '--reporter=json',
+    `--outputFile.json=${fileURLToPath(report)}`,
+    ...extra,
+  ],
+  { CURUPIRA_BUILT: '1' },
+);
+if (existsSync(report)) {
+  const results = JSON.parse(readFileSync(report, 'utf8'));
+  passed += results.numPassedTests;
+  failed += results.numFailedTests;
+  // A test file that fails to load has no failed test in it, but it is a failure.
+  for (const file of results.testResults) {
+    if (file.status === 'failed' && file.assertionResults.length === 0) failed += 1;
+  }
+  if (results.numPendingTests + results.numTodoTests > 0) {
+    console.log(
+      `(${results.numPendingTests + results.numTodoTests} skipped; each skip says why in its test)`,
+    );
+  }
+} else {
+  console.log('the test run produced no report');
+  failed += 1;
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);

@@ -1,0 +1,61 @@
+/**
+ * The contract of an agent provider: how to call its CLI headless, how to resume, and how to read
+ * its output stream. One folder per provider implements `AgentDriver`; `registry.ts` maps names.
+ */
+import type { Profile, Provider } from './schemas.js';
+
+export interface BuildInvocationInput<P extends Profile = Profile> {
+  profile: P;
+  /** The prompt text. Always passed so that a leading `-` stays prompt text. */
+  prompt: string;
+  /** The worktree (or shared checkout) the agent runs in; also its cwd. */
+  worktree: string;
+  /** Continue this saved session instead of starting a new one. */
+  resumeSessionId?: string;
+  /** For providers that take a session id from the caller (copilot): the id curupira chose and saved. */
+  assignedSessionId?: string;
+  /** The CLI's version as printed by `versionArgs`, when the driver declares them. */
+  version?: string;
+}
+
+export interface AgentInvocation {
+  /** Arguments after the executable, in the exact order the provider expects. */
+  args: string[];
+  /** Variables this provider needs set for the run (e.g. `OPENCODE_DB`), added to the built env. */
+  env: Record<string, string>;
+}
+
+/** What a provider's stream means, normalised across providers for display and accounting. */
+export type AgentEvent =
+  | { kind: 'session'; sessionId: string }
+  | { kind: 'assistant'; text: string }
+  | { kind: 'thinking'; text: string }
+  | { kind: 'tool_call'; id?: string; name: string; input: string }
+  | { kind: 'tool_result'; id?: string; name?: string; output: string; isError: boolean }
+  | { kind: 'usage'; inputTokens: number; outputTokens: number; cachedInputTokens: number; costUsd?: number }
+  | { kind: 'error'; message: string }
+  | { kind: 'done'; isError: boolean; result?: string };
+
+/** Stateful per run: some providers spread one message over several lines. */
+export interface AgentStreamParser {
+  parseLine(line: string): AgentEvent[];
+}
+
+export interface AgentDriver<P extends Profile = Profile> {
+  readonly provider: Provider;
+  readonly displayName: string;
+  /** Default executable name, looked up on PATH unless the profile sets `executable`. */
+  readonly executable: string;
+  readonly installUrl: string;
+  /** True when curupira picks the session id and passes it in (copilot). */
+  readonly assignsSessionId: boolean;
+  /**
+   * Environment variables this provider needs to work, beyond the base set: exact names, or prefixes
+   * ending in `*` (e.g. `ANTHROPIC_*`).
+   */
+  readonly envAllowlist: readonly string[];
+  /** Arguments that print the CLI's version, when `buildInvocation` depends on it. */
+  readonly versionArgs?: readonly string[];
+  buildInvocation(input: BuildInvocationInput<P>): AgentInvocation;
+  createParser(): AgentStreamParser;
+}

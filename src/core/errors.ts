@@ -1,0 +1,186 @@
+/**
+ * Typed errors with a stable code. Callers match on the class or `code`, never on message text.
+ * `src/engine/outcome.ts` is the one place that maps an error to what happens to a run.
+ */
+
+export type ErrorCode =
+  | 'config'
+  | 'config_file_not_found'
+  | 'github_auth'
+  | 'github_rate_limit'
+  | 'github_transient'
+  | 'github_request'
+  | 'github_graphql'
+  | 'agent_exit'
+  | 'agent_timeout'
+  | 'agent_not_found'
+  | 'agent_start'
+  | 'workspace'
+  | 'workspace_path'
+  | 'setup_script'
+  | 'prompt_render'
+  | 'state'
+  | 'state_locked'
+  | 'dispatch'
+  | 'usage';
+
+export class CurupiraError extends Error {
+  readonly code: ErrorCode;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+/** One problem found in a settings file, located as precisely as the file allows. */
+export interface ConfigIssue {
+  /** Dotted key path, e.g. `automations.triage.labels[1]`; empty for file-level problems. */
+  path: string;
+  message: string;
+  file?: string;
+  line?: number;
+  column?: number;
+}
+
+export function formatConfigIssue(issue: ConfigIssue): string {
+  const where = issue.file
+    ? ` (${issue.file}${issue.line ? `:${issue.line}${issue.column ? `:${issue.column}` : ''}` : ''})`
+    : '';
+  return issue.path ? `${issue.path}: ${issue.message}${where}` : `${issue.message}${where}`;
+}
+
+/** Every problem in a settings file, reported at once. */
+export class ConfigError extends CurupiraError {
+  readonly issues: readonly ConfigIssue[];
+
+  constructor(issues: readonly ConfigIssue[], code: ErrorCode = 'config') {
+    const lines = issues.map(formatConfigIssue);
+    super(
+      code,
+      lines.length === 1
+        ? lines[0]!
+        : `${lines.length} problems:\n${lines.map((l) => `  - ${l}`).join('\n')}`,
+    );
+    this.issues = issues;
+  }
+}
+
+export class GitHubError extends CurupiraError {
+  readonly status: number | undefined;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; status?: number }) {
+    super(code, message, options);
+    this.status = options?.status;
+  }
+}
+
+/** Token missing, `gh` missing, or GitHub answered 401. */
+export class GitHubAuthError extends GitHubError {
+  constructor(message: string, options?: { cause?: unknown; status?: number }) {
+    super('github_auth', message, options);
+  }
+}
+
+/** A primary or secondary rate limit that outlasted our patience; `resetAt` says when to try again. */
+export class GitHubRateLimitError extends GitHubError {
+  readonly resetAt: Date | undefined;
+
+  constructor(message: string, options?: { cause?: unknown; status?: number; resetAt?: Date }) {
+    super('github_rate_limit', message, options);
+    this.resetAt = options?.resetAt;
+  }
+}
+
+/** 5xx, network errors, timeouts, malformed responses: worth trying again later. */
+export class GitHubTransientError extends GitHubError {
+  constructor(message: string, options?: { cause?: unknown; status?: number }) {
+    super('github_transient', message, options);
+  }
+}
+
+/** A request GitHub refused for good (4xx other than auth and rate limits). */
+export class GitHubRequestError extends GitHubError {
+  constructor(message: string, options?: { cause?: unknown; status?: number }) {
+    super('github_request', message, options);
+  }
+}
+
+/** GraphQL answered with `errors`. */
+export class GitHubGraphQLError extends GitHubError {
+  readonly errors: readonly { message: string; type?: string; path?: readonly (string | number)[] }[];
+
+  constructor(
+    errors: readonly { message: string; type?: string; path?: readonly (string | number)[] }[],
+    options?: { cause?: unknown; status?: number },
+  ) {
+    super('github_graphql', `GitHub GraphQL error: ${errors.map((e) => e.message).join('; ')}`, options);
+    this.errors = errors;
+  }
+}
+
+export class AgentNotFoundError extends CurupiraError {
+  readonly executable: string;
+
+  constructor(executable: string) {
+    super('agent_not_found', `Required executable not found: ${executable}`);
+    this.executable = executable;
+  }
+}
+
+export class AgentExitError extends CurupiraError {
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+
+  constructor(message: string, options: { exitCode: number | null; signal: string | null; cause?: unknown }) {
+    super('agent_exit', message, options);
+    this.exitCode = options.exitCode;
+    this.signal = options.signal;
+  }
+}
+
+export class AgentTimeoutError extends CurupiraError {
+  constructor(message: string) {
+    super('agent_timeout', message);
+  }
+}
+
+export class WorkspaceError extends CurupiraError {
+  constructor(
+    message: string,
+    options?: { cause?: unknown; code?: 'workspace' | 'workspace_path' | 'setup_script' },
+  ) {
+    super(options?.code ?? 'workspace', message, options);
+  }
+}
+
+export class PromptRenderError extends CurupiraError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('prompt_render', message, options);
+  }
+}
+
+export class StateError extends CurupiraError {
+  constructor(message: string, options?: { cause?: unknown; code?: 'state' | 'state_locked' }) {
+    super(options?.code ?? 'state', message, options);
+  }
+}
+
+export class DispatchError extends CurupiraError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('dispatch', message, options);
+  }
+}
+
+/** A command-line mistake (conflicting flags, bad argument). */
+export class UsageError extends CurupiraError {
+  constructor(message: string) {
+    super('usage', message);
+  }
+}
+
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}

@@ -1,0 +1,140 @@
+/**
+ * Domain types shared by every layer. No I/O here.
+ *
+ * Flow: a trigger discovers `Item`s; the feed turns each into a `Task` (identity + fingerprint);
+ * the scheduler decides; the executor turns a task into a `Run` recorded in the store.
+ */
+
+/** A value a trigger returns for a prompt field. Flattened to text by `src/prompt/`. */
+export type FieldValue =
+  | string
+  | number
+  | boolean
+  | null
+  | readonly FieldValue[]
+  | { readonly [key: string]: FieldValue };
+
+/** Prompt fields of an item, in the trigger's stable order (the order matters for the fingerprint). */
+export type Fields = Readonly<Record<string, FieldValue>>;
+
+/** What a trigger found. */
+export interface Item {
+  /** Task id: issue or PR number, project item node id, cron occurrence epoch seconds, upstream run id. */
+  readonly id: string;
+  readonly title: string;
+  readonly url: string;
+  /** Body text (`task_body`); empty when the item has none. Untrusted when it comes from GitHub. */
+  readonly body: string;
+  /**
+   * Trigger-specific prompt fields (`issue_number`, `pull_request_head_ref`…). These pairs, in order,
+   * are the item's fingerprint: a changed value means a new task. Values that change on their own
+   * (comments, update time, CI and review state) are never put here.
+   */
+  readonly fields: Fields;
+  /** Stable item key for `once` memory: `issue:45`, `pr:123`, `item:<node id>`, `cron:<epoch>`, `run:<id>`. */
+  readonly itemKey: string;
+  /** Cron occurrence (ISO 8601, UTC) for scheduled tasks. */
+  readonly scheduledFor?: string;
+  /** True when a cron occurrence fired later than the missed threshold. */
+  readonly missed?: boolean;
+}
+
+/** One automation's work on one item: `["<automation>","<repo>","<task_type>","<id>"]`. */
+export interface TaskIdentity {
+  readonly automationId: string;
+  /** Forge identity (`owner/name`), or the repository alias when the trigger has none (cron, after). */
+  readonly repo: string;
+  /** `github-issues`, `github-pull-requests`, `github-project-items`, `cron`, `after`. */
+  readonly taskType: string;
+  readonly id: string;
+}
+
+/** The canonical key of an identity, shared by dedup, sessions, exclusivity and logs. */
+export function identityKey(identity: TaskIdentity): string {
+  return JSON.stringify([identity.automationId, identity.repo, identity.taskType, identity.id]);
+}
+
+export interface Task {
+  readonly identity: TaskIdentity;
+  /** `identityKey(identity)`. */
+  readonly key: string;
+  /** sha256 over automation, repo, task type and the item's field pairs in order: the dedup key. */
+  readonly fingerprint: string;
+  readonly item: Item;
+}
+
+export const RUN_STATUSES = [
+  'queued',
+  'preparing',
+  'running',
+  'succeeded',
+  'failed',
+  'timed_out',
+  'cancelled',
+  'blocked',
+  'skipped',
+] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+export const TERMINAL_STATUSES: readonly RunStatus[] = [
+  'succeeded',
+  'failed',
+  'timed_out',
+  'cancelled',
+  'blocked',
+  'skipped',
+];
+
+export function isTerminal(status: RunStatus): boolean {
+  return TERMINAL_STATUSES.includes(status);
+}
+
+/** Token accounting an agent reported, summed over the run. */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens: number;
+  /** Present only when the agent reports a cost. */
+  costUsd?: number;
+}
+
+/** One row of the run ledger. Times are ISO 8601 strings in UTC. */
+export interface RunRecord {
+  readonly id: string;
+  readonly automationId: string;
+  /** `identityKey` of the task. */
+  readonly taskKey: string;
+  readonly repo: string;
+  readonly taskType: string;
+  readonly itemId: string;
+  readonly itemKey: string;
+  readonly itemTitle: string;
+  readonly itemUrl: string;
+  readonly status: RunStatus;
+  /** Why the run ended as it did, in words a user can act on (error, skip or block reason). */
+  readonly reason: string | null;
+  readonly createdAt: string;
+  readonly startedAt: string | null;
+  readonly finishedAt: string | null;
+  readonly profile: string | null;
+  readonly provider: string | null;
+  readonly sessionId: string | null;
+  /** True when this run continued a saved session. */
+  readonly resumed: boolean;
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly transcriptPath: string | null;
+  readonly branch: string | null;
+  readonly worktreePath: string | null;
+  /** True when the worktree was kept because it held unpushed commits or uncommitted changes. */
+  readonly worktreeKept: boolean;
+  /** Commits the run made on its branch that are on no remote. */
+  readonly commits: number;
+  readonly usage: Usage | null;
+  /** The rendered prompt (the original task's prompt for a resumed run). */
+  readonly prompt: string | null;
+  /** Cron occurrence, for scheduled runs. */
+  readonly scheduledFor: string | null;
+  /** For chained runs: the upstream run that triggered this one. */
+  readonly upstreamRunId: string | null;
+}

@@ -1,0 +1,120 @@
+/**
+ * The only module that touches pino. Lines are `TIME LEVEL message key=value…` (the reference's log
+ * format, plus fields), or JSON with `--log-format json`. Secrets are scrubbed here, at the logger:
+ * known token shapes always, and any value registered with `registerSecret`.
+ */
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { pino } from 'pino';
+
+export type Logger = pino.Logger;
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+
+const TOKEN_PATTERNS: readonly RegExp[] = [
+  /\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}\b/g,
+  /\bgithub_pat_[A-Za-z0-9_]{20,}\b/g,
+  /\b(?:sk|sk-ant|sk-proj)-[A-Za-z0-9_-]{20,}\b/g,
+  /(authorization:\s*(?:bearer|token)\s+)[^\s"']+/gi,
+];
+
+const secrets = new Set<string>();
+
+/** Every later log line, transcript line and error message has this value replaced by `[redacted]`. */
+export function registerSecret(value: string | undefined): void {
+  if (value && value.length >= 8) secrets.add(value);
+}
+
+export function redact(text: string): string {
+  let out = text;
+  for (const secret of secrets) {
+    if (out.includes(secret)) out = out.split(secret).join('[redacted]');
+  }
+  for (const pattern of TOKEN_PATTERNS) {
+    out = out.replace(pattern, (match, prefix: unknown) =>
+      typeof prefix === 'string' && match.toLowerCase().startsWith('authorization')
+        ? `${prefix}[redacted]`
+        : '[redacted]',
+    );
+  }
+  return out;
+}
+
+function redactValue(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return redact(value);
+  if (depth > 4 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((v) => redactValue(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) {
+    out[key] =
+      /token|authorization|password|secret/i.test(key) && typeof v === 'string'
+        ? '[redacted]'
+        : redactValue(v, depth + 1);
+  }
+  return out;
+}
+
+const LEVEL_NAMES: Record<number, string> = {
+  10: 'TRACE',
+  20: 'DEBUG',
+  30: 'INFO',
+  40: 'WARNING',
+  50: 'ERROR',
+  60: 'CRITICAL',
+};
+
+function formatValue(value: unknown): string {
+  if (typeof value === 'string') return /[\s"=]/.test(value) || value === '' ? JSON.stringify(value) : value;
+  return JSON.stringify(value);
+}
+
+/** Formats one pino JSON line as `2026-01-01T00:00:00.000Z INFO message key=value`. */
+export function formatLine(json: string): string {
+  const record = JSON.parse(json) as Record<string, unknown>;
+  const { time, level, msg, pid: _pid, hostname: _host, ...fields } = record;
+  const when = typeof time === 'number' ? new Date(time).toISOString() : String(time);
+  const parts = [when, LEVEL_NAMES[Number(level)] ?? String(level), String(msg ?? '')];
+  for (const [key, value] of Object.entries(fields)) {
+    if (value !== undefined) parts.push(`${key}=${formatValue(value)}`);
+  }
+  return `${parts.join(' ')}\n`;
+}
+
+export interface LoggerOptions {
+  level?: LogLevel;
+  /** Append lines to this file too (its folder is created with mode 0700). */
+  file?: string;
+  /** Where the console lines go; default stderr. `null` for none. */
+  console?: NodeJS.WritableStream | null;
+  format?: 'text' | 'json';
+}
+
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const consoleStream = options.console === undefined ? process.stderr : options.console;
+  const format = options.format ?? 'text';
+  if (options.file) mkdirSync(dirname(options.file), { recursive: true, mode: 0o700 });
+  const destination = {
+    write(line: string): void {
+      const text = format === 'json' ? line : formatLine(line);
+      consoleStream?.write(text);
+      if (options.file) appendFileSync(options.file, formatLine(line));
+    },
+  };
+  return pino(
+    {
+      level: options.level ?? 'info',
+      base: undefined,
+      hooks: {
+        logMethod(args, method) {
+          const scrubbed = args.map((arg) => redactValue(arg)) as Parameters<typeof method>;
+          method.apply(this, scrubbed);
+        },
+      },
+    },
+    destination,
+  );
+}
+
+/** A logger that drops everything, for tests and quiet commands. */
+export function silentLogger(): Logger {
+  return pino({ level: 'silent' });
+}
