@@ -31,6 +31,11 @@ export interface Item {
    * (comments, update time, CI and review state) are never put here.
    */
   readonly fields: Fields;
+  /**
+   * Prompt fields that may change on their own (a PR's mergeability and merge state): available to
+   * the prompt, left out of the fingerprint so they never start a second run for the same item.
+   */
+  readonly volatile?: Fields;
   /** Stable item key for `once` memory: `issue:45`, `pr:123`, `item:<node id>`, `cron:<epoch>`, `run:<id>`. */
   readonly itemKey: string;
   /** Cron occurrence (ISO 8601, UTC) for scheduled tasks. */

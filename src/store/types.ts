@@ -83,8 +83,9 @@ export interface RunPatch {
 
 export interface RunFilter {
   automationId?: string;
+  /** Any of these statuses; an empty array means no status filter. */
   status?: readonly RunStatus[];
-  /** Newest first; default 50. */
+  /** Newest first; default 50; `Infinity` for all. */
   limit?: number;
   offset?: number;
   /** Only runs whose worktree was kept and still exists on record. */
@@ -122,6 +123,8 @@ export interface Store {
 
   hasItemKey(automationId: string, itemKey: string): Promise<boolean>;
   recordItemKeys(automationId: string, entries: readonly ItemMemoryEntry[]): Promise<void>;
+  /** Everything remembered for an automation, ordered by item key; the first record of a key wins. */
+  listItemKeys(automationId: string): Promise<ItemMemoryEntry[]>;
   /** Forgets an automation's item memory (used when its filters change). */
   clearItemKeys(automationId: string): Promise<void>;
 

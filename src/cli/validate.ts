@@ -1,0 +1,71 @@
+import type { Command } from 'commander';
+import { loadSettings } from '../config/load.js';
+import type { ResolvedAutomation, Settings } from '../config/types.js';
+import { type CliIo, writeLine } from './io.js';
+import type { GlobalOptions } from './program.js';
+
+export function validMessage(settings: Settings): string {
+  const n = settings.automations.length;
+  return `Configuration is valid (${n} automation${n === 1 ? '' : 's'}; max active tasks: ${settings.execution.max_active_tasks}).`;
+}
+
+/** The `--explain` block of one automation: what it will do, before anything runs. */
+export function explainAutomation(automation: ResolvedAutomation, now: Date): string[] {
+  const { repository } = automation;
+  const rows: [string, string][] = [
+    [
+      'trigger',
+      automation.config.trigger_type && automation.config.trigger_type !== automation.triggerType
+        ? `${automation.triggerType} (written as ${automation.config.trigger_type})`
+        : automation.triggerType,
+    ],
+    ['repository', `${repository.alias} (${repository.remote} → ${repository.checkoutPath})`],
+    [
+      'checkout',
+      automation.config.checkout === 'main'
+        ? 'main (the shared checkout as it is; one run at a time)'
+        : 'worktree (a new worktree and branch per task)',
+    ],
+    [
+      'profile',
+      `${automation.profileName} (provider ${automation.profile.provider}${automation.profile.model ? `, model ${automation.profile.model}` : ''})`,
+    ],
+  ];
+  for (const line of automation.trigger.explain(automation, now)) rows.push([line.label, line.value]);
+  rows.push([
+    'prompt',
+    `${automation.promptSyntax === 'jinja' ? 'Jinja syntax' : '${…} template'}; placeholders: ${
+      automation.placeholders.length > 0 ? automation.placeholders.join(', ') : 'none'
+    }`,
+  ]);
+  const untrusted = automation.placeholders.filter((p) => automation.trigger.untrustedFields.includes(p));
+  if (untrusted.length > 0)
+    rows.push(['untrusted text', `${untrusted.join(', ')} (written by anyone who can open an item)`]);
+  const width = Math.max(...rows.map(([label]) => label.length)) + 1;
+  return [
+    `automation ${automation.id}`,
+    ...rows.map(([label, value]) => `  ${`${label}:`.padEnd(width + 1)}${value}`),
+  ];
+}
+
+export function registerValidate(program: Command, io: CliIo, globals: () => GlobalOptions): void {
+  program
+    .command('validate')
+    .description('Check the settings file without contacting GitHub or writing anything.')
+    .option(
+      '--explain',
+      'also show what each automation will do: trigger, repository, profile, search query, schedule, placeholders',
+    )
+    .action((options: { explain?: boolean }) => {
+      const { settings, warnings } = loadSettings(globals().config);
+      for (const warning of warnings) writeLine(io.stderr, `warning: ${warning}`);
+      writeLine(io.stdout, validMessage(settings));
+      if (options.explain) {
+        const now = new Date();
+        for (const automation of settings.automations) {
+          writeLine(io.stdout);
+          for (const line of explainAutomation(automation, now)) writeLine(io.stdout, line);
+        }
+      }
+    });
+}

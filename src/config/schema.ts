@@ -1,0 +1,198 @@
+/**
+ * The settings file's schema: one source for validation, for `curupira schema` (JSON Schema) and
+ * for the configuration reference in docs/. Provider and trigger tables live beside their code and
+ * are composed here.
+ */
+import { z } from 'zod';
+import { PROFILE_SCHEMAS, PROVIDERS } from '../agents/schemas.js';
+import { Identifier } from '../triggers/common-schema.js';
+import { TRIGGER_DEFINITIONS } from '../triggers/schemas.js';
+
+export const DEFAULT_API_URL = 'https://api.github.com';
+
+export const PollingTable = z
+  .strictObject({
+    poll_interval_seconds: z
+      .number()
+      .positive('must be greater than 0')
+      .refine(Number.isFinite, 'must be a finite number')
+      .default(30)
+      .describe('Base wait between discovery polls; doubles after each empty poll up to 300 s.'),
+    batch_size: z
+      .number()
+      .int()
+      .min(1)
+      .max(1000)
+      .default(100)
+      .describe('Items fetched per automation per poll (pages of at most 100).'),
+    cron_poll_interval_seconds: z
+      .number()
+      .positive('must be greater than 0')
+      .max(60)
+      .default(1)
+      .describe('How often schedules are checked.'),
+  })
+  .describe('Discovery polling.');
+
+export const GitHubTable = z
+  .strictObject({
+    api_url: z
+      .string()
+      .regex(/^https?:\/\/[^\s/]+(?:\/\S*)?$/, 'api_url must be an http(s) URL')
+      .default(DEFAULT_API_URL)
+      .describe(
+        'GitHub REST API base URL: `https://api.github.com`, `https://HOST/api/v3` for GitHub Enterprise Server, or a local simulator (curupira extension).',
+      ),
+  })
+  .describe('GitHub connection (curupira extension).');
+
+export const SettingsTable = z
+  .strictObject({
+    max_active_tasks: z.number().int().min(1).max(1000).default(1).describe('Agents running at once.'),
+    max_pending_tasks: z
+      .number()
+      .int()
+      .min(1)
+      .max(10000)
+      .default(100)
+      .describe('Discovered tasks waiting to run, at most.'),
+    workspace_dir: z
+      .string()
+      .min(1)
+      .default('~/.curupira/workspaces')
+      .describe(
+        'Where checkouts are cloned (`<workspace_dir>/<alias>`); `~` expands, relative paths resolve against the settings file.',
+      ),
+    state_db_path: z
+      .string()
+      .min(1)
+      .default('~/.curupira/state.sqlite3')
+      .describe('SQLite state file: sessions to resume, run history, schedule marks.'),
+    task_timeout_minutes: z
+      .number()
+      .positive('must be greater than 0')
+      .default(20)
+      .describe('Deadline for one agent run (and for a setup script).'),
+    max_output_bytes: z
+      .number()
+      .int()
+      .min(1024)
+      .max(100_000_000)
+      .default(1_000_000)
+      .describe('Tail of each output stream kept in memory; the full stream goes to the transcript file.'),
+    otlp_endpoint: z
+      .string()
+      .regex(/^https?:\/\/\S+$/, 'otlp_endpoint must be an http(s) URL (OTLP/HTTP); grpc:// is not supported')
+      .optional()
+      .describe('OTLP/HTTP endpoint for traces.'),
+    history_limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(1_000_000)
+      .default(1000)
+      .describe(
+        'Runs kept per automation in the run history; older runs and their transcripts are pruned (curupira extension).',
+      ),
+    polling: PollingTable.prefault({}),
+    github: GitHubTable.prefault({}),
+  })
+  .describe('Execution settings.');
+
+const URL_FORMS = /^(?:(?:https?|ssh|git|file):\/\/\S+|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:\S+)$/;
+
+export function setupScriptProblem(value: string): string | undefined {
+  if (value.trim().length === 0) return 'setup_script must not be empty';
+  const parts = value.split(/[\\/]+/);
+  if (value.startsWith('/') || value.startsWith('\\') || /^[A-Za-z]:/.test(value) || parts.includes('..')) {
+    return "setup_script must be a relative path without '..'";
+  }
+  return undefined;
+}
+
+export const RepositoryTable = z
+  .strictObject({
+    remote: z
+      .string()
+      .refine((v) => v.length > 0 && !/\s/.test(v), 'remote must be a non-empty Git URL without whitespace')
+      .refine(
+        (v) => v.length === 0 || /\s/.test(v) || URL_FORMS.test(v),
+        'remote must be a full Git URL (https://, ssh://, git://, file://, or user@host:path)',
+      )
+      .describe('Git URL cloned once: `https://`, `ssh://`, `git://`, `file://` or `user@host:path`.'),
+    path: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('An existing checkout, or where to clone; default `<workspace_dir>/<alias>`.'),
+    setup_script: z
+      .string()
+      .superRefine((v, ctx) => {
+        const problem = setupScriptProblem(v);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .optional()
+      .describe('Executable inside the checkout run once after a fresh clone (relative, no `..`).'),
+  })
+  .describe('A Git checkout agents work in.');
+
+export const AgentDefaultsTable = z
+  .strictObject({
+    profile: Identifier.default('opencode').describe('Profile used by automations that name none.'),
+    timezone: z.string().default('UTC').describe('IANA timezone inherited by cron automations.'),
+  })
+  .describe('Defaults inherited by automations.');
+
+const profileSchemas = PROVIDERS.map((p) => PROFILE_SCHEMAS[p]);
+
+export const ProfileTable = z
+  .discriminatedUnion('provider', profileSchemas as unknown as [z.ZodObject, ...z.ZodObject[]])
+  .describe('An agent CLI and its options, chosen by `provider`.');
+
+export const AgentsTable = z
+  .strictObject({
+    defaults: AgentDefaultsTable.prefault({}),
+    profiles: z
+      .record(Identifier, ProfileTable)
+      .default({
+        opencode: { provider: 'opencode', env: {}, pass_env: [], github_token: false, auto_approve: false },
+      })
+      .describe('Named agent profiles; default one `opencode` profile.'),
+  })
+  .describe('Agent profiles and defaults.');
+
+export const AssistantTable = z
+  .strictObject({
+    agent: z.string().optional().describe('Provider of the interactive assistant.'),
+    model: z.string().min(1).optional().describe('Model of the interactive assistant.'),
+  })
+  .describe('Interactive assistant (accepted for compatibility; not used by curupira yet).');
+
+const automationSchemas = Object.values(TRIGGER_DEFINITIONS).map((d) => d.schema);
+
+/** The whole file, for documentation. Validation composes the same parts in `load.ts`. */
+export const SettingsFile = z
+  .strictObject({
+    settings: SettingsTable.prefault({}),
+    repositories: z.record(Identifier, RepositoryTable).describe('Checkouts, by alias (at least one).'),
+    agents: AgentsTable.prefault({}),
+    assistant: AssistantTable.optional(),
+    automations: z
+      .record(Identifier, z.union(automationSchemas as unknown as [z.ZodType, ...z.ZodType[]]))
+      .describe('Automations, by id, in file order (at least one).'),
+  })
+  .describe('curupira settings file (TOML).');
+
+/** The JSON Schema of the settings file (draft 2020-12), with descriptions and defaults. */
+export function settingsJsonSchema(): Record<string, unknown> {
+  const schema = z.toJSONSchema(SettingsFile, {
+    io: 'input',
+    unrepresentable: 'any',
+    target: 'draft-2020-12',
+  }) as Record<string, unknown>;
+  return {
+    ...schema,
+    $id: 'https://github.com/curupira/curupira/schema/settings.schema.json',
+    title: 'curupira settings',
+  };
+}

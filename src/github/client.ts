@@ -1,0 +1,333 @@
+/**
+ * The only module that talks HTTP to GitHub (through @octokit/core's request layer). Retries and
+ * waits are ours, on the injected clock, so tests can prove that a `Retry-After: N` waits N seconds
+ * without sleeping: transient failures (5xx, network errors, timeouts, malformed JSON) retry with
+ * jittered backoff; secondary limits wait for `Retry-After`; an exhausted primary budget waits for
+ * `x-ratelimit-reset` (or fails with `GitHubRateLimitError` when that is too far away).
+ */
+import { Octokit } from '@octokit/core';
+import { type Clock, systemClock } from '../core/clock.js';
+import {
+  GitHubAuthError,
+  GitHubGraphQLError,
+  GitHubRateLimitError,
+  GitHubRequestError,
+  GitHubTransientError,
+} from '../core/errors.js';
+import { type Logger, redact, silentLogger } from '../log.js';
+import type { TokenSource } from './token.js';
+
+export interface RateLimitInfo {
+  limit: number;
+  remaining: number;
+  used: number;
+  /** Epoch milliseconds. */
+  resetAt: number;
+  resource: string;
+}
+
+export interface GitHubClientOptions {
+  /** REST base URL: `https://api.github.com`, `https://HOST/api/v3`, or a simulator. */
+  apiUrl: string;
+  tokens: TokenSource;
+  clock?: Clock;
+  log?: Logger;
+  userAgent?: string;
+  /** Attempts for transient failures, including the first (default 4). */
+  maxAttempts?: number;
+  /** Longest wait for a rate limit before giving up with GitHubRateLimitError (default 15 minutes). */
+  maxRateLimitWaitMs?: number;
+  /** Per-request deadline (default 30 s). */
+  requestTimeoutMs?: number;
+  /** Random source for jitter, 0..1 (tests pin it). */
+  random?: () => number;
+}
+
+export interface GraphQLResult<T> {
+  data: T;
+  rateLimit: RateLimitInfo | undefined;
+}
+
+export interface ClientStats {
+  requests: number;
+  retries: number;
+  waitedMs: number;
+}
+
+export interface GitHubClient {
+  readonly apiUrl: string;
+  readonly graphqlUrl: string;
+  graphql<T>(query: string, variables?: Record<string, unknown>): Promise<GraphQLResult<T>>;
+  rest<T>(
+    method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE',
+    path: string,
+    body?: Record<string, unknown>,
+  ): Promise<T>;
+  /** The rate-limit state GitHub last reported. */
+  rateLimit(): RateLimitInfo | undefined;
+  readonly stats: ClientStats;
+}
+
+/** `https://HOST/api/v3` → `https://HOST/api/graphql`; anything else → `<url>/graphql`. */
+export function graphqlUrlFor(apiUrl: string): string {
+  const base = apiUrl.replace(/\/+$/, '');
+  if (base.endsWith('/api/v3')) return `${base.slice(0, -'/v3'.length)}/graphql`;
+  return `${base}/graphql`;
+}
+
+interface Attempt {
+  status: number;
+  headers: Record<string, string>;
+  data: unknown;
+}
+
+class RetryableError extends Error {
+  constructor(
+    readonly final: Error,
+    readonly waitMs: number | undefined,
+  ) {
+    super(final.message);
+  }
+}
+
+function header(headers: Record<string, string>, name: string): string | undefined {
+  return headers[name] ?? headers[name.toLowerCase()];
+}
+
+function parseRateLimit(headers: Record<string, string>): RateLimitInfo | undefined {
+  const limit = header(headers, 'x-ratelimit-limit');
+  const remaining = header(headers, 'x-ratelimit-remaining');
+  const reset = header(headers, 'x-ratelimit-reset');
+  if (limit === undefined || remaining === undefined || reset === undefined) return undefined;
+  return {
+    limit: Number(limit),
+    remaining: Number(remaining),
+    used: Number(header(headers, 'x-ratelimit-used') ?? Number(limit) - Number(remaining)),
+    resetAt: Number(reset) * 1000,
+    resource: header(headers, 'x-ratelimit-resource') ?? 'core',
+  };
+}
+
+function bodyText(data: unknown): string {
+  if (typeof data === 'string') return data.slice(0, 500);
+  try {
+    return JSON.stringify(data).slice(0, 500);
+  } catch {
+    return String(data);
+  }
+}
+
+export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
+  const clock = options.clock ?? systemClock;
+  const log = options.log ?? silentLogger();
+  const maxAttempts = options.maxAttempts ?? 4;
+  const maxWait = options.maxRateLimitWaitMs ?? 15 * 60_000;
+  const timeoutMs = options.requestTimeoutMs ?? 30_000;
+  const random = options.random ?? Math.random;
+  const apiUrl = options.apiUrl.replace(/\/+$/, '');
+  const graphqlUrl = graphqlUrlFor(apiUrl);
+  const octokit = new Octokit({
+    baseUrl: apiUrl,
+    userAgent: options.userAgent ?? 'curupira',
+    log: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
+  });
+  const stats: ClientStats = { requests: 0, retries: 0, waitedMs: 0 };
+  let lastRateLimit: RateLimitInfo | undefined;
+
+  async function send(
+    method: string,
+    url: string,
+    body: Record<string, unknown> | undefined,
+  ): Promise<Attempt> {
+    const token = await options.tokens.get();
+    stats.requests += 1;
+    try {
+      const response = await octokit.request({
+        method,
+        url,
+        headers: { authorization: `bearer ${token}`, accept: 'application/vnd.github+json' },
+        ...(body ?? {}),
+        request: { signal: AbortSignal.timeout(timeoutMs) },
+      } as unknown as Parameters<typeof octokit.request>[0]);
+      return {
+        status: response.status,
+        headers: response.headers as Record<string, string>,
+        data: response.data,
+      };
+    } catch (error) {
+      const e = error as {
+        status?: number;
+        response?: { status: number; headers: Record<string, string>; data: unknown };
+        name?: string;
+        message?: string;
+      };
+      if (e.response)
+        return { status: e.response.status, headers: e.response.headers, data: e.response.data };
+      const reason =
+        e.name === 'TimeoutError' || e.name === 'AbortError'
+          ? `timed out after ${timeoutMs} ms`
+          : redact(e.message ?? 'network error');
+      throw new RetryableError(
+        new GitHubTransientError(`GitHub request failed: ${reason}`, { cause: error }),
+        undefined,
+      );
+    }
+  }
+
+  /** Classifies one HTTP answer: returns it, or throws (retryable or final). */
+  function check(kind: 'graphql' | 'rest', attempt: Attempt): Attempt {
+    const { status, headers, data } = attempt;
+    const rate = parseRateLimit(headers);
+    if (rate) lastRateLimit = rate;
+    const label = kind === 'graphql' ? 'GitHub GraphQL' : 'GitHub API';
+    if (status === 401) {
+      throw new GitHubAuthError(
+        `${label} rejected the token (status 401: ${bodyText(data)}); run \`gh auth login\` or set GH_TOKEN to a valid token`,
+        { status },
+      );
+    }
+    const retryAfter = header(headers, 'retry-after');
+    const isRateLimited =
+      (status === 403 || status === 429) &&
+      (retryAfter !== undefined || rate?.remaining === 0 || /rate limit/i.test(bodyText(data)));
+    if (isRateLimited) {
+      const resetAt = rate && rate.remaining === 0 ? rate.resetAt : undefined;
+      const waitMs =
+        retryAfter !== undefined
+          ? Number(retryAfter) * 1000
+          : resetAt !== undefined
+            ? Math.max(0, resetAt - clock.now()) + 1000
+            : 60_000;
+      const error = new GitHubRateLimitError(
+        `${label} rate limit hit (status ${status}); ${retryAfter !== undefined ? `retry after ${retryAfter} s` : resetAt ? `resets at ${new Date(resetAt).toISOString()}` : 'waiting a minute'}`,
+        { status, resetAt: new Date(clock.now() + waitMs) },
+      );
+      throw new RetryableError(error, waitMs);
+    }
+    if (status >= 500) {
+      throw new RetryableError(
+        new GitHubTransientError(`${label} temporarily failed with status ${status}`, { status }),
+        undefined,
+      );
+    }
+    if (status >= 400) {
+      throw new GitHubRequestError(`${label} failed with status ${status}: ${bodyText(data)}`, { status });
+    }
+    if (kind === 'graphql' && (typeof data !== 'object' || data === null)) {
+      throw new RetryableError(
+        new GitHubTransientError('GitHub GraphQL returned non-JSON output', { status }),
+        undefined,
+      );
+    }
+    return attempt;
+  }
+
+  async function withRetries(
+    kind: 'graphql' | 'rest',
+    method: string,
+    url: string,
+    body?: Record<string, unknown>,
+  ): Promise<Attempt> {
+    let transientFailures = 0;
+    let rateLimitWaits = 0;
+    for (;;) {
+      // Spend nothing when the budget is known to be empty: wait for the reset first.
+      if (
+        lastRateLimit &&
+        lastRateLimit.remaining === 0 &&
+        lastRateLimit.resetAt > clock.now() &&
+        lastRateLimit.resource === (kind === 'graphql' ? 'graphql' : lastRateLimit.resource)
+      ) {
+        const waitMs = lastRateLimit.resetAt - clock.now() + 1000;
+        if (waitMs > maxWait) {
+          throw new GitHubRateLimitError(
+            `GitHub rate limit exhausted until ${new Date(lastRateLimit.resetAt).toISOString()}`,
+            { resetAt: new Date(lastRateLimit.resetAt) },
+          );
+        }
+        log.warn(
+          { waitSeconds: Math.ceil(waitMs / 1000) },
+          'GitHub rate limit exhausted; waiting for the reset',
+        );
+        stats.waitedMs += waitMs;
+        await clock.sleep(waitMs);
+        lastRateLimit = { ...lastRateLimit, remaining: lastRateLimit.limit };
+      }
+      try {
+        const attempt = check(kind, await send(method, url, body));
+        if (kind === 'graphql') graphqlErrors(attempt);
+        return attempt;
+      } catch (error) {
+        if (!(error instanceof RetryableError)) throw error;
+        if (error.waitMs !== undefined) {
+          rateLimitWaits += 1;
+          if (error.waitMs > maxWait || rateLimitWaits > maxAttempts) throw error.final;
+          log.warn(
+            { waitSeconds: Math.ceil(error.waitMs / 1000), url },
+            'GitHub rate limit hit; waiting before retrying',
+          );
+          stats.retries += 1;
+          stats.waitedMs += error.waitMs;
+          await clock.sleep(error.waitMs);
+          continue;
+        }
+        transientFailures += 1;
+        if (transientFailures >= maxAttempts) throw error.final;
+        const base = Math.min(30_000, 1000 * 2 ** (transientFailures - 1));
+        const delay = Math.round(base / 2 + (random() * base) / 2);
+        log.warn(
+          { attempt: transientFailures, delayMs: delay, error: error.final.message },
+          'GitHub request failed; retrying',
+        );
+        stats.retries += 1;
+        stats.waitedMs += delay;
+        await clock.sleep(delay);
+      }
+    }
+  }
+
+  /** GraphQL-level errors: RATE_LIMITED waits, timeouts retry, the rest fail with the messages. */
+  function graphqlErrors(attempt: Attempt): void {
+    const errors = (
+      attempt.data as { errors?: { message: string; type?: string; path?: (string | number)[] }[] }
+    ).errors;
+    if (!errors || errors.length === 0) return;
+    if (errors.some((e) => e.type === 'RATE_LIMITED')) {
+      const rate = parseRateLimit(attempt.headers);
+      const waitMs = rate ? Math.max(0, rate.resetAt - clock.now()) + 1000 : 60_000;
+      throw new RetryableError(
+        new GitHubRateLimitError(
+          `GitHub GraphQL rate limit exhausted: ${errors.map((e) => e.message).join('; ')}`,
+          {
+            resetAt: new Date(clock.now() + waitMs),
+          },
+        ),
+        waitMs,
+      );
+    }
+    if (errors.some((e) => /timeout|timed out|something went wrong/i.test(e.message))) {
+      throw new RetryableError(new GitHubGraphQLError(errors), undefined);
+    }
+    throw new GitHubGraphQLError(errors);
+  }
+
+  return {
+    apiUrl,
+    graphqlUrl,
+    stats,
+    rateLimit: () => lastRateLimit,
+    async graphql<T>(query: string, variables: Record<string, unknown> = {}): Promise<GraphQLResult<T>> {
+      const attempt = await withRetries('graphql', 'POST', graphqlUrl, { query, variables });
+      return { data: (attempt.data as { data: T }).data, rateLimit: lastRateLimit };
+    },
+    async rest<T>(
+      method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE',
+      path: string,
+      body?: Record<string, unknown>,
+    ): Promise<T> {
+      const url = path.startsWith('http') ? path : `${apiUrl}${path.startsWith('/') ? '' : '/'}${path}`;
+      const attempt = await withRetries('rest', method, url, body === undefined ? undefined : { data: body });
+      return attempt.data as T;
+    },
+  };
+}

@@ -1,0 +1,94 @@
+/**
+ * The SQLite schema, as forward-only migrations. Migration `i` (0-based) brings the file from
+ * `user_version = i` to `user_version = i + 1`; each runs in its own transaction, together with
+ * the `application_id` mark, so a crash leaves the file at one version or the next, never between.
+ *
+ * Never edit a migration that has shipped: append a new one.
+ */
+
+/** `PRAGMA application_id` of a curupira state file: the ASCII bytes `CURU`. */
+export const APPLICATION_ID = 0x43555255;
+
+/** Statuses of runs that have not finished: a process that died may have left them behind. */
+export const UNFINISHED_STATUSES = ['queued', 'preparing', 'running'] as const;
+
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE sessions (
+    task_key TEXT PRIMARY KEY,
+    automation_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    profile TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    prompt TEXT NOT NULL,
+    prompt_template_hash TEXT NOT NULL,
+    task_json TEXT NOT NULL,
+    worktree_path TEXT,
+    branch TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  ) STRICT;
+
+  CREATE TABLE runs (
+    id TEXT PRIMARY KEY,
+    automation_id TEXT NOT NULL,
+    task_key TEXT NOT NULL,
+    repo TEXT NOT NULL,
+    task_type TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    item_key TEXT NOT NULL,
+    item_title TEXT NOT NULL,
+    item_url TEXT NOT NULL,
+    status TEXT NOT NULL,
+    reason TEXT,
+    created_at TEXT NOT NULL,
+    started_at TEXT,
+    finished_at TEXT,
+    profile TEXT,
+    provider TEXT,
+    session_id TEXT,
+    resumed INTEGER NOT NULL DEFAULT 0 CHECK (resumed IN (0, 1)),
+    exit_code INTEGER,
+    signal TEXT,
+    transcript_path TEXT,
+    branch TEXT,
+    worktree_path TEXT,
+    worktree_kept INTEGER NOT NULL DEFAULT 0 CHECK (worktree_kept IN (0, 1)),
+    commits INTEGER NOT NULL DEFAULT 0,
+    usage_json TEXT,
+    prompt TEXT,
+    scheduled_for TEXT,
+    upstream_run_id TEXT
+  ) STRICT;
+  CREATE INDEX runs_by_automation ON runs (automation_id, id);
+  CREATE INDEX runs_by_status ON runs (status, id);
+  CREATE INDEX runs_kept_worktrees ON runs (id) WHERE worktree_kept = 1;
+
+  CREATE TABLE cron_state (
+    automation_id TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    last_scheduled_for TEXT,
+    pending_scheduled_for TEXT,
+    last_execution_at TEXT,
+    config_hash TEXT
+  ) STRICT;
+
+  CREATE TABLE item_memory (
+    automation_id TEXT NOT NULL,
+    item_key TEXT NOT NULL,
+    run_id TEXT,
+    skipped INTEGER NOT NULL CHECK (skipped IN (0, 1)),
+    recorded_at TEXT NOT NULL,
+    PRIMARY KEY (automation_id, item_key)
+  ) STRICT, WITHOUT ROWID;
+
+  CREATE TABLE meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  ) STRICT, WITHOUT ROWID;
+  `,
+];
+
+/** The schema version this build writes and understands. */
+export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,0 +1,522 @@
+/**
+ * `Store` over one open better-sqlite3 connection. Every write is a single statement or one
+ * transaction, so a process killed at any instant leaves either the old or the new state.
+ */
+import type Database from 'better-sqlite3';
+import { StateError } from '../../core/errors.js';
+import { RUN_STATUSES, type RunRecord, type RunStatus, type Task, type Usage } from '../../core/types.js';
+import type {
+  CronState,
+  ItemMemoryEntry,
+  RunFilter,
+  RunInit,
+  RunPatch,
+  SessionRecord,
+  Store,
+} from '../types.js';
+import { toStateError } from './errors.js';
+import { createRunIdGenerator, type RunIdGenerator } from './run-id.js';
+import { UNFINISHED_STATUSES } from './schema.js';
+
+const DEFAULT_LIST_LIMIT = 50;
+
+interface SessionRow {
+  task_key: string;
+  automation_id: string;
+  run_id: string;
+  provider: string;
+  profile: string;
+  session_id: string;
+  prompt: string;
+  prompt_template_hash: string;
+  task_json: string;
+  worktree_path: string | null;
+  branch: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+interface RunRow {
+  id: string;
+  automation_id: string;
+  task_key: string;
+  repo: string;
+  task_type: string;
+  item_id: string;
+  item_key: string;
+  item_title: string;
+  item_url: string;
+  status: string;
+  reason: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  profile: string | null;
+  provider: string | null;
+  session_id: string | null;
+  resumed: number;
+  exit_code: number | null;
+  signal: string | null;
+  transcript_path: string | null;
+  branch: string | null;
+  worktree_path: string | null;
+  worktree_kept: number;
+  commits: number;
+  usage_json: string | null;
+  prompt: string | null;
+  scheduled_for: string | null;
+  upstream_run_id: string | null;
+}
+
+interface CronRow {
+  automation_id: string;
+  created_at: string;
+  last_scheduled_for: string | null;
+  pending_scheduled_for: string | null;
+  last_execution_at: string | null;
+  config_hash: string | null;
+}
+
+interface ItemRow {
+  item_key: string;
+  run_id: string | null;
+  skipped: number;
+}
+
+/** Column of each patchable run field. */
+const PATCH_COLUMNS = {
+  status: 'status',
+  reason: 'reason',
+  startedAt: 'started_at',
+  finishedAt: 'finished_at',
+  sessionId: 'session_id',
+  resumed: 'resumed',
+  exitCode: 'exit_code',
+  signal: 'signal',
+  transcriptPath: 'transcript_path',
+  branch: 'branch',
+  worktreePath: 'worktree_path',
+  worktreeKept: 'worktree_kept',
+  commits: 'commits',
+  usage: 'usage_json',
+  prompt: 'prompt',
+  profile: 'profile',
+  provider: 'provider',
+} as const satisfies { readonly [K in keyof Required<RunPatch>]: keyof RunRow };
+
+type PatchKey = keyof typeof PATCH_COLUMNS;
+const PATCH_KEYS = Object.keys(PATCH_COLUMNS) as PatchKey[];
+
+function checkStatus(status: string): RunStatus {
+  const known = RUN_STATUSES.find((s) => s === status);
+  if (!known) throw new StateError(`unknown run status '${status}'`);
+  return known;
+}
+
+function bool(value: boolean | undefined): number {
+  return value ? 1 : 0;
+}
+
+function usageJson(usage: Usage | null | undefined): string | null {
+  return usage ? JSON.stringify(usage) : null;
+}
+
+/** What SQLite stores for one patch value. */
+function patchValue(key: PatchKey, patch: RunPatch): string | number | null {
+  switch (key) {
+    case 'status':
+      return checkStatus(patch.status!);
+    case 'resumed':
+    case 'worktreeKept':
+      return bool(patch[key]);
+    case 'usage':
+      return usageJson(patch.usage);
+    default:
+      return patch[key] ?? null;
+  }
+}
+
+function runFromRow(row: RunRow): RunRecord {
+  return {
+    id: row.id,
+    automationId: row.automation_id,
+    taskKey: row.task_key,
+    repo: row.repo,
+    taskType: row.task_type,
+    itemId: row.item_id,
+    itemKey: row.item_key,
+    itemTitle: row.item_title,
+    itemUrl: row.item_url,
+    status: row.status as RunStatus,
+    reason: row.reason,
+    createdAt: row.created_at,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+    profile: row.profile,
+    provider: row.provider,
+    sessionId: row.session_id,
+    resumed: row.resumed === 1,
+    exitCode: row.exit_code,
+    signal: row.signal,
+    transcriptPath: row.transcript_path,
+    branch: row.branch,
+    worktreePath: row.worktree_path,
+    worktreeKept: row.worktree_kept === 1,
+    commits: row.commits,
+    usage: row.usage_json === null ? null : (JSON.parse(row.usage_json) as Usage),
+    prompt: row.prompt,
+    scheduledFor: row.scheduled_for,
+    upstreamRunId: row.upstream_run_id,
+  };
+}
+
+function sessionFromRow(row: SessionRow): SessionRecord {
+  return {
+    taskKey: row.task_key,
+    automationId: row.automation_id,
+    runId: row.run_id,
+    provider: row.provider,
+    profile: row.profile,
+    sessionId: row.session_id,
+    prompt: row.prompt,
+    promptTemplateHash: row.prompt_template_hash,
+    task: JSON.parse(row.task_json) as Task,
+    worktreePath: row.worktree_path,
+    branch: row.branch,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+function cronFromRow(row: CronRow): CronState {
+  return {
+    automationId: row.automation_id,
+    createdAt: row.created_at,
+    lastScheduledFor: row.last_scheduled_for,
+    pendingScheduledFor: row.pending_scheduled_for,
+    lastExecutionAt: row.last_execution_at,
+    configHash: row.config_hash,
+  };
+}
+
+function newestFirst(a: RunRecord, b: RunRecord): number {
+  if (a.id === b.id) return 0;
+  return a.id < b.id ? 1 : -1;
+}
+
+function rowLimit(limit: number | undefined): number {
+  if (limit === undefined) return DEFAULT_LIST_LIMIT;
+  if (!Number.isFinite(limit)) return -1;
+  return Math.max(0, Math.floor(limit));
+}
+
+export interface SqliteStoreOptions {
+  readonly: boolean;
+  now: () => number;
+}
+
+/** The SQLite store, plus `listItemKeys` (what `once` and `ignore_backlog` remembered). */
+export class SqliteStore implements Store {
+  readonly path: string;
+  readonly readonly: boolean;
+  readonly #db: Database.Database;
+  readonly #now: () => number;
+  readonly #statements = new Map<string, Database.Statement>();
+  readonly #runIds: RunIdGenerator;
+
+  constructor(db: Database.Database, path: string, options: SqliteStoreOptions) {
+    this.#db = db;
+    this.path = path;
+    this.readonly = options.readonly;
+    this.#now = options.now;
+    const newest = this.#sql('SELECT max(id) FROM runs').pluck().get() as string | null;
+    this.#runIds = createRunIdGenerator(options.now, newest ?? undefined);
+  }
+
+  #sql(source: string): Database.Statement {
+    let statement = this.#statements.get(source);
+    if (!statement) {
+      statement = this.#db.prepare(source);
+      this.#statements.set(source, statement);
+    }
+    return statement;
+  }
+
+  #iso(): string {
+    return new Date(this.#now()).toISOString();
+  }
+
+  /** Runs `action` against the open database, reporting any failure as a `StateError`. */
+  #use<T>(action: () => T, write: boolean): T {
+    if (!this.#db.open) throw new StateError(`state database ${this.path} is closed`);
+    if (write && this.readonly) throw new StateError(`state database ${this.path} was opened read-only`);
+    try {
+      return action();
+    } catch (error) {
+      throw toStateError(error, this.path);
+    }
+  }
+
+  #read<T>(action: () => T): Promise<T> {
+    return Promise.resolve().then(() => this.#use(action, false));
+  }
+
+  #write<T>(action: () => T): Promise<T> {
+    return Promise.resolve().then(() => this.#use(action, true));
+  }
+
+  saveSession(session: SessionRecord): Promise<void> {
+    return this.#write(() => {
+      this.#sql(
+        `INSERT INTO sessions (task_key, automation_id, run_id, provider, profile, session_id, prompt,
+           prompt_template_hash, task_json, worktree_path, branch, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (task_key) DO UPDATE SET
+           automation_id = excluded.automation_id, run_id = excluded.run_id,
+           provider = excluded.provider, profile = excluded.profile, session_id = excluded.session_id,
+           prompt = excluded.prompt, prompt_template_hash = excluded.prompt_template_hash,
+           task_json = excluded.task_json, worktree_path = excluded.worktree_path,
+           branch = excluded.branch, created_at = excluded.created_at, updated_at = excluded.updated_at`,
+      ).run(
+        session.taskKey,
+        session.automationId,
+        session.runId,
+        session.provider,
+        session.profile,
+        session.sessionId,
+        session.prompt,
+        session.promptTemplateHash,
+        JSON.stringify(session.task),
+        session.worktreePath,
+        session.branch,
+        session.createdAt,
+        session.updatedAt,
+      );
+    });
+  }
+
+  getSession(taskKey: string): Promise<SessionRecord | undefined> {
+    return this.#read(() => {
+      const row = this.#sql('SELECT * FROM sessions WHERE task_key = ?').get(taskKey) as
+        | SessionRow
+        | undefined;
+      return row ? sessionFromRow(row) : undefined;
+    });
+  }
+
+  listSessions(): Promise<SessionRecord[]> {
+    return this.#read(() => {
+      const rows = this.#sql('SELECT * FROM sessions ORDER BY created_at, task_key').all() as SessionRow[];
+      return rows.map(sessionFromRow);
+    });
+  }
+
+  deleteSession(taskKey: string): Promise<void> {
+    return this.#write(() => {
+      this.#sql('DELETE FROM sessions WHERE task_key = ?').run(taskKey);
+    });
+  }
+
+  createRun(init: RunInit): Promise<RunRecord> {
+    return this.#write(() => {
+      const row = this.#sql(
+        `INSERT INTO runs (id, automation_id, task_key, repo, task_type, item_id, item_key, item_title,
+           item_url, status, reason, created_at, profile, provider, prompt, scheduled_for,
+           upstream_run_id, resumed, session_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         RETURNING *`,
+      ).get(
+        this.#runIds.next(),
+        init.automationId,
+        init.taskKey,
+        init.repo,
+        init.taskType,
+        init.itemId,
+        init.itemKey,
+        init.itemTitle,
+        init.itemUrl,
+        checkStatus(init.status),
+        init.reason ?? null,
+        this.#iso(),
+        init.profile ?? null,
+        init.provider ?? null,
+        init.prompt ?? null,
+        init.scheduledFor ?? null,
+        init.upstreamRunId ?? null,
+        bool(init.resumed),
+        init.sessionId ?? null,
+      ) as RunRow;
+      return runFromRow(row);
+    });
+  }
+
+  updateRun(id: string, patch: RunPatch): Promise<RunRecord> {
+    return this.#write(() => {
+      const keys = PATCH_KEYS.filter((key) => patch[key] !== undefined);
+      const row =
+        keys.length === 0
+          ? (this.#sql('SELECT * FROM runs WHERE id = ?').get(id) as RunRow | undefined)
+          : (this.#sql(
+              `UPDATE runs SET ${keys.map((key) => `${PATCH_COLUMNS[key]} = ?`).join(', ')} WHERE id = ? RETURNING *`,
+            ).get(...keys.map((key) => patchValue(key, patch)), id) as RunRow | undefined);
+      if (!row) throw new StateError(`run ${id} does not exist in state database ${this.path}`);
+      return runFromRow(row);
+    });
+  }
+
+  getRun(id: string): Promise<RunRecord | undefined> {
+    return this.#read(() => {
+      const row = this.#sql('SELECT * FROM runs WHERE id = ?').get(id) as RunRow | undefined;
+      return row ? runFromRow(row) : undefined;
+    });
+  }
+
+  listRuns(filter: RunFilter = {}): Promise<RunRecord[]> {
+    return this.#read(() => {
+      const where: string[] = [];
+      const params: (string | number)[] = [];
+      if (filter.automationId !== undefined) {
+        where.push('automation_id = ?');
+        params.push(filter.automationId);
+      }
+      if (filter.status && filter.status.length > 0) {
+        where.push(`status IN (${filter.status.map(() => '?').join(', ')})`);
+        params.push(...filter.status);
+      }
+      if (filter.worktreeKept !== undefined) {
+        where.push('worktree_kept = ?');
+        params.push(bool(filter.worktreeKept));
+      }
+      const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
+      params.push(rowLimit(filter.limit), Math.max(0, Math.floor(filter.offset ?? 0)));
+      const rows = this.#sql(`SELECT * FROM runs ${clause} ORDER BY id DESC LIMIT ? OFFSET ?`).all(
+        ...params,
+      ) as RunRow[];
+      return rows.map(runFromRow);
+    });
+  }
+
+  pruneRuns(automationId: string, keep: number): Promise<RunRecord[]> {
+    if (!Number.isInteger(keep) || keep < 0) {
+      return Promise.reject(new RangeError(`pruneRuns: keep must be a non-negative integer, got ${keep}`));
+    }
+    return this.#write(() => {
+      const unfinished = UNFINISHED_STATUSES.map(() => '?').join(', ');
+      const rows = this.#sql(
+        `DELETE FROM runs WHERE id IN (
+           SELECT id FROM runs WHERE automation_id = ? AND status NOT IN (${unfinished})
+           ORDER BY id DESC LIMIT -1 OFFSET ?)
+         RETURNING *`,
+      ).all(automationId, ...UNFINISHED_STATUSES, keep) as RunRow[];
+      return rows.map(runFromRow).sort(newestFirst);
+    });
+  }
+
+  listUnfinishedRuns(): Promise<RunRecord[]> {
+    return this.#read(() => {
+      const unfinished = UNFINISHED_STATUSES.map(() => '?').join(', ');
+      const rows = this.#sql(`SELECT * FROM runs WHERE status IN (${unfinished}) ORDER BY id`).all(
+        ...UNFINISHED_STATUSES,
+      ) as RunRow[];
+      return rows.map(runFromRow);
+    });
+  }
+
+  getCronState(automationId: string): Promise<CronState | undefined> {
+    return this.#read(() => {
+      const row = this.#sql('SELECT * FROM cron_state WHERE automation_id = ?').get(automationId) as
+        | CronRow
+        | undefined;
+      return row ? cronFromRow(row) : undefined;
+    });
+  }
+
+  putCronState(state: CronState): Promise<void> {
+    return this.#write(() => {
+      this.#sql(
+        `INSERT INTO cron_state (automation_id, created_at, last_scheduled_for, pending_scheduled_for,
+           last_execution_at, config_hash)
+         VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (automation_id) DO UPDATE SET
+           created_at = excluded.created_at, last_scheduled_for = excluded.last_scheduled_for,
+           pending_scheduled_for = excluded.pending_scheduled_for,
+           last_execution_at = excluded.last_execution_at, config_hash = excluded.config_hash`,
+      ).run(
+        state.automationId,
+        state.createdAt,
+        state.lastScheduledFor,
+        state.pendingScheduledFor,
+        state.lastExecutionAt,
+        state.configHash,
+      );
+    });
+  }
+
+  hasItemKey(automationId: string, itemKey: string): Promise<boolean> {
+    return this.#read(
+      () =>
+        this.#sql('SELECT 1 FROM item_memory WHERE automation_id = ? AND item_key = ?').get(
+          automationId,
+          itemKey,
+        ) !== undefined,
+    );
+  }
+
+  recordItemKeys(automationId: string, entries: readonly ItemMemoryEntry[]): Promise<void> {
+    return this.#write(() => {
+      const insert = this.#sql(
+        `INSERT INTO item_memory (automation_id, item_key, run_id, skipped, recorded_at)
+         VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (automation_id, item_key) DO NOTHING`,
+      );
+      const recordedAt = this.#iso();
+      this.#db
+        .transaction(() => {
+          for (const entry of entries) {
+            insert.run(automationId, entry.itemKey, entry.runId, bool(entry.skipped), recordedAt);
+          }
+        })
+        .immediate();
+    });
+  }
+
+  /** Everything remembered for an automation, by item key. The first record of a key wins. */
+  listItemKeys(automationId: string): Promise<ItemMemoryEntry[]> {
+    return this.#read(() => {
+      const rows = this.#sql(
+        'SELECT item_key, run_id, skipped FROM item_memory WHERE automation_id = ? ORDER BY item_key',
+      ).all(automationId) as ItemRow[];
+      return rows.map((row) => ({ itemKey: row.item_key, runId: row.run_id, skipped: row.skipped === 1 }));
+    });
+  }
+
+  clearItemKeys(automationId: string): Promise<void> {
+    return this.#write(() => {
+      this.#sql('DELETE FROM item_memory WHERE automation_id = ?').run(automationId);
+    });
+  }
+
+  getMeta(key: string): Promise<string | undefined> {
+    return this.#read(
+      () => this.#sql('SELECT value FROM meta WHERE key = ?').pluck().get(key) as string | undefined,
+    );
+  }
+
+  setMeta(key: string, value: string): Promise<void> {
+    return this.#write(() => {
+      this.#sql(
+        'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+      ).run(key, value);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (!this.#db.open) return;
+    this.#statements.clear();
+    try {
+      this.#db.close();
+    } catch (error) {
+      throw toStateError(error, this.path);
+    }
+  }
+}

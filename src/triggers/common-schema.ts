@@ -1,0 +1,103 @@
+/**
+ * Fields every automation shares, and the GitHub filters issues and pull requests share.
+ * Leaf module (zod only), so `src/config/` can compose the trigger schemas.
+ */
+import { z } from 'zod';
+
+export const IDENTIFIER_PATTERN = /^[A-Za-z0-9_-]+$/;
+export const Identifier = z
+  .string()
+  .regex(IDENTIFIER_PATTERN, 'must contain only letters, digits, `_` and `-`');
+
+/** A non-empty string, trimmed of nothing: what the user wrote is what GitHub receives. */
+const Text = z.string().refine((v) => v.trim().length > 0, 'must not be empty');
+
+/** `"bug"` or `["bug", "p1"]`, normalised to a list. */
+export const StringOrList = z
+  .union([Text, z.array(Text)])
+  .transform((v) => (Array.isArray(v) ? v : [v]))
+  .default([]);
+
+export const automationBaseShape = {
+  trigger_type: z
+    .string()
+    .optional()
+    .describe(
+      'Which trigger discovers work. Default: `cron` when the table has `schedule`, else `plugins-py/github-issues`. The `plugins-py/` prefix is optional.',
+    ),
+  repository: Identifier.describe('Alias of a `[repositories.<alias>]` checkout the agent works in.'),
+  checkout: z
+    .enum(['worktree', 'main'])
+    .default('worktree')
+    .describe(
+      '`worktree`: a fresh worktree and branch per task; `main`: the shared checkout as it is (no fetch, pull or switch).',
+    ),
+  prompt: z
+    .string()
+    .describe(
+      'Prompt template: `${field}` placeholders (Python string.Template rules) or Jinja syntax (`{{ field }}`).',
+    ),
+  prompt_syntax: z
+    .enum(['auto', 'template', 'jinja'])
+    .default('auto')
+    .describe(
+      'How to read `prompt` (curupira extension): `auto` picks Jinja when the prompt contains `{{`, `{%` or `{#`, else `${…}` templates.',
+    ),
+  profile: Identifier.optional().describe('Agent profile name; default `[agents.defaults] profile`.'),
+} as const;
+
+export const REPO_PATTERN = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
+
+export const RepoSlug = z
+  .string()
+  .regex(REPO_PATTERN, 'repo must use the owner/repository format')
+  .refine(
+    (v) => !v.split('/').some((part) => part === '.' || part === '..'),
+    'repo must not contain traversal segments',
+  );
+
+export const SORTS = [
+  'created-asc',
+  'created-desc',
+  'updated-asc',
+  'updated-desc',
+  'comments-asc',
+  'comments-desc',
+] as const;
+
+export const githubFilterShape = {
+  repo: RepoSlug.describe(
+    'GitHub `owner/name` searched (`repo:` qualifier); independent of the checkout’s remote.',
+  ),
+  state: z
+    .enum(['open', 'closed', 'all'])
+    .default('open')
+    .describe(
+      '`open` → `is:open`; `closed` → `is:closed` (includes merged pull requests); `all` → no qualifier.',
+    ),
+  labels: StringOrList.describe('One label or a list; every label is required (`label:…` each).'),
+  exclude_labels: StringOrList.describe('One label or a list; each becomes `-label:…`.'),
+  assignee: Text.optional().describe('A login, `@me`, `none` (→ `no:assignee`) or `any` (→ `assignee:*`).'),
+  author: Text.optional().describe('`author:…`, e.g. `app/dependabot`.'),
+  milestone: Text.optional().describe('`milestone:…`.'),
+  project: Text.optional().describe(
+    '`project:…`, e.g. `acme/5` (membership only; for a board column use github-project-items).',
+  ),
+  sort: z.enum(SORTS).default('created-asc').describe('Appended as `sort:…`.'),
+} as const;
+
+/** Item memory for event triggers (curupira extension, from the automations seed). */
+export const eventMemoryShape = {
+  once: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Remember every dispatched item (`issue:45`, `pr:123`, `item:<id>`) in the state file so it never fires again for this automation (curupira extension).',
+    ),
+  ignore_backlog: z
+    .boolean()
+    .default(false)
+    .describe(
+      'On the first poll, record everything already matching as skipped (visible, never run); only items that appear later fire (curupira extension).',
+    ),
+} as const;

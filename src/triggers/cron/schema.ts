@@ -1,0 +1,110 @@
+import { z } from 'zod';
+import type { ResolvedAutomation } from '../../config/types.js';
+import { automationBaseShape, RepoSlug } from '../common-schema.js';
+import type { ExplainLine, TriggerDefinition } from '../types.js';
+import { nextFireTimes, parseScheduleDate, validateCronExpression } from './schedule.js';
+
+/** A TOML date or datetime (smol-toml gives a Date subclass), or the same written as a string. */
+const ScheduleDate = z
+  .union([
+    z.date(),
+    z
+      .string()
+      .regex(
+        /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})?)?$/i,
+        'must be a date (YYYY-MM-DD) or a datetime (YYYY-MM-DDTHH:MM[:SS][Z|±HH:MM])',
+      ),
+  ])
+  .optional();
+
+export const CronAutomation = z
+  .strictObject({
+    ...automationBaseShape,
+    schedule: z
+      .string()
+      .superRefine((value, ctx) => {
+        const problem = validateCronExpression(value);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .describe('Five-field cron expression: minute hour day-of-month month day-of-week.'),
+    timezone: z
+      .string()
+      .optional()
+      .describe('IANA timezone of the schedule; default `[agents.defaults] timezone`.'),
+    start_date: ScheduleDate.describe(
+      'First day (inclusive) the schedule may fire; naive values are in the timezone.',
+    ),
+    end_date: ScheduleDate.describe(
+      'Last day (inclusive) the schedule may fire; naive values are in the timezone.',
+    ),
+    missed: z
+      .enum(['skip', 'run'])
+      .default('skip')
+      .describe(
+        'A fire more than 180 s late (machine asleep, curupira stopped): `skip` records it as missed, `run` runs it once (curupira extension).',
+      ),
+    repo: RepoSlug.optional().describe('`owner/name` exposed as `${repo}`; default the repository alias.'),
+  })
+  .describe('A local schedule; overdue ticks coalesce into one pending occurrence.');
+export type CronAutomation = z.infer<typeof CronAutomation>;
+
+export const CRON_PROMPT_FIELDS = [
+  'cron_schedule',
+  'cron_timezone',
+  'cron_scheduled_for',
+  'cron_missed',
+] as const;
+
+export const cronDefinition: TriggerDefinition = {
+  type: 'cron',
+  aliases: [],
+  description: 'A local schedule',
+  schema: CronAutomation,
+  promptFields: CRON_PROMPT_FIELDS,
+  untrustedFields: [],
+  explain(automation: ResolvedAutomation, now: Date): ExplainLine[] {
+    const c = automation.config as CronAutomation;
+    const start =
+      c.start_date === undefined ? undefined : parseScheduleDate(c.start_date, automation.timezone, 'start');
+    const end =
+      c.end_date === undefined ? undefined : parseScheduleDate(c.end_date, automation.timezone, 'end');
+    const from = start && start.getTime() > now.getTime() ? new Date(start.getTime() - 1) : now;
+    const next = nextFireTimes(c.schedule, automation.timezone, from, 3).filter(
+      (d) => !end || d.getTime() <= end.getTime(),
+    );
+    const lines: ExplainLine[] = [
+      { label: 'schedule', value: c.schedule },
+      { label: 'timezone', value: automation.timezone },
+      {
+        label: 'next fires',
+        value: next.length > 0 ? next.map((d) => formatInZone(d, automation.timezone)).join(', ') : 'none',
+      },
+      {
+        label: 'missed fires',
+        value: c.missed === 'run' ? 'run once when noticed' : 'skipped (recorded as missed)',
+      },
+    ];
+    if (c.start_date !== undefined || c.end_date !== undefined) {
+      lines.push({
+        label: 'window',
+        value: `${c.start_date === undefined ? 'open' : String(c.start_date)} .. ${c.end_date === undefined ? 'open' : String(c.end_date)}`,
+      });
+    }
+    return lines;
+  },
+};
+
+/** `2026-03-02 09:00 Europe/Rome (08:00Z)`. */
+export function formatInZone(date: Date, timezone: string): string {
+  const parts = new Intl.DateTimeFormat('en-CA', {
+    timeZone: timezone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  }).formatToParts(date);
+  const get = (type: string): string => parts.find((p) => p.type === type)?.value ?? '';
+  return `${get('year')}-${get('month')}-${get('day')} ${get('hour')}:${get('minute')} ${timezone} (${date.toISOString().slice(0, 16)}Z)`;
+}

@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import type { ResolvedAutomation } from '../../config/types.js';
+import { compileSearchQuery } from '../../github/query.js';
+import { automationBaseShape, eventMemoryShape, githubFilterShape } from '../common-schema.js';
+import type { ExplainLine, TriggerDefinition } from '../types.js';
+
+export const GitHubIssuesAutomation = z
+  .strictObject({
+    ...automationBaseShape,
+    ...githubFilterShape,
+    linked_pull_request: z
+      .boolean()
+      .optional()
+      .describe('`true` → `linked:pr`; `false` → `-linked:pr`; omit to not filter.'),
+    ...eventMemoryShape,
+  })
+  .describe('Issues of one repository matching typed filters (GitHub Search over GraphQL).');
+export type GitHubIssuesAutomation = z.infer<typeof GitHubIssuesAutomation>;
+
+export const ISSUE_PROMPT_FIELDS = [
+  'issue_number',
+  'issue_title',
+  'issue_body',
+  'issue_url',
+  'issue_state',
+  'issue_author',
+  'issue_labels',
+  'issue_assignees',
+  'issue_milestone',
+  'issue_created_at',
+] as const;
+
+export function issueSearchQuery(config: GitHubIssuesAutomation): string {
+  return compileSearchQuery({ kind: 'issue', ...config });
+}
+
+export const githubIssuesDefinition: TriggerDefinition = {
+  type: 'github-issues',
+  aliases: ['plugins-py/github-issues'],
+  description: 'Issues of an owner/repository',
+  schema: GitHubIssuesAutomation,
+  promptFields: ISSUE_PROMPT_FIELDS,
+  untrustedFields: ['issue_title', 'issue_body', 'task_title', 'task_body'],
+  explain(automation: ResolvedAutomation): ExplainLine[] {
+    const config = automation.config as GitHubIssuesAutomation;
+    const lines: ExplainLine[] = [{ label: 'search query', value: issueSearchQuery(config) }];
+    if (config.once)
+      lines.push({ label: 'item memory', value: 'once: an issue fires at most once (issue:<number>)' });
+    if (config.ignore_backlog)
+      lines.push({
+        label: 'backlog',
+        value: 'ignored: issues matching at the first poll are recorded as skipped',
+      });
+    return lines;
+  },
+};

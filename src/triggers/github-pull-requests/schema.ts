@@ -1,0 +1,105 @@
+import { z } from 'zod';
+import type { ResolvedAutomation } from '../../config/types.js';
+import { compileSearchQuery } from '../../github/query.js';
+import { automationBaseShape, eventMemoryShape, githubFilterShape } from '../common-schema.js';
+import type { ExplainLine, TriggerDefinition } from '../types.js';
+
+export const MERGE_STATES = [
+  'BEHIND',
+  'BLOCKED',
+  'CLEAN',
+  'DIRTY',
+  'DRAFT',
+  'HAS_HOOKS',
+  'UNKNOWN',
+  'UNSTABLE',
+] as const;
+
+export const GitHubPullRequestsAutomation = z
+  .strictObject({
+    ...automationBaseShape,
+    ...githubFilterShape,
+    draft: z.boolean().optional().describe('`true` → `draft:true`; `false` → `draft:false`.'),
+    base: z.string().min(1).optional().describe('`base:…` (target branch).'),
+    head: z.string().min(1).optional().describe('`head:…` (source branch).'),
+    review: z.enum(['none', 'required', 'approved', 'changes_requested']).optional().describe('`review:…`.'),
+    ci_status: z.enum(['success', 'failure', 'pending']).optional().describe('`status:…`.'),
+    linked_issue: z.boolean().optional().describe('`true` → `linked:issue`; `false` → `-linked:issue`.'),
+    mergeable: z
+      .boolean()
+      .optional()
+      .describe('Post-filter after the search: `true` keeps MERGEABLE, `false` keeps CONFLICTING.'),
+    merge_state: z
+      .array(z.enum(MERGE_STATES))
+      .default([])
+      .describe('Post-filter after the search: keep only these `mergeStateStatus` values.'),
+    ...eventMemoryShape,
+  })
+  .describe(
+    'Pull requests of one repository matching typed filters; `mergeable` and `merge_state` filter after the search.',
+  );
+export type GitHubPullRequestsAutomation = z.infer<typeof GitHubPullRequestsAutomation>;
+
+export const PULL_REQUEST_PROMPT_FIELDS = [
+  'pull_request_number',
+  'pull_request_title',
+  'pull_request_body',
+  'pull_request_url',
+  'pull_request_state',
+  'pull_request_author',
+  'pull_request_labels',
+  'pull_request_assignees',
+  'pull_request_milestone',
+  'pull_request_created_at',
+  'pull_request_is_draft',
+  'pull_request_head_ref',
+  'pull_request_base_ref',
+  'pull_request_head_sha',
+  'pull_request_additions',
+  'pull_request_deletions',
+  'pull_request_changed_files',
+  'pull_request_mergeable',
+  'pull_request_merge_state_status',
+] as const;
+
+export function pullRequestSearchQuery(config: GitHubPullRequestsAutomation): string {
+  return compileSearchQuery({ kind: 'pr', ...config });
+}
+
+export function describePostFilters(config: GitHubPullRequestsAutomation): string {
+  const parts: string[] = [];
+  if (config.mergeable !== undefined)
+    parts.push(`mergeable = ${config.mergeable ? 'MERGEABLE' : 'CONFLICTING'}`);
+  if (config.merge_state.length > 0) parts.push(`mergeStateStatus in [${config.merge_state.join(', ')}]`);
+  return parts.length > 0 ? parts.join('; ') : 'none';
+}
+
+export const githubPullRequestsDefinition: TriggerDefinition = {
+  type: 'github-pull-requests',
+  aliases: ['plugins-py/github-pull-requests'],
+  description: 'Pull requests of an owner/repository',
+  schema: GitHubPullRequestsAutomation,
+  promptFields: PULL_REQUEST_PROMPT_FIELDS,
+  untrustedFields: [
+    'pull_request_title',
+    'pull_request_body',
+    'pull_request_head_ref',
+    'task_title',
+    'task_body',
+  ],
+  explain(automation: ResolvedAutomation): ExplainLine[] {
+    const config = automation.config as GitHubPullRequestsAutomation;
+    const lines: ExplainLine[] = [
+      { label: 'search query', value: pullRequestSearchQuery(config) },
+      { label: 'post-filters', value: describePostFilters(config) },
+    ];
+    if (config.once)
+      lines.push({ label: 'item memory', value: 'once: a pull request fires at most once (pr:<number>)' });
+    if (config.ignore_backlog)
+      lines.push({
+        label: 'backlog',
+        value: 'ignored: pull requests matching at the first poll are recorded as skipped',
+      });
+    return lines;
+  },
+};

@@ -1,0 +1,243 @@
+/**
+ * Kept worktrees: the ones a run left behind because they held unpushed work. `curupira gc` lists
+ * them (`listKeptWorktrees`), picks some (`selectForGc`, pure) and removes them (`removeWorktrees`).
+ * Only folders shaped `<checkout>.worktrees/<automation>/<name>` are ever considered, and only the
+ * branch curupira named for that folder is ever deleted.
+ */
+import { lstat, readdir, readFile, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { errorMessage, UsageError, WorkspaceError } from '../core/errors.js';
+import type { Logger } from '../log.js';
+import {
+  branchExists,
+  countUnpushedCommits,
+  git,
+  isGitCheckout,
+  listWorktrees,
+  type WorktreeEntry,
+} from './git.js';
+import { repoLockKey, withLock } from './lock.js';
+import { assertInside, canonicalPath, isSafeSegment, worktreesRoot } from './paths.js';
+import { pathExists, removeTree } from './remove.js';
+import { findWorktree, inspectWorktree, removeEmptyParents } from './worktree.js';
+
+export interface KeptWorktree {
+  /** The base checkout the worktree belongs to. */
+  checkoutPath: string;
+  path: string;
+  automationId: string;
+  /** `<task_type>-<sha256(task_id)>`. */
+  name: string;
+  /** The branch checked out there, else curupira's branch for the folder if it exists, else null. */
+  branch: string | null;
+  /** Latest change seen on the folder or on git's records of it (commits, index, HEAD moves). */
+  modifiedAt: Date;
+  ageMs: number;
+  unpushedCommits: number;
+  /** Uncommitted or untracked changes; null when git no longer knows the folder and cannot say. */
+  dirty: boolean | null;
+  changedFiles: string[];
+  /** Git still lists the folder as a worktree of the checkout. */
+  registered: boolean;
+  /** Locked with `git worktree lock`; never selected for removal. */
+  locked: boolean;
+}
+
+/** Every worktree folder under the given checkouts' `.worktrees` folders, newest first. */
+export async function listKeptWorktrees(
+  checkoutPaths: readonly string[],
+  options: { now?: number } = {},
+): Promise<KeptWorktree[]> {
+  const now = options.now ?? Date.now();
+  const found: KeptWorktree[] = [];
+  for (const checkoutPath of new Set(checkoutPaths.map((p) => resolve(p)))) {
+    found.push(...(await listForCheckout(checkoutPath, now)));
+  }
+  return found.sort((a, b) => b.modifiedAt.getTime() - a.modifiedAt.getTime());
+}
+
+async function listForCheckout(checkout: string, now: number): Promise<KeptWorktree[]> {
+  const root = worktreesRoot(checkout);
+  const automations = await directories(root);
+  if (automations.length === 0) return [];
+  const isRepo = await isGitCheckout(checkout);
+  const known = new Map<string, WorktreeEntry>();
+  if (isRepo) {
+    for (const entry of await listWorktrees(checkout)) known.set(await canonicalPath(entry.path), entry);
+  }
+
+  const out: KeptWorktree[] = [];
+  for (const automationId of automations) {
+    for (const name of await directories(join(root, automationId))) {
+      const path = join(root, automationId, name);
+      const entry = known.get(await canonicalPath(path));
+      const registered = entry !== undefined && !entry.prunable;
+      const ownBranch = `curupira/${automationId}/${name}`;
+      const ownBranchExists = isRepo && (await branchExists(checkout, ownBranch));
+      // Read times before inspecting: looking must not make a worktree look fresh.
+      const modifiedAt = await lastModified(path);
+
+      let unpushedCommits = 0;
+      let dirty: boolean | null = null;
+      let changedFiles: string[] = [];
+      if (registered) {
+        try {
+          ({ unpushedCommits, dirty, changedFiles } = await inspectWorktree(path, ownBranch));
+        } catch {
+          dirty = null;
+        }
+      } else if (ownBranchExists) {
+        unpushedCommits = await countUnpushedCommits(checkout, [`refs/heads/${ownBranch}`]);
+      }
+      out.push({
+        checkoutPath: checkout,
+        path,
+        automationId,
+        name,
+        branch: entry?.branch ?? (ownBranchExists ? ownBranch : null),
+        modifiedAt,
+        ageMs: Math.max(0, now - modifiedAt.getTime()),
+        unpushedCommits,
+        dirty,
+        changedFiles,
+        registered,
+        locked: entry?.locked ?? false,
+      });
+    }
+  }
+  return out;
+}
+
+/** Real sub-folders (not symlinks) of `dir` whose names curupira could have made. */
+async function directories(dir: string): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const name of names.sort()) {
+    if (!isSafeSegment(name)) continue;
+    const info = await lstat(join(dir, name)).catch(() => null);
+    if (info?.isDirectory()) out.push(name);
+  }
+  return out;
+}
+
+/** The newest of the folder's own time and git's per-worktree records (HEAD, its log, the index). */
+async function lastModified(path: string): Promise<Date> {
+  let newest = (await lstat(path)).mtimeMs;
+  const gitdir = await readFile(join(path, '.git'), 'utf8')
+    .then((text) => /^gitdir: (.+)$/m.exec(text)?.[1]?.trim() ?? null)
+    .catch(() => null);
+  if (gitdir) {
+    for (const file of ['HEAD', 'index', join('logs', 'HEAD')]) {
+      const info = await stat(join(gitdir, file)).catch(() => null);
+      if (info && info.mtimeMs > newest) newest = info.mtimeMs;
+    }
+  }
+  return new Date(newest);
+}
+
+export interface GcSelection {
+  /** Select worktrees unchanged for at least this long. */
+  olderThanMs?: number;
+  /** Select every worktree. */
+  all?: boolean;
+  now: number;
+}
+
+/** Which kept worktrees `curupira gc` should remove. Locked worktrees are never selected. */
+export function selectForGc(list: readonly KeptWorktree[], selection: GcSelection): KeptWorktree[] {
+  const { olderThanMs, all, now } = selection;
+  if (all && olderThanMs !== undefined) throw new UsageError('choose either --all or --older-than, not both');
+  if (!all && olderThanMs === undefined)
+    throw new UsageError('choose which worktrees to remove: --older-than <duration> or --all');
+  const unlocked = list.filter((worktree) => !worktree.locked);
+  if (all) return unlocked;
+  return unlocked.filter((worktree) => now - worktree.modifiedAt.getTime() >= olderThanMs!);
+}
+
+export interface GcResult {
+  /** What was removed (or, in a dry run, what would have been). */
+  removed: KeptWorktree[];
+  failed: { worktree: KeptWorktree; error: string }[];
+}
+
+/** Removes each worktree and its curupira branch; with `dryRun`, only reports what it would remove. */
+export async function removeWorktrees(
+  list: readonly KeptWorktree[],
+  options: { dryRun: boolean; log?: Logger },
+): Promise<GcResult> {
+  const result: GcResult = { removed: [], failed: [] };
+  for (const worktree of list) {
+    try {
+      await checkShape(worktree);
+      if (!options.dryRun) await removeOne(worktree);
+      result.removed.push(worktree);
+      options.log?.info(
+        { path: worktree.path, branch: worktree.branch, dryRun: options.dryRun },
+        options.dryRun ? 'Would remove worktree' : 'Removed worktree',
+      );
+    } catch (error) {
+      result.failed.push({ worktree, error: errorMessage(error) });
+      options.log?.warn({ path: worktree.path, error: errorMessage(error) }, 'Could not remove worktree');
+    }
+  }
+  return result;
+}
+
+/** The entry must describe `<checkout>.worktrees/<automation>/<name>` exactly, inside that root. */
+async function checkShape(worktree: KeptWorktree): Promise<void> {
+  const root = worktreesRoot(worktree.checkoutPath);
+  const expected = join(root, worktree.automationId, worktree.name);
+  if (
+    !isSafeSegment(worktree.automationId) ||
+    !isSafeSegment(worktree.name) ||
+    resolve(worktree.path) !== expected
+  ) {
+    throw new WorkspaceError(
+      `refusing to remove ${worktree.path}: not a curupira worktree of ${worktree.checkoutPath}`,
+      {
+        code: 'workspace_path',
+      },
+    );
+  }
+  await assertInside(root, expected, 'worktree path');
+}
+
+async function removeOne(worktree: KeptWorktree): Promise<void> {
+  const checkout = resolve(worktree.checkoutPath);
+  const root = worktreesRoot(checkout);
+  const path = join(root, worktree.automationId, worktree.name);
+  const ownBranch = `curupira/${worktree.automationId}/${worktree.name}`;
+  await withLock(repoLockKey(checkout), async () => {
+    const isRepo = await isGitCheckout(checkout);
+    if (isRepo) {
+      const entry = await findWorktree(checkout, path);
+      if (entry && !entry.prunable) await git(['worktree', 'remove', '--force', path], { cwd: checkout });
+    }
+    // Git does not know the folder (or left it behind): delete it ourselves, inside the root only.
+    if (await pathExists(path)) await removeTree(path, root);
+    if (isRepo) {
+      await git(['worktree', 'prune'], { cwd: checkout });
+      if (await branchExists(checkout, ownBranch)) await git(['branch', '-D', ownBranch], { cwd: checkout });
+    }
+    await removeEmptyParents(path, root);
+  });
+}
+
+const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
+
+/** `90s`, `30m`, `12h`, `7d`, `2w` → milliseconds. */
+export function parseDuration(text: string): number {
+  const match = /^(\d+)\s*([smhdw])$/i.exec(text.trim());
+  if (!match) {
+    throw new UsageError(
+      `invalid duration '${text}': use a whole number followed by s, m, h, d or w (for example 7d or 12h)`,
+    );
+  }
+  const unit = match[2]!.toLowerCase() as keyof typeof UNIT_MS;
+  return Number(match[1]) * UNIT_MS[unit];
+}

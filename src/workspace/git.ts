@@ -1,0 +1,249 @@
+/**
+ * The only place that runs git. Every call goes through `runCommand` (argv only, stdin closed, a
+ * deadline) with an environment that cannot redirect git to another repository, never waits on a
+ * credential prompt, and prints parseable (C locale) output.
+ */
+import { realpath, stat } from 'node:fs/promises';
+import { AgentNotFoundError, CurupiraError, WorkspaceError } from '../core/errors.js';
+import { redact } from '../log.js';
+import { type CommandResult, runCommand } from '../process/command.js';
+
+/** Variables that would point git at a repository, index or object store other than the cwd's. */
+const REDIRECTING_VARIABLES = [
+  'GIT_DIR',
+  'GIT_WORK_TREE',
+  'GIT_INDEX_FILE',
+  'GIT_OBJECT_DIRECTORY',
+  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+  'GIT_COMMON_DIR',
+  'GIT_NAMESPACE',
+  'GIT_PREFIX',
+  'GIT_CEILING_DIRECTORIES',
+  'GIT_DISCOVERY_ACROSS_FILESYSTEM',
+] as const;
+
+const DEFAULT_GIT_TIMEOUT_MS = 10 * 60_000;
+
+export interface GitOptions {
+  cwd: string;
+  /** Kill git after this many milliseconds (default 10 minutes). */
+  timeoutMs?: number;
+  /** Extra variables laid over the sanitised environment. */
+  env?: Readonly<Record<string, string | undefined>>;
+  signal?: AbortSignal;
+}
+
+/** A git command that exited non-zero or ran out of time; `stderr` is git's own explanation. */
+export class GitCommandError extends WorkspaceError {
+  readonly args: readonly string[];
+  readonly exitCode: number;
+  readonly stderr: string;
+  readonly timedOut: boolean;
+
+  constructor(args: readonly string[], result: CommandResult, timeoutMs: number) {
+    const detail = scrub(result.stderr.trim() || result.stdout.trim());
+    const command = scrub(['git', ...args].join(' '));
+    super(
+      result.timedOut
+        ? `${command} did not finish within ${timeoutMs / 1000} seconds`
+        : `${command} failed with status ${result.exitCode}${detail ? `: ${detail}` : ''}`,
+    );
+    this.args = args;
+    this.exitCode = result.exitCode;
+    this.stderr = result.stderr;
+    this.timedOut = result.timedOut;
+  }
+}
+
+/** Removes credentials from text that may quote a remote URL (`https://user:token@host`). */
+export function scrub(text: string): string {
+  return redact(text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, '$1[redacted]@'));
+}
+
+/**
+ * This process's environment minus the variables that redirect git to another repository, plus
+ * `GIT_TERMINAL_PROMPT=0` so a missing credential fails fast instead of hanging an unattended run.
+ * The setup script runs with this.
+ */
+export function isolatedEnv(
+  extra: Readonly<Record<string, string | undefined>> = {},
+): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = { ...process.env };
+  for (const name of REDIRECTING_VARIABLES) delete env[name];
+  env.GIT_TERMINAL_PROMPT = '0';
+  return { ...env, ...extra };
+}
+
+/** What git itself runs with: `isolatedEnv`, no credential-manager dialogs, and `LC_ALL=C` output. */
+export function sanitizedGitEnv(
+  extra: Readonly<Record<string, string | undefined>> = {},
+): Record<string, string | undefined> {
+  return isolatedEnv({ GCM_INTERACTIVE: 'never', LC_ALL: 'C', ...extra });
+}
+
+/** Runs git and returns its result whatever the exit code; throws only when git cannot start. */
+export async function gitResult(args: readonly string[], options: GitOptions): Promise<CommandResult> {
+  try {
+    return await runCommand('git', args, {
+      cwd: options.cwd,
+      env: sanitizedGitEnv(options.env),
+      timeoutMs: options.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS,
+      signal: options.signal,
+    });
+  } catch (error) {
+    // A missing cwd surfaces from spawn as ENOENT, which would read as "git not found".
+    if (!(await isDirectory(options.cwd))) {
+      throw new WorkspaceError(`could not start git: working directory does not exist: ${options.cwd}`, {
+        cause: error,
+      });
+    }
+    if (error instanceof AgentNotFoundError) {
+      throw new WorkspaceError('Required executable not found: git', { cause: error });
+    }
+    const message = error instanceof CurupiraError ? error.message : String(error);
+    throw new WorkspaceError(scrub(message), { cause: error });
+  }
+}
+
+/** Runs git and returns its stdout; a non-zero exit or a timeout throws `GitCommandError`. */
+export async function git(args: readonly string[], options: GitOptions): Promise<string> {
+  const result = await gitResult(args, options);
+  if (result.exitCode !== 0 || result.timedOut) {
+    throw new GitCommandError(args, result, options.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS);
+  }
+  return result.stdout;
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * True when `path` is the top level of a Git working tree (a clone or a linked worktree). A folder
+ * that merely sits inside some other repository is not a checkout.
+ */
+export async function isGitCheckout(path: string): Promise<boolean> {
+  if (!(await isDirectory(path))) return false;
+  const result = await gitResult(['rev-parse', '--show-toplevel'], { cwd: path });
+  if (result.exitCode !== 0) return false;
+  const [top, here] = await Promise.all([realpath(result.stdout.trim()), realpath(path)]);
+  return top === here;
+}
+
+/** The branch checked out at `cwd` (`main`), or null when HEAD is detached. */
+export async function currentBranch(cwd: string): Promise<string | null> {
+  const result = await gitResult(['symbolic-ref', '--quiet', '--short', 'HEAD'], { cwd });
+  if (result.exitCode !== 0) return null;
+  return result.stdout.trim() || null;
+}
+
+/** The commit a ref names, or null when it does not exist. */
+export async function revParse(cwd: string, ref: string): Promise<string | null> {
+  const result = await gitResult(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], {
+    cwd,
+  });
+  if (result.exitCode !== 0) return null;
+  return result.stdout.trim() || null;
+}
+
+/** True when the local branch `refs/heads/<branch>` exists. */
+export async function branchExists(cwd: string, branch: string): Promise<boolean> {
+  return (await revParse(cwd, `refs/heads/${branch}`)) !== null;
+}
+
+/** How many commits reachable from `refs` are on no remote-tracking ref (i.e. exist only locally). */
+export async function countUnpushedCommits(cwd: string, refs: readonly string[]): Promise<number> {
+  if (refs.length === 0) return 0;
+  const out = await git(['rev-list', '--count', ...refs, '--not', '--remotes', '--'], { cwd });
+  return Number.parseInt(out.trim(), 10) || 0;
+}
+
+export interface StatusEntry {
+  /** The two-letter porcelain code: ` M`, `A `, `??`, `R `… */
+  code: string;
+  path: string;
+  /** For renames and copies, where the file came from. */
+  from?: string;
+}
+
+/**
+ * Uncommitted changes at `cwd`: staged, unstaged and untracked (each untracked file listed, whatever
+ * `status.showUntrackedFiles` says). Files matched by `.gitignore` are not changes.
+ */
+export async function statusPorcelain(cwd: string): Promise<StatusEntry[]> {
+  // --no-optional-locks: do not rewrite the index, so looking never changes the worktree's age.
+  const out = await git(
+    [
+      '--no-optional-locks',
+      'status',
+      '--porcelain=v1',
+      '-z',
+      '--untracked-files=all',
+      '--ignore-submodules=none',
+    ],
+    { cwd },
+  );
+  const fields = out.split('\0');
+  const entries: StatusEntry[] = [];
+  for (let i = 0; i < fields.length; i++) {
+    const field = fields[i]!;
+    if (field.length < 4) continue;
+    const code = field.slice(0, 2);
+    const entry: StatusEntry = { code, path: field.slice(3) };
+    if (code.includes('R') || code.includes('C')) {
+      i++;
+      entry.from = fields[i];
+    }
+    entries.push(entry);
+  }
+  return entries;
+}
+
+export interface WorktreeEntry {
+  /** Absolute path as git recorded it. */
+  path: string;
+  head: string | null;
+  /** Short branch name (`curupira/triage/...`), or null when detached. */
+  branch: string | null;
+  bare: boolean;
+  locked: boolean;
+  /** Git's working directory is gone; `git worktree prune` would forget it. */
+  prunable: boolean;
+}
+
+/**
+ * Every worktree git knows for the repository at `cwd`, the main checkout first. (Line-based porcelain
+ * rather than `-z`, which needs git 2.36; the paths we create never contain a newline.)
+ */
+export async function listWorktrees(cwd: string): Promise<WorktreeEntry[]> {
+  const out = await git(['worktree', 'list', '--porcelain'], { cwd });
+  const entries: WorktreeEntry[] = [];
+  let current: WorktreeEntry | null = null;
+  for (const field of out.split('\n')) {
+    if (field === '') {
+      if (current) entries.push(current);
+      current = null;
+      continue;
+    }
+    const space = field.indexOf(' ');
+    const key = space === -1 ? field : field.slice(0, space);
+    const value = space === -1 ? '' : field.slice(space + 1);
+    if (key === 'worktree') {
+      if (current) entries.push(current);
+      current = { path: value, head: null, branch: null, bare: false, locked: false, prunable: false };
+      continue;
+    }
+    if (!current) continue;
+    if (key === 'HEAD') current.head = value;
+    else if (key === 'branch') current.branch = value.replace(/^refs\/heads\//, '');
+    else if (key === 'bare') current.bare = true;
+    else if (key === 'locked') current.locked = true;
+    else if (key === 'prunable') current.prunable = true;
+  }
+  if (current) entries.push(current);
+  return entries;
+}

@@ -1,0 +1,34 @@
+/** The workspace module's public surface: checkouts, worktrees, garbage collection, path safety. */
+export { type CheckoutResult, type EnsureCheckoutOptions, ensureCheckout } from './checkout.js';
+export {
+  type GcResult,
+  type GcSelection,
+  type KeptWorktree,
+  listKeptWorktrees,
+  parseDuration,
+  removeWorktrees,
+  selectForGc,
+} from './gc.js';
+export { GitCommandError, git, isGitCheckout } from './git.js';
+export {
+  assertInside,
+  assertSafeSegment,
+  branchName,
+  isInside,
+  sha256Hex,
+  worktreeName,
+  worktreePath,
+  worktreesRoot,
+} from './paths.js';
+export {
+  type DefaultBranch,
+  type FinishedWorktree,
+  type FinishWorktreeOptions,
+  finishWorktree,
+  inspectWorktree,
+  type PreparedWorktree,
+  type PrepareWorktreeOptions,
+  prepareWorktree,
+  resolveDefaultBranch,
+  type WorktreeInspection,
+} from './worktree.js';

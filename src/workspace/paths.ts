@@ -1,0 +1,108 @@
+/**
+ * Where worktrees live and what their branches are called, and the path-safety checks every write or
+ * delete in this folder goes through. Task ids come from strangers (issue numbers today, anything a
+ * plugin returns tomorrow), so they only ever appear hashed; automation ids and task types must be
+ * plain path segments.
+ */
+import { createHash } from 'node:crypto';
+import { realpath } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { WorkspaceError } from '../core/errors.js';
+
+/** Letters, digits, `_`, `-`, and single dots between them; never `.lock` at the end (git refuses it). */
+const SAFE_SEGMENT = /^[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*$/;
+
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+export function isSafeSegment(value: string): boolean {
+  return SAFE_SEGMENT.test(value) && !value.endsWith('.lock');
+}
+
+/** Throws `WorkspaceError` (`workspace_path`) unless `value` can be one folder name and one ref component. */
+export function assertSafeSegment(value: string, label: string): void {
+  if (isSafeSegment(value)) return;
+  throw new WorkspaceError(
+    `${label} must be a single path segment of letters, digits, '_', '-' or '.': ${JSON.stringify(value)}`,
+    { code: 'workspace_path' },
+  );
+}
+
+/** `<task_type>-<sha256_hex(task_id)>`: the worktree's folder name and the last part of its branch. */
+export function worktreeName(taskType: string, taskId: string): string {
+  assertSafeSegment(taskType, 'task type');
+  return `${taskType}-${sha256Hex(taskId)}`;
+}
+
+/** `curupira/<automation_id>/<task_type>-<sha256_hex(task_id)>`. */
+export function branchName(automationId: string, taskType: string, taskId: string): string {
+  assertSafeSegment(automationId, 'automation id');
+  return `curupira/${automationId}/${worktreeName(taskType, taskId)}`;
+}
+
+/** `<dirname(checkout)>/<basename(checkout)>.worktrees`: every worktree of one checkout lives below it. */
+export function worktreesRoot(checkoutPath: string): string {
+  const checkout = resolve(checkoutPath);
+  const name = basename(checkout);
+  if (!name) {
+    throw new WorkspaceError(`a checkout cannot be the filesystem root: ${checkoutPath}`, {
+      code: 'workspace_path',
+    });
+  }
+  return join(dirname(checkout), `${name}.worktrees`);
+}
+
+/** `<dirname(checkout)>/<basename(checkout)>.worktrees/<automation_id>/<task_type>-<sha256_hex(task_id)>`. */
+export function worktreePath(
+  checkoutPath: string,
+  automationId: string,
+  taskType: string,
+  taskId: string,
+): string {
+  assertSafeSegment(automationId, 'automation id');
+  return join(worktreesRoot(checkoutPath), automationId, worktreeName(taskType, taskId));
+}
+
+/**
+ * The canonical form of a path that may not exist yet: the real path of its deepest existing
+ * ancestor (symlinks resolved) with the missing remainder appended.
+ */
+export async function canonicalPath(path: string): Promise<string> {
+  let current = resolve(path);
+  const missing: string[] = [];
+  for (;;) {
+    try {
+      const real = await realpath(current);
+      return missing.length === 0 ? real : join(real, ...missing.reverse());
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
+      const parent = dirname(current);
+      if (parent === current) return resolve(path);
+      missing.push(basename(current));
+      current = parent;
+    }
+  }
+}
+
+/**
+ * True when `child` lies strictly below `parent` once `..` is resolved and symlinks along the
+ * existing part of either path are followed. `parent` itself is not inside `parent`.
+ */
+export async function isInside(parent: string, child: string): Promise<boolean> {
+  const [outer, inner] = await Promise.all([canonicalPath(parent), canonicalPath(child)]);
+  return isLexicallyInside(outer, inner);
+}
+
+/** `isInside` without touching the filesystem: only `..` and absolute segments are considered. */
+export function isLexicallyInside(parent: string, child: string): boolean {
+  const rel = relative(resolve(parent), resolve(child));
+  return rel !== '' && rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
+}
+
+/** Throws `WorkspaceError` (`workspace_path`) unless `child` is strictly inside `parent`. */
+export async function assertInside(parent: string, child: string, label: string): Promise<void> {
+  if (await isInside(parent, child)) return;
+  throw new WorkspaceError(`${label} ${child} is outside ${parent}`, { code: 'workspace_path' });
+}

@@ -1,0 +1,306 @@
+/**
+ * One worktree per task, beside the checkout, on a branch of its own cut from origin's default
+ * branch. After the run the worktree and branch are removed, unless they hold work that exists
+ * nowhere else (commits on no remote, uncommitted or untracked files): then both are kept.
+ */
+import { lstat, readdir, rmdir } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { errorMessage, WorkspaceError } from '../core/errors.js';
+import type { Logger } from '../log.js';
+import {
+  branchExists,
+  countUnpushedCommits,
+  git,
+  gitResult,
+  isGitCheckout,
+  listWorktrees,
+  revParse,
+  statusPorcelain,
+  type WorktreeEntry,
+} from './git.js';
+import { repoLockKey, withLock } from './lock.js';
+import { assertInside, branchName, canonicalPath, worktreePath, worktreesRoot } from './paths.js';
+import { pathExists } from './remove.js';
+
+const DEFAULT_FETCH_TIMEOUT_MS = 5 * 60_000;
+const BRANCH_PREFIX = 'curupira/';
+
+export interface PrepareWorktreeOptions {
+  checkoutPath: string;
+  automationId: string;
+  taskType: string;
+  taskId: string;
+  log: Logger;
+  /** Deadline for each network step (fetch, set-head), default 5 minutes. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface PreparedWorktree {
+  path: string;
+  branch: string;
+  /** The worktree folder already existed and was reused as it is (a resumed run); nothing was fetched. */
+  reused: boolean;
+  /** The branch already existed with commits on no remote, so the new worktree continues it. */
+  reusedBranch: boolean;
+  /** The remote-tracking ref the branch was cut from (`origin/main`); null when reused and unknown. */
+  baseRef: string | null;
+  /** The commit of `baseRef` when the worktree was prepared. */
+  baseCommit: string | null;
+}
+
+export interface DefaultBranch {
+  /** `origin/main`. */
+  ref: string;
+  /** `refs/remotes/origin/main`. */
+  fullRef: string;
+  commit: string;
+}
+
+/**
+ * Fetches origin and adds the task's worktree at its fixed path and branch, or reuses the worktree
+ * when its folder is already there. A branch left behind by an earlier run is continued when it holds
+ * commits that are on no remote (they are never thrown away), and otherwise re-cut from the fresh
+ * default branch, since it holds nothing worth keeping and a stale base only confuses the agent.
+ */
+export async function prepareWorktree(options: PrepareWorktreeOptions): Promise<PreparedWorktree> {
+  const { automationId, taskType, taskId, log, signal } = options;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS;
+  const checkout = resolve(options.checkoutPath);
+  const branch = branchName(automationId, taskType, taskId);
+  const target = worktreePath(checkout, automationId, taskType, taskId);
+  await assertInside(worktreesRoot(checkout), target, 'worktree path');
+  const fields = { automation: automationId, path: target, branch };
+
+  return withLock(repoLockKey(checkout), async () => {
+    if (await pathExists(target)) {
+      const entry = await findWorktree(checkout, target);
+      if (entry && !entry.prunable) {
+        const base = await resolveDefaultBranch(checkout, { network: false }).catch(() => null);
+        log.info(fields, 'Reusing existing worktree');
+        return {
+          path: target,
+          branch,
+          reused: true,
+          reusedBranch: false,
+          baseRef: base?.ref ?? null,
+          baseCommit: base?.commit ?? null,
+        };
+      }
+      if (!(await isEmptyDirectory(target))) {
+        throw new WorkspaceError(
+          `worktree path exists but is not a worktree of ${checkout}: ${target}; move it away or run 'curupira gc'`,
+          { code: 'workspace_path' },
+        );
+      }
+      await rmdir(target);
+    }
+
+    await git(['fetch', 'origin'], { cwd: checkout, timeoutMs, signal });
+    const base = await resolveDefaultBranch(checkout, { network: true, timeoutMs, signal });
+    // Forget registrations whose folders were deleted by hand; they would block `worktree add`.
+    await git(['worktree', 'prune'], { cwd: checkout });
+
+    let reusedBranch = false;
+    if (!(await branchExists(checkout, branch))) {
+      await git(['worktree', 'add', '--no-track', '-b', branch, target, base.fullRef], { cwd: checkout });
+    } else if ((await countUnpushedCommits(checkout, [`refs/heads/${branch}`])) > 0) {
+      await git(['worktree', 'add', target, branch], { cwd: checkout });
+      reusedBranch = true;
+      log.info(fields, 'Continuing existing branch with unpushed commits');
+    } else {
+      await git(['worktree', 'add', '--no-track', '-B', branch, target, base.fullRef], { cwd: checkout });
+    }
+    log.debug({ ...fields, base: base.ref }, 'Prepared worktree');
+    return { path: target, branch, reused: false, reusedBranch, baseRef: base.ref, baseCommit: base.commit };
+  });
+}
+
+/**
+ * origin's default branch: `refs/remotes/origin/HEAD`; when that is unset, ask the remote
+ * (`git remote set-head origin --auto`, only with `network`); then `origin/main`, then `origin/master`.
+ */
+export async function resolveDefaultBranch(
+  checkout: string,
+  options: { network: boolean; timeoutMs?: number; signal?: AbortSignal },
+): Promise<DefaultBranch> {
+  let head = await originHead(checkout);
+  if (head === null && options.network) {
+    await gitResult(['remote', 'set-head', 'origin', '--auto'], {
+      cwd: checkout,
+      timeoutMs: options.timeoutMs,
+      signal: options.signal,
+    });
+    head = await originHead(checkout);
+  }
+  const candidates = [head, 'refs/remotes/origin/main', 'refs/remotes/origin/master'];
+  for (const fullRef of candidates) {
+    if (fullRef === null) continue;
+    const commit = await revParse(checkout, fullRef);
+    if (commit) return { ref: fullRef.replace(/^refs\/remotes\//, ''), fullRef, commit };
+  }
+  throw new WorkspaceError(
+    `could not find origin's default branch in ${checkout}: refs/remotes/origin/HEAD is not set and neither origin/main nor origin/master exists; run 'git remote set-head origin --auto' there`,
+  );
+}
+
+async function originHead(checkout: string): Promise<string | null> {
+  const result = await gitResult(['symbolic-ref', '--quiet', 'refs/remotes/origin/HEAD'], { cwd: checkout });
+  const ref = result.stdout.trim();
+  return result.exitCode === 0 && ref.startsWith('refs/remotes/origin/') ? ref : null;
+}
+
+/** The entry git keeps for the worktree at `path` in the repository at `checkout`, if any. */
+export async function findWorktree(checkout: string, path: string): Promise<WorktreeEntry | null> {
+  const wanted = await canonicalPath(path);
+  for (const entry of await listWorktrees(checkout)) {
+    if ((await canonicalPath(entry.path)) === wanted) return entry;
+  }
+  return null;
+}
+
+export interface WorktreeInspection {
+  /** Commits reachable from the branch or the worktree's HEAD that are on no remote-tracking ref. */
+  unpushedCommits: number;
+  /** Staged, unstaged or untracked changes (files matched by `.gitignore` do not count). */
+  dirty: boolean;
+  changedFiles: string[];
+}
+
+/**
+ * What the worktree holds that exists nowhere else. HEAD counts as well as the branch, so commits
+ * an agent made after switching or detaching are not missed.
+ */
+export async function inspectWorktree(path: string, branch: string): Promise<WorktreeInspection> {
+  // Without this, git would answer for whatever repository encloses the folder.
+  if (!(await isGitCheckout(path))) {
+    throw new WorkspaceError(`not a Git worktree: ${path}`, { code: 'workspace_path' });
+  }
+  const refs = (await revParse(path, 'HEAD')) ? ['HEAD'] : [];
+  if (await branchExists(path, branch)) refs.push(`refs/heads/${branch}`);
+  const [unpushedCommits, status] = await Promise.all([
+    countUnpushedCommits(path, refs),
+    statusPorcelain(path),
+  ]);
+  return { unpushedCommits, dirty: status.length > 0, changedFiles: status.map((entry) => entry.path) };
+}
+
+export interface FinishWorktreeOptions {
+  checkoutPath: string;
+  path: string;
+  branch: string;
+  log: Logger;
+  /** What to call the task in log lines (its identity key); defaults to the branch. */
+  key?: string;
+}
+
+export interface FinishedWorktree {
+  /** Worktree and branch were left in place because they hold work found nowhere else. */
+  kept: boolean;
+  /** Both the worktree and the branch are gone. */
+  removed: boolean;
+  unpushedCommits: number;
+  dirty: boolean;
+  changedFiles: string[];
+  /** Why it was kept, in words for the run record. */
+  reason?: string;
+}
+
+/**
+ * Removes the task's worktree and branch, or keeps both when they hold unpushed commits or
+ * uncommitted changes. Cleanup failures are logged, never thrown; a worktree that cannot be
+ * inspected is kept rather than risk deleting work.
+ */
+export async function finishWorktree(options: FinishWorktreeOptions): Promise<FinishedWorktree> {
+  const { branch, log } = options;
+  const checkout = resolve(options.checkoutPath);
+  const path = resolve(options.path);
+  const root = worktreesRoot(checkout);
+  if (!branch.startsWith(BRANCH_PREFIX)) {
+    throw new WorkspaceError(`refusing to delete branch ${branch}: not a curupira branch`, {
+      code: 'workspace_path',
+    });
+  }
+  await assertInside(root, path, 'worktree path');
+  const key = options.key ?? branch;
+  const fields = { key, path, branch };
+
+  return withLock(repoLockKey(checkout), async () => {
+    const present = await pathExists(path);
+    let inspection: WorktreeInspection;
+    try {
+      inspection = present
+        ? await inspectWorktree(path, branch)
+        : {
+            unpushedCommits: (await branchExists(checkout, branch))
+              ? await countUnpushedCommits(checkout, [`refs/heads/${branch}`])
+              : 0,
+            dirty: false,
+            changedFiles: [],
+          };
+    } catch (error) {
+      const reason = `could not inspect the worktree: ${errorMessage(error)}`;
+      log.warn({ ...fields, error: errorMessage(error) }, `Could not clean up worktree for ${key}`);
+      return { kept: true, removed: false, unpushedCommits: 0, dirty: false, changedFiles: [], reason };
+    }
+
+    if (inspection.unpushedCommits > 0 || inspection.dirty) {
+      const reason = describeKept(inspection);
+      log.info(
+        {
+          ...fields,
+          unpushedCommits: inspection.unpushedCommits,
+          changedFiles: inspection.changedFiles.length,
+        },
+        'Kept worktree with unpushed work',
+      );
+      return { kept: true, removed: false, ...inspection, reason };
+    }
+
+    let removed = true;
+    try {
+      if (present) await git(['worktree', 'remove', '--force', path], { cwd: checkout });
+      else await git(['worktree', 'prune'], { cwd: checkout });
+    } catch (error) {
+      removed = false;
+      log.warn({ ...fields, error: errorMessage(error) }, `Could not clean up worktree for ${key}`);
+    }
+    try {
+      if (await branchExists(checkout, branch)) await git(['branch', '-D', branch], { cwd: checkout });
+    } catch (error) {
+      removed = false;
+      log.warn({ ...fields, error: errorMessage(error) }, `Could not clean up worktree for ${key}`);
+    }
+    await removeEmptyParents(path, root);
+    return { kept: false, removed, ...inspection };
+  });
+}
+
+function describeKept(inspection: WorktreeInspection): string {
+  const parts: string[] = [];
+  const commits = inspection.unpushedCommits;
+  if (commits > 0) parts.push(`${commits} unpushed commit${commits === 1 ? '' : 's'}`);
+  const files = inspection.changedFiles.length;
+  if (inspection.dirty) parts.push(`${files} uncommitted change${files === 1 ? '' : 's'}`);
+  return `worktree holds ${parts.join(' and ')}`;
+}
+
+/** Removes `<root>/<automation>` and `<root>` once the last worktree in them is gone. */
+export async function removeEmptyParents(path: string, root: string): Promise<void> {
+  for (const dir of [dirname(path), root]) {
+    try {
+      await rmdir(dir);
+    } catch {
+      return;
+    }
+  }
+}
+
+async function isEmptyDirectory(path: string): Promise<boolean> {
+  try {
+    const info = await lstat(path);
+    return info.isDirectory() && (await readdir(path)).length === 0;
+  } catch {
+    return false;
+  }
+}
