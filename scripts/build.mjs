@@ -1,6 +1,7 @@
 // Compiles src/ to dist/ and marks the CLI entry point executable.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, rmSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -10,5 +11,15 @@ const tsc = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p'
   stdio: 'inherit',
 });
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
+// Assets the compiler does not copy: plain JavaScript helpers (the fake agent) and JSON fixtures.
+function copyAssets(dir) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) copyAssets(path);
+    else if (/\.(mjs|json)$/.test(entry.name))
+      cpSync(path, join(root, 'dist', relative(join(root, 'src'), path)));
+  }
+}
+copyAssets(join(root, 'src'));
 const main = new URL('../dist/cli/main.js', import.meta.url);
 if (existsSync(main)) chmodSync(main, 0o755);

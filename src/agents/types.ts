@@ -25,7 +25,17 @@ export interface AgentInvocation {
   env: Record<string, string>;
 }
 
-/** What a provider's stream means, normalised across providers for display and accounting. */
+/**
+ * What a provider's stream means, normalised across providers for display and accounting.
+ *
+ * - `session`: each distinct session id once, as soon as the stream names it (save it then).
+ * - `tool_call` / `tool_result`: `input` and `output` are display text (JSON for structured
+ *   payloads); `id` pairs a result with its call when the provider gives one.
+ * - `usage`: an increment; a run's usage is the sum of its usage events. `inputTokens` counts every
+ *   prompt token, cached ones included; `cachedInputTokens` is the part read from a cache.
+ * - `done`: the provider said the task is over (`result` is its final answer, when it gives one).
+ *   A stream may end without it (crash, kill); the process exit is the authority.
+ */
 export type AgentEvent =
   | { kind: 'session'; sessionId: string }
   | { kind: 'assistant'; text: string }
@@ -36,9 +46,14 @@ export type AgentEvent =
   | { kind: 'error'; message: string }
   | { kind: 'done'; isError: boolean; result?: string };
 
-/** Stateful per run: some providers spread one message over several lines. */
+/**
+ * Stateful per run: some providers spread one message over several lines. Lines that are not the
+ * provider's JSON (banners, blank lines, garbage) yield no events and never throw.
+ */
 export interface AgentStreamParser {
   parseLine(line: string): AgentEvent[];
+  /** Called once after the last line: whatever was held back (a message still streaming). */
+  end(): AgentEvent[];
 }
 
 export interface AgentDriver<P extends Profile = Profile> {

@@ -38,6 +38,8 @@ export interface Item {
   readonly volatile?: Fields;
   /** Stable item key for `once` memory: `issue:45`, `pr:123`, `item:<node id>`, `cron:<epoch>`, `run:<id>`. */
   readonly itemKey: string;
+  /** Forge identity (`owner/name`) of this item, for triggers that span repositories (project boards). */
+  readonly repo?: string;
   /** Cron occurrence (ISO 8601, UTC) for scheduled tasks. */
   readonly scheduledFor?: string;
   /** True when a cron occurrence fired later than the missed threshold. */
@@ -142,4 +144,6 @@ export interface RunRecord {
   readonly scheduledFor: string | null;
   /** For chained runs: the upstream run that triggered this one. */
   readonly upstreamRunId: string | null;
+  /** Process id (and process group) of the agent while it runs: lets a restart stop an orphan. */
+  readonly agentPid: number | null;
 }

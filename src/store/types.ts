@@ -79,6 +79,7 @@ export interface RunPatch {
   prompt?: string | null;
   profile?: string | null;
   provider?: string | null;
+  agentPid?: number | null;
 }
 
 export interface RunFilter {

@@ -59,7 +59,8 @@ export const MIGRATIONS: readonly string[] = [
     usage_json TEXT,
     prompt TEXT,
     scheduled_for TEXT,
-    upstream_run_id TEXT
+    upstream_run_id TEXT,
+    agent_pid INTEGER
   ) STRICT;
   CREATE INDEX runs_by_automation ON runs (automation_id, id);
   CREATE INDEX runs_by_status ON runs (status, id);

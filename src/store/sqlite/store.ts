@@ -66,6 +66,7 @@ interface RunRow {
   prompt: string | null;
   scheduled_for: string | null;
   upstream_run_id: string | null;
+  agent_pid: number | null;
 }
 
 interface CronRow {
@@ -102,6 +103,7 @@ const PATCH_COLUMNS = {
   prompt: 'prompt',
   profile: 'profile',
   provider: 'provider',
+  agentPid: 'agent_pid',
 } as const satisfies { readonly [K in keyof Required<RunPatch>]: keyof RunRow };
 
 type PatchKey = keyof typeof PATCH_COLUMNS;
@@ -167,6 +169,7 @@ function runFromRow(row: RunRow): RunRecord {
     prompt: row.prompt,
     scheduledFor: row.scheduled_for,
     upstreamRunId: row.upstream_run_id,
+    agentPid: row.agent_pid,
   };
 }
 

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { CodexProfile } from '../codex/schema.js';
+import { createClaudeDriver } from './index.js';
+import { ClaudeProfile } from './schema.js';
+
+const driver = createClaudeDriver();
+const worktree = '/w/tree';
+const HEAD = ['-p', '--output-format', 'stream-json', '--verbose'];
+
+describe('claude driver', () => {
+  it('runs a bare profile headless with stream-json', () => {
+    const inv = driver.buildInvocation({
+      profile: ClaudeProfile.parse({ provider: 'claude' }),
+      prompt: 'Fix',
+      worktree,
+    });
+    expect(inv.args).toEqual([...HEAD, '--', 'Fix']);
+    expect(inv.env).toEqual({});
+  });
+
+  it('passes every option in the reference order', () => {
+    const profile = ClaudeProfile.parse({
+      provider: 'claude',
+      model: 'opus',
+      agent: 'reviewer',
+      effort: 'xhigh',
+      permission_mode: 'acceptEdits',
+      permission_prompts: 'none',
+    });
+    expect(driver.buildInvocation({ profile, prompt: 'Fix', worktree }).args).toEqual([
+      ...HEAD,
+      '--model',
+      'opus',
+      '--agent',
+      'reviewer',
+      '--effort',
+      'xhigh',
+      '--permission-mode',
+      'acceptEdits',
+      '--permission-prompts',
+      'none',
+      '--',
+      'Fix',
+    ]);
+  });
+
+  it('resumes with --resume right after the fixed flags', () => {
+    const profile = ClaudeProfile.parse({ provider: 'claude', model: 'opus' });
+    const inv = driver.buildInvocation({ profile, prompt: 'Continue', worktree, resumeSessionId: 'a1b2' });
+    expect(inv.args).toEqual([...HEAD, '--resume', 'a1b2', '--model', 'opus', '--', 'Continue']);
+  });
+
+  it('keeps a prompt starting with - as prompt text', () => {
+    const inv = driver.buildInvocation({
+      profile: ClaudeProfile.parse({ provider: 'claude' }),
+      prompt: '-p gotcha',
+      worktree,
+    });
+    expect(inv.args.slice(-2)).toEqual(['--', '-p gotcha']);
+  });
+
+  it('rejects a profile of another provider', () => {
+    const other = CodexProfile.parse({ provider: 'codex' });
+    expect(() => driver.buildInvocation({ profile: other as never, prompt: 'x', worktree })).toThrow(
+      'claude adapter cannot use codex profile',
+    );
+  });
+
+  it('lets the Anthropic, Claude Code, Bedrock and Vertex variables through', () => {
+    expect(driver.envAllowlist).toEqual(
+      expect.arrayContaining(['ANTHROPIC_*', 'CLAUDE_*', 'AWS_*', 'CLOUD_ML_REGION']),
+    );
+  });
+});

@@ -1,0 +1,51 @@
+/**
+ * Claude Code: `claude -p --output-format stream-json --verbose [--resume ID] [--model M]
+ * [--agent A] [--effort E] [--permission-mode P] [--permission-prompts Q] -- MSG`.
+ */
+import { assertProvider } from '../driver-kit.js';
+import { createClaudeStreamParser } from '../streams/claude-stream.js';
+import type { AgentDriver } from '../types.js';
+import type { ClaudeProfile } from './schema.js';
+
+export function createClaudeDriver(): AgentDriver<ClaudeProfile> {
+  return {
+    provider: 'claude',
+    displayName: 'Claude Code',
+    executable: 'claude',
+    installUrl: 'https://docs.anthropic.com/en/docs/claude-code/setup',
+    assignsSessionId: false,
+    // The API key and base URL, Claude Code's own settings, and the Bedrock (AWS_*) and Vertex
+    // (CLOUD_ML_REGION, Google credentials) back ends.
+    envAllowlist: [
+      'ANTHROPIC_*',
+      'CLAUDE_*',
+      'AWS_*',
+      'CLOUD_ML_REGION',
+      'VERTEX_REGION_*',
+      'GOOGLE_APPLICATION_CREDENTIALS',
+      'GOOGLE_CLOUD_PROJECT',
+      'DISABLE_TELEMETRY',
+      'DISABLE_AUTOUPDATER',
+      'DISABLE_ERROR_REPORTING',
+      'MAX_THINKING_TOKENS',
+      'MCP_TIMEOUT',
+      'MCP_TOOL_TIMEOUT',
+      'BASH_DEFAULT_TIMEOUT_MS',
+      'BASH_MAX_TIMEOUT_MS',
+    ],
+    buildInvocation(input) {
+      assertProvider('claude', input.profile);
+      const { profile } = input;
+      const args = ['-p', '--output-format', 'stream-json', '--verbose'];
+      if (input.resumeSessionId) args.push('--resume', input.resumeSessionId);
+      if (profile.model) args.push('--model', profile.model);
+      if (profile.agent) args.push('--agent', profile.agent);
+      if (profile.effort) args.push('--effort', profile.effort);
+      if (profile.permission_mode) args.push('--permission-mode', profile.permission_mode);
+      if (profile.permission_prompts) args.push('--permission-prompts', profile.permission_prompts);
+      args.push('--', input.prompt);
+      return { args, env: {} };
+    },
+    createParser: () => createClaudeStreamParser({ inputIncludesCache: false }),
+  };
+}

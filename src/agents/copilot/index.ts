@@ -1,0 +1,46 @@
+/**
+ * GitHub Copilot CLI: `copilot --output-format=json --no-ask-user --session-id=ID [--model=M]
+ * [--agent=A] [--reasoning-effort=E] [--allow-all-tools] [--allow-tool=a,b] [--deny-tool=c]
+ * --prompt=MSG`. Curupira chooses the session id and saves it before the start; a resumed run
+ * passes the same id again.
+ *
+ * Copilot authenticates with a GitHub token: its own `COPILOT_GITHUB_TOKEN` passes with the
+ * provider's variables, while `GH_TOKEN` / `GITHUB_TOKEN` reach it only with `github_token = true`.
+ */
+import { CurupiraError } from '../../core/errors.js';
+import { assertProvider } from '../driver-kit.js';
+import type { AgentDriver } from '../types.js';
+import { createCopilotParser } from './parser.js';
+import type { CopilotProfile } from './schema.js';
+
+export function createCopilotDriver(): AgentDriver<CopilotProfile> {
+  return {
+    provider: 'copilot',
+    displayName: 'GitHub Copilot CLI',
+    executable: 'copilot',
+    installUrl: 'https://github.com/github/copilot-cli',
+    assignsSessionId: true,
+    envAllowlist: ['COPILOT_*', 'GH_HOST'],
+    buildInvocation(input) {
+      assertProvider('copilot', input.profile);
+      const { profile } = input;
+      const sessionId = input.resumeSessionId ?? input.assignedSessionId;
+      if (!sessionId) {
+        throw new CurupiraError(
+          'agent_start',
+          'copilot needs a session id chosen and saved before it starts',
+        );
+      }
+      const args = ['--output-format=json', '--no-ask-user', `--session-id=${sessionId}`];
+      if (profile.model) args.push(`--model=${profile.model}`);
+      if (profile.agent) args.push(`--agent=${profile.agent}`);
+      if (profile.effort) args.push(`--reasoning-effort=${profile.effort}`);
+      if (profile.allow_all_tools) args.push('--allow-all-tools');
+      if (profile.allow_tools.length > 0) args.push(`--allow-tool=${profile.allow_tools.join(',')}`);
+      if (profile.deny_tools.length > 0) args.push(`--deny-tool=${profile.deny_tools.join(',')}`);
+      args.push(`--prompt=${input.prompt}`);
+      return { args, env: {} };
+    },
+    createParser: createCopilotParser,
+  };
+}

@@ -1,0 +1,116 @@
+/**
+ * Small pieces every driver uses: the provider check, JSON line reading, session-id dedup, and
+ * text helpers for turning tool payloads into display strings.
+ */
+import { CurupiraError } from '../core/errors.js';
+import type { Provider } from './schemas.js';
+import type { AgentEvent } from './types.js';
+
+/**
+ * Model API keys and endpoints read by the multi-provider CLIs (OpenCode, Kilo, pi): each passes
+ * only when curupira has it, so a user's key reaches the agent exactly as in their shell.
+ */
+export const COMMON_MODEL_ENV: readonly string[] = [
+  'ANTHROPIC_*',
+  'OPENAI_*',
+  'AZURE_*',
+  'OPENROUTER_*',
+  'GEMINI_*',
+  'GOOGLE_*',
+  'VERTEX_*',
+  'CLOUD_ML_REGION',
+  'AWS_*',
+  'GROQ_*',
+  'MISTRAL_*',
+  'DEEPSEEK_*',
+  'XAI_*',
+  'CEREBRAS_*',
+  'TOGETHER_*',
+  'FIREWORKS_*',
+  'ZAI_*',
+  'ZHIPU_*',
+  'MOONSHOT_*',
+  'HF_TOKEN',
+  'HUGGINGFACE_*',
+  'OLLAMA_*',
+];
+
+/** Throws the reference's error when a profile of another provider reaches a driver. */
+export function assertProvider(expected: Provider, profile: { provider: string }): void {
+  if (profile.provider !== expected) {
+    throw new CurupiraError('config', `${expected} adapter cannot use ${profile.provider} profile`);
+  }
+}
+
+export type JsonObject = Record<string, unknown>;
+
+/** The line as a JSON object, or undefined for anything else (banners, blank lines, arrays). */
+export function parseJsonObject(line: string): JsonObject | undefined {
+  const trimmed = line.trim();
+  if (!trimmed.startsWith('{')) return undefined;
+  try {
+    const value: unknown = JSON.parse(trimmed);
+    return isObject(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function str(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+export function num(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
+}
+
+export function obj(value: unknown): JsonObject {
+  return isObject(value) ? value : {};
+}
+
+export function arr(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
+/** A tool's input or output as display text: strings as they are, anything else as JSON. */
+export function toText(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value);
+}
+
+/** Joins the `text` of content blocks (`[{type:'text',text}]`), or returns a plain string. */
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  return arr(content)
+    .map((block) => (isObject(block) ? (str(block.text) ?? '') : typeof block === 'string' ? block : ''))
+    .filter((text) => text !== '')
+    .join('\n');
+}
+
+/** Reports each distinct session id once, however many lines repeat it. */
+export class SessionIds {
+  readonly #seen = new Set<string>();
+
+  /** A `session` event for `id` the first time it is seen, nothing otherwise. */
+  take(id: unknown): AgentEvent[] {
+    if (typeof id !== 'string' || id === '' || this.#seen.has(id)) return [];
+    this.#seen.add(id);
+    return [{ kind: 'session', sessionId: id }];
+  }
+}
+
+/** A usage event from token counts; `input` includes the cached part. */
+export function usageEvent(input: number, output: number, cached: number, costUsd?: number): AgentEvent {
+  return {
+    kind: 'usage',
+    inputTokens: input,
+    outputTokens: output,
+    cachedInputTokens: cached,
+    ...(costUsd !== undefined && costUsd > 0 ? { costUsd } : {}),
+  };
+}

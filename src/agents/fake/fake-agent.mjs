@@ -1,0 +1,968 @@
+#!/usr/bin/env node
+/**
+ * A stand-in for every coding-agent CLI curupira drives, for tests and `curupira demo`.
+ *
+ *   node fake-agent.mjs <provider> <the provider's own arguments…>
+ *
+ * It reads its arguments the way the real CLI would (and rejects what the real one would not
+ * accept), prints a stream in that provider's real headless format — session announcement, an
+ * assistant message, a tool call with its result, token usage, the closing event — and obeys
+ * directives written into the prompt:
+ *
+ *   [[fake:commit]]        create a file and commit it in the working directory
+ *   [[fake:dirty]]         leave an uncommitted file behind
+ *   [[fake:fail]]          report an error event, write to stderr, exit 1
+ *   [[fake:sleep=N]]       wait N seconds right after announcing the session
+ *   [[fake:spawn-child]]   start a grandchild in the same process group that ignores SIGTERM and
+ *                          would outlive this process; its pid is appended to
+ *                          $FAKE_AGENT_LOG/children.pids
+ *   [[fake:echo-env=NAME]] say whether NAME is set, and to what
+ *
+ * Environment: FAKE_AGENT_LOG (a folder: one JSON line per invocation goes to <provider>.jsonl),
+ * FAKE_AGENT_SESSION_ID (force the new session's id), FAKE_AGENT_OPENCODE_VERSION (what
+ * `opencode --version` prints; default 2.0.0), FAKE_AGENT_VERSION (the same for the others).
+ *
+ * No dependencies: it runs from `src/` in tests and from `dist/` after the build copies it.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const USAGE_EXIT = 2;
+
+/**
+ * How each CLI is called: leading words, options taking a value, boolean flags, where the prompt
+ * goes, and the switches that must be present for headless JSON output.
+ */
+const SPECS = {
+  opencode: {
+    words: ['run'],
+    values: ['--format', '--session', '--model', '--agent', '--variant', '--dir'],
+    flags: ['--auto', '--standalone'],
+    prompt: 'dashdash',
+    resume: '--session',
+    required: { '--format': 'json' },
+  },
+  kilo: {
+    words: ['run'],
+    values: ['--format', '--session', '--model', '--agent', '--variant'],
+    flags: ['--auto'],
+    prompt: 'dashdash',
+    resume: '--session',
+    required: { '--format': 'json' },
+  },
+  claude: {
+    words: [],
+    values: [
+      '--output-format',
+      '--resume',
+      '--model',
+      '--agent',
+      '--effort',
+      '--permission-mode',
+      '--permission-prompts',
+    ],
+    flags: ['-p', '--verbose'],
+    prompt: 'dashdash',
+    resume: '--resume',
+    required: { '-p': true, '--output-format': 'stream-json', '--verbose': true },
+  },
+  codex: {
+    words: ['exec'],
+    values: ['--model', '--profile', '--config', '--sandbox'],
+    flags: ['--json'],
+    prompt: 'dashdash',
+    resume: 'exec-resume',
+    required: { '--json': true },
+  },
+  gemini: {
+    words: [],
+    values: ['--output-format', '--resume', '--model', '--approval-mode', '--prompt'],
+    flags: ['--skip-trust'],
+    prompt: '--prompt',
+    resume: '--resume',
+    required: { '--output-format': 'stream-json' },
+  },
+  cursor: {
+    words: [],
+    values: ['--output-format', '--resume', '--mode', '--model'],
+    flags: ['--print', '--force', '--trust'],
+    prompt: 'dashdash',
+    resume: '--resume',
+    required: { '--print': true, '--output-format': 'stream-json' },
+  },
+  copilot: {
+    words: [],
+    values: [
+      '--output-format',
+      '--session-id',
+      '--model',
+      '--agent',
+      '--reasoning-effort',
+      '--allow-tool',
+      '--deny-tool',
+      '--prompt',
+    ],
+    flags: ['--no-ask-user', '--allow-all-tools'],
+    prompt: '--prompt',
+    resume: 'assigned',
+    required: { '--output-format': 'json', '--no-ask-user': true, '--session-id': 'any' },
+  },
+  pi: {
+    words: [],
+    values: ['--mode', '--session', '--provider', '--model', '--thinking', '--tools', '--exclude-tools'],
+    flags: ['--approve', '--no-approve'],
+    prompt: 'dashdash',
+    resume: '--session',
+    required: { '--mode': 'json' },
+  },
+  qwen: {
+    words: [],
+    values: ['--output-format', '--resume', '--model', '--approval-mode', '--max-session-turns', '--prompt'],
+    flags: [],
+    prompt: '--prompt',
+    resume: '--resume',
+    required: { '--output-format': 'stream-json' },
+  },
+};
+
+function usageError(provider, message) {
+  process.stderr.write(`${provider}: error: ${message}\n`);
+  process.exit(USAGE_EXIT);
+}
+
+/** Reads argv like the real CLI: words, options (`--x v` or `--x=v`), flags, `--` then the prompt. */
+function parseArgs(provider, spec, argv) {
+  const options = {};
+  const words = [];
+  let prompt;
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i];
+    if (arg === '--') {
+      prompt = argv.slice(i + 1).join(' ');
+      break;
+    }
+    if (arg.startsWith('-')) {
+      const eq = arg.indexOf('=');
+      const name = eq === -1 ? arg : arg.slice(0, eq);
+      if (spec.flags.includes(name) && eq === -1) {
+        options[name] = true;
+        continue;
+      }
+      if (!spec.values.includes(name)) usageError(provider, `unknown option '${name}'`);
+      let value;
+      if (eq !== -1) value = arg.slice(eq + 1);
+      else {
+        i += 1;
+        if (i >= argv.length) usageError(provider, `option '${name}' needs a value`);
+        value = argv[i];
+      }
+      options[name] = name in options ? [].concat(options[name], value) : value;
+      continue;
+    }
+    words.push(arg);
+  }
+  if (spec.prompt === '--prompt') prompt = options['--prompt'];
+  for (const [name, expected] of Object.entries(spec.required)) {
+    const got = options[name];
+    if (got === undefined || (typeof expected === 'string' && expected !== 'any' && got !== expected)) {
+      usageError(
+        provider,
+        `headless JSON mode needs ${name}${typeof expected === 'string' ? ` ${expected}` : ''}`,
+      );
+    }
+  }
+  return { options, words, prompt };
+}
+
+function newSessionId(provider) {
+  if (process.env.FAKE_AGENT_SESSION_ID) return process.env.FAKE_AGENT_SESSION_ID;
+  if (provider === 'opencode' || provider === 'kilo') {
+    const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+    const bytes = randomBytes(26);
+    return `ses_${Array.from(bytes, (b) => alphabet[b % alphabet.length]).join('')}`;
+  }
+  return randomUUID();
+}
+
+function shortId(prefix) {
+  return `${prefix}${randomBytes(12).toString('hex')}`;
+}
+
+function directives(prompt) {
+  const found = [];
+  for (const match of prompt.matchAll(/\[\[fake:([a-z-]+)(?:=([^\]]*))?\]\]/g)) {
+    found.push({ name: match[1], value: match[2] });
+  }
+  return found;
+}
+
+const SELECTED_ENV = ['PWD', 'HOME', 'OPENCODE_DB', 'GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE'];
+
+function logInvocation(provider, record) {
+  const dir = process.env.FAKE_AGENT_LOG;
+  if (!dir) return;
+  mkdirSync(dir, { recursive: true });
+  const values = {};
+  for (const name of Object.keys(process.env)) {
+    if (SELECTED_ENV.includes(name) || name.startsWith('FAKE_')) values[name] = process.env[name];
+  }
+  appendFileSync(
+    join(dir, `${provider}.jsonl`),
+    `${JSON.stringify({
+      provider,
+      ...record,
+      cwd: process.cwd(),
+      pid: process.pid,
+      env: { keys: Object.keys(process.env).sort(), values },
+      time: new Date().toISOString(),
+    })}\n`,
+  );
+}
+
+/** Copilot takes the id from its caller: the session is a resume when that id was seen before. */
+function copilotSeen(sessionId) {
+  const dir = process.env.FAKE_AGENT_LOG;
+  if (!dir) return false;
+  const file = join(dir, 'copilot-sessions.txt');
+  const known = existsSync(file) ? readFileSync(file, 'utf8').split('\n') : [];
+  if (known.includes(sessionId)) return true;
+  mkdirSync(dir, { recursive: true });
+  appendFileSync(file, `${sessionId}\n`);
+  return false;
+}
+
+function sleep(seconds) {
+  return new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+}
+
+function emitLine(value) {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+function git(args) {
+  const result = spawnSync(
+    'git',
+    ['-c', 'user.name=Fake Agent', '-c', 'user.email=fake-agent@example.invalid', ...args],
+    { cwd: process.cwd(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  return { ok: result.status === 0, output: `${result.stdout ?? ''}${result.stderr ?? ''}`.trim() };
+}
+
+function spawnStubbornChild() {
+  const child = spawn(
+    process.execPath,
+    ['-e', "process.on('SIGTERM', () => {}); setTimeout(() => {}, 120000)"],
+    { stdio: ['ignore', 'inherit', 'inherit'] },
+  );
+  child.unref();
+  const dir = process.env.FAKE_AGENT_LOG;
+  if (dir) {
+    mkdirSync(dir, { recursive: true });
+    appendFileSync(join(dir, 'children.pids'), `${child.pid}\n`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stream writers, one per output format. Each gets the same story and tells it in its own JSON.
+// ---------------------------------------------------------------------------------------------
+
+const USAGE = { input: 1200, cached: 800, output: 150 };
+
+function claudeStyle({ provider, sessionId, model, cwd, prompt }) {
+  const isQwen = provider === 'qwen';
+  const modelName = model ?? (isQwen ? 'qwen3-coder-plus' : 'claude-sonnet-4-5');
+  const assistant = (content) =>
+    emitLine({
+      type: 'assistant',
+      uuid: randomUUID(),
+      session_id: sessionId,
+      parent_tool_use_id: null,
+      message: {
+        id: shortId('msg_'),
+        type: 'message',
+        role: 'assistant',
+        model: modelName,
+        content,
+        stop_reason: null,
+        usage: { input_tokens: 40, output_tokens: 20 },
+      },
+    });
+  const usage = isQwen
+    ? {
+        input_tokens: USAGE.input,
+        output_tokens: USAGE.output,
+        cache_read_input_tokens: USAGE.cached,
+        total_tokens: USAGE.input + USAGE.output,
+      }
+    : {
+        input_tokens: USAGE.input - USAGE.cached,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: USAGE.cached,
+        output_tokens: USAGE.output,
+        service_tier: 'standard',
+      };
+  return {
+    start() {
+      emitLine({
+        type: 'system',
+        subtype: 'init',
+        uuid: randomUUID(),
+        session_id: sessionId,
+        cwd,
+        tools: isQwen ? ['run_shell_command', 'read_file', 'edit'] : ['Bash', 'Read', 'Edit', 'Write'],
+        mcp_servers: [],
+        model: modelName,
+        permissionMode: 'default',
+        apiKeySource: 'none',
+        ...(isQwen ? { qwen_code_version: '0.1.0' } : { claude_code_version: '2.0.14' }),
+      });
+    },
+    thinking(text) {
+      if (!isQwen) assistant([{ type: 'thinking', thinking: text, signature: 'c2lnbmF0dXJl' }]);
+    },
+    text(text) {
+      assistant([{ type: 'text', text }]);
+    },
+    tool(command, output, isError) {
+      const id = shortId('toolu_');
+      const name = isQwen ? 'run_shell_command' : 'Bash';
+      assistant([{ type: 'tool_use', id, name, input: { command, description: 'Run a command' } }]);
+      emitLine({
+        type: 'user',
+        uuid: randomUUID(),
+        session_id: sessionId,
+        parent_tool_use_id: null,
+        message: {
+          role: 'user',
+          content: [{ tool_use_id: id, type: 'tool_result', content: output, is_error: isError }],
+        },
+      });
+    },
+    finish(result) {
+      emitLine({
+        type: 'result',
+        subtype: 'success',
+        uuid: randomUUID(),
+        is_error: false,
+        duration_ms: 2100,
+        duration_api_ms: 1800,
+        num_turns: 3,
+        result,
+        session_id: sessionId,
+        ...(isQwen ? {} : { total_cost_usd: 0.0123 }),
+        usage,
+        permission_denials: [],
+      });
+    },
+    fail(message) {
+      emitLine({
+        type: 'result',
+        subtype: 'error_during_execution',
+        uuid: randomUUID(),
+        is_error: true,
+        duration_ms: 900,
+        duration_api_ms: 700,
+        num_turns: 1,
+        session_id: sessionId,
+        usage,
+        errors: [message],
+        prompt_length: prompt.length,
+      });
+    },
+  };
+}
+
+function cursorStyle({ sessionId, model, cwd, prompt }) {
+  const now = () => Date.now();
+  return {
+    start() {
+      emitLine({
+        type: 'system',
+        subtype: 'init',
+        apiKeySource: 'env',
+        cwd,
+        session_id: sessionId,
+        model: model ?? 'Auto',
+        permissionMode: 'default',
+      });
+      emitLine({
+        type: 'user',
+        message: { role: 'user', content: [{ type: 'text', text: prompt }] },
+        session_id: sessionId,
+      });
+    },
+    thinking(text) {
+      for (const piece of text.split(/(?<= )/)) {
+        emitLine({
+          type: 'thinking',
+          subtype: 'delta',
+          text: piece,
+          session_id: sessionId,
+          timestamp_ms: now(),
+        });
+      }
+      emitLine({ type: 'thinking', subtype: 'completed', session_id: sessionId, timestamp_ms: now() });
+    },
+    text(text) {
+      emitLine({
+        type: 'assistant',
+        message: { role: 'assistant', content: [{ type: 'text', text }] },
+        session_id: sessionId,
+      });
+    },
+    tool(command, output, isError) {
+      const callId = shortId('call_');
+      const args = { command, workingDirectory: cwd, timeout: 30000 };
+      emitLine({
+        type: 'tool_call',
+        subtype: 'started',
+        call_id: callId,
+        tool_call: { shellToolCall: { args } },
+        session_id: sessionId,
+        timestamp_ms: now(),
+      });
+      emitLine({
+        type: 'tool_call',
+        subtype: 'completed',
+        call_id: callId,
+        tool_call: {
+          shellToolCall: {
+            args,
+            result: {
+              success: { command, exitCode: isError ? 1 : 0, stdout: output, stderr: '', executionTime: 12 },
+            },
+          },
+        },
+        session_id: sessionId,
+        timestamp_ms: now(),
+      });
+    },
+    finish(result) {
+      emitLine({
+        type: 'result',
+        subtype: 'success',
+        duration_ms: 2100,
+        duration_api_ms: 2100,
+        is_error: false,
+        result,
+        session_id: sessionId,
+        request_id: randomUUID(),
+        usage: {
+          inputTokens: USAGE.input - USAGE.cached,
+          outputTokens: USAGE.output,
+          cacheReadTokens: USAGE.cached,
+          cacheWriteTokens: 0,
+        },
+      });
+    },
+    fail(message) {
+      emitLine({
+        type: 'result',
+        subtype: 'error',
+        duration_ms: 800,
+        duration_api_ms: 800,
+        is_error: true,
+        result: message,
+        session_id: sessionId,
+        request_id: randomUUID(),
+      });
+    },
+  };
+}
+
+function codexStyle({ sessionId }) {
+  let n = 0;
+  const itemId = () => `item_${n++}`;
+  return {
+    start() {
+      emitLine({ type: 'thread.started', thread_id: sessionId });
+      emitLine({ type: 'turn.started' });
+    },
+    thinking(text) {
+      emitLine({ type: 'item.completed', item: { id: itemId(), type: 'reasoning', text } });
+    },
+    text(text) {
+      emitLine({ type: 'item.completed', item: { id: itemId(), type: 'agent_message', text } });
+    },
+    tool(command, output, isError) {
+      const id = itemId();
+      const shell = `bash -lc '${command}'`;
+      emitLine({
+        type: 'item.started',
+        item: {
+          id,
+          type: 'command_execution',
+          command: shell,
+          aggregated_output: '',
+          exit_code: null,
+          status: 'in_progress',
+        },
+      });
+      emitLine({
+        type: 'item.completed',
+        item: {
+          id,
+          type: 'command_execution',
+          command: shell,
+          aggregated_output: output,
+          exit_code: isError ? 1 : 0,
+          status: isError ? 'failed' : 'completed',
+        },
+      });
+    },
+    finish() {
+      emitLine({
+        type: 'turn.completed',
+        usage: { input_tokens: USAGE.input, cached_input_tokens: USAGE.cached, output_tokens: USAGE.output },
+      });
+    },
+    fail(message) {
+      emitLine({ type: 'error', message });
+      emitLine({ type: 'turn.failed', error: { message } });
+    },
+  };
+}
+
+function openCodeStyle({ sessionId }) {
+  const now = () => Date.now();
+  let messageId = shortId('msg_');
+  const envelope = (type, part) =>
+    emitLine({
+      type,
+      timestamp: now(),
+      sessionID: sessionId,
+      part: { id: shortId('prt_'), sessionID: sessionId, messageID: messageId, ...part },
+    });
+  const snapshot = () => randomBytes(20).toString('hex');
+  const stepFinish = (reason) =>
+    envelope('step_finish', {
+      type: 'step-finish',
+      reason,
+      snapshot: snapshot(),
+      cost: 0.0061,
+      tokens: {
+        input: (USAGE.input - USAGE.cached) / 2,
+        output: USAGE.output / 2,
+        reasoning: 0,
+        cache: { read: USAGE.cached / 2, write: 0 },
+      },
+    });
+  return {
+    start() {
+      envelope('step_start', { type: 'step-start', snapshot: snapshot() });
+    },
+    thinking(text) {
+      envelope('reasoning', { type: 'reasoning', text, time: { start: now(), end: now() } });
+    },
+    text(text) {
+      envelope('text', { type: 'text', text, time: { start: now(), end: now() } });
+    },
+    tool(command, output, isError) {
+      envelope('tool_use', {
+        type: 'tool',
+        callID: shortId('toolu_'),
+        tool: 'bash',
+        state: isError
+          ? {
+              status: 'error',
+              input: { command, description: 'Run a command' },
+              error: output,
+              time: { start: now(), end: now() },
+            }
+          : {
+              status: 'completed',
+              input: { command, description: 'Run a command' },
+              output,
+              title: command,
+              metadata: { output, exit: 0, description: 'Run a command' },
+              time: { start: now(), end: now() },
+            },
+      });
+      stepFinish('tool-calls');
+      messageId = shortId('msg_');
+      envelope('step_start', { type: 'step-start', snapshot: snapshot() });
+    },
+    finish() {
+      stepFinish('stop');
+    },
+    fail(message) {
+      emitLine({
+        type: 'error',
+        timestamp: now(),
+        sessionID: sessionId,
+        error: { name: 'APIError', data: { message, statusCode: 500, isRetryable: false } },
+      });
+    },
+  };
+}
+
+function geminiStyle({ sessionId, model, prompt }) {
+  const ts = () => new Date().toISOString();
+  return {
+    start() {
+      emitLine({ type: 'init', timestamp: ts(), session_id: sessionId, model: model ?? 'gemini-2.5-pro' });
+      emitLine({ type: 'message', timestamp: ts(), role: 'user', content: prompt });
+    },
+    thinking() {},
+    text(text) {
+      const cut = Math.ceil(text.length / 2);
+      for (const piece of [text.slice(0, cut), text.slice(cut)]) {
+        if (piece)
+          emitLine({ type: 'message', timestamp: ts(), role: 'assistant', content: piece, delta: true });
+      }
+    },
+    tool(command, output, isError) {
+      const toolId = `run_shell_command-${Date.now()}-${randomBytes(6).toString('hex')}`;
+      emitLine({
+        type: 'tool_use',
+        timestamp: ts(),
+        tool_name: 'run_shell_command',
+        tool_id: toolId,
+        parameters: { command },
+      });
+      emitLine(
+        isError
+          ? {
+              type: 'tool_result',
+              timestamp: ts(),
+              tool_id: toolId,
+              status: 'error',
+              output,
+              error: { type: 'shell_error', message: output },
+            }
+          : { type: 'tool_result', timestamp: ts(), tool_id: toolId, status: 'success', output },
+      );
+    },
+    finish() {
+      emitLine({
+        type: 'result',
+        timestamp: ts(),
+        status: 'success',
+        stats: {
+          total_tokens: USAGE.input + USAGE.output,
+          input_tokens: USAGE.input,
+          output_tokens: USAGE.output,
+          cached: USAGE.cached,
+          input: USAGE.input - USAGE.cached,
+          duration_ms: 2100,
+          tool_calls: 1,
+        },
+      });
+    },
+    fail(message) {
+      emitLine({ type: 'error', timestamp: ts(), severity: 'error', message });
+      emitLine({
+        type: 'result',
+        timestamp: ts(),
+        status: 'error',
+        error: { type: 'FatalTurnError', message },
+        stats: {
+          total_tokens: 0,
+          input_tokens: 0,
+          output_tokens: 0,
+          cached: 0,
+          input: 0,
+          duration_ms: 800,
+          tool_calls: 0,
+        },
+      });
+    },
+  };
+}
+
+function copilotStyle({ sessionId, resumed, prompt, model, cwd }) {
+  let parentId = null;
+  const event = (type, data, extra = {}) => {
+    const id = randomUUID();
+    emitLine({ type, data, id, timestamp: new Date().toISOString(), parentId, ...extra });
+    parentId = id;
+  };
+  let turn = 0;
+  return {
+    start() {
+      if (resumed) event('session.resume', { resumeTime: new Date().toISOString(), eventCount: 12 });
+      else {
+        event('session.start', {
+          sessionId,
+          version: 1,
+          producer: 'copilot-agent',
+          copilotVersion: '0.0.400',
+          startTime: new Date().toISOString(),
+          selectedModel: model ?? 'claude-sonnet-4.5',
+          context: { cwd },
+        });
+      }
+      event('user.message', { content: prompt, attachments: [] });
+      event('assistant.turn_start', { turnId: String(turn) });
+    },
+    thinking(text) {
+      event('assistant.reasoning', { reasoningId: randomUUID(), content: text });
+    },
+    text(text) {
+      event('assistant.message', { messageId: randomUUID(), content: text, toolRequests: [] });
+    },
+    tool(command, output, isError) {
+      const toolCallId = shortId('toolu_');
+      const args = { command, description: 'Run a command' };
+      event('assistant.message', {
+        messageId: randomUUID(),
+        content: '',
+        toolRequests: [{ toolCallId, name: 'bash', arguments: args, type: 'function' }],
+      });
+      event('tool.execution_start', { toolCallId, toolName: 'bash', arguments: args });
+      event(
+        'tool.execution_complete',
+        isError
+          ? { toolCallId, success: false, error: { message: output, code: 'failure' } }
+          : { toolCallId, success: true, result: { content: output, detailedContent: output } },
+      );
+      event('assistant.turn_end', { turnId: String(turn) });
+      turn += 1;
+      event('assistant.turn_start', { turnId: String(turn) });
+    },
+    finish() {
+      event('assistant.turn_end', { turnId: String(turn) });
+      emitLine({
+        type: 'result',
+        timestamp: new Date().toISOString(),
+        sessionId,
+        exitCode: 0,
+        usage: {
+          premiumRequests: 1,
+          totalApiDurationMs: 1800,
+          sessionDurationMs: 2100,
+          codeChanges: { linesAdded: 0, linesRemoved: 0, filesModified: [] },
+        },
+      });
+    },
+    fail(message) {
+      event('session.error', { errorType: 'model_call', message });
+      emitLine({
+        type: 'result',
+        timestamp: new Date().toISOString(),
+        sessionId,
+        exitCode: 1,
+        usage: {
+          premiumRequests: 0,
+          totalApiDurationMs: 0,
+          sessionDurationMs: 800,
+          codeChanges: { linesAdded: 0, linesRemoved: 0, filesModified: [] },
+        },
+      });
+    },
+  };
+}
+
+function piStyle({ sessionId, model, cwd, prompt }) {
+  const ts = () => Date.now();
+  const modelName = model ?? 'claude-sonnet-4-5';
+  const usage = (input, cached, output) => ({
+    input,
+    output,
+    cacheRead: cached,
+    cacheWrite: 0,
+    totalTokens: input + cached + output,
+    cost: { input: 0.001, output: 0.002, cacheRead: 0.0002, cacheWrite: 0, total: 0.0032 },
+  });
+  const assistantMessage = (content, stopReason, extra = {}) => ({
+    role: 'assistant',
+    content,
+    api: 'anthropic-messages',
+    provider: 'anthropic',
+    model: modelName,
+    usage: usage((USAGE.input - USAGE.cached) / 2, USAGE.cached / 2, USAGE.output / 2),
+    stopReason,
+    timestamp: ts(),
+    ...extra,
+  });
+  const messages = [];
+  let pendingThinking;
+  const say = (message) => {
+    emitLine({ type: 'message_start', message: { ...message, content: [] } });
+    const text = message.content.find((block) => block.type === 'text');
+    if (text) {
+      emitLine({
+        type: 'message_update',
+        message,
+        assistantMessageEvent: {
+          type: 'text_delta',
+          contentIndex: message.content.indexOf(text),
+          delta: text.text,
+        },
+      });
+    }
+    emitLine({ type: 'message_end', message });
+    messages.push(message);
+  };
+  return {
+    start() {
+      emitLine({ type: 'session', version: 3, id: sessionId, timestamp: new Date().toISOString(), cwd });
+      emitLine({ type: 'agent_start' });
+      emitLine({ type: 'turn_start' });
+      const user = { role: 'user', content: [{ type: 'text', text: prompt }], timestamp: ts() };
+      emitLine({ type: 'message_start', message: user });
+      emitLine({ type: 'message_end', message: user });
+      messages.push(user);
+    },
+    thinking(text) {
+      pendingThinking = text;
+    },
+    text(text) {
+      const content = [];
+      if (pendingThinking) content.push({ type: 'thinking', thinking: pendingThinking });
+      pendingThinking = undefined;
+      content.push({ type: 'text', text });
+      say(assistantMessage(content, 'stop'));
+    },
+    tool(command, output, isError) {
+      const id = shortId('toolu_');
+      say(assistantMessage([{ type: 'toolCall', id, name: 'bash', arguments: { command } }], 'toolUse'));
+      emitLine({ type: 'tool_execution_start', toolCallId: id, toolName: 'bash', args: { command } });
+      const result = { content: [{ type: 'text', text: output }], details: {} };
+      emitLine({ type: 'tool_execution_end', toolCallId: id, toolName: 'bash', result, isError });
+      const toolResult = {
+        role: 'toolResult',
+        toolCallId: id,
+        toolName: 'bash',
+        content: result.content,
+        isError,
+        timestamp: ts(),
+      };
+      emitLine({ type: 'message_start', message: toolResult });
+      emitLine({ type: 'message_end', message: toolResult });
+      messages.push(toolResult);
+      emitLine({ type: 'turn_end', message: messages.at(-2), toolResults: [toolResult] });
+      emitLine({ type: 'turn_start' });
+    },
+    finish() {
+      emitLine({ type: 'turn_end', message: messages.at(-1), toolResults: [] });
+      emitLine({ type: 'agent_end', messages });
+    },
+    fail(message) {
+      say(assistantMessage([], 'error', { errorMessage: message }));
+      emitLine({ type: 'turn_end', message: messages.at(-1), toolResults: [] });
+      emitLine({ type: 'agent_end', messages });
+    },
+  };
+}
+
+const WRITERS = {
+  opencode: openCodeStyle,
+  kilo: openCodeStyle,
+  claude: claudeStyle,
+  qwen: claudeStyle,
+  codex: codexStyle,
+  gemini: geminiStyle,
+  cursor: cursorStyle,
+  copilot: copilotStyle,
+  pi: piStyle,
+};
+
+// ---------------------------------------------------------------------------------------------
+
+async function main() {
+  // A reader that went away (`| head`) ends the run quietly, as most CLIs do.
+  process.stdout.on('error', (error) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
+  const [provider, ...argv] = process.argv.slice(2);
+  const spec = SPECS[provider];
+  if (!spec) {
+    process.stderr.write(`fake-agent: unknown provider '${provider ?? ''}'\n`);
+    process.exit(USAGE_EXIT);
+  }
+
+  if (argv.length === 1 && argv[0] === '--version') {
+    const version =
+      provider === 'opencode'
+        ? (process.env.FAKE_AGENT_OPENCODE_VERSION ?? '2.0.0')
+        : (process.env.FAKE_AGENT_VERSION ?? '1.0.0');
+    logInvocation(provider, { kind: 'version', argv, resumeOf: null, sessionId: null });
+    process.stdout.write(`${version}\n`);
+    return;
+  }
+
+  const { options, words, prompt } = parseArgs(provider, spec, argv);
+  if (spec.words.length > 0 && words[0] !== spec.words[0]) {
+    usageError(provider, `expected the '${spec.words[0]}' command`);
+  }
+  let resumeOf = null;
+  if (spec.resume === 'exec-resume') {
+    if (words[1] === 'resume') {
+      if (!words[2]) usageError(provider, 'exec resume needs a session id');
+      resumeOf = words[2];
+    } else if (words.length > 1) {
+      usageError(provider, `unexpected argument '${words[1]}'`);
+    }
+  } else if (spec.resume === 'assigned') {
+    resumeOf = copilotSeen(options['--session-id']) ? options['--session-id'] : null;
+  } else if (options[spec.resume] !== undefined) {
+    resumeOf = options[spec.resume];
+  }
+  if (spec.resume !== 'exec-resume' && words.length > spec.words.length) {
+    usageError(provider, `unexpected argument '${words[spec.words.length]}'`);
+  }
+  if (prompt === undefined || prompt === '') usageError(provider, 'no prompt given');
+
+  const sessionId =
+    spec.resume === 'assigned' ? options['--session-id'] : (resumeOf ?? newSessionId(provider));
+  logInvocation(provider, { kind: 'run', argv, prompt, sessionId, resumeOf });
+
+  const cwd = process.cwd();
+  const model = typeof options['--model'] === 'string' ? options['--model'] : undefined;
+  const out = WRITERS[provider]({ provider, sessionId, resumed: resumeOf !== null, model, cwd, prompt });
+  const wanted = directives(prompt);
+  const has = (name) => wanted.some((d) => d.name === name);
+
+  out.start();
+  if (has('spawn-child')) spawnStubbornChild();
+  for (const d of wanted) if (d.name === 'sleep') await sleep(Number(d.value) || 0);
+
+  if (has('fail')) {
+    const message = 'simulated failure requested by the prompt';
+    out.fail(message);
+    process.stderr.write(`${provider}: error: ${message}\n`);
+    process.exitCode = 1;
+    return;
+  }
+
+  out.thinking('Looking at the repository before changing anything.');
+  out.text(resumeOf ? `Resumed session ${sessionId}; picking up where it stopped.` : 'Starting on the task.');
+  for (const d of wanted) {
+    if (d.name !== 'echo-env' || !d.value) continue;
+    const value = process.env[d.value];
+    out.text(value === undefined ? `${d.value} is not set` : `${d.value}=${value}`);
+  }
+
+  const listing = readdirSync(cwd).sort().join('\n');
+  out.tool('ls', listing, false);
+
+  if (has('commit') || has('dirty')) {
+    const file = `fake-${provider}-${randomBytes(4).toString('hex')}.txt`;
+    writeFileSync(join(cwd, file), `written by the fake ${provider} agent\n`);
+    if (has('commit')) {
+      const add = git(['add', '--', file]);
+      const commit = add.ok ? git(['commit', '-q', '-m', `${provider}: fake change`]) : add;
+      out.tool(
+        `git add ${file} && git commit -m "${provider}: fake change"`,
+        commit.output || 'committed',
+        !commit.ok,
+      );
+      if (!commit.ok) {
+        process.stderr.write(`${provider}: git failed: ${commit.output}\n`);
+        process.exitCode = 1;
+        return;
+      }
+    }
+    if (has('dirty')) writeFileSync(join(cwd, `${file}.draft`), 'not committed\n');
+  }
+
+  const final = 'Done: the task is complete.';
+  out.text(final);
+  out.finish(final);
+}
+
+await main();

@@ -1,0 +1,31 @@
+/**
+ * Gemini CLI: `gemini --output-format stream-json [--resume ID] [--model M] [--approval-mode X]
+ * [--skip-trust] --prompt=MSG`. The session id comes from the stream's `init` event.
+ */
+import { assertProvider } from '../driver-kit.js';
+import type { AgentDriver } from '../types.js';
+import { createGeminiParser } from './parser.js';
+import type { GeminiProfile } from './schema.js';
+
+export function createGeminiDriver(): AgentDriver<GeminiProfile> {
+  return {
+    provider: 'gemini',
+    displayName: 'Gemini CLI',
+    executable: 'gemini',
+    installUrl: 'https://github.com/google-gemini/gemini-cli',
+    assignsSessionId: false,
+    envAllowlist: ['GEMINI_*', 'GOOGLE_*'],
+    buildInvocation(input) {
+      assertProvider('gemini', input.profile);
+      const { profile } = input;
+      const args = ['--output-format', 'stream-json'];
+      if (input.resumeSessionId) args.push('--resume', input.resumeSessionId);
+      if (profile.model) args.push('--model', profile.model);
+      if (profile.approval_mode) args.push('--approval-mode', profile.approval_mode);
+      if (profile.skip_trust) args.push('--skip-trust');
+      args.push(`--prompt=${input.prompt}`);
+      return { args, env: {} };
+    },
+    createParser: createGeminiParser,
+  };
+}

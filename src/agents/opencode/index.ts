@@ -1,0 +1,60 @@
+/**
+ * OpenCode: `opencode run --format json [--session ID] [--model M] [--agent A] [--variant E]
+ * [--auto] <isolation> -- MSG`.
+ *
+ * Isolation depends on the installed major version (`opencode --version`), and its flags go after
+ * the profile's options, just before `--`:
+ * - 1.x: `--dir <worktree>`, and `OPENCODE_DB=<worktree>.opencode.db` so the task's sessions and
+ *   project entries stay with the task;
+ * - 2.x, or a version that cannot be read: `--standalone`, so a headless run does not join the
+ *   shared background service (2.x has no `--dir`; the worktree is its working directory).
+ */
+import { assertProvider, COMMON_MODEL_ENV } from '../driver-kit.js';
+import { createOpenCodeStreamParser } from '../streams/opencode-stream.js';
+import type { AgentDriver } from '../types.js';
+import type { OpenCodeProfile } from './schema.js';
+
+/** The major version in `opencode --version` output (`1.4.2`, `opencode 2.0.1`…), if any. */
+export function openCodeMajorVersion(version: string | undefined): number | undefined {
+  const match = /(\d+)\.\d+/.exec(version ?? '');
+  return match ? Number(match[1]) : undefined;
+}
+
+function withoutTrailingSlash(path: string): string {
+  const trimmed = path.replace(/\/+$/, '');
+  return trimmed === '' ? path : trimmed;
+}
+
+export function createOpenCodeDriver(): AgentDriver<OpenCodeProfile> {
+  return {
+    provider: 'opencode',
+    displayName: 'OpenCode',
+    executable: 'opencode',
+    installUrl: 'https://opencode.ai/docs/',
+    assignsSessionId: false,
+    envAllowlist: ['OPENCODE_*', ...COMMON_MODEL_ENV],
+    versionArgs: ['--version'],
+    buildInvocation(input) {
+      assertProvider('opencode', input.profile);
+      const { profile } = input;
+      const args = ['run', '--format', 'json'];
+      const env: Record<string, string> = {};
+      if (input.resumeSessionId) args.push('--session', input.resumeSessionId);
+      if (profile.model) args.push('--model', profile.model);
+      if (profile.agent) args.push('--agent', profile.agent);
+      if (profile.effort) args.push('--variant', profile.effort);
+      if (profile.auto_approve) args.push('--auto');
+      const major = openCodeMajorVersion(input.version);
+      if (major !== undefined && major < 2) {
+        const worktree = withoutTrailingSlash(input.worktree);
+        args.push('--dir', worktree);
+        env.OPENCODE_DB = `${worktree}.opencode.db`;
+      } else {
+        args.push('--standalone');
+      }
+      args.push('--', input.prompt);
+      return { args, env };
+    },
+    createParser: createOpenCodeStreamParser,
+  };
+}

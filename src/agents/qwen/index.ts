@@ -1,0 +1,33 @@
+/**
+ * Qwen Code: `qwen --output-format stream-json [--resume ID] [--model M] [--approval-mode X]
+ * [--max-session-turns N] --prompt=MSG`. Its stream follows Claude Code's stream-json.
+ */
+import { assertProvider } from '../driver-kit.js';
+import { createClaudeStreamParser } from '../streams/claude-stream.js';
+import type { AgentDriver } from '../types.js';
+import type { QwenProfile } from './schema.js';
+
+export function createQwenDriver(): AgentDriver<QwenProfile> {
+  return {
+    provider: 'qwen',
+    displayName: 'Qwen Code',
+    executable: 'qwen',
+    installUrl: 'https://github.com/QwenLM/qwen-code',
+    assignsSessionId: false,
+    // Qwen Code talks to OpenAI-compatible endpoints (DashScope among them).
+    envAllowlist: ['QWEN_*', 'OPENAI_*', 'DASHSCOPE_*'],
+    buildInvocation(input) {
+      assertProvider('qwen', input.profile);
+      const { profile } = input;
+      const args = ['--output-format', 'stream-json'];
+      if (input.resumeSessionId) args.push('--resume', input.resumeSessionId);
+      if (profile.model) args.push('--model', profile.model);
+      if (profile.approval_mode) args.push('--approval-mode', profile.approval_mode);
+      if (profile.max_session_turns !== undefined)
+        args.push('--max-session-turns', String(profile.max_session_turns));
+      args.push(`--prompt=${input.prompt}`);
+      return { args, env: {} };
+    },
+    createParser: () => createClaudeStreamParser({ inputIncludesCache: true }),
+  };
+}

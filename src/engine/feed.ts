@@ -1,0 +1,222 @@
+/**
+ * Feeds turn triggers into tasks. An event feed polls its source with the seed's backoff and
+ * remembers (per automation, per process) the fingerprints it dispatched; a cron feed checks the
+ * clock, claims due occurrences in the store (coalescing overdue ticks into one) and routes late
+ * fires through the `missed` policy.
+ */
+import { createHash } from 'node:crypto';
+import type { ResolvedAutomation } from '../config/types.js';
+import type { Clock } from '../core/clock.js';
+import type { Item, Task } from '../core/types.js';
+import type { Logger } from '../log.js';
+import type { CronState, Store } from '../store/types.js';
+import { decideMissed, dueOccurrence, parseScheduleDate } from '../triggers/cron/schedule.js';
+import type { CronAutomation } from '../triggers/cron/schema.js';
+import type { TriggerSource } from '../triggers/source.js';
+import { Backoff } from './backoff.js';
+import { taskFromItem } from './task.js';
+
+export interface PollContext {
+  store: Store;
+  clock: Clock;
+  log: Logger;
+  /** Items per poll (`batch_size`). */
+  limit: number;
+  /** Look without claiming or recording anything (`run --dry-run`). */
+  preview: boolean;
+  signal?: AbortSignal;
+}
+
+export interface Feed {
+  readonly automation: ResolvedAutomation;
+  /** When this feed wants to be polled next (epoch ms). */
+  nextPollAt: number;
+  /** New tasks (already-dispatched fingerprints left out). */
+  poll(context: PollContext): Promise<Task[]>;
+  /** The task was accepted by the scheduler: never offer it again in this process. */
+  markDispatched(task: Task): void;
+  /** A run of one of this feed's tasks ended. */
+  runFinished(task: Task, context: PollContext): Promise<void>;
+}
+
+export class EventFeed implements Feed {
+  nextPollAt = 0;
+  private readonly seen = new Set<string>();
+  private readonly backoff: Backoff;
+
+  constructor(
+    readonly automation: ResolvedAutomation,
+    private readonly source: TriggerSource,
+    pollIntervalSeconds: number,
+  ) {
+    this.backoff = new Backoff(pollIntervalSeconds);
+  }
+
+  async poll(context: PollContext): Promise<Task[]> {
+    const now = context.clock.now();
+    let items: Item[];
+    try {
+      items = await this.source.discover({
+        limit: context.limit,
+        ...(context.signal ? { signal: context.signal } : {}),
+      });
+    } catch (error) {
+      this.nextPollAt = now + this.backoff.next(false);
+      throw error;
+    }
+    const tasks = items
+      .map((item) => taskFromItem(this.automation, item))
+      .filter((task) => !this.seen.has(task.fingerprint));
+    this.nextPollAt = context.clock.now() + this.backoff.next(tasks.length > 0);
+    return tasks;
+  }
+
+  markDispatched(task: Task): void {
+    this.seen.add(task.fingerprint);
+  }
+
+  async runFinished(): Promise<void> {}
+}
+
+/** Hash of what decides a schedule: a change resets its marks. */
+export function cronConfigHash(automation: ResolvedAutomation): string {
+  const c = automation.config as CronAutomation;
+  return createHash('sha256')
+    .update(
+      JSON.stringify([c.schedule, automation.timezone, String(c.start_date ?? ''), String(c.end_date ?? '')]),
+    )
+    .digest('hex')
+    .slice(0, 16);
+}
+
+export function cronItem(automation: ResolvedAutomation, occurrence: Date, missed: boolean): Item {
+  const c = automation.config as CronAutomation;
+  const epoch = String(Math.floor(occurrence.getTime() / 1000));
+  return {
+    id: epoch,
+    title: automation.id,
+    url: `cron://${automation.id}`,
+    body: '',
+    itemKey: `cron:${epoch}`,
+    scheduledFor: occurrence.toISOString(),
+    missed,
+    fields: {
+      cron_schedule: c.schedule,
+      cron_timezone: automation.timezone,
+      cron_scheduled_for: occurrence.toISOString(),
+      cron_missed: missed,
+    },
+  };
+}
+
+export class CronFeed implements Feed {
+  nextPollAt = 0;
+  private emitted: string | undefined;
+
+  constructor(
+    readonly automation: ResolvedAutomation,
+    private readonly intervalSeconds: number,
+  ) {}
+
+  private window(): { start?: Date; end?: Date } {
+    const c = this.automation.config as CronAutomation;
+    const tz = this.automation.timezone;
+    return {
+      ...(c.start_date === undefined ? {} : { start: parseScheduleDate(c.start_date, tz, 'start') }),
+      ...(c.end_date === undefined ? {} : { end: parseScheduleDate(c.end_date, tz, 'end') }),
+    };
+  }
+
+  private async state(context: PollContext, nowIso: string): Promise<CronState> {
+    const hash = cronConfigHash(this.automation);
+    const existing = await context.store.getCronState(this.automation.id);
+    if (existing && existing.configHash === hash) return existing;
+    const fresh: CronState = {
+      automationId: this.automation.id,
+      createdAt: nowIso,
+      lastScheduledFor: null,
+      pendingScheduledFor: null,
+      lastExecutionAt: existing?.lastExecutionAt ?? null,
+      configHash: hash,
+    };
+    if (!context.preview) await context.store.putCronState(fresh);
+    return fresh;
+  }
+
+  async poll(context: PollContext): Promise<Task[]> {
+    const nowMs = context.clock.now();
+    this.nextPollAt = nowMs + this.intervalSeconds * 1000;
+    const now = new Date(nowMs);
+    const state = await this.state(context, now.toISOString());
+    const c = this.automation.config as CronAutomation;
+    const { start, end } = this.window();
+    const occurrence = dueOccurrence({
+      expr: c.schedule,
+      timezone: this.automation.timezone,
+      ...(start ? { startDate: start } : {}),
+      ...(end ? { endDate: end } : {}),
+      state,
+      now,
+    });
+    if (!occurrence) return [];
+    const claimed = state.pendingScheduledFor !== null;
+    const decision = claimed
+      ? { action: 'run' as const, missed: false, lateMs: 0 }
+      : decideMissed(c.missed, occurrence, now);
+    const task = taskFromItem(this.automation, cronItem(this.automation, occurrence, decision.missed));
+    if (context.preview) return decision.action === 'run' ? [task] : [];
+    if (decision.action === 'skip') {
+      await this.recordSkippedMiss(context, task, decision.lateMs);
+      await context.store.putCronState({
+        ...state,
+        lastScheduledFor: occurrence.toISOString(),
+        pendingScheduledFor: null,
+      });
+      return [];
+    }
+    if (!claimed)
+      await context.store.putCronState({ ...state, pendingScheduledFor: occurrence.toISOString() });
+    if (this.emitted === task.key) return [];
+    return [task];
+  }
+
+  private async recordSkippedMiss(context: PollContext, task: Task, lateMs: number): Promise<void> {
+    const at = new Date(context.clock.now()).toISOString();
+    const run = await context.store.createRun({
+      automationId: this.automation.id,
+      taskKey: task.key,
+      repo: task.identity.repo,
+      taskType: task.identity.taskType,
+      itemId: task.item.id,
+      itemKey: task.item.itemKey,
+      itemTitle: task.item.title,
+      itemUrl: task.item.url,
+      status: 'skipped',
+      reason: `missed: the ${task.item.scheduledFor} fire was noticed ${Math.round(lateMs / 1000)} s late (curupira was stopped or the machine slept); missed = "skip"`,
+      scheduledFor: task.item.scheduledFor ?? null,
+      profile: this.automation.profileName,
+      provider: this.automation.profile.provider,
+    });
+    await context.store.updateRun(run.id, { finishedAt: at });
+    context.log.warn(
+      { automation: this.automation.id, scheduledFor: task.item.scheduledFor, run: run.id },
+      'Skipped a missed scheduled run',
+    );
+  }
+
+  markDispatched(task: Task): void {
+    this.emitted = task.key;
+  }
+
+  async runFinished(task: Task, context: PollContext): Promise<void> {
+    const state = await context.store.getCronState(this.automation.id);
+    if (!state || state.pendingScheduledFor !== task.item.scheduledFor) return;
+    await context.store.putCronState({
+      ...state,
+      lastScheduledFor: state.pendingScheduledFor,
+      pendingScheduledFor: null,
+      lastExecutionAt: new Date(context.clock.now()).toISOString(),
+    });
+    this.emitted = undefined;
+  }
+}

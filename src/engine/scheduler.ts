@@ -1,0 +1,121 @@
+/**
+ * The scheduler's pure core: which task starts next. It holds the bounded queue and what runs, and
+ * decides from limits and exclusivity alone; it performs no I/O and knows no clock. The engine
+ * offers tasks, asks for the next one to start, and reports when a run ends.
+ *
+ * Exclusivity: a task key never runs twice at once; `checkout = "main"` runs never share their
+ * checkout; cron runs of one automation never overlap.
+ */
+import type { Task } from '../core/types.js';
+
+export interface Candidate {
+  task: Task;
+  automationId: string;
+  /** Resources the run holds while it runs; two runs sharing a key never run together. */
+  locks: readonly string[];
+  /** Saved sessions resume before new work. */
+  priority?: 'resume' | 'normal';
+}
+
+export type OfferResult = 'queued' | 'duplicate' | 'full';
+
+export interface SchedulerSnapshot {
+  running: readonly Candidate[];
+  queued: readonly Candidate[];
+}
+
+export function locksFor(
+  task: Task,
+  options: { sharedCheckout?: string; serialAutomation?: boolean },
+): string[] {
+  const locks = [`task:${task.key}`];
+  if (options.sharedCheckout) locks.push(`checkout:${options.sharedCheckout}`);
+  if (options.serialAutomation) locks.push(`automation:${task.identity.automationId}`);
+  return locks;
+}
+
+export class SchedulerCore {
+  private maxActive: number;
+  private maxPending: number;
+  private readonly queue: Candidate[] = [];
+  private readonly running = new Map<string, Candidate>();
+  private readonly held = new Set<string>();
+
+  constructor(limits: { maxActive: number; maxPending: number }) {
+    this.maxActive = limits.maxActive;
+    this.maxPending = limits.maxPending;
+  }
+
+  setLimits(limits: { maxActive: number; maxPending: number }): void {
+    this.maxActive = limits.maxActive;
+    this.maxPending = limits.maxPending;
+  }
+
+  /** Queues a task unless the same task is already queued or running, or the queue is full. */
+  offer(candidate: Candidate): OfferResult {
+    const key = candidate.task.key;
+    if (this.running.has(key) || this.queue.some((c) => c.task.key === key)) return 'duplicate';
+    if (this.queue.length >= this.maxPending) return 'full';
+    if (candidate.priority === 'resume') {
+      const firstNormal = this.queue.findIndex((c) => c.priority !== 'resume');
+      this.queue.splice(firstNormal < 0 ? this.queue.length : firstNormal, 0, candidate);
+    } else {
+      this.queue.push(candidate);
+    }
+    return 'queued';
+  }
+
+  /** Room left in the queue. */
+  get capacity(): number {
+    return Math.max(0, this.maxPending - this.queue.length);
+  }
+
+  /** The next task to start, if a slot is free and one is eligible; it is marked running. */
+  next(): Candidate | undefined {
+    if (this.running.size >= this.maxActive) return undefined;
+    const index = this.queue.findIndex((c) => c.locks.every((lock) => !this.held.has(lock)));
+    if (index < 0) return undefined;
+    const [candidate] = this.queue.splice(index, 1);
+    if (!candidate) return undefined;
+    this.running.set(candidate.task.key, candidate);
+    for (const lock of candidate.locks) this.held.add(lock);
+    return candidate;
+  }
+
+  /** A run ended: frees its slot and locks. */
+  finish(taskKey: string): void {
+    const candidate = this.running.get(taskKey);
+    if (!candidate) return;
+    this.running.delete(taskKey);
+    for (const lock of candidate.locks) this.held.delete(lock);
+  }
+
+  /** Drops queued tasks (all, or those matching); returns them. */
+  clearQueue(predicate: (candidate: Candidate) => boolean = () => true): Candidate[] {
+    const removed: Candidate[] = [];
+    for (let i = this.queue.length - 1; i >= 0; i -= 1) {
+      if (predicate(this.queue[i]!)) removed.unshift(...this.queue.splice(i, 1));
+    }
+    return removed;
+  }
+
+  isBusy(taskKey: string): boolean {
+    return this.running.has(taskKey) || this.queue.some((c) => c.task.key === taskKey);
+  }
+
+  get activeCount(): number {
+    return this.running.size;
+  }
+
+  get queuedCount(): number {
+    return this.queue.length;
+  }
+
+  get idle(): boolean {
+    return this.running.size === 0 && this.queue.length === 0;
+  }
+
+  snapshot(): SchedulerSnapshot {
+    return { running: [...this.running.values()], queued: [...this.queue] };
+  }
+}

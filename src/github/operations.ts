@@ -1,0 +1,206 @@
+/**
+ * Every GraphQL operation curupira sends, as a named constant. A unit test validates each one
+ * against GitHub's public schema, so a misspelt field fails in the suite, not in production.
+ */
+
+const ISSUE_FIELDS = `
+  id
+  number
+  title
+  body
+  url
+  state
+  createdAt
+  author { login }
+  labels(first: 50) { nodes { name } }
+  assignees(first: 20) { nodes { login } }
+  milestone { title }
+  repository { nameWithOwner }
+`;
+
+const PULL_REQUEST_FIELDS = `
+  ${ISSUE_FIELDS}
+  isDraft
+  headRefName
+  baseRefName
+  headRefOid
+  mergeable
+  mergeStateStatus
+  additions
+  deletions
+  changedFiles
+`;
+
+const RATE_LIMIT = 'rateLimit { cost remaining resetAt limit used }';
+
+export const SEARCH_ISSUES = `query CurupiraSearchIssues($query: String!, $first: Int!, $after: String) {
+  search(type: ISSUE, query: $query, first: $first, after: $after) {
+    issueCount
+    pageInfo { hasNextPage endCursor }
+    nodes {
+      __typename
+      ... on Issue {${ISSUE_FIELDS}}
+    }
+  }
+  ${RATE_LIMIT}
+}`;
+
+export const SEARCH_PULL_REQUESTS = `query CurupiraSearchPullRequests($query: String!, $first: Int!, $after: String) {
+  search(type: ISSUE, query: $query, first: $first, after: $after) {
+    issueCount
+    pageInfo { hasNextPage endCursor }
+    nodes {
+      __typename
+      ... on PullRequest {${PULL_REQUEST_FIELDS}}
+    }
+  }
+  ${RATE_LIMIT}
+}`;
+
+/** Only the count: what `doctor` shows per automation, for one point. */
+export const SEARCH_COUNT = `query CurupiraSearchCount($query: String!) {
+  search(type: ISSUE, query: $query, first: 1) { issueCount }
+  ${RATE_LIMIT}
+}`;
+
+const PROJECT_ITEMS_SELECTION = `
+  id
+  title
+  number
+  url
+  items(first: $first, after: $after) {
+    totalCount
+    pageInfo { hasNextPage endCursor }
+    nodes {
+      id
+      type
+      isArchived
+      createdAt
+      fieldValueByName(name: $statusField) {
+        __typename
+        ... on ProjectV2ItemFieldSingleSelectValue { name optionId }
+      }
+      content {
+        __typename
+        ... on Issue {${ISSUE_FIELDS}}
+        ... on PullRequest {${PULL_REQUEST_FIELDS.replace(/\n {2}state\n/, '\n  pullRequestState: state\n')}}
+        ... on DraftIssue { id title body createdAt creator { login } }
+      }
+    }
+  }
+`;
+
+export const ORGANIZATION_PROJECT_ITEMS = `query CurupiraOrganizationProjectItems($owner: String!, $number: Int!, $statusField: String!, $first: Int!, $after: String) {
+  organization(login: $owner) {
+    projectV2(number: $number) {${PROJECT_ITEMS_SELECTION}}
+  }
+  ${RATE_LIMIT}
+}`;
+
+export const USER_PROJECT_ITEMS = `query CurupiraUserProjectItems($owner: String!, $number: Int!, $statusField: String!, $first: Int!, $after: String) {
+  user(login: $owner) {
+    projectV2(number: $number) {${PROJECT_ITEMS_SELECTION}}
+  }
+  ${RATE_LIMIT}
+}`;
+
+export const VIEWER = `query CurupiraViewer {
+  viewer { login }
+  ${RATE_LIMIT}
+}`;
+
+export const OPERATIONS = {
+  SEARCH_ISSUES,
+  SEARCH_PULL_REQUESTS,
+  SEARCH_COUNT,
+  ORGANIZATION_PROJECT_ITEMS,
+  USER_PROJECT_ITEMS,
+  VIEWER,
+} as const;
+
+// ---- Response shapes (what the selections above return) ----
+
+export interface RateLimitNode {
+  cost: number;
+  remaining: number;
+  resetAt: string;
+  limit: number;
+  used: number;
+}
+
+export interface IssueNode {
+  __typename?: 'Issue';
+  id: string;
+  number: number;
+  title: string;
+  body: string | null;
+  url: string;
+  state: string;
+  createdAt: string;
+  author: { login: string } | null;
+  labels: { nodes: { name: string }[] } | null;
+  assignees: { nodes: { login: string }[] } | null;
+  milestone: { title: string } | null;
+  repository: { nameWithOwner: string };
+}
+
+export interface PullRequestNode extends Omit<IssueNode, '__typename'> {
+  __typename?: 'PullRequest';
+  isDraft: boolean;
+  headRefName: string;
+  baseRefName: string;
+  headRefOid: string;
+  mergeable: 'MERGEABLE' | 'CONFLICTING' | 'UNKNOWN';
+  mergeStateStatus: string | null;
+  additions: number;
+  deletions: number;
+  changedFiles: number;
+}
+
+export interface SearchPage<N> {
+  search: {
+    issueCount: number;
+    pageInfo: { hasNextPage: boolean; endCursor: string | null };
+    nodes: (N | { __typename: string } | null)[];
+  };
+  rateLimit: RateLimitNode | null;
+}
+
+export interface DraftIssueNode {
+  __typename: 'DraftIssue';
+  id: string;
+  title: string;
+  body: string;
+  createdAt: string;
+  creator: { login: string } | null;
+}
+
+/** In project items, a pull request's `state` is aliased: Issue.state and PullRequest.state have different types. */
+export type ProjectPullRequestNode = Omit<PullRequestNode, 'state'> & { pullRequestState: string };
+
+export interface ProjectItemNode {
+  id: string;
+  type: string;
+  isArchived: boolean;
+  createdAt: string;
+  fieldValueByName: { __typename: string; name?: string | null; optionId?: string | null } | null;
+  content:
+    | (IssueNode & { __typename: 'Issue' })
+    | (ProjectPullRequestNode & { __typename: 'PullRequest' })
+    | DraftIssueNode
+    | null;
+}
+
+export interface ProjectItemsPage {
+  projectV2: {
+    id: string;
+    title: string;
+    number: number;
+    url: string;
+    items: {
+      totalCount: number;
+      pageInfo: { hasNextPage: boolean; endCursor: string | null };
+      nodes: (ProjectItemNode | null)[];
+    };
+  } | null;
+}

@@ -1,0 +1,50 @@
+/** Follows search cursors in pages of at most 100 until `limit` results or the end. */
+import type { GitHubClient } from './client.js';
+import type { SearchPage } from './operations.js';
+
+export const PAGE_SIZE = 100;
+
+export interface SearchResult<N> {
+  nodes: N[];
+  /** GitHub's total count (may exceed what Search returns: it stops at 1,000). */
+  total: number;
+  pages: number;
+}
+
+export async function searchAll<N extends { __typename?: string }>(
+  client: GitHubClient,
+  operation: string,
+  query: string,
+  typename: string,
+  limit: number,
+  signal?: AbortSignal,
+): Promise<SearchResult<N>> {
+  const nodes: N[] = [];
+  const seen = new Set<unknown>();
+  let after: string | null = null;
+  let total = 0;
+  let pages = 0;
+  while (nodes.length < limit) {
+    signal?.throwIfAborted();
+    const first = Math.min(PAGE_SIZE, limit - nodes.length);
+    const page: { data: SearchPage<N> } = await client.graphql<SearchPage<N>>(operation, {
+      query,
+      first,
+      after,
+    });
+    const data = page.data;
+    pages += 1;
+    total = data.search.issueCount;
+    for (const node of data.search.nodes) {
+      if (!node || node.__typename !== typename) continue;
+      const id = (node as { id?: unknown }).id;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      nodes.push(node as N);
+      if (nodes.length >= limit) break;
+    }
+    if (!data.search.pageInfo.hasNextPage || !data.search.pageInfo.endCursor) break;
+    after = data.search.pageInfo.endCursor;
+  }
+  return { nodes, total, pages };
+}

@@ -1,0 +1,139 @@
+/**
+ * The environment an agent runs with. It is built from named pieces, never inherited wholesale:
+ * a small base every CLI needs (PATH, HOME, locale, terminal, proxies, CA bundles), the variables
+ * the provider itself reads, what the profile passes through or sets, and `PWD` = the worktree.
+ * Variables that would point git at another repository are always dropped, and GitHub tokens only
+ * reach the agent when the profile asks for them.
+ */
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
+
+/** Variables every agent gets when curupira has them. Entries ending in `*` match a prefix. */
+export const BASE_ENV: readonly string[] = [
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'LANG',
+  'LANGUAGE',
+  'LC_*',
+  'SHELL',
+  'TERM',
+  'COLORTERM',
+  'TMPDIR',
+  'TZ',
+  'XDG_CONFIG_HOME',
+  'XDG_DATA_HOME',
+  'XDG_CACHE_HOME',
+  'XDG_STATE_HOME',
+  'XDG_RUNTIME_DIR',
+  'SSH_AUTH_SOCK',
+  'http_proxy',
+  'https_proxy',
+  'no_proxy',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'NO_PROXY',
+  'NODE_EXTRA_CA_CERTS',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+];
+
+/** Variables that make git operate on another repository than the worktree. Never passed. */
+export const GIT_LOCATION_ENV: readonly string[] = [
+  'GIT_DIR',
+  'GIT_WORK_TREE',
+  'GIT_INDEX_FILE',
+  'GIT_COMMON_DIR',
+  'GIT_OBJECT_DIRECTORY',
+  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+  'GIT_NAMESPACE',
+  'GIT_PREFIX',
+];
+
+/** GitHub credentials: passed only when the profile sets `github_token = true`. */
+export const GITHUB_TOKEN_ENV: readonly string[] = [
+  'GH_TOKEN',
+  'GITHUB_TOKEN',
+  'GH_ENTERPRISE_TOKEN',
+  'GITHUB_ENTERPRISE_TOKEN',
+];
+
+export interface BuildAgentEnvOptions {
+  /** Curupira's own environment, the only place values are copied from. */
+  source: NodeJS.ProcessEnv;
+  /** The provider's own variables (`AgentDriver.envAllowlist`): names, or prefixes ending in `*`. */
+  providerAllowlist: readonly string[];
+  /** The profile's `env` table: set as given. */
+  extra?: Readonly<Record<string, string>>;
+  /** The profile's `pass_env`: names or prefixes copied from `source`. */
+  passEnv?: readonly string[];
+  /** The GitHub token, when the profile asks for it: set as GH_TOKEN and GITHUB_TOKEN. */
+  githubToken?: string;
+  /** Variables the driver needs for this invocation (`AgentInvocation.env`), set last. */
+  invocationEnv?: Readonly<Record<string, string>>;
+  /** The agent's working directory; becomes `PWD`. */
+  cwd: string;
+}
+
+/** True when `name` is one of `patterns` (exact names, or prefixes written `PREFIX*`). */
+export function matchesEnvPattern(name: string, patterns: readonly string[]): boolean {
+  for (const pattern of patterns) {
+    if (pattern.endsWith('*')) {
+      if (name.startsWith(pattern.slice(0, -1))) return true;
+    } else if (name === pattern) {
+      return true;
+    }
+  }
+  return false;
+}
+
+export function buildAgentEnv(options: BuildAgentEnvOptions): Record<string, string> {
+  const allowed = [...BASE_ENV, ...options.providerAllowlist, ...(options.passEnv ?? [])];
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(options.source)) {
+    if (value === undefined) continue;
+    if (matchesEnvPattern(name, allowed)) env[name] = value;
+  }
+  Object.assign(env, options.extra ?? {});
+  Object.assign(env, options.invocationEnv ?? {});
+
+  for (const name of GIT_LOCATION_ENV) delete env[name];
+  if (options.githubToken) {
+    env.GH_TOKEN = options.githubToken;
+    env.GITHUB_TOKEN = options.githubToken;
+  } else {
+    for (const name of GITHUB_TOKEN_ENV) delete env[name];
+  }
+  env.PWD = options.cwd;
+  return env;
+}
+
+function isExecutableFile(path: string): boolean {
+  try {
+    if (!statSync(path).isFile()) return false;
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Resolves an executable the way a shell would, but against the PATH given rather than ours.
+ * A name containing `/` is a path (relative ones are taken from `cwd`). Empty PATH entries are
+ * ignored rather than meaning "the current directory". Returns an absolute path, or undefined.
+ */
+export function findExecutable(name: string, path: string | undefined, cwd?: string): string | undefined {
+  if (name === '') return undefined;
+  if (name.includes('/')) {
+    const full = isAbsolute(name) ? name : resolve(cwd ?? process.cwd(), name);
+    return isExecutableFile(full) ? full : undefined;
+  }
+  for (const dir of (path ?? '').split(delimiter)) {
+    if (dir === '' || !isAbsolute(dir)) continue;
+    const candidate = join(dir, name);
+    if (isExecutableFile(candidate)) return candidate;
+  }
+  return undefined;
+}

@@ -1,0 +1,76 @@
+/**
+ * Process-group signalling. An agent is started as the leader of its own group, so everything it
+ * starts (shells, test runners, dev servers) can be found and stopped together.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { setTimeout as delay } from 'node:timers/promises';
+
+const POLL_MS = 25;
+
+/** Sends `signal` to every process in the group; false when the group no longer exists. */
+/** `signal` 0 only checks that the group exists. */
+export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Pids of the group's members that are still running. Zombies are not counted: they have already
+ * exited and only wait for a parent to reap them (some container inits never do). Linux only;
+ * elsewhere undefined.
+ */
+export function listGroupMembers(pgid: number): number[] | undefined {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return undefined;
+  }
+  const members: number[] = [];
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    // "pid (comm) state ppid pgrp …": comm may contain spaces and parentheses.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[2]) === pgid && fields[0] !== 'Z') members.push(Number(entry));
+  }
+  return members;
+}
+
+/** True while any process of the group is still running. */
+export function groupAlive(pgid: number): boolean {
+  if (!signalGroup(pgid, 0)) return false;
+  const members = listGroupMembers(pgid);
+  return members === undefined ? true : members.length > 0;
+}
+
+async function waitGroupGone(pgid: number, ms: number): Promise<boolean> {
+  const deadline = performance.now() + ms;
+  for (;;) {
+    if (!groupAlive(pgid)) return true;
+    if (performance.now() >= deadline) return false;
+    await delay(POLL_MS);
+  }
+}
+
+/**
+ * Stops the whole group: SIGTERM, then SIGKILL for whatever is still running after `graceMs`.
+ * Resolves once nothing of the group runs any more (or shortly after SIGKILL if the system keeps
+ * reporting it).
+ */
+export async function terminateGroup(pgid: number, graceMs: number): Promise<void> {
+  if (!groupAlive(pgid)) return;
+  signalGroup(pgid, 'SIGTERM');
+  if (await waitGroupGone(pgid, graceMs)) return;
+  signalGroup(pgid, 'SIGKILL');
+  await waitGroupGone(pgid, 2_000);
+}

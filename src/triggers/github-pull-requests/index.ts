@@ -1,0 +1,80 @@
+import type { Item } from '../../core/types.js';
+import { type PullRequestNode, SEARCH_PULL_REQUESTS } from '../../github/operations.js';
+import { searchAll } from '../../github/search.js';
+import type { SourceFactory } from '../source.js';
+import { type GitHubPullRequestsAutomation, pullRequestSearchQuery } from './schema.js';
+
+/**
+ * A pull request as prompt fields. Mergeability and merge state change on their own (when the base
+ * branch moves, when checks finish), so they are prompt fields but not part of the fingerprint.
+ */
+export function pullRequestItem(
+  node: Omit<PullRequestNode, 'state'> & { state?: string; pullRequestState?: string },
+): Item {
+  const number = String(node.number);
+  const state = (node.pullRequestState ?? node.state ?? '').toLowerCase();
+  return {
+    id: number,
+    title: node.title,
+    url: node.url,
+    body: node.body ?? '',
+    itemKey: `pr:${number}`,
+    fields: {
+      pull_request_number: number,
+      pull_request_title: node.title,
+      pull_request_body: node.body ?? '',
+      pull_request_url: node.url,
+      pull_request_state: state,
+      pull_request_author: node.author?.login ?? null,
+      pull_request_labels: (node.labels?.nodes ?? []).map((l) => l.name),
+      pull_request_assignees: (node.assignees?.nodes ?? []).map((a) => a.login),
+      pull_request_milestone: node.milestone?.title ?? null,
+      pull_request_created_at: node.createdAt,
+      pull_request_is_draft: node.isDraft,
+      pull_request_head_ref: node.headRefName,
+      pull_request_base_ref: node.baseRefName,
+      pull_request_head_sha: node.headRefOid,
+      pull_request_additions: node.additions,
+      pull_request_deletions: node.deletions,
+      pull_request_changed_files: node.changedFiles,
+    },
+    volatile: {
+      pull_request_mergeable: node.mergeable,
+      pull_request_merge_state_status: node.mergeStateStatus,
+    },
+  };
+}
+
+/** The post-filters `mergeable` and `merge_state`, applied after the search. */
+export function passesPostFilters(
+  node: Pick<PullRequestNode, 'mergeable' | 'mergeStateStatus'>,
+  config: GitHubPullRequestsAutomation,
+): boolean {
+  if (config.mergeable !== undefined && node.mergeable !== (config.mergeable ? 'MERGEABLE' : 'CONFLICTING'))
+    return false;
+  if (
+    config.merge_state.length > 0 &&
+    !config.merge_state.includes(node.mergeStateStatus as (typeof config.merge_state)[number])
+  ) {
+    return false;
+  }
+  return true;
+}
+
+export const createGitHubPullRequestsSource: SourceFactory = (automation, context) => {
+  const config = automation.config as GitHubPullRequestsAutomation;
+  const query = pullRequestSearchQuery(config);
+  return {
+    async discover({ limit, signal }) {
+      const result = await searchAll<PullRequestNode>(
+        context.github(),
+        SEARCH_PULL_REQUESTS,
+        query,
+        'PullRequest',
+        limit,
+        signal,
+      );
+      return result.nodes.filter((node) => passesPostFilters(node, config)).map(pullRequestItem);
+    },
+  };
+};

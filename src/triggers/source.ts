@@ -1,0 +1,25 @@
+/** How the engine asks an event trigger for work. Cron and chains are driven by the engine itself. */
+import type { ResolvedAutomation } from '../config/types.js';
+import type { Clock } from '../core/clock.js';
+import type { Item } from '../core/types.js';
+import type { GitHubClient } from '../github/client.js';
+import type { Logger } from '../log.js';
+
+export interface DiscoverRequest {
+  /** Items wanted at most (`batch_size`). */
+  limit: number;
+  signal?: AbortSignal;
+}
+
+export interface TriggerSource {
+  discover(request: DiscoverRequest): Promise<Item[]>;
+}
+
+export interface SourceContext {
+  /** The GitHub client, created on first use (cron-only settings never need a token). */
+  github(): GitHubClient;
+  clock: Clock;
+  log: Logger;
+}
+
+export type SourceFactory = (automation: ResolvedAutomation, context: SourceContext) => TriggerSource;
