@@ -8,6 +8,7 @@ import { ConfigError, CurupiraError, errorMessage, UsageError } from '../core/er
 import { EXIT } from './exit-codes.js';
 import type { CliIo } from './io.js';
 import { writeLine } from './io.js';
+import { registerRun } from './run.js';
 import { registerSchema } from './schema.js';
 import { registerValidate } from './validate.js';
 import { packageVersion } from './version.js';
@@ -50,6 +51,7 @@ export function createProgram(io: CliIo): Command {
   };
   registerValidate(program, io, globals);
   registerSchema(program, io);
+  registerRun(program, io, globals);
   for (const register of extraCommands) register(program, io, globals);
   for (const command of program.commands) {
     command

@@ -2,7 +2,7 @@
  * Process-group signalling. An agent is started as the leader of its own group, so everything it
  * starts (shells, test runners, dev servers) can be found and stopped together.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 
 const POLL_MS = 25;
@@ -73,4 +73,19 @@ export async function terminateGroup(pgid: number, graceMs: number): Promise<voi
   if (await waitGroupGone(pgid, graceMs)) return;
   signalGroup(pgid, 'SIGKILL');
   await waitGroupGone(pgid, 2_000);
+}
+
+/**
+ * True when `pid` still runs with its working directory inside `folder`: how a restart recognises
+ * an agent left behind by a curupira process that died, without trusting a pid that the system may
+ * have handed to an unrelated program since. Linux only (reads /proc); false elsewhere.
+ */
+export function processWorksIn(pid: number, folder: string): boolean {
+  try {
+    const cwd = readlinkSync(`/proc/${pid}/cwd`);
+    const base = realpathSync(folder);
+    return cwd === base || cwd.startsWith(`${base}/`);
+  } catch {
+    return false;
+  }
 }

@@ -1,0 +1,182 @@
+import { statSync } from 'node:fs';
+import type { Command } from 'commander';
+import { loadSettings } from '../config/load.js';
+import type { Settings } from '../config/types.js';
+import { systemClock } from '../core/clock.js';
+import { type ConfigError, UsageError } from '../core/errors.js';
+import type { RunRecord } from '../core/types.js';
+import { runEngine } from '../engine/engine.js';
+import { transcriptsDir } from '../engine/paths.js';
+import { previewFirstTask } from '../engine/preview.js';
+import { silentLogger } from '../log.js';
+import { acquireStateLock, openStore } from '../store/index.js';
+import { EXIT } from './exit-codes.js';
+import { type CliIo, writeLine } from './io.js';
+import type { GlobalOptions } from './program.js';
+import { setExitCode } from './program.js';
+import { engineLogger, githubAccess } from './runtime.js';
+import { StatusLine } from './status-line.js';
+
+interface RunOptions {
+  watch?: boolean;
+  dryRun?: boolean;
+  size?: string;
+  logFormat?: 'text' | 'json';
+}
+
+export function parseSize(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || Number(value) < 1) {
+    throw new UsageError(`--size must be a positive integer, got '${value}'`);
+  }
+  return Number(value);
+}
+
+function checkCombination(options: RunOptions): void {
+  if (options.dryRun && options.watch) throw new UsageError('--dry-run cannot be combined with --watch');
+  if (options.dryRun && options.size !== undefined)
+    throw new UsageError('--dry-run cannot be combined with --size');
+}
+
+export function summarizeRuns(runs: readonly RunRecord[]): string[] {
+  if (runs.length === 0) return ['No matching task is currently available.'];
+  const counts = new Map<string, number>();
+  for (const run of runs) counts.set(run.status, (counts.get(run.status) ?? 0) + 1);
+  const lines = [
+    `${runs.length} run${runs.length === 1 ? '' : 's'}: ${[...counts].map(([s, n]) => `${n} ${s.replace('_', ' ')}`).join(', ')}`,
+  ];
+  for (const run of runs) {
+    let line = `  ${run.status.padEnd(9)} ${run.automationId} ${run.repo}#${run.itemId} ${JSON.stringify(run.itemTitle)} (${run.id})`;
+    if (run.worktreeKept && run.worktreePath) {
+      line += `\n            kept worktree ${run.worktreePath} on ${run.branch} (${run.commits} unpushed commit${run.commits === 1 ? '' : 's'})`;
+    }
+    if (run.reason && run.status !== 'succeeded') line += `\n            ${run.reason}`;
+    lines.push(line);
+  }
+  return lines;
+}
+
+async function dryRun(settings: Settings, io: CliIo): Promise<void> {
+  const log = silentLogger();
+  const access = githubAccess(settings, io.env, log);
+  const store = await openStore(settings.execution.state_db_path, { readonly: true });
+  try {
+    const found = await previewFirstTask(settings, { github: access.client, clock: systemClock, log, store });
+    if (!found) {
+      writeLine(io.stdout, 'No matching task is currently available.');
+      return;
+    }
+    const { automation, task } = found;
+    writeLine(
+      io.stdout,
+      `Selected ${automation.id}: ${task.identity.repo}#${task.item.id}: ${task.item.title}`,
+    );
+    writeLine(io.stdout, task.item.url);
+    writeLine(io.stdout, 'Dry run: no task was reserved or executed.');
+  } finally {
+    await store.close();
+  }
+}
+
+export function registerRun(program: Command, io: CliIo, globals: () => GlobalOptions): void {
+  program
+    .command('run')
+    .description('Run agents on the tasks available now (or keep watching with --watch).')
+    .option('--watch', 'keep polling until stopped (Ctrl+C); reloads the settings file when it changes')
+    .option('--size <n>', 'start at most N runs, then finish them and exit')
+    .option('--dry-run', 'show the first task that would run, without reserving or running anything')
+    .option('--log-format <format>', 'text or json log lines', 'text')
+    .action(async (options: RunOptions) => {
+      checkCombination(options);
+      const size = parseSize(options.size);
+      if (options.logFormat !== 'text' && options.logFormat !== 'json') {
+        throw new UsageError(`--log-format must be text or json, got '${options.logFormat}'`);
+      }
+      const file = globals().config;
+      const { settings, warnings } = loadSettings(file);
+      for (const warning of warnings) writeLine(io.stderr, `warning: ${warning}`);
+      if (options.dryRun) {
+        await dryRun(settings, io);
+        return;
+      }
+      const lock = await acquireStateLock(settings.execution.state_db_path);
+      const store = await openStore(settings.execution.state_db_path);
+      const status = io.stderr.isTTY && options.logFormat === 'text' ? new StatusLine(io.stderr) : undefined;
+      const log = engineLogger({
+        settings,
+        console: status
+          ? ({ write: (text: string) => status.write(text) } as NodeJS.WritableStream)
+          : io.stderr,
+        format: options.logFormat,
+      });
+      const access = githubAccess(settings, io.env, log);
+      const stop = new AbortController();
+      let interrupted = false;
+      let signals = 0;
+      const onSignal = (signal: NodeJS.Signals): void => {
+        signals += 1;
+        if (signal === 'SIGINT') interrupted = true;
+        if (signals === 1) {
+          log.warn(
+            { signal },
+            'Stopping: no new runs; running agents are stopped and their sessions kept for resume',
+          );
+          stop.abort();
+        } else {
+          log.warn({ signal }, 'Stopping now');
+          process.exit(interrupted ? EXIT.interrupted : EXIT.failure);
+        }
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      let mtime = fileMtime(file);
+      try {
+        const result = await runEngine({
+          settings,
+          mode: options.watch ? 'watch' : 'drain',
+          ...(size === undefined ? {} : { size }),
+          store,
+          clock: systemClock,
+          log,
+          env: io.env,
+          github: access.client,
+          tokens: access.tokens,
+          transcriptsDir: transcriptsDir(settings),
+          stopSignal: stop.signal,
+          ...(options.watch
+            ? {
+                reload: (): Settings | ConfigError | undefined => {
+                  const current = fileMtime(file);
+                  if (current === mtime) return undefined;
+                  mtime = current;
+                  try {
+                    return loadSettings(file).settings;
+                  } catch (error) {
+                    return error as ConfigError;
+                  }
+                },
+              }
+            : {}),
+          ...(status ? { onStatus: (s) => status.update(s) } : {}),
+        });
+        status?.close();
+        for (const line of summarizeRuns(result.runs)) writeLine(io.stdout, line);
+        const failed = result.runs.some((r) => r.status === 'failed' || r.status === 'timed_out');
+        setExitCode(interrupted ? EXIT.interrupted : failed ? EXIT.failure : EXIT.ok);
+      } finally {
+        status?.close();
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+        await store.close();
+        lock.release();
+      }
+    });
+}
+
+function fileMtime(file: string): number | undefined {
+  try {
+    return statSync(file).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * The live status on a terminal: one line, redrawn in place, saying what runs and for how long,
+ * what is queued and when the next poll is. Log lines print above it.
+ */
+import type { EngineStatus } from '../engine/engine.js';
+
+export function formatDuration(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
+}
+
+export function renderStatus(status: EngineStatus, now: number, width = 120): string {
+  const parts = [`${status.running.length}/${status.maxActive} running`];
+  for (const run of status.running.slice(0, 3)) {
+    parts.push(
+      `${run.automationId} ${run.repo}#${run.itemId} ${run.status === 'running' ? formatDuration(now - run.startedAt) : run.status}`,
+    );
+  }
+  if (status.running.length > 3) parts.push(`+${status.running.length - 3} more`);
+  if (status.queued > 0) parts.push(`${status.queued} queued`);
+  if (status.stopping) parts.push('stopping…');
+  else if (status.nextPollAt !== undefined && status.running.length === 0)
+    parts.push(`next poll in ${formatDuration(status.nextPollAt - now)}`);
+  const line = parts.join(' · ');
+  return line.length > width ? `${line.slice(0, width - 1)}…` : line;
+}
+
+export class StatusLine {
+  private status: EngineStatus | undefined;
+  private shown = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly stream: NodeJS.WritableStream & { columns?: number },
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  update(status: EngineStatus): void {
+    this.status = status;
+    this.draw();
+    if (!this.timer) {
+      this.timer = setInterval(() => this.draw(), 1000);
+      this.timer.unref();
+    }
+  }
+
+  private draw(): void {
+    if (!this.status) return;
+    this.stream.write(`\r${renderStatus(this.status, this.now(), (this.stream.columns ?? 120) - 1)}\x1b[K`);
+    this.shown = true;
+  }
+
+  /** Prints a line above the status line. */
+  write(text: string): void {
+    if (this.shown) this.stream.write('\r\x1b[K');
+    this.stream.write(text);
+    if (this.shown) this.draw();
+  }
+
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+    if (this.shown) this.stream.write('\r\x1b[K');
+    this.shown = false;
+  }
+}

@@ -1,0 +1,419 @@
+/**
+ * The engine: feeds → scheduler core → executor, in two modes. `drain` runs what is available now
+ * and returns; `watch` polls until stopped, reloading the settings file when it changes. On start
+ * it stops agents a dead curupira left behind, closes their runs, and resumes saved sessions first.
+ */
+import type { ResolvedAutomation, Settings } from '../config/types.js';
+import type { Clock } from '../core/clock.js';
+import { ConfigError, errorMessage } from '../core/errors.js';
+import { isTerminal, type RunRecord, type Task } from '../core/types.js';
+import type { GitHubClient } from '../github/client.js';
+import type { TokenSource } from '../github/token.js';
+import type { Logger } from '../log.js';
+import { processWorksIn, terminateGroup } from '../process/process-group.js';
+import type { SessionRecord, Store } from '../store/types.js';
+import { sourceFactory } from '../triggers/registry.js';
+import { executeTask } from './executor.js';
+import { CronFeed, EventFeed, type Feed, type PollContext } from './feed.js';
+import { locksFor, SchedulerCore } from './scheduler.js';
+import { Wakeup } from './wakeup.js';
+
+export interface RunningTask {
+  automationId: string;
+  repo: string;
+  itemId: string;
+  title: string;
+  runId?: string;
+  status: string;
+  startedAt: number;
+}
+
+export interface EngineStatus {
+  mode: 'drain' | 'watch';
+  running: RunningTask[];
+  queued: number;
+  maxActive: number;
+  /** Epoch ms of the next poll, in watch mode. */
+  nextPollAt?: number;
+  stopping: boolean;
+}
+
+export interface EngineOptions {
+  settings: Settings;
+  mode: 'drain' | 'watch';
+  /** Start at most this many runs, then finish them and return. */
+  size?: number;
+  store: Store;
+  clock: Clock;
+  log: Logger;
+  /** curupira's own environment (agent variables are copied from it, never wholesale). */
+  env: NodeJS.ProcessEnv;
+  /** The GitHub client, created on first use. */
+  github(): GitHubClient;
+  tokens?: TokenSource;
+  transcriptsDir: string;
+  /** Aborting asks for a graceful stop: no new runs; running agents are stopped and their sessions kept. */
+  stopSignal: AbortSignal;
+  /** Watch mode: re-reads the settings file when it changed; returns undefined when it did not. */
+  reload?: () => Settings | ConfigError | undefined;
+  /** How often the settings file is checked for changes in watch mode (ms, default 1000). */
+  reloadIntervalMs?: number;
+  killGraceMs?: number;
+  onStatus?(status: EngineStatus): void;
+  onRun?(run: RunRecord): void;
+}
+
+export interface EngineResult {
+  /** Every run this engine started, in start order, with its final state. */
+  runs: RunRecord[];
+  stoppedEarly: boolean;
+}
+
+interface Pending {
+  automation: ResolvedAutomation;
+  resume?: SessionRecord;
+}
+
+export class Engine {
+  private settings: Settings;
+  private readonly core: SchedulerCore;
+  private feeds: Feed[] = [];
+  private readonly pending = new Map<string, Pending>();
+  private readonly running = new Map<
+    string,
+    { task: Task; automation: ResolvedAutomation; info: RunningTask; done: Promise<void> }
+  >();
+  private readonly runs: RunRecord[] = [];
+  private started = 0;
+  private readonly wakeup = new Wakeup();
+  private readonly runAbort = new AbortController();
+  private lastReloadCheck = 0;
+
+  constructor(private readonly options: EngineOptions) {
+    this.settings = options.settings;
+    this.core = new SchedulerCore(this.limits());
+    this.feeds = this.buildFeeds(options.settings, []);
+    options.stopSignal.addEventListener('abort', () => this.wakeup.wake(), { once: true });
+  }
+
+  private limits(): { maxActive: number; maxPending: number } {
+    return {
+      maxActive: this.settings.execution.max_active_tasks,
+      maxPending: this.settings.execution.max_pending_tasks,
+    };
+  }
+
+  private get stopping(): boolean {
+    return this.options.stopSignal.aborted;
+  }
+
+  private get sizeReached(): boolean {
+    return this.options.size !== undefined && this.started >= this.options.size;
+  }
+
+  private buildFeeds(settings: Settings, previous: readonly Feed[]): Feed[] {
+    const { log, clock } = this.options;
+    return settings.automations.map((automation) => {
+      const old = previous.find((f) => f.automation.id === automation.id);
+      if (old && sameAutomation(old.automation, automation)) return old;
+      if (automation.triggerType === 'cron')
+        return new CronFeed(automation, settings.execution.polling.cron_poll_interval_seconds);
+      const factory = sourceFactory(automation.triggerType);
+      if (!factory) throw new Error(`no source for trigger type ${automation.triggerType}`);
+      const source = factory(automation, { github: this.options.github, clock, log });
+      return new EventFeed(automation, source, settings.execution.polling.poll_interval_seconds);
+    });
+  }
+
+  private pollContext(): PollContext {
+    return {
+      store: this.options.store,
+      clock: this.options.clock,
+      log: this.options.log,
+      limit: this.settings.execution.polling.batch_size,
+      preview: false,
+      signal: this.options.stopSignal,
+    };
+  }
+
+  private emitStatus(nextPollAt?: number): void {
+    this.options.onStatus?.({
+      mode: this.options.mode,
+      running: [...this.running.values()].map((r) => r.info),
+      queued: this.core.queuedCount,
+      maxActive: this.settings.execution.max_active_tasks,
+      ...(nextPollAt === undefined ? {} : { nextPollAt }),
+      stopping: this.stopping,
+    });
+  }
+
+  /** Stops agents a dead curupira process left running, and closes their runs. */
+  private async recover(): Promise<void> {
+    const { store, log, clock } = this.options;
+    for (const run of await store.listUnfinishedRuns()) {
+      if (run.agentPid && run.worktreePath && processWorksIn(run.agentPid, run.worktreePath)) {
+        log.warn(
+          { automation: run.automationId, run: run.id, pid: run.agentPid },
+          'Stopping an agent left running by a previous curupira process',
+        );
+        await terminateGroup(run.agentPid, this.options.killGraceMs ?? 10_000);
+      }
+      await store.updateRun(run.id, {
+        status: 'cancelled',
+        reason:
+          'interrupted: curupira stopped (crash, kill or reboot) while this run was in progress; a saved session resumes in a new run',
+        finishedAt: new Date(clock.now()).toISOString(),
+        agentPid: null,
+      });
+    }
+  }
+
+  /** Saved sessions go first, with their original tasks. */
+  private async resumeSessions(): Promise<void> {
+    const { store, log } = this.options;
+    for (const session of await store.listSessions()) {
+      const automation = this.settings.automations.find((a) => a.id === session.automationId);
+      if (!automation) {
+        log.info(
+          { automation: session.automationId, session: session.sessionId },
+          'A saved session belongs to an automation that is no longer configured; keeping it',
+        );
+        continue;
+      }
+      this.offer(automation, session.task, session);
+    }
+  }
+
+  private offer(
+    automation: ResolvedAutomation,
+    task: Task,
+    resume?: SessionRecord,
+  ): 'queued' | 'duplicate' | 'full' {
+    const result = this.core.offer({
+      task,
+      automationId: automation.id,
+      locks: locksFor(task, {
+        ...(automation.config.checkout === 'main'
+          ? { sharedCheckout: automation.repository.checkoutPath }
+          : {}),
+        serialAutomation: automation.triggerType === 'cron',
+      }),
+      priority: resume ? 'resume' : 'normal',
+    });
+    if (result === 'queued') this.pending.set(task.key, { automation, ...(resume ? { resume } : {}) });
+    if (result !== 'full') this.feeds.find((f) => f.automation.id === automation.id)?.markDispatched(task);
+    return result;
+  }
+
+  private async pollFeed(feed: Feed): Promise<number> {
+    let tasks: Task[];
+    try {
+      tasks = await feed.poll(this.pollContext());
+    } catch (error) {
+      if (this.stopping) return 0;
+      this.options.log.warn(
+        { automation: feed.automation.id, error: errorMessage(error) },
+        `Discovery failed for ${feed.automation.id}`,
+      );
+      return 0;
+    }
+    let offered = 0;
+    for (const task of tasks) {
+      const result = this.offer(feed.automation, task);
+      if (result === 'queued') offered += 1;
+      if (result === 'full') break;
+    }
+    return offered;
+  }
+
+  private dispatch(): void {
+    while (!this.stopping && !this.sizeReached) {
+      const candidate = this.core.next();
+      if (!candidate) return;
+      const pending = this.pending.get(candidate.task.key);
+      this.pending.delete(candidate.task.key);
+      if (!pending) {
+        this.core.finish(candidate.task.key);
+        continue;
+      }
+      this.start(candidate.task, pending);
+    }
+  }
+
+  private start(task: Task, pending: Pending): void {
+    const { automation } = pending;
+    this.started += 1;
+    const info: RunningTask = {
+      automationId: automation.id,
+      repo: task.identity.repo,
+      itemId: task.item.id,
+      title: task.item.title,
+      status: 'preparing',
+      startedAt: this.options.clock.now(),
+    };
+    const feed = this.feeds.find((f) => f.automation.id === automation.id);
+    const done = executeTask(
+      {
+        execution: this.settings.execution,
+        store: this.options.store,
+        clock: this.options.clock,
+        log: this.options.log,
+        env: this.options.env,
+        ...(this.options.tokens ? { tokens: this.options.tokens } : {}),
+        transcriptsDir: this.options.transcriptsDir,
+        ...(this.options.killGraceMs === undefined ? {} : { killGraceMs: this.options.killGraceMs }),
+        onUpdate: (run) => {
+          info.runId = run.id;
+          info.status = run.status;
+          if (!isTerminal(run.status)) this.emitStatus();
+        },
+      },
+      {
+        automation,
+        task,
+        signal: this.runAbort.signal,
+        ...(pending.resume ? { resume: pending.resume } : {}),
+      },
+    )
+      .then((run) => {
+        this.runs.push(run);
+        this.options.onRun?.(run);
+      })
+      .catch((error: unknown) => {
+        this.options.log.error(
+          { automation: automation.id, id: task.item.id, error: errorMessage(error) },
+          'Run could not be recorded',
+        );
+      })
+      .then(() => feed?.runFinished(task, this.pollContext()))
+      .catch((error: unknown) => {
+        this.options.log.error(
+          { automation: automation.id, error: errorMessage(error) },
+          'Could not update the schedule state',
+        );
+      })
+      .finally(() => {
+        this.running.delete(task.key);
+        this.core.finish(task.key);
+        this.wakeup.wake();
+      });
+    this.running.set(task.key, { task, automation, info, done });
+    this.emitStatus();
+  }
+
+  private async waitForRunning(): Promise<void> {
+    while (this.running.size > 0) {
+      await Promise.race([...this.running.values()].map((r) => r.done));
+      if (!this.stopping) this.dispatch();
+    }
+  }
+
+  private async shutdown(): Promise<void> {
+    if (this.running.size > 0) {
+      this.options.log.warn(
+        { running: this.running.size },
+        'Stopping: ending running agents; their sessions resume on the next start',
+      );
+      this.runAbort.abort();
+    }
+    this.emitStatus();
+    await this.waitForRunning();
+  }
+
+  async run(): Promise<EngineResult> {
+    await this.recover();
+    await this.resumeSessions();
+    if (this.options.mode === 'drain') await this.drain();
+    else await this.watch();
+    if (this.stopping) await this.shutdown();
+    else await this.waitForRunning();
+    this.core.clearQueue();
+    return { runs: this.runs, stoppedEarly: this.stopping };
+  }
+
+  private async drain(): Promise<void> {
+    this.dispatch();
+    for (;;) {
+      let offered = 0;
+      for (const feed of this.feeds) {
+        if (this.stopping || this.sizeReached || this.core.capacity === 0) break;
+        offered += await this.pollFeed(feed);
+        this.dispatch();
+      }
+      if (this.stopping) return;
+      while (this.running.size > 0 || (this.core.queuedCount > 0 && !this.sizeReached)) {
+        this.dispatch();
+        if (this.running.size === 0) break;
+        await this.wakeup.wait(60_000, this.options.clock);
+        if (this.stopping) return;
+      }
+      if (offered === 0 || this.sizeReached) return;
+    }
+  }
+
+  private async watch(): Promise<void> {
+    const { clock } = this.options;
+    const reloadEvery = this.options.reloadIntervalMs ?? 1000;
+    while (!this.stopping && !this.sizeReached) {
+      this.maybeReload();
+      for (const feed of this.feeds) {
+        if (this.stopping || this.sizeReached) break;
+        if (feed.nextPollAt > clock.now() || this.core.capacity === 0) continue;
+        await this.pollFeed(feed);
+        this.dispatch();
+      }
+      this.dispatch();
+      if (this.stopping || this.sizeReached) break;
+      const nextPoll = Math.min(...this.feeds.map((f) => f.nextPollAt), Number.POSITIVE_INFINITY);
+      this.emitStatus(Number.isFinite(nextPoll) ? nextPoll : undefined);
+      const until = Math.min(
+        nextPoll,
+        this.options.reload ? clock.now() + reloadEvery : Number.POSITIVE_INFINITY,
+      );
+      await this.wakeup.wait(Number.isFinite(until) ? until - clock.now() : 60_000, clock);
+    }
+  }
+
+  private maybeReload(): void {
+    const { reload, clock, log } = this.options;
+    if (!reload) return;
+    const now = clock.now();
+    if (now - this.lastReloadCheck < (this.options.reloadIntervalMs ?? 1000)) return;
+    this.lastReloadCheck = now;
+    const next = reload();
+    if (next === undefined) return;
+    if (next instanceof ConfigError) {
+      log.warn({ error: next.message }, 'Configuration reload failed; keeping the last good configuration');
+      return;
+    }
+    const removed = this.settings.automations
+      .filter((a) => !next.automations.some((b) => b.id === a.id))
+      .map((a) => a.id);
+    const changed = next.automations.filter((a) => {
+      const old = this.settings.automations.find((b) => b.id === a.id);
+      return !old || !sameAutomation(old, a);
+    });
+    this.settings = next;
+    this.core.setLimits(this.limits());
+    this.feeds = this.buildFeeds(next, this.feeds);
+    const dropped = this.core.clearQueue(
+      (c) => removed.includes(c.automationId) || changed.some((a) => a.id === c.automationId),
+    );
+    for (const candidate of dropped) this.pending.delete(candidate.task.key);
+    log.info(
+      { automations: next.automations.length, changed: changed.map((a) => a.id), removed },
+      'Configuration reloaded',
+    );
+  }
+}
+
+function sameAutomation(a: ResolvedAutomation, b: ResolvedAutomation): boolean {
+  return (
+    JSON.stringify([a.config, a.profile, a.repository, a.timezone]) ===
+    JSON.stringify([b.config, b.profile, b.repository, b.timezone])
+  );
+}
+
+export async function runEngine(options: EngineOptions): Promise<EngineResult> {
+  return new Engine(options).run();
+}

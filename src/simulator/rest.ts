@@ -1,0 +1,440 @@
+/**
+ * The REST endpoints curupira needs, with GitHub's snake_case JSON:
+ *
+ *   GET    /user                                      the token's user
+ *   GET    /rate_limit                                budgets (free, like GitHub's)
+ *   GET    /repos/{o}/{r}                             repository
+ *   GET    /repos/{o}/{r}/labels                      repository labels
+ *   GET    /repos/{o}/{r}/issues/{n}                  issue (or pull request, as an issue)
+ *   PATCH  /repos/{o}/{r}/issues/{n}                  title, body, state, state_reason, labels, assignees, milestone
+ *   GET    /repos/{o}/{r}/issues/{n}/comments         comments (per_page, page, Link header)
+ *   POST   /repos/{o}/{r}/issues/{n}/comments         { body } → 201
+ *   GET    /repos/{o}/{r}/issues/{n}/labels           labels
+ *   POST   /repos/{o}/{r}/issues/{n}/labels           { labels: [...] } adds (creating missing labels)
+ *   PUT    /repos/{o}/{r}/issues/{n}/labels           { labels: [...] } replaces
+ *   DELETE /repos/{o}/{r}/issues/{n}/labels/{name}    removes; 404 "Label does not exist"
+ *
+ * Anything else is GitHub's 404.
+ */
+import { HTML_BASE } from './resolvers.js';
+import type {
+  IssuePatch,
+  IssueStateReason,
+  SimActor,
+  SimComment,
+  SimIssueOrPullRequest,
+  SimLabel,
+  SimMilestone,
+  SimRepository,
+  SimWorld,
+} from './world.js';
+
+export const REST_DOCS = 'https://docs.github.com/rest';
+
+export interface RestRequest {
+  readonly world: SimWorld;
+  readonly viewer: SimActor;
+  readonly method: string;
+  /** Path without the query string, percent-decoding not yet applied. */
+  readonly path: string;
+  readonly searchParams: URLSearchParams;
+  /** Parsed JSON body, or undefined when there was none. */
+  readonly body: unknown;
+  /** Base URL of the simulator, for the `url` fields. */
+  readonly apiUrl: string;
+  /** The budgets, for `/rate_limit`. */
+  readonly rateLimits?: () => Record<string, unknown>;
+}
+
+export interface RestResponse {
+  readonly status: number;
+  readonly body: unknown;
+  readonly headers?: Record<string, string>;
+}
+
+export function restError(
+  status: number,
+  message: string,
+  extra: Record<string, unknown> = {},
+): RestResponse {
+  return { status, body: { message, ...extra, documentation_url: REST_DOCS, status: String(status) } };
+}
+
+const notFound = (): RestResponse => restError(404, 'Not Found');
+
+function validationFailed(resource: string, code: string, field: string): RestResponse {
+  return restError(422, 'Validation Failed', { errors: [{ resource, code, field }] });
+}
+
+function ownerJson(world: SimWorld, login: string, apiUrl: string): Record<string, unknown> {
+  const org = world.organization(login);
+  if (org) {
+    return {
+      login: org.login,
+      id: org.databaseId,
+      node_id: org.id,
+      avatar_url: `https://avatars.githubusercontent.com/u/${org.databaseId}?v=4`,
+      url: `${apiUrl}/users/${org.login}`,
+      html_url: `${HTML_BASE}/${org.login}`,
+      type: 'Organization',
+      site_admin: false,
+    };
+  }
+  const actor = world.actor(login) ?? world.addUser(login);
+  return userJson(actor, apiUrl);
+}
+
+export function userJson(actor: SimActor, apiUrl: string): Record<string, unknown> {
+  const isBot = actor.__typename === 'Bot';
+  return {
+    login: actor.login,
+    id: actor.databaseId,
+    node_id: actor.id,
+    avatar_url: `https://avatars.githubusercontent.com/u/${actor.databaseId}?v=4`,
+    gravatar_id: '',
+    url: `${apiUrl}/users/${encodeURIComponent(actor.login)}`,
+    html_url: isBot
+      ? `${HTML_BASE}/apps/${actor.login.replace(/\[bot\]$/, '')}`
+      : `${HTML_BASE}/${actor.login}`,
+    type: isBot ? 'Bot' : 'User',
+    site_admin: false,
+  };
+}
+
+function labelJson(label: SimLabel, apiUrl: string): Record<string, unknown> {
+  return {
+    id: label.databaseId,
+    node_id: label.id,
+    url: `${apiUrl}/repos/${label.repo}/labels/${encodeURIComponent(label.name)}`,
+    name: label.name,
+    color: label.color,
+    default: false,
+    description: label.description,
+  };
+}
+
+function milestoneJson(world: SimWorld, milestone: SimMilestone, apiUrl: string): Record<string, unknown> {
+  const repo = world.repo(milestone.repo);
+  const items = [...(repo?.items.values() ?? [])].filter((i) => i.milestone === milestone.number);
+  return {
+    url: `${apiUrl}/repos/${milestone.repo}/milestones/${milestone.number}`,
+    html_url: `${HTML_BASE}/${milestone.repo}/milestone/${milestone.number}`,
+    id: milestone.databaseId,
+    node_id: milestone.id,
+    number: milestone.number,
+    title: milestone.title,
+    description: milestone.description,
+    state: milestone.state.toLowerCase(),
+    open_issues: items.filter((i) => i.state === 'OPEN').length,
+    closed_issues: items.filter((i) => i.state !== 'OPEN').length,
+    created_at: milestone.createdAt,
+    updated_at: milestone.createdAt,
+    due_on: milestone.dueOn,
+    closed_at: null,
+  };
+}
+
+function association(world: SimWorld, repo: string, login: string): string {
+  return world.repo(repo)?.owner.toLowerCase() === login.toLowerCase() ? 'OWNER' : 'NONE';
+}
+
+export function issueJson(
+  world: SimWorld,
+  item: SimIssueOrPullRequest,
+  apiUrl: string,
+): Record<string, unknown> {
+  const api = `${apiUrl}/repos/${item.repo}/issues/${item.number}`;
+  const isPr = item.__typename === 'PullRequest';
+  const html = `${HTML_BASE}/${item.repo}/${isPr ? 'pull' : 'issues'}/${item.number}`;
+  const assignees = item.assignees.map((login) =>
+    userJson(world.actor(login) ?? world.addUser(login), apiUrl),
+  );
+  const milestone = item.milestone === null ? undefined : world.milestone(item.repo, item.milestone);
+  const json: Record<string, unknown> = {
+    url: api,
+    repository_url: `${apiUrl}/repos/${item.repo}`,
+    labels_url: `${api}/labels{/name}`,
+    comments_url: `${api}/comments`,
+    events_url: `${api}/events`,
+    html_url: html,
+    id: item.databaseId,
+    node_id: item.id,
+    number: item.number,
+    title: item.title,
+    user: userJson(world.actor(item.author) ?? world.addUser(item.author), apiUrl),
+    labels: item.labels
+      .map((name) => world.label(item.repo, name))
+      .filter((l): l is SimLabel => l !== undefined)
+      .map((l) => labelJson(l, apiUrl)),
+    state: item.state === 'OPEN' ? 'open' : 'closed',
+    locked: item.locked,
+    assignee: assignees[0] ?? null,
+    assignees,
+    milestone: milestone ? milestoneJson(world, milestone, apiUrl) : null,
+    comments: item.comments.length,
+    created_at: item.createdAt,
+    updated_at: item.updatedAt,
+    closed_at: item.closedAt,
+    author_association: association(world, item.repo, item.author),
+    active_lock_reason: null,
+    body: item.body === '' ? null : item.body,
+    timeline_url: `${api}/timeline`,
+    performed_via_github_app: null,
+    state_reason: item.__typename === 'Issue' ? (item.stateReason?.toLowerCase() ?? null) : null,
+  };
+  if (item.__typename === 'PullRequest') {
+    json.draft = item.isDraft;
+    json.pull_request = {
+      url: `${apiUrl}/repos/${item.repo}/pulls/${item.number}`,
+      html_url: html,
+      diff_url: `${html}.diff`,
+      patch_url: `${html}.patch`,
+      merged_at: item.mergedAt,
+    };
+  }
+  return json;
+}
+
+function commentJson(world: SimWorld, comment: SimComment, item: SimIssueOrPullRequest, apiUrl: string) {
+  const html = `${HTML_BASE}/${item.repo}/${item.__typename === 'Issue' ? 'issues' : 'pull'}/${item.number}`;
+  return {
+    url: `${apiUrl}/repos/${comment.repo}/issues/comments/${comment.databaseId}`,
+    html_url: `${html}#issuecomment-${comment.databaseId}`,
+    issue_url: `${apiUrl}/repos/${comment.repo}/issues/${item.number}`,
+    id: comment.databaseId,
+    node_id: comment.id,
+    user: userJson(world.actor(comment.author) ?? world.addUser(comment.author), apiUrl),
+    created_at: comment.createdAt,
+    updated_at: comment.updatedAt,
+    author_association: association(world, comment.repo, comment.author),
+    body: comment.body,
+    performed_via_github_app: null,
+  };
+}
+
+function repoJson(world: SimWorld, repo: SimRepository, apiUrl: string): Record<string, unknown> {
+  const open = [...repo.items.values()].filter((i) => i.state === 'OPEN').length;
+  return {
+    id: repo.databaseId,
+    node_id: repo.id,
+    name: repo.name,
+    full_name: repo.nameWithOwner,
+    private: repo.isPrivate,
+    owner: ownerJson(world, repo.owner, apiUrl),
+    html_url: `${HTML_BASE}/${repo.nameWithOwner}`,
+    description: null,
+    fork: false,
+    url: `${apiUrl}/repos/${repo.nameWithOwner}`,
+    created_at: repo.createdAt,
+    updated_at: repo.updatedAt,
+    pushed_at: repo.updatedAt,
+    clone_url: `${HTML_BASE}/${repo.nameWithOwner}.git`,
+    has_issues: true,
+    has_projects: true,
+    archived: false,
+    disabled: false,
+    open_issues_count: open,
+    visibility: repo.isPrivate ? 'private' : 'public',
+    default_branch: repo.defaultBranch,
+    permissions: { admin: true, maintain: true, push: true, triage: true, pull: true },
+  };
+}
+
+/** `?per_page=&page=` over a list, with GitHub's `Link` header when there are more pages. */
+function paged<T>(items: readonly T[], request: RestRequest): { page: T[]; headers: Record<string, string> } {
+  const perPage = Math.min(100, Math.max(1, Number(request.searchParams.get('per_page') ?? 30) || 30));
+  const page = Math.max(1, Number(request.searchParams.get('page') ?? 1) || 1);
+  const last = Math.max(1, Math.ceil(items.length / perPage));
+  const link = (n: number, rel: string) =>
+    `<${request.apiUrl}${request.path}?per_page=${perPage}&page=${n}>; rel="${rel}"`;
+  const links: string[] = [];
+  if (page < last) links.push(link(page + 1, 'next'), link(last, 'last'));
+  if (page > 1) links.push(link(1, 'first'), link(page - 1, 'prev'));
+  return {
+    page: items.slice((page - 1) * perPage, page * perPage),
+    headers: links.length > 0 ? { link: links.join(', ') } : {},
+  };
+}
+
+function labelNamesFrom(body: unknown): string[] | undefined {
+  const list = Array.isArray(body)
+    ? body
+    : typeof body === 'object' && body !== null
+      ? (body as Record<string, unknown>).labels
+      : undefined;
+  if (!Array.isArray(list)) return undefined;
+  const names: string[] = [];
+  for (const entry of list) {
+    if (typeof entry === 'string') names.push(entry);
+    else if (
+      typeof entry === 'object' &&
+      entry !== null &&
+      typeof (entry as { name?: unknown }).name === 'string'
+    ) {
+      names.push((entry as { name: string }).name);
+    } else return undefined;
+  }
+  return names;
+}
+
+function issueLabels(
+  world: SimWorld,
+  item: SimIssueOrPullRequest,
+  apiUrl: string,
+): Record<string, unknown>[] {
+  return item.labels
+    .map((name) => world.label(item.repo, name))
+    .filter((l): l is SimLabel => l !== undefined)
+    .map((l) => labelJson(l, apiUrl));
+}
+
+const STATE_REASONS: Record<string, IssueStateReason> = {
+  completed: 'COMPLETED',
+  not_planned: 'NOT_PLANNED',
+  reopened: 'REOPENED',
+  duplicate: 'DUPLICATE',
+};
+
+function patchIssue(request: RestRequest, item: SimIssueOrPullRequest): RestResponse {
+  const { world } = request;
+  if (typeof request.body !== 'object' || request.body === null || Array.isArray(request.body)) {
+    return restError(400, 'Problems parsing JSON');
+  }
+  const body = request.body as Record<string, unknown>;
+  const patch: IssuePatch = {};
+  if (body.title !== undefined) {
+    if (typeof body.title !== 'string' || body.title.trim() === '')
+      return validationFailed('Issue', 'missing_field', 'title');
+    patch.title = body.title;
+  }
+  if (body.body !== undefined) patch.body = typeof body.body === 'string' ? body.body : '';
+  if (body.state !== undefined) {
+    if (body.state !== 'open' && body.state !== 'closed')
+      return validationFailed('Issue', 'invalid', 'state');
+    patch.state = body.state === 'open' ? 'OPEN' : 'CLOSED';
+  }
+  if (body.state_reason !== undefined && body.state_reason !== null) {
+    const reason = STATE_REASONS[String(body.state_reason)];
+    if (!reason) return validationFailed('Issue', 'invalid', 'state_reason');
+    patch.stateReason = reason;
+  }
+  if (body.labels !== undefined) {
+    const names = labelNamesFrom({ labels: body.labels });
+    if (!names) return validationFailed('Issue', 'invalid', 'labels');
+    patch.labels = names;
+  }
+  if (body.assignees !== undefined) {
+    if (!Array.isArray(body.assignees) || body.assignees.some((a) => typeof a !== 'string')) {
+      return validationFailed('Issue', 'invalid', 'assignees');
+    }
+    patch.assignees = body.assignees as string[];
+  }
+  if (body.milestone !== undefined) {
+    if (body.milestone === null) patch.milestone = null;
+    else {
+      const milestone = world.milestone(item.repo, Number(body.milestone));
+      if (!milestone) return validationFailed('Issue', 'invalid', 'milestone');
+      patch.milestone = milestone.title;
+    }
+  }
+  const updated = world.updateIssue(item.repo, item.number, patch);
+  return { status: 200, body: issueJson(world, updated, request.apiUrl) };
+}
+
+function issueRoute(request: RestRequest, repo: SimRepository, rest: string[]): RestResponse {
+  const { world, method, apiUrl } = request;
+  const number = Number(rest[0]);
+  if (!/^\d+$/.test(rest[0] ?? '')) return notFound();
+  const item = world.item(repo.nameWithOwner, number);
+  if (!item) return notFound();
+  const sub = rest[1];
+  if (sub === undefined) {
+    if (method === 'GET') return { status: 200, body: issueJson(world, item, apiUrl) };
+    if (method === 'PATCH') return patchIssue(request, item);
+    return notFound();
+  }
+  if (sub === 'comments' && rest.length === 2) {
+    if (method === 'GET') {
+      const { page, headers } = paged(item.comments, request);
+      return { status: 200, body: page.map((c) => commentJson(world, c, item, apiUrl)), headers };
+    }
+    if (method === 'POST') {
+      const body = request.body as Record<string, unknown> | undefined;
+      if (typeof body?.body !== 'string' || body.body === '') {
+        return validationFailed('IssueComment', 'missing_field', 'body');
+      }
+      const comment = world.addComment(repo.nameWithOwner, number, {
+        body: body.body,
+        author: request.viewer.login,
+      });
+      return {
+        status: 201,
+        body: commentJson(world, comment, item, apiUrl),
+        headers: { location: `${apiUrl}/repos/${repo.nameWithOwner}/issues/comments/${comment.databaseId}` },
+      };
+    }
+    return notFound();
+  }
+  if (sub === 'labels' && rest.length === 2) {
+    if (method === 'GET') return { status: 200, body: issueLabels(world, item, apiUrl) };
+    if (method === 'POST' || method === 'PUT') {
+      const names = labelNamesFrom(request.body);
+      if (!names) return validationFailed('Label', 'invalid', 'labels');
+      if (method === 'POST') world.addLabels(repo.nameWithOwner, number, names);
+      else world.updateIssue(repo.nameWithOwner, number, { labels: names });
+      return { status: 200, body: issueLabels(world, item, apiUrl) };
+    }
+    if (method === 'DELETE') {
+      world.updateIssue(repo.nameWithOwner, number, { labels: [] });
+      return { status: 204, body: undefined };
+    }
+    return notFound();
+  }
+  if (sub === 'labels' && rest.length === 3 && method === 'DELETE') {
+    const name = decodeURIComponent(rest[2]!);
+    if (!world.removeLabel(repo.nameWithOwner, number, name)) return restError(404, 'Label does not exist');
+    return { status: 200, body: issueLabels(world, item, apiUrl) };
+  }
+  return notFound();
+}
+
+export function handleRest(request: RestRequest): RestResponse {
+  const { world, method, apiUrl } = request;
+  const parts = request.path.split('/').filter((p) => p !== '');
+  if (parts.length === 1 && parts[0] === 'user' && method === 'GET') {
+    const viewer = request.viewer;
+    return {
+      status: 200,
+      body: {
+        ...userJson(viewer, apiUrl),
+        name: viewer.name,
+        company: null,
+        blog: '',
+        location: null,
+        email: null,
+        bio: null,
+        public_repos: world.repositories().filter((r) => r.owner === viewer.login).length,
+        followers: 0,
+        following: 0,
+        created_at: viewer.createdAt,
+        updated_at: viewer.createdAt,
+      },
+    };
+  }
+  if (parts.length === 1 && parts[0] === 'rate_limit' && method === 'GET') {
+    const resources = request.rateLimits?.() ?? {};
+    return { status: 200, body: { resources, rate: resources.core ?? null } };
+  }
+  if (parts[0] !== 'repos' || parts.length < 3) return notFound();
+  const repo = world.repo(`${decodeURIComponent(parts[1]!)}/${decodeURIComponent(parts[2]!)}`);
+  if (!repo) return notFound();
+  const rest = parts.slice(3);
+  if (rest.length === 0)
+    return method === 'GET' ? { status: 200, body: repoJson(world, repo, apiUrl) } : notFound();
+  if (rest[0] === 'labels' && rest.length === 1 && method === 'GET') {
+    const { page, headers } = paged(repo.labels, request);
+    return { status: 200, body: page.map((l) => labelJson(l, apiUrl)), headers };
+  }
+  if (rest[0] === 'issues' && rest.length >= 2) return issueRoute(request, repo, rest.slice(1));
+  return notFound();
+}
