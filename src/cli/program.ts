@@ -5,11 +5,16 @@
 import { Command, CommanderError } from 'commander';
 import { defaultConfigPath, resolvePath } from '../config/load.js';
 import { ConfigError, CurupiraError, errorMessage, UsageError } from '../core/errors.js';
+import { registerDemo } from './demo.js';
+import { registerDoctor } from './doctor.js';
 import { EXIT } from './exit-codes.js';
+import { registerGc } from './gc.js';
 import type { CliIo } from './io.js';
 import { writeLine } from './io.js';
 import { registerRun } from './run.js';
+import { registerRuns } from './runs.js';
 import { registerSchema } from './schema.js';
+import { registerSimulator } from './simulator.js';
 import { registerValidate } from './validate.js';
 import { packageVersion } from './version.js';
 
@@ -52,6 +57,11 @@ export function createProgram(io: CliIo): Command {
   registerValidate(program, io, globals);
   registerSchema(program, io);
   registerRun(program, io, globals);
+  registerRuns(program, io, globals);
+  registerDoctor(program, io, globals);
+  registerGc(program, io, globals);
+  registerSimulator(program, io);
+  registerDemo(program, io);
   for (const register of extraCommands) register(program, io, globals);
   for (const command of program.commands) {
     command

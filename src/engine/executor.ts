@@ -215,18 +215,6 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
         log,
         key: task.key,
       });
-      if (result.kept) {
-        log.warn(
-          {
-            ...runFields,
-            worktree: worktree.path,
-            branch: worktree.branch,
-            commits: result.unpushedCommits,
-            dirty: result.dirty,
-          },
-          'Kept worktree with unpushed work',
-        );
-      }
       return { worktreeKept: result.kept, commits: result.unpushedCommits };
     } catch (error) {
       log.warn({ ...runFields, error: errorMessage(error) }, 'Could not clean up worktree');

@@ -1,0 +1,195 @@
+/**
+ * `curupira demo`: the whole product, offline. A GitHub simulator seeded with a small repository
+ * and a few issues, a local bare git remote, and a built-in scripted agent (the fake agent CLI that
+ * speaks Claude Code's stream format) — then the real engine runs on them and we show what happened.
+ * No GitHub account, no model key, nothing outside one temporary folder.
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { installFakeAgents } from '../agents/fake/install.js';
+import { renderTranscriptFile } from '../agents/transcript.js';
+import { loadSettings } from '../config/load.js';
+import { systemClock } from '../core/clock.js';
+import type { RunRecord } from '../core/types.js';
+import { runEngine } from '../engine/engine.js';
+import { logFile, transcriptsDir } from '../engine/paths.js';
+import { createGitHubClient } from '../github/client.js';
+import { staticTokenSource } from '../github/token.js';
+import { createLogger } from '../log.js';
+import { DEMO_TOKEN, demoWorld } from '../simulator/demo.js';
+import { startSimulator } from '../simulator/index.js';
+import { openStore } from '../store/index.js';
+import { git } from '../workspace/index.js';
+import { EXIT } from './exit-codes.js';
+import { type CliIo, writeLine } from './io.js';
+import { setExitCode } from './program.js';
+
+const IDENTITY = ['-c', 'user.name=curupira demo', '-c', 'user.email=demo@curupira.invalid'];
+
+/** A bare repository with a tiny project in it: the "GitHub remote" the demo clones. */
+async function createDemoRemote(dir: string): Promise<string> {
+  const seed = join(dir, 'seed');
+  const bare = join(dir, 'remote', 'widgets.git');
+  mkdirSync(join(seed, 'src', 'widgets'), { recursive: true });
+  writeFileSync(join(seed, 'README.md'), '# widgets\n\nA tiny project for the curupira demo.\n');
+  writeFileSync(
+    join(seed, 'src', 'widgets', 'list.ts'),
+    'export function label(widget: { name?: string }): string {\n  return widget.name.toUpperCase();\n}\n',
+  );
+  await git(['init', '-q', '-b', 'main', seed], { cwd: dir });
+  await git(['add', '-A'], { cwd: seed });
+  await git([...IDENTITY, 'commit', '-q', '-m', 'Initial commit'], { cwd: seed });
+  mkdirSync(join(dir, 'remote'), { recursive: true });
+  await git(['clone', '-q', '--bare', seed, bare], { cwd: dir });
+  return bare;
+}
+
+function settingsText(dir: string, apiUrl: string, remote: string, agent: string): string {
+  return `# Written by \`curupira demo\`: the same kind of file you write for real repositories.
+[settings]
+workspace_dir = "workspaces"          # relative paths resolve against this file's folder
+state_db_path = "state/state.sqlite3"
+max_active_tasks = 2
+task_timeout_minutes = 5
+
+[settings.github]
+api_url = "${apiUrl}"   # the local GitHub simulator (real use: leave the default)
+
+[repositories.widgets]
+remote = "file://${remote}"
+
+[agents.defaults]
+profile = "scripted"
+
+# The demo's scripted agent speaks Claude Code's stream-json format. With Claude Code installed,
+# drop \`executable\` and the same profile runs the real thing.
+[agents.profiles.scripted]
+provider = "claude"
+executable = "${agent}"
+permission_mode = "acceptEdits"
+
+[automations.fix-agent-ready]
+trigger_type = "plugins-py/github-issues"
+repository = "widgets"
+repo = "acme/widgets"
+labels = ["agent-ready"]
+prompt = """
+Fix issue #\${issue_number}: \${issue_title}
+
+\${issue_body}
+
+[[fake:commit]] (a directive for the demo's scripted agent: commit a change)
+"""
+`.replace(/^# Written/, `# Written in ${dir}`);
+}
+
+function describeRun(run: RunRecord): string[] {
+  const lines = [
+    `  run ${run.id}: ${run.status}${run.reason ? ` (${run.reason})` : ''}`,
+    `    issue:      ${run.repo}#${run.itemId} ${JSON.stringify(run.itemTitle)}`,
+    `    agent:      ${run.provider} session ${run.sessionId ?? '-'}`,
+  ];
+  if (run.usage)
+    lines.push(`    usage:      ${run.usage.inputTokens} input / ${run.usage.outputTokens} output tokens`);
+  if (run.worktreeKept) {
+    lines.push(
+      `    worktree:   kept at ${run.worktreePath}`,
+      `    branch:     ${run.branch} (${run.commits} commit${run.commits === 1 ? '' : 's'} not on any remote, so curupira kept them)`,
+    );
+  } else if (run.branch) {
+    lines.push(`    worktree:   ${run.worktreePath} (removed: nothing unpushed)`);
+  }
+  if (run.transcriptPath) lines.push(`    transcript: ${run.transcriptPath}`);
+  return lines;
+}
+
+export function registerDemo(program: Command, io: CliIo): void {
+  program
+    .command('demo')
+    .description(
+      'Run the real engine end to end, offline: a local GitHub simulator, a local git remote and a scripted agent.',
+    )
+    .option(
+      '--dir <folder>',
+      'where to put the demo (default: a new temporary folder, kept for you to look at)',
+    )
+    .action(async (options: { dir?: string }) => {
+      const dir = options.dir ? resolve(io.cwd, options.dir) : mkdtempSync(join(tmpdir(), 'curupira-demo-'));
+      mkdirSync(dir, { recursive: true });
+      writeLine(io.stdout, `curupira demo in ${dir}`);
+      writeLine(
+        io.stdout,
+        '1. Starting a local GitHub simulator with acme/widgets and four issues (one labelled agent-ready)…',
+      );
+      const sim = await startSimulator({ world: demoWorld() });
+      try {
+        writeLine(io.stdout, `   ${sim.url}`);
+        writeLine(io.stdout, '2. Creating a local git remote with a tiny project…');
+        const remote = await createDemoRemote(dir);
+        const bins = installFakeAgents(join(dir, 'bin'));
+        const settingsFile = join(dir, 'settings.toml');
+        writeFileSync(settingsFile, settingsText(dir, sim.url, remote, bins.claude));
+        writeLine(io.stdout, `3. Wrote ${settingsFile}; validating it…`);
+        const { settings } = loadSettings(settingsFile);
+        writeLine(
+          io.stdout,
+          `   Configuration is valid (${settings.automations.length} automation; max active tasks: ${settings.execution.max_active_tasks}).`,
+        );
+        writeLine(io.stdout, '4. Running the engine (the same code as `curupira run`)…');
+        const store = await openStore(settings.execution.state_db_path);
+        const log = createLogger({ console: io.stderr, file: logFile(settings) });
+        const tokens = staticTokenSource(DEMO_TOKEN);
+        const env = { ...io.env };
+        delete env.GH_TOKEN;
+        delete env.GITHUB_TOKEN;
+        let runs: RunRecord[];
+        try {
+          const result = await runEngine({
+            settings,
+            mode: 'drain',
+            store,
+            clock: systemClock,
+            log,
+            env,
+            tokens,
+            github: () => createGitHubClient({ apiUrl: sim.url, tokens, log }),
+            transcriptsDir: transcriptsDir(settings),
+            stopSignal: new AbortController().signal,
+          });
+          runs = result.runs;
+        } finally {
+          await store.close();
+        }
+        writeLine(io.stdout, '5. What happened:');
+        if (runs.length === 0) writeLine(io.stdout, '  No matching task was found.');
+        for (const run of runs) {
+          for (const line of describeRun(run)) writeLine(io.stdout, line);
+          if (run.transcriptPath && run.provider) {
+            writeLine(io.stdout, '    the agent said:');
+            for (const line of renderTranscriptFile(run.provider, run.transcriptPath, { maxToolText: 120 })) {
+              writeLine(io.stdout, `      ${line}`);
+            }
+          }
+          if (run.worktreeKept && run.worktreePath) {
+            const logLine = await git(['log', '--oneline', '-1'], { cwd: run.worktreePath }).catch(() => '');
+            if (logLine.trim()) writeLine(io.stdout, `    last commit: ${logLine.trim()}`);
+          }
+        }
+        writeLine(io.stdout, '');
+        writeLine(
+          io.stdout,
+          'Next: look around the folder above, then point curupira at your own repository:',
+        );
+        writeLine(io.stdout, '  write ~/.curupira/settings.toml (see examples/settings.toml), then');
+        writeLine(io.stdout, '  curupira validate --explain   # what each automation will do');
+        writeLine(io.stdout, '  curupira doctor               # token, API, matches, agent CLIs');
+        writeLine(io.stdout, '  curupira run --dry-run        # the first task that would run');
+        const ok = runs.length > 0 && runs.every((r) => r.status === 'succeeded');
+        setExitCode(ok ? EXIT.ok : EXIT.failure);
+      } finally {
+        await sim.close();
+      }
+    });
+}

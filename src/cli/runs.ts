@@ -1,0 +1,146 @@
+/** `curupira runs` and `curupira runs show ID`: the run history, read from the state file. */
+import { existsSync } from 'node:fs';
+import type { Command } from 'commander';
+import { renderTranscriptFile } from '../agents/transcript.js';
+import { loadSettings } from '../config/load.js';
+import { UsageError } from '../core/errors.js';
+import { RUN_STATUSES, type RunRecord, type RunStatus } from '../core/types.js';
+import { openStore } from '../store/index.js';
+import { EXIT } from './exit-codes.js';
+import { type CliIo, writeLine } from './io.js';
+import { type GlobalOptions, setExitCode } from './program.js';
+import { formatDuration } from './status-line.js';
+
+function duration(run: RunRecord): string {
+  if (!run.startedAt) return '-';
+  const end = run.finishedAt ? Date.parse(run.finishedAt) : Date.now();
+  return formatDuration(end - Date.parse(run.startedAt));
+}
+
+function parseStatuses(value: string | undefined): RunStatus[] | undefined {
+  if (value === undefined) return undefined;
+  const statuses = value.split(',').map((s) => s.trim());
+  for (const status of statuses) {
+    if (!(RUN_STATUSES as readonly string[]).includes(status)) {
+      throw new UsageError(`unknown status '${status}'; use one of ${RUN_STATUSES.join(', ')}`);
+    }
+  }
+  return statuses as RunStatus[];
+}
+
+export function runLines(run: RunRecord, transcript: string[] | undefined): string[] {
+  const lines = [
+    `run ${run.id}`,
+    `  automation:  ${run.automationId}`,
+    `  status:      ${run.status}${run.reason ? ` (${run.reason})` : ''}`,
+    `  item:        ${run.repo}#${run.itemId} ${JSON.stringify(run.itemTitle)} ${run.itemUrl}`,
+    `  item key:    ${run.itemKey}`,
+    `  created:     ${run.createdAt}`,
+    `  started:     ${run.startedAt ?? '-'}`,
+    `  finished:    ${run.finishedAt ?? '-'} (${duration(run)})`,
+  ];
+  if (run.scheduledFor) lines.push(`  scheduled:   ${run.scheduledFor}`);
+  if (run.upstreamRunId) lines.push(`  after run:   ${run.upstreamRunId}`);
+  lines.push(`  agent:       ${run.profile ?? '-'} (${run.provider ?? '-'})`);
+  lines.push(`  session:     ${run.sessionId ?? '-'}${run.resumed ? ' (resumed)' : ''}`);
+  if (run.exitCode !== null || run.signal) lines.push(`  exit:        ${run.exitCode ?? run.signal}`);
+  if (run.usage) {
+    lines.push(
+      `  usage:       ${run.usage.inputTokens} input (${run.usage.cachedInputTokens} cached), ${run.usage.outputTokens} output tokens${
+        run.usage.costUsd === undefined ? '' : `, $${run.usage.costUsd.toFixed(4)}`
+      }`,
+    );
+  }
+  if (run.branch) lines.push(`  branch:      ${run.branch}`);
+  if (run.worktreePath) {
+    lines.push(
+      `  worktree:    ${run.worktreePath} ${
+        run.worktreeKept
+          ? `(kept: ${run.commits} unpushed commit${run.commits === 1 ? '' : 's'} or uncommitted changes)`
+          : '(removed)'
+      }`,
+    );
+  }
+  if (run.transcriptPath) lines.push(`  transcript:  ${run.transcriptPath}`);
+  if (run.prompt) {
+    lines.push(
+      '',
+      'prompt:',
+      ...run.prompt
+        .trimEnd()
+        .split('\n')
+        .map((l) => `  ${l}`),
+    );
+  }
+  if (transcript) lines.push('', 'transcript:', ...transcript.map((l) => `  ${l}`));
+  return lines;
+}
+
+export function registerRuns(program: Command, io: CliIo, globals: () => GlobalOptions): void {
+  const runs = program
+    .command('runs')
+    .description('List runs from the history (newest first); `runs show ID` for one run and its transcript.')
+    .option('--automation <id>', 'only this automation')
+    .option('--status <list>', `only these statuses, comma-separated (${RUN_STATUSES.join(', ')})`)
+    .option('--limit <n>', 'at most N runs', '50')
+    .option('--json', 'print JSON')
+    .action(async (options: { automation?: string; status?: string; limit: string; json?: boolean }) => {
+      if (!/^\d+$/.test(options.limit) || Number(options.limit) < 1)
+        throw new UsageError(`--limit must be a positive integer, got '${options.limit}'`);
+      const statuses = parseStatuses(options.status);
+      const { settings } = loadSettings(globals().config);
+      const store = await openStore(settings.execution.state_db_path, { readonly: true });
+      try {
+        const list = await store.listRuns({
+          ...(options.automation ? { automationId: options.automation } : {}),
+          ...(statuses ? { status: statuses } : {}),
+          limit: Number(options.limit),
+        });
+        if (options.json) {
+          writeLine(io.stdout, JSON.stringify(list, null, 2));
+          return;
+        }
+        if (list.length === 0) {
+          writeLine(io.stdout, 'No runs yet.');
+          return;
+        }
+        for (const run of list) {
+          writeLine(
+            io.stdout,
+            `${run.id}  ${run.status.padEnd(9)}  ${run.createdAt.slice(0, 19).replace('T', ' ')}  ${duration(run).padStart(7)}  ${run.automationId}  ${run.repo}#${run.itemId}  ${JSON.stringify(run.itemTitle)}${run.worktreeKept ? '  [kept worktree]' : ''}`,
+          );
+        }
+      } finally {
+        await store.close();
+      }
+    });
+  runs
+    .command('show <id>')
+    .description(
+      'One run: outcome, timings, item, session, usage, kept worktree, and the transcript as readable text.',
+    )
+    .option('--json', 'print JSON (without the transcript)')
+    .action(async (id: string, options: { json?: boolean }) => {
+      const { settings } = loadSettings(globals().config);
+      const store = await openStore(settings.execution.state_db_path, { readonly: true });
+      try {
+        const run = await store.getRun(id);
+        if (!run) {
+          writeLine(io.stderr, `No run with id ${id}; \`curupira runs\` lists them.`);
+          setExitCode(EXIT.failure);
+          return;
+        }
+        if (options.json) {
+          writeLine(io.stdout, JSON.stringify(run, null, 2));
+          return;
+        }
+        const transcript =
+          run.transcriptPath && run.provider && existsSync(run.transcriptPath)
+            ? renderTranscriptFile(run.provider, run.transcriptPath)
+            : undefined;
+        for (const line of runLines(run, transcript)) writeLine(io.stdout, line);
+      } finally {
+        await store.close();
+      }
+    });
+}
