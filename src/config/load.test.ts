@@ -88,6 +88,19 @@ describe('valid settings files', () => {
     expect(settings.repositories.api!.checkoutPath).toBe(join(dir, '../elsewhere/api'));
   });
 
+  it('accepts a chain and exposes the upstream fields to its prompt', () => {
+    const text = `${BASE_REPO}${BASE_AUTOMATION}[automations.review]
+trigger_type = "after"
+after = "fix"
+on = "any"
+repository = "api"
+prompt = "Review \${upstream_item} (\${upstream_status}) on \${upstream_branch}: \${upstream_summary} \${upstream_transcript}"
+`;
+    const review = loadSettingsFromText(text, FILE).settings.automations[1]!;
+    expect(review.triggerType).toBe('after');
+    expect(review.config).toMatchObject({ after: 'fix', on: 'any' });
+  });
+
   it('keeps automations in file order, even all-digit ids', () => {
     const text = `${BASE_REPO}
 [automations.zeta]
@@ -154,7 +167,35 @@ const CRON = (extra: string) =>
   `${BASE_REPO}[automations.nightly]\nrepository = "api"\nprompt = "Go"\n${extra}\n`;
 const SETTINGS = (body: string) => `[settings]\n${body}\n${BASE_REPO}${BASE_AUTOMATION}`;
 
+const CHAIN = (id: string, after: string) =>
+  `[automations.${id}]\ntrigger_type = "after"\nafter = "${after}"\nrepository = "api"\nprompt = "Review \${upstream_item}"\n`;
+
 const INVALID: InvalidCase[] = [
+  {
+    name: 'chained automations that loop',
+    toml: `${BASE_REPO}${BASE_AUTOMATION}${CHAIN('review', 'fixup')}${CHAIN('fixup', 'review')}`,
+    path: 'automations.review.after',
+    message: 'chained automations loop: review → fixup → review',
+  },
+  {
+    name: 'chain after a missing automation',
+    toml: `${BASE_REPO}${BASE_AUTOMATION}${CHAIN('review', 'ghost')}`,
+    path: 'automations.review.after',
+    message: "automation 'ghost' (named by 'after') does not exist",
+  },
+  {
+    name: 'chain after itself',
+    toml: `${BASE_REPO}${BASE_AUTOMATION}${CHAIN('review', 'review')}`,
+    path: 'automations.review.after',
+    message: "automation 'review' cannot run after itself",
+  },
+  {
+    name: 'chain outcome',
+    toml: `${BASE_REPO}${BASE_AUTOMATION}${CHAIN('review', 'fix')}on = "done"\n`,
+    path: 'automations.review.on',
+    message: 'must be one of "success", "failure", "any", got "done"',
+  },
+
   {
     name: 'TOML syntax error',
     toml: `${BASE_REPO}[automations.fix\nrepo = 1`,

@@ -481,6 +481,9 @@ export function loadSettingsFromText(text: string, file: string): LoadedSettings
     }
   }
 
+  // Cross-check: chained automations name an existing automation and never loop.
+  if (isTable(automationTables)) checkChains(automationTables, out);
+
   // Cross-check: two aliases never share a workspace path.
   const byPath = new Map<string, string>();
   for (const repository of Object.values(repositories)) {
@@ -519,6 +522,39 @@ export function loadSettingsFromText(text: string, file: string): LoadedSettings
     ...(assistant ? { assistant } : {}),
   };
   return { settings, warnings };
+}
+
+/** `after` must name another automation, and following `after` links must never come back. */
+function checkChains(tables: Record<string, unknown>, out: Collector): void {
+  const upstreamOf = new Map<string, string>();
+  for (const [id, table] of Object.entries(tables)) {
+    if (isTable(table) && table.trigger_type === 'after' && typeof table.after === 'string') upstreamOf.set(id, table.after);
+  }
+  const reported = new Set<string>();
+  for (const [id, upstream] of upstreamOf) {
+    const path = ['automations', id, 'after'];
+    if (upstream === id) {
+      out.add(path, `automation '${id}' cannot run after itself`);
+      continue;
+    }
+    if (!(upstream in tables)) {
+      out.add(path, `automation '${upstream}' (named by 'after') does not exist`);
+      continue;
+    }
+    const chain = [id];
+    let current = upstream;
+    while (upstreamOf.has(current) && !chain.includes(current)) {
+      chain.push(current);
+      current = upstreamOf.get(current)!;
+    }
+    if (current === id) {
+      const loop = [...chain, id];
+      const key = [...loop].slice(0, -1).sort().join(',');
+      if (reported.has(key)) continue;
+      reported.add(key);
+      out.add(path, `chained automations loop: ${loop.join(' → ')}`);
+    }
+  }
 }
 
 function sortIssues(issues: ConfigIssue[]): ConfigIssue[] {

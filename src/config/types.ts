@@ -1,5 +1,6 @@
 /** The validated, resolved settings every other module reads. Paths are absolute. */
 import type { Profile } from '../agents/schemas.js';
+import type { AfterAutomation } from '../triggers/after/schema.js';
 import type { CronAutomation } from '../triggers/cron/schema.js';
 import type { GitHubIssuesAutomation } from '../triggers/github-issues/schema.js';
 import type { GitHubProjectItemsAutomation } from '../triggers/github-project-items/schema.js';
@@ -10,7 +11,8 @@ export type AutomationConfig =
   | GitHubIssuesAutomation
   | GitHubPullRequestsAutomation
   | GitHubProjectItemsAutomation
-  | CronAutomation;
+  | CronAutomation
+  | AfterAutomation;
 
 export interface PollingSettings {
   poll_interval_seconds: number;

@@ -3,6 +3,7 @@
  * and returns; `watch` polls until stopped, reloading the settings file when it changes. On start
  * it stops agents a dead curupira left behind, closes their runs, and resumes saved sessions first.
  */
+import { rm } from 'node:fs/promises';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import { ConfigError, errorMessage } from '../core/errors.js';
@@ -13,6 +14,7 @@ import type { Logger } from '../log.js';
 import { processWorksIn, terminateGroup } from '../process/process-group.js';
 import type { SessionRecord, Store } from '../store/types.js';
 import { sourceFactory } from '../triggers/registry.js';
+import { ChainFeed } from './chain.js';
 import { executeTask } from './executor.js';
 import { CronFeed, EventFeed, type Feed, type PollContext } from './feed.js';
 import { locksFor, SchedulerCore } from './scheduler.js';
@@ -118,6 +120,8 @@ export class Engine {
       if (old && sameAutomation(old.automation, automation)) return old;
       if (automation.triggerType === 'cron')
         return new CronFeed(automation, settings.execution.polling.cron_poll_interval_seconds);
+      if (automation.triggerType === 'after')
+        return new ChainFeed(automation, settings.execution.polling.cron_poll_interval_seconds);
       const factory = sourceFactory(automation.triggerType);
       if (!factory) throw new Error(`no source for trigger type ${automation.triggerType}`);
       const source = factory(automation, { github: this.options.github, clock, log });
@@ -151,7 +155,11 @@ export class Engine {
   private async recover(): Promise<void> {
     const { store, log, clock } = this.options;
     for (const run of await store.listUnfinishedRuns()) {
-      if (run.agentPid && run.worktreePath && processWorksIn(run.agentPid, run.worktreePath)) {
+      // A `checkout = "main"` run has no worktree: its agent worked in the repository's checkout.
+      const folder =
+        run.worktreePath ??
+        this.settings.automations.find((a) => a.id === run.automationId)?.repository.checkoutPath;
+      if (run.agentPid && folder && processWorksIn(run.agentPid, folder)) {
         log.warn(
           { automation: run.automationId, run: run.id, pid: run.agentPid },
           'Stopping an agent left running by a previous curupira process',
@@ -264,6 +272,8 @@ export class Engine {
         ...(this.options.killGraceMs === undefined ? {} : { killGraceMs: this.options.killGraceMs }),
         onUpdate: (run) => {
           info.runId = run.id;
+          if (run.status === 'running' && info.status !== 'running')
+            this.agentLaunched(automation, task, run);
           info.status = run.status;
           if (!isTerminal(run.status)) this.emitStatus();
         },
@@ -273,11 +283,13 @@ export class Engine {
         task,
         signal: this.runAbort.signal,
         ...(pending.resume ? { resume: pending.resume } : {}),
+        ...(automation.triggerType === 'after' ? { upstreamRunId: task.item.id } : {}),
       },
     )
-      .then((run) => {
+      .then(async (run) => {
         this.runs.push(run);
         this.options.onRun?.(run);
+        await this.afterRun(automation, task, run, feed);
       })
       .catch((error: unknown) => {
         this.options.log.error(
@@ -301,6 +313,52 @@ export class Engine {
     this.emitStatus();
   }
 
+  /** The agent started: for `once`, the item counts as handled from now on. */
+  private agentLaunched(automation: ResolvedAutomation, task: Task, run: RunRecord): void {
+    if (!(automation.config as { once?: boolean }).once) return;
+    this.options.store
+      .recordItemKeys(automation.id, [{ itemKey: task.item.itemKey, runId: run.id, skipped: false }])
+      .catch((error: unknown) => {
+        this.options.log.error(
+          { automation: automation.id, error: errorMessage(error) },
+          'Could not record the item as handled',
+        );
+      });
+  }
+
+  private async afterRun(
+    automation: ResolvedAutomation,
+    task: Task,
+    run: RunRecord,
+    feed: Feed | undefined,
+  ): Promise<void> {
+    // A launch that never reached the agent carries no item key: the next watch poll retries it
+    // (a drain retries it on the next `curupira run`, instead of looping on a broken launch).
+    if (
+      this.options.mode === 'watch' &&
+      run.startedAt === null &&
+      feed instanceof EventFeed &&
+      (automation.config as { once?: boolean }).once
+    ) {
+      feed.forget(task);
+    }
+    for (const chain of this.feeds) {
+      if (chain instanceof ChainFeed && chain.upstream === automation.id) chain.nudge();
+    }
+    await this.prune(automation.id);
+  }
+
+  /** Keeps the last `history_limit` runs of an automation; older runs go with their transcripts. */
+  private async prune(automationId: string): Promise<void> {
+    const removed = await this.options.store.pruneRuns(automationId, this.settings.execution.history_limit);
+    for (const run of removed) {
+      if (!run.transcriptPath) continue;
+      for (const file of [run.transcriptPath, run.transcriptPath.replace(/\.jsonl$/, '.stderr.log')]) {
+        await rm(file, { force: true }).catch(() => undefined);
+      }
+    }
+  }
+
   private async waitForRunning(): Promise<void> {
     while (this.running.size > 0) {
       await Promise.race([...this.running.values()].map((r) => r.done));
@@ -322,6 +380,8 @@ export class Engine {
 
   async run(): Promise<EngineResult> {
     await this.recover();
+    for (const automation of this.settings.automations) await this.prune(automation.id);
+    for (const feed of this.feeds) if (feed instanceof ChainFeed) await feed.init(this.pollContext());
     await this.resumeSessions();
     if (this.options.mode === 'drain') await this.drain();
     else await this.watch();

@@ -260,6 +260,13 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     assignedSessionId = saved?.sessionId ?? randomUUID();
     await saveSession(assignedSessionId);
   }
+  // A session id chosen here names nothing until the agent starts: if it never does, forget it,
+  // or the next run would tell a brand-new session to "continue" a task it never saw.
+  let spawned = false;
+  const forgetUnstartedSession = async (): Promise<void> => {
+    if (spawned || saved || !assignedSessionId) return;
+    await store.deleteSession(task.key);
+  };
   let invocation: ReturnType<AgentDriver['buildInvocation']>;
   try {
     invocation = driver.buildInvocation({
@@ -271,12 +278,14 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
       ...(version ? { version } : {}),
     });
   } catch (error) {
+    await forgetUnstartedSession();
     return finish('failed', errorMessage(error), await cleanup());
   }
   const env = { ...baseEnv, ...invocation.env };
 
   const transcriptPath = join(deps.transcriptsDir, automation.id, `${run.id}.jsonl`);
-  await update({ status: 'running', startedAt: iso(), transcriptPath });
+  // The run counts as running (and, for `once`, its item as handled) only once the agent has started.
+  await update({ transcriptPath });
 
   const parser = driver.createParser();
   let usage: Usage | null = null;
@@ -320,12 +329,17 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
       stdoutFile: transcriptPath,
       stderrFile: transcriptPath.replace(/\.jsonl$/, '.stderr.log'),
       onStdoutLine: (line) => onEvents(parser.parseLine(line)),
-      onSpawn: (pid) => queue(() => update({ agentPid: pid })),
+      onSpawn: (pid) => {
+        spawned = true;
+        const startedAt = iso();
+        queue(() => update({ status: 'running', startedAt, agentPid: pid }));
+      },
       signal,
     });
     onEvents(parser.end());
   } catch (error) {
     await writes;
+    await forgetUnstartedSession();
     const reason =
       error instanceof AgentNotFoundError || error instanceof CurupiraError
         ? error.message

@@ -14,6 +14,7 @@ import { decideMissed, dueOccurrence, parseScheduleDate } from '../triggers/cron
 import type { CronAutomation } from '../triggers/cron/schema.js';
 import type { TriggerSource } from '../triggers/source.js';
 import { Backoff } from './backoff.js';
+import { baselineState, takeBaseline, unremembered, usesMemory } from './memory.js';
 import { taskFromItem } from './task.js';
 
 export interface PollContext {
@@ -39,6 +40,9 @@ export interface Feed {
   runFinished(task: Task, context: PollContext): Promise<void>;
 }
 
+/** How many matches the first poll of an `ignore_backlog` automation records (GitHub Search's cap). */
+export const BACKLOG_LIMIT = 1000;
+
 export class EventFeed implements Feed {
   nextPollAt = 0;
   private readonly seen = new Set<string>();
@@ -54,25 +58,49 @@ export class EventFeed implements Feed {
 
   async poll(context: PollContext): Promise<Task[]> {
     const now = context.clock.now();
+    const memory = usesMemory(this.automation);
+    const baseline = memory ? await baselineState(context.store, this.automation) : 'current';
+    const limit = baseline === 'current' ? context.limit : Math.max(context.limit, BACKLOG_LIMIT);
     let items: Item[];
     try {
-      items = await this.source.discover({
-        limit: context.limit,
-        ...(context.signal ? { signal: context.signal } : {}),
-      });
+      items = await this.source.discover({ limit, ...(context.signal ? { signal: context.signal } : {}) });
     } catch (error) {
       this.nextPollAt = now + this.backoff.next(false);
       throw error;
     }
-    const tasks = items
-      .map((item) => taskFromItem(this.automation, item))
-      .filter((task) => !this.seen.has(task.fingerprint));
+    let tasks = items.map((item) => taskFromItem(this.automation, item));
+    if (baseline !== 'current') {
+      const ignoreBacklog = (this.automation.config as { ignore_backlog?: boolean }).ignore_backlog;
+      if (!context.preview) {
+        const skipped = await takeBaseline(
+          context.store,
+          this.automation,
+          tasks,
+          new Date(context.clock.now()).toISOString(),
+        );
+        if (skipped > 0) {
+          context.log.info(
+            { automation: this.automation.id, skipped },
+            'Recorded the backlog as skipped (ignore_backlog)',
+          );
+        }
+      }
+      // With ignore_backlog, everything matching at the first poll is backlog (a preview records nothing).
+      if (ignoreBacklog) tasks = [];
+    }
+    if (memory && tasks.length > 0) tasks = await unremembered(context.store, this.automation, tasks);
+    tasks = tasks.filter((task) => !this.seen.has(task.fingerprint));
     this.nextPollAt = context.clock.now() + this.backoff.next(tasks.length > 0);
     return tasks;
   }
 
   markDispatched(task: Task): void {
     this.seen.add(task.fingerprint);
+  }
+
+  /** A launch that never started the agent is retried on the next poll (item memory only). */
+  forget(task: Task): void {
+    this.seen.delete(task.fingerprint);
   }
 
   async runFinished(): Promise<void> {}

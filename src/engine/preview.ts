@@ -6,6 +6,7 @@ import type { GitHubClient } from '../github/client.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
 import { sourceFactory } from '../triggers/registry.js';
+import { ChainFeed } from './chain.js';
 import { CronFeed, EventFeed, type Feed } from './feed.js';
 
 export interface PreviewDeps {

@@ -2,6 +2,7 @@
  * Every trigger's definition, by canonical type. Adding a trigger: a folder with `schema.ts` and
  * `index.ts`, one line here and one line in `registry.ts`.
  */
+import { afterDefinition } from './after/schema.js';
 import { cronDefinition } from './cron/schema.js';
 import { githubIssuesDefinition } from './github-issues/schema.js';
 import { githubProjectItemsDefinition } from './github-project-items/schema.js';
@@ -13,6 +14,7 @@ export const TRIGGER_DEFINITIONS: Readonly<Record<TriggerType, TriggerDefinition
   'github-pull-requests': githubPullRequestsDefinition,
   'github-project-items': githubProjectItemsDefinition,
   cron: cronDefinition,
+  after: afterDefinition,
 };
 
 /** Resolves a `trigger_type` as written (`plugins-py/github-issues`, `github-issues`, `cron`). */

@@ -10,6 +10,7 @@ export const TRIGGER_TYPES = [
   'github-pull-requests',
   'github-project-items',
   'cron',
+  'after',
 ] as const;
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
 

@@ -73,8 +73,9 @@ export const createGitHubPullRequestsSource: SourceFactory = (automation, contex
         'PullRequest',
         limit,
         signal,
+        (node) => passesPostFilters(node, config),
       );
-      return result.nodes.filter((node) => passesPostFilters(node, config)).map(pullRequestItem);
+      return result.nodes.map(pullRequestItem);
     },
   };
 };

@@ -1,0 +1,155 @@
+/**
+ * Chained automations (`trigger_type = "after"`). The run ledger is the source of truth: a chain
+ * feed looks for finished upstream runs (since the chain was first seen) that have no downstream run
+ * yet. A crash between the upstream finishing and the downstream starting therefore loses nothing.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { transcriptEvents } from '../agents/transcript.js';
+import type { ResolvedAutomation } from '../config/types.js';
+import type { Item, RunRecord, RunStatus, Task } from '../core/types.js';
+import type { AfterAutomation } from '../triggers/after/schema.js';
+import type { Feed, PollContext } from './feed.js';
+import { taskFromItem } from './task.js';
+
+const OUTCOMES: Record<AfterAutomation['on'], readonly RunStatus[]> = {
+  success: ['succeeded'],
+  failure: ['failed', 'timed_out'],
+  any: ['succeeded', 'failed', 'timed_out'],
+};
+
+/** How far back a chain looks in its upstream's history, per poll. */
+const LOOKBACK = 200;
+
+function clip(text: string, max: number): string {
+  const flat = text.trim();
+  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+}
+
+/** The agent's last words, from its transcript: its final result, else its last message. */
+export function lastAgentMessage(run: RunRecord): string | undefined {
+  if (!run.transcriptPath || !run.provider || !existsSync(run.transcriptPath)) return undefined;
+  try {
+    const events = transcriptEvents(run.provider, readFileSync(run.transcriptPath, 'utf8'));
+    for (let i = events.length - 1; i >= 0; i -= 1) {
+      const event = events[i]!;
+      if (event.kind === 'done' && event.result) return event.result;
+      if (event.kind === 'assistant' && event.text.trim()) return event.text;
+    }
+  } catch {
+    return undefined;
+  }
+  return undefined;
+}
+
+/** `succeeded; 1 unpushed commit kept on curupira/…` plus the agent's last words. */
+export function outcomeSummary(run: RunRecord): string {
+  const parts = [run.status.replace('_', ' ')];
+  if (run.reason) parts.push(run.reason);
+  if (run.worktreeKept)
+    parts.push(
+      `worktree kept at ${run.worktreePath} (${run.commits} unpushed commit${run.commits === 1 ? '' : 's'})`,
+    );
+  const said = lastAgentMessage(run);
+  const head = parts.join('; ');
+  return said ? `${head}\n\n${clip(said, 1500)}` : head;
+}
+
+export function upstreamItem(run: RunRecord): Item {
+  const summary = outcomeSummary(run);
+  return {
+    id: run.id,
+    title: `${run.automationId}: ${run.itemTitle}`,
+    url: run.itemUrl,
+    body: summary,
+    itemKey: `run:${run.id}`,
+    fields: {
+      upstream_automation: run.automationId,
+      upstream_run_id: run.id,
+      upstream_status: run.status,
+      upstream_item: `${run.repo}#${run.itemId}`,
+      upstream_item_title: run.itemTitle,
+      upstream_item_url: run.itemUrl,
+      upstream_branch: run.branch,
+      upstream_worktree: run.worktreeKept ? run.worktreePath : null,
+      upstream_session: run.sessionId,
+      upstream_transcript: run.transcriptPath,
+      upstream_summary: summary,
+    },
+  };
+}
+
+function chainHash(automation: ResolvedAutomation): string {
+  const c = automation.config as AfterAutomation;
+  return createHash('sha256')
+    .update(JSON.stringify([c.after, c.on]))
+    .digest('hex')
+    .slice(0, 16);
+}
+
+export class ChainFeed implements Feed {
+  nextPollAt = 0;
+  private readonly dispatched = new Set<string>();
+
+  constructor(
+    readonly automation: ResolvedAutomation,
+    private readonly intervalSeconds: number,
+  ) {}
+
+  get upstream(): string {
+    return (this.automation.config as AfterAutomation).after;
+  }
+
+  /** Poll at once (an upstream run just finished). */
+  nudge(): void {
+    this.nextPollAt = 0;
+  }
+
+  /** Takes the chain's baseline when the engine starts, before any upstream run can finish. */
+  async init(context: PollContext): Promise<void> {
+    await this.since(context);
+  }
+
+  /** Runs of the upstream that finished after this moment may start this chain. */
+  private async since(context: PollContext): Promise<string> {
+    const key = `chain:${this.automation.id}`;
+    const hash = chainHash(this.automation);
+    const stored = await context.store.getMeta(key);
+    const [storedHash, storedSince] = stored?.split('|') ?? [];
+    if (storedHash === hash && storedSince) return storedSince;
+    const now = new Date(context.clock.now()).toISOString();
+    if (!context.preview) await context.store.setMeta(key, `${hash}|${now}`);
+    return now;
+  }
+
+  async poll(context: PollContext): Promise<Task[]> {
+    this.nextPollAt = context.clock.now() + this.intervalSeconds * 1000;
+    const config = this.automation.config as AfterAutomation;
+    const since = await this.since(context);
+    const upstream = await context.store.listRuns({
+      automationId: config.after,
+      status: OUTCOMES[config.on],
+      limit: LOOKBACK,
+    });
+    const candidates = upstream.filter(
+      (run) => run.finishedAt !== null && run.finishedAt >= since && !this.dispatched.has(run.id),
+    );
+    if (candidates.length === 0) return [];
+    const done = new Set(
+      (await context.store.listRuns({ automationId: this.automation.id, limit: Number.POSITIVE_INFINITY }))
+        .map((run) => run.upstreamRunId)
+        .filter((id): id is string => id !== null),
+    );
+    return candidates
+      .filter((run) => !done.has(run.id))
+      .reverse()
+      .slice(0, context.limit)
+      .map((run) => taskFromItem(this.automation, upstreamItem(run)));
+  }
+
+  markDispatched(task: Task): void {
+    this.dispatched.add(task.item.id);
+  }
+
+  async runFinished(): Promise<void> {}
+}

@@ -1,0 +1,105 @@
+/**
+ * Item memory for event triggers (opt-in, from the automations seed): `once` remembers every
+ * dispatched item key so it never fires again; `ignore_backlog` records what already matched at the
+ * first poll as skipped. Both are tied to a baseline of the automation's filters: changing the
+ * filters forgets the memory and takes a new baseline.
+ */
+import { createHash } from 'node:crypto';
+import type { ResolvedAutomation } from '../config/types.js';
+import type { Task } from '../core/types.js';
+import type { Store } from '../store/types.js';
+
+/** Keys that do not decide which items match. */
+const NOT_FILTERS = new Set([
+  'prompt',
+  'prompt_syntax',
+  'profile',
+  'checkout',
+  'repository',
+  'once',
+  'ignore_backlog',
+  'trigger_type',
+]);
+
+export function filterHash(automation: ResolvedAutomation): string {
+  const filters = Object.entries(automation.config as Record<string, unknown>)
+    .filter(([key]) => !NOT_FILTERS.has(key))
+    .sort(([a], [b]) => a.localeCompare(b));
+  return createHash('sha256')
+    .update(JSON.stringify([automation.triggerType, filters]))
+    .digest('hex')
+    .slice(0, 16);
+}
+
+export function usesMemory(automation: ResolvedAutomation): boolean {
+  const config = automation.config as { once?: boolean; ignore_backlog?: boolean };
+  return Boolean(config.once || config.ignore_backlog);
+}
+
+export function baselineKey(automationId: string): string {
+  return `baseline:${automationId}`;
+}
+
+/** 'current' when the stored baseline matches the filters; else 'missing' or 'changed'. */
+export async function baselineState(
+  store: Store,
+  automation: ResolvedAutomation,
+): Promise<'current' | 'missing' | 'changed'> {
+  const stored = await store.getMeta(baselineKey(automation.id));
+  if (stored === undefined) return 'missing';
+  return stored === filterHash(automation) ? 'current' : 'changed';
+}
+
+/** Tasks whose items are not remembered for this automation. */
+export async function unremembered(
+  store: Store,
+  automation: ResolvedAutomation,
+  tasks: readonly Task[],
+): Promise<Task[]> {
+  const out: Task[] = [];
+  for (const task of tasks) {
+    if (!(await store.hasItemKey(automation.id, task.item.itemKey))) out.push(task);
+  }
+  return out;
+}
+
+/**
+ * Takes a new baseline: forgets old memory when the filters changed, and with `ignore_backlog`
+ * records every current match as skipped, each with a visible run record.
+ */
+export async function takeBaseline(
+  store: Store,
+  automation: ResolvedAutomation,
+  backlog: readonly Task[],
+  now: string,
+): Promise<number> {
+  const state = await baselineState(store, automation);
+  if (state === 'changed') await store.clearItemKeys(automation.id);
+  let skipped = 0;
+  if ((automation.config as { ignore_backlog?: boolean }).ignore_backlog) {
+    for (const task of backlog) {
+      if (await store.hasItemKey(automation.id, task.item.itemKey)) continue;
+      const run = await store.createRun({
+        automationId: automation.id,
+        taskKey: task.key,
+        repo: task.identity.repo,
+        taskType: task.identity.taskType,
+        itemId: task.item.id,
+        itemKey: task.item.itemKey,
+        itemTitle: task.item.title,
+        itemUrl: task.item.url,
+        status: 'skipped',
+        reason: 'ignore_backlog: it already matched when this automation started watching',
+        profile: automation.profileName,
+        provider: automation.profile.provider,
+      });
+      await store.updateRun(run.id, { finishedAt: now });
+      await store.recordItemKeys(automation.id, [
+        { itemKey: task.item.itemKey, runId: run.id, skipped: true },
+      ]);
+      skipped += 1;
+    }
+  }
+  await store.setMeta(baselineKey(automation.id), filterHash(automation));
+  return skipped;
+}

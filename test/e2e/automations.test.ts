@@ -1,0 +1,221 @@
+/**
+ * Issue 5 end to end: chained automations, item memory (`once`, `ignore_backlog`) across restarts,
+ * run-history retention, and the `runs` commands against a real state file.
+ */
+import { existsSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/program.js';
+import { createHarness, defaultAutomation, type Harness } from '../helpers/harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.cleanup();
+  h = undefined;
+});
+
+const REVIEW = (
+  on: string,
+  prompt = 'Review ${upstream_item} (${upstream_status}) on ${upstream_branch}: ${upstream_summary}',
+) => `
+[automations.review]
+trigger_type = "after"
+after = "fix"
+on = "${on}"
+repository = "api"
+prompt = ${JSON.stringify(prompt)}
+`;
+
+function lastPrompt(harness: Harness): string[] {
+  return harness.invocations('claude').map((call) => call.argv[call.argv.length - 1]!);
+}
+
+async function cli(
+  harness: Harness,
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  stderr.on('data', (d: Buffer) => {
+    err += d.toString();
+  });
+  const code = await runCli(['--config', harness.settingsFile, ...args], {
+    stdout,
+    stderr,
+    env: harness.env,
+    cwd: harness.dir,
+    programName: 'curupira',
+  });
+  return { code, stdout: out, stderr: err };
+}
+
+describe('chained automations', () => {
+  it('runs the downstream automation after a success, with the upstream fields in its prompt', async () => {
+    h = await createHarness({ automation: defaultAutomation() + REVIEW('success') });
+    const { runs } = await h.run();
+    const fix = runs.find((r) => r.automationId === 'fix')!;
+    const review = runs.find((r) => r.automationId === 'review')!;
+    expect(fix.status).toBe('succeeded');
+    expect(review.status, review.reason ?? '').toBe('succeeded');
+    expect(review.upstreamRunId).toBe(fix.id);
+    expect(review.itemId).toBe(fix.id);
+    expect(review.itemKey).toBe(`run:${fix.id}`);
+    const prompt = lastPrompt(h)[1]!;
+    expect(prompt).toContain(`Review acme/api#1 (succeeded) on ${fix.branch}: succeeded`);
+    expect(prompt).toContain('Done: the task is complete.'); // the upstream agent's last words
+  });
+
+  it('on = "failure" runs only after a failed upstream; on = "success" does not', async () => {
+    h = await createHarness({
+      automation:
+        defaultAutomation('Fix ${issue_number} [[fake:fail]]') +
+        REVIEW('failure') +
+        REVIEW('success').replaceAll('review', 'praise'),
+    });
+    const { runs } = await h.run();
+    expect(runs.find((r) => r.automationId === 'fix')!.status).toBe('failed');
+    expect(runs.find((r) => r.automationId === 'review')?.status).toBe('succeeded');
+    expect(runs.find((r) => r.automationId === 'praise')).toBeUndefined();
+    expect(lastPrompt(h)[1]).toMatch(
+      /^Review acme\/api#1 \(failed\) on curupira\/fix\/.*: failed; claude exited with status 1/,
+    );
+  });
+
+  it('on = "any" runs after both outcomes', async () => {
+    h = await createHarness({
+      issues: [
+        { title: 'ok', labels: ['agent-ready'] },
+        { title: 'bad [[fake:fail]]', labels: ['agent-ready'] },
+      ],
+      automation: defaultAutomation('Fix ${issue_title}') + REVIEW('any', 'Look at ${upstream_status}'),
+    });
+    const { runs } = await h.run();
+    const reviews = runs.filter((r) => r.automationId === 'review');
+    expect(reviews.map((r) => r.status)).toEqual(['succeeded', 'succeeded']);
+    expect(new Set(lastPrompt(h).filter((p) => p.startsWith('Look at')))).toEqual(
+      new Set(['Look at succeeded', 'Look at failed']),
+    );
+  });
+
+  it('does not lose a downstream run when curupira stops between the two', async () => {
+    h = await createHarness({ automation: defaultAutomation() + REVIEW('success') });
+    const first = await h.run({ size: 1 }); // stops after the upstream run, before the chain starts
+    const upstream = first.runs[0]!;
+    expect(first.runs.map((r) => r.automationId)).toEqual(['fix']);
+    const second = await h.run();
+    const reviews = second.runs.filter((r) => r.automationId === 'review');
+    expect(reviews.map((r) => r.upstreamRunId)).toContain(upstream.id);
+    // and each upstream run gets exactly one downstream run
+    const store = await h.openStore();
+    const all = await store.listRuns({ automationId: 'review', limit: Number.POSITIVE_INFINITY });
+    await store.close();
+    const ids = all.map((r) => r.upstreamRunId);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+});
+
+describe('item memory', () => {
+  it('once = true: an item fires once, across restarts; a filter change resets the memory', async () => {
+    const once = (extra = '') => `${defaultAutomation()}once = true\n${extra}`;
+    h = await createHarness({ automation: once() });
+    expect((await h.run()).runs.map((r) => r.status)).toEqual(['succeeded']);
+    expect((await h.run()).runs).toEqual([]); // a restart: remembered
+    const store = await h.openStore();
+    expect((await store.listItemKeys('fix')).map((k) => k.itemKey)).toEqual(['issue:1']);
+    await store.close();
+    h.writeSettings(
+      h.settings.toString() &&
+        (await import('node:fs'))
+          .readFileSync(h.settingsFile, 'utf8')
+          .replace('once = true', 'once = true\nexclude_labels = ["wontfix"]'),
+    );
+    expect((await h.run()).runs.map((r) => r.status)).toEqual(['succeeded']); // new filters, new baseline
+    expect((await h.run()).runs).toEqual([]);
+  });
+
+  it('once = true: a launch that never reached the agent records nothing and is retried', async () => {
+    h = await createHarness({
+      automation: `${defaultAutomation()}once = true\n`,
+      profileExtra: 'executable = "no-such-agent"',
+    });
+    const [failed] = (await h.run()).runs;
+    expect(failed!.status).toBe('failed');
+    expect(failed!.reason).toContain('Required executable not found: no-such-agent');
+    const text = (await import('node:fs')).readFileSync(h.settingsFile, 'utf8');
+    h.writeSettings(text.replace('executable = "no-such-agent"', ''));
+    expect((await h.run()).runs.map((r) => r.status)).toEqual(['succeeded']);
+  });
+
+  it('ignore_backlog = true: what matches at the first poll is recorded as skipped and never runs', async () => {
+    h = await createHarness({
+      issues: [
+        { title: 'old one', labels: ['agent-ready'] },
+        { title: 'old two', labels: ['agent-ready'] },
+      ],
+      automation: `${defaultAutomation()}ignore_backlog = true\n`,
+    });
+    expect((await h.run()).runs).toEqual([]);
+    const store = await h.openStore();
+    const skipped = await store.listRuns({ automationId: 'fix' });
+    expect(skipped.map((r) => [r.itemKey, r.status])).toEqual([
+      ['issue:2', 'skipped'],
+      ['issue:1', 'skipped'],
+    ]);
+    expect(skipped[0]!.reason).toMatch(/^ignore_backlog/);
+    await store.close();
+    h.world.addIssue('acme/api', { title: 'new one', labels: ['agent-ready'], author: 'octocat' });
+    const later = await h.run();
+    expect(later.runs.map((r) => [r.itemId, r.status])).toEqual([['3', 'succeeded']]);
+    expect(h.invocations('claude').map((c) => c.argv.at(-1))).toEqual(['Fix issue 3: new one']);
+  });
+});
+
+describe('run history', () => {
+  it('keeps the last history_limit runs per automation and prunes older transcripts', async () => {
+    h = await createHarness({ settingsExtra: 'history_limit = 2' });
+    const first = (await h.run()).runs[0]!;
+    await h.run();
+    await h.run();
+    const store = await h.openStore();
+    const runs = await store.listRuns({ automationId: 'fix', limit: 10 });
+    await store.close();
+    expect(runs).toHaveLength(2);
+    expect(runs.map((r) => r.id)).not.toContain(first.id);
+    expect(existsSync(first.transcriptPath!)).toBe(false);
+    expect(existsSync(runs[0]!.transcriptPath!)).toBe(true);
+  });
+
+  it('`runs` lists, filters and shows runs with their transcript', async () => {
+    h = await createHarness({
+      issues: [
+        { title: 'works', labels: ['agent-ready'] },
+        { title: 'breaks [[fake:fail]]', labels: ['agent-ready'] },
+      ],
+    });
+    await h.run();
+    const list = await cli(h, ['runs']);
+    expect(list.code).toBe(0);
+    expect(list.stdout.trim().split('\n')).toHaveLength(2);
+    expect(list.stdout).toMatch(/succeeded .* fix {2}acme\/api#1 {2}"works"/);
+    const failed = await cli(h, ['runs', '--status', 'failed', '--json']);
+    const parsed = JSON.parse(failed.stdout) as { id: string; status: string; itemId: string }[];
+    expect(parsed.map((r) => [r.itemId, r.status])).toEqual([['2', 'failed']]);
+    const show = await cli(h, ['runs', 'show', parsed[0]!.id]);
+    expect(show.code).toBe(0);
+    expect(show.stdout).toContain('status:      failed (claude exited with status 1');
+    expect(show.stdout).toContain('transcript:\n');
+    expect(show.stdout).toMatch(/\[session [0-9a-f-]+\]/);
+    expect(show.stdout).toMatch(/error: /);
+    const missing = await cli(h, ['runs', 'show', 'r_nope']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('No run with id r_nope');
+    const bad = await cli(h, ['runs', '--status', 'done']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("unknown status 'done'");
+  });
+});
