@@ -1,0 +1,257 @@
+/**
+ * The built CLI as users run it: versions, help, validate, schema, and `run --dry-run` and `doctor`
+ * against a simulator running in its own process (`curupira simulator --fixture`), and the demo.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { installFakeAgents } from '../../src/agents/fake/install.js';
+import { CLI, ROOT, runBuiltCli } from '../helpers/harness.js';
+
+const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+const FIXTURE = join(ROOT, 'src/simulator/fixtures/demo.json');
+const DEMO_TOKEN = 'curupira-demo-token';
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'curupira-cli-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function baseEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH, HOME: dir, LANG: 'C.UTF-8', ...extra };
+}
+
+describe('version and help', () => {
+  it('prints `curupira <version>`, or `curu <version>` when invoked as curu', async () => {
+    const plain = await runBuiltCli(['--version'], { env: baseEnv() });
+    expect(plain.stdout.trim()).toBe(`curupira ${VERSION}`);
+    const link = join(dir, 'curu');
+    symlinkSync(CLI, link);
+    const viaCuru = await new Promise<string>((resolve) => {
+      const child = spawn(process.execPath, [link, '--version'], { env: baseEnv() });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+      });
+      child.on('close', () => resolve(out));
+    });
+    expect(viaCuru.trim()).toBe(`curu ${VERSION}`);
+  });
+
+  it('has -h/--help on every command', async () => {
+    const top = await runBuiltCli(['--help'], { env: baseEnv() });
+    expect(top.code).toBe(0);
+    const commands = ['validate', 'schema', 'run', 'runs', 'doctor', 'gc', 'simulator', 'demo'];
+    for (const command of commands) expect(top.stdout).toContain(command);
+    expect(top.stdout).toContain('--config <path>');
+    expect(top.stdout).toContain(join(dir, '.curupira', 'settings.toml'));
+    for (const command of commands) {
+      const help = await runBuiltCli([command, '-h'], { env: baseEnv() });
+      expect(help.code, command).toBe(0);
+      expect(help.stdout, command).toContain(`Usage: curupira ${command}`);
+    }
+    const show = await runBuiltCli(['runs', 'show', '--help'], { env: baseEnv() });
+    expect(show.stdout).toContain('Usage: curupira runs show');
+  });
+});
+
+describe('validate and schema', () => {
+  it('validates the example and explains it', async () => {
+    const result = await runBuiltCli(
+      ['--config', join(ROOT, 'examples/settings.toml'), 'validate', '--explain'],
+      { env: baseEnv() },
+    );
+    expect(result.code).toBe(0);
+    expect(result.stdout.split('\n')[0]).toBe('Configuration is valid (5 automations; max active tasks: 2).');
+    expect(result.stdout).toContain(
+      'search query:   repo:acme/api is:issue is:open label:agent-ready -label:blocked -linked:pr sort:created-asc',
+    );
+    expect(result.stdout).toContain(
+      'post-filters:   mergeable = MERGEABLE; mergeStateStatus in [CLEAN, UNSTABLE]',
+    );
+    expect(result.stdout).toMatch(/next fires: {3}\d{4}-\d\d-\d\d 09:00 Europe\/Rome/);
+  });
+
+  it('reports a bad file with exit 2, every problem and no stack trace', async () => {
+    const file = join(dir, 'bad.toml');
+    writeFileSync(
+      file,
+      '[settings]\nmax_active_tasks = 0\n[automations.x]\nrepository = "nope"\nprompt = "${zz}"\n',
+    );
+    const result = await runBuiltCli(['--config', file, 'validate'], { env: baseEnv() });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^Configuration error: \d problems:/);
+    expect(result.stderr).toContain(`settings.max_active_tasks: must be at least 1, got 0 (${file}:2:1)`);
+    expect(result.stderr).toContain('repositories: at least one [repositories.<alias>] table is required');
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(result.stdout).toBe('');
+  });
+
+  it('says where it looked when the file is missing', async () => {
+    const result = await runBuiltCli(['--config', join(dir, 'none.toml'), 'validate'], { env: baseEnv() });
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim()).toBe(
+      `Configuration error: configuration file not found: ${join(dir, 'none.toml')}`,
+    );
+  });
+
+  it('prints the JSON Schema that is committed', async () => {
+    const result = await runBuiltCli(['schema'], { env: baseEnv() });
+    expect(JSON.parse(result.stdout)).toEqual(
+      JSON.parse(readFileSync(join(ROOT, 'schema/settings.schema.json'), 'utf8')),
+    );
+  });
+});
+
+describe('against a simulator process', () => {
+  let sim: ChildProcess;
+  let url: string;
+  let settingsFile: string;
+  let binDir: string;
+
+  beforeAll(async () => {
+    sim = spawn(process.execPath, [CLI, 'simulator', '--fixture', FIXTURE], {
+      env: baseEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      sim.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        const match = /http:\/\/127\.0\.0\.1:\d+/.exec(out);
+        if (match) resolve(match[0]);
+      });
+      sim.on('exit', (code) => reject(new Error(`simulator exited with ${code}`)));
+    });
+    binDir = join(dir, 'bin');
+    installFakeAgents(binDir);
+    settingsFile = join(dir, 'sim.toml');
+    writeFileSync(
+      settingsFile,
+      `[settings]
+state_db_path = "state/state.sqlite3"
+workspace_dir = "ws"
+[settings.github]
+api_url = "${url}"
+[repositories.widgets]
+remote = "https://github.com/acme/widgets.git"
+[agents.defaults]
+profile = "c"
+[agents.profiles.c]
+provider = "claude"
+[agents.profiles.missing]
+provider = "codex"
+executable = "no-such-codex"
+[automations.nothing]
+repository = "widgets"
+repo = "acme/widgets"
+labels = ["wontfix"]
+prompt = "x"
+[automations.fix]
+repository = "widgets"
+repo = "acme/widgets"
+labels = ["agent-ready"]
+prompt = "Fix \${issue_number}"
+`,
+    );
+  });
+  afterAll(() => {
+    sim.kill('SIGTERM');
+  });
+
+  it('run --dry-run previews the first task in settings order and writes nothing', async () => {
+    const result = await runBuiltCli(['--config', settingsFile, 'run', '--dry-run'], {
+      env: baseEnv({ GH_TOKEN: DEMO_TOKEN }),
+    });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout.split('\n')).toEqual([
+      'Selected fix: acme/widgets#1: Widget list crashes when a widget has no name',
+      'https://github.com/acme/widgets/issues/1',
+      'Dry run: no task was reserved or executed.',
+      '',
+    ]);
+    expect(existsSync(join(dir, 'state'))).toBe(false);
+    expect(existsSync(join(dir, 'ws'))).toBe(false);
+  });
+
+  it('run --dry-run says so when nothing matches', async () => {
+    const only = join(dir, 'nothing.toml');
+    writeFileSync(only, readFileSync(settingsFile, 'utf8').replace(/\[automations\.fix\][\s\S]*$/, ''));
+    const result = await runBuiltCli(['--config', only, 'run', '--dry-run'], {
+      env: baseEnv({ GH_TOKEN: DEMO_TOKEN }),
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim()).toBe('No matching task is currently available.');
+  });
+
+  it('refuses --dry-run with --watch or --size, and a bad --size', async () => {
+    const watch = await runBuiltCli(['--config', settingsFile, 'run', '--dry-run', '--watch'], {
+      env: baseEnv(),
+    });
+    expect(watch.code).toBe(2);
+    expect(watch.stderr).toContain('--dry-run cannot be combined with --watch');
+    const size = await runBuiltCli(['--config', settingsFile, 'run', '--dry-run', '--size', '3'], {
+      env: baseEnv(),
+    });
+    expect(size.code).toBe(2);
+    expect(size.stderr).toContain('--dry-run cannot be combined with --size');
+    for (const bad of ['0', '-1', 'nope']) {
+      const result = await runBuiltCli(['--config', settingsFile, 'run', `--size=${bad}`], {
+        env: baseEnv(),
+      });
+      expect(result.code, bad).toBe(2);
+      expect(result.stderr).toContain(`--size must be a positive integer, got '${bad}'`);
+    }
+  });
+
+  it('doctor reports each check on its own line and fails when one fails', async () => {
+    const result = await runBuiltCli(['--config', settingsFile, 'doctor'], {
+      env: baseEnv({ GH_TOKEN: DEMO_TOKEN, PATH: `${binDir}:${process.env.PATH}` }),
+    });
+    const lines = result.stdout.trim().split('\n');
+    expect(lines).toContain(`ok    settings file: ${settingsFile} (2 automations)`);
+    expect(lines).toContain('ok    GitHub token: found in the GH_TOKEN environment variable');
+    expect(lines.find((l) => l.startsWith('ok    GitHub API:'))).toContain('the token belongs to octocat');
+    expect(lines).toContain(
+      'ok    automation nothing: 0 matches for repo:acme/widgets is:issue is:open label:wontfix sort:created-asc',
+    );
+    expect(lines).toContain(
+      'ok    automation fix: 1 match for repo:acme/widgets is:issue is:open label:agent-ready sort:created-asc',
+    );
+    expect(lines).toContain(`ok    profile c: Claude Code at ${join(binDir, 'claude')}`);
+    expect(lines.find((l) => l.startsWith('FAIL  profile missing:'))).toContain(
+      'no-such-codex not found on PATH',
+    );
+    expect(lines.find((l) => l.startsWith('ok    git:'))).toMatch(/git version/);
+    expect(lines.find((l) => l.startsWith('ok    state folder:'))).toBeDefined();
+    expect(lines.at(-1)).toBe('1 check failed.');
+    expect(result.code).toBe(1);
+    expect(result.stdout + result.stderr).not.toContain(DEMO_TOKEN);
+  });
+
+  it('doctor without any token says how to get one', async () => {
+    const result = await runBuiltCli(['--config', settingsFile, 'doctor'], {
+      env: baseEnv({ PATH: '/nonexistent' }),
+    });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('FAIL  GitHub token: Required executable not found: gh');
+  });
+});
+
+describe('demo', () => {
+  it('runs offline end to end and exits 0', async () => {
+    const demoDir = join(dir, 'demo');
+    const result = await runBuiltCli(['demo', '--dir', demoDir], { env: baseEnv(), timeoutMs: 120_000 });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('run r_');
+    expect(result.stdout).toMatch(/: succeeded\n/);
+    expect(result.stdout).toContain('acme/widgets#1 "Widget list crashes when a widget has no name"');
+    expect(result.stdout).toContain('1 commit not on any remote, so curupira kept them');
+    expect(result.stdout).toContain('assistant: ');
+    expect(existsSync(join(demoDir, 'settings.toml'))).toBe(true);
+  });
+});
