@@ -163,10 +163,10 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
       };
       if (e.response)
         return { status: e.response.status, headers: e.response.headers, data: e.response.data };
-      const reason =
-        e.name === 'TimeoutError' || e.name === 'AbortError'
-          ? `timed out after ${timeoutMs} ms`
-          : redact(e.message ?? 'network error');
+      // Octokit wraps fetch's TimeoutError in its own RequestError; the cause keeps the name.
+      const causeName = (e as { cause?: { name?: string } }).cause?.name;
+      const timedOut = [e.name, causeName].some((n) => n === 'TimeoutError' || n === 'AbortError');
+      const reason = timedOut ? `timed out after ${timeoutMs} ms` : redact(e.message ?? 'network error');
       throw new RetryableError(
         new GitHubTransientError(`GitHub request failed: ${reason}`, { cause: error }),
         undefined,
@@ -200,7 +200,13 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
             : 60_000;
       const error = new GitHubRateLimitError(
         `${label} rate limit hit (status ${status}); ${retryAfter !== undefined ? `retry after ${retryAfter} s` : resetAt ? `resets at ${new Date(resetAt).toISOString()}` : 'waiting a minute'}`,
-        { status, resetAt: new Date(clock.now() + waitMs) },
+        {
+          status,
+          // When the budget comes back: the announced reset, else when GitHub asked us to retry.
+          resetAt: new Date(
+            retryAfter === undefined && resetAt !== undefined ? resetAt : clock.now() + waitMs,
+          ),
+        },
       );
       throw new RetryableError(error, waitMs);
     }
@@ -236,7 +242,8 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
         lastRateLimit &&
         lastRateLimit.remaining === 0 &&
         lastRateLimit.resetAt > clock.now() &&
-        lastRateLimit.resource === (kind === 'graphql' ? 'graphql' : lastRateLimit.resource)
+        // GraphQL points and REST requests are separate budgets: one running out never blocks the other.
+        (lastRateLimit.resource === 'graphql') === (kind === 'graphql')
       ) {
         const waitMs = lastRateLimit.resetAt - clock.now() + 1000;
         if (waitMs > maxWait) {
@@ -298,9 +305,7 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
       throw new RetryableError(
         new GitHubRateLimitError(
           `GitHub GraphQL rate limit exhausted: ${errors.map((e) => e.message).join('; ')}`,
-          {
-            resetAt: new Date(clock.now() + waitMs),
-          },
+          { resetAt: new Date(rate ? rate.resetAt : clock.now() + waitMs) },
         ),
         waitMs,
       );

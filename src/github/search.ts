@@ -1,4 +1,7 @@
-/** Follows search cursors in pages of at most 100 until `limit` results or the end. */
+/**
+ * Follows search cursors in pages of at most 100 until `limit` results or the end. `accept` is a
+ * post-filter: rejected nodes do not count towards `limit`, so they never crowd out later matches.
+ */
 import type { GitHubClient } from './client.js';
 import type { SearchPage } from './operations.js';
 
@@ -18,6 +21,7 @@ export async function searchAll<N extends { __typename?: string }>(
   typename: string,
   limit: number,
   signal?: AbortSignal,
+  accept?: (node: N) => boolean,
 ): Promise<SearchResult<N>> {
   const nodes: N[] = [];
   const seen = new Set<unknown>();
@@ -26,7 +30,8 @@ export async function searchAll<N extends { __typename?: string }>(
   let pages = 0;
   while (nodes.length < limit) {
     signal?.throwIfAborted();
-    const first = Math.min(PAGE_SIZE, limit - nodes.length);
+    // With a post-filter, how many results the page needs is unknown: ask for whole pages.
+    const first = accept ? PAGE_SIZE : Math.min(PAGE_SIZE, limit - nodes.length);
     const page: { data: SearchPage<N> } = await client.graphql<SearchPage<N>>(operation, {
       query,
       first,
@@ -40,6 +45,7 @@ export async function searchAll<N extends { __typename?: string }>(
       const id = (node as { id?: unknown }).id;
       if (seen.has(id)) continue;
       seen.add(id);
+      if (accept && !accept(node as N)) continue;
       nodes.push(node as N);
       if (nodes.length >= limit) break;
     }

@@ -2,7 +2,7 @@
  * An end-to-end world for engine tests: a local GitHub simulator, a bare git "origin" with a
  * commit, the fake agent CLIs on PATH, and a settings file wired to all three, in a temp folder.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { installFakeAgents } from '../../src/agents/fake/install.js';
@@ -11,7 +11,7 @@ import { loadSettings } from '../../src/config/load.js';
 import type { Settings } from '../../src/config/types.js';
 import { systemClock } from '../../src/core/clock.js';
 import type { RunRecord } from '../../src/core/types.js';
-import { type EngineResult, runEngine } from '../../src/engine/engine.js';
+import { type EngineOptions, type EngineResult, runEngine } from '../../src/engine/engine.js';
 import { transcriptsDir } from '../../src/engine/paths.js';
 import { createGitHubClient } from '../../src/github/client.js';
 import { staticTokenSource } from '../../src/github/token.js';
@@ -20,7 +20,12 @@ import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { SimWorld } from '../../src/simulator/world.js';
 import { openStore } from '../../src/store/index.js';
 import type { Store } from '../../src/store/types.js';
-import { createOrigin, isolateGitForTests, type OriginRepo } from '../../src/workspace/testing.js';
+import {
+  createOrigin,
+  isolateGitForTests,
+  type OriginRepo,
+  type SeedFile,
+} from '../../src/workspace/testing.js';
 
 export const TOKEN = 'ghp_harnessTokenForTests0000000000000001';
 export const ROOT = join(import.meta.dirname, '../..');
@@ -36,32 +41,63 @@ export interface Harness {
   settingsFile: string;
   env: NodeJS.ProcessEnv;
   writeSettings(text: string): void;
+  /** Rewrites the settings file from the standard template with other pieces (unset ones keep theirs). */
+  configure(options: SettingsPieces): void;
   settings(): Settings;
   /** One engine pass in this process (drain unless told otherwise). */
-  run(options?: { size?: number; killGraceMs?: number; stop?: AbortSignal }): Promise<EngineResult>;
+  run(options?: HarnessRunOptions): Promise<EngineResult>;
   openStore(): Promise<Store>;
-  /** Every invocation the fake agents recorded, per provider. */
+  /** Every invocation the fake agents recorded, per provider (`--version` probes included). */
   invocations(provider: Provider): FakeInvocation[];
+  /** Only the agent runs (no `--version` probes). */
+  agentRuns(provider: Provider): FakeInvocation[];
+  /** Pids of the stubborn grandchildren `[[fake:spawn-child]]` started. */
+  childPids(): number[];
   cleanup(): Promise<void>;
+}
+
+export interface HarnessRunOptions {
+  mode?: 'drain' | 'watch';
+  size?: number;
+  killGraceMs?: number;
+  stop?: AbortSignal;
+  onRun?: EngineOptions['onRun'];
 }
 
 export interface FakeInvocation {
   provider: string;
+  kind: 'run' | 'version';
   argv: string[];
+  prompt?: string;
   cwd: string;
-  env: Record<string, string | null>;
-  envKeys: string[];
+  env: { keys: string[]; values: Record<string, string> };
   pid: number;
   resumeOf: string | null;
-  sessionId?: string;
+  sessionId: string | null;
+  /** ISO time the invocation started. */
+  time: string;
 }
 
-export interface HarnessOptions {
+export interface SettingsPieces {
   provider?: Provider;
+  /** Lines appended to `[agents.profiles.main]`. */
   profileExtra?: string;
+  /** More entries of the profile's `env` table (FAKE_AGENT_LOG is always set). */
+  agentEnv?: Record<string, string>;
+  /** Lines appended to `[settings]`. */
   settingsExtra?: string;
+  /** `task_timeout_minutes` (default 5). */
+  timeoutMinutes?: number;
+  /** Tables appended at the end (repositories' extra lines go in `repositoryExtra`). */
   automation?: string;
+  /** Lines appended to `[repositories.api]`. */
+  repositoryExtra?: string;
+}
+
+export interface HarnessOptions extends SettingsPieces {
   issues?: { title: string; body?: string; labels?: string[] }[];
+  /** Files of origin's first commit besides README.md. */
+  originFiles?: Record<string, string | SeedFile>;
 }
 
 export function defaultAutomation(prompt = 'Fix issue ${issue_number}: ${issue_title}'): string {
@@ -74,9 +110,32 @@ prompt = ${JSON.stringify(prompt)}
 `;
 }
 
+/** An `[automations.<id>]` table on `acme/api` issues in repository `api` (unless `extra` says otherwise). */
+export function issueAutomation(
+  id: string,
+  options: { prompt: string; labels?: string[]; repository?: string; extra?: string },
+): string {
+  return `[automations.${id}]
+trigger_type = "github-issues"
+repository = "${options.repository ?? 'api'}"
+repo = "acme/api"
+labels = ${JSON.stringify(options.labels ?? ['agent-ready'])}
+prompt = ${JSON.stringify(options.prompt)}
+${options.extra ?? ''}
+`;
+}
+
+function tomlInlineTable(values: Record<string, string>): string {
+  return `{ ${Object.entries(values)
+    .map(([k, v]) => `${k} = ${JSON.stringify(v)}`)
+    .join(', ')} }`;
+}
+
 export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
   isolateGitForTests();
-  const origin = await createOrigin();
+  const origin = await createOrigin({
+    files: { 'README.md': '# sample\n', ...(options.originFiles ?? {}) },
+  });
   const dir = origin.dir;
   const world = new SimWorld();
   world.addRepo('acme/api');
@@ -98,29 +157,30 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const logDir = join(dir, 'agent-log');
   mkdirSync(logDir, { recursive: true });
   installFakeAgents(binDir, { logDir });
-  const provider = options.provider ?? 'claude';
   const settingsFile = join(dir, 'settings.toml');
-  const base = `[settings]
+  let pieces: SettingsPieces = { ...options };
+  const render = (p: SettingsPieces): string => `[settings]
 workspace_dir = "${join(dir, 'workspaces')}"
 state_db_path = "${join(dir, 'state', 'state.sqlite3')}"
-task_timeout_minutes = 5
-${options.settingsExtra ?? ''}
+task_timeout_minutes = ${p.timeoutMinutes ?? 5}
+${p.settingsExtra ?? ''}
 
 [settings.github]
 api_url = "${sim.url}"
 
 [repositories.api]
 remote = "file://${origin.url}"
+${p.repositoryExtra ?? ''}
 
 [agents.defaults]
 profile = "main"
 
 [agents.profiles.main]
-provider = "${provider}"
-env = { FAKE_AGENT_LOG = "${logDir}" }
-${options.profileExtra ?? ''}
+provider = "${p.provider ?? 'claude'}"
+env = ${tomlInlineTable({ FAKE_AGENT_LOG: logDir, ...(p.agentEnv ?? {}) })}
+${p.profileExtra ?? ''}
 
-${options.automation ?? defaultAutomation()}
+${p.automation ?? defaultAutomation()}
 `;
   const harness: Harness = {
     dir,
@@ -141,6 +201,10 @@ ${options.automation ?? defaultAutomation()}
     writeSettings(text: string) {
       writeFileSync(settingsFile, text);
     },
+    configure(next: SettingsPieces) {
+      pieces = { ...pieces, ...next };
+      writeFileSync(settingsFile, render(pieces));
+    },
     settings() {
       return loadSettings(settingsFile).settings;
     },
@@ -151,8 +215,10 @@ ${options.automation ?? defaultAutomation()}
         const tokens = staticTokenSource(TOKEN);
         return await runEngine({
           settings,
-          mode: 'drain',
+          mode: runOptions.mode ?? 'drain',
           ...(runOptions.size === undefined ? {} : { size: runOptions.size }),
+          ...(runOptions.onRun ? { onRun: runOptions.onRun } : {}),
+          tokens,
           store,
           clock: systemClock,
           log: silentLogger(),
@@ -177,12 +243,20 @@ ${options.automation ?? defaultAutomation()}
         .filter(Boolean)
         .map((line) => JSON.parse(line) as FakeInvocation);
     },
+    agentRuns(p: Provider) {
+      return harness.invocations(p).filter((call) => call.kind === 'run');
+    },
+    childPids() {
+      const file = join(logDir, 'children.pids');
+      if (!existsSync(file)) return [];
+      return readFileSync(file, 'utf8').split('\n').filter(Boolean).map(Number);
+    },
     async cleanup() {
       await sim.close();
-      rmSync(dir, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
     },
   };
-  harness.writeSettings(base);
+  harness.configure({});
   return harness;
 }
 
@@ -227,4 +301,91 @@ export function onlyRun(runs: readonly RunRecord[]): RunRecord {
       `expected exactly one run, got ${runs.length}: ${JSON.stringify(runs.map((r) => r.status))}`,
     );
   return runs[0]!;
+}
+
+export interface StartedCli {
+  child: ChildProcess;
+  /** Resolves when the process has exited (whatever the reason). */
+  done: Promise<CliResult>;
+}
+
+/** Starts the built CLI as a child process without waiting for it (for kill tests). */
+export function startBuiltCli(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): StartedCli {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: options.env ?? process.env,
+    cwd: options.cwd ?? ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr!.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const done = new Promise<CliResult>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+  return { child, done };
+}
+
+/**
+ * True while `pid` is a running process. A zombie (exited, waiting for a parent that may never
+ * reap it, as some container inits do) counts as gone.
+ */
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** Polls `check` until it returns a truthy value (returned), or fails after `timeoutMs`. */
+export async function waitFor<T>(
+  what: string,
+  check: () => T | Promise<T>,
+  timeoutMs = 15_000,
+  everyMs = 50,
+): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
+/** The most intervals open at one instant; an interval ending when another starts does not overlap it. */
+export function peakOverlap(intervals: readonly { start: number; end: number }[]): number {
+  const events = intervals.flatMap((i) => [
+    { at: i.start, delta: 1 },
+    { at: i.end, delta: -1 },
+  ]);
+  events.sort((a, b) => a.at - b.at || a.delta - b.delta);
+  let open = 0;
+  let peak = 0;
+  for (const event of events) {
+    open += event.delta;
+    peak = Math.max(peak, open);
+  }
+  return peak;
+}
+
+/** A run's agent time, from its record. */
+export function runInterval(run: RunRecord): { start: number; end: number } {
+  if (!run.startedAt || !run.finishedAt) throw new Error(`run ${run.id} has no start or end time`);
+  return { start: Date.parse(run.startedAt), end: Date.parse(run.finishedAt) };
 }

@@ -1,0 +1,336 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { FakeClock } from '../core/clock.js';
+import {
+  GitHubAuthError,
+  GitHubGraphQLError,
+  GitHubRateLimitError,
+  GitHubTransientError,
+} from '../core/errors.js';
+import { type Simulator, startSimulator } from '../simulator/server.js';
+import { SimWorld } from '../simulator/world.js';
+import { createGitHubClient, type GitHubClient, type GitHubClientOptions, graphqlUrlFor } from './client.js';
+import { VIEWER } from './operations.js';
+import { staticTokenSource } from './token.js';
+
+const TOKEN = 'client-token';
+const START = Date.UTC(2026, 0, 1);
+let clock: FakeClock;
+let sim: Simulator;
+
+/** The simulator's rate-limit windows and `x-ratelimit-reset` follow the test's fake clock. */
+let now = START;
+
+beforeAll(async () => {
+  const world = new SimWorld();
+  world.addToken(TOKEN, 'alice');
+  world.addRepo('acme/api');
+  world.addIssue('acme/api', { title: 'One' });
+  sim = await startSimulator({ world, now: () => now });
+});
+
+afterAll(async () => {
+  await sim.close();
+});
+
+beforeEach(() => {
+  sim.faults.clear();
+  sim.resetRequests();
+  sim.rateLimits.graphql.reset();
+  sim.rateLimits.core.reset();
+  clock = new FakeClock(START);
+  now = START;
+});
+
+function clientFor(options: Partial<GitHubClientOptions> = {}): GitHubClient {
+  return createGitHubClient({
+    apiUrl: sim.url,
+    tokens: staticTokenSource(TOKEN),
+    clock,
+    random: () => 0.5,
+    ...options,
+  });
+}
+
+/** Keeps the simulator's clock on the fake clock while time moves. */
+async function advance(ms: number): Promise<void> {
+  const target = clock.now() + ms;
+  now = target;
+  await clock.set(target);
+}
+
+/** Waits (in real time, briefly) until the code under test sleeps on the fake clock or settles. */
+async function untilSleepingOrDone(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 2000 && clock.pending === 0 && !done(); i += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+/** Runs `promise` to the end, letting every wait on the fake clock finish as soon as it starts. */
+async function settle<T>(promise: Promise<T>): Promise<T> {
+  let done = false;
+  const watched = promise.finally(() => {
+    done = true;
+  });
+  watched.catch(() => undefined);
+  while (!done) {
+    await untilSleepingOrDone(() => done);
+    if (clock.pending > 0) await advance(Math.max(...clock.sleeps.slice(-clock.pending), 0));
+  }
+  return watched;
+}
+
+async function failure(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await settle(promise);
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('expected the request to fail');
+}
+
+describe('transient failures', () => {
+  it('500, 502 and 503 in a row: retried with growing jittered backoff, then it succeeds', async () => {
+    sim.faults.add({ kind: 'status', status: 500 });
+    sim.faults.add({ kind: 'status', status: 502 });
+    sim.faults.add({ kind: 'status', status: 503 });
+    const client = clientFor();
+    const result = await settle(client.graphql<{ viewer: { login: string } }>(VIEWER));
+    expect(result.data.viewer.login).toBe('alice');
+    expect(sim.requests.map((r) => r.status)).toEqual([500, 502, 503, 200]);
+    expect(client.stats).toMatchObject({ requests: 4, retries: 3 });
+    // Backoff bases 1 s, 2 s, 4 s; with the random source pinned at 0.5 each wait is 3/4 of its base.
+    expect(clock.sleeps).toEqual([750, 1500, 3000]);
+  });
+
+  it('the jitter follows the random source', async () => {
+    sim.faults.add({ kind: 'status', status: 502, times: 2 });
+    const client = clientFor({ random: () => 0 });
+    await settle(client.graphql(VIEWER));
+    expect(clock.sleeps).toEqual([500, 1000]);
+  });
+
+  it("a 502 that does not go away fails with GitHubTransientError and the seed's message", async () => {
+    sim.faults.add({ kind: 'status', status: 502, times: 'always' });
+    const client = clientFor();
+    const error = await failure(client.graphql(VIEWER));
+    expect(error).toBeInstanceOf(GitHubTransientError);
+    expect(error.message).toBe('GitHub GraphQL temporarily failed with status 502');
+    expect((error as GitHubTransientError).status).toBe(502);
+    expect(sim.requests).toHaveLength(4);
+    expect(client.stats.retries).toBe(3);
+  });
+
+  it('maxAttempts bounds the attempts', async () => {
+    sim.faults.add({ kind: 'status', status: 500, times: 'always' });
+    const error = await failure(clientFor({ maxAttempts: 2 }).graphql(VIEWER));
+    expect(error).toBeInstanceOf(GitHubTransientError);
+    expect(sim.requests).toHaveLength(2);
+  });
+
+  it('a response slower than requestTimeoutMs is abandoned and retried', async () => {
+    // Real time here (the deadline is a real timer), kept well under a second.
+    sim.faults.add({ kind: 'slow', delayMs: 800 });
+    const client = clientFor({ requestTimeoutMs: 300 });
+    const result = await settle(client.graphql<{ viewer: { login: string } }>(VIEWER));
+    expect(result.data.viewer.login).toBe('alice');
+    expect(client.stats.retries).toBe(1);
+    expect(sim.requests).toHaveLength(2);
+  });
+
+  it('responses that stay slow fail with GitHubTransientError', async () => {
+    sim.faults.add({ kind: 'slow', delayMs: 300, times: 'always' });
+    const client = clientFor({ requestTimeoutMs: 40, maxAttempts: 2 });
+    const error = await failure(client.graphql(VIEWER));
+    expect(error).toBeInstanceOf(GitHubTransientError);
+    expect(error.message).toBe('GitHub request failed: timed out after 40 ms');
+    expect(client.stats.requests).toBe(2);
+  });
+
+  it('a dropped connection is retried', async () => {
+    sim.faults.add({ kind: 'reset-connection' });
+    const client = clientFor();
+    const result = await settle(client.graphql<{ viewer: { login: string } }>(VIEWER));
+    expect(result.data.viewer.login).toBe('alice');
+    expect(client.stats.retries).toBe(1);
+  });
+
+  it('malformed JSON is retried, then recovers', async () => {
+    sim.faults.add({ kind: 'malformed-json' });
+    const client = clientFor();
+    const result = await settle(client.graphql<{ viewer: { login: string } }>(VIEWER));
+    expect(result.data.viewer.login).toBe('alice');
+    expect(sim.requests.map((r) => r.fault)).toEqual(['malformed-json', null]);
+  });
+
+  it('malformed JSON that persists fails with "GitHub GraphQL returned non-JSON output"', async () => {
+    sim.faults.add({ kind: 'malformed-json', times: 'always' });
+    const client = clientFor();
+    const error = await failure(client.graphql(VIEWER));
+    expect(error).toBeInstanceOf(GitHubTransientError);
+    expect(error.message).toBe('GitHub GraphQL returned non-JSON output');
+    expect(sim.requests).toHaveLength(4);
+  });
+
+  it('REST calls are retried the same way', async () => {
+    sim.faults.add({ kind: 'status', status: 503, match: { path: '/user' } });
+    const client = clientFor();
+    const user = await settle(client.rest<{ login: string }>('GET', '/user'));
+    expect(user.login).toBe('alice');
+    expect(sim.requests.map((r) => [r.path, r.status])).toEqual([
+      ['/user', 503],
+      ['/user', 200],
+    ]);
+  });
+});
+
+describe('rate limits', () => {
+  it('a 429 with Retry-After: 7 waits 7 s on the injected clock before trying again', async () => {
+    sim.faults.add({ kind: 'secondary-rate-limit', status: 429, retryAfterSeconds: 7 });
+    const client = clientFor();
+    let done = false;
+    const pending = client.graphql<{ viewer: { login: string } }>(VIEWER).finally(() => {
+      done = true;
+    });
+    await untilSleepingOrDone(() => done);
+    expect(clock.sleeps).toEqual([7000]);
+    await advance(6999);
+    expect(done).toBe(false);
+    expect(sim.requests).toHaveLength(1);
+    await advance(1);
+    const result = await pending;
+    expect(result.data.viewer.login).toBe('alice');
+    expect(sim.requests.map((r) => r.status)).toEqual([429, 200]);
+    expect(client.stats.waitedMs).toBe(7000);
+  });
+
+  it('a 403 secondary rate limit waits for its Retry-After too', async () => {
+    sim.faults.add({ kind: 'secondary-rate-limit', status: 403, retryAfterSeconds: 30 });
+    const client = clientFor();
+    const result = await settle(client.graphql<{ viewer: { login: string } }>(VIEWER));
+    expect(result.data.viewer.login).toBe('alice');
+    expect(clock.sleeps).toEqual([30_000]);
+    expect(sim.requests.map((r) => r.status)).toEqual([403, 200]);
+  });
+
+  it('a secondary limit longer than maxRateLimitWaitMs fails with GitHubRateLimitError', async () => {
+    sim.faults.add({ kind: 'secondary-rate-limit', status: 429, retryAfterSeconds: 600 });
+    const error = await failure(clientFor({ maxRateLimitWaitMs: 60_000 }).graphql(VIEWER));
+    expect(error).toBeInstanceOf(GitHubRateLimitError);
+    expect((error as GitHubRateLimitError).resetAt?.getTime()).toBe(START + 600_000);
+    expect(clock.sleeps).toEqual([]);
+  });
+
+  it('an exhausted primary limit (GraphQL RATE_LIMITED) waits until x-ratelimit-reset', async () => {
+    sim.faults.add({ kind: 'primary-rate-limit', resetInSeconds: 120 });
+    const client = clientFor();
+    const result = await settle(client.graphql<{ viewer: { login: string } }>(VIEWER));
+    expect(result.data.viewer.login).toBe('alice');
+    expect(clock.sleeps).toHaveLength(1);
+    expect(clock.sleeps[0]).toBeGreaterThanOrEqual(120_000);
+    expect(clock.sleeps[0]).toBeLessThanOrEqual(122_000);
+    expect(sim.requests).toHaveLength(2);
+  });
+
+  it('a budget spent by real use waits for the window to reset, then goes on', async () => {
+    const client = clientFor();
+    await settle(client.graphql(VIEWER));
+    await advance(50 * 60_000);
+    sim.rateLimits.graphql.setUsed('alice', 5000);
+    const result = await settle(client.graphql<{ viewer: { login: string } }>(VIEWER));
+    expect(result.data.viewer.login).toBe('alice');
+    // The window opened at START and resets an hour later; we were 50 minutes in (+1 s margin).
+    expect(clock.sleeps).toEqual([10 * 60_000 + 1000]);
+    expect(client.rateLimit()?.remaining).toBe(4999);
+  });
+
+  it('the primary limit answered with HTTP 403 waits the same way', async () => {
+    const other = await startSimulator({ world: sim.world, now: () => now, graphqlRateLimitedStatus: 403 });
+    try {
+      other.faults.add({ kind: 'primary-rate-limit', resetInSeconds: 90 });
+      const client = clientFor({ apiUrl: other.url });
+      const result = await settle(client.graphql<{ viewer: { login: string } }>(VIEWER));
+      expect(result.data.viewer.login).toBe('alice');
+      expect(other.requests.map((r) => r.status)).toEqual([403, 200]);
+      expect(clock.sleeps[0]).toBeGreaterThanOrEqual(90_000);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('a reset beyond maxRateLimitWaitMs fails with GitHubRateLimitError carrying resetAt', async () => {
+    sim.faults.add({ kind: 'primary-rate-limit', resetInSeconds: 3600 });
+    const client = clientFor({ maxRateLimitWaitMs: 15 * 60_000 });
+    const error = await failure(client.graphql(VIEWER));
+    expect(error).toBeInstanceOf(GitHubRateLimitError);
+    expect((error as GitHubRateLimitError).code).toBe('github_rate_limit');
+    expect((error as GitHubRateLimitError).resetAt?.toISOString()).toBe('2026-01-01T01:00:00.000Z');
+    expect(clock.sleeps).toEqual([]);
+    expect(sim.requests).toHaveLength(1);
+    // Known to be empty: the next call fails at once without spending a request.
+    const again = await failure(client.graphql(VIEWER));
+    expect(again).toBeInstanceOf(GitHubRateLimitError);
+    expect(sim.requests).toHaveLength(1);
+  });
+
+  it('an exhausted GraphQL budget does not block REST calls, which have their own', async () => {
+    sim.faults.add({ kind: 'primary-rate-limit', resetInSeconds: 3600 });
+    const client = clientFor();
+    expect(await failure(client.graphql(VIEWER))).toBeInstanceOf(GitHubRateLimitError);
+    const user = await settle(client.rest<{ login: string }>('GET', '/user'));
+    expect(user.login).toBe('alice');
+    expect(clock.sleeps).toEqual([]);
+  });
+
+  it('reports the budget GitHub last announced', async () => {
+    const client = clientFor();
+    const result = await settle(client.graphql(VIEWER));
+    expect(result.rateLimit).toMatchObject({ limit: 5000, remaining: 4999, used: 1, resource: 'graphql' });
+    expect(result.rateLimit?.resetAt).toBe(START + 3_600_000);
+  });
+});
+
+describe('errors that are not retried', () => {
+  it('401: GitHubAuthError after one request', async () => {
+    const client = clientFor({ tokens: staticTokenSource('not-a-known-token') });
+    const error = await failure(client.graphql(VIEWER));
+    expect(error).toBeInstanceOf(GitHubAuthError);
+    expect(error.message).toContain('status 401');
+    expect(error.message).toContain('Bad credentials');
+    expect(error.message).toContain('gh auth login');
+    expect(error.message).not.toContain('not-a-known-token');
+    expect(sim.requests).toHaveLength(1);
+    expect(clock.sleeps).toEqual([]);
+  });
+
+  it('a misspelt field: GitHubGraphQLError with GitHub message, one request, no wait', async () => {
+    const client = clientFor();
+    const error = await failure(client.graphql('query Broken { viewer { logn } }'));
+    expect(error).toBeInstanceOf(GitHubGraphQLError);
+    expect((error as GitHubGraphQLError).errors.map((e) => e.message)).toEqual([
+      "Field 'logn' doesn't exist on type 'User'",
+    ]);
+    expect(error.message).toBe("GitHub GraphQL error: Field 'logn' doesn't exist on type 'User'");
+    expect(sim.requests).toHaveLength(1);
+    expect(clock.sleeps).toEqual([]);
+  });
+
+  it('a missing object (NOT_FOUND) is not retried', async () => {
+    const client = clientFor();
+    const error = await failure(client.graphql('query { repository(owner: "acme", name: "nope") { id } }'));
+    expect(error).toBeInstanceOf(GitHubGraphQLError);
+    expect((error as GitHubGraphQLError).errors[0]?.type).toBe('NOT_FOUND');
+    expect(sim.requests).toHaveLength(1);
+  });
+});
+
+describe('endpoints', () => {
+  it('GraphQL lives at /graphql, or /api/graphql on GitHub Enterprise', () => {
+    expect(graphqlUrlFor('https://api.github.com')).toBe('https://api.github.com/graphql');
+    expect(graphqlUrlFor('https://ghe.example.com/api/v3/')).toBe('https://ghe.example.com/api/graphql');
+  });
+
+  it('authenticates as the token owner', async () => {
+    await settle(clientFor().graphql(VIEWER));
+    expect(sim.requests.map((r) => r.login)).toEqual(['alice']);
+  });
+});
