@@ -28,7 +28,12 @@ function git(args, cwd) {
   const result = spawnSync('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@invalid', ...args], {
     cwd,
     encoding: 'utf8',
-    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0' },
+    env: {
+      ...process.env,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+      GIT_TERMINAL_PROMPT: '0',
+    },
   });
   if (result.status !== 0) throw new Error(`git ${args.join(' ')} failed: ${result.stderr}`);
   return result.stdout;
@@ -89,7 +94,8 @@ async function engineRun(mods, dir, bare, agent, maxActive) {
   world.addUser('octocat');
   world.addToken(TOKEN, 'octocat');
   world.addLabel('acme/api', 'agent-ready');
-  for (let i = 0; i < TASKS; i += 1) world.addIssue('acme/api', { title: `Task ${i}`, labels: ['agent-ready'], author: 'octocat' });
+  for (let i = 0; i < TASKS; i += 1)
+    world.addIssue('acme/api', { title: `Task ${i}`, labels: ['agent-ready'], author: 'octocat' });
   const simulator = await mods.sim.startSimulator({ world });
   const root = join(dir, `engine-${maxActive}`);
   mkdirSync(root, { recursive: true });
@@ -122,8 +128,16 @@ prompt = "Do task \${issue_number}: \${issue_title}"
   const { settings } = mods.load.loadSettings(settingsFile);
   const store = await mods.store.openStore(settings.execution.state_db_path);
   const tokens = mods.token.staticTokenSource(TOKEN);
-  const env = { PATH: process.env.PATH, HOME: root, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
-  const savedEnv = { GIT_CONFIG_NOSYSTEM: process.env.GIT_CONFIG_NOSYSTEM, GIT_CONFIG_GLOBAL: process.env.GIT_CONFIG_GLOBAL };
+  const env = {
+    PATH: process.env.PATH,
+    HOME: root,
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+  };
+  const savedEnv = {
+    GIT_CONFIG_NOSYSTEM: process.env.GIT_CONFIG_NOSYSTEM,
+    GIT_CONFIG_GLOBAL: process.env.GIT_CONFIG_GLOBAL,
+  };
   process.env.GIT_CONFIG_NOSYSTEM = '1';
   process.env.GIT_CONFIG_GLOBAL = '/dev/null';
   const start = performance.now();
@@ -145,7 +159,9 @@ prompt = "Do task \${issue_number}: \${issue_title}"
   await simulator.close();
   const failed = result.runs.filter((r) => r.status !== 'succeeded');
   if (result.runs.length !== TASKS || failed.length > 0) {
-    throw new Error(`expected ${TASKS} successful runs, got ${result.runs.length} (${failed.length} not succeeded: ${failed[0]?.reason})`);
+    throw new Error(
+      `expected ${TASKS} successful runs, got ${result.runs.length} (${failed.length} not succeeded: ${failed[0]?.reason})`,
+    );
   }
   return elapsed;
 }
@@ -171,12 +187,19 @@ export async function run({ dist, log = console.log } = {}) {
     const agent = noopAgent(dir);
     const bare1 = median(bareSteps(dir, bare, agent));
     const results = { tasks: TASKS, bareStepsMs: bare1, engine: {} };
-    log(`dispatch: ${TASKS} tasks, no-op agent; bare steps (worktree add + spawn + remove + branch -D) median ${bare1.toFixed(1)} ms`);
+    log(
+      `dispatch: ${TASKS} tasks, no-op agent; bare steps (worktree add + spawn + remove + branch -D) median ${bare1.toFixed(1)} ms`,
+    );
     for (const maxActive of [1, 4]) {
       const elapsed = await engineRun(mods, dir, bare, agent, maxActive);
       const perRun = elapsed / TASKS;
       const rss = process.resourceUsage().maxRSS / 1024;
-      results.engine[maxActive] = { totalMs: elapsed, perRunMs: perRun, ratioToBareSteps: perRun / bare1, peakRssMiB: rss };
+      results.engine[maxActive] = {
+        totalMs: elapsed,
+        perRunMs: perRun,
+        ratioToBareSteps: perRun / bare1,
+        peakRssMiB: rss,
+      };
       log(
         `  max_active_tasks ${maxActive}: ${(elapsed / 1000).toFixed(1)} s total, ${perRun.toFixed(1)} ms per run = ${(perRun / bare1).toFixed(2)}× the bare steps; peak RSS ${rss.toFixed(0)} MiB`,
       );
@@ -190,6 +213,7 @@ export async function run({ dist, log = console.log } = {}) {
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const args = process.argv.slice(2);
   const i = args.indexOf('--dist');
-  const dist = i >= 0 ? args[i + 1] : (process.env.CURUPIRA_DIST ?? new URL('../dist/', import.meta.url).pathname);
+  const dist =
+    i >= 0 ? args[i + 1] : (process.env.CURUPIRA_DIST ?? new URL('../dist/', import.meta.url).pathname);
   await run({ dist });
 }

@@ -7,7 +7,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
-const BENCHMARKS = ['discovery'];
+const BENCHMARKS = ['discovery', 'dispatch'];
 
 const args = process.argv.slice(2);
 const option = (flag) => {

@@ -528,7 +528,8 @@ export function loadSettingsFromText(text: string, file: string): LoadedSettings
 function checkChains(tables: Record<string, unknown>, out: Collector): void {
   const upstreamOf = new Map<string, string>();
   for (const [id, table] of Object.entries(tables)) {
-    if (isTable(table) && table.trigger_type === 'after' && typeof table.after === 'string') upstreamOf.set(id, table.after);
+    if (isTable(table) && table.trigger_type === 'after' && typeof table.after === 'string')
+      upstreamOf.set(id, table.after);
   }
   const reported = new Set<string>();
   for (const [id, upstream] of upstreamOf) {

@@ -25,6 +25,8 @@ export async function previewFirstTask(
     let feed: Feed;
     if (automation.triggerType === 'cron')
       feed = new CronFeed(automation, settings.execution.polling.cron_poll_interval_seconds);
+    else if (automation.triggerType === 'after')
+      feed = new ChainFeed(automation, settings.execution.polling.cron_poll_interval_seconds);
     else {
       const factory = sourceFactory(automation.triggerType);
       if (!factory) continue;

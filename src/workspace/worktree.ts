@@ -3,7 +3,7 @@
  * branch. After the run the worktree and branch are removed, unless they hold work that exists
  * nowhere else (commits on no remote, uncommitted or untracked files): then both are kept.
  */
-import { lstat, readdir, rmdir } from 'node:fs/promises';
+import { lstat, readdir, realpath, rmdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { errorMessage, WorkspaceError } from '../core/errors.js';
 import type { Logger } from '../log.js';
@@ -98,6 +98,22 @@ export async function prepareWorktree(options: PrepareWorktreeOptions): Promise<
 
     await git(['fetch', 'origin'], { cwd: checkout, timeoutMs, signal });
     const base = await resolveDefaultBranch(checkout, { network: true, timeoutMs, signal });
+    // The common case in one step: a new branch and worktree. When that fails (a branch or a
+    // registration left behind by an earlier run), take the careful path below.
+    const fresh = await gitResult(['worktree', 'add', '--no-track', '-b', branch, target, base.fullRef], {
+      cwd: checkout,
+    });
+    if (fresh.exitCode === 0) {
+      log.debug({ ...fields, base: base.ref }, 'Prepared worktree');
+      return {
+        path: target,
+        branch,
+        reused: false,
+        reusedBranch: false,
+        baseRef: base.ref,
+        baseCommit: base.commit,
+      };
+    }
     // Forget registrations whose folders were deleted by hand; they would block `worktree add`.
     await git(['worktree', 'prune'], { cwd: checkout });
 
@@ -124,6 +140,20 @@ export async function resolveDefaultBranch(
   checkout: string,
   options: { network: boolean; timeoutMs?: number; signal?: AbortSignal },
 ): Promise<DefaultBranch> {
+  // One process for the usual case: origin/HEAD's target and its commit.
+  const quick = await gitResult(
+    [
+      'rev-parse',
+      'refs/remotes/origin/HEAD^{commit}',
+      '--symbolic-full-name',
+      'refs/remotes/origin/HEAD',
+    ],
+    { cwd: checkout },
+  );
+  const [commit, target] = quick.stdout.trim().split('\n');
+  if (quick.exitCode === 0 && commit && target?.startsWith('refs/remotes/origin/')) {
+    return { ref: target.replace(/^refs\/remotes\//, ''), fullRef: target, commit };
+  }
   let head = await originHead(checkout);
   if (head === null && options.network) {
     await gitResult(['remote', 'set-head', 'origin', '--auto'], {
@@ -172,12 +202,21 @@ export interface WorktreeInspection {
  * an agent made after switching or detaching are not missed.
  */
 export async function inspectWorktree(path: string, branch: string): Promise<WorktreeInspection> {
-  // Without this, git would answer for whatever repository encloses the folder.
-  if (!(await isGitCheckout(path))) {
+  // Where git thinks we are, and what HEAD is, in one process. Without the top-level check, git
+  // would answer for whatever repository encloses the folder.
+  const where = await gitResult(['rev-parse', '--show-toplevel', '--symbolic-full-name', 'HEAD'], {
+    cwd: path,
+  });
+  const [top, head] = where.stdout.trim().split('\n');
+  if (where.exitCode !== 0 || !top || (await realpath(top)) !== (await realpath(path))) {
     throw new WorkspaceError(`not a Git worktree: ${path}`, { code: 'workspace_path' });
   }
-  const refs = (await revParse(path, 'HEAD')) ? ['HEAD'] : [];
-  if (await branchExists(path, branch)) refs.push(`refs/heads/${branch}`);
+  let refs: string[];
+  if (head === `refs/heads/${branch}`) refs = ['HEAD'];
+  else {
+    refs = (await revParse(path, 'HEAD')) ? ['HEAD'] : [];
+    if (await branchExists(path, branch)) refs.push(`refs/heads/${branch}`);
+  }
   const [unpushedCommits, status] = await Promise.all([
     countUnpushedCommits(path, refs),
     statusPorcelain(path),
@@ -266,7 +305,10 @@ export async function finishWorktree(options: FinishWorktreeOptions): Promise<Fi
       log.warn({ ...fields, error: errorMessage(error) }, `Could not clean up worktree for ${key}`);
     }
     try {
-      if (await branchExists(checkout, branch)) await git(['branch', '-D', branch], { cwd: checkout });
+      const deleted = await gitResult(['branch', '-D', branch], { cwd: checkout });
+      if (deleted.exitCode !== 0 && (await branchExists(checkout, branch))) {
+        throw new WorkspaceError(`git branch -D ${branch} failed: ${deleted.stderr.trim()}`);
+      }
     } catch (error) {
       removed = false;
       log.warn({ ...fields, error: errorMessage(error) }, `Could not clean up worktree for ${key}`);

@@ -39,7 +39,9 @@ export const afterDefinition: TriggerDefinition = {
   untrustedFields: ['upstream_item_title', 'upstream_summary', 'task_title'],
   explain(automation: ResolvedAutomation): ExplainLine[] {
     const c = automation.config as AfterAutomation;
-    const outcome = { success: 'succeeds', failure: 'fails or times out', any: 'finishes (any outcome)' }[c.on];
+    const outcome = { success: 'succeeds', failure: 'fails or times out', any: 'finishes (any outcome)' }[
+      c.on
+    ];
     return [{ label: 'runs when', value: `a run of '${c.after}' ${outcome}` }];
   },
 };
