@@ -62,6 +62,10 @@ export interface HarnessRunOptions {
   killGraceMs?: number;
   stop?: AbortSignal;
   onRun?: EngineOptions['onRun'];
+  onStatus?: EngineOptions['onStatus'];
+  reload?: EngineOptions['reload'];
+  reloadIntervalMs?: number;
+  log?: EngineOptions['log'];
 }
 
 export interface FakeInvocation {
@@ -218,10 +222,15 @@ ${p.automation ?? defaultAutomation()}
           mode: runOptions.mode ?? 'drain',
           ...(runOptions.size === undefined ? {} : { size: runOptions.size }),
           ...(runOptions.onRun ? { onRun: runOptions.onRun } : {}),
+          ...(runOptions.onStatus ? { onStatus: runOptions.onStatus } : {}),
+          ...(runOptions.reload ? { reload: runOptions.reload } : {}),
+          ...(runOptions.reloadIntervalMs === undefined
+            ? {}
+            : { reloadIntervalMs: runOptions.reloadIntervalMs }),
           tokens,
           store,
           clock: systemClock,
-          log: silentLogger(),
+          log: runOptions.log ?? silentLogger(),
           env: harness.env,
           github: () => createGitHubClient({ apiUrl: settings.execution.github.api_url, tokens }),
           transcriptsDir: transcriptsDir(settings),
