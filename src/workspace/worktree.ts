@@ -12,7 +12,6 @@ import {
   countUnpushedCommits,
   git,
   gitResult,
-  isGitCheckout,
   listWorktrees,
   revParse,
   statusPorcelain,
@@ -142,12 +141,7 @@ export async function resolveDefaultBranch(
 ): Promise<DefaultBranch> {
   // One process for the usual case: origin/HEAD's target and its commit.
   const quick = await gitResult(
-    [
-      'rev-parse',
-      'refs/remotes/origin/HEAD^{commit}',
-      '--symbolic-full-name',
-      'refs/remotes/origin/HEAD',
-    ],
+    ['rev-parse', 'refs/remotes/origin/HEAD^{commit}', '--symbolic-full-name', 'refs/remotes/origin/HEAD'],
     { cwd: checkout },
   );
   const [commit, target] = quick.stdout.trim().split('\n');
