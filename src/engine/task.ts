@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { ResolvedAutomation } from '../config/types.js';
 import { type FieldValue, type Item, identityKey, type Task, type TaskIdentity } from '../core/types.js';
+import { fenceUntrusted } from '../prompt/fence.js';
 
 /** The forge identity used for `${repo}` and identities: the trigger's `repo`, else the alias. */
 export function automationRepo(automation: ResolvedAutomation): string {
@@ -26,8 +27,35 @@ export function taskFromItem(automation: ResolvedAutomation, item: Item): Task {
   return { identity, key: identityKey(identity), fingerprint: fingerprint(identity, item), item };
 }
 
+/** Fields holding long text written by strangers: fenced in prompts unless `untrusted_text = "raw"`. */
+export function fencedFields(automation: ResolvedAutomation): string[] {
+  return automation.trigger.untrustedFields.filter((f) => f.endsWith('_body') || f === 'upstream_summary');
+}
+
+function describeSource(task: Task, field: string): string {
+  const author = (task.item.fields.issue_author ??
+    task.item.fields.pull_request_author ??
+    task.item.fields.item_author) as string | null | undefined;
+  if (field === 'upstream_summary') {
+    return `the outcome of run ${task.item.id} of automation '${String(task.item.fields.upstream_automation)}' (it quotes that agent and its task)`;
+  }
+  const what = field.replace(/_/g, ' ');
+  return `${what} of ${task.identity.repo}#${task.item.id}${author ? ` (written by @${author})` : ''}`;
+}
+
 /** Everything a prompt may read: the common fields, then the trigger's own. */
 export function promptContext(automation: ResolvedAutomation, task: Task): Record<string, FieldValue> {
+  const context = rawPromptContext(automation, task);
+  if ((automation.config as { untrusted_text?: string }).untrusted_text === 'raw') return context;
+  for (const field of fencedFields(automation)) {
+    const value = context[field];
+    if (typeof value === 'string' && value.trim() !== '')
+      context[field] = fenceUntrusted(value, describeSource(task, field));
+  }
+  return context;
+}
+
+function rawPromptContext(automation: ResolvedAutomation, task: Task): Record<string, FieldValue> {
   return {
     repo: task.identity.repo,
     repository: automation.repository.alias,

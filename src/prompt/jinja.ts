@@ -19,6 +19,7 @@
 import nunjucks, { type Environment } from 'nunjucks';
 import { errorMessage, PromptRenderError } from '../core/errors.js';
 import type { FieldValue } from '../core/types.js';
+import { fenceUntrusted } from './fence.js';
 import { compactJson } from './fields.js';
 
 /** A Jinja template that does not parse or uses something this environment does not have. */
@@ -126,6 +127,10 @@ function createEnvironment(): Environment {
   env.addFilter(PRINT_FILTER, printValue);
   env.addFilter('default', defaultFilter);
   env.addFilter('d', defaultFilter);
+  // `{{ issue_body | truncate(4000) | fence('issue body') }}`: fence untrusted text after shaping it.
+  env.addFilter('fence', (value: unknown, label: unknown = 'an issue or pull request') =>
+    value === undefined || value === null || value === '' ? '' : fenceUntrusted(String(value), String(label)),
+  );
   const internals = env as unknown as NjEnvironmentInternals;
   internals.addTest('true', (value) => value === true);
   internals.addTest('false', (value) => value === false);

@@ -44,6 +44,12 @@ export const automationBaseShape = {
       'How to read `prompt` (curupira extension): `auto` picks Jinja when the prompt contains `{{`, `{%` or `{#`, else `${…}` templates.',
     ),
   profile: Identifier.optional().describe('Agent profile name; default `[agents.defaults] profile`.'),
+  untrusted_text: z
+    .enum(['fenced', 'raw'])
+    .default('fenced')
+    .describe(
+      'How bodies written by strangers (`issue_body`, `pull_request_body`, `item_body`, `task_body`…) enter the prompt: `fenced` wraps non-empty ones in a marked block the agent is told to treat as data, not instructions; `raw` inserts them as written (the reference’s behaviour). In Jinja, `| fence` does it by hand (curupira extension).',
+    ),
 } as const;
 
 export const REPO_PATTERN = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;

@@ -210,6 +210,7 @@ trigger_type = "github-issues"
 repository = "api"
 repo = "acme/api"
 labels = ["agent-ready"]
+untrusted_text = "raw"
 prompt = ${JSON.stringify(prompt)}
 `;
 }
