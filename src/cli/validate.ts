@@ -39,8 +39,13 @@ export function explainAutomation(automation: ResolvedAutomation, now: Date): st
     }`,
   ]);
   const untrusted = automation.placeholders.filter((p) => automation.trigger.untrustedFields.includes(p));
-  if (untrusted.length > 0)
-    rows.push(['untrusted text', `${untrusted.join(', ')} (written by anyone who can open an item)`]);
+  if (untrusted.length > 0) {
+    const fenced = (automation.config as { untrusted_text?: string }).untrusted_text !== 'raw';
+    rows.push([
+      'untrusted text',
+      `${untrusted.join(', ')} (written by anyone who can open an item; bodies ${fenced ? 'fenced as data' : 'inserted raw'})`,
+    ]);
+  }
   const width = Math.max(...rows.map(([label]) => label.length)) + 1;
   return [
     `automation ${automation.id}`,
