@@ -19,7 +19,7 @@ import { buildAgentEnv } from '../process/env.js';
 import { renderPrompt } from '../prompt/index.js';
 import type { SessionRecord, Store } from '../store/types.js';
 import { ensureCheckout, finishWorktree, prepareWorktree } from '../workspace/index.js';
-import { promptContext, promptTemplateHash } from './task.js';
+import { promptContext, promptTemplateHash, runInit } from './task.js';
 
 /** What a resumed agent is told (the reference's continue prompt). */
 export const RESUME_SESSION_PROMPT =
@@ -116,20 +116,9 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
   }
 
   let run = await store.createRun({
-    automationId: automation.id,
-    taskKey: task.key,
-    repo: task.identity.repo,
-    taskType: task.identity.taskType,
-    itemId: task.item.id,
-    itemKey: task.item.itemKey,
-    itemTitle: task.item.title,
-    itemUrl: task.item.url,
-    status: 'preparing',
-    profile: automation.profileName,
-    provider: profile.provider,
+    ...runInit(automation, task, 'preparing'),
     resumed: saved !== undefined,
     sessionId: saved?.sessionId ?? null,
-    scheduledFor: task.item.scheduledFor ?? null,
     upstreamRunId: request.upstreamRunId ?? null,
   });
   deps.onUpdate?.(run);

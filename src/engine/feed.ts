@@ -15,7 +15,7 @@ import type { CronAutomation } from '../triggers/cron/schema.js';
 import type { TriggerSource } from '../triggers/source.js';
 import { Backoff } from './backoff.js';
 import { baselineState, takeBaseline, unremembered, usesMemory } from './memory.js';
-import { taskFromItem } from './task.js';
+import { recordSkippedRun, taskFromItem } from './task.js';
 
 export interface PollContext {
   store: Store;
@@ -209,25 +209,15 @@ export class CronFeed implements Feed {
   }
 
   private async recordSkippedMiss(context: PollContext, task: Task, lateMs: number): Promise<void> {
-    const at = new Date(context.clock.now()).toISOString();
-    const run = await context.store.createRun({
-      automationId: this.automation.id,
-      taskKey: task.key,
-      repo: task.identity.repo,
-      taskType: task.identity.taskType,
-      itemId: task.item.id,
-      itemKey: task.item.itemKey,
-      itemTitle: task.item.title,
-      itemUrl: task.item.url,
-      status: 'skipped',
-      reason: `missed: the ${task.item.scheduledFor} fire was noticed ${Math.round(lateMs / 1000)} s late (curupira was stopped or the machine slept); missed = "skip"`,
-      scheduledFor: task.item.scheduledFor ?? null,
-      profile: this.automation.profileName,
-      provider: this.automation.profile.provider,
-    });
-    await context.store.updateRun(run.id, { finishedAt: at });
+    const runId = await recordSkippedRun(
+      context.store,
+      this.automation,
+      task,
+      `missed: the ${task.item.scheduledFor} fire was noticed ${Math.round(lateMs / 1000)} s late (curupira was stopped or the machine slept); missed = "skip"`,
+      new Date(context.clock.now()).toISOString(),
+    );
     context.log.warn(
-      { automation: this.automation.id, scheduledFor: task.item.scheduledFor, run: run.id },
+      { automation: this.automation.id, scheduledFor: task.item.scheduledFor, run: runId },
       'Skipped a missed scheduled run',
     );
   }

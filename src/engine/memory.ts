@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import type { ResolvedAutomation } from '../config/types.js';
 import type { Task } from '../core/types.js';
 import type { Store } from '../store/types.js';
+import { recordSkippedRun } from './task.js';
 
 /** Keys that do not decide which items match. */
 const NOT_FILTERS = new Set([
@@ -79,24 +80,14 @@ export async function takeBaseline(
   if ((automation.config as { ignore_backlog?: boolean }).ignore_backlog) {
     for (const task of backlog) {
       if (await store.hasItemKey(automation.id, task.item.itemKey)) continue;
-      const run = await store.createRun({
-        automationId: automation.id,
-        taskKey: task.key,
-        repo: task.identity.repo,
-        taskType: task.identity.taskType,
-        itemId: task.item.id,
-        itemKey: task.item.itemKey,
-        itemTitle: task.item.title,
-        itemUrl: task.item.url,
-        status: 'skipped',
-        reason: 'ignore_backlog: it already matched when this automation started watching',
-        profile: automation.profileName,
-        provider: automation.profile.provider,
-      });
-      await store.updateRun(run.id, { finishedAt: now });
-      await store.recordItemKeys(automation.id, [
-        { itemKey: task.item.itemKey, runId: run.id, skipped: true },
-      ]);
+      const runId = await recordSkippedRun(
+        store,
+        automation,
+        task,
+        'ignore_backlog: it already matched when this automation started watching',
+        now,
+      );
+      await store.recordItemKeys(automation.id, [{ itemKey: task.item.itemKey, runId, skipped: true }]);
       skipped += 1;
     }
   }

@@ -1,8 +1,10 @@
 /** Items become tasks: an identity (who works on what) and a fingerprint (what the item said). */
 import { createHash } from 'node:crypto';
 import type { ResolvedAutomation } from '../config/types.js';
+import type { RunStatus } from '../core/types.js';
 import { type FieldValue, type Item, identityKey, type Task, type TaskIdentity } from '../core/types.js';
 import { fenceUntrusted } from '../prompt/fence.js';
+import type { RunInit, Store } from '../store/types.js';
 
 /** The forge identity used for `${repo}` and identities: the trigger's `repo`, else the alias. */
 export function automationRepo(automation: ResolvedAutomation): string {
@@ -76,4 +78,35 @@ export function promptTemplateHash(automation: ResolvedAutomation): string {
     .update(`${automation.promptSyntax}\u0000${automation.config.prompt}`)
     .digest('hex')
     .slice(0, 16);
+}
+
+/** The ledger fields every run of `task` starts with. */
+export function runInit(automation: ResolvedAutomation, task: Task, status: RunStatus): RunInit {
+  return {
+    automationId: automation.id,
+    taskKey: task.key,
+    repo: task.identity.repo,
+    taskType: task.identity.taskType,
+    itemId: task.item.id,
+    itemKey: task.item.itemKey,
+    itemTitle: task.item.title,
+    itemUrl: task.item.url,
+    status,
+    profile: automation.profileName,
+    provider: automation.profile.provider,
+    scheduledFor: task.item.scheduledFor ?? null,
+  };
+}
+
+/** A run that never starts (a skipped backlog item, a missed schedule fire): recorded, with its reason. */
+export async function recordSkippedRun(
+  store: Store,
+  automation: ResolvedAutomation,
+  task: Task,
+  reason: string,
+  at: string,
+): Promise<string> {
+  const run = await store.createRun({ ...runInit(automation, task, 'skipped'), reason });
+  await store.updateRun(run.id, { finishedAt: at });
+  return run.id;
 }
