@@ -38,8 +38,9 @@ function checkCombination(options: RunOptions): void {
     throw new UsageError('--dry-run cannot be combined with --size');
 }
 
-export function summarizeRuns(runs: readonly RunRecord[]): string[] {
-  if (runs.length === 0) return ['No matching task is currently available.'];
+export function summarizeRuns(runs: readonly RunRecord[], discoveryFailed = false): string[] {
+  if (runs.length === 0)
+    return [discoveryFailed ? 'No run started.' : 'No matching task is currently available.'];
   const counts = new Map<string, number>();
   for (const run of runs) counts.set(run.status, (counts.get(run.status) ?? 0) + 1);
   const lines = [
@@ -160,8 +161,14 @@ export function registerRun(program: Command, io: CliIo, globals: () => GlobalOp
           ...(status ? { onStatus: (s) => status.update(s) } : {}),
         });
         status?.close();
-        for (const line of summarizeRuns(result.runs)) writeLine(io.stdout, line);
-        const failed = result.runs.some((r) => r.status === 'failed' || r.status === 'timed_out');
+        for (const line of summarizeRuns(result.runs, result.discoveryErrors.length > 0))
+          writeLine(io.stdout, line);
+        for (const { automationId, message } of result.discoveryErrors) {
+          writeLine(io.stderr, `Discovery failed for ${automationId}: ${message}`);
+        }
+        const failed =
+          result.runs.some((r) => r.status === 'failed' || r.status === 'timed_out') ||
+          result.discoveryErrors.length > 0;
         setExitCode(interrupted ? EXIT.interrupted : failed ? EXIT.failure : EXIT.ok);
       } finally {
         status?.close();

@@ -69,6 +69,8 @@ export interface EngineResult {
   /** Every run this engine started, in start order, with its final state. */
   runs: RunRecord[];
   stoppedEarly: boolean;
+  /** Polls that failed (the last failure per automation): `run` reports them instead of "nothing to do". */
+  discoveryErrors: { automationId: string; message: string }[];
 }
 
 interface Pending {
@@ -90,6 +92,7 @@ export class Engine {
   private readonly wakeup = new Wakeup();
   private readonly runAbort = new AbortController();
   private lastReloadCheck = 0;
+  private readonly discoveryErrors = new Map<string, string>();
 
   constructor(private readonly options: EngineOptions) {
     this.settings = options.settings;
@@ -219,12 +222,14 @@ export class Engine {
       tasks = await feed.poll(this.pollContext());
     } catch (error) {
       if (this.stopping) return 0;
+      this.discoveryErrors.set(feed.automation.id, errorMessage(error));
       this.options.log.warn(
         { automation: feed.automation.id, error: errorMessage(error) },
         `Discovery failed for ${feed.automation.id}`,
       );
       return 0;
     }
+    this.discoveryErrors.delete(feed.automation.id);
     let offered = 0;
     for (const task of tasks) {
       const result = this.offer(feed.automation, task);
@@ -388,15 +393,28 @@ export class Engine {
     if (this.stopping) await this.shutdown();
     else await this.waitForRunning();
     this.core.clearQueue();
-    return { runs: this.runs, stoppedEarly: this.stopping };
+    return {
+      runs: this.runs,
+      stoppedEarly: this.stopping,
+      discoveryErrors: [...this.discoveryErrors].map(([automationId, message]) => ({
+        automationId,
+        message,
+      })),
+    };
   }
 
   private async drain(): Promise<void> {
     this.dispatch();
     for (;;) {
       let offered = 0;
+      // A full queue cuts a round short; the round after the queue drains polls the rest.
+      let cutShort = false;
       for (const feed of this.feeds) {
-        if (this.stopping || this.sizeReached || this.core.capacity === 0) break;
+        if (this.stopping || this.sizeReached) break;
+        if (this.core.capacity === 0) {
+          cutShort = true;
+          break;
+        }
         offered += await this.pollFeed(feed);
         this.dispatch();
       }
@@ -407,7 +425,7 @@ export class Engine {
         await this.wakeup.wait(60_000, this.options.clock);
         if (this.stopping) return;
       }
-      if (offered === 0 || this.sizeReached) return;
+      if ((offered === 0 && !cutShort) || this.sizeReached) return;
     }
   }
 
