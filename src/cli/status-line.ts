@@ -49,7 +49,8 @@ export class StatusLine {
 
   private draw(): void {
     if (!this.status) return;
-    this.stream.write(`\r${renderStatus(this.status, this.now(), (this.stream.columns ?? 120) - 1)}\x1b[K`);
+    const columns = this.stream.columns && this.stream.columns >= 20 ? this.stream.columns : 120;
+    this.stream.write(`\r${renderStatus(this.status, this.now(), columns - 1)}\x1b[K`);
     this.shown = true;
   }
 

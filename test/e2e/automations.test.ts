@@ -258,3 +258,62 @@ describe('untrusted text', () => {
     expect(lastPrompt(h)[0]).toBe('Fix Crash:\nBody text.');
   });
 });
+
+describe('schedules through the engine', () => {
+  const CRON = (missed: string) => `
+[automations.yearly]
+repository = "api"
+schedule = "0 0 1 1 *"
+start_date = 2020-01-01
+missed = "${missed}"
+prompt = "Yearly check of \${repository} for \${cron_scheduled_for} (missed: \${cron_missed})"
+`;
+
+  it('missed = "run": the last overdue fire runs once, with the cron fields, and not again', async () => {
+    h = await createHarness({ issues: [], automation: CRON('run') });
+    const first = await h.run();
+    const run = first.runs[0]!;
+    expect(first.runs).toHaveLength(1);
+    expect(run).toMatchObject({
+      status: 'succeeded',
+      taskType: 'cron',
+      repo: 'api',
+      itemTitle: 'yearly',
+      itemUrl: 'cron://yearly',
+    });
+    const year = new Date().getUTCFullYear();
+    expect(run.scheduledFor).toBe(`${year}-01-01T00:00:00.000Z`);
+    expect(run.itemKey).toBe(`cron:${Date.parse(run.scheduledFor!) / 1000}`);
+    expect(lastPrompt(h)[0]).toBe(`Yearly check of api for ${run.scheduledFor} (missed: true)`);
+    expect((await h.run()).runs).toEqual([]);
+  });
+
+  it('missed = "skip" (the default): records the missed fire and runs nothing', async () => {
+    h = await createHarness({ issues: [], automation: CRON('skip') });
+    expect((await h.run()).runs).toEqual([]);
+    expect(h.invocations('claude')).toEqual([]);
+    const store = await h.openStore();
+    const [skipped] = await store.listRuns({ automationId: 'yearly' });
+    await store.close();
+    expect(skipped).toMatchObject({ status: 'skipped', taskType: 'cron' });
+    expect(skipped!.reason).toMatch(/^missed: /);
+  });
+});
+
+describe('ignore_backlog baseline', () => {
+  it('a filter change takes a new baseline: what matches the new filters then is backlog too', async () => {
+    h = await createHarness({
+      issues: [
+        { title: 'one', labels: ['agent-ready'] },
+        { title: 'two', labels: ['agent-ready', 'p1'] },
+      ],
+      automation: `${defaultAutomation()}ignore_backlog = true\n`,
+    });
+    expect((await h.run()).runs).toEqual([]);
+    const text = (await import('node:fs')).readFileSync(h.settingsFile, 'utf8');
+    h.writeSettings(text.replace('labels = ["agent-ready"]', 'labels = ["agent-ready", "p1"]'));
+    expect((await h.run()).runs).toEqual([]);
+    h.world.addIssue('acme/api', { title: 'three', labels: ['agent-ready', 'p1'], author: 'octocat' });
+    expect((await h.run()).runs.map((r) => r.itemTitle)).toEqual(['three']);
+  });
+});

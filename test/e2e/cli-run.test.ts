@@ -41,10 +41,14 @@ describe('curupira run', () => {
 
   it('says why when discovery fails, and exits 1 instead of reporting nothing to do', async () => {
     h = await createHarness();
-    const result = await runBuiltCli(['--config', h.settingsFile, 'run'], { env: { ...h.env, GH_TOKEN: 'not-a-valid-token' } });
+    const result = await runBuiltCli(['--config', h.settingsFile, 'run'], {
+      env: { ...h.env, GH_TOKEN: 'not-a-valid-token' },
+    });
     expect(result.code).toBe(1);
     expect(result.stdout.trim()).toBe('No run started.');
-    expect(result.stderr).toMatch(/Discovery failed for fix: GitHub GraphQL rejected the token \(status 401: .*Bad credentials/);
+    expect(result.stderr).toMatch(
+      /Discovery failed for fix: GitHub GraphQL rejected the token \(status 401: .*Bad credentials/,
+    );
     expect(result.stderr).not.toContain('not-a-valid-token');
   });
 
