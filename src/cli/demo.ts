@@ -18,8 +18,6 @@ import { logFile, transcriptsDir } from '../engine/paths.js';
 import { createGitHubClient } from '../github/client.js';
 import { staticTokenSource } from '../github/token.js';
 import { createLogger } from '../log.js';
-import { DEMO_TOKEN, demoWorld } from '../simulator/demo.js';
-import { startSimulator } from '../simulator/index.js';
 import { openStore } from '../store/index.js';
 import { git } from '../workspace/index.js';
 import { EXIT } from './exit-codes.js';
@@ -123,6 +121,8 @@ export function registerDemo(program: Command, io: CliIo): void {
         io.stdout,
         '1. Starting a local GitHub simulator with acme/widgets and four issues (one labelled agent-ready)…',
       );
+      const { startSimulator } = await import('../simulator/index.js');
+      const { DEMO_TOKEN, demoWorld } = await import('../simulator/demo.js');
       const sim = await startSimulator({ world: demoWorld() });
       try {
         writeLine(io.stdout, `   ${sim.url}`);

@@ -1,7 +1,5 @@
 import type { Command } from 'commander';
 import { UsageError } from '../core/errors.js';
-import { demoWorld } from '../simulator/demo.js';
-import { runSimulatorFromFixture, startSimulator } from '../simulator/index.js';
 import { type CliIo, writeLine } from './io.js';
 
 export function registerSimulator(program: Command, io: CliIo): void {
@@ -20,6 +18,9 @@ export function registerSimulator(program: Command, io: CliIo): void {
         throw new UsageError(`--port must be a port number, got '${options.port}'`);
       }
       const port = Number(options.port);
+      // The simulator (GitHub's schema, graphql-js) loads only for this command.
+      const { runSimulatorFromFixture, startSimulator } = await import('../simulator/index.js');
+      const { demoWorld } = await import('../simulator/demo.js');
       const sim = options.fixture
         ? await runSimulatorFromFixture(options.fixture, { port })
         : await startSimulator({ world: demoWorld(), port });

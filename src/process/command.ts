@@ -2,8 +2,14 @@
  * Short-lived helper commands (git, `gh auth token`, version probes): argv only, stdin closed,
  * output captured, a deadline. Agents use `spawnAgent` in `./agent.ts` instead.
  */
-import { execa } from 'execa';
 import { AgentNotFoundError, CurupiraError } from '../core/errors.js';
+
+/** execa is loaded on first use: commands that never start a process (validate, schema) stay quick. */
+let execaModule: Promise<typeof import('execa')> | undefined;
+function loadExeca(): Promise<typeof import('execa')> {
+  execaModule ??= import('execa');
+  return execaModule;
+}
 
 export interface CommandOptions {
   cwd?: string;
@@ -47,6 +53,7 @@ export async function runCommand(
   options: CommandOptions = {},
 ): Promise<CommandResult> {
   try {
+    const { execa } = await loadExeca();
     const result = await execa(executable, args, {
       cwd: options.cwd,
       env: options.env ?? process.env,
