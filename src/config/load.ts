@@ -500,6 +500,11 @@ export function loadSettingsFromText(text: string, file: string): LoadedSettings
   if (!execution || !defaults)
     throw new ConfigError([{ path: '', message: 'invalid configuration', file: absolute }]);
 
+  if (execution.otlp_endpoint !== undefined) {
+    warnings.push(
+      'settings.otlp_endpoint: accepted, but curupira does not export traces yet; nothing is sent there',
+    );
+  }
   for (const automation of automations) {
     if (automation.config.checkout === 'main' && automation.repository.path === undefined) {
       warnings.push(

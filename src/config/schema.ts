@@ -84,7 +84,9 @@ export const SettingsTable = z
       .string()
       .regex(/^https?:\/\/\S+$/, 'otlp_endpoint must be an http(s) URL (OTLP/HTTP); grpc:// is not supported')
       .optional()
-      .describe('OTLP/HTTP endpoint for traces.'),
+      .describe(
+        'OTLP/HTTP endpoint for traces (accepted for compatibility; curupira does not export traces yet).',
+      ),
     history_limit: z
       .number()
       .int()
