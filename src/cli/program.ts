@@ -113,6 +113,12 @@ export function reportError(error: unknown, io: CliIo): number {
   }
   if (error instanceof ConfigError) {
     writeLine(io.stderr, `Configuration error: ${error.message}`);
+    if (error.code === 'config_file_not_found') {
+      writeLine(
+        io.stderr,
+        'Write a settings file there (examples/settings.toml is a commented one) or pass --config PATH before the command; `curupira demo` runs without one.',
+      );
+    }
     return EXIT.config;
   }
   if (error instanceof UsageError) {
