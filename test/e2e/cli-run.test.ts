@@ -52,6 +52,28 @@ describe('curupira run', () => {
     expect(result.stderr).not.toContain('not-a-valid-token');
   });
 
+  it('run --watch --size N (as seed 000 uses it) stops after N runs; --log-format json logs JSON lines', async () => {
+    h = await createHarness({
+      issues: [1, 2].map((n) => ({ title: `Issue ${n}`, labels: ['agent-ready'] })),
+    });
+    const result = await runBuiltCli(
+      ['--config', h.settingsFile, 'run', '--watch', '--size', '1', '--log-format', 'json'],
+      {
+        env: h.env,
+      },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^1 run: 1 succeeded\n/);
+    const lines = result.stderr
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { msg: string; level: number; run?: string });
+    expect(lines.some((l) => l.msg === 'Starting task' && l.level === 30 && typeof l.run === 'string')).toBe(
+      true,
+    );
+    expect(lines.some((l) => l.msg === 'Completed task')).toBe(true);
+  });
+
   it('--size caps the number of runs', async () => {
     h = await createHarness({
       issues: [1, 2, 3].map((n) => ({ title: `Issue ${n}`, labels: ['agent-ready'] })),
