@@ -25,16 +25,6 @@ export interface GlobalOptions {
   defaultConfig: boolean;
 }
 
-/** Commands register themselves here; each file exports one `registerX`. */
-export type Register = (program: Command, io: CliIo, globals: () => GlobalOptions) => void;
-
-const extraCommands: Register[] = [];
-
-/** Lets later modules add commands without this file importing them all (keeps import order simple). */
-export function addCommand(register: Register): void {
-  extraCommands.push(register);
-}
-
 export function createProgram(io: CliIo): Command {
   const program = new Command(io.programName);
   program
@@ -62,7 +52,6 @@ export function createProgram(io: CliIo): Command {
   registerGc(program, io, globals);
   registerSimulator(program, io);
   registerDemo(program, io);
-  for (const register of extraCommands) register(program, io, globals);
   for (const command of program.commands) {
     command
       .helpOption('-h, --help', 'show help')
@@ -84,8 +73,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
   try {
     await program.parseAsync([...argv], { from: 'user' });
-    const code = (program as unknown as { exitCodeFromAction?: number }).exitCodeFromAction;
-    return code ?? currentExitCode ?? EXIT.ok;
+    return currentExitCode ?? EXIT.ok;
   } catch (error) {
     return reportError(error, io);
   } finally {

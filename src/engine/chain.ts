@@ -140,6 +140,9 @@ export class ChainFeed implements Feed {
         .map((run) => run.upstreamRunId)
         .filter((id): id is string => id !== null),
     );
+    // Upstream runs that already have their downstream run need no second look (this poll runs every
+    // `cron_poll_interval_seconds`; without this, the full downstream history would be read each time).
+    for (const run of candidates) if (done.has(run.id)) this.dispatched.add(run.id);
     return candidates
       .filter((run) => !done.has(run.id))
       .reverse()
