@@ -92,11 +92,28 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const consoleStream = options.console === undefined ? process.stderr : options.console;
   const format = options.format ?? 'text';
   if (options.file) mkdirSync(dirname(options.file), { recursive: true, mode: 0o700 });
+  // A log file that cannot be written (a full disk) never takes the process down: the console
+  // says so once, and writing resumes by itself when the file accepts lines again.
+  let fileFailing = false;
   const destination = {
     write(line: string): void {
       const text = format === 'json' ? line : formatLine(line);
       consoleStream?.write(text);
-      if (options.file) appendFileSync(options.file, formatLine(line));
+      if (!options.file) return;
+      try {
+        appendFileSync(options.file, formatLine(line));
+        if (fileFailing) {
+          fileFailing = false;
+          consoleStream?.write(`note: writing the log file ${options.file} again\n`);
+        }
+      } catch (error) {
+        if (fileFailing) return;
+        fileFailing = true;
+        const code = (error as NodeJS.ErrnoException).code;
+        consoleStream?.write(
+          `warning: cannot write the log file ${options.file}${code === 'ENOSPC' ? ': the disk is full' : `: ${(error as Error).message}`}; log lines go to the console only until it can be written again\n`,
+        );
+      }
     },
   };
   return pino(

@@ -110,14 +110,30 @@ export function registerRun(program: Command, io: CliIo, globals: () => GlobalOp
           : io.stderr,
         format: options.logFormat,
       });
-      const access = githubAccess(settings, io.env, log);
       const stop = new AbortController();
+      const drain = new AbortController();
+      const access = githubAccess(
+        settings,
+        io.env,
+        log,
+        systemClock,
+        AbortSignal.any([stop.signal, drain.signal]),
+      );
       let interrupted = false;
       let signals = 0;
+      // Ctrl+C: first drain (no new runs, running agents finish), then stop them now (sessions kept),
+      // then exit at once. SIGTERM does what `shutdown` says first, then the same.
       const onSignal = (signal: NodeJS.Signals): void => {
         signals += 1;
         if (signal === 'SIGINT') interrupted = true;
-        if (signals === 1) {
+        const first = signals === 1 && (signal === 'SIGINT' || settings.execution.shutdown === 'drain');
+        if (first) {
+          log.warn(
+            { signal },
+            'Stopping: no new runs; running agents finish first (press Ctrl+C again to stop them now; their sessions are kept)',
+          );
+          drain.abort();
+        } else if (!stop.signal.aborted) {
           log.warn(
             { signal },
             'Stopping: no new runs; running agents are stopped and their sessions kept for resume',
@@ -144,6 +160,7 @@ export function registerRun(program: Command, io: CliIo, globals: () => GlobalOp
           tokens: access.tokens,
           transcriptsDir: transcriptsDir(settings),
           stopSignal: stop.signal,
+          drainSignal: drain.signal,
           ...(options.watch
             ? {
                 reload: (): Settings | ConfigError | undefined => {
@@ -165,6 +182,12 @@ export function registerRun(program: Command, io: CliIo, globals: () => GlobalOp
           writeLine(io.stdout, line);
         for (const { automationId, message } of result.discoveryErrors) {
           writeLine(io.stderr, `Discovery failed for ${automationId}: ${message}`);
+        }
+        for (const { automationId, count } of result.waiting) {
+          writeLine(
+            io.stdout,
+            `${count} more matching item${count === 1 ? '' : 's'} of ${automationId} wait${count === 1 ? 's' : ''} beyond batch_size (${settings.execution.polling.batch_size}); the next run reaches them`,
+          );
         }
         const failed =
           result.runs.some((r) => r.status === 'failed' || r.status === 'timed_out') ||

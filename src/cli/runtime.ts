@@ -26,6 +26,8 @@ export function githubAccess(
   env: NodeJS.ProcessEnv,
   log: Logger,
   clock: Clock = systemClock,
+  /** Aborting ends the client's waits and requests at once (a stop or a drain was asked). */
+  signal?: AbortSignal,
 ): GitHubAccess {
   const hostname = githubHostname(settings.execution.github.api_url);
   const tokens = createTokenSource({ env, clock, ...(hostname ? { hostname } : {}) });
@@ -39,6 +41,7 @@ export function githubAccess(
         clock,
         log,
         userAgent: `curupira/${packageVersion()}`,
+        ...(signal ? { signal } : {}),
       });
       return client;
     },

@@ -6,10 +6,47 @@ import { formatDuration, renderStatus, StatusLine } from './status-line.js';
 const NOW = Date.parse('2026-03-02T10:00:00Z');
 
 function status(overrides: Partial<EngineStatus> = {}): EngineStatus {
-  return { mode: 'watch', running: [], queued: 0, maxActive: 2, stopping: false, ...overrides };
+  return {
+    mode: 'watch',
+    running: [],
+    queued: 0,
+    maxActive: 2,
+    stopping: false,
+    draining: false,
+    waiting: 0,
+    ...overrides,
+  };
 }
 
 describe('status line', () => {
+  it('says when matching items wait beyond the batch', () => {
+    expect(renderStatus(status({ waiting: 400, nextPollAt: NOW + 30_000 }), NOW)).toBe(
+      '0/2 running · 400 waiting beyond the batch · next poll in 30s',
+    );
+  });
+
+  it('says that a drain lets running agents finish, and how to stop them now', () => {
+    const line = renderStatus(
+      status({
+        draining: true,
+        running: [
+          {
+            automationId: 'fix',
+            repo: 'acme/api',
+            itemId: '12',
+            title: 't',
+            status: 'running',
+            startedAt: NOW - 5_000,
+          },
+        ],
+      }),
+      NOW,
+    );
+    expect(line).toBe(
+      '1/2 running · fix acme/api#12 5s · finishing running agents (Ctrl+C again stops them now)',
+    );
+  });
+
   it('formats durations', () => {
     expect([formatDuration(5_000), formatDuration(190_000), formatDuration(2 * 3600_000 + 60_000)]).toEqual([
       '5s',

@@ -21,7 +21,9 @@ export function renderStatus(status: EngineStatus, now: number, width = 120): st
   }
   if (status.running.length > 3) parts.push(`+${status.running.length - 3} more`);
   if (status.queued > 0) parts.push(`${status.queued} queued`);
+  if (status.waiting > 0) parts.push(`${status.waiting} waiting beyond the batch`);
   if (status.stopping) parts.push('stopping…');
+  else if (status.draining) parts.push('finishing running agents (Ctrl+C again stops them now)');
   else if (status.nextPollAt !== undefined && status.running.length === 0)
     parts.push(`next poll in ${formatDuration(status.nextPollAt - now)}`);
   const line = parts.join(' · ');

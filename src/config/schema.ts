@@ -96,6 +96,21 @@ export const SettingsTable = z
       .describe(
         'Runs kept per automation in the run history; older runs and their transcripts are pruned (curupira extension).',
       ),
+    max_resume_failures: z
+      .number()
+      .int()
+      .min(1)
+      .max(100)
+      .default(3)
+      .describe(
+        'A saved session whose resume failed this many times in a row is dropped, and the next run of its task starts a fresh session (curupira extension).',
+      ),
+    shutdown: z
+      .enum(['stop', 'drain'])
+      .default('stop')
+      .describe(
+        'What SIGTERM (a service manager stopping curupira) does: `stop` ends running agents now, keeping their sessions to resume on the next start; `drain` starts no new run and lets running agents finish (a second SIGTERM stops them). Ctrl+C always drains first (curupira extension).',
+      ),
     polling: PollingTable.prefault({}),
     github: GitHubTable.prefault({}),
   })

@@ -31,6 +31,8 @@ export interface ExecutionSettings {
   max_output_bytes: number;
   otlp_endpoint?: string;
   history_limit: number;
+  max_resume_failures: number;
+  shutdown: 'stop' | 'drain';
   polling: PollingSettings;
   github: { api_url: string };
 }

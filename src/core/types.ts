@@ -146,4 +146,14 @@ export interface RunRecord {
   readonly upstreamRunId: string | null;
   /** Process id (and process group) of the agent while it runs: lets a restart stop an orphan. */
   readonly agentPid: number | null;
+  /**
+   * What the agent's exit decided, saved the moment it exited and before cleanup: a restart that
+   * finds it on an unfinished run finishes that run instead of resuming a session that is done.
+   */
+  readonly agentOutcome: AgentOutcome | null;
+}
+
+export interface AgentOutcome {
+  status: RunStatus;
+  reason: string | null;
 }

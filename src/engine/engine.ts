@@ -15,9 +15,9 @@ import { processWorksIn, terminateGroup } from '../process/process-group.js';
 import type { SessionRecord, Store } from '../store/types.js';
 import { sourceFactory } from '../triggers/registry.js';
 import { ChainFeed } from './chain.js';
-import { executeTask } from './executor.js';
+import { type ExecutorDeps, executeTask, finishInterruptedRun } from './executor.js';
 import { CronFeed, EventFeed, type Feed, type PollContext } from './feed.js';
-import { locksFor, SchedulerCore } from './scheduler.js';
+import { locksFor, type OfferResult, SchedulerCore } from './scheduler.js';
 import { Wakeup } from './wakeup.js';
 
 export interface RunningTask {
@@ -37,7 +37,12 @@ export interface EngineStatus {
   maxActive: number;
   /** Epoch ms of the next poll, in watch mode. */
   nextPollAt?: number;
+  /** Running agents are being stopped. */
   stopping: boolean;
+  /** No new runs start; running agents finish first (the first Ctrl+C). */
+  draining: boolean;
+  /** Matching items the last polls did not reach (beyond `batch_size`), over all automations. */
+  waiting: number;
 }
 
 export interface EngineOptions {
@@ -54,8 +59,10 @@ export interface EngineOptions {
   github(): GitHubClient;
   tokens?: TokenSource;
   transcriptsDir: string;
-  /** Aborting asks for a graceful stop: no new runs; running agents are stopped and their sessions kept. */
+  /** Aborting stops now: no new runs; running agents are stopped and their sessions kept. */
   stopSignal: AbortSignal;
+  /** Aborting drains: no new runs; running agents finish, then the engine returns. */
+  drainSignal?: AbortSignal;
   /** Watch mode: re-reads the settings file when it changed; returns undefined when it did not. */
   reload?: () => Settings | ConfigError | undefined;
   /** How often the settings file is checked for changes in watch mode (ms, default 1000). */
@@ -71,6 +78,8 @@ export interface EngineResult {
   stoppedEarly: boolean;
   /** Polls that failed (the last failure per automation): `run` reports them instead of "nothing to do". */
   discoveryErrors: { automationId: string; message: string }[];
+  /** Automations whose last poll left matching items beyond `batch_size` unread. */
+  waiting: { automationId: string; count: number }[];
 }
 
 interface Pending {
@@ -93,13 +102,35 @@ export class Engine {
   private readonly runAbort = new AbortController();
   private lastReloadCheck = 0;
   private readonly discoveryErrors = new Map<string, string>();
+  /** Tasks whose item changed while their run was going: polled again as soon as that run ends. */
+  private readonly changedWhileRunning = new Set<string>();
 
   constructor(private readonly options: EngineOptions) {
     this.settings = options.settings;
     this.core = new SchedulerCore(this.limits());
     this.feeds = this.buildFeeds(options.settings, []);
+    this.pollSignal = options.drainSignal
+      ? AbortSignal.any([options.stopSignal, options.drainSignal])
+      : options.stopSignal;
+    this.stopped = new Promise((resolve) => {
+      if (options.stopSignal.aborted) resolve();
+      options.stopSignal.addEventListener('abort', () => resolve(), { once: true });
+    });
     options.stopSignal.addEventListener('abort', () => this.wakeup.wake(), { once: true });
+    options.drainSignal?.addEventListener(
+      'abort',
+      () => {
+        this.emitStatus();
+        this.wakeup.wake();
+      },
+      { once: true },
+    );
   }
+
+  /** Resolves when a stop (not a drain) is asked. */
+  private readonly stopped: Promise<void>;
+  /** Aborts a poll in flight when a stop or a drain is asked. */
+  private readonly pollSignal: AbortSignal;
 
   private limits(): { maxActive: number; maxPending: number } {
     return {
@@ -110,6 +141,11 @@ export class Engine {
 
   private get stopping(): boolean {
     return this.options.stopSignal.aborted;
+  }
+
+  /** No new work: a stop or a drain was asked. */
+  private get winding(): boolean {
+    return this.options.stopSignal.aborted || this.options.drainSignal?.aborted === true;
   }
 
   private get sizeReached(): boolean {
@@ -139,7 +175,7 @@ export class Engine {
       log: this.options.log,
       limit: this.settings.execution.polling.batch_size,
       preview: false,
-      signal: this.options.stopSignal,
+      signal: this.pollSignal,
     };
   }
 
@@ -151,13 +187,37 @@ export class Engine {
       maxActive: this.settings.execution.max_active_tasks,
       ...(nextPollAt === undefined ? {} : { nextPollAt }),
       stopping: this.stopping,
+      draining: !this.stopping && this.options.drainSignal?.aborted === true,
+      waiting: this.feeds.reduce((sum, f) => sum + (f.waiting ?? 0), 0),
     });
   }
 
-  /** Stops agents a dead curupira process left running, and closes their runs. */
+  private executorDeps(onUpdate?: (run: RunRecord) => void): ExecutorDeps {
+    return {
+      execution: this.settings.execution,
+      store: this.options.store,
+      clock: this.options.clock,
+      log: this.options.log,
+      env: this.options.env,
+      ...(this.options.tokens ? { tokens: this.options.tokens } : {}),
+      transcriptsDir: this.options.transcriptsDir,
+      ...(this.options.killGraceMs === undefined ? {} : { killGraceMs: this.options.killGraceMs }),
+      ...(onUpdate ? { onUpdate } : {}),
+    };
+  }
+
+  /**
+   * Stops agents a dead curupira process left running, and closes their runs. A run whose agent
+   * had already exited is finished as its saved outcome says (its session is not resumed).
+   */
   private async recover(): Promise<void> {
     const { store, log, clock } = this.options;
     for (const run of await store.listUnfinishedRuns()) {
+      if (run.agentOutcome) {
+        const automation = this.settings.automations.find((a) => a.id === run.automationId);
+        await finishInterruptedRun(this.executorDeps(), automation, run);
+        continue;
+      }
       // A `checkout = "main"` run has no worktree: its agent worked in the repository's checkout.
       const folder =
         run.worktreePath ??
@@ -195,11 +255,7 @@ export class Engine {
     }
   }
 
-  private offer(
-    automation: ResolvedAutomation,
-    task: Task,
-    resume?: SessionRecord,
-  ): 'queued' | 'duplicate' | 'full' {
+  private offer(automation: ResolvedAutomation, task: Task, resume?: SessionRecord): OfferResult {
     const result = this.core.offer({
       task,
       automationId: automation.id,
@@ -211,8 +267,12 @@ export class Engine {
       }),
       priority: resume ? 'resume' : 'normal',
     });
-    if (result === 'queued') this.pending.set(task.key, { automation, ...(resume ? { resume } : {}) });
-    if (result !== 'full') this.feeds.find((f) => f.automation.id === automation.id)?.markDispatched(task);
+    if (result === 'queued' || result === 'updated')
+      this.pending.set(task.key, { automation, ...(resume ? { resume } : {}) });
+    // A changed item whose older version runs now is not marked: it is offered again when that run ends.
+    if (result === 'busy') this.changedWhileRunning.add(task.key);
+    else if (result !== 'full')
+      this.feeds.find((f) => f.automation.id === automation.id)?.markDispatched(task);
     return result;
   }
 
@@ -221,7 +281,7 @@ export class Engine {
     try {
       tasks = await feed.poll(this.pollContext());
     } catch (error) {
-      if (this.stopping) return 0;
+      if (this.winding) return 0;
       this.discoveryErrors.set(feed.automation.id, errorMessage(error));
       this.options.log.warn(
         { automation: feed.automation.id, error: errorMessage(error) },
@@ -233,14 +293,14 @@ export class Engine {
     let offered = 0;
     for (const task of tasks) {
       const result = this.offer(feed.automation, task);
-      if (result === 'queued') offered += 1;
+      if (result === 'queued' || result === 'busy') offered += 1;
       if (result === 'full') break;
     }
     return offered;
   }
 
   private dispatch(): void {
-    while (!this.stopping && !this.sizeReached) {
+    while (!this.winding && !this.sizeReached) {
       const candidate = this.core.next();
       if (!candidate) return;
       const pending = this.pending.get(candidate.task.key);
@@ -266,23 +326,12 @@ export class Engine {
     };
     const feed = this.feeds.find((f) => f.automation.id === automation.id);
     const done = executeTask(
-      {
-        execution: this.settings.execution,
-        store: this.options.store,
-        clock: this.options.clock,
-        log: this.options.log,
-        env: this.options.env,
-        ...(this.options.tokens ? { tokens: this.options.tokens } : {}),
-        transcriptsDir: this.options.transcriptsDir,
-        ...(this.options.killGraceMs === undefined ? {} : { killGraceMs: this.options.killGraceMs }),
-        onUpdate: (run) => {
-          info.runId = run.id;
-          if (run.status === 'running' && info.status !== 'running')
-            this.agentLaunched(automation, task, run);
-          info.status = run.status;
-          if (!isTerminal(run.status)) this.emitStatus();
-        },
-      },
+      this.executorDeps((run) => {
+        info.runId = run.id;
+        if (run.status === 'running' && info.status !== 'running') this.agentLaunched(automation, task, run);
+        info.status = run.status;
+        if (!isTerminal(run.status)) this.emitStatus();
+      }),
       {
         automation,
         task,
@@ -312,6 +361,7 @@ export class Engine {
       .finally(() => {
         this.running.delete(task.key);
         this.core.finish(task.key);
+        if (this.changedWhileRunning.delete(task.key) && feed) feed.nextPollAt = 0;
         this.wakeup.wake();
       });
     this.running.set(task.key, { task, automation, info, done });
@@ -364,15 +414,20 @@ export class Engine {
     }
   }
 
+  /** Until every run ended; a stop asked meanwhile ends the running agents. */
   private async waitForRunning(): Promise<void> {
     while (this.running.size > 0) {
-      await Promise.race([...this.running.values()].map((r) => r.done));
-      if (!this.stopping) this.dispatch();
+      await Promise.race([...[...this.running.values()].map((r) => r.done), this.stopped]);
+      if (this.stopping) {
+        await this.shutdown();
+        return;
+      }
+      this.dispatch();
     }
   }
 
   private async shutdown(): Promise<void> {
-    if (this.running.size > 0) {
+    if (this.running.size > 0 && !this.runAbort.signal.aborted) {
       this.options.log.warn(
         { running: this.running.size },
         'Stopping: ending running agents; their sessions resume on the next start',
@@ -380,7 +435,7 @@ export class Engine {
       this.runAbort.abort();
     }
     this.emitStatus();
-    await this.waitForRunning();
+    while (this.running.size > 0) await Promise.race([...this.running.values()].map((r) => r.done));
   }
 
   async run(): Promise<EngineResult> {
@@ -395,11 +450,14 @@ export class Engine {
     this.core.clearQueue();
     return {
       runs: this.runs,
-      stoppedEarly: this.stopping,
+      stoppedEarly: this.winding,
       discoveryErrors: [...this.discoveryErrors].map(([automationId, message]) => ({
         automationId,
         message,
       })),
+      waiting: this.feeds
+        .filter((f) => (f.waiting ?? 0) > 0)
+        .map((f) => ({ automationId: f.automation.id, count: f.waiting ?? 0 })),
     };
   }
 
@@ -410,7 +468,7 @@ export class Engine {
       // A full queue cuts a round short; the round after the queue drains polls the rest.
       let cutShort = false;
       for (const feed of this.feeds) {
-        if (this.stopping || this.sizeReached) break;
+        if (this.winding || this.sizeReached) break;
         if (this.core.capacity === 0) {
           cutShort = true;
           break;
@@ -418,12 +476,12 @@ export class Engine {
         offered += await this.pollFeed(feed);
         this.dispatch();
       }
-      if (this.stopping) return;
+      if (this.winding) return;
       while (this.running.size > 0 || (this.core.queuedCount > 0 && !this.sizeReached)) {
         this.dispatch();
         if (this.running.size === 0) break;
         await this.wakeup.wait(60_000, this.options.clock);
-        if (this.stopping) return;
+        if (this.winding) return;
       }
       if ((offered === 0 && !cutShort) || this.sizeReached) return;
     }
@@ -432,16 +490,16 @@ export class Engine {
   private async watch(): Promise<void> {
     const { clock } = this.options;
     const reloadEvery = this.options.reloadIntervalMs ?? 1000;
-    while (!this.stopping && !this.sizeReached) {
+    while (!this.winding && !this.sizeReached) {
       this.maybeReload();
       for (const feed of this.feeds) {
-        if (this.stopping || this.sizeReached) break;
+        if (this.winding || this.sizeReached) break;
         if (feed.nextPollAt > clock.now() || this.core.capacity === 0) continue;
         await this.pollFeed(feed);
         this.dispatch();
       }
       this.dispatch();
-      if (this.stopping || this.sizeReached) break;
+      if (this.winding || this.sizeReached) break;
       const nextPoll = Math.min(...this.feeds.map((f) => f.nextPollAt), Number.POSITIVE_INFINITY);
       this.emitStatus(Number.isFinite(nextPoll) ? nextPoll : undefined);
       const until = Math.min(
@@ -463,6 +521,12 @@ export class Engine {
     if (next instanceof ConfigError) {
       log.warn({ error: next.message }, 'Configuration reload failed; keeping the last good configuration');
       return;
+    }
+    if (next.execution.state_db_path !== this.settings.execution.state_db_path) {
+      log.warn(
+        { from: this.settings.execution.state_db_path, to: next.execution.state_db_path },
+        'state_db_path changed: the new state file is used after a restart; this process keeps the current one',
+      );
     }
     const removed = this.settings.automations
       .filter((a) => !next.automations.some((b) => b.id === a.id))

@@ -13,12 +13,19 @@ import { AgentNotFoundError, CurupiraError, errorMessage } from '../core/errors.
 import type { RunRecord, RunStatus, Task, Usage } from '../core/types.js';
 import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
-import { spawnAgent } from '../process/agent.js';
+import { argvProblem, spawnAgent } from '../process/agent.js';
 import { runCommand } from '../process/command.js';
+import { crashPoint } from '../process/crash-point.js';
 import { buildAgentEnv } from '../process/env.js';
 import { renderPrompt } from '../prompt/index.js';
 import type { SessionRecord, Store } from '../store/types.js';
-import { ensureCheckout, finishWorktree, prepareWorktree } from '../workspace/index.js';
+import {
+  ensureCheckout,
+  finishWorktree,
+  hasChanges,
+  headCommit,
+  prepareWorktree,
+} from '../workspace/index.js';
 import { promptContext, promptTemplateHash, runInit } from './task.js';
 
 /** What a resumed agent is told (the reference's continue prompt). */
@@ -82,14 +89,33 @@ function addUsage(total: Usage | null, event: Extract<AgentEvent, { kind: 'usage
   return sum;
 }
 
-function lastLines(text: string, n = 3): string {
-  return text
-    .trim()
+/** Words that mark the line of a tool's output saying what went wrong. */
+const ERROR_LINE =
+  /\b(?:error|fatal|failed|failure|unexpected|not found|denied|invalid|refused|unauthori[sz]ed|forbidden|panic|exception|cannot|could not|unable|no such)\b/i;
+
+/**
+ * One line for a run record from a tool's output: the line that says what went wrong first (the
+ * first one carrying an error word), then the last lines for context, at most `max` characters.
+ */
+export function oneLineReason(text: string, max = 500): string {
+  const lines = text
     .split('\n')
-    .filter((l) => l.trim())
-    .slice(-n)
-    .join(' | ')
-    .slice(0, 500);
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
+  if (lines.length <= 1) return (lines[0] ?? '').slice(0, max);
+  const key = lines.findIndex((l) => ERROR_LINE.test(l));
+  const rest = lines.filter((_, i) => i !== key);
+  const picked = key >= 0 ? [lines[key]!, ...rest.slice(-2)] : lines.slice(-3);
+  const line = picked.join(' | ');
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/** The longest prompt kept in a run record; a resumed session keeps the whole prompt once. */
+const STORED_PROMPT_CHARS = 100_000;
+
+function storedPrompt(prompt: string): string {
+  if (prompt.length <= STORED_PROMPT_CHARS) return prompt;
+  return `${prompt.slice(0, STORED_PROMPT_CHARS)}\n[… ${prompt.length - STORED_PROMPT_CHARS} characters cut from this record]`;
 }
 
 export async function executeTask(deps: ExecutorDeps, request: RunRequest): Promise<RunRecord> {
@@ -135,11 +161,24 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     reason: string | null,
     patch: Parameters<Store['updateRun']>[1] = {},
   ): Promise<RunRecord> => {
-    await update({ status, reason, finishedAt: iso(), agentPid: null, ...patch });
+    const line = reason === null ? null : oneLineReason(reason);
+    const final = { status, reason: line, finishedAt: iso(), agentPid: null, ...patch };
+    // A full disk may refuse the final record for a moment: try again before giving up (a restart
+    // closes a run left unfinished, so nothing is lost either way).
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await update(final);
+        break;
+      } catch (error) {
+        if (attempt >= 3) throw error;
+        log.warn({ ...runFields, error: errorMessage(error) }, 'Could not record the run; trying again');
+        await clock.sleep(attempt * 2000).catch(() => undefined);
+      }
+    }
     const logFields = { ...runFields, result: status, session: run.sessionId ?? undefined };
-    if (status === 'succeeded') log.info(logFields, 'Completed task');
-    else if (status === 'cancelled') log.warn({ ...logFields, reason }, 'Cancelled task');
-    else log.error({ ...logFields, error: reason }, 'Failed task');
+    if (status === 'succeeded') log.info({ ...logFields, ...(line ? { note: line } : {}) }, 'Completed task');
+    else if (status === 'cancelled') log.warn({ ...logFields, reason: line }, 'Cancelled task');
+    else log.error({ ...logFields, error: line }, 'Failed task');
     return run;
   };
 
@@ -157,13 +196,15 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
   } catch (error) {
     return finish('failed', errorMessage(error));
   }
-  await update({ prompt: originalPrompt });
+  await update({ prompt: storedPrompt(originalPrompt) });
   if (signal.aborted) return finish('cancelled', 'stopped before the agent started');
 
   // Checkout and worktree.
   const timeoutMs = deps.execution.task_timeout_minutes * 60_000;
   let cwd: string;
   let worktree: { path: string; branch: string } | undefined;
+  /** Where HEAD stood before the agent: a run that leaves it there and changes nothing made no changes. */
+  let baseCommit: string | null = null;
   try {
     const checkout = await ensureCheckout({
       alias: automation.repository.alias,
@@ -186,6 +227,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
         signal,
       });
       worktree = { path: prepared.path, branch: prepared.branch };
+      if (!prepared.reused && !prepared.reusedBranch && prepared.baseCommit) baseCommit = prepared.baseCommit;
       cwd = prepared.path;
       await update({ worktreePath: prepared.path, branch: prepared.branch });
     }
@@ -305,6 +347,13 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     }
   };
 
+  const tooLong = argvProblem(invocation.args, env);
+  if (tooLong) {
+    await forgetUnstartedSession();
+    return finish('failed', `could not start ${executable}: ${tooLong}`, await cleanup());
+  }
+  if (baseCommit === null) baseCommit = await headCommit(cwd).catch(() => null);
+
   let result: Awaited<ReturnType<typeof spawnAgent>>;
   try {
     result = await spawnAgent({
@@ -315,6 +364,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
       timeoutMs,
       ...(deps.killGraceMs === undefined ? {} : { killGraceMs: deps.killGraceMs }),
       maxOutputBytes: deps.execution.max_output_bytes,
+      maxLineLength: deps.execution.max_output_bytes,
       stdoutFile: transcriptPath,
       stderrFile: transcriptPath.replace(/\.jsonl$/, '.stderr.log'),
       onStdoutLine: (line) => onEvents(parser.parseLine(line)),
@@ -339,7 +389,13 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
 
   let status: RunStatus;
   let reason: string | null = null;
-  if (result.cancelled) {
+  if (result.writeError) {
+    status = 'failed';
+    reason =
+      result.writeError.code === 'ENOSPC'
+        ? `disk full at ${result.writeError.path}: the transcript could not be written, so the agent was stopped${knownSession ? '; its session resumes once there is space' : ''}`
+        : `could not write the transcript ${result.writeError.path} (${result.writeError.message}), so the agent was stopped`;
+  } else if (result.cancelled) {
     status = 'cancelled';
     reason = `stopped by curupira while the agent ran${knownSession ? '; the session resumes on the next start' : ''}`;
   } else if (result.timedOut) {
@@ -349,7 +405,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     status = 'succeeded';
   } else {
     status = 'failed';
-    const stderr = lastLines(result.stderrTail);
+    const stderr = oneLineReason(result.stderrTail);
     reason =
       result.exitCode === 0
         ? `${executable} reported an error: ${reportedError ?? 'unknown error'}`
@@ -357,12 +413,171 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
             stderr ? `: ${stderr}` : reportedError ? `: ${reportedError}` : ''
           }`;
   }
-  if (status === 'succeeded') await store.deleteSession(task.key);
-  const cleaned = await cleanup();
-  return finish(status, reason, {
-    ...cleaned,
+
+  // The agent's exit is recorded before anything else: a crash from here on finishes this run on
+  // restart (cleanup and bookkeeping) instead of resuming a session whose work is done.
+  await update({
     exitCode: result.exitCode,
     signal: result.signal,
     usage,
+    agentPid: null,
+    agentOutcome: { status, reason },
   });
+  crashPoint('agent-exited');
+  return completeRun(deps, automation, task, run, {
+    status,
+    reason,
+    resumed: saved !== undefined,
+    baseCommit,
+    checkNoChanges: status === 'succeeded',
+    cwd,
+    ...(worktree ? { worktree } : {}),
+    update,
+    finish,
+    cleanup,
+  });
+}
+
+interface CompletionInput {
+  status: RunStatus;
+  reason: string | null;
+  /** The run continued a saved session. */
+  resumed: boolean;
+  baseCommit: string | null;
+  checkNoChanges: boolean;
+  cwd: string;
+  worktree?: { path: string; branch: string };
+  update(patch: Parameters<Store['updateRun']>[1]): Promise<void>;
+  finish(
+    status: RunStatus,
+    reason: string | null,
+    patch?: Parameters<Store['updateRun']>[1],
+  ): Promise<RunRecord>;
+  cleanup(): Promise<Parameters<Store['updateRun']>[1]>;
+}
+
+/**
+ * After the agent: the session (dropped on success, counted when a resume failed), whether the
+ * agent changed anything, the worktree, and the final record. Also finishes, after a restart, a run
+ * whose agent had exited when curupira died.
+ */
+async function completeRun(
+  deps: ExecutorDeps,
+  automation: ResolvedAutomation,
+  task: Task,
+  run: RunRecord,
+  input: CompletionInput,
+): Promise<RunRecord> {
+  const { store, log } = deps;
+  let { reason } = input;
+  const { status } = input;
+  if (status === 'succeeded') {
+    await store.deleteSession(task.key);
+  } else if (input.resumed && (status === 'failed' || status === 'timed_out')) {
+    const failures = await store.recordResumeFailure(task.key);
+    const limit = deps.execution.max_resume_failures;
+    if (failures >= limit) {
+      await store.deleteSession(task.key);
+      reason = `${reason ?? status}; the saved session failed to resume ${failures} time${failures === 1 ? '' : 's'} in a row (max_resume_failures = ${limit}), so it was dropped: the next run starts a fresh session`;
+      log.warn(
+        { automation: automation.id, run: run.id, session: run.sessionId ?? undefined, failures },
+        'Dropped a session that keeps failing to resume',
+      );
+    }
+  }
+  // HEAD is read before cleanup (which removes the worktree); what cleanup found decides the rest.
+  const head =
+    input.checkNoChanges && input.baseCommit !== null ? await headCommit(input.cwd).catch(() => null) : null;
+  const cleaned = await input.cleanup();
+  if (head !== null && head === input.baseCommit) {
+    const changed = input.worktree
+      ? cleaned.worktreeKept === true
+      : await hasChanges(input.cwd).catch(() => true);
+    if (!changed) reason = 'no changes: the agent finished without a commit or a changed file';
+  }
+  return input.finish(status, reason, cleaned);
+}
+
+/**
+ * A run whose agent had exited (its outcome saved) when curupira died: finish it as that outcome
+ * said, with the same cleanup, instead of resuming a session whose work is done.
+ */
+export async function finishInterruptedRun(
+  deps: ExecutorDeps,
+  automation: ResolvedAutomation | undefined,
+  run: RunRecord,
+): Promise<RunRecord> {
+  const outcome = run.agentOutcome!;
+  const note = 'finished after a restart: curupira stopped after the agent exited';
+  const reason = outcome.reason ? `${outcome.reason} (${note})` : note;
+  const update = async (patch: Parameters<Store['updateRun']>[1]): Promise<void> => {
+    await deps.store.updateRun(run.id, patch);
+  };
+  const finish = async (
+    status: RunStatus,
+    why: string | null,
+    patch: Parameters<Store['updateRun']>[1] = {},
+  ): Promise<RunRecord> => {
+    const record = await deps.store.updateRun(run.id, {
+      status,
+      reason: why === null ? null : oneLineReason(why),
+      finishedAt: new Date(deps.clock.now()).toISOString(),
+      agentPid: null,
+      ...patch,
+    });
+    deps.log.info(
+      { automation: run.automationId, run: run.id, result: status },
+      'Finished an interrupted run',
+    );
+    return record;
+  };
+  const cleanup = async (): Promise<Parameters<Store['updateRun']>[1]> => {
+    if (!automation || !run.worktreePath || !run.branch) return {};
+    try {
+      const result = await finishWorktree({
+        checkoutPath: automation.repository.checkoutPath,
+        path: run.worktreePath,
+        branch: run.branch,
+        log: deps.log,
+        key: run.taskKey,
+      });
+      return { worktreeKept: result.kept, commits: result.unpushedCommits };
+    } catch (error) {
+      deps.log.warn({ run: run.id, error: errorMessage(error) }, 'Could not clean up worktree');
+      return { worktreeKept: true };
+    }
+  };
+  if (!automation) {
+    if (outcome.status === 'succeeded') await deps.store.deleteSession(run.taskKey);
+    return finish(outcome.status, reason);
+  }
+  const task = (await deps.store.getSession(run.taskKey))?.task;
+  return completeRun(deps, automation, task ?? taskStub(run), run, {
+    status: outcome.status,
+    reason,
+    resumed: run.resumed,
+    baseCommit: null,
+    checkNoChanges: false,
+    cwd: run.worktreePath ?? automation.repository.checkoutPath,
+    update,
+    finish,
+    cleanup,
+  });
+}
+
+/** Enough of a task to name its session: completion needs only the key. */
+function taskStub(run: RunRecord): Task {
+  return {
+    key: run.taskKey,
+    fingerprint: '',
+    identity: { automationId: run.automationId, repo: run.repo, taskType: run.taskType, id: run.itemId },
+    item: {
+      id: run.itemId,
+      title: run.itemTitle,
+      url: run.itemUrl,
+      body: '',
+      fields: {},
+      itemKey: run.itemKey,
+    },
+  };
 }

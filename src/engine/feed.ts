@@ -38,6 +38,8 @@ export interface Feed {
   markDispatched(task: Task): void;
   /** A run of one of this feed's tasks ended. */
   runFinished(task: Task, context: PollContext): Promise<void>;
+  /** Matching items the last poll did not reach (beyond `batch_size`); 0 when none or unknown. */
+  readonly waiting?: number;
 }
 
 /** How many matches the first poll of an `ignore_backlog` automation records (GitHub Search's cap). */
@@ -45,6 +47,7 @@ export const BACKLOG_LIMIT = 1000;
 
 export class EventFeed implements Feed {
   nextPollAt = 0;
+  waiting = 0;
   private readonly seen = new Set<string>();
   private readonly backoff: Backoff;
 
@@ -57,17 +60,29 @@ export class EventFeed implements Feed {
   }
 
   async poll(context: PollContext): Promise<Task[]> {
-    const now = context.clock.now();
     const memory = usesMemory(this.automation);
     const baseline = memory ? await baselineState(context.store, this.automation) : 'current';
     const limit = baseline === 'current' ? context.limit : Math.max(context.limit, BACKLOG_LIMIT);
     let items: Item[];
+    let report: { matching: number; examined: number } | undefined;
     try {
-      items = await this.source.discover({ limit, ...(context.signal ? { signal: context.signal } : {}) });
+      items = await this.source.discover({
+        limit,
+        ...(context.signal ? { signal: context.signal } : {}),
+        // Page past what this process already dispatched (the baseline poll must see everything).
+        ...(baseline === 'current'
+          ? { wanted: (item: Item) => !this.seen.has(taskFromItem(this.automation, item).fingerprint) }
+          : {}),
+        onTotal: (r) => {
+          report = r;
+        },
+      });
     } catch (error) {
-      this.nextPollAt = now + this.backoff.next(false);
+      // Timed from when the failure came back: a slow failing request must not make the next poll immediate.
+      this.nextPollAt = context.clock.now() + this.backoff.next(false);
       throw error;
     }
+    this.waiting = report ? Math.max(0, report.matching - report.examined) : 0;
     let tasks = items.map((item) => taskFromItem(this.automation, item));
     if (baseline !== 'current') {
       const ignoreBacklog = (this.automation.config as { ignore_backlog?: boolean }).ignore_backlog;

@@ -22,6 +22,22 @@ function candidate(
 }
 
 describe('SchedulerCore', () => {
+  it('replaces a queued task whose item changed, and says busy for one whose older version runs', () => {
+    const core = new SchedulerCore({ maxActive: 1, maxPending: 10 });
+    core.offer(candidate('a', '1'));
+    core.offer(candidate('a', '2'));
+    const edited = candidate('a', '2');
+    const changed = { ...edited, task: { ...edited.task, fingerprint: 'a-2-edited' } };
+    expect(core.offer(changed)).toBe('updated');
+    expect(core.queuedCount).toBe(2);
+    expect(core.next()?.task.item.id).toBe('1');
+    const running1 = candidate('a', '1');
+    expect(core.offer({ ...running1, task: { ...running1.task, fingerprint: 'a-1-edited' } })).toBe('busy');
+    expect(core.offer(candidate('a', '1'))).toBe('duplicate');
+    core.finish(task('a', '1').key);
+    expect(core.next()?.task.fingerprint).toBe('a-2-edited');
+  });
+
   it('never runs more than max_active_tasks at once', () => {
     const core = new SchedulerCore({ maxActive: 2, maxPending: 10 });
     for (const id of ['1', '2', '3', '4']) core.offer(candidate('a', id));

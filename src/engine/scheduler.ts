@@ -17,7 +17,12 @@ export interface Candidate {
   priority?: 'resume' | 'normal';
 }
 
-export type OfferResult = 'queued' | 'duplicate' | 'full';
+/**
+ * `queued`: new in the queue. `updated`: the same task was queued with older item text, and this
+ * version replaced it in place. `busy`: the same task runs now with older item text; offer it again
+ * once that run ends. `duplicate`: the same version is queued or running. `full`: no room.
+ */
+export type OfferResult = 'queued' | 'updated' | 'busy' | 'duplicate' | 'full';
 
 export interface SchedulerSnapshot {
   running: readonly Candidate[];
@@ -54,7 +59,16 @@ export class SchedulerCore {
   /** Queues a task unless the same task is already queued or running, or the queue is full. */
   offer(candidate: Candidate): OfferResult {
     const key = candidate.task.key;
-    if (this.running.has(key) || this.queue.some((c) => c.task.key === key)) return 'duplicate';
+    const running = this.running.get(key);
+    if (running) return running.task.fingerprint === candidate.task.fingerprint ? 'duplicate' : 'busy';
+    const queued = this.queue.findIndex((c) => c.task.key === key);
+    if (queued >= 0) {
+      const old = this.queue[queued]!;
+      if (old.task.fingerprint === candidate.task.fingerprint || old.priority === 'resume')
+        return 'duplicate';
+      this.queue[queued] = { ...candidate, ...(old.priority ? { priority: old.priority } : {}) };
+      return 'updated';
+    }
     if (this.queue.length >= this.maxPending) return 'full';
     if (candidate.priority === 'resume') {
       const firstNormal = this.queue.findIndex((c) => c.priority !== 'resume');

@@ -57,7 +57,23 @@ export function promptContext(automation: ResolvedAutomation, task: Task): Recor
   return context;
 }
 
+/** NUL bytes cannot be passed to a process and mean nothing in a prompt: item text loses them. */
+function withoutNul(value: FieldValue): FieldValue {
+  if (typeof value === 'string') return value.includes('\u0000') ? value.replaceAll('\u0000', '') : value;
+  if (Array.isArray(value)) return value.map(withoutNul);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutNul(v as FieldValue)]));
+  }
+  return value;
+}
+
 function rawPromptContext(automation: ResolvedAutomation, task: Task): Record<string, FieldValue> {
+  const context = rawFields(automation, task);
+  for (const [key, value] of Object.entries(context)) context[key] = withoutNul(value);
+  return context;
+}
+
+function rawFields(automation: ResolvedAutomation, task: Task): Record<string, FieldValue> {
   return {
     repo: task.identity.repo,
     repository: automation.repository.alias,

@@ -41,6 +41,8 @@ export interface GitHubClientOptions {
   requestTimeoutMs?: number;
   /** Random source for jitter, 0..1 (tests pin it). */
   random?: () => number;
+  /** Aborting ends every wait (rate limits, retries) and request at once: curupira is stopping. */
+  signal?: AbortSignal;
 }
 
 export interface GraphQLResult<T> {
@@ -133,6 +135,17 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
   });
   const stats: ClientStats = { requests: 0, retries: 0, waitedMs: 0 };
   let lastRateLimit: RateLimitInfo | undefined;
+  const stoppedError = (): GitHubTransientError =>
+    new GitHubTransientError('stopped while talking to GitHub: curupira is shutting down');
+  /** A wait that a stop ends at once. */
+  const pause = async (ms: number): Promise<void> => {
+    try {
+      await clock.sleep(ms, options.signal);
+    } catch (error) {
+      if (options.signal?.aborted) throw stoppedError();
+      throw error;
+    }
+  };
 
   async function send(
     method: string,
@@ -147,7 +160,11 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
         url,
         headers: { authorization: `bearer ${token}`, accept: 'application/vnd.github+json' },
         ...(body ?? {}),
-        request: { signal: AbortSignal.timeout(timeoutMs) },
+        request: {
+          signal: options.signal
+            ? AbortSignal.any([AbortSignal.timeout(timeoutMs), options.signal])
+            : AbortSignal.timeout(timeoutMs),
+        },
       } as unknown as Parameters<typeof octokit.request>[0]);
       return {
         status: response.status,
@@ -163,6 +180,7 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
       };
       if (e.response)
         return { status: e.response.status, headers: e.response.headers, data: e.response.data };
+      if (options.signal?.aborted) throw stoppedError();
       // Octokit wraps fetch's TimeoutError in its own RequestError; the cause keeps the name.
       const causeName = (e as { cause?: { name?: string } }).cause?.name;
       const timedOut = [e.name, causeName].some((n) => n === 'TimeoutError' || n === 'AbortError');
@@ -237,6 +255,7 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
     let transientFailures = 0;
     let rateLimitWaits = 0;
     for (;;) {
+      if (options.signal?.aborted) throw stoppedError();
       // Spend nothing when the budget is known to be empty: wait for the reset first.
       if (
         lastRateLimit &&
@@ -257,7 +276,7 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
           'GitHub rate limit exhausted; waiting for the reset',
         );
         stats.waitedMs += waitMs;
-        await clock.sleep(waitMs);
+        await pause(waitMs);
         lastRateLimit = { ...lastRateLimit, remaining: lastRateLimit.limit };
       }
       try {
@@ -275,7 +294,7 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
           );
           stats.retries += 1;
           stats.waitedMs += error.waitMs;
-          await clock.sleep(error.waitMs);
+          await pause(error.waitMs);
           continue;
         }
         transientFailures += 1;
@@ -288,7 +307,7 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
         );
         stats.retries += 1;
         stats.waitedMs += delay;
-        await clock.sleep(delay);
+        await pause(delay);
       }
     }
   }

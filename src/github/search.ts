@@ -12,6 +12,8 @@ export interface SearchResult<N> {
   /** GitHub's total count (may exceed what Search returns: it stops at 1,000). */
   total: number;
   pages: number;
+  /** Distinct results looked at, accepted or not. */
+  examined: number;
 }
 
 export async function searchAll<N extends { __typename?: string }>(
@@ -30,8 +32,9 @@ export async function searchAll<N extends { __typename?: string }>(
   let pages = 0;
   while (nodes.length < limit) {
     signal?.throwIfAborted();
-    // With a post-filter, how many results the page needs is unknown: ask for whole pages.
-    const first = accept ? PAGE_SIZE : Math.min(PAGE_SIZE, limit - nodes.length);
+    // The first page asks for what the batch wants (`batch_size`, as the reference does); when a
+    // post-filter rejected some, later pages are whole pages, since how many more are needed is unknown.
+    const first = pages === 0 || !accept ? Math.min(PAGE_SIZE, limit - nodes.length) : PAGE_SIZE;
     const page: { data: SearchPage<N> } = await client.graphql<SearchPage<N>>(operation, {
       query,
       first,
@@ -52,5 +55,5 @@ export async function searchAll<N extends { __typename?: string }>(
     if (!data.search.pageInfo.hasNextPage || !data.search.pageInfo.endCursor) break;
     after = data.search.pageInfo.endCursor;
   }
-  return { nodes, total, pages };
+  return { nodes, total, pages, examined: seen.size };
 }

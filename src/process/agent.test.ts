@@ -232,3 +232,62 @@ describe('spawnAgent', () => {
     await expect(run).rejects.toThrow(`could not start node: working directory does not exist: ${gone}`);
   });
 });
+
+describe('spawnAgent when things go wrong around the agent', () => {
+  it('a transcript that cannot be written (a full disk) stops the agent and says where, without throwing', async () => {
+    // /dev/full answers every write with ENOSPC, exactly as a full disk does.
+    const started = Date.now();
+    const result = await spawnAgent(
+      script(`setInterval(() => console.log('{"type":"tick"}'), 20);`, {
+        stdoutFile: '/dev/full',
+        killGraceMs: 200,
+      }),
+    );
+    expect(result.writeError).toMatchObject({ path: '/dev/full', code: 'ENOSPC' });
+    expect(result.exitCode === null || result.signal !== null || result.exitCode !== 0).toBe(true);
+    expect(Date.now() - started).toBeLessThan(20_000);
+  });
+
+  it('drops an output line longer than the limit instead of parsing it, and keeps it in the transcript', async () => {
+    const transcript = join(root, 'long', 'transcript.jsonl');
+    const lines: string[] = [];
+    const result = await spawnAgent(
+      script(
+        `console.log('{"a":1}'); console.log('{"big":"' + 'x'.repeat(5000) + '"}'); process.stdout.write('{"last":true}');`,
+        { maxLineLength: 1024, stdoutFile: transcript, onStdoutLine: (line) => lines.push(line) },
+      ),
+    );
+    expect(result.exitCode).toBe(0);
+    expect(lines).toEqual(['{"a":1}', '{"last":true}']);
+    expect(result.droppedLines).toBe(1);
+    expect(readFileSync(transcript, 'utf8')).toContain('x'.repeat(5000));
+  });
+});
+
+describe('longTimeout', () => {
+  it('holds waits longer than a Node timer can (2^31 ms), in several steps', async () => {
+    const { vi } = await import('vitest');
+    vi.useFakeTimers();
+    try {
+      const { longTimeout } = await import('./agent.js');
+      let fired = 0;
+      longTimeout(() => {
+        fired += 1;
+      }, 40_000 * 60_000);
+      vi.advanceTimersByTime(2 ** 31 - 1);
+      expect(fired).toBe(0);
+      vi.advanceTimersByTime(40_000 * 60_000 - (2 ** 31 - 1) - 1);
+      expect(fired).toBe(0);
+      vi.advanceTimersByTime(1);
+      expect(fired).toBe(1);
+      const cancelled = longTimeout(() => {
+        fired += 1;
+      }, 10);
+      cancelled.cancel();
+      vi.advanceTimersByTime(100);
+      expect(fired).toBe(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});

@@ -41,7 +41,10 @@ export interface SpawnAgentOptions {
   killGraceMs?: number;
   /** How much of each stream's end is kept in memory for the result. */
   maxOutputBytes: number;
-  /** Longest line passed on whole (default 16 Mi characters); longer ones arrive in pieces. */
+  /**
+   * Longest line passed to the callbacks (default 16 Mi characters). A longer line is written to the
+   * transcript but never handed to `onStdoutLine`/`onStderrLine` (the reference drops such a line).
+   */
   maxLineLength?: number;
   /** The transcript: the whole stdout stream is appended here as it arrives. */
   stdoutFile?: string;
@@ -69,13 +72,22 @@ export interface AgentProcessResult {
   stderrTail: string;
   durationMs: number;
   pid: number;
+  /** Writing a transcript failed (a full disk, say): the agent was stopped. */
+  writeError?: { path: string; code: string | undefined; message: string };
+  /** Output lines longer than `maxLineLength`, dropped rather than parsed. */
+  droppedLines: number;
 }
 
 interface StreamSink {
   splitter: LineSplitter;
   tail: BoundedTail;
   fd: number | undefined;
+  path: string | undefined;
   pending: string[];
+  /** Inside a line longer than the limit: its pieces are not parsed. */
+  inLongLine: boolean;
+  dropped: number;
+  flushError?: (error: unknown, path: string) => void;
 }
 
 function openTranscript(path: string | undefined, executable: string): number | undefined {
@@ -94,17 +106,32 @@ function openTranscript(path: string | undefined, executable: string): number | 
 
 function createSink(
   options: SpawnAgentOptions,
-  fd: number | undefined,
+  file: { fd: number | undefined; path: string | undefined },
   onLine: ((line: string) => void) | undefined,
   onCallbackError: (error: unknown) => void,
+  onWriteError: (error: unknown, path: string) => void,
 ): StreamSink {
+  const maxLine = options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH;
   const sink: StreamSink = {
-    fd,
+    fd: file.fd,
+    path: file.path,
     tail: new BoundedTail(options.maxOutputBytes),
     pending: [],
-    splitter: new LineSplitter(options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH, (line, terminated) => {
+    inLongLine: false,
+    dropped: 0,
+    splitter: new LineSplitter(maxLine, (line, terminated, cut) => {
       const clean = redact(line);
       sink.pending.push(terminated ? `${clean}\n` : clean);
+      // A line longer than the limit comes in pieces: the whole line is dropped, never parsed.
+      if (cut) {
+        sink.inLongLine = true;
+        return;
+      }
+      if (sink.inLongLine || line.length > maxLine) {
+        sink.inLongLine = false;
+        sink.dropped += 1;
+        return;
+      }
       if (!onLine) return;
       try {
         onLine(clean);
@@ -113,6 +140,7 @@ function createSink(
       }
     }),
   };
+  sink.flushError = onWriteError;
   return sink;
 }
 
@@ -122,7 +150,20 @@ function flushSink(sink: StreamSink): void {
   const text = sink.pending.join('');
   sink.pending = [];
   sink.tail.append(text);
-  if (sink.fd !== undefined) writeSync(sink.fd, text);
+  if (sink.fd === undefined) return;
+  try {
+    writeSync(sink.fd, text);
+  } catch (error) {
+    // A full disk (or a vanished folder) fails this run, never the process.
+    const fd = sink.fd;
+    sink.fd = undefined;
+    try {
+      closeSync(fd);
+    } catch {
+      // already unusable
+    }
+    sink.flushError?.(error, sink.path ?? '');
+  }
 }
 
 function pump(stream: Readable, sink: StreamSink): Promise<void> {
@@ -166,10 +207,21 @@ export async function spawnAgent(options: SpawnAgentOptions): Promise<AgentProce
     if (stdoutFd !== undefined) closeSync(stdoutFd);
     throw error;
   }
+  let filesOpen = true;
   const closeFiles = (): void => {
-    if (stdoutFd !== undefined) closeSync(stdoutFd);
-    if (stderrFd !== undefined) closeSync(stderrFd);
+    if (!filesOpen) return;
+    filesOpen = false;
+    for (const fd of [out?.fd ?? stdoutFd, err?.fd ?? stderrFd]) {
+      if (fd === undefined) continue;
+      try {
+        closeSync(fd);
+      } catch {
+        // a transcript that failed is closed already
+      }
+    }
   };
+  let out: StreamSink | undefined;
+  let err: StreamSink | undefined;
 
   const startedAt = performance.now();
   const child = spawn(resolved, [...options.args], {
@@ -210,13 +262,34 @@ export async function spawnAgent(options: SpawnAgentOptions): Promise<AgentProce
     void terminate();
   };
 
-  const out = createSink(options, stdoutFd, options.onStdoutLine, onCallbackError);
-  const err = createSink(options, stderrFd, options.onStderrLine, onCallbackError);
-  const pipesClosed = Promise.all([pump(child.stdout!, out), pump(child.stderr!, err)]);
+  let writeError: AgentProcessResult['writeError'];
+  const onWriteError = (error: unknown, path: string): void => {
+    if (writeError) return;
+    const cause = error as NodeJS.ErrnoException;
+    writeError = { path, code: cause.code, message: cause.message };
+    void terminate();
+  };
+  out = createSink(
+    options,
+    { fd: stdoutFd, path: options.stdoutFile },
+    options.onStdoutLine,
+    onCallbackError,
+    onWriteError,
+  );
+  err = createSink(
+    options,
+    { fd: stderrFd, path: options.stderrFile },
+    options.onStderrLine,
+    onCallbackError,
+    onWriteError,
+  );
+  const stdoutSink = out;
+  const stderrSink = err;
+  const pipesClosed = Promise.all([pump(child.stdout!, stdoutSink), pump(child.stderr!, stderrSink)]);
 
   const timer =
     options.timeoutMs !== undefined
-      ? setTimeout(() => {
+      ? longTimeout(() => {
           if (exitedYet) return;
           timedOut = true;
           void terminate();
@@ -238,7 +311,7 @@ export async function spawnAgent(options: SpawnAgentOptions): Promise<AgentProce
 
   const exit = await exited;
   exitedYet = true;
-  if (timer) clearTimeout(timer);
+  timer?.cancel();
   options.signal?.removeEventListener('abort', onAbort);
 
   // Whatever the agent left running in its group (a dev server, a watcher) is stopped too.
@@ -254,10 +327,10 @@ export async function spawnAgent(options: SpawnAgentOptions): Promise<AgentProce
     child.stdout?.destroy();
     child.stderr?.destroy();
   }
-  out.splitter.end();
-  flushSink(out);
-  err.splitter.end();
-  flushSink(err);
+  stdoutSink.splitter.end();
+  flushSink(stdoutSink);
+  stderrSink.splitter.end();
+  flushSink(stderrSink);
   closeFiles();
 
   if (callbackError !== undefined) throw callbackError;
@@ -266,9 +339,62 @@ export async function spawnAgent(options: SpawnAgentOptions): Promise<AgentProce
     signal: exit.signal,
     timedOut,
     cancelled,
-    stdoutTail: out.tail.toString(),
-    stderrTail: err.tail.toString(),
+    stdoutTail: stdoutSink.tail.toString(),
+    stderrTail: stderrSink.tail.toString(),
     durationMs: Math.round(performance.now() - startedAt),
     pid,
+    droppedLines: stdoutSink.dropped + stderrSink.dropped,
+    ...(writeError ? { writeError } : {}),
   };
+}
+
+/** Node's timers hold at most 2^31-1 ms (about 24.8 days): a longer wait is made of several. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export function longTimeout(callback: () => void, ms: number): { cancel(): void } {
+  let handle: NodeJS.Timeout | undefined;
+  let cancelled = false;
+  const arm = (left: number): void => {
+    if (cancelled) return;
+    if (left > MAX_TIMER_MS) {
+      handle = setTimeout(() => arm(left - MAX_TIMER_MS), MAX_TIMER_MS);
+    } else {
+      handle = setTimeout(callback, Math.max(0, left));
+    }
+  };
+  arm(ms);
+  return {
+    cancel(): void {
+      cancelled = true;
+      if (handle) clearTimeout(handle);
+    },
+  };
+}
+
+/** Linux's limit for one argument (MAX_ARG_STRLEN: 32 pages of 4 KiB). */
+export const MAX_ARG_BYTES = 131_072;
+/** What the arguments and the environment may take together; below the usual ARG_MAX of 2 MiB. */
+export const MAX_ARGV_ENV_BYTES = 2_000_000;
+
+/**
+ * Why these arguments could not be passed to a new process (`spawn E2BIG`), in words a user can act
+ * on, or undefined when they fit.
+ */
+export function argvProblem(
+  args: readonly string[],
+  env: Readonly<Record<string, string>>,
+): string | undefined {
+  let total = 0;
+  for (const arg of args) {
+    const bytes = Buffer.byteLength(arg, 'utf8') + 1;
+    total += bytes;
+    if (bytes > MAX_ARG_BYTES) {
+      return `an argument (the prompt) is ${bytes.toLocaleString('en-US')} bytes, over the ${MAX_ARG_BYTES.toLocaleString('en-US')}-byte limit the operating system sets for one command-line argument; shorten the prompt template or the item text it includes`;
+    }
+  }
+  for (const [name, value] of Object.entries(env)) total += Buffer.byteLength(`${name}=${value}`, 'utf8') + 1;
+  if (total > MAX_ARGV_ENV_BYTES) {
+    return `the command line and environment take ${total.toLocaleString('en-US')} bytes, over the ${MAX_ARGV_ENV_BYTES.toLocaleString('en-US')} bytes a new process can be given; shorten the prompt or the profile's environment`;
+  }
+  return undefined;
 }

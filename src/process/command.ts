@@ -58,7 +58,8 @@ export async function runCommand(
       cwd: options.cwd,
       env: options.env ?? process.env,
       extendEnv: false,
-      timeout: options.timeoutMs ?? 600_000,
+      // Node's timers hold at most 2^31-1 ms (about 24.8 days); a longer deadline is no deadline.
+      timeout: Math.min(options.timeoutMs ?? 600_000, 2 ** 31 - 1),
       reject: false,
       stripFinalNewline: false,
       ...(options.input === undefined ? { stdin: 'ignore' as const } : { input: options.input }),

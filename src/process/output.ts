@@ -11,9 +11,10 @@
 export class LineSplitter {
   #pending = '';
   readonly #maxLineLength: number;
-  readonly #emit: (line: string, terminated: boolean) => void;
+  readonly #emit: (line: string, terminated: boolean, cut: boolean) => void;
 
-  constructor(maxLineLength: number, emit: (line: string, terminated: boolean) => void) {
+  /** `cut` marks a piece of a line longer than `maxLineLength` (more of that line follows). */
+  constructor(maxLineLength: number, emit: (line: string, terminated: boolean, cut: boolean) => void) {
     this.#maxLineLength = Math.max(1, maxLineLength);
     this.#emit = emit;
   }
@@ -25,14 +26,14 @@ export class LineSplitter {
       if (newline === -1) break;
       const line = this.#pending + text.slice(start, newline);
       this.#pending = '';
-      this.#emit(line, true);
+      this.#emit(line, true, false);
       start = newline + 1;
     }
     this.#pending += text.slice(start);
     while (this.#pending.length > this.#maxLineLength) {
       const piece = this.#pending.slice(0, this.#maxLineLength);
       this.#pending = this.#pending.slice(this.#maxLineLength);
-      this.#emit(piece, false);
+      this.#emit(piece, false, true);
     }
   }
 
@@ -40,7 +41,7 @@ export class LineSplitter {
     if (this.#pending === '') return;
     const rest = this.#pending;
     this.#pending = '';
-    this.#emit(rest, false);
+    this.#emit(rest, false, false);
   }
 }
 

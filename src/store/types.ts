@@ -3,7 +3,7 @@
  * Async so that a PostgreSQL implementation can serve a fleet later; nothing here may assume one
  * process forever. Killing the process at any instant must leave a consistent store.
  */
-import type { RunRecord, RunStatus, Task, Usage } from '../core/types.js';
+import type { AgentOutcome, RunRecord, RunStatus, Task, Usage } from '../core/types.js';
 
 /** A running agent session, saved the moment the agent announces it, removed on success. */
 export interface SessionRecord {
@@ -25,6 +25,8 @@ export interface SessionRecord {
   branch: string | null;
   createdAt: string;
   updatedAt: string;
+  /** Resumes of this session that failed in a row (kept by the store; reset when the id changes). */
+  resumeFailures?: number;
 }
 
 export interface CronState {
@@ -80,6 +82,7 @@ export interface RunPatch {
   profile?: string | null;
   provider?: string | null;
   agentPid?: number | null;
+  agentOutcome?: AgentOutcome | null;
 }
 
 export interface RunFilter {
@@ -109,6 +112,8 @@ export interface Store {
   getSession(taskKey: string): Promise<SessionRecord | undefined>;
   listSessions(): Promise<SessionRecord[]>;
   deleteSession(taskKey: string): Promise<void>;
+  /** Counts one more failed resume of the task's session; returns the count (0 when none is saved). */
+  recordResumeFailure(taskKey: string): Promise<number>;
 
   createRun(init: RunInit): Promise<RunRecord>;
   updateRun(id: string, patch: RunPatch): Promise<RunRecord>;

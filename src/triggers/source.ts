@@ -9,6 +9,13 @@ export interface DiscoverRequest {
   /** Items wanted at most (`batch_size`). */
   limit: number;
   signal?: AbortSignal;
+  /**
+   * Items this process already handled answer false: they are skipped, do not count towards `limit`,
+   * and discovery pages past them, so a backlog that keeps matching never hides newer items.
+   */
+  wanted?: (item: Item) => boolean;
+  /** Told how many items match in all (GitHub's count), and how many discovery looked at. */
+  onTotal?: (report: { matching: number; examined: number }) => void;
 }
 
 export interface TriggerSource {

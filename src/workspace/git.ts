@@ -150,6 +150,16 @@ export async function revParse(cwd: string, ref: string): Promise<string | null>
   return result.stdout.trim() || null;
 }
 
+/** The commit HEAD names at `cwd`, or null (an unborn branch). */
+export async function headCommit(cwd: string): Promise<string | null> {
+  return revParse(cwd, 'HEAD');
+}
+
+/** True when `cwd` has staged, unstaged or untracked changes (ignored files do not count). */
+export async function hasChanges(cwd: string): Promise<boolean> {
+  return (await statusPorcelain(cwd)).length > 0;
+}
+
 /** True when the local branch `refs/heads/<branch>` exists. */
 export async function branchExists(cwd: string, branch: string): Promise<boolean> {
   return (await revParse(cwd, `refs/heads/${branch}`)) !== null;

@@ -9,7 +9,7 @@ export {
   removeWorktrees,
   selectForGc,
 } from './gc.js';
-export { GitCommandError, git, isGitCheckout } from './git.js';
+export { GitCommandError, git, hasChanges, headCommit, isGitCheckout } from './git.js';
 export {
   assertInside,
   assertSafeSegment,

@@ -61,6 +61,7 @@ export interface HarnessRunOptions {
   size?: number;
   killGraceMs?: number;
   stop?: AbortSignal;
+  drain?: AbortSignal;
   onRun?: EngineOptions['onRun'];
   onStatus?: EngineOptions['onStatus'];
   reload?: EngineOptions['reload'];
@@ -235,6 +236,7 @@ ${p.automation ?? defaultAutomation()}
           github: () => createGitHubClient({ apiUrl: settings.execution.github.api_url, tokens }),
           transcriptsDir: transcriptsDir(settings),
           stopSignal: runOptions.stop ?? new AbortController().signal,
+          ...(runOptions.drain ? { drainSignal: runOptions.drain } : {}),
           killGraceMs: runOptions.killGraceMs ?? 2000,
         });
       } finally {

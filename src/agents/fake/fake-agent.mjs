@@ -19,7 +19,7 @@
  *   [[fake:echo-env=NAME]] say whether NAME is set, and to what
  *
  * Environment: FAKE_AGENT_LOG (a folder: one JSON line per invocation goes to <provider>.jsonl),
- * FAKE_AGENT_SESSION_ID (force the new session's id), FAKE_AGENT_OPENCODE_VERSION (what
+ * FAKE_AGENT_SESSION_ID (force the new session's id), FAKE_AGENT_FAIL_RESUME=1 (every resume fails), FAKE_AGENT_OPENCODE_VERSION (what
  * `opencode --version` prints; default 2.0.0), FAKE_AGENT_VERSION (the same for the others).
  *
  * No dependencies: it runs from `src/` in tests and from `dist/` after the build copies it.
@@ -921,8 +921,10 @@ async function main() {
   if (has('spawn-child')) spawnStubbornChild();
   for (const d of wanted) if (d.name === 'sleep') await sleep(Number(d.value) || 0);
 
-  if (has('fail')) {
-    const message = 'simulated failure requested by the prompt';
+  if (has('fail') || (resumeOf !== null && process.env.FAKE_AGENT_FAIL_RESUME === '1')) {
+    const message = has('fail')
+      ? 'simulated failure requested by the prompt'
+      : 'simulated failure of a resumed session (FAKE_AGENT_FAIL_RESUME)';
     out.fail(message);
     process.stderr.write(`${provider}: error: ${message}\n`);
     process.exitCode = 1;

@@ -89,6 +89,12 @@ export const MIGRATIONS: readonly string[] = [
     value TEXT NOT NULL
   ) STRICT, WITHOUT ROWID;
   `,
+  // 2: how often a saved session failed to resume in a row; the agent's outcome, written the moment
+  // the agent exits (before cleanup), so a crash after that finishes the run instead of resuming it.
+  `
+  ALTER TABLE sessions ADD COLUMN resume_failures INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE runs ADD COLUMN agent_outcome TEXT;
+  `,
 ];
 
 /** The schema version this build writes and understands. */

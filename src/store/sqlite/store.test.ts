@@ -72,6 +72,7 @@ function session(id: string, overrides: Partial<SessionRecord> = {}): SessionRec
     branch: `curupira/triage/issue-${id}`,
     createdAt: '2025-01-01T00:00:00.000Z',
     updatedAt: '2025-01-01T00:00:00.000Z',
+    resumeFailures: 0,
     ...overrides,
   };
 }
@@ -88,6 +89,18 @@ afterEach(async () => {
 });
 
 describe('sessions', () => {
+  it('counts failed resumes of a session, keeps the count when the session is saved again, and resets it for a new id', async () => {
+    const store = await open();
+    expect(await store.recordResumeFailure(task('1').key)).toBe(0);
+    await store.saveSession(session('1'));
+    expect(await store.recordResumeFailure(task('1').key)).toBe(1);
+    expect(await store.recordResumeFailure(task('1').key)).toBe(2);
+    await store.saveSession(session('1', { updatedAt: '2025-01-02T00:00:00.000Z' }));
+    expect((await store.getSession(task('1').key))?.resumeFailures).toBe(2);
+    await store.saveSession(session('1', { sessionId: 'sess-other' }));
+    expect((await store.getSession(task('1').key))?.resumeFailures).toBe(0);
+  });
+
   it('saves, reads, lists and deletes sessions by task key, with the task snapshot intact', async () => {
     const store = await open();
     expect(await store.getSession(task('1').key)).toBeUndefined();

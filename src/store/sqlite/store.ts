@@ -4,7 +4,14 @@
  */
 import type Database from 'better-sqlite3';
 import { StateError } from '../../core/errors.js';
-import { RUN_STATUSES, type RunRecord, type RunStatus, type Task, type Usage } from '../../core/types.js';
+import {
+  type AgentOutcome,
+  RUN_STATUSES,
+  type RunRecord,
+  type RunStatus,
+  type Task,
+  type Usage,
+} from '../../core/types.js';
 import type {
   CronState,
   ItemMemoryEntry,
@@ -34,6 +41,7 @@ interface SessionRow {
   branch: string | null;
   created_at: string;
   updated_at: string;
+  resume_failures: number;
 }
 
 interface RunRow {
@@ -67,6 +75,7 @@ interface RunRow {
   scheduled_for: string | null;
   upstream_run_id: string | null;
   agent_pid: number | null;
+  agent_outcome: string | null;
 }
 
 interface CronRow {
@@ -104,6 +113,7 @@ const PATCH_COLUMNS = {
   profile: 'profile',
   provider: 'provider',
   agentPid: 'agent_pid',
+  agentOutcome: 'agent_outcome',
 } as const satisfies { readonly [K in keyof Required<RunPatch>]: keyof RunRow };
 
 type PatchKey = keyof typeof PATCH_COLUMNS;
@@ -133,6 +143,8 @@ function patchValue(key: PatchKey, patch: RunPatch): string | number | null {
       return bool(patch[key]);
     case 'usage':
       return usageJson(patch.usage);
+    case 'agentOutcome':
+      return patch.agentOutcome ? JSON.stringify(patch.agentOutcome) : null;
     default:
       return patch[key] ?? null;
   }
@@ -170,6 +182,7 @@ function runFromRow(row: RunRow): RunRecord {
     scheduledFor: row.scheduled_for,
     upstreamRunId: row.upstream_run_id,
     agentPid: row.agent_pid,
+    agentOutcome: row.agent_outcome === null ? null : (JSON.parse(row.agent_outcome) as AgentOutcome),
   };
 }
 
@@ -188,6 +201,7 @@ function sessionFromRow(row: SessionRow): SessionRecord {
     branch: row.branch,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    resumeFailures: row.resume_failures,
   };
 }
 
@@ -279,7 +293,9 @@ export class SqliteStore implements Store {
            provider = excluded.provider, profile = excluded.profile, session_id = excluded.session_id,
            prompt = excluded.prompt, prompt_template_hash = excluded.prompt_template_hash,
            task_json = excluded.task_json, worktree_path = excluded.worktree_path,
-           branch = excluded.branch, created_at = excluded.created_at, updated_at = excluded.updated_at`,
+           branch = excluded.branch, created_at = excluded.created_at, updated_at = excluded.updated_at,
+           resume_failures = CASE WHEN sessions.session_id = excluded.session_id
+             THEN sessions.resume_failures ELSE 0 END`,
       ).run(
         session.taskKey,
         session.automationId,
@@ -317,6 +333,17 @@ export class SqliteStore implements Store {
   deleteSession(taskKey: string): Promise<void> {
     return this.#write(() => {
       this.#sql('DELETE FROM sessions WHERE task_key = ?').run(taskKey);
+    });
+  }
+
+  recordResumeFailure(taskKey: string): Promise<number> {
+    return this.#write(() => {
+      const count = this.#sql(
+        'UPDATE sessions SET resume_failures = resume_failures + 1 WHERE task_key = ? RETURNING resume_failures',
+      )
+        .pluck()
+        .get(taskKey) as number | undefined;
+      return count ?? 0;
     });
   }
 

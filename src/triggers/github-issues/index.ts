@@ -32,7 +32,7 @@ export const createGitHubIssuesSource: SourceFactory = (automation, context) => 
   const config = automation.config as GitHubIssuesAutomation;
   const query = issueSearchQuery(config);
   return {
-    async discover({ limit, signal }) {
+    async discover({ limit, signal, wanted, onTotal }) {
       const result = await searchAll<IssueNode>(
         context.github(),
         SEARCH_ISSUES,
@@ -40,7 +40,9 @@ export const createGitHubIssuesSource: SourceFactory = (automation, context) => 
         'Issue',
         limit,
         signal,
+        wanted ? (node) => wanted(issueItem(node)) : undefined,
       );
+      onTotal?.({ matching: result.total, examined: result.examined });
       return result.nodes.map(issueItem);
     },
   };

@@ -143,9 +143,11 @@ export const createGitHubProjectItemsSource: SourceFactory = (automation, contex
   const config = automation.config as GitHubProjectItemsAutomation;
   let ownerKind: OwnerKind | undefined;
   return {
-    async discover({ limit, signal }) {
+    async discover({ limit, signal, wanted, onTotal }) {
       const client = context.github();
       const items: Item[] = [];
+      let examined = 0;
+      let matching = 0;
       let after: string | null = null;
       for (;;) {
         signal?.throwIfAborted();
@@ -174,13 +176,22 @@ export const createGitHubProjectItemsSource: SourceFactory = (automation, contex
             },
           ]);
         }
+        const more = Boolean(project.items.pageInfo.hasNextPage && project.items.pageInfo.endCursor);
         for (const node of project.items.nodes) {
           if (!node || !matchesColumn(node, config)) continue;
           const item = projectItem(node, config, project.url);
-          if (item) items.push(item);
-          if (items.length >= limit) return items;
+          if (!item) continue;
+          // A board has no total count: every match on the pages read counts (a lower bound).
+          matching += 1;
+          if (items.length >= limit) continue;
+          examined += 1;
+          if (wanted && !wanted(item)) continue;
+          items.push(item);
         }
-        if (!project.items.pageInfo.hasNextPage || !project.items.pageInfo.endCursor) return items;
+        if (!more || items.length >= limit) {
+          onTotal?.({ matching, examined });
+          return items;
+        }
         after = project.items.pageInfo.endCursor;
       }
     },

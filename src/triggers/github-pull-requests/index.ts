@@ -65,7 +65,7 @@ export const createGitHubPullRequestsSource: SourceFactory = (automation, contex
   const config = automation.config as GitHubPullRequestsAutomation;
   const query = pullRequestSearchQuery(config);
   return {
-    async discover({ limit, signal }) {
+    async discover({ limit, signal, wanted, onTotal }) {
       const result = await searchAll<PullRequestNode>(
         context.github(),
         SEARCH_PULL_REQUESTS,
@@ -73,8 +73,9 @@ export const createGitHubPullRequestsSource: SourceFactory = (automation, contex
         'PullRequest',
         limit,
         signal,
-        (node) => passesPostFilters(node, config),
+        (node) => passesPostFilters(node, config) && (!wanted || wanted(pullRequestItem(node))),
       );
+      onTotal?.({ matching: result.total, examined: result.examined });
       return result.nodes.map(pullRequestItem);
     },
   };
