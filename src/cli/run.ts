@@ -51,7 +51,7 @@ export function summarizeRuns(runs: readonly RunRecord[], discoveryFailed = fals
     if (run.worktreeKept && run.worktreePath) {
       line += `\n            kept worktree ${run.worktreePath} on ${run.branch} (${run.commits} unpushed commit${run.commits === 1 ? '' : 's'})`;
     }
-    if (run.reason && run.status !== 'succeeded') line += `\n            ${run.reason}`;
+    if (run.reason) line += `\n            ${run.reason}`;
     lines.push(line);
   }
   return lines;

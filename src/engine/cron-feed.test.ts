@@ -78,9 +78,37 @@ describe('CronFeed', () => {
     expect(await store.listRuns({ automationId: 'nightly' })).toEqual([]);
   });
 
-  it('skips a missed fire by default and leaves a run record saying so', async () => {
+  it.each([
+    { missed: '', action: 'runs' },
+    { missed: 'missed = "run"', action: 'runs' },
+    { missed: 'missed = "skip"', action: 'skips' },
+  ])(
+    'on first start, a tick that passed earlier today: $action with [$missed]',
+    async ({ missed, action }) => {
+      const clock = new FakeClock(Date.parse('2026-03-02T10:00:00Z'));
+      const feed = new CronFeed(automation(`schedule = "0 3 * * *"\n${missed}`), 1);
+      const tasks = await feed.poll(context(clock));
+      if (action === 'runs') {
+        expect(tasks.map((t) => [t.item.scheduledFor, t.item.missed])).toEqual([
+          ['2026-03-02T03:00:00.000Z', true],
+        ]);
+      } else {
+        expect(tasks).toEqual([]);
+        const [run] = await store.listRuns({ automationId: 'nightly' });
+        expect(run).toMatchObject({ status: 'skipped', scheduledFor: '2026-03-02T03:00:00.000Z' });
+      }
+    },
+  );
+
+  it('a tick from before today is not run on first start', async () => {
+    const clock = new FakeClock(Date.parse('2026-03-02T01:00:00Z'));
+    const feed = new CronFeed(automation('schedule = "0 3 * * *"'), 1);
+    expect(await feed.poll(context(clock))).toEqual([]);
+  });
+
+  it('skips a missed fire with missed = "skip" and leaves a run record saying so', async () => {
     const clock = new FakeClock(Date.parse('2026-03-02T10:00:00Z'));
-    const feed = new CronFeed(automation('schedule = "0 * * * *"'), 1);
+    const feed = new CronFeed(automation('schedule = "0 * * * *"\nmissed = "skip"'), 1);
     await pollAndFinish(feed, clock);
     await clock.set(Date.parse('2026-03-02T11:03:01Z')); // 181 s after the 11:00 fire
     expect(await feed.poll(context(clock))).toEqual([]);
@@ -170,9 +198,12 @@ describe('CronFeed', () => {
 
   it('previews without writing', async () => {
     const clock = new FakeClock(Date.parse('2026-03-02T10:10:00Z'));
-    const feed = new CronFeed(automation('schedule = "0 * * * *"\nstart_date = 2026-03-01'), 1);
+    const feed = new CronFeed(
+      automation('schedule = "0 * * * *"\nstart_date = 2026-03-01\nmissed = "skip"'),
+      1,
+    );
     const tasks = await feed.poll(context(clock, true));
-    expect(tasks).toHaveLength(0); // the 10:00 fire is due but 600 s late: missed, and skipped by default
+    expect(tasks).toHaveLength(0); // the 10:00 fire is due but 600 s late: missed, and skipped
     await clock.set(Date.parse('2026-03-02T11:00:30Z'));
     expect(await feed.poll(context(clock, true))).toHaveLength(1);
     expect(await store.getCronState('nightly')).toBeUndefined();

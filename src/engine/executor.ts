@@ -175,7 +175,9 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
         await clock.sleep(attempt * 2000).catch(() => undefined);
       }
     }
-    const logFields = { ...runFields, result: status, session: run.sessionId ?? undefined };
+    // The reference's result words (`success`, `failure`), with our finer status beside them.
+    const result = status === 'succeeded' ? 'success' : status === 'cancelled' ? 'cancelled' : 'failure';
+    const logFields = { ...runFields, result, status, session: run.sessionId ?? undefined };
     if (status === 'succeeded') log.info({ ...logFields, ...(line ? { note: line } : {}) }, 'Completed task');
     else if (status === 'cancelled') log.warn({ ...logFields, reason: line }, 'Cancelled task');
     else log.error({ ...logFields, error: line }, 'Failed task');

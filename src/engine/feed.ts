@@ -10,7 +10,7 @@ import type { Clock } from '../core/clock.js';
 import type { Item, Task } from '../core/types.js';
 import type { Logger } from '../log.js';
 import type { CronState, Store } from '../store/types.js';
-import { decideMissed, dueOccurrence, parseScheduleDate } from '../triggers/cron/schedule.js';
+import { decideMissed, dueOccurrence, parseScheduleDate, startOfDay } from '../triggers/cron/schedule.js';
 import type { CronAutomation } from '../triggers/cron/schema.js';
 import type { TriggerSource } from '../triggers/source.js';
 import { Backoff } from './backoff.js';
@@ -174,9 +174,14 @@ export class CronFeed implements Feed {
     const hash = cronConfigHash(this.automation);
     const existing = await context.store.getCronState(this.automation.id);
     if (existing && existing.configHash === hash) return existing;
+    // First sight of a schedule: a tick that already passed today is due (the reference runs it);
+    // a changed schedule starts from now.
+    const createdAt = existing
+      ? nowIso
+      : startOfDay(new Date(nowIso), this.automation.timezone).toISOString();
     const fresh: CronState = {
       automationId: this.automation.id,
-      createdAt: nowIso,
+      createdAt,
       lastScheduledFor: null,
       pendingScheduledFor: null,
       lastExecutionAt: existing?.lastExecutionAt ?? null,
@@ -205,7 +210,7 @@ export class CronFeed implements Feed {
     const claimed = state.pendingScheduledFor !== null;
     const decision = claimed
       ? { action: 'run' as const, missed: false, lateMs: 0 }
-      : decideMissed(c.missed, occurrence, now);
+      : decideMissed(c.missed ?? 'run', occurrence, now);
     const task = taskFromItem(this.automation, cronItem(this.automation, occurrence, decision.missed));
     if (context.preview) return decision.action === 'run' ? [task] : [];
     if (decision.action === 'skip') {

@@ -27,8 +27,8 @@ describe('curupira run', () => {
       /INFO Starting task automation=fix repo=acme\/api type=github-issues id=1 run=r_/,
     );
     const log = readFileSync(join(h.dir, 'state', 'logs', 'curupira.log'), 'utf8');
-    expect(log).toMatch(/INFO Completed task automation=fix .* result=succeeded/);
-    expect(log).toMatch(/ERROR Failed task automation=fix .* result=failed/);
+    expect(log).toMatch(/INFO Completed task automation=fix .* result=success status=succeeded/);
+    expect(log).toMatch(/ERROR Failed task automation=fix .* result=failure status=failed/);
     expect(log).not.toContain(h.env.GH_TOKEN!);
   });
 

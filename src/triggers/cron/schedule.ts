@@ -436,6 +436,13 @@ function previousInstant(
 }
 
 /** The next `count` fire times strictly after `after` (for `validate --explain` and the board). */
+/** The instant the calendar day holding `instant` began in `timezone` (local midnight). */
+export function startOfDay(instant: Date, timezone: string): Date {
+  const wall = wallOf(instant.getTime(), timezone);
+  const midnight = Math.floor(wall / DAY_MS) * DAY_MS;
+  return new Date(wallToInstant(midnight, timezone));
+}
+
 export function nextFireTimes(expr: string, timezone: string, after: Date, count: number): Date[] {
   const schedule = requireSchedule(expr, timezone);
   return nextInstants(schedule, timezone, after.getTime(), count).map((instant) => new Date(instant));

@@ -39,9 +39,9 @@ export const CronAutomation = z
     ),
     missed: z
       .enum(['skip', 'run'])
-      .default('skip')
+      .optional()
       .describe(
-        'A fire more than 180 s late (machine asleep, curupira stopped): `skip` records it as missed, `run` runs it once (curupira extension).',
+        'A fire more than 180 s late (machine asleep, curupira stopped, or a tick that passed earlier today when the schedule is first seen): `run` runs it once, `skip` records it as missed and skipped. Unset: run it, as the reference does (curupira extension).',
       ),
     repo: RepoSlug.optional().describe('`owner/name` exposed as `${repo}`; default the repository alias.'),
   })
@@ -81,7 +81,7 @@ export const cronDefinition: TriggerDefinition = {
       },
       {
         label: 'missed fires',
-        value: c.missed === 'run' ? 'run once when noticed' : 'skipped (recorded as missed)',
+        value: c.missed === 'skip' ? 'skipped (recorded as missed)' : 'run once when noticed',
       },
     ];
     if (c.start_date !== undefined || c.end_date !== undefined) {
