@@ -11,7 +11,7 @@ import { isTerminal, type RunRecord, type Task } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
-import { processWorksIn, terminateGroup } from '../process/process-group.js';
+import { groupsOfRun, processWorksIn, terminateGroup } from '../process/process-group.js';
 import type { SessionRecord, Store } from '../store/types.js';
 import { sourceFactory } from '../triggers/registry.js';
 import { ChainFeed } from './chain.js';
@@ -222,12 +222,14 @@ export class Engine {
       const folder =
         run.worktreePath ??
         this.settings.automations.find((a) => a.id === run.automationId)?.repository.checkoutPath;
-      if (run.agentPid && folder && processWorksIn(run.agentPid, folder)) {
+      const orphans = new Set(groupsOfRun(run.id));
+      if (run.agentPid && folder && processWorksIn(run.agentPid, folder)) orphans.add(run.agentPid);
+      for (const pgid of orphans) {
         log.warn(
-          { automation: run.automationId, run: run.id, pid: run.agentPid },
+          { automation: run.automationId, run: run.id, pid: pgid },
           'Stopping an agent left running by a previous curupira process',
         );
-        await terminateGroup(run.agentPid, this.options.killGraceMs ?? 10_000);
+        await terminateGroup(pgid, this.options.killGraceMs ?? 10_000);
       }
       await store.updateRun(run.id, {
         status: 'cancelled',

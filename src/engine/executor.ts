@@ -17,6 +17,7 @@ import { argvProblem, spawnAgent } from '../process/agent.js';
 import { runCommand } from '../process/command.js';
 import { crashPoint } from '../process/crash-point.js';
 import { buildAgentEnv } from '../process/env.js';
+import { RUN_ID_ENV } from '../process/process-group.js';
 import { renderPrompt } from '../prompt/index.js';
 import type { SessionRecord, Store } from '../store/types.js';
 import {
@@ -314,7 +315,8 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     await forgetUnstartedSession();
     return finish('failed', errorMessage(error), await cleanup());
   }
-  const env = { ...baseEnv, ...invocation.env };
+  // The run id lets a restart find this agent even if curupira dies before saving its pid.
+  const env = { ...baseEnv, ...invocation.env, [RUN_ID_ENV]: run.id };
 
   const transcriptPath = join(deps.transcriptsDir, automation.id, `${run.id}.jsonl`);
   // The run counts as running (and, for `once`, its item as handled) only once the agent has started.

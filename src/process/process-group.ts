@@ -89,3 +89,42 @@ export function processWorksIn(pid: number, folder: string): boolean {
     return false;
   }
 }
+
+/** The variable every agent gets with its run id: how a restart finds an agent whose pid was never saved. */
+export const RUN_ID_ENV = 'CURUPIRA_RUN_ID';
+
+/**
+ * Process groups whose members carry `CURUPIRA_RUN_ID=<runId>` in their environment: agents of that
+ * run still alive after the curupira that started them died (even before it could save their pid).
+ * Linux only (reads /proc); empty elsewhere.
+ */
+export function groupsOfRun(runId: string): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const wanted = `${RUN_ID_ENV}=${runId}`;
+  const groups = new Set<number>();
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    let environ: string;
+    try {
+      environ = readFileSync(`/proc/${entry}/environ`, 'latin1');
+    } catch {
+      continue;
+    }
+    if (!environ.split('\0').includes(wanted)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (fields[0] === 'Z') continue;
+      const pgid = Number(fields[2]);
+      if (pgid > 1) groups.add(pgid);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return [...groups];
+}

@@ -19,14 +19,23 @@
  *   [[fake:echo-env=NAME]] say whether NAME is set, and to what
  *
  * Environment: FAKE_AGENT_LOG (a folder: one JSON line per invocation goes to <provider>.jsonl),
- * FAKE_AGENT_SESSION_ID (force the new session's id), FAKE_AGENT_FAIL_RESUME=1 (every resume fails), FAKE_AGENT_OPENCODE_VERSION (what
+ * FAKE_AGENT_SESSION_ID (force the new session's id), FAKE_AGENT_FAIL_RESUME=1 (every resume fails),
+ * FAKE_AGENT_EXCLUSIVE (a folder: two agents working in one directory at once are logged there), FAKE_AGENT_OPENCODE_VERSION (what
  * `opencode --version` prints; default 2.0.0), FAKE_AGENT_VERSION (the same for the others).
  *
  * No dependencies: it runs from `src/` in tests and from `dist/` after the build copies it.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 
 const USAGE_EXIT = 2;
@@ -862,6 +871,49 @@ const WRITERS = {
 
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * With FAKE_AGENT_EXCLUSIVE=<dir>: each agent takes a lock named after its working directory there;
+ * finding the lock held by a live process means two agents work in one folder at once, and that is
+ * written to <dir>/violations.log for the test to read.
+ */
+function guardExclusive(cwd) {
+  const dir = process.env.FAKE_AGENT_EXCLUSIVE;
+  if (!dir) return;
+  mkdirSync(dir, { recursive: true });
+  const lock = join(dir, `${createHash('sha256').update(cwd).digest('hex').slice(0, 16)}.lock`);
+  if (existsSync(lock)) {
+    const holder = Number(readFileSync(lock, 'utf8'));
+    if (holder && holder !== process.pid && isAlive(holder)) {
+      appendFileSync(
+        join(dir, 'violations.log'),
+        `${new Date().toISOString()} ${holder} and ${process.pid} in ${cwd}\n`,
+      );
+    }
+  }
+  writeFileSync(lock, String(process.pid));
+  process.on('exit', () => {
+    try {
+      if (Number(readFileSync(lock, 'utf8')) === process.pid) rmSync(lock, { force: true });
+    } catch {
+      // the lock went with its folder
+    }
+  });
+}
+
+function isAlive(pid) {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
 async function main() {
   // A reader that went away (`| head`) ends the run quietly, as most CLIs do.
   process.stdout.on('error', (error) => {
@@ -912,6 +964,7 @@ async function main() {
   logInvocation(provider, { kind: 'run', argv, prompt, sessionId, resumeOf });
 
   const cwd = process.cwd();
+  guardExclusive(cwd);
   const model = typeof options['--model'] === 'string' ? options['--model'] : undefined;
   const out = WRITERS[provider]({ provider, sessionId, resumed: resumeOf !== null, model, cwd, prompt });
   const wanted = directives(prompt);

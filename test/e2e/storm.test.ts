@@ -1,0 +1,122 @@
+/**
+ * Issue 8, acceptance (slow): a kill -9 storm. `run --watch` works on 20 items whose agents commit,
+ * and is killed with SIGKILL at random moments (sometimes its agents too), then started again, a
+ * dozen times; a clean `run` follows. Afterwards: no commit was lost (nothing unreachable in the
+ * checkout), no two agents ever worked in one folder at once, no finished session was resumed, no
+ * agent outlived the storm, and every item's last run succeeded.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  createHarness,
+  type Harness,
+  isRunning,
+  issueAutomation,
+  runBuiltCli,
+  startBuiltCli,
+} from '../helpers/harness.js';
+
+const ITEMS = 20;
+const KILLS = 12;
+
+/** A small seeded generator, so a failing storm can be replayed. */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state * 1664525 + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+let h: Harness | undefined;
+afterAll(async () => {
+  await h?.cleanup();
+});
+
+describe('kill -9 storm (slow)', () => {
+  it('loses no commit, never runs two agents on one item, resumes no finished session, ends with every item succeeded', async () => {
+    const exclusive = join(process.env.TMPDIR ?? '/tmp', `curupira-storm-${process.pid}-${Date.now()}`);
+    h = await createHarness({
+      issues: Array.from({ length: ITEMS }, (_, i) => ({ title: `Item ${i + 1}`, labels: ['agent-ready'] })),
+      automation: issueAutomation('fix', { prompt: 'Fix #${issue_number} [[fake:sleep=1]] [[fake:commit]]' }),
+      settingsExtra: 'max_active_tasks = 4\n[settings.polling]\npoll_interval_seconds = 0.5',
+      agentEnv: { FAKE_AGENT_EXCLUSIVE: exclusive },
+    });
+    const harness = h;
+    const random = seeded(20261201);
+    const args = ['--config', harness.settingsFile, 'run', '--watch'];
+    let agentKills = 0;
+    for (let round = 0; round < KILLS; round += 1) {
+      const cli = startBuiltCli(args, { env: harness.env });
+      await sleep(400 + Math.floor(random() * 2600));
+      if (random() < 0.4) {
+        for (const call of harness.agentRuns('claude')) {
+          if (isRunning(call.pid) && random() < 0.5) {
+            process.kill(call.pid, 'SIGKILL');
+            agentKills += 1;
+          }
+        }
+      }
+      cli.child.kill('SIGKILL');
+      await cli.done;
+    }
+
+    const final = await runBuiltCli(['--config', harness.settingsFile, 'run'], {
+      env: harness.env,
+      timeoutMs: 240_000,
+    });
+    expect(final.code, final.stderr).toBe(0);
+
+    const store = await harness.openStore();
+    try {
+      const runs = await store.listRuns({ limit: Number.POSITIVE_INFINITY });
+      // Every item's newest run succeeded.
+      const newest = new Map<string, (typeof runs)[number]>();
+      for (const run of runs) if (!newest.has(run.itemId)) newest.set(run.itemId, run);
+      expect(newest.size).toBe(ITEMS);
+      expect(
+        [...newest.values()]
+          .filter((r) => r.status !== 'succeeded')
+          .map((r) => [r.itemId, r.status, r.reason]),
+      ).toEqual([]);
+      // No run is left open, and no session is left to resume.
+      expect(await store.listUnfinishedRuns()).toEqual([]);
+      expect(await store.listSessions()).toEqual([]);
+      // A session that finished (its run succeeded) was never resumed later.
+      const oldestFirst = [...runs].reverse();
+      const finished = new Set<string>();
+      for (const run of oldestFirst) {
+        if (run.resumed && run.sessionId)
+          expect(finished.has(run.sessionId), `run ${run.id} resumed a finished session`).toBe(false);
+        if (run.status === 'succeeded' && run.sessionId) finished.add(run.sessionId);
+      }
+      // The storm really interrupted work: some runs were cut short and resumed.
+      expect(runs.some((r) => r.resumed)).toBe(true);
+    } finally {
+      await store.close();
+    }
+
+    // Two agents never worked in one folder at the same time.
+    const violations = join(exclusive, 'violations.log');
+    expect(existsSync(violations) ? readFileSync(violations, 'utf8') : '').toBe('');
+    // No agent outlived the storm.
+    expect(
+      harness
+        .agentRuns('claude')
+        .filter((c) => isRunning(c.pid))
+        .map((c) => c.pid),
+    ).toEqual([]);
+    // No commit an agent made was lost: none is unreachable in the checkout.
+    const checkout = join(harness.dir, 'workspaces', 'api');
+    const fsck = execFileSync('git', ['fsck', '--unreachable', '--no-reflogs', '--no-progress'], {
+      cwd: checkout,
+      encoding: 'utf8',
+      env: { ...process.env, LC_ALL: 'C' },
+    });
+    expect(fsck.split('\n').filter((l) => l.startsWith('unreachable commit'))).toEqual([]);
+    expect(agentKills + KILLS).toBeGreaterThanOrEqual(10);
+  }, 600_000);
+});
