@@ -22,8 +22,11 @@ import { CodexProfile } from './schema.js';
 
 const CODEX = process.env.CURUPIRA_REAL_CODEX;
 
-/** Serves the Responses API: the first request of a turn gets a shell call, the next a message. */
-function startModelStandIn(command: () => string): Promise<Server> {
+/**
+ * Serves the Responses API: a request gets a call of the shell tool when a command is pending
+ * (`take` hands it over once), else a closing message.
+ */
+function startModelStandIn(take: () => string | undefined): Promise<Server> {
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (chunk: Buffer) => {
@@ -35,15 +38,15 @@ function startModelStandIn(command: () => string): Promise<Server> {
         res.end(JSON.stringify({ object: 'list', data: [], models: [] }));
         return;
       }
-      const request = JSON.parse(body) as { input?: { type?: string }[]; tools?: { name?: string }[] };
-      const last = request.input?.at(-1);
+      const request = JSON.parse(body) as { tools?: { name?: string }[] };
+      const cmd = take();
       const tools = (request.tools ?? []).map((t) => t.name);
       const send = (event: Record<string, unknown>): void => {
         res.write(`event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`);
       };
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       send({ type: 'response.created', response: { id: 'resp' } });
-      if (last?.type === 'function_call_output') {
+      if (cmd === undefined) {
         send({
           type: 'response.output_item.done',
           item: {
@@ -54,7 +57,6 @@ function startModelStandIn(command: () => string): Promise<Server> {
           },
         });
       } else {
-        const cmd = command();
         const [name, args] = tools.includes('shell_command')
           ? ['shell_command', { command: cmd }]
           : tools.includes('exec_command')
@@ -128,14 +130,18 @@ describe.skipIf(!CODEX)('the real Codex CLI (CURUPIRA_REAL_CODEX)', () => {
   let checkout: string;
   let worktree: string;
   let server: Server;
-  let next = 'true';
+  let next: string | undefined;
   let env: Record<string, string>;
 
   beforeAll(async () => {
     root = realpathSync(mkdtempSync(join(tmpdir(), 'curupira-real-codex-')));
     checkout = join(root, 'api');
     worktree = join(root, 'api.worktrees', 'fix', 'issue-1');
-    server = await startModelStandIn(() => next);
+    server = await startModelStandIn(() => {
+      const command = next;
+      next = undefined;
+      return command;
+    });
     const port = (server.address() as AddressInfo).port;
     const home = join(root, 'codex-home');
     mkdirSync(home);
