@@ -1,7 +1,8 @@
 /**
  * The only module that touches pino. Lines are `TIME LEVEL message key=value…` (the reference's log
  * format, plus fields), or JSON with `--log-format json`. Secrets are scrubbed here, at the logger:
- * known token shapes always, and any value registered with `registerSecret`.
+ * known token shapes always, and any value registered with `registerSecret` (the GitHub token, and
+ * the value of every secret-looking variable an agent is given: see `isSecretEnvName`).
  */
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -17,16 +18,29 @@ const TOKEN_PATTERNS: readonly RegExp[] = [
   /(authorization:\s*(?:bearer|token)\s+)[^\s"']+/gi,
 ];
 
-const secrets = new Set<string>();
+/** Shorter values are not registered: replacing them would mangle ordinary text. */
+export const MIN_SECRET_LENGTH = 8;
 
-/** Every later log line, transcript line and error message has this value replaced by `[redacted]`. */
+const secrets = new Set<string>();
+/** The registered values, longest first, so that one secret inside another cannot leave a piece. */
+let ordered: string[] = [];
+
+/**
+ * Every later log line, transcript line, run record and error message has this value replaced by
+ * `[redacted]`, as written and as it appears inside a JSON string (a value with quotes,
+ * backslashes or control characters is escaped in an agent's JSON output).
+ */
 export function registerSecret(value: string | undefined): void {
-  if (value && value.length >= 8) secrets.add(value);
+  if (!value || value.length < MIN_SECRET_LENGTH) return;
+  const before = secrets.size;
+  secrets.add(value);
+  secrets.add(JSON.stringify(value).slice(1, -1));
+  if (secrets.size !== before) ordered = [...secrets].sort((a, b) => b.length - a.length);
 }
 
 export function redact(text: string): string {
   let out = text;
-  for (const secret of secrets) {
+  for (const secret of ordered) {
     if (out.includes(secret)) out = out.split(secret).join('[redacted]');
   }
   for (const pattern of TOKEN_PATTERNS) {

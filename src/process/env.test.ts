@@ -2,7 +2,10 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildAgentEnv, findExecutable, matchesEnvPattern } from './env.js';
+import { getDriver } from '../agents/registry.js';
+import { PROVIDERS } from '../agents/schemas.js';
+import { redact } from '../log.js';
+import { buildAgentEnv, findExecutable, isSecretEnvName, matchesEnvPattern } from './env.js';
 
 const source: NodeJS.ProcessEnv = {
   PATH: '/usr/bin:/bin',
@@ -89,9 +92,91 @@ describe('buildAgentEnv', () => {
     expect(env.DATABASE_URL).toBeUndefined();
   });
 
+  it('passes the git identity variables to every agent, and IS_SANDBOX only to Claude Code', () => {
+    const identity = {
+      GIT_AUTHOR_NAME: 'Ana Bot',
+      GIT_AUTHOR_EMAIL: 'ana-bot@example.invalid',
+      GIT_COMMITTER_NAME: 'Ana Bot',
+      GIT_COMMITTER_EMAIL: 'ana-bot@example.invalid',
+    };
+    const withIdentity = { ...source, ...identity, IS_SANDBOX: '1' };
+    for (const provider of PROVIDERS) {
+      const env = buildAgentEnv({
+        source: withIdentity,
+        providerAllowlist: getDriver(provider).envAllowlist,
+        cwd: '/w',
+      });
+      expect(env, provider).toMatchObject(identity);
+      expect(env.IS_SANDBOX, provider).toBe(provider === 'claude' ? '1' : undefined);
+    }
+  });
+
+  it('registers the value of every secret-looking variable it passes for redaction, whatever its origin', () => {
+    const env = buildAgentEnv({
+      source: {
+        ...source,
+        OPENAI_API_KEY: 'openai-value-0001',
+        ANTHROPIC_AUTH_TOKEN: 'anthropic-auth-value-0002',
+        GIT_AUTHOR_NAME: 'Ana Maria Bot',
+        SSH_AUTH_SOCK: '/tmp/ssh-agent.sock',
+        NOT_PASSED_SECRET: 'never-passed-value-0003',
+      },
+      providerAllowlist: ['ANTHROPIC_*', 'OPENAI_*', 'AWS_*'],
+      passEnv: ['SSH_AUTH_SOCK', 'GIT_AUTHOR_NAME'],
+      extra: { MY_DB_PASSWORD: 'profile-password-0004' },
+      invocationEnv: { TOOL_KEY: 'invocation-key-0005' },
+      cwd: '/w',
+    });
+    expect(env.OPENAI_API_KEY).toBe('openai-value-0001');
+    for (const value of [
+      'openai-value-0001',
+      'anthropic-auth-value-0002',
+      'profile-password-0004',
+      'invocation-key-0005',
+    ]) {
+      expect(redact(`echo ${value}!`)).toBe('echo [redacted]!');
+    }
+    // Not secrets by name, or not passed: left as they are.
+    expect(redact('Ana Maria Bot /tmp/ssh-agent.sock')).toBe('Ana Maria Bot /tmp/ssh-agent.sock');
+    expect(redact('never-passed-value-0003')).toBe('never-passed-value-0003');
+  });
+
   it('points PWD at the worktree whatever the caller’s PWD or the profile say', () => {
     const env = buildAgentEnv({ source, providerAllowlist: [], extra: { PWD: '/nope' }, cwd: '/w/tree' });
     expect(env.PWD).toBe('/w/tree');
+  });
+});
+
+describe('isSecretEnvName', () => {
+  it('takes names with a secret word for secrets, and leaves look-alikes', () => {
+    for (const name of [
+      'ANTHROPIC_API_KEY',
+      'AWS_SECRET_ACCESS_KEY',
+      'AWS_SESSION_TOKEN',
+      'ANTHROPIC_AUTH_TOKEN',
+      'HF_TOKEN',
+      'DB_PASSWORD',
+      'SMTP_PASSWD',
+      'DB_PASS',
+      'OPENAI_APIKEY',
+      'GOOGLE_APPLICATION_CREDENTIALS',
+      'github_pat',
+      'SESSION_COOKIE',
+      'SSH_KEY_PASSPHRASE',
+    ]) {
+      expect(isSecretEnvName(name), name).toBe(true);
+    }
+    for (const name of [
+      'GIT_AUTHOR_NAME',
+      'SSH_AUTH_SOCK',
+      'KEYBOARD_LAYOUT',
+      'MONKEY_MODE',
+      'PATH',
+      'PWD',
+      'PASSAGE',
+    ]) {
+      expect(isSecretEnvName(name), name).toBe(false);
+    }
   });
 });
 

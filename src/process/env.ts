@@ -3,10 +3,13 @@
  * a small base every CLI needs (PATH, HOME, locale, terminal, proxies, CA bundles), the variables
  * the provider itself reads, what the profile passes through or sets, and `PWD` = the worktree.
  * Variables that would point git at another repository are always dropped, and GitHub tokens only
- * reach the agent when the profile asks for them.
+ * reach the agent when the profile asks for them. The value of every secret-looking variable the
+ * agent gets is registered with the logger's redaction, so that whatever the agent prints of it is
+ * scrubbed from logs, transcripts and run records.
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { registerSecret } from '../log.js';
 
 /** Variables every agent gets when curupira has them. Entries ending in `*` match a prefix. */
 export const BASE_ENV: readonly string[] = [
@@ -37,7 +40,34 @@ export const BASE_ENV: readonly string[] = [
   'NODE_EXTRA_CA_CERTS',
   'SSL_CERT_FILE',
   'SSL_CERT_DIR',
+  // The identity of the agent's commits: some CLIs run their shell with no git configuration
+  // (Gemini CLI sets GIT_CONFIG_GLOBAL=/dev/null), so without these their commits fail.
+  'GIT_AUTHOR_NAME',
+  'GIT_AUTHOR_EMAIL',
+  'GIT_COMMITTER_NAME',
+  'GIT_COMMITTER_EMAIL',
 ];
+
+/**
+ * A variable holds a secret when its name contains TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE,
+ * CREDENTIAL or APIKEY, or has KEY, AUTH, PASS, PAT or COOKIE as one of its `_`-separated words
+ * (`OPENAI_API_KEY`, `AWS_SECRET_ACCESS_KEY`, `ANTHROPIC_AUTH_TOKEN`, `DB_PASS`), case ignored.
+ * Whole words for the short ones, so that `GIT_AUTHOR_NAME` or `KEYBOARD_LAYOUT` are not secrets.
+ */
+const SECRET_NAME_PARTS = /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|APIKEY/i;
+const SECRET_NAME_WORDS = new Set(['KEY', 'KEYS', 'AUTH', 'PASS', 'PAT', 'COOKIE']);
+/** Secret-looking names that hold something else (a socket path). */
+const NOT_SECRET_NAMES: readonly string[] = ['SSH_AUTH_SOCK'];
+
+/** True when the variable `name` is taken to hold a secret (see SECRET_NAME_PARTS). */
+export function isSecretEnvName(name: string): boolean {
+  if (NOT_SECRET_NAMES.includes(name)) return false;
+  if (SECRET_NAME_PARTS.test(name)) return true;
+  return name
+    .toUpperCase()
+    .split('_')
+    .some((word) => SECRET_NAME_WORDS.has(word));
+}
 
 /** Variables that make git operate on another repository than the worktree. Never passed. */
 export const GIT_LOCATION_ENV: readonly string[] = [
@@ -106,6 +136,9 @@ export function buildAgentEnv(options: BuildAgentEnvOptions): Record<string, str
     for (const name of GITHUB_TOKEN_ENV) delete env[name];
   }
   env.PWD = options.cwd;
+  for (const [name, value] of Object.entries(env)) {
+    if (isSecretEnvName(name)) registerSecret(value);
+  }
   return env;
 }
 

@@ -4,7 +4,7 @@
  * namespace) and three issues: plain work, a commit, and uncommitted changes.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROVIDERS, type Provider } from '../../src/agents/schemas.js';
@@ -24,7 +24,10 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
  * Each provider with a profile that sets every option it has, and the argv the reference documents
  * for it (shared/REFERENCE-curupira.md §2.5), written out by hand.
  */
-const CASES: Record<Provider, { profile: string; argv(prompt: string, session: string): string[] }> = {
+const CASES: Record<
+  Provider,
+  { profile: string; argv(prompt: string, session: string, gitDirs: readonly string[]): string[] }
+> = {
   opencode: {
     profile: 'model = "anthropic/claude-sonnet-4-5"\nagent = "build"\neffort = "high"\nauto_approve = true',
     // 2.x (the fake's default version): no --dir, --standalone keeps it off the shared service.
@@ -69,16 +72,18 @@ const CASES: Record<Provider, { profile: string; argv(prompt: string, session: s
   codex: {
     profile:
       'model = "gpt-5-codex"\nagent = "ci"\neffort = "high"\nsandbox = "workspace-write"\nauto_review = true',
-    argv: (p) => [
+    // exec's own options first (resume refuses them); the worktree's git dirs writable.
+    argv: (p, _session, gitDirs) => [
       'exec',
-      '--model',
-      'gpt-5-codex',
       '--profile',
       'ci',
-      '--config',
-      'model_reasoning_effort="high"',
       '--sandbox',
       'workspace-write',
+      ...gitDirs.flatMap((dir) => ['--add-dir', dir]),
+      '--model',
+      'gpt-5-codex',
+      '--config',
+      'model_reasoning_effort="high"',
       '--config',
       'approval_policy="on-request"',
       '--config',
@@ -279,7 +284,18 @@ describe('every provider, happy path', () => {
       expect(call.env.values.PWD).toBe(where.path);
       expect(call.resumeOf).toBeNull();
       if (provider === 'copilot') expect(call.sessionId).toMatch(UUID);
-      expect(call.argv).toEqual(CASES[provider].argv(prompt, call.sessionId ?? ''));
+      // Codex: the checkout's git dir, then the worktree's own (named by git after the folder).
+      const gitDirs =
+        provider === 'codex'
+          ? [realpathSync(join(checkout, '.git')), realpathSync(join(checkout, '.git', 'worktrees'))]
+          : [];
+      const givenGitDirs = call.argv.filter((_, i) => call.argv[i - 1] === '--add-dir');
+      expect(givenGitDirs.length).toBe(gitDirs.length);
+      if (provider === 'codex') {
+        expect(givenGitDirs[0]).toBe(gitDirs[0]);
+        expect(givenGitDirs[1]!.startsWith(join(gitDirs[1]!, basename(where.path)))).toBe(true);
+      }
+      expect(call.argv).toEqual(CASES[provider].argv(prompt, call.sessionId ?? '', givenGitDirs));
       expect(plain.sessionId).toBe(call.sessionId);
       expect(plain.resumed).toBe(false);
       const transcript = readFileSync(plain.transcriptPath!, 'utf8');

@@ -15,9 +15,11 @@ export function createClaudeDriver(): AgentDriver<ClaudeProfile> {
     installUrl: 'https://docs.anthropic.com/en/docs/claude-code/setup',
     assignsSessionId: false,
     // The API key and base URL, Claude Code's own settings, and the Bedrock (AWS_*) and Vertex
-    // (CLOUD_ML_REGION, Google credentials) back ends.
+    // (CLOUD_ML_REGION, Google credentials) back ends. IS_SANDBOX=1 is what lets Claude Code run
+    // as root with `--permission-mode bypassPermissions` (it refuses otherwise).
     envAllowlist: [
       'ANTHROPIC_*',
+      'IS_SANDBOX',
       'CLAUDE_*',
       'AWS_*',
       'CLOUD_ML_REGION',

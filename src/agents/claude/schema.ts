@@ -13,5 +13,7 @@ export const ClaudeProfile = z
       .describe('`--permission-mode`.'),
     permission_prompts: z.enum(['host', 'none']).optional().describe('`--permission-prompts`.'),
   })
-  .describe('Claude Code (`claude -p --output-format stream-json`).');
+  .describe(
+    'Claude Code (`claude -p --output-format stream-json`). Run as root, Claude Code refuses `permission_mode = "bypassPermissions"` unless `IS_SANDBOX=1` is in its environment; set it where a container or VM is the sandbox, and curupira passes it through.',
+  );
 export type ClaudeProfile = z.infer<typeof ClaudeProfile>;

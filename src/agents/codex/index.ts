@@ -1,12 +1,31 @@
 /**
- * Codex CLI: `codex exec [resume ID] [--model M] [--profile A] [--config model_reasoning_effort="E"]
- * [--sandbox S] [--config approval_policy="on-request" --config approvals_reviewer="auto_review"]
- * --json -- MSG`. Config values are TOML, so strings go JSON-quoted inside one argument.
+ * Codex CLI (checked against codex-cli 0.171.0, see test/fixtures/cli-help/):
+ *
+ *   codex exec [--profile A] [--sandbox S] [--add-dir GITDIR…] [resume ID]
+ *     [--model M] [--config model_reasoning_effort="E"]
+ *     [--config approval_policy="on-request" --config approvals_reviewer="auto_review"] --json -- MSG
+ *
+ * `--profile`, `--sandbox` and `--add-dir` belong to `exec` only: `codex exec resume` rejects them
+ * ("unexpected argument"), yet honours them when they come before `resume`. `--model`, `--config`
+ * and `--json` are accepted by both, and go after `resume ID`. Config values are TOML, so strings
+ * go JSON-quoted inside one argument.
+ *
+ * The workspace-write sandbox makes every `.git` it finds read-only, and a worktree's git
+ * directories live in the main checkout besides: so unless the sandbox is read-only or off, the
+ * worktree's git directories are named with `--add-dir` and the agent can commit. (With no
+ * `sandbox` in the profile, Codex's own configuration picks the mode; `--add-dir` is ignored by a
+ * read-only sandbox.)
  */
 import { assertProvider } from '../driver-kit.js';
+import { gitWriteDirs } from '../git-dirs.js';
 import type { AgentDriver } from '../types.js';
 import { createCodexParser } from './parser.js';
 import type { CodexProfile } from './schema.js';
+
+/** Whether the sandbox the profile asks for may need the git directories as extra writable roots. */
+function needsWritableGitDirs(sandbox: CodexProfile['sandbox']): boolean {
+  return sandbox === undefined || sandbox === 'workspace-write';
+}
 
 export function createCodexDriver(): AgentDriver<CodexProfile> {
   return {
@@ -20,11 +39,14 @@ export function createCodexDriver(): AgentDriver<CodexProfile> {
       assertProvider('codex', input.profile);
       const { profile } = input;
       const args = ['exec'];
+      if (profile.agent) args.push('--profile', profile.agent);
+      if (profile.sandbox) args.push('--sandbox', profile.sandbox);
+      if (needsWritableGitDirs(profile.sandbox)) {
+        for (const dir of gitWriteDirs(input.worktree)) args.push('--add-dir', dir);
+      }
       if (input.resumeSessionId) args.push('resume', input.resumeSessionId);
       if (profile.model) args.push('--model', profile.model);
-      if (profile.agent) args.push('--profile', profile.agent);
       if (profile.effort) args.push('--config', `model_reasoning_effort=${JSON.stringify(profile.effort)}`);
-      if (profile.sandbox) args.push('--sandbox', profile.sandbox);
       if (profile.auto_review) {
         args.push(
           '--config',

@@ -13,7 +13,9 @@ export const CodexProfile = z
     sandbox: z
       .enum(['read-only', 'workspace-write', 'danger-full-access'])
       .optional()
-      .describe('`--sandbox`.'),
+      .describe(
+        '`--sandbox`. With `workspace-write`, or with no `sandbox` (Codex’s own configuration then picks it), the worktree’s git directories are made writable (`--add-dir`), so that the agent can commit.',
+      ),
     auto_review: z
       .boolean()
       .default(false)

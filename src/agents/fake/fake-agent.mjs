@@ -7,7 +7,13 @@
  * It reads its arguments the way the real CLI would (and rejects what the real one would not
  * accept), prints a stream in that provider's real headless format — session announcement, an
  * assistant message, a tool call with its result, token usage, the closing event — and obeys
- * directives written into the prompt:
+ * directives written into the prompt. Argument handling was checked against the real CLIs' help
+ * and behaviour, recorded in test/fixtures/cli-help/ (codex-cli 0.171.0, Claude Code 2.1.197,
+ * Gemini CLI 0.61.0; a test compares them): `codex exec resume` refuses exec's own options
+ * (`--sandbox`, `--profile`, `--add-dir`) with clap's "unexpected argument", Codex's
+ * workspace-write sandbox keeps git directories read-only unless named with `--add-dir`, and
+ * Claude Code as root refuses `--permission-mode bypassPermissions` unless IS_SANDBOX=1.
+ *
  *
  *   [[fake:commit]]        create a file and commit it in the working directory
  *   [[fake:dirty]]         leave an uncommitted file behind
@@ -17,11 +23,15 @@
  *                          would outlive this process; its pid is appended to
  *                          $FAKE_AGENT_LOG/children.pids
  *   [[fake:echo-env=NAME]] say whether NAME is set, and to what
+ *   [[fake:stderr-env=NAME]] the same on stderr, before anything else (with [[fake:fail]], the
+ *                          failure's stderr carries it)
  *
  * Environment: FAKE_AGENT_LOG (a folder: one JSON line per invocation goes to <provider>.jsonl),
- * FAKE_AGENT_SESSION_ID (force the new session's id), FAKE_AGENT_FAIL_RESUME=1 (every resume fails),
- * FAKE_AGENT_EXCLUSIVE (a folder: two agents working in one directory at once are logged there), FAKE_AGENT_OPENCODE_VERSION (what
- * `opencode --version` prints; default 2.0.0), FAKE_AGENT_VERSION (the same for the others).
+ * FAKE_AGENT_SESSION_ID (force the new session's id), FAKE_AGENT_OPENCODE_VERSION (what
+ * `opencode --version` prints; default 2.0.0), FAKE_AGENT_VERSION (the same for the others),
+ * FAKE_AGENT_ROOT (`1` or `0`: behave as if run by root or not; default: the real uid),
+ * FAKE_AGENT_FAIL_RESUME=1 (every resume fails), FAKE_AGENT_EXCLUSIVE (a folder: two agents working
+ * in one directory at once are logged there).
  *
  * No dependencies: it runs from `src/` in tests and from `dist/` after the build copies it.
  */
@@ -33,10 +43,12 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 const USAGE_EXIT = 2;
 
@@ -77,10 +89,85 @@ const SPECS = {
     resume: '--resume',
     required: { '-p': true, '--output-format': 'stream-json', '--verbose': true },
   },
+  // Every option of `codex exec --help` and `codex exec resume --help` of codex-cli 0.171.0
+  // (test/fixtures/cli-help/ holds both; a test checks these lists against them). Options of
+  // `exec` only are refused after `resume`, as clap refuses them: "unexpected argument".
   codex: {
     words: ['exec'],
-    values: ['--model', '--profile', '--config', '--sandbox'],
-    flags: ['--json'],
+    values: [
+      '--config',
+      '--enable',
+      '--disable',
+      '--remote',
+      '--remote-auth-token-env',
+      '--image',
+      '--model',
+      '--local-provider',
+      '--profile',
+      '--sandbox',
+      '--cd',
+      '--add-dir',
+      '--thread-source',
+      '--cyber-access-program',
+      '--output-schema',
+      '--color',
+      '--output-last-message',
+    ],
+    flags: [
+      '--strict-config',
+      '--oss',
+      '--approve-for-me',
+      '--dangerously-bypass-approvals-and-sandbox',
+      '--dangerously-bypass-hook-trust',
+      '--worktree',
+      '--skip-git-repo-check',
+      '--trust',
+      '--ephemeral',
+      '--ignore-user-config',
+      '--ignore-rules',
+      '--json',
+    ],
+    resumeValues: [
+      '--config',
+      '--enable',
+      '--disable',
+      '--image',
+      '--remote',
+      '--remote-auth-token-env',
+      '--model',
+      '--thread-source',
+      '--cyber-access-program',
+      '--output-schema',
+      '--output-last-message',
+    ],
+    resumeFlags: [
+      '--last',
+      '--all',
+      '--strict-config',
+      '--dangerously-bypass-approvals-and-sandbox',
+      '--dangerously-bypass-hook-trust',
+      '--worktree',
+      '--skip-git-repo-check',
+      '--trust',
+      '--ephemeral',
+      '--ignore-user-config',
+      '--ignore-rules',
+      '--json',
+    ],
+    short: {
+      '-c': '--config',
+      '-i': '--image',
+      '-m': '--model',
+      '-p': '--profile',
+      '-s': '--sandbox',
+      '-C': '--cd',
+      '-o': '--output-last-message',
+    },
+    choices: {
+      '--sandbox': ['read-only', 'workspace-write', 'danger-full-access'],
+      '--color': ['always', 'never', 'auto'],
+      '--cyber-access-program': ['standard', 'daybreak_blue', 'daybreak_red'],
+    },
     prompt: 'dashdash',
     resume: 'exec-resume',
     required: { '--json': true },
@@ -183,6 +270,117 @@ function parseArgs(provider, spec, argv) {
     }
   }
   return { options, words, prompt };
+}
+
+const CODEX_USAGE = {
+  exec: 'Usage: codex exec [OPTIONS] [PROMPT]\n       codex exec [OPTIONS] <COMMAND> [ARGS]',
+  resume: 'Usage: codex exec resume <SESSION_ID> [PROMPT]',
+};
+
+/** Codex is a clap program: its errors look like clap's, and they exit 2. */
+function clapError(message, usage) {
+  process.stderr.write(
+    `error: ${message}\n\n${usage ? `${usage}\n\n` : ''}For more information, try '--help'.\n`,
+  );
+  process.exit(USAGE_EXIT);
+}
+
+/**
+ * Reads `codex exec [OPTIONS] [PROMPT]` and `codex exec [OPTIONS] resume [OPTIONS] [ID] [PROMPT]`
+ * as clap does: the options before `resume` are exec's, the ones after are resume's, and an option
+ * the current command does not have is an "unexpected argument".
+ */
+function parseCodexArgs(spec, argv) {
+  if (argv[0] !== 'exec') usageError('codex', "expected the 'exec' command");
+  const options = {};
+  const positionals = [];
+  let command = 'exec';
+  let values = spec.values;
+  let flags = spec.flags;
+  let dashdash = false;
+  for (let i = 1; i < argv.length; i += 1) {
+    const arg = argv[i];
+    if (!dashdash && arg === '--') {
+      dashdash = true;
+      continue;
+    }
+    if (!dashdash && arg.startsWith('-') && arg !== '-') {
+      const eq = arg.indexOf('=');
+      const given = eq === -1 ? arg : arg.slice(0, eq);
+      const name = spec.short[given] ?? given;
+      if (flags.includes(name) && eq === -1) {
+        options[name] = true;
+        continue;
+      }
+      if (!values.includes(name)) {
+        clapError(
+          `unexpected argument '${given}' found\n\n  tip: to pass '${given}' as a value, use '-- ${given}'`,
+          CODEX_USAGE[command],
+        );
+      }
+      let value;
+      if (eq !== -1) value = arg.slice(eq + 1);
+      else {
+        i += 1;
+        if (i >= argv.length) clapError(`a value is required for '${name}' but none was supplied`);
+        value = argv[i];
+      }
+      const allowed = spec.choices[name];
+      if (allowed && !allowed.includes(value)) {
+        clapError(`invalid value '${value}' for '${name}'\n  [possible values: ${allowed.join(', ')}]`);
+      }
+      options[name] = name in options ? [].concat(options[name], value) : value;
+      continue;
+    }
+    if (command === 'exec' && !dashdash && positionals.length === 0 && arg === 'resume') {
+      command = 'resume';
+      values = spec.resumeValues;
+      flags = spec.resumeFlags;
+      continue;
+    }
+    positionals.push(arg);
+    const room = command === 'resume' ? 2 : 1;
+    if (positionals.length > room) clapError(`unexpected argument '${arg}' found`, CODEX_USAGE[command]);
+  }
+  if (options['--json'] === undefined) usageError('codex', 'headless JSON mode needs --json');
+  if (command === 'resume') {
+    if (!positionals[0]) usageError('codex', 'exec resume needs a session id');
+    return { options, resumeOf: positionals[0], prompt: positionals[1] };
+  }
+  return { options, resumeOf: null, prompt: positionals[0] };
+}
+
+/** The git directories a commit in `cwd` writes to (a linked worktree has two; see git-dirs.ts). */
+function gitWriteDirs(cwd) {
+  const dotGit = join(cwd, '.git');
+  if (!existsSync(dotGit)) return [];
+  if (statSync(dotGit).isDirectory()) return [realpathSync(dotGit)];
+  const pointer = readFileSync(dotGit, 'utf8').match(/^gitdir:\s*(.+?)\s*$/m)?.[1];
+  if (!pointer) return [];
+  const gitDir = resolve(cwd, pointer);
+  const commonFile = join(gitDir, 'commondir');
+  const dirs = existsSync(commonFile)
+    ? [resolve(gitDir, readFileSync(commonFile, 'utf8').trim()), gitDir]
+    : [gitDir];
+  return dirs.filter((d) => existsSync(d)).map((d) => realpathSync(d));
+}
+
+/**
+ * Codex's workspace-write sandbox: the working directory is writable but every git directory is
+ * read-only unless named with `--add-dir`. The first git directory a commit would need and may
+ * not write, or undefined.
+ */
+function codexReadOnlyGitDir(options, cwd) {
+  if (options['--sandbox'] !== 'workspace-write') return undefined;
+  const writable = new Set([].concat(options['--add-dir'] ?? []).map((d) => resolve(cwd, d)));
+  return gitWriteDirs(cwd).find((dir) => !writable.has(dir));
+}
+
+/** Claude Code refuses to skip permission checks as root unless IS_SANDBOX=1 says it is contained. */
+function runsAsRoot() {
+  if (process.env.FAKE_AGENT_ROOT === '1') return true;
+  if (process.env.FAKE_AGENT_ROOT === '0') return false;
+  return process.getuid?.() === 0;
 }
 
 function newSessionId(provider) {
@@ -937,27 +1135,38 @@ async function main() {
     return;
   }
 
-  const { options, words, prompt } = parseArgs(provider, spec, argv);
-  if (spec.words.length > 0 && words[0] !== spec.words[0]) {
-    usageError(provider, `expected the '${spec.words[0]}' command`);
-  }
+  let options;
+  let prompt;
   let resumeOf = null;
-  if (spec.resume === 'exec-resume') {
-    if (words[1] === 'resume') {
-      if (!words[2]) usageError(provider, 'exec resume needs a session id');
-      resumeOf = words[2];
-    } else if (words.length > 1) {
-      usageError(provider, `unexpected argument '${words[1]}'`);
+  if (provider === 'codex') {
+    ({ options, prompt, resumeOf } = parseCodexArgs(spec, argv));
+  } else {
+    let words;
+    ({ options, words, prompt } = parseArgs(provider, spec, argv));
+    if (spec.words.length > 0 && words[0] !== spec.words[0]) {
+      usageError(provider, `expected the '${spec.words[0]}' command`);
     }
-  } else if (spec.resume === 'assigned') {
-    resumeOf = copilotSeen(options['--session-id']) ? options['--session-id'] : null;
-  } else if (options[spec.resume] !== undefined) {
-    resumeOf = options[spec.resume];
-  }
-  if (spec.resume !== 'exec-resume' && words.length > spec.words.length) {
-    usageError(provider, `unexpected argument '${words[spec.words.length]}'`);
+    if (spec.resume === 'assigned') {
+      resumeOf = copilotSeen(options['--session-id']) ? options['--session-id'] : null;
+    } else if (options[spec.resume] !== undefined) {
+      resumeOf = options[spec.resume];
+    }
+    if (words.length > spec.words.length) {
+      usageError(provider, `unexpected argument '${words[spec.words.length]}'`);
+    }
   }
   if (prompt === undefined || prompt === '') usageError(provider, 'no prompt given');
+  if (
+    provider === 'claude' &&
+    options['--permission-mode'] === 'bypassPermissions' &&
+    runsAsRoot() &&
+    process.env.IS_SANDBOX !== '1'
+  ) {
+    process.stderr.write(
+      '--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n',
+    );
+    process.exit(1);
+  }
 
   const sessionId =
     spec.resume === 'assigned' ? options['--session-id'] : (resumeOf ?? newSessionId(provider));
@@ -970,6 +1179,11 @@ async function main() {
   const wanted = directives(prompt);
   const has = (name) => wanted.some((d) => d.name === name);
 
+  for (const d of wanted) {
+    if (d.name !== 'stderr-env' || !d.value) continue;
+    const value = process.env[d.value];
+    process.stderr.write(`${value === undefined ? `${d.value} is not set` : `${d.value}=${value}`}\n`);
+  }
   out.start();
   if (has('spawn-child')) spawnStubbornChild();
   for (const d of wanted) if (d.name === 'sleep') await sleep(Number(d.value) || 0);
@@ -999,7 +1213,13 @@ async function main() {
     const file = `fake-${provider}-${randomBytes(4).toString('hex')}.txt`;
     writeFileSync(join(cwd, file), `written by the fake ${provider} agent\n`);
     if (has('commit')) {
-      const add = git(['add', '--', file]);
+      const readOnly = provider === 'codex' ? codexReadOnlyGitDir(options, cwd) : undefined;
+      const add = readOnly
+        ? {
+            ok: false,
+            output: `fatal: Unable to create '${join(readOnly, 'index.lock')}': Read-only file system`,
+          }
+        : git(['add', '--', file]);
       const commit = add.ok ? git(['commit', '-q', '-m', `${provider}: fake change`]) : add;
       out.tool(
         `git add ${file} && git commit -m "${provider}: fake change"`,

@@ -1,0 +1,224 @@
+/**
+ * The Codex driver's invocations against the real Codex CLI, driven by a stand-in for the model
+ * API on 127.0.0.1 (a Responses API stream that asks for one shell command, then ends the turn).
+ * It proves on the real CLI what the fake models: a resume with the sandbox set is accepted, and
+ * in the workspace-write sandbox `git commit` works in a linked worktree, fresh and resumed.
+ *
+ * Skipped unless CURUPIRA_REAL_CODEX names a Codex executable: the suite installs nothing and
+ * reaches no network. Run it with the CLI installed outside the repository, e.g.
+ *   (cd /tmp/cli && npm install @openai/codex)
+ *   CURUPIRA_REAL_CODEX=/tmp/cli/node_modules/.bin/codex npx vitest run src/agents/codex/real-cli.test.ts
+ * Last run green with codex-cli 0.171.0.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCodexDriver } from './index.js';
+import { CodexProfile } from './schema.js';
+
+const CODEX = process.env.CURUPIRA_REAL_CODEX;
+
+/**
+ * Serves the Responses API: a request gets a call of the shell tool when a command is pending
+ * (`take` hands it over once), else a closing message.
+ */
+function startModelStandIn(take: () => string | undefined): Promise<Server> {
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => {
+      body += chunk.toString();
+    });
+    req.on('end', () => {
+      if (!req.url?.endsWith('/responses')) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ object: 'list', data: [], models: [] }));
+        return;
+      }
+      const request = JSON.parse(body) as { tools?: { name?: string }[] };
+      const cmd = take();
+      const tools = (request.tools ?? []).map((t) => t.name);
+      const send = (event: Record<string, unknown>): void => {
+        res.write(`event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`);
+      };
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      send({ type: 'response.created', response: { id: 'resp' } });
+      if (cmd === undefined) {
+        send({
+          type: 'response.output_item.done',
+          item: {
+            type: 'message',
+            role: 'assistant',
+            id: 'msg',
+            content: [{ type: 'output_text', text: 'Done.' }],
+          },
+        });
+      } else {
+        const [name, args] = tools.includes('shell_command')
+          ? ['shell_command', { command: cmd }]
+          : tools.includes('exec_command')
+            ? ['exec_command', { cmd }]
+            : ['shell', { command: ['bash', '-lc', cmd] }];
+        send({
+          type: 'response.output_item.done',
+          item: {
+            type: 'function_call',
+            id: 'fc',
+            call_id: `call-${Date.now()}`,
+            name,
+            arguments: JSON.stringify(args),
+          },
+        });
+      }
+      send({
+        type: 'response.completed',
+        response: {
+          id: 'resp',
+          usage: {
+            input_tokens: 10,
+            input_tokens_details: { cached_tokens: 0 },
+            output_tokens: 5,
+            output_tokens_details: { reasoning_tokens: 0 },
+            total_tokens: 15,
+          },
+        },
+      });
+      res.end();
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null' },
+  });
+}
+
+function runCodex(
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(CODEX!, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe.skipIf(!CODEX)('the real Codex CLI (CURUPIRA_REAL_CODEX)', () => {
+  const driver = createCodexDriver();
+  let root: string;
+  let checkout: string;
+  let worktree: string;
+  let server: Server;
+  let next: string | undefined;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    root = realpathSync(mkdtempSync(join(tmpdir(), 'curupira-real-codex-')));
+    checkout = join(root, 'api');
+    worktree = join(root, 'api.worktrees', 'fix', 'issue-1');
+    server = await startModelStandIn(() => {
+      const command = next;
+      next = undefined;
+      return command;
+    });
+    const port = (server.address() as AddressInfo).port;
+    const home = join(root, 'codex-home');
+    mkdirSync(home);
+    writeFileSync(
+      join(home, 'config.toml'),
+      `model = "gpt-5"\nmodel_provider = "standin"\n\n[model_providers.standin]\nname = "standin"\nbase_url = "http://127.0.0.1:${port}/v1"\nwire_api = "responses"\nenv_key = "STANDIN_KEY"\nsupports_websockets = false\nrequest_max_retries = 0\nstream_max_retries = 0\n`,
+    );
+    env = { PATH: process.env.PATH ?? '', HOME: root, CODEX_HOME: home, STANDIN_KEY: 'not-a-real-key' };
+    git(root, 'init', '-q', '-b', 'main', checkout);
+    git(
+      checkout,
+      '-c',
+      'user.name=t',
+      '-c',
+      'user.email=t@example.invalid',
+      'commit',
+      '-q',
+      '--allow-empty',
+      '-m',
+      'root',
+    );
+    git(checkout, 'worktree', 'add', '-q', '-b', 'curupira/fix/issue-1', worktree);
+  });
+  afterAll(() => {
+    server?.close();
+    if (root) rmSync(root, { recursive: true, force: true });
+  });
+
+  const profile = CodexProfile.parse({
+    provider: 'codex',
+    sandbox: 'workspace-write',
+    model: 'gpt-5',
+    effort: 'low',
+  });
+  const commit = (subject: string): string =>
+    `echo ${subject} >> work.txt && git add work.txt && git -c user.name=t -c user.email=t@example.invalid commit -q -m ${subject}`;
+
+  it('commits in a worktree in the workspace-write sandbox, then resumes the session with the sandbox set and commits again', async () => {
+    next = commit('fresh');
+    const fresh = await runCodex(
+      driver.buildInvocation({ profile, prompt: 'commit', worktree }).args,
+      worktree,
+      env,
+    );
+    expect(fresh.code, fresh.stderr).toBe(0);
+    expect(git(worktree, 'log', '--format=%s', '-1').trim()).toBe('fresh');
+    const thread = fresh.stdout.match(/"thread_id":"([^"]+)"/)?.[1];
+    expect(thread).toBeDefined();
+
+    next = commit('resumed');
+    const args = driver.buildInvocation({
+      profile,
+      prompt: 'again',
+      worktree,
+      resumeSessionId: thread!,
+    }).args;
+    const resumed = await runCodex(args, worktree, env);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(git(worktree, 'log', '--format=%s', '-1').trim()).toBe('resumed');
+  }, 120_000);
+
+  it('refuses the sandbox after resume, and cannot commit without the git directories as writable roots', async () => {
+    const late = await runCodex(
+      ['exec', 'resume', 'x', '--sandbox', 'workspace-write', '--json', '--', 'x'],
+      worktree,
+      env,
+    );
+    expect(late.code).toBe(2);
+    expect(late.stderr).toContain("unexpected argument '--sandbox' found");
+
+    next = commit('blocked');
+    const plain = await runCodex(
+      ['exec', '--sandbox', 'workspace-write', '--json', '--', 'commit'],
+      worktree,
+      env,
+    );
+    expect(plain.stdout).toContain('Read-only file system');
+    expect(git(worktree, 'log', '--format=%s', '-1').trim()).not.toBe('blocked');
+  }, 120_000);
+});

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { MIN_SECRET_LENGTH, redact, registerSecret } from './log.js';
+
+describe('redact', () => {
+  it('replaces a registered value everywhere it appears', () => {
+    registerSecret('plain-secret-value-1');
+    expect(redact('a plain-secret-value-1 b plain-secret-value-1')).toBe('a [redacted] b [redacted]');
+  });
+
+  it('replaces a registered value also as it appears inside a JSON string', () => {
+    const value = 'with"quote\\and\tcontrol';
+    registerSecret(value);
+    const line = JSON.stringify({ type: 'message', text: `KEY=${value}` });
+    expect(line).not.toContain(value);
+    const clean = redact(line);
+    expect(clean).toBe('{"type":"message","text":"KEY=[redacted]"}');
+    expect(JSON.parse(clean)).toEqual({ type: 'message', text: 'KEY=[redacted]' });
+  });
+
+  it('does not register values shorter than the minimum, which would mangle ordinary text', () => {
+    const short = 'x'.repeat(MIN_SECRET_LENGTH - 1);
+    registerSecret(short);
+    registerSecret(undefined);
+    registerSecret('');
+    expect(redact(`value ${short}`)).toBe(`value ${short}`);
+  });
+
+  it('replaces the longer of two overlapping secrets whole', () => {
+    registerSecret('overlap-secret');
+    registerSecret('overlap-secret-and-more-0001');
+    expect(redact('k=overlap-secret-and-more-0001')).toBe('k=[redacted]');
+  });
+
+  it('still replaces known token shapes that were never registered', () => {
+    expect(redact('token ghp_abcdefghijklmnopqrstuvwxyz0123')).toBe('token [redacted]');
+  });
+});
