@@ -291,8 +291,7 @@ export async function listWorktrees(cwd: string): Promise<WorktreeEntry[]> {
     else if (key === 'locked') {
       current.locked = true;
       current.lockReason = value === '' ? null : value;
-    }
-    else if (key === 'prunable') current.prunable = true;
+    } else if (key === 'prunable') current.prunable = true;
   }
   if (current) entries.push(current);
   return entries;

@@ -17,7 +17,10 @@ import { commitFiles, createOrigin, isolateGitForTests, type OriginRepo } from '
 import { prepareWorktree, worktreeGitDir } from './worktree.js';
 
 const log = silentLogger();
-const FILE_COUNT = 2500;
+/** Enough files that a real checkout takes long enough to be killed half-way. */
+const BIG = 2000;
+/** For states built by hand: the same shape, fewer files, a faster test. */
+const SMALL = 60;
 let origin: OriginRepo | undefined;
 
 beforeAll(() => isolateGitForTests());
@@ -26,9 +29,9 @@ afterEach(async () => {
   origin = undefined;
 });
 
-async function bigClone(): Promise<OriginRepo> {
+async function clone(count: number): Promise<OriginRepo> {
   const files: Record<string, string> = {};
-  for (let i = 0; i < FILE_COUNT; i++) files[`src/d${i % 25}/f${i}.txt`] = `file ${i}\n`;
+  for (let i = 0; i < count; i++) files[`src/d${i % 25}/f${i}.txt`] = `file ${i}\n`;
   const repo = await createOrigin({ files });
   origin = repo;
   await ensureCheckout({ alias: 'big', remote: repo.url, path: repo.checkoutPath, timeoutMs: 60_000, log });
@@ -36,7 +39,13 @@ async function bigClone(): Promise<OriginRepo> {
 }
 
 function task(repo: OriginRepo) {
-  return { checkoutPath: repo.checkoutPath, automationId: 'triage', taskType: 'github-issues', taskId: '7', log };
+  return {
+    checkoutPath: repo.checkoutPath,
+    automationId: 'triage',
+    taskType: 'github-issues',
+    taskId: '7',
+    log,
+  };
 }
 
 async function countFiles(dir: string): Promise<number> {
@@ -68,24 +77,26 @@ async function breakLikeAKill(path: string): Promise<void> {
 
 describe('prepareWorktree after a kill during git worktree add', () => {
   it('recreates the worktree a real SIGKILL of git worktree add left half checked out', async () => {
-    const repo = await bigClone();
+    const repo = await clone(BIG);
     const target = worktreePath(repo.checkoutPath, 'triage', 'github-issues', '7');
     const branch = branchName('triage', 'github-issues', '7');
     await git(['fetch', 'origin'], { cwd: repo.checkoutPath });
-    await killGitWhen(['worktree', 'add', '--no-track', '-b', branch, target, 'origin/main'], repo.checkoutPath, () =>
-      existsSync(join(target, 'src')),
+    await killGitWhen(
+      ['worktree', 'add', '--no-track', '-b', branch, target, 'origin/main'],
+      repo.checkoutPath,
+      () => existsSync(join(target, 'src')),
     );
     // The state the issue describes: locked "initializing", only part of the files, git sees deletions.
     const [, entry] = await listWorktrees(repo.checkoutPath);
     expect(entry).toMatchObject({ locked: true, lockReason: 'initializing' });
-    expect(await countFiles(target)).toBeLessThan(FILE_COUNT);
+    expect(await countFiles(target)).toBeLessThan(BIG);
     const before = await statusPorcelain(target);
     expect(before.filter((e) => e.code === 'D ').length).toBeGreaterThan(0);
 
     const prepared = await prepareWorktree(task(repo));
     expect(prepared).toMatchObject({ path: target, branch, reused: false, reusedBranch: false });
     expect(await statusPorcelain(target)).toEqual([]);
-    expect(await countFiles(target)).toBe(FILE_COUNT);
+    expect(await countFiles(target)).toBe(BIG);
     const after = (await listWorktrees(repo.checkoutPath)).find((w) => w.branch === branch);
     expect(after).toMatchObject({ locked: false, lockReason: null });
     expect(existsSync(join((await worktreeGitDir(target))!, 'index.lock'))).toBe(false);
@@ -94,19 +105,19 @@ describe('prepareWorktree after a kill during git worktree add', () => {
   });
 
   it('recreates a half-made worktree built by hand instead of reusing it', async () => {
-    const repo = await bigClone();
+    const repo = await clone(SMALL);
     const first = await prepareWorktree(task(repo));
     await breakLikeAKill(first.path);
-    expect((await statusPorcelain(first.path)).filter((e) => e.code === 'D ').length).toBe(FILE_COUNT);
+    expect((await statusPorcelain(first.path)).filter((e) => e.code === 'D ').length).toBe(SMALL);
 
     const again = await prepareWorktree(task(repo));
     expect(again).toMatchObject({ path: first.path, reused: false });
     expect(await statusPorcelain(again.path)).toEqual([]);
-    expect(await countFiles(again.path)).toBe(FILE_COUNT);
+    expect(await countFiles(again.path)).toBe(SMALL);
   });
 
   it('keeps the commits on a half-made worktree’s branch and re-adds the worktree from that branch', async () => {
-    const repo = await bigClone();
+    const repo = await clone(SMALL);
     const first = await prepareWorktree(task(repo));
     const work = await commitFiles(first.path, { 'fix.txt': 'the fix\n' });
     await breakLikeAKill(first.path);
@@ -116,11 +127,11 @@ describe('prepareWorktree after a kill during git worktree add', () => {
     expect(await revParse(again.path, 'HEAD')).toBe(work);
     expect(await readFile(join(again.path, 'fix.txt'), 'utf8')).toBe('the fix\n');
     expect(await statusPorcelain(again.path)).toEqual([]);
-    expect(await countFiles(again.path)).toBe(FILE_COUNT + 1);
+    expect(await countFiles(again.path)).toBe(SMALL + 1);
   });
 
   it('moves files that are not in the repository to a .stale sibling before recreating', async () => {
-    const repo = await bigClone();
+    const repo = await clone(SMALL);
     const first = await prepareWorktree(task(repo));
     await writeFile(join(first.path, 'notes.txt'), 'an agent wrote this');
     await breakLikeAKill(first.path);
@@ -130,11 +141,13 @@ describe('prepareWorktree after a kill during git worktree add', () => {
     expect(await statusPorcelain(again.path)).toEqual([]);
     const aside = (await readdir(dirname(first.path))).filter((n) => n.includes('.stale-'));
     expect(aside).toHaveLength(1);
-    expect(await readFile(join(dirname(first.path), aside[0]!, 'notes.txt'), 'utf8')).toBe('an agent wrote this');
+    expect(await readFile(join(dirname(first.path), aside[0]!, 'notes.txt'), 'utf8')).toBe(
+      'an agent wrote this',
+    );
   });
 
   it('reuses a complete worktree that only has a stale index.lock, after removing the lock', async () => {
-    const repo = await bigClone();
+    const repo = await clone(SMALL);
     const first = await prepareWorktree(task(repo));
     await writeFile(join(first.path, 'half-done.txt'), 'in progress');
     const lock = join((await worktreeGitDir(first.path))!, 'index.lock');

@@ -423,7 +423,10 @@ async function clearUnknownFolder(target: string, log: Logger): Promise<void> {
 
 /** `<dir>/.<name>.stale-<UTC time>`: a sibling `curupira gc` recognises. Returns the new path. */
 async function moveAside(target: string): Promise<string> {
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const stamp = new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
   const base = join(dirname(target), `.${basename(target)}${STALE_INFIX}${stamp}`);
   for (let attempt = 1; ; attempt++) {
     const candidate = attempt === 1 ? base : `${base}-${attempt}`;
