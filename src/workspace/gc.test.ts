@@ -92,7 +92,14 @@ describe('listKeptWorktrees', () => {
 });
 
 describe('selectForGc', () => {
-  const base = { checkoutPath: '/w/api', branch: null, unpushedCommits: 0, dirty: false, changedFiles: [] };
+  const base = {
+    kind: 'worktree' as const,
+    checkoutPath: '/w/api',
+    branch: null,
+    unpushedCommits: 0,
+    dirty: false,
+    changedFiles: [],
+  };
   const now = Date.parse('2026-03-10T00:00:00Z');
   const entry = (name: string, daysOld: number, locked = false): KeptWorktree => ({
     ...base,

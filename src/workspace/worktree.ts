@@ -19,13 +19,20 @@ import {
   type WorktreeEntry,
 } from './git.js';
 import { repoLockKey, withLock } from './lock.js';
-import { assertInside, branchName, canonicalPath, worktreePath, worktreesRoot } from './paths.js';
+import {
+  assertInside,
+  branchName,
+  canonicalPath,
+  companionFiles,
+  worktreePath,
+  worktreesRoot,
+} from './paths.js';
 import { pathExists, removeTree } from './remove.js';
 
 const DEFAULT_FETCH_TIMEOUT_MS = 5 * 60_000;
 const BRANCH_PREFIX = 'curupira/';
 /** `<automation dir>/.<name>.stale-<time>`: a folder moved out of a task's way, for `gc`. */
-export const STALE_INFIX = '.stale-';
+const STALE_INFIX = '.stale-';
 
 export interface PrepareWorktreeOptions {
   checkoutPath: string;
@@ -316,6 +323,7 @@ export async function finishWorktree(options: FinishWorktreeOptions): Promise<Fi
       removed = false;
       log.warn({ ...fields, error: errorMessage(error) }, `Could not clean up worktree for ${key}`);
     }
+    if (!(await pathExists(path))) await removeCompanions(path, log);
     await removeEmptyParents(path, root);
     return { kept: false, removed, ...inspection };
   });
@@ -328,6 +336,15 @@ function describeKept(inspection: WorktreeInspection): string {
   const files = inspection.changedFiles.length;
   if (inspection.dirty) parts.push(`${files} uncommitted change${files === 1 ? '' : 's'}`);
   return `worktree holds ${parts.join(' and ')}`;
+}
+
+/** Removes the files that live beside a worktree (OpenCode's database) once the worktree is gone. */
+export async function removeCompanions(path: string, log?: Logger): Promise<void> {
+  for (const file of companionFiles(path)) {
+    await rm(file, { force: true }).catch((error: unknown) => {
+      log?.warn({ path: file, error: errorMessage(error) }, 'Could not remove a file beside the worktree');
+    });
+  }
 }
 
 /** Removes `<root>/<automation>` and `<root>` once the last worktree in them is gone. */
