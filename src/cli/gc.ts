@@ -1,14 +1,28 @@
 /**
- * `curupira gc`: the worktrees curupira kept because they held unpushed work, and their removal.
- * Worktrees of saved sessions and of runs still in progress are never touched.
+ * `curupira gc`: the worktrees curupira kept because they held unpushed work, folders at worktree
+ * paths that git does not know (left by a kill), folders a run moved aside (`.stale-`), stray files
+ * left beside worktrees that are gone (OpenCode's `<worktree>.opencode.db`), and their removal.
+ * Worktrees of saved sessions and of runs still in progress are never touched. Removing one that
+ * holds work found nowhere else (unpushed commits, uncommitted changes, or files git cannot vouch
+ * for) is confirmed first: on a terminal gc lists them and asks; elsewhere it needs `--yes`.
  */
 import { resolve } from 'node:path';
+import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { loadSettings } from '../config/load.js';
 import { UsageError } from '../core/errors.js';
 import { silentLogger } from '../log.js';
 import { openStore } from '../store/index.js';
-import { listKeptWorktrees, parseDuration, removeWorktrees, selectForGc } from '../workspace/index.js';
+import {
+  type KeptWorktree,
+  listKeptWorktrees,
+  listStrayFiles,
+  parseDuration,
+  removeStrayFiles,
+  removeWorktrees,
+  type StrayFile,
+  selectForGc,
+} from '../workspace/index.js';
 import { EXIT } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
 import { type GlobalOptions, setExitCode } from './program.js';
@@ -18,41 +32,37 @@ interface GcOptions {
   olderThan?: string;
   all?: boolean;
   dryRun?: boolean;
+  yes?: boolean;
+  json?: boolean;
 }
+
+type Action = 'keep' | 'remove' | 'would remove' | 'refused' | 'declined' | 'failed';
 
 export function registerGc(program: Command, io: CliIo, globals: () => GlobalOptions): void {
   program
     .command('gc')
     .description(
-      'List worktrees kept because they held unpushed work; remove them with --older-than or --all.',
+      'List worktrees kept because they held unpushed work (and folders or files left by a crash); remove them with --older-than or --all.',
     )
     .option('--older-than <age>', 'remove kept worktrees untouched for this long (e.g. 7d, 12h, 30m)')
     .option('--all', 'remove every kept worktree')
     .option('--dry-run', 'say what would be removed, remove nothing')
+    .option('-y, --yes', 'remove worktrees holding unpushed commits or changes without asking')
+    .option('--json', 'print JSON')
     .action(async (options: GcOptions) => {
       if (options.all && options.olderThan)
         throw new UsageError('--all cannot be combined with --older-than');
       const olderThanMs = options.olderThan === undefined ? undefined : parseDuration(options.olderThan);
       const { settings } = loadSettings(globals().config);
-      const store = await openStore(settings.execution.state_db_path, { readonly: true });
-      const protectedPaths = new Set<string>();
-      try {
-        for (const session of await store.listSessions())
-          if (session.worktreePath) protectedPaths.add(resolve(session.worktreePath));
-        for (const run of await store.listUnfinishedRuns())
-          if (run.worktreePath) protectedPaths.add(resolve(run.worktreePath));
-      } finally {
-        await store.close();
-      }
+      const protectedPaths = await protectedWorktrees(settings.execution.state_db_path);
       const checkouts = [...new Set(Object.values(settings.repositories).map((r) => r.checkoutPath))];
       const now = Date.now();
+      // A folder git does not know cannot serve a session (its next run moves it aside), so only
+      // real worktrees are protected.
       const kept = (await listKeptWorktrees(checkouts, { now })).filter(
-        (w) => !protectedPaths.has(resolve(w.path)),
+        (w) => w.kind !== 'worktree' || !protectedPaths.has(resolve(w.path)),
       );
-      if (kept.length === 0) {
-        writeLine(io.stdout, 'No kept worktrees.');
-        return;
-      }
+      const strays = await listStrayFiles(checkouts);
       const removing = options.all || olderThanMs !== undefined;
       const selected = removing
         ? selectForGc(kept, {
@@ -61,40 +71,191 @@ export function registerGc(program: Command, io: CliIo, globals: () => GlobalOpt
             now,
           })
         : [];
-      for (const worktree of kept) {
-        const marker = selected.includes(worktree) ? (options.dryRun ? 'would remove' : 'remove') : 'keep';
-        const work = [
-          worktree.unpushedCommits
-            ? `${worktree.unpushedCommits} unpushed commit${worktree.unpushedCommits === 1 ? '' : 's'}`
-            : undefined,
-          worktree.dirty ? 'uncommitted changes' : undefined,
-        ]
-          .filter(Boolean)
-          .join(', ');
+      const selectedStrays = removing
+        ? strays.filter((f) => options.all || now - f.modifiedAt.getTime() >= (olderThanMs ?? 0))
+        : [];
+
+      // What would lose work: ask, or refuse without a terminal and without --yes.
+      const risky = selected.filter(holdsWork);
+      let withheld = new Set<KeptWorktree>();
+      let withheldAction: Action = 'refused';
+      if (risky.length > 0 && !options.yes && !options.dryRun) {
+        if (isInteractive(io) && !options.json) {
+          const confirmed = await confirmRemoval(io, risky);
+          if (!confirmed) {
+            withheld = new Set(risky);
+            withheldAction = 'declined';
+          }
+        } else {
+          withheld = new Set(risky);
+        }
+      }
+      const toRemove = selected.filter((w) => !withheld.has(w));
+      const dryRun = Boolean(options.dryRun);
+      const result = await removeWorktrees(toRemove, { dryRun, log: silentLogger() });
+      const strayResult = await removeStrayFiles(selectedStrays, { dryRun });
+      const failedPaths = new Map(result.failed.map((f) => [f.worktree.path, f.error]));
+      const done: Action = dryRun ? 'would remove' : 'remove';
+      const actionOf = (w: KeptWorktree): Action =>
+        withheld.has(w)
+          ? withheldAction
+          : failedPaths.has(w.path)
+            ? 'failed'
+            : toRemove.includes(w)
+              ? done
+              : 'keep';
+      const strayFailed = new Map(strayResult.failed.map((f) => [f.file.path, f.error]));
+      const strayAction = (f: StrayFile): Action =>
+        strayFailed.has(f.path) ? 'failed' : selectedStrays.includes(f) ? done : 'keep';
+
+      if (options.json) {
         writeLine(
           io.stdout,
-          `${marker.padEnd(12)} ${worktree.path} (${worktree.branch ?? 'no branch'}; ${work || 'no unpushed work'}; untouched for ${formatDuration(now - worktree.modifiedAt.getTime())})`,
+          JSON.stringify(
+            {
+              worktrees: kept.map((w) => ({
+                action: actionOf(w),
+                kind: w.kind,
+                path: w.path,
+                checkout: w.checkoutPath,
+                automation: w.automationId,
+                branch: w.branch,
+                unpushedCommits: w.unpushedCommits,
+                dirty: w.dirty,
+                changedFiles: w.changedFiles.length,
+                locked: w.locked,
+                modifiedAt: w.modifiedAt.toISOString(),
+                untouchedSeconds: Math.round((now - w.modifiedAt.getTime()) / 1000),
+                ...(failedPaths.has(w.path) ? { error: failedPaths.get(w.path) } : {}),
+              })),
+              strayFiles: strays.map((f) => ({
+                action: strayAction(f),
+                path: f.path,
+                worktree: f.worktreePath,
+                sizeBytes: f.sizeBytes,
+                modifiedAt: f.modifiedAt.toISOString(),
+                ...(strayFailed.has(f.path) ? { error: strayFailed.get(f.path) } : {}),
+              })),
+              dryRun,
+              removed: result.removed.length + strayResult.removed.length,
+              refused: withheldAction === 'refused' ? withheld.size : 0,
+            },
+            null,
+            2,
+          ),
         );
-      }
-      if (!removing) {
+      } else {
+        if (kept.length === 0 && strays.length === 0) {
+          writeLine(io.stdout, 'No kept worktrees.');
+          return;
+        }
+        for (const worktree of kept) {
+          writeLine(
+            io.stdout,
+            `${actionOf(worktree).padEnd(12)} ${worktree.path} (${describe(worktree, now)})`,
+          );
+        }
+        for (const file of strays) {
+          writeLine(
+            io.stdout,
+            `${strayAction(file).padEnd(12)} ${file.path} (stray file, ${formatBytes(file.sizeBytes)}; its worktree is gone)`,
+          );
+        }
+        for (const failure of result.failed)
+          writeLine(io.stderr, `could not remove ${failure.worktree.path}: ${failure.error}`);
+        for (const failure of strayResult.failed)
+          writeLine(io.stderr, `could not remove ${failure.file.path}: ${failure.error}`);
+        if (!removing) {
+          const parts = [plural(kept.length, 'kept worktree')];
+          if (strays.length > 0) parts.push(plural(strays.length, 'stray file'));
+          writeLine(
+            io.stdout,
+            `${parts.join(' and ')}; remove with --older-than AGE or --all (add --dry-run to preview).`,
+          );
+          return;
+        }
         writeLine(
           io.stdout,
-          `${kept.length} kept worktree${kept.length === 1 ? '' : 's'}; remove with --older-than AGE or --all (add --dry-run to preview).`,
+          dryRun
+            ? `Dry run: ${plural(selected.length, 'worktree')} would be removed${selectedStrays.length ? ` and ${plural(selectedStrays.length, 'stray file')}` : ''}.`
+            : `Removed ${plural(result.removed.length, 'worktree')}${selectedStrays.length ? ` and ${plural(strayResult.removed.length, 'stray file')}` : ''}.`,
         );
-        return;
+        if (withheld.size > 0 && withheldAction === 'declined') {
+          writeLine(io.stdout, `Kept ${plural(withheld.size, 'worktree')} holding work, as answered.`);
+        }
       }
-      const result = await removeWorktrees(selected, {
-        dryRun: Boolean(options.dryRun),
-        log: silentLogger(),
-      });
-      for (const failure of result.failed)
-        writeLine(io.stderr, `could not remove ${failure.worktree.path}: ${failure.error}`);
-      writeLine(
-        io.stdout,
-        options.dryRun
-          ? `Dry run: ${selected.length} worktree${selected.length === 1 ? '' : 's'} would be removed.`
-          : `Removed ${result.removed.length} worktree${result.removed.length === 1 ? '' : 's'}.`,
-      );
-      if (result.failed.length > 0) setExitCode(EXIT.failure);
+      if (withheld.size > 0 && withheldAction === 'refused') {
+        writeLine(
+          io.stderr,
+          `Did not remove ${plural(withheld.size, 'worktree')} holding unpushed commits or uncommitted changes: there is no terminal to ask. Pass --yes to remove them.`,
+        );
+        setExitCode(EXIT.failure);
+      }
+      if (result.failed.length > 0 || strayResult.failed.length > 0) setExitCode(EXIT.failure);
     });
+}
+
+async function protectedWorktrees(statePath: string): Promise<Set<string>> {
+  const store = await openStore(statePath, { readonly: true });
+  const paths = new Set<string>();
+  try {
+    for (const session of await store.listSessions())
+      if (session.worktreePath) paths.add(resolve(session.worktreePath));
+    for (const run of await store.listUnfinishedRuns())
+      if (run.worktreePath) paths.add(resolve(run.worktreePath));
+  } finally {
+    await store.close();
+  }
+  return paths;
+}
+
+/** Work that exists nowhere else, or that git cannot vouch for (a folder it does not know). */
+function holdsWork(worktree: KeptWorktree): boolean {
+  return worktree.unpushedCommits > 0 || worktree.dirty !== false;
+}
+
+function isInteractive(io: CliIo): boolean {
+  return Boolean(io.stdin?.isTTY && io.stdout.isTTY);
+}
+
+async function confirmRemoval(io: CliIo, risky: readonly KeptWorktree[]): Promise<boolean> {
+  writeLine(io.stdout, `${plural(risky.length, 'worktree')} to remove hold work found nowhere else:`);
+  for (const worktree of risky) writeLine(io.stdout, `  ${worktree.path} (${describeWork(worktree)})`);
+  const rl = createInterface({ input: io.stdin!, output: io.stdout, terminal: false });
+  try {
+    const answer = await rl.question('Delete them and their branches? [y/N] ');
+    return /^y(es)?$/i.test(answer.trim());
+  } catch {
+    return false;
+  } finally {
+    rl.close();
+  }
+}
+
+function describe(worktree: KeptWorktree, now: number): string {
+  const age = `untouched for ${formatDuration(now - worktree.modifiedAt.getTime())}`;
+  if (worktree.kind === 'stale') return `moved aside by a run; ${age}`;
+  const branch = worktree.branch ?? 'no branch';
+  const work = describeWork(worktree);
+  if (worktree.kind === 'unregistered') return `not a worktree git knows; ${branch}; ${work}; ${age}`;
+  return `${branch}; ${work}; ${age}`;
+}
+
+function describeWork(worktree: KeptWorktree): string {
+  const parts: string[] = [];
+  if (worktree.unpushedCommits > 0) parts.push(plural(worktree.unpushedCommits, 'unpushed commit'));
+  if (worktree.dirty === true) parts.push('uncommitted changes');
+  if (worktree.dirty === null && worktree.kind !== 'worktree') parts.push('files git does not track');
+  else if (worktree.dirty === null) parts.push('git cannot read its status');
+  return parts.join(', ') || 'no unpushed work';
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(0)} KiB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }

@@ -2,6 +2,8 @@
 export interface CliIo {
   stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  /** For the rare question a command asks on a terminal (`gc` before deleting work); absent in tests. */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
   env: NodeJS.ProcessEnv;
   cwd: string;
   /** `curupira` or `curu`, from how the program was invoked. */
@@ -12,6 +14,7 @@ export function processIo(): CliIo {
   return {
     stdout: process.stdout,
     stderr: process.stderr,
+    stdin: process.stdin,
     env: process.env,
     cwd: process.cwd(),
     programName: programNameFrom(process.argv[1]),

@@ -1,17 +1,25 @@
 /**
  * The base checkout of a repository alias: cloned once per destination, then left alone. The
- * alias's `setup_script` runs only right after a fresh clone; if it fails the fresh clone is removed,
- * so the next run clones and sets up again instead of working in a half-prepared checkout.
+ * alias's `setup_script` runs right after a fresh clone; if it fails the fresh clone is removed, so
+ * the next run clones and sets up again. A setup that was interrupted (or failed) on a checkout that
+ * stays runs again before the next agent: it counts as done only once it has succeeded.
  */
-import { mkdir, realpath, stat } from 'node:fs/promises';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, readFile, realpath, rename, stat, writeFile } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { CurupiraError, errorMessage, WorkspaceError } from '../core/errors.js';
 import type { Logger } from '../log.js';
 import { type CommandResult, runCommand } from '../process/command.js';
-import { git, isGitCheckout, isolatedEnv, scrub } from './git.js';
+import { type CheckoutState, checkoutState, countUnpushedCommits, git, isolatedEnv, scrub } from './git.js';
 import { repoLockKey, withLock } from './lock.js';
-import { isInside, worktreesRoot } from './paths.js';
+import { isInside, sha256Hex, worktreesRoot } from './paths.js';
 import { pathExists, removeTree } from './remove.js';
+import { resolveDefaultBranch } from './worktree.js';
+
+/** `<parent>/.<name>.clone-<random>`: where a clone is made before it is moved into place. */
+const CLONE_INFIX = '.clone-';
+/** In the checkout's git directory: the hash of the setup script path, written once it succeeded. */
+const SETUP_MARKER = 'curupira-setup-done';
 
 /** How much of a failed setup script's output goes into the error. */
 const OUTPUT_TAIL_CHARS = 2000;
@@ -41,6 +49,11 @@ export interface CheckoutResult {
 /**
  * Makes sure a Git checkout of `remote` exists at `path`. Concurrent calls for one destination wait
  * for each other, so a repository is cloned (and set up) exactly once.
+ *
+ * A clone is made in a temporary folder beside the destination and moved into place only once it is
+ * complete (HEAD resolves, origin's default branch is known), so a kill during the clone never leaves
+ * a half clone that later looks like a checkout. The setup script counts as done only once it has
+ * succeeded (a marker in the checkout's git directory); otherwise it runs again on the next call.
  */
 export async function ensureCheckout(options: EnsureCheckoutOptions): Promise<CheckoutResult> {
   const { alias, remote, setupScript, log, signal } = options;
@@ -54,28 +67,32 @@ export async function ensureCheckout(options: EnsureCheckoutOptions): Promise<Ch
   if (setupScript !== undefined) assertRelativeScript(setupScript);
 
   return withLock(repoLockKey(checkout), async () => {
-    if (await pathExists(checkout)) {
-      if (await isGitCheckout(checkout)) return { path: checkout, freshClone: false };
-      throw new WorkspaceError(`workspace destination exists but is not a Git checkout: ${checkout}`, {
-        code: 'workspace_path',
-      });
-    }
-
     const deadline = Date.now() + options.timeoutMs;
-    const parent = dirname(checkout);
-    await mkdir(parent, { recursive: true });
-    log.info({ repo: alias, remote: scrub(remote), path: checkout }, 'Cloning repository');
-    try {
-      await git(['clone', '--', remote, checkout], { cwd: parent, timeoutMs: remaining(deadline), signal });
-    } catch (error) {
-      // The destination did not exist before this call, so whatever is there now is ours to remove.
-      await discardClone(checkout, alias, log);
-      throw error;
-    }
-    if (!(await isGitCheckout(checkout))) {
-      throw new WorkspaceError(`clone reported success, but no Git checkout was created at ${checkout}`);
+    if (await pathExists(checkout)) {
+      const state = await checkoutState(checkout);
+      if (state === null) {
+        if (!(await isUnreadableGitOnly(checkout))) {
+          throw new WorkspaceError(`workspace destination exists but is not a Git checkout: ${checkout}`, {
+            code: 'workspace_path',
+          });
+        }
+        // Only a `.git` folder git cannot read: a clone killed as it began, before clones were made aside.
+        log.warn({ repo: alias, path: checkout }, 'Cloning again over an interrupted clone');
+        await removeTree(checkout, dirname(checkout));
+      }
+      const broken = state === null ? null : await incompleteReason(state);
+      if (state !== null && broken === null) {
+        if (setupScript !== undefined && !(await setupDone(state.gitDir, setupScript))) {
+          // An earlier setup was interrupted or failed: run it again before any agent works here.
+          await runSetupScript({ checkout, script: setupScript, alias, deadline, log, signal });
+          await markSetupDone(state.gitDir, setupScript);
+        }
+        return { path: checkout, freshClone: false };
+      }
+      if (state !== null && broken !== null) await discardIncomplete(checkout, state, broken, alias, log);
     }
 
+    const gitDir = await cloneIntoPlace({ alias, remote, checkout, deadline, log, signal });
     if (setupScript !== undefined) {
       try {
         await runSetupScript({ checkout, script: setupScript, alias, deadline, log, signal });
@@ -83,9 +100,124 @@ export async function ensureCheckout(options: EnsureCheckoutOptions): Promise<Ch
         await discardClone(checkout, alias, log);
         throw error;
       }
+      await markSetupDone(gitDir, setupScript);
     }
     return { path: checkout, freshClone: true };
   });
+}
+
+interface CloneRequest {
+  alias: string;
+  remote: string;
+  checkout: string;
+  deadline: number;
+  log: Logger;
+  signal?: AbortSignal;
+}
+
+/**
+ * Clones into `<parent>/.<name>.clone-<random>`, checks the result, and renames it to the
+ * destination. Temporary clones left by a killed earlier attempt are removed first. Returns the
+ * checkout's git directory.
+ */
+async function cloneIntoPlace(request: CloneRequest): Promise<string> {
+  const { alias, remote, checkout, log, signal } = request;
+  const parent = dirname(checkout);
+  await mkdir(parent, { recursive: true });
+  const prefix = `.${basename(checkout)}${CLONE_INFIX}`;
+  for (const name of await readdir(parent)) {
+    if (!name.startsWith(prefix)) continue;
+    log.info(
+      { repo: alias, path: join(parent, name) },
+      'Removing a clone left unfinished by an earlier attempt',
+    );
+    await removeTree(join(parent, name), parent);
+  }
+  const temp = join(parent, `${prefix}${randomBytes(6).toString('hex')}`);
+  log.info({ repo: alias, remote: scrub(remote), path: checkout }, 'Cloning repository');
+  try {
+    await git(['clone', '--', remote, temp], {
+      cwd: parent,
+      timeoutMs: remaining(request.deadline),
+      signal,
+    });
+    const state = await checkoutState(temp);
+    if (state === null) {
+      throw new WorkspaceError(`clone reported success, but no Git checkout was created for ${checkout}`);
+    }
+    if (state.head === null) {
+      throw new WorkspaceError(
+        `the clone of repository '${alias}' has no commit: is ${scrub(remote)} empty? Push a first commit, then run again`,
+      );
+    }
+    await resolveDefaultBranch(temp, { network: false });
+    await rename(temp, checkout);
+    return join(checkout, '.git');
+  } catch (error) {
+    await discardClone(temp, alias, log);
+    throw error;
+  }
+}
+
+/**
+ * Why an existing checkout cannot be used as it is, or null when it can: no commit at all (a clone
+ * killed while fetching, from before clones were made aside), or no index (killed while checking
+ * out). One file lookup in the usual case.
+ */
+async function incompleteReason(state: CheckoutState): Promise<string | null> {
+  if (state.head === null) return 'it has no commit (an interrupted clone?)';
+  if (!(await pathExists(join(state.gitDir, 'index')))) return 'its checkout never finished (no index)';
+  return null;
+}
+
+/**
+ * Removes an incomplete checkout so it can be cloned again, but only when it holds nothing of its
+ * own: no local commits, no worktrees, and (while HEAD is unborn) no files besides `.git`.
+ */
+async function discardIncomplete(
+  checkout: string,
+  state: CheckoutState,
+  reason: string,
+  alias: string,
+  log: Logger,
+): Promise<void> {
+  const local = await countUnpushedCommits(checkout, ['--branches']).catch(() => Number.NaN);
+  const worktrees = await readdir(join(state.gitDir, 'worktrees')).catch(() => [] as string[]);
+  const files = (await readdir(checkout)).filter((name) => name !== '.git');
+  const problems: string[] = [];
+  if (!(local === 0))
+    problems.push(Number.isNaN(local) ? 'git cannot list its commits' : `${local} local commits`);
+  if (worktrees.length > 0) problems.push(`${worktrees.length} worktrees`);
+  if (state.head === null && files.length > 0) problems.push(`${files.length} files besides .git`);
+  if (problems.length > 0) {
+    throw new WorkspaceError(
+      `checkout of repository '${alias}' at ${checkout} is incomplete: ${reason}; it holds ${problems.join(', ')}, so it is not replaced. Move it away (curupira clones it again) or repair it with git`,
+      { code: 'workspace_path' },
+    );
+  }
+  log.warn({ repo: alias, path: checkout, reason }, 'Cloning again over an incomplete checkout');
+  await removeTree(checkout, dirname(checkout));
+}
+
+/** True when `path` holds nothing but a `.git` folder (that git does not recognise as a repository). */
+async function isUnreadableGitOnly(path: string): Promise<boolean> {
+  const names = await readdir(path).catch(() => null);
+  if (names?.length !== 1 || names[0] !== '.git') return false;
+  return (await stat(join(path, '.git'))).isDirectory();
+}
+
+/** The marker the setup script's success leaves in the checkout's git directory. */
+function setupMarker(gitDir: string): string {
+  return join(gitDir, SETUP_MARKER);
+}
+
+async function setupDone(gitDir: string, script: string): Promise<boolean> {
+  const text = await readFile(setupMarker(gitDir), 'utf8').catch(() => null);
+  return text?.trim() === sha256Hex(script);
+}
+
+async function markSetupDone(gitDir: string, script: string): Promise<void> {
+  await writeFile(setupMarker(gitDir), `${sha256Hex(script)}\n`);
 }
 
 function assertRelativeScript(script: string): void {

@@ -1,14 +1,23 @@
 import { existsSync } from 'node:fs';
-import { mkdir, utimes, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readdir, utimes, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../core/errors.js';
 import { silentLogger } from '../log.js';
 import { ensureCheckout } from './checkout.js';
-import { type KeptWorktree, listKeptWorktrees, parseDuration, removeWorktrees, selectForGc } from './gc.js';
+import {
+  type KeptWorktree,
+  listKeptWorktrees,
+  listStrayFiles,
+  parseDuration,
+  removeStrayFiles,
+  removeWorktrees,
+  selectForGc,
+} from './gc.js';
 import { branchExists, git } from './git.js';
+import { worktreePath } from './paths.js';
 import { commitFiles, createOrigin, isolateGitForTests, type OriginRepo } from './testing.js';
-import { finishWorktree, prepareWorktree } from './worktree.js';
+import { finishWorktree, prepareWorktree, worktreeGitDir } from './worktree.js';
 
 const log = silentLogger();
 const DAY = 86_400_000;
@@ -92,7 +101,14 @@ describe('listKeptWorktrees', () => {
 });
 
 describe('selectForGc', () => {
-  const base = { checkoutPath: '/w/api', branch: null, unpushedCommits: 0, dirty: false, changedFiles: [] };
+  const base = {
+    kind: 'worktree' as const,
+    checkoutPath: '/w/api',
+    branch: null,
+    unpushedCommits: 0,
+    dirty: false,
+    changedFiles: [],
+  };
   const now = Date.parse('2026-03-10T00:00:00Z');
   const entry = (name: string, daysOld: number, locked = false): KeptWorktree => ({
     ...base,
@@ -181,6 +197,154 @@ describe('removeWorktrees', () => {
     expect(result.failed[0]!.error).toMatch(/refusing to remove/);
     expect(existsSync(join(checkoutPath, 'README.md'))).toBe(true);
     expect(existsSync(old.path)).toBe(true);
+  });
+});
+
+describe('what a kill leaves behind', () => {
+  async function checkout(): Promise<string> {
+    origin = await createOrigin();
+    await ensureCheckout({
+      alias: 'sample',
+      remote: origin.url,
+      path: origin.checkoutPath,
+      timeoutMs: 20_000,
+      log,
+    });
+    return origin.checkoutPath;
+  }
+
+  it('lists a folder at a worktree path that git does not know, and removes it', async () => {
+    const checkoutPath = await checkout();
+    const target = worktreePath(checkoutPath, 'triage', 'github-issues', '9');
+    await mkdir(join(target, 'src'), { recursive: true });
+    await writeFile(join(target, 'src', 'half.txt'), 'left by a kill');
+    const [found] = await listKeptWorktrees([checkoutPath]);
+    expect(found).toMatchObject({
+      kind: 'unregistered',
+      path: target,
+      registered: false,
+      dirty: null,
+      branch: null,
+    });
+    const result = await removeWorktrees(selectForGc([found!], { all: true, now: Date.now() }), {
+      dryRun: false,
+    });
+    expect(result.failed).toEqual([]);
+    expect(existsSync(target)).toBe(false);
+    expect(existsSync(`${checkoutPath}.worktrees`)).toBe(false);
+  });
+
+  it('lists a .stale folder a run moved aside, and removes it without touching the live branch', async () => {
+    const checkoutPath = await checkout();
+    const target = worktreePath(checkoutPath, 'triage', 'github-issues', '9');
+    await mkdir(target, { recursive: true });
+    await writeFile(join(target, 'notes.txt'), 'someone’s notes');
+    const live = await prepareWorktree({
+      checkoutPath,
+      automationId: 'triage',
+      taskType: 'github-issues',
+      taskId: '9',
+      log,
+    });
+    const list = await listKeptWorktrees([checkoutPath]);
+    const stale = list.find((w) => w.kind === 'stale')!;
+    expect(stale).toMatchObject({ automationId: 'triage', branch: null, registered: false });
+    expect(stale.name).toMatch(new RegExp(`^\\.${basename(target)}\\.stale-`));
+    expect(list.find((w) => w.kind === 'worktree')?.path).toBe(target);
+
+    const result = await removeWorktrees([stale], { dryRun: false });
+    expect(result.failed).toEqual([]);
+    expect(existsSync(stale.path)).toBe(false);
+    expect(await branchExists(checkoutPath, live.branch)).toBe(true);
+    expect(existsSync(join(target, 'README.md'))).toBe(true);
+  });
+
+  it('may remove a worktree left locked "initializing" once it is old, never a young one', async () => {
+    const checkoutPath = await checkout();
+    const made = await prepareWorktree({
+      checkoutPath,
+      automationId: 'triage',
+      taskType: 'cron',
+      taskId: '3',
+      log,
+    });
+    await writeFile(join((await worktreeGitDir(made.path))!, 'locked'), 'initializing');
+    expect((await listKeptWorktrees([checkoutPath]))[0]!.locked).toBe(true);
+    await age(made.path, 3_600_000);
+    const [old] = await listKeptWorktrees([checkoutPath]);
+    expect(old!.locked).toBe(false);
+    const result = await removeWorktrees(selectForGc([old!], { all: true, now: Date.now() }), {
+      dryRun: false,
+    });
+    expect(result.failed).toEqual([]);
+    expect(existsSync(made.path)).toBe(false);
+    expect(await branchExists(checkoutPath, made.branch)).toBe(false);
+  });
+});
+
+describe('OpenCode databases beside worktrees', () => {
+  async function withDb(taskId: string) {
+    const checkoutPath = origin!.checkoutPath;
+    const made = await prepareWorktree({
+      checkoutPath,
+      automationId: 'fix',
+      taskType: 'github-issues',
+      taskId,
+      log,
+    });
+    for (const suffix of ['.opencode.db', '.opencode.db-shm', '.opencode.db-wal']) {
+      await writeFile(`${made.path}${suffix}`, 'sqlite');
+    }
+    return made;
+  }
+
+  it('are removed with the worktree, by finishWorktree and by gc', async () => {
+    origin = await createOrigin();
+    const checkoutPath = origin.checkoutPath;
+    await ensureCheckout({ alias: 'sample', remote: origin.url, path: checkoutPath, timeoutMs: 20_000, log });
+    const clean = await withDb('1');
+    expect((await finishWorktree({ checkoutPath, ...clean, log })).removed).toBe(true);
+    expect(existsSync(`${clean.path}.opencode.db`)).toBe(false);
+    expect(existsSync(`${clean.path}.opencode.db-wal`)).toBe(false);
+    expect(existsSync(`${checkoutPath}.worktrees`)).toBe(false);
+
+    const kept = await withDb('2');
+    await commitFiles(kept.path, { 'fix.txt': 'x' });
+    expect((await finishWorktree({ checkoutPath, ...kept, log })).kept).toBe(true);
+    expect(existsSync(`${kept.path}.opencode.db`)).toBe(true); // its session may resume
+    const [entry] = await listKeptWorktrees([checkoutPath]);
+    expect((await removeWorktrees([entry!], { dryRun: false })).failed).toEqual([]);
+    expect(existsSync(`${kept.path}.opencode.db`)).toBe(false);
+    expect(existsSync(`${kept.path}.opencode.db-shm`)).toBe(false);
+    expect(existsSync(`${checkoutPath}.worktrees`)).toBe(false);
+  });
+
+  it('left by an older version beside a worktree that is gone are listed as strays and removed', async () => {
+    origin = await createOrigin();
+    const checkoutPath = origin.checkoutPath;
+    await ensureCheckout({ alias: 'sample', remote: origin.url, path: checkoutPath, timeoutMs: 20_000, log });
+    const gone = await withDb('1');
+    const live = await withDb('2');
+    await git(['worktree', 'remove', '--force', gone.path], { cwd: checkoutPath });
+    const strays = await listStrayFiles([checkoutPath]);
+    expect(strays.map((f) => basename(f.path))).toEqual(
+      ['.opencode.db', '.opencode.db-shm', '.opencode.db-wal'].map((s) => `${basename(gone.path)}${s}`),
+    );
+    expect(strays[0]).toMatchObject({ worktreePath: gone.path, sizeBytes: 6 });
+    expect((await removeStrayFiles(strays, { dryRun: true })).removed).toHaveLength(3);
+    expect(existsSync(`${gone.path}.opencode.db`)).toBe(true);
+    const result = await removeStrayFiles(strays, { dryRun: false });
+    expect(result).toMatchObject({ failed: [] });
+    expect(existsSync(`${gone.path}.opencode.db`)).toBe(false);
+    expect(existsSync(`${live.path}.opencode.db`)).toBe(true);
+    expect(await readdir(dirname(live.path))).toEqual(
+      expect.arrayContaining([basename(live.path), `${basename(live.path)}.opencode.db`]),
+    );
+    const forged = { ...strays[0]!, path: join(checkoutPath, 'README.md') };
+    expect((await removeStrayFiles([forged], { dryRun: false })).failed[0]!.error).toMatch(
+      /refusing to remove/,
+    );
+    expect(existsSync(join(checkoutPath, 'README.md'))).toBe(true);
   });
 });
 

@@ -1,11 +1,14 @@
 /**
- * Kept worktrees: the ones a run left behind because they held unpushed work. `curupira gc` lists
- * them (`listKeptWorktrees`), picks some (`selectForGc`, pure) and removes them (`removeWorktrees`).
- * Only folders shaped `<checkout>.worktrees/<automation>/<name>` are ever considered, and only the
- * branch curupira named for that folder is ever deleted.
+ * Kept worktrees: the ones a run left behind because they held unpushed work, folders at a worktree
+ * path that git does not know (left by a kill), and `.stale-` folders a run moved out of its way.
+ * `curupira gc` lists them (`listKeptWorktrees`), picks some (`selectForGc`, pure) and removes them
+ * (`removeWorktrees`). Only folders shaped `<checkout>.worktrees/<automation>/<name>` are ever
+ * considered, and only the branch curupira named for that folder is ever deleted. Stray files that
+ * lived beside a worktree that is gone (OpenCode's `<worktree>.opencode.db`) are listed apart
+ * (`listStrayFiles`) and removed with `removeStrayFiles`.
  */
 import { lstat, readdir, readFile, stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { errorMessage, UsageError, WorkspaceError } from '../core/errors.js';
 import type { Logger } from '../log.js';
 import {
@@ -17,16 +20,33 @@ import {
   type WorktreeEntry,
 } from './git.js';
 import { repoLockKey, withLock } from './lock.js';
-import { assertInside, canonicalPath, isSafeSegment, worktreesRoot } from './paths.js';
+import {
+  assertInside,
+  COMPANION_SUFFIXES,
+  canonicalPath,
+  isSafeSegment,
+  STALE_FOLDER,
+  worktreesRoot,
+} from './paths.js';
 import { pathExists, removeTree } from './remove.js';
-import { findWorktree, inspectWorktree, removeEmptyParents } from './worktree.js';
+import { findWorktree, inspectWorktree, removeCompanions, removeEmptyParents } from './worktree.js';
+
+/**
+ * `worktree`: a worktree git knows; `unregistered`: a folder at a worktree path that git does not
+ * know (or whose registration is broken); `stale`: a folder a run moved aside (`.<name>.stale-<time>`).
+ */
+export type KeptKind = 'worktree' | 'unregistered' | 'stale';
+
+/** How long a worktree may stay locked "initializing" before gc takes it for a killed `worktree add`. */
+const STUCK_INITIALIZING_MS = 10 * 60_000;
 
 export interface KeptWorktree {
+  kind: KeptKind;
   /** The base checkout the worktree belongs to. */
   checkoutPath: string;
   path: string;
   automationId: string;
-  /** `<task_type>-<sha256(task_id)>`. */
+  /** `<task_type>-<sha256(task_id)>` (for a stale folder, its own name `.<that>.stale-<time>`). */
   name: string;
   /** The branch checked out there, else curupira's branch for the folder if it exists, else null. */
   branch: string | null;
@@ -90,6 +110,7 @@ async function listForCheckout(checkout: string, now: number): Promise<KeptWorkt
         unpushedCommits = await countUnpushedCommits(checkout, [`refs/heads/${ownBranch}`]);
       }
       out.push({
+        kind: registered ? 'worktree' : 'unregistered',
         checkoutPath: checkout,
         path,
         automationId,
@@ -101,11 +122,124 @@ async function listForCheckout(checkout: string, now: number): Promise<KeptWorkt
         dirty,
         changedFiles,
         registered,
-        locked: entry?.locked ?? false,
+        // A registration left locked "initializing" by a killed `git worktree add` is not a lock a
+        // person set; once it is older than any real `worktree add`, it may go.
+        locked:
+          (entry?.locked ?? false) &&
+          !(entry?.lockReason === 'initializing' && now - modifiedAt.getTime() > STUCK_INITIALIZING_MS),
+      });
+    }
+    for (const name of await staleFolders(join(root, automationId))) {
+      const path = join(root, automationId, name);
+      const modifiedAt = await lastModified(path);
+      out.push({
+        kind: 'stale',
+        checkoutPath: checkout,
+        path,
+        automationId,
+        name,
+        branch: null,
+        modifiedAt,
+        ageMs: Math.max(0, now - modifiedAt.getTime()),
+        unpushedCommits: 0,
+        dirty: null,
+        changedFiles: [],
+        registered: false,
+        locked: false,
       });
     }
   }
   return out;
+}
+
+/** `.<name>.stale-<time>` folders (not symlinks) in `dir`. */
+async function staleFolders(dir: string): Promise<string[]> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const out: string[] = [];
+  for (const name of names.sort()) {
+    if (!STALE_FOLDER.test(name)) continue;
+    const info = await lstat(join(dir, name)).catch(() => null);
+    if (info?.isDirectory()) out.push(name);
+  }
+  return out;
+}
+
+export interface StrayFile {
+  checkoutPath: string;
+  path: string;
+  /** The worktree folder the file belonged to, which no longer exists. */
+  worktreePath: string;
+  sizeBytes: number;
+  modifiedAt: Date;
+}
+
+/**
+ * Files left beside a worktree that is gone (`<root>/<automation>/<name>.opencode.db`, `-shm`,
+ * `-wal`): OpenCode 1.x's per-task database, orphaned when an older curupira removed the worktree.
+ */
+export async function listStrayFiles(checkoutPaths: readonly string[]): Promise<StrayFile[]> {
+  const out: StrayFile[] = [];
+  for (const checkoutPath of new Set(checkoutPaths.map((p) => resolve(p)))) {
+    const root = worktreesRoot(checkoutPath);
+    for (const automationId of await directories(root)) {
+      const dir = join(root, automationId);
+      for (const name of (await readdir(dir).catch(() => [] as string[])).sort()) {
+        const suffix = COMPANION_SUFFIXES.find((s) => name.endsWith(s));
+        if (!suffix) continue;
+        const owner = name.slice(0, -suffix.length);
+        if (!isSafeSegment(owner)) continue;
+        const worktreePath = join(dir, owner);
+        if (await pathExists(worktreePath)) continue;
+        const info = await lstat(join(dir, name)).catch(() => null);
+        if (!info?.isFile()) continue;
+        out.push({
+          checkoutPath,
+          path: join(dir, name),
+          worktreePath,
+          sizeBytes: info.size,
+          modifiedAt: new Date(info.mtimeMs),
+        });
+      }
+    }
+  }
+  return out;
+}
+
+/** Removes stray files (only ones shaped as `listStrayFiles` finds them, inside their root). */
+export async function removeStrayFiles(
+  list: readonly StrayFile[],
+  options: { dryRun: boolean },
+): Promise<{ removed: StrayFile[]; failed: { file: StrayFile; error: string }[] }> {
+  const result: { removed: StrayFile[]; failed: { file: StrayFile; error: string }[] } = {
+    removed: [],
+    failed: [],
+  };
+  for (const file of list) {
+    try {
+      const root = worktreesRoot(file.checkoutPath);
+      const name = basename(file.path);
+      if (
+        !COMPANION_SUFFIXES.some((s) => name.endsWith(s)) ||
+        dirname(dirname(resolve(file.path))) !== root
+      ) {
+        throw new WorkspaceError(
+          `refusing to remove ${file.path}: not a file curupira left beside a worktree`,
+          {
+            code: 'workspace_path',
+          },
+        );
+      }
+      await assertInside(root, file.path, 'stray file');
+      if (!options.dryRun) {
+        await removeTree(file.path, root);
+        await removeEmptyParents(file.path, root);
+      }
+      result.removed.push(file);
+    } catch (error) {
+      result.failed.push({ file, error: errorMessage(error) });
+    }
+  }
+  return result;
 }
 
 /** Real sub-folders (not symlinks) of `dir` whose names curupira could have made. */
@@ -192,11 +326,8 @@ export async function removeWorktrees(
 async function checkShape(worktree: KeptWorktree): Promise<void> {
   const root = worktreesRoot(worktree.checkoutPath);
   const expected = join(root, worktree.automationId, worktree.name);
-  if (
-    !isSafeSegment(worktree.automationId) ||
-    !isSafeSegment(worktree.name) ||
-    resolve(worktree.path) !== expected
-  ) {
+  const nameOk = worktree.kind === 'stale' ? STALE_FOLDER.test(worktree.name) : isSafeSegment(worktree.name);
+  if (!isSafeSegment(worktree.automationId) || !nameOk || resolve(worktree.path) !== expected) {
     throw new WorkspaceError(
       `refusing to remove ${worktree.path}: not a curupira worktree of ${worktree.checkoutPath}`,
       {
@@ -213,10 +344,20 @@ async function removeOne(worktree: KeptWorktree): Promise<void> {
   const path = join(root, worktree.automationId, worktree.name);
   const ownBranch = `curupira/${worktree.automationId}/${worktree.name}`;
   await withLock(repoLockKey(checkout), async () => {
+    if (worktree.kind === 'stale') {
+      // Files a run moved aside: no registration, no branch of their own (the name's branch is the live one's).
+      await removeTree(path, root);
+      await removeEmptyParents(path, root);
+      return;
+    }
     const isRepo = await isGitCheckout(checkout);
     if (isRepo) {
       const entry = await findWorktree(checkout, path);
-      if (entry && !entry.prunable) await git(['worktree', 'remove', '--force', path], { cwd: checkout });
+      // Twice --force: also a registration a killed `git worktree add` left locked "initializing"
+      // (selectForGc never picks a worktree a person locked).
+      if (entry && !entry.prunable) {
+        await git(['worktree', 'remove', '--force', '--force', path], { cwd: checkout });
+      }
     }
     // Git does not know the folder (or left it behind): delete it ourselves, inside the root only.
     if (await pathExists(path)) await removeTree(path, root);
@@ -224,6 +365,7 @@ async function removeOne(worktree: KeptWorktree): Promise<void> {
       await git(['worktree', 'prune'], { cwd: checkout });
       if (await branchExists(checkout, ownBranch)) await git(['branch', '-D', ownBranch], { cwd: checkout });
     }
+    await removeCompanions(path);
     await removeEmptyParents(path, root);
   });
 }

@@ -134,6 +134,43 @@ export async function isGitCheckout(path: string): Promise<boolean> {
   return top === here;
 }
 
+export interface CheckoutState {
+  /** The top level of the working tree (real path). */
+  top: string;
+  /** The repository's (or linked worktree's) own git directory, absolute. */
+  gitDir: string;
+  /** The commit HEAD names, or null when HEAD is unborn (no commit yet). */
+  head: string | null;
+}
+
+/**
+ * Where `path`'s working tree and git directory are and what HEAD is, in one git process (two when
+ * HEAD is unborn); null when `path` is not the top level of a Git working tree.
+ */
+export async function checkoutState(path: string): Promise<CheckoutState | null> {
+  if (!(await isDirectory(path))) return null;
+  const full = await gitResult(['rev-parse', '--show-toplevel', '--absolute-git-dir', 'HEAD'], { cwd: path });
+  let lines = full.stdout.trim().split('\n');
+  let head: string | null = lines[2] ?? null;
+  if (full.exitCode !== 0) {
+    const bare = await gitResult(['rev-parse', '--show-toplevel', '--absolute-git-dir'], { cwd: path });
+    if (bare.exitCode !== 0) return null;
+    lines = bare.stdout.trim().split('\n');
+    head = null;
+  }
+  const [top, gitDir] = lines;
+  if (!top || !gitDir) return null;
+  const [realTop, here] = await Promise.all([realpath(top), realpath(path)]);
+  if (realTop !== here) return null;
+  return { top: realTop, gitDir, head: head && /^[0-9a-f]{40,64}$/.test(head) ? head : null };
+}
+
+/** The paths of every file in `rev`'s tree (recursively). */
+export async function listTreeFiles(cwd: string, rev: string): Promise<string[]> {
+  const out = await git(['ls-tree', '-r', '-z', '--name-only', rev], { cwd });
+  return out.split('\0').filter((name) => name !== '');
+}
+
 /** The branch checked out at `cwd` (`main`), or null when HEAD is detached. */
 export async function currentBranch(cwd: string): Promise<string | null> {
   const result = await gitResult(['symbolic-ref', '--quiet', '--short', 'HEAD'], { cwd });
@@ -221,6 +258,8 @@ export interface WorktreeEntry {
   branch: string | null;
   bare: boolean;
   locked: boolean;
+  /** Why it is locked (`initializing` while `git worktree add` runs), or null. */
+  lockReason: string | null;
   /** Git's working directory is gone; `git worktree prune` would forget it. */
   prunable: boolean;
 }
@@ -244,15 +283,25 @@ export async function listWorktrees(cwd: string): Promise<WorktreeEntry[]> {
     const value = space === -1 ? '' : field.slice(space + 1);
     if (key === 'worktree') {
       if (current) entries.push(current);
-      current = { path: value, head: null, branch: null, bare: false, locked: false, prunable: false };
+      current = {
+        path: value,
+        head: null,
+        branch: null,
+        bare: false,
+        locked: false,
+        lockReason: null,
+        prunable: false,
+      };
       continue;
     }
     if (!current) continue;
     if (key === 'HEAD') current.head = value;
     else if (key === 'branch') current.branch = value.replace(/^refs\/heads\//, '');
     else if (key === 'bare') current.bare = true;
-    else if (key === 'locked') current.locked = true;
-    else if (key === 'prunable') current.prunable = true;
+    else if (key === 'locked') {
+      current.locked = true;
+      current.lockReason = value === '' ? null : value;
+    } else if (key === 'prunable') current.prunable = true;
   }
   if (current) entries.push(current);
   return entries;

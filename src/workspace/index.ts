@@ -3,10 +3,14 @@ export { type CheckoutResult, type EnsureCheckoutOptions, ensureCheckout } from 
 export {
   type GcResult,
   type GcSelection,
+  type KeptKind,
   type KeptWorktree,
   listKeptWorktrees,
+  listStrayFiles,
   parseDuration,
+  removeStrayFiles,
   removeWorktrees,
+  type StrayFile,
   selectForGc,
 } from './gc.js';
 export { GitCommandError, git, hasChanges, headCommit, isGitCheckout } from './git.js';

@@ -106,3 +106,18 @@ export async function assertInside(parent: string, child: string, label: string)
   if (await isInside(parent, child)) return;
   throw new WorkspaceError(`${label} ${child} is outside ${parent}`, { code: 'workspace_path' });
 }
+
+/**
+ * Files that belong beside a worktree and go with it: OpenCode 1.x keeps a task's sessions in
+ * `<worktree>.opencode.db` (SQLite, with its `-shm` and `-wal`).
+ */
+export const COMPANION_SUFFIXES = ['.opencode.db', '.opencode.db-shm', '.opencode.db-wal'] as const;
+
+/** The companion files of the worktree at `path` (they may not exist). */
+export function companionFiles(path: string): string[] {
+  const base = resolve(path);
+  return COMPANION_SUFFIXES.map((suffix) => `${base}${suffix}`);
+}
+
+/** `.<name>.stale-<UTC time>[-n]`: a folder a run moved out of its worktree path. */
+export const STALE_FOLDER = /^\.([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*)\.stale-(\d{8}T\d{6}Z)(?:-\d+)?$/;

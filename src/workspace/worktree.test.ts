@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../log.js';
 import { ensureCheckout } from './checkout.js';
-import { branchExists, currentBranch, git, revParse } from './git.js';
+import { branchExists, currentBranch, git, revParse, statusPorcelain } from './git.js';
 import { branchName, worktreePath } from './paths.js';
 import {
   commitFiles,
@@ -114,13 +114,32 @@ describe('prepareWorktree', () => {
     expect(await revParse(again.path, 'HEAD')).toBe(latest);
   });
 
-  it('refuses to take over a non-empty folder git does not know', async () => {
+  it('moves a non-empty folder git does not know aside, keeping its files, and prepares the worktree', async () => {
     const repo = await cloned();
     const target = worktreePath(repo.checkoutPath, 'triage', 'github-issues', '45');
     await mkdir(target, { recursive: true });
     await writeFile(join(target, 'someone-elses.txt'), 'keep me');
-    await expect(prepareWorktree(task(repo))).rejects.toThrow(/worktree path exists but is not a worktree/);
-    expect(await readFile(join(target, 'someone-elses.txt'), 'utf8')).toBe('keep me');
+    await writeFile(join(target, '.git'), 'gitdir: /nowhere/at/all\n');
+
+    const prepared = await prepareWorktree(task(repo));
+    expect(prepared).toMatchObject({ path: target, reused: false });
+    expect(await statusPorcelain(target)).toEqual([]);
+    expect(existsSync(join(target, 'someone-elses.txt'))).toBe(false);
+    const aside = (await readdir(dirname(target))).filter((name) => name.includes('.stale-'));
+    expect(aside).toHaveLength(1);
+    expect(aside[0]).toMatch(/^\.github-issues-[0-9a-f]{64}\.stale-\d{8}T\d{6}Z$/);
+    expect(await readFile(join(dirname(target), aside[0]!, 'someone-elses.txt'), 'utf8')).toBe('keep me');
+  });
+
+  it('removes a folder git does not know that holds only a .git file pointing nowhere', async () => {
+    const repo = await cloned();
+    const target = worktreePath(repo.checkoutPath, 'triage', 'github-issues', '45');
+    await mkdir(target, { recursive: true });
+    await writeFile(join(target, '.git'), 'gitdir: /nowhere/at/all\n');
+    const prepared = await prepareWorktree(task(repo));
+    expect(prepared.reused).toBe(false);
+    expect(await readdir(dirname(target))).toEqual([basename(target)]);
+    expect(await readFile(join(target, 'README.md'), 'utf8')).toBe('# sample\n');
   });
 
   it('prepares worktrees for several tasks at once without git lock errors', async () => {

@@ -3,8 +3,8 @@
  * branch. After the run the worktree and branch are removed, unless they hold work that exists
  * nowhere else (commits on no remote, uncommitted or untracked files): then both are kept.
  */
-import { lstat, readdir, realpath, rmdir } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { lstat, readdir, readFile, realpath, rename, rm, rmdir } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import { errorMessage, WorkspaceError } from '../core/errors.js';
 import type { Logger } from '../log.js';
 import {
@@ -12,17 +12,27 @@ import {
   countUnpushedCommits,
   git,
   gitResult,
+  listTreeFiles,
   listWorktrees,
   revParse,
   statusPorcelain,
   type WorktreeEntry,
 } from './git.js';
 import { repoLockKey, withLock } from './lock.js';
-import { assertInside, branchName, canonicalPath, worktreePath, worktreesRoot } from './paths.js';
-import { pathExists } from './remove.js';
+import {
+  assertInside,
+  branchName,
+  canonicalPath,
+  companionFiles,
+  worktreePath,
+  worktreesRoot,
+} from './paths.js';
+import { pathExists, removeTree } from './remove.js';
 
 const DEFAULT_FETCH_TIMEOUT_MS = 5 * 60_000;
 const BRANCH_PREFIX = 'curupira/';
+/** `<automation dir>/.<name>.stale-<time>`: a folder moved out of a task's way, for `gc`. */
+const STALE_INFIX = '.stale-';
 
 export interface PrepareWorktreeOptions {
   checkoutPath: string;
@@ -72,27 +82,27 @@ export async function prepareWorktree(options: PrepareWorktreeOptions): Promise<
   const fields = { automation: automationId, path: target, branch };
 
   return withLock(repoLockKey(checkout), async () => {
+    // Only when the folder is already there does anything beyond the one `worktree add` run.
     if (await pathExists(target)) {
       const entry = await findWorktree(checkout, target);
       if (entry && !entry.prunable) {
-        const base = await resolveDefaultBranch(checkout, { network: false }).catch(() => null);
-        log.info(fields, 'Reusing existing worktree');
-        return {
-          path: target,
-          branch,
-          reused: true,
-          reusedBranch: false,
-          baseRef: base?.ref ?? null,
-          baseCommit: base?.commit ?? null,
-        };
+        const damage = await halfMadeReason(target, entry, log);
+        if (damage === null) {
+          const base = await resolveDefaultBranch(checkout, { network: false }).catch(() => null);
+          log.info(fields, 'Reusing existing worktree');
+          return {
+            path: target,
+            branch,
+            reused: true,
+            reusedBranch: false,
+            baseRef: base?.ref ?? null,
+            baseCommit: base?.commit ?? null,
+          };
+        }
+        await discardHalfMade(checkout, target, entry, damage, log);
+      } else {
+        await clearUnknownFolder(target, log);
       }
-      if (!(await isEmptyDirectory(target))) {
-        throw new WorkspaceError(
-          `worktree path exists but is not a worktree of ${checkout}: ${target}; move it away or run 'curupira gc'`,
-          { code: 'workspace_path' },
-        );
-      }
-      await rmdir(target);
     }
 
     await git(['fetch', 'origin'], { cwd: checkout, timeoutMs, signal });
@@ -115,6 +125,12 @@ export async function prepareWorktree(options: PrepareWorktreeOptions): Promise<
     }
     // Forget registrations whose folders were deleted by hand; they would block `worktree add`.
     await git(['worktree', 'prune'], { cwd: checkout });
+    // A registration `git worktree add` left locked ("initializing") survives the prune; unlock it.
+    const stuck = await findWorktree(checkout, target);
+    if (stuck?.locked && !(await pathExists(target))) {
+      await unlockRegistration(checkout, target);
+      await git(['worktree', 'prune'], { cwd: checkout });
+    }
 
     let reusedBranch = false;
     if (!(await branchExists(checkout, branch))) {
@@ -307,6 +323,7 @@ export async function finishWorktree(options: FinishWorktreeOptions): Promise<Fi
       removed = false;
       log.warn({ ...fields, error: errorMessage(error) }, `Could not clean up worktree for ${key}`);
     }
+    if (!(await pathExists(path))) await removeCompanions(path, log);
     await removeEmptyParents(path, root);
     return { kept: false, removed, ...inspection };
   });
@@ -321,6 +338,15 @@ function describeKept(inspection: WorktreeInspection): string {
   return `worktree holds ${parts.join(' and ')}`;
 }
 
+/** Removes the files that live beside a worktree (OpenCode's database) once the worktree is gone. */
+export async function removeCompanions(path: string, log?: Logger): Promise<void> {
+  for (const file of companionFiles(path)) {
+    await rm(file, { force: true }).catch((error: unknown) => {
+      log?.warn({ path: file, error: errorMessage(error) }, 'Could not remove a file beside the worktree');
+    });
+  }
+}
+
 /** Removes `<root>/<automation>` and `<root>` once the last worktree in them is gone. */
 export async function removeEmptyParents(path: string, root: string): Promise<void> {
   for (const dir of [dirname(path), root]) {
@@ -332,11 +358,135 @@ export async function removeEmptyParents(path: string, root: string): Promise<vo
   }
 }
 
-async function isEmptyDirectory(path: string): Promise<boolean> {
-  try {
-    const info = await lstat(path);
-    return info.isDirectory() && (await readdir(path)).length === 0;
-  } catch {
-    return false;
+/**
+ * Why a registered worktree folder cannot be handed to an agent as it is, or null when it can. A
+ * kill during `git worktree add` leaves it locked "initializing", without an index (or with a stale
+ * `index.lock`) and with only part of the files: git then sees most of the repository as staged
+ * deletions. The usual case costs a few file lookups and no git process.
+ */
+async function halfMadeReason(target: string, entry: WorktreeEntry, log: Logger): Promise<string | null> {
+  if (entry.lockReason === 'initializing') return "'git worktree add' never finished (locked initializing)";
+  const gitDir = await worktreeGitDir(target);
+  if (gitDir === null) return 'its .git file does not name a git directory';
+  if (!(await pathExists(join(gitDir, 'index')))) return 'its checkout never finished (no index)';
+  const indexLock = join(gitDir, 'index.lock');
+  if (!(await pathExists(indexLock))) return null;
+  const status = await statusPorcelain(target).catch(() => null);
+  if (status === null) return 'git cannot read its status';
+  const deletions = status.filter((entry) => entry.code === 'D ').length;
+  if (deletions > 0 && status.every((entry) => entry.code === 'D ' || entry.code === '??')) {
+    return `its checkout never finished (${deletions} files missing, index.lock left behind)`;
   }
+  // A complete worktree with a lock left by a killed git (an agent's commit): no git runs in this
+  // task's worktree while its run is being prepared, so the lock is stale.
+  await rm(indexLock, { force: true });
+  log.warn({ path: target }, 'Removed a stale index.lock from the worktree');
+  return null;
+}
+
+/**
+ * Takes a half-made worktree out of the way. Commits on its branch stay (the branch is kept and the
+ * new worktree continues it); files that are not part of HEAD's tree (work of an agent that ran in
+ * it before this check existed) are kept in a `.stale` sibling folder; the rest is a partial
+ * checkout and is deleted.
+ */
+async function discardHalfMade(
+  checkout: string,
+  target: string,
+  entry: WorktreeEntry,
+  reason: string,
+  log: Logger,
+): Promise<void> {
+  const foreign = await foreignFiles(target, entry.head);
+  await unlockRegistration(checkout, target);
+  if (foreign.length > 0) {
+    const aside = await moveAside(target);
+    log.warn(
+      { path: target, reason, movedTo: aside, files: foreign.length },
+      'Moved a half-made worktree aside; it held files that are not in the repository',
+    );
+  } else {
+    log.warn({ path: target, reason }, 'Recreating a half-made worktree');
+    const removed = await gitResult(['worktree', 'remove', '--force', '--force', target], { cwd: checkout });
+    if (removed.exitCode !== 0 && (await pathExists(target))) await removeTree(target, dirname(target));
+  }
+  await git(['worktree', 'prune'], { cwd: checkout });
+}
+
+/**
+ * A folder at the task's path that git does not know (a kill between `mkdir` and git's records, or a
+ * worktree whose `.git` file was deleted): nothing git could call work lives there, but its files
+ * may still matter to someone. An empty folder, or one holding only a `.git` file, is removed;
+ * anything else is moved to a `.stale` sibling that `curupira gc` lists and removes.
+ */
+async function clearUnknownFolder(target: string, log: Logger): Promise<void> {
+  const info = await lstat(target);
+  const names = info.isDirectory() ? await readdir(target) : null;
+  const onlyGitFile =
+    names !== null &&
+    (names.length === 0 ||
+      (names.length === 1 && names[0] === '.git' && (await lstat(join(target, '.git'))).isFile()));
+  if (onlyGitFile) {
+    await removeTree(target, dirname(target));
+    log.info({ path: target }, 'Removed an empty folder git does not know at the worktree path');
+    return;
+  }
+  const aside = await moveAside(target);
+  log.warn(
+    { path: target, movedTo: aside },
+    "Moved aside a folder git does not know at the worktree path; 'curupira gc' lists it",
+  );
+}
+
+/** `<dir>/.<name>.stale-<UTC time>`: a sibling `curupira gc` recognises. Returns the new path. */
+async function moveAside(target: string): Promise<string> {
+  const stamp = new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
+  const base = join(dirname(target), `.${basename(target)}${STALE_INFIX}${stamp}`);
+  for (let attempt = 1; ; attempt++) {
+    const candidate = attempt === 1 ? base : `${base}-${attempt}`;
+    if (await pathExists(candidate)) continue;
+    await rename(target, candidate);
+    return candidate;
+  }
+}
+
+/** Untracked files (not ignored) that are not in `head`'s tree; all of them when HEAD is unknown. */
+async function foreignFiles(target: string, head: string | null): Promise<string[]> {
+  const status = await statusPorcelain(target).catch(() => null);
+  if (status === null) {
+    // Killed before HEAD was written: nothing was checked out yet, so only the .git file is ours.
+    const names = await readdir(target).catch(() => ['(unreadable)']);
+    return names.filter((name) => name !== '.git');
+  }
+  const untracked = status.filter((entry) => entry.code === '??').map((entry) => entry.path);
+  if (untracked.length === 0) return [];
+  const tree = head ? new Set(await listTreeFiles(target, head).catch(() => [])) : new Set<string>();
+  return untracked.filter((path) => !tree.has(path));
+}
+
+/** Deletes the `locked` file of the registration git keeps for `target`, so git can prune or remove it. */
+async function unlockRegistration(checkout: string, target: string): Promise<void> {
+  const admin = await registrationDir(checkout, target);
+  if (admin) await rm(join(admin, 'locked'), { force: true });
+}
+
+/** `<checkout>/.git/worktrees/<id>`, the folder whose `gitdir` file points at `<target>/.git`. */
+async function registrationDir(checkout: string, target: string): Promise<string | null> {
+  const parent = join(checkout, '.git', 'worktrees');
+  const wanted = await canonicalPath(join(target, '.git'));
+  for (const id of await readdir(parent).catch(() => [] as string[])) {
+    const recorded = await readFile(join(parent, id, 'gitdir'), 'utf8').catch(() => null);
+    if (recorded !== null && (await canonicalPath(recorded.trim())) === wanted) return join(parent, id);
+  }
+  return null;
+}
+
+/** The git directory a linked worktree's `.git` file names, or null when there is none. */
+export async function worktreeGitDir(path: string): Promise<string | null> {
+  const text = await readFile(join(path, '.git'), 'utf8').catch(() => null);
+  const named = text === null ? undefined : /^gitdir: (.+)$/m.exec(text)?.[1]?.trim();
+  return named ? resolve(path, named) : null;
 }

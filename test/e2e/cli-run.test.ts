@@ -106,7 +106,12 @@ describe('curupira gc', () => {
     const dry = await runBuiltCli(['--config', h.settingsFile, 'gc', '--all', '--dry-run'], { env: h.env });
     expect(dry.stdout).toContain(`would remove ${run!.worktreePath}`);
     expect(existsSync(run!.worktreePath!)).toBe(true);
-    const all = await runBuiltCli(['--config', h.settingsFile, 'gc', '--all'], { env: h.env });
+    // Without a terminal, deleting an unpushed commit needs --yes.
+    const refused = await runBuiltCli(['--config', h.settingsFile, 'gc', '--all'], { env: h.env });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('Pass --yes to remove them.');
+    expect(existsSync(run!.worktreePath!)).toBe(true);
+    const all = await runBuiltCli(['--config', h.settingsFile, 'gc', '--all', '--yes'], { env: h.env });
     expect(all.stdout).toContain('Removed 1 worktree.');
     expect(existsSync(run!.worktreePath!)).toBe(false);
     expect((await runBuiltCli(['--config', h.settingsFile, 'gc'], { env: h.env })).stdout.trim()).toBe(

@@ -13,7 +13,7 @@ import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { StateError } from '../../core/errors.js';
 import type { Store } from '../types.js';
-import { isBusyError, toStateError, unsafeFileError } from './errors.js';
+import { diskFullError, isBusyError, toStateError, unsafeFileError } from './errors.js';
 import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 import { SqliteStore } from './store.js';
 
@@ -119,6 +119,8 @@ function inspect(path: string, busyTimeoutMs: number): Inspection {
   try {
     db = new Database(path, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
   } catch (error) {
+    const full = diskFullError(error, path);
+    if (full) throw full;
     throw unsafeFileError(path, `SQLite could not open it (${(error as Error).message}).`, error);
   }
   try {
@@ -142,6 +144,8 @@ function inspect(path: string, busyTimeoutMs: number): Inspection {
   } catch (error) {
     if (error instanceof StateError) throw error;
     if (isBusyError(error)) throw toStateError(error, path);
+    const full = diskFullError(error, path);
+    if (full) throw full;
     throw unsafeFileError(path, `It is corrupt or unreadable (${(error as Error).message}).`, error);
   } finally {
     db.close();
