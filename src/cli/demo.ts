@@ -182,7 +182,7 @@ export function registerDemo(program: Command, io: CliIo): void {
           io.stdout,
           'Next: look around the folder above, then point curupira at your own repository:',
         );
-        writeLine(io.stdout, '  write ~/.curupira/settings.toml (see examples/settings.toml), then');
+        writeLine(io.stdout, '  curupira init --repo OWNER/NAME   # a commented starter settings file, then');
         writeLine(io.stdout, '  curupira validate --explain   # what each automation will do');
         writeLine(io.stdout, '  curupira doctor               # token, API, matches, agent CLIs');
         writeLine(io.stdout, '  curupira run --dry-run        # the first task that would run');

@@ -93,7 +93,7 @@ export function registerRun(program: Command, io: CliIo, globals: () => GlobalOp
       if (options.logFormat !== 'text' && options.logFormat !== 'json') {
         throw new UsageError(`--log-format must be text or json, got '${options.logFormat}'`);
       }
-      const file = globals().config;
+      const { config: file, logLevel } = globals();
       const { settings, warnings } = loadSettings(file);
       for (const warning of warnings) writeLine(io.stderr, `warning: ${warning}`);
       if (options.dryRun) {
@@ -109,6 +109,7 @@ export function registerRun(program: Command, io: CliIo, globals: () => GlobalOp
           ? ({ write: (text: string) => status.write(text) } as NodeJS.WritableStream)
           : io.stderr,
         format: options.logFormat,
+        ...(logLevel ? { level: logLevel } : {}),
       });
       const access = githubAccess(settings, io.env, log);
       const stop = new AbortController();

@@ -96,7 +96,7 @@ describe('validate and schema', () => {
     expect(result.stderr.split('\n')[0]).toBe(
       `Configuration error: configuration file not found: ${join(dir, 'none.toml')}`,
     );
-    expect(result.stderr).toContain('pass --config PATH before the command');
+    expect(result.stderr).toContain('`curupira init` writes a commented starter file there');
   });
 
   it('prints the JSON Schema that is committed', async () => {
