@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installFakeAgents } from '../../src/agents/fake/install.js';
+import { createOrigin, type OriginRepo } from '../../src/workspace/testing.js';
 import { CLI, ROOT, runBuiltCli } from '../helpers/harness.js';
 
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -112,8 +113,10 @@ describe('against a simulator process', () => {
   let url: string;
   let settingsFile: string;
   let binDir: string;
+  let origin: OriginRepo;
 
   beforeAll(async () => {
+    origin = await createOrigin();
     sim = spawn(process.execPath, [CLI, 'simulator', '--fixture', FIXTURE], {
       env: baseEnv(),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -138,7 +141,7 @@ workspace_dir = "ws"
 [settings.github]
 api_url = "${url}"
 [repositories.widgets]
-remote = "https://github.com/acme/widgets.git"
+remote = "file://${origin.url}"
 [agents.defaults]
 profile = "c"
 [agents.profiles.c]
@@ -159,8 +162,9 @@ prompt = "Fix \${issue_number}"
 `,
     );
   });
-  afterAll(() => {
+  afterAll(async () => {
     sim.kill('SIGTERM');
+    await origin.cleanup();
   });
 
   it('run --dry-run previews the first task in settings order and writes nothing', async () => {
@@ -227,6 +231,7 @@ prompt = "Fix \${issue_number}"
     expect(lines.find((l) => l.startsWith('FAIL  profile missing:'))).toContain(
       'no-such-codex not found on PATH',
     );
+    expect(lines).toContain(`ok    repository widgets: file://${origin.url} answers (default branch main)`);
     expect(lines.find((l) => l.startsWith('ok    git:'))).toMatch(/git version/);
     expect(lines.find((l) => l.startsWith('ok    state folder:'))).toBeDefined();
     expect(lines.at(-1)).toBe('1 check failed.');
