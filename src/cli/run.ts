@@ -6,7 +6,7 @@ import { systemClock } from '../core/clock.js';
 import { type ConfigError, UsageError } from '../core/errors.js';
 import type { RunRecord } from '../core/types.js';
 import { runEngine } from '../engine/engine.js';
-import { transcriptsDir } from '../engine/paths.js';
+import { logFile, transcriptsDir } from '../engine/paths.js';
 import { describeTask, previewFirstTask, quoteForDisplay, type TaskPreview } from '../engine/preview.js';
 import { silentLogger } from '../log.js';
 import { acquireStateLock, openStore } from '../store/index.js';
@@ -55,6 +55,12 @@ export function summarizeRuns(runs: readonly RunRecord[], discoveryFailed = fals
     lines.push(line);
   }
   return lines;
+}
+
+/** What `run --watch` says first: which file, how many automations, where the log goes. */
+export function watchBanner(settings: Settings): string {
+  const n = settings.automations.length;
+  return `Watching ${n} automation${n === 1 ? '' : 's'} (${settings.automations.map((a) => a.id).join(', ')}) from ${settings.file}; log: ${logFile(settings)}. Ctrl+C stops.`;
 }
 
 /** The dry run's account of what the agent would get and where it would run. */
@@ -133,6 +139,7 @@ export function registerRun(program: Command, io: CliIo, globals: () => GlobalOp
         await dryRun(settings, io);
         return;
       }
+      if (options.watch && options.logFormat === 'text') writeLine(io.stderr, watchBanner(settings));
       const lock = await acquireStateLock(settings.execution.state_db_path);
       const store = await openStore(settings.execution.state_db_path);
       const status = io.stderr.isTTY && options.logFormat === 'text' ? new StatusLine(io.stderr) : undefined;

@@ -209,7 +209,9 @@ function openReadonly(path: string, now: () => number, busyTimeoutMs: number): S
   }
   let db: Database.Database | undefined;
   try {
-    db = quietSnapshot(path) ?? new Database(path, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
+    db =
+      quietSnapshot(path) ??
+      new Database(path, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
     return new SqliteStore(db, path, { readonly: true, now });
   } catch (error) {
     db?.close();
