@@ -271,6 +271,63 @@ prompt = "Fix \${issue_number}\\n\\n\${issue_body}"
   });
 });
 
+describe('simulator command', () => {
+  async function startSim(args: string[]): Promise<{ child: ChildProcess; url: string; notice: string }> {
+    const child = spawn(process.execPath, [CLI, 'simulator', ...args], {
+      env: baseEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setInterval(() => {
+        if (/http:\/\/127\.0\.0\.1:\d+\n/.test(out) && err.split('\n').length > 2) {
+          clearInterval(timer);
+          resolve();
+        }
+      }, 20);
+      child.on('exit', (code) => reject(new Error(`simulator exited with ${code}: ${err}`)));
+    });
+    return { child, url: out.trim(), notice: err.split('\n')[1]! };
+  }
+
+  async function viewer(url: string, token: string): Promise<number | string> {
+    const response = await fetch(`${url}/graphql`, {
+      method: 'POST',
+      headers: { authorization: `bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ viewer { login } }' }),
+    });
+    if (response.status !== 200) return response.status;
+    return ((await response.json()) as { data: { viewer: { login: string } } }).data.viewer.login;
+  }
+
+  it('accepts any token unless --token is given, and says so', async () => {
+    const open = await startSim([]);
+    try {
+      expect(open.notice).toBe(
+        'Any token is accepted and authenticates as octocat (e.g. GH_TOKEN=sim); --token TOKEN accepts only that one.',
+      );
+      expect(await viewer(open.url, 'whatever-you-like')).toBe('octocat');
+    } finally {
+      open.child.kill('SIGTERM');
+    }
+    const strict = await startSim(['--token', 'only-me', '--login', 'mona']);
+    try {
+      expect(strict.notice).toBe('Token: only-me (authenticates as mona); other tokens are refused.');
+      expect(await viewer(strict.url, 'only-me')).toBe('mona');
+      expect(await viewer(strict.url, 'whatever-you-like')).toBe(401);
+    } finally {
+      strict.child.kill('SIGTERM');
+    }
+  });
+});
+
 describe('demo', () => {
   it('runs offline end to end and exits 0', async () => {
     const demoDir = join(dir, 'demo');
