@@ -3,7 +3,15 @@
  * against a simulator running in its own process (`curupira simulator --fixture`), and the demo.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -339,5 +347,25 @@ describe('demo', () => {
     expect(result.stdout).toContain('1 commit not on any remote, so curupira kept them');
     expect(result.stdout).toContain('assistant: ');
     expect(existsSync(join(demoDir, 'settings.toml'))).toBe(true);
+
+    // Again in the same folder: the earlier demo is replaced, not a git error.
+    const again = await runBuiltCli(['demo', '--dir', demoDir], { env: baseEnv(), timeoutMs: 120_000 });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout.split('\n')[0]).toBe(
+      `curupira demo in ${demoDir} (the earlier demo there was replaced)`,
+    );
+    expect(again.stdout).toMatch(/: succeeded\n/);
+  });
+
+  it('refuses a folder that holds something else, and leaves it alone', async () => {
+    const other = join(dir, 'not-a-demo');
+    mkdirSync(other, { recursive: true });
+    writeFileSync(join(other, 'notes.txt'), 'mine');
+    const result = await runBuiltCli(['demo', '--dir', other], { env: baseEnv() });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      `error: ${other} is not empty and does not hold an earlier demo; pass --dir with a new or empty folder\n`,
+    );
+    expect(readFileSync(join(other, 'notes.txt'), 'utf8')).toBe('mine');
   });
 });
