@@ -30,8 +30,9 @@ export async function searchAll<N extends { __typename?: string }>(
   let pages = 0;
   while (nodes.length < limit) {
     signal?.throwIfAborted();
-    // With a post-filter, how many results the page needs is unknown: ask for whole pages.
-    const first = accept ? PAGE_SIZE : Math.min(PAGE_SIZE, limit - nodes.length);
+    // Never more than `limit` (the automation's batch_size) per request. With a post-filter, how
+    // many of a page pass is unknown, so every page asks for the full `limit`, not what is missing.
+    const first = Math.min(PAGE_SIZE, accept ? limit : limit - nodes.length);
     const page: { data: SearchPage<N> } = await client.graphql<SearchPage<N>>(operation, {
       query,
       first,

@@ -64,6 +64,7 @@ export function passesPostFilters(
 export const createGitHubPullRequestsSource: SourceFactory = (automation, context) => {
   const config = automation.config as GitHubPullRequestsAutomation;
   const query = pullRequestSearchQuery(config);
+  const postFiltered = config.mergeable !== undefined || config.merge_state.length > 0;
   return {
     async discover({ limit, signal }) {
       const result = await searchAll<PullRequestNode>(
@@ -73,7 +74,7 @@ export const createGitHubPullRequestsSource: SourceFactory = (automation, contex
         'PullRequest',
         limit,
         signal,
-        (node) => passesPostFilters(node, config),
+        postFiltered ? (node) => passesPostFilters(node, config) : undefined,
       );
       return result.nodes.map(pullRequestItem);
     },
