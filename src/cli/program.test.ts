@@ -93,3 +93,22 @@ describe('removed commands', () => {
     });
   }
 });
+
+describe('the installed package', () => {
+  it('carries every file that messages and the starter settings file point to', async () => {
+    const root = join(import.meta.dirname, '../..');
+    const { readFileSync, existsSync } = await import('node:fs');
+    const files = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { files: string[] }).files;
+    const sources = ['src/cli/init.ts', 'src/cli/simulator.ts', 'src/cli/program.ts', 'src/cli/demo.ts']
+      .map((f) => readFileSync(join(root, f), 'utf8'))
+      .join('\n');
+    const referenced = [
+      ...new Set(sources.match(/\b(?:docs|examples|schema)\/[\w.-]+\.(?:md|toml|json)\b/g)),
+    ];
+    expect(referenced).toEqual(expect.arrayContaining(['docs/configuration.md', 'docs/simulator.md']));
+    for (const path of referenced) {
+      expect(existsSync(join(root, path)), path).toBe(true);
+      expect(files, path).toContain(path.split('/')[0]);
+    }
+  });
+});

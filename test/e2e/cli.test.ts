@@ -75,7 +75,7 @@ describe('validate and schema', () => {
       { env: baseEnv() },
     );
     expect(result.code).toBe(0);
-    expect(result.stdout.split('\n')[0]).toBe('Configuration is valid (5 automations; max active tasks: 2).');
+    expect(result.stdout.split('\n')[0]).toBe('Configuration is valid (6 automations; max active tasks: 2).');
     expect(result.stdout).toContain(
       'search query:   repo:acme/api is:issue is:open label:agent-ready -label:blocked -linked:pr sort:created-asc',
     );
