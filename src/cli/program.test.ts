@@ -112,3 +112,25 @@ describe('the installed package', () => {
     }
   });
 });
+
+describe('reportError', () => {
+  it('never prints credentials of a remote URL', async () => {
+    const { PassThrough } = await import('node:stream');
+    const { WorkspaceError } = await import('../core/errors.js');
+    const { reportError } = await import('./program.js');
+    const stderr = new PassThrough();
+    let text = '';
+    stderr.on('data', (d: Buffer) => {
+      text += d.toString();
+    });
+    const io = { stdout: new PassThrough(), stderr, env: {}, cwd: dir, programName: 'curupira' };
+    expect(reportError(new WorkspaceError('cannot fetch https://bot:s3cret@git.example.com/a.git'), io)).toBe(
+      1,
+    );
+    expect(reportError(new Error('odd: ssh://me:pw@host/x'), io)).toBe(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(text).toBe(
+      'Error: cannot fetch https://[redacted]@git.example.com/a.git\nUnexpected error: odd: ssh://[redacted]@host/x\n',
+    );
+  });
+});

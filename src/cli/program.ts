@@ -6,6 +6,7 @@ import { Command, CommanderError } from 'commander';
 import { defaultConfigPath, resolvePath } from '../config/load.js';
 import { ConfigError, CurupiraError, errorMessage, UsageError } from '../core/errors.js';
 import type { LogLevel } from '../log.js';
+import { scrub } from '../workspace/git.js';
 import { registerDemo } from './demo.js';
 import { registerDoctor } from './doctor.js';
 import { EXIT } from './exit-codes.js';
@@ -162,11 +163,12 @@ export function reportError(error: unknown, io: CliIo): number {
     writeLine(io.stderr, `error: ${error.message}`);
     return EXIT.config;
   }
+  // Messages may quote a remote URL (`https://user:token@host/…`) or a token: scrubbed either way.
   if (error instanceof CurupiraError) {
-    writeLine(io.stderr, `${prefixFor(error)}${error.message}`);
+    writeLine(io.stderr, `${prefixFor(error)}${scrub(error.message)}`);
     return EXIT.failure;
   }
-  writeLine(io.stderr, `Unexpected error: ${errorMessage(error)}`);
+  writeLine(io.stderr, `Unexpected error: ${scrub(errorMessage(error))}`);
   // CURUPIRA_DEBUG=1 (documented in the README) adds the stack trace of an unexpected error.
   if (io.env.CURUPIRA_DEBUG && error instanceof Error && error.stack) writeLine(io.stderr, error.stack);
   return EXIT.failure;
