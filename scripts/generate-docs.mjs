@@ -3,6 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import { renderConfigurationReference } from '../dist/config/docs.js';
 import { settingsJsonSchema } from '../dist/config/schema.js';
+import { simulatorFixtureJsonSchema } from '../dist/simulator/fixture-schema.js';
 
 const schema = settingsJsonSchema();
 writeFileSync(
@@ -10,4 +11,10 @@ writeFileSync(
   `${JSON.stringify(schema, null, 2)}\n`,
 );
 writeFileSync(new URL('../docs/configuration.md', import.meta.url), renderConfigurationReference(schema));
-console.log('wrote schema/settings.schema.json and docs/configuration.md');
+writeFileSync(
+  new URL('../schema/simulator-fixture.schema.json', import.meta.url),
+  `${JSON.stringify(simulatorFixtureJsonSchema(), null, 2)}\n`,
+);
+console.log(
+  'wrote schema/settings.schema.json, docs/configuration.md and schema/simulator-fixture.schema.json',
+);

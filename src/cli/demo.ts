@@ -4,7 +4,15 @@
  * speaks Claude Code's stream format) — then the real engine runs on them and we show what happened.
  * No GitHub account, no model key, nothing outside one temporary folder.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -12,6 +20,7 @@ import { installFakeAgents } from '../agents/fake/install.js';
 import { renderTranscriptFile } from '../agents/transcript.js';
 import { loadSettings } from '../config/load.js';
 import { systemClock } from '../core/clock.js';
+import { UsageError } from '../core/errors.js';
 import type { RunRecord } from '../core/types.js';
 import { runEngine } from '../engine/engine.js';
 import { logFile, transcriptsDir } from '../engine/paths.js';
@@ -45,7 +54,7 @@ async function createDemoRemote(dir: string): Promise<string> {
 }
 
 function settingsText(dir: string, apiUrl: string, remote: string, agent: string): string {
-  return `# Written by \`curupira demo\`: the same kind of file you write for real repositories.
+  return `# Written ${DEMO_MARK}: the same kind of file you write for real repositories.
 [settings]
 workspace_dir = "workspaces"          # relative paths resolve against this file's folder
 state_db_path = "state/state.sqlite3"
@@ -83,6 +92,33 @@ Fix issue #\${issue_number}: \${issue_title}
 `.replace(/^# Written/, `# Written in ${dir}`);
 }
 
+/** What a demo puts in its folder; a later demo there replaces exactly these. */
+const DEMO_ENTRIES = ['seed', 'remote', 'bin', 'workspaces', 'state', 'settings.toml'] as const;
+const DEMO_MARK = 'by `curupira demo`';
+
+/**
+ * Makes `dir` ready for a demo: a new or empty folder as it is; a folder holding an earlier demo
+ * loses that demo's files (and only those); any other folder is refused, so nothing of the user's
+ * is ever removed.
+ */
+export function prepareDemoFolder(dir: string): 'new' | 'replaced' {
+  mkdirSync(dir, { recursive: true });
+  const entries = readdirSync(dir);
+  if (entries.length === 0) return 'new';
+  const settings = join(dir, 'settings.toml');
+  const earlierDemo =
+    existsSync(settings) &&
+    readFileSync(settings, 'utf8').includes(DEMO_MARK) &&
+    entries.every((entry) => (DEMO_ENTRIES as readonly string[]).includes(entry));
+  if (!earlierDemo) {
+    throw new UsageError(
+      `${dir} is not empty and does not hold an earlier demo; pass --dir with a new or empty folder`,
+    );
+  }
+  for (const entry of DEMO_ENTRIES) rmSync(join(dir, entry), { recursive: true, force: true });
+  return 'replaced';
+}
+
 function describeRun(run: RunRecord): string[] {
   const lines = [
     `  run ${run.id}: ${run.status}${run.reason ? ` (${run.reason})` : ''}`,
@@ -115,8 +151,11 @@ export function registerDemo(program: Command, io: CliIo): void {
     )
     .action(async (options: { dir?: string }) => {
       const dir = options.dir ? resolve(io.cwd, options.dir) : mkdtempSync(join(tmpdir(), 'curupira-demo-'));
-      mkdirSync(dir, { recursive: true });
-      writeLine(io.stdout, `curupira demo in ${dir}`);
+      const fresh = prepareDemoFolder(dir);
+      writeLine(
+        io.stdout,
+        `curupira demo in ${dir}${fresh === 'replaced' ? ' (the earlier demo there was replaced)' : ''}`,
+      );
       writeLine(
         io.stdout,
         '1. Starting a local GitHub simulator with acme/widgets and four issues (one labelled agent-ready)…',
@@ -182,7 +221,7 @@ export function registerDemo(program: Command, io: CliIo): void {
           io.stdout,
           'Next: look around the folder above, then point curupira at your own repository:',
         );
-        writeLine(io.stdout, '  write ~/.curupira/settings.toml (see examples/settings.toml), then');
+        writeLine(io.stdout, '  curupira init --repo OWNER/NAME   # a commented starter settings file, then');
         writeLine(io.stdout, '  curupira validate --explain   # what each automation will do');
         writeLine(io.stdout, '  curupira doctor               # token, API, matches, agent CLIs');
         writeLine(io.stdout, '  curupira run --dry-run        # the first task that would run');

@@ -2,19 +2,23 @@
  * `curupira doctor`: one line per check, so a user sees at once what stands between them and a
  * first run. Exit 1 when any check fails. The token is never printed.
  */
-import { accessSync, constants, existsSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { getDriver } from '../agents/registry.js';
 import { loadSettings } from '../config/load.js';
-import type { Settings } from '../config/types.js';
+import type { RepositorySettings, Settings } from '../config/types.js';
 import { systemClock } from '../core/clock.js';
 import { ConfigError, errorMessage } from '../core/errors.js';
+import type { RunRecord } from '../core/types.js';
 import { stateDir } from '../engine/paths.js';
 import { SEARCH_COUNT, VIEWER } from '../github/operations.js';
 import { silentLogger } from '../log.js';
 import { runCommand } from '../process/command.js';
 import { findExecutable } from '../process/env.js';
+import { openStore } from '../store/index.js';
+import type { Store } from '../store/types.js';
+import type { AfterAutomation } from '../triggers/after/schema.js';
 import { nextFireTimes } from '../triggers/cron/schedule.js';
 import type { CronAutomation } from '../triggers/cron/schema.js';
 import { formatInZone } from '../triggers/cron/schema.js';
@@ -23,12 +27,13 @@ import { issueSearchQuery } from '../triggers/github-issues/schema.js';
 import type { GitHubPullRequestsAutomation } from '../triggers/github-pull-requests/schema.js';
 import { pullRequestSearchQuery } from '../triggers/github-pull-requests/schema.js';
 import { sourceFactory } from '../triggers/registry.js';
+import { GitCommandError, git, isGitCheckout, scrub } from '../workspace/git.js';
 import { EXIT } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
 import { type GlobalOptions, setExitCode } from './program.js';
 import { githubAccess } from './runtime.js';
 
-interface Check {
+export interface Check {
   ok: boolean;
   label: string;
   detail: string;
@@ -121,11 +126,82 @@ async function githubChecks(settings: Settings, io: CliIo, emit: (c: Check) => v
   }
 }
 
-export async function runDoctor(configFile: string, io: CliIo): Promise<Check[]> {
+/** How long one `git ls-remote` may take before the remote counts as not answering. */
+const LS_REMOTE_TIMEOUT_MS = 30_000;
+
+/** The line of git's stderr that says what went wrong (`fatal: …`), credentials scrubbed. */
+function gitReason(error: unknown): string {
+  if (error instanceof GitCommandError) {
+    if (error.timedOut) return `no answer within ${LS_REMOTE_TIMEOUT_MS / 1000} seconds`;
+    const lines = error.stderr
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
+    const fatal = lines.find((l) => /^(fatal|error):/i.test(l)) ?? lines[0];
+    if (fatal) return scrub(fatal);
+  }
+  return scrub(errorMessage(error));
+}
+
+function defaultBranch(lsRemote: string): string | undefined {
+  return /^ref: refs\/heads\/(\S+)\s+HEAD$/m.exec(lsRemote)?.[1];
+}
+
+/**
+ * The remote answers the same `git` (same sanitised environment, no prompts) the clone and each
+ * run's fetch use. An existing checkout must be a Git checkout, and its `origin` must answer.
+ */
+async function repositoryCheck(repository: RepositorySettings, settingsDir: string): Promise<Check> {
+  const label = `repository ${repository.alias}`;
+  const remote = scrub(repository.remote);
+  const checkout = repository.checkoutPath;
+  let cwd = settingsDir;
+  let target = repository.remote;
+  let where = `${remote} answers`;
+  if (existsSync(checkout)) {
+    if (!(await isGitCheckout(checkout))) {
+      return {
+        ok: false,
+        label,
+        detail: `${checkout} exists but is not a Git checkout; move it away or set repositories.${repository.alias}.path`,
+      };
+    }
+    cwd = checkout;
+    target = 'origin';
+    where = `checkout ${checkout}; its origin answers`;
+  }
+  try {
+    const out = await git(['ls-remote', '--symref', '--', target, 'HEAD'], {
+      cwd,
+      timeoutMs: LS_REMOTE_TIMEOUT_MS,
+    });
+    const branch = defaultBranch(out);
+    return { ok: true, label, detail: `${where}${branch ? ` (default branch ${branch})` : ''}` };
+  } catch (error) {
+    const from = target === 'origin' ? `origin of ${checkout}` : remote;
+    return { ok: false, label, detail: `${from} cannot be read: ${gitReason(error)}` };
+  }
+}
+
+function lastRunText(run: RunRecord | undefined): string {
+  if (!run) return 'no runs yet';
+  return `last run ${run.status} at ${(run.finishedAt ?? run.createdAt).slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+export interface DoctorOptions {
+  /** Print each check as it is made (the text form); `--json` prints them all at the end. */
+  print?: boolean;
+}
+
+export async function runDoctor(
+  configFile: string,
+  io: CliIo,
+  options: DoctorOptions = { print: true },
+): Promise<Check[]> {
   const checks: Check[] = [];
   const emit = (check: Check): void => {
     checks.push(check);
-    writeLine(io.stdout, line(check));
+    if (options.print !== false) writeLine(io.stdout, line(check));
   };
   let settings: Settings;
   try {
@@ -143,8 +219,9 @@ export async function runDoctor(configFile: string, io: CliIo): Promise<Check[]>
     });
     return checks;
   }
-  const cronOnly = settings.automations.every((a) => a.triggerType === 'cron');
-  if (cronOnly) emit({ ok: true, label: 'GitHub', detail: 'not needed: every automation is a schedule' });
+  const offline = settings.automations.every((a) => a.triggerType === 'cron' || a.triggerType === 'after');
+  if (offline)
+    emit({ ok: true, label: 'GitHub', detail: 'not needed: every automation is a schedule or a chain' });
   else await githubChecks(settings, io, emit);
   for (const automation of settings.automations.filter((a) => a.triggerType === 'cron')) {
     const next = nextFireTimes(
@@ -158,6 +235,26 @@ export async function runDoctor(configFile: string, io: CliIo): Promise<Check[]>
       label: `automation ${automation.id}`,
       detail: `next fire ${next ? formatInZone(next, automation.timezone) : 'never'}`,
     });
+  }
+  const state = await stateFileCheck(settings.execution.state_db_path);
+  try {
+    for (const automation of settings.automations.filter((a) => a.triggerType === 'after')) {
+      const upstream = (automation.config as AfterAutomation).after;
+      const kind = settings.automations.find((a) => a.id === upstream)?.triggerType ?? 'unknown';
+      const last = state.store
+        ? (await state.store.listRuns({ automationId: upstream, limit: 1 }))[0]
+        : undefined;
+      emit({
+        ok: true,
+        label: `automation ${automation.id}`,
+        detail: `runs after '${upstream}' (${kind}; ${state.readable ? lastRunText(last) : 'its runs are unknown: the state file cannot be read'})`,
+      });
+    }
+  } finally {
+    await state.store?.close();
+  }
+  for (const repository of Object.values(settings.repositories)) {
+    emit(await repositoryCheck(repository, settings.dir));
   }
   for (const [name, profile] of Object.entries(settings.agents.profiles)) {
     const driver = getDriver(profile.provider);
@@ -177,24 +274,61 @@ export async function runDoctor(configFile: string, io: CliIo): Promise<Check[]>
   } catch (error) {
     emit({ ok: false, label: 'git', detail: errorMessage(error) });
   }
-  const state = writableFolder(stateDir(settings));
-  emit({ ok: state.ok, label: 'state folder', detail: state.detail });
+  const folder = writableFolder(stateDir(settings));
+  emit({ ok: folder.ok, label: 'state folder', detail: folder.detail });
+  emit(state.check);
   return checks;
+}
+
+/** The state file is curupira's and every table reads; opened read-only, nothing is written. */
+async function stateFileCheck(path: string): Promise<{ check: Check; readable: boolean; store?: Store }> {
+  const label = 'state file';
+  if (!existsSync(path))
+    return { check: { ok: true, label, detail: `${path} will be created on the first run` }, readable: true };
+  if (statSync(path).isFile() && statSync(path).size === 0)
+    return {
+      check: { ok: true, label, detail: `${path} is empty; the first run initialises it` },
+      readable: true,
+    };
+  let store: Store | undefined;
+  try {
+    store = await openStore(path, { readonly: true });
+    // Reading every run and session touches their pages, so damage shows here, not mid-run.
+    const runs = await store.listRuns({ limit: Number.POSITIVE_INFINITY });
+    const sessions = await store.listSessions();
+    return {
+      check: {
+        ok: true,
+        label,
+        detail: `${path} is curupira's and readable (${runs.length} run${runs.length === 1 ? '' : 's'}, ${sessions.length} saved session${sessions.length === 1 ? '' : 's'})`,
+      },
+      readable: true,
+      store,
+    };
+  } catch (error) {
+    await store?.close();
+    return { check: { ok: false, label, detail: errorMessage(error) }, readable: false };
+  }
 }
 
 export function registerDoctor(program: Command, io: CliIo, globals: () => GlobalOptions): void {
   program
     .command('doctor')
     .description(
-      'Check the settings, the GitHub token and API, each automation’s matches, the agent CLIs, git and the state folder.',
+      'Check the settings, the GitHub token and API, each automation’s matches, each repository’s remote, the agent CLIs, git, the state folder and the state file.',
     )
-    .action(async () => {
-      const checks = await runDoctor(globals().config, io);
+    .option('--json', 'print {"ok": …, "checks": [{"ok", "label", "detail"}]} instead of lines')
+    .action(async (options: { json?: boolean }) => {
+      const checks = await runDoctor(globals().config, io, { print: !options.json });
       const failed = checks.filter((c) => !c.ok).length;
+      setExitCode(failed === 0 ? EXIT.ok : EXIT.failure);
+      if (options.json) {
+        writeLine(io.stdout, JSON.stringify({ ok: failed === 0, checks }, null, 2));
+        return;
+      }
       writeLine(
         io.stdout,
         failed === 0 ? 'All checks passed.' : `${failed} check${failed === 1 ? '' : 's'} failed.`,
       );
-      setExitCode(failed === 0 ? EXIT.ok : EXIT.failure);
     });
 }

@@ -5,10 +5,13 @@
 import { Command, CommanderError } from 'commander';
 import { defaultConfigPath, resolvePath } from '../config/load.js';
 import { ConfigError, CurupiraError, errorMessage, UsageError } from '../core/errors.js';
+import type { LogLevel } from '../log.js';
+import { scrub } from '../workspace/git.js';
 import { registerDemo } from './demo.js';
 import { registerDoctor } from './doctor.js';
 import { EXIT } from './exit-codes.js';
 import { registerGc } from './gc.js';
+import { registerInit } from './init.js';
 import type { CliIo } from './io.js';
 import { writeLine } from './io.js';
 import { registerRun } from './run.js';
@@ -21,15 +24,51 @@ import { packageVersion } from './version.js';
 export interface GlobalOptions {
   /** Absolute path of the settings file. */
   config: string;
-  /** True when --config was not given (the default path is used). */
+  /** True when neither --config nor CURUPIRA_CONFIG was given (the default path is used). */
   defaultConfig: boolean;
+  /** `--log-level`, when given (commands keep their own default otherwise). */
+  logLevel: LogLevel | undefined;
+}
+
+const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const satisfies readonly LogLevel[];
+
+/** The commands that read the settings file: each accepts `-c/--config` and `--log-level` itself too. */
+const SETTINGS_COMMANDS = new Set(['validate', 'run', 'runs', 'show', 'doctor', 'gc', 'init']);
+
+function configHelp(): string {
+  return `settings file (default: $CURUPIRA_CONFIG, else ${defaultConfigPath()}); before or after the command`;
+}
+
+const LOG_LEVEL_HELP = `log level: ${LOG_LEVELS.join(', ')} (default info)`;
+
+function addGlobalOptions(command: Command): void {
+  command.option('-c, --config <path>', configHelp()).option('--log-level <level>', LOG_LEVEL_HELP);
+}
+
+function parseLogLevel(value: string): LogLevel {
+  if ((LOG_LEVELS as readonly string[]).includes(value)) return value as LogLevel;
+  throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got '${value}'`);
+}
+
+/** The nearest command (the one that runs, then its parents) where the option was given wins. */
+function optionFromChain(command: Command | undefined, name: string): string | undefined {
+  for (let current = command; current; current = current.parent ?? undefined) {
+    const value = current.opts<Record<string, unknown>>()[name];
+    if (typeof value === 'string') return value;
+  }
+  return undefined;
+}
+
+function allCommands(command: Command): Command[] {
+  return command.commands.flatMap((child) => [child, ...allCommands(child)]);
 }
 
 export function createProgram(io: CliIo): Command {
   const program = new Command(io.programName);
   program
     .description('Run coding agents on your GitHub work, unattended.')
-    .option('--config <path>', 'settings file', defaultConfigPath())
+    .option('-c, --config <path>', configHelp())
+    .option('--log-level <level>', LOG_LEVEL_HELP)
     .version(`${io.programName} ${packageVersion()}`, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help')
     .showHelpAfterError('(run with --help for usage)')
@@ -39,10 +78,19 @@ export function createProgram(io: CliIo): Command {
       writeErr: (text) => io.stderr.write(text),
     })
     .exitOverride();
+  let running: Command | undefined;
+  program.hook('preAction', (_program, action) => {
+    running = action;
+  });
   const globals = (): GlobalOptions => {
-    const opts = program.opts<{ config: string }>();
-    const given = program.getOptionValueSource('config') !== 'default';
-    return { config: resolvePath(opts.config, io.cwd), defaultConfig: !given };
+    const given = optionFromChain(running, 'config');
+    const fromEnv = io.env.CURUPIRA_CONFIG?.trim() ? io.env.CURUPIRA_CONFIG : undefined;
+    const level = optionFromChain(running, 'logLevel');
+    return {
+      config: resolvePath(given ?? fromEnv ?? defaultConfigPath(), io.cwd),
+      defaultConfig: given === undefined && fromEnv === undefined,
+      logLevel: level === undefined ? undefined : parseLogLevel(level),
+    };
   };
   registerValidate(program, io, globals);
   registerSchema(program, io);
@@ -52,7 +100,9 @@ export function createProgram(io: CliIo): Command {
   registerGc(program, io, globals);
   registerSimulator(program, io);
   registerDemo(program, io);
-  for (const command of program.commands) {
+  registerInit(program, io, globals);
+  for (const command of allCommands(program)) {
+    if (SETTINGS_COMMANDS.has(command.name())) addGlobalOptions(command);
     command
       .helpOption('-h, --help', 'show help')
       .exitOverride()
@@ -104,7 +154,7 @@ export function reportError(error: unknown, io: CliIo): number {
     if (error.code === 'config_file_not_found') {
       writeLine(
         io.stderr,
-        'Write a settings file there (examples/settings.toml is a commented one) or pass --config PATH before the command; `curupira demo` runs without one.',
+        '`curupira init` writes a commented starter file there (or pass --config PATH / set CURUPIRA_CONFIG); `curupira demo` runs without one.',
       );
     }
     return EXIT.config;
@@ -113,11 +163,13 @@ export function reportError(error: unknown, io: CliIo): number {
     writeLine(io.stderr, `error: ${error.message}`);
     return EXIT.config;
   }
+  // Messages may quote a remote URL (`https://user:token@host/…`) or a token: scrubbed either way.
   if (error instanceof CurupiraError) {
-    writeLine(io.stderr, `${prefixFor(error)}${error.message}`);
+    writeLine(io.stderr, `${prefixFor(error)}${scrub(error.message)}`);
     return EXIT.failure;
   }
-  writeLine(io.stderr, `Unexpected error: ${errorMessage(error)}`);
+  writeLine(io.stderr, `Unexpected error: ${scrub(errorMessage(error))}`);
+  // CURUPIRA_DEBUG=1 (documented in the README) adds the stack trace of an unexpected error.
   if (io.env.CURUPIRA_DEBUG && error instanceof Error && error.stack) writeLine(io.stderr, error.stack);
   return EXIT.failure;
 }

@@ -6,8 +6,8 @@ import { systemClock } from '../core/clock.js';
 import { type ConfigError, UsageError } from '../core/errors.js';
 import type { RunRecord } from '../core/types.js';
 import { runEngine } from '../engine/engine.js';
-import { transcriptsDir } from '../engine/paths.js';
-import { previewFirstTask } from '../engine/preview.js';
+import { logFile, transcriptsDir } from '../engine/paths.js';
+import { describeTask, previewFirstTask, quoteForDisplay, type TaskPreview } from '../engine/preview.js';
 import { silentLogger } from '../log.js';
 import { acquireStateLock, openStore } from '../store/index.js';
 import { EXIT } from './exit-codes.js';
@@ -57,6 +57,43 @@ export function summarizeRuns(runs: readonly RunRecord[], discoveryFailed = fals
   return lines;
 }
 
+/** What `run --watch` says first: which file, how many automations, where the log goes. */
+export function watchBanner(settings: Settings): string {
+  const n = settings.automations.length;
+  return `Watching ${n} automation${n === 1 ? '' : 's'} (${settings.automations.map((a) => a.id).join(', ')}) from ${settings.file}; log: ${logFile(settings)}. Ctrl+C stops.`;
+}
+
+/** The dry run's account of what the agent would get and where it would run. */
+export function previewLines(preview: TaskPreview): string[] {
+  const argv = preview.argv.map((arg, i) =>
+    i === preview.promptArgIndex ? '"$PROMPT"' : quoteForDisplay(arg),
+  );
+  const lines = [
+    `profile:  ${preview.profileName} (provider ${preview.provider})`,
+    preview.branch
+      ? `worktree: ${preview.cwd} on branch ${preview.branch}`
+      : `checkout: ${preview.cwd} (the shared checkout as it is)`,
+    `command:  ${argv.join(' ')}`,
+  ];
+  if (preview.promptArgIndex !== undefined) {
+    lines.push(
+      `          ($PROMPT is ${preview.resumeSessionId ? 'the resume message below' : 'the prompt below'}, as one argument; run in the ${preview.branch ? 'worktree' : 'checkout'})`,
+    );
+  }
+  if (preview.envNames.length > 0) lines.push(`env:      also sets ${preview.envNames.join(', ')}`);
+  if (preview.resumeSessionId) {
+    lines.push(
+      `session:  resumes saved session ${preview.resumeSessionId}; the agent is told:`,
+      '--- resume message ---',
+      ...preview.resumePrompt!.trimEnd().split('\n'),
+      '--- end of resume message ---',
+      'Its original prompt:',
+    );
+  }
+  lines.push('--- prompt ---', ...preview.prompt.trimEnd().split('\n'), '--- end of prompt ---');
+  return lines;
+}
+
 async function dryRun(settings: Settings, io: CliIo): Promise<void> {
   const log = silentLogger();
   const access = githubAccess(settings, io.env, log);
@@ -73,6 +110,8 @@ async function dryRun(settings: Settings, io: CliIo): Promise<void> {
       `Selected ${automation.id}: ${task.identity.repo}#${task.item.id}: ${task.item.title}`,
     );
     writeLine(io.stdout, task.item.url);
+    for (const line of previewLines(await describeTask(automation, task, store, io.env)))
+      writeLine(io.stdout, line);
     writeLine(io.stdout, 'Dry run: no task was reserved or executed.');
   } finally {
     await store.close();
@@ -93,13 +132,14 @@ export function registerRun(program: Command, io: CliIo, globals: () => GlobalOp
       if (options.logFormat !== 'text' && options.logFormat !== 'json') {
         throw new UsageError(`--log-format must be text or json, got '${options.logFormat}'`);
       }
-      const file = globals().config;
+      const { config: file, logLevel } = globals();
       const { settings, warnings } = loadSettings(file);
       for (const warning of warnings) writeLine(io.stderr, `warning: ${warning}`);
       if (options.dryRun) {
         await dryRun(settings, io);
         return;
       }
+      if (options.watch && options.logFormat === 'text') writeLine(io.stderr, watchBanner(settings));
       const lock = await acquireStateLock(settings.execution.state_db_path);
       const store = await openStore(settings.execution.state_db_path);
       const status = io.stderr.isTTY && options.logFormat === 'text' ? new StatusLine(io.stderr) : undefined;
@@ -109,6 +149,7 @@ export function registerRun(program: Command, io: CliIo, globals: () => GlobalOp
           ? ({ write: (text: string) => status.write(text) } as NodeJS.WritableStream)
           : io.stderr,
         format: options.logFormat,
+        ...(logLevel ? { level: logLevel } : {}),
       });
       const stop = new AbortController();
       const drain = new AbortController();

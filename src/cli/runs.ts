@@ -6,6 +6,7 @@ import { loadSettings } from '../config/load.js';
 import { UsageError } from '../core/errors.js';
 import { RUN_STATUSES, type RunRecord, type RunStatus } from '../core/types.js';
 import { openStore } from '../store/index.js';
+import type { Store } from '../store/types.js';
 import { EXIT } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
 import { type GlobalOptions, setExitCode } from './program.js';
@@ -35,7 +36,7 @@ export function runLines(run: RunRecord, transcript: string[] | undefined): stri
     `  status:      ${run.status}${run.reason ? ` (${run.reason})` : ''}`,
     `  item:        ${run.repo}#${run.itemId} ${JSON.stringify(run.itemTitle)} ${run.itemUrl}`,
     `  item key:    ${run.itemKey}`,
-    `  created:     ${run.createdAt}`,
+    `  created:     ${run.createdAt} (times are UTC)`,
     `  started:     ${run.startedAt ?? '-'}`,
     `  finished:    ${run.finishedAt ?? '-'} (${duration(run)})`,
   ];
@@ -76,10 +77,49 @@ export function runLines(run: RunRecord, transcript: string[] | undefined): stri
   return lines;
 }
 
+/** The run list with a header row; times are UTC, as the header says. */
+export function runTable(list: readonly RunRecord[]): string[] {
+  const rows = list.map((run) => [
+    run.id,
+    run.status,
+    run.createdAt.slice(0, 19).replace('T', ' '),
+    duration(run),
+    run.automationId,
+    `${run.repo}#${run.itemId}`,
+    `${JSON.stringify(run.itemTitle)}${run.worktreeKept ? '  [kept worktree]' : ''}`,
+  ]);
+  const header = ['ID', 'STATUS', 'CREATED (UTC)', 'TIME', 'AUTOMATION', 'ITEM', 'TITLE'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const format = (cells: string[]): string =>
+    cells
+      .map((cell, i) =>
+        i === cells.length - 1 ? cell : i === 3 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!),
+      )
+      .join('  ');
+  return [format(header), ...rows.map(format)];
+}
+
+/** A run by its id, or by a prefix of it that only one run has (case-insensitive). */
+export async function findRun(
+  store: Store,
+  id: string,
+): Promise<{ run: RunRecord | undefined; candidates: RunRecord[] }> {
+  const exact = await store.getRun(id);
+  if (exact) return { run: exact, candidates: [exact] };
+  const prefix = id.trim().toUpperCase();
+  if (prefix === '') return { run: undefined, candidates: [] };
+  const candidates = (await store.listRuns({ limit: Number.POSITIVE_INFINITY })).filter((run) =>
+    run.id.toUpperCase().startsWith(prefix),
+  );
+  return { run: candidates.length === 1 ? candidates[0] : undefined, candidates };
+}
+
 export function registerRuns(program: Command, io: CliIo, globals: () => GlobalOptions): void {
   const runs = program
     .command('runs')
-    .description('List runs from the history (newest first); `runs show ID` for one run and its transcript.')
+    .description(
+      'List runs from the history (newest first; times in UTC); `runs show ID` for one run and its transcript.',
+    )
     .option('--automation <id>', 'only this automation')
     .option('--status <list>', `only these statuses, comma-separated (${RUN_STATUSES.join(', ')})`)
     .option('--limit <n>', 'at most N runs', '50')
@@ -101,15 +141,18 @@ export function registerRuns(program: Command, io: CliIo, globals: () => GlobalO
           return;
         }
         if (list.length === 0) {
-          writeLine(io.stdout, 'No runs yet.');
-          return;
-        }
-        for (const run of list) {
+          const filters = [
+            ...(options.automation ? [`--automation ${options.automation}`] : []),
+            ...(statuses ? [`--status ${statuses.join(',')}`] : []),
+          ];
+          const any = filters.length > 0 && (await store.listRuns({ limit: 1 })).length > 0;
           writeLine(
             io.stdout,
-            `${run.id}  ${run.status.padEnd(9)}  ${run.createdAt.slice(0, 19).replace('T', ' ')}  ${duration(run).padStart(7)}  ${run.automationId}  ${run.repo}#${run.itemId}  ${JSON.stringify(run.itemTitle)}${run.worktreeKept ? '  [kept worktree]' : ''}`,
+            any ? `No runs match ${filters.join(' ')}; \`curupira runs\` lists them all.` : 'No runs yet.',
           );
+          return;
         }
+        for (const line of runTable(list)) writeLine(io.stdout, line);
       } finally {
         await store.close();
       }
@@ -117,14 +160,21 @@ export function registerRuns(program: Command, io: CliIo, globals: () => GlobalO
   runs
     .command('show <id>')
     .description(
-      'One run: outcome, timings, item, session, usage, kept worktree, and the transcript as readable text.',
+      'One run (its id, or a prefix only one run has): outcome, timings, item, session, usage, kept worktree, and the transcript as readable text.',
     )
     .option('--json', 'print JSON (without the transcript)')
     .action(async (id: string, options: { json?: boolean }) => {
       const { settings } = loadSettings(globals().config);
       const store = await openStore(settings.execution.state_db_path, { readonly: true });
       try {
-        const run = await store.getRun(id);
+        const found = await findRun(store, id);
+        if (found.candidates.length > 1) {
+          writeLine(io.stderr, `Run id prefix ${id} is ambiguous; it matches:`);
+          for (const line of runTable(found.candidates)) writeLine(io.stderr, `  ${line}`);
+          setExitCode(EXIT.failure);
+          return;
+        }
+        const run = found.run;
         if (!run) {
           writeLine(io.stderr, `No run with id ${id}; \`curupira runs\` lists them.`);
           setExitCode(EXIT.failure);

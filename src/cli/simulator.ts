@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { UsageError } from '../core/errors.js';
+import { errorMessage, UsageError } from '../core/errors.js';
 import { type CliIo, writeLine } from './io.js';
 
 export function registerSimulator(program: Command, io: CliIo): void {
@@ -13,21 +13,46 @@ export function registerSimulator(program: Command, io: CliIo): void {
       'JSON fixture describing repositories, issues, pull requests and boards (default: the demo world)',
     )
     .option('--port <port>', 'port on 127.0.0.1 (default: a free one)', '0')
-    .action(async (options: { fixture?: string; port: string }) => {
+    .option(
+      '--token <token>',
+      'accept only this token (and the fixture’s own); without it any token is accepted',
+    )
+    .option(
+      '--login <login>',
+      'who a token authenticates as (default: the fixture’s first token user, else octocat)',
+    )
+    .action(async (options: { fixture?: string; port: string; token?: string; login?: string }) => {
       if (!/^\d+$/.test(options.port) || Number(options.port) > 65535) {
         throw new UsageError(`--port must be a port number, got '${options.port}'`);
       }
       const port = Number(options.port);
       // The simulator (GitHub's schema, graphql-js) loads only for this command.
-      const { runSimulatorFromFixture, startSimulator } = await import('../simulator/index.js');
-      const { demoWorld } = await import('../simulator/demo.js');
-      const sim = options.fixture
-        ? await runSimulatorFromFixture(options.fixture, { port })
-        : await startSimulator({ world: demoWorld(), port });
+      if (options.token !== undefined && options.token.trim() === '')
+        throw new UsageError('--token must not be empty');
+      const { readFixture, startSimulator, worldFromFixture } = await import('../simulator/index.js');
+      const { demoFixture } = await import('../simulator/demo.js');
+      let world: ReturnType<typeof worldFromFixture>;
+      try {
+        world = worldFromFixture(options.fixture ? await readFixture(options.fixture) : demoFixture);
+      } catch (error) {
+        throw new UsageError(
+          `${options.fixture ? `fixture ${options.fixture}: ` : ''}${errorMessage(error)} (format: docs/simulator.md)`,
+        );
+      }
+      const login = options.login ?? world.firstTokenLogin() ?? 'octocat';
+      if (options.token === undefined) world.acceptAnyToken(login);
+      else world.addToken(options.token, login);
+      const sim = await startSimulator({ world, port });
       writeLine(io.stdout, sim.url);
       writeLine(
         io.stderr,
         `GitHub simulator listening on ${sim.url} (GraphQL at ${sim.url}/graphql); set [settings.github] api_url to it. Ctrl+C stops it.`,
+      );
+      writeLine(
+        io.stderr,
+        options.token === undefined
+          ? `Any token is accepted and authenticates as ${login} (e.g. GH_TOKEN=sim); --token TOKEN accepts only that one.`
+          : `Token: ${options.token} (authenticates as ${login}); other tokens are refused.`,
       );
       await new Promise<void>((resolve) => {
         const stop = (): void => {

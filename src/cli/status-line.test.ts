@@ -42,9 +42,7 @@ describe('status line', () => {
       }),
       NOW,
     );
-    expect(line).toBe(
-      '1/2 running · fix acme/api#12 5s · finishing running agents (Ctrl+C again stops them now)',
-    );
+    expect(line).toBe('1/2 running · +1 more · finishing running agents (Ctrl+C again stops them now)');
   });
 
   it('formats durations', () => {
@@ -85,7 +83,7 @@ describe('status line', () => {
     expect(renderStatus(status({ stopping: true }), NOW)).toBe('0/2 running · stopping…');
   });
 
-  it('fits the terminal width', () => {
+  it('fits 80 columns and keeps the queued count, dropping per-run details first', () => {
     const many = Array.from({ length: 6 }, (_, i) => ({
       automationId: 'a-rather-long-automation-name',
       repo: 'acme/a-rather-long-repository',
@@ -94,9 +92,22 @@ describe('status line', () => {
       status: 'running',
       startedAt: NOW,
     }));
-    const line = renderStatus(status({ running: many, maxActive: 6 }), NOW, 80);
-    expect(line.length).toBe(80);
-    expect(line.endsWith('…')).toBe(true);
+    const line = renderStatus(status({ running: many, maxActive: 6, queued: 1234 }), NOW, 120);
+    expect(line).toBe(
+      '6/6 running · a-rather-long-automation-name acme/a-rather-long-repository#0 0s · +5 more · 1234 queued',
+    );
+    expect(renderStatus(status({ running: many, maxActive: 6, queued: 1234 }), NOW)).toBe(
+      '6/6 running · +6 more · 1234 queued',
+    );
+    const stopping = renderStatus(
+      status({ running: many, maxActive: 6, queued: 7, stopping: true }),
+      NOW,
+      44,
+    );
+    expect(stopping).toBe('6/6 running · +6 more · 7 queued · stopping…');
+    expect(renderStatus(status({ running: many, maxActive: 6, queued: 7 }), NOW, 20)).toBe(
+      '6/6 running · 7 que…',
+    );
   });
 
   it('redraws in place and prints log lines above itself', () => {

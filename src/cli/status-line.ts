@@ -12,22 +12,34 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
 }
 
-export function renderStatus(status: EngineStatus, now: number, width = 120): string {
-  const parts = [`${status.running.length}/${status.maxActive} running`];
-  for (const run of status.running.slice(0, 3)) {
-    parts.push(
-      `${run.automationId} ${run.repo}#${run.itemId} ${run.status === 'running' ? formatDuration(now - run.startedAt) : run.status}`,
-    );
-  }
-  if (status.running.length > 3) parts.push(`+${status.running.length - 3} more`);
-  if (status.queued > 0) parts.push(`${status.queued} queued`);
-  if (status.waiting > 0) parts.push(`${status.waiting} waiting beyond the batch`);
-  if (status.stopping) parts.push('stopping…');
-  else if (status.draining) parts.push('finishing running agents (Ctrl+C again stops them now)');
+/**
+ * One line of at most `width` characters. The running count comes first and the queued count and
+ * the poll or stop notice last; when the line is too long, per-run details give way to `+N more`,
+ * so the counts stay visible on an 80-column terminal.
+ */
+export function renderStatus(status: EngineStatus, now: number, width = 80): string {
+  const head = `${status.running.length}/${status.maxActive} running`;
+  const tail: string[] = [];
+  if (status.queued > 0) tail.push(`${status.queued} queued`);
+  if (status.waiting > 0) tail.push(`${status.waiting} waiting beyond the batch`);
+  if (status.stopping) tail.push('stopping…');
+  else if (status.draining) tail.push('finishing running agents (Ctrl+C again stops them now)');
   else if (status.nextPollAt !== undefined && status.running.length === 0)
-    parts.push(`next poll in ${formatDuration(status.nextPollAt - now)}`);
-  const line = parts.join(' · ');
-  return line.length > width ? `${line.slice(0, width - 1)}…` : line;
+    tail.push(`next poll in ${formatDuration(status.nextPollAt - now)}`);
+  const details = status.running
+    .slice(0, 3)
+    .map(
+      (run) =>
+        `${run.automationId} ${run.repo}#${run.itemId} ${run.status === 'running' ? formatDuration(now - run.startedAt) : run.status}`,
+    );
+  const join = (shown: string[], hidden: number): string =>
+    [head, ...shown, ...(hidden > 0 ? [`+${hidden} more`] : []), ...tail].join(' · ');
+  for (let shown = details.length; shown >= 0; shown -= 1) {
+    const line = join(details.slice(0, shown), status.running.length - shown);
+    if (line.length <= width) return line;
+  }
+  const bare = [head, ...tail].join(' · ');
+  return bare.length > width ? `${bare.slice(0, width - 1)}…` : bare;
 }
 
 export class StatusLine {
@@ -51,7 +63,7 @@ export class StatusLine {
 
   private draw(): void {
     if (!this.status) return;
-    const columns = this.stream.columns && this.stream.columns >= 20 ? this.stream.columns : 120;
+    const columns = this.stream.columns && this.stream.columns >= 20 ? this.stream.columns : 80;
     this.stream.write(`\r${renderStatus(this.status, this.now(), columns - 1)}\x1b[K`);
     this.shown = true;
   }

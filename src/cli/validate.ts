@@ -1,16 +1,19 @@
 import type { Command } from 'commander';
 import { loadSettings } from '../config/load.js';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
+import { ConfigError } from '../core/errors.js';
+import { scrub } from '../workspace/git.js';
+import { EXIT } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
-import type { GlobalOptions } from './program.js';
+import { type GlobalOptions, setExitCode } from './program.js';
 
 export function validMessage(settings: Settings): string {
   const n = settings.automations.length;
   return `Configuration is valid (${n} automation${n === 1 ? '' : 's'}; max active tasks: ${settings.execution.max_active_tasks}).`;
 }
 
-/** The `--explain` block of one automation: what it will do, before anything runs. */
-export function explainAutomation(automation: ResolvedAutomation, now: Date): string[] {
+/** What `--explain` shows of one automation, as label/value rows. Remote credentials are scrubbed. */
+export function explainRows(automation: ResolvedAutomation, now: Date): [string, string][] {
   const { repository } = automation;
   const rows: [string, string][] = [
     [
@@ -19,7 +22,7 @@ export function explainAutomation(automation: ResolvedAutomation, now: Date): st
         ? `${automation.triggerType} (written as ${automation.config.trigger_type})`
         : automation.triggerType,
     ],
-    ['repository', `${repository.alias} (${repository.remote} → ${repository.checkoutPath})`],
+    ['repository', `${repository.alias} (${scrub(repository.remote)} → ${repository.checkoutPath})`],
     [
       'checkout',
       automation.config.checkout === 'main'
@@ -46,6 +49,12 @@ export function explainAutomation(automation: ResolvedAutomation, now: Date): st
       `${untrusted.join(', ')} (written by anyone who can open an item; bodies ${fenced ? 'fenced as data' : 'inserted raw'})`,
     ]);
   }
+  return rows;
+}
+
+/** The `--explain` block of one automation: what it will do, before anything runs. */
+export function explainAutomation(automation: ResolvedAutomation, now: Date): string[] {
+  const rows = explainRows(automation, now);
   const width = Math.max(...rows.map(([label]) => label.length)) + 1;
   return [
     `automation ${automation.id}`,
@@ -61,7 +70,14 @@ export function registerValidate(program: Command, io: CliIo, globals: () => Glo
       '--explain',
       'also show what each automation will do: trigger, repository, profile, search query, schedule, placeholders',
     )
-    .action((options: { explain?: boolean }) => {
+    .option('--json', 'print the result as JSON on stdout (problems included; exit codes unchanged)')
+    .action((options: { explain?: boolean; json?: boolean }) => {
+      if (options.json) {
+        const { code, report } = validationReport(globals().config, new Date());
+        writeLine(io.stdout, JSON.stringify(report, null, 2));
+        setExitCode(code);
+        return;
+      }
       const { settings, warnings } = loadSettings(globals().config);
       for (const warning of warnings) writeLine(io.stderr, `warning: ${warning}`);
       writeLine(io.stdout, validMessage(settings));
@@ -73,4 +89,73 @@ export function registerValidate(program: Command, io: CliIo, globals: () => Glo
         }
       }
     });
+}
+
+export interface ValidationReport {
+  valid: boolean;
+  file: string;
+  problems: { path: string; message: string; line: number | null; column: number | null }[];
+  warnings: string[];
+  maxActiveTasks?: number;
+  automations?: {
+    id: string;
+    trigger: string;
+    repository: { alias: string; remote: string; checkout: string };
+    profile: string;
+    provider: string;
+    model: string | null;
+    placeholders: string[];
+    untrustedPlaceholders: string[];
+    explain: Record<string, string>;
+  }[];
+}
+
+/** `validate --json`: the same verdict as the text form, as one JSON document. */
+export function validationReport(file: string, now: Date): { code: number; report: ValidationReport } {
+  try {
+    const { settings, warnings } = loadSettings(file);
+    return {
+      code: EXIT.ok,
+      report: {
+        valid: true,
+        file: settings.file,
+        problems: [],
+        warnings,
+        maxActiveTasks: settings.execution.max_active_tasks,
+        automations: settings.automations.map((automation) => ({
+          id: automation.id,
+          trigger: automation.triggerType,
+          repository: {
+            alias: automation.repository.alias,
+            remote: scrub(automation.repository.remote),
+            checkout: automation.repository.checkoutPath,
+          },
+          profile: automation.profileName,
+          provider: automation.profile.provider,
+          model: automation.profile.model ?? null,
+          placeholders: automation.placeholders,
+          untrustedPlaceholders: automation.placeholders.filter((p) =>
+            automation.trigger.untrustedFields.includes(p),
+          ),
+          explain: Object.fromEntries(explainRows(automation, now)),
+        })),
+      },
+    };
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    return {
+      code: EXIT.config,
+      report: {
+        valid: false,
+        file,
+        problems: error.issues.map((issue) => ({
+          path: issue.path,
+          message: issue.message,
+          line: issue.line ?? null,
+          column: issue.column ?? null,
+        })),
+        warnings: [],
+      },
+    };
+  }
 }

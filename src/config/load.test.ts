@@ -101,6 +101,31 @@ prompt = "Review \${upstream_item} (\${upstream_status}) on \${upstream_branch}:
     expect(review.config).toMatchObject({ after: 'fix', on: 'any' });
   });
 
+  it('accepts plain http:// for the api_url only on this machine', () => {
+    for (const url of ['http://127.0.0.1:4010', 'http://localhost:8080/api/v3', 'http://[::1]:9000']) {
+      const { settings } = loadSettingsFromText(
+        `[settings.github]\napi_url = "${url}"\n${BASE_REPO}${BASE_AUTOMATION}`,
+        FILE,
+      );
+      expect(settings.execution.github.api_url).toBe(url);
+    }
+  });
+
+  it('makes a table with `after` and no trigger_type a chain', () => {
+    const { settings } = loadSettingsFromText(
+      `${BASE_REPO}${BASE_AUTOMATION}[automations.review]\nafter = "fix"\nrepository = "api"\nprompt = "Review \${upstream_item}"\n`,
+      FILE,
+    );
+    const review = settings.automations.find((a) => a.id === 'review');
+    expect(review?.triggerType).toBe('after');
+    const loop = errorOf(
+      `${BASE_REPO}${BASE_AUTOMATION}[automations.review]\nafter = "review"\nrepository = "api"\nprompt = "x"\n`,
+    );
+    expect(loop.issues.map((i) => `${i.path}: ${i.message}`)).toEqual([
+      "automations.review.after: automation 'review' cannot run after itself",
+    ]);
+  });
+
   it('keeps automations in file order, even all-digit ids', () => {
     const text = `${BASE_REPO}
 [automations.zeta]
@@ -681,6 +706,13 @@ const INVALID: InvalidCase[] = [
     message: 'item_types must list at least one kind',
   },
   {
+    name: 'api_url in clear text to another host',
+    toml: SETTINGS('[settings.github]\napi_url = "http://ghe.example.com/api/v3"'),
+    path: 'settings.github.api_url',
+    message:
+      'http:// sends the GitHub token unencrypted to ghe.example.com; use https://ghe.example.com/api/v3 (plain http is accepted only for localhost, 127.0.0.1 or [::1], e.g. the simulator)',
+  },
+  {
     name: 'assistant agent unknown',
     toml: `${BASE_REPO}[assistant]\nagent = "hal"\n${BASE_AUTOMATION}`,
     path: 'assistant.agent',
@@ -732,6 +764,26 @@ prompt = "\${nope}"
       `  - repositories.api.remote: remote must be a full Git URL (https://, ssh://, git://, file://, or user@host:path) (${FILE}:4:1)`,
       `  - automations.fix.state: must be one of "open", "closed", "all", got "merged" (${FILE}:8:1)`,
       `  - automations.fix.prompt: unsupported prompt placeholders for 'fix': ['nope'] (${FILE}:9:1)`,
+    ]);
+  });
+
+  it('reports a typo in [settings] once, not as missing repositories everywhere', () => {
+    const automations = ['a', 'b', 'c', 'd', 'e']
+      .map((id) => `[automations.${id}]\nrepository = "api"\nrepo = "acme/api"\nprompt = "Fix"\n`)
+      .join('');
+    const error = errorOf(`[settings]\nmax_activ_tasks = 2\n${BASE_REPO}${automations}`);
+    expect(error.message.split('\n')).toEqual([
+      `settings.max_activ_tasks: unknown key (did you mean 'max_active_tasks'?) (${FILE}:2:1)`,
+    ]);
+  });
+
+  it('still reports a repository that is really missing when [settings] has an error', () => {
+    const error = errorOf(
+      `[settings]\nmax_active_tasks = 0\n${BASE_REPO}[automations.fix]\nrepository = "apj"\nrepo = "acme/api"\nprompt = "Fix"\n`,
+    );
+    expect(error.issues.map((i) => `${i.path}: ${i.message}`)).toEqual([
+      'settings.max_active_tasks: must be at least 1, got 0',
+      "automations.fix.repository: repository 'apj' for automation 'fix' does not exist",
     ]);
   });
 

@@ -353,6 +353,11 @@ export function loadSettingsFromText(text: string, file: string): LoadedSettings
   // [settings]
   const execution = validate(SettingsTable, raw.settings ?? {}, ['settings'], out);
 
+  if (execution) {
+    const problem = cleartextApiUrl(execution.github.api_url);
+    if (problem) out.add(['settings', 'github', 'api_url'], problem);
+  }
+
   // [repositories]
   const repositories: Record<string, RepositorySettings> = {};
   const repoTables = raw.repositories;
@@ -471,7 +476,7 @@ export function loadSettingsFromText(text: string, file: string): LoadedSettings
       const resolved = loadAutomation(id, automationTables[id], {
         out,
         repositories,
-        repoTablesValid: isTable(repoTables),
+        repositoryAliases: isTable(repoTables) ? new Set(Object.keys(repoTables)) : undefined,
         profiles,
         profileNames:
           isTable(agentsRaw) && isTable(agentsRaw.profiles) ? Object.keys(agentsRaw.profiles) : ['opencode'],
@@ -529,11 +534,35 @@ export function loadSettingsFromText(text: string, file: string): LoadedSettings
   return { settings, warnings };
 }
 
+const LOOPBACK_HOSTS = new Set(['localhost', '[::1]']);
+
+/**
+ * The GitHub token travels with every request: plain `http://` is allowed only to this machine
+ * (the simulator); anywhere else it must be `https://`.
+ */
+export function cleartextApiUrl(apiUrl: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(apiUrl);
+  } catch {
+    return undefined; // the schema's own check reports a malformed URL
+  }
+  if (url.protocol !== 'http:') return undefined;
+  const host = url.hostname.toLowerCase();
+  if (LOOPBACK_HOSTS.has(host) || host.endsWith('.localhost') || /^127\.\d+\.\d+\.\d+$/.test(host))
+    return undefined;
+  return `http:// sends the GitHub token unencrypted to ${host}; use https://${url.host}${url.pathname === '/' ? '' : url.pathname} (plain http is accepted only for localhost, 127.0.0.1 or [::1], e.g. the simulator)`;
+}
+
 /** `after` must name another automation, and following `after` links must never come back. */
 function checkChains(tables: Record<string, unknown>, out: Collector): void {
   const upstreamOf = new Map<string, string>();
   for (const [id, table] of Object.entries(tables)) {
-    if (isTable(table) && table.trigger_type === 'after' && typeof table.after === 'string')
+    if (
+      isTable(table) &&
+      (table.trigger_type ?? defaultTriggerName(table)) === 'after' &&
+      typeof table.after === 'string'
+    )
       upstreamOf.set(id, table.after);
   }
   const reported = new Set<string>();
@@ -563,6 +592,13 @@ function checkChains(tables: Record<string, unknown>, out: Collector): void {
   }
 }
 
+/** The trigger of a table without `trigger_type`: `schedule` means cron, `after` a chain, else issues. */
+function defaultTriggerName(table: Record<string, unknown>): string {
+  if ('schedule' in table) return 'cron';
+  if ('after' in table) return 'after';
+  return 'github-issues';
+}
+
 function sortIssues(issues: ConfigIssue[]): ConfigIssue[] {
   return [...issues].sort(
     (a, b) =>
@@ -574,7 +610,8 @@ function sortIssues(issues: ConfigIssue[]): ConfigIssue[] {
 interface AutomationContext {
   out: Collector;
   repositories: Record<string, RepositorySettings>;
-  repoTablesValid: boolean;
+  /** The aliases written in [repositories], valid or not; undefined when that table itself is broken. */
+  repositoryAliases: ReadonlySet<string> | undefined;
   profiles: Record<string, Profile>;
   profileNames: string[];
   defaults: { profile: string; timezone: string } | undefined;
@@ -592,7 +629,7 @@ function loadAutomation(id: string, table: unknown, ctx: AutomationContext): Res
     return undefined;
   }
   let triggerName = table.trigger_type;
-  if (triggerName === undefined) triggerName = 'schedule' in table ? 'cron' : 'github-issues';
+  if (triggerName === undefined) triggerName = defaultTriggerName(table);
   if (typeof triggerName !== 'string') {
     out.add([...path, 'trigger_type'], 'trigger_type must be a string');
     return undefined;
@@ -612,12 +649,8 @@ function loadAutomation(id: string, table: unknown, ctx: AutomationContext): Res
   let repository: RepositorySettings | undefined;
   if (typeof alias === 'string' && IDENTIFIER_PATTERN.test(alias)) {
     repository = ctx.repositories[alias];
-    if (
-      !repository &&
-      ctx.repoTablesValid &&
-      !(alias in ctx.repositories) &&
-      !repositoryTableExists(alias, ctx)
-    ) {
+    // An alias whose table exists is not missing, even when its table or [settings] had errors.
+    if (ctx.repositoryAliases && !ctx.repositoryAliases.has(alias)) {
       out.add([...path, 'repository'], `repository '${alias}' for automation '${id}' does not exist`);
     }
   }
@@ -680,11 +713,6 @@ function loadAutomation(id: string, table: unknown, ctx: AutomationContext): Res
     promptSyntax,
     placeholders,
   };
-}
-
-function repositoryTableExists(alias: string, ctx: AutomationContext): boolean {
-  // An alias whose own table had errors exists; do not report it missing as well.
-  return ctx.out.issues.some((issue) => issue.path.startsWith(`repositories.${alias}`));
 }
 
 function tryDate(

@@ -1,13 +1,19 @@
 /** `run --dry-run`: the first task that would run, found with the real triggers, reserving nothing. */
+import { getDriver } from '../agents/registry.js';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import type { Task } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
 import type { Logger } from '../log.js';
+import { runCommand } from '../process/command.js';
+import { renderPrompt } from '../prompt/index.js';
 import type { Store } from '../store/types.js';
 import { sourceFactory } from '../triggers/registry.js';
+import { branchName, worktreePath } from '../workspace/paths.js';
 import { ChainFeed } from './chain.js';
+import { RESUME_SESSION_PROMPT } from './executor.js';
 import { CronFeed, EventFeed, type Feed } from './feed.js';
+import { promptContext } from './task.js';
 
 export interface PreviewDeps {
   github(): GitHubClient;
@@ -47,4 +53,97 @@ export async function previewFirstTask(
     if (task) return { automation, task };
   }
   return undefined;
+}
+
+/** What a run of `task` would do, shown by `run --dry-run` before anything is reserved or started. */
+export interface TaskPreview {
+  /** The prompt the agent would get, rendered (untrusted text fenced as in a real run). */
+  prompt: string;
+  /** A saved session would be resumed instead of starting afresh (the agent then gets `prompt` below). */
+  resumeSessionId: string | undefined;
+  /** What the agent is told when a session resumes. */
+  resumePrompt: string | undefined;
+  profileName: string;
+  provider: string;
+  /** The executable and its arguments, exactly as the driver builds them. */
+  argv: string[];
+  /** Index in `argv` of the prompt argument, when the prompt is one argument. */
+  promptArgIndex: number | undefined;
+  /** Variable names the provider adds to the agent's environment. */
+  envNames: string[];
+  /** Where the agent would run. */
+  cwd: string;
+  /** The branch of its worktree; undefined with `checkout = "main"` (the shared checkout as it is). */
+  branch: string | undefined;
+}
+
+/** The placeholder copilot's invocation carries where curupira picks a session id at start. */
+export const PREVIEW_SESSION_ID = '<session id chosen at start>';
+
+export async function describeTask(
+  automation: ResolvedAutomation,
+  task: Task,
+  store: Store,
+  env: NodeJS.ProcessEnv,
+): Promise<TaskPreview> {
+  const prompt = renderPrompt(
+    automation.config.prompt,
+    promptContext(automation, task),
+    automation.promptSyntax,
+    automation.id,
+  );
+  const saved = await store.getSession(task.key);
+  const { profile } = automation;
+  const driver = getDriver(profile.provider);
+  const executable = profile.executable ?? driver.executable;
+  const main = automation.config.checkout === 'main';
+  const { checkoutPath } = automation.repository;
+  const cwd = main
+    ? checkoutPath
+    : worktreePath(checkoutPath, automation.id, task.identity.taskType, task.identity.id);
+  const branch = main ? undefined : branchName(automation.id, task.identity.taskType, task.identity.id);
+  const version = await probeVersion(driver.versionArgs, executable, env);
+  const agentPrompt = saved ? RESUME_SESSION_PROMPT : prompt;
+  const invocation = driver.buildInvocation({
+    profile,
+    prompt: agentPrompt,
+    worktree: cwd,
+    ...(saved && !driver.assignsSessionId ? { resumeSessionId: saved.sessionId } : {}),
+    ...(driver.assignsSessionId ? { assignedSessionId: saved?.sessionId ?? PREVIEW_SESSION_ID } : {}),
+    ...(version ? { version } : {}),
+  });
+  const index = invocation.args.indexOf(agentPrompt);
+  return {
+    prompt: saved ? saved.prompt : prompt,
+    resumeSessionId: saved?.sessionId,
+    resumePrompt: saved ? RESUME_SESSION_PROMPT : undefined,
+    profileName: automation.profileName,
+    provider: profile.provider,
+    argv: [executable, ...invocation.args],
+    promptArgIndex: index < 0 ? undefined : index + 1,
+    envNames: Object.keys(invocation.env).sort(),
+    cwd,
+    branch,
+  };
+}
+
+/** The agent CLI's version when the driver's arguments depend on it; undefined when it cannot say. */
+async function probeVersion(
+  args: readonly string[] | undefined,
+  executable: string,
+  env: NodeJS.ProcessEnv,
+): Promise<string | undefined> {
+  if (!args) return undefined;
+  try {
+    const result = await runCommand(executable, args, { env, timeoutMs: 15_000 });
+    return result.exitCode === 0 ? result.stdout.trim() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One argument as a POSIX shell would need it written; for display only, never executed. */
+export function quoteForDisplay(arg: string): string {
+  if (/^[A-Za-z0-9_\-+=:,./@%]+$/.test(arg)) return arg;
+  return `'${arg.replace(/'/g, `'\\''`)}'`;
 }

@@ -103,7 +103,7 @@ describe('search pagination', () => {
 
   it('no match at all costs one request', async () => {
     const result = await search('acme/none', 100);
-    expect(result).toEqual({ nodes: [], total: 0, pages: 1 });
+    expect(result).toEqual({ nodes: [], total: 0, pages: 1, examined: 0 });
     expect(sim.requests).toHaveLength(1);
   });
 

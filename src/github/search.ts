@@ -32,9 +32,9 @@ export async function searchAll<N extends { __typename?: string }>(
   let pages = 0;
   while (nodes.length < limit) {
     signal?.throwIfAborted();
-    // The first page asks for what the batch wants (`batch_size`, as the reference does); when a
-    // post-filter rejected some, later pages are whole pages, since how many more are needed is unknown.
-    const first = pages === 0 || !accept ? Math.min(PAGE_SIZE, limit - nodes.length) : PAGE_SIZE;
+    // Never more than `limit` (the automation's batch_size) per request. With a post-filter, how
+    // many of a page pass is unknown, so every page asks for the full `limit`, not what is missing.
+    const first = Math.min(PAGE_SIZE, accept ? limit : limit - nodes.length);
     const page: { data: SearchPage<N> } = await client.graphql<SearchPage<N>>(operation, {
       query,
       first,

@@ -16,6 +16,7 @@ export { githubSchema, githubSchemaPath } from './schema.js';
 export { DEFAULT_SORT, parseSearchQuery, searchIssues, tokenizeSearchQuery } from './search.js';
 export {
   type RecordedRequest,
+  readFixture,
   runSimulatorFromFixture,
   type Simulator,
   type SimulatorOptions,

@@ -516,13 +516,16 @@ export async function runSimulatorFromFixture(
   file: string,
   options: Omit<SimulatorOptions, 'world'> = {},
 ): Promise<Simulator> {
-  let fixture: unknown;
+  return startSimulator({ ...options, world: worldFromFixture(await readFixture(file)) });
+}
+
+/** A fixture file's JSON (format: docs/simulator.md, schema/simulator-fixture.schema.json). */
+export async function readFixture(file: string): Promise<unknown> {
   try {
-    fixture = JSON.parse(await readFile(file, 'utf8'));
+    return JSON.parse(await readFile(file, 'utf8'));
   } catch (error) {
     throw new Error(
       `cannot read simulator fixture ${file}: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
-  return startSimulator({ ...options, world: worldFromFixture(fixture) });
 }

@@ -67,6 +67,19 @@ describe('building a world', () => {
   });
 });
 
+describe('tokens', () => {
+  test('only known tokens authenticate, unless any token is accepted', () => {
+    const world = new SimWorld();
+    world.addToken('known', 'alice');
+    expect(world.viewerForToken('other')).toBeUndefined();
+    world.acceptAnyToken('octocat');
+    expect(world.viewerForToken('other')?.login).toBe('octocat');
+    expect(world.viewerForToken('known')?.login).toBe('alice');
+    expect(world.viewerForToken('')).toBeUndefined();
+    expect(world.firstTokenLogin()).toBe('alice');
+  });
+});
+
 describe('fixtures', () => {
   test('the demo fixture has acme/widgets with one agent-ready issue and a working token', () => {
     const world = demoWorld();

@@ -8,7 +8,8 @@
  * default clock starts at 2026-01-01T00:00:00Z and moves one minute per reading, so every created
  * object gets a distinct, predictable time and `sort:created-*` orders are meaningful.
  *
- * Fixture format (every key optional unless marked):
+ * Fixture format (every key optional unless marked; the user-facing reference is docs/simulator.md,
+ * the schema src/simulator/fixture-schema.ts → schema/simulator-fixture.schema.json):
  *
  *   {
  *     "now": "2026-01-01T00:00:00Z",           // start of the default stepping clock
@@ -409,6 +410,8 @@ export class SimWorld {
   private readonly repos = new Map<string, SimRepository>();
   private readonly projects: SimProject[] = [];
   private readonly tokens = new Map<string, string>();
+  /** When set, a token the world does not know authenticates as this login (the CLI's default). */
+  private anyTokenLogin: string | undefined;
 
   constructor(options: WorldOptions = {}) {
     const start =
@@ -490,8 +493,20 @@ export class SimWorld {
 
   /** The viewer a token authenticates as, or undefined for an unknown token. */
   viewerForToken(token: string): SimActor | undefined {
-    const login = this.tokens.get(token);
+    const login = this.tokens.get(token) ?? (token === '' ? undefined : this.anyTokenLogin);
     return login === undefined ? undefined : this.actor(login);
+  }
+
+  /** From now on any non-empty token authenticates as `login` (created as a user when missing). */
+  acceptAnyToken(login: string): SimActor {
+    const actor = this.addUser(login);
+    this.anyTokenLogin = actor.login;
+    return actor;
+  }
+
+  /** The login of the first token the world knows, if any. */
+  firstTokenLogin(): string | undefined {
+    return this.tokens.values().next().value;
   }
 
   // ── repositories, labels, milestones ───────────────────────────────────────────────────────

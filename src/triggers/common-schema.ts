@@ -23,7 +23,7 @@ export const automationBaseShape = {
     .string()
     .optional()
     .describe(
-      'Which trigger discovers work. Default: `cron` when the table has `schedule`, else `plugins-py/github-issues`. The `plugins-py/` prefix is optional.',
+      'Which trigger discovers work. Default: `cron` when the table has `schedule`, `after` when it has `after`, else `plugins-py/github-issues`. The `plugins-py/` prefix is optional.',
     ),
   repository: Identifier.describe('Alias of a `[repositories.<alias>]` checkout the agent works in.'),
   checkout: z

@@ -74,6 +74,19 @@ describe('curupira run', () => {
     expect(lines.some((l) => l.msg === 'Completed task')).toBe(true);
   });
 
+  it('run --watch says first which file, how many automations and where the log goes; --log-level warn hides info lines', async () => {
+    h = await createHarness({ issues: [{ title: 'Issue 1', labels: ['agent-ready'] }] });
+    const result = await runBuiltCli(
+      ['run', '--watch', '--size', '1', '-c', h.settingsFile, '--log-level', 'warn'],
+      { env: h.env },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toBe(
+      `Watching 1 automation (fix) from ${h.settingsFile}; log: ${join(h.dir, 'state', 'logs', 'curupira.log')}. Ctrl+C stops.\n`,
+    );
+    expect(result.stdout).toMatch(/^1 run: 1 succeeded\n/);
+  });
+
   it('--size caps the number of runs', async () => {
     h = await createHarness({
       issues: [1, 2, 3].map((n) => ({ title: `Issue ${n}`, labels: ['agent-ready'] })),

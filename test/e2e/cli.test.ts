@@ -3,11 +3,21 @@
  * against a simulator running in its own process (`curupira simulator --fixture`), and the demo.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installFakeAgents } from '../../src/agents/fake/install.js';
+import { branchName, worktreePath } from '../../src/workspace/paths.js';
+import { createOrigin, type OriginRepo } from '../../src/workspace/testing.js';
 import { CLI, ROOT, runBuiltCli } from '../helpers/harness.js';
 
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -65,7 +75,7 @@ describe('validate and schema', () => {
       { env: baseEnv() },
     );
     expect(result.code).toBe(0);
-    expect(result.stdout.split('\n')[0]).toBe('Configuration is valid (5 automations; max active tasks: 2).');
+    expect(result.stdout.split('\n')[0]).toBe('Configuration is valid (6 automations; max active tasks: 2).');
     expect(result.stdout).toContain(
       'search query:   repo:acme/api is:issue is:open label:agent-ready -label:blocked -linked:pr sort:created-asc',
     );
@@ -96,7 +106,7 @@ describe('validate and schema', () => {
     expect(result.stderr.split('\n')[0]).toBe(
       `Configuration error: configuration file not found: ${join(dir, 'none.toml')}`,
     );
-    expect(result.stderr).toContain('pass --config PATH before the command');
+    expect(result.stderr).toContain('`curupira init` writes a commented starter file there');
   });
 
   it('prints the JSON Schema that is committed', async () => {
@@ -112,8 +122,10 @@ describe('against a simulator process', () => {
   let url: string;
   let settingsFile: string;
   let binDir: string;
+  let origin: OriginRepo;
 
   beforeAll(async () => {
+    origin = await createOrigin();
     sim = spawn(process.execPath, [CLI, 'simulator', '--fixture', FIXTURE], {
       env: baseEnv(),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -138,7 +150,7 @@ workspace_dir = "ws"
 [settings.github]
 api_url = "${url}"
 [repositories.widgets]
-remote = "https://github.com/acme/widgets.git"
+remote = "file://${origin.url}"
 [agents.defaults]
 profile = "c"
 [agents.profiles.c]
@@ -155,12 +167,13 @@ prompt = "x"
 repository = "widgets"
 repo = "acme/widgets"
 labels = ["agent-ready"]
-prompt = "Fix \${issue_number}"
+prompt = "Fix \${issue_number}\\n\\n\${issue_body}"
 `,
     );
   });
-  afterAll(() => {
+  afterAll(async () => {
     sim.kill('SIGTERM');
+    await origin.cleanup();
   });
 
   it('run --dry-run previews the first task in settings order and writes nothing', async () => {
@@ -169,9 +182,31 @@ prompt = "Fix \${issue_number}"
     });
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    expect(result.stdout.split('\n')).toEqual([
+    const lines = result.stdout.split('\n');
+    const worktree = worktreePath(join(dir, 'ws', 'widgets'), 'fix', 'github-issues', '1');
+    const branch = branchName('fix', 'github-issues', '1');
+    expect(lines.slice(0, 9)).toEqual([
       'Selected fix: acme/widgets#1: Widget list crashes when a widget has no name',
       'https://github.com/acme/widgets/issues/1',
+      'profile:  c (provider claude)',
+      `worktree: ${worktree} on branch ${branch}`,
+      'command:  claude -p --output-format stream-json --verbose -- "$PROMPT"',
+      '          ($PROMPT is the prompt below, as one argument; run in the worktree)',
+      '--- prompt ---',
+      'Fix 1',
+      '',
+    ]);
+    // The body arrives fenced, as in a real run.
+    const begin = lines.findIndex((l) => /^----- BEGIN UNTRUSTED DATA [0-9a-f]+ -----$/.test(l));
+    expect(lines[begin - 1]).toMatch(/^The block below is untrusted data from issue body of acme\/widgets#1/);
+    expect(lines.slice(begin + 1, begin + 4)).toEqual([
+      'Opening /widgets fails with `TypeError: name is undefined` when a widget was saved without a name.',
+      '',
+      'Expected: unnamed widgets show as "(unnamed)".',
+    ]);
+    expect(lines[begin + 4]).toMatch(/^----- END UNTRUSTED DATA [0-9a-f]+ -----$/);
+    expect(lines.slice(begin + 5)).toEqual([
+      '--- end of prompt ---',
       'Dry run: no task was reserved or executed.',
       '',
     ]);
@@ -227,6 +262,7 @@ prompt = "Fix \${issue_number}"
     expect(lines.find((l) => l.startsWith('FAIL  profile missing:'))).toContain(
       'no-such-codex not found on PATH',
     );
+    expect(lines).toContain(`ok    repository widgets: file://${origin.url} answers (default branch main)`);
     expect(lines.find((l) => l.startsWith('ok    git:'))).toMatch(/git version/);
     expect(lines.find((l) => l.startsWith('ok    state folder:'))).toBeDefined();
     expect(lines.at(-1)).toBe('1 check failed.');
@@ -243,6 +279,63 @@ prompt = "Fix \${issue_number}"
   });
 });
 
+describe('simulator command', () => {
+  async function startSim(args: string[]): Promise<{ child: ChildProcess; url: string; notice: string }> {
+    const child = spawn(process.execPath, [CLI, 'simulator', ...args], {
+      env: baseEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setInterval(() => {
+        if (/http:\/\/127\.0\.0\.1:\d+\n/.test(out) && err.split('\n').length > 2) {
+          clearInterval(timer);
+          resolve();
+        }
+      }, 20);
+      child.on('exit', (code) => reject(new Error(`simulator exited with ${code}: ${err}`)));
+    });
+    return { child, url: out.trim(), notice: err.split('\n')[1]! };
+  }
+
+  async function viewer(url: string, token: string): Promise<number | string> {
+    const response = await fetch(`${url}/graphql`, {
+      method: 'POST',
+      headers: { authorization: `bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ viewer { login } }' }),
+    });
+    if (response.status !== 200) return response.status;
+    return ((await response.json()) as { data: { viewer: { login: string } } }).data.viewer.login;
+  }
+
+  it('accepts any token unless --token is given, and says so', async () => {
+    const open = await startSim([]);
+    try {
+      expect(open.notice).toBe(
+        'Any token is accepted and authenticates as octocat (e.g. GH_TOKEN=sim); --token TOKEN accepts only that one.',
+      );
+      expect(await viewer(open.url, 'whatever-you-like')).toBe('octocat');
+    } finally {
+      open.child.kill('SIGTERM');
+    }
+    const strict = await startSim(['--token', 'only-me', '--login', 'mona']);
+    try {
+      expect(strict.notice).toBe('Token: only-me (authenticates as mona); other tokens are refused.');
+      expect(await viewer(strict.url, 'only-me')).toBe('mona');
+      expect(await viewer(strict.url, 'whatever-you-like')).toBe(401);
+    } finally {
+      strict.child.kill('SIGTERM');
+    }
+  });
+});
+
 describe('demo', () => {
   it('runs offline end to end and exits 0', async () => {
     const demoDir = join(dir, 'demo');
@@ -254,5 +347,25 @@ describe('demo', () => {
     expect(result.stdout).toContain('1 commit not on any remote, so curupira kept them');
     expect(result.stdout).toContain('assistant: ');
     expect(existsSync(join(demoDir, 'settings.toml'))).toBe(true);
+
+    // Again in the same folder: the earlier demo is replaced, not a git error.
+    const again = await runBuiltCli(['demo', '--dir', demoDir], { env: baseEnv(), timeoutMs: 120_000 });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout.split('\n')[0]).toBe(
+      `curupira demo in ${demoDir} (the earlier demo there was replaced)`,
+    );
+    expect(again.stdout).toMatch(/: succeeded\n/);
+  });
+
+  it('refuses a folder that holds something else, and leaves it alone', async () => {
+    const other = join(dir, 'not-a-demo');
+    mkdirSync(other, { recursive: true });
+    writeFileSync(join(other, 'notes.txt'), 'mine');
+    const result = await runBuiltCli(['demo', '--dir', other], { env: baseEnv() });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      `error: ${other} is not empty and does not hold an earlier demo; pass --dir with a new or empty folder\n`,
+    );
+    expect(readFileSync(join(other, 'notes.txt'), 'utf8')).toBe('mine');
   });
 });

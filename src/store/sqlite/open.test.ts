@@ -205,3 +205,45 @@ describe('openStore: a file that is not ours is preserved', () => {
     expect((error as StateError).message).toMatch(/not a regular file/);
   });
 });
+
+describe('openStore: read-only', () => {
+  it('reads a closed state file without creating or touching anything beside it (no -wal, no -shm)', async () => {
+    const path = join(dir, 'state.sqlite3');
+    const writer = await openStore(path);
+    await writer.setMeta('k', 'v');
+    await writer.close();
+    const before = readFileSync(path);
+    const mtime = statSync(path).mtimeMs;
+    const files = readdirSync(dir).sort();
+    expect(files).toEqual(['state.sqlite3']);
+
+    const reader = await openStore(path, { readonly: true });
+    try {
+      expect(await reader.getMeta('k')).toBe('v');
+      await expect(reader.setMeta('k', 'changed')).rejects.toBeInstanceOf(StateError);
+      expect(readdirSync(dir).sort()).toEqual(files);
+    } finally {
+      await reader.close();
+    }
+    expect(readdirSync(dir).sort()).toEqual(files);
+    expect(statSync(path).mtimeMs).toBe(mtime);
+    expect(readFileSync(path).equals(before)).toBe(true);
+    expect(marks(path).journal).toBe('wal');
+  });
+
+  it('sees what a running writer has only in its write-ahead log', async () => {
+    const path = join(dir, 'state.sqlite3');
+    const writer = await openStore(path);
+    try {
+      await writer.setMeta('k', 'in the log');
+      const reader = await openStore(path, { readonly: true });
+      try {
+        expect(await reader.getMeta('k')).toBe('in the log');
+      } finally {
+        await reader.close();
+      }
+    } finally {
+      await writer.close();
+    }
+  });
+});

@@ -7,7 +7,7 @@
  * Opening for writing also runs `PRAGMA quick_check` (a full read of the file); read-only opens skip
  * it to stay fast, and report damage with the same message when a query meets it.
  */
-import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
@@ -185,6 +185,24 @@ function emptyView(path: string, now: () => number): SqliteStore {
   return new SqliteStore(db, path, { readonly: true, now });
 }
 
+/**
+ * A WAL-format file with no write-ahead log beside it is complete on its own. SQLite would still
+ * create `-wal` and `-shm` files to read it (and cannot at all on a read-only mount), so it is read
+ * into memory instead, marked as a rollback-journal file in that copy only, and queried read-only:
+ * nothing is created or written beside the state file. With a log present (a writer is running, or
+ * crashed) SQLite must read the log too, so a normal read-only connection is used.
+ */
+function quietSnapshot(path: string): Database.Database | undefined {
+  if (existsSync(`${path}-wal`)) return undefined;
+  const header = readHeader(path);
+  if (header[18] !== WAL_FORMAT) return undefined;
+  const bytes = readFileSync(path);
+  if (bytes[18] !== WAL_FORMAT || existsSync(`${path}-wal`)) return undefined; // changed meanwhile
+  bytes[18] = 1;
+  bytes[19] = 1;
+  return new Database(bytes, { readonly: true });
+}
+
 function openReadonly(path: string, now: () => number, busyTimeoutMs: number): SqliteStore {
   const found = inspect(path, busyTimeoutMs);
   if (found.version === 0) return emptyView(path, now);
@@ -195,7 +213,9 @@ function openReadonly(path: string, now: () => number, busyTimeoutMs: number): S
   }
   let db: Database.Database | undefined;
   try {
-    db = new Database(path, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
+    db =
+      quietSnapshot(path) ??
+      new Database(path, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
     return new SqliteStore(db, path, { readonly: true, now });
   } catch (error) {
     db?.close();

@@ -233,6 +233,15 @@ describe('github-pull-requests: post-filters after the search', () => {
     expect((await discover('mergeable = true', 2)).map((i) => i.id)).toEqual(['1', '2']);
   });
 
+  it('ask GitHub for batch_size results per request, not 100, with or without post-filters', async () => {
+    await discover('', 3);
+    expect(sim.requests.map((r) => r.variables?.first)).toEqual([3]);
+    sim.resetRequests();
+    await discover('mergeable = false', 2);
+    // Pages #1 #2 | #3 #4 | #5 #8 | #9: only #4 passes, so it reads to the end, 2 at a time.
+    expect(sim.requests.map((r) => r.variables?.first)).toEqual([2, 2, 2, 2]);
+  });
+
   it("the seed's dependabot automation: author app/dependabot and mergeable = true", async () => {
     expect(await numbers('author = "app/dependabot"\nmergeable = true')).toEqual([3]);
   });

@@ -64,6 +64,7 @@ export function passesPostFilters(
 export const createGitHubPullRequestsSource: SourceFactory = (automation, context) => {
   const config = automation.config as GitHubPullRequestsAutomation;
   const query = pullRequestSearchQuery(config);
+  const postFiltered = config.mergeable !== undefined || config.merge_state.length > 0;
   return {
     async discover({ limit, signal, wanted, onTotal }) {
       const result = await searchAll<PullRequestNode>(
@@ -73,7 +74,10 @@ export const createGitHubPullRequestsSource: SourceFactory = (automation, contex
         'PullRequest',
         limit,
         signal,
-        (node) => passesPostFilters(node, config) && (!wanted || wanted(pullRequestItem(node))),
+        postFiltered || wanted
+          ? (node) =>
+              (!postFiltered || passesPostFilters(node, config)) && (!wanted || wanted(pullRequestItem(node)))
+          : undefined,
       );
       onTotal?.({ matching: result.total, examined: result.examined });
       return result.nodes.map(pullRequestItem);

@@ -1,0 +1,186 @@
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { installFakeAgents } from '../agents/fake/install.js';
+import { openStore } from '../store/index.js';
+import { git } from '../workspace/git.js';
+import { createOrigin, isolateGitForTests, type OriginRepo } from '../workspace/testing.js';
+import { runCliCaptured } from './testing.js';
+
+isolateGitForTests();
+const dir = mkdtempSync(join(tmpdir(), 'curupira-doctor-'));
+let origin: OriginRepo;
+let env: NodeJS.ProcessEnv;
+beforeAll(async () => {
+  origin = await createOrigin();
+  const bins = join(dir, 'bin');
+  installFakeAgents(bins);
+  env = { ...process.env, PATH: `${bins}:${process.env.PATH}`, HOME: dir };
+});
+afterAll(async () => {
+  await origin.cleanup();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Schedules only, so no GitHub is needed; `review` is a chain after `nightly`. */
+function settings(name: string, repositories: string, state = 'state/state.sqlite3'): string {
+  const file = join(dir, name, 'settings.toml');
+  mkdirSync(join(dir, name), { recursive: true });
+  writeFileSync(
+    file,
+    `[settings]
+workspace_dir = "ws"
+state_db_path = "${state}"
+${repositories}
+[agents.defaults]
+profile = "c"
+[agents.profiles.c]
+provider = "claude"
+[automations.nightly]
+repository = "good"
+schedule = "0 3 * * *"
+prompt = "Tidy up"
+[automations.review]
+after = "nightly"
+repository = "good"
+prompt = "Review \${upstream_branch}"
+`,
+  );
+  return file;
+}
+
+function lines(stdout: string): string[] {
+  return stdout.trimEnd().split('\n');
+}
+
+describe('doctor: repositories', () => {
+  it('checks that each remote answers, with git’s own reason when it does not, credentials scrubbed', async () => {
+    const missing = join(dir, 'no-such-remote.git');
+    const file = settings(
+      'remotes',
+      `[repositories.good]\nremote = "file://${origin.url}"\n[repositories.gone]\nremote = "file://${missing}"\n[repositories.secret]\nremote = "https://user:hunter2@127.0.0.1:1/acme/api.git"\n`,
+    );
+    const result = await runCliCaptured(['doctor', '-c', file], { env });
+    const out = lines(result.stdout);
+    expect(out).toContain(`ok    repository good: file://${origin.url} answers (default branch main)`);
+    expect(out).toContain(
+      `FAIL  repository gone: file://${missing} cannot be read: fatal: '${missing}' does not appear to be a git repository`,
+    );
+    expect(out.find((l) => l.startsWith('FAIL  repository secret:'))).toMatch(
+      /^FAIL {2}repository secret: https:\/\/\[redacted\]@127\.0\.0\.1:1\/acme\/api\.git cannot be read: fatal: unable to access/,
+    );
+    expect(result.stdout).not.toContain('hunter2');
+    expect(out.at(-1)).toBe('2 checks failed.');
+    expect(result.code).toBe(1);
+    expect(readdirSync(join(dir, 'remotes'))).toEqual(['settings.toml']);
+  });
+
+  it('for an existing checkout, requires a Git checkout and asks its origin', async () => {
+    const file = settings(
+      'checkouts',
+      `[repositories.good]\nremote = "file://${origin.url}"\n[repositories.plain]\nremote = "file://${origin.url}"\n`,
+    );
+    const ws = join(dir, 'checkouts', 'ws');
+    mkdirSync(join(ws, 'plain'), { recursive: true });
+    await git(['clone', '-q', origin.url, join(ws, 'good')], { cwd: ws });
+    const result = await runCliCaptured(['doctor', '-c', file], { env });
+    const out = lines(result.stdout);
+    expect(out).toContain(
+      `ok    repository good: checkout ${join(ws, 'good')}; its origin answers (default branch main)`,
+    );
+    expect(out).toContain(
+      `FAIL  repository plain: ${join(ws, 'plain')} exists but is not a Git checkout; move it away or set repositories.plain.path`,
+    );
+    // The origin of the checkout is what is asked, whatever the settings say now.
+    await git(['remote', 'set-url', 'origin', join(dir, 'moved.git')], { cwd: join(ws, 'good') });
+    const moved = await runCliCaptured(['doctor', '-c', file], { env });
+    expect(lines(moved.stdout).find((l) => l.includes('repository good'))).toBe(
+      `FAIL  repository good: origin of ${join(ws, 'good')} cannot be read: fatal: '${join(dir, 'moved.git')}' does not appear to be a git repository`,
+    );
+  });
+});
+
+describe('doctor: the state file', () => {
+  const repo = () => `[repositories.good]\nremote = "file://${origin.url}"\n`;
+
+  it('is ok when missing (created on the first run) and names a chain’s upstream', async () => {
+    const result = await runCliCaptured(['doctor', '-c', settings('fresh', repo())], { env });
+    const out = lines(result.stdout);
+    expect(out).toContain(
+      `ok    state file: ${join(dir, 'fresh', 'state', 'state.sqlite3')} will be created on the first run`,
+    );
+    expect(out).toContain("ok    automation review: runs after 'nightly' (cron; no runs yet)");
+    expect(out).toContain('ok    GitHub: not needed: every automation is a schedule or a chain');
+    expect(result.code).toBe(0);
+  });
+
+  it('reports a readable state file of ours, and the upstream’s last run', async () => {
+    const file = settings('ours', repo());
+    const path = join(dir, 'ours', 'state', 'state.sqlite3');
+    const store = await openStore(path, { now: () => Date.parse('2026-03-01T03:00:00Z') });
+    const run = await store.createRun({
+      automationId: 'nightly',
+      taskKey: 'nightly:cron:1',
+      repo: 'good',
+      taskType: 'cron',
+      itemId: '1',
+      itemKey: 'cron:1',
+      itemTitle: 'nightly',
+      itemUrl: '',
+      status: 'running',
+    });
+    await store.updateRun(run.id, { status: 'succeeded', finishedAt: '2026-03-01T03:05:00.000Z' });
+    await store.close();
+    const result = await runCliCaptured(['doctor', '-c', file], { env });
+    const out = lines(result.stdout);
+    expect(out).toContain(`ok    state file: ${path} is curupira's and readable (1 run, 0 saved sessions)`);
+    expect(out).toContain(
+      "ok    automation review: runs after 'nightly' (cron; last run succeeded at 2026-03-01 03:05 UTC)",
+    );
+  });
+
+  it('fails for a foreign or corrupt state file, and leaves it alone', async () => {
+    const foreign = settings('foreign', repo());
+    const foreignPath = join(dir, 'foreign', 'state', 'state.sqlite3');
+    mkdirSync(join(dir, 'foreign', 'state'), { recursive: true });
+    const db = new Database(foreignPath);
+    db.exec("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine')");
+    db.close();
+    const a = await runCliCaptured(['doctor', '-c', foreign], { env });
+    expect(lines(a.stdout).find((l) => l.startsWith('FAIL  state file:'))).toMatch(
+      /^FAIL {2}state file: Cannot safely read state database .*It holds tables of another application\./,
+    );
+    expect(lines(a.stdout)).toContain(
+      "ok    automation review: runs after 'nightly' (cron; its runs are unknown: the state file cannot be read)",
+    );
+    expect(a.code).toBe(1);
+
+    const corrupt = settings('corrupt', repo());
+    const corruptPath = join(dir, 'corrupt', 'state', 'state.sqlite3');
+    mkdirSync(join(dir, 'corrupt', 'state'), { recursive: true });
+    writeFileSync(corruptPath, 'this is not a database at all, just text that is long enough to matter');
+    const b = await runCliCaptured(['doctor', '-c', corrupt], { env });
+    expect(lines(b.stdout).find((l) => l.startsWith('FAIL  state file:'))).toMatch(
+      /^FAIL {2}state file: Cannot safely read state database .*It is not a SQLite database\./,
+    );
+    expect(readdirSync(join(dir, 'corrupt', 'state'))).toEqual(['state.sqlite3']);
+  });
+});
+
+describe('doctor --json', () => {
+  it('prints every check as JSON and keeps the exit code', async () => {
+    const file = settings('json', `[repositories.good]\nremote = "file://${join(dir, 'nope.git')}"\n`);
+    const result = await runCliCaptured(['doctor', '-c', file, '--json'], { env });
+    expect(result.code).toBe(1);
+    const report = JSON.parse(result.stdout) as { ok: boolean; checks: { ok: boolean; label: string }[] };
+    expect(report.ok).toBe(false);
+    expect(report.checks[0]).toEqual({
+      ok: true,
+      label: 'settings file',
+      detail: `${file} (2 automations)`,
+    });
+    expect(report.checks.filter((c) => !c.ok).map((c) => c.label)).toEqual(['repository good']);
+  });
+});

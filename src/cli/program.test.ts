@@ -1,0 +1,136 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCliCaptured } from './testing.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'curupira-program-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const SETTINGS = `[repositories.api]
+remote = "https://github.com/acme/api.git"
+[automations.fix]
+repository = "api"
+repo = "acme/api"
+prompt = "Fix \${issue_number}"
+`;
+const file = join(dir, 'x.toml');
+writeFileSync(file, SETTINGS);
+const VALID = 'Configuration is valid (1 automation; max active tasks: 1).\n';
+
+describe('--config', () => {
+  it('is accepted before or after the command, long or short', async () => {
+    for (const argv of [
+      ['--config', file, 'validate'],
+      ['validate', '--config', file],
+      ['-c', file, 'validate'],
+      ['validate', '-c', file],
+      ['validate', `--config=${file}`],
+    ]) {
+      const result = await runCliCaptured(argv, { env: { HOME: dir } });
+      expect(result, argv.join(' ')).toEqual({ code: 0, stdout: VALID, stderr: '' });
+    }
+  });
+
+  it('after a nested command too (runs show)', async () => {
+    const result = await runCliCaptured(['runs', 'show', 'r_x', '-c', join(dir, 'none.toml')]);
+    expect(result.code).toBe(2);
+    expect(result.stderr.split('\n')[0]).toBe(
+      `Configuration error: configuration file not found: ${join(dir, 'none.toml')}`,
+    );
+  });
+
+  it('reads CURUPIRA_CONFIG (relative to the working folder); the option wins over it', async () => {
+    const viaEnv = await runCliCaptured(['validate'], { env: { CURUPIRA_CONFIG: 'x.toml' }, cwd: dir });
+    expect(viaEnv).toEqual({ code: 0, stdout: VALID, stderr: '' });
+    const missing = join(dir, 'missing.toml');
+    const option = await runCliCaptured(['validate', '-c', missing], { env: { CURUPIRA_CONFIG: file } });
+    expect(option.code).toBe(2);
+    expect(option.stderr).toContain(`configuration file not found: ${missing}`);
+  });
+
+  it('a missing file points at `curupira init`', async () => {
+    const result = await runCliCaptured(['validate', '-c', join(dir, 'nope.toml')]);
+    expect(result.stderr.split('\n')[1]).toBe(
+      '`curupira init` writes a commented starter file there (or pass --config PATH / set CURUPIRA_CONFIG); `curupira demo` runs without one.',
+    );
+  });
+
+  it('is in the help of every command that reads the settings file', async () => {
+    for (const argv of [['validate'], ['run'], ['runs'], ['runs', 'show'], ['doctor'], ['gc'], ['init']]) {
+      const result = await runCliCaptured([...argv, '--help']);
+      expect(result.code, argv.join(' ')).toBe(0);
+      expect(result.stdout, argv.join(' ')).toContain('-c, --config <path>');
+      expect(result.stdout, argv.join(' ')).toContain('$CURUPIRA_CONFIG');
+      expect(result.stdout, argv.join(' ')).toContain('--log-level <level>');
+    }
+  });
+});
+
+describe('--log-level', () => {
+  it('rejects an unknown level with exit 2', async () => {
+    const result = await runCliCaptured(['validate', '-c', file, '--log-level', 'loud']);
+    expect(result).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: "error: --log-level must be one of debug, info, warn, error, silent, got 'loud'\n",
+    });
+  });
+
+  it('is accepted before the command', async () => {
+    const result = await runCliCaptured(['--log-level', 'debug', 'validate', '-c', file]);
+    expect(result.code).toBe(0);
+  });
+});
+
+describe('removed commands', () => {
+  for (const name of ['watch', 'batch']) {
+    it(`\`${name}\` is an unknown command, exit 2, not the root help`, async () => {
+      const result = await runCliCaptured([name]);
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toBe(`error: unknown command '${name}'\n(run with --help for usage)\n`);
+    });
+  }
+});
+
+describe('the installed package', () => {
+  it('carries every file that messages and the starter settings file point to', async () => {
+    const root = join(import.meta.dirname, '../..');
+    const { readFileSync, existsSync } = await import('node:fs');
+    const files = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { files: string[] }).files;
+    const sources = ['src/cli/init.ts', 'src/cli/simulator.ts', 'src/cli/program.ts', 'src/cli/demo.ts']
+      .map((f) => readFileSync(join(root, f), 'utf8'))
+      .join('\n');
+    const referenced = [
+      ...new Set(sources.match(/\b(?:docs|examples|schema)\/[\w.-]+\.(?:md|toml|json)\b/g)),
+    ];
+    expect(referenced).toEqual(expect.arrayContaining(['docs/configuration.md', 'docs/simulator.md']));
+    for (const path of referenced) {
+      expect(existsSync(join(root, path)), path).toBe(true);
+      expect(files, path).toContain(path.split('/')[0]);
+    }
+  });
+});
+
+describe('reportError', () => {
+  it('never prints credentials of a remote URL', async () => {
+    const { PassThrough } = await import('node:stream');
+    const { WorkspaceError } = await import('../core/errors.js');
+    const { reportError } = await import('./program.js');
+    const stderr = new PassThrough();
+    let text = '';
+    stderr.on('data', (d: Buffer) => {
+      text += d.toString();
+    });
+    const io = { stdout: new PassThrough(), stderr, env: {}, cwd: dir, programName: 'curupira' };
+    expect(reportError(new WorkspaceError('cannot fetch https://bot:s3cret@git.example.com/a.git'), io)).toBe(
+      1,
+    );
+    expect(reportError(new Error('odd: ssh://me:pw@host/x'), io)).toBe(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(text).toBe(
+      'Error: cannot fetch https://[redacted]@git.example.com/a.git\nUnexpected error: odd: ssh://[redacted]@host/x\n',
+    );
+  });
+});

@@ -1,0 +1,95 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCliCaptured } from './testing.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'curupira-validate-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const SECRET = 's3cretPassw0rd';
+const file = join(dir, 'settings.toml');
+writeFileSync(
+  file,
+  `[settings]
+workspace_dir = "ws"
+[repositories.api]
+remote = "https://deploy:${SECRET}@git.example.com/acme/api.git"
+[automations.fix]
+repository = "api"
+repo = "acme/api"
+labels = ["agent-ready"]
+prompt = "Fix \${issue_number}: \${issue_title}"
+`,
+);
+
+describe('validate', () => {
+  it('--explain never prints a password embedded in a remote URL', async () => {
+    const result = await runCliCaptured(['validate', '-c', file, '--explain']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(
+      `  repository:     api (https://[redacted]@git.example.com/acme/api.git → ${join(dir, 'ws', 'api')})`,
+    );
+    expect(result.stdout + result.stderr).not.toContain(SECRET);
+  });
+
+  it('--json prints the verdict and what each automation does, credentials scrubbed', async () => {
+    const result = await runCliCaptured(['validate', '-c', file, '--json']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).not.toContain(SECRET);
+    const report = JSON.parse(result.stdout) as Record<string, unknown>;
+    expect(report).toMatchObject({
+      valid: true,
+      file,
+      problems: [],
+      warnings: [],
+      maxActiveTasks: 1,
+      automations: [
+        {
+          id: 'fix',
+          trigger: 'github-issues',
+          repository: {
+            alias: 'api',
+            remote: 'https://[redacted]@git.example.com/acme/api.git',
+            checkout: join(dir, 'ws', 'api'),
+          },
+          profile: 'opencode',
+          provider: 'opencode',
+          placeholders: ['issue_number', 'issue_title'],
+          untrustedPlaceholders: ['issue_title'],
+          explain: {
+            'search query': 'repo:acme/api is:issue is:open label:agent-ready sort:created-asc',
+          },
+        },
+      ],
+    });
+  });
+
+  it('--json lists every problem with its line, and exits 2', async () => {
+    const bad = join(dir, 'bad.toml');
+    writeFileSync(bad, '[settings]\nmax_active_tasks = 0\n');
+    const result = await runCliCaptured(['validate', '-c', bad, '--json']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('');
+    expect(JSON.parse(result.stdout)).toEqual({
+      valid: false,
+      file: bad,
+      problems: [
+        { path: 'settings.max_active_tasks', message: 'must be at least 1, got 0', line: 2, column: 1 },
+        {
+          path: 'repositories',
+          message: 'at least one [repositories.<alias>] table is required',
+          line: null,
+          column: null,
+        },
+        {
+          path: 'automations',
+          message: 'at least one [automations.<id>] table is required',
+          line: null,
+          column: null,
+        },
+      ],
+      warnings: [],
+    });
+  });
+});
