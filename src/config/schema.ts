@@ -149,7 +149,9 @@ export const RepositoryTable = z
         if (problem) ctx.addIssue({ code: 'custom', message: problem });
       })
       .optional()
-      .describe('Executable inside the checkout run once after a fresh clone (relative, no `..`).'),
+      .describe(
+        'Executable inside the checkout run once after a fresh clone (relative, no `..`); until it has succeeded once, it runs again before the next agent.',
+      ),
   })
   .describe('A Git checkout agents work in.');
 
