@@ -65,6 +65,16 @@ describe('--config', () => {
       expect(result.stdout, argv.join(' ')).toContain('--log-level <level>');
     }
   });
+
+  it('and the other commands say it does not apply to them', async () => {
+    for (const command of ['schema', 'simulator', 'demo']) {
+      const result = await runCliCaptured([command, '--help']);
+      expect(result.code, command).toBe(0);
+      expect(result.stdout, command).toContain(
+        'This command reads no settings file, so -c/--config does not apply.',
+      );
+    }
+  });
 });
 
 describe('--log-level', () => {

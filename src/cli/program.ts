@@ -103,6 +103,8 @@ export function createProgram(io: CliIo): Command {
   registerInit(program, io, globals);
   for (const command of allCommands(program)) {
     if (SETTINGS_COMMANDS.has(command.name())) addGlobalOptions(command);
+    else
+      command.addHelpText('after', '\nThis command reads no settings file, so -c/--config does not apply.');
     command
       .helpOption('-h, --help', 'show help')
       .exitOverride()

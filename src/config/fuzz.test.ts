@@ -61,6 +61,11 @@ function allPaths(value: unknown, prefix: Path = [], out: Path[] = []): Path[] {
   return out;
 }
 
+/** A fresh copy each time: a shared junk value mutated later could come to contain itself. */
+function junk(random: () => number): unknown {
+  return structuredClone(JUNK[Math.floor(random() * JUNK.length)]);
+}
+
 function mutate(doc: Record<string, unknown>, random: () => number): void {
   const paths = allPaths(doc);
   const path = paths[Math.floor(random() * paths.length)]!;
@@ -72,9 +77,9 @@ function mutate(doc: Record<string, unknown>, random: () => number): void {
     if (Array.isArray(parent)) parent.splice(Number(key), 1);
     else delete parent[key];
   } else if (pick < 0.85) {
-    parent[key] = JUNK[Math.floor(random() * JUNK.length)];
+    parent[key] = junk(random);
   } else {
-    parent[`${String(key)}_x`] = JUNK[Math.floor(random() * JUNK.length)];
+    parent[`${String(key)}_x`] = junk(random);
   }
 }
 
@@ -124,5 +129,6 @@ describe('configuration fuzz', () => {
     }
     expect(valid).toBeGreaterThan(100);
     expect(rejected).toBeGreaterThan(1000);
-  });
+    // 3000 full loads take 15-20 s alone; on a shared machine under the whole suite, more.
+  }, 120_000);
 });

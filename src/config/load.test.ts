@@ -45,7 +45,9 @@ describe('valid settings files', () => {
       'merge-dependabot',
       'board-ready',
       'morning-dependency-check',
+      'review-resolved-issue',
     ]);
+    expect(settings.automations.at(-1)?.triggerType).toBe('after');
     expect(settings.execution.max_active_tasks).toBe(2);
   });
 

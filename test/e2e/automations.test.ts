@@ -204,8 +204,10 @@ describe('run history', () => {
     await h.run();
     const list = await cli(h, ['runs']);
     expect(list.code).toBe(0);
-    expect(list.stdout.trim().split('\n')).toHaveLength(2);
-    expect(list.stdout).toMatch(/succeeded .* fix {2}acme\/api#1 {2}"works"/);
+    const rows = list.stdout.trim().split('\n');
+    expect(rows).toHaveLength(3);
+    expect(rows[0]).toMatch(/^ID +STATUS +CREATED \(UTC\) +TIME +AUTOMATION +ITEM +TITLE$/);
+    expect(list.stdout).toMatch(/succeeded .* fix {9}acme\/api#1 {2}"works"/);
     const failed = await cli(h, ['runs', '--status', 'failed', '--json']);
     const parsed = JSON.parse(failed.stdout) as { id: string; status: string; itemId: string }[];
     expect(parsed.map((r) => [r.itemId, r.status])).toEqual([['2', 'failed']]);
