@@ -1,5 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { MIN_SECRET_LENGTH, redact, registerSecret } from './log.js';
+import { createLogger, MIN_SECRET_LENGTH, redact, registerSecret } from './log.js';
+
+describe('createLogger with a log file that cannot be written', () => {
+  it('keeps logging to the console, says once that the disk is full, and never throws', () => {
+    const lines: string[] = [];
+    // /dev/full refuses every write with ENOSPC, as a full disk does.
+    const log = createLogger({ file: '/dev/full', console: { write: (t: string) => lines.push(t) } as never });
+    expect(() => {
+      log.info('first');
+      log.info('second');
+    }).not.toThrow();
+    const warnings = lines.filter((l) => l.startsWith('warning: cannot write the log file /dev/full'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('the disk is full');
+    expect(lines.filter((l) => / INFO (first|second)/.test(l))).toHaveLength(2);
+  });
+});
 
 describe('redact', () => {
   it('replaces a registered value everywhere it appears', () => {

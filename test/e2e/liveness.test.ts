@@ -213,6 +213,8 @@ describe('prompts that do not fit a command line, and NUL bytes', () => {
       /^could not start claude: an argument \(the prompt\) is [\d,]+ bytes, over the 131,072-byte limit/,
     );
     expect(h.agentRuns('claude')).toHaveLength(0);
+    // The run record keeps at most 100,000 characters of the prompt, not megabytes per attempt.
+    expect(run.prompt?.length ?? 0).toBeLessThan(100_100);
   }, 60_000);
 
   it('removes NUL bytes from item text before the agent sees it', async () => {
@@ -318,6 +320,15 @@ describe('graceful stop', () => {
 });
 
 describe('small things', () => {
+  it('a run that cannot clone records a one-line reason with the essential part first', async () => {
+    const h = await harness({ repositoryExtra: '' });
+    h.writeSettings(readFileSync(h.settingsFile, 'utf8').replace(/remote = "file:\/\/[^"]+"/, `remote = "file://${join(h.dir, 'missing.git')}"`));
+    const run = onlyRun((await h.run()).runs);
+    expect(run.status).toBe('failed');
+    expect(run.reason).not.toContain('\n');
+    expect(run.reason).toMatch(/^git clone .* failed with status 128: fatal: .*missing\.git/);
+  }, 60_000);
+
   it('a run whose agent changes nothing says so', async () => {
     const h = await harness({ automation: issueAutomation('fix', { prompt: 'Look at #${issue_number}' }) });
     const run = onlyRun((await h.run()).runs);
