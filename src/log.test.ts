@@ -5,7 +5,10 @@ describe('createLogger with a log file that cannot be written', () => {
   it('keeps logging to the console, says once that the disk is full, and never throws', () => {
     const lines: string[] = [];
     // /dev/full refuses every write with ENOSPC, as a full disk does.
-    const log = createLogger({ file: '/dev/full', console: { write: (t: string) => lines.push(t) } as never });
+    const log = createLogger({
+      file: '/dev/full',
+      console: { write: (t: string) => lines.push(t) } as never,
+    });
     expect(() => {
       log.info('first');
       log.info('second');

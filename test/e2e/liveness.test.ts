@@ -322,11 +322,16 @@ describe('graceful stop', () => {
 describe('small things', () => {
   it('a run that cannot clone records a one-line reason with the essential part first', async () => {
     const h = await harness({ repositoryExtra: '' });
-    h.writeSettings(readFileSync(h.settingsFile, 'utf8').replace(/remote = "file:\/\/[^"]+"/, `remote = "file://${join(h.dir, 'missing.git')}"`));
+    h.writeSettings(
+      readFileSync(h.settingsFile, 'utf8').replace(
+        /remote = "file:\/\/[^"]+"/,
+        `remote = "file://${join(h.dir, 'missing.git')}"`,
+      ),
+    );
     const run = onlyRun((await h.run()).runs);
     expect(run.status).toBe('failed');
     expect(run.reason).not.toContain('\n');
-    expect(run.reason).toMatch(/^git clone .* failed with status 128: fatal: .*missing\.git/);
+    expect(run.reason).toMatch(/^git clone .* failed with status 128: .* \| fatal: .*missing\.git/);
   }, 60_000);
 
   it('a run whose agent changes nothing says so', async () => {
