@@ -1,0 +1,81 @@
+/**
+ * agent-config: instructions to create or change the files that steer agents or run code on their
+ * own: `.claude/`, `CLAUDE.md`, `AGENTS.md`, `GEMINI.md`, `.mcp.json`, `.cursor/` and
+ * `.cursorrules`, `.github/copilot-instructions.md`, `.github/workflows/`, `.git/hooks/`,
+ * `.husky/`, `.vscode/tasks.json`, and package install scripts (`preinstall`, `postinstall`,
+ * `prepare`).
+ *
+ * - `agent-instructions-file` (high): an imperative create/modify/delete verb within 80 characters
+ *   of an agent instruction or tool-configuration path, or of a git hook.
+ * - `install-script` (high): the same for an install-time package script.
+ * - `workflow-change` (medium): the same for `.github/workflows/` — a legitimate request to fix CI
+ *   looks exactly like this, so it warns; it is high when the text also carries a workflow payload
+ *   (secrets, curl/wget, `pull_request_target`, write-all permissions, base64).
+ *
+ * The verb must stand in an imperative position ("please add…", "- create…", "then update…"), so
+ * "the postinstall script fails" or "I removed CLAUDE.md locally" are not requests. Chinese and
+ * Japanese put the verb after the path and are matched either way round. Context: prose only;
+ * inside code, low.
+ */
+import { IMPERATIVE_LEAD } from '../lexicon.js';
+import type { Hit, Scanner, Severity, TextView } from '../types.js';
+
+const AGENT_PATH = String.raw`(?:\.claude(?:\/[\w./*-]*)?|CLAUDE(?:\.local)?\.md|AGENTS?\.md|GEMINI\.md|QWEN\.md|\.mcp\.json|mcp\.json|\.cursor\/[\w./*-]*|\.cursor\b|\.cursorrules|\.windsurfrules|\.clinerules|\.github\/copilot-instructions\.md|\.github\/instructions\/[\w./-]*|\.codex\/[\w./-]*|\.gemini\/[\w./-]*|\.qwen\/[\w./-]*|\.opencode(?:\/[\w./-]*)?|opencode\.jsonc?|\.kilocode\/[\w./-]*|\.vscode\/(?:settings|tasks|mcp)\.json|\.git\/hooks(?:\/[\w.-]*)?|\.husky(?:\/[\w.-]*)?|\.pre-commit-config\.ya?ml|settings\.local\.json|\.aider[\w.]*)`;
+const WORKFLOW_PATH = String.raw`(?:\.github\/workflows(?:\/[\w.*-]*)?|\.github\/actions\/[\w./-]*|\.gitlab-ci\.yml)`;
+const INSTALL_SCRIPT = String.raw`(?:(?:pre|post)install|prepare|prepublish(?:Only)?|prepack|postpack)\b(?:\s+(?:script|hook|step))?|(?:an?\s+)?install\s+(?:script|hook)`;
+
+const EN_VERB = String.raw`(?:create|add|write|modify|edit|update|change|append|prepend|insert|replace|overwrite|delete|remove|put|commit|place|drop|set\s+up|configure|register|install|enable|disable|rewrite|rename|move|copy|save|inject|include|extend|patch|touch)`;
+const OTHER_VERB = String.raw`(?:crea|crear|creá|añade|añadir|agrega|agregar|modifica|modificar|edita|editar|actualiza|actualizar|escribe|escribir|cambia|cambiar|elimina|borra|pon|coloca|crie|criar|adicione|adicionar|modifique|edite|atualize|escreva|altere|apague|remova|coloque|coloca|crée|créez|créer|ajoute|ajoutez|ajouter|modifie|modifiez|modifier|écris|écrivez|supprime|supprimez|remplace|remplacez|mets|mettez|erstelle|erstellen|füge|hinzufügen|ändere|ändern|bearbeite|bearbeiten|schreibe|schreiben|lösche|löschen|aktualisiere|ersetze|lege)`;
+const RU_VERB = String.raw`(?:создай|создайте|добавь|добавьте|измени|измените|отредактируй|отредактируйте|запиши|запишите|удали|удалите|обнови|обновите|перепиши|замени|положи|помести)`;
+const CJK_VERB = String.raw`(?:创建|新建|添加|加入|修改|编辑|写入|写到|删除|更新|覆盖|替换|作成|追加|変更|編集|書き込|書き換え|削除|更新|上書き|置き換え)`;
+
+function rule(path: string, flags = 'gimu'): RegExp {
+  return new RegExp(
+    [
+      String.raw`${IMPERATIVE_LEAD}(${EN_VERB}\b[^\n]{0,80}?(?<![\w/.-])${path})`,
+      String.raw`(?<![\p{L}])(${OTHER_VERB}\b[^\n]{0,80}?(?<![\w/.-])${path})`,
+      String.raw`(?<![\p{L}])(${RU_VERB}(?!\p{L})[^\n]{0,80}?(?<![\w/.-])${path})`,
+      String.raw`((?<![\w/.-])${path}[^\n]{0,30}?${CJK_VERB}|${CJK_VERB}[^\n]{0,30}?${path})`,
+    ].join('|'),
+    flags,
+  );
+}
+
+const RULES: Array<{ rule: string; severity: Severity; pattern: RegExp }> = [
+  { rule: 'agent-instructions-file', severity: 'high', pattern: rule(AGENT_PATH) },
+  { rule: 'install-script', severity: 'high', pattern: rule(INSTALL_SCRIPT) },
+  { rule: 'workflow-change', severity: 'medium', pattern: rule(WORKFLOW_PATH) },
+];
+
+const WORKFLOW_PAYLOAD =
+  /\$\{\{\s*secrets\.|\b(?:curl|wget)\b|pull_request_target|permissions:\s*write-all|contents:\s*write|id-token:\s*write|\bbase64\b|\btoJSON\(\s*secrets\s*\)|ACTIONS_RUNTIME_TOKEN|\bnc\s+-/iu;
+
+function scan(view: TextView): Hit[] {
+  const hits: Hit[] = [];
+  for (const { rule: id, severity, pattern } of RULES) {
+    for (const match of view.text.matchAll(pattern)) {
+      const request = match.slice(1).find((group) => group !== undefined) ?? match[0];
+      const offset = match.index + match[0].length - request.length;
+      let level = severity;
+      if (id === 'workflow-change' && WORKFLOW_PAYLOAD.test(view.text)) level = 'high';
+      hits.push({ rule: id, severity: view.inCode(offset) ? 'low' : level, offset, length: request.length });
+    }
+  }
+  return hits;
+}
+
+/** True when `text` asks to change an agent instruction file, a hook or an install script. */
+export function hasAgentConfigRequest(text: string): boolean {
+  return RULES.slice(0, 2).some(({ pattern }) => {
+    pattern.lastIndex = 0;
+    const found = pattern.test(text);
+    pattern.lastIndex = 0;
+    return found;
+  });
+}
+
+export const agentConfig: Scanner = {
+  id: 'agent-config',
+  summary: 'requests to create or change agent instruction files, MCP config, workflows, git hooks or install scripts',
+  scan,
+};
