@@ -1,6 +1,7 @@
 /** Deterministic screening of untrusted issue and pull-request text. Not yet wired into runs. */
-export { DEFAULT_POLICY, DEFAULT_THRESHOLDS, decide } from './policy.js';
+
 export type { PolicyOptions, ScreeningMode, SeverityAction, Verdict, VerdictAction } from './policy.js';
+export { DEFAULT_POLICY, DEFAULT_THRESHOLDS, decide } from './policy.js';
 export { MAX_FINDINGS_PER_SCANNER_FIELD, SCANNERS, scan } from './scan.js';
 export { excerptOf, makeVisible, viewOf } from './text.js';
 export type { Finding, Hit, Scanner, ScreenField, ScreenInput, Severity, TextView } from './types.js';

@@ -52,7 +52,15 @@ export const IMPERATIVE_LEAD = String.raw`(?:^|[.!?;:\n>]\s*|(?:^|\s)(?:[-*+]|\d
 
 /** Quote characters that open an inline quotation. */
 const OPENING_QUOTES = '"“«„「『‘';
-const CLOSING_QUOTES: Record<string, string> = { '"': '"', '“': '”', '«': '»', '„': '“', '「': '」', '『': '』', '‘': '’' };
+const CLOSING_QUOTES: Record<string, string> = {
+  '"': '"',
+  '“': '”',
+  '«': '»',
+  '„': '“',
+  '「': '」',
+  '『': '』',
+  '‘': '’',
+};
 
 /**
  * True when `offset` sits inside an inline quotation on its line ("…", “…”, «…», 「…」) or on a
@@ -72,7 +80,8 @@ export function isQuoted(text: string, offset: number): boolean {
       const count = before.split('"').length - 1;
       if (count % 2 === 0) continue;
     }
-    if (text.indexOf(closing, offset + 1) > -1 && text.indexOf(closing, offset + 1) < lineEnd + 1) return true;
+    if (text.indexOf(closing, offset + 1) > -1 && text.indexOf(closing, offset + 1) < lineEnd + 1)
+      return true;
   }
   return false;
 }

@@ -58,10 +58,15 @@ export function decide(findings: readonly Finding[], options: Partial<PolicyOpti
   const blocking = all.filter((finding) => thresholds[finding.severity] === 'block');
   const warning = all.filter((finding) => thresholds[finding.severity] !== 'ignore');
   if (blocking.length > 0) {
-    if (mode === 'block' && !trusted) return { action: 'block', findings: all, reason: `blocked: ${describe(blocking)}` };
+    if (mode === 'block' && !trusted)
+      return { action: 'block', findings: all, reason: `blocked: ${describe(blocking)}` };
     const why = trusted ? 'trusted actor, not blocked' : 'warn mode, not blocked';
     return { action: 'warn', findings: all, reason: `${why}: ${describe(blocking)}` };
   }
   if (warning.length > 0) return { action: 'warn', findings: all, reason: `warning: ${describe(warning)}` };
-  return { action: 'allow', findings: all, reason: all.length === 0 ? 'no findings' : 'findings below every threshold' };
+  return {
+    action: 'allow',
+    findings: all,
+    reason: all.length === 0 ? 'no findings' : 'findings below every threshold',
+  };
 }

@@ -41,10 +41,13 @@ export function scan(input: ScreenInput, scanners: readonly Scanner[] = SCANNERS
       const byOffset = new Map<number, (typeof hits)[number]>();
       for (const hit of hits) {
         const seen = byOffset.get(hit.offset);
-        if (!seen || SEVERITIES.indexOf(hit.severity) > SEVERITIES.indexOf(seen.severity)) byOffset.set(hit.offset, hit);
+        if (!seen || SEVERITIES.indexOf(hit.severity) > SEVERITIES.indexOf(seen.severity))
+          byOffset.set(hit.offset, hit);
       }
       const kept = [...byOffset.values()]
-        .sort((a, b) => SEVERITIES.indexOf(b.severity) - SEVERITIES.indexOf(a.severity) || a.offset - b.offset)
+        .sort(
+          (a, b) => SEVERITIES.indexOf(b.severity) - SEVERITIES.indexOf(a.severity) || a.offset - b.offset,
+        )
         .slice(0, MAX_FINDINGS_PER_SCANNER_FIELD);
       for (const hit of kept) {
         inField.push({

@@ -33,7 +33,12 @@ export function viewOf(text: string): TextView {
         open = fence[1]!;
         openAt = lineStart;
       } else proseLines.push([lineStart, lineEnd]);
-    } else if (fence && fence[1]![0] === open[0] && fence[1]!.length >= open.length && line.trim() === fence[1]) {
+    } else if (
+      fence &&
+      fence[1]![0] === open[0] &&
+      fence[1]!.length >= open.length &&
+      line.trim() === fence[1]
+    ) {
       mark(openAt, lineEnd);
       open = undefined;
     }
@@ -83,8 +88,7 @@ export function viewOf(text: string): TextView {
 }
 
 /** Characters that render as nothing (or reorder text): shown as `<U+XXXX>` in excerpts. */
-const INVISIBLE =
-  /[\p{Cf}\p{Cc}\u034f\u115f\u1160\u3164\uffa0\ufe00-\ufe0f\u{e0100}-\u{e01ef}\u2028\u2029]/u;
+const INVISIBLE = /[\p{Cf}\p{Cc}\u034f\u115f\u1160\u3164\uffa0\ufe00-\ufe0f\u{e0100}-\u{e01ef}\u2028\u2029]/u;
 
 function codePointLabel(char: string): string {
   return `<U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}>`;

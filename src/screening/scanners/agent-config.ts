@@ -22,7 +22,7 @@ import type { Hit, Scanner, Severity, TextView } from '../types.js';
 
 const AGENT_PATH = String.raw`(?:\.claude(?:\/[\w./*-]*)?|CLAUDE(?:\.local)?\.md|AGENTS?\.md|GEMINI\.md|QWEN\.md|\.mcp\.json|mcp\.json|\.cursor\/[\w./*-]*|\.cursor\b|\.cursorrules|\.windsurfrules|\.clinerules|\.github\/copilot-instructions\.md|\.github\/instructions\/[\w./-]*|\.codex\/[\w./-]*|\.gemini\/[\w./-]*|\.qwen\/[\w./-]*|\.opencode(?:\/[\w./-]*)?|opencode\.jsonc?|\.kilocode\/[\w./-]*|\.vscode\/(?:settings|tasks|mcp)\.json|\.git\/hooks(?:\/[\w.-]*)?|\.husky(?:\/[\w.-]*)?|\.pre-commit-config\.ya?ml|settings\.local\.json|\.aider[\w.]*)`;
 const WORKFLOW_PATH = String.raw`(?:\.github\/workflows(?:\/[\w.*-]*)?|\.github\/actions\/[\w./-]*|\.gitlab-ci\.yml)`;
-const INSTALL_SCRIPT = String.raw`(?:(?:pre|post)install|prepare|prepublish(?:Only)?|prepack|postpack)\b(?:\s+(?:script|hook|step))?|(?:an?\s+)?install\s+(?:script|hook)`;
+const INSTALL_SCRIPT = String.raw`(?:(?:(?:pre|post)install|prepare|prepublish(?:Only)?|prepack|postpack)\b(?:\s+(?:script|hook|step))?|install\s+(?:script|hook))`;
 
 const EN_VERB = String.raw`(?:create|add|write|modify|edit|update|change|append|prepend|insert|replace|overwrite|delete|remove|put|commit|place|drop|set\s+up|configure|register|install|enable|disable|rewrite|rename|move|copy|save|inject|include|extend|patch|touch)`;
 const OTHER_VERB = String.raw`(?:crea|crear|creá|añade|añadir|agrega|agregar|modifica|modificar|edita|editar|actualiza|actualizar|escribe|escribir|cambia|cambiar|elimina|borra|pon|coloca|crie|criar|adicione|adicionar|modifique|edite|atualize|escreva|altere|apague|remova|coloque|coloca|crée|créez|créer|ajoute|ajoutez|ajouter|modifie|modifiez|modifier|écris|écrivez|supprime|supprimez|remplace|remplacez|mets|mettez|erstelle|erstellen|füge|hinzufügen|ändere|ändern|bearbeite|bearbeiten|schreibe|schreiben|lösche|löschen|aktualisiere|ersetze|lege)`;
@@ -76,6 +76,7 @@ export function hasAgentConfigRequest(text: string): boolean {
 
 export const agentConfig: Scanner = {
   id: 'agent-config',
-  summary: 'requests to create or change agent instruction files, MCP config, workflows, git hooks or install scripts',
+  summary:
+    'requests to create or change agent instruction files, MCP config, workflows, git hooks or install scripts',
   scan,
 };

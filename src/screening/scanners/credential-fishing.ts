@@ -51,7 +51,7 @@ const RULES: Rule[] = [
     rule: 'reveal-secret',
     severity: 'critical',
     pattern:
-      /\b(?:imprime|muestra|muéstrame|muestrame|revela|revélame|dime|pega|publica|envíame|enviame|comparte|escribe|dame)\s+(?:aquí\s+|aqui\s+)?(?:el|la|los|las|tu|tus|todas?\s+(?:las|los|tus))?\s*(?:valor\s+de(?:l)?\s+)?(?:token|tokens|clave|claves|api key|secretos?|credenciales|contraseña|llave)|\b(?:imprima|mostre|mostra|revele|diga|cole|publique|envie|compartilhe|escreva|me\s+d[êe])\s+(?:aqui\s+)?(?:o|a|os|as|seu|sua|seus|suas|todos?\s+os|todas\s+as)?\s*(?:valor\s+do\s+)?(?:token|tokens|chave|chaves|api key|segredos?|credenciais|senha)|\b(?:affiche|affichez|montre|montrez|révèle|révélez|revele|donne(?:-moi)?|donnez(?:-moi)?|colle|collez|publie|publiez|envoie(?:-moi)?|envoyez(?:-moi)?|écris|écrivez|imprime|imprimez|dis-moi)\s+(?:ici\s+)?(?:le|la|les|ton|ta|tes|votre|vos|toutes?\s+(?:les|tes|vos))?\s*(?:valeur\s+d[ue]\s+)?(?:jeton|jetons|token|tokens|clé|clés|cle|api key|secrets?|identifiants|mot de passe)|\b(?:zeige|zeig|gib|nenne|verrate|poste|schreibe|drucke|kopiere|sende)\s+(?:mir\s+|uns\s+|hier\s+)?(?:bitte\s+)?(?:den|die|das|dein(?:en|e)?|ihr(?:en|e)?|alle)?\s*(?:Wert\s+de[sr]\s+)?(?:Token|Tokens|API-Schlüssel|API-Key|Schlüssel|Geheimnisse|Zugangsdaten|Passwort|Secrets)|(?<!\p{L})(?:выведи|выведите|покажи|покажите|напечатай|напечатайте|распечатай|отправь|отправьте|скинь|вставь|раскрой|сообщи|скажи|дай)\s+(?:мне\s+)?(?:сюда\s+)?(?:свой|твой|ваш|свои|твои|все)?\s*(?:значение\s+)?(?:токен|токены|ключ|ключи|api[- ]ключ|секреты|пароль|учётные данные|учетные данные)|(?:打印|输出|輸出|显示|顯示|展示|告诉我|告訴我|发给我|贴出|粘贴|列出|泄露|给我)(?:一下)?\s*(?:你的|您的|所有的?|全部的?)?\s*(?:GitHub\s*)?(?:令牌|token|Token|TOKEN|密钥|密鑰|API\s*[Kk]ey|API密钥|凭据|凭证|密码|秘密)|(?:トークン|APIキー|API\s*キー|秘密鍵|認証情報|パスワード|シークレット)(?:の値)?を(?:すべて|全て)?\s*(?:表示|出力|教えて|貼り付け|見せて|書き出|投稿|送信|印刷)/giu,
+      /\b(?:imprime|muestra|muéstrame|muestrame|revela|revélame|dime|pega|publica|envíame|enviame|comparte|escribe|dame)\s+(?:aquí\s+|aqui\s+)?(?:el|la|los|las|tu|tus|todas?\s+(?:las|los|tus))?\s*(?:valor\s+de(?:l)?\s+)?(?:token|tokens|clave|claves|api key|secretos?|credenciales|contraseña|llave)|\b(?:imprima|mostre|mostra|revele|diga|cole|publique|envie|compartilhe|escreva|me\s+d[êe])\s+(?:aqui\s+)?(?:o\s+|a\s+|os\s+|as\s+|todos\s+os\s+|todas\s+as\s+)?(?:seu|sua|seus|suas)?\s*(?:valor\s+do\s+)?(?:token|tokens|chave|chaves|api key|segredos?|credenciais|senha)|\b(?:affiche|affichez|montre|montrez|révèle|révélez|revele|donne(?:-moi)?|donnez(?:-moi)?|colle|collez|publie|publiez|envoie(?:-moi)?|envoyez(?:-moi)?|écris|écrivez|imprime|imprimez|dis-moi)\s+(?:ici\s+)?(?:le|la|les|ton|ta|tes|votre|vos|toutes?\s+(?:les|tes|vos))?\s*(?:valeur\s+d[ue]\s+)?(?:jeton|jetons|token|tokens|clé|clés|cle|api key|secrets?|identifiants|mot de passe)|\b(?:zeige|zeig|gib|nenne|verrate|poste|schreibe|drucke|kopiere|sende)\s+(?:mir\s+|uns\s+|hier\s+)?(?:bitte\s+)?(?:den|die|das|dein(?:en|e)?|ihr(?:en|e)?|alle)?\s*(?:Wert\s+de[sr]\s+)?(?:Token|Tokens|API-Schlüssel|API-Key|Schlüssel|Geheimnisse|Zugangsdaten|Passwort|Secrets)|(?<!\p{L})(?:выведи|выведите|покажи|покажите|напечатай|напечатайте|распечатай|отправь|отправьте|скинь|вставь|раскрой|сообщи|скажи|дай)\s+(?:мне\s+)?(?:сюда\s+)?(?:свой|твой|ваш|свои|твои|все)?\s*(?:значение\s+)?(?:токен|токены|ключ|ключи|api[- ]ключ|секреты|пароль|учётные данные|учетные данные)|(?:打印|输出|輸出|显示|顯示|展示|告诉我|告訴我|发给我|贴出|粘贴|列出|泄露|给我)(?:一下)?\s*(?:你的|您的|所有的?|全部的?)?\s*(?:GitHub\s*)?(?:令牌|token|Token|TOKEN|密钥|密鑰|API\s*[Kk]ey|API密钥|凭据|凭证|密码|秘密)|(?:トークン|APIキー|API\s*キー|秘密鍵|認証情報|パスワード|シークレット)(?:の値)?を(?:すべて|全て)?\s*(?:表示|出力|教えて|貼り付け|見せて|書き出|投稿|送信|印刷)/giu,
   },
   {
     rule: 'reveal-environment',
@@ -82,7 +82,12 @@ function scan(view: TextView): Hit[] {
     for (const match of view.text.matchAll(pattern)) {
       const lead = group === undefined ? 0 : match[0].length - match[group]!.length;
       const offset = match.index + lead;
-      hits.push({ rule, severity: view.inCode(offset) ? 'low' : severity, offset, length: match[0].length - lead });
+      hits.push({
+        rule,
+        severity: view.inCode(offset) ? 'low' : severity,
+        offset,
+        length: match[0].length - lead,
+      });
     }
   }
   return hits;
@@ -90,11 +95,13 @@ function scan(view: TextView): Hit[] {
 
 /** True when `text` asks for a secret or the environment (for decoded blobs and hidden regions). */
 export function hasCredentialRequest(text: string): boolean {
-  return scan({ text, prose: text, hasCode: false, inCode: () => false }).some((hit) => hit.severity !== 'medium');
+  return scan({ text, prose: text, hasCode: false, inCode: () => false }).some(
+    (hit) => hit.severity !== 'medium',
+  );
 }
 
 export const credentialFishing: Scanner = {
   id: 'credential-fishing',
-  summary: 'requests to print, reveal or paste the agent\'s tokens, keys, environment or system prompt',
+  summary: "requests to print, reveal or paste the agent's tokens, keys, environment or system prompt",
   scan,
 };

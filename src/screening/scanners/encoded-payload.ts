@@ -18,7 +18,8 @@ import { DISCUSSION_CUE } from '../lexicon.js';
 import type { Hit, Scanner, Severity, TextView } from '../types.js';
 import { instructionSignal } from './signals.js';
 
-const BASE64 = /(?<![A-Za-z0-9+/=_-])(?:[A-Za-z0-9+/]{4}){5,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{0,3})(?![A-Za-z0-9+/=_-])/gu;
+const BASE64 =
+  /(?<![A-Za-z0-9+/=_-])(?:[A-Za-z0-9+/]{4}){5,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{0,3})(?![A-Za-z0-9+/=_-])/gu;
 const HEX = /(?:\\x[0-9a-fA-F]{2}){10,}|(?<![0-9a-fA-F])(?:[0-9a-fA-F]{2}[ :]?){20,}(?![0-9a-fA-F])/gu;
 const DECODE =
   /\b(?:decode[ds]?|decoding|b64decode|base64\s+-d|atob|unhex|from\s+(?:hex|base64)|rot-?13|de-?obfuscate|reverse\s+the\s+encoding|translate\s+the\s+(?:base64|hex))\b|decodifica|decodifique|decodificar|descodifica|décode|décodez|décoder|decode-le|dekodiere|dekodieren|entschlüssle|entschlüsseln|декодируй|декодируйте|расшифруй|расшифруйте|解码|解碼|译码|デコード|復号/iu;
@@ -44,13 +45,17 @@ function printableShare(text: string): number {
 
 function decodeBase64(blob: string): string | undefined {
   const decoded = Buffer.from(blob, 'base64').toString('utf8');
-  return decoded.length >= 8 && printableShare(decoded) > 0.95 && /[a-z]{3}/i.test(decoded) ? decoded : undefined;
+  return decoded.length >= 8 && printableShare(decoded) > 0.95 && /[a-z]{3}/i.test(decoded)
+    ? decoded
+    : undefined;
 }
 
 function decodeHex(blob: string): string | undefined {
   const digits = blob.replace(/\\x|[ :]/g, '');
   const decoded = Buffer.from(digits, 'hex').toString('utf8');
-  return decoded.length >= 8 && printableShare(decoded) > 0.95 && /[a-z]{3}\s/i.test(decoded) ? decoded : undefined;
+  return decoded.length >= 8 && printableShare(decoded) > 0.95 && /[a-z]{3}\s/i.test(decoded)
+    ? decoded
+    : undefined;
 }
 
 function rot13(text: string): string {
@@ -100,7 +105,12 @@ function scan(view: TextView): Hit[] {
         (line.match(ENGLISH) ?? []).length < 2 &&
         instructionSignal(turned) === 'payload'
       )
-        hits.push({ rule: 'decoded-instructions', severity: 'critical', offset: lineStart, length: line.length });
+        hits.push({
+          rule: 'decoded-instructions',
+          severity: 'critical',
+          offset: lineStart,
+          length: line.length,
+        });
       lineStart += line.length + 1;
     }
   }

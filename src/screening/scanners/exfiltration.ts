@@ -23,7 +23,7 @@ const SOURCE_WORDS =
   /\b(?:all\s+(?:of\s+)?)?(?:the\s+|your\s+|its\s+|every\s+)?(?:environment\s+variables|env\s+vars|secrets|api\s+keys?|access\s+tokens?|credentials|private\s+keys?|ssh\s+keys?|github\s+token|gh\s+token|tokens)\b|variables\s+de\s+entorno|variáveis\s+de\s+ambiente|variables\s+d'environnement|Umgebungsvariablen|переменные\s+окружения|环境变量|環境変数|(?:tus|sus|los)\s+(?:tokens|secretos|credenciales)|(?:seus|os)\s+(?:tokens|segredos)|credenciais|(?:tes|vos|les)\s+(?:jetons|tokens|secrets|identifiants)|(?:deine|die)\s+(?:Tokens|Secrets|Zugangsdaten)|токен[ыа]?|ключи|令牌|密钥|トークン/giu;
 
 const SEND =
-  /\b(?:send|sends|post|upload|exfiltrate|forward|pipe|transmit|leak|copy|submit|report|include|share|dump|paste|attach|beacon|ping|curl|wget)\b|envía|envia|manda|sube|envie|mande|envoie|envoyez|sende|schicke|lade\s+\S+\s+hoch|отправь|отправьте|перешли|загрузи|发送|上传|发到|送信|送って|アップロード/iu;
+  /\b(?:send|sends|post|upload|exfiltrate|forward|pipe|transmit|leak|submit|include|share|dump|paste|attach|beacon|ping|curl|wget)\b|envía|envia|manda|sube|envie|mande|envoie|envoyez|sende|schicke|lade\s+\S+\s+hoch|отправь|отправьте|перешли|загрузи|发送|上传|发到|送信|送って|アップロード/iu;
 
 const NETWORK_SINK =
   /\b(?:curl|wget|nc|ncat|netcat|socat|httpie|Invoke-WebRequest|Invoke-RestMethod|iwr|scp|rsync|ftp|sftp|telnet)\b|\bfetch\s*\(|\baxios\.(?:post|get|put)\b|\brequests\.(?:post|get|put)\b|\burllib\.request\b|\bhttp\.request\b|https?:\/\/[^\s)>\]"'`]+|\b(?:webhook\.site|pastebin\.com|hastebin|transfer\.sh|ngrok\.io|ngrok-free\.app|requestbin|pipedream\.net|burpcollaborator\.net|interact\.sh|oast\.\w+|discord(?:app)?\.com\/api\/webhooks)\b/giu;
@@ -66,7 +66,8 @@ function scan(view: TextView): Hit[] {
   if (sinks.length === 0) return hits;
   const discussed = DISCUSSION_CUE.test(text);
   const sources: Array<{ offset: number; length: number; words: boolean }> = [];
-  for (const match of text.matchAll(SOURCE)) sources.push({ offset: match.index, length: match[0].length, words: false });
+  for (const match of text.matchAll(SOURCE))
+    sources.push({ offset: match.index, length: match[0].length, words: false });
   for (const match of view.prose.matchAll(SOURCE_WORDS))
     sources.push({ offset: match.index, length: match[0].length, words: true });
   sources.sort((a, b) => a.offset - b.offset);
@@ -86,7 +87,8 @@ function scan(view: TextView): Hit[] {
     const urls = near.filter((sink) => sink.kind === 'url');
     const comments = near.some((sink) => sink.kind === 'comment');
     const untrustedUrl = urls.some((sink) => !sink.trusted);
-    const untrusted = untrustedUrl || comments || (urls.length === 0 && near.some((sink) => sink.kind === 'tool'));
+    const untrusted =
+      untrustedUrl || comments || (urls.length === 0 && near.some((sink) => sink.kind === 'tool'));
     const onlyTrusted = !untrusted;
     const sourceInCode = view.inCode(offset);
     const rule = near.every((sink) => sink.kind === 'comment') ? 'secret-to-comment' : 'secret-to-network';
@@ -104,7 +106,9 @@ function scan(view: TextView): Hit[] {
 
 /** True when `text` pairs a secret with a way out (for decoded blobs and hidden regions). */
 export function hasExfiltration(text: string): boolean {
-  return scan({ text, prose: text, hasCode: false, inCode: () => false }).some((hit) => hit.severity !== 'low');
+  return scan({ text, prose: text, hasCode: false, inCode: () => false }).some(
+    (hit) => hit.severity !== 'low',
+  );
 }
 
 export const exfiltration: Scanner = {

@@ -28,15 +28,20 @@ const REGIONS: Region[] = [
   { rule: 'html-comment', pattern: /<!--([\s\S]*?)(?:-->|$)/gu },
   {
     rule: 'markdown-comment',
-    pattern: /^[ \t]{0,3}\[(?:\/\/|comment|_|#|\s*)\]:\s*(?:#|<>|\/\/)\s*(?:\(([^\n]*)\)|"([^\n]*)"|'([^\n]*)')/gimu,
+    pattern:
+      /^[ \t]{0,3}\[(?:\/\/|comment|_|#|\s*)\]:\s*(?:#|<>|\/\/)\s*(?:\(([^\n]*)\)|"([^\n]*)"|'([^\n]*)')/gimu,
   },
   { rule: 'image-alt', pattern: /!\[([^\]]{1,2000})\]\s*[([]/gu },
   { rule: 'image-alt', pattern: /<img\b[^>]*?\b(?:alt|title)\s*=\s*(?:"([^"]*)"|'([^']*)')/giu },
   {
     rule: 'link-title',
-    pattern: /\]\(\s*<?[^\s)>]*>?\s+(?:"([^"]*)"|'([^']*)'|\(([^)]*)\))\s*\)|^[ \t]{0,3}\[[^\]\n]+\]:\s*\S+\s+(?:"([^"\n]*)"|'([^'\n]*)'|\(([^)\n]*)\))/gimu,
+    pattern:
+      /\]\(\s*<?[^\s)>]*>?\s+(?:"([^"]*)"|'([^']*)'|\(([^)]*)\))\s*\)|^[ \t]{0,3}\[[^\]\n]+\]:\s*\S+\s+(?:"([^"\n]*)"|'([^'\n]*)'|\(([^)\n]*)\))/gimu,
   },
-  { rule: 'collapsed-details', pattern: /<details\b(?![^>]*\bopen\b)[^>]*>([\s\S]*?)(?:<\/details\s*>|$)/giu },
+  {
+    rule: 'collapsed-details',
+    pattern: /<details\b(?![^>]*\bopen\b)[^>]*>([\s\S]*?)(?:<\/details\s*>|$)/giu,
+  },
   {
     rule: 'hidden-html',
     pattern:

@@ -70,7 +70,8 @@ function scanTags(text: string, run: string, at: number, hits: Hit[]): void {
     }
     i += char.length;
   }
-  if (badFrom >= 0) hits.push({ rule: 'tag-smuggling', severity: 'critical', offset: at + badFrom, length: badLength });
+  if (badFrom >= 0)
+    hits.push({ rule: 'tag-smuggling', severity: 'critical', offset: at + badFrom, length: badLength });
 }
 
 function scanBidi(text: string, char: string, at: number, hits: Hit[], counts: { open: number }): void {
@@ -118,8 +119,10 @@ function scan(view: TextView): Hit[] {
       hits.push({ rule: 'variation-selector-run', severity: 'low', offset: at, length: run.length });
     if (hidden === 0) continue;
     const splitsWord = LATIN_OR_DIGIT.test(before) && LATIN_OR_DIGIT.test(after);
-    if (hidden >= 4) hits.push({ rule: 'zero-width-run', severity: 'critical', offset: at, length: run.length });
-    else if (splitsWord) hits.push({ rule: 'zero-width-word-split', severity: 'high', offset: at, length: run.length });
+    if (hidden >= 4)
+      hits.push({ rule: 'zero-width-run', severity: 'critical', offset: at, length: run.length });
+    else if (splitsWord)
+      hits.push({ rule: 'zero-width-word-split', severity: 'high', offset: at, length: run.length });
     else if (zeroWidth > 0 || !(JOINABLE.test(before) || JOINABLE.test(after)))
       hits.push({ rule: 'zero-width', severity: 'low', offset: at, length: run.length });
   }

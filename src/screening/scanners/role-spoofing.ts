@@ -60,7 +60,8 @@ const RULES: Rule[] = [
   {
     rule: 'dialogue-turns',
     severity: 'high',
-    pattern: /^[ \t>*_]*(?:system|SYSTEM|System)[ \t*_]*:[ \t*_]*(?:you|You|YOU|ignore|Ignore|from now|new instructions)/gmu,
+    pattern:
+      /^[ \t>*_]*(?:system|SYSTEM|System)[ \t*_]*:[ \t*_]*(?:you|You|YOU|ignore|Ignore|from now|new instructions)/gmu,
   },
 ];
 
@@ -76,7 +77,9 @@ function scan(view: TextView): Hit[] {
   }
   // Turns only count in prose: a transcript in a code block is a quotation.
   const humans = [...view.prose.matchAll(HUMAN_TURN)];
-  const assistants = [...view.prose.matchAll(ASSISTANT_TURN)].filter((match) => !/^[ \t>*_]*a[ \t*_]*:/i.test(match[0]));
+  const assistants = [...view.prose.matchAll(ASSISTANT_TURN)].filter(
+    (match) => !/^[ \t>*_]*a[ \t*_]*:/i.test(match[0]),
+  );
   const fullAssistants = [...view.prose.matchAll(ASSISTANT_TURN)];
   if (humans.length > 0 && fullAssistants.length > 0) {
     const first = Math.min(humans[0]!.index, fullAssistants[0]!.index);
