@@ -88,7 +88,9 @@ export function viewOf(text: string): TextView {
 }
 
 /** Characters that render as nothing (or reorder text): shown as `<U+XXXX>` in excerpts. */
-const INVISIBLE = /[\p{Cf}\p{Cc}\u034f\u115f\u1160\u3164\uffa0\ufe00-\ufe0f\u{e0100}-\u{e01ef}\u2028\u2029]/u;
+// biome-ignore lint/suspicious/noMisleadingCharacterClass: selectors and joiners are matched one by one, on purpose
+const INVISIBLE =
+  /[\p{Cf}\p{Cc}\u115f\u1160\u3164\uffa0\u{e0100}-\u{e01ef}\u2028\u2029]|[\u034f\ufe00-\ufe0f]/u;
 
 function codePointLabel(char: string): string {
   return `<U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}>`;

@@ -23,12 +23,13 @@
  */
 import type { Hit, Scanner, TextView } from '../types.js';
 
+// biome-ignore lint/suspicious/noMisleadingCharacterClass: selectors and joiners are matched one by one, on purpose
 const CANDIDATE =
-  /[\u200b-\u200d\u2060-\u2064\ufeff\u180e\u202a-\u202e\u2066-\u2069\u115f\u1160\u3164\uffa0\ufe00-\ufe0f\u{e0000}-\u{e007f}\u{e0100}-\u{e01ef}]+/gu;
+  /(?:[\u200b-\u200d\u2060-\u2064\ufeff\u180e\u202a-\u202e\u2066-\u2069\u115f\u1160\u3164\uffa0\u{e0000}-\u{e007f}\u{e0100}-\u{e01ef}]|[\ufe00-\ufe0f])+/gu;
 const TAG = /^[\u{e0000}-\u{e007f}]$/u;
 const FLAG_BODY = /^[\u{e0030}-\u{e0039}\u{e0061}-\u{e007a}]{1,6}\u{e007f}/u;
 const LATIN_OR_DIGIT = /[\p{Script=Latin}\p{Nd}]/u;
-const JOINABLE = /[\p{Extended_Pictographic}\p{Emoji_Modifier}\u20e3\ufe0f\p{M}]|[^\P{L}\p{Script=Latin}]/u;
+const JOINABLE = /[\p{Extended_Pictographic}\p{Emoji_Modifier}]|\p{M}|[^\P{L}\p{Script=Latin}]/u;
 const EMOJI_BASE = /[\p{Emoji}\p{Extended_Pictographic}]/u;
 const RTL_LETTER = /[\p{Script=Arabic}\p{Script=Hebrew}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}]/u;
 const ZERO_WIDTH_SOFT = /^[\u200c\u200d]$/;
