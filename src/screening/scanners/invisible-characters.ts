@@ -23,9 +23,8 @@
  */
 import type { Hit, Scanner, TextView } from '../types.js';
 
-// Built from a string: the linter reads variation selectors in a class as combining characters.
 const CANDIDATE =
-  /(?:[\u200b-\u200d\u2060-\u2064\ufeff\u180e\u202a-\u202e\u2066-\u2069\u115f\u1160\u3164\uffa0\u{e0000}-\u{e007f}\u{e0100}-\u{e01ef}]|[\ufe00-\ufe0f])+/gu;
+  /(?:[\u200b-\u200d\u2060-\u2064\ufeff\u180e\u202a-\u202e\u2066-\u2069\u115f\u1160\u3164\uffa0\u{e0000}-\u{e007f}]|[\u{e0100}-\u{e01ef}]|[\ufe00-\ufe0f])+/gu;
 const TAG = /^[\u{e0000}-\u{e007f}]$/u;
 const FLAG_BODY = /^[\u{e0030}-\u{e0039}\u{e0061}-\u{e007a}]{1,6}\u{e007f}/u;
 const LATIN_OR_DIGIT = /[\p{Script=Latin}\p{Nd}]/u;
