@@ -15,6 +15,7 @@ export const AGENT_VOCATIVE = new RegExp(
     String.raw`\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|llm|large language model|language model|assistant|agent|bot|automated|coding agent|copilot|claude)\b`,
     String.raw`\b(?:ai|llm|coding|automated)\s+(?:agents?|assistants?|bots?|models?)\s+(?:reading|processing|parsing|handling|working on|resolving|triaging)\b`,
     String.raw`^\s*(?:ai|llm|assistant|agent|bot|claude|copilot|codex|gemini)\s*[:,]`,
+    String.raw`\b(?:ai|llm|coding|automated)\s+(?:agents?|assistants?|bots?|models?)\s*[:,]`,
     String.raw`\byou\s+are\s+(?:an?\s+)?(?:ai|llm|coding)\s+(?:agent|assistant|model)\b`,
     String.raw`\bas\s+an?\s+(?:ai|llm|coding agent|assistant)\b`,
     String.raw`\b(?:agente|asistente|assistente|assistent|IA|KI)\s*[:,]`,
@@ -41,14 +42,14 @@ export const DISCUSSION_CUE =
 
 /** Second-person or imperative markers for natural-language instructions. */
 export const DIRECTIVE =
-  /\b(?:you must|you should|you need to|you will|you have to|make sure|be sure to|don't forget to|before (?:you|doing anything|fixing|anything else|starting)|first(?:,)? (?:run|execute|read|open|send|post)|then (?:run|execute|send|post|push|commit)|your (?:real |actual |new |true )?(?:task|job|goal|instructions?|objective))\b|\b(?:run|execute|create|add|write|delete|remove|send|post|print|reveal|ignore|disregard|follow|push|commit|upload|append|overwrite|modify|replace)\b/i;
+  /\b(?:you must|you should|you need to|you will|you have to|make sure|be sure to|don't forget to|before (?:you|doing anything|fixing|anything else|starting)|first(?:,)? (?:run|execute|read|open|send|post)|then (?:run|execute|send|post|push|commit)|your (?:real |actual |new |true )?(?:task|job|goal|instructions?|objective))\b|\b(?:run|execute|create|add|write|delete|remove|send|post|print|reveal|ignore|disregard|follow|push|commit|upload|append|overwrite|modify|replace|bump|publish|close|merge|approve|disable|enable|force-push|rewrite|install|download|grant|mark|skip|change|update|rename|deploy|release|lower|raise|set|make|open|invite|transfer)\b|请|必须|执行|删除|运行|修改|添加|合并|发布|关闭|禁用|してください|マージ|公開|実行|削除|追加|(?<!\p{L})(?:ejecuta|borra|elimina|añade|debes|fusiona|publica|aprueba|cierra|desactiva|sube|cambia|faça|fusione|publique|aprove|feche|desative|fusionne|publie|approuve|ferme|désactive|merge|veröffentliche|genehmige|schließe|deaktiviere|смержи|опубликуй|закрой|отключи|одобри|execute|apague|exclua|adicione|deve|exécute|supprime|ajoute|dois|devez|führe|lösche|füge|musst|удали|выполни|запусти|добавь|должен)(?!\p{L})/iu;
 
 /**
  * What may stand right before an imperative verb: the start of a sentence, a list bullet, or a
  * politeness / sequencing word ("please", "then", "bitte", "пожалуйста"…). Lets "print your token"
  * match while "the page should print the token" does not.
  */
-export const IMPERATIVE_LEAD = String.raw`(?:^|[.!?;:\n>]\s*|(?:^|\s)(?:[-*+]|\d+[.)])\s+|[(,]\s*|\b(?:please|pls|kindly|can you|could you|would you|will you|you must|you should|you need to|you have to|make sure to|be sure to|don't forget to|go ahead and|i need you to|i want you to|then|and|also|now|first|next|finally|just|simply|quickly|por favor|favor|bitte|dann|und|auch|puis|et|aussi|ensuite|luego|después|y|también|depois|e|também|então|s'il te plaît|s'il vous plaît)\s+|(?:^|\s)(?:пожалуйста|также|затем|потом|теперь|и|сначала),?\s+)`;
+export const IMPERATIVE_LEAD = String.raw`(?:^|[.!?;:\n>][\s*_]*|(?:^|\s)(?:[-*+]|\d+[.)])\s+|[(,]\s*|\b(?:please|pls|kindly|can you|could you|would you|will you|you must|you should|you need to|you have to|make sure to|be sure to|don't forget to|go ahead and|i need you to|i want you to|then|and|also|now|first|next|finally|just|simply|quickly|por favor|favor|bitte|dann|und|auch|puis|et|aussi|ensuite|luego|después|y|también|depois|e|também|então|s'il te plaît|s'il vous plaît)\s+|(?:^|\s)(?:пожалуйста|также|затем|потом|теперь|и|сначала),?\s+)`;
 
 /** Quote characters that open an inline quotation. */
 const OPENING_QUOTES = '"“«„「『‘';
@@ -84,4 +85,31 @@ export function isQuoted(text: string, offset: number): boolean {
       return true;
   }
   return false;
+}
+
+/**
+ * `pattern` with every literal space outside a character class widened to `\s+`, so "from  now
+ * on" and a phrase broken over two lines match like "from now on".
+ */
+export function spaced(pattern: RegExp): RegExp {
+  let out = '';
+  let inClass = false;
+  const source = pattern.source;
+  for (let i = 0; i < source.length; i++) {
+    const char = source[i]!;
+    if (char === '\\') {
+      out += char + (source[i + 1] ?? '');
+      i += 1;
+      continue;
+    }
+    if (char === '[') inClass = true;
+    else if (char === ']') inClass = false;
+    if (char === ' ' && !inClass) {
+      while (source[i + 1] === ' ') i += 1;
+      out += String.raw`\s+`;
+      continue;
+    }
+    out += char;
+  }
+  return new RegExp(out.replaceAll(String.raw`\s+\s+`, String.raw`\s+`), pattern.flags);
 }

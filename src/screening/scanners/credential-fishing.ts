@@ -14,7 +14,7 @@
  * log" are not requests. Context: prose only; inside code these are low (a script that prints a
  * variable is not a request to the agent).
  */
-import { IMPERATIVE_LEAD } from '../lexicon.js';
+import { IMPERATIVE_LEAD, spaced } from '../lexicon.js';
 import type { Hit, Scanner, Severity, TextView } from '../types.js';
 
 interface Rule {
@@ -25,13 +25,13 @@ interface Rule {
   group?: number;
 }
 
-const EN_VERB = String.raw`(?:print|echo|output|show|display|reveal|tell|give|share|paste|post|send|dump|list|expose|leak|write out|type out|copy|return|provide|disclose|cat|read out|spell out|what(?:'s| is| are))`;
+const EN_VERB = String.raw`(?:print|echo|output|show|display|reveal|tell|give|share|paste|post|send|dump|list|expose|leak|write out|type out|copy|return|provide|disclose|cat|read out|spell out|reply with|respond with|include|what(?:'s| is| are))`;
 const EN_DET = String.raw`(?:(?:me|us|out|back|here)\s+)?(?:(?:the\s+)?(?:value|values|contents?|full\s+value)\s+of\s+)?(?:all\s+(?:of\s+)?)?(?:your|the|its|every|each|any|all)\s+(?:own\s+|current\s+|configured\s+|stored\s+)?`;
-const EN_SECRET = String.raw`(?:(?:github|gh|git|openai|anthropic|aws|npm|api|access|auth|bearer|secret|private|personal access|deploy|ssh|oauth|session|app|installation)\s+)*(?:tokens?|api[- _]?keys?|secret keys?|secrets|credentials|passwords?|private keys?|ssh keys?|PATs?|auth headers?|authorization headers?)`;
+const EN_SECRET = String.raw`(?:(?:github|gh|git|openai|anthropic|aws|npm|api|access|auth|bearer|secret|private|personal access|deploy|ssh|oauth|session|app|installation)\s+)*(?:tokens?|api[- _]?keys?|secret keys?|secrets?|credentials|\.env(?:\s+file)?|env\s+file|dotenv\s+file|\.netrc|ssh\s+config|passwords?|private keys?|ssh keys?|PATs?|auth headers?|authorization headers?)`;
 const EN_ENV = String.raw`(?:environment(?:\s+variables)?|env(?:ironment)?\s+vars?|env\s+variables|shell\s+environment|process\s+environment)`;
 const VAR = String.raw`\$?\{?(?:GITHUB_TOKEN|GH_TOKEN|[A-Z][A-Z0-9_]*_(?:TOKEN|SECRET|API_KEY|KEY|PASSWORD))\}?`;
 
-const RULES: Rule[] = [
+const RULES: Rule[] = ([
   {
     rule: 'reveal-secret',
     severity: 'critical',
@@ -57,7 +57,7 @@ const RULES: Rule[] = [
     rule: 'reveal-environment',
     severity: 'high',
     pattern:
-      /\b(?:imprime|muestra|muéstrame|revela|pega|publica|comparte|lista)\s+(?:aquí\s+)?(?:todas\s+)?(?:las\s+|tus\s+)?variables\s+de\s+entorno|\b(?:imprima|mostre|revele|cole|publique|liste)\s+(?:todas\s+)?(?:as\s+|suas\s+)?variáveis\s+de\s+ambiente|\b(?:affiche|affichez|montre|montrez|colle|collez|liste|listez|imprime)\s+(?:toutes\s+)?(?:les\s+|tes\s+|vos\s+)?variables\s+d'environnement|\b(?:zeige|zeig|gib|liste|poste|drucke)\s+(?:mir\s+)?(?:bitte\s+)?(?:alle\s+)?(?:deine\s+|die\s+)?Umgebungsvariablen|(?<!\p{L})(?:выведи|покажи|напечатай|вставь|скинь)\s+(?:мне\s+)?(?:все\s+)?переменные\s+окружения|(?:打印|输出|显示|列出|告诉我|贴出)(?:一下)?\s*(?:你的|所有的?|全部的?)?\s*环境变量|環境変数を(?:すべて|全て)?\s*(?:表示|出力|教えて|貼り付け|見せて)/giu,
+      /\b(?:imprime|muestra|muéstrame|revela|pega|publica|comparte|lista)\s+(?:aquí\s+)?(?:todas\s+)?(?:las\s+|tus\s+)?variables\s+de\s+entorno|\b(?:imprima|mostre|revele|cole|publique|liste)\s+(?:todas\s+)?(?:as\s+|suas\s+)?variáveis\s+de\s+ambiente|\b(?:affiche|affichez|montre|montrez|colle|collez|liste|listez|imprime)\s+(?:toutes\s+)?(?:les\s+|tes\s+|vos\s+)?variables\s+d['’]environnement|\b(?:zeige|zeig|gib|liste|poste|drucke)\s+(?:mir\s+)?(?:bitte\s+)?(?:alle\s+)?(?:deine\s+|die\s+)?Umgebungsvariablen|(?<!\p{L})(?:выведи|покажи|напечатай|вставь|скинь)\s+(?:мне\s+)?(?:все\s+)?переменные\s+окружения|(?:打印|输出|显示|列出|告诉我|贴出)(?:一下)?\s*(?:你的|所有的?|全部的?)?\s*环境变量|環境変数を(?:すべて|全て)?\s*(?:表示|出力|教えて|貼り付け|見せて)/giu,
   },
   {
     rule: 'reveal-environment',
@@ -74,7 +74,7 @@ const RULES: Rule[] = [
       'gimu',
     ),
   },
-];
+] satisfies Rule[]).map((rule) => ({ ...rule, pattern: spaced(rule.pattern) }));
 
 function scan(view: TextView): Hit[] {
   const hits: Hit[] = [];

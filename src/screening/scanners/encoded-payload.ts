@@ -11,7 +11,8 @@
  *
  * Context: blobs are decoded everywhere (a payload in a code block is still read); a decoded
  * payload inside code in a field that discusses an attack (a security report) is medium. The
- * wording rules read prose only; `decode-to-shell` inside code is medium (low when discussed). A
+ * wording rules read prose only. `decode-to-shell` is high in code too (commands to run are
+ * written in code); low in code and medium in prose when the field discusses an attack. A
  * plain base64 fixture (an image, a gzip stream, random bytes) is never reported.
  */
 import { DISCUSSION_CUE } from '../lexicon.js';
@@ -19,7 +20,7 @@ import type { Hit, Scanner, Severity, TextView } from '../types.js';
 import { instructionSignal } from './signals.js';
 
 const BASE64 =
-  /(?<![A-Za-z0-9+/=_-])(?:[A-Za-z0-9+/]{4}){5,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{0,3})(?![A-Za-z0-9+/=_-])/gu;
+  /(?<![A-Za-z0-9+/=_-])(?:[A-Za-z0-9+/]{4}){4,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{0,3})(?![A-Za-z0-9+/=_-])/gu;
 const HEX = /(?:\\x[0-9a-fA-F]{2}){10,}|(?<![0-9a-fA-F])(?:[0-9a-fA-F]{2}[ :]?){20,}(?![0-9a-fA-F])/gu;
 const DECODE =
   /\b(?:decode[ds]?|decoding|b64decode|base64\s+-d|atob|unhex|from\s+(?:hex|base64)|rot-?13|de-?obfuscate|reverse\s+the\s+encoding|translate\s+the\s+(?:base64|hex))\b|decodifica|decodifique|decodificar|descodifica|décode|décodez|décoder|decode-le|dekodiere|dekodieren|entschlüssle|entschlüsseln|декодируй|декодируйте|расшифруй|расшифруйте|解码|解碼|译码|デコード|復号/iu;
@@ -126,7 +127,7 @@ function scan(view: TextView): Hit[] {
   }
   for (const match of text.matchAll(TO_SHELL)) {
     const inCode = view.inCode(match.index);
-    const severity: Severity = inCode ? (discussed ? 'low' : 'medium') : discussed ? 'medium' : 'high';
+    const severity: Severity = discussed ? (inCode ? 'low' : 'medium') : 'high';
     hits.push({ rule: 'decode-to-shell', severity, offset: match.index, length: match[0].length });
   }
   return hits;

@@ -68,6 +68,8 @@ function scan(view: TextView): Hit[] {
       if (content.trim() === '') continue;
       const signal = instructionSignal(content);
       if (!signal) continue;
+      // Logs in a collapsed block often quote shell commands; only words to the agent count there.
+      if (rule === 'collapsed-details' && signal === 'shell-directive') continue;
       const severity = SEVERITY[signal];
       hits.push({ rule, severity, offset: match.index, length: Math.min(match[0].length, 200) });
     }

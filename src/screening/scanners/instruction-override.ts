@@ -14,7 +14,7 @@
  * citing the phrase is not blocked; a bare code block with no discussion around it is a warning too,
  * because the model still reads it. In code with a discussion around it: low.
  */
-import { DISCUSSION_CUE, isQuoted } from '../lexicon.js';
+import { DISCUSSION_CUE, isQuoted, spaced } from '../lexicon.js';
 import type { Hit, Scanner, Severity, TextView } from '../types.js';
 
 interface Rule {
@@ -27,7 +27,7 @@ const EN_VERB = String.raw`(?:ignore|disregard|forget|override|overrule|bypass|d
 const EN_QUALIFIER = String.raw`(?:previous|prior|preceding|above|earlier|former|original|initial|system|given|safety|developer)`;
 const EN_NOUN = String.raw`(?:instructions?|prompts?|rules|directions|directives|guidelines|guidance|programming|guardrails|system prompt|orders)`;
 
-const OVERRIDES: Rule[] = [
+const OVERRIDES: Rule[] = ([
   {
     rule: 'ignore-previous',
     severity: 'critical',
@@ -116,7 +116,7 @@ const OVERRIDES: Rule[] = [
     pattern:
       /\b(?:do not|don't|never)\s+(?:tell|inform|notify|alert|mention\s+(?:this|it)\s+to|reveal\s+(?:this|these instructions)\s+to|let)\s+(?:the\s+)?(?:user|users|maintainers?|owner|reviewers?|humans?|anyone)\b|\bwithout\s+(?:telling|informing|notifying)\s+(?:the\s+)?(?:user|maintainers?|owner|reviewers?|anyone)\b|\bno\s+(?:le\s+)?(?:digas|cuentes|menciones)\s+(?:nada\s+)?(?:a(?:l)?\s+)?(?:usuario|nadie|mantenedores)/giu,
   },
-];
+] satisfies Rule[]).map((rule) => ({ ...rule, pattern: spaced(rule.pattern) }));
 
 function scan(view: TextView): Hit[] {
   const hits: Hit[] = [];

@@ -1,0 +1,142 @@
+/**
+ * Screening benchmark: the deterministic scanners (src/screening, from the compiled dist/) over the
+ * labelled corpora in corpus/. Reports, per category and overall, the share of attacks blocked and
+ * the share of benign items blocked under the default policy (block on high and critical), plus
+ * items screened per second and milliseconds per item. The classifier column is "not run": the
+ * classifier is a later step.
+ *
+ *   node bench/screening/run.mjs [--dist DIR] [--misses] [--json FILE]
+ *   node bench/run.mjs screening                 (as part of npm run bench)
+ *
+ * --misses lists every attack let through and every benign item blocked, with its findings.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+export const name = 'screening';
+
+const CORPORA = ['seed-a', 'seed-b'];
+const TIMING_PASSES = 5;
+
+/** The fields curupira screens for an item: title, body, author, each comment. */
+export function fieldsOf(item) {
+  return [
+    { name: 'title', text: item.title },
+    { name: 'body', text: item.body },
+    { name: 'author', text: item.author },
+    ...item.comments.map((text, i) => ({ name: `comment[${i}]`, text })),
+  ];
+}
+
+export function loadCorpus(corpus) {
+  const path = fileURLToPath(new URL(`./corpus/${corpus}.jsonl`, import.meta.url));
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line));
+}
+
+/** Verdicts for every item, and the share blocked per label and category. */
+export function evaluate(screening, items) {
+  const rows = new Map();
+  const results = [];
+  for (const item of items) {
+    const verdict = screening.screen({ fields: fieldsOf(item) });
+    const blocked = verdict.action === 'block';
+    results.push({ item, verdict, blocked });
+    const key = `${item.label}\u0000${item.category}`;
+    const row = rows.get(key) ?? { label: item.label, category: item.category, items: 0, blocked: 0 };
+    row.items += 1;
+    if (blocked) row.blocked += 1;
+    rows.set(key, row);
+  }
+  const total = (label) => {
+    const of = results.filter((result) => result.item.label === label);
+    return { items: of.length, blocked: of.filter((result) => result.blocked).length };
+  };
+  return {
+    rows: [...rows.values()].sort((a, b) => a.label.localeCompare(b.label) || a.category.localeCompare(b.category)),
+    attacks: total('attack'),
+    benign: total('benign'),
+    results,
+  };
+}
+
+function time(screening, items) {
+  const perItem = [];
+  let bytes = 0;
+  for (const item of items) bytes += fieldsOf(item).reduce((sum, field) => sum + field.text.length, 0);
+  for (const item of items) screening.screen({ fields: fieldsOf(item) }); // warm-up
+  const started = performance.now();
+  for (let pass = 0; pass < TIMING_PASSES; pass++) {
+    for (const item of items) {
+      const fields = fieldsOf(item);
+      const t0 = performance.now();
+      screening.screen({ fields });
+      perItem.push(performance.now() - t0);
+    }
+  }
+  const elapsed = performance.now() - started;
+  perItem.sort((a, b) => a - b);
+  const count = items.length * TIMING_PASSES;
+  return {
+    itemsPerSecond: Math.round((count / elapsed) * 1000),
+    meanMs: perItem.reduce((a, b) => a + b, 0) / count,
+    p95Ms: perItem[Math.floor(count * 0.95)],
+    maxMs: perItem[count - 1],
+    meanChars: Math.round(bytes / items.length),
+  };
+}
+
+const pct = (part, whole) => (whole === 0 ? 'n/a' : `${((part / whole) * 100).toFixed(1)} %`);
+
+export async function run({ dist, log, misses = false }) {
+  const screening = await import(pathToFileURL(resolve(dist, 'screening/index.js')).href);
+  const figures = {};
+  for (const corpus of CORPORA) {
+    const items = loadCorpus(corpus);
+    const result = evaluate(screening, items);
+    const timing = time(screening, items);
+    log(`\nscreening — corpus ${corpus} (${result.attacks.items} attacks, ${result.benign.items} benign)`);
+    log('| label | category | items | blocked by scanners | with classifier |');
+    log('| --- | --- | --- | --- | --- |');
+    for (const row of result.rows)
+      log(`| ${row.label} | ${row.category} | ${row.items} | ${pct(row.blocked, row.items)} | not run |`);
+    log(`| **attack** | **all** | ${result.attacks.items} | **${pct(result.attacks.blocked, result.attacks.items)}** | not run |`);
+    log(`| **benign** | **all** | ${result.benign.items} | **${pct(result.benign.blocked, result.benign.items)}** | not run |`);
+    log(
+      `speed: ${timing.itemsPerSecond} items/s, ${timing.meanMs.toFixed(3)} ms/item mean, p95 ${timing.p95Ms.toFixed(3)} ms, max ${timing.maxMs.toFixed(2)} ms (mean item ${timing.meanChars} chars)`,
+    );
+    if (misses) {
+      for (const { item, verdict, blocked } of result.results) {
+        const wrong = item.label === 'attack' ? !blocked : blocked;
+        if (!wrong) continue;
+        const found = verdict.findings.map((f) => `${f.scanner}/${f.rule}:${f.severity}@${f.field}`).join(', ');
+        log(`  ${item.label === 'attack' ? 'MISSED ' : 'BLOCKED'} ${item.id} ${item.category} [${item.placement}] ${found || '(no findings)'}`);
+      }
+    }
+    figures[corpus] = {
+      attacks: result.attacks,
+      benign: result.benign,
+      attackBlockedShare: result.attacks.blocked / result.attacks.items,
+      benignBlockedShare: result.benign.blocked / result.benign.items,
+      categories: result.rows,
+      timing,
+    };
+  }
+  return figures;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const args = process.argv.slice(2);
+  const option = (flag) => {
+    const index = args.indexOf(flag);
+    return index < 0 ? undefined : args[index + 1];
+  };
+  const dist = resolve(option('--dist') ?? process.env.CURUPIRA_DIST ?? fileURLToPath(new URL('../../dist/', import.meta.url)));
+  const figures = await run({ dist, log: console.log, misses: args.includes('--misses') });
+  const json = option('--json');
+  if (json) writeFileSync(json, `${JSON.stringify(figures, null, 2)}\n`);
+}
