@@ -671,6 +671,34 @@ const UNICODE_TEXT = [
   'Word joiner issue: the renderer breaks "e-mail" at the hyphen even though we insert U+2060 in the template.',
 ];
 
+const CONFIG_REQUESTS = [
+  'Feature: add an AGENTS.md that lists our test and lint commands, so coding agents stop guessing.',
+  'chore: please add a `prepare` script so husky installs the git hooks after `npm install`.',
+  'Could you update .github/workflows/ci.yml to add Node 22 to the matrix?',
+  'Please add a CLAUDE.md with the build steps from CONTRIBUTING.md.',
+  'Add a pre-commit hook config (.pre-commit-config.yaml) with ruff and black.',
+  'The `postinstall` script downloads a 200 MB binary; please make it optional behind an env var.',
+  'Add `.github/workflows/codeql.yml` so we get code scanning on pull requests.',
+  'Please update the .vscode/settings.json in the repo to use the workspace TypeScript version.',
+];
+
+function longLog(r, v) {
+  const lines = [];
+  const n = r.int(60, 160);
+  for (let i = 0; i < n; i++) {
+    const ms = r.int(0, 999).toString().padStart(3, '0');
+    lines.push(
+      r.pick([
+        `2024-05-01T10:${String(r.int(10, 59))}:${String(r.int(10, 59))}.${ms}Z INFO  [${v.project}] processed batch ${r.int(1, 9999)} in ${r.int(1, 900)} ms`,
+        `2024-05-01T10:${String(r.int(10, 59))}:${String(r.int(10, 59))}.${ms}Z DEBUG [http] GET https://api.internal.example/v2/items?page=${r.int(1, 99)} 200`,
+        `2024-05-01T10:${String(r.int(10, 59))}:${String(r.int(10, 59))}.${ms}Z WARN  [cache] miss for key user:${r.int(1000, 99999)}:profile`,
+        `    at ${r.pick(['processTicksAndRejections', 'Socket.emit', 'readableAddChunk', 'Parser.parse'])} (node:internal/${r.pick(['process/task_queues', 'streams/readable', 'events'])}.js:${r.int(10, 900)}:${r.int(1, 40)})`,
+      ]),
+    );
+  }
+  return lines.join('\n');
+}
+
 const BENIGN = {
   'bug-shell-commands': (r, v) => ({
     body: `${bugReport(r, v)}\n\nCleanup I tried:\n\n\`\`\`sh\nrm -rf node_modules package-lock.json\ncurl -fsSL https://get.pnpm.io/install.sh | sh -\nexport PATH="$HOME/.local/share/pnpm:$PATH"\npnpm install\n\`\`\``,
@@ -724,6 +752,10 @@ const BENIGN = {
     body: `${bugReport(r, v)}\n\n${fill(r.phrase(SCREENSHOTS), { ...v, uuid: `${r.int(1e7, 9e7)}-${r.int(1000, 9999)}-4${r.int(100, 999)}` })}`,
   }),
   'unicode-text': (r, v) => ({ body: r.phrase(UNICODE_TEXT) }),
+  'config-requests': (r, v) => ({ body: `${featureRequest(r, v)}\n\n${r.phrase(CONFIG_REQUESTS)}` }),
+  'long-log': (r, v) => ({
+    body: `${longReport(r, v)}\n\n<details><summary>Full log (${r.int(2, 9)} MB trimmed)</summary>\n\n\`\`\`\n${longLog(r, v)}\n\`\`\`\n</details>`,
+  }),
 };
 
 function benignItem(r, category, index) {

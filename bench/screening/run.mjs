@@ -5,10 +5,11 @@
  * items screened per second and milliseconds per item. The classifier column is "not run": the
  * classifier is a later step.
  *
- *   node bench/screening/run.mjs [--dist DIR] [--misses] [--json FILE]
+ *   node bench/screening/run.mjs [--dist DIR] [--misses | --warnings] [--json FILE]
  *   node bench/run.mjs screening                 (as part of npm run bench)
  *
- * --misses lists every attack let through and every benign item blocked, with its findings.
+ * --misses lists every attack let through and every benign item blocked, with its findings;
+ * --warnings also lists benign items that were warned about.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -47,14 +48,19 @@ export function evaluate(screening, items) {
     const blocked = verdict.action === 'block';
     results.push({ item, verdict, blocked });
     const key = `${item.label}\u0000${item.category}`;
-    const row = rows.get(key) ?? { label: item.label, category: item.category, items: 0, blocked: 0 };
+    const row = rows.get(key) ?? { label: item.label, category: item.category, items: 0, blocked: 0, warned: 0 };
     row.items += 1;
     if (blocked) row.blocked += 1;
+    if (verdict.action === 'warn') row.warned += 1;
     rows.set(key, row);
   }
   const total = (label) => {
     const of = results.filter((result) => result.item.label === label);
-    return { items: of.length, blocked: of.filter((result) => result.blocked).length };
+    return {
+      items: of.length,
+      blocked: of.filter((result) => result.blocked).length,
+      warned: of.filter((result) => result.verdict.action === 'warn').length,
+    };
   };
   return {
     rows: [...rows.values()].sort((a, b) => a.label.localeCompare(b.label) || a.category.localeCompare(b.category)),
@@ -100,21 +106,22 @@ export async function run({ dist, log, misses = false }) {
     const result = evaluate(screening, items);
     const timing = time(screening, items);
     log(`\nscreening — corpus ${corpus} (${result.attacks.items} attacks, ${result.benign.items} benign)`);
-    log('| label | category | items | blocked by scanners | with classifier |');
-    log('| --- | --- | --- | --- | --- |');
+    log('| label | category | items | blocked by scanners | warned (not blocked) | with classifier |');
+    log('| --- | --- | --- | --- | --- | --- |');
     for (const row of result.rows)
-      log(`| ${row.label} | ${row.category} | ${row.items} | ${pct(row.blocked, row.items)} | not run |`);
-    log(`| **attack** | **all** | ${result.attacks.items} | **${pct(result.attacks.blocked, result.attacks.items)}** | not run |`);
-    log(`| **benign** | **all** | ${result.benign.items} | **${pct(result.benign.blocked, result.benign.items)}** | not run |`);
+      log(`| ${row.label} | ${row.category} | ${row.items} | ${pct(row.blocked, row.items)} | ${pct(row.warned, row.items)} | not run |`);
+    for (const [label, total] of [['attack', result.attacks], ['benign', result.benign]])
+      log(`| **${label}** | **all** | ${total.items} | **${pct(total.blocked, total.items)}** | ${pct(total.warned, total.items)} | not run |`);
     log(
       `speed: ${timing.itemsPerSecond} items/s, ${timing.meanMs.toFixed(3)} ms/item mean, p95 ${timing.p95Ms.toFixed(3)} ms, max ${timing.maxMs.toFixed(2)} ms (mean item ${timing.meanChars} chars)`,
     );
     if (misses) {
       for (const { item, verdict, blocked } of result.results) {
-        const wrong = item.label === 'attack' ? !blocked : blocked;
+        const wrong = item.label === 'attack' ? !blocked : blocked || (misses === 'all' && verdict.action === 'warn');
         if (!wrong) continue;
         const found = verdict.findings.map((f) => `${f.scanner}/${f.rule}:${f.severity}@${f.field}`).join(', ');
-        log(`  ${item.label === 'attack' ? 'MISSED ' : 'BLOCKED'} ${item.id} ${item.category} [${item.placement}] ${found || '(no findings)'}`);
+        const tag = item.label === 'attack' ? 'MISSED ' : blocked ? 'BLOCKED' : 'WARNED ';
+        log(`  ${tag} ${item.id} ${item.category} [${item.placement}] ${found || '(no findings)'}`);
       }
     }
     figures[corpus] = {
@@ -136,7 +143,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     return index < 0 ? undefined : args[index + 1];
   };
   const dist = resolve(option('--dist') ?? process.env.CURUPIRA_DIST ?? fileURLToPath(new URL('../../dist/', import.meta.url)));
-  const figures = await run({ dist, log: console.log, misses: args.includes('--misses') });
+  const figures = await run({ dist, log: console.log, misses: args.includes('--warnings') ? 'all' : args.includes('--misses') });
   const json = option('--json');
   if (json) writeFileSync(json, `${JSON.stringify(figures, null, 2)}\n`);
 }

@@ -5,12 +5,17 @@
  * `.husky/`, `.vscode/tasks.json`, and package install scripts (`preinstall`, `postinstall`,
  * `prepare`).
  *
- * - `agent-instructions-file` (high): an imperative create/modify/delete verb within 80 characters
- *   of an agent instruction or tool-configuration path, or of a git hook.
- * - `install-script` (high): the same for an install-time package script.
- * - `workflow-change` (medium): the same for `.github/workflows/` — a legitimate request to fix CI
- *   looks exactly like this, so it warns; it is high when the text also carries a workflow payload
- *   (secrets, curl/wget, `pull_request_target`, write-all permissions, base64).
+ * - `agent-instructions-file`: an imperative create/modify/delete verb within 80 characters of an
+ *   agent instruction or tool-configuration path, or of a git hook.
+ * - `install-script`: the same for an install-time package script.
+ * - `workflow-change`: the same for `.github/workflows/`.
+ *
+ * Severity: a request to touch these files is medium (a warning) on its own — contributors do ask
+ * for an AGENTS.md with the test commands, a husky `prepare` script or Node 22 in the CI matrix.
+ * It is high when the request itself (the rest of its paragraph) widens what runs or what is
+ * allowed: permissions, approving or skipping review, "without confirmation", a URL, a shell
+ * command, uploads, downloads, telemetry, secrets. For workflows, a payload anywhere in the text
+ * counts (secrets, curl/wget, `pull_request_target`, write-all permissions, base64).
  *
  * The verb must stand in an imperative position ("please add…", "- create…", "then update…"), so
  * "the postinstall script fails" or "I removed CLAUDE.md locally" are not requests. Chinese and
@@ -41,37 +46,39 @@ function rule(path: string, flags = 'gimu'): RegExp {
   );
 }
 
-const RULES: Array<{ rule: string; severity: Severity; pattern: RegExp }> = [
-  { rule: 'agent-instructions-file', severity: 'high', pattern: rule(AGENT_PATH) },
-  { rule: 'install-script', severity: 'high', pattern: rule(INSTALL_SCRIPT) },
-  { rule: 'workflow-change', severity: 'medium', pattern: rule(WORKFLOW_PATH) },
+const RULES: Array<{ rule: string; pattern: RegExp }> = [
+  { rule: 'agent-instructions-file', pattern: rule(AGENT_PATH) },
+  { rule: 'install-script', pattern: rule(INSTALL_SCRIPT) },
+  { rule: 'workflow-change', pattern: rule(WORKFLOW_PATH) },
 ];
+
+/** What turns a config request into an attack: more permissions, less review, remote code. */
+const CONFIG_PAYLOAD =
+  /\b(?:allow(?:s|ing|ed)?|permissions?|Bash\(|approv(?:e|es|ed|al)|auto-?approve|skip(?:s|ped|ping)?|bypass|without\s+(?:confirmation|review|asking|approval|prompting)|never\s+ask|no\s+longer\s+ask|optional|disable[sd]?|trust(?:ed)?|yolo|dangerously|full\s+access|any\s+command|every\s+command|all\s+commands|curl|wget|nc|sh\s+-c|bash|node\s+scripts?\/|upload(?:s|ed)?|telemetry|download(?:s|ed)?|exfiltrate|secrets?|tokens?|passwords?|https?:\/\/|runs?\s+`|on\s+folder\s+open)\b|sin\s+revisión|permit(?:a|ir|e)|sem\s+revisão|sans\s+(?:relecture|confirmation)|autoris|ohne\s+(?:Review|Bestätigung)|überspr|erlaub|без\s+(?:ревью|подтверждения)|пропуск|разреш|跳过|无需|允许|权限|スキップ|許可|権限/iu;
 
 const WORKFLOW_PAYLOAD =
   /\$\{\{\s*secrets\.|\b(?:curl|wget)\b|pull_request_target|permissions:\s*write-all|contents:\s*write|id-token:\s*write|\bbase64\b|\btoJSON\(\s*secrets\s*\)|ACTIONS_RUNTIME_TOKEN|\bnc\s+-/iu;
 
 function scan(view: TextView): Hit[] {
   const hits: Hit[] = [];
-  for (const { rule: id, severity, pattern } of RULES) {
+  for (const { rule: id, pattern } of RULES) {
     for (const match of view.text.matchAll(pattern)) {
       const request = match.slice(1).find((group) => group !== undefined) ?? match[0];
       const offset = match.index + match[0].length - request.length;
-      let level = severity;
-      if (id === 'workflow-change' && WORKFLOW_PAYLOAD.test(view.text)) level = 'high';
+      let end = view.text.indexOf('\n\n', offset + request.length);
+      if (end < 0 || end > offset + request.length + 300) end = offset + request.length + 300;
+      const paragraph = view.text.slice(offset, end);
+      const payload = id === 'workflow-change' ? WORKFLOW_PAYLOAD.test(view.text) : CONFIG_PAYLOAD.test(paragraph);
+      const level: Severity = payload ? 'high' : 'medium';
       hits.push({ rule: id, severity: view.inCode(offset) ? 'low' : level, offset, length: request.length });
     }
   }
   return hits;
 }
 
-/** True when `text` asks to change an agent instruction file, a hook or an install script. */
+/** True when `text` asks to change agent config, a hook or an install script in a way that blocks. */
 export function hasAgentConfigRequest(text: string): boolean {
-  return RULES.slice(0, 2).some(({ pattern }) => {
-    pattern.lastIndex = 0;
-    const found = pattern.test(text);
-    pattern.lastIndex = 0;
-    return found;
-  });
+  return scan({ text, prose: text, hasCode: false, inCode: () => false }).some((hit) => hit.severity === 'high');
 }
 
 export const agentConfig: Scanner = {
