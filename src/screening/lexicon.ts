@@ -113,3 +113,16 @@ export function spaced(pattern: RegExp): RegExp {
   }
   return new RegExp(out.replaceAll(String.raw`\s+\s+`, String.raw`\s+`), pattern.flags);
 }
+
+const LEAD_AT_END = new RegExp(`${IMPERATIVE_LEAD}$`, 'iu');
+
+/**
+ * True when the text right before `index` is an imperative position (see IMPERATIVE_LEAD).
+ * Checked by looking back from a verb instead of trying the lead at every offset: much faster.
+ */
+export function hasImperativeLead(text: string, index: number): boolean {
+  const lineStart = text.lastIndexOf('\n', index - 1) + 1;
+  const from = Math.max(lineStart, index - 60);
+  const before = (from > lineStart ? '\u0001' : '') + text.slice(from, index);
+  return LEAD_AT_END.test(before);
+}

@@ -9,6 +9,14 @@ const FENCE = /^ {0,3}(`{3,}|~{3,})/;
 const HTML_CODE = /<(pre|code)\b[^>]*>[\s\S]*?<\/\1\s*>/gi;
 const BACKTICKS = /`+/g;
 
+/** Spaces for every character of `run` but its newlines. */
+function blank(run: string): string {
+  return run
+    .split('\n')
+    .map((line) => ' '.repeat(line.length))
+    .join('\n');
+}
+
 /** Builds the view once per field; every scanner shares it. */
 export function viewOf(text: string): TextView {
   const code = new Uint8Array(text.length);
@@ -75,9 +83,18 @@ export function viewOf(text: string): TextView {
 
   let prose = text;
   if (hasCode) {
-    const chars: string[] = [];
-    for (let i = 0; i < text.length; i++) chars.push(code[i] === 1 && text[i] !== '\n' ? ' ' : text[i]!);
-    prose = chars.join('');
+    // Copy runs of prose as slices; blank runs of code (newlines kept).
+    const parts: string[] = [];
+    let i = 0;
+    while (i < text.length) {
+      const inCode = code[i] === 1;
+      let j = i + 1;
+      while (j < text.length && (code[j] === 1) === inCode) j += 1;
+      const run = text.slice(i, j);
+      parts.push(inCode ? blank(run) : run);
+      i = j;
+    }
+    prose = parts.join('');
   }
   return {
     text,

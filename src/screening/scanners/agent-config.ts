@@ -22,7 +22,7 @@
  * Japanese put the verb after the path and are matched either way round. Context: prose only;
  * inside code, low.
  */
-import { IMPERATIVE_LEAD } from '../lexicon.js';
+import { hasImperativeLead } from '../lexicon.js';
 import type { Hit, Scanner, Severity, TextView } from '../types.js';
 
 const AGENT_PATH = String.raw`(?:\.claude(?:\/[\w./*-]*)?|CLAUDE(?:\.local)?\.md|AGENTS?\.md|GEMINI\.md|QWEN\.md|\.mcp\.json|mcp\.json|\.cursor\/[\w./*-]*|\.cursor\b|\.cursorrules|\.windsurfrules|\.clinerules|\.github\/copilot-instructions\.md|\.github\/instructions\/[\w./-]*|\.codex\/[\w./-]*|\.gemini\/[\w./-]*|\.qwen\/[\w./-]*|\.opencode(?:\/[\w./-]*)?|opencode\.jsonc?|\.kilocode\/[\w./-]*|\.vscode\/(?:settings|tasks|mcp)\.json|\.git\/hooks(?:\/[\w.-]*)?|\.husky(?:\/[\w.-]*)?|\.pre-commit-config\.ya?ml|settings\.local\.json|\.aider[\w.]*)`;
@@ -34,23 +34,38 @@ const OTHER_VERB = String.raw`(?:crea|crear|creá|añade|añadir|agrega|agregar|
 const RU_VERB = String.raw`(?:создай|создайте|добавь|добавьте|измени|измените|отредактируй|отредактируйте|запиши|запишите|удали|удалите|обнови|обновите|перепиши|замени|положи|помести)`;
 const CJK_VERB = String.raw`(?:创建|新建|添加|加入|修改|编辑|写入|写到|删除|更新|覆盖|替换|作成|追加|変更|編集|書き込|書き換え|削除|更新|上書き|置き換え)`;
 
-function rule(path: string, flags = 'gimu'): RegExp {
-  return new RegExp(
-    [
-      String.raw`${IMPERATIVE_LEAD}(${EN_VERB}\b[^\n]{0,80}?(?<![\w/.-])${path})`,
-      String.raw`(?<![\p{L}])(${OTHER_VERB}\b[^\n]{0,80}?(?<![\w/.-])${path})`,
-      String.raw`(?<![\p{L}])(${RU_VERB}(?!\p{L})[^\n]{0,80}?(?<![\w/.-])${path})`,
-      String.raw`((?<![\w/.-])${path}[^\n]{0,30}?${CJK_VERB}|${CJK_VERB}[^\n]{0,30}?${path})`,
-    ].join('|'),
-    flags,
-  );
+interface PathRule {
+  rule: string;
+  /** English: the verb must stand in an imperative position. */
+  english: RegExp;
+  /** Other languages (verb first) and Chinese/Japanese (either order). */
+  other: RegExp;
 }
 
-const RULES: Array<{ rule: string; pattern: RegExp }> = [
-  { rule: 'agent-instructions-file', pattern: rule(AGENT_PATH) },
-  { rule: 'install-script', pattern: rule(INSTALL_SCRIPT) },
-  { rule: 'workflow-change', pattern: rule(WORKFLOW_PATH) },
+function rule(id: string, path: string): PathRule {
+  return {
+    rule: id,
+    english: new RegExp(String.raw`\b${EN_VERB}\b[^\n]{0,80}?(?<![\w/.-])${path}`, 'giu'),
+    other: new RegExp(
+      [
+        String.raw`(?<![\p{L}])${OTHER_VERB}\b[^\n]{0,80}?(?<![\w/.-])${path}`,
+        String.raw`(?<![\p{L}])${RU_VERB}(?!\p{L})[^\n]{0,80}?(?<![\w/.-])${path}`,
+        String.raw`(?<![\w/.-])${path}[^\n]{0,30}?${CJK_VERB}|${CJK_VERB}[^\n]{0,30}?${path}`,
+      ].join('|'),
+      'giu',
+    ),
+  };
+}
+
+const RULES: PathRule[] = [
+  rule('agent-instructions-file', AGENT_PATH),
+  rule('install-script', INSTALL_SCRIPT),
+  rule('workflow-change', WORKFLOW_PATH),
 ];
+
+/** Cheap gate: none of the paths or script names appear at all. */
+const ANY_PATH =
+  /claude|agents?\.md|gemini\.md|qwen\.md|mcp\.json|\.cursor|rules|copilot|\.github|\.codex|\.gemini|\.qwen|opencode|kilocode|\.vscode|\.git\/hooks|husky|pre-commit|settings\.local|\.aider|install|prepare|prepublish|prepack|postpack|gitlab-ci/i;
 
 /** What turns a config request into an attack: more permissions, less review, remote code. */
 const CONFIG_PAYLOAD =
@@ -61,14 +76,20 @@ const WORKFLOW_PAYLOAD =
 
 function scan(view: TextView): Hit[] {
   const hits: Hit[] = [];
-  for (const { rule: id, pattern } of RULES) {
-    for (const match of view.text.matchAll(pattern)) {
-      const request = match.slice(1).find((group) => group !== undefined) ?? match[0];
-      const offset = match.index + match[0].length - request.length;
+  if (!ANY_PATH.test(view.text)) return hits;
+  for (const { rule: id, english, other } of RULES) {
+    const matches = [
+      ...[...view.text.matchAll(english)].filter((match) => hasImperativeLead(view.text, match.index)),
+      ...view.text.matchAll(other),
+    ];
+    for (const match of matches) {
+      const request = match[0];
+      const offset = match.index;
       let end = view.text.indexOf('\n\n', offset + request.length);
       if (end < 0 || end > offset + request.length + 300) end = offset + request.length + 300;
       const paragraph = view.text.slice(offset, end);
-      const payload = id === 'workflow-change' ? WORKFLOW_PAYLOAD.test(view.text) : CONFIG_PAYLOAD.test(paragraph);
+      const payload =
+        id === 'workflow-change' ? WORKFLOW_PAYLOAD.test(view.text) : CONFIG_PAYLOAD.test(paragraph);
       const level: Severity = payload ? 'high' : 'medium';
       hits.push({ rule: id, severity: view.inCode(offset) ? 'low' : level, offset, length: request.length });
     }
@@ -78,7 +99,9 @@ function scan(view: TextView): Hit[] {
 
 /** True when `text` asks to change agent config, a hook or an install script in a way that blocks. */
 export function hasAgentConfigRequest(text: string): boolean {
-  return scan({ text, prose: text, hasCode: false, inCode: () => false }).some((hit) => hit.severity === 'high');
+  return scan({ text, prose: text, hasCode: false, inCode: () => false }).some(
+    (hit) => hit.severity === 'high',
+  );
 }
 
 export const agentConfig: Scanner = {

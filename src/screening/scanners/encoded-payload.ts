@@ -26,6 +26,9 @@ const DECODE =
   /\b(?:decode[ds]?|decoding|b64decode|base64\s+-d|atob|unhex|from\s+(?:hex|base64)|rot-?13|de-?obfuscate|reverse\s+the\s+encoding|translate\s+the\s+(?:base64|hex))\b|decodifica|decodifique|decodificar|descodifica|décode|décodez|décoder|decode-le|dekodiere|dekodieren|entschlüssle|entschlüsseln|декодируй|декодируйте|расшифруй|расшифруйте|解码|解碼|译码|デコード|復号/iu;
 const FOLLOW =
   /\b(?:follow|execute|run|obey|carry\s+out|perform|do|apply|act\s+on|comply\s+with|implement)\s+(?:it|them|that|this|those|the\s+(?:instructions?|commands?|steps|result|output|decoded\s+\w+|contents?|text|message|payload)|what(?:ever)?\s+it\s+says|exactly|as\s+instructed)\b|\b(?:execute|run|follow|obey)\s+(?:the\s+)?decoded\b|\b(?:sigue|síguelas|siguelas|ejecuta|ejecútalo|ejecutalo|ejecútalas|obedece|haz\s+lo\s+que\s+dice|siga|execute-o|execute-as|obedeça|faça\s+o\s+que\s+diz|suivez|suis-les|suis|exécutez|exécute|exécute-le|obéis|obéissez|fais\s+ce\s+qu'il\s+dit|befolge|befolgen|führe\s+(?:sie|es|das|den\s+Befehl|die\s+Befehle)\s+aus|ausführen|folge)\b|(?<!\p{L})(?:выполни|выполните|следуй|следуйте|исполни|исполните|сделай\s+то,?\s+что)(?!\p{L})|执行|照做|遵循|遵照|按照.{0,6}(?:做|执行)|実行|従って|従え|その通りに/iu;
+const LETTERS = /[a-z]{4}/i;
+const TO_SHELL_GATE = /base64|xxd|eval|exec|FromBase64|iex|Invoke-Expression/i;
+const DECODE_ALL = new RegExp(DECODE.source, 'giu');
 const ROT13_NAME = /\brot-?13\b/iu;
 const TO_SHELL =
   /\bbase64\s+(?:-d|--decode|-D)\b[^\n|]{0,80}\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b|\bxxd\s+-r[^\n|]{0,60}\|\s*(?:ba)?sh\b|\beval\s*\(\s*(?:atob|Buffer\.from|unescape)\s*\(|\bexec\s*\(\s*(?:base64\.b64decode|bytes\.fromhex|codecs\.decode)\s*\(|\bFromBase64String\b[^\n]{0,80}\b(?:iex|Invoke-Expression)\b|\b(?:iex|Invoke-Expression)\b[^\n]{0,80}FromBase64String/giu;
@@ -60,10 +63,14 @@ function decodeHex(blob: string): string | undefined {
 }
 
 function rot13(text: string): string {
-  return text.replace(/[a-z]/gi, (char) => {
-    const base = char <= 'Z' ? 65 : 97;
-    return String.fromCharCode(((char.charCodeAt(0) - base + 13) % 26) + base);
-  });
+  const codes = new Array<number>(text.length);
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 65 && code <= 90) codes[i] = ((code - 52) % 26) + 65;
+    else if (code >= 97 && code <= 122) codes[i] = ((code - 84) % 26) + 97;
+    else codes[i] = code;
+  }
+  return String.fromCharCode(...codes);
 }
 
 interface Blob {
@@ -88,22 +95,25 @@ function blobsOf(text: string): Blob[] {
 function scan(view: TextView): Hit[] {
   const hits: Hit[] = [];
   const { text } = view;
-  const discussed = DISCUSSION_CUE.test(text);
+  // Whether the field discusses an attack: asked only when a hit needs it (the cue list is long).
+  let cue: boolean | undefined;
+  const discussed = () => (cue ??= DISCUSSION_CUE.test(text));
   const blobs = blobsOf(text);
   for (const blob of blobs) {
     if (blob.decoded === undefined || instructionSignal(blob.decoded) !== 'payload') continue;
-    const severity: Severity = view.inCode(blob.offset) && discussed ? 'medium' : 'critical';
+    const severity: Severity = view.inCode(blob.offset) && discussed() ? 'medium' : 'critical';
     hits.push({ rule: 'decoded-instructions', severity, offset: blob.offset, length: blob.length });
   }
   // rot13: read each prose line backwards through the cipher; only whole payloads count.
   if (/[a-z]{4,}/i.test(view.prose)) {
     let lineStart = 0;
     for (const line of view.prose.split('\n')) {
-      const turned = line.length >= 16 ? rot13(line) : '';
+      // Plain English lines (two common words or more) are not rot13; most prose stops here.
+      const turned =
+        line.length >= 16 && LETTERS.test(line) && (line.match(ENGLISH) ?? []).length < 2 ? rot13(line) : '';
       if (
         turned !== '' &&
         (turned.match(ENGLISH) ?? []).length >= 2 &&
-        (line.match(ENGLISH) ?? []).length < 2 &&
         instructionSignal(turned) === 'payload'
       )
         hits.push({
@@ -115,19 +125,19 @@ function scan(view: TextView): Hit[] {
       lineStart += line.length + 1;
     }
   }
-  for (const decode of view.prose.matchAll(new RegExp(DECODE.source, 'giu'))) {
+  for (const decode of view.prose.matchAll(DECODE_ALL)) {
     const around = view.prose.slice(Math.max(0, decode.index - WINDOW), decode.index + WINDOW);
     if (!FOLLOW.test(around)) continue;
     const readable = blobs.some((blob) => blob.decoded !== undefined);
     const named = ROT13_NAME.test(text) || /\b(?:hex|base64|b64)\b/i.test(around);
     if (!readable && !named && blobs.length === 0) continue;
-    const severity: Severity = discussed ? 'medium' : readable || ROT13_NAME.test(text) ? 'high' : 'medium';
+    const severity: Severity = discussed() ? 'medium' : readable || ROT13_NAME.test(text) ? 'high' : 'medium';
     hits.push({ rule: 'decode-and-follow', severity, offset: decode.index, length: decode[0].length });
     break;
   }
-  for (const match of text.matchAll(TO_SHELL)) {
+  for (const match of TO_SHELL_GATE.test(text) ? text.matchAll(TO_SHELL) : []) {
     const inCode = view.inCode(match.index);
-    const severity: Severity = discussed ? (inCode ? 'low' : 'medium') : 'high';
+    const severity: Severity = discussed() ? (inCode ? 'low' : 'medium') : 'high';
     hits.push({ rule: 'decode-to-shell', severity, offset: match.index, length: match[0].length });
   }
   return hits;

@@ -61,12 +61,19 @@ function scan(view: TextView): Hit[] {
   for (const { rule, pattern } of REGIONS) {
     for (const match of view.text.matchAll(pattern)) {
       if (view.inCode(match.index)) continue;
-      const content = match
+      // The region as prose: code inside it (logs in a details block) blanked, spaces collapsed.
+      const content = view.prose
+        .slice(match.index, match.index + match[0].length)
+        .replace(/\s{2,}/g, ' ')
+        .replace(/^<!--|-->$/g, '');
+      const inner = match
         .slice(1)
         .filter((group) => group !== undefined)
         .join(' ');
-      if (content.trim() === '') continue;
-      const signal = instructionSignal(content);
+      if (inner.trim() === '') continue;
+      const signal = instructionSignal(
+        rule === 'collapsed-details' || rule === 'hidden-html' ? content : inner,
+      );
       if (!signal) continue;
       // Logs in a collapsed block often quote shell commands; only words to the agent count there.
       if (rule === 'collapsed-details' && signal === 'shell-directive') continue;
