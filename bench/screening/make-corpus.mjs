@@ -292,7 +292,7 @@ function featureRequest(r, v) {
   ]);
 }
 
-function prBody(r, v) {
+function prBody(_r, v) {
   return `## Summary\n\nFixes #${v.n}: the ${v.component} ${v.symptom}.\n\n## Changes\n\n- handle the empty case in \`${v.file}\`\n- add a regression test\n- update the changelog\n\n## Testing\n\n- [x] \`npm test\`\n- [x] manual run on ${v.os}`;
 }
 
@@ -585,7 +585,7 @@ function evilFields(r, v) {
 
 const ATTACKS = {
   'override-en': (r, v) => vary(r, fill(r.phrase(OVERRIDE_EN), evilFields(r, v))),
-  'override-multilingual': (r, v) => {
+  'override-multilingual': (r, _v) => {
     const language = r.pick(Object.keys(OVERRIDE_ML));
     return vary(r, fill(r.phrase(OVERRIDE_ML[language]), { e: r.pick(EVIL_L10N[language]) }));
   },
@@ -631,9 +631,9 @@ const ATTACKS = {
     });
   },
   exfiltration: (r, v) => vary(r, fill(r.phrase(EXFIL), v)),
-  'credential-fishing': (r, v) => vary(r, r.phrase(CRED)),
+  'credential-fishing': (r, _v) => vary(r, r.phrase(CRED)),
   'agent-config': (r, v) => fill(r.phrase(CONFIG), v),
-  'social-engineering': (r, v) => r.phrase(SOCIAL),
+  'social-engineering': (r, _v) => r.phrase(SOCIAL),
 };
 
 /** Where the payload goes. Hidden and encoded kinds go in the body or a comment only. */
@@ -950,7 +950,7 @@ const BENIGN = {
     body: `${prBody(r, v)}\n\n${fill(r.phrase(BOT_REQUESTS), v)}`,
     extraComments: [fill(r.phrase(BOT_REQUESTS), v)],
   }),
-  'prompt-injection-docs': (r, v) => ({
+  'prompt-injection-docs': (r, _v) => ({
     title: 'docs: prompt injection and untrusted issue text',
     body: r.phrase(PI_DOCS),
   }),
@@ -970,13 +970,13 @@ const BENIGN = {
     };
   },
   'logs-details': (r, v) => ({ body: `${bugReport(r, v)}\n\n${fill(r.phrase(LOG_DETAILS), v)}` }),
-  'llm-sdk-bug': (r, v) => ({ body: r.phrase(LLM_SDK) }),
+  'llm-sdk-bug': (r, _v) => ({ body: r.phrase(LLM_SDK) }),
   'config-discussion': (r, v) => ({ body: fill(r.phrase(CONFIG_TALK), v) }),
   'env-setup': (r, v) => ({ body: fill(r.phrase(ENV_SETUP), v) }),
   screenshots: (r, v) => ({
     body: `${bugReport(r, v)}\n\n${fill(r.phrase(SCREENSHOTS), { ...v, uuid: `${r.int(1e7, 9e7)}-${r.int(1000, 9999)}-4${r.int(100, 999)}` })}`,
   }),
-  'unicode-text': (r, v) => ({ body: r.phrase(UNICODE_TEXT) }),
+  'unicode-text': (r, _v) => ({ body: r.phrase(UNICODE_TEXT) }),
   'config-requests': (r, v) => ({ body: `${featureRequest(r, v)}\n\n${r.phrase(CONFIG_REQUESTS)}` }),
   'long-log': (r, v) => ({
     body: `${longReport(r, v)}\n\n<details><summary>Full log (${r.int(2, 9)} MB trimmed)</summary>\n\n\`\`\`\n${longLog(r, v)}\n\`\`\`\n</details>`,
