@@ -37,7 +37,7 @@ const RULES: Rule[] = (
   [
     {
       rule: 'reveal-secret',
-      gate: /token|key|secret|credential|password|\bPATs?\b|auth|\.env|netrc|ssh/i,
+      gate: /token|api[- _]?keys?|secret|credential|password|\bPATs?\b|auth(?:orization)?\s+header|\.env|netrc|ssh\s+(?:key|config)|private\s+key|_KEY\b/i,
       severity: 'critical',
       lead: true,
       pattern: new RegExp(
@@ -47,7 +47,7 @@ const RULES: Rule[] = (
     },
     {
       rule: 'reveal-environment',
-      gate: /env|shell|process/i,
+      gate: /\b(?:print|echo|output|show|display|reveal|tell|give|share|paste|post|send|dump|list|expose|leak|write|type|copy|return|provide|disclose|cat|read|spell|reply|respond|include|what)\b[^\n]{0,60}\benv/i,
       severity: 'high',
       lead: true,
       pattern: new RegExp(String.raw`\b(?:${EN_VERB}\s+${EN_DET}${EN_ENV}\b)`, 'gimu'),
@@ -68,7 +68,7 @@ const RULES: Rule[] = (
     },
     {
       rule: 'reveal-environment',
-      gate: /env|export|\bset\b/i,
+      gate: /(?:^|[\s`])(?:env|printenv|set|export\s+-p|cat\s+[~/.])(?:[\s`]|$)/im,
       severity: 'high',
       pattern:
         /\b(?:run|execute|type|exécute|exécutez|ejecuta|execute|führe|lance|lancez|corre)\b[^\n]{0,30}?(?:`\s*)?\b(?:env|printenv|set|export\s+-p|cat\s+~?\/?\.env|cat\s+\/proc\/self\/environ)\b(?:\s*`)?[^\n]{0,80}?\b(?:paste|post|share|show|send|include|comment|reply|output|print|tell|pega|publica|cole|colle|poste|füge)\b/giu,

@@ -28,6 +28,8 @@ const FOLLOW =
   /\b(?:follow|execute|run|obey|carry\s+out|perform|do|apply|act\s+on|comply\s+with|implement)\s+(?:it|them|that|this|those|the\s+(?:instructions?|commands?|steps|result|output|decoded\s+\w+|contents?|text|message|payload)|what(?:ever)?\s+it\s+says|exactly|as\s+instructed)\b|\b(?:execute|run|follow|obey)\s+(?:the\s+)?decoded\b|\b(?:sigue|síguelas|siguelas|ejecuta|ejecútalo|ejecutalo|ejecútalas|obedece|haz\s+lo\s+que\s+dice|siga|execute-o|execute-as|obedeça|faça\s+o\s+que\s+diz|suivez|suis-les|suis|exécutez|exécute|exécute-le|obéis|obéissez|fais\s+ce\s+qu'il\s+dit|befolge|befolgen|führe\s+(?:sie|es|das|den\s+Befehl|die\s+Befehle)\s+aus|ausführen|folge)\b|(?<!\p{L})(?:выполни|выполните|следуй|следуйте|исполни|исполните|сделай\s+то,?\s+что)(?!\p{L})|执行|照做|遵循|遵照|按照.{0,6}(?:做|执行)|実行|従って|従え|その通りに/iu;
 const LETTERS = /[a-z]{4}/i;
 const TO_SHELL_GATE = /base64|xxd|eval|exec|FromBase64|iex|Invoke-Expression/i;
+const DECODE_GATE =
+  /decod|b64|base64|atob|unhex|hex|rot-?13|obfusc|encoding|dekod|entschl|декод|расшифр|解码|解碼|译码|デコード|復号/i;
 const DECODE_ALL = new RegExp(DECODE.source, 'giu');
 const ROT13_NAME = /\brot-?13\b/iu;
 const TO_SHELL =
@@ -125,7 +127,7 @@ function scan(view: TextView): Hit[] {
       lineStart += line.length + 1;
     }
   }
-  for (const decode of view.prose.matchAll(DECODE_ALL)) {
+  for (const decode of DECODE_GATE.test(view.prose) ? view.prose.matchAll(DECODE_ALL) : []) {
     const around = view.prose.slice(Math.max(0, decode.index - WINDOW), decode.index + WINDOW);
     if (!FOLLOW.test(around)) continue;
     const readable = blobs.some((blob) => blob.decoded !== undefined);

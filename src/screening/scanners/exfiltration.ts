@@ -16,11 +16,12 @@ import { DISCUSSION_CUE, spaced } from '../lexicon.js';
 import type { Hit, Scanner, Severity, TextView } from '../types.js';
 
 const SOURCE =
-  /\$\{\{\s*secrets\.[A-Za-z_][\w]*|\$\{?\s*(?:GITHUB_TOKEN|GH_TOKEN|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_TOKEN|NPM_TOKEN|NODE_AUTH_TOKEN|OPENAI_API_KEY|ANTHROPIC_API_KEY|AWS_SECRET_ACCESS_KEY|AWS_ACCESS_KEY_ID|AWS_SESSION_TOKEN|[A-Z][A-Z0-9_]*(?:_TOKEN|_SECRET|_PASSWORD|_PASSWD|_API_KEY|_ACCESS_KEY|_PRIVATE_KEY|_CREDENTIALS?|_KEY))\b|\$\(\s*(?:env|printenv|set|cat\s+[^)]{1,80})\s*\)|`\s*(?:env|printenv)\s*`|\b(?:printenv|env|set|export\s+-p)\s*(?:\|(?!\s*(?:grep|sort|head|tail|less|wc|cut)\b)|>|2>&1\s*\|)|\/proc\/(?:self|\d+|\*)\/environ|~?\/?\.ssh\/(?:id_[a-z0-9]+|authorized_keys|config)?|\bid_(?:rsa|ed25519|ecdsa|dsa)(?:\.pub)?\b|\.netrc\b|\.aws\/(?:credentials|config)\b|\.git-credentials\b|\.npmrc\b|\.pypirc\b|\.docker\/config\.json|\.config\/gh\/hosts\.ya?ml|\.kube\/config|\bprocess\.env\b|\bos\.environ\b|\bENV\[|(?:^|[\s'"`(@])\.env(?:\.local|\.production)?\b/giu;
+  /\$\{\{\s*secrets\.[A-Za-z_][\w]*|\$\{?\s*(?:GITHUB_TOKEN|GH_TOKEN|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_TOKEN|NPM_TOKEN|NODE_AUTH_TOKEN|OPENAI_API_KEY|ANTHROPIC_API_KEY|AWS_SECRET_ACCESS_KEY|AWS_ACCESS_KEY_ID|AWS_SESSION_TOKEN|[A-Z][A-Z0-9_]*(?:_TOKEN|_SECRET|_PASSWORD|_PASSWD|_API_KEY|_ACCESS_KEY|_PRIVATE_KEY|_CREDENTIALS?|_KEY))\b|\$\(\s*(?:env|printenv|set|cat\s+[^)]{1,80})\s*\)|`\s*(?:env|printenv)\s*`|\b(?:printenv|env|set|export\s+-p)\s*(?:\|(?!\s*(?:grep|sort|head|tail|less|wc|cut)\b)|>|2>&1\s*\|)|\/proc\/(?:self|\d+|\*)\/environ|\.ssh\/(?:id_[a-z0-9]+|authorized_keys|config)?|\bid_(?:rsa|ed25519|ecdsa|dsa)(?:\.pub)?\b|\.netrc\b|\.aws\/(?:credentials|config)\b|\.git-credentials\b|\.npmrc\b|\.pypirc\b|\.docker\/config\.json|\.config\/gh\/hosts\.ya?ml|\.kube\/config|\bprocess\.env\b|\bos\.environ\b|\bENV\[|(?<![\w.])\.env(?:\.local|\.production)?\b/gi;
 
-const SOURCE_GATE = /\$|env|\.ssh|id_|netrc|\.aws|credentials|npmrc|pypirc|docker|\.config\/gh|kube|ENV\[/i;
+const SOURCE_GATE =
+  /\$[{(A-Za-z]|`\s*(?:env|printenv)|\b(?:printenv|env|set|export)\s*(?:\||>|2>|-p)|\/proc\/|\.ssh|\bid_(?:rsa|ed|ec|dsa)|\.netrc|\.aws\/|\.git-cred|\.npmrc|\.pypirc|\.docker\/|\.config\/gh|\.kube\/|process\.env|os\.environ|ENV\[|\.env\b/i;
 const SOURCE_WORDS_GATE =
-  /environment|env vars|secret|api key|token|credential|private key|ssh key|variables|Umgebungs|Zugangs|переменн|ключ|токен|环境|環境|令牌|密钥|トークン|jeton|identifiant|segredo|credenc/i;
+  /environment\s+variables|env\s+vars|secrets|api\s+keys?|tokens?\b|credential|private\s+keys?|ssh\s+keys?|variables\s+d|variáveis|Umgebungs|Zugangs|переменн|ключи|токен|环境变量|環境変数|令牌|密钥|トークン|jetons|identifiants|segredos|credenc/i;
 
 /** Secrets named in words: only count with a verb that sends them. */
 const SOURCE_WORDS = spaced(
