@@ -54,3 +54,13 @@ describe('excerpts', () => {
     expect(excerpt.length).toBeLessThanOrEqual(EXCERPT_LIMIT + 42);
   });
 });
+
+describe('viewOf on hostile input', () => {
+  it('pairs backtick runs in one pass (thousands of lone backticks)', () => {
+    const text = '`a'.repeat(20000);
+    const view = viewOf(text);
+    // Runs pair up in order: `a` then a lone `a` in prose, alternately.
+    expect(view.inCode(0)).toBe(true);
+    expect(view.inCode(text.length - 1)).toBe(false);
+  });
+});

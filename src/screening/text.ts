@@ -69,9 +69,18 @@ export function viewOf(text: string): TextView {
   for (const [from, to] of segments) {
     const part = text.slice(from, to);
     const runs = [...part.matchAll(BACKTICKS)];
+    // next[i]: the next run with the same number of backticks (linear, so a text made of
+    // thousands of lone backticks stays cheap).
+    const next = new Array<number>(runs.length).fill(-1);
+    const seen = new Map<number, number>();
+    for (let i = runs.length - 1; i >= 0; i--) {
+      const length = runs[i]![0].length;
+      next[i] = seen.get(length) ?? -1;
+      seen.set(length, i);
+    }
     for (let i = 0; i < runs.length; i++) {
       const run = runs[i]!;
-      const closing = runs.findIndex((other, j) => j > i && other[0].length === run[0].length);
+      const closing = next[i]!;
       if (closing < 0) continue;
       const end = runs[closing]!;
       mark(from + run.index, from + end.index + end[0].length);

@@ -31,7 +31,7 @@ const REGIONS: Region[] = [
     pattern:
       /^[ \t]{0,3}\[(?:\/\/|comment|_|#|\s*)\]:\s*(?:#|<>|\/\/)\s*(?:\(([^\n]*)\)|"([^\n]*)"|'([^\n]*)')/gimu,
   },
-  { rule: 'image-alt', pattern: /!\[([^\]]{1,2000})\]\s*[([]/gu },
+  { rule: 'image-alt', pattern: /!\[([^\]]{1,600})\]\s*[([]/gu },
   { rule: 'image-alt', pattern: /<img\b[^>]*?\b(?:alt|title)\s*=\s*(?:"([^"]*)"|'([^']*)')/giu },
   {
     rule: 'link-title',
