@@ -2,12 +2,14 @@
  * Runs the benchmarks: `node bench/run.mjs [name…] [--dist DIR] [--json FILE]`.
  * `npm run bench` builds dist/ first and runs them all. To add one, write `bench/<name>.mjs`
  * exporting `run({ dist, log })` (it prints its own lines and returns its figures) and add its
- * name to BENCHMARKS.
+ * name to BENCHMARKS (a benchmark in its own folder also gets a line in MODULES).
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
-const BENCHMARKS = ['discovery', 'dispatch'];
+const BENCHMARKS = ['discovery', 'dispatch', 'screening'];
+/** Benchmarks that live in their own folder (with data beside them). */
+const MODULES = { screening: './screening/run.mjs' };
 
 const args = process.argv.slice(2);
 const option = (flag) => {
@@ -34,7 +36,7 @@ if (!existsSync(resolve(dist, 'simulator/index.js'))) {
 
 const results = {};
 for (const name of wanted) {
-  const bench = await import(`./${name}.mjs`);
+  const bench = await import(MODULES[name] ?? `./${name}.mjs`);
   results[name] = await bench.run({ dist, log: console.log });
 }
 if (json) writeFileSync(json, `${JSON.stringify(results, null, 2)}\n`);
