@@ -447,7 +447,6 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     checkNoChanges: status === 'succeeded',
     cwd,
     ...(worktree ? { worktree } : {}),
-    update,
     finish,
     cleanup,
   });
@@ -462,7 +461,6 @@ interface CompletionInput {
   checkNoChanges: boolean;
   cwd: string;
   worktree?: { path: string; branch: string };
-  update(patch: Parameters<Store['updateRun']>[1]): Promise<void>;
   finish(
     status: RunStatus,
     reason: string | null,
@@ -525,9 +523,6 @@ export async function finishInterruptedRun(
   const outcome = run.agentOutcome!;
   const note = 'finished after a restart: curupira stopped after the agent exited';
   const reason = outcome.reason ? `${outcome.reason} (${note})` : note;
-  const update = async (patch: Parameters<Store['updateRun']>[1]): Promise<void> => {
-    await deps.store.updateRun(run.id, patch);
-  };
   const finish = async (
     status: RunStatus,
     why: string | null,
@@ -574,7 +569,6 @@ export async function finishInterruptedRun(
     baseCommit: null,
     checkNoChanges: false,
     cwd: run.worktreePath ?? automation.repository.checkoutPath,
-    update,
     finish,
     cleanup,
   });

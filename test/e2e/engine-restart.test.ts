@@ -131,7 +131,7 @@ describe('crash safety (the built CLI, killed with SIGKILL)', () => {
 });
 
 describe('Ctrl+C on the built CLI', () => {
-  it('stops the agent, keeps its session for the next start, and exits 130', async () => {
+  it('a second Ctrl+C stops the agent, keeps its session for the next start, and exits 130', async () => {
     const h = await createHarness({
       automation: issueAutomation('fix', { prompt: 'Fix: ${issue_title} [[fake:sleep=20]]' }),
     });
@@ -144,9 +144,13 @@ describe('Ctrl+C on the built CLI', () => {
         20_000,
         100,
       );
+      // The first Ctrl+C lets the agent finish; the second stops it now.
+      cli.child.kill('SIGINT');
+      await new Promise((resolve) => setTimeout(resolve, 300));
       cli.child.kill('SIGINT');
       const result = await cli.done;
       expect(result.code, result.stderr).toBe(130);
+      expect(result.stderr).toContain('running agents finish first (press Ctrl+C again to stop them now');
       const [call] = h.agentRuns('claude');
       expect(isRunning(call!.pid)).toBe(false);
       const runs = await withStore(h, (store) => store.listRuns());

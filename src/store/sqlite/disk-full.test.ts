@@ -36,7 +36,7 @@ describe('a full disk', () => {
   // Skipped where tmpfs cannot be mounted (not root, or not Linux): there is no other way to fill a
   // disk safely from a test.
   it.skipIf(disk === null)(
-    'opening the state file read-only on a full disk says the disk is full and where',
+    'on a full disk, reading the state file still works and writing says the disk is full and where',
     async () => {
       const path = join(disk!, 'state.db');
       const store = await openStore(path);
@@ -46,17 +46,23 @@ describe('a full disk', () => {
       } catch {
         // dd stops with an error once the disk is full, which is the point.
       }
-      const opening = openStore(path, { readonly: true }).then(async (s) => {
-        await s.listSessions();
-        await s.close();
+      // Read-only commands (`runs`, `gc`, `doctor`) read it without writing anything beside it.
+      const reader = await openStore(path, { readonly: true });
+      await expect(reader.listSessions()).resolves.toEqual([]);
+      await reader.close();
+      const writing = openStore(path).then(async (s) => {
+        try {
+          await s.setMeta('filler', 'x'.repeat(2_000_000));
+        } finally {
+          await s.close();
+        }
       });
-      await expect(opening).rejects.toThrow(
+      await expect(writing).rejects.toThrow(
         `state database ${path} cannot be used: the disk is full (the filesystem holding ${disk} has no space left)`,
       );
-      await expect(opening).rejects.not.toThrow(/corrupt/);
+      await expect(writing).rejects.not.toThrow(/corrupt/);
     },
   );
-
   it('maps SQLITE_FULL and ENOSPC to the full-disk message, and leaves other errors alone', () => {
     const full = new Database.SqliteError('database or disk is full', 'SQLITE_FULL');
     expect(toStateError(full, '/var/lib/c/state.db').message).toMatch(
