@@ -12,13 +12,12 @@ import { isProvider, PROFILE_SCHEMAS, PROVIDERS, type Profile } from '../agents/
 import { ConfigError, type ConfigIssue } from '../core/errors.js';
 import { analyzePrompt, formatPlaceholderList, unknownPlaceholders } from '../prompt/index.js';
 import { IDENTIFIER_PATTERN } from '../triggers/common-schema.js';
-import { isValidTimezone, parseScheduleDate } from '../triggers/cron/schedule.js';
-import type { CronAutomation } from '../triggers/cron/schema.js';
-import { acceptedTriggerNames, findTriggerDefinition } from '../triggers/schemas.js';
+import { isValidTimezone } from '../triggers/cron/schedule.js';
+import { acceptedTriggerNames, findTriggerDefinition } from '../triggers/registry.js';
 import { AgentDefaultsTable, AssistantTable, RepositoryTable, SettingsTable } from './schema.js';
 import { type KeyPath, locateKeys, type TomlLocations } from './toml-locations.js';
 import type {
-  AutomationConfig,
+  AnyAutomation,
   LoadedSettings,
   RepositorySettings,
   ResolvedAutomation,
@@ -642,7 +641,9 @@ function loadAutomation(id: string, table: unknown, ctx: AutomationContext): Res
     );
     return undefined;
   }
-  const config = validate(trigger.schema as z.ZodType<AutomationConfig>, table, path, out);
+  // The trigger's schema is the table's type: this is where the two are joined (`trigger.schema`
+  // is typed as any schema, since the registry holds every trigger's).
+  const config = validate(trigger.schema as z.ZodType<ResolvedAutomation['config']>, table, path, out);
 
   // Cross-checks that only need the raw table run even when other fields are invalid.
   const alias = table.repository;
@@ -681,27 +682,19 @@ function loadAutomation(id: string, table: unknown, ctx: AutomationContext): Res
     }
   }
 
-  let timezone = ctx.defaults?.timezone ?? 'UTC';
-  if (trigger.type === 'cron' && config) {
-    const cron = config as CronAutomation;
-    if (cron.timezone !== undefined) {
-      if (!isValidTimezone(cron.timezone))
-        out.add([...path, 'timezone'], `unknown timezone: ${cron.timezone}`);
-      else timezone = cron.timezone;
-    }
-    if (isValidTimezone(timezone)) {
-      const start = tryDate(cron.start_date, timezone, 'start', [...path, 'start_date'], out);
-      const end = tryDate(cron.end_date, timezone, 'end', [...path, 'end_date'], out);
-      if (start && end && end.getTime() < start.getTime()) {
-        out.add([...path, 'end_date'], `end_date must be greater than or equal to start_date: ${id}`);
-      }
-    }
-  }
+  const defaultTimezone = ctx.defaults?.timezone ?? 'UTC';
+  const timezone = config
+    ? trigger.resolveTimezone(config, {
+        id,
+        defaultTimezone,
+        problem: (key, message) => out.add([...path, key], message),
+      })
+    : defaultTimezone;
 
   if (!config || !repository || !profileName) return undefined;
   const profile = ctx.profiles[profileName];
   if (!profile) return undefined;
-  return {
+  const automation: AnyAutomation = {
     id,
     triggerType: trigger.type,
     trigger,
@@ -713,20 +706,6 @@ function loadAutomation(id: string, table: unknown, ctx: AutomationContext): Res
     promptSyntax,
     placeholders,
   };
-}
-
-function tryDate(
-  value: string | Date | undefined,
-  timezone: string,
-  edge: 'start' | 'end',
-  path: KeyPath,
-  out: Collector,
-): Date | undefined {
-  if (value === undefined) return undefined;
-  try {
-    return parseScheduleDate(value, timezone, edge);
-  } catch (error) {
-    out.add(path, error instanceof Error ? error.message : String(error));
-    return undefined;
-  }
+  // Where a trigger's type and its validated table are joined: `config` passed `trigger.schema`.
+  return automation as ResolvedAutomation;
 }
