@@ -17,6 +17,7 @@ import { ChainFeed } from './chain.js';
 import { type ExecutorDeps, executeTask, finishInterruptedRun } from './executor.js';
 import { EventFeed, type Feed, type PollContext } from './feed.js';
 import { createFeed } from './feed-factory.js';
+import { classifyFailure } from './outcome.js';
 import { locksFor, type OfferResult, SchedulerCore } from './scheduler.js';
 import { Wakeup } from './wakeup.js';
 
@@ -276,7 +277,9 @@ export class Engine {
     try {
       tasks = await feed.poll(this.pollContext());
     } catch (error) {
-      if (this.winding) return 0;
+      // The feed already chose when to poll again (see outcome.ts); here only a stop matters.
+      if (classifyFailure(error, { stage: 'discovery', stopping: this.winding }).action === 'cancel')
+        return 0;
       this.discoveryErrors.set(feed.automation.id, errorMessage(error));
       this.options.log.warn(
         { automation: feed.automation.id, error: errorMessage(error) },

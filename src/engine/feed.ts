@@ -14,6 +14,7 @@ import { decideMissed, dueOccurrence, parseScheduleDate, startOfDay } from '../t
 import type { TriggerSource } from '../triggers/source.js';
 import { Backoff } from './backoff.js';
 import { baselineState, takeBaseline, unremembered, usesMemory } from './memory.js';
+import { classifyFailure, nextPollAfterFailure } from './outcome.js';
 import { recordSkippedRun, taskFromItem } from './task.js';
 
 export interface PollContext {
@@ -78,7 +79,8 @@ export class EventFeed implements Feed {
       });
     } catch (error) {
       // Timed from when the failure came back: a slow failing request must not make the next poll immediate.
-      this.nextPollAt = context.clock.now() + this.backoff.next(false);
+      const outcome = classifyFailure(error, { stage: 'discovery' });
+      this.nextPollAt = nextPollAfterFailure(outcome, context.clock.now() + this.backoff.next(false));
       throw error;
     }
     this.waiting = report ? Math.max(0, report.matching - report.examined) : 0;
