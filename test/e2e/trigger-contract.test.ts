@@ -3,7 +3,7 @@
  * `validate --explain`, doctor and a run: nothing outside its folder and the registry knows it.
  * In process (the test trigger is not in dist/).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCliCaptured } from '../../src/cli/testing.js';
 import { registerTrigger } from '../../src/triggers/registry.js';
@@ -57,6 +57,8 @@ describe('a trigger type registered from a test folder', () => {
   it('runs: one run per word, with its prompt fields', async () => {
     const result = await runCliCaptured(['run', '-c', h.settingsFile], { env: h.env });
     expect(result.code).toBe(0);
+    // `run` has released the state lock by the time it returns (it awaits the release).
+    expect(existsSync(`${h.settings().execution.state_db_path}.lock`)).toBe(false);
     const prompts = h
       .agentRuns('claude')
       .map((call) => call.prompt)
