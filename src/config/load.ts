@@ -13,7 +13,7 @@ import { ConfigError, type ConfigIssue } from '../core/errors.js';
 import { analyzePrompt, formatPlaceholderList, unknownPlaceholders } from '../prompt/index.js';
 import { IDENTIFIER_PATTERN } from '../triggers/common-schema.js';
 import { isValidTimezone } from '../triggers/cron/schedule.js';
-import { acceptedTriggerNames, findTriggerDefinition } from '../triggers/registry.js';
+import { acceptedTriggerNames, findTriggerDefinition, impliedTriggerName } from '../triggers/registry.js';
 import { AgentDefaultsTable, AssistantTable, RepositoryTable, SettingsTable } from './schema.js';
 import { type KeyPath, locateKeys, type TomlLocations } from './toml-locations.js';
 import type {
@@ -553,16 +553,15 @@ export function cleartextApiUrl(apiUrl: string): string | undefined {
   return `http:// sends the GitHub token unencrypted to ${host}; use https://${url.host}${url.pathname === '/' ? '' : url.pathname} (plain http is accepted only for localhost, 127.0.0.1 or [::1], e.g. the simulator)`;
 }
 
-/** `after` must name another automation, and following `after` links must never come back. */
+/** A chain must name another automation, and following chain links must never come back. */
 function checkChains(tables: Record<string, unknown>, out: Collector): void {
   const upstreamOf = new Map<string, string>();
   for (const [id, table] of Object.entries(tables)) {
-    if (
-      isTable(table) &&
-      (table.trigger_type ?? defaultTriggerName(table)) === 'after' &&
-      typeof table.after === 'string'
-    )
-      upstreamOf.set(id, table.after);
+    if (!isTable(table)) continue;
+    const name = table.trigger_type ?? impliedTriggerName(table);
+    const upstream =
+      typeof name === 'string' ? findTriggerDefinition(name)?.upstreamAutomation?.(table) : undefined;
+    if (upstream !== undefined) upstreamOf.set(id, upstream);
   }
   const reported = new Set<string>();
   for (const [id, upstream] of upstreamOf) {
@@ -589,13 +588,6 @@ function checkChains(tables: Record<string, unknown>, out: Collector): void {
       out.add(path, `chained automations loop: ${loop.join(' → ')}`);
     }
   }
-}
-
-/** The trigger of a table without `trigger_type`: `schedule` means cron, `after` a chain, else issues. */
-function defaultTriggerName(table: Record<string, unknown>): string {
-  if ('schedule' in table) return 'cron';
-  if ('after' in table) return 'after';
-  return 'github-issues';
 }
 
 function sortIssues(issues: ConfigIssue[]): ConfigIssue[] {
@@ -628,7 +620,7 @@ function loadAutomation(id: string, table: unknown, ctx: AutomationContext): Res
     return undefined;
   }
   let triggerName = table.trigger_type;
-  if (triggerName === undefined) triggerName = defaultTriggerName(table);
+  if (triggerName === undefined) triggerName = impliedTriggerName(table);
   if (typeof triggerName !== 'string') {
     out.add([...path, 'trigger_type'], 'trigger_type must be a string');
     return undefined;

@@ -63,6 +63,15 @@ export function registerTrigger(definition: TriggerDefinition): () => void {
   };
 }
 
+/** The trigger of a table that names none and has no key implying one (the reference's default). */
+const DEFAULT_TRIGGER: TriggerType = 'github-issues';
+
+/** The trigger of a table without `trigger_type`: the first whose `impliedBy` key it has, else issues. */
+export function impliedTriggerName(table: Readonly<Record<string, unknown>>): string {
+  const implied = triggerDefinitions().find((d) => d.impliedBy !== undefined && d.impliedBy in table);
+  return implied?.type ?? DEFAULT_TRIGGER;
+}
+
 /** Resolves a `trigger_type` as written (`plugins-py/github-issues`, `github-issues`, `cron`). */
 export function findTriggerDefinition(name: string): TriggerDefinition | undefined {
   for (const definition of triggerDefinitions()) {

@@ -98,6 +98,13 @@ export interface TriggerDefinition<A extends AnyAutomation = ResolvedAutomation>
   readonly promptFields: readonly string[];
   /** Prompt fields that carry text written by strangers. */
   readonly untrustedFields: readonly string[];
+  /** A key that, in a table without `trigger_type`, selects this trigger (`schedule` → cron). */
+  readonly impliedBy?: string;
+  /**
+   * The automation this one runs after, read from its raw table (chains), so the loader can check
+   * that it exists and that no chain loops; absent for triggers that follow no other automation.
+   */
+  upstreamAutomation?(table: Readonly<Record<string, unknown>>): string | undefined;
   /** At most one run of the automation at a time (schedules: occurrences run in order). */
   readonly serialRuns: boolean;
   /** Lines describing what the automation will do, for `validate --explain`. */

@@ -12,6 +12,8 @@ function lastRunText(run: RunRecord | undefined): string {
 
 export const afterTrigger: TriggerDefinition<AutomationFor<'after'>> = {
   ...afterTable,
+  impliedBy: 'after',
+  upstreamAutomation: (table) => (typeof table.after === 'string' ? table.after : undefined),
   serialRuns: false,
   createFeed(automation, context) {
     return context.feeds.chain(automation);

@@ -22,6 +22,7 @@ function tryDate(
 
 export const cronTrigger: TriggerDefinition<AutomationFor<'cron'>> = {
   ...cronTable,
+  impliedBy: 'schedule',
   // Occurrences of one schedule run one after the other.
   serialRuns: true,
   createFeed(automation, context) {
