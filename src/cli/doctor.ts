@@ -10,23 +10,14 @@ import { loadSettings } from '../config/load.js';
 import type { RepositorySettings, Settings } from '../config/types.js';
 import { systemClock } from '../core/clock.js';
 import { ConfigError, errorMessage } from '../core/errors.js';
-import type { RunRecord } from '../core/types.js';
 import { stateDir } from '../engine/paths.js';
-import { SEARCH_COUNT, VIEWER } from '../github/operations.js';
+import { VIEWER } from '../github/operations.js';
 import { silentLogger } from '../log.js';
 import { runCommand } from '../process/command.js';
 import { findExecutable } from '../process/env.js';
 import { openStore } from '../store/index.js';
 import type { Store } from '../store/types.js';
-import type { AfterAutomation } from '../triggers/after/schema.js';
-import { nextFireTimes } from '../triggers/cron/schedule.js';
-import type { CronAutomation } from '../triggers/cron/schema.js';
-import { formatInZone } from '../triggers/cron/schema.js';
-import type { GitHubIssuesAutomation } from '../triggers/github-issues/schema.js';
-import { issueSearchQuery } from '../triggers/github-issues/schema.js';
-import type { GitHubPullRequestsAutomation } from '../triggers/github-pull-requests/schema.js';
-import { pullRequestSearchQuery } from '../triggers/github-pull-requests/schema.js';
-import { sourceFactory } from '../triggers/registry.js';
+import type { DoctorContext } from '../triggers/types.js';
 import { GitCommandError, git, isGitCheckout, scrub } from '../workspace/git.js';
 import { EXIT } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
@@ -92,34 +83,26 @@ async function githubChecks(settings: Settings, io: CliIo, emit: (c: Check) => v
     });
     return;
   }
+  await automationChecks(settings, 'github', { github: access.client, clock: systemClock, log }, emit);
+}
+
+/** Each automation's own check (its trigger's `doctor` hook) among those that need `needs`. */
+async function automationChecks(
+  settings: Settings,
+  needs: 'github' | 'clock' | 'state',
+  context: Omit<DoctorContext, 'automations' | 'storeReadable'> & { storeReadable?: boolean },
+  emit: (c: Check) => void,
+): Promise<void> {
   for (const automation of settings.automations) {
+    if (automation.trigger.doctor.needs !== needs) continue;
     const label = `automation ${automation.id}`;
     try {
-      if (automation.triggerType === 'github-issues' || automation.triggerType === 'github-pull-requests') {
-        const query =
-          automation.triggerType === 'github-issues'
-            ? issueSearchQuery(automation.config as GitHubIssuesAutomation)
-            : pullRequestSearchQuery(automation.config as GitHubPullRequestsAutomation);
-        const { data } = await client.graphql<{ search: { issueCount: number } }>(SEARCH_COUNT, { query });
-        const postFilter =
-          automation.triggerType === 'github-pull-requests' &&
-          ((automation.config as GitHubPullRequestsAutomation).mergeable !== undefined ||
-            (automation.config as GitHubPullRequestsAutomation).merge_state.length > 0);
-        emit({
-          ok: true,
-          label,
-          detail: `${data.search.issueCount} match${data.search.issueCount === 1 ? '' : 'es'}${postFilter ? ' before post-filters' : ''} for ${query}`,
-        });
-      } else if (automation.triggerType === 'github-project-items') {
-        const factory = sourceFactory(automation.triggerType)!;
-        const source = factory(automation, { github: access.client, clock: systemClock, log });
-        const items = await source.discover({ limit: 1000 });
-        emit({
-          ok: true,
-          label,
-          detail: `${items.length} card${items.length === 1 ? '' : 's'} in the column`,
-        });
-      }
+      const check = await automation.trigger.doctor.check(automation, {
+        ...context,
+        automations: settings.automations,
+        storeReadable: context.storeReadable ?? true,
+      });
+      emit({ ok: check.ok, label, detail: check.detail });
     } catch (error) {
       emit({ ok: false, label, detail: errorMessage(error) });
     }
@@ -183,9 +166,9 @@ async function repositoryCheck(repository: RepositorySettings, settingsDir: stri
   }
 }
 
-function lastRunText(run: RunRecord | undefined): string {
-  if (!run) return 'no runs yet';
-  return `last run ${run.status} at ${(run.finishedAt ?? run.createdAt).slice(0, 16).replace('T', ' ')} UTC`;
+/** The client of checks made without GitHub (they must not ask for it). */
+function noGitHub(): never {
+  throw new Error('this check was made without GitHub access');
 }
 
 export interface DoctorOptions {
@@ -219,37 +202,20 @@ export async function runDoctor(
     });
     return checks;
   }
-  const offline = settings.automations.every((a) => a.triggerType === 'cron' || a.triggerType === 'after');
+  const offline = settings.automations.every((a) => a.trigger.doctor.needs !== 'github');
   if (offline)
     emit({ ok: true, label: 'GitHub', detail: 'not needed: every automation is a schedule or a chain' });
   else await githubChecks(settings, io, emit);
-  for (const automation of settings.automations.filter((a) => a.triggerType === 'cron')) {
-    const next = nextFireTimes(
-      (automation.config as CronAutomation).schedule,
-      automation.timezone,
-      new Date(),
-      1,
-    )[0];
-    emit({
-      ok: true,
-      label: `automation ${automation.id}`,
-      detail: `next fire ${next ? formatInZone(next, automation.timezone) : 'never'}`,
-    });
-  }
+  const local = { github: noGitHub, clock: systemClock, log: silentLogger() };
+  await automationChecks(settings, 'clock', local, emit);
   const state = await stateFileCheck(settings.execution.state_db_path);
   try {
-    for (const automation of settings.automations.filter((a) => a.triggerType === 'after')) {
-      const upstream = (automation.config as AfterAutomation).after;
-      const kind = settings.automations.find((a) => a.id === upstream)?.triggerType ?? 'unknown';
-      const last = state.store
-        ? (await state.store.listRuns({ automationId: upstream, limit: 1 }))[0]
-        : undefined;
-      emit({
-        ok: true,
-        label: `automation ${automation.id}`,
-        detail: `runs after '${upstream}' (${kind}; ${state.readable ? lastRunText(last) : 'its runs are unknown: the state file cannot be read'})`,
-      });
-    }
+    await automationChecks(
+      settings,
+      'state',
+      { ...local, ...(state.store ? { store: state.store } : {}), storeReadable: state.readable },
+      emit,
+    );
   } finally {
     await state.store?.close();
   }

@@ -239,7 +239,7 @@ export function registerRun(program: Command, io: CliIo, globals: () => GlobalOp
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
         await store.close();
-        lock.release();
+        await lock.release();
       }
     });
 }

@@ -43,7 +43,7 @@ export function explainRows(automation: ResolvedAutomation, now: Date): [string,
   ]);
   const untrusted = automation.placeholders.filter((p) => automation.trigger.untrustedFields.includes(p));
   if (untrusted.length > 0) {
-    const fenced = (automation.config as { untrusted_text?: string }).untrusted_text !== 'raw';
+    const fenced = automation.config.untrusted_text !== 'raw';
     rows.push([
       'untrusted text',
       `${untrusted.join(', ')} (written by anyone who can open an item; bodies ${fenced ? 'fenced as data' : 'inserted raw'})`,

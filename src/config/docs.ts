@@ -3,7 +3,7 @@
  * definitions' prompt fields), so the reference can never drift from what validates.
  */
 import { PROVIDERS } from '../agents/schemas.js';
-import { TRIGGER_DEFINITIONS } from '../triggers/schemas.js';
+import { BUILT_IN_TRIGGERS } from '../triggers/registry.js';
 import { COMMON_PROMPT_FIELDS } from './load.js';
 
 type JsonSchema = {
@@ -150,7 +150,7 @@ export function renderConfigurationReference(root: Record<string, unknown>): str
     'booleans `true`/`false`, lists and tables as compact JSON (in Jinja, lists stay lists for `for` and `join`).',
     '',
   );
-  const definitions = Object.values(TRIGGER_DEFINITIONS);
+  const definitions = Object.values(BUILT_IN_TRIGGERS);
   automations.forEach((automation, index) => {
     const definition = definitions[index]!;
     const names = [...definition.aliases, definition.type].map((n) => `\`${n}\``).join(' or ');

@@ -12,13 +12,19 @@ import { isProvider, PROFILE_SCHEMAS, PROVIDERS, type Profile } from '../agents/
 import { ConfigError, type ConfigIssue } from '../core/errors.js';
 import { analyzePrompt, formatPlaceholderList, unknownPlaceholders } from '../prompt/index.js';
 import { IDENTIFIER_PATTERN } from '../triggers/common-schema.js';
-import { isValidTimezone, parseScheduleDate } from '../triggers/cron/schedule.js';
-import type { CronAutomation } from '../triggers/cron/schema.js';
-import { acceptedTriggerNames, findTriggerDefinition } from '../triggers/schemas.js';
-import { AgentDefaultsTable, AssistantTable, RepositoryTable, SettingsTable } from './schema.js';
+import { isValidTimezone } from '../triggers/cron/schedule.js';
+import { acceptedTriggerNames, findTriggerDefinition, impliedTriggerName } from '../triggers/registry.js';
+import {
+  AgentDefaultsTable,
+  AgentsTable,
+  AssistantTable,
+  RepositoryTable,
+  SettingsFile,
+  SettingsTable,
+} from './schema.js';
 import { type KeyPath, locateKeys, type TomlLocations } from './toml-locations.js';
 import type {
-  AutomationConfig,
+  AnyAutomation,
   LoadedSettings,
   RepositorySettings,
   ResolvedAutomation,
@@ -36,7 +42,9 @@ export const COMMON_PROMPT_FIELDS = [
   'task_url',
 ] as const;
 
-const TOP_LEVEL_KEYS = ['settings', 'repositories', 'agents', 'assistant', 'automations'] as const;
+/** The file's top-level tables and `[agents]`' keys, as the settings schema declares them. */
+const TOP_LEVEL_KEYS: readonly string[] = Object.keys(SettingsFile.shape);
+const AGENTS_KEYS: readonly string[] = Object.keys(AgentsTable.shape);
 const AUTO_MODEL_PROVIDERS = new Set(['cursor', 'gemini']);
 
 export function defaultConfigPath(): string {
@@ -321,9 +329,54 @@ function parsePath(text: string): KeyPath {
 export function loadSettingsFromText(text: string, file: string): LoadedSettings {
   const absolute = resolve(file);
   const dir = dirname(absolute);
-  let raw: Record<string, unknown>;
+  const raw = parseSettingsToml(text, absolute);
+  const locations = locateKeys(text);
+  const out = collector(absolute, locations);
+
+  for (const key of Object.keys(raw)) {
+    if (!TOP_LEVEL_KEYS.includes(key)) {
+      const suggestion = closest(key, TOP_LEVEL_KEYS);
+      out.add([key], `unknown key${suggestion ? ` (did you mean '${suggestion}'?)` : ''}`);
+    }
+  }
+
+  // [settings]
+  const execution = validate(SettingsTable, raw.settings ?? {}, ['settings'], out);
+  if (execution) {
+    const problem = cleartextApiUrl(execution.github.api_url);
+    if (problem) out.add(['settings', 'github', 'api_url'], problem);
+  }
+  const repositories = loadRepositories(raw.repositories, execution?.workspace_dir, dir, out);
+  const { defaults, profiles } = loadAgents(raw.agents, out);
+  const assistant = loadAssistant(raw.assistant, out);
+  const automations = loadAutomations(raw, locations, { out, repositories, profiles, defaults });
+  // Cross-check: chained automations name an existing automation and never loop.
+  if (isTable(raw.automations)) checkChains(raw.automations, out);
+  checkSharedPaths(repositories, out);
+
+  if (out.issues.length > 0) throw new ConfigError(sortIssues(out.issues));
+  if (!execution || !defaults)
+    throw new ConfigError([{ path: '', message: 'invalid configuration', file: absolute }]);
+
+  const settings: Settings = {
+    file: absolute,
+    dir,
+    execution: {
+      ...execution,
+      workspace_dir: resolvePath(execution.workspace_dir, dir),
+      state_db_path: resolvePath(execution.state_db_path, dir),
+    } as Settings['execution'],
+    repositories,
+    agents: { defaults, profiles },
+    automations,
+    ...(assistant ? { assistant } : {}),
+  };
+  return { settings, warnings: loadWarnings(settings) };
+}
+
+function parseSettingsToml(text: string, absolute: string): Record<string, unknown> {
   try {
-    raw = parseToml(text) as Record<string, unknown>;
+    return parseToml(text) as Record<string, unknown>;
   } catch (error) {
     if (error instanceof TomlError) {
       const firstLine = error.message.split('\n')[0]!.replace(/^Invalid TOML document: /, '');
@@ -339,28 +392,16 @@ export function loadSettingsFromText(text: string, file: string): LoadedSettings
     }
     throw new ConfigError([{ path: '', message: `invalid TOML: ${String(error)}`, file: absolute }]);
   }
-  const locations = locateKeys(text);
-  const out = collector(absolute, locations);
-  const warnings: string[] = [];
+}
 
-  for (const key of Object.keys(raw)) {
-    if (!(TOP_LEVEL_KEYS as readonly string[]).includes(key)) {
-      const suggestion = closest(key, TOP_LEVEL_KEYS);
-      out.add([key], `unknown key${suggestion ? ` (did you mean '${suggestion}'?)` : ''}`);
-    }
-  }
-
-  // [settings]
-  const execution = validate(SettingsTable, raw.settings ?? {}, ['settings'], out);
-
-  if (execution) {
-    const problem = cleartextApiUrl(execution.github.api_url);
-    if (problem) out.add(['settings', 'github', 'api_url'], problem);
-  }
-
-  // [repositories]
+/** `[repositories]`; checkout paths need `workspace_dir`, so a broken `[settings]` leaves them out. */
+function loadRepositories(
+  repoTables: unknown,
+  workspaceDir: string | undefined,
+  dir: string,
+  out: Collector,
+): Record<string, RepositorySettings> {
   const repositories: Record<string, RepositorySettings> = {};
-  const repoTables = raw.repositories;
   if (repoTables === undefined)
     out.add(['repositories'], 'at least one [repositories.<alias>] table is required');
   else if (!isTable(repoTables))
@@ -374,27 +415,34 @@ export function loadSettingsFromText(text: string, file: string): LoadedSettings
         continue;
       }
       const parsed = validate(RepositoryTable, table, ['repositories', alias], out);
-      if (!parsed || !execution) continue;
+      if (!parsed || workspaceDir === undefined) continue;
       const path = parsed.path === undefined ? undefined : resolvePath(parsed.path, dir);
       repositories[alias] = {
         alias,
         remote: parsed.remote,
         ...(path === undefined ? {} : { path }),
         ...(parsed.setup_script === undefined ? {} : { setup_script: parsed.setup_script }),
-        checkoutPath: path ?? join(resolvePath(execution.workspace_dir, dir), alias),
+        checkoutPath: path ?? join(resolvePath(workspaceDir, dir), alias),
       };
     }
   }
 
-  // [agents]
-  const agentsRaw = raw.agents ?? {};
+  return repositories;
+}
+
+/** `[agents]`: the defaults and the profiles (one `opencode` profile when none is written). */
+function loadAgents(
+  agentsTable: unknown,
+  out: Collector,
+): { defaults: { profile: string; timezone: string } | undefined; profiles: Record<string, Profile> } {
+  const agentsRaw = agentsTable ?? {};
   let defaults: { profile: string; timezone: string } | undefined;
   const profiles: Record<string, Profile> = {};
   if (!isTable(agentsRaw)) out.add(['agents'], `expected a table, got ${describeType(agentsRaw)}`);
   else {
     for (const key of Object.keys(agentsRaw)) {
-      if (key !== 'defaults' && key !== 'profiles') {
-        const suggestion = closest(key, ['defaults', 'profiles']);
+      if (!AGENTS_KEYS.includes(key)) {
+        const suggestion = closest(key, AGENTS_KEYS);
         out.add(['agents', key], `unknown key${suggestion ? ` (did you mean '${suggestion}'?)` : ''}`);
       }
     }
@@ -439,25 +487,35 @@ export function loadSettingsFromText(text: string, file: string): LoadedSettings
     }
   }
 
-  // [assistant]
-  let assistant: Settings['assistant'];
-  if (raw.assistant !== undefined) {
-    assistant = validate(AssistantTable, raw.assistant, ['assistant'], out);
-    if (assistant?.agent !== undefined && !isProvider(assistant.agent)) {
-      out.add(
-        ['assistant', 'agent'],
-        `assistant.agent '${assistant.agent}' is not a registered coding agent provider; registered providers: ${PROVIDERS.join(', ')}`,
-      );
-    } else if (
-      assistant?.model === 'auto' &&
-      assistant.agent !== undefined &&
-      !AUTO_MODEL_PROVIDERS.has(assistant.agent)
-    ) {
-      out.add(['assistant', 'model'], `model "auto" is not supported by ${assistant.agent}`);
-    }
-  }
+  return { defaults, profiles };
+}
 
-  // [automations]
+function loadAssistant(table: unknown, out: Collector): Settings['assistant'] {
+  if (table === undefined) return undefined;
+  const assistant = validate(AssistantTable, table, ['assistant'], out);
+  if (assistant?.agent !== undefined && !isProvider(assistant.agent)) {
+    out.add(
+      ['assistant', 'agent'],
+      `assistant.agent '${assistant.agent}' is not a registered coding agent provider; registered providers: ${PROVIDERS.join(', ')}`,
+    );
+  } else if (
+    assistant?.model === 'auto' &&
+    assistant.agent !== undefined &&
+    !AUTO_MODEL_PROVIDERS.has(assistant.agent)
+  ) {
+    out.add(['assistant', 'model'], `model "auto" is not supported by ${assistant.agent}`);
+  }
+  return assistant;
+}
+
+function loadAutomations(
+  raw: Record<string, unknown>,
+  locations: TomlLocations,
+  parts: Pick<AutomationContext, 'out' | 'repositories' | 'profiles' | 'defaults'>,
+): ResolvedAutomation[] {
+  const { out } = parts;
+  const repoTables = raw.repositories;
+  const agentsRaw = raw.agents ?? {};
   const automations: ResolvedAutomation[] = [];
   const automationTables = raw.automations;
   if (automationTables === undefined)
@@ -474,22 +532,20 @@ export function loadSettingsFromText(text: string, file: string): LoadedSettings
     );
     for (const id of ids) {
       const resolved = loadAutomation(id, automationTables[id], {
-        out,
-        repositories,
+        ...parts,
         repositoryAliases: isTable(repoTables) ? new Set(Object.keys(repoTables)) : undefined,
-        profiles,
         profileNames:
           isTable(agentsRaw) && isTable(agentsRaw.profiles) ? Object.keys(agentsRaw.profiles) : ['opencode'],
-        defaults,
       });
       if (resolved) automations.push(resolved);
     }
   }
 
-  // Cross-check: chained automations name an existing automation and never loop.
-  if (isTable(automationTables)) checkChains(automationTables, out);
+  return automations;
+}
 
-  // Cross-check: two aliases never share a workspace path.
+/** Two aliases never share a workspace path. */
+function checkSharedPaths(repositories: Record<string, RepositorySettings>, out: Collector): void {
   const byPath = new Map<string, string>();
   for (const repository of Object.values(repositories)) {
     const other = byPath.get(repository.checkoutPath);
@@ -500,11 +556,12 @@ export function loadSettingsFromText(text: string, file: string): LoadedSettings
       );
     } else byPath.set(repository.checkoutPath, repository.alias);
   }
+}
 
-  if (out.issues.length > 0) throw new ConfigError(sortIssues(out.issues));
-  if (!execution || !defaults)
-    throw new ConfigError([{ path: '', message: 'invalid configuration', file: absolute }]);
-
+function loadWarnings(settings: Settings): string[] {
+  const warnings: string[] = [];
+  const execution = settings.execution;
+  const automations = settings.automations;
   if (execution.otlp_endpoint !== undefined) {
     warnings.push(
       'settings.otlp_endpoint: accepted, but curupira does not export traces yet; nothing is sent there',
@@ -517,21 +574,7 @@ export function loadSettingsFromText(text: string, file: string): LoadedSettings
       );
     }
   }
-
-  const settings: Settings = {
-    file: absolute,
-    dir,
-    execution: {
-      ...execution,
-      workspace_dir: resolvePath(execution.workspace_dir, dir),
-      state_db_path: resolvePath(execution.state_db_path, dir),
-    } as Settings['execution'],
-    repositories,
-    agents: { defaults, profiles },
-    automations,
-    ...(assistant ? { assistant } : {}),
-  };
-  return { settings, warnings };
+  return warnings;
 }
 
 const LOOPBACK_HOSTS = new Set(['localhost', '[::1]']);
@@ -554,16 +597,15 @@ export function cleartextApiUrl(apiUrl: string): string | undefined {
   return `http:// sends the GitHub token unencrypted to ${host}; use https://${url.host}${url.pathname === '/' ? '' : url.pathname} (plain http is accepted only for localhost, 127.0.0.1 or [::1], e.g. the simulator)`;
 }
 
-/** `after` must name another automation, and following `after` links must never come back. */
+/** A chain must name another automation, and following chain links must never come back. */
 function checkChains(tables: Record<string, unknown>, out: Collector): void {
   const upstreamOf = new Map<string, string>();
   for (const [id, table] of Object.entries(tables)) {
-    if (
-      isTable(table) &&
-      (table.trigger_type ?? defaultTriggerName(table)) === 'after' &&
-      typeof table.after === 'string'
-    )
-      upstreamOf.set(id, table.after);
+    if (!isTable(table)) continue;
+    const name = table.trigger_type ?? impliedTriggerName(table);
+    const upstream =
+      typeof name === 'string' ? findTriggerDefinition(name)?.upstreamAutomation?.(table) : undefined;
+    if (upstream !== undefined) upstreamOf.set(id, upstream);
   }
   const reported = new Set<string>();
   for (const [id, upstream] of upstreamOf) {
@@ -592,13 +634,6 @@ function checkChains(tables: Record<string, unknown>, out: Collector): void {
   }
 }
 
-/** The trigger of a table without `trigger_type`: `schedule` means cron, `after` a chain, else issues. */
-function defaultTriggerName(table: Record<string, unknown>): string {
-  if ('schedule' in table) return 'cron';
-  if ('after' in table) return 'after';
-  return 'github-issues';
-}
-
 function sortIssues(issues: ConfigIssue[]): ConfigIssue[] {
   return [...issues].sort(
     (a, b) =>
@@ -617,6 +652,38 @@ interface AutomationContext {
   defaults: { profile: string; timezone: string } | undefined;
 }
 
+/** The prompt's syntax and placeholders; unknown placeholders and syntax errors are problems. */
+function checkPrompt(
+  id: string,
+  table: Record<string, unknown>,
+  promptFields: readonly string[],
+  path: KeyPath,
+  out: Collector,
+): { promptSyntax: 'template' | 'jinja'; placeholders: string[] } {
+  let promptSyntax: 'template' | 'jinja' = 'template';
+  let placeholders: string[] = [];
+  if (typeof table.prompt === 'string') {
+    const setting =
+      table.prompt_syntax === 'jinja' || table.prompt_syntax === 'template' ? table.prompt_syntax : 'auto';
+    try {
+      const analysis = analyzePrompt(table.prompt, setting);
+      promptSyntax = analysis.syntax;
+      placeholders = analysis.placeholders;
+      const allowed = new Set<string>([...COMMON_PROMPT_FIELDS, ...promptFields]);
+      const unknown = unknownPlaceholders(analysis, allowed);
+      if (unknown.length > 0) {
+        out.add(
+          [...path, 'prompt'],
+          `unsupported prompt placeholders for '${id}': ${formatPlaceholderList(unknown)}`,
+        );
+      }
+    } catch (error) {
+      out.add([...path, 'prompt'], error instanceof Error ? error.message : String(error));
+    }
+  }
+  return { promptSyntax, placeholders };
+}
+
 function loadAutomation(id: string, table: unknown, ctx: AutomationContext): ResolvedAutomation | undefined {
   const { out } = ctx;
   const path = ['automations', id];
@@ -629,7 +696,7 @@ function loadAutomation(id: string, table: unknown, ctx: AutomationContext): Res
     return undefined;
   }
   let triggerName = table.trigger_type;
-  if (triggerName === undefined) triggerName = defaultTriggerName(table);
+  if (triggerName === undefined) triggerName = impliedTriggerName(table);
   if (typeof triggerName !== 'string') {
     out.add([...path, 'trigger_type'], 'trigger_type must be a string');
     return undefined;
@@ -642,7 +709,9 @@ function loadAutomation(id: string, table: unknown, ctx: AutomationContext): Res
     );
     return undefined;
   }
-  const config = validate(trigger.schema as z.ZodType<AutomationConfig>, table, path, out);
+  // The trigger's schema is the table's type: this is where the two are joined (`trigger.schema`
+  // is typed as any schema, since the registry holds every trigger's).
+  const config = validate(trigger.schema as z.ZodType<ResolvedAutomation['config']>, table, path, out);
 
   // Cross-checks that only need the raw table run even when other fields are invalid.
   const alias = table.repository;
@@ -659,49 +728,21 @@ function loadAutomation(id: string, table: unknown, ctx: AutomationContext): Res
     out.add([...path, 'profile'], `profile '${table.profile}' for automation '${id}' does not exist`);
   }
 
-  let promptSyntax: 'template' | 'jinja' = 'template';
-  let placeholders: string[] = [];
-  if (typeof table.prompt === 'string') {
-    const setting =
-      table.prompt_syntax === 'jinja' || table.prompt_syntax === 'template' ? table.prompt_syntax : 'auto';
-    try {
-      const analysis = analyzePrompt(table.prompt, setting);
-      promptSyntax = analysis.syntax;
-      placeholders = analysis.placeholders;
-      const allowed = new Set<string>([...COMMON_PROMPT_FIELDS, ...trigger.promptFields]);
-      const unknown = unknownPlaceholders(analysis, allowed);
-      if (unknown.length > 0) {
-        out.add(
-          [...path, 'prompt'],
-          `unsupported prompt placeholders for '${id}': ${formatPlaceholderList(unknown)}`,
-        );
-      }
-    } catch (error) {
-      out.add([...path, 'prompt'], error instanceof Error ? error.message : String(error));
-    }
-  }
+  const { promptSyntax, placeholders } = checkPrompt(id, table, trigger.promptFields, path, out);
 
-  let timezone = ctx.defaults?.timezone ?? 'UTC';
-  if (trigger.type === 'cron' && config) {
-    const cron = config as CronAutomation;
-    if (cron.timezone !== undefined) {
-      if (!isValidTimezone(cron.timezone))
-        out.add([...path, 'timezone'], `unknown timezone: ${cron.timezone}`);
-      else timezone = cron.timezone;
-    }
-    if (isValidTimezone(timezone)) {
-      const start = tryDate(cron.start_date, timezone, 'start', [...path, 'start_date'], out);
-      const end = tryDate(cron.end_date, timezone, 'end', [...path, 'end_date'], out);
-      if (start && end && end.getTime() < start.getTime()) {
-        out.add([...path, 'end_date'], `end_date must be greater than or equal to start_date: ${id}`);
-      }
-    }
-  }
+  const defaultTimezone = ctx.defaults?.timezone ?? 'UTC';
+  const timezone = config
+    ? trigger.resolveTimezone(config, {
+        id,
+        defaultTimezone,
+        problem: (key, message) => out.add([...path, key], message),
+      })
+    : defaultTimezone;
 
   if (!config || !repository || !profileName) return undefined;
   const profile = ctx.profiles[profileName];
   if (!profile) return undefined;
-  return {
+  const automation: AnyAutomation = {
     id,
     triggerType: trigger.type,
     trigger,
@@ -713,20 +754,6 @@ function loadAutomation(id: string, table: unknown, ctx: AutomationContext): Res
     promptSyntax,
     placeholders,
   };
-}
-
-function tryDate(
-  value: string | Date | undefined,
-  timezone: string,
-  edge: 'start' | 'end',
-  path: KeyPath,
-  out: Collector,
-): Date | undefined {
-  if (value === undefined) return undefined;
-  try {
-    return parseScheduleDate(value, timezone, edge);
-  } catch (error) {
-    out.add(path, error instanceof Error ? error.message : String(error));
-    return undefined;
-  }
+  // Where a trigger's type and its validated table are joined: `config` passed `trigger.schema`.
+  return automation as ResolvedAutomation;
 }

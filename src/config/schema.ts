@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { PROFILE_SCHEMAS, PROVIDERS } from '../agents/schemas.js';
 import { Identifier } from '../triggers/common-schema.js';
-import { TRIGGER_DEFINITIONS } from '../triggers/schemas.js';
+import { BUILT_IN_TRIGGERS } from '../triggers/registry.js';
 
 export const DEFAULT_API_URL = 'https://api.github.com';
 
@@ -187,7 +187,7 @@ export const AssistantTable = z
   })
   .describe('Interactive assistant (accepted for compatibility; not used by curupira yet).');
 
-const automationSchemas = Object.values(TRIGGER_DEFINITIONS).map((d) => d.schema);
+const automationSchemas = Object.values(BUILT_IN_TRIGGERS).map((d) => d.schema);
 
 /** The whole file, for documentation. Validation composes the same parts in `load.ts`. */
 export const SettingsFile = z

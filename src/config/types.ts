@@ -1,18 +1,24 @@
 /** The validated, resolved settings every other module reads. Paths are absolute. */
 import type { Profile } from '../agents/schemas.js';
 import type { AfterAutomation } from '../triggers/after/schema.js';
+import type { AutomationBase } from '../triggers/common-schema.js';
 import type { CronAutomation } from '../triggers/cron/schema.js';
 import type { GitHubIssuesAutomation } from '../triggers/github-issues/schema.js';
 import type { GitHubProjectItemsAutomation } from '../triggers/github-project-items/schema.js';
 import type { GitHubPullRequestsAutomation } from '../triggers/github-pull-requests/schema.js';
-import type { TriggerDefinition, TriggerType } from '../triggers/types.js';
+import type { TriggerDefinition } from '../triggers/types.js';
 
-export type AutomationConfig =
-  | GitHubIssuesAutomation
-  | GitHubPullRequestsAutomation
-  | GitHubProjectItemsAutomation
-  | CronAutomation
-  | AfterAutomation;
+/**
+ * Fields every automation table has (the base shape), plus those some triggers add and the engine
+ * reads for any automation: absent (undefined) where a trigger does not define them.
+ */
+export interface SharedAutomationFields extends AutomationBase {
+  /** `owner/name` of the items; required by the search triggers, optional elsewhere. */
+  repo?: string;
+  /** Item memory (event triggers). */
+  once?: boolean;
+  ignore_backlog?: boolean;
+}
 
 export interface PollingSettings {
   poll_interval_seconds: number;
@@ -47,11 +53,10 @@ export interface RepositorySettings {
   checkoutPath: string;
 }
 
-export interface ResolvedAutomation {
+interface ResolvedAutomationBase {
   id: string;
-  triggerType: TriggerType;
+  /** The trigger's contract (hooks for its feed, doctor, explain and prompt fields). */
   trigger: TriggerDefinition;
-  config: AutomationConfig;
   repository: RepositorySettings;
   profileName: string;
   profile: Profile;
@@ -61,6 +66,31 @@ export interface ResolvedAutomation {
   /** Placeholders the prompt uses, in first-use order. */
   placeholders: string[];
 }
+
+/** An automation of one trigger type: the type and its validated table travel together. */
+export interface AutomationOf<T extends string, C> extends ResolvedAutomationBase {
+  triggerType: T;
+  config: C & SharedAutomationFields;
+}
+
+/** A resolved automation: narrowing `triggerType` narrows `config`. */
+export type ResolvedAutomation =
+  | AutomationOf<'github-issues', GitHubIssuesAutomation>
+  | AutomationOf<'github-pull-requests', GitHubPullRequestsAutomation>
+  | AutomationOf<'github-project-items', GitHubProjectItemsAutomation>
+  | AutomationOf<'cron', CronAutomation>
+  | AutomationOf<'after', AfterAutomation>;
+
+/** The automations of one built-in trigger type. */
+export type AutomationFor<T extends ResolvedAutomation['triggerType']> = Extract<
+  ResolvedAutomation,
+  { triggerType: T }
+>;
+
+/** Any automation, built-in or registered at run time (its table has at least the shared fields). */
+export type AnyAutomation = AutomationOf<string, SharedAutomationFields>;
+
+export type AutomationConfig = ResolvedAutomation['config'];
 
 export interface Settings {
   /** Absolute path of the settings file. */

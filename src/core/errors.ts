@@ -1,6 +1,7 @@
 /**
  * Typed errors with a stable code. Callers match on the class or `code`, never on message text.
- * `src/engine/outcome.ts` is the one place that maps an error to what happens to a run.
+ * `src/engine/outcome.ts` is the one place that maps an error to what happens to a run or a poll;
+ * `src/cli/program.ts` maps a code to the prefix of the message a command prints.
  */
 
 export type ErrorCode =
@@ -11,8 +12,6 @@ export type ErrorCode =
   | 'github_transient'
   | 'github_request'
   | 'github_graphql'
-  | 'agent_exit'
-  | 'agent_timeout'
   | 'agent_not_found'
   | 'agent_start'
   | 'workspace'
@@ -129,23 +128,6 @@ export class AgentNotFoundError extends CurupiraError {
   }
 }
 
-export class AgentExitError extends CurupiraError {
-  readonly exitCode: number | null;
-  readonly signal: string | null;
-
-  constructor(message: string, options: { exitCode: number | null; signal: string | null; cause?: unknown }) {
-    super('agent_exit', message, options);
-    this.exitCode = options.exitCode;
-    this.signal = options.signal;
-  }
-}
-
-export class AgentTimeoutError extends CurupiraError {
-  constructor(message: string) {
-    super('agent_timeout', message);
-  }
-}
-
 export class WorkspaceError extends CurupiraError {
   constructor(
     message: string,
@@ -164,12 +146,6 @@ export class PromptRenderError extends CurupiraError {
 export class StateError extends CurupiraError {
   constructor(message: string, options?: { cause?: unknown; code?: 'state' | 'state_locked' }) {
     super(options?.code ?? 'state', message, options);
-  }
-}
-
-export class DispatchError extends CurupiraError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('dispatch', message, options);
   }
 }
 

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { transcriptEvents } from '../agents/transcript.js';
-import type { ResolvedAutomation } from '../config/types.js';
+import type { AutomationFor } from '../config/types.js';
 import type { Item, RunRecord, RunStatus, Task } from '../core/types.js';
 import type { AfterAutomation } from '../triggers/after/schema.js';
 import type { Feed, PollContext } from './feed.js';
@@ -79,8 +79,8 @@ export function upstreamItem(run: RunRecord): Item {
   };
 }
 
-function chainHash(automation: ResolvedAutomation): string {
-  const c = automation.config as AfterAutomation;
+function chainHash(automation: AutomationFor<'after'>): string {
+  const c = automation.config;
   return createHash('sha256')
     .update(JSON.stringify([c.after, c.on]))
     .digest('hex')
@@ -92,12 +92,12 @@ export class ChainFeed implements Feed {
   private readonly dispatched = new Set<string>();
 
   constructor(
-    readonly automation: ResolvedAutomation,
+    readonly automation: AutomationFor<'after'>,
     private readonly intervalSeconds: number,
   ) {}
 
   get upstream(): string {
-    return (this.automation.config as AfterAutomation).after;
+    return this.automation.config.after;
   }
 
   /** Poll at once (an upstream run just finished). */
@@ -124,7 +124,7 @@ export class ChainFeed implements Feed {
 
   async poll(context: PollContext): Promise<Task[]> {
     this.nextPollAt = context.clock.now() + this.intervalSeconds * 1000;
-    const config = this.automation.config as AfterAutomation;
+    const { config } = this.automation;
     const since = await this.since(context);
     const upstream = await context.store.listRuns({
       automationId: config.after,

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadSettingsFromText } from '../config/load.js';
-import type { ResolvedAutomation } from '../config/types.js';
+import type { AutomationFor } from '../config/types.js';
 import { FakeClock } from '../core/clock.js';
 import { silentLogger } from '../log.js';
 import { openStore } from '../store/index.js';
@@ -21,7 +21,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function automation(extra: string, timezone = 'UTC'): ResolvedAutomation {
+function automation(extra: string, timezone = 'UTC'): AutomationFor<'cron'> {
   const text = `[repositories.api]
 remote = "https://github.com/acme/api.git"
 [agents.defaults]
@@ -31,7 +31,9 @@ repository = "api"
 prompt = "Run at \${cron_scheduled_for} (missed: \${cron_missed})"
 ${extra}
 `;
-  return loadSettingsFromText(text, join(dir, 'settings.toml')).settings.automations[0]!;
+  const [resolved] = loadSettingsFromText(text, join(dir, 'settings.toml')).settings.automations;
+  if (resolved?.triggerType !== 'cron') throw new Error('expected a cron automation');
+  return resolved;
 }
 
 function context(clock: FakeClock, preview = false): PollContext {

@@ -13,10 +13,11 @@ import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
 import { groupsOfRun, processWorksIn, terminateGroup } from '../process/process-group.js';
 import type { SessionRecord, Store } from '../store/types.js';
-import { sourceFactory } from '../triggers/registry.js';
 import { ChainFeed } from './chain.js';
 import { type ExecutorDeps, executeTask, finishInterruptedRun } from './executor.js';
-import { CronFeed, EventFeed, type Feed, type PollContext } from './feed.js';
+import { EventFeed, type Feed, type PollContext } from './feed.js';
+import { createFeed } from './feed-factory.js';
+import { classifyFailure } from './outcome.js';
 import { locksFor, type OfferResult, SchedulerCore } from './scheduler.js';
 import { Wakeup } from './wakeup.js';
 
@@ -157,14 +158,7 @@ export class Engine {
     return settings.automations.map((automation) => {
       const old = previous.find((f) => f.automation.id === automation.id);
       if (old && sameAutomation(old.automation, automation)) return old;
-      if (automation.triggerType === 'cron')
-        return new CronFeed(automation, settings.execution.polling.cron_poll_interval_seconds);
-      if (automation.triggerType === 'after')
-        return new ChainFeed(automation, settings.execution.polling.cron_poll_interval_seconds);
-      const factory = sourceFactory(automation.triggerType);
-      if (!factory) throw new Error(`no source for trigger type ${automation.triggerType}`);
-      const source = factory(automation, { github: this.options.github, clock, log });
-      return new EventFeed(automation, source, settings.execution.polling.poll_interval_seconds);
+      return createFeed(automation, settings.execution.polling, { github: this.options.github, clock, log });
     });
   }
 
@@ -265,7 +259,7 @@ export class Engine {
         ...(automation.config.checkout === 'main'
           ? { sharedCheckout: automation.repository.checkoutPath }
           : {}),
-        serialAutomation: automation.triggerType === 'cron',
+        serialAutomation: automation.trigger.serialRuns,
       }),
       priority: resume ? 'resume' : 'normal',
     });
@@ -283,7 +277,9 @@ export class Engine {
     try {
       tasks = await feed.poll(this.pollContext());
     } catch (error) {
-      if (this.winding) return 0;
+      // The feed already chose when to poll again (see outcome.ts); here only a stop matters.
+      if (classifyFailure(error, { stage: 'discovery', stopping: this.winding }).action === 'cancel')
+        return 0;
       this.discoveryErrors.set(feed.automation.id, errorMessage(error));
       this.options.log.warn(
         { automation: feed.automation.id, error: errorMessage(error) },
@@ -339,7 +335,7 @@ export class Engine {
         task,
         signal: this.runAbort.signal,
         ...(pending.resume ? { resume: pending.resume } : {}),
-        ...(automation.triggerType === 'after' ? { upstreamRunId: task.item.id } : {}),
+        ...upstreamOf(automation, task),
       },
     )
       .then(async (run) => {
@@ -372,7 +368,7 @@ export class Engine {
 
   /** The agent started: for `once`, the item counts as handled from now on. */
   private agentLaunched(automation: ResolvedAutomation, task: Task, run: RunRecord): void {
-    if (!(automation.config as { once?: boolean }).once) return;
+    if (!automation.config.once) return;
     this.options.store
       .recordItemKeys(automation.id, [{ itemKey: task.item.itemKey, runId: run.id, skipped: false }])
       .catch((error: unknown) => {
@@ -395,7 +391,7 @@ export class Engine {
       this.options.mode === 'watch' &&
       run.startedAt === null &&
       feed instanceof EventFeed &&
-      (automation.config as { once?: boolean }).once
+      automation.config.once
     ) {
       feed.forget(task);
     }
@@ -560,4 +556,10 @@ function sameAutomation(a: ResolvedAutomation, b: ResolvedAutomation): boolean {
 
 export async function runEngine(options: EngineOptions): Promise<EngineResult> {
   return new Engine(options).run();
+}
+
+/** The run a task follows (chains), for its run record. */
+function upstreamOf(automation: ResolvedAutomation, task: Task): { upstreamRunId?: string } {
+  const upstreamRunId = automation.trigger.upstreamRunId(task);
+  return upstreamRunId === undefined ? {} : { upstreamRunId };
 }

@@ -9,7 +9,7 @@ import { getDriver } from '../agents/registry.js';
 import type { AgentDriver, AgentEvent } from '../agents/types.js';
 import type { ExecutionSettings, ResolvedAutomation } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
-import { AgentNotFoundError, CurupiraError, errorMessage } from '../core/errors.js';
+import { errorMessage } from '../core/errors.js';
 import type { RunRecord, RunStatus, Task, Usage } from '../core/types.js';
 import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
@@ -27,6 +27,7 @@ import {
   headCommit,
   prepareWorktree,
 } from '../workspace/index.js';
+import { classifyFailure, runStatusFor } from './outcome.js';
 import { promptContext, promptTemplateHash, runInit } from './task.js';
 
 /** What a resumed agent is told (the reference's continue prompt). */
@@ -208,7 +209,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
           automation.id,
         );
   } catch (error) {
-    return finish('failed', errorMessage(error));
+    return finish(runStatusFor(classifyFailure(error, { stage: 'prompt' })), errorMessage(error));
   }
   await update({ prompt: storedPrompt(originalPrompt) });
   if (signal.aborted) return finish('cancelled', 'stopped before the agent started');
@@ -246,8 +247,11 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
       await update({ worktreePath: prepared.path, branch: prepared.branch });
     }
   } catch (error) {
-    if (signal.aborted) return finish('cancelled', 'stopped while preparing the checkout');
-    return finish('failed', errorMessage(error));
+    const status = runStatusFor(classifyFailure(error, { stage: 'checkout', stopping: signal.aborted }));
+    return finish(
+      status,
+      status === 'cancelled' ? 'stopped while preparing the checkout' : errorMessage(error),
+    );
   }
 
   const cleanup = async (): Promise<Parameters<Store['updateRun']>[1]> => {
@@ -324,7 +328,11 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     });
   } catch (error) {
     await forgetUnstartedSession();
-    return finish('failed', errorMessage(error), await cleanup());
+    return finish(
+      runStatusFor(classifyFailure(error, { stage: 'launch' })),
+      errorMessage(error),
+      await cleanup(),
+    );
   }
   // The run id lets a restart find this agent even if curupira dies before saving its pid.
   const env = { ...baseEnv, ...invocation.env, [RUN_ID_ENV]: run.id };
@@ -394,11 +402,11 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
   } catch (error) {
     await writes;
     await forgetUnstartedSession();
-    const reason =
-      error instanceof AgentNotFoundError || error instanceof CurupiraError
-        ? error.message
-        : errorMessage(error);
-    return finish('failed', reason, await cleanup());
+    return finish(
+      runStatusFor(classifyFailure(error, { stage: 'launch' })),
+      errorMessage(error),
+      await cleanup(),
+    );
   }
   await writes;
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadSettingsFromText } from '../config/load.js';
 import { FakeClock } from '../core/clock.js';
+import { GitHubRateLimitError } from '../core/errors.js';
 import type { Item } from '../core/types.js';
 import { silentLogger } from '../log.js';
 import type { Store } from '../store/types.js';
@@ -54,6 +55,19 @@ describe('EventFeed', () => {
     const feed = new EventFeed(automation(), source, 30);
     await expect(feed.poll(context(clock))).rejects.toThrow('GitHub is down');
     expect(feed.nextPollAt).toBe(clock.now() + 30_000);
+  });
+
+  it('after a rate limit the client gave up on, waits for its reset, not just the backoff', async () => {
+    const clock = new FakeClock();
+    const resetAt = new Date(clock.now() + 3_600_000);
+    const source: TriggerSource = {
+      async discover() {
+        throw new GitHubRateLimitError('GitHub rate limit exhausted', { resetAt });
+      },
+    };
+    const feed = new EventFeed(automation(), source, 30);
+    await expect(feed.poll(context(clock))).rejects.toThrow('rate limit exhausted');
+    expect(feed.nextPollAt).toBe(resetAt.getTime());
   });
 
   it('pages past items it already dispatched, and reports what waits beyond the batch', async () => {

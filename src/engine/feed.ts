@@ -5,16 +5,16 @@
  * fires through the `missed` policy.
  */
 import { createHash } from 'node:crypto';
-import type { ResolvedAutomation } from '../config/types.js';
+import type { AutomationFor, ResolvedAutomation } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import type { Item, Task } from '../core/types.js';
 import type { Logger } from '../log.js';
 import type { CronState, Store } from '../store/types.js';
 import { decideMissed, dueOccurrence, parseScheduleDate, startOfDay } from '../triggers/cron/schedule.js';
-import type { CronAutomation } from '../triggers/cron/schema.js';
 import type { TriggerSource } from '../triggers/source.js';
 import { Backoff } from './backoff.js';
 import { baselineState, takeBaseline, unremembered, usesMemory } from './memory.js';
+import { classifyFailure, nextPollAfterFailure } from './outcome.js';
 import { recordSkippedRun, taskFromItem } from './task.js';
 
 export interface PollContext {
@@ -79,13 +79,14 @@ export class EventFeed implements Feed {
       });
     } catch (error) {
       // Timed from when the failure came back: a slow failing request must not make the next poll immediate.
-      this.nextPollAt = context.clock.now() + this.backoff.next(false);
+      const outcome = classifyFailure(error, { stage: 'discovery' });
+      this.nextPollAt = nextPollAfterFailure(outcome, context.clock.now() + this.backoff.next(false));
       throw error;
     }
     this.waiting = report ? Math.max(0, report.matching - report.examined) : 0;
     let tasks = items.map((item) => taskFromItem(this.automation, item));
     if (baseline !== 'current') {
-      const ignoreBacklog = (this.automation.config as { ignore_backlog?: boolean }).ignore_backlog;
+      const ignoreBacklog = this.automation.config.ignore_backlog;
       if (!context.preview) {
         const skipped = await takeBaseline(
           context.store,
@@ -122,8 +123,8 @@ export class EventFeed implements Feed {
 }
 
 /** Hash of what decides a schedule: a change resets its marks. */
-export function cronConfigHash(automation: ResolvedAutomation): string {
-  const c = automation.config as CronAutomation;
+export function cronConfigHash(automation: AutomationFor<'cron'>): string {
+  const c = automation.config;
   return createHash('sha256')
     .update(
       JSON.stringify([c.schedule, automation.timezone, String(c.start_date ?? ''), String(c.end_date ?? '')]),
@@ -132,8 +133,8 @@ export function cronConfigHash(automation: ResolvedAutomation): string {
     .slice(0, 16);
 }
 
-export function cronItem(automation: ResolvedAutomation, occurrence: Date, missed: boolean): Item {
-  const c = automation.config as CronAutomation;
+export function cronItem(automation: AutomationFor<'cron'>, occurrence: Date, missed: boolean): Item {
+  const c = automation.config;
   const epoch = String(Math.floor(occurrence.getTime() / 1000));
   return {
     id: epoch,
@@ -157,12 +158,12 @@ export class CronFeed implements Feed {
   private emitted: string | undefined;
 
   constructor(
-    readonly automation: ResolvedAutomation,
+    readonly automation: AutomationFor<'cron'>,
     private readonly intervalSeconds: number,
   ) {}
 
   private window(): { start?: Date; end?: Date } {
-    const c = this.automation.config as CronAutomation;
+    const c = this.automation.config;
     const tz = this.automation.timezone;
     return {
       ...(c.start_date === undefined ? {} : { start: parseScheduleDate(c.start_date, tz, 'start') }),
@@ -196,7 +197,7 @@ export class CronFeed implements Feed {
     this.nextPollAt = nowMs + this.intervalSeconds * 1000;
     const now = new Date(nowMs);
     const state = await this.state(context, now.toISOString());
-    const c = this.automation.config as CronAutomation;
+    const c = this.automation.config;
     const { start, end } = this.window();
     const occurrence = dueOccurrence({
       expr: c.schedule,

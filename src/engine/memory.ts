@@ -23,7 +23,7 @@ const NOT_FILTERS = new Set([
 ]);
 
 export function filterHash(automation: ResolvedAutomation): string {
-  const filters = Object.entries(automation.config as Record<string, unknown>)
+  const filters = Object.entries(automation.config)
     .filter(([key]) => !NOT_FILTERS.has(key))
     .sort(([a], [b]) => a.localeCompare(b));
   return createHash('sha256')
@@ -33,7 +33,7 @@ export function filterHash(automation: ResolvedAutomation): string {
 }
 
 export function usesMemory(automation: ResolvedAutomation): boolean {
-  const config = automation.config as { once?: boolean; ignore_backlog?: boolean };
+  const { config } = automation;
   return Boolean(config.once || config.ignore_backlog);
 }
 
@@ -77,7 +77,7 @@ export async function takeBaseline(
   const state = await baselineState(store, automation);
   if (state === 'changed') await store.clearItemKeys(automation.id);
   let skipped = 0;
-  if ((automation.config as { ignore_backlog?: boolean }).ignore_backlog) {
+  if (automation.config.ignore_backlog) {
     for (const task of backlog) {
       if (await store.hasItemKey(automation.id, task.item.itemKey)) continue;
       const runId = await recordSkippedRun(

@@ -8,11 +8,9 @@ import type { Logger } from '../log.js';
 import { runCommand } from '../process/command.js';
 import { renderPrompt } from '../prompt/index.js';
 import type { Store } from '../store/types.js';
-import { sourceFactory } from '../triggers/registry.js';
 import { branchName, worktreePath } from '../workspace/paths.js';
-import { ChainFeed } from './chain.js';
 import { RESUME_SESSION_PROMPT } from './executor.js';
-import { CronFeed, EventFeed, type Feed } from './feed.js';
+import { createFeed } from './feed-factory.js';
 import { promptContext } from './task.js';
 
 export interface PreviewDeps {
@@ -28,20 +26,7 @@ export async function previewFirstTask(
   deps: PreviewDeps,
 ): Promise<{ automation: ResolvedAutomation; task: Task } | undefined> {
   for (const automation of settings.automations) {
-    let feed: Feed;
-    if (automation.triggerType === 'cron')
-      feed = new CronFeed(automation, settings.execution.polling.cron_poll_interval_seconds);
-    else if (automation.triggerType === 'after')
-      feed = new ChainFeed(automation, settings.execution.polling.cron_poll_interval_seconds);
-    else {
-      const factory = sourceFactory(automation.triggerType);
-      if (!factory) continue;
-      feed = new EventFeed(
-        automation,
-        factory(automation, deps),
-        settings.execution.polling.poll_interval_seconds,
-      );
-    }
+    const feed = createFeed(automation, settings.execution.polling, deps);
     const tasks = await feed.poll({
       store: deps.store,
       clock: deps.clock,

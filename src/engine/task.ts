@@ -8,8 +8,7 @@ import type { RunInit, Store } from '../store/types.js';
 
 /** The forge identity used for `${repo}` and identities: the trigger's `repo`, else the alias. */
 export function automationRepo(automation: ResolvedAutomation): string {
-  const repo = (automation.config as { repo?: string }).repo;
-  return repo ?? automation.repository.alias;
+  return automation.config.repo ?? automation.repository.alias;
 }
 
 export function fingerprint(identity: TaskIdentity, item: Item): string {
@@ -48,7 +47,7 @@ function describeSource(task: Task, field: string): string {
 /** Everything a prompt may read: the common fields, then the trigger's own. */
 export function promptContext(automation: ResolvedAutomation, task: Task): Record<string, FieldValue> {
   const context = rawPromptContext(automation, task);
-  if ((automation.config as { untrusted_text?: string }).untrusted_text === 'raw') return context;
+  if (automation.config.untrusted_text === 'raw') return context;
   for (const field of fencedFields(automation)) {
     const value = context[field];
     if (typeof value === 'string' && value.trim() !== '')

@@ -4,6 +4,7 @@ import {
   GitHubAuthError,
   GitHubGraphQLError,
   GitHubRateLimitError,
+  GitHubRequestError,
   GitHubTransientError,
 } from '../core/errors.js';
 import { type Simulator, startSimulator } from '../simulator/server.js';
@@ -332,5 +333,80 @@ describe('endpoints', () => {
   it('authenticates as the token owner', async () => {
     await settle(clientFor().graphql(VIEWER));
     expect(sim.requests.map((r) => r.login)).toEqual(['alice']);
+  });
+});
+
+describe('rate limits are told by status, headers and documentation_url, not by message text', () => {
+  /** A server answering each request with the next canned answer (the last one repeats). */
+  async function cannedServer(
+    answers: { status: number; body: unknown; headers?: Record<string, string> }[],
+  ): Promise<{ url: string; statuses: number[]; close(): Promise<void> }> {
+    const { createServer } = await import('node:http');
+    const statuses: number[] = [];
+    const server = createServer((req, res) => {
+      req.resume();
+      const answer = answers[Math.min(statuses.length, answers.length - 1)]!;
+      statuses.push(answer.status);
+      res.writeHead(answer.status, { 'content-type': 'application/json', ...(answer.headers ?? {}) });
+      res.end(JSON.stringify(answer.body));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    if (address === null || typeof address === 'string') throw new Error('no port');
+    return {
+      url: `http://127.0.0.1:${address.port}`,
+      statuses,
+      close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    };
+  }
+  const ok = { status: 200, body: { data: { viewer: { login: 'alice' } } } };
+
+  it('a 403 without rate-limit headers whose documentation_url is the rate-limit page waits a minute', async () => {
+    const server = await cannedServer([
+      {
+        status: 403,
+        body: {
+          message: 'Please slow down.',
+          documentation_url:
+            'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits',
+        },
+      },
+      ok,
+    ]);
+    try {
+      const result = await settle(
+        clientFor({ apiUrl: server.url }).graphql<{ viewer: { login: string } }>(VIEWER),
+      );
+      expect(result.data.viewer.login).toBe('alice');
+      expect(clock.sleeps).toEqual([60_000]);
+      expect(server.statuses).toEqual([403, 200]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a 403 that only says “rate limit” in its message is a refused request, not a wait', async () => {
+    const server = await cannedServer([
+      {
+        status: 403,
+        body: {
+          message: 'rate limit policy forbids this',
+          documentation_url: 'https://docs.github.com/rest',
+        },
+        headers: {
+          'x-ratelimit-remaining': '4999',
+          'x-ratelimit-limit': '5000',
+          'x-ratelimit-reset': '1767229200',
+        },
+      },
+    ]);
+    try {
+      const error = await failure(clientFor({ apiUrl: server.url }).graphql(VIEWER));
+      expect(error).toBeInstanceOf(GitHubRequestError);
+      expect(clock.sleeps).toEqual([]);
+      expect(server.statuses).toEqual([403]);
+    } finally {
+      await server.close();
+    }
   });
 });

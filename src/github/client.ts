@@ -110,6 +110,17 @@ function parseRateLimit(headers: Record<string, string>): RateLimitInfo | undefi
   };
 }
 
+/**
+ * GitHub answers a rate limit with 429, or with 403 plus `retry-after` or `x-ratelimit-remaining: 0`;
+ * a secondary limit may come with neither header, and then its body's `documentation_url` links to
+ * the rate-limit documentation (a documented field, unlike the message wording).
+ */
+function pointsToRateLimits(data: unknown): boolean {
+  if (typeof data !== 'object' || data === null || !('documentation_url' in data)) return false;
+  const url = data.documentation_url;
+  return typeof url === 'string' && /rate-limit/i.test(url);
+}
+
 function bodyText(data: unknown): string {
   if (typeof data === 'string') return data.slice(0, 500);
   try {
@@ -206,8 +217,8 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
     }
     const retryAfter = header(headers, 'retry-after');
     const isRateLimited =
-      (status === 403 || status === 429) &&
-      (retryAfter !== undefined || rate?.remaining === 0 || /rate limit/i.test(bodyText(data)));
+      status === 429 ||
+      (status === 403 && (retryAfter !== undefined || rate?.remaining === 0 || pointsToRateLimits(data)));
     if (isRateLimited) {
       const resetAt = rate && rate.remaining === 0 ? rate.resetAt : undefined;
       const waitMs =

@@ -121,7 +121,9 @@ labels = "agent-ready"
 prompt = "Fix \${issue_number}"
 `;
     const { settings } = loadSettingsFromText(text, '/tmp/curupira-search-test/settings.toml');
-    const source = createGitHubIssuesSource(settings.automations[0]!, {
+    const automation = settings.automations[0];
+    if (automation?.triggerType !== 'github-issues') throw new Error('expected a github-issues automation');
+    const source = createGitHubIssuesSource(automation, {
       github: () => client,
       clock: new FakeClock(),
       log: silentLogger(),

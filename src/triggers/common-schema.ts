@@ -52,6 +52,10 @@ export const automationBaseShape = {
     ),
 } as const;
 
+const AutomationBaseObject = z.object(automationBaseShape);
+/** The fields every automation table has, after defaults. */
+export type AutomationBase = z.infer<typeof AutomationBaseObject>;
+
 export const REPO_PATTERN = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
 
 export const RepoSlug = z

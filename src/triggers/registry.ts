@@ -1,16 +1,86 @@
-/** Discovery by trigger type. Cron is driven by the engine's clock, not polled through a source. */
-import { createGitHubIssuesSource } from './github-issues/index.js';
-import { createGitHubProjectItemsSource } from './github-project-items/index.js';
-import { createGitHubPullRequestsSource } from './github-pull-requests/index.js';
-import type { SourceFactory } from './source.js';
-import type { TriggerType } from './types.js';
+/**
+ * Every trigger, by canonical type. Adding a trigger: a folder whose `index.ts` exports its
+ * `TriggerDefinition`, and one line in `BUILT_IN_TRIGGERS`.
+ */
+import { afterTrigger } from './after/index.js';
+import { cronTrigger } from './cron/index.js';
+import { githubIssuesTrigger } from './github-issues/index.js';
+import { githubProjectItemsTrigger } from './github-project-items/index.js';
+import { githubPullRequestsTrigger } from './github-pull-requests/index.js';
+import type { TriggerDefinition, TriggerType } from './types.js';
 
-export const SOURCE_FACTORIES: Partial<Record<TriggerType, SourceFactory>> = {
-  'github-issues': createGitHubIssuesSource,
-  'github-pull-requests': createGitHubPullRequestsSource,
-  'github-project-items': createGitHubProjectItemsSource,
+export const BUILT_IN_TRIGGERS: Readonly<Record<TriggerType, TriggerDefinition>> = {
+  'github-issues': githubIssuesTrigger,
+  'github-pull-requests': githubPullRequestsTrigger,
+  'github-project-items': githubProjectItemsTrigger,
+  cron: cronTrigger,
+  after: afterTrigger,
 };
 
-export function sourceFactory(type: TriggerType): SourceFactory | undefined {
-  return SOURCE_FACTORIES[type];
+/** What every definition must provide; `registerTrigger` refuses one that lacks any. */
+const REQUIRED = {
+  functions: ['explain', 'createFeed', 'upstreamRunId', 'resolveTimezone'],
+  lists: ['aliases', 'promptFields', 'untrustedFields'],
+} as const;
+
+/** The hooks and fields `definition` lacks (its doctor hook counts as `doctor.check`). */
+export function missingHooks(definition: Partial<Record<keyof TriggerDefinition, unknown>>): string[] {
+  const missing: string[] = [];
+  if (typeof definition.type !== 'string' || definition.type === '') missing.push('type');
+  if (typeof definition.description !== 'string') missing.push('description');
+  if (typeof definition.schema !== 'object' || definition.schema === null) missing.push('schema');
+  if (typeof definition.serialRuns !== 'boolean') missing.push('serialRuns');
+  for (const name of REQUIRED.functions) if (typeof definition[name] !== 'function') missing.push(name);
+  for (const name of REQUIRED.lists) if (!Array.isArray(definition[name])) missing.push(name);
+  const doctor = definition.doctor as Partial<TriggerDefinition['doctor']> | undefined;
+  if (typeof doctor?.check !== 'function') missing.push('doctor.check');
+  if (!['github', 'clock', 'state'].includes(String(doctor?.needs))) missing.push('doctor.needs');
+  return missing;
+}
+
+/** Triggers registered at run time (tests), after the built-in ones. */
+const registered = new Map<string, TriggerDefinition>();
+
+/** Every trigger definition: the built-in ones, then any registered. */
+export function triggerDefinitions(): TriggerDefinition[] {
+  return [...Object.values(BUILT_IN_TRIGGERS), ...registered.values()];
+}
+
+/**
+ * Adds a trigger type from outside `src/triggers` (a test's folder); returns the function that
+ * removes it again. Its automations are loaded, explained, checked and run like the built-in ones.
+ * The generated schema and docs list the built-in triggers only.
+ */
+export function registerTrigger(definition: TriggerDefinition): () => void {
+  const missing = missingHooks(definition);
+  if (missing.length > 0)
+    throw new Error(`trigger type ${String(definition.type)} lacks ${missing.join(', ')}`);
+  if (findTriggerDefinition(definition.type))
+    throw new Error(`trigger type ${definition.type} is already registered`);
+  registered.set(definition.type, definition);
+  return () => {
+    registered.delete(definition.type);
+  };
+}
+
+/** The trigger of a table that names none and has no key implying one (the reference's default). */
+const DEFAULT_TRIGGER: TriggerType = 'github-issues';
+
+/** The trigger of a table without `trigger_type`: the first whose `impliedBy` key it has, else issues. */
+export function impliedTriggerName(table: Readonly<Record<string, unknown>>): string {
+  const implied = triggerDefinitions().find((d) => d.impliedBy !== undefined && d.impliedBy in table);
+  return implied?.type ?? DEFAULT_TRIGGER;
+}
+
+/** Resolves a `trigger_type` as written (`plugins-py/github-issues`, `github-issues`, `cron`). */
+export function findTriggerDefinition(name: string): TriggerDefinition | undefined {
+  for (const definition of triggerDefinitions()) {
+    if (definition.type === name || definition.aliases.includes(name)) return definition;
+  }
+  return undefined;
+}
+
+/** Every spelling `trigger_type` accepts. */
+export function acceptedTriggerNames(): string[] {
+  return triggerDefinitions().flatMap((d) => [...d.aliases, d.type]);
 }

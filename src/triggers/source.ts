@@ -1,5 +1,5 @@
 /** How the engine asks an event trigger for work. Cron and chains are driven by the engine itself. */
-import type { ResolvedAutomation } from '../config/types.js';
+import type { AnyAutomation, ResolvedAutomation } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import type { Item } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
@@ -29,4 +29,7 @@ export interface SourceContext {
   log: Logger;
 }
 
-export type SourceFactory = (automation: ResolvedAutomation, context: SourceContext) => TriggerSource;
+export type SourceFactory<A extends AnyAutomation = ResolvedAutomation> = (
+  automation: A,
+  context: SourceContext,
+) => TriggerSource;

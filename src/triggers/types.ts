@@ -1,9 +1,18 @@
 /**
- * The contract of a trigger: a schema for its automation table, the prompt fields it provides, how
- * `validate --explain` describes it, and (in `index.ts` of each folder) how it discovers items.
+ * The contract of a trigger. Each folder's `index.ts` exports one `TriggerDefinition`: the schema of
+ * its automation table, the prompt fields it provides, how `validate --explain` describes it, how
+ * its feed is built, and what `doctor` checks for it. Callers use these hooks and never switch on a
+ * trigger type name; adding a trigger is one folder plus one line in `registry.ts`.
  */
 import type { z } from 'zod';
-import type { ResolvedAutomation } from '../config/types.js';
+import type { AnyAutomation, AutomationFor, ResolvedAutomation } from '../config/types.js';
+import type { Clock } from '../core/clock.js';
+import type { Task } from '../core/types.js';
+import type { Feed } from '../engine/feed.js';
+import type { GitHubClient } from '../github/client.js';
+import type { Logger } from '../log.js';
+import type { Store } from '../store/types.js';
+import type { SourceContext, TriggerSource } from './source.js';
 
 export const TRIGGER_TYPES = [
   'github-issues',
@@ -19,9 +28,67 @@ export interface ExplainLine {
   value: string;
 }
 
-export interface TriggerDefinition {
+/**
+ * The feeds the engine offers a trigger (passed in, so `src/triggers` never imports the engine at
+ * run time). Intervals come from `[settings.polling]`.
+ */
+export interface FeedKit {
+  /** Polls `source` every `poll_interval_seconds`, with the seed's backoff and item memory. */
+  polled(automation: ResolvedAutomation, source: TriggerSource): Feed;
+  /** Checks a schedule every `cron_poll_interval_seconds`, claiming due occurrences in the store. */
+  schedule(automation: AutomationFor<'cron'>): Feed;
+  /** Looks for finished upstream runs every `cron_poll_interval_seconds`. */
+  chain(automation: AutomationFor<'after'>): Feed;
+}
+
+export interface FeedContext extends SourceContext {
+  feeds: FeedKit;
+}
+
+/** What `doctor` says about one automation (its label is `automation <id>`). */
+export interface TriggerCheck {
+  ok: boolean;
+  detail: string;
+}
+
+export interface DoctorContext {
+  /** The GitHub client; only triggers whose check needs `github` may call it. */
+  github(): GitHubClient;
+  clock: Clock;
+  log: Logger;
+  /** Every automation of the settings file. */
+  automations: readonly ResolvedAutomation[];
+  /** The state file opened read-only (checks that need `state`); absent when missing or unreadable. */
+  store?: Store;
+  /** False when the state file exists but cannot be read. */
+  storeReadable: boolean;
+}
+
+export interface DoctorHook<A extends AnyAutomation> {
+  /**
+   * What the check needs, which decides when doctor makes it: `github` after the token and API
+   * checks (and only then is GitHub checked at all), `clock` right after, `state` once the state
+   * file is open.
+   */
+  readonly needs: 'github' | 'clock' | 'state';
+  check(automation: A, context: DoctorContext): Promise<TriggerCheck>;
+}
+
+/** Where the loader reports a problem of one automation table (key relative to the table). */
+export interface ResolveContext {
+  id: string;
+  defaultTimezone: string;
+  problem(key: string, message: string): void;
+}
+
+/**
+ * `A` is the automation this trigger resolves to: a built-in trigger's hooks see their own table
+ * (`AutomationFor<'cron'>`), so they need no cast. Hooks are methods, so a definition for one
+ * automation type is usable wherever the registry holds them all.
+ */
+export interface TriggerDefinition<A extends AnyAutomation = ResolvedAutomation> {
   /** Canonical type, also the task type in identities and worktree names. */
-  readonly type: TriggerType;
+  readonly type: string;
   /** Other spellings accepted in `trigger_type` (the seed's `plugins-py/…`). */
   readonly aliases: readonly string[];
   readonly description: string;
@@ -31,6 +98,31 @@ export interface TriggerDefinition {
   readonly promptFields: readonly string[];
   /** Prompt fields that carry text written by strangers. */
   readonly untrustedFields: readonly string[];
+  /** A key that, in a table without `trigger_type`, selects this trigger (`schedule` → cron). */
+  readonly impliedBy?: string;
+  /**
+   * The automation this one runs after, read from its raw table (chains), so the loader can check
+   * that it exists and that no chain loops; absent for triggers that follow no other automation.
+   */
+  upstreamAutomation?(table: Readonly<Record<string, unknown>>): string | undefined;
+  /** At most one run of the automation at a time (schedules: occurrences run in order). */
+  readonly serialRuns: boolean;
   /** Lines describing what the automation will do, for `validate --explain`. */
-  explain(automation: ResolvedAutomation, now: Date): ExplainLine[];
+  explain(automation: A, now: Date): ExplainLine[];
+  /** The feed the engine (and `run --dry-run`) polls for this automation's tasks. */
+  createFeed(automation: A, context: FeedContext): Feed;
+  readonly doctor: DoctorHook<A>;
+  /** The run this task follows, recorded on its run (chains); undefined for the others. */
+  upstreamRunId(task: Task): string | undefined;
+  /**
+   * Checks of the validated table beyond its schema, made by the loader; returns the automation's
+   * effective timezone (usually `defaultTimezone`).
+   */
+  resolveTimezone(config: A['config'], context: ResolveContext): string;
 }
+
+/** The part of a definition `schema.ts` declares beside the table's schema (no run-time imports). */
+export type TriggerTable<A extends AnyAutomation> = Pick<
+  TriggerDefinition<A>,
+  'type' | 'aliases' | 'description' | 'schema' | 'promptFields' | 'untrustedFields' | 'explain'
+>;

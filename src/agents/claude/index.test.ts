@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { buildAgentEnv } from '../../process/env.js';
 import { CodexProfile } from '../codex/schema.js';
 import { createClaudeDriver } from './index.js';
 import { ClaudeProfile } from './schema.js';
@@ -66,9 +67,28 @@ describe('claude driver', () => {
     );
   });
 
-  it('lets the Anthropic, Claude Code, Bedrock and Vertex variables through', () => {
-    expect(driver.envAllowlist).toEqual(
-      expect.arrayContaining(['ANTHROPIC_*', 'CLAUDE_*', 'AWS_*', 'CLOUD_ML_REGION']),
-    );
+  it('lets the Anthropic, Claude Code, Bedrock and Vertex variables through, and not other vendors’ keys', () => {
+    const wanted = {
+      ANTHROPIC_API_KEY: 'sk-ant-test',
+      CLAUDE_CODE_USE_BEDROCK: '1',
+      AWS_REGION: 'eu-west-1',
+      CLOUD_ML_REGION: 'europe-west4',
+      VERTEX_REGION_CLAUDE_3_5_SONNET: 'us-east5',
+      GOOGLE_CLOUD_PROJECT: 'acme',
+    };
+    const env = buildAgentEnv({
+      source: {
+        ...wanted,
+        OPENAI_API_KEY: 'sk-openai-test',
+        GEMINI_API_KEY: 'gemini-test',
+        CLAUDEX: 'not a Claude variable',
+        GH_TOKEN: 'ghp_notForAgents',
+      },
+      providerAllowlist: driver.envAllowlist,
+      cwd: worktree,
+    });
+    expect(env).toMatchObject(wanted);
+    for (const name of ['OPENAI_API_KEY', 'GEMINI_API_KEY', 'CLAUDEX', 'GH_TOKEN'])
+      expect(env[name], name).toBeUndefined();
   });
 });

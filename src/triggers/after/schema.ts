@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { ResolvedAutomation } from '../../config/types.js';
+import type { AutomationFor } from '../../config/types.js';
 import { automationBaseShape, Identifier, RepoSlug } from '../common-schema.js';
-import type { ExplainLine, TriggerDefinition } from '../types.js';
+import type { ExplainLine, TriggerTable } from '../types.js';
 
 export const AfterAutomation = z
   .strictObject({
@@ -30,15 +30,15 @@ export const AFTER_PROMPT_FIELDS = [
   'upstream_summary',
 ] as const;
 
-export const afterDefinition: TriggerDefinition = {
+export const afterTable: TriggerTable<AutomationFor<'after'>> = {
   type: 'after',
   aliases: [],
   description: 'When another automation’s run finishes',
   schema: AfterAutomation,
   promptFields: AFTER_PROMPT_FIELDS,
   untrustedFields: ['upstream_item_title', 'upstream_summary', 'task_title'],
-  explain(automation: ResolvedAutomation): ExplainLine[] {
-    const c = automation.config as AfterAutomation;
+  explain(automation: AutomationFor<'after'>): ExplainLine[] {
+    const c = automation.config;
     const outcome = { success: 'succeeds', failure: 'fails or times out', any: 'finishes (any outcome)' }[
       c.on
     ];

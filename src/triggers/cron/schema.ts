@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { ResolvedAutomation } from '../../config/types.js';
+import type { AutomationFor } from '../../config/types.js';
 import { automationBaseShape, RepoSlug } from '../common-schema.js';
-import type { ExplainLine, TriggerDefinition } from '../types.js';
+import type { ExplainLine, TriggerTable } from '../types.js';
 import { nextFireTimes, parseScheduleDate, validateCronExpression } from './schedule.js';
 
 /** A TOML date or datetime (smol-toml gives a Date subclass), or the same written as a string. */
@@ -55,15 +55,15 @@ export const CRON_PROMPT_FIELDS = [
   'cron_missed',
 ] as const;
 
-export const cronDefinition: TriggerDefinition = {
+export const cronTable: TriggerTable<AutomationFor<'cron'>> = {
   type: 'cron',
   aliases: [],
   description: 'A local schedule',
   schema: CronAutomation,
   promptFields: CRON_PROMPT_FIELDS,
   untrustedFields: [],
-  explain(automation: ResolvedAutomation, now: Date): ExplainLine[] {
-    const c = automation.config as CronAutomation;
+  explain(automation: AutomationFor<'cron'>, now: Date): ExplainLine[] {
+    const c = automation.config;
     const start =
       c.start_date === undefined ? undefined : parseScheduleDate(c.start_date, automation.timezone, 'start');
     const end =

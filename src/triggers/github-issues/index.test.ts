@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadSettingsFromText } from '../../config/load.js';
-import type { ResolvedAutomation } from '../../config/types.js';
+import type { AutomationFor } from '../../config/types.js';
 import { FakeClock } from '../../core/clock.js';
 import type { Item } from '../../core/types.js';
 import { createGitHubClient, type GitHubClient } from '../../github/client.js';
@@ -123,7 +123,7 @@ beforeEach(() => {
 });
 
 /** An automation as a user writes it: the lines of `[automations.pick]` after the required keys. */
-function automation(lines: string, repo = 'acme/api'): ResolvedAutomation {
+function automation(lines: string, repo = 'acme/api'): AutomationFor<'github-issues'> {
   const text = `[settings.github]
 api_url = "${sim.url}"
 
@@ -138,7 +138,8 @@ ${lines}
 `;
   const [resolved] = loadSettingsFromText(text, '/tmp/curupira-issues-test/settings.toml').settings
     .automations;
-  return resolved!;
+  if (resolved?.triggerType !== 'github-issues') throw new Error('expected a github-issues automation');
+  return resolved;
 }
 
 async function discover(lines: string, options: { repo?: string; limit?: number } = {}): Promise<Item[]> {

@@ -1,8 +1,11 @@
+import type { AutomationFor } from '../../config/types.js';
 import type { Item } from '../../core/types.js';
 import { type IssueNode, SEARCH_ISSUES } from '../../github/operations.js';
 import { searchAll } from '../../github/search.js';
+import { defaultTimezone, noUpstreamRun, searchCountCheck } from '../hooks.js';
 import type { SourceFactory } from '../source.js';
-import { type GitHubIssuesAutomation, issueSearchQuery } from './schema.js';
+import type { TriggerDefinition } from '../types.js';
+import { githubIssuesTable, issueSearchQuery } from './schema.js';
 
 /** An issue as prompt fields, in the documented order; nothing here changes on its own. */
 export function issueItem(node: IssueNode): Item {
@@ -28,8 +31,11 @@ export function issueItem(node: IssueNode): Item {
   };
 }
 
-export const createGitHubIssuesSource: SourceFactory = (automation, context) => {
-  const config = automation.config as GitHubIssuesAutomation;
+export const createGitHubIssuesSource: SourceFactory<AutomationFor<'github-issues'>> = (
+  automation,
+  context,
+) => {
+  const { config } = automation;
   const query = issueSearchQuery(config);
   return {
     async discover({ limit, signal, wanted, onTotal }) {
@@ -46,4 +52,18 @@ export const createGitHubIssuesSource: SourceFactory = (automation, context) => 
       return result.nodes.map(issueItem);
     },
   };
+};
+
+export const githubIssuesTrigger: TriggerDefinition<AutomationFor<'github-issues'>> = {
+  ...githubIssuesTable,
+  serialRuns: false,
+  createFeed(automation, context) {
+    return context.feeds.polled(automation, createGitHubIssuesSource(automation, context));
+  },
+  doctor: {
+    needs: 'github',
+    check: (automation, context) => searchCountCheck(issueSearchQuery(automation.config), false, context),
+  },
+  upstreamRunId: noUpstreamRun,
+  resolveTimezone: defaultTimezone,
 };

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { ResolvedAutomation } from '../../config/types.js';
+import type { AutomationFor } from '../../config/types.js';
 import { compileSearchQuery } from '../../github/query.js';
 import { automationBaseShape, eventMemoryShape, githubFilterShape } from '../common-schema.js';
-import type { ExplainLine, TriggerDefinition } from '../types.js';
+import type { ExplainLine, TriggerTable } from '../types.js';
 
 export const GitHubIssuesAutomation = z
   .strictObject({
@@ -34,15 +34,15 @@ export function issueSearchQuery(config: GitHubIssuesAutomation): string {
   return compileSearchQuery({ kind: 'issue', ...config });
 }
 
-export const githubIssuesDefinition: TriggerDefinition = {
+export const githubIssuesTable: TriggerTable<AutomationFor<'github-issues'>> = {
   type: 'github-issues',
   aliases: ['plugins-py/github-issues'],
   description: 'Issues of an owner/repository',
   schema: GitHubIssuesAutomation,
   promptFields: ISSUE_PROMPT_FIELDS,
   untrustedFields: ['issue_title', 'issue_body', 'task_title', 'task_body'],
-  explain(automation: ResolvedAutomation): ExplainLine[] {
-    const config = automation.config as GitHubIssuesAutomation;
+  explain(automation: AutomationFor<'github-issues'>): ExplainLine[] {
+    const config = automation.config;
     const lines: ExplainLine[] = [{ label: 'search query', value: issueSearchQuery(config) }];
     if (config.once)
       lines.push({ label: 'item memory', value: 'once: an issue fires at most once (issue:<number>)' });

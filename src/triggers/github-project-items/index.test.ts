@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadSettingsFromText } from '../../config/load.js';
-import type { ResolvedAutomation } from '../../config/types.js';
+import type { AutomationFor } from '../../config/types.js';
 import { FakeClock } from '../../core/clock.js';
 import { GitHubGraphQLError } from '../../core/errors.js';
 import type { Item } from '../../core/types.js';
@@ -94,7 +94,7 @@ beforeEach(() => {
   sim.resetRequests();
 });
 
-function automation(lines: string): ResolvedAutomation {
+function automation(lines: string): AutomationFor<'github-project-items'> {
   const text = `[settings.github]
 api_url = "${sim.url}"
 
@@ -109,7 +109,9 @@ ${lines}
 `;
   const [resolved] = loadSettingsFromText(text, '/tmp/curupira-board-test/settings.toml').settings
     .automations;
-  return resolved!;
+  if (resolved?.triggerType !== 'github-project-items')
+    throw new Error('expected a github-project-items automation');
+  return resolved;
 }
 
 async function discover(lines: string, limit = 100): Promise<Item[]> {

@@ -1,3 +1,4 @@
+import type { AutomationFor } from '../../config/types.js';
 import { GitHubGraphQLError } from '../../core/errors.js';
 import type { Item } from '../../core/types.js';
 import type { GitHubClient } from '../../github/client.js';
@@ -8,8 +9,10 @@ import {
   USER_PROJECT_ITEMS,
 } from '../../github/operations.js';
 import { PAGE_SIZE } from '../../github/search.js';
+import { defaultTimezone, noUpstreamRun } from '../hooks.js';
 import type { SourceFactory } from '../source.js';
-import type { GitHubProjectItemsAutomation } from './schema.js';
+import type { TriggerDefinition } from '../types.js';
+import { type GitHubProjectItemsAutomation, githubProjectItemsTable } from './schema.js';
 
 const KIND_BY_TYPE: Record<string, 'issue' | 'pull_request' | 'draft_issue' | undefined> = {
   ISSUE: 'issue',
@@ -139,8 +142,11 @@ function isNotFound(error: unknown): boolean {
   return error instanceof GitHubGraphQLError && error.errors.some((e) => e.type === 'NOT_FOUND');
 }
 
-export const createGitHubProjectItemsSource: SourceFactory = (automation, context) => {
-  const config = automation.config as GitHubProjectItemsAutomation;
+export const createGitHubProjectItemsSource: SourceFactory<AutomationFor<'github-project-items'>> = (
+  automation,
+  context,
+) => {
+  const { config } = automation;
   let ownerKind: OwnerKind | undefined;
   return {
     async discover({ limit, signal, wanted, onTotal }) {
@@ -196,4 +202,21 @@ export const createGitHubProjectItemsSource: SourceFactory = (automation, contex
       }
     },
   };
+};
+
+export const githubProjectItemsTrigger: TriggerDefinition<AutomationFor<'github-project-items'>> = {
+  ...githubProjectItemsTable,
+  serialRuns: false,
+  createFeed(automation, context) {
+    return context.feeds.polled(automation, createGitHubProjectItemsSource(automation, context));
+  },
+  doctor: {
+    needs: 'github',
+    async check(automation, context) {
+      const items = await createGitHubProjectItemsSource(automation, context).discover({ limit: 1000 });
+      return { ok: true, detail: `${items.length} card${items.length === 1 ? '' : 's'} in the column` };
+    },
+  },
+  upstreamRunId: noUpstreamRun,
+  resolveTimezone: defaultTimezone,
 };

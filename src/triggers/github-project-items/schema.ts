@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { ResolvedAutomation } from '../../config/types.js';
+import type { AutomationFor } from '../../config/types.js';
 import { automationBaseShape, eventMemoryShape, RepoSlug } from '../common-schema.js';
-import type { ExplainLine, TriggerDefinition } from '../types.js';
+import type { ExplainLine, TriggerTable } from '../types.js';
 
 export const ITEM_KINDS = ['issue', 'pull_request', 'draft_issue'] as const;
 
@@ -60,15 +60,15 @@ export const PROJECT_ITEM_PROMPT_FIELDS = [
   'project_number',
 ] as const;
 
-export const githubProjectItemsDefinition: TriggerDefinition = {
+export const githubProjectItemsTable: TriggerTable<AutomationFor<'github-project-items'>> = {
   type: 'github-project-items',
   aliases: ['plugins-py/github-project-items'],
   description: 'Issues and pull requests in a column of a GitHub Projects board',
   schema: GitHubProjectItemsAutomation,
   promptFields: PROJECT_ITEM_PROMPT_FIELDS,
   untrustedFields: ['item_title', 'item_body', 'task_title', 'task_body'],
-  explain(automation: ResolvedAutomation): ExplainLine[] {
-    const c = automation.config as GitHubProjectItemsAutomation;
+  explain(automation: AutomationFor<'github-project-items'>): ExplainLine[] {
+    const c = automation.config;
     const lines: ExplainLine[] = [
       { label: 'board', value: `${c.project_owner} project #${c.project_number} (Projects v2)` },
       { label: 'column', value: `${c.status_field} = ${JSON.stringify(c.status)}` },

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadSettingsFromText } from '../../config/load.js';
-import type { ResolvedAutomation } from '../../config/types.js';
+import type { AutomationFor } from '../../config/types.js';
 import { FakeClock } from '../../core/clock.js';
 import type { Item } from '../../core/types.js';
 import { createGitHubClient, type GitHubClient } from '../../github/client.js';
@@ -122,7 +122,7 @@ beforeEach(() => {
   sim.resetRequests();
 });
 
-function automation(lines: string): ResolvedAutomation {
+function automation(lines: string): AutomationFor<'github-pull-requests'> {
   const text = `[settings.github]
 api_url = "${sim.url}"
 
@@ -137,7 +137,9 @@ prompt = "Review \${pull_request_number}"
 ${lines}
 `;
   const [resolved] = loadSettingsFromText(text, '/tmp/curupira-prs-test/settings.toml').settings.automations;
-  return resolved!;
+  if (resolved?.triggerType !== 'github-pull-requests')
+    throw new Error('expected a github-pull-requests automation');
+  return resolved;
 }
 
 async function discover(lines: string, limit = 100): Promise<Item[]> {

@@ -1,8 +1,15 @@
+import type { AutomationFor } from '../../config/types.js';
 import type { Item } from '../../core/types.js';
 import { type PullRequestNode, SEARCH_PULL_REQUESTS } from '../../github/operations.js';
 import { searchAll } from '../../github/search.js';
+import { defaultTimezone, noUpstreamRun, searchCountCheck } from '../hooks.js';
 import type { SourceFactory } from '../source.js';
-import { type GitHubPullRequestsAutomation, pullRequestSearchQuery } from './schema.js';
+import type { TriggerDefinition } from '../types.js';
+import {
+  type GitHubPullRequestsAutomation,
+  githubPullRequestsTable,
+  pullRequestSearchQuery,
+} from './schema.js';
 
 /**
  * A pull request as prompt fields. Mergeability and merge state change on their own (when the base
@@ -61,10 +68,18 @@ export function passesPostFilters(
   return true;
 }
 
-export const createGitHubPullRequestsSource: SourceFactory = (automation, context) => {
-  const config = automation.config as GitHubPullRequestsAutomation;
+/** Mergeability and merge state are not search qualifiers: they filter what the search returns. */
+function hasPostFilters(config: GitHubPullRequestsAutomation): boolean {
+  return config.mergeable !== undefined || config.merge_state.length > 0;
+}
+
+export const createGitHubPullRequestsSource: SourceFactory<AutomationFor<'github-pull-requests'>> = (
+  automation,
+  context,
+) => {
+  const { config } = automation;
   const query = pullRequestSearchQuery(config);
-  const postFiltered = config.mergeable !== undefined || config.merge_state.length > 0;
+  const postFiltered = hasPostFilters(config);
   return {
     async discover({ limit, signal, wanted, onTotal }) {
       const result = await searchAll<PullRequestNode>(
@@ -83,4 +98,19 @@ export const createGitHubPullRequestsSource: SourceFactory = (automation, contex
       return result.nodes.map(pullRequestItem);
     },
   };
+};
+
+export const githubPullRequestsTrigger: TriggerDefinition<AutomationFor<'github-pull-requests'>> = {
+  ...githubPullRequestsTable,
+  serialRuns: false,
+  createFeed(automation, context) {
+    return context.feeds.polled(automation, createGitHubPullRequestsSource(automation, context));
+  },
+  doctor: {
+    needs: 'github',
+    check: (automation, context) =>
+      searchCountCheck(pullRequestSearchQuery(automation.config), hasPostFilters(automation.config), context),
+  },
+  upstreamRunId: noUpstreamRun,
+  resolveTimezone: defaultTimezone,
 };

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { ResolvedAutomation } from '../../config/types.js';
+import type { AutomationFor } from '../../config/types.js';
 import { compileSearchQuery } from '../../github/query.js';
 import { automationBaseShape, eventMemoryShape, githubFilterShape } from '../common-schema.js';
-import type { ExplainLine, TriggerDefinition } from '../types.js';
+import type { ExplainLine, TriggerTable } from '../types.js';
 
 export const MERGE_STATES = [
   'BEHIND',
@@ -74,7 +74,7 @@ export function describePostFilters(config: GitHubPullRequestsAutomation): strin
   return parts.length > 0 ? parts.join('; ') : 'none';
 }
 
-export const githubPullRequestsDefinition: TriggerDefinition = {
+export const githubPullRequestsTable: TriggerTable<AutomationFor<'github-pull-requests'>> = {
   type: 'github-pull-requests',
   aliases: ['plugins-py/github-pull-requests'],
   description: 'Pull requests of an owner/repository',
@@ -87,8 +87,8 @@ export const githubPullRequestsDefinition: TriggerDefinition = {
     'task_title',
     'task_body',
   ],
-  explain(automation: ResolvedAutomation): ExplainLine[] {
-    const config = automation.config as GitHubPullRequestsAutomation;
+  explain(automation: AutomationFor<'github-pull-requests'>): ExplainLine[] {
+    const config = automation.config;
     const lines: ExplainLine[] = [
       { label: 'search query', value: pullRequestSearchQuery(config) },
       { label: 'post-filters', value: describePostFilters(config) },

@@ -1,0 +1,27 @@
+/** Builds an automation's feed through its trigger's `createFeed` hook, handing it the engine's feeds. */
+import type { PollingSettings, ResolvedAutomation } from '../config/types.js';
+import type { SourceContext } from '../triggers/source.js';
+import type { FeedKit } from '../triggers/types.js';
+import { ChainFeed } from './chain.js';
+import { CronFeed, EventFeed, type Feed } from './feed.js';
+
+export function feedKit(polling: PollingSettings): FeedKit {
+  return {
+    polled: (automation, source) => new EventFeed(automation, source, polling.poll_interval_seconds),
+    schedule: (automation) => new CronFeed(automation, polling.cron_poll_interval_seconds),
+    chain: (automation) => new ChainFeed(automation, polling.cron_poll_interval_seconds),
+  };
+}
+
+export function createFeed(
+  automation: ResolvedAutomation,
+  polling: PollingSettings,
+  context: SourceContext,
+): Feed {
+  return automation.trigger.createFeed(automation, {
+    github: context.github,
+    clock: context.clock,
+    log: context.log,
+    feeds: feedKit(polling),
+  });
+}

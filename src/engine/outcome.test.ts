@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import {
+  GitHubRateLimitError,
+  GitHubRequestError,
+  GitHubTransientError,
+  PromptRenderError,
+  WorkspaceError,
+} from '../core/errors.js';
+import { classifyFailure, nextPollAfterFailure, runStatusFor } from './outcome.js';
+
+describe('the outcome map', () => {
+  it('a stop cancels, whatever failed', () => {
+    for (const stage of ['discovery', 'prompt', 'checkout', 'launch'] as const) {
+      expect(classifyFailure(new WorkspaceError('x'), { stage, stopping: true })).toEqual({
+        action: 'cancel',
+      });
+    }
+    expect(runStatusFor({ action: 'cancel' })).toBe('cancelled');
+  });
+
+  it('a poll past a rate limit with a reset is parked until then; other poll failures retry', () => {
+    const resetAt = new Date(Date.UTC(2026, 0, 1, 1));
+    expect(classifyFailure(new GitHubRateLimitError('limit', { resetAt }), { stage: 'discovery' })).toEqual({
+      action: 'park',
+      until: resetAt,
+    });
+    expect(classifyFailure(new GitHubRateLimitError('limit'), { stage: 'discovery' })).toEqual({
+      action: 'retry',
+    });
+    expect(classifyFailure(new GitHubTransientError('502'), { stage: 'discovery' })).toEqual({
+      action: 'retry',
+    });
+    expect(classifyFailure(new GitHubRequestError('422'), { stage: 'discovery' })).toEqual({
+      action: 'retry',
+    });
+  });
+
+  it('a parked feed is polled no sooner than the reset, a retried one after its backoff', () => {
+    const until = new Date(10_000);
+    expect(nextPollAfterFailure({ action: 'park', until }, 4_000)).toBe(10_000);
+    expect(nextPollAfterFailure({ action: 'park', until }, 12_000)).toBe(12_000);
+    expect(nextPollAfterFailure({ action: 'retry' }, 4_000)).toBe(4_000);
+  });
+
+  it('a prompt that does not render blocks the item; other step failures fail the run', () => {
+    expect(classifyFailure(new PromptRenderError('bad'), { stage: 'prompt' })).toEqual({ action: 'block' });
+    expect(classifyFailure(new Error('odd'), { stage: 'prompt' })).toEqual({ action: 'fail' });
+    expect(classifyFailure(new WorkspaceError('no clone'), { stage: 'checkout' })).toEqual({
+      action: 'fail',
+    });
+    expect(classifyFailure(new Error('ENOENT'), { stage: 'launch' })).toEqual({ action: 'fail' });
+    expect(runStatusFor({ action: 'block' })).toBe('failed');
+    expect(runStatusFor({ action: 'fail' })).toBe('failed');
+  });
+});

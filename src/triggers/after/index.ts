@@ -1,0 +1,38 @@
+/** The `after` trigger's definition: a chain fed by the run ledger of its upstream automation. */
+import type { AutomationFor } from '../../config/types.js';
+import type { RunRecord } from '../../core/types.js';
+import { defaultTimezone } from '../hooks.js';
+import type { TriggerDefinition } from '../types.js';
+import { afterTable } from './schema.js';
+
+function lastRunText(run: RunRecord | undefined): string {
+  if (!run) return 'no runs yet';
+  return `last run ${run.status} at ${(run.finishedAt ?? run.createdAt).slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+export const afterTrigger: TriggerDefinition<AutomationFor<'after'>> = {
+  ...afterTable,
+  impliedBy: 'after',
+  upstreamAutomation: (table) => (typeof table.after === 'string' ? table.after : undefined),
+  serialRuns: false,
+  createFeed(automation, context) {
+    return context.feeds.chain(automation);
+  },
+  doctor: {
+    needs: 'state',
+    async check(automation, context) {
+      const upstream = automation.config.after;
+      const kind = context.automations.find((a) => a.id === upstream)?.triggerType ?? 'unknown';
+      const last = context.store
+        ? (await context.store.listRuns({ automationId: upstream, limit: 1 }))[0]
+        : undefined;
+      const runs = context.storeReadable
+        ? lastRunText(last)
+        : 'its runs are unknown: the state file cannot be read';
+      return { ok: true, detail: `runs after '${upstream}' (${kind}; ${runs})` };
+    },
+  },
+  // A chain's task is the upstream run it follows (its item id is that run's id).
+  upstreamRunId: (task) => task.item.id,
+  resolveTimezone: defaultTimezone,
+};

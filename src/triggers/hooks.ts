@@ -1,0 +1,29 @@
+/** Hook bodies several triggers share. */
+import { SEARCH_COUNT } from '../github/operations.js';
+import type { DoctorContext, ResolveContext, TriggerCheck } from './types.js';
+
+/** `upstreamRunId` of a trigger whose tasks follow no other run. */
+export function noUpstreamRun(): undefined {
+  return undefined;
+}
+
+/** `resolveTimezone` of a trigger with no timezone of its own and nothing more to check. */
+export function defaultTimezone(_config: unknown, context: ResolveContext): string {
+  return context.defaultTimezone;
+}
+
+/** Doctor's line for a GitHub search: how many items match now. */
+export async function searchCountCheck(
+  query: string,
+  postFiltered: boolean,
+  context: DoctorContext,
+): Promise<TriggerCheck> {
+  const { data } = await context
+    .github()
+    .graphql<{ search: { issueCount: number } }>(SEARCH_COUNT, { query });
+  const count = data.search.issueCount;
+  return {
+    ok: true,
+    detail: `${count} match${count === 1 ? '' : 'es'}${postFiltered ? ' before post-filters' : ''} for ${query}`,
+  };
+}

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import {
+  acceptedTriggerNames,
+  BUILT_IN_TRIGGERS,
+  findTriggerDefinition,
+  missingHooks,
+  registerTrigger,
+} from './registry.js';
+import { TRIGGER_TYPES, type TriggerDefinition } from './types.js';
+
+describe('trigger registry', () => {
+  it('every built-in trigger has every hook', () => {
+    for (const definition of Object.values(BUILT_IN_TRIGGERS)) {
+      expect([definition.type, missingHooks(definition)]).toEqual([definition.type, []]);
+    }
+  });
+
+  it('lists each built-in type under its own name', () => {
+    expect(Object.keys(BUILT_IN_TRIGGERS).sort()).toEqual([...TRIGGER_TYPES].sort());
+    for (const [type, definition] of Object.entries(BUILT_IN_TRIGGERS)) expect(definition.type).toBe(type);
+  });
+
+  it('names each hook a definition lacks', () => {
+    const { createFeed: _feed, doctor: _doctor, ...partial } = BUILT_IN_TRIGGERS.cron;
+    expect(missingHooks(partial)).toEqual(['createFeed', 'doctor.check', 'doctor.needs']);
+  });
+
+  it('refuses to register a trigger that lacks a hook, or a type that exists', () => {
+    const { explain: _explain, ...noExplain } = BUILT_IN_TRIGGERS.cron;
+    expect(() =>
+      registerTrigger({ ...noExplain, type: 'incomplete' } as unknown as TriggerDefinition),
+    ).toThrow('trigger type incomplete lacks explain');
+    expect(() => registerTrigger(BUILT_IN_TRIGGERS.cron)).toThrow('trigger type cron is already registered');
+  });
+
+  it('a registered trigger is found by its names until it is removed', () => {
+    const unregister = registerTrigger({ ...BUILT_IN_TRIGGERS.cron, type: 'ticks', aliases: ['x/ticks'] });
+    expect(findTriggerDefinition('x/ticks')?.type).toBe('ticks');
+    expect(acceptedTriggerNames()).toContain('ticks');
+    unregister();
+    expect(findTriggerDefinition('ticks')).toBeUndefined();
+    expect(acceptedTriggerNames()).not.toContain('ticks');
+  });
+});
