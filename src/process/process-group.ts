@@ -24,26 +24,36 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
  * elsewhere undefined.
  */
 export function listGroupMembers(pgid: number): number[] | undefined {
-  let entries: string[];
+  const pids = procPids();
+  if (!pids) return undefined;
+  return pids.filter((pid) => {
+    const stat = procStat(pid);
+    return stat !== undefined && stat.pgid === pgid && stat.state !== 'Z';
+  });
+}
+
+/** Every pid in /proc, or undefined where there is no /proc. */
+function procPids(): number[] | undefined {
   try {
-    entries = readdirSync('/proc');
+    return readdirSync('/proc')
+      .filter((entry) => /^\d+$/.test(entry))
+      .map(Number);
   } catch {
     return undefined;
   }
-  const members: number[] = [];
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue;
-    }
-    // "pid (comm) state ppid pgrp …": comm may contain spaces and parentheses.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(fields[2]) === pgid && fields[0] !== 'Z') members.push(Number(entry));
+}
+
+/** State letter and process group of `pid` from /proc/<pid>/stat, or undefined when it is gone. */
+function procStat(pid: number): { state: string; pgid: number } | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
   }
-  return members;
+  // "pid (comm) state ppid pgrp …": comm may contain spaces and parentheses.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { state: fields[0] ?? '', pgid: Number(fields[2]) };
 }
 
 /** True while any process of the group is still running. */
@@ -99,32 +109,19 @@ export const RUN_ID_ENV = 'CURUPIRA_RUN_ID';
  * Linux only (reads /proc); empty elsewhere.
  */
 export function groupsOfRun(runId: string): number[] {
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return [];
-  }
   const wanted = `${RUN_ID_ENV}=${runId}`;
   const groups = new Set<number>();
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+  for (const pid of procPids() ?? []) {
+    if (pid === process.pid) continue;
     let environ: string;
     try {
-      environ = readFileSync(`/proc/${entry}/environ`, 'latin1');
+      environ = readFileSync(`/proc/${pid}/environ`, 'latin1');
     } catch {
       continue;
     }
     if (!environ.split('\0').includes(wanted)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (fields[0] === 'Z') continue;
-      const pgid = Number(fields[2]);
-      if (pgid > 1) groups.add(pgid);
-    } catch {
-      // gone meanwhile
-    }
+    const stat = procStat(pid);
+    if (stat && stat.state !== 'Z' && stat.pgid > 1) groups.add(stat.pgid);
   }
   return [...groups];
 }
