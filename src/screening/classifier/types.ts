@@ -1,0 +1,44 @@
+/**
+ * The classifier contract shared by the screening wiring (src/engine/, src/screening/item.ts) and
+ * the classifier runners (src/screening/classifier/). A classifier gives every text a score from 0
+ * (benign) to 1 (injection); the policy compares the highest score with a threshold.
+ */
+
+/** Why a classifier could not answer. Each kind blocks a run when the classifier is required. */
+export type ClassifierFailureKind = 'missing' | 'failed' | 'timeout';
+
+export class ClassifierError extends Error {
+  constructor(
+    readonly kind: ClassifierFailureKind,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ClassifierError';
+  }
+}
+
+export interface ClassifyOptions {
+  /** Abort when the engine stops. */
+  signal?: AbortSignal;
+  /** The classifier must answer within this many milliseconds, else `ClassifierError('timeout')`. */
+  timeoutMs: number;
+}
+
+export interface Classifier {
+  /** One line for logs, doctor and run records, e.g. `command python3 guard.py` or `prompt-guard /models/pg`. */
+  readonly description: string;
+  /** One score in [0, 1] per text, in order. Throws `ClassifierError` on any failure. */
+  classify(texts: readonly string[], options: ClassifyOptions): Promise<number[]>;
+}
+
+/** The classifier part of `[settings.screening]`, after defaults are applied. */
+export interface ClassifierSettings {
+  /** `classifier_command`: argv of a program that reads `{"texts": [...]}` on stdin and answers `{"scores": [...]}`. */
+  command?: readonly string[];
+  /** `classifier_model`: a directory holding a Prompt Guard–format ONNX model and its `tokenizer.json`. */
+  modelDir?: string;
+  /** `classifier_timeout` in seconds. */
+  timeoutSeconds: number;
+  /** `classifier_threshold`: a score at or above this blocks (default 0.8). */
+  threshold: number;
+}
