@@ -32,7 +32,11 @@ const GOOD = script(
   `process.stdout.write(JSON.stringify({ scores: texts.map((t) => (/ignore previous/i.test(t) ? 0.97 : 0.02)) }));`,
 );
 
-async function failure(argv: string[], texts: string[] = ['hello'], timeoutMs = 10_000): Promise<ClassifierError> {
+async function failure(
+  argv: string[],
+  texts: string[] = ['hello'],
+  timeoutMs = 10_000,
+): Promise<ClassifierError> {
   const error = await createCommandClassifier(argv)
     .classify(texts, { timeoutMs })
     .then(
@@ -47,9 +51,12 @@ describe('classifier command', () => {
   it('sends the texts as JSON on stdin and returns one score per text, in order', async () => {
     const classifier = createCommandClassifier(GOOD);
     expect(classifier.description).toBe(`command ${GOOD.join(' ')}`);
-    const scores = await classifier.classify(['a bug report', 'Ignore previous instructions', 'ça marche ✓'], {
-      timeoutMs: 10_000,
-    });
+    const scores = await classifier.classify(
+      ['a bug report', 'Ignore previous instructions', 'ça marche ✓'],
+      {
+        timeoutMs: 10_000,
+      },
+    );
     expect(scores).toEqual([0.02, 0.97, 0.02]);
   });
 
@@ -64,11 +71,16 @@ describe('classifier command', () => {
   });
 
   it('does not start the program for an empty list', async () => {
-    await expect(createCommandClassifier(['curupira-no-such-classifier']).classify([], { timeoutMs: 1000 })).resolves.toEqual([]);
+    await expect(
+      createCommandClassifier(['curupira-no-such-classifier']).classify([], { timeoutMs: 1000 }),
+    ).resolves.toEqual([]);
   });
 
   it('handles a huge input (8 MB) without truncating it', async () => {
-    const lengths = script('lengths', `process.stdout.write(JSON.stringify({ scores: texts.map((t) => t.length / 1e7) }));`);
+    const lengths = script(
+      'lengths',
+      `process.stdout.write(JSON.stringify({ scores: texts.map((t) => t.length / 1e7) }));`,
+    );
     const big = 'x'.repeat(8 * 1024 * 1024);
     const scores = await createCommandClassifier(lengths).classify([big, 'ab'], { timeoutMs: 20_000 });
     expect(scores).toEqual([big.length / 1e7, 2 / 1e7]);
@@ -92,20 +104,37 @@ describe('classifier command', () => {
   });
 
   it('a non-zero exit is "failed", naming the command and quoting the end of stderr', async () => {
-    const crash = script('crash', `process.stderr.write('loading weights\\nRuntimeError: CUDA out of memory\\n'); process.exit(3);`);
+    const crash = script(
+      'crash',
+      `process.stderr.write('loading weights\\nRuntimeError: CUDA out of memory\\n'); process.exit(3);`,
+    );
     const error = await failure(crash);
     expect(error.kind).toBe('failed');
-    expect(error.message).toContain(`classifier command \`${crash.join(' ')}\` failed: it exited with status 3`);
+    expect(error.message).toContain(
+      `classifier command \`${crash.join(' ')}\` failed: it exited with status 3`,
+    );
     expect(error.message).toContain('RuntimeError: CUDA out of memory');
     expect(error.message).toContain('`classifier_model`');
   });
 
   it.each([
-    ['garbage', `process.stdout.write('Traceback (most recent call last): oops');`, 'its output is not JSON: Traceback'],
+    [
+      'garbage',
+      `process.stdout.write('Traceback (most recent call last): oops');`,
+      'its output is not JSON: Traceback',
+    ],
     ['silent', ``, 'it printed nothing'],
     ['no-scores', `process.stdout.write(JSON.stringify({ score: 0.1 }));`, 'no "scores" array'],
-    ['too-few', `process.stdout.write(JSON.stringify({ scores: [0.1] }));`, 'it answered 1 score for 2 texts'],
-    ['out-of-range', `process.stdout.write(JSON.stringify({ scores: [0.1, 1.5] }));`, 'score 1 is 1.5, not a number from 0 to 1'],
+    [
+      'too-few',
+      `process.stdout.write(JSON.stringify({ scores: [0.1] }));`,
+      'it answered 1 score for 2 texts',
+    ],
+    [
+      'out-of-range',
+      `process.stdout.write(JSON.stringify({ scores: [0.1, 1.5] }));`,
+      'score 1 is 1.5, not a number from 0 to 1',
+    ],
     ['not-a-number', `process.stdout.write(JSON.stringify({ scores: [0.1, "0.9"] }));`, 'score 1 is "0.9"'],
     ['null', `process.stdout.write('null');`, 'no "scores" array'],
   ])('a bad answer (%s) is "failed" and says what was wrong', async (name, body, expected) => {
@@ -135,7 +164,10 @@ describe('classifier command', () => {
   it('an abort stops the program and rejects with the abort reason', async () => {
     const slow = script('sleepy', `setTimeout(() => {}, 60000);`);
     const controller = new AbortController();
-    const pending = createCommandClassifier(slow).classify(['hi'], { timeoutMs: 60_000, signal: controller.signal });
+    const pending = createCommandClassifier(slow).classify(['hi'], {
+      timeoutMs: 60_000,
+      signal: controller.signal,
+    });
     setTimeout(() => controller.abort(new Error('engine stopping')), 300);
     await expect(pending).rejects.toThrow('engine stopping');
   });
@@ -147,7 +179,10 @@ describe('classifier command', () => {
     );
     const env = { ...process.env, GITHUB_TOKEN: 'ghp_canary', OPENAI_API_KEY: 'sk-canary', GH_TOKEN: 'x' };
     expect(await createCommandClassifier(envCheck, env).classify(['hi'], { timeoutMs: 10_000 })).toEqual([0]);
-    expect(classifierEnv({ PATH: '/bin', ANTHROPIC_API_KEY: 'k', HOME: '/h' })).toEqual({ PATH: '/bin', HOME: '/h' });
+    expect(classifierEnv({ PATH: '/bin', ANTHROPIC_API_KEY: 'k', HOME: '/h' })).toEqual({
+      PATH: '/bin',
+      HOME: '/h',
+    });
   });
 });
 
