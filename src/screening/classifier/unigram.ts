@@ -126,7 +126,8 @@ export function buildPreTokenizer(spec: unknown): PreTokenize {
 
 interface UnigramModel {
   pieces: Map<string, { id: number; score: number }>;
-  maxPieceLength: number;
+  /** Every prefix of every piece (the pieces too): the Viterbi inner loop stops at the first miss. */
+  prefixes: Set<string>;
   unkId: number;
   unkScore: number;
   byteIds: number[] | undefined;
@@ -139,7 +140,7 @@ function unigramModel(spec: unknown, specials: ReadonlySet<string>): UnigramMode
   if (!Array.isArray(node.vocab)) throw new TokenizerFormatError('model.vocab is not a list');
   if (typeof node.unk_id !== 'number') throw new TokenizerFormatError('model.unk_id is missing');
   const pieces = new Map<string, { id: number; score: number }>();
-  let maxPieceLength = 1;
+  const prefixes = new Set<string>();
   let minScore = 0;
   node.vocab.forEach((entry: unknown, id) => {
     const [piece, score] = entry as [unknown, unknown];
@@ -148,7 +149,11 @@ function unigramModel(spec: unknown, specials: ReadonlySet<string>): UnigramMode
     minScore = Math.min(minScore, score);
     if (specials.has(piece) || id === node.unk_id) return;
     pieces.set(piece, { id, score });
-    maxPieceLength = Math.max(maxPieceLength, [...piece].length);
+    let prefix = '';
+    for (const char of piece) {
+      prefix += char;
+      prefixes.add(prefix);
+    }
   });
   let byteIds: number[] | undefined;
   if (node.byte_fallback === true) {
@@ -157,7 +162,7 @@ function unigramModel(spec: unknown, specials: ReadonlySet<string>): UnigramMode
     });
     if (ids.every((id) => id !== undefined)) byteIds = ids as number[];
   }
-  return { pieces, maxPieceLength, unkId: node.unk_id, unkScore: minScore - UNK_PENALTY, byteIds };
+  return { pieces, prefixes, unkId: node.unk_id, unkScore: minScore - UNK_PENALTY, byteIds };
 }
 
 /** The best segmentation of one pre-token (Viterbi over code points). */
@@ -172,8 +177,9 @@ function viterbi(model: UnigramModel, word: string): number[] {
     if (best[start] === Number.NEGATIVE_INFINITY) continue;
     let piece = '';
     let single = false;
-    for (let end = start + 1; end <= Math.min(n, start + model.maxPieceLength); end++) {
+    for (let end = start + 1; end <= n; end++) {
       piece += chars[end - 1];
+      if (!model.prefixes.has(piece)) break;
       const hit = model.pieces.get(piece);
       if (!hit) continue;
       if (end === start + 1) single = true;
