@@ -2,15 +2,17 @@
  * Screening benchmark: the deterministic scanners (src/screening, from the compiled dist/) over the
  * labelled corpora in corpus/. Reports, per category and overall, the share of attacks blocked and
  * the share of benign items blocked under the default policy (block on high and critical), plus
- * items screened per second and milliseconds per item. The "with stand-in" column adds a classifier
- * through the real `classifier_command` runner: stand-in-classifier.mjs, a keyword STAND-IN, not
- * Prompt Guard (see classifier.mjs, which also measures what each classifier runner costs per item).
+ * items screened per second and milliseconds per item. The "with the classifier" column adds a
+ * classifier: by default stand-in-classifier.mjs through the real `classifier_command` runner, a
+ * keyword STAND-IN, not Prompt Guard; `--classifier-model DIR` or `--classifier-command` put a real
+ * one there (see classifier.mjs, which also measures what each classifier runner costs per item).
  *
  *   node bench/screening/run.mjs [--dist DIR] [--misses | --warnings] [--json FILE]
+ *                                [--classifier-model DIR | --classifier-command "prog args"]
  *   node bench/run.mjs screening                 (as part of npm run bench)
  *
- * --misses lists every attack the scanners let through (and whether the stand-in blocks it) and every
- * benign item blocked by the scanners or the stand-in, with its findings;
+ * --misses lists every attack the scanners let through (and whether the classifier blocks it) and every
+ * benign item blocked by the scanners or the classifier, with its findings;
  * --warnings also lists benign items that were warned about.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -23,7 +25,7 @@ export const name = 'screening';
 
 const CORPORA = ['seed-a', 'seed-b'];
 const TIMING_PASSES = 5;
-/** Thresholds at which the stand-in's effect is also reported. */
+/** Thresholds at which the classifier's effect is also reported. */
 const SWEEP = [0.3, 0.5, 0.8];
 
 /** The fields curupira screens for an item: title, body, author, each comment. */
@@ -133,18 +135,30 @@ function time(screening, items) {
 
 const pct = (part, whole) => (whole === 0 ? 'n/a' : `${((part / whole) * 100).toFixed(1)} %`);
 
-export async function run({ dist, log, misses = false }) {
+/**
+ * `classifier` (optional): `{ model: DIR }` or `{ command: [argv] }` scores the corpora with a real
+ * classifier instead of the stand-in.
+ */
+export async function run({ dist, log, misses = false, classifier }) {
   const screening = await import(pathToFileURL(resolve(dist, 'screening/index.js')).href);
   const classifiers = await loadClassifiers(dist);
+  const chosen = classifier?.model
+    ? classifiers.runners.createPromptGuardClassifier(classifier.model)
+    : classifier?.command
+      ? classifiers.runners.createCommandClassifier(classifier.command)
+      : standIn(classifiers.runners);
+  log(
+    `\nclassifier for the "with" column: ${chosen.description}${classifier ? '' : ' (a keyword stand-in, not Prompt Guard)'}`,
+  );
   const figures = {};
   for (const corpus of CORPORA) {
     const items = loadCorpus(corpus);
-    const scores = await itemScores(standIn(classifiers.runners), items, fieldsOf);
+    const scores = await itemScores(chosen, items, fieldsOf);
     const result = evaluate(screening, items, scores);
     const timing = time(screening, items);
     log(`\nscreening — corpus ${corpus} (${result.attacks.items} attacks, ${result.benign.items} benign)`);
     log(
-      `| label | category | items | blocked by scanners | warned (not blocked) | blocked with stand-in (score ≥ ${THRESHOLD}) |`,
+      `| label | category | items | blocked by scanners | warned (not blocked) | blocked with the classifier (score ≥ ${THRESHOLD}) |`,
     );
     log('| --- | --- | --- | --- | --- | --- |');
     for (const row of result.rows)
@@ -166,7 +180,7 @@ export async function run({ dist, log, misses = false }) {
       return { threshold, attacks: share('attack'), benign: share('benign') };
     });
     log(
-      `stand-in threshold sweep (scanners or score ≥ t): ${sweep.map((row) => `t=${row.threshold}: attacks ${pct(row.attacks, 1)}, benign ${pct(row.benign, 1)}`).join('; ')}`,
+      `classifier threshold sweep (scanners or score ≥ t): ${sweep.map((row) => `t=${row.threshold}: attacks ${pct(row.attacks, 1)}, benign ${pct(row.benign, 1)}`).join('; ')}`,
     );
     log(
       `cost: ${timing.cpuMeanMs.toFixed(3)} ms CPU per item (p95 ${timing.cpuP95Ms.toFixed(3)}, max ${timing.cpuMaxMs.toFixed(2)}; mean item ${timing.meanChars} chars); items of 4 KB or more (${timing.bigItems}): ${timing.bigCpuMeanMs.toFixed(3)} ms mean, p95 ${timing.bigCpuP95Ms.toFixed(3)}; ${timing.itemsPerSecondWall} items/s wall-clock`,
@@ -184,12 +198,12 @@ export async function run({ dist, log, misses = false }) {
         const tag =
           item.label === 'attack'
             ? withClassifier
-              ? 'MISSED (stand-in blocks)'
+              ? 'MISSED (classifier blocks)'
               : 'MISSED '
             : blocked
               ? 'BLOCKED'
               : withClassifier
-                ? 'BLOCKED by stand-in'
+                ? 'BLOCKED by classifier'
                 : 'WARNED ';
         log(`  ${tag} ${item.id} ${item.category} [${item.placement}] ${found || '(no findings)'}`);
       }
@@ -223,6 +237,11 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     dist,
     log: console.log,
     misses: args.includes('--warnings') ? 'all' : args.includes('--misses'),
+    classifier: option('--classifier-model')
+      ? { model: option('--classifier-model') }
+      : option('--classifier-command')
+        ? { command: option('--classifier-command').split(' ').filter(Boolean) }
+        : undefined,
   });
   const json = option('--json');
   if (json) writeFileSync(json, `${JSON.stringify(figures, null, 2)}\n`);

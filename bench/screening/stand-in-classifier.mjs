@@ -2,7 +2,8 @@
 /**
  * A deterministic STAND-IN for a classifier, for the benchmark only. It is NOT Prompt Guard and
  * says nothing about how a real model would score: it is a handful of generic keyword rules,
- * written without reading the corpus's attack templates, so that the benchmark can exercise the
+ * written without reading the corpus's attack templates (only the two social-engineering examples
+ * quoted in bench/README.md had been seen), so that the benchmark can exercise the
  * `classifier_command` protocol end to end (spawn, JSON on stdin, scores on stdout) and show how a
  * second opinion changes the blocked shares.
  *
