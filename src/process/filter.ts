@@ -6,7 +6,7 @@
  * stdin and kills the whole group; unlike `spawnAgent` it keeps stdout whole (up to a cap) for
  * parsing. The caller decides what a non-zero exit means.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { AgentNotFoundError, CurupiraError } from '../core/errors.js';
 import { findExecutable } from './env.js';
@@ -76,22 +76,10 @@ export async function runFilter(options: FilterOptions): Promise<FilterResult> {
   // A program that exits without reading all of its input closes the pipe: not our failure.
   child.stdin!.on('error', () => {});
   child.stdin!.end(options.input);
-  const stdout: Buffer[] = [];
-  let stdoutBytes = 0;
-  child.stdout!.on('data', (chunk: Buffer) => {
-    if (state.stdoutTooLarge) return;
-    stdoutBytes += chunk.length;
-    if (stdoutBytes > options.maxStdoutBytes) {
-      state.stdoutTooLarge = true;
-      void terminate();
-      return;
-    }
-    stdout.push(chunk);
+  const output = collect(child, options.maxStdoutBytes, options.maxStderrBytes, () => {
+    state.stdoutTooLarge = true;
+    void terminate();
   });
-  const stderr = new BoundedTail(options.maxStderrBytes);
-  child.stderr!.setEncoding('utf8');
-  child.stderr!.on('data', (text: string) => stderr.append(text));
-  const closed = Promise.all([once(child.stdout!, 'close'), once(child.stderr!, 'close')]);
 
   const stopFor = (reason: 'timedOut' | 'cancelled') => (): void => {
     if (state.exited) return;
@@ -109,16 +97,46 @@ export async function runFilter(options: FilterOptions): Promise<FilterResult> {
   options.signal?.removeEventListener('abort', onAbort);
   // Whatever it left running in its group is stopped too.
   await (termination ?? terminate());
-  await Promise.race([closed, new Promise((done) => setTimeout(done, 2_000).unref())]);
+  await Promise.race([output.closed, new Promise((done) => setTimeout(done, 2_000).unref())]);
   child.stdout?.destroy();
   child.stderr?.destroy();
   return {
     exitCode: exit.code,
     signal: exit.signal,
-    stdout: Buffer.concat(stdout).toString('utf8'),
-    stderrTail: stderr.toString(),
+    stdout: output.stdout(),
+    stderrTail: output.stderr(),
     timedOut: state.timedOut,
     cancelled: state.cancelled,
     stdoutTooLarge: state.stdoutTooLarge,
+  };
+}
+
+/** Keeps stdout whole up to `maxStdout` bytes (then calls `onTooLarge` once) and stderr's tail. */
+function collect(
+  child: ChildProcess,
+  maxStdout: number,
+  maxStderr: number,
+  onTooLarge: () => void,
+): { closed: Promise<unknown>; stdout(): string; stderr(): string } {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  let tooLarge = false;
+  child.stdout!.on('data', (chunk: Buffer) => {
+    if (tooLarge) return;
+    bytes += chunk.length;
+    if (bytes > maxStdout) {
+      tooLarge = true;
+      onTooLarge();
+      return;
+    }
+    chunks.push(chunk);
+  });
+  const tail = new BoundedTail(maxStderr);
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (text: string) => tail.append(text));
+  return {
+    closed: Promise.all([once(child.stdout!, 'close'), once(child.stderr!, 'close')]),
+    stdout: () => Buffer.concat(chunks).toString('utf8'),
+    stderr: () => tail.toString(),
   };
 }

@@ -137,6 +137,7 @@ describe('classifier command', () => {
     ],
     ['not-a-number', `process.stdout.write(JSON.stringify({ scores: [0.1, "0.9"] }));`, 'score 1 is "0.9"'],
     ['null', `process.stdout.write('null');`, 'no "scores" array'],
+    ['endless', `process.stdout.write('['.repeat(5 * 1024 * 1024));`, 'it printed more than 4 MiB'],
   ])('a bad answer (%s) is "failed" and says what was wrong', async (name, body, expected) => {
     const error = await failure(script(`bad-${name}`, body), ['one', 'two']);
     expect(error.kind).toBe('failed');

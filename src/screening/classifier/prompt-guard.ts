@@ -191,7 +191,10 @@ class Deadline {
     this.#at = performance.now() + ms;
   }
 
-  /** `work`, unless the deadline passes or the signal aborts first. */
+  /**
+   * `work`, unless the deadline passes or the signal aborts first. onnxruntime cannot interrupt an
+   * inference, so a window still running then finishes in the background and is ignored.
+   */
   async race<T>(work: Promise<T>): Promise<T> {
     if (this.signal?.aborted) throw abortReason(this.signal);
     const left = this.#at - performance.now();
@@ -234,6 +237,8 @@ async function scoreWindow(model: LoadedModel, ids: readonly number[]): Promise<
     throw new Error(
       `the model answered ${data?.length ?? 0} logits${model.labels > 0 ? ` for ${model.labels} labels in config.json` : ''}`,
     );
+  if (!Array.from(data).every(Number.isFinite))
+    throw new Error('the model answered a logit that is not a finite number');
   return maliciousScore(data, model.benign);
 }
 
