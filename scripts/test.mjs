@@ -30,7 +30,9 @@ function ensureOnnxRuntime() {
     createRequire(import.meta.url).resolve('onnxruntime-node');
     return true;
   } catch {
-    console.log('\n== onnxruntime-node is not installed (the Prompt Guard tests need it): installing onnxruntime-node@1.30.0');
+    console.log(
+      '\n== onnxruntime-node is not installed (the Prompt Guard tests need it): installing onnxruntime-node@1.30.0',
+    );
   }
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   const result = spawnSync(npm, ['install', '--no-save', 'onnxruntime-node@1.30.0'], {
