@@ -269,6 +269,8 @@ export function createPromptGuardClassifier(dir: string, options: { ortName?: st
         if (ids.length > 0) {
           for (const window of windows(ids, size)) {
             const run = scoreWindow(model, [...model.tokenizer.prefix, ...window, ...model.tokenizer.suffix]);
+            // A window abandoned at the deadline may still fail later: that must not go unhandled.
+            run.catch(() => {});
             const windowScore = await deadline.race(run).catch((error: unknown) => {
               if (error instanceof ClassifierError || error === classify.signal?.reason) throw error;
               if (error instanceof DOMException && error.name === 'AbortError') throw error;
