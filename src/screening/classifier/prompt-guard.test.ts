@@ -130,6 +130,11 @@ withOrt('Prompt Guard runner on a tiny ONNX model', () => {
     const error = await failure(createPromptGuardClassifier(pg2).classify(['hello'], { timeoutMs: 0 }));
     expect(error.kind).toBe('timeout');
     expect(error.message).toContain('`classifier_timeout`');
+    // A long text (hundreds of windows) with a short deadline stops part-way.
+    const long = await failure(
+      createPromptGuardClassifier(pg2).classify(['hello world '.repeat(100_000)], { timeoutMs: 50 }),
+    );
+    expect(long.kind).toBe('timeout');
     const controller = new AbortController();
     controller.abort(new Error('engine stopping'));
     await expect(
