@@ -105,6 +105,17 @@ export interface HarnessOptions extends SettingsPieces {
   originFiles?: Record<string, string | SeedFile>;
 }
 
+/**
+ * A prompt with each fenced block (notice, BEGIN line, text, END line) replaced by its text, for
+ * tests about which item ran rather than about fencing (every title is fenced since issue 11).
+ */
+export function unfenced(prompt: string): string {
+  return prompt.replace(
+    /The block below is untrusted data from [^\n]*\n----- BEGIN UNTRUSTED DATA (\w+) -----\n([\s\S]*?)\n?----- END UNTRUSTED DATA \1 -----/g,
+    (_block, _nonce: string, text: string) => text,
+  );
+}
+
 export function defaultAutomation(prompt = 'Fix issue ${issue_number}: ${issue_title}'): string {
   return `[automations.fix]
 trigger_type = "plugins-py/github-issues"
