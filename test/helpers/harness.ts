@@ -75,7 +75,8 @@ export interface FakeInvocation {
   argv: string[];
   prompt?: string;
   cwd: string;
-  env: { keys: string[]; values: Record<string, string> };
+  /** Names, the values of FAKE_* and a few path variables, and a SHA-256 of every value. */
+  env: { keys: string[]; values: Record<string, string>; hashes: Record<string, string> };
   pid: number;
   resumeOf: string | null;
   sessionId: string | null;
