@@ -147,7 +147,8 @@ function createEnvironment(): Environment {
   env.addFilter(PRINT_FILTER, printValue);
   env.addFilter('default', defaultFilter);
   env.addFilter('d', defaultFilter);
-  // `{{ issue_body | truncate(4000) | fence('issue body') }}`: fence untrusted text after shaping it.
+  // With `untrusted_text = "raw"`: `{{ issue_body | truncate(4000) | fence('issue body') }}` shapes
+  // the text first, then fences it (by default, untrusted fields arrive fenced already).
   env.addFilter('fence', fenceFilter);
   const internals = env as unknown as NjEnvironmentInternals;
   internals.addTest('true', (value) => value === true);
