@@ -13,12 +13,13 @@
  * are covered too. The canaries match no token shape, so only redaction by value can catch them.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createHarness,
   type FakeInvocation,
+  filesUnder,
   type Harness,
   issueAutomation,
   runBuiltCli,
@@ -39,15 +40,6 @@ type CanaryName = keyof typeof CANARIES;
 
 function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
-}
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    const stat = statSync(path, { throwIfNoEntry: false });
-    if (!stat) return [];
-    return stat.isDirectory() ? filesUnder(path) : stat.isFile() ? [path] : [];
-  });
 }
 
 function leaks(text: string): CanaryName[] {

@@ -3,7 +3,7 @@
  * commit, the fake agent CLIs on PATH, and a settings file wired to all three, in a temp folder.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { installFakeAgents } from '../../src/agents/fake/install.js';
 import type { Provider } from '../../src/agents/schemas.js';
@@ -104,6 +104,16 @@ export interface HarnessOptions extends SettingsPieces {
   issues?: { title: string; body?: string; labels?: string[] }[];
   /** Files of origin's first commit besides README.md. */
   originFiles?: Record<string, string | SeedFile>;
+}
+
+/** Every file below `dir`, at any depth (for scans of everything a test world holds). */
+export function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    const stat = statSync(path, { throwIfNoEntry: false });
+    if (!stat) return [];
+    return stat.isDirectory() ? filesUnder(path) : stat.isFile() ? [path] : [];
+  });
 }
 
 /**
