@@ -139,6 +139,12 @@ describe('guardUntrusted with Jinja', () => {
     expect(blocks(prompt, 'feedfacefeedface')).toEqual(['["bug","p1"]\n']);
   });
 
+  it('joins a fenced list into one block of the original values', () => {
+    const prompt = renderPrompt('Labels: {{ issue_labels | join(", ") }}', guard('jinja'), 'jinja');
+    expect(blocks(prompt, 'feedfacefeedface')).toEqual(['bug, p1\n']);
+    expect(prompt.match(/BEGIN UNTRUSTED/g)).toHaveLength(1);
+  });
+
   it('uses the run nonce for `| fence` and does not fence an already fenced value twice', () => {
     const guarded = guard('jinja');
     const prompt = renderPrompt(

@@ -7,7 +7,8 @@
  * - `${…}` templates: the field's text (lists and objects flattened to JSON first) in one block.
  * - Jinja: strings are blocks; lists and objects keep their shape with every string inside fenced,
  *   so `{% for %}`, `length` and `'bug' in issue_labels` (matched against the original values)
- *   still work, and printing a whole list prints one block around its JSON.
+ *   still work; printing a whole list prints one block around its JSON, and `| join` one block
+ *   around the joined values.
  *
  * With `untrusted_text = "raw"` nothing is fenced (unsafe: the text reads as instructions); bodies
  * are still capped.
@@ -52,6 +53,7 @@ function capBodies(name: string, value: FieldValue): FieldValue {
 interface Origin {
   raw: FieldValue;
   label: string;
+  fence: Fence;
 }
 
 const origins = new WeakMap<object, Origin>();
@@ -76,6 +78,16 @@ class FencedList extends Array<FieldValue> {
   override includes(search: FieldValue, from?: number): boolean {
     return this.indexOf(search, from) !== -1;
   }
+
+  /** `{{ issue_labels | join(", ") }}`: one block around the joined original values. */
+  override join(separator?: string): string {
+    const origin = origins.get(this);
+    const raw = origin?.raw;
+    if (!origin || !Array.isArray(raw) || raw.some((entry) => entry !== null && typeof entry === 'object')) {
+      return super.join(separator);
+    }
+    return origin.fence.fence(raw.map((entry) => flattenValue(entry)).join(separator ?? ','), origin.label);
+  }
 }
 
 /** The original (capped, unfenced) value behind a fenced Jinja list or object, if `value` is one. */
@@ -90,13 +102,13 @@ function fenceDeep(value: FieldValue, label: string, fence: Fence): FieldValue {
     if (value.length === 0) return value;
     const list = new FencedList();
     for (const entry of value) list.push(fenceDeep(entry, label, fence));
-    origins.set(list, { raw: value, label });
+    origins.set(list, { raw: value, label, fence });
     return list as FieldValue[];
   }
   const object = Object.fromEntries(
     Object.entries(value).map(([k, v]) => [k, fenceDeep(v as FieldValue, label, fence)]),
   );
-  origins.set(object, { raw: value, label });
+  origins.set(object, { raw: value, label, fence });
   return object;
 }
 
