@@ -84,13 +84,16 @@ const AWS_SECRET_SHAPE = /(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])/
 /** How far from an access key a secret key shape is taken for its secret key. */
 const AWS_NEARBY_CHARS = 200;
 
-/** Patterns replaced whole. */
+/**
+ * Patterns replaced whole. Each starts at a fixed prefix that cannot follow its own characters, or
+ * has bounded parts, so that a hostile 16 MiB line costs linear time.
+ */
 const TOKEN_PATTERNS: readonly RegExp[] = [
   /(?<![A-Za-z0-9_])(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}/g,
   /(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{20,}/g,
   /(?<![A-Za-z0-9_-])sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}/g,
-  /(?<![A-Za-z0-9])xox[abprs]-[A-Za-z0-9-]{10,}/g,
-  /(?<![A-Za-z0-9])xapp-[A-Za-z0-9-]{10,}/g,
+  /(?<![A-Za-z0-9-])xox[abprs]-[A-Za-z0-9-]{10,}/g,
+  /(?<![A-Za-z0-9-])xapp-[A-Za-z0-9-]{10,}/g,
   /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g,
 ];
 
@@ -98,16 +101,29 @@ const TOKEN_PATTERNS: readonly RegExp[] = [
 const LABELLED_PATTERNS: readonly RegExp[] = [
   /(authorization["']?\s*[:=]\s*["']?(?:bearer|token|basic)\s+)[^\s"']+/gi,
   /(\b(?:aws_?)?secret_?access_?key["']?\s*[:=]\s*["']?)[A-Za-z0-9/+]{40}/gi,
-  /(\b[a-z][a-z0-9+.-]*:\/\/[^/\s:@]+:)[^/\s@]+(?=@)/gi,
+  /(\b[a-z][a-z0-9+.-]{0,31}:\/\/[^/\s:@]{1,256}:)[^/\s@]{1,256}(?=@)/gi,
 ];
 
-/** Secret key shapes near an AWS access key (whose key was just found at `keys`). */
+/** Secret key shapes near an AWS access key. */
 function redactAwsSecretsNear(text: string): string {
   const keys = [...text.matchAll(AWS_ACCESS_KEY)].map((m) => m.index);
   if (keys.length === 0) return text;
   return text.replace(AWS_SECRET_SHAPE, (match, offset: number) =>
-    keys.some((at) => Math.abs(at - offset) <= AWS_NEARBY_CHARS) ? REDACTED : match,
+    nearestDistance(keys, offset) <= AWS_NEARBY_CHARS ? REDACTED : match,
   );
+}
+
+/** Distance from `at` to the nearest of `sorted` (ascending, not empty). */
+function nearestDistance(sorted: readonly number[], at: number): number {
+  let low = 0;
+  let high = sorted.length - 1;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (sorted[mid]! < at) low = mid + 1;
+    else high = mid;
+  }
+  const after = Math.abs(sorted[low]! - at);
+  return low > 0 ? Math.min(after, Math.abs(sorted[low - 1]! - at)) : after;
 }
 
 function redactPatterns(text: string): string {
