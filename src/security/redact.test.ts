@@ -43,6 +43,10 @@ describe('redact by pattern', () => {
     expect(redact(`export AWS_SECRET_ACCESS_KEY="${secret}"`)).toBe(
       `export AWS_SECRET_ACCESS_KEY="${REDACTED}"`,
     );
+    // Before the access key counts too; the same shape far from any access key is left alone.
+    expect(redact(`${secret} AKIAIOSFODNN7EXAMPLE`)).toBe(`${REDACTED} ${REDACTED}`);
+    const far = `AKIAIOSFODNN7EXAMPLE${' '.repeat(300)}${secret}`;
+    expect(redact(far)).toBe(`${REDACTED}${' '.repeat(300)}${secret}`);
   });
 
   it('replaces a whole private key block, and a block cut before its end', () => {
