@@ -72,7 +72,10 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   // says so once, and writing resumes by itself when the file accepts lines again.
   let fileFailing = false;
   const destination = {
-    write(line: string): void {
+    write(raw: string): void {
+      // Arguments are redacted on the way in (below); the whole line once more on the way out, so
+      // that nothing a later binding or serializer adds can carry a secret either.
+      const line = redact(raw);
       const text = format === 'json' ? line : formatLine(line);
       consoleStream?.write(text);
       if (!options.file) return;
