@@ -37,7 +37,9 @@ function describeSource(task: Task, field: string): string {
     return `the outcome of run ${task.item.id} of automation '${String(task.item.fields.upstream_automation)}' (it quotes that agent and its task)`;
   }
   const what = field.replace(/_/g, ' ');
-  return `${what} of ${task.identity.repo}#${task.item.id}${author ? ` (written by @${author})` : ''}`;
+  // Labels are applied by whoever can label, not necessarily by the item's author.
+  const by = author && !field.endsWith('_labels') ? ` (written by @${author})` : '';
+  return `${what} of ${task.identity.repo}#${task.item.id}${by}`;
 }
 
 /**
