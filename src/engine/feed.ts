@@ -49,6 +49,8 @@ export class EventFeed implements Feed {
   nextPollAt = 0;
   waiting = 0;
   private readonly seen = new Set<string>();
+  /** The last fingerprint dispatched per task key (for an operator's retry). */
+  private readonly fingerprints = new Map<string, string>();
   private readonly backoff: Backoff;
 
   constructor(
@@ -112,6 +114,13 @@ export class EventFeed implements Feed {
 
   markDispatched(task: Task): void {
     this.seen.add(task.fingerprint);
+    this.fingerprints.set(task.key, task.fingerprint);
+  }
+
+  /** An operator asked to run the task again (retry): its item is offered on the next poll. */
+  forgetKey(taskKey: string): void {
+    const fingerprint = this.fingerprints.get(taskKey);
+    if (fingerprint !== undefined) this.seen.delete(fingerprint);
   }
 
   /** A launch that never started the agent is retried on the next poll (item memory only). */
