@@ -17,6 +17,7 @@ import { writeLine } from './io.js';
 import { registerRun } from './run.js';
 import { registerRuns } from './runs.js';
 import { registerSchema } from './schema.js';
+import { registerServe } from './serve.js';
 import { registerSimulator } from './simulator.js';
 import { registerValidate } from './validate.js';
 import { packageVersion } from './version.js';
@@ -33,7 +34,21 @@ export interface GlobalOptions {
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const satisfies readonly LogLevel[];
 
 /** The commands that read the settings file: each accepts `-c/--config` and `--log-level` itself too. */
-const SETTINGS_COMMANDS = new Set(['validate', 'run', 'runs', 'show', 'doctor', 'gc', 'init']);
+const SETTINGS_COMMANDS = new Set([
+  'validate',
+  'run',
+  'runs',
+  'show',
+  'doctor',
+  'gc',
+  'init',
+  'serve',
+  'status',
+  'cancel',
+  'pause',
+  'resume',
+  'trigger',
+]);
 
 function configHelp(): string {
   return `settings file (default: $CURUPIRA_CONFIG, else ${defaultConfigPath()}); before or after the command`;
@@ -96,6 +111,7 @@ export function createProgram(io: CliIo): Command {
   registerSchema(program, io);
   registerRun(program, io, globals);
   registerRuns(program, io, globals);
+  registerServe(program, io, globals);
   registerDoctor(program, io, globals);
   registerGc(program, io, globals);
   registerSimulator(program, io);

@@ -1,0 +1,127 @@
+/**
+ * `curupira serve`: the `run --watch` engine plus the board, the JSON API and the control socket.
+ * The token is printed once, in the URL, the first time; later starts say where it is kept.
+ */
+import type { Command } from 'commander';
+import { loadSettings } from '../config/load.js';
+import { systemClock } from '../core/clock.js';
+import { UsageError } from '../core/errors.js';
+import { Engine } from '../engine/engine.js';
+import { stateDir, transcriptsDir } from '../engine/paths.js';
+import { createApp } from '../server/app.js';
+import { Hub } from '../server/hub.js';
+import { startListeners } from '../server/listen.js';
+import { loadOrCreateToken, tokenPath } from '../server/token.js';
+import { acquireStateLock, openStore } from '../store/index.js';
+import { EXIT } from './exit-codes.js';
+import { type CliIo, writeLine } from './io.js';
+import { type GlobalOptions, setExitCode } from './program.js';
+import { settingsReloader, signalHandler, watchBanner } from './run.js';
+import { engineLogger, githubAccess } from './runtime.js';
+import { packageVersion } from './version.js';
+
+export const DEFAULT_PORT = 7878;
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+
+interface ServeOptions {
+  port: string;
+  host: string;
+  logFormat?: string;
+}
+
+function parsePort(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 65535)
+    throw new UsageError(`--port must be 0 (pick a free port) or a port number up to 65535, got '${value}'`);
+  return Number(value);
+}
+
+export function registerServe(program: Command, io: CliIo, globals: () => GlobalOptions): void {
+  program
+    .command('serve')
+    .description('Run the engine (as `run --watch`) with the board, the JSON API and CLI control.')
+    .option('--port <n>', 'HTTP port on the host (0 picks a free one)', String(DEFAULT_PORT))
+    .option(
+      '--host <address>',
+      'address to listen on; anything but 127.0.0.1 reaches beyond this machine',
+      '127.0.0.1',
+    )
+    .option('--log-format <format>', 'text or json log lines', 'text')
+    .action(async (options: ServeOptions) => {
+      const port = parsePort(options.port);
+      if (options.logFormat !== 'text' && options.logFormat !== 'json')
+        throw new UsageError(`--log-format must be text or json, got '${options.logFormat}'`);
+      const { config: file, logLevel } = globals();
+      const { settings, warnings } = loadSettings(file);
+      for (const warning of warnings) writeLine(io.stderr, `warning: ${warning}`);
+      if (!LOOPBACK.has(options.host)) {
+        writeLine(
+          io.stderr,
+          `warning: listening on ${options.host}: the board is reachable beyond this machine over plain HTTP; the token still guards every route, but anyone on the path can read it`,
+        );
+      }
+      const lock = await acquireStateLock(settings.execution.state_db_path);
+      const store = await openStore(settings.execution.state_db_path);
+      const log = engineLogger({
+        settings,
+        console: io.stderr,
+        format: options.logFormat,
+        ...(logLevel ? { level: logLevel } : {}),
+      });
+      const stop = new AbortController();
+      const drain = new AbortController();
+      const access = githubAccess(
+        settings,
+        io.env,
+        log,
+        systemClock,
+        AbortSignal.any([stop.signal, drain.signal]),
+      );
+      const hub = new Hub();
+      const engine = new Engine({
+        settings,
+        mode: 'watch',
+        store,
+        clock: systemClock,
+        log,
+        env: io.env,
+        github: access.client,
+        tokens: access.tokens,
+        transcriptsDir: transcriptsDir(settings),
+        stopSignal: stop.signal,
+        drainSignal: drain.signal,
+        reload: settingsReloader(file),
+        onStatus: (status) => hub.setStatus(status),
+        onRun: () => hub.changed(),
+      });
+      const dir = stateDir(settings);
+      const { token, created } = loadOrCreateToken(dir);
+      const app = createApp({ store, engine, hub, token, version: packageVersion(), startedAt: Date.now() });
+      const signals = signalHandler(settings, log, stop, drain);
+      process.on('SIGINT', signals.handle);
+      process.on('SIGTERM', signals.handle);
+      let listening: Awaited<ReturnType<typeof startListeners>> | undefined;
+      try {
+        listening = await startListeners(app, { host: options.host, port, stateDir: dir });
+        if (options.logFormat === 'text') writeLine(io.stderr, watchBanner(settings));
+        if (created) {
+          writeLine(io.stdout, `Board: ${listening.url}?token=${token}`);
+          writeLine(io.stdout, `(the token is shown this once; it is kept in ${tokenPath(dir)})`);
+        } else {
+          writeLine(
+            io.stdout,
+            `Board: ${listening.url} (open it with ?token=<the token in ${tokenPath(dir)}>)`,
+          );
+        }
+        if (listening.socket) writeLine(io.stdout, `Control socket: ${listening.socket}`);
+        await engine.run();
+        setExitCode(signals.interrupted() ? EXIT.interrupted : EXIT.ok);
+      } finally {
+        process.off('SIGINT', signals.handle);
+        process.off('SIGTERM', signals.handle);
+        hub.close();
+        await listening?.close();
+        await store.close();
+        await lock.release();
+      }
+    });
+}
