@@ -7,6 +7,7 @@ import { defaultConfigPath, resolvePath } from '../config/load.js';
 import { ConfigError, CurupiraError, errorMessage, UsageError } from '../core/errors.js';
 import type { LogLevel } from '../log.js';
 import { scrub } from '../workspace/git.js';
+import { registerControl } from './control.js';
 import { registerDemo } from './demo.js';
 import { registerDoctor } from './doctor.js';
 import { EXIT } from './exit-codes.js';
@@ -112,6 +113,7 @@ export function createProgram(io: CliIo): Command {
   registerRun(program, io, globals);
   registerRuns(program, io, globals);
   registerServe(program, io, globals);
+  registerControl(program, io, globals);
   registerDoctor(program, io, globals);
   registerGc(program, io, globals);
   registerSimulator(program, io);
