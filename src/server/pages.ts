@@ -79,7 +79,7 @@ function runCard(run: RunRecord): Html {
 }
 
 function column(id: string, title: string, cards: Html[], total = cards.length): Html {
-  return html`<section class="column" data-column="${id}">
+  return html`<section class="column" id="column-${id}" data-column="${id}">
   <h2>${title} <span class="count">${total}</span></h2>
   ${cards.length === 0 ? html`<p class="empty">nothing here</p>` : cards}
 </section>`;
@@ -91,12 +91,12 @@ export function boardLive(data: BoardData): Html {
 <header class="top">
   <h1>curupira</h1>
   <span id="summary">${data.summary}</span>
-  <a id="attention" class="badge${data.attentionCount > 0 ? ' hot' : ''}" href="#needs-attention">${data.attentionCount} need attention</a>
+  <a id="attention" class="badge${data.attentionCount > 0 ? ' hot' : ''}" href="#column-attention">${data.attentionCount} need attention</a>
 </header>
 <main class="board">
   ${column('scheduled', 'Scheduled', data.automations.map(automationCard))}
   ${column('in-progress', 'In progress', data.inProgress.map(runCard))}
-  ${raw('<a id="needs-attention"></a>')}${column('attention', 'Needs attention', data.attention.map(runCard), data.attentionCount)}
+  ${column('attention', 'Needs attention', data.attention.map(runCard), data.attentionCount)}
   ${column('done', 'Done', data.done.map(runCard))}
 </main>
 </div>`;

@@ -2,26 +2,14 @@
  * The JSON API of `curupira serve`, in process over `app.request` with a real engine on the
  * simulator and the fake agents: the token, every route, error codes and cursor pagination.
  */
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
+import { PROVIDERS } from '../../src/agents/schemas.js';
 import type { RunRecord } from '../../src/core/types.js';
-import { Engine } from '../../src/engine/engine.js';
-import { createApp } from '../../src/server/app.js';
-import { Hub } from '../../src/server/hub.js';
 import { loadOrCreateToken, tokensEqual } from '../../src/server/token.js';
-import type { Store } from '../../src/store/types.js';
 import { createHarness, type Harness, issueAutomation, waitFor } from '../helpers/harness.js';
-
-interface Served {
-  app: Hono;
-  engine: Engine;
-  store: Store;
-  token: string;
-  runs: RunRecord[];
-  stop(): Promise<void>;
-}
+import { type Served, serveInProcess } from '../helpers/serve.js';
 
 let h: Harness | undefined;
 let served: Served | undefined;
@@ -34,41 +22,7 @@ afterEach(async () => {
 
 const FAST = '[settings.polling]\npoll_interval_seconds = 0.2\ncron_poll_interval_seconds = 0.2';
 
-async function serve(harness: Harness): Promise<Served> {
-  const store = await harness.openStore();
-  const stop = new AbortController();
-  const hub = new Hub(20);
-  const runs: RunRecord[] = [];
-  const engine = new Engine(
-    harness.engineOptions(store, {
-      mode: 'watch',
-      stop: stop.signal,
-      onRun: (run) => {
-        runs.push(run);
-        hub.changed();
-      },
-      onStatus: (status) => hub.setStatus(status),
-    }),
-  );
-  const done = engine.run();
-  const dir = join(harness.dir, 'state');
-  mkdirSync(dir, { recursive: true });
-  const { token } = loadOrCreateToken(dir);
-  const app = createApp({ store, engine, hub, token, version: '0.0.0-test', startedAt: Date.now() });
-  return {
-    app,
-    engine,
-    store,
-    token,
-    runs,
-    async stop() {
-      stop.abort();
-      await done;
-      hub.close();
-      await store.close();
-    },
-  };
-}
+const serve = (harness: Harness): Promise<Served> => serveInProcess(harness);
 
 function call(s: Served, path: string, init: RequestInit = {}, token: string | null = s.token) {
   const headers = new Headers(init.headers);
@@ -131,6 +85,40 @@ describe('serve: token', () => {
     expect(forged.status).toBe(401);
     expect(await served.store.listPaused()).toEqual([]);
   });
+});
+
+describe('serve: run pages', () => {
+  it('render the saved transcript as a conversation for every provider, escaping what the agent wrote', async () => {
+    h = await createHarness({
+      issues: [],
+      agentEnv: { EVIL: '<script>alert(1)</script>' },
+      automation: issueAutomation('fix', { prompt: 'Fix ${issue_title} [[fake:echo-env=EVIL]]' }),
+    });
+    const runs: RunRecord[] = [];
+    for (const [n, provider] of PROVIDERS.entries()) {
+      h.configure({ provider });
+      h.world.addIssue('acme/api', {
+        title: `Task for ${provider}`,
+        body: '',
+        labels: ['agent-ready'],
+        author: 'octocat',
+      });
+      const result = await h.run();
+      runs.push(result.runs.find((r) => r.itemTitle === `Task for ${provider}`)!);
+      h.world.closeIssue('acme/api', n + 1);
+    }
+    served = await serve(h);
+    for (const run of runs) {
+      expect(run.status, run.provider!).toBe('succeeded');
+      const page = await (await call(served, `/runs/${run.id}`)).text();
+      expect(page, run.provider!).toContain('<h3>Transcript</h3>');
+      expect(page, run.provider!).toContain('Starting on the task.');
+      expect(page, run.provider!).toContain('Done: the task is complete.');
+      expect(page, run.provider!).toContain('EVIL=&lt;script&gt;alert(1)&lt;/script&gt;');
+      expect(page, run.provider!).not.toContain('<script>alert');
+      expect(page, run.provider!).toMatch(/class="tool-call"|class="tool-result"/);
+    }
+  }, 120_000);
 });
 
 describe('serve: API', () => {
