@@ -6,11 +6,11 @@ import type { Command } from 'commander';
 import { loadSettings } from '../config/load.js';
 import { systemClock } from '../core/clock.js';
 import { UsageError } from '../core/errors.js';
-import { Engine } from '../engine/engine.js';
+import { Engine, type EngineOptions } from '../engine/engine.js';
 import { stateDir, transcriptsDir } from '../engine/paths.js';
 import { createApp } from '../server/app.js';
 import { Hub } from '../server/hub.js';
-import { startListeners } from '../server/listen.js';
+import { type Listening, startListeners } from '../server/listen.js';
 import { loadOrCreateToken, tokenPath } from '../server/token.js';
 import { acquireStateLock, openStore } from '../store/index.js';
 import { EXIT } from './exit-codes.js';
@@ -76,52 +76,77 @@ export function registerServe(program: Command, io: CliIo, globals: () => Global
         systemClock,
         AbortSignal.any([stop.signal, drain.signal]),
       );
-      const hub = new Hub();
-      const engine = new Engine({
-        settings,
-        mode: 'watch',
-        store,
-        clock: systemClock,
-        log,
-        env: io.env,
-        github: access.client,
-        tokens: access.tokens,
-        transcriptsDir: transcriptsDir(settings),
-        stopSignal: stop.signal,
-        drainSignal: drain.signal,
-        reload: settingsReloader(file),
-        onStatus: (status) => hub.setStatus(status),
-        onRun: () => hub.changed(),
-      });
-      const dir = stateDir(settings);
-      const { token, created } = loadOrCreateToken(dir);
-      const app = createApp({ store, engine, hub, token, version: packageVersion(), startedAt: Date.now() });
       const signals = signalHandler(settings, log, stop, drain);
       process.on('SIGINT', signals.handle);
       process.on('SIGTERM', signals.handle);
-      let listening: Awaited<ReturnType<typeof startListeners>> | undefined;
       try {
-        listening = await startListeners(app, { host: options.host, port, stateDir: dir });
-        if (options.logFormat === 'text') writeLine(io.stderr, watchBanner(settings));
-        if (created) {
-          writeLine(io.stdout, `Board: ${listening.url}?token=${token}`);
-          writeLine(io.stdout, `(the token is shown this once; it is kept in ${tokenPath(dir)})`);
-        } else {
-          writeLine(
-            io.stdout,
-            `Board: ${listening.url} (open it with ?token=<the token in ${tokenPath(dir)}>)`,
-          );
-        }
-        if (listening.socket) writeLine(io.stdout, `Control socket: ${listening.socket}`);
-        await engine.run();
+        await serveEngine(io, {
+          engine: {
+            settings,
+            mode: 'watch',
+            store,
+            clock: systemClock,
+            log,
+            env: io.env,
+            github: access.client,
+            tokens: access.tokens,
+            transcriptsDir: transcriptsDir(settings),
+            stopSignal: stop.signal,
+            drainSignal: drain.signal,
+            reload: settingsReloader(file),
+          },
+          host: options.host,
+          port,
+          banner: options.logFormat === 'text',
+        });
         setExitCode(signals.interrupted() ? EXIT.interrupted : EXIT.ok);
       } finally {
         process.off('SIGINT', signals.handle);
         process.off('SIGTERM', signals.handle);
-        hub.close();
-        await listening?.close();
         await store.close();
         await lock.release();
       }
     });
+}
+
+export interface ServeEngineOptions {
+  /** The engine's options, without the status hooks (the board takes those). */
+  engine: Omit<EngineOptions, 'onStatus' | 'onRun'>;
+  host: string;
+  port: number;
+  /** Print the `run --watch` banner before the URL. */
+  banner: boolean;
+}
+
+/**
+ * The engine in watch mode behind the board, the API and the control socket, until the engine's
+ * stop or drain signal ends it. The URL is printed with the token the first time only.
+ */
+export async function serveEngine(io: CliIo, options: ServeEngineOptions): Promise<void> {
+  const { settings, store } = options.engine;
+  const hub = new Hub();
+  const engine = new Engine({
+    ...options.engine,
+    onStatus: (status) => hub.setStatus(status),
+    onRun: () => hub.changed(),
+  });
+  const dir = stateDir(settings);
+  const { token, created } = loadOrCreateToken(dir);
+  const app = createApp({ store, engine, hub, token, version: packageVersion(), startedAt: Date.now() });
+  let listening: Listening | undefined;
+  try {
+    listening = await startListeners(app, { host: options.host, port: options.port, stateDir: dir });
+    if (options.banner) writeLine(io.stderr, watchBanner(settings));
+    if (created) {
+      writeLine(io.stdout, `Board: ${listening.url}?token=${token}`);
+      writeLine(io.stdout, `(the token is shown this once; it is kept in ${tokenPath(dir)})`);
+    } else {
+      writeLine(io.stdout, `Board: ${listening.url} (open it with ?token=<the token in ${tokenPath(dir)}>)`);
+    }
+    if (listening.socket) writeLine(io.stdout, `Control socket: ${listening.socket}`);
+    await engine.run();
+  } finally {
+    hub.close();
+    await listening?.close();
+  }
 }

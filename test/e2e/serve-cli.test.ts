@@ -137,3 +137,29 @@ describe('curupira serve', () => {
     expect(line[0]).toContain('serve-token');
   });
 });
+
+describe('demo --serve', () => {
+  it('ends on the board with the demo runs, until Ctrl+C', async () => {
+    h = await createHarness({ issues: [] });
+    const started = startBuiltCli(['demo', '--serve', '--port', '0', '--dir', join(h.dir, 'demo')], {
+      env: { PATH: process.env.PATH, HOME: h.dir, LANG: 'C.UTF-8' },
+    });
+    daemon = started;
+    let text = '';
+    started.child.stdout!.on('data', (d: Buffer) => {
+      text += d.toString();
+    });
+    const url = await waitFor(
+      'the board URL',
+      () => /Board: (http:\/\/127\.0\.0\.1:\d+\/)\?token=(\S+)/.exec(text),
+      60_000,
+    );
+    expect(text).toContain('6. Serving the board with these runs (`curupira serve`; Ctrl+C stops)…');
+    const board = await fetch(`${url[1]}`, { headers: { authorization: `Bearer ${url[2]}` } });
+    expect(board.status).toBe(200);
+    expect(await board.text()).toContain('Widget list crashes when a widget has no name');
+    started.child.kill('SIGINT');
+    const ended = await started.done;
+    expect(ended.code).toBe(0);
+  }, 90_000);
+});
