@@ -142,6 +142,15 @@ function describeRun(run: RunRecord): string[] {
   return lines;
 }
 
+async function pauseDemoAutomations(settings: Settings): Promise<void> {
+  const store = await openStore(settings.execution.state_db_path);
+  try {
+    for (const automation of settings.automations) await store.setPaused(automation.id, true);
+  } finally {
+    await store.close();
+  }
+}
+
 /** `demo --serve`: the demo's settings and simulator behind the board until Ctrl+C. */
 async function serveDemo(
   io: CliIo,
@@ -283,6 +292,12 @@ export function registerDemo(program: Command, io: CliIo): void {
         if (options.serve) {
           writeLine(io.stdout, '');
           writeLine(io.stdout, '6. Serving the board with these runs (`curupira serve`; Ctrl+C stops)…');
+          // Paused, so the watch does not run the same issue again; "Run now" on the board does.
+          await pauseDemoAutomations(settings);
+          writeLine(
+            io.stdout,
+            '   The automation is paused so the issue is not run twice: try "Run now" or "Resume" on the board.',
+          );
           await serveDemo(io, { settings, env, tokens, log, apiUrl: sim.url, port: options.port });
         } else {
           writeLine(io.stdout, '');

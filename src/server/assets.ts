@@ -23,6 +23,7 @@ main.board { display: grid; grid-template-columns: repeat(4, minmax(220px, 1fr))
 .detail { color: var(--muted); font-size: .85rem; }
 .detail.error, .detail.reason { color: var(--hot); }
 .detail.warn { color: var(--warn); }
+.detail.clip { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .tag { font-size: .75rem; border: 1px solid var(--line); border-radius: 4px; padding: 0 .3rem; }
 .status-succeeded .status { color: var(--ok); }
 .status-failed .status, .status-timed_out .status, .status-blocked .status { color: var(--hot); }

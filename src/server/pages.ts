@@ -71,8 +71,8 @@ function runCard(run: RunRecord): Html {
   <h3><a href="/runs/${encodeURIComponent(run.id)}">${run.itemTitle}</a></h3>
   <div class="detail"><span class="tag status">${run.status.replace('_', ' ')}</span> ${run.automationId} · ${run.repo}#${run.itemId}</div>
   ${run.reason ? html`<div class="detail reason">${run.reason}</div>` : ''}
-  ${run.branch ? html`<div class="detail">branch ${run.branch}</div>` : ''}
-  ${run.worktreeKept ? html`<div class="detail warn">kept worktree ${run.worktreePath} (${run.commits} unpushed)</div>` : ''}
+  ${run.branch ? html`<div class="detail clip" title="${run.branch}">branch ${run.branch}</div>` : ''}
+  ${run.worktreeKept ? html`<div class="detail warn clip" title="${run.worktreePath}">kept worktree (${run.commits} unpushed) ${run.worktreePath}</div>` : ''}
   <div class="detail">${when(run.finishedAt ?? run.startedAt ?? run.createdAt)}</div>
   <div class="actions">${runActions(run)}</div>
 </article>`;
