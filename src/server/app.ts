@@ -13,6 +13,9 @@ import type { Html } from './html.js';
 import { boardLive, boardPage, messagePage, runPage } from './pages.js';
 import type { ServerContext } from './server-context.js';
 
+/** How long one rendering of the live board serves the clients that ask for the same change. */
+const LIVE_CACHE_MS = 1000;
+
 function wantsHtml(c: Context): boolean {
   return !c.req.path.startsWith('/api/');
 }
@@ -47,9 +50,19 @@ function pageRoutes(app: Hono, ctx: ServerContext): void {
   app.get('/', async (c) =>
     sendHtml(c, boardPage(await boardData(ctx.store, ctx.engine, ctx.hub.status), ctx.token)),
   );
-  app.get('/board/live', async (c) =>
-    sendHtml(c, boardLive(await boardData(ctx.store, ctx.engine, ctx.hub.status))),
-  );
+  // Every open board fetches this after a change notice: one render per change serves them all.
+  let cached: { version: number; at: number; page: Html } | undefined;
+  app.get('/board/live', async (c) => {
+    const version = ctx.hub.version;
+    if (!cached || cached.version !== version || Date.now() - cached.at > LIVE_CACHE_MS) {
+      cached = {
+        version,
+        at: Date.now(),
+        page: boardLive(await boardData(ctx.store, ctx.engine, ctx.hub.status)),
+      };
+    }
+    return sendHtml(c, cached.page);
+  });
   app.get('/runs/:id', async (c) => {
     const run = await ctx.store.getRun(c.req.param('id'));
     if (!run) throw new ApiError('run_not_found', `no run ${c.req.param('id')}`);
