@@ -151,16 +151,7 @@ export function registerRun(program: Command, io: CliIo, globals: () => GlobalOp
         format: options.logFormat,
         ...(logLevel ? { level: logLevel } : {}),
       });
-      const stop = new AbortController();
-      const drain = new AbortController();
-      const access = githubAccess(
-        settings,
-        io.env,
-        log,
-        systemClock,
-        AbortSignal.any([stop.signal, drain.signal]),
-      );
-      const signals = signalHandler(settings, log, stop, drain);
+      const { stop, drain, access, signals } = engineControls(settings, io, log);
       const onSignal = signals.handle;
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
@@ -241,6 +232,29 @@ export function signalHandler(
     }
   };
   return { handle, interrupted: () => interrupted };
+}
+
+/** The stop and drain switches, the GitHub access they end, and the Ctrl+C/SIGTERM handler. */
+export function engineControls(
+  settings: Settings,
+  io: CliIo,
+  log: Logger,
+): {
+  stop: AbortController;
+  drain: AbortController;
+  access: ReturnType<typeof githubAccess>;
+  signals: ReturnType<typeof signalHandler>;
+} {
+  const stop = new AbortController();
+  const drain = new AbortController();
+  const access = githubAccess(
+    settings,
+    io.env,
+    log,
+    systemClock,
+    AbortSignal.any([stop.signal, drain.signal]),
+  );
+  return { stop, drain, access, signals: signalHandler(settings, log, stop, drain) };
 }
 
 /** Watch mode's reload hook: the settings file again when its mtime changed. */

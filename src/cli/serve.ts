@@ -16,8 +16,8 @@ import { acquireStateLock, openStore } from '../store/index.js';
 import { EXIT } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
 import { type GlobalOptions, setExitCode } from './program.js';
-import { settingsReloader, signalHandler, watchBanner } from './run.js';
-import { engineLogger, githubAccess } from './runtime.js';
+import { engineControls, settingsReloader, watchBanner } from './run.js';
+import { engineLogger } from './runtime.js';
 import { packageVersion } from './version.js';
 
 export const DEFAULT_PORT = 7878;
@@ -67,16 +67,7 @@ export function registerServe(program: Command, io: CliIo, globals: () => Global
         format: options.logFormat,
         ...(logLevel ? { level: logLevel } : {}),
       });
-      const stop = new AbortController();
-      const drain = new AbortController();
-      const access = githubAccess(
-        settings,
-        io.env,
-        log,
-        systemClock,
-        AbortSignal.any([stop.signal, drain.signal]),
-      );
-      const signals = signalHandler(settings, log, stop, drain);
+      const { stop, drain, access, signals } = engineControls(settings, io, log);
       process.on('SIGINT', signals.handle);
       process.on('SIGTERM', signals.handle);
       try {

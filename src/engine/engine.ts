@@ -36,6 +36,8 @@ export interface AutomationStatus {
   lastError?: string;
   /** Matching items beyond `batch_size` the last poll did not reach. */
   waiting: number;
+  /** Open items matching the trigger at the last poll (event triggers that report it). */
+  matching?: number;
 }
 
 /** What an operator's retry did. */
@@ -575,6 +577,7 @@ export class Engine {
         ...(last ? { lastPollAt: last.at, lastFound: last.found } : {}),
         ...(error === undefined ? {} : { lastError: error }),
         waiting: feed.waiting ?? 0,
+        ...(feed.matching === undefined ? {} : { matching: feed.matching }),
       };
     });
   }

@@ -33,6 +33,8 @@ export interface AutomationCard {
   lastPollAt: string | null;
   lastFound: number | null;
   waiting: number;
+  /** Open items matching the trigger at the last poll, when known. */
+  matching: number | null;
   lastError: string | null;
 }
 
@@ -81,6 +83,7 @@ export function automationCards(engine: EngineView, now: Date): AutomationCard[]
       lastPollAt: iso(state?.lastPollAt),
       lastFound: state?.lastFound ?? null,
       waiting: state?.waiting ?? 0,
+      matching: state?.matching ?? null,
       lastError: state?.lastError ?? null,
     };
   });

@@ -59,6 +59,7 @@ function board(runs: RunRecord[]): BoardData {
         lastPollAt: '2026-01-01T00:00:00.000Z',
         lastFound: 0,
         waiting: 0,
+        matching: 3,
         lastError: `boom ${EVIL}`,
       },
     ],

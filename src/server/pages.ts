@@ -41,9 +41,9 @@ function automationCard(card: AutomationCard): Html {
   else if (card.lastError)
     polling = html`<div class="detail error">last poll failed: ${card.lastError}</div>`;
   else if (card.lastPollAt)
-    polling = html`<div class="detail">last check ${when(card.lastPollAt)} · ${card.lastFound ?? 0} new${
-      card.waiting > 0 ? html` · ${card.waiting} more waiting` : ''
-    }</div>`;
+    polling = html`<div class="detail">last check ${when(card.lastPollAt)}${
+      card.matching === null ? '' : html` · ${card.matching} open matching`
+    } · ${card.lastFound ?? 0} new${card.waiting > 0 ? html` · ${card.waiting} more waiting` : ''}</div>`;
   else polling = html`<div class="detail">not polled yet</div>`;
   return html`<article class="card automation${card.paused ? ' paused' : ''}" data-automation="${card.id}">
   <h3>${card.id}${card.paused ? html` <span class="tag">paused</span>` : ''}</h3>

@@ -132,9 +132,12 @@ describe('serve: API', () => {
     const automations = (await body(await call(served, '/api/v1/automations'))).automations as {
       id: string;
       lastPollAt: string | null;
+      matching: number | null;
     }[];
     expect(automations.map((a) => a.id)).toEqual(['fix']);
     expect(automations[0]!.lastPollAt).toMatch(/^\d{4}-/);
+    // The issue stays open after its run: the card says how many open items match.
+    expect(automations[0]).toMatchObject({ matching: 1, lastError: null });
     const list = await body(await call(served, '/api/v1/runs?automation=fix&status=succeeded'));
     expect(list).toMatchObject({ runs: [{ id: run.id, status: 'succeeded' }], nextCursor: null });
     expect((list.runs as Record<string, unknown>[])[0]).not.toHaveProperty('prompt');
