@@ -48,7 +48,8 @@ async function seed(dist, dir, count) {
   const require = createRequire(join(dist, '..', 'package.json'));
   const Database = require('better-sqlite3');
   const db = new Database(path);
-  const insert = db.prepare(`INSERT INTO runs (id, automation_id, task_key, repo, task_type, item_id, item_key,
+  const insert =
+    db.prepare(`INSERT INTO runs (id, automation_id, task_key, repo, task_type, item_id, item_key,
     item_title, item_url, status, reason, created_at, started_at, finished_at, worktree_kept, branch, worktree_path)
     VALUES (?, ?, ?, 'acme/api', 'github-issues', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const start = Date.parse('2026-01-01T00:00:00Z');
@@ -109,7 +110,12 @@ prompt = "Nightly chores"
 function engineView(settings) {
   return {
     automations: () =>
-      settings.automations.map((a) => ({ id: a.id, paused: false, nextPollAt: Date.now() + 30_000, waiting: 0 })),
+      settings.automations.map((a) => ({
+        id: a.id,
+        paused: false,
+        nextPollAt: Date.now() + 30_000,
+        waiting: 0,
+      })),
     currentSettings: () => settings,
     setPaused: async () => undefined,
     trigger: () => 'polling',
@@ -146,7 +152,15 @@ async function firstPaint(url, token) {
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: '/usr/bin/chromium',
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   try {
     const page = await context.newPage();
@@ -182,7 +196,8 @@ async function sseCost(dist, ctx, url, headers) {
     controllers.push(controller);
     const response = await fetch(`${url}api/v1/events`, { headers, signal: controller.signal });
     const reader = response.body.getReader();
-    (async () => {
+    // Drained in the background until the benchmark aborts the stream.
+    void (async () => {
       try {
         for (;;) if ((await reader.read()).done) break;
       } catch {}
@@ -213,8 +228,19 @@ async function measureSize(dist, count, log) {
     const { settings } = loadSettings(join(dir, 'settings.toml'));
     const store = await openStore(settings.execution.state_db_path);
     const token = 'bench-token-0123456789abcdef0123456789abcdef';
-    const ctx = { store, engine: engineView(settings), hub: new Hub(), token, version: 'bench', startedAt: Date.now() };
-    const listening = await startListeners(createApp(ctx), { host: '127.0.0.1', port: 0, stateDir: join(dir, 'state') });
+    const ctx = {
+      store,
+      engine: engineView(settings),
+      hub: new Hub(),
+      token,
+      version: 'bench',
+      startedAt: Date.now(),
+    };
+    const listening = await startListeners(createApp(ctx), {
+      host: '127.0.0.1',
+      port: 0,
+      stateDir: join(dir, 'state'),
+    });
     const headers = { authorization: `Bearer ${token}` };
     const u = listening.url;
     try {
@@ -237,10 +263,14 @@ async function measureSize(dist, count, log) {
       const base = figures.health.p50;
       log(`  ${count.toLocaleString('en')} runs (seeded in ${(seedMs / 1000).toFixed(1)} s)`);
       for (const [route, f] of Object.entries(figures)) {
-        log(`    ${route.padEnd(24)} p50 ${f.p50.toFixed(2).padStart(7)} ms  p95 ${f.p95.toFixed(2).padStart(7)} ms  ${(f.p50 / base).toFixed(1).padStart(6)}× health  ${f.bytes} bytes`);
+        log(
+          `    ${route.padEnd(24)} p50 ${f.p50.toFixed(2).padStart(7)} ms  p95 ${f.p95.toFixed(2).padStart(7)} ms  ${(f.p50 / base).toFixed(1).padStart(6)}× health  ${f.bytes} bytes`,
+        );
       }
       if (fcp !== undefined) log(`    first contentful paint (chromium): ${fcp.toFixed(0)} ms`);
-      log(`    change notice: ${sse.quietUs.toFixed(3)} µs with no client, ${sse.busyUs.toFixed(3)} µs with ${sse.clients} SSE clients`);
+      log(
+        `    change notice: ${sse.quietUs.toFixed(3)} µs with no client, ${sse.busyUs.toFixed(3)} µs with ${sse.clients} SSE clients`,
+      );
       return { count, seedMs, figures, firstContentfulPaintMs: fcp ?? null, sse };
     } finally {
       ctx.hub.close();
