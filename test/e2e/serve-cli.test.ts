@@ -138,6 +138,34 @@ describe('curupira serve', () => {
   });
 });
 
+describe('serve options', () => {
+  it('refuses a bad port, and warns when it listens beyond loopback', async () => {
+    h = await createHarness({ issues: [] });
+    const bad = await cli(h, 'serve', '--port', 'http');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe(
+      "error: --port must be 0 (pick a free port) or a port number up to 65535, got 'http'\n",
+    );
+    const started = startBuiltCli(
+      ['serve', '--port', '0', '--host', '127.0.0.2', '--config', h.settingsFile],
+      {
+        env: h.env,
+      },
+    );
+    daemon = started;
+    let text = '';
+    started.child.stdout!.on('data', (d: Buffer) => {
+      text += d.toString();
+    });
+    await waitFor('the board URL', () => /Board: http:\/\/127\.0\.0\.2:\d+\//.exec(text));
+    started.child.kill('SIGTERM');
+    const ended = await started.done;
+    expect(ended.stderr).toContain(
+      'warning: listening on 127.0.0.2: the board is reachable beyond this machine over plain HTTP',
+    );
+  });
+});
+
 describe('demo --serve', () => {
   it('ends on the board with the demo runs, until Ctrl+C', async () => {
     h = await createHarness({ issues: [] });
