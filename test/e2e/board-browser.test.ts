@@ -164,4 +164,29 @@ describe('the board in chromium', () => {
     ).toMatch(/^cancelled by an operator/);
     await shot(page, '7-after-actions');
   });
+
+  it('removes a kept worktree from its card, and retry runs the item again', async () => {
+    h = await createHarness({
+      settingsExtra: FAST,
+      issues: [{ title: 'Commit [[fake:commit]]', labels: ['agent-ready'] }],
+    });
+    served = await serveInProcess(h, { listen: true });
+    const page = await openBoard();
+    const kept = column(page, 'attention').locator('article.run');
+    await kept.first().waitFor({ timeout: 15_000 });
+    const first = await kept.first().getAttribute('data-run');
+    expect(await kept.first().locator('.warn').textContent()).toMatch(/^kept worktree \(1 unpushed\) /);
+    const path = (await served.store.getRun(first!))!.worktreePath!;
+    expect(existsSync(path)).toBe(true);
+    await kept.first().locator('button', { hasText: 'Remove worktree' }).click();
+    await column(page, 'done').locator(`article.run[data-run="${first}"]`).waitFor();
+    expect(existsSync(path)).toBe(false);
+    await column(page, 'done')
+      .locator(`article.run[data-run="${first}"] button`, { hasText: 'Retry' })
+      .click();
+    await column(page, 'attention')
+      .locator(`article.run:not([data-run="${first}"])`)
+      .waitFor({ timeout: 15_000 });
+    await shot(page, '8-retried');
+  });
 });
