@@ -82,6 +82,8 @@ const source = new EventSource('/api/v1/events');
 source.addEventListener('change', refresh);
 source.onopen = () => { connection.textContent = 'live'; };
 source.onerror = () => { connection.textContent = 'reconnecting…'; };
+// Times on the cards (last check, next fire) move without a change notice.
+setInterval(refresh, 30000);
 `;
 
 export const RUN_JS = `${COMMON_JS}
