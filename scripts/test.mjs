@@ -20,6 +20,26 @@ function step(name, args, env = {}) {
   return ok;
 }
 
+// The board's browser tests drive Debian's chromium (playwright-core downloads no browser).
+const CHROMIUM = '/usr/bin/chromium';
+function ensureChromium() {
+  if (existsSync(CHROMIUM)) return;
+  const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  const apt = asRoot ? ['apt-get'] : ['sudo', '-n', 'apt-get'];
+  console.log(`\n== chromium: ${CHROMIUM} is missing; installing it for the board's browser tests:`);
+  for (const args of [['update'], ['install', '-y', '--no-install-recommends', 'chromium']]) {
+    console.log(`   ${[...apt, ...args].join(' ')}`);
+    const result = spawnSync(apt[0], [...apt.slice(1), ...args], { stdio: 'inherit' });
+    if (result.status !== 0) {
+      console.log(
+        `== chromium: could not install it (exit ${result.status ?? result.error?.message}); the browser tests will fail`,
+      );
+      return;
+    }
+  }
+}
+ensureChromium();
+
 /**
  * The Prompt Guard runner's tests need onnxruntime-node, an optional dependency that an install
  * may have left out; they fail rather than skip in CI. Its CPU runtime ships in the package:

@@ -8,6 +8,7 @@ import { ConfigError, CurupiraError, errorMessage, UsageError } from '../core/er
 import type { LogLevel } from '../log.js';
 import { registerSecretEnv } from '../security/redact.js';
 import { scrub } from '../workspace/git.js';
+import { registerControl } from './control.js';
 import { registerDemo } from './demo.js';
 import { registerDoctor } from './doctor.js';
 import { EXIT } from './exit-codes.js';
@@ -18,6 +19,7 @@ import { redactingIo, writeLine } from './io.js';
 import { registerRun } from './run.js';
 import { registerRuns } from './runs.js';
 import { registerSchema } from './schema.js';
+import { registerServe } from './serve.js';
 import { registerSimulator } from './simulator.js';
 import { registerValidate } from './validate.js';
 import { packageVersion } from './version.js';
@@ -34,7 +36,21 @@ export interface GlobalOptions {
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const satisfies readonly LogLevel[];
 
 /** The commands that read the settings file: each accepts `-c/--config` and `--log-level` itself too. */
-const SETTINGS_COMMANDS = new Set(['validate', 'run', 'runs', 'show', 'doctor', 'gc', 'init']);
+const SETTINGS_COMMANDS = new Set([
+  'validate',
+  'run',
+  'runs',
+  'show',
+  'doctor',
+  'gc',
+  'init',
+  'serve',
+  'status',
+  'cancel',
+  'pause',
+  'resume',
+  'trigger',
+]);
 
 function configHelp(): string {
   return `settings file (default: $CURUPIRA_CONFIG, else ${defaultConfigPath()}); before or after the command`;
@@ -97,6 +113,8 @@ export function createProgram(io: CliIo): Command {
   registerSchema(program, io);
   registerRun(program, io, globals);
   registerRuns(program, io, globals);
+  registerServe(program, io, globals);
+  registerControl(program, io, globals);
   registerDoctor(program, io, globals);
   registerGc(program, io, globals);
   registerSimulator(program, io);

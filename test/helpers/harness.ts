@@ -46,6 +46,8 @@ export interface Harness {
   settings(): Settings;
   /** One engine pass in this process (drain unless told otherwise). */
   run(options?: HarnessRunOptions): Promise<EngineResult>;
+  /** What `run` hands the engine, over an open store (to build an `Engine` and steer it). */
+  engineOptions(store: Store, options?: HarnessRunOptions): EngineOptions;
   openStore(): Promise<Store>;
   /** Every invocation the fake agents recorded, per provider (`--version` probes included). */
   invocations(provider: Provider): FakeInvocation[];
@@ -235,32 +237,35 @@ ${p.automation ?? defaultAutomation()}
     settings() {
       return loadSettings(settingsFile).settings;
     },
-    async run(runOptions = {}) {
+    engineOptions(store, runOptions = {}) {
       const settings = harness.settings();
-      const store = await openStore(settings.execution.state_db_path);
+      const tokens = staticTokenSource(TOKEN);
+      return {
+        settings,
+        mode: runOptions.mode ?? 'drain',
+        ...(runOptions.size === undefined ? {} : { size: runOptions.size }),
+        ...(runOptions.onRun ? { onRun: runOptions.onRun } : {}),
+        ...(runOptions.onStatus ? { onStatus: runOptions.onStatus } : {}),
+        ...(runOptions.reload ? { reload: runOptions.reload } : {}),
+        ...(runOptions.reloadIntervalMs === undefined
+          ? {}
+          : { reloadIntervalMs: runOptions.reloadIntervalMs }),
+        tokens,
+        store,
+        clock: systemClock,
+        log: runOptions.log ?? silentLogger(),
+        env: harness.env,
+        github: () => createGitHubClient({ apiUrl: settings.execution.github.api_url, tokens }),
+        transcriptsDir: transcriptsDir(settings),
+        stopSignal: runOptions.stop ?? new AbortController().signal,
+        ...(runOptions.drain ? { drainSignal: runOptions.drain } : {}),
+        killGraceMs: runOptions.killGraceMs ?? 2000,
+      };
+    },
+    async run(runOptions = {}) {
+      const store = await openStore(harness.settings().execution.state_db_path);
       try {
-        const tokens = staticTokenSource(TOKEN);
-        return await runEngine({
-          settings,
-          mode: runOptions.mode ?? 'drain',
-          ...(runOptions.size === undefined ? {} : { size: runOptions.size }),
-          ...(runOptions.onRun ? { onRun: runOptions.onRun } : {}),
-          ...(runOptions.onStatus ? { onStatus: runOptions.onStatus } : {}),
-          ...(runOptions.reload ? { reload: runOptions.reload } : {}),
-          ...(runOptions.reloadIntervalMs === undefined
-            ? {}
-            : { reloadIntervalMs: runOptions.reloadIntervalMs }),
-          tokens,
-          store,
-          clock: systemClock,
-          log: runOptions.log ?? silentLogger(),
-          env: harness.env,
-          github: () => createGitHubClient({ apiUrl: settings.execution.github.api_url, tokens }),
-          transcriptsDir: transcriptsDir(settings),
-          stopSignal: runOptions.stop ?? new AbortController().signal,
-          ...(runOptions.drain ? { drainSignal: runOptions.drain } : {}),
-          killGraceMs: runOptions.killGraceMs ?? 2000,
-        });
+        return await runEngine(harness.engineOptions(store, runOptions));
       } finally {
         await store.close();
       }
