@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PROVIDERS } from '../../src/agents/schemas.js';
 import type { RunRecord } from '../../src/core/types.js';
 import { loadOrCreateToken, tokensEqual } from '../../src/server/token.js';
-import { createHarness, type Harness, issueAutomation, waitFor } from '../helpers/harness.js';
+import { createHarness, type Harness, issueAutomation, unfenced, waitFor } from '../helpers/harness.js';
 import { type Served, serveInProcess } from '../helpers/serve.js';
 
 let h: Harness | undefined;
@@ -146,7 +146,8 @@ describe('serve: API', () => {
       nextCursor: null,
     });
     const one = await body(await call(served, `/api/v1/runs/${run.id}`));
-    expect(one.run).toMatchObject({ id: run.id, prompt: 'Fix issue 1: First issue' });
+    expect(one.run).toMatchObject({ id: run.id });
+    expect(unfenced(String((one.run as Record<string, unknown>).prompt))).toBe('Fix issue 1: First issue');
     const events = await (await call(served, `/api/v1/runs/${run.id}/events`)).text();
     expect(events).toContain('event: agent');
     expect(events).toMatch(/event: end\ndata: \{"id":"/);
