@@ -30,7 +30,9 @@ export function taskFromItem(automation: ResolvedAutomation, item: Item): Task {
 
 /** Fields holding long text written by strangers: fenced in prompts unless `untrusted_text = "raw"`. */
 export function fencedFields(automation: ResolvedAutomation): string[] {
-  return automation.trigger.untrustedFields.filter((f) => f.endsWith('_body') || f === 'upstream_summary');
+  return automation.trigger.untrustedFields.filter(
+    (f) => f.endsWith('_body') || f === 'upstream_summary' || f === 'comments',
+  );
 }
 
 function describeSource(task: Task, field: string): string {
@@ -40,6 +42,8 @@ function describeSource(task: Task, field: string): string {
   if (field === 'upstream_summary') {
     return `the outcome of run ${task.item.id} of automation '${String(task.item.fields.upstream_automation)}' (it quotes that agent and its task)`;
   }
+  if (field === 'comments')
+    return `comments on ${task.identity.repo}#${task.item.id} by trusted actors (each headed by its author)`;
   const what = field.replace(/_/g, ' ');
   return `${what} of ${task.identity.repo}#${task.item.id}${author ? ` (written by @${author})` : ''}`;
 }
@@ -82,6 +86,8 @@ function rawFields(automation: ResolvedAutomation, task: Task): Record<string, F
     task_title: task.item.title,
     task_body: task.item.body,
     task_url: task.item.url,
+    // Filled at dispatch by screening (trusted comments only); empty until then (previews).
+    ...(automation.trigger.promptFields.includes('comments') ? { comments: '' } : {}),
     ...task.item.fields,
     ...(task.item.volatile ?? {}),
   };

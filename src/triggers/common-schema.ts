@@ -3,6 +3,7 @@
  * Leaf module (zod only), so `src/config/` can compose the trigger schemas.
  */
 import { z } from 'zod';
+import { ScreeningOverride } from '../config/screening.js';
 
 export const IDENTIFIER_PATTERN = /^[A-Za-z0-9_-]+$/;
 export const Identifier = z
@@ -50,6 +51,7 @@ export const automationBaseShape = {
     .describe(
       'How bodies written by strangers (`issue_body`, `pull_request_body`, `item_body`, `task_body`…) enter the prompt: `fenced` wraps non-empty ones in a marked block the agent is told to treat as data, not instructions; `raw` inserts them as written (the reference’s behaviour). In Jinja, `| fence` does it by hand (curupira extension).',
     ),
+  screening: ScreeningOverride.optional(),
 } as const;
 
 const AutomationBaseObject = z.object(automationBaseShape);

@@ -95,6 +95,26 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE sessions ADD COLUMN resume_failures INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE runs ADD COLUMN agent_outcome TEXT;
   `,
+  // 3: screening. A run's findings (JSON), its verdict and the digest of the text screened; a
+  // blocked run is not screened again until the digest changes or an operator allows that digest.
+  `
+  ALTER TABLE runs ADD COLUMN screening_findings TEXT;
+  ALTER TABLE runs ADD COLUMN screening_reason TEXT;
+  ALTER TABLE runs ADD COLUMN screened_digest TEXT;
+  CREATE INDEX runs_blocked_by_task ON runs (task_key, screened_digest) WHERE status = 'blocked';
+
+  CREATE TABLE allowances (
+    id INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    task_key TEXT NOT NULL,
+    text_digest TEXT NOT NULL,
+    allowed_by TEXT NOT NULL,
+    allowed_at TEXT NOT NULL,
+    used_at TEXT
+  ) STRICT;
+  CREATE INDEX allowances_waiting ON allowances (task_key, text_digest) WHERE used_at IS NULL;
+  CREATE INDEX allowances_by_run ON allowances (run_id);
+  `,
 ];
 
 /** The schema version this build writes and understands. */

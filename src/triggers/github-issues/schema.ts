@@ -28,6 +28,7 @@ export const ISSUE_PROMPT_FIELDS = [
   'issue_assignees',
   'issue_milestone',
   'issue_created_at',
+  'comments',
 ] as const;
 
 export function issueSearchQuery(config: GitHubIssuesAutomation): string {
@@ -40,7 +41,7 @@ export const githubIssuesTable: TriggerTable<AutomationFor<'github-issues'>> = {
   description: 'Issues of an owner/repository',
   schema: GitHubIssuesAutomation,
   promptFields: ISSUE_PROMPT_FIELDS,
-  untrustedFields: ['issue_title', 'issue_body', 'task_title', 'task_body'],
+  untrustedFields: ['issue_title', 'issue_body', 'task_title', 'task_body', 'comments'],
   explain(automation: AutomationFor<'github-issues'>): ExplainLine[] {
     const config = automation.config;
     const lines: ExplainLine[] = [{ label: 'search query', value: issueSearchQuery(config) }];

@@ -58,6 +58,7 @@ export const PROJECT_ITEM_PROMPT_FIELDS = [
   'item_created_at',
   'project_owner',
   'project_number',
+  'comments',
 ] as const;
 
 export const githubProjectItemsTable: TriggerTable<AutomationFor<'github-project-items'>> = {
@@ -66,7 +67,7 @@ export const githubProjectItemsTable: TriggerTable<AutomationFor<'github-project
   description: 'Issues and pull requests in a column of a GitHub Projects board',
   schema: GitHubProjectItemsAutomation,
   promptFields: PROJECT_ITEM_PROMPT_FIELDS,
-  untrustedFields: ['item_title', 'item_body', 'task_title', 'task_body'],
+  untrustedFields: ['item_title', 'item_body', 'task_title', 'task_body', 'comments'],
   explain(automation: AutomationFor<'github-project-items'>): ExplainLine[] {
     const c = automation.config;
     const lines: ExplainLine[] = [

@@ -60,6 +60,7 @@ export const PULL_REQUEST_PROMPT_FIELDS = [
   'pull_request_changed_files',
   'pull_request_mergeable',
   'pull_request_merge_state_status',
+  'comments',
 ] as const;
 
 export function pullRequestSearchQuery(config: GitHubPullRequestsAutomation): string {
@@ -86,6 +87,7 @@ export const githubPullRequestsTable: TriggerTable<AutomationFor<'github-pull-re
     'pull_request_head_ref',
     'task_title',
     'task_body',
+    'comments',
   ],
   explain(automation: AutomationFor<'github-pull-requests'>): ExplainLine[] {
     const config = automation.config;
