@@ -7,6 +7,7 @@ import { defaultConfigPath, resolvePath } from '../config/load.js';
 import { ConfigError, CurupiraError, errorMessage, UsageError } from '../core/errors.js';
 import type { LogLevel } from '../log.js';
 import { scrub } from '../workspace/git.js';
+import { registerAllow } from './allow.js';
 import { registerDemo } from './demo.js';
 import { registerDoctor } from './doctor.js';
 import { EXIT } from './exit-codes.js';
@@ -96,6 +97,7 @@ export function createProgram(io: CliIo): Command {
   registerSchema(program, io);
   registerRun(program, io, globals);
   registerRuns(program, io, globals);
+  registerAllow(program, io, globals);
   registerDoctor(program, io, globals);
   registerGc(program, io, globals);
   registerSimulator(program, io);

@@ -6,7 +6,7 @@ import { loadSettings } from '../config/load.js';
 import { UsageError } from '../core/errors.js';
 import { RUN_STATUSES, type RunRecord, type RunStatus } from '../core/types.js';
 import { openStore } from '../store/index.js';
-import type { Store } from '../store/types.js';
+import type { Allowance, Store } from '../store/types.js';
 import { EXIT } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
 import { type GlobalOptions, setExitCode } from './program.js';
@@ -29,7 +29,28 @@ function parseStatuses(value: string | undefined): RunStatus[] | undefined {
   return statuses as RunStatus[];
 }
 
-export function runLines(run: RunRecord, transcript: string[] | undefined): string[] {
+/** What screening found and decided, and any allowance of a blocked run. */
+export function screeningLines(run: RunRecord, allowances: readonly Allowance[] = []): string[] {
+  if (run.screeningReason === null && run.screeningFindings === null) return [];
+  const lines = [`  screening:   ${run.screeningReason ?? '-'}`];
+  const findings = run.screeningFindings ?? [];
+  if (findings.length > 0) {
+    lines.push(`  findings:    ${findings.length}`);
+    for (const f of findings)
+      lines.push(`    ${f.severity.padEnd(8)} ${f.scanner}/${f.rule} in ${f.field} at ${f.offset}: ${f.excerpt}`);
+  }
+  for (const a of allowances)
+    lines.push(`  allowed:     by ${a.allowedBy} at ${a.allowedAt} (${a.usedAt ? `used at ${a.usedAt}` : 'waiting for the next dispatch'})`);
+  if (run.status === 'blocked' && !allowances.some((a) => a.usedAt === null))
+    lines.push(`  to allow:    curupira allow ${run.id}  (lets this exact text run once)`);
+  return lines;
+}
+
+export function runLines(
+  run: RunRecord,
+  transcript: string[] | undefined,
+  allowances: readonly Allowance[] = [],
+): string[] {
   const lines = [
     `run ${run.id}`,
     `  automation:  ${run.automationId}`,
@@ -40,6 +61,7 @@ export function runLines(run: RunRecord, transcript: string[] | undefined): stri
     `  started:     ${run.startedAt ?? '-'}`,
     `  finished:    ${run.finishedAt ?? '-'} (${duration(run)})`,
   ];
+  lines.push(...screeningLines(run, allowances));
   if (run.scheduledFor) lines.push(`  scheduled:   ${run.scheduledFor}`);
   if (run.upstreamRunId) lines.push(`  after run:   ${run.upstreamRunId}`);
   lines.push(`  agent:       ${run.profile ?? '-'} (${run.provider ?? '-'})`);
@@ -188,7 +210,8 @@ export function registerRuns(program: Command, io: CliIo, globals: () => GlobalO
           run.transcriptPath && run.provider && existsSync(run.transcriptPath)
             ? renderTranscriptFile(run.provider, run.transcriptPath)
             : undefined;
-        for (const line of runLines(run, transcript)) writeLine(io.stdout, line);
+        const allowances = await store.listAllowances({ runId: run.id });
+        for (const line of runLines(run, transcript, allowances)) writeLine(io.stdout, line);
       } finally {
         await store.close();
       }

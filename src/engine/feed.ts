@@ -49,6 +49,8 @@ export class EventFeed implements Feed {
   nextPollAt = 0;
   waiting = 0;
   private readonly seen = new Set<string>();
+  /** Task key of each dispatched fingerprint (to forget a task whatever its text was). */
+  private readonly keys = new Map<string, string>();
   private readonly backoff: Backoff;
 
   constructor(
@@ -112,11 +114,23 @@ export class EventFeed implements Feed {
 
   markDispatched(task: Task): void {
     this.seen.add(task.fingerprint);
+    this.keys.set(task.fingerprint, task.key);
   }
 
   /** A launch that never started the agent is retried on the next poll (item memory only). */
   forget(task: Task): void {
     this.seen.delete(task.fingerprint);
+  }
+
+  /** Offers the task with this key again on the next poll; false when it was never dispatched. */
+  forgetKey(key: string): boolean {
+    let found = false;
+    for (const [fingerprint, taskKey] of this.keys) {
+      if (taskKey !== key || !this.seen.has(fingerprint)) continue;
+      this.seen.delete(fingerprint);
+      found = true;
+    }
+    return found;
   }
 
   async runFinished(): Promise<void> {}
