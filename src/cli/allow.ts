@@ -40,12 +40,18 @@ export function registerAllow(program: Command, io: CliIo, globals: () => Global
         }
         const run = found.run;
         if (!run) {
-          writeLine(io.stderr, `No run with id ${id}; \`curupira runs --status blocked\` lists blocked runs.`);
+          writeLine(
+            io.stderr,
+            `No run with id ${id}; \`curupira runs --status blocked\` lists blocked runs.`,
+          );
           setExitCode(EXIT.failure);
           return;
         }
         if (run.status !== 'blocked' || run.screenedDigest === null) {
-          writeLine(io.stderr, `Run ${run.id} was not blocked by screening (its status is ${run.status}); nothing to allow.`);
+          writeLine(
+            io.stderr,
+            `Run ${run.id} was not blocked by screening (its status is ${run.status}); nothing to allow.`,
+          );
           setExitCode(EXIT.failure);
           return;
         }

@@ -37,10 +37,14 @@ export function screeningLines(run: RunRecord, allowances: readonly Allowance[] 
   if (findings.length > 0) {
     lines.push(`  findings:    ${findings.length}`);
     for (const f of findings)
-      lines.push(`    ${f.severity.padEnd(8)} ${f.scanner}/${f.rule} in ${f.field} at ${f.offset}: ${f.excerpt}`);
+      lines.push(
+        `    ${f.severity.padEnd(8)} ${f.scanner}/${f.rule} in ${f.field} at ${f.offset}: ${f.excerpt}`,
+      );
   }
   for (const a of allowances)
-    lines.push(`  allowed:     by ${a.allowedBy} at ${a.allowedAt} (${a.usedAt ? `used at ${a.usedAt}` : 'waiting for the next dispatch'})`);
+    lines.push(
+      `  allowed:     by ${a.allowedBy} at ${a.allowedAt} (${a.usedAt ? `used at ${a.usedAt}` : 'waiting for the next dispatch'})`,
+    );
   if (run.status === 'blocked' && !allowances.some((a) => a.usedAt === null))
     lines.push(`  to allow:    curupira allow ${run.id}  (lets this exact text run once)`);
   return lines;

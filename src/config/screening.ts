@@ -22,7 +22,8 @@ export type AuthorAssociation = (typeof AUTHOR_ASSOCIATIONS)[number];
 const SeverityAction = z.enum(['block', 'warn', 'ignore']);
 
 /** A login (`alice`), a bot (`app/dependabot`) or a team (`@acme/maintainers`). */
-export const TRUSTED_ACTOR_PATTERN = /^(?:app\/[A-Za-z0-9_.-]+|@[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+|[A-Za-z0-9-]+)$/;
+export const TRUSTED_ACTOR_PATTERN =
+  /^(?:app\/[A-Za-z0-9_.-]+|@[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+|[A-Za-z0-9-]+)$/;
 
 const DESCRIPTIONS = {
   mode: '`block`: findings at a `block` threshold (and a required classifier that cannot answer) block the run; `warn`: never block, record warnings; `off`: no screening.',
@@ -32,7 +33,8 @@ const DESCRIPTIONS = {
     'argv of a classifier program: reads `{"texts": [...]}` as JSON on stdin, answers `{"scores": [...]}` (0 benign … 1 injection).',
   classifier_model:
     'Folder of a local Prompt Guard–format model (`model.onnx` and `tokenizer.json`); `~` expands, relative paths resolve against the settings file.',
-  classifier_timeout: 'Seconds the classifier may take for one item before the run is blocked (when required).',
+  classifier_timeout:
+    'Seconds the classifier may take for one item before the run is blocked (when required).',
   classifier_threshold: 'A classifier score at or above this is a `high` finding.',
   thresholds:
     'What each finding severity does: `block`, `warn` or `ignore`. Default: `high` and `critical` block, `low` and `medium` warn.',
@@ -60,9 +62,7 @@ const keys = {
   classifier_threshold: z.number().min(0).max(1),
   thresholds: Thresholds,
   trusted_authors: z.array(
-    z
-      .string()
-      .regex(TRUSTED_ACTOR_PATTERN, 'must be a login, `app/<name>` or `@org/team`'),
+    z.string().regex(TRUSTED_ACTOR_PATTERN, 'must be a login, `app/<name>` or `@org/team`'),
   ),
   min_author_association: z.enum(AUTHOR_ASSOCIATIONS),
   require_trusted_labeler: z.boolean(),
@@ -102,8 +102,12 @@ export const ScreeningOverride = z
     classifier_threshold: keys.classifier_threshold.optional().describe(DESCRIPTIONS.classifier_threshold),
     thresholds: keys.thresholds.optional().describe(DESCRIPTIONS.thresholds),
     trusted_authors: keys.trusted_authors.optional().describe(DESCRIPTIONS.trusted_authors),
-    min_author_association: keys.min_author_association.optional().describe(DESCRIPTIONS.min_author_association),
-    require_trusted_labeler: keys.require_trusted_labeler.optional().describe(DESCRIPTIONS.require_trusted_labeler),
+    min_author_association: keys.min_author_association
+      .optional()
+      .describe(DESCRIPTIONS.min_author_association),
+    require_trusted_labeler: keys.require_trusted_labeler
+      .optional()
+      .describe(DESCRIPTIONS.require_trusted_labeler),
   })
   .describe('This automation’s screening: any `[settings.screening]` key, replacing the file’s value.');
 export type ScreeningOverride = z.infer<typeof ScreeningOverride>;
@@ -166,6 +170,25 @@ export function missingClassifierMessage(where: string): string {
   return `no classifier is configured (${where}) and screening requires one: set classifier_model = "<folder with a Prompt Guard model.onnx and tokenizer.json>" or classifier_command = ["prog", "args"…] under [settings.screening], or set required = false there to accept the risk of screening with the deterministic scanners alone`;
 }
 
+/** The loader's screening warnings for loaded settings. */
+export function screeningWarningsFor(settings: {
+  execution: { screening: ScreeningTable };
+  automations: readonly {
+    id: string;
+    config: { screening?: ScreeningOverride };
+    trigger: { screening?: { unscreened: string } | object };
+  }[];
+}): string[] {
+  return screeningWarnings(
+    settings.execution.screening,
+    settings.automations.map((a) => ({
+      id: a.id,
+      ...(a.config.screening ? { screening: a.config.screening } : {}),
+      screened: !(a.trigger.screening && 'unscreened' in a.trigger.screening),
+    })),
+  );
+}
+
 /** Warnings the loader adds for screening settings (nothing here is an error beyond the schema). */
 export function screeningWarnings(
   base: ScreeningTable,
@@ -173,9 +196,7 @@ export function screeningWarnings(
 ): string[] {
   const warnings: string[] = [];
   if (base.mode === 'off')
-    warnings.push(
-      'settings.screening.mode = "off": text written by strangers reaches agents unscreened',
-    );
+    warnings.push('settings.screening.mode = "off": text written by strangers reaches agents unscreened');
   for (const automation of automations) {
     if (automation.screening === undefined) continue;
     if (!automation.screened)

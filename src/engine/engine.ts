@@ -4,26 +4,26 @@
  * it stops agents a dead curupira left behind, closes their runs, and resumes saved sessions first.
  */
 import { rm } from 'node:fs/promises';
+import { resolveScreening } from '../config/screening.js';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import { ConfigError, errorMessage } from '../core/errors.js';
-import { resolveScreening } from '../config/screening.js';
 import { isTerminal, type RunRecord, type Task } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
+import { groupsOfRun, processWorksIn, terminateGroup } from '../process/process-group.js';
 import { createClassifier } from '../screening/classifier/index.js';
 import type { Classifier, ClassifierSettings } from '../screening/classifier/types.js';
-import { groupsOfRun, processWorksIn, terminateGroup } from '../process/process-group.js';
 import type { SessionRecord, Store } from '../store/types.js';
 import { ChainFeed } from './chain.js';
 import { type ExecutorDeps, executeTask, finishInterruptedRun } from './executor.js';
 import { EventFeed, type Feed, type PollContext } from './feed.js';
 import { createFeed } from './feed-factory.js';
 import { classifyFailure } from './outcome.js';
+import { locksFor, type OfferResult, SchedulerCore } from './scheduler.js';
 import { type GateDeps, gateTask } from './screen.js';
 import { TeamCache } from './screen-context.js';
-import { locksFor, type OfferResult, SchedulerCore } from './scheduler.js';
 import { Wakeup } from './wakeup.js';
 
 export interface RunningTask {

@@ -15,8 +15,8 @@
  */
 
 import { GitHubRateLimitError, PromptRenderError } from '../core/errors.js';
-import { ClassifierError } from '../screening/classifier/types.js';
 import type { RunStatus } from '../core/types.js';
+import { ClassifierError } from '../screening/classifier/types.js';
 
 export type Outcome =
   | { readonly action: 'cancel' }

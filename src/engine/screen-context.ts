@@ -129,8 +129,9 @@ async function readTeam(github: GitHubClient, team: string): Promise<ReadonlySet
       slug,
       after,
     });
-    const connection: NonNullable<NonNullable<TeamMembersPage['organization']>['team']>['members'] | undefined =
-      reply.data.organization?.team?.members;
+    const connection:
+      | NonNullable<NonNullable<TeamMembersPage['organization']>['team']>['members']
+      | undefined = reply.data.organization?.team?.members;
     if (!connection) throw new Error(`team @${team} was not found (or the token cannot read it)`);
     for (const node of connection.nodes) if (node) members.add(node.login.toLowerCase());
     if (!connection.pageInfo.hasNextPage) break;

@@ -12,8 +12,8 @@
  *    into a new record again (`held`) until it changes or `curupira allow` lets that digest through once.
  */
 import { createHash } from 'node:crypto';
-import type { ResolvedAutomation } from '../config/types.js';
 import type { ScreeningSettings } from '../config/screening.js';
+import type { ResolvedAutomation } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
 import type { RunRecord, Task } from '../core/types.js';
@@ -94,7 +94,10 @@ export async function gateTask(
       return { kind: 'stopped', run: (await deps.store.getRun(id))! };
     }
   }
-  const comments = context.comments.map((c) => ({ ...c, trusted: trustReason(c.author, rules) !== undefined }));
+  const comments = context.comments.map((c) => ({
+    ...c,
+    trusted: trustReason(c.author, rules) !== undefined,
+  }));
   const ready = withComments(task, renderComments(comments.filter((c) => c.trusted)));
   if (screening.mode === 'off') return { kind: 'run', task: ready };
 
@@ -105,7 +108,10 @@ export async function gateTask(
   const allowance = await deps.store.takeAllowance(task.key, digest);
   if (allowance) {
     const reason = `allowed once by ${allowance.allowedBy} at ${allowance.allowedAt} (blocked run ${allowance.runId})`;
-    deps.log.warn({ automation: automation.id, id: task.item.id, run: allowance.runId }, 'Running an allowed item');
+    deps.log.warn(
+      { automation: automation.id, id: task.item.id, run: allowance.runId },
+      'Running an allowed item',
+    );
     return { kind: 'run', task: ready, screening: { findings, reason, digest } };
   }
   let verdict = judge(findings, exposed, screening);
@@ -115,7 +121,8 @@ export async function gateTask(
     verdict = classified.failure ?? judge(findings, exposed, screening);
     if (classified.warning) verdict = { ...verdict, reason: `${verdict.reason}; ${classified.warning}` };
   }
-  if (verdict.action !== 'block') return { kind: 'run', task: ready, screening: { ...verdict, findings, digest } };
+  if (verdict.action !== 'block')
+    return { kind: 'run', task: ready, screening: { ...verdict, findings, digest } };
   const previous = await deps.store.findBlockedRun(task.key, digest);
   if (previous) return { kind: 'held', previous };
   const run = await recordRun(deps, automation, task, 'blocked', verdict.reason, {
@@ -124,7 +131,13 @@ export async function gateTask(
     screenedDigest: digest,
   });
   deps.log.warn(
-    { automation: automation.id, repo: task.identity.repo, id: task.item.id, run: run.id, reason: verdict.reason },
+    {
+      automation: automation.id,
+      repo: task.identity.repo,
+      id: task.item.id,
+      run: run.id,
+      reason: verdict.reason,
+    },
     'Blocked by screening',
   );
   return { kind: 'stopped', run };
@@ -136,7 +149,11 @@ interface Judgement {
 }
 
 /** Only findings in text the untrusted item author puts in the prompt can block; the rest warn. */
-function judge(findings: readonly Finding[], exposed: ReadonlySet<string>, screening: ScreeningSettings): Judgement {
+function judge(
+  findings: readonly Finding[],
+  exposed: ReadonlySet<string>,
+  screening: ScreeningSettings,
+): Judgement {
   const policy = { mode: screening.mode, thresholds: screening.thresholds, trusted: false };
   const blocking = decide(
     findings.filter((f) => exposed.has(f.field)),
@@ -144,7 +161,10 @@ function judge(findings: readonly Finding[], exposed: ReadonlySet<string>, scree
   );
   if (blocking.action === 'block') return blocking;
   const overall = decide(findings, { ...policy, mode: 'warn' });
-  const why = screening.mode === 'warn' ? 'warn mode, not blocked' : 'not blocked (trusted author, or text kept out of the prompt)';
+  const why =
+    screening.mode === 'warn'
+      ? 'warn mode, not blocked'
+      : 'not blocked (trusted author, or text kept out of the prompt)';
   return { action: overall.action, reason: overall.reason.replace('warn mode, not blocked', why) };
 }
 
@@ -183,7 +203,8 @@ async function classifyFields(
       throw new Error(`answered ${scores.length} scores for ${fields.length} texts`);
     return { findings: classifierFindings(fields, scores, settings.threshold, classifier.description) };
   } catch (error) {
-    const kind = classifyFailure(error, { stage: 'screening' }).action === 'blocked' ? kindOf(error) : 'failed';
+    const kind =
+      classifyFailure(error, { stage: 'screening' }).action === 'blocked' ? kindOf(error) : 'failed';
     const what = `the classifier (${classifier.description}) ${kind === 'timeout' ? `did not answer within ${settings.timeoutSeconds} s` : kind === 'missing' ? 'is missing' : 'failed'}: ${errorMessage(error)}`;
     if (!mustBlock) return { findings: [], warning: `${what} (not required, so not blocked)` };
     return {
@@ -205,7 +226,11 @@ function kindOf(error: unknown): string {
 }
 
 /** Rejects with a timeout `ClassifierError` when `run` takes longer than `ms` (whatever the runner does). */
-async function withTimeout<T>(run: (signal: AbortSignal) => Promise<T>, ms: number, outer: AbortSignal): Promise<T> {
+async function withTimeout<T>(
+  run: (signal: AbortSignal) => Promise<T>,
+  ms: number,
+  outer: AbortSignal,
+): Promise<T> {
   const controller = new AbortController();
   const onAbort = (): void => controller.abort(outer.reason);
   outer.addEventListener('abort', onAbort, { once: true });
@@ -248,9 +273,16 @@ function classifierFindings(
 
 async function trustRules(deps: GateDeps, screening: ScreeningSettings): Promise<TrustRules> {
   const teams = await deps.teams.resolve(deps.github, teamsIn(screening.trustedAuthors), (team, error) =>
-    deps.log.warn({ team, error: errorMessage(error) }, 'Could not read a trusted team; its members are not trusted'),
+    deps.log.warn(
+      { team, error: errorMessage(error) },
+      'Could not read a trusted team; its members are not trusted',
+    ),
   );
-  return { trustedAuthors: screening.trustedAuthors, minAuthorAssociation: screening.minAuthorAssociation, teams };
+  return {
+    trustedAuthors: screening.trustedAuthors,
+    minAuthorAssociation: screening.minAuthorAssociation,
+    teams,
+  };
 }
 
 /** An actor's association where the item shows it (as its author or a commenter). */
@@ -309,7 +341,10 @@ export function digestOf(fields: readonly ScreenField[]): string {
 /** Trusted comments as one prompt field: each headed by its author, association and time. */
 export function renderComments(comments: readonly ContextComment[]): string {
   return comments
-    .map((c) => `@${c.author?.login ?? 'ghost'} (${c.author?.association ?? 'NONE'}, ${c.createdAt}):\n${c.body}`)
+    .map(
+      (c) =>
+        `@${c.author?.login ?? 'ghost'} (${c.author?.association ?? 'NONE'}, ${c.createdAt}):\n${c.body}`,
+    )
     .join('\n\n');
 }
 

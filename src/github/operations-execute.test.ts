@@ -123,7 +123,10 @@ const EXPECTED: Record<keyof typeof OPERATIONS, (data: Record<string, unknown>) 
   TEAM_MEMBERS: (data) =>
     expect(data.organization).toEqual({
       team: {
-        members: { pageInfo: { hasNextPage: false, endCursor: expect.any(String) }, nodes: [{ login: 'alice' }, { login: 'carol' }] },
+        members: {
+          pageInfo: { hasNextPage: false, endCursor: expect.any(String) },
+          nodes: [{ login: 'alice' }, { login: 'carol' }],
+        },
       },
     }),
 };

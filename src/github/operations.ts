@@ -265,7 +265,12 @@ export interface ScreeningContextNode {
   authorAssociation: string;
   comments: { totalCount: number; nodes: (ScreeningCommentNode | null)[] };
   timelineItems?: {
-    nodes: ({ __typename: string; createdAt?: string; actor?: ActorNode | null; label?: { name: string } } | null)[];
+    nodes: ({
+      __typename: string;
+      createdAt?: string;
+      actor?: ActorNode | null;
+      label?: { name: string };
+    } | null)[];
   };
   headRefName?: string;
 }
@@ -277,7 +282,10 @@ export interface ScreeningContextPage {
 export interface TeamMembersPage {
   organization: {
     team: {
-      members: { pageInfo: { hasNextPage: boolean; endCursor: string | null }; nodes: ({ login: string } | null)[] };
+      members: {
+        pageInfo: { hasNextPage: boolean; endCursor: string | null };
+        nodes: ({ login: string } | null)[];
+      };
     } | null;
   } | null;
 }

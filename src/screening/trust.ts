@@ -53,7 +53,8 @@ export function trustReason(actor: Actor | null, rules: TrustRules): string | un
     if (wanted.startsWith('@')) {
       if (!actor.bot && rules.teams.get(wanted.slice(1))?.has(login)) return `member of ${entry}`;
     } else if (wanted.startsWith('app/')) {
-      if (actor.bot && wanted.slice(4).replace(/\[bot\]$/, '') === login) return `${entry} in trusted_authors`;
+      if (actor.bot && wanted.slice(4).replace(/\[bot\]$/, '') === login)
+        return `${entry} in trusted_authors`;
     } else if (!actor.bot && wanted === login) return `${entry} in trusted_authors`;
   }
   if (actor.association !== undefined && rank(actor.association) <= rank(rules.minAuthorAssociation))

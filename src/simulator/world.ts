@@ -959,7 +959,12 @@ export class SimWorld {
   }
 
   /** Adds labels (applied by `actor`, default the item's author, as its timeline shows). */
-  addLabels(repoName: string, number: number, names: readonly string[], actor?: string): SimIssueOrPullRequest {
+  addLabels(
+    repoName: string,
+    number: number,
+    names: readonly string[],
+    actor?: string,
+  ): SimIssueOrPullRequest {
     const item = this.requireItem(repoName, number);
     const repo = this.requireRepo(repoName);
     for (const name of this.labelNames(repo, names)) {

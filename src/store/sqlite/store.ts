@@ -611,7 +611,9 @@ export class SqliteStore implements Store {
       }
       if (filter.pending) where.push('used_at IS NULL');
       const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
-      const rows = this.#sql(`SELECT * FROM allowances ${clause} ORDER BY id`).all(...params) as AllowanceRow[];
+      const rows = this.#sql(`SELECT * FROM allowances ${clause} ORDER BY id`).all(
+        ...params,
+      ) as AllowanceRow[];
       return rows.map(allowanceFromRow);
     });
   }

@@ -28,7 +28,6 @@ export const ISSUE_PROMPT_FIELDS = [
   'issue_assignees',
   'issue_milestone',
   'issue_created_at',
-  'comments',
 ] as const;
 
 export function issueSearchQuery(config: GitHubIssuesAutomation): string {
@@ -40,7 +39,8 @@ export const githubIssuesTable: TriggerTable<AutomationFor<'github-issues'>> = {
   aliases: ['plugins-py/github-issues'],
   description: 'Issues of an owner/repository',
   schema: GitHubIssuesAutomation,
-  promptFields: ISSUE_PROMPT_FIELDS,
+  // `comments`: trusted comments, read at dispatch by screening (not an item field).
+  promptFields: [...ISSUE_PROMPT_FIELDS, 'comments'],
   untrustedFields: ['issue_title', 'issue_body', 'task_title', 'task_body', 'comments'],
   explain(automation: AutomationFor<'github-issues'>): ExplainLine[] {
     const config = automation.config;

@@ -58,7 +58,6 @@ export const PROJECT_ITEM_PROMPT_FIELDS = [
   'item_created_at',
   'project_owner',
   'project_number',
-  'comments',
 ] as const;
 
 export const githubProjectItemsTable: TriggerTable<AutomationFor<'github-project-items'>> = {
@@ -66,7 +65,8 @@ export const githubProjectItemsTable: TriggerTable<AutomationFor<'github-project
   aliases: ['plugins-py/github-project-items'],
   description: 'Issues and pull requests in a column of a GitHub Projects board',
   schema: GitHubProjectItemsAutomation,
-  promptFields: PROJECT_ITEM_PROMPT_FIELDS,
+  // `comments`: trusted comments, read at dispatch by screening (not an item field).
+  promptFields: [...PROJECT_ITEM_PROMPT_FIELDS, 'comments'],
   untrustedFields: ['item_title', 'item_body', 'task_title', 'task_body', 'comments'],
   explain(automation: AutomationFor<'github-project-items'>): ExplainLine[] {
     const c = automation.config;

@@ -60,7 +60,6 @@ export const PULL_REQUEST_PROMPT_FIELDS = [
   'pull_request_changed_files',
   'pull_request_mergeable',
   'pull_request_merge_state_status',
-  'comments',
 ] as const;
 
 export function pullRequestSearchQuery(config: GitHubPullRequestsAutomation): string {
@@ -80,7 +79,8 @@ export const githubPullRequestsTable: TriggerTable<AutomationFor<'github-pull-re
   aliases: ['plugins-py/github-pull-requests'],
   description: 'Pull requests of an owner/repository',
   schema: GitHubPullRequestsAutomation,
-  promptFields: PULL_REQUEST_PROMPT_FIELDS,
+  // `comments`: trusted comments, read at dispatch by screening (not an item field).
+  promptFields: [...PULL_REQUEST_PROMPT_FIELDS, 'comments'],
   untrustedFields: [
     'pull_request_title',
     'pull_request_body',
