@@ -10,7 +10,7 @@ import { openStore } from '../store/index.js';
 import { EXIT } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
 import { type GlobalOptions, setExitCode } from './program.js';
-import { findRun, runTable } from './runs.js';
+import { runFromArgument } from './runs.js';
 
 function localUser(env: NodeJS.ProcessEnv): string {
   try {
@@ -31,22 +31,13 @@ export function registerAllow(program: Command, io: CliIo, globals: () => Global
       const { settings } = loadSettings(globals().config);
       const store = await openStore(settings.execution.state_db_path);
       try {
-        const found = await findRun(store, id);
-        if (found.candidates.length > 1) {
-          writeLine(io.stderr, `Run id prefix ${id} is ambiguous; it matches:`);
-          for (const line of runTable(found.candidates)) writeLine(io.stderr, `  ${line}`);
-          setExitCode(EXIT.failure);
-          return;
-        }
-        const run = found.run;
-        if (!run) {
-          writeLine(
-            io.stderr,
-            `No run with id ${id}; \`curupira runs --status blocked\` lists blocked runs.`,
-          );
-          setExitCode(EXIT.failure);
-          return;
-        }
+        const run = await runFromArgument(
+          store,
+          id,
+          io,
+          '`curupira runs --status blocked` lists blocked runs.',
+        );
+        if (!run) return;
         if (run.status !== 'blocked' || run.screenedDigest === null) {
           writeLine(
             io.stderr,

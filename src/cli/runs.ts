@@ -140,6 +140,30 @@ export async function findRun(
   return { run: candidates.length === 1 ? candidates[0] : undefined, candidates };
 }
 
+/**
+ * The run `id` names (or a prefix only one run has); undefined after saying on stderr why not
+ * (no such run, or an ambiguous prefix with its candidates), with exit code 1.
+ */
+export async function runFromArgument(
+  store: Store,
+  id: string,
+  io: CliIo,
+  hint = '`curupira runs` lists them.',
+): Promise<RunRecord | undefined> {
+  const found = await findRun(store, id);
+  if (found.candidates.length > 1) {
+    writeLine(io.stderr, `Run id prefix ${id} is ambiguous; it matches:`);
+    for (const line of runTable(found.candidates)) writeLine(io.stderr, `  ${line}`);
+    setExitCode(EXIT.failure);
+    return undefined;
+  }
+  if (!found.run) {
+    writeLine(io.stderr, `No run with id ${id}; ${hint}`);
+    setExitCode(EXIT.failure);
+  }
+  return found.run;
+}
+
 export function registerRuns(program: Command, io: CliIo, globals: () => GlobalOptions): void {
   const runs = program
     .command('runs')
@@ -193,19 +217,8 @@ export function registerRuns(program: Command, io: CliIo, globals: () => GlobalO
       const { settings } = loadSettings(globals().config);
       const store = await openStore(settings.execution.state_db_path, { readonly: true });
       try {
-        const found = await findRun(store, id);
-        if (found.candidates.length > 1) {
-          writeLine(io.stderr, `Run id prefix ${id} is ambiguous; it matches:`);
-          for (const line of runTable(found.candidates)) writeLine(io.stderr, `  ${line}`);
-          setExitCode(EXIT.failure);
-          return;
-        }
-        const run = found.run;
-        if (!run) {
-          writeLine(io.stderr, `No run with id ${id}; \`curupira runs\` lists them.`);
-          setExitCode(EXIT.failure);
-          return;
-        }
+        const run = await runFromArgument(store, id, io);
+        if (!run) return;
         if (options.json) {
           writeLine(io.stdout, JSON.stringify(run, null, 2));
           return;

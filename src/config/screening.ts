@@ -6,17 +6,10 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
+import { ASSOCIATION_ORDER } from '../screening/trust.js';
 
 /** GitHub's `authorAssociation` values, most trusted first. */
-export const AUTHOR_ASSOCIATIONS = [
-  'OWNER',
-  'MEMBER',
-  'COLLABORATOR',
-  'CONTRIBUTOR',
-  'FIRST_TIME_CONTRIBUTOR',
-  'FIRST_TIMER',
-  'NONE',
-] as const;
+export const AUTHOR_ASSOCIATIONS = ASSOCIATION_ORDER;
 export type AuthorAssociation = (typeof AUTHOR_ASSOCIATIONS)[number];
 
 const SeverityAction = z.enum(['block', 'warn', 'ignore']);

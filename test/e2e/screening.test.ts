@@ -74,6 +74,8 @@ describe('a hostile issue', () => {
     const allow = await cli(h, 'allow', blocked.id, '--by', 'alice');
     expect(allow.code).toBe(0);
     expect(allow.stdout).toContain(`Allowed run ${blocked.id}`);
+    const twice = await cli(h, 'allow', blocked.id.slice(0, 14));
+    expect(twice.stdout).toContain(`Run ${blocked.id} is already allowed (by alice at `);
     const allowed = onlyRun((await h.run()).runs);
     expect(allowed.status).toBe('succeeded');
     expect(allowed.screeningReason).toMatch(
@@ -82,6 +84,11 @@ describe('a hostile issue', () => {
     expect(h.agentRuns('claude')).toHaveLength(1);
     expect((await cli(h, 'runs', 'show', blocked.id)).stdout).toMatch(
       / {2}allowed: {5}by alice at .* \(used at /,
+    );
+    const notBlocked = await cli(h, 'allow', allowed.id);
+    expect(notBlocked.code).toBe(1);
+    expect(notBlocked.stderr).toContain(
+      `Run ${allowed.id} was not blocked by screening (its status is succeeded); nothing to allow.`,
     );
 
     // Once: the same text is held again.
