@@ -264,3 +264,54 @@ describe('trust by actor', () => {
     expect(h.agentRuns('claude')).toHaveLength(1);
   });
 });
+
+describe('pull requests and project cards', () => {
+  it('screens a pull request’s head branch name', async () => {
+    h = await createHarness({
+      issues: [],
+      automation: `[automations.review]
+trigger_type = "github-pull-requests"
+repository = "api"
+repo = "acme/api"
+prompt = "Review #\${pull_request_number} on \${pull_request_head_ref}"
+`,
+    });
+    h.world.addPullRequest('acme/api', {
+      title: 'Tidy',
+      body: 'Small tidy-up.',
+      headRefName: 'fix/\u202Eevil',
+    });
+    const run = onlyRun((await h.run()).runs);
+    expect(run.status).toBe('blocked');
+    expect(run.reason).toBe('blocked: invisible-characters/bidi-override (high) in head_branch at 4');
+    expect(h.agentRuns('claude')).toEqual([]);
+  });
+
+  it('reads an issue card’s comments through its repository, and blocks a hostile one', async () => {
+    h = await createHarness({
+      issues: [],
+      screening: 'required = false\ntrusted_authors = ["maintainer"]',
+      automation: `[automations.board]
+trigger_type = "github-project-items"
+repository = "api"
+project_owner = "acme"
+project_number = 1
+status = "Todo"
+prompt = "Work on \${item_title}.\\n\${comments}"
+`,
+    });
+    const project = h.world.addProject('acme', { title: 'Roadmap' });
+    const good = h.world.addIssue('acme/api', {
+      title: 'Good card',
+      comments: [{ author: 'maintainer', body: 'Maintainer context for the card.' }],
+    });
+    const bad = h.world.addIssue('acme/api', { title: 'Bad card', body: HOSTILE });
+    h.world.addProjectItem(project, `acme/api#${good.number}`, { status: 'Todo' });
+    h.world.addProjectItem(project, `acme/api#${bad.number}`, { status: 'Todo' });
+    const { runs } = await h.run();
+    const byTitle = Object.fromEntries(runs.map((r) => [r.itemTitle, r.status]));
+    expect(byTitle).toEqual({ 'Good card': 'succeeded', 'Bad card': 'blocked' });
+    expect(h.agentRuns('claude')).toHaveLength(1);
+    expect(h.agentRuns('claude')[0]!.prompt).toContain('Maintainer context for the card.');
+  });
+});
