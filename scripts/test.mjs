@@ -2,6 +2,7 @@
 // (the schema and docs snapshot checks are tests too). The last line is `N passed, N failed`.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -17,6 +18,34 @@ function step(name, args, env = {}) {
   const ok = result.status === 0;
   console.log(`== ${name}: ${ok ? 'ok' : `FAILED (exit ${result.status ?? result.signal})`} in ${seconds}s`);
   return ok;
+}
+
+/**
+ * The Prompt Guard runner's tests need onnxruntime-node, an optional dependency that an install
+ * may have left out; they fail rather than skip in CI. Its CPU runtime ships in the package:
+ * ONNXRUNTIME_NODE_INSTALL=skip stops its install script from fetching the GPU files.
+ */
+function ensureOnnxRuntime() {
+  try {
+    createRequire(import.meta.url).resolve('onnxruntime-node');
+    return true;
+  } catch {
+    console.log(
+      '\n== onnxruntime-node is not installed (the Prompt Guard tests need it): installing onnxruntime-node@1.30.0',
+    );
+  }
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const result = spawnSync(npm, ['install', '--no-save', 'onnxruntime-node@1.30.0'], {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, ONNXRUNTIME_NODE_INSTALL: 'skip' },
+  });
+  return result.status === 0;
+}
+
+if (!ensureOnnxRuntime()) {
+  console.log('== installing onnxruntime-node: FAILED');
+  failed += 1;
 }
 
 for (const [name, args] of [

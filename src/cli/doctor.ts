@@ -209,7 +209,12 @@ export function screeningChecks(settings: Settings, env: NodeJS.ProcessEnv): Che
           };
     }
     if (modelDir) {
-      const missing = ['model.onnx', 'tokenizer.json'].filter((f) => !existsSync(`${modelDir}/${f}`));
+      const missing = [
+        ...(['model.onnx', 'onnx/model.onnx'].some((f) => existsSync(`${modelDir}/${f}`))
+          ? []
+          : ['model.onnx']),
+        ...(existsSync(`${modelDir}/tokenizer.json`) ? [] : ['tokenizer.json']),
+      ];
       return missing.length === 0
         ? { ok: true, label, detail: `classifier model ${modelDir} for ${which}` }
         : {

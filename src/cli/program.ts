@@ -6,6 +6,7 @@ import { Command, CommanderError } from 'commander';
 import { defaultConfigPath, resolvePath } from '../config/load.js';
 import { ConfigError, CurupiraError, errorMessage, UsageError } from '../core/errors.js';
 import type { LogLevel } from '../log.js';
+import { registerSecretEnv } from '../security/redact.js';
 import { scrub } from '../workspace/git.js';
 import { registerAllow } from './allow.js';
 import { registerDemo } from './demo.js';
@@ -14,7 +15,7 @@ import { EXIT } from './exit-codes.js';
 import { registerGc } from './gc.js';
 import { registerInit } from './init.js';
 import type { CliIo } from './io.js';
-import { writeLine } from './io.js';
+import { redactingIo, writeLine } from './io.js';
 import { registerRun } from './run.js';
 import { registerRuns } from './runs.js';
 import { registerSchema } from './schema.js';
@@ -119,7 +120,11 @@ export function createProgram(io: CliIo): Command {
 }
 
 /** Runs the CLI; resolves to the process exit code. */
-export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+export async function runCli(argv: readonly string[], given: CliIo): Promise<number> {
+  // Secrets never leak: the values of secret-looking variables are known to redaction from the
+  // start, and everything this process prints is redacted.
+  registerSecretEnv(given.env);
+  const io = redactingIo(given);
   const program = createProgram(io);
   if (argv.length === 0) {
     program.outputHelp();

@@ -207,13 +207,11 @@ async function classifyFields(
       classifyFailure(error, { stage: 'screening' }).action === 'blocked' ? kindOf(error) : 'failed';
     const what = `the classifier (${classifier.description}) ${kind === 'timeout' ? `did not answer within ${settings.timeoutSeconds} s` : kind === 'missing' ? 'is missing' : 'failed'}: ${errorMessage(error)}`;
     if (!mustBlock) return { findings: [], warning: `${what} (not required, so not blocked)` };
-    return {
-      findings: [],
-      failure: {
-        action: 'block',
-        reason: `blocked: ${what}; fix the classifier (classifier_model / classifier_command under [settings.screening]) or set required = false to accept the risk`,
-      },
-    };
+    // The runners' messages end with the fix; a message that does not gets it here.
+    const fix = what.includes('required = false')
+      ? ''
+      : '; fix the classifier (classifier_model / classifier_command under [settings.screening]) or set required = false to accept the risk';
+    return { findings: [], failure: { action: 'block', reason: `blocked: ${what}${fix}` } };
   }
 }
 

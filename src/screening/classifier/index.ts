@@ -1,26 +1,26 @@
 /**
- * The classifier factory. PLACEHOLDER until the runners land (another change of issue 11 replaces
- * this file): nothing configured → null (the wiring blocks or warns, as `required` says); something
- * configured → a classifier that always fails as `missing`, so a required screen blocks visibly
- * instead of letting text through unclassified.
+ * Classifier runners for screening: `classifier_command` (a program speaking JSON on stdin and
+ * stdout) and `classifier_model` (a local Prompt Guard model through onnxruntime-node).
  */
-import { type Classifier, ClassifierError, type ClassifierSettings } from './types.js';
+import { createCommandClassifier } from './command.js';
+import { createPromptGuardClassifier } from './prompt-guard.js';
+import type { Classifier, ClassifierSettings } from './types.js';
 
-export type { Classifier, ClassifierSettings } from './types.js';
+export { createCommandClassifier, parseScores } from './command.js';
+export { FIX_HINT } from './messages.js';
+export { createPromptGuardClassifier, maliciousScore, OVERLAP, WINDOW, windows } from './prompt-guard.js';
+export type { Classifier, ClassifierFailureKind, ClassifierSettings, ClassifyOptions } from './types.js';
 export { ClassifierError } from './types.js';
+export { loadTokenizer, type Tokenizer, TokenizerFormatError } from './unigram.js';
 
+/**
+ * The classifier the settings name, or null when neither `classifier_command` nor
+ * `classifier_model` is set. When both are set the command is used. Nothing is started or loaded
+ * here: a missing program or model is reported by the first `classify` call, as a
+ * `ClassifierError('missing')`.
+ */
 export function createClassifier(settings: ClassifierSettings): Classifier | null {
-  const configured = settings.command
-    ? `command ${settings.command.join(' ')}`
-    : settings.modelDir
-      ? `prompt-guard ${settings.modelDir}`
-      : undefined;
-  if (configured === undefined) return null;
-  return {
-    description: configured,
-    classify: () =>
-      Promise.reject(
-        new ClassifierError('missing', `${configured}: this build of curupira has no classifier runner`),
-      ),
-  };
+  if (settings.command && settings.command.length > 0) return createCommandClassifier(settings.command);
+  if (settings.modelDir) return createPromptGuardClassifier(settings.modelDir);
+  return null;
 }

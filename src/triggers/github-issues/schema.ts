@@ -41,7 +41,7 @@ export const githubIssuesTable: TriggerTable<AutomationFor<'github-issues'>> = {
   schema: GitHubIssuesAutomation,
   // `comments`: trusted comments, read at dispatch by screening (not an item field).
   promptFields: [...ISSUE_PROMPT_FIELDS, 'comments'],
-  untrustedFields: ['issue_title', 'issue_body', 'task_title', 'task_body', 'comments'],
+  untrustedFields: ['issue_title', 'issue_body', 'issue_labels', 'task_title', 'task_body', 'comments'],
   explain(automation: AutomationFor<'github-issues'>): ExplainLine[] {
     const config = automation.config;
     const lines: ExplainLine[] = [{ label: 'search query', value: issueSearchQuery(config) }];

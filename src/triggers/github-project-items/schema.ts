@@ -67,7 +67,7 @@ export const githubProjectItemsTable: TriggerTable<AutomationFor<'github-project
   schema: GitHubProjectItemsAutomation,
   // `comments`: trusted comments, read at dispatch by screening (not an item field).
   promptFields: [...PROJECT_ITEM_PROMPT_FIELDS, 'comments'],
-  untrustedFields: ['item_title', 'item_body', 'task_title', 'task_body', 'comments'],
+  untrustedFields: ['item_title', 'item_body', 'item_labels', 'task_title', 'task_body', 'comments'],
   explain(automation: AutomationFor<'github-project-items'>): ExplainLine[] {
     const c = automation.config;
     const lines: ExplainLine[] = [
