@@ -2,6 +2,7 @@
  * Screening wired into runs (issue 11), end to end: the simulator, the fake agent (which records
  * every prompt it receives), real git and the built CLI.
  */
+import { writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../src/core/types.js';
 import { type Classifier, ClassifierError } from '../../src/screening/classifier/types.js';
@@ -313,5 +314,47 @@ prompt = "Work on \${item_title}.\\n\${comments}"
     expect(byTitle).toEqual({ 'Good card': 'succeeded', 'Bad card': 'blocked' });
     expect(h.agentRuns('claude')).toHaveLength(1);
     expect(h.agentRuns('claude')[0]!.prompt).toContain('Maintainer context for the card.');
+  });
+});
+
+describe('classifier_command (the real runner)', () => {
+  it('a missing, failing or slow program blocks with the reason; one that scores low lets the run go', async () => {
+    h = await createHarness({ screening: 'classifier_command = ["no-such-classifier"]' });
+    const script = (name: string, body: string): string => {
+      const file = `${h!.dir}/${name}.mjs`;
+      writeFileSync(
+        file,
+        `let input = '';\nfor await (const c of process.stdin) input += c;\nconst { texts } = JSON.parse(input);\n${body}\n`,
+      );
+      return file;
+    };
+    const missing = onlyRun((await h.run()).runs);
+    expect(missing.status).toBe('blocked');
+    expect(missing.reason).toMatch(/^blocked: the classifier \(.*no-such-classifier.*\) is missing: /);
+
+    const rerun = async (command: string[], extra = ''): Promise<RunRecord> => {
+      h!.world.updateIssue('acme/api', 1, { body: `Please fix (${command.at(-1)}).` });
+      h!.configure({ screening: `classifier_command = ${JSON.stringify(command)}\n${extra}` });
+      return onlyRun((await h!.run()).runs);
+    };
+    const failing = await rerun([
+      process.execPath,
+      script('fail', "process.stderr.write('model not loaded'); process.exit(3);"),
+    ]);
+    expect(failing.status).toBe('blocked');
+    expect(failing.reason).toContain('failed');
+    expect(failing.reason).toContain('model not loaded');
+    const slow = await rerun(
+      [process.execPath, script('slow', 'await new Promise((r) => setTimeout(r, 10000));')],
+      'classifier_timeout = 0.5',
+    );
+    expect(slow.status).toBe('blocked');
+    expect(slow.reason).toContain('did not answer within 0.5 s');
+    const low = await rerun([
+      process.execPath,
+      script('low', 'process.stdout.write(JSON.stringify({ scores: texts.map(() => 0.01) }));'),
+    ]);
+    expect(low).toMatchObject({ status: 'succeeded', screeningReason: 'no findings' });
+    expect(h.agentRuns('claude')).toHaveLength(1);
   });
 });
