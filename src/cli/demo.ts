@@ -67,6 +67,13 @@ task_timeout_minutes = 5
 [settings.github]
 api_url = "${apiUrl}"   # the local GitHub simulator (real use: leave the default)
 
+# Issue text is written by strangers: it is screened before any agent sees it. A classifier model
+# is required by default, and without one every issue run is blocked. The demo has none, so it
+# screens with the deterministic scanners alone; \`required = false\` accepts that risk. For real
+# repositories set classifier_model (a Prompt Guard model folder) or classifier_command instead.
+[settings.screening]
+required = false
+
 [repositories.widgets]
 remote = "file://${remote}"
 
@@ -128,6 +135,7 @@ function describeRun(run: RunRecord): string[] {
     `    issue:      ${run.repo}#${run.itemId} ${JSON.stringify(run.itemTitle)}`,
     `    agent:      ${run.provider} session ${run.sessionId ?? '-'}`,
   ];
+  if (run.screeningReason) lines.push(`    screening:  ${run.screeningReason}`);
   if (run.usage)
     lines.push(`    usage:      ${run.usage.inputTokens} input / ${run.usage.outputTokens} output tokens`);
   if (run.worktreeKept) {
@@ -238,6 +246,10 @@ export function registerDemo(program: Command, io: CliIo): void {
           `   Configuration is valid (${settings.automations.length} automation; max active tasks: ${settings.execution.max_active_tasks}).`,
         );
         writeLine(io.stdout, '4. Running the engine (the same code as `curupira run`)…');
+        writeLine(
+          io.stdout,
+          '   Screening runs without a classifier (the demo sets required = false): deterministic scanners only.',
+        );
         const store = await openStore(settings.execution.state_db_path);
         const log = createLogger({ console: io.stderr, file: logFile(settings) });
         const tokens = staticTokenSource(DEMO_TOKEN);

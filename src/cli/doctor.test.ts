@@ -4,9 +4,11 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installFakeAgents } from '../agents/fake/install.js';
+import { loadSettingsFromText } from '../config/load.js';
 import { openStore } from '../store/index.js';
 import { git } from '../workspace/git.js';
 import { createOrigin, isolateGitForTests, type OriginRepo } from '../workspace/testing.js';
+import { screeningChecks } from './doctor.js';
 import { runCliCaptured } from './testing.js';
 
 isolateGitForTests();
@@ -182,5 +184,53 @@ describe('doctor --json', () => {
       detail: `${file} (2 automations)`,
     });
     expect(report.checks.filter((c) => !c.ok).map((c) => c.label)).toEqual(['repository good']);
+  });
+});
+
+describe('doctor: screening', () => {
+  const issues = (screening: string, extra = ''): string => `[repositories.good]
+remote = "file:///nowhere.git"
+[settings.screening]
+${screening}
+[automations.triage]
+repository = "good"
+repo = "acme/api"
+prompt = "Triage"
+${extra}
+[automations.nightly]
+repository = "good"
+schedule = "0 3 * * *"
+prompt = "Tidy up"
+`;
+  const check = (text: string) =>
+    screeningChecks(loadSettingsFromText(text, join(dir, 'screening.toml')).settings, {
+      PATH: process.env.PATH,
+    });
+
+  it('fails when a required classifier is missing, naming both fixes and the risk switch', () => {
+    const [only, ...rest] = check(issues(''));
+    expect(rest).toEqual([]);
+    expect(only).toEqual({
+      ok: false,
+      label: 'screening',
+      detail:
+        'no classifier is configured, and one is required: every run of automation triage is blocked. Set classifier_model (a folder with a Prompt Guard model.onnx and tokenizer.json) or classifier_command under [settings.screening], or set required = false there to accept the risk',
+    });
+  });
+
+  it('passes with required = false, a found command, and reports a model folder that lacks its files', () => {
+    expect(check(issues('required = false'))[0]).toMatchObject({
+      ok: true,
+      detail: 'deterministic scanners only, no classifier (required = false) for automation triage',
+    });
+    expect(check(issues('classifier_command = ["sh", "-c", "exit 0"]'))[0]).toMatchObject({ ok: true });
+    expect(check(issues(`classifier_model = "${dir}"`))[0]).toMatchObject({
+      ok: false,
+      detail: `classifier_model ${dir} lacks model.onnx and tokenizer.json; every run of automation triage is blocked until it has them`,
+    });
+    expect(check(issues('', '[automations.triage.screening]\nmode = "off"'))[0]).toMatchObject({
+      ok: true,
+      detail: 'off for automation triage: text written by strangers reaches the agent unscreened',
+    });
   });
 });

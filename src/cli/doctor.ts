@@ -7,6 +7,7 @@ import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { getDriver } from '../agents/registry.js';
 import { loadSettings } from '../config/load.js';
+import { resolveScreening, type ScreeningSettings } from '../config/screening.js';
 import type { RepositorySettings, Settings } from '../config/types.js';
 import { systemClock } from '../core/clock.js';
 import { ConfigError, errorMessage } from '../core/errors.js';
@@ -166,6 +167,76 @@ async function repositoryCheck(repository: RepositorySettings, settingsDir: stri
   }
 }
 
+/**
+ * The classifier each screened automation runs with: a FAIL when a required one is missing (every
+ * event-triggered run would be blocked), with the two ways to fix it.
+ */
+export function screeningChecks(settings: Settings, env: NodeJS.ProcessEnv): Check[] {
+  const label = 'screening';
+  const groups = new Map<string, { screening: ScreeningSettings; ids: string[] }>();
+  for (const automation of settings.automations) {
+    const hook = automation.trigger.screening;
+    if (hook && 'unscreened' in hook) continue;
+    const screening = resolveScreening(
+      settings.execution.screening,
+      automation.config.screening,
+      settings.dir,
+    );
+    const key = JSON.stringify([screening.mode, screening.required, screening.classifier]);
+    const group = groups.get(key) ?? { screening, ids: [] };
+    group.ids.push(automation.id);
+    groups.set(key, group);
+  }
+  if (groups.size === 0)
+    return [{ ok: true, label, detail: 'not needed: no automation reads text written by strangers' }];
+  return [...groups.values()].map(({ screening, ids }) => {
+    const which = `${ids.length === 1 ? 'automation' : 'automations'} ${ids.join(', ')}`;
+    if (screening.mode === 'off')
+      return {
+        ok: true,
+        label,
+        detail: `off for ${which}: text written by strangers reaches the agent unscreened`,
+      };
+    const { command, modelDir } = screening.classifier;
+    if (command) {
+      const found = findExecutable(command[0]!, env.PATH, settings.dir);
+      return found
+        ? { ok: true, label, detail: `classifier command ${command.join(' ')} (${found}) for ${which}` }
+        : {
+            ok: false,
+            label,
+            detail: `classifier_command ${command[0]} not found on PATH; every run of ${which} is blocked until it is`,
+          };
+    }
+    if (modelDir) {
+      const missing = [
+        ...(['model.onnx', 'onnx/model.onnx'].some((f) => existsSync(`${modelDir}/${f}`))
+          ? []
+          : ['model.onnx']),
+        ...(existsSync(`${modelDir}/tokenizer.json`) ? [] : ['tokenizer.json']),
+      ];
+      return missing.length === 0
+        ? { ok: true, label, detail: `classifier model ${modelDir} for ${which}` }
+        : {
+            ok: false,
+            label,
+            detail: `classifier_model ${modelDir} lacks ${missing.join(' and ')}; every run of ${which} is blocked until it has them`,
+          };
+    }
+    if (!screening.required || screening.mode === 'warn')
+      return {
+        ok: true,
+        label,
+        detail: `deterministic scanners only, no classifier (required = false) for ${which}`,
+      };
+    return {
+      ok: false,
+      label,
+      detail: `no classifier is configured, and one is required: every run of ${which} is blocked. Set classifier_model (a folder with a Prompt Guard model.onnx and tokenizer.json) or classifier_command under [settings.screening], or set required = false there to accept the risk`,
+    };
+  });
+}
+
 /** The client of checks made without GitHub (they must not ask for it). */
 function noGitHub(): never {
   throw new Error('this check was made without GitHub access');
@@ -240,6 +311,7 @@ export async function runDoctor(
   } catch (error) {
     emit({ ok: false, label: 'git', detail: errorMessage(error) });
   }
+  for (const check of screeningChecks(settings, io.env)) emit(check);
   const folder = writableFolder(stateDir(settings));
   emit({ ok: folder.ok, label: 'state folder', detail: folder.detail });
   emit(state.check);

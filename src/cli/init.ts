@@ -84,6 +84,18 @@ max_active_tasks = 1                   # agents running at once
 # [settings.github]
 # api_url = "https://api.github.com"   # https://HOST/api/v3 for GitHub Enterprise Server
 
+# Issue and pull-request text is written by strangers: it is screened before any agent sees it
+# (docs/screening.md). A classifier is required: until one is set, every issue run is blocked,
+# visibly (\`curupira runs\` shows why; \`curupira doctor\` checks it).
+[settings.screening]
+# classifier_model = "~/.curupira/models/prompt-guard"  # a Prompt Guard model.onnx + tokenizer.json
+# classifier_command = ["python3", "/path/to/classify.py"] # reads {"texts": […]}, answers {"scores": […]}
+# required = false                      # accept the risk: deterministic scanners only
+# mode = "block"                        # "warn" never blocks; "off" turns screening off
+# trusted_authors = ["alice", "app/dependabot", "@acme/maintainers"]  # scanned, never blocked
+# min_author_association = "COLLABORATOR"  # OWNER, MEMBER and COLLABORATOR are trusted
+# require_trusted_labeler = true        # the matching label must come from a trusted actor
+
 # The checkout the agent works in: cloned once, then one worktree and branch per task.
 [repositories.${alias}]
 remote = ${tomlString(remote)}

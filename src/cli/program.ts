@@ -8,6 +8,7 @@ import { ConfigError, CurupiraError, errorMessage, UsageError } from '../core/er
 import type { LogLevel } from '../log.js';
 import { registerSecretEnv } from '../security/redact.js';
 import { scrub } from '../workspace/git.js';
+import { registerAllow } from './allow.js';
 import { registerControl } from './control.js';
 import { registerDemo } from './demo.js';
 import { registerDoctor } from './doctor.js';
@@ -115,6 +116,7 @@ export function createProgram(io: CliIo): Command {
   registerRuns(program, io, globals);
   registerServe(program, io, globals);
   registerControl(program, io, globals);
+  registerAllow(program, io, globals);
   registerDoctor(program, io, globals);
   registerGc(program, io, globals);
   registerSimulator(program, io);

@@ -38,9 +38,9 @@ function checkCombination(options: RunOptions): void {
     throw new UsageError('--dry-run cannot be combined with --size');
 }
 
-export function summarizeRuns(runs: readonly RunRecord[], discoveryFailed = false): string[] {
+export function summarizeRuns(runs: readonly RunRecord[], discoveryFailed = false, held = 0): string[] {
   if (runs.length === 0)
-    return [discoveryFailed ? 'No run started.' : 'No matching task is currently available.'];
+    return [discoveryFailed || held > 0 ? 'No run started.' : 'No matching task is currently available.'];
   const counts = new Map<string, number>();
   for (const run of runs) counts.set(run.status, (counts.get(run.status) ?? 0) + 1);
   const lines = [
@@ -173,8 +173,14 @@ export function registerRun(program: Command, io: CliIo, globals: () => GlobalOp
           ...(status ? { onStatus: (s) => status.update(s) } : {}),
         });
         status?.close();
-        for (const line of summarizeRuns(result.runs, result.discoveryErrors.length > 0))
+        for (const line of summarizeRuns(result.runs, result.discoveryErrors.length > 0, result.held.length))
           writeLine(io.stdout, line);
+        for (const run of result.held) {
+          writeLine(
+            io.stdout,
+            `  still blocked: ${run.automationId} ${run.repo}#${run.itemId} ${JSON.stringify(run.itemTitle)}: unchanged since run ${run.id}; \`curupira allow ${run.id}\` lets it run once`,
+          );
+        }
         for (const { automationId, message } of result.discoveryErrors) {
           writeLine(io.stderr, `Discovery failed for ${automationId}: ${message}`);
         }

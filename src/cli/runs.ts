@@ -9,7 +9,7 @@ import { isTerminal, RUN_STATUSES, type RunRecord, type RunStatus } from '../cor
 import { stateDir } from '../engine/paths.js';
 import { connectDaemon } from '../server/client.js';
 import { openStore } from '../store/index.js';
-import type { Store } from '../store/types.js';
+import type { Allowance, Store } from '../store/types.js';
 import { EXIT } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
 import { type GlobalOptions, setExitCode } from './program.js';
@@ -32,7 +32,32 @@ function parseStatuses(value: string | undefined): RunStatus[] | undefined {
   return statuses as RunStatus[];
 }
 
-export function runLines(run: RunRecord, transcript: string[] | undefined): string[] {
+/** What screening found and decided, and any allowance of a blocked run. */
+export function screeningLines(run: RunRecord, allowances: readonly Allowance[] = []): string[] {
+  if (run.screeningReason === null && run.screeningFindings === null) return [];
+  const lines = [`  screening:   ${run.screeningReason ?? '-'}`];
+  const findings = run.screeningFindings ?? [];
+  if (findings.length > 0) {
+    lines.push(`  findings:    ${findings.length}`);
+    for (const f of findings)
+      lines.push(
+        `    ${f.severity.padEnd(8)} ${f.scanner}/${f.rule} in ${f.field} at ${f.offset}: ${f.excerpt}`,
+      );
+  }
+  for (const a of allowances)
+    lines.push(
+      `  allowed:     by ${a.allowedBy} at ${a.allowedAt} (${a.usedAt ? `used at ${a.usedAt}` : 'waiting for the next dispatch'})`,
+    );
+  if (run.status === 'blocked' && !allowances.some((a) => a.usedAt === null))
+    lines.push(`  to allow:    curupira allow ${run.id}  (lets this exact text run once)`);
+  return lines;
+}
+
+export function runLines(
+  run: RunRecord,
+  transcript: string[] | undefined,
+  allowances: readonly Allowance[] = [],
+): string[] {
   const lines = [
     `run ${run.id}`,
     `  automation:  ${run.automationId}`,
@@ -43,6 +68,7 @@ export function runLines(run: RunRecord, transcript: string[] | undefined): stri
     `  started:     ${run.startedAt ?? '-'}`,
     `  finished:    ${run.finishedAt ?? '-'} (${duration(run)})`,
   ];
+  lines.push(...screeningLines(run, allowances));
   if (run.scheduledFor) lines.push(`  scheduled:   ${run.scheduledFor}`);
   if (run.upstreamRunId) lines.push(`  after run:   ${run.upstreamRunId}`);
   lines.push(`  agent:       ${run.profile ?? '-'} (${run.provider ?? '-'})`);
@@ -137,6 +163,30 @@ async function followFromDaemon(io: CliIo, dir: string, runId: string): Promise<
   });
 }
 
+/**
+ * The run `id` names (or a prefix only one run has); undefined after saying on stderr why not
+ * (no such run, or an ambiguous prefix with its candidates), with exit code 1.
+ */
+export async function runFromArgument(
+  store: Store,
+  id: string,
+  io: CliIo,
+  hint = '`curupira runs` lists them.',
+): Promise<RunRecord | undefined> {
+  const found = await findRun(store, id);
+  if (found.candidates.length > 1) {
+    writeLine(io.stderr, `Run id prefix ${id} is ambiguous; it matches:`);
+    for (const line of runTable(found.candidates)) writeLine(io.stderr, `  ${line}`);
+    setExitCode(EXIT.failure);
+    return undefined;
+  }
+  if (!found.run) {
+    writeLine(io.stderr, `No run with id ${id}; ${hint}`);
+    setExitCode(EXIT.failure);
+  }
+  return found.run;
+}
+
 export function registerRuns(program: Command, io: CliIo, globals: () => GlobalOptions): void {
   const runs = program
     .command('runs')
@@ -191,19 +241,8 @@ export function registerRuns(program: Command, io: CliIo, globals: () => GlobalO
       const { settings } = loadSettings(globals().config);
       const store = await openStore(settings.execution.state_db_path, { readonly: true });
       try {
-        const found = await findRun(store, id);
-        if (found.candidates.length > 1) {
-          writeLine(io.stderr, `Run id prefix ${id} is ambiguous; it matches:`);
-          for (const line of runTable(found.candidates)) writeLine(io.stderr, `  ${line}`);
-          setExitCode(EXIT.failure);
-          return;
-        }
-        const run = found.run;
-        if (!run) {
-          writeLine(io.stderr, `No run with id ${id}; \`curupira runs\` lists them.`);
-          setExitCode(EXIT.failure);
-          return;
-        }
+        const run = await runFromArgument(store, id, io);
+        if (!run) return;
         if (options.json) {
           writeLine(io.stdout, JSON.stringify(run, null, 2));
           return;
@@ -217,7 +256,8 @@ export function registerRuns(program: Command, io: CliIo, globals: () => GlobalO
           run.transcriptPath && run.provider && existsSync(run.transcriptPath)
             ? renderTranscriptFile(run.provider, run.transcriptPath)
             : undefined;
-        for (const line of runLines(run, transcript)) writeLine(io.stdout, line);
+        const allowances = await store.listAllowances({ runId: run.id });
+        for (const line of runLines(run, transcript, allowances)) writeLine(io.stdout, line);
       } finally {
         await store.close();
       }

@@ -2,7 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { loadSettingsFromText } from '../config/load.js';
 import { runCliCaptured } from './testing.js';
+import { screeningSummary } from './validate.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'curupira-validate-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -91,5 +93,38 @@ describe('validate', () => {
       ],
       warnings: [],
     });
+  });
+});
+
+describe('validate --explain: screening', () => {
+  it('says what screening does for each automation', () => {
+    const { settings } = loadSettingsFromText(
+      `[repositories.api]
+remote = "https://github.com/acme/api.git"
+[settings.screening]
+trusted_authors = ["alice"]
+[automations.triage]
+repository = "api"
+repo = "acme/api"
+prompt = "x"
+[automations.labelled]
+repository = "api"
+repo = "acme/api"
+prompt = "x"
+[automations.labelled.screening]
+required = false
+require_trusted_labeler = true
+[automations.nightly]
+repository = "api"
+schedule = "0 3 * * *"
+prompt = "x"
+`,
+      '/work/s.toml',
+    );
+    expect(settings.automations.map((a) => screeningSummary(a, settings))).toEqual([
+      'block; no classifier, and one is required: every run is blocked; trusted: alice and association ≥ COLLABORATOR',
+      'block; no classifier (scanners only); trusted: alice and association ≥ COLLABORATOR; labels must come from a trusted actor',
+      'not screened (a schedule carries no third-party text)',
+    ]);
   });
 });

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { loadSettings } from '../config/load.js';
+import { resolveScreening } from '../config/screening.js';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
 import { ConfigError } from '../core/errors.js';
 import { BODY_CAP_CHARS } from '../prompt/untrusted.js';
@@ -13,8 +14,32 @@ export function validMessage(settings: Settings): string {
   return `Configuration is valid (${n} automation${n === 1 ? '' : 's'}; max active tasks: ${settings.execution.max_active_tasks}).`;
 }
 
+/** What screening does for one automation, in one line. */
+export function screeningSummary(automation: ResolvedAutomation, settings: Settings): string {
+  const hook = automation.trigger.screening;
+  if (hook && 'unscreened' in hook) return `not screened (${hook.unscreened})`;
+  const s = resolveScreening(settings.execution.screening, automation.config.screening, settings.dir);
+  if (s.mode === 'off') return 'off: text written by strangers reaches the agent unscreened';
+  const { command, modelDir } = s.classifier;
+  const classifier = command
+    ? `classifier command ${command.join(' ')}`
+    : modelDir
+      ? `classifier model ${modelDir}`
+      : s.required && s.mode === 'block'
+        ? 'no classifier, and one is required: every run is blocked'
+        : 'no classifier (scanners only)';
+  const trusted = s.trustedAuthors.length > 0 ? `${s.trustedAuthors.join(', ')} and ` : '';
+  return `${s.mode}; ${classifier}; trusted: ${trusted}association ≥ ${s.minAuthorAssociation}${
+    s.requireTrustedLabeler ? '; labels must come from a trusted actor' : ''
+  }`;
+}
+
 /** What `--explain` shows of one automation, as label/value rows. Remote credentials are scrubbed. */
-export function explainRows(automation: ResolvedAutomation, now: Date): [string, string][] {
+export function explainRows(
+  automation: ResolvedAutomation,
+  now: Date,
+  settings?: Settings,
+): [string, string][] {
   const { repository } = automation;
   const rows: [string, string][] = [
     [
@@ -42,6 +67,7 @@ export function explainRows(automation: ResolvedAutomation, now: Date): [string,
       automation.placeholders.length > 0 ? automation.placeholders.join(', ') : 'none'
     }`,
   ]);
+  if (settings) rows.push(['screening', screeningSummary(automation, settings)]);
   const untrusted = automation.placeholders.filter((p) => automation.trigger.untrustedFields.includes(p));
   if (untrusted.length > 0) {
     const fenced = automation.config.untrusted_text !== 'raw';
@@ -54,8 +80,8 @@ export function explainRows(automation: ResolvedAutomation, now: Date): [string,
 }
 
 /** The `--explain` block of one automation: what it will do, before anything runs. */
-export function explainAutomation(automation: ResolvedAutomation, now: Date): string[] {
-  const rows = explainRows(automation, now);
+export function explainAutomation(automation: ResolvedAutomation, now: Date, settings?: Settings): string[] {
+  const rows = explainRows(automation, now, settings);
   const width = Math.max(...rows.map(([label]) => label.length)) + 1;
   return [
     `automation ${automation.id}`,
@@ -86,7 +112,7 @@ export function registerValidate(program: Command, io: CliIo, globals: () => Glo
         const now = new Date();
         for (const automation of settings.automations) {
           writeLine(io.stdout);
-          for (const line of explainAutomation(automation, now)) writeLine(io.stdout, line);
+          for (const line of explainAutomation(automation, now, settings)) writeLine(io.stdout, line);
         }
       }
     });
@@ -138,7 +164,7 @@ export function validationReport(file: string, now: Date): { code: number; repor
           untrustedPlaceholders: automation.placeholders.filter((p) =>
             automation.trigger.untrustedFields.includes(p),
           ),
-          explain: Object.fromEntries(explainRows(automation, now)),
+          explain: Object.fromEntries(explainRows(automation, now, settings)),
         })),
       },
     };

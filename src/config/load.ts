@@ -22,6 +22,7 @@ import {
   SettingsFile,
   SettingsTable,
 } from './schema.js';
+import { screeningWarningsFor } from './screening.js';
 import { type KeyPath, locateKeys, type TomlLocations } from './toml-locations.js';
 import type {
   AnyAutomation,
@@ -371,7 +372,7 @@ export function loadSettingsFromText(text: string, file: string): LoadedSettings
     automations,
     ...(assistant ? { assistant } : {}),
   };
-  return { settings, warnings: loadWarnings(settings) };
+  return { settings, warnings: [...loadWarnings(settings), ...screeningWarningsFor(settings)] };
 }
 
 function parseSettingsToml(text: string, absolute: string): Record<string, unknown> {

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { PROFILE_SCHEMAS, PROVIDERS } from '../agents/schemas.js';
 import { Identifier } from '../triggers/common-schema.js';
 import { BUILT_IN_TRIGGERS } from '../triggers/registry.js';
+import { ScreeningTable } from './screening.js';
 
 export const DEFAULT_API_URL = 'https://api.github.com';
 
@@ -113,6 +114,7 @@ export const SettingsTable = z
       ),
     polling: PollingTable.prefault({}),
     github: GitHubTable.prefault({}),
+    screening: ScreeningTable.prefault({}),
   })
   .describe('Execution settings.');
 

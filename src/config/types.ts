@@ -7,6 +7,7 @@ import type { GitHubIssuesAutomation } from '../triggers/github-issues/schema.js
 import type { GitHubProjectItemsAutomation } from '../triggers/github-project-items/schema.js';
 import type { GitHubPullRequestsAutomation } from '../triggers/github-pull-requests/schema.js';
 import type { TriggerDefinition } from '../triggers/types.js';
+import type { ScreeningTable } from './screening.js';
 
 /**
  * Fields every automation table has (the base shape), plus those some triggers add and the engine
@@ -41,6 +42,8 @@ export interface ExecutionSettings {
   shutdown: 'stop' | 'drain';
   polling: PollingSettings;
   github: { api_url: string };
+  /** `[settings.screening]` as written, defaults applied; per automation see `resolveScreening`. */
+  screening: ScreeningTable;
 }
 
 export interface RepositorySettings {

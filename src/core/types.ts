@@ -153,6 +153,22 @@ export interface RunRecord {
   readonly agentOutcome: AgentOutcome | null;
   /** When an operator dismissed the run from the board's Needs attention column. */
   readonly dismissedAt?: string | null;
+  /** What screening found in the item's text (event triggers), blocking or not; null when not screened. */
+  readonly screeningFindings: readonly ScreeningFinding[] | null;
+  /** The screening verdict in one line (`blocked: …`, `warning: …`, `allowed once by …`). */
+  readonly screeningReason: string | null;
+  /** sha256 of the screened text: a blocked item is screened again only when this changes. */
+  readonly screenedDigest: string | null;
+}
+
+/** One screening finding as a run records it (the shape of `Finding` in src/screening/). */
+export interface ScreeningFinding {
+  readonly scanner: string;
+  readonly rule: string;
+  readonly severity: 'low' | 'medium' | 'high' | 'critical';
+  readonly field: string;
+  readonly offset: number;
+  readonly excerpt: string;
 }
 
 export interface AgentOutcome {

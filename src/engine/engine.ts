@@ -4,6 +4,7 @@
  * it stops agents a dead curupira left behind, closes their runs, and resumes saved sessions first.
  */
 import { rm } from 'node:fs/promises';
+import { resolveScreening } from '../config/screening.js';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import { ConfigError, ControlError, errorMessage } from '../core/errors.js';
@@ -12,6 +13,8 @@ import type { GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
 import { groupsOfRun, processWorksIn, terminateGroup } from '../process/process-group.js';
+import { createClassifier } from '../screening/classifier/index.js';
+import type { Classifier, ClassifierSettings } from '../screening/classifier/types.js';
 import type { SessionRecord, Store } from '../store/types.js';
 import { ChainFeed } from './chain.js';
 import { type ExecutorDeps, executeTask, finishInterruptedRun } from './executor.js';
@@ -19,6 +22,8 @@ import { CronFeed, cronItem, EventFeed, type Feed, type PollContext } from './fe
 import { createFeed } from './feed-factory.js';
 import { classifyFailure } from './outcome.js';
 import { locksFor, type OfferResult, SchedulerCore } from './scheduler.js';
+import { type GateDeps, gateTask } from './screen.js';
+import { TeamCache } from './screen-context.js';
 import { taskFromItem } from './task.js';
 import { Wakeup } from './wakeup.js';
 
@@ -93,6 +98,8 @@ export interface EngineOptions {
   killGraceMs?: number;
   onStatus?(status: EngineStatus): void;
   onRun?(run: RunRecord): void;
+  /** Builds the screening classifier (default `createClassifier`; tests pass scripted ones). */
+  classifierFactory?(settings: ClassifierSettings): Classifier | null;
 }
 
 export interface EngineResult {
@@ -103,6 +110,8 @@ export interface EngineResult {
   discoveryErrors: { automationId: string; message: string }[];
   /** Automations whose last poll left matching items beyond `batch_size` unread. */
   waiting: { automationId: string; count: number }[];
+  /** Items found again whose unchanged text an earlier run blocked: nothing new was recorded. */
+  held: RunRecord[];
 }
 
 interface Pending {
@@ -131,6 +140,9 @@ export class Engine {
   private readonly forced = new Set<string>();
   private readonly lastPolls = new Map<string, { at: number; found: number }>();
   private readonly runs: RunRecord[] = [];
+  private readonly held: RunRecord[] = [];
+  private readonly classifiers = new Map<string, Classifier | null>();
+  private readonly teams: TeamCache;
   private started = 0;
   private readonly wakeup = new Wakeup();
   private readonly runAbort = new AbortController();
@@ -141,6 +153,7 @@ export class Engine {
 
   constructor(private readonly options: EngineOptions) {
     this.settings = options.settings;
+    this.teams = new TeamCache(() => options.clock.now());
     this.core = new SchedulerCore(this.limits());
     this.feeds = this.buildFeeds(options.settings, []);
     this.pollSignal = options.drainSignal
@@ -233,6 +246,68 @@ export class Engine {
     };
   }
 
+  private gateDeps(): GateDeps {
+    const { store, log, clock, github } = this.options;
+    return {
+      store,
+      log,
+      clock,
+      github,
+      teams: this.teams,
+      classifier: (settings) => {
+        const key = JSON.stringify(settings);
+        if (!this.classifiers.has(key))
+          this.classifiers.set(key, (this.options.classifierFactory ?? createClassifier)(settings));
+        return this.classifiers.get(key) ?? null;
+      },
+    };
+  }
+
+  /**
+   * Screens a new task (resumed sessions were screened when they started), then runs it. Returns
+   * the run record, or undefined when the item's unchanged text is already blocked.
+   */
+  private async screenAndExecute(
+    deps: ExecutorDeps,
+    automation: ResolvedAutomation,
+    task: Task,
+    pending: Pending,
+    signal: AbortSignal,
+  ): Promise<RunRecord | undefined> {
+    let ready = task;
+    let screening: Parameters<typeof executeTask>[1]['screening'];
+    if (!pending.resume) {
+      const settings = resolveScreening(
+        this.settings.execution.screening,
+        automation.config.screening,
+        this.settings.dir,
+      );
+      const gate = await gateTask(this.gateDeps(), automation, task, settings, signal);
+      if (gate.kind === 'stopped') {
+        deps.onUpdate?.(gate.run);
+        return gate.run;
+      }
+      if (gate.kind === 'held') {
+        this.held.push(gate.previous);
+        this.options.log.info(
+          { automation: automation.id, id: task.item.id, run: gate.previous.id },
+          'Still blocked: the text is unchanged since its blocked run; `curupira allow` lets it through once',
+        );
+        return undefined;
+      }
+      ready = gate.task;
+      screening = gate.screening;
+    }
+    return executeTask(deps, {
+      automation,
+      task: ready,
+      signal,
+      ...(pending.resume ? { resume: pending.resume } : {}),
+      ...(screening ? { screening } : {}),
+      ...upstreamOf(automation, task),
+    });
+  }
+
   /**
    * Stops agents a dead curupira process left running, and closes their runs. A run whose agent
    * had already exited is finished as its saved outcome says (its session is not resumed).
@@ -305,6 +380,16 @@ export class Engine {
     return result;
   }
 
+  /** Watch mode: an item allowed (`curupira allow`) since it was blocked is offered again. */
+  private async offerAllowed(): Promise<void> {
+    const pending = await this.options.store.listAllowances({ pending: true });
+    for (const allowance of pending) {
+      for (const feed of this.feeds) {
+        if (feed instanceof EventFeed && feed.forgetKey(allowance.taskKey)) feed.nextPollAt = 0;
+      }
+    }
+  }
+
   private async pollFeed(feed: Feed): Promise<number> {
     let tasks: Task[];
     try {
@@ -359,22 +444,20 @@ export class Engine {
     };
     const feed = this.feeds.find((f) => f.automation.id === automation.id);
     const cancel = new AbortController();
-    const done = executeTask(
+    const done = this.screenAndExecute(
       this.executorDeps((run) => {
         info.runId = run.id;
         if (run.status === 'running' && info.status !== 'running') this.agentLaunched(automation, task, run);
         info.status = run.status;
         if (!isTerminal(run.status)) this.emitStatus();
       }),
-      {
-        automation,
-        task,
-        signal: AbortSignal.any([this.runAbort.signal, cancel.signal]),
-        ...(pending.resume ? { resume: pending.resume } : {}),
-        ...upstreamOf(automation, task),
-      },
+      automation,
+      task,
+      pending,
+      AbortSignal.any([this.runAbort.signal, cancel.signal]),
     )
       .then(async (finished) => {
+        if (!finished) return;
         const run = cancel.signal.aborted ? await this.noteCancelled(finished) : finished;
         this.runs.push(run);
         this.options.onRun?.(run);
@@ -424,9 +507,12 @@ export class Engine {
   ): Promise<void> {
     // A launch that never reached the agent carries no item key: the next watch poll retries it
     // (a drain retries it on the next `curupira run`, instead of looping on a broken launch).
+    // A blocked or skipped item is handled: it is offered again only when its text changes.
     if (
       this.options.mode === 'watch' &&
       run.startedAt === null &&
+      run.status !== 'blocked' &&
+      run.status !== 'skipped' &&
       feed instanceof EventFeed &&
       automation.config.once
     ) {
@@ -494,6 +580,7 @@ export class Engine {
       waiting: this.feeds
         .filter((f) => (f.waiting ?? 0) > 0)
         .map((f) => ({ automationId: f.automation.id, count: f.waiting ?? 0 })),
+      held: this.held,
     };
   }
 
@@ -529,6 +616,9 @@ export class Engine {
     const reloadEvery = this.options.reloadIntervalMs ?? 1000;
     while (!this.winding && !this.sizeReached) {
       this.maybeReload();
+      await this.offerAllowed().catch((error: unknown) => {
+        this.options.log.warn({ error: errorMessage(error) }, 'Could not read allowances');
+      });
       for (const feed of this.feeds) {
         if (this.winding || this.sizeReached) break;
         if (feed.nextPollAt > clock.now() || this.core.capacity === 0 || this.skips(feed)) continue;

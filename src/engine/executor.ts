@@ -10,7 +10,7 @@ import type { AgentDriver, AgentEvent } from '../agents/types.js';
 import type { ExecutionSettings, ResolvedAutomation } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
-import type { RunRecord, RunStatus, Task, Usage } from '../core/types.js';
+import type { RunRecord, RunStatus, ScreeningFinding, Task, Usage } from '../core/types.js';
 import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
 import { argvProblem, spawnAgent } from '../process/agent.js';
@@ -59,6 +59,8 @@ export interface RunRequest {
   /** A saved session to continue, when the engine resumes it at start. */
   resume?: SessionRecord;
   upstreamRunId?: string;
+  /** What screening found in the task's text (recorded on the run). */
+  screening?: { findings: readonly ScreeningFinding[]; reason: string; digest: string };
 }
 
 const versionCache = new Map<string, Promise<string | undefined>>();
@@ -159,6 +161,13 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     resumed: saved !== undefined,
     sessionId: saved?.sessionId ?? null,
     upstreamRunId: request.upstreamRunId ?? null,
+    ...(request.screening
+      ? {
+          screeningFindings: request.screening.findings,
+          screeningReason: request.screening.reason,
+          screenedDigest: request.screening.digest,
+        }
+      : {}),
   });
   deps.onUpdate?.(run);
   const runFields = { ...fields, run: run.id };

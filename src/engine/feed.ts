@@ -52,8 +52,8 @@ export class EventFeed implements Feed {
   waiting = 0;
   matching: number | undefined;
   private readonly seen = new Set<string>();
-  /** The last fingerprint dispatched per task key (for an operator's retry). */
-  private readonly fingerprints = new Map<string, string>();
+  /** Task key of each dispatched fingerprint (to forget a task whatever its text was). */
+  private readonly keys = new Map<string, string>();
   private readonly backoff: Backoff;
 
   constructor(
@@ -118,18 +118,23 @@ export class EventFeed implements Feed {
 
   markDispatched(task: Task): void {
     this.seen.add(task.fingerprint);
-    this.fingerprints.set(task.key, task.fingerprint);
-  }
-
-  /** An operator asked to run the task again (retry): its item is offered on the next poll. */
-  forgetKey(taskKey: string): void {
-    const fingerprint = this.fingerprints.get(taskKey);
-    if (fingerprint !== undefined) this.seen.delete(fingerprint);
+    this.keys.set(task.fingerprint, task.key);
   }
 
   /** A launch that never started the agent is retried on the next poll (item memory only). */
   forget(task: Task): void {
     this.seen.delete(task.fingerprint);
+  }
+
+  /** Offers the task with this key again on the next poll; false when it was never dispatched. */
+  forgetKey(key: string): boolean {
+    let found = false;
+    for (const [fingerprint, taskKey] of this.keys) {
+      if (taskKey !== key || !this.seen.has(fingerprint)) continue;
+      this.seen.delete(fingerprint);
+      found = true;
+    }
+    return found;
   }
 
   async runFinished(): Promise<void> {}

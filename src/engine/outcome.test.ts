@@ -6,6 +6,7 @@ import {
   PromptRenderError,
   WorkspaceError,
 } from '../core/errors.js';
+import { ClassifierError } from '../screening/classifier/types.js';
 import { classifyFailure, nextPollAfterFailure, runStatusFor } from './outcome.js';
 
 describe('the outcome map', () => {
@@ -51,5 +52,20 @@ describe('the outcome map', () => {
     expect(classifyFailure(new Error('ENOENT'), { stage: 'launch' })).toEqual({ action: 'fail' });
     expect(runStatusFor({ action: 'block' })).toBe('failed');
     expect(runStatusFor({ action: 'fail' })).toBe('failed');
+  });
+
+  it('a classifier that cannot answer blocks the item (a `blocked` run); reading the item for screening fails', () => {
+    for (const kind of ['missing', 'failed', 'timeout'] as const) {
+      expect(classifyFailure(new ClassifierError(kind, 'x'), { stage: 'screening' })).toEqual({
+        action: 'blocked',
+      });
+    }
+    expect(classifyFailure(new GitHubTransientError('502'), { stage: 'screening' })).toEqual({
+      action: 'fail',
+    });
+    expect(classifyFailure(new ClassifierError('failed', 'x'), { stage: 'prompt' })).toEqual({
+      action: 'fail',
+    });
+    expect(runStatusFor({ action: 'blocked' })).toBe('blocked');
   });
 });

@@ -9,20 +9,25 @@
  * - `block`: this item cannot run as it stands (its prompt does not render); its run is recorded
  *   as failed, like `fail` (kept apart so a blocked item can later be marked for a human).
  * - `fail`: the run fails (checkout, setup or launch failed).
+ * - `blocked`: screening stopped the item (a required classifier is missing, failed or timed out);
+ *   its run is recorded as `blocked`, with no worktree and no agent, and it is not retried until its
+ *   text changes or an operator allows it (`curupira allow`).
  */
 
 import { GitHubRateLimitError, PromptRenderError } from '../core/errors.js';
 import type { RunStatus } from '../core/types.js';
+import { ClassifierError } from '../screening/classifier/types.js';
 
 export type Outcome =
   | { readonly action: 'cancel' }
   | { readonly action: 'park'; readonly until: Date }
   | { readonly action: 'retry' }
   | { readonly action: 'block' }
+  | { readonly action: 'blocked' }
   | { readonly action: 'fail' };
 
 /** Where the failure happened: discovering items, or one of a run's steps before the agent's exit. */
-export type FailureStage = 'discovery' | 'prompt' | 'checkout' | 'launch';
+export type FailureStage = 'discovery' | 'screening' | 'prompt' | 'checkout' | 'launch';
 
 export interface FailureContext {
   stage: FailureStage;
@@ -38,11 +43,13 @@ export function classifyFailure(error: unknown, context: FailureContext): Outcom
     return { action: 'retry' };
   }
   if (context.stage === 'prompt' && error instanceof PromptRenderError) return { action: 'block' };
+  if (context.stage === 'screening' && error instanceof ClassifierError) return { action: 'blocked' };
   return { action: 'fail' };
 }
 
 /** The status of a run whose step failed with `outcome`. */
-export function runStatusFor(outcome: Outcome): Extract<RunStatus, 'cancelled' | 'failed'> {
+export function runStatusFor(outcome: Outcome): Extract<RunStatus, 'cancelled' | 'failed' | 'blocked'> {
+  if (outcome.action === 'blocked') return 'blocked';
   return outcome.action === 'cancel' ? 'cancelled' : 'failed';
 }
 

@@ -36,6 +36,8 @@ function describeSource(task: Task, field: string): string {
   if (field === 'upstream_summary') {
     return `the outcome of run ${task.item.id} of automation '${String(task.item.fields.upstream_automation)}' (it quotes that agent and its task)`;
   }
+  if (field === 'comments')
+    return `comments on ${task.identity.repo}#${task.item.id} by trusted actors (each headed by its author)`;
   const what = field.replace(/_/g, ' ');
   // Labels are applied by whoever can label, not necessarily by the item's author.
   const by = author && !field.endsWith('_labels') ? ` (written by @${author})` : '';
@@ -87,6 +89,8 @@ function rawFields(automation: ResolvedAutomation, task: Task): Record<string, F
     task_title: task.item.title,
     task_body: task.item.body,
     task_url: task.item.url,
+    // Filled at dispatch by screening (trusted comments only); empty until then (previews).
+    ...(automation.trigger.promptFields.includes('comments') ? { comments: '' } : {}),
     ...task.item.fields,
     ...(task.item.volatile ?? {}),
   };

@@ -22,7 +22,10 @@ beforeAll(async () => {
     assignees: ['alice'],
     milestone: 'v1',
     author: 'bob',
+    comments: [{ author: 'carol', body: 'Same here' }],
   });
+  world.setAssociation('acme/api', 'carol', 'CONTRIBUTOR');
+  world.addTeam('acme', 'maintainers', ['alice', 'carol']);
   world.addPullRequest('acme/api', {
     title: 'Fix crash',
     author: 'app/dependabot',
@@ -53,6 +56,8 @@ const VARIABLES: Record<keyof typeof OPERATIONS, Record<string, unknown>> = {
   ORGANIZATION_PROJECT_ITEMS: { owner: 'acme', number: 1, statusField: 'Status', first: 100, after: null },
   USER_PROJECT_ITEMS: { owner: 'alice', number: 1, statusField: 'Status', first: 100, after: null },
   VIEWER: {},
+  SCREENING_CONTEXT: { owner: 'acme', name: 'api', number: 1, comments: 30, timeline: true },
+  TEAM_MEMBERS: { org: 'acme', slug: 'maintainers', after: null },
 };
 
 /** What each operation must find in the world above: proof every selected field was answered. */
@@ -88,6 +93,42 @@ const EXPECTED: Record<keyof typeof OPERATIONS, (data: Record<string, unknown>) 
     expect(project.items.totalCount).toBe(3);
   },
   VIEWER: (data) => expect(data.viewer).toEqual({ login: 'alice' }),
+  SCREENING_CONTEXT: (data) =>
+    expect((data.repository as { issueOrPullRequest: unknown }).issueOrPullRequest).toEqual({
+      __typename: 'Issue',
+      author: { __typename: 'User', login: 'bob' },
+      authorAssociation: 'NONE',
+      comments: {
+        totalCount: 1,
+        nodes: [
+          {
+            author: { __typename: 'User', login: 'carol' },
+            authorAssociation: 'CONTRIBUTOR',
+            createdAt: expect.any(String),
+            body: 'Same here',
+          },
+        ],
+      },
+      timelineItems: {
+        nodes: [
+          {
+            __typename: 'LabeledEvent',
+            createdAt: expect.any(String),
+            actor: { __typename: 'User', login: 'bob' },
+            label: { name: 'bug' },
+          },
+        ],
+      },
+    }),
+  TEAM_MEMBERS: (data) =>
+    expect(data.organization).toEqual({
+      team: {
+        members: {
+          pageInfo: { hasNextPage: false, endCursor: expect.any(String) },
+          nodes: [{ login: 'alice' }, { login: 'carol' }],
+        },
+      },
+    }),
 };
 
 describe('every operation curupira sends executes against the simulator', () => {

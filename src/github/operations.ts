@@ -109,6 +109,46 @@ export const VIEWER = `query CurupiraViewer {
   ${RATE_LIMIT}
 }`;
 
+const SCREENING_SELECTION = `
+  author { __typename login }
+  authorAssociation
+  comments(last: $comments) {
+    totalCount
+    nodes { author { __typename login } authorAssociation createdAt body }
+  }
+  timelineItems(last: 100, itemTypes: [LABELED_EVENT]) @include(if: $timeline) {
+    nodes {
+      __typename
+      ... on LabeledEvent { createdAt actor { __typename login } label { name } }
+    }
+  }
+`;
+
+/** What screening reads of one issue or pull request at dispatch: comments, authors, who labelled it. */
+export const SCREENING_CONTEXT = `query CurupiraScreeningContext($owner: String!, $name: String!, $number: Int!, $comments: Int!, $timeline: Boolean!) {
+  repository(owner: $owner, name: $name) {
+    issueOrPullRequest(number: $number) {
+      __typename
+      ... on Issue {${SCREENING_SELECTION}}
+      ... on PullRequest {${SCREENING_SELECTION} headRefName}
+    }
+  }
+  ${RATE_LIMIT}
+}`;
+
+/** The members of an organization's team (`trusted_authors = ["@org/team"]`). */
+export const TEAM_MEMBERS = `query CurupiraTeamMembers($org: String!, $slug: String!, $after: String) {
+  organization(login: $org) {
+    team(slug: $slug) {
+      members(first: 100, after: $after) {
+        pageInfo { hasNextPage endCursor }
+        nodes { login }
+      }
+    }
+  }
+  ${RATE_LIMIT}
+}`;
+
 export const OPERATIONS = {
   SEARCH_ISSUES,
   SEARCH_PULL_REQUESTS,
@@ -116,6 +156,8 @@ export const OPERATIONS = {
   ORGANIZATION_PROJECT_ITEMS,
   USER_PROJECT_ITEMS,
   VIEWER,
+  SCREENING_CONTEXT,
+  TEAM_MEMBERS,
 } as const;
 
 // ---- Response shapes (what the selections above return) ----
@@ -202,5 +244,48 @@ export interface ProjectItemsPage {
       pageInfo: { hasNextPage: boolean; endCursor: string | null };
       nodes: (ProjectItemNode | null)[];
     };
+  } | null;
+}
+
+export interface ActorNode {
+  __typename: string;
+  login: string;
+}
+
+export interface ScreeningCommentNode {
+  author: ActorNode | null;
+  authorAssociation: string;
+  createdAt: string;
+  body: string;
+}
+
+export interface ScreeningContextNode {
+  __typename: 'Issue' | 'PullRequest';
+  author: ActorNode | null;
+  authorAssociation: string;
+  comments: { totalCount: number; nodes: (ScreeningCommentNode | null)[] };
+  timelineItems?: {
+    nodes: ({
+      __typename: string;
+      createdAt?: string;
+      actor?: ActorNode | null;
+      label?: { name: string };
+    } | null)[];
+  };
+  headRefName?: string;
+}
+
+export interface ScreeningContextPage {
+  repository: { issueOrPullRequest: ScreeningContextNode | null } | null;
+}
+
+export interface TeamMembersPage {
+  organization: {
+    team: {
+      members: {
+        pageInfo: { hasNextPage: boolean; endCursor: string | null };
+        nodes: ({ login: string } | null)[];
+      };
+    } | null;
   } | null;
 }

@@ -39,6 +39,9 @@ function run(overrides: Partial<RunRecord> = {}): RunRecord {
     upstreamRunId: null,
     agentPid: null,
     agentOutcome: null,
+    screeningFindings: null,
+    screeningReason: null,
+    screenedDigest: null,
     ...overrides,
   };
 }

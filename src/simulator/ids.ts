@@ -22,6 +22,8 @@ export const NODE_PREFIX = {
   ProjectV2ItemFieldSingleSelectValue: 'PVTFSV',
   DraftIssue: 'DI',
   Commit: 'C',
+  LabeledEvent: 'LE',
+  Team: 'T',
 } as const;
 
 export type NodeKind = keyof typeof NODE_PREFIX;

@@ -25,6 +25,7 @@ import {
   type SimIssue,
   type SimIssueOrPullRequest,
   type SimLabel,
+  type SimLabeledEvent,
   type SimMilestone,
   type SimOrganization,
   type SimProject,
@@ -33,6 +34,7 @@ import {
   type SimRepository,
   type SimReview,
   type SimStatusField,
+  type SimTeam,
   type SimWorld,
 } from './world.js';
 
@@ -164,7 +166,8 @@ function labelsOf(ctx: ResolverContext, item: SimIssueOrPullRequest): SimLabel[]
 }
 
 function association(ctx: ResolverContext, repo: string, login: string): string {
-  return repoOf(ctx, repo).owner.toLowerCase() === login.toLowerCase() ? 'OWNER' : 'NONE';
+  repoOf(ctx, repo);
+  return ctx.world.association(repo, login);
 }
 
 function notFound(kind: string, detail: string): GraphQLError {
@@ -258,6 +261,21 @@ function itemResolvers<T extends SimIssueOrPullRequest>(): ResolverTable<T> {
     milestone: (item, _args, ctx) =>
       item.milestone === null ? null : ctx.world.milestone(item.repo, item.milestone),
     comments: (item, args) => paginate(item.comments, args),
+    timelineItems: (item, args) => {
+      // Only labeled events are modelled: asking for any other item type is refused, not answered empty.
+      const types = Array.isArray(args.itemTypes) ? (args.itemTypes as string[]) : undefined;
+      if (!types || types.some((t) => t !== 'LABELED_EVENT'))
+        throw typedError(
+          'SIMULATOR_UNSUPPORTED',
+          'The curupira GitHub simulator models timelineItems(itemTypes: [LABELED_EVENT]) only',
+        );
+      return {
+        ...paginate(item.labelEvents, args),
+        filteredCount: item.labelEvents.length,
+        pageCount: item.labelEvents.length,
+        updatedAt: item.updatedAt,
+      };
+    },
     repository: (item, _args, ctx) => repoOf(ctx, item.repo),
     projectItems: (item, args, ctx) => {
       const all = ctx.world.projectItemsFor(item);
@@ -428,6 +446,7 @@ const organizationResolvers: ResolverTable<SimOrganization> = {
   isVerified: () => false,
   projectV2: (org, args, ctx) => projectOf(ctx, org.login, args.number),
   repository: (org, args, ctx) => ctx.world.repo(`${org.login}/${args.name}`) ?? null,
+  team: (org, args, ctx) => ctx.world.team(org.login, String(args.slug)) ?? null,
 };
 
 const labelResolvers: ResolverTable<SimLabel> = {
@@ -471,6 +490,22 @@ const commentResolvers: ResolverTable<SimComment> = {
   repository: (c, _args, ctx) => repoOf(ctx, c.repo),
   issue: (c, _args, ctx) => ctx.world.item(c.repo, c.parentNumber),
   pullRequest: (c, _args, ctx) => ctx.world.pullRequest(c.repo, c.parentNumber) ?? null,
+};
+
+const labeledEventResolvers: ResolverTable<SimLabeledEvent> = {
+  actor: (e, _args, ctx) => actorOf(ctx, e.actor),
+  label: (e, _args, ctx) => ctx.world.label(e.repo, e.label) ?? null,
+  labelable: () => null,
+};
+
+const teamResolvers: ResolverTable<SimTeam> = {
+  combinedSlug: (t) => `${t.org}/${t.slug}`,
+  organization: (t, _args, ctx) => ctx.world.organization(t.org),
+  members: (t, args, ctx) =>
+    paginate(
+      t.members.map((login) => actorOf(ctx, login)),
+      args,
+    ),
 };
 
 const reviewResolvers: ResolverTable<SimReview> = {
@@ -613,6 +648,8 @@ const RESOLVERS: Record<string, ResolverTable<never>> = {
   Label: labelResolvers,
   Milestone: milestoneResolvers,
   IssueComment: commentResolvers,
+  LabeledEvent: labeledEventResolvers,
+  Team: teamResolvers,
   PullRequestReview: reviewResolvers,
   ProjectV2: projectResolvers,
   ProjectV2SingleSelectField: statusFieldResolvers,

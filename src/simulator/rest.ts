@@ -135,7 +135,7 @@ function milestoneJson(world: SimWorld, milestone: SimMilestone, apiUrl: string)
 }
 
 function association(world: SimWorld, repo: string, login: string): string {
-  return world.repo(repo)?.owner.toLowerCase() === login.toLowerCase() ? 'OWNER' : 'NONE';
+  return world.association(repo, login);
 }
 
 export function issueJson(
@@ -380,7 +380,7 @@ function issueRoute(request: RestRequest, repo: SimRepository, rest: string[]): 
     if (method === 'POST' || method === 'PUT') {
       const names = labelNamesFrom(request.body);
       if (!names) return validationFailed('Label', 'invalid', 'labels');
-      if (method === 'POST') world.addLabels(repo.nameWithOwner, number, names);
+      if (method === 'POST') world.addLabels(repo.nameWithOwner, number, names, request.viewer.login);
       else world.updateIssue(repo.nameWithOwner, number, { labels: names });
       return { status: 200, body: issueLabels(world, item, apiUrl) };
     }

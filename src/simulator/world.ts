@@ -132,6 +132,30 @@ export interface SimReview {
   readonly submittedAt: string;
 }
 
+/** Who applied a label, and when (the timeline's `LabeledEvent`). */
+export interface SimLabeledEvent {
+  readonly __typename: 'LabeledEvent';
+  readonly id: string;
+  readonly databaseId: number;
+  readonly repo: string;
+  readonly label: string;
+  /** Login of the actor (REST form). */
+  readonly actor: string;
+  readonly createdAt: string;
+}
+
+export interface SimTeam {
+  readonly __typename: 'Team';
+  readonly id: string;
+  readonly databaseId: number;
+  readonly org: string;
+  readonly slug: string;
+  name: string;
+  /** Logins of the members. */
+  members: string[];
+  readonly createdAt: string;
+}
+
 interface SimItemBase {
   readonly id: string;
   readonly databaseId: number;
@@ -151,6 +175,8 @@ interface SimItemBase {
   updatedAt: string;
   closedAt: string | null;
   readonly comments: SimComment[];
+  /** Every label applied, oldest first (removals are not recorded). */
+  readonly labelEvents: SimLabeledEvent[];
   locked: boolean;
 }
 
@@ -272,7 +298,9 @@ export type SimNode =
   | SimProject
   | SimStatusField
   | SimProjectItem
-  | SimDraftIssue;
+  | SimDraftIssue
+  | SimLabeledEvent
+  | SimTeam;
 
 export interface CommentInput {
   body: string;
@@ -286,6 +314,8 @@ export interface IssueInput {
   number?: number;
   author?: string;
   labels?: readonly string[];
+  /** Who applied `labels` (their timeline events); default the author. */
+  labeledBy?: string;
   assignees?: readonly string[];
   /** Milestone title; created in the repository when missing. */
   milestone?: string | null;
@@ -410,6 +440,9 @@ export class SimWorld {
   private readonly repos = new Map<string, SimRepository>();
   private readonly projects: SimProject[] = [];
   private readonly tokens = new Map<string, string>();
+  /** `repo\u0000login` (lower case) → authorAssociation, besides OWNER for the repository's owner. */
+  private readonly associations = new Map<string, string>();
+  private readonly teams = new Map<string, SimTeam>();
   /** When set, a token the world does not know authenticates as this login (the CLI's default). */
   private anyTokenLogin: string | undefined;
 
@@ -507,6 +540,55 @@ export class SimWorld {
   /** The login of the first token the world knows, if any. */
   firstTokenLogin(): string | undefined {
     return this.tokens.values().next().value;
+  }
+
+  /** Gives `login` this `authorAssociation` on `repo` (MEMBER, COLLABORATOR, CONTRIBUTOR…). */
+  setAssociation(repoName: string, login: string, association: string): void {
+    this.addUser(login);
+    this.associations.set(`${repoName}\u0000${canonicalLogin(login)}`.toLowerCase(), association);
+  }
+
+  /** `authorAssociation` of `login` on `repo`: OWNER for its owner, else what was set, else NONE. */
+  association(repoName: string, login: string): string {
+    const repo = this.repo(repoName);
+    if (repo && repo.owner.toLowerCase() === login.toLowerCase()) return 'OWNER';
+    return this.associations.get(`${repoName}\u0000${canonicalLogin(login)}`.toLowerCase()) ?? 'NONE';
+  }
+
+  /** A team `org/slug` with these members (the organization is created when missing). */
+  addTeam(org: string, slug: string, members: readonly string[]): SimTeam {
+    this.addOrganization(org);
+    const team = this.register<SimTeam>('Team', (id, databaseId) => ({
+      __typename: 'Team',
+      id,
+      databaseId,
+      org,
+      slug,
+      name: slug,
+      members: members.map((login) => this.addUser(login).login),
+      createdAt: this.timestamp(),
+    }));
+    this.teams.set(`${org}/${slug}`.toLowerCase(), team);
+    return team;
+  }
+
+  team(org: string, slug: string): SimTeam | undefined {
+    return this.teams.get(`${org}/${slug}`.toLowerCase());
+  }
+
+  private recordLabeled(item: SimIssueOrPullRequest, names: readonly string[], actor: string): void {
+    for (const label of names) {
+      const event = this.register<SimLabeledEvent>('LabeledEvent', (id, databaseId) => ({
+        __typename: 'LabeledEvent',
+        id,
+        databaseId,
+        repo: item.repo,
+        label,
+        actor: this.addUser(actor).login,
+        createdAt: this.timestamp(),
+      }));
+      item.labelEvents.push(event);
+    }
   }
 
   // ── repositories, labels, milestones ───────────────────────────────────────────────────────
@@ -669,6 +751,7 @@ export class SimWorld {
       updatedAt: input.updatedAt ?? createdAt,
       closedAt: null,
       comments: [],
+      labelEvents: [],
       locked: input.locked ?? false,
     };
   }
@@ -694,6 +777,7 @@ export class SimWorld {
       issue.closedAt = input.closedAt ?? issue.updatedAt;
       issue.stateReason = input.stateReason === undefined ? 'COMPLETED' : input.stateReason;
     }
+    this.recordLabeled(issue, issue.labels, input.labeledBy ?? issue.author);
     this.addInitialComments(issue, input.comments);
     return issue;
   }
@@ -727,6 +811,7 @@ export class SimWorld {
     if (pr.state !== 'OPEN') pr.closedAt = input.closedAt ?? pr.updatedAt;
     if (pr.state === 'MERGED') pr.mergedAt = input.mergedAt ?? pr.closedAt;
     for (const review of input.reviews ?? []) this.addReview(repo.nameWithOwner, number, review);
+    this.recordLabeled(pr, pr.labels, input.labeledBy ?? pr.author);
     this.addInitialComments(pr, input.comments);
     return pr;
   }
@@ -873,11 +958,20 @@ export class SimWorld {
       .filter((issue): issue is SimIssue => issue !== undefined);
   }
 
-  addLabels(repoName: string, number: number, names: readonly string[]): SimIssueOrPullRequest {
+  /** Adds labels (applied by `actor`, default the item's author, as its timeline shows). */
+  addLabels(
+    repoName: string,
+    number: number,
+    names: readonly string[],
+    actor?: string,
+  ): SimIssueOrPullRequest {
     const item = this.requireItem(repoName, number);
     const repo = this.requireRepo(repoName);
     for (const name of this.labelNames(repo, names)) {
-      if (!item.labels.some((l) => l.toLowerCase() === name.toLowerCase())) item.labels.push(name);
+      if (!item.labels.some((l) => l.toLowerCase() === name.toLowerCase())) {
+        item.labels.push(name);
+        this.recordLabeled(item, [name], actor ?? item.author);
+      }
     }
     this.touch(item);
     return item;

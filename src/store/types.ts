@@ -3,7 +3,7 @@
  * Async so that a PostgreSQL implementation can serve a fleet later; nothing here may assume one
  * process forever. Killing the process at any instant must leave a consistent store.
  */
-import type { AgentOutcome, RunRecord, RunStatus, Task, Usage } from '../core/types.js';
+import type { AgentOutcome, RunRecord, RunStatus, ScreeningFinding, Task, Usage } from '../core/types.js';
 
 /** A running agent session, saved the moment the agent announces it, removed on success. */
 export interface SessionRecord {
@@ -61,6 +61,9 @@ export interface RunInit {
   upstreamRunId?: string | null;
   resumed?: boolean;
   sessionId?: string | null;
+  screeningFindings?: readonly ScreeningFinding[] | null;
+  screeningReason?: string | null;
+  screenedDigest?: string | null;
 }
 
 export interface RunPatch {
@@ -85,6 +88,24 @@ export interface RunPatch {
   agentOutcome?: AgentOutcome | null;
   /** When an operator dismissed the run from Needs attention (null brings it back). */
   dismissedAt?: string | null;
+  screeningFindings?: readonly ScreeningFinding[] | null;
+  screeningReason?: string | null;
+  screenedDigest?: string | null;
+}
+
+/** An operator's `curupira allow RUN_ID`: the blocked text of that run may run once. */
+export interface Allowance {
+  id: number;
+  /** The blocked run that was allowed. */
+  runId: string;
+  taskKey: string;
+  /** The screened text's digest: only this exact text is let through. */
+  textDigest: string;
+  /** Who allowed it (`--by`, else the local user). */
+  allowedBy: string;
+  allowedAt: string;
+  /** When a run used it; null while it still waits. */
+  usedAt: string | null;
 }
 
 export interface RunFilter {
@@ -149,6 +170,14 @@ export interface Store {
   setPaused(automationId: string, paused: boolean): Promise<void>;
   /** Automations paused by hand, by id. */
   listPaused(): Promise<string[]>;
+  /** The newest `blocked` run of a task whose screened text had this digest. */
+  findBlockedRun(taskKey: string, digest: string): Promise<RunRecord | undefined>;
+  /** Records that a blocked run's exact text may run once; throws `StateError` for a run that is not blocked. */
+  addAllowance(runId: string, allowedBy: string): Promise<Allowance>;
+  /** Uses (marks used) the oldest waiting allowance of a task for this digest; undefined when none waits. */
+  takeAllowance(taskKey: string, digest: string): Promise<Allowance | undefined>;
+  /** Allowances of one run, or every one still waiting (`pending`), oldest first. */
+  listAllowances(filter: { runId?: string; pending?: boolean }): Promise<Allowance[]>;
 
   /** Small named values (baselines, filter hashes). */
   getMeta(key: string): Promise<string | undefined>;

@@ -3,6 +3,7 @@
  * Leaf module (zod only), so `src/config/` can compose the trigger schemas.
  */
 import { z } from 'zod';
+import { ScreeningOverride } from '../config/screening.js';
 
 export const IDENTIFIER_PATTERN = /^[A-Za-z0-9_-]+$/;
 export const Identifier = z
@@ -50,6 +51,7 @@ export const automationBaseShape = {
     .describe(
       'How text written by strangers (every untrusted field: titles, bodies, labels, branch names…) enters the prompt: `fenced` wraps each non-empty one in a marked block, whose delimiter carries a random per-run nonce, that the agent is told to treat as data, not instructions; `raw` inserts them as written (the reference’s behaviour) and is unsafe: anyone who can open an item writes part of the prompt. Bodies are capped at 6,000 characters either way. In Jinja, `| fence` fences by hand (curupira extension). See docs/security.md.',
     ),
+  screening: ScreeningOverride.optional(),
 } as const;
 
 const AutomationBaseObject = z.object(automationBaseShape);

@@ -7,6 +7,11 @@ export function noUpstreamRun(): undefined {
   return undefined;
 }
 
+/** A prompt field that should be text: the text, or null when it is empty or not a string. */
+export function stringField(value: unknown): string | null {
+  return typeof value === 'string' && value !== '' ? value : null;
+}
+
 /** `resolveTimezone` of a trigger with no timezone of its own and nothing more to check. */
 export function defaultTimezone(_config: unknown, context: ResolveContext): string {
   return context.defaultTimezone;

@@ -74,6 +74,29 @@ export interface DoctorHook<A extends AnyAutomation> {
   check(automation: A, context: DoctorContext): Promise<TriggerCheck>;
 }
 
+/** What screening reads of one task (an event trigger's item). */
+export interface ScreenTarget {
+  /** The issue or pull request whose comments and timeline are read; absent for a draft card. */
+  source?: { repo: string; number: number };
+  title: string;
+  body: string;
+  /** Login of the item's author, as the trigger read it. */
+  author: string | null;
+  /** A pull request's head branch name. */
+  headBranch?: string;
+  /** The labels the automation matches on (what `require_trusted_labeler` checks). */
+  labels: readonly string[];
+}
+
+/**
+ * How screening treats a trigger's tasks: `unscreened` names why its text needs no screen
+ * (schedules and chains carry no third-party text); `target` says what to read. A trigger with no
+ * hook is screened on its item's title and body (fail closed).
+ */
+export type ScreeningHook<A extends AnyAutomation> =
+  | { readonly unscreened: string }
+  | { target(automation: A, task: Task): ScreenTarget };
+
 /** Where the loader reports a problem of one automation table (key relative to the table). */
 export interface ResolveContext {
   id: string;
@@ -115,6 +138,8 @@ export interface TriggerDefinition<A extends AnyAutomation = ResolvedAutomation>
   /** The feed the engine (and `run --dry-run`) polls for this automation's tasks. */
   createFeed(automation: A, context: FeedContext): Feed;
   readonly doctor: DoctorHook<A>;
+  /** What screening reads of a task; absent: the item's title and body (see `ScreeningHook`). */
+  readonly screening?: ScreeningHook<A>;
   /** The run this task follows, recorded on its run (chains); undefined for the others. */
   upstreamRunId(task: Task): string | undefined;
   /**

@@ -237,6 +237,8 @@ describe('untrusted text', () => {
         },
       ],
       automation: defaultAutomation('Fix ${issue_title}:\n${issue_body}'),
+      // Screening would block this body; warn mode lets it through to show the fence.
+      screening: 'required = false\nmode = "warn"',
     });
     await h.run();
     const prompt = lastPrompt(h)[0]!;

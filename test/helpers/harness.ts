@@ -69,6 +69,7 @@ export interface HarnessRunOptions {
   reload?: EngineOptions['reload'];
   reloadIntervalMs?: number;
   log?: EngineOptions['log'];
+  classifierFactory?: EngineOptions['classifierFactory'];
 }
 
 export interface FakeInvocation {
@@ -100,6 +101,11 @@ export interface SettingsPieces {
   automation?: string;
   /** Lines appended to `[repositories.api]`. */
   repositoryExtra?: string;
+  /**
+   * The body of `[settings.screening]`. Default `required = false`: these worlds have no classifier,
+   * and a required one that is missing blocks every event-triggered run.
+   */
+  screening?: string;
 }
 
 export interface HarnessOptions extends SettingsPieces {
@@ -197,6 +203,9 @@ ${p.settingsExtra ?? ''}
 [settings.github]
 api_url = "${sim.url}"
 
+[settings.screening]
+${p.screening ?? 'required = false'}
+
 [repositories.api]
 remote = "file://${origin.url}"
 ${p.repositoryExtra ?? ''}
@@ -252,6 +261,7 @@ ${p.automation ?? defaultAutomation()}
           : { reloadIntervalMs: runOptions.reloadIntervalMs }),
         tokens,
         store,
+        ...(runOptions.classifierFactory ? { classifierFactory: runOptions.classifierFactory } : {}),
         clock: systemClock,
         log: runOptions.log ?? silentLogger(),
         env: harness.env,

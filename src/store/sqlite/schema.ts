@@ -107,6 +107,26 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE runs ADD COLUMN dismissed_at TEXT;
   CREATE INDEX runs_attention ON runs (id) WHERE dismissed_at IS NULL AND (worktree_kept = 1 OR status NOT IN ('queued', 'preparing', 'running', 'succeeded', 'skipped', 'cancelled'));
   `,
+  // 4: screening. A run's findings (JSON), its verdict and the digest of the text screened; a
+  // blocked run is not screened again until the digest changes or an operator allows that digest.
+  `
+  ALTER TABLE runs ADD COLUMN screening_findings TEXT;
+  ALTER TABLE runs ADD COLUMN screening_reason TEXT;
+  ALTER TABLE runs ADD COLUMN screened_digest TEXT;
+  CREATE INDEX runs_blocked_by_task ON runs (task_key, screened_digest) WHERE status = 'blocked';
+
+  CREATE TABLE allowances (
+    id INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    task_key TEXT NOT NULL,
+    text_digest TEXT NOT NULL,
+    allowed_by TEXT NOT NULL,
+    allowed_at TEXT NOT NULL,
+    used_at TEXT
+  ) STRICT;
+  CREATE INDEX allowances_waiting ON allowances (task_key, text_digest) WHERE used_at IS NULL;
+  CREATE INDEX allowances_by_run ON allowances (run_id);
+  `,
 ];
 
 /** Statuses that need no human: a finished run in one of these goes to the board's Done column. */

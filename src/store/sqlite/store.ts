@@ -9,10 +9,12 @@ import {
   RUN_STATUSES,
   type RunRecord,
   type RunStatus,
+  type ScreeningFinding,
   type Task,
   type Usage,
 } from '../../core/types.js';
 import type {
+  Allowance,
   CronState,
   ItemMemoryEntry,
   RunFilter,
@@ -104,6 +106,31 @@ interface RunRow {
   agent_pid: number | null;
   agent_outcome: string | null;
   dismissed_at: string | null;
+  screening_findings: string | null;
+  screening_reason: string | null;
+  screened_digest: string | null;
+}
+
+interface AllowanceRow {
+  id: number;
+  run_id: string;
+  task_key: string;
+  text_digest: string;
+  allowed_by: string;
+  allowed_at: string;
+  used_at: string | null;
+}
+
+function allowanceFromRow(row: AllowanceRow): Allowance {
+  return {
+    id: row.id,
+    runId: row.run_id,
+    taskKey: row.task_key,
+    textDigest: row.text_digest,
+    allowedBy: row.allowed_by,
+    allowedAt: row.allowed_at,
+    usedAt: row.used_at,
+  };
 }
 
 interface CronRow {
@@ -143,6 +170,9 @@ const PATCH_COLUMNS = {
   agentPid: 'agent_pid',
   agentOutcome: 'agent_outcome',
   dismissedAt: 'dismissed_at',
+  screeningFindings: 'screening_findings',
+  screeningReason: 'screening_reason',
+  screenedDigest: 'screened_digest',
 } as const satisfies { readonly [K in keyof Required<RunPatch>]: keyof RunRow };
 
 type PatchKey = keyof typeof PATCH_COLUMNS;
@@ -174,6 +204,8 @@ function patchValue(key: PatchKey, patch: RunPatch): string | number | null {
       return usageJson(patch.usage);
     case 'agentOutcome':
       return patch.agentOutcome ? JSON.stringify(patch.agentOutcome) : null;
+    case 'screeningFindings':
+      return patch.screeningFindings ? JSON.stringify(patch.screeningFindings) : null;
     default:
       return patch[key] ?? null;
   }
@@ -213,6 +245,10 @@ function runFromRow(row: RunRow): RunRecord {
     agentPid: row.agent_pid,
     agentOutcome: row.agent_outcome === null ? null : (JSON.parse(row.agent_outcome) as AgentOutcome),
     dismissedAt: row.dismissed_at,
+    screeningFindings:
+      row.screening_findings === null ? null : (JSON.parse(row.screening_findings) as ScreeningFinding[]),
+    screeningReason: row.screening_reason,
+    screenedDigest: row.screened_digest,
   };
 }
 
@@ -382,8 +418,8 @@ export class SqliteStore implements Store {
       const row = this.#sql(
         `INSERT INTO runs (id, automation_id, task_key, repo, task_type, item_id, item_key, item_title,
            item_url, status, reason, created_at, profile, provider, prompt, scheduled_for,
-           upstream_run_id, resumed, session_id)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           upstream_run_id, resumed, session_id, screening_findings, screening_reason, screened_digest)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          RETURNING *`,
       ).get(
         this.#runIds.next(),
@@ -405,6 +441,9 @@ export class SqliteStore implements Store {
         init.upstreamRunId ?? null,
         bool(init.resumed),
         init.sessionId ?? null,
+        init.screeningFindings ? JSON.stringify(init.screeningFindings) : null,
+        init.screeningReason ?? null,
+        init.screenedDigest ?? null,
       ) as RunRow;
       return runFromRow(row);
     });
@@ -567,6 +606,59 @@ export class SqliteStore implements Store {
           .pluck()
           .all() as string[],
     );
+  }
+
+  findBlockedRun(taskKey: string, digest: string): Promise<RunRecord | undefined> {
+    return this.#read(() => {
+      const row = this.#sql(
+        `SELECT * FROM runs WHERE task_key = ? AND screened_digest = ? AND status = 'blocked'
+         ORDER BY id DESC LIMIT 1`,
+      ).get(taskKey, digest) as RunRow | undefined;
+      return row ? runFromRow(row) : undefined;
+    });
+  }
+
+  addAllowance(runId: string, allowedBy: string): Promise<Allowance> {
+    return this.#write(() => {
+      const run = this.#sql('SELECT * FROM runs WHERE id = ?').get(runId) as RunRow | undefined;
+      if (!run) throw new StateError(`run ${runId} does not exist in state database ${this.path}`);
+      if (run.status !== 'blocked' || run.screened_digest === null)
+        throw new StateError(`run ${runId} was not blocked by screening (its status is ${run.status})`);
+      const row = this.#sql(
+        `INSERT INTO allowances (run_id, task_key, text_digest, allowed_by, allowed_at)
+         VALUES (?, ?, ?, ?, ?) RETURNING *`,
+      ).get(runId, run.task_key, run.screened_digest, allowedBy, this.#iso()) as AllowanceRow;
+      return allowanceFromRow(row);
+    });
+  }
+
+  takeAllowance(taskKey: string, digest: string): Promise<Allowance | undefined> {
+    return this.#write(() => {
+      const row = this.#sql(
+        `UPDATE allowances SET used_at = ? WHERE id = (
+           SELECT id FROM allowances WHERE task_key = ? AND text_digest = ? AND used_at IS NULL
+           ORDER BY id LIMIT 1)
+         RETURNING *`,
+      ).get(this.#iso(), taskKey, digest) as AllowanceRow | undefined;
+      return row ? allowanceFromRow(row) : undefined;
+    });
+  }
+
+  listAllowances(filter: { runId?: string; pending?: boolean }): Promise<Allowance[]> {
+    return this.#read(() => {
+      const where: string[] = [];
+      const params: string[] = [];
+      if (filter.runId !== undefined) {
+        where.push('run_id = ?');
+        params.push(filter.runId);
+      }
+      if (filter.pending) where.push('used_at IS NULL');
+      const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
+      const rows = this.#sql(`SELECT * FROM allowances ${clause} ORDER BY id`).all(
+        ...params,
+      ) as AllowanceRow[];
+      return rows.map(allowanceFromRow);
+    });
   }
 
   getMeta(key: string): Promise<string | undefined> {

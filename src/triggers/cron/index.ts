@@ -36,6 +36,7 @@ export const cronTrigger: TriggerDefinition<AutomationFor<'cron'>> = {
       return { ok: true, detail: `next fire ${next ? formatInZone(next, automation.timezone) : 'never'}` };
     },
   },
+  screening: { unscreened: 'a schedule carries no third-party text' },
   upstreamRunId: noUpstreamRun,
   resolveTimezone(config, context) {
     let timezone = context.defaultTimezone;

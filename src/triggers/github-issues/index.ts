@@ -2,7 +2,7 @@ import type { AutomationFor } from '../../config/types.js';
 import type { Item } from '../../core/types.js';
 import { type IssueNode, SEARCH_ISSUES } from '../../github/operations.js';
 import { searchAll } from '../../github/search.js';
-import { defaultTimezone, noUpstreamRun, searchCountCheck } from '../hooks.js';
+import { defaultTimezone, noUpstreamRun, searchCountCheck, stringField } from '../hooks.js';
 import type { SourceFactory } from '../source.js';
 import type { TriggerDefinition } from '../types.js';
 import { githubIssuesTable, issueSearchQuery } from './schema.js';
@@ -63,6 +63,15 @@ export const githubIssuesTrigger: TriggerDefinition<AutomationFor<'github-issues
   doctor: {
     needs: 'github',
     check: (automation, context) => searchCountCheck(issueSearchQuery(automation.config), false, context),
+  },
+  screening: {
+    target: (automation, task) => ({
+      source: { repo: task.identity.repo, number: Number(task.item.id) },
+      title: task.item.title,
+      body: task.item.body,
+      author: stringField(task.item.fields.issue_author),
+      labels: automation.config.labels,
+    }),
   },
   upstreamRunId: noUpstreamRun,
   resolveTimezone: defaultTimezone,

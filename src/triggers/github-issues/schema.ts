@@ -39,8 +39,9 @@ export const githubIssuesTable: TriggerTable<AutomationFor<'github-issues'>> = {
   aliases: ['plugins-py/github-issues'],
   description: 'Issues of an owner/repository',
   schema: GitHubIssuesAutomation,
-  promptFields: ISSUE_PROMPT_FIELDS,
-  untrustedFields: ['issue_title', 'issue_body', 'issue_labels', 'task_title', 'task_body'],
+  // `comments`: trusted comments, read at dispatch by screening (not an item field).
+  promptFields: [...ISSUE_PROMPT_FIELDS, 'comments'],
+  untrustedFields: ['issue_title', 'issue_body', 'issue_labels', 'task_title', 'task_body', 'comments'],
   explain(automation: AutomationFor<'github-issues'>): ExplainLine[] {
     const config = automation.config;
     const lines: ExplainLine[] = [{ label: 'search query', value: issueSearchQuery(config) }];

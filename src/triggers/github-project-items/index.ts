@@ -9,7 +9,7 @@ import {
   USER_PROJECT_ITEMS,
 } from '../../github/operations.js';
 import { PAGE_SIZE } from '../../github/search.js';
-import { defaultTimezone, noUpstreamRun } from '../hooks.js';
+import { defaultTimezone, noUpstreamRun, stringField } from '../hooks.js';
 import type { SourceFactory } from '../source.js';
 import type { TriggerDefinition } from '../types.js';
 import { type GitHubProjectItemsAutomation, githubProjectItemsTable } from './schema.js';
@@ -215,6 +215,19 @@ export const githubProjectItemsTrigger: TriggerDefinition<AutomationFor<'github-
     async check(automation, context) {
       const items = await createGitHubProjectItemsSource(automation, context).discover({ limit: 1000 });
       return { ok: true, detail: `${items.length} card${items.length === 1 ? '' : 's'} in the column` };
+    },
+  },
+  screening: {
+    target: (_automation, task) => {
+      const repo = stringField(task.item.fields.item_repo);
+      const number = stringField(task.item.fields.item_number);
+      return {
+        ...(repo && number ? { source: { repo, number: Number(number) } } : {}),
+        title: task.item.title,
+        body: task.item.body,
+        author: stringField(task.item.fields.item_author),
+        labels: [],
+      };
     },
   },
   upstreamRunId: noUpstreamRun,

@@ -65,8 +65,9 @@ export const githubProjectItemsTable: TriggerTable<AutomationFor<'github-project
   aliases: ['plugins-py/github-project-items'],
   description: 'Issues and pull requests in a column of a GitHub Projects board',
   schema: GitHubProjectItemsAutomation,
-  promptFields: PROJECT_ITEM_PROMPT_FIELDS,
-  untrustedFields: ['item_title', 'item_body', 'item_labels', 'task_title', 'task_body'],
+  // `comments`: trusted comments, read at dispatch by screening (not an item field).
+  promptFields: [...PROJECT_ITEM_PROMPT_FIELDS, 'comments'],
+  untrustedFields: ['item_title', 'item_body', 'item_labels', 'task_title', 'task_body', 'comments'],
   explain(automation: AutomationFor<'github-project-items'>): ExplainLine[] {
     const c = automation.config;
     const lines: ExplainLine[] = [

@@ -2,7 +2,7 @@ import type { AutomationFor } from '../../config/types.js';
 import type { Item } from '../../core/types.js';
 import { type PullRequestNode, SEARCH_PULL_REQUESTS } from '../../github/operations.js';
 import { searchAll } from '../../github/search.js';
-import { defaultTimezone, noUpstreamRun, searchCountCheck } from '../hooks.js';
+import { defaultTimezone, noUpstreamRun, searchCountCheck, stringField } from '../hooks.js';
 import type { SourceFactory } from '../source.js';
 import type { TriggerDefinition } from '../types.js';
 import {
@@ -110,6 +110,16 @@ export const githubPullRequestsTrigger: TriggerDefinition<AutomationFor<'github-
     needs: 'github',
     check: (automation, context) =>
       searchCountCheck(pullRequestSearchQuery(automation.config), hasPostFilters(automation.config), context),
+  },
+  screening: {
+    target: (automation, task) => ({
+      source: { repo: task.identity.repo, number: Number(task.item.id) },
+      title: task.item.title,
+      body: task.item.body,
+      author: stringField(task.item.fields.pull_request_author),
+      headBranch: stringField(task.item.fields.pull_request_head_ref) ?? '',
+      labels: automation.config.labels,
+    }),
   },
   upstreamRunId: noUpstreamRun,
   resolveTimezone: defaultTimezone,

@@ -79,7 +79,8 @@ export const githubPullRequestsTable: TriggerTable<AutomationFor<'github-pull-re
   aliases: ['plugins-py/github-pull-requests'],
   description: 'Pull requests of an owner/repository',
   schema: GitHubPullRequestsAutomation,
-  promptFields: PULL_REQUEST_PROMPT_FIELDS,
+  // `comments`: trusted comments, read at dispatch by screening (not an item field).
+  promptFields: [...PULL_REQUEST_PROMPT_FIELDS, 'comments'],
   untrustedFields: [
     'pull_request_title',
     'pull_request_body',
@@ -87,6 +88,7 @@ export const githubPullRequestsTable: TriggerTable<AutomationFor<'github-pull-re
     'pull_request_head_ref',
     'task_title',
     'task_body',
+    'comments',
   ],
   explain(automation: AutomationFor<'github-pull-requests'>): ExplainLine[] {
     const config = automation.config;

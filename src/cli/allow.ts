@@ -1,0 +1,67 @@
+/**
+ * `curupira allow RUN_ID`: lets the exact text a screening block stopped run once. The allowance is
+ * recorded with who and when; the next time the item is dispatched with that same text (same
+ * digest), it runs, and the allowance is used up. Edited text is screened again as usual.
+ */
+import { userInfo } from 'node:os';
+import type { Command } from 'commander';
+import { loadSettings } from '../config/load.js';
+import { openStore } from '../store/index.js';
+import { EXIT } from './exit-codes.js';
+import { type CliIo, writeLine } from './io.js';
+import { type GlobalOptions, setExitCode } from './program.js';
+import { runFromArgument } from './runs.js';
+
+function localUser(env: NodeJS.ProcessEnv): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return env.USER ?? env.LOGNAME ?? 'unknown';
+  }
+}
+
+export function registerAllow(program: Command, io: CliIo, globals: () => GlobalOptions): void {
+  program
+    .command('allow <run-id>')
+    .description(
+      'Let the text a screening block stopped run once (the run id, or a prefix only one run has); recorded with who and when.',
+    )
+    .option('--by <name>', 'who allows it (default: the local user)')
+    .action(async (id: string, options: { by?: string }) => {
+      const { settings } = loadSettings(globals().config);
+      const store = await openStore(settings.execution.state_db_path);
+      try {
+        const run = await runFromArgument(
+          store,
+          id,
+          io,
+          '`curupira runs --status blocked` lists blocked runs.',
+        );
+        if (!run) return;
+        if (run.status !== 'blocked' || run.screenedDigest === null) {
+          writeLine(
+            io.stderr,
+            `Run ${run.id} was not blocked by screening (its status is ${run.status}); nothing to allow.`,
+          );
+          setExitCode(EXIT.failure);
+          return;
+        }
+        const waiting = (await store.listAllowances({ runId: run.id, pending: true }))[0];
+        if (waiting) {
+          writeLine(
+            io.stdout,
+            `Run ${run.id} is already allowed (by ${waiting.allowedBy} at ${waiting.allowedAt}); its text runs once when ${run.repo}#${run.itemId} is next dispatched.`,
+          );
+          return;
+        }
+        const by = options.by?.trim() || localUser(io.env);
+        const allowance = await store.addAllowance(run.id, by);
+        writeLine(
+          io.stdout,
+          `Allowed run ${run.id} (${run.automationId} ${run.repo}#${run.itemId}) once, by ${allowance.allowedBy} at ${allowance.allowedAt}: its exact text runs the next time the item is dispatched (\`curupira run\`); edited text is screened again.`,
+        );
+      } finally {
+        await store.close();
+      }
+    });
+}

@@ -1,0 +1,363 @@
+/**
+ * The screening gate, run once per item about to run (not per poll), before its prompt is rendered.
+ * Event triggers only: a trigger whose hook says `unscreened` (schedules, chains) passes untouched.
+ *
+ * 1. Read the item's newest comments, its author's association and (for `require_trusted_labeler`)
+ *    who applied its labels.
+ * 2. Decide trust by actor. Comments by untrusted authors never enter the prompt; a label that made
+ *    the item match, applied by an untrusted actor, skips the item.
+ * 3. Scan title, body, author, head branch and every comment; ask the classifier. Only text by an
+ *    untrusted item author that enters the prompt can block; everything else is kept as warnings.
+ * 4. A blocked item becomes a `blocked` run (no worktree, no agent). The same text is not screened
+ *    into a new record again (`held`) until it changes or `curupira allow` lets that digest through once.
+ */
+import { createHash } from 'node:crypto';
+import type { ScreeningSettings } from '../config/screening.js';
+import type { ResolvedAutomation } from '../config/types.js';
+import type { Clock } from '../core/clock.js';
+import { errorMessage } from '../core/errors.js';
+import type { RunRecord, Task } from '../core/types.js';
+import type { GitHubClient } from '../github/client.js';
+import type { Logger } from '../log.js';
+import { type Classifier, ClassifierError, type ClassifierSettings } from '../screening/classifier/types.js';
+import { decide, excerptOf, type Finding, type ScreenField, scan } from '../screening/index.js';
+import { type Actor, type TrustRules, teamsIn, trustReason } from '../screening/trust.js';
+import type { Store } from '../store/types.js';
+import type { ScreenTarget } from '../triggers/types.js';
+import { classifyFailure, runStatusFor } from './outcome.js';
+import { type ContextComment, type ItemContext, readItemContext, type TeamCache } from './screen-context.js';
+import { recordSkippedRun, runInit } from './task.js';
+
+export interface GateDeps {
+  store: Store;
+  log: Logger;
+  clock: Clock;
+  github(): GitHubClient;
+  /** The classifier for these settings (cached by the caller); null when none is configured. */
+  classifier(settings: ClassifierSettings): Classifier | null;
+  teams: TeamCache;
+}
+
+/** What screening recorded for a run that goes ahead. */
+export interface RunScreening {
+  findings: Finding[];
+  reason: string;
+  digest: string;
+}
+
+export type Gate =
+  /** Go ahead with `task` (its `comments` field filled); `screening` is recorded on the run. */
+  | { kind: 'run'; task: Task; screening?: RunScreening }
+  /** A new `blocked`, `skipped` or `failed` run was recorded; nothing runs. */
+  | { kind: 'stopped'; run: RunRecord }
+  /** The same text is already blocked by `previous`: nothing new is recorded. */
+  | { kind: 'held'; previous: RunRecord };
+
+/** Fields that carry the item author's text into the prompt. */
+const ITEM_FIELDS = new Set(['title', 'body', 'author', 'head_branch']);
+
+/** What screening reads of a task; undefined for triggers that are not screened. */
+export function screenTarget(automation: ResolvedAutomation, task: Task): ScreenTarget | undefined {
+  const hook = automation.trigger.screening;
+  if (hook && 'unscreened' in hook) return undefined;
+  if (hook) return hook.target(automation, task);
+  return { title: task.item.title, body: task.item.body, author: null, labels: [] };
+}
+
+export async function gateTask(
+  deps: GateDeps,
+  automation: ResolvedAutomation,
+  task: Task,
+  screening: ScreeningSettings,
+  signal: AbortSignal,
+): Promise<Gate> {
+  const target = screenTarget(automation, task);
+  if (!target) return { kind: 'run', task };
+  const wantsComments = automation.placeholders.includes('comments');
+  if (screening.mode === 'off' && !screening.requireTrustedLabeler && !wantsComments)
+    return { kind: 'run', task };
+  let context: ItemContext;
+  try {
+    context = await readItemContext(deps.github(), target, { timeline: screening.requireTrustedLabeler });
+  } catch (error) {
+    const status = runStatusFor(classifyFailure(error, { stage: 'screening', stopping: signal.aborted }));
+    const why = `could not read the item's comments and authors for screening: ${errorMessage(error)}`;
+    return { kind: 'stopped', run: await recordRun(deps, automation, task, status, why) };
+  }
+  const rules = await trustRules(deps, screening);
+  const author = context.author ?? (target.author ? { login: target.author, bot: false } : null);
+  if (screening.requireTrustedLabeler) {
+    const problem = labelerProblem(automation.id, target, context, rules, screening);
+    if (problem) {
+      const at = new Date(deps.clock.now()).toISOString();
+      const id = await recordSkippedRun(deps.store, automation, task, problem, at);
+      return { kind: 'stopped', run: (await deps.store.getRun(id))! };
+    }
+  }
+  const comments = context.comments.map((c) => ({
+    ...c,
+    trusted: trustReason(c.author, rules) !== undefined,
+  }));
+  const ready = withComments(task, renderComments(comments.filter((c) => c.trusted)));
+  if (screening.mode === 'off') return { kind: 'run', task: ready };
+
+  const fields = screenFields(target, author, comments);
+  const digest = digestOf(fields);
+  const exposed = trustReason(author, rules) === undefined ? ITEM_FIELDS : new Set<string>();
+  const findings = scan({ fields });
+  const allowance = await deps.store.takeAllowance(task.key, digest);
+  if (allowance) {
+    const reason = `allowed once by ${allowance.allowedBy} at ${allowance.allowedAt} (blocked run ${allowance.runId})`;
+    deps.log.warn(
+      { automation: automation.id, id: task.item.id, run: allowance.runId },
+      'Running an allowed item',
+    );
+    return { kind: 'run', task: ready, screening: { findings, reason, digest } };
+  }
+  let verdict = judge(findings, exposed, screening);
+  if (verdict.action !== 'block') {
+    const classified = await classifyFields(deps, screening, fields, signal);
+    findings.push(...classified.findings);
+    verdict = classified.failure ?? judge(findings, exposed, screening);
+    if (classified.warning) verdict = { ...verdict, reason: `${verdict.reason}; ${classified.warning}` };
+  }
+  if (verdict.action !== 'block')
+    return { kind: 'run', task: ready, screening: { ...verdict, findings, digest } };
+  const previous = await deps.store.findBlockedRun(task.key, digest);
+  if (previous) return { kind: 'held', previous };
+  const run = await recordRun(deps, automation, task, 'blocked', verdict.reason, {
+    screeningFindings: findings,
+    screeningReason: verdict.reason,
+    screenedDigest: digest,
+  });
+  deps.log.warn(
+    {
+      automation: automation.id,
+      repo: task.identity.repo,
+      id: task.item.id,
+      run: run.id,
+      reason: verdict.reason,
+    },
+    'Blocked by screening',
+  );
+  return { kind: 'stopped', run };
+}
+
+interface Judgement {
+  action: 'allow' | 'warn' | 'block';
+  reason: string;
+}
+
+/** Only findings in text the untrusted item author puts in the prompt can block; the rest warn. */
+function judge(
+  findings: readonly Finding[],
+  exposed: ReadonlySet<string>,
+  screening: ScreeningSettings,
+): Judgement {
+  const policy = { mode: screening.mode, thresholds: screening.thresholds, trusted: false };
+  const blocking = decide(
+    findings.filter((f) => exposed.has(f.field)),
+    policy,
+  );
+  if (blocking.action === 'block') return blocking;
+  const overall = decide(findings, { ...policy, mode: 'warn' });
+  const why =
+    screening.mode === 'warn'
+      ? 'warn mode, not blocked'
+      : 'not blocked (trusted author, or text kept out of the prompt)';
+  return { action: overall.action, reason: overall.reason.replace('warn mode, not blocked', why) };
+}
+
+interface Classified {
+  findings: Finding[];
+  /** The run must be blocked: a required classifier could not answer. */
+  failure?: Judgement;
+  /** A classifier that is not required could not answer. */
+  warning?: string;
+}
+
+async function classifyFields(
+  deps: GateDeps,
+  screening: ScreeningSettings,
+  fields: readonly ScreenField[],
+  signal: AbortSignal,
+): Promise<Classified> {
+  const settings = screening.classifier;
+  const mustBlock = screening.required && screening.mode === 'block';
+  const classifier = deps.classifier(settings);
+  if (!classifier) {
+    if (!mustBlock) return { findings: [], warning: 'screened without a classifier (required = false)' };
+    return { findings: [], failure: { action: 'block', reason: `blocked: ${missingClassifier()}` } };
+  }
+  try {
+    const scores = await withTimeout(
+      (inner) =>
+        classifier.classify(
+          fields.map((f) => f.text),
+          { timeoutMs: settings.timeoutSeconds * 1000, signal: inner },
+        ),
+      settings.timeoutSeconds * 1000,
+      signal,
+    );
+    if (scores.length !== fields.length)
+      throw new Error(`answered ${scores.length} scores for ${fields.length} texts`);
+    return { findings: classifierFindings(fields, scores, settings.threshold, classifier.description) };
+  } catch (error) {
+    const kind =
+      classifyFailure(error, { stage: 'screening' }).action === 'blocked' ? kindOf(error) : 'failed';
+    const what = `the classifier (${classifier.description}) ${kind === 'timeout' ? `did not answer within ${settings.timeoutSeconds} s` : kind === 'missing' ? 'is missing' : 'failed'}: ${errorMessage(error)}`;
+    if (!mustBlock) return { findings: [], warning: `${what} (not required, so not blocked)` };
+    // The runners' messages end with the fix; a message that does not gets it here.
+    const fix = what.includes('required = false')
+      ? ''
+      : '; fix the classifier (classifier_model / classifier_command under [settings.screening]) or set required = false to accept the risk';
+    return { findings: [], failure: { action: 'block', reason: `blocked: ${what}${fix}` } };
+  }
+}
+
+function missingClassifier(): string {
+  return 'no classifier is configured and screening requires one: set classifier_model (a folder with a Prompt Guard model.onnx and tokenizer.json) or classifier_command (a program that scores texts) under [settings.screening], or set required = false there to accept the risk of screening with the deterministic scanners alone';
+}
+
+function kindOf(error: unknown): string {
+  return (error as { kind?: string }).kind ?? 'failed';
+}
+
+/** Rejects with a timeout `ClassifierError` when `run` takes longer than `ms` (whatever the runner does). */
+async function withTimeout<T>(
+  run: (signal: AbortSignal) => Promise<T>,
+  ms: number,
+  outer: AbortSignal,
+): Promise<T> {
+  const controller = new AbortController();
+  const onAbort = (): void => controller.abort(outer.reason);
+  outer.addEventListener('abort', onAbort, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(new ClassifierError('timeout', `no answer after ${ms / 1000} s`));
+    }, ms);
+  });
+  try {
+    return await Promise.race([run(controller.signal), timeout]);
+  } finally {
+    clearTimeout(timer);
+    outer.removeEventListener('abort', onAbort);
+  }
+}
+
+function classifierFindings(
+  fields: readonly ScreenField[],
+  scores: readonly number[],
+  threshold: number,
+  description: string,
+): Finding[] {
+  const findings: Finding[] = [];
+  fields.forEach((field, i) => {
+    const score = scores[i]!;
+    if (!(score >= threshold)) return;
+    findings.push({
+      scanner: 'classifier',
+      rule: 'score',
+      severity: 'high',
+      field: field.name,
+      offset: 0,
+      excerpt: `${description} scored ${score.toFixed(2)} ≥ ${threshold}: ${excerptOf(field.text, 0, Math.min(field.text.length, 80))}`,
+    });
+  });
+  return findings;
+}
+
+async function trustRules(deps: GateDeps, screening: ScreeningSettings): Promise<TrustRules> {
+  const teams = await deps.teams.resolve(deps.github, teamsIn(screening.trustedAuthors), (team, error) =>
+    deps.log.warn(
+      { team, error: errorMessage(error) },
+      'Could not read a trusted team; its members are not trusted',
+    ),
+  );
+  return {
+    trustedAuthors: screening.trustedAuthors,
+    minAuthorAssociation: screening.minAuthorAssociation,
+    teams,
+  };
+}
+
+/** An actor's association where the item shows it (as its author or a commenter). */
+function knownAssociation(actor: Actor, context: ItemContext): Actor {
+  if (actor.association !== undefined) return actor;
+  const same = (other: Actor | null): boolean => other?.login.toLowerCase() === actor.login.toLowerCase();
+  const association = same(context.author)
+    ? context.author?.association
+    : context.comments.find((c) => same(c.author))?.author?.association;
+  return association === undefined ? actor : { ...actor, association };
+}
+
+function labelerProblem(
+  id: string,
+  target: ScreenTarget,
+  context: ItemContext,
+  rules: TrustRules,
+  screening: ScreeningSettings,
+): string | undefined {
+  if (target.labels.length === 0)
+    return `require_trusted_labeler: automation '${id}' matches on no label, so no labeler can be checked`;
+  for (const label of target.labels) {
+    const event = context.labelEvents.findLast((e) => e.label.toLowerCase() === label.toLowerCase());
+    if (!event) return `require_trusted_labeler: the item's timeline does not show who applied '${label}'`;
+    const actor = event.actor ? knownAssociation(event.actor, context) : null;
+    if (trustReason(actor, rules) === undefined)
+      return `require_trusted_labeler: '${label}' was applied by @${event.actor?.login ?? 'ghost'}, who is not trusted (not in trusted_authors, and association ${actor?.association ?? 'unknown'} is below ${screening.minAuthorAssociation})`;
+  }
+  return undefined;
+}
+
+function screenFields(
+  target: ScreenTarget,
+  author: Actor | null,
+  comments: readonly ContextComment[],
+): ScreenField[] {
+  const fields: ScreenField[] = [
+    { name: 'title', text: target.title },
+    { name: 'body', text: target.body },
+    { name: 'author', text: author?.login ?? '' },
+  ];
+  if (target.headBranch !== undefined) fields.push({ name: 'head_branch', text: target.headBranch });
+  comments.forEach((c, i) => {
+    fields.push({ name: `comment[${i}]`, text: c.body });
+  });
+  return fields;
+}
+
+/** sha256 over every screened field: the exact text an allowance lets through. */
+export function digestOf(fields: readonly ScreenField[]): string {
+  return createHash('sha256')
+    .update(JSON.stringify(fields.map((f) => [f.name, f.text])))
+    .digest('hex');
+}
+
+/** Trusted comments as one prompt field: each headed by its author, association and time. */
+export function renderComments(comments: readonly ContextComment[]): string {
+  return comments
+    .map(
+      (c) =>
+        `@${c.author?.login ?? 'ghost'} (${c.author?.association ?? 'NONE'}, ${c.createdAt}):\n${c.body}`,
+    )
+    .join('\n\n');
+}
+
+function withComments(task: Task, comments: string): Task {
+  return { ...task, item: { ...task.item, volatile: { ...(task.item.volatile ?? {}), comments } } };
+}
+
+async function recordRun(
+  deps: GateDeps,
+  automation: ResolvedAutomation,
+  task: Task,
+  status: RunRecord['status'],
+  reason: string,
+  extra: Partial<Parameters<Store['createRun']>[0]> = {},
+): Promise<RunRecord> {
+  const run = await deps.store.createRun({ ...runInit(automation, task, status), reason, ...extra });
+  return deps.store.updateRun(run.id, { finishedAt: new Date(deps.clock.now()).toISOString() });
+}
