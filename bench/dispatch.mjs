@@ -56,7 +56,8 @@ function git(args, cwd) {
     encoding: 'utf8',
     env: gitEnv(),
   });
-  if (result.status !== 0) throw new Error(`git ${args.join(' ')} failed: ${result.stderr}`);
+  if (result.status !== 0)
+    throw new Error(`git ${args.join(' ')} failed: ${result.error?.message ?? result.stderr}`);
   return result.stdout;
 }
 
@@ -125,6 +126,7 @@ function mutex() {
  */
 async function bareSteps(dir, bare, agent, runs, concurrency) {
   const checkout = join(dir, `bare-checkout-${concurrency}`);
+  mkdirSync(dir, { recursive: true });
   git(['clone', '-q', bare, checkout], dir);
   const locked = mutex();
   const one = async (i) => {

@@ -329,47 +329,30 @@ export async function finishWorktree(options: FinishWorktreeOptions): Promise<Fi
   const key = options.key ?? branch;
   const fields = { key, path, branch };
 
+  // Looking needs no lock (only this run uses its worktree; git reads nothing another command
+  // half-writes), so tasks on one checkout inspect theirs at the same time.
+  const present = await pathExists(path);
+  let inspection: WorktreeInspection;
+  try {
+    inspection = await inspectForFinish(checkout, path, branch, present, options.baseCommit);
+  } catch (error) {
+    const reason = `could not inspect the worktree: ${errorMessage(error)}`;
+    log.warn({ ...fields, error: errorMessage(error) }, `Could not clean up worktree for ${key}`);
+    const nothing = { unpushedCommits: 0, dirty: false, changedFiles: [], head: null };
+    return { kept: true, removed: false, ...nothing, reason };
+  }
+  if (inspection.unpushedCommits > 0 || inspection.dirty) {
+    const reason = describeKept(inspection);
+    const counts = {
+      unpushedCommits: inspection.unpushedCommits,
+      changedFiles: inspection.changedFiles.length,
+    };
+    log.info({ ...fields, ...counts }, 'Kept worktree with unpushed work');
+    return { kept: true, removed: false, ...inspection, reason };
+  }
+
+  // Removing takes turns with the checkout's other worktree additions and removals.
   return withLock(repoLockKey(checkout), async () => {
-    const present = await pathExists(path);
-    let inspection: WorktreeInspection;
-    try {
-      inspection = present
-        ? await inspectWorktree(path, branch, options.baseCommit)
-        : {
-            unpushedCommits: (await branchExists(checkout, branch))
-              ? await countUnpushedCommits(checkout, [`refs/heads/${branch}`])
-              : 0,
-            dirty: false,
-            changedFiles: [],
-            head: null,
-          };
-    } catch (error) {
-      const reason = `could not inspect the worktree: ${errorMessage(error)}`;
-      log.warn({ ...fields, error: errorMessage(error) }, `Could not clean up worktree for ${key}`);
-      return {
-        kept: true,
-        removed: false,
-        unpushedCommits: 0,
-        dirty: false,
-        changedFiles: [],
-        head: null,
-        reason,
-      };
-    }
-
-    if (inspection.unpushedCommits > 0 || inspection.dirty) {
-      const reason = describeKept(inspection);
-      log.info(
-        {
-          ...fields,
-          unpushedCommits: inspection.unpushedCommits,
-          changedFiles: inspection.changedFiles.length,
-        },
-        'Kept worktree with unpushed work',
-      );
-      return { kept: true, removed: false, ...inspection, reason };
-    }
-
     let removed = true;
     try {
       if (present) await git(['worktree', 'remove', '--force', path], { cwd: checkout });
@@ -391,6 +374,21 @@ export async function finishWorktree(options: FinishWorktreeOptions): Promise<Fi
     await removeEmptyParents(path, root);
     return { kept: false, removed, ...inspection };
   });
+}
+
+/** The worktree's inspection; when its folder is gone, what its branch alone holds. */
+async function inspectForFinish(
+  checkout: string,
+  path: string,
+  branch: string,
+  present: boolean,
+  baseCommit: string | null | undefined,
+): Promise<WorktreeInspection> {
+  if (present) return inspectWorktree(path, branch, baseCommit);
+  const unpushedCommits = (await branchExists(checkout, branch))
+    ? await countUnpushedCommits(checkout, [`refs/heads/${branch}`])
+    : 0;
+  return { unpushedCommits, dirty: false, changedFiles: [], head: null };
 }
 
 function describeKept(inspection: WorktreeInspection): string {
