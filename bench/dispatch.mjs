@@ -274,6 +274,41 @@ async function seed(mods, path, count) {
   db.close();
 }
 
+/**
+ * The store's share of a run at `seedRuns` runs in the ledger, on the RAM disk: a run's writes
+ * (create + five updates) and a prune that finds nothing to delete (what every run cost before
+ * pruning waited for an automation to be over `history_limit`). Milliseconds per run.
+ */
+async function ledgerOps(mods, dir, seedRuns) {
+  const path = join(dir, `ledger-ops-${seedRuns}`, 'state.sqlite3');
+  mkdirSync(join(dir, `ledger-ops-${seedRuns}`), { recursive: true });
+  if (seedRuns > 0) await seed(mods, path, seedRuns);
+  const store = await mods.store.openStore(path);
+  const write = async (i) => {
+    const run = await store.createRun({
+      ...{ automationId: 'bench', taskKey: `k${i}`, repo: 'acme/api', taskType: 'issue', itemId: String(i) },
+      ...{ itemKey: `k${i}`, itemTitle: 't', itemUrl: 'u', status: 'preparing', prompt: 'p' },
+    });
+    for (const patch of [
+      { worktreePath: '/w' },
+      { transcriptPath: '/t' },
+      { status: 'running', agentPid: 1 },
+      { exitCode: 0 },
+      { status: 'succeeded', finishedAt: '2026-01-01T00:00:00.000Z' },
+    ])
+      await store.updateRun(run.id, patch);
+  };
+  const time = async (fn) => {
+    const start = performance.now();
+    for (let i = 0; i < 100; i += 1) await fn(i);
+    return (performance.now() - start) / 100;
+  };
+  const writes = await time(write);
+  const prune = await time(() => store.pruneRuns('bench', 1_000_000));
+  await store.close();
+  return { writesMsPerRun: writes, pruneMs: prune };
+}
+
 /** Counts git processes (one trace file each) and agent spawns per run. */
 function countProcesses(traceDir, runs) {
   const files = readdirSync(traceDir);
@@ -424,9 +459,13 @@ export async function run({ dist, log = console.log, tasks = DEFAULT_TASKS } = {
       root: join(ram, 'ledger-full'),
       ...{ bare, agent, maxActive: 1, tasks: LEDGER_TASKS, historyLimit: 1_000_000, seedLedger: LEDGER_RUNS },
     });
-    results.ledger = { runs: LEDGER_RUNS, empty, full, ratio: full.perRunMs / empty.perRunMs };
+    const ops = { empty: await ledgerOps(mods, ram, 0), full: await ledgerOps(mods, ram, LEDGER_RUNS) };
+    results.ledger = { runs: LEDGER_RUNS, empty, full, ratio: full.perRunMs / empty.perRunMs, ops };
     log(
       `  ledger at ${LEDGER_RUNS.toLocaleString('en')} runs (history_limit 1,000,000, RAM disk): ${ms(full.perRunMs)} per run vs ${ms(empty.perRunMs)} empty = ${results.ledger.ratio.toFixed(2)}×; state file opens in ${ms(full.openMs)} vs ${ms(empty.openMs)}`,
+    );
+    log(
+      `  store alone: a run's writes ${ms(ops.full.writesMsPerRun)} at ${LEDGER_RUNS.toLocaleString('en')} runs vs ${ms(ops.empty.writesMsPerRun)} empty; a prune with nothing to delete ${ms(ops.full.pruneMs)} vs ${ms(ops.empty.pruneMs)} (runs no longer prune until over history_limit)`,
     );
 
     results.idleRssMiB = {};

@@ -256,7 +256,6 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
         cutFrom = prepared.baseCommit;
       }
       cwd = prepared.path;
-      await update({ worktreePath: prepared.path, branch: prepared.branch });
     }
   } catch (error) {
     const status = runStatusFor(classifyFailure(error, { stage: 'checkout', stopping: signal.aborted }));
@@ -266,6 +265,8 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     );
   }
 
+  // The worktree goes into the record with the transcript path (one write), or with the cleanup.
+  const where = worktree ? { worktreePath: worktree.path, branch: worktree.branch } : {};
   const cleanup = async (): Promise<Cleaned> => {
     if (!worktree) return { patch: {} };
     try {
@@ -277,10 +278,11 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
         key: task.key,
         baseCommit: cutFrom,
       });
-      return { patch: { worktreeKept: result.kept, commits: result.unpushedCommits }, head: result.head };
+      const patch = { ...where, worktreeKept: result.kept, commits: result.unpushedCommits };
+      return { patch, head: result.head };
     } catch (error) {
       log.warn({ ...runFields, error: errorMessage(error) }, 'Could not clean up worktree');
-      return { patch: { worktreeKept: true } };
+      return { patch: { ...where, worktreeKept: true } };
     }
   };
 
@@ -352,7 +354,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
 
   const transcriptPath = join(deps.transcriptsDir, automation.id, `${run.id}.jsonl`);
   // The run counts as running (and, for `once`, its item as handled) only once the agent has started.
-  await update({ transcriptPath });
+  await update({ ...where, transcriptPath });
 
   const parser = driver.createParser();
   let usage: Usage | null = null;
