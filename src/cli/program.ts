@@ -6,10 +6,11 @@ import { Command, CommanderError } from 'commander';
 import { defaultConfigPath, resolvePath } from '../config/load.js';
 import { ConfigError, CurupiraError, errorMessage, UsageError } from '../core/errors.js';
 import type { LogLevel } from '../log.js';
+import { registerSecretEnv } from '../security/redact.js';
 import { scrub } from '../workspace/git.js';
 import { EXIT } from './exit-codes.js';
 import type { CliIo } from './io.js';
-import { writeLine } from './io.js';
+import { redactingIo, writeLine } from './io.js';
 import { packageVersion } from './version.js';
 
 export interface GlobalOptions {
@@ -30,17 +31,26 @@ type Register = (program: Command, io: CliIo, globals: () => GlobalOptions) => v
  * loaded (`run --watch` loads nothing of the simulator, the schema export or the other commands);
  * help without a command, and anything unrecognised, loads them all.
  */
-const COMMANDS: Readonly<Record<string, () => Promise<Register>>> = {
-  validate: async () => (await import('./validate.js')).registerValidate,
-  schema: async () => (await import('./schema.js')).registerSchema,
-  run: async () => (await import('./run.js')).registerRun,
-  runs: async () => (await import('./runs.js')).registerRuns,
-  doctor: async () => (await import('./doctor.js')).registerDoctor,
-  gc: async () => (await import('./gc.js')).registerGc,
-  simulator: async () => (await import('./simulator.js')).registerSimulator,
-  demo: async () => (await import('./demo.js')).registerDemo,
-  init: async () => (await import('./init.js')).registerInit,
-};
+const MODULES: readonly (readonly [names: readonly string[], load: () => Promise<Register>])[] = [
+  [['validate'], async () => (await import('./validate.js')).registerValidate],
+  [['schema'], async () => (await import('./schema.js')).registerSchema],
+  [['run'], async () => (await import('./run.js')).registerRun],
+  [['runs'], async () => (await import('./runs.js')).registerRuns],
+  [['serve'], async () => (await import('./serve.js')).registerServe],
+  [
+    ['status', 'cancel', 'trigger', 'pause', 'resume'],
+    async () => (await import('./control.js')).registerControl,
+  ],
+  [['doctor'], async () => (await import('./doctor.js')).registerDoctor],
+  [['gc'], async () => (await import('./gc.js')).registerGc],
+  [['simulator'], async () => (await import('./simulator.js')).registerSimulator],
+  [['demo'], async () => (await import('./demo.js')).registerDemo],
+  [['init'], async () => (await import('./init.js')).registerInit],
+];
+
+function moduleOf(command: string): (() => Promise<Register>) | undefined {
+  return MODULES.find(([names]) => names.includes(command))?.[1];
+}
 
 /** Program options that take a value (`-c FILE`): the word after them is not the command. */
 const VALUE_OPTIONS = new Set(['-c', '--config', '--log-level']);
@@ -61,13 +71,27 @@ export function commandIn(argv: readonly string[]): string | null {
       if (['-h', '--help', '-V', '--version'].includes(word)) return null;
       continue;
     }
-    return Object.hasOwn(COMMANDS, word) ? word : null;
+    return moduleOf(word) ? word : null;
   }
   return null;
 }
 
 /** The commands that read the settings file: each accepts `-c/--config` and `--log-level` itself too. */
-const SETTINGS_COMMANDS = new Set(['validate', 'run', 'runs', 'show', 'doctor', 'gc', 'init']);
+const SETTINGS_COMMANDS = new Set([
+  'validate',
+  'run',
+  'runs',
+  'show',
+  'doctor',
+  'gc',
+  'init',
+  'serve',
+  'status',
+  'cancel',
+  'pause',
+  'resume',
+  'trigger',
+]);
 
 function configHelp(): string {
   return `settings file (default: $CURUPIRA_CONFIG, else ${defaultConfigPath()}); before or after the command`;
@@ -127,8 +151,8 @@ export async function createProgram(io: CliIo, only: string | null = null): Prom
       logLevel: level === undefined ? undefined : parseLogLevel(level),
     };
   };
-  const names = only === null ? Object.keys(COMMANDS) : [only];
-  const registers = await Promise.all(names.map((name) => COMMANDS[name]!()));
+  const loaders = only === null ? MODULES.map(([, load]) => load) : [moduleOf(only)!];
+  const registers = await Promise.all(loaders.map((load) => load()));
   for (const register of registers) register(program, io, globals);
   for (const command of allCommands(program)) {
     if (SETTINGS_COMMANDS.has(command.name())) addGlobalOptions(command);
@@ -146,7 +170,11 @@ export async function createProgram(io: CliIo, only: string | null = null): Prom
 }
 
 /** Runs the CLI; resolves to the process exit code. */
-export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+export async function runCli(argv: readonly string[], given: CliIo): Promise<number> {
+  // Secrets never leak: the values of secret-looking variables are known to redaction from the
+  // start, and everything this process prints is redacted.
+  registerSecretEnv(given.env);
+  const io = redactingIo(given);
   const program = await createProgram(io, commandIn(argv));
   if (argv.length === 0) {
     program.outputHelp();

@@ -66,7 +66,7 @@ export const githubProjectItemsTable: TriggerTable<AutomationFor<'github-project
   description: 'Issues and pull requests in a column of a GitHub Projects board',
   schema: GitHubProjectItemsAutomation,
   promptFields: PROJECT_ITEM_PROMPT_FIELDS,
-  untrustedFields: ['item_title', 'item_body', 'task_title', 'task_body'],
+  untrustedFields: ['item_title', 'item_body', 'item_labels', 'task_title', 'task_body'],
   explain(automation: AutomationFor<'github-project-items'>): ExplainLine[] {
     const c = automation.config;
     const lines: ExplainLine[] = [

@@ -83,6 +83,7 @@ export const githubPullRequestsTable: TriggerTable<AutomationFor<'github-pull-re
   untrustedFields: [
     'pull_request_title',
     'pull_request_body',
+    'pull_request_labels',
     'pull_request_head_ref',
     'task_title',
     'task_body',
