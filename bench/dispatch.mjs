@@ -1,18 +1,33 @@
 /**
- * Dispatch benchmark: the engine's own cost per run. 200 issues, a no-op agent (a shell script that
- * prints a minimal Claude Code stream), real git worktrees on a local bare remote, the GitHub
- * simulator for discovery, at max_active_tasks 1 and 4.
+ * Dispatch benchmark: the engine's own cost per run, against the bare steps a run cannot avoid.
  *
- * Beside it, in the same script, the bare steps one run cannot avoid, done by hand with the same
- * tools: `git worktree add -b` + `git worktree remove --force` + `git branch -D`, and one spawn of the
- * no-op agent. The engine's extra per run (fetch, inspecting the worktree for unpushed work, the
- * state file, the transcript, the prompt) is reported as a ratio to those bare steps. Peak memory
- * is the process's maximum resident set size.
+ * A 2,000-file repository on a local bare remote, a no-op agent (a shell script that prints a
+ * minimal Claude Code stream), the GitHub simulator for discovery, real worktrees, the SQLite state
+ * file. Measured in one run, on a real-disk folder and on a RAM disk (/dev/shm), at concurrency 1
+ * and 4:
  *
- *   node bench/dispatch.mjs [--dist DIR]      (DIR defaults to ../dist, or $CURUPIRA_DIST)
+ * - **bare steps**: `git fetch` + `git worktree add -b` + one spawn of the agent + `git worktree
+ *   remove --force` + `git branch -D`, by hand, N at a time (the same concurrency as the engine);
+ * - **curupira**: the engine in drain mode over as many issues, `max_active_tasks` = 1 or 4.
+ *
+ * Then: processes per run (every git process, children included, counted with `GIT_TRACE2_EVENT`
+ * pointed at a folder: git writes one file per process), main-thread time per run (the event loop's
+ * busy time), the ledger at 100,000 runs (per-run time and store open time against an empty
+ * ledger), idle RSS of `curupira run --watch` with 1 and 50 automations, and `--version` start-up.
+ *
+ *   node bench/dispatch.mjs [--dist DIR] [--tasks N]   (DIR defaults to ../dist, or $CURUPIRA_DIST)
  */
-import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -20,23 +35,45 @@ import { pathToFileURL } from 'node:url';
 
 export const name = 'dispatch';
 
-const TASKS = 200;
-const BARE_SAMPLES = 50;
+const DEFAULT_TASKS = 24;
+const FILES = 2000;
+const COUNTED_TASKS = 10;
+const LEDGER_RUNS = 100_000;
+const LEDGER_TASKS = 20;
+const STARTUP_SAMPLES = 7;
 const TOKEN = 'ghp_benchDispatchToken000000000000000001';
+
+const gitEnv = () => ({
+  ...process.env,
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_TERMINAL_PROMPT: '0',
+});
 
 function git(args, cwd) {
   const result = spawnSync('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@invalid', ...args], {
     cwd,
     encoding: 'utf8',
-    env: {
-      ...process.env,
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_TERMINAL_PROMPT: '0',
-    },
+    env: gitEnv(),
   });
-  if (result.status !== 0) throw new Error(`git ${args.join(' ')} failed: ${result.stderr}`);
+  if (result.status !== 0)
+    throw new Error(`git ${args.join(' ')} failed: ${result.error?.message ?? result.stderr}`);
   return result.stdout;
+}
+
+/** Spawns without blocking, so N bare-step workers really overlap. */
+function spawnAsync(command, args, cwd) {
+  return new Promise((done, fail) => {
+    const child = spawn(command, args, { cwd, env: gitEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    child.on('error', fail);
+    child.on('close', (code) =>
+      code === 0 ? done() : fail(new Error(`${command} ${args.join(' ')} failed: ${stderr}`)),
+    );
+  });
 }
 
 function noopAgent(dir) {
@@ -52,65 +89,88 @@ echo '{"type":"result","subtype":"success","is_error":false,"result":"nothing to
   return path;
 }
 
+/** A bare remote whose one commit holds FILES small files in 40 folders. */
 function origin(dir) {
   const seed = join(dir, 'seed');
   mkdirSync(seed, { recursive: true });
   git(['init', '-q', '-b', 'main', seed], dir);
-  writeFileSync(join(seed, 'README.md'), '# bench\n');
+  for (let i = 0; i < FILES; i += 1) {
+    const folder = join(seed, `pkg${i % 40}`);
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(join(folder, `file${i}.ts`), `export const value${i} = ${i};\n`);
+  }
   git(['add', '-A'], seed);
   git(['commit', '-q', '-m', 'init'], seed);
   const bare = join(dir, 'origin.git');
   git(['clone', '-q', '--bare', seed, bare], dir);
+  rmSync(seed, { recursive: true, force: true });
   return bare;
 }
 
-/** The bare steps of one run, by hand: worktree add, agent spawn, worktree remove, branch delete. */
-function bareSteps(dir, bare, agent) {
-  const checkout = join(dir, 'bare-checkout');
+/** A promise-chain mutex: `locked(fn)` runs fn once every earlier holder has finished. */
+function mutex() {
+  let tail = Promise.resolve();
+  return (fn) => {
+    const result = tail.then(fn);
+    tail = result.catch(() => undefined);
+    return result;
+  };
+}
+
+/**
+ * The bare steps of `runs` runs, `concurrency` at a time; returns wall-clock ms per run. One at a
+ * time, every run fetches. Four at a time, the runs go in rounds of four: one fetch, then four
+ * overlapping runs whose `worktree add` and `worktree remove` take turns (git 2.39 cannot run them
+ * at once in one repository: one trips over the other's half-written `.git/worktrees/<id>`, and a
+ * fetch over a new worktree's HEAD), while the agents and `branch -D` overlap.
+ */
+async function bareSteps(dir, bare, agent, runs, concurrency) {
+  const checkout = join(dir, `bare-checkout-${concurrency}`);
+  mkdirSync(dir, { recursive: true });
   git(['clone', '-q', bare, checkout], dir);
-  const samples = [];
-  for (let i = 0; i < BARE_SAMPLES; i += 1) {
-    const start = performance.now();
-    const path = join(dir, 'bare-wt', String(i));
-    git(['worktree', 'add', '-q', '-b', `b${i}`, path, 'origin/main'], checkout);
-    const run = spawnSync(agent, [], { cwd: path, encoding: 'utf8' });
-    if (run.status !== 0) throw new Error('no-op agent failed');
-    git(['worktree', 'remove', '--force', path], checkout);
-    git(['branch', '-D', `b${i}`], checkout);
-    samples.push(performance.now() - start);
+  const locked = mutex();
+  const one = async (i) => {
+    const path = join(dir, `bare-wt-${concurrency}`, String(i));
+    await locked(() =>
+      spawnAsync('git', ['worktree', 'add', '-q', '-b', `b${i}`, path, 'origin/main'], checkout),
+    );
+    await spawnAsync(agent, [], path);
+    await locked(() => spawnAsync('git', ['worktree', 'remove', '--force', path], checkout));
+    await spawnAsync('git', ['branch', '-q', '-D', `b${i}`], checkout);
+  };
+  const start = performance.now();
+  for (let i = 0; i < runs; i += concurrency) {
+    await spawnAsync('git', ['fetch', '-q', 'origin'], checkout);
+    const round = Array.from({ length: Math.min(concurrency, runs - i) }, (_, k) => one(i + k));
+    await Promise.all(round);
   }
-  return samples;
+  const perRun = (performance.now() - start) / runs;
+  // git may still be writing there (a detached `gc --auto`); the whole folder goes at the end anyway.
+  try {
+    rmSync(checkout, { recursive: true, force: true, maxRetries: 5 });
+  } catch {}
+  return perRun;
 }
 
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-
-async function engineRun(mods, dir, bare, agent, maxActive) {
-  const world = new mods.sim.SimWorld();
-  world.addRepo('acme/api');
-  world.addUser('octocat');
-  world.addToken(TOKEN, 'octocat');
-  world.addLabel('acme/api', 'agent-ready');
-  for (let i = 0; i < TASKS; i += 1)
-    world.addIssue('acme/api', { title: `Task ${i}`, labels: ['agent-ready'], author: 'octocat' });
-  const simulator = await mods.sim.startSimulator({ world });
-  const root = join(dir, `engine-${maxActive}`);
-  mkdirSync(root, { recursive: true });
-  const settingsFile = join(root, 'settings.toml');
-  writeFileSync(
-    settingsFile,
-    `[settings]
+function settingsText({ simulatorUrl, bare, agent, maxActive, automations = 1, historyLimit }) {
+  const blocks = [];
+  for (let a = 0; a < automations; a += 1) {
+    blocks.push(`[automations.bench${a === 0 ? '' : a}]
+repository = "api"
+repo = "acme/api"
+labels = ["${a === 0 ? 'agent-ready' : `other-${a}`}"]
+prompt = "Do task \${issue_number}: \${issue_title}"
+`);
+  }
+  return `[settings]
 workspace_dir = "ws"
 state_db_path = "state/state.sqlite3"
 max_active_tasks = ${maxActive}
 max_pending_tasks = 1000
-[settings.polling]
+${historyLimit ? `history_limit = ${historyLimit}\n` : ''}[settings.polling]
 batch_size = 1000
 [settings.github]
-api_url = "${simulator.url}"
+api_url = "${simulatorUrl}"
 [repositories.api]
 remote = "file://${bare}"
 [agents.defaults]
@@ -118,15 +178,39 @@ profile = "noop"
 [agents.profiles.noop]
 provider = "claude"
 executable = "${agent}"
-[automations.bench]
-repository = "api"
-repo = "acme/api"
-labels = ["agent-ready"]
-prompt = "Do task \${issue_number}: \${issue_title}"
-`,
+${blocks.join('')}`;
+}
+
+async function simulatorWith(mods, tasks) {
+  const world = new mods.sim.SimWorld();
+  world.addRepo('acme/api');
+  world.addUser('octocat');
+  world.addToken(TOKEN, 'octocat');
+  world.addLabel('acme/api', 'agent-ready');
+  for (let i = 0; i < tasks; i += 1)
+    world.addIssue('acme/api', { title: `Task ${i}`, labels: ['agent-ready'], author: 'octocat' });
+  return mods.sim.startSimulator({ world });
+}
+
+/**
+ * One drain of `tasks` issues. Returns wall-clock ms per run, main-thread (event-loop busy) ms per
+ * run, and the state file's open time. `seedLedger` fills the ledger with that many finished runs
+ * first; `traceDir` counts git processes.
+ */
+async function engineRun(mods, opts) {
+  const { root, bare, agent, maxActive, tasks, seedLedger = 0, historyLimit, traceDir } = opts;
+  const simulator = await simulatorWith(mods, tasks);
+  mkdirSync(root, { recursive: true });
+  const settingsFile = join(root, 'settings.toml');
+  writeFileSync(
+    settingsFile,
+    settingsText({ simulatorUrl: simulator.url, bare, agent, maxActive, historyLimit }),
   );
   const { settings } = mods.load.loadSettings(settingsFile);
+  if (seedLedger > 0) await seed(mods, settings.execution.state_db_path, seedLedger);
+  const openStart = performance.now();
   const store = await mods.store.openStore(settings.execution.state_db_path);
+  const openMs = performance.now() - openStart;
   const tokens = mods.token.staticTokenSource(TOKEN);
   const env = {
     PATH: process.env.PATH,
@@ -134,12 +218,14 @@ prompt = "Do task \${issue_number}: \${issue_title}"
     GIT_CONFIG_NOSYSTEM: '1',
     GIT_CONFIG_GLOBAL: '/dev/null',
   };
-  const savedEnv = {
-    GIT_CONFIG_NOSYSTEM: process.env.GIT_CONFIG_NOSYSTEM,
-    GIT_CONFIG_GLOBAL: process.env.GIT_CONFIG_GLOBAL,
-  };
+  const saved = { ...process.env };
   process.env.GIT_CONFIG_NOSYSTEM = '1';
   process.env.GIT_CONFIG_GLOBAL = '/dev/null';
+  if (traceDir) {
+    mkdirSync(traceDir, { recursive: true });
+    process.env.GIT_TRACE2_EVENT = traceDir;
+  }
+  const elu = performance.eventLoopUtilization();
   const start = performance.now();
   const result = await mods.engine.runEngine({
     settings,
@@ -154,19 +240,177 @@ prompt = "Do task \${issue_number}: \${issue_title}"
     stopSignal: new AbortController().signal,
   });
   const elapsed = performance.now() - start;
-  Object.assign(process.env, savedEnv);
+  const busy = performance.eventLoopUtilization(elu).active;
+  for (const key of ['GIT_CONFIG_NOSYSTEM', 'GIT_CONFIG_GLOBAL', 'GIT_TRACE2_EVENT']) {
+    if (saved[key] === undefined) delete process.env[key];
+    else process.env[key] = saved[key];
+  }
   await store.close();
   await simulator.close();
   const failed = result.runs.filter((r) => r.status !== 'succeeded');
-  if (result.runs.length !== TASKS || failed.length > 0) {
+  if (result.runs.length !== tasks || failed.length > 0) {
     throw new Error(
-      `expected ${TASKS} successful runs, got ${result.runs.length} (${failed.length} not succeeded: ${failed[0]?.reason})`,
+      `expected ${tasks} successful runs, got ${result.runs.length} (${failed.length} not succeeded: ${failed[0]?.reason})`,
     );
   }
-  return elapsed;
+  return { perRunMs: elapsed / tasks, mainThreadMsPerRun: busy / tasks, openMs };
 }
 
-export async function run({ dist, log = console.log } = {}) {
+/** Fills the ledger with `count` finished runs of automation `bench`, older than any real run. */
+async function seed(mods, path, count) {
+  const store = await mods.store.openStore(path);
+  await store.close();
+  const { default: Database } = await import('better-sqlite3');
+  const db = new Database(path);
+  db.prepare(
+    `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+     INSERT INTO runs (id, automation_id, task_key, repo, task_type, item_id, item_key, item_title,
+       item_url, status, created_at, started_at, finished_at, profile, provider, prompt)
+     SELECT printf('r_0000000001%08d', i), 'bench', 'old:' || i, 'acme/api', 'issue', i, 'old:' || i,
+       'Old task ' || i, 'https://github.invalid/' || i, 'succeeded', '2020-01-01T00:00:00.000Z',
+       '2020-01-01T00:00:00.000Z', '2020-01-01T00:00:01.000Z', 'noop', 'claude', 'Do old task ' || i
+     FROM n`,
+  ).run(count - 1);
+  db.close();
+}
+
+/**
+ * The store's share of a run at `seedRuns` runs in the ledger, on the RAM disk: a run's writes
+ * (create + five updates) and a prune that finds nothing to delete (what every run cost before
+ * pruning waited for an automation to be over `history_limit`). Milliseconds per run.
+ */
+async function ledgerOps(mods, dir, seedRuns) {
+  const path = join(dir, `ledger-ops-${seedRuns}`, 'state.sqlite3');
+  mkdirSync(join(dir, `ledger-ops-${seedRuns}`), { recursive: true });
+  if (seedRuns > 0) await seed(mods, path, seedRuns);
+  const store = await mods.store.openStore(path);
+  const write = async (i) => {
+    const run = await store.createRun({
+      ...{ automationId: 'bench', taskKey: `k${i}`, repo: 'acme/api', taskType: 'issue', itemId: String(i) },
+      ...{ itemKey: `k${i}`, itemTitle: 't', itemUrl: 'u', status: 'preparing', prompt: 'p' },
+    });
+    for (const patch of [
+      { worktreePath: '/w' },
+      { transcriptPath: '/t' },
+      { status: 'running', agentPid: 1 },
+      { exitCode: 0 },
+      { status: 'succeeded', finishedAt: '2026-01-01T00:00:00.000Z' },
+    ])
+      await store.updateRun(run.id, patch);
+  };
+  const time = async (fn) => {
+    const start = performance.now();
+    for (let i = 0; i < 100; i += 1) await fn(i);
+    return (performance.now() - start) / 100;
+  };
+  const writes = await time(write);
+  const prune = await time(() => store.pruneRuns('bench', 1_000_000));
+  await store.close();
+  return { writesMsPerRun: writes, pruneMs: prune };
+}
+
+/** Counts git processes (one trace file each) and agent spawns per run. */
+function countProcesses(traceDir, runs) {
+  const files = readdirSync(traceDir);
+  const commands = new Map();
+  for (const file of files) {
+    const text = readFileSync(join(traceDir, file), 'utf8');
+    const start = text.split('\n').find((line) => line.includes('"event":"start"'));
+    const argv = start ? JSON.parse(start).argv : ['?'];
+    const key = argv.slice(1).find((arg) => !arg.startsWith('-') && !arg.includes('=')) ?? '?';
+    commands.set(key, (commands.get(key) ?? 0) + 1);
+  }
+  return {
+    gitPerRun: files.length / runs,
+    byCommand: Object.fromEntries([...commands].map(([k, v]) => [k, +(v / runs).toFixed(2)])),
+  };
+}
+
+/** RSS of `curupira run --watch` once idle, with `automations` automations that find nothing. */
+async function idleRss(mods, dist, dir, bare, agent, automations) {
+  const simulator = await simulatorWith(mods, 0);
+  const root = join(dir, `rss-${automations}`);
+  mkdirSync(root, { recursive: true });
+  const settingsFile = join(root, 'settings.toml');
+  writeFileSync(
+    settingsFile,
+    settingsText({ simulatorUrl: simulator.url, bare, agent, maxActive: 1, automations }),
+  );
+  const child = spawn(process.execPath, [join(dist, 'cli/main.js'), 'run', '--watch', '-c', settingsFile], {
+    cwd: root,
+    env: { ...gitEnv(), GH_TOKEN: TOKEN, HOME: root },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  try {
+    // Long enough for the first poll of every automation and a settled heap.
+    await new Promise((done) => setTimeout(done, 4000));
+    if (child.exitCode !== null) throw new Error(`run --watch exited: ${stderr}`);
+    const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+    return Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024;
+  } finally {
+    child.kill('SIGKILL');
+    await new Promise((done) => child.once('close', done));
+    await simulator.close();
+  }
+}
+
+function startupMs(args) {
+  const samples = [];
+  for (let i = 0; i < STARTUP_SAMPLES; i += 1) {
+    const start = performance.now();
+    const result = spawnSync(process.execPath, args, { encoding: 'utf8' });
+    samples.push(performance.now() - start);
+    if (result.status !== 0) throw new Error(`${args.join(' ')} failed: ${result.stderr}`);
+  }
+  return median(samples);
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+const ms = (value) => `${value.toFixed(1)} ms`;
+
+/** Real-disk runs are many times slower (git's file work waits on the kernel): a third as many. */
+async function disks(mods, dir, bare, agent, tasks, log) {
+  const places = [['real disk', dir, Math.max(4, Math.round(tasks / 12) * 4)]];
+  if (existsSync('/dev/shm'))
+    places.push(['RAM disk', mkdtempSync('/dev/shm/curupira-bench-dispatch-'), tasks]);
+  const results = {};
+  try {
+    for (const [label, base, runs] of places) {
+      results[label] = { runs };
+      for (const concurrency of [1, 4]) {
+        // The bare steps before and after the engine, averaged: the machine's load drifts.
+        const before = await bareSteps(base, bare, agent, runs, concurrency);
+        const engine = await engineRun(mods, {
+          root: join(base, `engine-${concurrency}`),
+          bare,
+          agent,
+          maxActive: concurrency,
+          tasks: runs,
+        });
+        const bareMs = (before + (await bareSteps(join(base, 'again'), bare, agent, runs, concurrency))) / 2;
+        const ratio = engine.perRunMs / bareMs;
+        results[label][concurrency] = { bareStepsMsPerRun: bareMs, ...engine, ratioToBareSteps: ratio };
+        log(
+          `  ${label} (${runs} runs), concurrency ${concurrency}: curupira ${ms(engine.perRunMs)} per run, bare steps ${ms(bareMs)} = ${ratio.toFixed(2)}×; main thread ${ms(engine.mainThreadMsPerRun)} per run`,
+        );
+      }
+    }
+  } finally {
+    for (const [, base] of places.slice(1)) rmSync(base, { recursive: true, force: true });
+  }
+  return results;
+}
+
+export async function run({ dist, log = console.log, tasks = DEFAULT_TASKS } = {}) {
   const base = pathToFileURL(`${resolve(dist)}/`).href;
   const load = (path) => import(new URL(path, base).href);
   const [sim, loadMod, store, token, engine, clock, logMod, client, paths] = await Promise.all([
@@ -182,38 +426,74 @@ export async function run({ dist, log = console.log } = {}) {
   ]);
   const mods = { sim, load: loadMod, store, token, engine, clock, log: logMod, client, paths };
   const dir = mkdtempSync(join(tmpdir(), 'curupira-bench-dispatch-'));
+  const ram = existsSync('/dev/shm') ? mkdtempSync('/dev/shm/curupira-bench-ledger-') : dir;
   try {
     const bare = origin(dir);
     const agent = noopAgent(dir);
-    const bare1 = median(bareSteps(dir, bare, agent));
-    const results = { tasks: TASKS, bareStepsMs: bare1, engine: {} };
+    log(`dispatch: ${FILES}-file repository on a local bare remote, no-op agent`);
+    const results = { tasks, files: FILES, disks: await disks(mods, dir, bare, agent, tasks, log) };
+
+    const traceDir = join(dir, 'trace');
+    await engineRun(mods, {
+      root: join(ram, 'counted'),
+      bare,
+      agent,
+      maxActive: 1,
+      tasks: COUNTED_TASKS,
+      traceDir,
+    });
+    results.processes = countProcesses(traceDir, COUNTED_TASKS);
     log(
-      `dispatch: ${TASKS} tasks, no-op agent; bare steps (worktree add + spawn + remove + branch -D) median ${bare1.toFixed(1)} ms`,
+      `  processes per run: ${results.processes.gitPerRun.toFixed(1)} git + 1 agent (${Object.entries(
+        results.processes.byCommand,
+      )
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')})`,
     );
-    for (const maxActive of [1, 4]) {
-      const elapsed = await engineRun(mods, dir, bare, agent, maxActive);
-      const perRun = elapsed / TASKS;
-      const rss = process.resourceUsage().maxRSS / 1024;
-      results.engine[maxActive] = {
-        totalMs: elapsed,
-        perRunMs: perRun,
-        ratioToBareSteps: perRun / bare1,
-        peakRssMiB: rss,
-      };
-      log(
-        `  max_active_tasks ${maxActive}: ${(elapsed / 1000).toFixed(1)} s total, ${perRun.toFixed(1)} ms per run = ${(perRun / bare1).toFixed(2)}× the bare steps; peak RSS ${rss.toFixed(0)} MiB`,
-      );
-    }
+
+    const empty = await engineRun(mods, {
+      root: join(ram, 'ledger-empty'),
+      ...{ bare, agent, maxActive: 1, tasks: LEDGER_TASKS, historyLimit: 1_000_000 },
+    });
+    const full = await engineRun(mods, {
+      root: join(ram, 'ledger-full'),
+      ...{ bare, agent, maxActive: 1, tasks: LEDGER_TASKS, historyLimit: 1_000_000, seedLedger: LEDGER_RUNS },
+    });
+    const ops = { empty: await ledgerOps(mods, ram, 0), full: await ledgerOps(mods, ram, LEDGER_RUNS) };
+    results.ledger = { runs: LEDGER_RUNS, empty, full, ratio: full.perRunMs / empty.perRunMs, ops };
+    log(
+      `  ledger at ${LEDGER_RUNS.toLocaleString('en')} runs (history_limit 1,000,000, RAM disk): ${ms(full.perRunMs)} per run vs ${ms(empty.perRunMs)} empty = ${results.ledger.ratio.toFixed(2)}×; state file opens in ${ms(full.openMs)} vs ${ms(empty.openMs)}`,
+    );
+    log(
+      `  store alone: a run's writes ${ms(ops.full.writesMsPerRun)} at ${LEDGER_RUNS.toLocaleString('en')} runs vs ${ms(ops.empty.writesMsPerRun)} empty; a prune with nothing to delete ${ms(ops.full.pruneMs)} vs ${ms(ops.empty.pruneMs)} (runs no longer prune until over history_limit)`,
+    );
+
+    results.idleRssMiB = {};
+    for (const count of [1, 50])
+      results.idleRssMiB[count] = await idleRss(mods, dist, dir, bare, agent, count);
+    log(
+      `  idle RSS of run --watch: ${results.idleRssMiB[1].toFixed(0)} MiB with 1 automation, ${results.idleRssMiB[50].toFixed(0)} MiB with 50`,
+    );
+
+    const node = startupMs(['-e', '0']);
+    const version = startupMs([join(dist, 'cli/main.js'), '--version']);
+    const help = startupMs([join(dist, 'cli/main.js'), '--help']);
+    results.startup = { nodeMs: node, versionMs: version, helpMs: help };
+    log(`  start-up: --version ${ms(version)}, --help ${ms(help)} (node -e 0: ${ms(node)})`);
     return results;
   } finally {
     rmSync(dir, { recursive: true, force: true });
+    if (ram !== dir) rmSync(ram, { recursive: true, force: true });
   }
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const args = process.argv.slice(2);
-  const i = args.indexOf('--dist');
-  const dist =
-    i >= 0 ? args[i + 1] : (process.env.CURUPIRA_DIST ?? new URL('../dist/', import.meta.url).pathname);
-  await run({ dist });
+  const flag = (name) => {
+    const i = args.indexOf(name);
+    return i >= 0 ? args[i + 1] : undefined;
+  };
+  const dist = flag('--dist') ?? process.env.CURUPIRA_DIST ?? new URL('../dist/', import.meta.url).pathname;
+  const tasks = flag('--tasks') ? Number(flag('--tasks')) : DEFAULT_TASKS;
+  await run({ dist, tasks });
 }

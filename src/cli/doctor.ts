@@ -330,8 +330,8 @@ async function stateFileCheck(path: string): Promise<{ check: Check; readable: b
     };
   let store: Store | undefined;
   try {
-    store = await openStore(path, { readonly: true });
-    // Reading every run and session touches their pages, so damage shows here, not mid-run.
+    // SQLite's quick check reads every page (runs skip it after a clean exit), so damage shows here.
+    store = await openStore(path, { readonly: true, integrityCheck: true });
     const runs = await store.listRuns({ limit: Number.POSITIVE_INFINITY });
     const sessions = await store.listSessions();
     return {

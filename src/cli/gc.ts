@@ -5,6 +5,8 @@
  * Worktrees of saved sessions and of runs still in progress are never touched. Removing one that
  * holds work found nowhere else (unpushed commits, uncommitted changes, or files git cannot vouch
  * for) is confirmed first: on a terminal gc lists them and asks; elsewhere it needs `--yes`.
+ * Unless `--dry-run`, it also runs git's maintenance (`git maintenance run --auto`) in every checkout,
+ * which runs themselves leave out.
  */
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
@@ -17,6 +19,7 @@ import {
   type KeptWorktree,
   listKeptWorktrees,
   listStrayFiles,
+  maintainCheckouts,
   parseDuration,
   removeStrayFiles,
   removeWorktrees,
@@ -94,6 +97,8 @@ export function registerGc(program: Command, io: CliIo, globals: () => GlobalOpt
       const dryRun = Boolean(options.dryRun);
       const result = await removeWorktrees(toRemove, { dryRun, log: silentLogger() });
       const strayResult = await removeStrayFiles(selectedStrays, { dryRun });
+      // Runs take git's automatic maintenance out of their path; it happens here instead.
+      if (!dryRun) await maintainCheckouts(checkouts);
       const failedPaths = new Map(result.failed.map((f) => [f.worktree.path, f.error]));
       const done: Action = dryRun ? 'would remove' : 'remove';
       const actionOf = (w: KeptWorktree): Action =>

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { commandIn } from './program.js';
 import { runCliCaptured } from './testing.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'curupira-program-'));
@@ -142,5 +143,29 @@ describe('reportError', () => {
     expect(text).toBe(
       'Error: cannot fetch https://[redacted]@git.example.com/a.git\nUnexpected error: odd: ssh://[redacted]@host/x\n',
     );
+  });
+});
+
+describe('loading only the command that runs', () => {
+  it('finds the command after program options, and none for help, version or an unknown word', () => {
+    expect(commandIn(['run', '--watch'])).toBe('run');
+    expect(commandIn(['-c', 'run', 'validate'])).toBe('validate');
+    expect(commandIn(['--log-level', 'debug', 'runs', 'show', 'r_1'])).toBe('runs');
+    expect(commandIn(['--help', 'run'])).toBeNull();
+    expect(commandIn(['-V'])).toBeNull();
+    expect(commandIn(['help', 'run'])).toBeNull();
+    expect(commandIn(['rn'])).toBeNull();
+    expect(commandIn([])).toBeNull();
+  });
+
+  it('still lists every command in help and suggests one for a typo', async () => {
+    const help = await runCliCaptured(['--help'], { env: { HOME: dir } });
+    for (const name of ['validate', 'schema', 'run', 'runs', 'doctor', 'gc', 'simulator', 'demo', 'init'])
+      expect(help.stdout).toMatch(new RegExp(`^  ${name}\\b`, 'm'));
+    const typo = await runCliCaptured(['rnu'], { env: { HOME: dir } });
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/Did you mean run/);
+    const runHelp = await runCliCaptured(['run', '--help'], { env: { HOME: dir } });
+    expect(runHelp.stdout).toMatch(/--watch/);
   });
 });

@@ -8,21 +8,9 @@ import { ConfigError, CurupiraError, errorMessage, UsageError } from '../core/er
 import type { LogLevel } from '../log.js';
 import { registerSecretEnv } from '../security/redact.js';
 import { scrub } from '../workspace/git.js';
-import { registerAllow } from './allow.js';
-import { registerControl } from './control.js';
-import { registerDemo } from './demo.js';
-import { registerDoctor } from './doctor.js';
 import { EXIT } from './exit-codes.js';
-import { registerGc } from './gc.js';
-import { registerInit } from './init.js';
 import type { CliIo } from './io.js';
 import { redactingIo, writeLine } from './io.js';
-import { registerRun } from './run.js';
-import { registerRuns } from './runs.js';
-import { registerSchema } from './schema.js';
-import { registerServe } from './serve.js';
-import { registerSimulator } from './simulator.js';
-import { registerValidate } from './validate.js';
 import { packageVersion } from './version.js';
 
 export interface GlobalOptions {
@@ -35,6 +23,59 @@ export interface GlobalOptions {
 }
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const satisfies readonly LogLevel[];
+
+type Register = (program: Command, io: CliIo, globals: () => GlobalOptions) => void;
+
+/**
+ * Every command's module, in the order help lists them. Only the module of the command being run is
+ * loaded (`run --watch` loads nothing of the simulator, the schema export or the other commands);
+ * help without a command, and anything unrecognised, loads them all.
+ */
+const MODULES: readonly (readonly [names: readonly string[], load: () => Promise<Register>])[] = [
+  [['validate'], async () => (await import('./validate.js')).registerValidate],
+  [['schema'], async () => (await import('./schema.js')).registerSchema],
+  [['run'], async () => (await import('./run.js')).registerRun],
+  [['runs'], async () => (await import('./runs.js')).registerRuns],
+  [['serve'], async () => (await import('./serve.js')).registerServe],
+  [
+    ['status', 'cancel', 'trigger', 'pause', 'resume'],
+    async () => (await import('./control.js')).registerControl,
+  ],
+  [['allow'], async () => (await import('./allow.js')).registerAllow],
+  [['doctor'], async () => (await import('./doctor.js')).registerDoctor],
+  [['gc'], async () => (await import('./gc.js')).registerGc],
+  [['simulator'], async () => (await import('./simulator.js')).registerSimulator],
+  [['demo'], async () => (await import('./demo.js')).registerDemo],
+  [['init'], async () => (await import('./init.js')).registerInit],
+];
+
+function moduleOf(command: string): (() => Promise<Register>) | undefined {
+  return MODULES.find(([names]) => names.includes(command))?.[1];
+}
+
+/** Program options that take a value (`-c FILE`): the word after them is not the command. */
+const VALUE_OPTIONS = new Set(['-c', '--config', '--log-level']);
+
+/**
+ * The command `argv` runs, when it names one before any program-level help or version flag; else
+ * null (every command is registered, so help and "unknown command" hints list them all).
+ */
+export function commandIn(argv: readonly string[]): string | null {
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i]!;
+    if (word === '--') return null;
+    if (VALUE_OPTIONS.has(word)) {
+      i++;
+      continue;
+    }
+    if (word.startsWith('-')) {
+      if (['-h', '--help', '-V', '--version'].includes(word)) return null;
+      continue;
+    }
+    return moduleOf(word) ? word : null;
+  }
+  return null;
+}
 
 /** The commands that read the settings file: each accepts `-c/--config` and `--log-level` itself too. */
 const SETTINGS_COMMANDS = new Set([
@@ -81,7 +122,8 @@ function allCommands(command: Command): Command[] {
   return command.commands.flatMap((child) => [child, ...allCommands(child)]);
 }
 
-export function createProgram(io: CliIo): Command {
+/** The program with `only` registered, or every command when `only` is null. */
+export async function createProgram(io: CliIo, only: string | null = null): Promise<Command> {
   const program = new Command(io.programName);
   program
     .description('Run coding agents on your GitHub work, unattended.')
@@ -110,18 +152,9 @@ export function createProgram(io: CliIo): Command {
       logLevel: level === undefined ? undefined : parseLogLevel(level),
     };
   };
-  registerValidate(program, io, globals);
-  registerSchema(program, io);
-  registerRun(program, io, globals);
-  registerRuns(program, io, globals);
-  registerServe(program, io, globals);
-  registerControl(program, io, globals);
-  registerAllow(program, io, globals);
-  registerDoctor(program, io, globals);
-  registerGc(program, io, globals);
-  registerSimulator(program, io);
-  registerDemo(program, io);
-  registerInit(program, io, globals);
+  const loaders = only === null ? MODULES.map(([, load]) => load) : [moduleOf(only)!];
+  const registers = await Promise.all(loaders.map((load) => load()));
+  for (const register of registers) register(program, io, globals);
   for (const command of allCommands(program)) {
     if (SETTINGS_COMMANDS.has(command.name())) addGlobalOptions(command);
     else
@@ -143,7 +176,7 @@ export async function runCli(argv: readonly string[], given: CliIo): Promise<num
   // start, and everything this process prints is redacted.
   registerSecretEnv(given.env);
   const io = redactingIo(given);
-  const program = createProgram(io);
+  const program = await createProgram(io, commandIn(argv));
   if (argv.length === 0) {
     program.outputHelp();
     return EXIT.ok;

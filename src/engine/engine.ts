@@ -16,6 +16,7 @@ import { groupsOfRun, processWorksIn, terminateGroup } from '../process/process-
 import { createClassifier } from '../screening/classifier/index.js';
 import type { Classifier, ClassifierSettings } from '../screening/classifier/types.js';
 import type { SessionRecord, Store } from '../store/types.js';
+import { maintainCheckouts } from '../workspace/index.js';
 import { ChainFeed } from './chain.js';
 import { type ExecutorDeps, executeTask, finishInterruptedRun } from './executor.js';
 import { CronFeed, cronItem, EventFeed, type Feed, type PollContext } from './feed.js';
@@ -114,9 +115,17 @@ export interface EngineResult {
   held: RunRecord[];
 }
 
+/** How often an idle watch lets git do its housekeeping in the checkouts. */
+const MAINTENANCE_INTERVAL_MS = 60 * 60_000;
+
+/** Finished runs per automation in the ledger, as last counted (see `prune`). */
+type RunCounts = Map<string, number>;
+
 interface Pending {
   automation: ResolvedAutomation;
   resume?: SessionRecord;
+  /** Epoch ms when a poll returned the task: a fetch started after it serves the run. */
+  discoveredAt?: number;
 }
 
 export class Engine {
@@ -124,6 +133,7 @@ export class Engine {
   private readonly core: SchedulerCore;
   private feeds: Feed[] = [];
   private readonly pending = new Map<string, Pending>();
+  private readonly finishedRuns: RunCounts = new Map();
   private readonly running = new Map<
     string,
     {
@@ -147,6 +157,8 @@ export class Engine {
   private readonly wakeup = new Wakeup();
   private readonly runAbort = new AbortController();
   private lastReloadCheck = 0;
+  /** Real time of the last idle `git maintenance` (runs leave it out of their path); see `maybeMaintain`. */
+  private lastMaintenance = Date.now();
   private readonly discoveryErrors = new Map<string, string>();
   /** Tasks whose item changed while their run was going: polled again as soon as that run ends. */
   private readonly changedWhileRunning = new Set<string>();
@@ -303,6 +315,7 @@ export class Engine {
       task: ready,
       signal,
       ...(pending.resume ? { resume: pending.resume } : {}),
+      ...(pending.discoveredAt === undefined ? {} : { discoveredAt: pending.discoveredAt }),
       ...(screening ? { screening } : {}),
       ...upstreamOf(automation, task),
     });
@@ -359,7 +372,12 @@ export class Engine {
     }
   }
 
-  private offer(automation: ResolvedAutomation, task: Task, resume?: SessionRecord): OfferResult {
+  private offer(
+    automation: ResolvedAutomation,
+    task: Task,
+    resume?: SessionRecord,
+    discoveredAt?: number,
+  ): OfferResult {
     const result = this.core.offer({
       task,
       automationId: automation.id,
@@ -372,7 +390,11 @@ export class Engine {
       priority: resume ? 'resume' : 'normal',
     });
     if (result === 'queued' || result === 'updated')
-      this.pending.set(task.key, { automation, ...(resume ? { resume } : {}) });
+      this.pending.set(task.key, {
+        automation,
+        ...(resume ? { resume } : {}),
+        ...(discoveredAt === undefined ? {} : { discoveredAt }),
+      });
     // A changed item whose older version runs now is not marked: it is offered again when that run ends.
     if (result === 'busy') this.changedWhileRunning.add(task.key);
     else if (result !== 'full')
@@ -407,9 +429,11 @@ export class Engine {
       return 0;
     }
     this.discoveryErrors.delete(feed.automation.id);
+    // Real time, not the engine's clock: it is compared with when git fetches started.
+    const discoveredAt = Date.now();
     let offered = 0;
     for (const task of tasks) {
-      const result = this.offer(feed.automation, task);
+      const result = this.offer(feed.automation, task, undefined, discoveredAt);
       if (result === 'queued' || result === 'busy') offered += 1;
       if (result === 'full') break;
     }
@@ -524,9 +548,24 @@ export class Engine {
     await this.prune(automation.id);
   }
 
-  /** Keeps the last `history_limit` runs of an automation; older runs go with their transcripts. */
+  /**
+   * Keeps the last `history_limit` runs of an automation; older runs go with their transcripts. The
+   * ledger is counted once per automation, then the count is kept here, so a run costs a prune only
+   * when its automation is over the limit (not a scan of its whole history every time).
+   */
   private async prune(automationId: string): Promise<void> {
-    const removed = await this.options.store.pruneRuns(automationId, this.settings.execution.history_limit);
+    const { store } = this.options;
+    const limit = this.settings.execution.history_limit;
+    const known = this.finishedRuns.get(automationId);
+    const count = known === undefined ? await store.countFinishedRuns(automationId) : known + 1;
+    this.finishedRuns.set(automationId, count);
+    if (count <= limit) return;
+    const removed = await store.pruneRuns(automationId, limit);
+    // Another process may write the same ledger: count again when the prune found less than expected.
+    this.finishedRuns.set(
+      automationId,
+      removed.length > 0 ? limit : await store.countFinishedRuns(automationId),
+    );
     for (const run of removed) {
       if (!run.transcriptPath) continue;
       for (const file of [run.transcriptPath, run.transcriptPath.replace(/\.jsonl$/, '.stderr.log')]) {
@@ -628,6 +667,7 @@ export class Engine {
       }
       this.dispatch();
       if (this.winding || this.sizeReached) break;
+      await this.maybeMaintain();
       const nextPoll = Math.min(
         ...this.feeds.filter((f) => !this.skips(f)).map((f) => f.nextPollAt),
         Number.POSITIVE_INFINITY,
@@ -639,6 +679,18 @@ export class Engine {
       );
       await this.wakeup.wait(Number.isFinite(until) ? until - clock.now() : 60_000, clock);
     }
+  }
+
+  /**
+   * git's housekeeping for the checkouts, at most once an hour, only while nothing runs or waits:
+   * runs keep it out of their path (a fetch would otherwise start `git maintenance run --auto`).
+   */
+  private async maybeMaintain(): Promise<void> {
+    if (this.running.size > 0 || this.core.queuedCount > 0) return;
+    if (Date.now() - this.lastMaintenance < MAINTENANCE_INTERVAL_MS) return;
+    this.lastMaintenance = Date.now();
+    const checkouts = new Set(this.settings.automations.map((a) => a.repository.checkoutPath));
+    await maintainCheckouts([...checkouts]);
   }
 
   // ---- Operator controls (`curupira serve`: the board, the API and the CLI) ----

@@ -61,6 +61,8 @@ export interface RunRequest {
   upstreamRunId?: string;
   /** What screening found in the task's text (recorded on the run). */
   screening?: { findings: readonly ScreeningFinding[]; reason: string; digest: string };
+  /** Epoch ms when the task was discovered: one fetch at or after it serves the task (see prepareWorktree). */
+  discoveredAt?: number;
 }
 
 const versionCache = new Map<string, Promise<string | undefined>>();
@@ -156,6 +158,21 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     saved = undefined;
   }
 
+  // The prompt (a resumed session continues the original task) goes into the run's first record.
+  let originalPrompt = saved?.prompt ?? '';
+  let promptError: unknown;
+  if (!saved) {
+    try {
+      originalPrompt = renderPrompt(
+        automation.config.prompt,
+        promptContext(automation, task),
+        automation.promptSyntax,
+        automation.id,
+      );
+    } catch (error) {
+      promptError = error;
+    }
+  }
   let run = await store.createRun({
     ...runInit(automation, task, 'preparing'),
     resumed: saved !== undefined,
@@ -168,6 +185,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
           screenedDigest: request.screening.digest,
         }
       : {}),
+    ...(promptError === undefined ? { prompt: storedPrompt(originalPrompt) } : {}),
   });
   deps.onUpdate?.(run);
   const runFields = { ...fields, run: run.id };
@@ -206,21 +224,9 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     return run;
   };
 
-  // The prompt: a resumed session continues the original task.
-  let originalPrompt: string;
-  try {
-    originalPrompt = saved
-      ? saved.prompt
-      : renderPrompt(
-          automation.config.prompt,
-          promptContext(automation, task),
-          automation.promptSyntax,
-          automation.id,
-        );
-  } catch (error) {
-    return finish(runStatusFor(classifyFailure(error, { stage: 'prompt' })), errorMessage(error));
+  if (promptError !== undefined) {
+    return finish(runStatusFor(classifyFailure(promptError, { stage: 'prompt' })), errorMessage(promptError));
   }
-  await update({ prompt: storedPrompt(originalPrompt) });
   if (signal.aborted) return finish('cancelled', 'stopped before the agent started');
 
   // Checkout and worktree.
@@ -229,6 +235,8 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
   let worktree: { path: string; branch: string } | undefined;
   /** Where HEAD stood before the agent: a run that leaves it there and changes nothing made no changes. */
   let baseCommit: string | null = null;
+  /** The origin commit a fresh worktree was cut from (never set for a reused one, which may hold work). */
+  let cutFrom: string | null = null;
   try {
     const checkout = await ensureCheckout({
       alias: automation.repository.alias,
@@ -249,11 +257,14 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
         taskId: task.identity.id,
         log,
         signal,
+        ...(request.discoveredAt === undefined ? {} : { freshSince: request.discoveredAt }),
       });
       worktree = { path: prepared.path, branch: prepared.branch };
-      if (!prepared.reused && !prepared.reusedBranch && prepared.baseCommit) baseCommit = prepared.baseCommit;
+      if (!prepared.reused && !prepared.reusedBranch && prepared.baseCommit) {
+        baseCommit = prepared.baseCommit;
+        cutFrom = prepared.baseCommit;
+      }
       cwd = prepared.path;
-      await update({ worktreePath: prepared.path, branch: prepared.branch });
     }
   } catch (error) {
     const status = runStatusFor(classifyFailure(error, { stage: 'checkout', stopping: signal.aborted }));
@@ -263,8 +274,10 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     );
   }
 
-  const cleanup = async (): Promise<Parameters<Store['updateRun']>[1]> => {
-    if (!worktree) return {};
+  // The worktree goes into the record with the transcript path (one write), or with the cleanup.
+  const where = worktree ? { worktreePath: worktree.path, branch: worktree.branch } : {};
+  const cleanup = async (): Promise<Cleaned> => {
+    if (!worktree) return { patch: {} };
     try {
       const result = await finishWorktree({
         checkoutPath: automation.repository.checkoutPath,
@@ -272,11 +285,13 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
         branch: worktree.branch,
         log,
         key: task.key,
+        baseCommit: cutFrom,
       });
-      return { worktreeKept: result.kept, commits: result.unpushedCommits };
+      const patch = { ...where, worktreeKept: result.kept, commits: result.unpushedCommits };
+      return { patch, head: result.head };
     } catch (error) {
       log.warn({ ...runFields, error: errorMessage(error) }, 'Could not clean up worktree');
-      return { worktreeKept: true };
+      return { patch: { ...where, worktreeKept: true } };
     }
   };
 
@@ -340,7 +355,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     return finish(
       runStatusFor(classifyFailure(error, { stage: 'launch' })),
       errorMessage(error),
-      await cleanup(),
+      (await cleanup()).patch,
     );
   }
   // The run id lets a restart find this agent even if curupira dies before saving its pid.
@@ -348,7 +363,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
 
   const transcriptPath = join(deps.transcriptsDir, automation.id, `${run.id}.jsonl`);
   // The run counts as running (and, for `once`, its item as handled) only once the agent has started.
-  await update({ transcriptPath });
+  await update({ ...where, transcriptPath });
 
   const parser = driver.createParser();
   let usage: Usage | null = null;
@@ -382,7 +397,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
   const tooLong = argvProblem(invocation.args, env);
   if (tooLong) {
     await forgetUnstartedSession();
-    return finish('failed', `could not start ${executable}: ${tooLong}`, await cleanup());
+    return finish('failed', `could not start ${executable}: ${tooLong}`, (await cleanup()).patch);
   }
   if (baseCommit === null) baseCommit = await headCommit(cwd).catch(() => null);
 
@@ -414,7 +429,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     return finish(
       runStatusFor(classifyFailure(error, { stage: 'launch' })),
       errorMessage(error),
-      await cleanup(),
+      (await cleanup()).patch,
     );
   }
   await writes;
@@ -483,7 +498,13 @@ interface CompletionInput {
     reason: string | null,
     patch?: Parameters<Store['updateRun']>[1],
   ): Promise<RunRecord>;
-  cleanup(): Promise<Parameters<Store['updateRun']>[1]>;
+  cleanup(): Promise<Cleaned>;
+}
+
+/** What cleaning up after a run found: the run record's fields, and HEAD when a worktree was inspected. */
+interface Cleaned {
+  patch: Parameters<Store['updateRun']>[1];
+  head?: string | null;
 }
 
 /**
@@ -515,17 +536,18 @@ async function completeRun(
       );
     }
   }
-  // HEAD is read before cleanup (which removes the worktree); what cleanup found decides the rest.
-  const head =
-    input.checkNoChanges && input.baseCommit !== null ? await headCommit(input.cwd).catch(() => null) : null;
+  // Without a worktree HEAD is read here; a worktree's cleanup inspects it (before removing it).
+  const check = input.checkNoChanges && input.baseCommit !== null;
+  const mainHead = check && !input.worktree ? await headCommit(input.cwd).catch(() => null) : null;
   const cleaned = await input.cleanup();
+  const head = !check ? null : input.worktree ? (cleaned.head ?? null) : mainHead;
   if (head !== null && head === input.baseCommit) {
     const changed = input.worktree
-      ? cleaned.worktreeKept === true
+      ? cleaned.patch.worktreeKept === true
       : await hasChanges(input.cwd).catch(() => true);
     if (!changed) reason = 'no changes: the agent finished without a commit or a changed file';
   }
-  return input.finish(status, reason, cleaned);
+  return input.finish(status, reason, cleaned.patch);
 }
 
 /**
@@ -558,8 +580,8 @@ export async function finishInterruptedRun(
     );
     return record;
   };
-  const cleanup = async (): Promise<Parameters<Store['updateRun']>[1]> => {
-    if (!automation || !run.worktreePath || !run.branch) return {};
+  const cleanup = async (): Promise<Cleaned> => {
+    if (!automation || !run.worktreePath || !run.branch) return { patch: {} };
     try {
       const result = await finishWorktree({
         checkoutPath: automation.repository.checkoutPath,
@@ -568,10 +590,10 @@ export async function finishInterruptedRun(
         log: deps.log,
         key: run.taskKey,
       });
-      return { worktreeKept: result.kept, commits: result.unpushedCommits };
+      return { patch: { worktreeKept: result.kept, commits: result.unpushedCommits } };
     } catch (error) {
       deps.log.warn({ run: run.id, error: errorMessage(error) }, 'Could not clean up worktree');
-      return { worktreeKept: true };
+      return { patch: { worktreeKept: true } };
     }
   };
   if (!automation) {

@@ -153,6 +153,8 @@ export interface Store {
   countRuns(filter?: RunFilter): Promise<number>;
   /** Deletes all but the newest `keep` finished runs of an automation; returns the deleted rows. */
   pruneRuns(automationId: string, keep: number): Promise<RunRecord[]>;
+  /** How many finished runs of an automation the ledger holds (what `pruneRuns` would count). */
+  countFinishedRuns(automationId: string): Promise<number>;
   /** Runs left `queued`, `preparing` or `running` by a process that died: the caller decides their fate. */
   listUnfinishedRuns(): Promise<RunRecord[]>;
 

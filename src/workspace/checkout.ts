@@ -14,12 +14,18 @@ import { type CheckoutState, checkoutState, countUnpushedCommits, git, isolatedE
 import { repoLockKey, withLock } from './lock.js';
 import { isInside, sha256Hex, worktreesRoot } from './paths.js';
 import { pathExists, removeTree } from './remove.js';
-import { resolveDefaultBranch } from './worktree.js';
+import { forgetFetch, resolveDefaultBranch } from './worktree.js';
 
 /** `<parent>/.<name>.clone-<random>`: where a clone is made before it is moved into place. */
 const CLONE_INFIX = '.clone-';
 /** In the checkout's git directory: the hash of the setup script path, written once it succeeded. */
 const SETUP_MARKER = 'curupira-setup-done';
+
+/**
+ * Checkouts this process has found complete, by path: later runs check them with a file lookup (the
+ * index is still there) instead of a git process.
+ */
+const knownCheckouts = new Map<string, CheckoutState>();
 
 /** How much of a failed setup script's output goes into the error. */
 const OUTPUT_TAIL_CHARS = 2000;
@@ -69,7 +75,11 @@ export async function ensureCheckout(options: EnsureCheckoutOptions): Promise<Ch
   return withLock(repoLockKey(checkout), async () => {
     const deadline = Date.now() + options.timeoutMs;
     if (await pathExists(checkout)) {
-      const state = await checkoutState(checkout);
+      const known = knownCheckouts.get(checkout);
+      const state =
+        known !== undefined && (await incompleteReason(known)) === null
+          ? known
+          : await checkoutState(checkout);
       if (state === null) {
         if (!(await isUnreadableGitOnly(checkout))) {
           throw new WorkspaceError(`workspace destination exists but is not a Git checkout: ${checkout}`, {
@@ -82,6 +92,7 @@ export async function ensureCheckout(options: EnsureCheckoutOptions): Promise<Ch
       }
       const broken = state === null ? null : await incompleteReason(state);
       if (state !== null && broken === null) {
+        knownCheckouts.set(checkout, state);
         if (setupScript !== undefined && !(await setupDone(state.gitDir, setupScript))) {
           // An earlier setup was interrupted or failed: run it again before any agent works here.
           await runSetupScript({ checkout, script: setupScript, alias, deadline, log, signal });
@@ -89,8 +100,10 @@ export async function ensureCheckout(options: EnsureCheckoutOptions): Promise<Ch
         }
         return { path: checkout, freshClone: false };
       }
+      knownCheckouts.delete(checkout);
       if (state !== null && broken !== null) await discardIncomplete(checkout, state, broken, alias, log);
     }
+    forgetFetch(checkout);
 
     const gitDir = await cloneIntoPlace({ alias, remote, checkout, deadline, log, signal });
     if (setupScript !== undefined) {

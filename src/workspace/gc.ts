@@ -17,6 +17,7 @@ import {
   git,
   isGitCheckout,
   listWorktrees,
+  runMaintenance,
   type WorktreeEntry,
 } from './git.js';
 import { repoLockKey, withLock } from './lock.js';
@@ -382,4 +383,16 @@ export function parseDuration(text: string): number {
   }
   const unit = match[2]!.toLowerCase() as keyof typeof UNIT_MS;
   return Number(match[1]) * UNIT_MS[unit];
+}
+
+/**
+ * git's own housekeeping (`git maintenance run --auto`: pack loose objects and refs, prune) in each
+ * checkout that exists, one at a time and under the checkout's lock. Runs leave it out of their
+ * path; failures are ignored (the next gc tries again).
+ */
+export async function maintainCheckouts(checkouts: readonly string[]): Promise<void> {
+  for (const checkout of checkouts) {
+    if (!(await isGitCheckout(checkout))) continue;
+    await withLock(repoLockKey(checkout), () => runMaintenance(checkout)).catch(() => undefined);
+  }
 }

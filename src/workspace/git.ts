@@ -24,6 +24,13 @@ const REDIRECTING_VARIABLES = [
 
 const DEFAULT_GIT_TIMEOUT_MS = 10 * 60_000;
 
+/**
+ * Laid before every command: git's automatic maintenance (`git maintenance run --auto` after a
+ * fetch, `gc --auto` after a commit or a ref update) stays out of the per-run path. `curupira gc`
+ * runs maintenance instead (`runMaintenance`).
+ */
+const NO_AUTO_MAINTENANCE = ['-c', 'maintenance.auto=false', '-c', 'gc.auto=0'] as const;
+
 export interface GitOptions {
   cwd: string;
   /** Kill git after this many milliseconds (default 10 minutes). */
@@ -31,6 +38,8 @@ export interface GitOptions {
   /** Extra variables laid over the sanitised environment. */
   env?: Readonly<Record<string, string | undefined>>;
   signal?: AbortSignal;
+  /** Let git run its automatic maintenance after the command (only `runMaintenance` does). */
+  autoMaintenance?: boolean;
 }
 
 /** A git command that exited non-zero or ran out of time; `stderr` is git's own explanation. */
@@ -84,7 +93,7 @@ export function sanitizedGitEnv(
 /** Runs git and returns its result whatever the exit code; throws only when git cannot start. */
 export async function gitResult(args: readonly string[], options: GitOptions): Promise<CommandResult> {
   try {
-    return await runCommand('git', args, {
+    return await runCommand('git', options.autoMaintenance ? args : [...NO_AUTO_MAINTENANCE, ...args], {
       cwd: options.cwd,
       env: sanitizedGitEnv(options.env),
       timeoutMs: options.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS,
@@ -120,6 +129,15 @@ async function isDirectory(path: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/**
+ * The housekeeping git would otherwise start after a fetch or a commit (`git maintenance run
+ * --auto`: pack loose objects, pack refs, prune), run at a time of our choosing. Honours the
+ * repository's own maintenance settings; a failure is returned, not thrown.
+ */
+export async function runMaintenance(cwd: string): Promise<CommandResult> {
+  return gitResult(['maintenance', 'run', '--auto', '--quiet'], { cwd, autoMaintenance: true });
 }
 
 /**
@@ -248,6 +266,53 @@ export async function statusPorcelain(cwd: string): Promise<StatusEntry[]> {
     entries.push(entry);
   }
   return entries;
+}
+
+export interface BranchStatus {
+  /** The commit HEAD names, or null when HEAD is unborn. */
+  head: string | null;
+  /** The branch HEAD is on (`curupira/…`), or null when detached. */
+  branch: string | null;
+  /** Paths with staged, unstaged or untracked changes (ignored files do not count). */
+  changedFiles: string[];
+}
+
+/**
+ * HEAD, its branch and the uncommitted changes at `cwd`, in one process: `git status
+ * --porcelain=v2 --branch`, each untracked file listed (whatever `status.showUntrackedFiles` says).
+ */
+export async function statusWithBranch(cwd: string): Promise<BranchStatus> {
+  const out = await git(
+    [
+      '--no-optional-locks',
+      'status',
+      '--porcelain=v2',
+      '--branch',
+      '-z',
+      '--untracked-files=all',
+      '--ignore-submodules=none',
+    ],
+    { cwd },
+  );
+  const status: BranchStatus = { head: null, branch: null, changedFiles: [] };
+  const fields = out.split('\0');
+  for (let i = 0; i < fields.length; i++) {
+    const field = fields[i]!;
+    if (field.startsWith('# branch.oid ')) {
+      const oid = field.slice('# branch.oid '.length);
+      status.head = /^[0-9a-f]{40,64}$/.test(oid) ? oid : null;
+    } else if (field.startsWith('# branch.head ')) {
+      const name = field.slice('# branch.head '.length);
+      status.branch = name === '(detached)' ? null : name;
+    } else if (field.startsWith('? ')) status.changedFiles.push(field.slice(2));
+    else if (/^[12u] /.test(field)) {
+      // Ordinary (1), renamed or copied (2, followed by the original path), unmerged (u).
+      const columns = field[0] === '1' ? 8 : field[0] === '2' ? 9 : 10;
+      status.changedFiles.push(field.split(' ').slice(columns).join(' '));
+      if (field[0] === '2') i++;
+    }
+  }
+  return status;
 }
 
 export interface WorktreeEntry {

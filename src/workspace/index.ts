@@ -7,6 +7,7 @@ export {
   type KeptWorktree,
   listKeptWorktrees,
   listStrayFiles,
+  maintainCheckouts,
   parseDuration,
   removeStrayFiles,
   removeWorktrees,

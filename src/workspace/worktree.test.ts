@@ -142,6 +142,22 @@ describe('prepareWorktree', () => {
     expect(await readFile(join(target, 'README.md'), 'utf8')).toBe('# sample\n');
   });
 
+  it('lets the tasks one poll found share one fetch, and fetches again for tasks found later', async () => {
+    const repo = await cloned();
+    const polled = Date.now();
+    const first = await prepareWorktree({ ...task(repo, '1'), freshSince: polled });
+    const pushed = await repo.push({ 'late.txt': 'pushed after the first fetch\n' });
+    // Found by the same poll: the fetch the first task made serves it.
+    const second = await prepareWorktree({ ...task(repo, '2'), freshSince: polled });
+    expect(second.baseCommit).toBe(first.baseCommit);
+    expect(await revParse(second.path, 'HEAD')).toBe(first.baseCommit);
+    // Found by a later poll, or given no discovery time: fetched again.
+    const third = await prepareWorktree({ ...task(repo, '3'), freshSince: Date.now() + 1 });
+    expect(third.baseCommit).toBe(pushed);
+    const late = await repo.push({ 'later.txt': 'and another\n' });
+    expect((await prepareWorktree(task(repo, '4'))).baseCommit).toBe(late);
+  });
+
   it('prepares worktrees for several tasks at once without git lock errors', async () => {
     const repo = await cloned();
     const prepared = await Promise.all(['1', '2', '3', '4'].map((id) => prepareWorktree(task(repo, id))));
@@ -180,6 +196,7 @@ describe('finishWorktree', () => {
       unpushedCommits: 0,
       dirty: true,
       changedFiles: ['notes.txt'],
+      head: prepared.baseCommit,
     });
     const finished = await finishWorktree({ checkoutPath: repo.checkoutPath, ...prepared, log });
     expect(finished).toMatchObject({
@@ -190,6 +207,29 @@ describe('finishWorktree', () => {
     });
     expect(finished.reason).toBe('worktree holds 1 uncommitted change');
     expect(existsSync(join(prepared.path, 'notes.txt'))).toBe(true);
+  });
+
+  it('finds commits and changes from one status when HEAD left the base, with renames and spaces', async () => {
+    const repo = await cloned({ files: { 'README.md': '# sample\n', 'old name.txt': 'x\n' } });
+    const prepared = await prepareWorktree(task(repo));
+    const base = prepared.baseCommit;
+    expect((await inspectWorktree(prepared.path, prepared.branch, base)).unpushedCommits).toBe(0);
+    await commitFiles(prepared.path, { 'fix.txt': 'the fix\n' });
+    await git(['mv', 'old name.txt', 'new name.txt'], { cwd: prepared.path });
+    await writeFile(join(prepared.path, 'README.md'), 'edited\n');
+    await writeFile(join(prepared.path, 'draft notes.md'), 'draft\n');
+    const inspection = await inspectWorktree(prepared.path, prepared.branch, base);
+    expect(inspection.unpushedCommits).toBe(1);
+    expect(inspection.head).toBe(await revParse(prepared.path, 'HEAD'));
+    expect(inspection.changedFiles.sort()).toEqual(['README.md', 'draft notes.md', 'new name.txt']);
+    // Detached on the base with the commit left on the branch: the branch still counts.
+    await git(['checkout', '-q', '-f', '--detach', base!], { cwd: prepared.path });
+    await git(['clean', '-qfd'], { cwd: prepared.path });
+    expect(await inspectWorktree(prepared.path, prepared.branch, base)).toMatchObject({
+      unpushedCommits: 1,
+      dirty: false,
+      head: base,
+    });
   });
 
   it('does not count commits the agent pushed, nor files .gitignore hides', async () => {

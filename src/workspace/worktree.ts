@@ -3,7 +3,7 @@
  * branch. After the run the worktree and branch are removed, unless they hold work that exists
  * nowhere else (commits on no remote, uncommitted or untracked files): then both are kept.
  */
-import { lstat, readdir, readFile, realpath, rename, rm, rmdir } from 'node:fs/promises';
+import { lstat, readdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { errorMessage, WorkspaceError } from '../core/errors.js';
 import type { Logger } from '../log.js';
@@ -16,6 +16,7 @@ import {
   listWorktrees,
   revParse,
   statusPorcelain,
+  statusWithBranch,
   type WorktreeEntry,
 } from './git.js';
 import { repoLockKey, withLock } from './lock.js';
@@ -43,6 +44,12 @@ export interface PrepareWorktreeOptions {
   /** Deadline for each network step (fetch, set-head), default 5 minutes. */
   timeoutMs?: number;
   signal?: AbortSignal;
+  /**
+   * Epoch milliseconds (the time the task was discovered): a fetch of this checkout that this
+   * process started at or after it, less than a minute ago, is fresh enough and is not repeated, so
+   * the tasks one poll round found share one fetch. Without it, every call fetches.
+   */
+  freshSince?: number;
 }
 
 export interface PreparedWorktree {
@@ -67,7 +74,45 @@ export interface DefaultBranch {
 }
 
 /**
- * Fetches origin and adds the task's worktree at its fixed path and branch, or reuses the worktree
+ * The longest a fetch serves later tasks, however early they were found: a task that waited in the
+ * queue (behind agents that take minutes) still starts from a recent origin.
+ */
+const FETCH_REUSE_MS = 60_000;
+
+/** Per checkout: when this process last started a fetch that succeeded, and the base it found. */
+const lastFetch = new Map<string, { startedAt: number; base: DefaultBranch }>();
+
+/** Forgets the last fetch of `checkout` (it was cloned again), so the next task fetches. */
+export function forgetFetch(checkout: string): void {
+  lastFetch.delete(resolve(checkout));
+}
+
+/**
+ * origin's default branch after a fetch: the last one, when it started at or after `freshSince`,
+ * else a new one. Called under the checkout's lock, so concurrent tasks wait for one fetch.
+ */
+async function fetchedBase(
+  checkout: string,
+  freshSince: number | undefined,
+  options: { timeoutMs: number; signal?: AbortSignal },
+): Promise<DefaultBranch> {
+  const last = lastFetch.get(checkout);
+  const startedAt = Date.now();
+  if (
+    last &&
+    freshSince !== undefined &&
+    last.startedAt >= freshSince &&
+    startedAt - last.startedAt <= FETCH_REUSE_MS
+  )
+    return last.base;
+  await git(['fetch', 'origin'], { cwd: checkout, ...options });
+  const base = await resolveDefaultBranch(checkout, { network: true, ...options });
+  lastFetch.set(checkout, { startedAt, base });
+  return base;
+}
+
+/**
+ * Fetches origin (once per poll round, see `freshSince`) and adds the task's worktree at its fixed path and branch, or reuses the worktree
  * when its folder is already there. A branch left behind by an earlier run is continued when it holds
  * commits that are on no remote (they are never thrown away), and otherwise re-cut from the fresh
  * default branch, since it holds nothing worth keeping and a stale base only confuses the agent.
@@ -105,11 +150,13 @@ export async function prepareWorktree(options: PrepareWorktreeOptions): Promise<
       }
     }
 
-    await git(['fetch', 'origin'], { cwd: checkout, timeoutMs, signal });
-    const base = await resolveDefaultBranch(checkout, { network: true, timeoutMs, signal });
-    // The common case in one step: a new branch and worktree. When that fails (a branch or a
-    // registration left behind by an earlier run), take the careful path below.
-    const fresh = await gitResult(['worktree', 'add', '--no-track', '-b', branch, target, base.fullRef], {
+    const base = await fetchedBase(checkout, options.freshSince, {
+      timeoutMs,
+      ...(signal ? { signal } : {}),
+    });
+    // The common case in one step: a new branch and worktree, at the commit the fetch found. When
+    // that fails (a branch or a registration left behind by an earlier run), take the careful path.
+    const fresh = await gitResult(['worktree', 'add', '--no-track', '-b', branch, target, base.commit], {
       cwd: checkout,
     });
     if (fresh.exitCode === 0) {
@@ -123,6 +170,7 @@ export async function prepareWorktree(options: PrepareWorktreeOptions): Promise<
         baseCommit: base.commit,
       };
     }
+    lastFetch.delete(checkout); // the next task fetches again, whatever went wrong here
     // Forget registrations whose folders were deleted by hand; they would block `worktree add`.
     await git(['worktree', 'prune'], { cwd: checkout });
     // A registration `git worktree add` left locked ("initializing") survives the prune; unlock it.
@@ -134,13 +182,13 @@ export async function prepareWorktree(options: PrepareWorktreeOptions): Promise<
 
     let reusedBranch = false;
     if (!(await branchExists(checkout, branch))) {
-      await git(['worktree', 'add', '--no-track', '-b', branch, target, base.fullRef], { cwd: checkout });
+      await git(['worktree', 'add', '--no-track', '-b', branch, target, base.commit], { cwd: checkout });
     } else if ((await countUnpushedCommits(checkout, [`refs/heads/${branch}`])) > 0) {
       await git(['worktree', 'add', target, branch], { cwd: checkout });
       reusedBranch = true;
       log.info(fields, 'Continuing existing branch with unpushed commits');
     } else {
-      await git(['worktree', 'add', '--no-track', '-B', branch, target, base.fullRef], { cwd: checkout });
+      await git(['worktree', 'add', '--no-track', '-B', branch, target, base.commit], { cwd: checkout });
     }
     log.debug({ ...fields, base: base.ref }, 'Prepared worktree');
     return { path: target, branch, reused: false, reusedBranch, baseRef: base.ref, baseCommit: base.commit };
@@ -205,33 +253,41 @@ export interface WorktreeInspection {
   /** Staged, unstaged or untracked changes (files matched by `.gitignore` do not count). */
   dirty: boolean;
   changedFiles: string[];
+  /** The commit HEAD names, or null when it is unborn. */
+  head: string | null;
 }
 
 /**
  * What the worktree holds that exists nowhere else. HEAD counts as well as the branch, so commits
- * an agent made after switching or detaching are not missed.
+ * an agent made after switching or detaching are not missed. One `git status` in the usual case:
+ * `rev-list` runs only when HEAD moved from `baseCommit` (the commit the worktree was cut from, which
+ * came from origin) or is not on the task's branch.
  */
-export async function inspectWorktree(path: string, branch: string): Promise<WorktreeInspection> {
-  // Where git thinks we are, and what HEAD is, in one process. Without the top-level check, git
-  // would answer for whatever repository encloses the folder.
-  const where = await gitResult(['rev-parse', '--show-toplevel', '--symbolic-full-name', 'HEAD'], {
-    cwd: path,
-  });
-  const [top, head] = where.stdout.trim().split('\n');
-  if (where.exitCode !== 0 || !top || (await realpath(top)) !== (await realpath(path))) {
+export async function inspectWorktree(
+  path: string,
+  branch: string,
+  baseCommit?: string | null,
+): Promise<WorktreeInspection> {
+  // A `.git` entry at `path` makes it the top level for git; without one, git would answer for
+  // whatever repository encloses the folder.
+  if (!(await pathExists(join(path, '.git')))) {
     throw new WorkspaceError(`not a Git worktree: ${path}`, { code: 'workspace_path' });
   }
+  const status = await statusWithBranch(path);
   let refs: string[];
-  if (head === `refs/heads/${branch}`) refs = ['HEAD'];
+  if (status.branch === branch) refs = ['HEAD'];
   else {
-    refs = (await revParse(path, 'HEAD')) ? ['HEAD'] : [];
+    refs = status.head ? ['HEAD'] : [];
     if (await branchExists(path, branch)) refs.push(`refs/heads/${branch}`);
   }
-  const [unpushedCommits, status] = await Promise.all([
-    countUnpushedCommits(path, refs),
-    statusPorcelain(path),
-  ]);
-  return { unpushedCommits, dirty: status.length > 0, changedFiles: status.map((entry) => entry.path) };
+  const atBase = status.branch === branch && status.head !== null && status.head === baseCommit;
+  const unpushedCommits = atBase ? 0 : await countUnpushedCommits(path, refs);
+  return {
+    unpushedCommits,
+    dirty: status.changedFiles.length > 0,
+    changedFiles: status.changedFiles,
+    head: status.head,
+  };
 }
 
 export interface FinishWorktreeOptions {
@@ -241,16 +297,15 @@ export interface FinishWorktreeOptions {
   log: Logger;
   /** What to call the task in log lines (its identity key); defaults to the branch. */
   key?: string;
+  /** The commit the worktree was cut from, when known: spares a `rev-list` when HEAD is still there. */
+  baseCommit?: string | null;
 }
 
-export interface FinishedWorktree {
+export interface FinishedWorktree extends WorktreeInspection {
   /** Worktree and branch were left in place because they hold work found nowhere else. */
   kept: boolean;
   /** Both the worktree and the branch are gone. */
   removed: boolean;
-  unpushedCommits: number;
-  dirty: boolean;
-  changedFiles: string[];
   /** Why it was kept, in words for the run record. */
   reason?: string;
 }
@@ -274,38 +329,30 @@ export async function finishWorktree(options: FinishWorktreeOptions): Promise<Fi
   const key = options.key ?? branch;
   const fields = { key, path, branch };
 
+  // Looking needs no lock (only this run uses its worktree; git reads nothing another command
+  // half-writes), so tasks on one checkout inspect theirs at the same time.
+  const present = await pathExists(path);
+  let inspection: WorktreeInspection;
+  try {
+    inspection = await inspectForFinish(checkout, path, branch, present, options.baseCommit);
+  } catch (error) {
+    const reason = `could not inspect the worktree: ${errorMessage(error)}`;
+    log.warn({ ...fields, error: errorMessage(error) }, `Could not clean up worktree for ${key}`);
+    const nothing = { unpushedCommits: 0, dirty: false, changedFiles: [], head: null };
+    return { kept: true, removed: false, ...nothing, reason };
+  }
+  if (inspection.unpushedCommits > 0 || inspection.dirty) {
+    const reason = describeKept(inspection);
+    const counts = {
+      unpushedCommits: inspection.unpushedCommits,
+      changedFiles: inspection.changedFiles.length,
+    };
+    log.info({ ...fields, ...counts }, 'Kept worktree with unpushed work');
+    return { kept: true, removed: false, ...inspection, reason };
+  }
+
+  // Removing takes turns with the checkout's other worktree additions and removals.
   return withLock(repoLockKey(checkout), async () => {
-    const present = await pathExists(path);
-    let inspection: WorktreeInspection;
-    try {
-      inspection = present
-        ? await inspectWorktree(path, branch)
-        : {
-            unpushedCommits: (await branchExists(checkout, branch))
-              ? await countUnpushedCommits(checkout, [`refs/heads/${branch}`])
-              : 0,
-            dirty: false,
-            changedFiles: [],
-          };
-    } catch (error) {
-      const reason = `could not inspect the worktree: ${errorMessage(error)}`;
-      log.warn({ ...fields, error: errorMessage(error) }, `Could not clean up worktree for ${key}`);
-      return { kept: true, removed: false, unpushedCommits: 0, dirty: false, changedFiles: [], reason };
-    }
-
-    if (inspection.unpushedCommits > 0 || inspection.dirty) {
-      const reason = describeKept(inspection);
-      log.info(
-        {
-          ...fields,
-          unpushedCommits: inspection.unpushedCommits,
-          changedFiles: inspection.changedFiles.length,
-        },
-        'Kept worktree with unpushed work',
-      );
-      return { kept: true, removed: false, ...inspection, reason };
-    }
-
     let removed = true;
     try {
       if (present) await git(['worktree', 'remove', '--force', path], { cwd: checkout });
@@ -327,6 +374,21 @@ export async function finishWorktree(options: FinishWorktreeOptions): Promise<Fi
     await removeEmptyParents(path, root);
     return { kept: false, removed, ...inspection };
   });
+}
+
+/** The worktree's inspection; when its folder is gone, what its branch alone holds. */
+async function inspectForFinish(
+  checkout: string,
+  path: string,
+  branch: string,
+  present: boolean,
+  baseCommit: string | null | undefined,
+): Promise<WorktreeInspection> {
+  if (present) return inspectWorktree(path, branch, baseCommit);
+  const unpushedCommits = (await branchExists(checkout, branch))
+    ? await countUnpushedCommits(checkout, [`refs/heads/${branch}`])
+    : 0;
+  return { unpushedCommits, dirty: false, changedFiles: [], head: null };
 }
 
 function describeKept(inspection: WorktreeInspection): string {

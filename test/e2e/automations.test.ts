@@ -194,6 +194,24 @@ describe('run history', () => {
     expect(existsSync(runs[0]!.transcriptPath!)).toBe(true);
   });
 
+  it('keeps history_limit within one drain too, pruning once the automation is over it', async () => {
+    h = await createHarness({
+      settingsExtra: 'history_limit = 2',
+      issues: ['one', 'two', 'three', 'four'].map((title) => ({ title, labels: ['agent-ready'] })),
+    });
+    const result = await h.run();
+    expect(result.runs).toHaveLength(4);
+    const store = await h.openStore();
+    const kept = await store.listRuns({ automationId: 'fix', limit: 10 });
+    await store.close();
+    expect(kept.map((r) => r.id).sort()).toEqual(
+      result.runs
+        .map((r) => r.id)
+        .sort()
+        .slice(-2),
+    );
+  });
+
   it('`runs` lists, filters and shows runs with their transcript', async () => {
     h = await createHarness({
       issues: [

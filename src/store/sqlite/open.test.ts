@@ -1,5 +1,7 @@
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -153,6 +155,46 @@ describe('openStore: a file that is not ours is preserved', () => {
     expect((error as StateError).message).toMatch(PRESERVED);
     expect((error as StateError).message).toMatch(/corrupt/);
     expect(readFileSync(path).equals(bytes)).toBe(true);
+  });
+
+  it('reads the whole file for damage after an unclean exit or when doctor asks, not after a clean close', async () => {
+    const path = join(dir, 'state.sqlite3');
+    const store = await openStore(path);
+    const keys = Array.from({ length: 300 }, (_, i) => ({
+      itemKey: `key-${i}-${'x'.repeat(100)}`,
+      runId: null,
+      skipped: false,
+    }));
+    await store.recordItemKeys('triage', keys);
+    await store.close();
+    // Damage only the item memory's root page: opening reads nothing of it.
+    const reader = new Database(path, { readonly: true });
+    const root = reader
+      .prepare("SELECT rootpage FROM sqlite_master WHERE name = 'item_memory'")
+      .pluck()
+      .get() as number;
+    reader.close();
+    // A read-only connection leaves an empty log and index behind; an empty log is no crash.
+    for (const extra of [`${path}-wal`, `${path}-shm`]) {
+      if (existsSync(extra) && (extra.endsWith('-shm') || statSync(extra).size === 0)) rmSync(extra);
+    }
+    const bytes = readFileSync(path);
+    const pageSize = bytes.readUInt16BE(16);
+    bytes.fill(0xa5, (root - 1) * pageSize, root * pageSize);
+    writeFileSync(path, bytes);
+
+    // After a clean close the open skips the full read (it stays fast whatever the ledger's size).
+    await (await openStore(path)).close();
+    await expect(openStore(path, { readonly: true, integrityCheck: true })).rejects.toThrow(/corrupt/);
+
+    // A writer killed with SIGKILL leaves its write-ahead log: the next open reads everything.
+    const script = `const D = require(${JSON.stringify(createRequire(import.meta.url).resolve('better-sqlite3'))});
+      const db = new D(${JSON.stringify(path)}); db.pragma('journal_mode = WAL');
+      db.prepare("INSERT INTO meta (key, value) VALUES ('crash', 'yes')").run();
+      process.kill(process.pid, 'SIGKILL');`;
+    spawnSync(process.execPath, ['-e', script]);
+    expect(existsSync(`${path}-wal`)).toBe(true);
+    await expect(openStore(path)).rejects.toThrow(/corrupt/);
   });
 
   it('refuses a curupira file written by a newer schema version', async () => {

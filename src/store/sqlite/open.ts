@@ -4,8 +4,11 @@
  * gets a `StateError` saying so. A missing or 0-byte file, or an empty SQLite database, is ours to
  * initialise.
  *
- * Opening for writing also runs `PRAGMA quick_check` (a full read of the file); read-only opens skip
- * it to stay fast, and report damage with the same message when a query meets it.
+ * Opening for writing runs `PRAGMA quick_check` (a full read of the file) after an unclean exit:
+ * when a write-ahead log is left beside the file (SQLite removes it when the last connection closes
+ * cleanly, so it is there after a crash, a kill or a power cut, or while another process writes).
+ * Otherwise opens skip it to stay fast, and report damage with the same message when a query meets
+ * it; `curupira doctor` asks for the check every time (`integrityCheck: true`).
  */
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -27,6 +30,11 @@ export interface OpenStoreOptions {
   now?: () => number;
   /** How long a statement waits for another process's lock before failing; default 5000 ms. */
   busyTimeoutMs?: number;
+  /**
+   * Run `PRAGMA quick_check` whatever the last exit was (doctor). By default only a write open after
+   * an unclean exit runs it.
+   */
+  integrityCheck?: boolean;
 }
 
 const SQLITE_MAGIC = Buffer.from('SQLite format 3\0', 'latin1');
@@ -203,7 +211,18 @@ function quietSnapshot(path: string): Database.Database | undefined {
   return new Database(bytes, { readonly: true });
 }
 
-function openReadonly(path: string, now: () => number, busyTimeoutMs: number): SqliteStore {
+/** Throws the "corrupt" `StateError` when SQLite's quick check finds damage. */
+function assertIntact(db: Database.Database, path: string): void {
+  const check = db.pragma('quick_check(1)', { simple: true });
+  if (check !== 'ok') throw unsafeFileError(path, `It is corrupt (${String(check)}).`);
+}
+
+function openReadonly(
+  path: string,
+  now: () => number,
+  busyTimeoutMs: number,
+  integrityCheck: boolean,
+): SqliteStore {
   const found = inspect(path, busyTimeoutMs);
   if (found.version === 0) return emptyView(path, now);
   if (found.version < SCHEMA_VERSION) {
@@ -216,6 +235,7 @@ function openReadonly(path: string, now: () => number, busyTimeoutMs: number): S
     db =
       quietSnapshot(path) ??
       new Database(path, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
+    if (integrityCheck) assertIntact(db, path);
     return new SqliteStore(db, path, { readonly: true, now });
   } catch (error) {
     db?.close();
@@ -240,15 +260,16 @@ export async function openStore(path: string, options: OpenStoreOptions = {}): P
   const absolute = resolve(path);
   const now = options.now ?? Date.now;
   const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
-  if (options.readonly) return openReadonly(absolute, now, busyTimeoutMs);
+  if (options.readonly) return openReadonly(absolute, now, busyTimeoutMs, options.integrityCheck === true);
 
   await createIfMissing(absolute);
   inspect(absolute, busyTimeoutMs);
+  // Looked at before opening: the log of an unclean exit, not the one this connection makes.
+  const uncleanExit = existsSync(`${absolute}-wal`);
   let db: Database.Database | undefined;
   try {
     db = new Database(absolute, { fileMustExist: true, timeout: busyTimeoutMs });
-    const check = db.pragma('quick_check(1)', { simple: true });
-    if (check !== 'ok') throw unsafeFileError(absolute, `It is corrupt (${String(check)}).`);
+    if (uncleanExit || options.integrityCheck) assertIntact(db, absolute);
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     migrate(db, absolute);

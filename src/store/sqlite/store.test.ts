@@ -375,6 +375,18 @@ describe('pruneRuns', () => {
     expect((await store.listUnfinishedRuns()).map((r) => r.itemId)).toEqual(['old-running', 'old-queued']);
   });
 
+  it('counts the finished runs it would keep or prune, per automation', async () => {
+    const store = await open();
+    await store.createRun(runInit('running', { status: 'running' }));
+    for (let i = 0; i < 3; i++) await store.createRun(runInit(String(i), { status: 'succeeded' }));
+    await store.createRun(runInit('other', { automationId: 'review', status: 'failed' }));
+    expect(await store.countFinishedRuns('triage')).toBe(3);
+    expect(await store.countFinishedRuns('review')).toBe(1);
+    await store.pruneRuns('triage', 1);
+    expect(await store.countFinishedRuns('triage')).toBe(1);
+    expect(await store.countFinishedRuns('nobody')).toBe(0);
+  });
+
   it('deletes nothing when the automation has no more than `keep` finished runs', async () => {
     const store = await open();
     for (let i = 0; i < 3; i++) await store.createRun(runInit(String(i), { status: 'succeeded' }));

@@ -506,6 +506,15 @@ export class SqliteStore implements Store {
     });
   }
 
+  countFinishedRuns(automationId: string): Promise<number> {
+    return this.#read(() => {
+      const unfinished = UNFINISHED_STATUSES.map(() => '?').join(', ');
+      return this.#sql(`SELECT COUNT(*) FROM runs WHERE automation_id = ? AND status NOT IN (${unfinished})`)
+        .pluck()
+        .get(automationId, ...UNFINISHED_STATUSES) as number;
+    });
+  }
+
   listUnfinishedRuns(): Promise<RunRecord[]> {
     return this.#read(() => {
       const unfinished = UNFINISHED_STATUSES.map(() => '?').join(', ');
