@@ -73,6 +73,57 @@ function keyTable(schema: JsonSchema, skip: readonly string[] = []): string[] {
   return lines;
 }
 
+/** The keys of `schema` that are tables of their own (`[settings.polling]`), in schema order. */
+function subTables(schema: JsonSchema): string[] {
+  return Object.entries(schema.properties ?? {})
+    .filter(([, property]) => property.type === 'object' && property.properties !== undefined)
+    .map(([key]) => key);
+}
+
+/** One section per provider: the keys of its profile table. */
+function profileSections(profiles: JsonSchema[]): string[] {
+  const out: string[] = [];
+  profiles.forEach((profile, index) => {
+    const provider = (profile.properties?.provider?.const as string | undefined) ?? PROVIDERS[index];
+    out.push(
+      `### provider = "${provider}"`,
+      '',
+      profile.description ?? '',
+      '',
+      ...keyTable(profile, ['provider']),
+      '',
+    );
+  });
+  return out;
+}
+
+/** One section per built-in trigger: its table's keys and the prompt fields it offers. */
+function automationSections(automations: JsonSchema[]): string[] {
+  const out: string[] = [];
+  const definitions = Object.values(BUILT_IN_TRIGGERS);
+  automations.forEach((automation, index) => {
+    const definition = definitions[index]!;
+    const names = [...definition.aliases, definition.type].map((n) => `\`${n}\``).join(' or ');
+    out.push(
+      `### trigger_type = ${names}`,
+      '',
+      automation.description ?? '',
+      '',
+      ...keyTable(automation),
+      '',
+      `Prompt fields: ${definition.promptFields.map((f) => `\`${f}\``).join(', ')}.`,
+    );
+    if (definition.untrustedFields.length > 0) {
+      out.push(
+        '',
+        `Untrusted (written by anyone who can open an item): ${definition.untrustedFields.map((f) => `\`${f}\``).join(', ')}.`,
+      );
+    }
+    out.push('');
+  });
+  return out;
+}
+
 export function renderConfigurationReference(root: Record<string, unknown>): string {
   const schema = root as JsonSchema;
   const props = schema.properties!;
@@ -97,16 +148,14 @@ export function renderConfigurationReference(root: Record<string, unknown>): str
     '',
     settings.description ?? '',
     '',
-    ...keyTable(settings, ['polling', 'github']),
+    ...keyTable(settings, subTables(settings)),
     '',
-    '## `[settings.polling]`',
-    '',
-    ...keyTable(settings.properties!.polling!),
-    '',
-    '## `[settings.github]`',
-    '',
-    ...keyTable(settings.properties!.github!),
-    '',
+    ...subTables(settings).flatMap((name) => [
+      `## \`[settings.${name}]\``,
+      '',
+      ...keyTable(settings.properties![name]!),
+      '',
+    ]),
     '## `[repositories.<alias>]`',
     '',
     `${repositories.description ?? ''} At least one is required; aliases use letters, digits, \`_\` and \`-\`. Two aliases may not resolve to the same checkout path.`,
@@ -123,17 +172,7 @@ export function renderConfigurationReference(root: Record<string, unknown>): str
     'also accepts `model`, `executable`, `env`, `pass_env` and `github_token`.',
     '',
   ];
-  profiles.forEach((profile, index) => {
-    const provider = (profile.properties?.provider?.const as string | undefined) ?? PROVIDERS[index];
-    out.push(
-      `### provider = "${provider}"`,
-      '',
-      profile.description ?? '',
-      '',
-      ...keyTable(profile, ['provider']),
-      '',
-    );
-  });
+  out.push(...profileSections(profiles));
   out.push(
     '## `[assistant]`',
     '',
@@ -150,27 +189,7 @@ export function renderConfigurationReference(root: Record<string, unknown>): str
     'booleans `true`/`false`, lists and tables as compact JSON (in Jinja, lists stay lists for `for` and `join`).',
     '',
   );
-  const definitions = Object.values(BUILT_IN_TRIGGERS);
-  automations.forEach((automation, index) => {
-    const definition = definitions[index]!;
-    const names = [...definition.aliases, definition.type].map((n) => `\`${n}\``).join(' or ');
-    out.push(
-      `### trigger_type = ${names}`,
-      '',
-      automation.description ?? '',
-      '',
-      ...keyTable(automation),
-      '',
-      `Prompt fields: ${definition.promptFields.map((f) => `\`${f}\``).join(', ')}.`,
-    );
-    if (definition.untrustedFields.length > 0) {
-      out.push(
-        '',
-        `Untrusted (written by anyone who can open an item): ${definition.untrustedFields.map((f) => `\`${f}\``).join(', ')}.`,
-      );
-    }
-    out.push('');
-  });
+  out.push(...automationSections(automations));
   return `${out
     .join('\n')
     .replace(/\n{3,}/g, '\n\n')

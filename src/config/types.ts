@@ -1,4 +1,8 @@
-/** The validated, resolved settings every other module reads. Paths are absolute. */
+/**
+ * The validated, resolved settings every other module reads. Paths are absolute. The tables' types
+ * are the schema's (src/config/schema.ts) after defaults, so a key added there needs no line here.
+ */
+import type { z } from 'zod';
 import type { Profile } from '../agents/schemas.js';
 import type { AfterAutomation } from '../triggers/after/schema.js';
 import type { AutomationBase } from '../triggers/common-schema.js';
@@ -7,6 +11,13 @@ import type { GitHubIssuesAutomation } from '../triggers/github-issues/schema.js
 import type { GitHubProjectItemsAutomation } from '../triggers/github-project-items/schema.js';
 import type { GitHubPullRequestsAutomation } from '../triggers/github-pull-requests/schema.js';
 import type { TriggerDefinition } from '../triggers/types.js';
+import type {
+  AgentDefaultsTable,
+  AssistantTable,
+  PollingTable,
+  RepositoryTable,
+  SettingsTable,
+} from './schema.js';
 
 /**
  * Fields every automation table has (the base shape), plus those some triggers add and the engine
@@ -20,38 +31,23 @@ export interface SharedAutomationFields extends AutomationBase {
   ignore_backlog?: boolean;
 }
 
-export interface PollingSettings {
-  poll_interval_seconds: number;
-  batch_size: number;
-  cron_poll_interval_seconds: number;
-}
+/** `[settings.polling]`, after defaults. */
+export type PollingSettings = z.output<typeof PollingTable>;
 
-export interface ExecutionSettings {
-  max_active_tasks: number;
-  max_pending_tasks: number;
-  /** Absolute. */
-  workspace_dir: string;
-  /** Absolute. */
-  state_db_path: string;
-  task_timeout_minutes: number;
-  max_output_bytes: number;
-  otlp_endpoint?: string;
-  history_limit: number;
-  max_resume_failures: number;
-  shutdown: 'stop' | 'drain';
-  polling: PollingSettings;
-  github: { api_url: string };
-}
+/** `[settings]` after defaults (every key and sub-table the schema declares); paths made absolute. */
+export type ExecutionSettings = z.output<typeof SettingsTable>;
 
-export interface RepositorySettings {
+/** `[agents.defaults]`, after defaults. */
+export type AgentDefaults = z.output<typeof AgentDefaultsTable>;
+
+/** A `[repositories.<alias>]` table after defaults, with its paths resolved. */
+export type RepositorySettings = z.output<typeof RepositoryTable> & {
   alias: string;
-  remote: string;
   /** Absolute, when the alias sets `path`. */
   path?: string;
-  setup_script?: string;
   /** Where the base checkout lives: `path`, or `workspace_dir/<alias>`. Absolute. */
   checkoutPath: string;
-}
+};
 
 interface ResolvedAutomationBase {
   id: string;
@@ -100,12 +96,12 @@ export interface Settings {
   execution: ExecutionSettings;
   repositories: Record<string, RepositorySettings>;
   agents: {
-    defaults: { profile: string; timezone: string };
+    defaults: AgentDefaults;
     profiles: Record<string, Profile>;
   };
   /** In file order. */
   automations: ResolvedAutomation[];
-  assistant?: { agent?: string; model?: string };
+  assistant?: z.output<typeof AssistantTable>;
 }
 
 export interface LoadedSettings {
