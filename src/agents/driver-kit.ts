@@ -4,7 +4,7 @@
  */
 import { CurupiraError } from '../core/errors.js';
 import type { Provider } from './schemas.js';
-import type { AgentEvent } from './types.js';
+import type { AgentEvent, AgentStreamParser } from './types.js';
 
 /**
  * Model API keys and endpoints read by the multi-provider CLIs (OpenCode, Kilo, pi): each passes
@@ -102,6 +102,30 @@ export class SessionIds {
     this.#seen.add(id);
     return [{ kind: 'session', sessionId: id }];
   }
+}
+
+/**
+ * A parser of a JSON-lines stream: each line that is a JSON object goes to `handle`, after the
+ * session event for the id `sessionOf` finds in it (each id reported once). Other lines (banners,
+ * blank lines) make no event.
+ */
+export function jsonLinesParser(spec: {
+  sessionOf(event: JsonObject): unknown;
+  /** Adds what `event` means to `out`, which holds its session event, if any. */
+  handle(event: JsonObject, out: AgentEvent[]): void;
+  end?: () => AgentEvent[];
+}): AgentStreamParser {
+  const sessions = new SessionIds();
+  return {
+    parseLine(line) {
+      const event = parseJsonObject(line);
+      if (!event) return [];
+      const out = sessions.take(spec.sessionOf(event));
+      spec.handle(event, out);
+      return out;
+    },
+    end: () => spec.end?.() ?? [],
+  };
 }
 
 /** A usage event from token counts; `input` includes the cached part. */
