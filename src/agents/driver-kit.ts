@@ -3,8 +3,14 @@
  * text helpers for turning tool payloads into display strings.
  */
 import { CurupiraError } from '../core/errors.js';
-import type { Provider } from './schemas.js';
-import type { AgentEvent, AgentStreamParser } from './types.js';
+import type { Profile, Provider } from './schemas.js';
+import type {
+  AgentDriver,
+  AgentEvent,
+  AgentInvocation,
+  AgentStreamParser,
+  BuildInvocationInput,
+} from './types.js';
 
 /**
  * Model API keys and endpoints read by the multi-provider CLIs (OpenCode, Kilo, pi): each passes
@@ -40,6 +46,23 @@ export function assertProvider(expected: Provider, profile: { provider: string }
   if (profile.provider !== expected) {
     throw new CurupiraError('config', `${expected} adapter cannot use ${profile.provider} profile`);
   }
+}
+
+/** A driver as written in its folder: `invocation` gets the profile, checked to be this provider's. */
+export type DriverSpec<P extends Profile> = Omit<AgentDriver<P>, 'buildInvocation'> & {
+  invocation(profile: P, input: BuildInvocationInput<P>): AgentInvocation;
+};
+
+/** The driver `spec` describes; a profile of another provider reaching it throws. */
+export function defineDriver<P extends Profile>(spec: DriverSpec<P>): AgentDriver<P> {
+  const { invocation, ...driver } = spec;
+  return {
+    ...driver,
+    buildInvocation(input) {
+      assertProvider(spec.provider, input.profile);
+      return invocation(input.profile, input);
+    },
+  };
 }
 
 export type JsonObject = Record<string, unknown>;
