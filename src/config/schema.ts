@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { PROFILE_SCHEMAS, PROVIDERS } from '../agents/schemas.js';
+import { publishedJsonSchema } from '../core/json-schema.js';
 import { Identifier } from '../triggers/common-schema.js';
 import { BUILT_IN_TRIGGERS } from '../triggers/registry.js';
 import { describeType, isTable } from './issues.js';
@@ -215,14 +216,5 @@ export const SettingsFile = z
 
 /** The JSON Schema of the settings file (draft 2020-12), with descriptions and defaults. */
 export function settingsJsonSchema(): Record<string, unknown> {
-  const schema = z.toJSONSchema(SettingsFile, {
-    io: 'input',
-    unrepresentable: 'any',
-    target: 'draft-2020-12',
-  }) as Record<string, unknown>;
-  return {
-    ...schema,
-    $id: 'https://github.com/curupira/curupira/schema/settings.schema.json',
-    title: 'curupira settings',
-  };
+  return publishedJsonSchema(SettingsFile, 'settings', 'curupira settings');
 }

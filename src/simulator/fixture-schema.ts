@@ -5,6 +5,7 @@
  * every fixture in the repository follows it.
  */
 import { z } from 'zod';
+import { publishedJsonSchema } from '../core/json-schema.js';
 
 const Login = z.string().min(1).describe('A login: `alice`; bots as `name[bot]` or `app/name`.');
 const Timestamp = z.string().describe('ISO 8601 time, e.g. `2026-01-05T09:00:00Z`.');
@@ -155,16 +156,7 @@ export type SimulatorFixture = z.infer<typeof SimulatorFixture>;
 
 /** The JSON Schema of fixture files (draft 2020-12). */
 export function simulatorFixtureJsonSchema(): Record<string, unknown> {
-  const schema = z.toJSONSchema(SimulatorFixture, {
-    io: 'input',
-    unrepresentable: 'any',
-    target: 'draft-2020-12',
-  }) as Record<string, unknown>;
-  return {
-    ...schema,
-    $id: 'https://github.com/curupira/curupira/schema/simulator-fixture.schema.json',
-    title: 'curupira simulator fixture',
-  };
+  return publishedJsonSchema(SimulatorFixture, 'simulator-fixture', 'curupira simulator fixture');
 }
 
 type Path = readonly PropertyKey[];
