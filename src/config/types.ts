@@ -4,12 +4,8 @@
  */
 import type { z } from 'zod';
 import type { Profile } from '../agents/schemas.js';
-import type { AfterAutomation } from '../triggers/after/schema.js';
 import type { AutomationBase } from '../triggers/common-schema.js';
-import type { CronAutomation } from '../triggers/cron/schema.js';
-import type { GitHubIssuesAutomation } from '../triggers/github-issues/schema.js';
-import type { GitHubProjectItemsAutomation } from '../triggers/github-project-items/schema.js';
-import type { GitHubPullRequestsAutomation } from '../triggers/github-pull-requests/schema.js';
+import type { BUILT_IN_TRIGGERS } from '../triggers/registry.js';
 import type { TriggerDefinition } from '../triggers/types.js';
 import type {
   AgentDefaultsTable,
@@ -69,13 +65,16 @@ export interface AutomationOf<T extends string, C> extends ResolvedAutomationBas
   config: C & SharedAutomationFields;
 }
 
-/** A resolved automation: narrowing `triggerType` narrows `config`. */
-export type ResolvedAutomation =
-  | AutomationOf<'github-issues', GitHubIssuesAutomation>
-  | AutomationOf<'github-pull-requests', GitHubPullRequestsAutomation>
-  | AutomationOf<'github-project-items', GitHubProjectItemsAutomation>
-  | AutomationOf<'cron', CronAutomation>
-  | AutomationOf<'after', AfterAutomation>;
+/** The automation a trigger definition resolves to (`TriggerDefinition<A>` → `A`). */
+type AutomationOfDefinition<D> = D extends TriggerDefinition<infer A> ? A : never;
+
+/**
+ * A resolved automation of a built-in trigger: narrowing `triggerType` narrows `config`. The union
+ * is read from the registry (`BUILT_IN_TRIGGERS`), so a new trigger adds no line here.
+ */
+export type ResolvedAutomation = AutomationOfDefinition<
+  (typeof BUILT_IN_TRIGGERS)[keyof typeof BUILT_IN_TRIGGERS]
+>;
 
 /** The automations of one built-in trigger type. */
 export type AutomationFor<T extends ResolvedAutomation['triggerType']> = Extract<

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AutomationFor } from '../../config/types.js';
+import type { AutomationOf } from '../../config/types.js';
 import { automationBaseShape, Identifier, RepoSlug } from '../common-schema.js';
 import type { ExplainLine, TriggerTable } from '../types.js';
 
@@ -15,6 +15,8 @@ export const AfterAutomation = z
   })
   .describe('A chained automation (curupira extension): runs when another automation’s run finishes.');
 export type AfterAutomation = z.infer<typeof AfterAutomation>;
+/** A resolved automation of this trigger: its type and its validated table together. */
+export type AfterResolved = AutomationOf<'after', AfterAutomation>;
 
 export const AFTER_PROMPT_FIELDS = [
   'upstream_automation',
@@ -30,14 +32,14 @@ export const AFTER_PROMPT_FIELDS = [
   'upstream_summary',
 ] as const;
 
-export const afterTable: TriggerTable<AutomationFor<'after'>> = {
+export const afterTable: TriggerTable<AfterResolved> = {
   type: 'after',
   aliases: [],
   description: 'When another automation’s run finishes',
   schema: AfterAutomation,
   promptFields: AFTER_PROMPT_FIELDS,
   untrustedFields: ['upstream_item_title', 'upstream_summary', 'task_title'],
-  explain(automation: AutomationFor<'after'>): ExplainLine[] {
+  explain(automation: AfterResolved): ExplainLine[] {
     const c = automation.config;
     const outcome = { success: 'succeeds', failure: 'fails or times out', any: 'finishes (any outcome)' }[
       c.on

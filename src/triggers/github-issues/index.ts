@@ -1,4 +1,3 @@
-import type { AutomationFor } from '../../config/types.js';
 import type { Item } from '../../core/types.js';
 import { type IssueNode, SEARCH_ISSUES } from '../../github/operations.js';
 import { searchAll } from '../../github/search.js';
@@ -6,17 +5,14 @@ import { githubItem } from '../github-item.js';
 import { defaultTimezone, noUpstreamRun, searchCountCheck } from '../hooks.js';
 import type { SourceFactory } from '../source.js';
 import type { TriggerDefinition } from '../types.js';
-import { githubIssuesTable, issueSearchQuery } from './schema.js';
+import { type GitHubIssuesResolved, githubIssuesTable, issueSearchQuery } from './schema.js';
 
 /** An issue as prompt fields, in the documented order; nothing here changes on its own. */
 export function issueItem(node: IssueNode): Item {
   return githubItem(node, { prefix: 'issue', key: 'issue', state: node.state.toLowerCase() });
 }
 
-export const createGitHubIssuesSource: SourceFactory<AutomationFor<'github-issues'>> = (
-  automation,
-  context,
-) => {
+export const createGitHubIssuesSource: SourceFactory<GitHubIssuesResolved> = (automation, context) => {
   const { config } = automation;
   const query = issueSearchQuery(config);
   return {
@@ -36,7 +32,7 @@ export const createGitHubIssuesSource: SourceFactory<AutomationFor<'github-issue
   };
 };
 
-export const githubIssuesTrigger: TriggerDefinition<AutomationFor<'github-issues'>> = {
+export const githubIssuesTrigger: TriggerDefinition<GitHubIssuesResolved> = {
   ...githubIssuesTable,
   serialRuns: false,
   createFeed(automation, context) {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AutomationFor } from '../../config/types.js';
+import type { AutomationOf } from '../../config/types.js';
 import { compileSearchQuery } from '../../github/query.js';
 import { automationBaseShape, eventMemoryShape, githubFilterShape } from '../common-schema.js';
 import type { ExplainLine, TriggerTable } from '../types.js';
@@ -16,6 +16,8 @@ export const GitHubIssuesAutomation = z
   })
   .describe('Issues of one repository matching typed filters (GitHub Search over GraphQL).');
 export type GitHubIssuesAutomation = z.infer<typeof GitHubIssuesAutomation>;
+/** A resolved automation of this trigger: its type and its validated table together. */
+export type GitHubIssuesResolved = AutomationOf<'github-issues', GitHubIssuesAutomation>;
 
 export const ISSUE_PROMPT_FIELDS = [
   'issue_number',
@@ -34,14 +36,14 @@ export function issueSearchQuery(config: GitHubIssuesAutomation): string {
   return compileSearchQuery({ kind: 'issue', ...config });
 }
 
-export const githubIssuesTable: TriggerTable<AutomationFor<'github-issues'>> = {
+export const githubIssuesTable: TriggerTable<GitHubIssuesResolved> = {
   type: 'github-issues',
   aliases: ['plugins-py/github-issues'],
   description: 'Issues of an owner/repository',
   schema: GitHubIssuesAutomation,
   promptFields: ISSUE_PROMPT_FIELDS,
   untrustedFields: ['issue_title', 'issue_body', 'task_title', 'task_body'],
-  explain(automation: AutomationFor<'github-issues'>): ExplainLine[] {
+  explain(automation: GitHubIssuesResolved): ExplainLine[] {
     const config = automation.config;
     const lines: ExplainLine[] = [{ label: 'search query', value: issueSearchQuery(config) }];
     if (config.once)

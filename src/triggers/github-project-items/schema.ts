@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AutomationFor } from '../../config/types.js';
+import type { AutomationOf } from '../../config/types.js';
 import { automationBaseShape, eventMemoryShape, RepoSlug } from '../common-schema.js';
 import type { ExplainLine, TriggerTable } from '../types.js';
 
@@ -40,6 +40,8 @@ export const GitHubProjectItemsAutomation = z
   })
   .describe('Issues and pull requests in one column of a GitHub Projects (v2) board.');
 export type GitHubProjectItemsAutomation = z.infer<typeof GitHubProjectItemsAutomation>;
+/** A resolved automation of this trigger: its type and its validated table together. */
+export type GitHubProjectItemsResolved = AutomationOf<'github-project-items', GitHubProjectItemsAutomation>;
 
 export const PROJECT_ITEM_PROMPT_FIELDS = [
   'item_id',
@@ -60,14 +62,14 @@ export const PROJECT_ITEM_PROMPT_FIELDS = [
   'project_number',
 ] as const;
 
-export const githubProjectItemsTable: TriggerTable<AutomationFor<'github-project-items'>> = {
+export const githubProjectItemsTable: TriggerTable<GitHubProjectItemsResolved> = {
   type: 'github-project-items',
   aliases: ['plugins-py/github-project-items'],
   description: 'Issues and pull requests in a column of a GitHub Projects board',
   schema: GitHubProjectItemsAutomation,
   promptFields: PROJECT_ITEM_PROMPT_FIELDS,
   untrustedFields: ['item_title', 'item_body', 'task_title', 'task_body'],
-  explain(automation: AutomationFor<'github-project-items'>): ExplainLine[] {
+  explain(automation: GitHubProjectItemsResolved): ExplainLine[] {
     const c = automation.config;
     const lines: ExplainLine[] = [
       { label: 'board', value: `${c.project_owner} project #${c.project_number} (Projects v2)` },

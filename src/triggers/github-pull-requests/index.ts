@@ -1,4 +1,3 @@
-import type { AutomationFor } from '../../config/types.js';
 import type { Item } from '../../core/types.js';
 import { type PullRequestNode, SEARCH_PULL_REQUESTS } from '../../github/operations.js';
 import { searchAll } from '../../github/search.js';
@@ -8,6 +7,7 @@ import type { SourceFactory } from '../source.js';
 import type { TriggerDefinition } from '../types.js';
 import {
   type GitHubPullRequestsAutomation,
+  type GitHubPullRequestsResolved,
   githubPullRequestsTable,
   pullRequestSearchQuery,
 } from './schema.js';
@@ -63,7 +63,7 @@ function hasPostFilters(config: GitHubPullRequestsAutomation): boolean {
   return config.mergeable !== undefined || config.merge_state.length > 0;
 }
 
-export const createGitHubPullRequestsSource: SourceFactory<AutomationFor<'github-pull-requests'>> = (
+export const createGitHubPullRequestsSource: SourceFactory<GitHubPullRequestsResolved> = (
   automation,
   context,
 ) => {
@@ -90,7 +90,7 @@ export const createGitHubPullRequestsSource: SourceFactory<AutomationFor<'github
   };
 };
 
-export const githubPullRequestsTrigger: TriggerDefinition<AutomationFor<'github-pull-requests'>> = {
+export const githubPullRequestsTrigger: TriggerDefinition<GitHubPullRequestsResolved> = {
   ...githubPullRequestsTable,
   serialRuns: false,
   createFeed(automation, context) {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AutomationFor } from '../../config/types.js';
+import type { AutomationOf } from '../../config/types.js';
 import { compileSearchQuery } from '../../github/query.js';
 import { automationBaseShape, eventMemoryShape, githubFilterShape } from '../common-schema.js';
 import type { ExplainLine, TriggerTable } from '../types.js';
@@ -39,6 +39,8 @@ export const GitHubPullRequestsAutomation = z
     'Pull requests of one repository matching typed filters; `mergeable` and `merge_state` filter after the search.',
   );
 export type GitHubPullRequestsAutomation = z.infer<typeof GitHubPullRequestsAutomation>;
+/** A resolved automation of this trigger: its type and its validated table together. */
+export type GitHubPullRequestsResolved = AutomationOf<'github-pull-requests', GitHubPullRequestsAutomation>;
 
 export const PULL_REQUEST_PROMPT_FIELDS = [
   'pull_request_number',
@@ -74,7 +76,7 @@ export function describePostFilters(config: GitHubPullRequestsAutomation): strin
   return parts.length > 0 ? parts.join('; ') : 'none';
 }
 
-export const githubPullRequestsTable: TriggerTable<AutomationFor<'github-pull-requests'>> = {
+export const githubPullRequestsTable: TriggerTable<GitHubPullRequestsResolved> = {
   type: 'github-pull-requests',
   aliases: ['plugins-py/github-pull-requests'],
   description: 'Pull requests of an owner/repository',
@@ -87,7 +89,7 @@ export const githubPullRequestsTable: TriggerTable<AutomationFor<'github-pull-re
     'task_title',
     'task_body',
   ],
-  explain(automation: AutomationFor<'github-pull-requests'>): ExplainLine[] {
+  explain(automation: GitHubPullRequestsResolved): ExplainLine[] {
     const config = automation.config;
     const lines: ExplainLine[] = [
       { label: 'search query', value: pullRequestSearchQuery(config) },
