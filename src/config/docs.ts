@@ -109,8 +109,9 @@ function automationSections(automations: JsonSchema[]): string[] {
       '',
       automation.description ?? '',
       '',
-      ...keyTable(automation),
+      ...keyTable(automation, subTables(automation)),
       '',
+      ...subTableSections(automation, 'automations.<id>', '####'),
       `Prompt fields: ${definition.promptFields.map((f) => `\`${f}\``).join(', ')}.`,
     );
     if (definition.untrustedFields.length > 0) {
@@ -122,6 +123,16 @@ function automationSections(automations: JsonSchema[]): string[] {
     out.push('');
   });
   return out;
+}
+
+/** A section for each sub-table of `schema` (a table key written `[parent.name]`), with its keys. */
+function subTableSections(schema: JsonSchema, parent: string, heading: string): string[] {
+  return subTables(schema).flatMap((name) => [
+    `${heading} \`[${parent}.${name}]\``,
+    '',
+    ...keyTable(schema.properties![name]!),
+    '',
+  ]);
 }
 
 export function renderConfigurationReference(root: Record<string, unknown>): string {
@@ -150,18 +161,14 @@ export function renderConfigurationReference(root: Record<string, unknown>): str
     '',
     ...keyTable(settings, subTables(settings)),
     '',
-    ...subTables(settings).flatMap((name) => [
-      `## \`[settings.${name}]\``,
-      '',
-      ...keyTable(settings.properties![name]!),
-      '',
-    ]),
+    ...subTableSections(settings, 'settings', '##'),
     '## `[repositories.<alias>]`',
     '',
     `${repositories.description ?? ''} At least one is required; aliases use letters, digits, \`_\` and \`-\`. Two aliases may not resolve to the same checkout path.`,
     '',
-    ...keyTable(repositories),
+    ...keyTable(repositories, subTables(repositories)),
     '',
+    ...subTableSections(repositories, 'repositories.<alias>', '##'),
     '## `[agents.defaults]`',
     '',
     ...keyTable(agents.properties!.defaults!),
