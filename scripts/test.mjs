@@ -2,6 +2,7 @@
 // (the schema and docs snapshot checks are tests too). The last line is `N passed, N failed`.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -17,6 +18,54 @@ function step(name, args, env = {}) {
   const ok = result.status === 0;
   console.log(`== ${name}: ${ok ? 'ok' : `FAILED (exit ${result.status ?? result.signal})`} in ${seconds}s`);
   return ok;
+}
+
+// The board's browser tests drive Debian's chromium (playwright-core downloads no browser).
+const CHROMIUM = '/usr/bin/chromium';
+function ensureChromium() {
+  if (existsSync(CHROMIUM)) return;
+  const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  const apt = asRoot ? ['apt-get'] : ['sudo', '-n', 'apt-get'];
+  console.log(`\n== chromium: ${CHROMIUM} is missing; installing it for the board's browser tests:`);
+  for (const args of [['update'], ['install', '-y', '--no-install-recommends', 'chromium']]) {
+    console.log(`   ${[...apt, ...args].join(' ')}`);
+    const result = spawnSync(apt[0], [...apt.slice(1), ...args], { stdio: 'inherit' });
+    if (result.status !== 0) {
+      console.log(
+        `== chromium: could not install it (exit ${result.status ?? result.error?.message}); the browser tests will fail`,
+      );
+      return;
+    }
+  }
+}
+ensureChromium();
+
+/**
+ * The Prompt Guard runner's tests need onnxruntime-node, an optional dependency that an install
+ * may have left out; they fail rather than skip in CI. Its CPU runtime ships in the package:
+ * ONNXRUNTIME_NODE_INSTALL=skip stops its install script from fetching the GPU files.
+ */
+function ensureOnnxRuntime() {
+  try {
+    createRequire(import.meta.url).resolve('onnxruntime-node');
+    return true;
+  } catch {
+    console.log(
+      '\n== onnxruntime-node is not installed (the Prompt Guard tests need it): installing onnxruntime-node@1.30.0',
+    );
+  }
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const result = spawnSync(npm, ['install', '--no-save', 'onnxruntime-node@1.30.0'], {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, ONNXRUNTIME_NODE_INSTALL: 'skip' },
+  });
+  return result.status === 0;
+}
+
+if (!ensureOnnxRuntime()) {
+  console.log('== installing onnxruntime-node: FAILED');
+  failed += 1;
 }
 
 for (const [name, args] of [

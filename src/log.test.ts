@@ -20,6 +20,26 @@ describe('createLogger with a log file that cannot be written', () => {
   });
 });
 
+describe('createLogger redaction', () => {
+  it('redacts messages, fields, field names that say secret, and bindings added later', () => {
+    const lines: string[] = [];
+    registerSecret('logged-secret-value-7');
+    const log = createLogger({ console: { write: (t: string) => lines.push(t) } as never });
+    log
+      .child({ bound: 'logged-secret-value-7' })
+      .warn(
+        { detail: 'key ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8', password: 'hunter2' },
+        'failed with logged-secret-value-7',
+      );
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('WARNING failed with [redacted]');
+    expect(lines[0]).toContain('bound=[redacted]');
+    expect(lines[0]).toContain('detail="key [redacted]"');
+    expect(lines[0]).toContain('password=[redacted]');
+    expect(lines[0]).not.toMatch(/logged-secret-value-7|ghp_A1b2|hunter2/);
+  });
+});
+
 describe('redact', () => {
   it('replaces a registered value everywhere it appears', () => {
     registerSecret('plain-secret-value-1');

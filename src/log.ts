@@ -1,57 +1,19 @@
 /**
  * The only module that touches pino. Lines are `TIME LEVEL message key=value…` (the reference's log
- * format, plus fields), or JSON with `--log-format json`. Secrets are scrubbed here, at the logger:
- * known token shapes always, and any value registered with `registerSecret` (the GitHub token, and
- * the value of every secret-looking variable an agent is given: see `isSecretEnvName`).
+ * format, plus fields), or JSON with `--log-format json`. Secrets are scrubbed here, at the logger,
+ * by `src/security/redact.ts`: known token shapes always, and any value registered with
+ * `registerSecret` (the GitHub token, and the value of every secret-looking variable); a field
+ * whose name says token, authorization, password or secret is replaced whole.
  */
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { pino } from 'pino';
+import { REDACTED, redact } from './security/redact.js';
 
 export type Logger = pino.Logger;
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
-const TOKEN_PATTERNS: readonly RegExp[] = [
-  /\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}\b/g,
-  /\bgithub_pat_[A-Za-z0-9_]{20,}\b/g,
-  /\b(?:sk|sk-ant|sk-proj)-[A-Za-z0-9_-]{20,}\b/g,
-  /(authorization:\s*(?:bearer|token)\s+)[^\s"']+/gi,
-];
-
-/** Shorter values are not registered: replacing them would mangle ordinary text. */
-export const MIN_SECRET_LENGTH = 8;
-
-const secrets = new Set<string>();
-/** The registered values, longest first, so that one secret inside another cannot leave a piece. */
-let ordered: string[] = [];
-
-/**
- * Every later log line, transcript line, run record and error message has this value replaced by
- * `[redacted]`, as written and as it appears inside a JSON string (a value with quotes,
- * backslashes or control characters is escaped in an agent's JSON output).
- */
-export function registerSecret(value: string | undefined): void {
-  if (!value || value.length < MIN_SECRET_LENGTH) return;
-  const before = secrets.size;
-  secrets.add(value);
-  secrets.add(JSON.stringify(value).slice(1, -1));
-  if (secrets.size !== before) ordered = [...secrets].sort((a, b) => b.length - a.length);
-}
-
-export function redact(text: string): string {
-  let out = text;
-  for (const secret of ordered) {
-    if (out.includes(secret)) out = out.split(secret).join('[redacted]');
-  }
-  for (const pattern of TOKEN_PATTERNS) {
-    out = out.replace(pattern, (match, prefix: unknown) =>
-      typeof prefix === 'string' && match.toLowerCase().startsWith('authorization')
-        ? `${prefix}[redacted]`
-        : '[redacted]',
-    );
-  }
-  return out;
-}
+export { MIN_SECRET_LENGTH, redact, registerSecret } from './security/redact.js';
 
 function redactValue(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return redact(value);
@@ -61,7 +23,7 @@ function redactValue(value: unknown, depth = 0): unknown {
   for (const [key, v] of Object.entries(value)) {
     out[key] =
       /token|authorization|password|secret/i.test(key) && typeof v === 'string'
-        ? '[redacted]'
+        ? REDACTED
         : redactValue(v, depth + 1);
   }
   return out;
@@ -110,7 +72,10 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   // says so once, and writing resumes by itself when the file accepts lines again.
   let fileFailing = false;
   const destination = {
-    write(line: string): void {
+    write(raw: string): void {
+      // Arguments are redacted on the way in (below); the whole line once more on the way out, so
+      // that nothing a later binding or serializer adds can carry a secret either.
+      const line = redact(raw);
       const text = format === 'json' ? line : formatLine(line);
       consoleStream?.write(text);
       if (!options.file) return;

@@ -2,24 +2,31 @@
  * Screening benchmark: the deterministic scanners (src/screening, from the compiled dist/) over the
  * labelled corpora in corpus/. Reports, per category and overall, the share of attacks blocked and
  * the share of benign items blocked under the default policy (block on high and critical), plus
- * items screened per second and milliseconds per item. The classifier column is "not run": the
- * classifier is a later step.
+ * items screened per second and milliseconds per item. The "with the classifier" column adds a
+ * classifier: by default stand-in-classifier.mjs through the real `classifier_command` runner, a
+ * keyword STAND-IN, not Prompt Guard; `--classifier-model DIR` or `--classifier-command` put a real
+ * one there (see classifier.mjs, which also measures what each classifier runner costs per item).
  *
  *   node bench/screening/run.mjs [--dist DIR] [--misses | --warnings] [--json FILE]
+ *                                [--classifier-model DIR | --classifier-command "prog args"]
  *   node bench/run.mjs screening                 (as part of npm run bench)
  *
- * --misses lists every attack let through and every benign item blocked, with its findings;
+ * --misses lists every attack the scanners let through (and whether the classifier blocks it) and every
+ * benign item blocked by the scanners or the classifier, with its findings;
  * --warnings also lists benign items that were warned about.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { itemScores, loadClassifiers, runnerCosts, standIn, THRESHOLD } from './classifier.mjs';
 
 export const name = 'screening';
 
 const CORPORA = ['seed-a', 'seed-b'];
 const TIMING_PASSES = 5;
+/** Thresholds at which the classifier's effect is also reported. */
+const SWEEP = [0.3, 0.5, 0.8];
 
 /** The fields curupira screens for an item: title, body, author, each comment. */
 export function fieldsOf(item) {
@@ -39,14 +46,18 @@ export function loadCorpus(corpus) {
     .map((line) => JSON.parse(line));
 }
 
-/** Verdicts for every item, and the share blocked per label and category. */
-export function evaluate(screening, items) {
+/**
+ * Verdicts for every item, and the share blocked per label and category. `scores` (one per item,
+ * optional) adds "blocked with the classifier": the scanners block, or the score reaches THRESHOLD.
+ */
+export function evaluate(screening, items, scores) {
   const rows = new Map();
   const results = [];
-  for (const item of items) {
+  items.forEach((item, index) => {
     const verdict = screening.screen({ fields: fieldsOf(item) });
     const blocked = verdict.action === 'block';
-    results.push({ item, verdict, blocked });
+    const withClassifier = blocked || (scores !== undefined && scores[index] >= THRESHOLD);
+    results.push({ item, verdict, blocked, withClassifier, score: scores?.[index] ?? 0 });
     const key = `${item.label}\u0000${item.category}`;
     const row = rows.get(key) ?? {
       label: item.label,
@@ -54,18 +65,21 @@ export function evaluate(screening, items) {
       items: 0,
       blocked: 0,
       warned: 0,
+      withClassifier: 0,
     };
     row.items += 1;
     if (blocked) row.blocked += 1;
     if (verdict.action === 'warn') row.warned += 1;
+    if (withClassifier) row.withClassifier += 1;
     rows.set(key, row);
-  }
+  });
   const total = (label) => {
     const of = results.filter((result) => result.item.label === label);
     return {
       items: of.length,
       blocked: of.filter((result) => result.blocked).length,
       warned: of.filter((result) => result.verdict.action === 'warn').length,
+      withClassifier: of.filter((result) => result.withClassifier).length,
     };
   };
   return {
@@ -121,39 +135,76 @@ function time(screening, items) {
 
 const pct = (part, whole) => (whole === 0 ? 'n/a' : `${((part / whole) * 100).toFixed(1)} %`);
 
-export async function run({ dist, log, misses = false }) {
+/**
+ * `classifier` (optional): `{ model: DIR }` or `{ command: [argv] }` scores the corpora with a real
+ * classifier instead of the stand-in.
+ */
+export async function run({ dist, log, misses = false, classifier }) {
   const screening = await import(pathToFileURL(resolve(dist, 'screening/index.js')).href);
+  const classifiers = await loadClassifiers(dist);
+  const chosen = classifier?.model
+    ? classifiers.runners.createPromptGuardClassifier(classifier.model)
+    : classifier?.command
+      ? classifiers.runners.createCommandClassifier(classifier.command)
+      : standIn(classifiers.runners);
+  log(
+    `\nclassifier for the "with" column: ${chosen.description}${classifier ? '' : ' (a keyword stand-in, not Prompt Guard)'}`,
+  );
   const figures = {};
   for (const corpus of CORPORA) {
     const items = loadCorpus(corpus);
-    const result = evaluate(screening, items);
+    const scores = await itemScores(chosen, items, fieldsOf);
+    const result = evaluate(screening, items, scores);
     const timing = time(screening, items);
     log(`\nscreening — corpus ${corpus} (${result.attacks.items} attacks, ${result.benign.items} benign)`);
-    log('| label | category | items | blocked by scanners | warned (not blocked) | with classifier |');
+    log(
+      `| label | category | items | blocked by scanners | warned (not blocked) | blocked with the classifier (score ≥ ${THRESHOLD}) |`,
+    );
     log('| --- | --- | --- | --- | --- | --- |');
     for (const row of result.rows)
       log(
-        `| ${row.label} | ${row.category} | ${row.items} | ${pct(row.blocked, row.items)} | ${pct(row.warned, row.items)} | not run |`,
+        `| ${row.label} | ${row.category} | ${row.items} | ${pct(row.blocked, row.items)} | ${pct(row.warned, row.items)} | ${pct(row.withClassifier, row.items)} |`,
       );
     for (const [label, total] of [
       ['attack', result.attacks],
       ['benign', result.benign],
     ])
       log(
-        `| **${label}** | **all** | ${total.items} | **${pct(total.blocked, total.items)}** | ${pct(total.warned, total.items)} | not run |`,
+        `| **${label}** | **all** | ${total.items} | **${pct(total.blocked, total.items)}** | ${pct(total.warned, total.items)} | **${pct(total.withClassifier, total.items)}** |`,
       );
+    const sweep = SWEEP.map((threshold) => {
+      const share = (label) => {
+        const of = result.results.filter((r) => r.item.label === label);
+        return of.filter((r) => r.blocked || r.score >= threshold).length / of.length;
+      };
+      return { threshold, attacks: share('attack'), benign: share('benign') };
+    });
+    log(
+      `classifier threshold sweep (scanners or score ≥ t): ${sweep.map((row) => `t=${row.threshold}: attacks ${pct(row.attacks, 1)}, benign ${pct(row.benign, 1)}`).join('; ')}`,
+    );
     log(
       `cost: ${timing.cpuMeanMs.toFixed(3)} ms CPU per item (p95 ${timing.cpuP95Ms.toFixed(3)}, max ${timing.cpuMaxMs.toFixed(2)}; mean item ${timing.meanChars} chars); items of 4 KB or more (${timing.bigItems}): ${timing.bigCpuMeanMs.toFixed(3)} ms mean, p95 ${timing.bigCpuP95Ms.toFixed(3)}; ${timing.itemsPerSecondWall} items/s wall-clock`,
     );
     if (misses) {
-      for (const { item, verdict, blocked } of result.results) {
+      for (const { item, verdict, blocked, withClassifier } of result.results) {
         const wrong =
-          item.label === 'attack' ? !blocked : blocked || (misses === 'all' && verdict.action === 'warn');
+          item.label === 'attack'
+            ? !blocked
+            : withClassifier || (misses === 'all' && verdict.action === 'warn');
         if (!wrong) continue;
         const found = verdict.findings
           .map((f) => `${f.scanner}/${f.rule}:${f.severity}@${f.field}`)
           .join(', ');
-        const tag = item.label === 'attack' ? 'MISSED ' : blocked ? 'BLOCKED' : 'WARNED ';
+        const tag =
+          item.label === 'attack'
+            ? withClassifier
+              ? 'MISSED (classifier blocks)'
+              : 'MISSED '
+            : blocked
+              ? 'BLOCKED'
+              : withClassifier
+                ? 'BLOCKED by classifier'
+                : 'WARNED ';
         log(`  ${tag} ${item.id} ${item.category} [${item.placement}] ${found || '(no findings)'}`);
       }
     }
@@ -162,10 +213,14 @@ export async function run({ dist, log, misses = false }) {
       benign: result.benign,
       attackBlockedShare: result.attacks.blocked / result.attacks.items,
       benignBlockedShare: result.benign.blocked / result.benign.items,
+      attackBlockedWithStandInShare: result.attacks.withClassifier / result.attacks.items,
+      benignBlockedWithStandInShare: result.benign.withClassifier / result.benign.items,
       categories: result.rows,
+      standInSweep: sweep,
       timing,
     };
   }
+  figures.classifierRunners = await runnerCosts(classifiers, loadCorpus(CORPORA[0]), fieldsOf, log);
   return figures;
 }
 
@@ -182,6 +237,11 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     dist,
     log: console.log,
     misses: args.includes('--warnings') ? 'all' : args.includes('--misses'),
+    classifier: option('--classifier-model')
+      ? { model: option('--classifier-model') }
+      : option('--classifier-command')
+        ? { command: option('--classifier-command').split(' ').filter(Boolean) }
+        : undefined,
   });
   const json = option('--json');
   if (json) writeFileSync(json, `${JSON.stringify(figures, null, 2)}\n`);

@@ -19,19 +19,22 @@ import type { Command } from 'commander';
 import { installFakeAgents } from '../agents/fake/install.js';
 import { renderTranscriptFile } from '../agents/transcript.js';
 import { loadSettings } from '../config/load.js';
+import type { Settings } from '../config/types.js';
 import { systemClock } from '../core/clock.js';
 import { UsageError } from '../core/errors.js';
 import type { RunRecord } from '../core/types.js';
 import { runEngine } from '../engine/engine.js';
 import { logFile, transcriptsDir } from '../engine/paths.js';
 import { createGitHubClient } from '../github/client.js';
-import { staticTokenSource } from '../github/token.js';
-import { createLogger } from '../log.js';
+import { staticTokenSource, type TokenSource } from '../github/token.js';
+import { createLogger, type Logger } from '../log.js';
 import { openStore } from '../store/index.js';
 import { git } from '../workspace/index.js';
 import { EXIT } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
 import { setExitCode } from './program.js';
+import { signalHandler } from './run.js';
+import { serveEngine } from './serve.js';
 
 const IDENTITY = ['-c', 'user.name=curupira demo', '-c', 'user.email=demo@curupira.invalid'];
 
@@ -139,6 +142,62 @@ function describeRun(run: RunRecord): string[] {
   return lines;
 }
 
+async function pauseDemoAutomations(settings: Settings): Promise<void> {
+  const store = await openStore(settings.execution.state_db_path);
+  try {
+    for (const automation of settings.automations) await store.setPaused(automation.id, true);
+  } finally {
+    await store.close();
+  }
+}
+
+/** `demo --serve`: the demo's settings and simulator behind the board until Ctrl+C. */
+async function serveDemo(
+  io: CliIo,
+  demo: {
+    settings: Settings;
+    env: NodeJS.ProcessEnv;
+    tokens: TokenSource;
+    log: Logger;
+    apiUrl: string;
+    port: string;
+  },
+): Promise<void> {
+  const port = /^\d+$/.test(demo.port) ? Number(demo.port) : Number.NaN;
+  if (!Number.isInteger(port) || port > 65535)
+    throw new UsageError(`--port must be a port number, got '${demo.port}'`);
+  const store = await openStore(demo.settings.execution.state_db_path);
+  const stop = new AbortController();
+  const drain = new AbortController();
+  const signals = signalHandler(demo.settings, demo.log, stop, drain);
+  process.on('SIGINT', signals.handle);
+  process.on('SIGTERM', signals.handle);
+  try {
+    await serveEngine(io, {
+      engine: {
+        settings: demo.settings,
+        mode: 'watch',
+        store,
+        clock: systemClock,
+        log: demo.log,
+        env: demo.env,
+        tokens: demo.tokens,
+        github: () => createGitHubClient({ apiUrl: demo.apiUrl, tokens: demo.tokens, log: demo.log }),
+        transcriptsDir: transcriptsDir(demo.settings),
+        stopSignal: stop.signal,
+        drainSignal: drain.signal,
+      },
+      host: '127.0.0.1',
+      port,
+      banner: false,
+    });
+  } finally {
+    process.off('SIGINT', signals.handle);
+    process.off('SIGTERM', signals.handle);
+    await store.close();
+  }
+}
+
 export function registerDemo(program: Command, io: CliIo): void {
   program
     .command('demo')
@@ -149,7 +208,9 @@ export function registerDemo(program: Command, io: CliIo): void {
       '--dir <folder>',
       'where to put the demo (default: a new temporary folder, kept for you to look at)',
     )
-    .action(async (options: { dir?: string }) => {
+    .option('--serve', 'then keep going as `curupira serve`: the board with the demo runs, until Ctrl+C')
+    .option('--port <n>', 'with --serve: the board port (0 picks a free one)', '0')
+    .action(async (options: { dir?: string; serve?: boolean; port: string }) => {
       const dir = options.dir ? resolve(io.cwd, options.dir) : mkdtempSync(join(tmpdir(), 'curupira-demo-'));
       const fresh = prepareDemoFolder(dir);
       writeLine(
@@ -225,8 +286,26 @@ export function registerDemo(program: Command, io: CliIo): void {
         writeLine(io.stdout, '  curupira validate --explain   # what each automation will do');
         writeLine(io.stdout, '  curupira doctor               # token, API, matches, agent CLIs');
         writeLine(io.stdout, '  curupira run --dry-run        # the first task that would run');
+        writeLine(io.stdout, '  curupira serve                # the board, the JSON API and CLI control');
         const ok = runs.length > 0 && runs.every((r) => r.status === 'succeeded');
         setExitCode(ok ? EXIT.ok : EXIT.failure);
+        if (options.serve) {
+          writeLine(io.stdout, '');
+          writeLine(io.stdout, '6. Serving the board with these runs (`curupira serve`; Ctrl+C stops)…');
+          // Paused, so the watch does not run the same issue again; "Run now" on the board does.
+          await pauseDemoAutomations(settings);
+          writeLine(
+            io.stdout,
+            '   The automation is paused so the issue is not run twice: try "Run now" or "Resume" on the board.',
+          );
+          await serveDemo(io, { settings, env, tokens, log, apiUrl: sim.url, port: options.port });
+        } else {
+          writeLine(io.stdout, '');
+          writeLine(
+            io.stdout,
+            'See these runs on the board: `npm run demo -- --serve` (or `curupira demo --serve`).',
+          );
+        }
       } finally {
         await sim.close();
       }

@@ -1,3 +1,5 @@
+import { redact } from '../security/redact.js';
+
 /** What a command may touch of the outside world; tests hand in their own. */
 export interface CliIo {
   stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
@@ -26,6 +28,35 @@ export function programNameFrom(argv1: string | undefined): string {
   const base = (argv1 ?? '').split(/[\\/]/).pop() ?? '';
   const name = base.replace(/\.(exe|js|cmd|mjs)$/i, '');
   return name === 'curu' ? 'curu' : 'curupira';
+}
+
+/**
+ * A stream whose writes are redacted (`src/security/redact.ts`); everything else is the stream's own
+ * (`isTTY`, `columns`, events), so it stands in wherever the stream did.
+ */
+export function redactingStream<S extends NodeJS.WritableStream>(stream: S): S {
+  return new Proxy(stream, {
+    get(target, property) {
+      if (property === 'write') {
+        return (chunk: unknown, ...rest: unknown[]) =>
+          (target.write as (...args: unknown[]) => boolean)(
+            typeof chunk === 'string'
+              ? redact(chunk)
+              : chunk instanceof Uint8Array
+                ? redact(Buffer.from(chunk).toString('utf8'))
+                : chunk,
+            ...rest,
+          );
+      }
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+/** `io` with what it prints redacted. */
+export function redactingIo(io: CliIo): CliIo {
+  return { ...io, stdout: redactingStream(io.stdout), stderr: redactingStream(io.stderr) };
 }
 
 export function writeLine(stream: NodeJS.WritableStream, text = ''): void {

@@ -6,17 +6,20 @@ import { Command, CommanderError } from 'commander';
 import { defaultConfigPath, resolvePath } from '../config/load.js';
 import { ConfigError, CurupiraError, errorMessage, UsageError } from '../core/errors.js';
 import type { LogLevel } from '../log.js';
+import { registerSecretEnv } from '../security/redact.js';
 import { scrub } from '../workspace/git.js';
+import { registerControl } from './control.js';
 import { registerDemo } from './demo.js';
 import { registerDoctor } from './doctor.js';
 import { EXIT } from './exit-codes.js';
 import { registerGc } from './gc.js';
 import { registerInit } from './init.js';
 import type { CliIo } from './io.js';
-import { writeLine } from './io.js';
+import { redactingIo, writeLine } from './io.js';
 import { registerRun } from './run.js';
 import { registerRuns } from './runs.js';
 import { registerSchema } from './schema.js';
+import { registerServe } from './serve.js';
 import { registerSimulator } from './simulator.js';
 import { registerValidate } from './validate.js';
 import { packageVersion } from './version.js';
@@ -33,7 +36,21 @@ export interface GlobalOptions {
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const satisfies readonly LogLevel[];
 
 /** The commands that read the settings file: each accepts `-c/--config` and `--log-level` itself too. */
-const SETTINGS_COMMANDS = new Set(['validate', 'run', 'runs', 'show', 'doctor', 'gc', 'init']);
+const SETTINGS_COMMANDS = new Set([
+  'validate',
+  'run',
+  'runs',
+  'show',
+  'doctor',
+  'gc',
+  'init',
+  'serve',
+  'status',
+  'cancel',
+  'pause',
+  'resume',
+  'trigger',
+]);
 
 function configHelp(): string {
   return `settings file (default: $CURUPIRA_CONFIG, else ${defaultConfigPath()}); before or after the command`;
@@ -96,6 +113,8 @@ export function createProgram(io: CliIo): Command {
   registerSchema(program, io);
   registerRun(program, io, globals);
   registerRuns(program, io, globals);
+  registerServe(program, io, globals);
+  registerControl(program, io, globals);
   registerDoctor(program, io, globals);
   registerGc(program, io, globals);
   registerSimulator(program, io);
@@ -117,7 +136,11 @@ export function createProgram(io: CliIo): Command {
 }
 
 /** Runs the CLI; resolves to the process exit code. */
-export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+export async function runCli(argv: readonly string[], given: CliIo): Promise<number> {
+  // Secrets never leak: the values of secret-looking variables are known to redaction from the
+  // start, and everything this process prints is redacted.
+  registerSecretEnv(given.env);
+  const io = redactingIo(given);
   const program = createProgram(io);
   if (argv.length === 0) {
     program.outputHelp();

@@ -8,7 +8,7 @@ import type { RunRecord } from '../core/types.js';
 import { runEngine } from '../engine/engine.js';
 import { logFile, transcriptsDir } from '../engine/paths.js';
 import { describeTask, previewFirstTask, quoteForDisplay, type TaskPreview } from '../engine/preview.js';
-import { silentLogger } from '../log.js';
+import { type Logger, silentLogger } from '../log.js';
 import { acquireStateLock, openStore } from '../store/index.js';
 import { EXIT } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
@@ -151,43 +151,10 @@ export function registerRun(program: Command, io: CliIo, globals: () => GlobalOp
         format: options.logFormat,
         ...(logLevel ? { level: logLevel } : {}),
       });
-      const stop = new AbortController();
-      const drain = new AbortController();
-      const access = githubAccess(
-        settings,
-        io.env,
-        log,
-        systemClock,
-        AbortSignal.any([stop.signal, drain.signal]),
-      );
-      let interrupted = false;
-      let signals = 0;
-      // Ctrl+C: first drain (no new runs, running agents finish), then stop them now (sessions kept),
-      // then exit at once. SIGTERM does what `shutdown` says first, then the same.
-      const onSignal = (signal: NodeJS.Signals): void => {
-        signals += 1;
-        if (signal === 'SIGINT') interrupted = true;
-        const first = signals === 1 && (signal === 'SIGINT' || settings.execution.shutdown === 'drain');
-        if (first) {
-          log.warn(
-            { signal },
-            'Stopping: no new runs; running agents finish first (press Ctrl+C again to stop them now; their sessions are kept)',
-          );
-          drain.abort();
-        } else if (!stop.signal.aborted) {
-          log.warn(
-            { signal },
-            'Stopping: no new runs; running agents are stopped and their sessions kept for resume',
-          );
-          stop.abort();
-        } else {
-          log.warn({ signal }, 'Stopping now');
-          process.exit(interrupted ? EXIT.interrupted : EXIT.failure);
-        }
-      };
+      const { stop, drain, access, signals } = engineControls(settings, io, log);
+      const onSignal = signals.handle;
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
-      let mtime = fileMtime(file);
       try {
         const result = await runEngine({
           settings,
@@ -202,20 +169,7 @@ export function registerRun(program: Command, io: CliIo, globals: () => GlobalOp
           transcriptsDir: transcriptsDir(settings),
           stopSignal: stop.signal,
           drainSignal: drain.signal,
-          ...(options.watch
-            ? {
-                reload: (): Settings | ConfigError | undefined => {
-                  const current = fileMtime(file);
-                  if (current === mtime) return undefined;
-                  mtime = current;
-                  try {
-                    return loadSettings(file).settings;
-                  } catch (error) {
-                    return error as ConfigError;
-                  }
-                },
-              }
-            : {}),
+          ...(options.watch ? { reload: settingsReloader(file) } : {}),
           ...(status ? { onStatus: (s) => status.update(s) } : {}),
         });
         status?.close();
@@ -233,7 +187,7 @@ export function registerRun(program: Command, io: CliIo, globals: () => GlobalOp
         const failed =
           result.runs.some((r) => r.status === 'failed' || r.status === 'timed_out') ||
           result.discoveryErrors.length > 0;
-        setExitCode(interrupted ? EXIT.interrupted : failed ? EXIT.failure : EXIT.ok);
+        setExitCode(signals.interrupted() ? EXIT.interrupted : failed ? EXIT.failure : EXIT.ok);
       } finally {
         status?.close();
         process.off('SIGINT', onSignal);
@@ -242,6 +196,80 @@ export function registerRun(program: Command, io: CliIo, globals: () => GlobalOp
         await lock.release();
       }
     });
+}
+
+/**
+ * Ctrl+C: first drain (no new runs, running agents finish), then stop them now (sessions kept),
+ * then exit at once. SIGTERM does what `shutdown` says first, then the same.
+ */
+export function signalHandler(
+  settings: Settings,
+  log: Logger,
+  stop: AbortController,
+  drain: AbortController,
+): { handle(signal: NodeJS.Signals): void; interrupted(): boolean } {
+  let interrupted = false;
+  let signals = 0;
+  const handle = (signal: NodeJS.Signals): void => {
+    signals += 1;
+    if (signal === 'SIGINT') interrupted = true;
+    const first = signals === 1 && (signal === 'SIGINT' || settings.execution.shutdown === 'drain');
+    if (first) {
+      log.warn(
+        { signal },
+        'Stopping: no new runs; running agents finish first (press Ctrl+C again to stop them now; their sessions are kept)',
+      );
+      drain.abort();
+    } else if (!stop.signal.aborted) {
+      log.warn(
+        { signal },
+        'Stopping: no new runs; running agents are stopped and their sessions kept for resume',
+      );
+      stop.abort();
+    } else {
+      log.warn({ signal }, 'Stopping now');
+      process.exit(interrupted ? EXIT.interrupted : EXIT.failure);
+    }
+  };
+  return { handle, interrupted: () => interrupted };
+}
+
+/** The stop and drain switches, the GitHub access they end, and the Ctrl+C/SIGTERM handler. */
+export function engineControls(
+  settings: Settings,
+  io: CliIo,
+  log: Logger,
+): {
+  stop: AbortController;
+  drain: AbortController;
+  access: ReturnType<typeof githubAccess>;
+  signals: ReturnType<typeof signalHandler>;
+} {
+  const stop = new AbortController();
+  const drain = new AbortController();
+  const access = githubAccess(
+    settings,
+    io.env,
+    log,
+    systemClock,
+    AbortSignal.any([stop.signal, drain.signal]),
+  );
+  return { stop, drain, access, signals: signalHandler(settings, log, stop, drain) };
+}
+
+/** Watch mode's reload hook: the settings file again when its mtime changed. */
+export function settingsReloader(file: string): () => Settings | ConfigError | undefined {
+  let mtime = fileMtime(file);
+  return () => {
+    const current = fileMtime(file);
+    if (current === mtime) return undefined;
+    mtime = current;
+    try {
+      return loadSettings(file).settings;
+    } catch (error) {
+      return error as ConfigError;
+    }
+  };
 }
 
 function fileMtime(file: string): number | undefined {

@@ -1,10 +1,13 @@
 /** `curupira runs` and `curupira runs show ID`: the run history, read from the state file. */
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { renderTranscriptFile } from '../agents/transcript.js';
+import { renderEvents, renderTranscriptFile } from '../agents/transcript.js';
+import type { AgentEvent } from '../agents/types.js';
 import { loadSettings } from '../config/load.js';
 import { UsageError } from '../core/errors.js';
-import { RUN_STATUSES, type RunRecord, type RunStatus } from '../core/types.js';
+import { isTerminal, RUN_STATUSES, type RunRecord, type RunStatus } from '../core/types.js';
+import { stateDir } from '../engine/paths.js';
+import { connectDaemon } from '../server/client.js';
 import { openStore } from '../store/index.js';
 import type { Store } from '../store/types.js';
 import { EXIT } from './exit-codes.js';
@@ -114,6 +117,26 @@ export async function findRun(
   return { run: candidates.length === 1 ? candidates[0] : undefined, candidates };
 }
 
+/** Streams a running run's events from the daemon, as `runs show` renders a transcript. */
+async function followFromDaemon(io: CliIo, dir: string, runId: string): Promise<void> {
+  const daemon = await connectDaemon(dir);
+  if (!daemon) {
+    writeLine(io.stderr, 'error: no daemon running; start `curupira serve` to follow a run live');
+    setExitCode(EXIT.failure);
+    return;
+  }
+  writeLine(io.stdout);
+  writeLine(io.stdout, 'live events:');
+  await daemon.events(`/runs/${encodeURIComponent(runId)}/events`, (event, data) => {
+    if (event === 'agent') {
+      for (const line of renderEvents([JSON.parse(data) as AgentEvent])) writeLine(io.stdout, `  ${line}`);
+    } else if (event === 'end') {
+      const run = JSON.parse(data) as RunRecord;
+      writeLine(io.stdout, `run ${run.id} ended: ${run.status}${run.reason ? ` (${run.reason})` : ''}`);
+    }
+  });
+}
+
 export function registerRuns(program: Command, io: CliIo, globals: () => GlobalOptions): void {
   const runs = program
     .command('runs')
@@ -163,7 +186,8 @@ export function registerRuns(program: Command, io: CliIo, globals: () => GlobalO
       'One run (its id, or a prefix only one run has): outcome, timings, item, session, usage, kept worktree, and the transcript as readable text.',
     )
     .option('--json', 'print JSON (without the transcript)')
-    .action(async (id: string, options: { json?: boolean }) => {
+    .option('--follow', 'while the run goes on, stream its agent events from the daemon (`curupira serve`)')
+    .action(async (id: string, options: { json?: boolean; follow?: boolean }) => {
       const { settings } = loadSettings(globals().config);
       const store = await openStore(settings.execution.state_db_path, { readonly: true });
       try {
@@ -182,6 +206,11 @@ export function registerRuns(program: Command, io: CliIo, globals: () => GlobalO
         }
         if (options.json) {
           writeLine(io.stdout, JSON.stringify(run, null, 2));
+          return;
+        }
+        if (options.follow && !isTerminal(run.status)) {
+          for (const line of runLines(run, undefined)) writeLine(io.stdout, line);
+          await followFromDaemon(io, stateDir(settings), run.id);
           return;
         }
         const transcript =

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { loadSettings } from '../config/load.js';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
 import { ConfigError } from '../core/errors.js';
+import { BODY_CAP_CHARS } from '../prompt/untrusted.js';
 import { scrub } from '../workspace/git.js';
 import { EXIT } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
@@ -46,7 +47,7 @@ export function explainRows(automation: ResolvedAutomation, now: Date): [string,
     const fenced = automation.config.untrusted_text !== 'raw';
     rows.push([
       'untrusted text',
-      `${untrusted.join(', ')} (written by anyone who can open an item; bodies ${fenced ? 'fenced as data' : 'inserted raw'})`,
+      `${untrusted.join(', ')} (written by anyone who can open an item; ${fenced ? 'fenced as data' : 'inserted raw (unsafe)'}, bodies capped at ${BODY_CAP_CHARS} characters)`,
     ]);
   }
   return rows;

@@ -21,7 +21,8 @@ export type ErrorCode =
   | 'state'
   | 'state_locked'
   | 'dispatch'
-  | 'usage';
+  | 'usage'
+  | 'control';
 
 export class CurupiraError extends Error {
   readonly code: ErrorCode;
@@ -153,6 +154,24 @@ export class StateError extends CurupiraError {
 export class UsageError extends CurupiraError {
   constructor(message: string) {
     super('usage', message);
+  }
+}
+
+/** Why an operator's action (run now, pause, cancel, retry…) was refused; stable, for the API and the CLI. */
+export type ControlReason =
+  | 'automation_not_found'
+  | 'run_not_found'
+  | 'run_not_active'
+  | 'run_active'
+  | 'not_retryable'
+  | 'worktree_not_kept';
+
+export class ControlError extends CurupiraError {
+  readonly reason: ControlReason;
+
+  constructor(reason: ControlReason, message: string) {
+    super('control', message);
+    this.reason = reason;
   }
 }
 

@@ -151,6 +151,8 @@ export interface RunRecord {
    * finds it on an unfinished run finishes that run instead of resuming a session that is done.
    */
   readonly agentOutcome: AgentOutcome | null;
+  /** When an operator dismissed the run from the board's Needs attention column. */
+  readonly dismissedAt?: string | null;
 }
 
 export interface AgentOutcome {

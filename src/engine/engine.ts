@@ -6,7 +6,7 @@
 import { rm } from 'node:fs/promises';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
-import { ConfigError, errorMessage } from '../core/errors.js';
+import { ConfigError, ControlError, errorMessage } from '../core/errors.js';
 import { isTerminal, type RunRecord, type Task } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
@@ -15,11 +15,33 @@ import { groupsOfRun, processWorksIn, terminateGroup } from '../process/process-
 import type { SessionRecord, Store } from '../store/types.js';
 import { ChainFeed } from './chain.js';
 import { type ExecutorDeps, executeTask, finishInterruptedRun } from './executor.js';
-import { EventFeed, type Feed, type PollContext } from './feed.js';
+import { CronFeed, cronItem, EventFeed, type Feed, type PollContext } from './feed.js';
 import { createFeed } from './feed-factory.js';
 import { classifyFailure } from './outcome.js';
 import { locksFor, type OfferResult, SchedulerCore } from './scheduler.js';
+import { taskFromItem } from './task.js';
 import { Wakeup } from './wakeup.js';
+
+/** What the engine knows of one automation now (for the board and `curupira status`). */
+export interface AutomationStatus {
+  id: string;
+  /** Paused by an operator (`curupira pause`, the board): not polled until resumed. */
+  paused: boolean;
+  /** Epoch ms of the next poll (for a schedule, the next check of the clock). */
+  nextPollAt: number;
+  /** Epoch ms the last poll finished, and the new tasks it found. */
+  lastPollAt?: number;
+  lastFound?: number;
+  /** The last poll's error, until a poll succeeds. */
+  lastError?: string;
+  /** Matching items beyond `batch_size` the last poll did not reach. */
+  waiting: number;
+  /** Open items matching the trigger at the last poll (event triggers that report it). */
+  matching?: number;
+}
+
+/** What an operator's retry did. */
+export type RetryResult = 'resumed' | 'polling' | 'fired';
 
 export interface RunningTask {
   automationId: string;
@@ -95,8 +117,19 @@ export class Engine {
   private readonly pending = new Map<string, Pending>();
   private readonly running = new Map<
     string,
-    { task: Task; automation: ResolvedAutomation; info: RunningTask; done: Promise<void> }
+    {
+      task: Task;
+      automation: ResolvedAutomation;
+      info: RunningTask;
+      done: Promise<void>;
+      cancel: AbortController;
+    }
   >();
+  /** Automations paused by an operator (loaded from the store at start). */
+  private readonly paused = new Set<string>();
+  /** Paused automations an operator asked to poll once anyway ("run now"). */
+  private readonly forced = new Set<string>();
+  private readonly lastPolls = new Map<string, { at: number; found: number }>();
   private readonly runs: RunRecord[] = [];
   private started = 0;
   private readonly wakeup = new Wakeup();
@@ -281,6 +314,7 @@ export class Engine {
       if (classifyFailure(error, { stage: 'discovery', stopping: this.winding }).action === 'cancel')
         return 0;
       this.discoveryErrors.set(feed.automation.id, errorMessage(error));
+      this.lastPolls.set(feed.automation.id, { at: this.options.clock.now(), found: 0 });
       this.options.log.warn(
         { automation: feed.automation.id, error: errorMessage(error) },
         `Discovery failed for ${feed.automation.id}`,
@@ -294,6 +328,7 @@ export class Engine {
       if (result === 'queued' || result === 'busy') offered += 1;
       if (result === 'full') break;
     }
+    this.lastPolls.set(feed.automation.id, { at: this.options.clock.now(), found: offered });
     return offered;
   }
 
@@ -323,6 +358,7 @@ export class Engine {
       startedAt: this.options.clock.now(),
     };
     const feed = this.feeds.find((f) => f.automation.id === automation.id);
+    const cancel = new AbortController();
     const done = executeTask(
       this.executorDeps((run) => {
         info.runId = run.id;
@@ -333,12 +369,13 @@ export class Engine {
       {
         automation,
         task,
-        signal: this.runAbort.signal,
+        signal: AbortSignal.any([this.runAbort.signal, cancel.signal]),
         ...(pending.resume ? { resume: pending.resume } : {}),
         ...upstreamOf(automation, task),
       },
     )
-      .then(async (run) => {
+      .then(async (finished) => {
+        const run = cancel.signal.aborted ? await this.noteCancelled(finished) : finished;
         this.runs.push(run);
         this.options.onRun?.(run);
         await this.afterRun(automation, task, run, feed);
@@ -362,7 +399,7 @@ export class Engine {
         if (this.changedWhileRunning.delete(task.key) && feed) feed.nextPollAt = 0;
         this.wakeup.wake();
       });
-    this.running.set(task.key, { task, automation, info, done });
+    this.running.set(task.key, { task, automation, info, done, cancel });
     this.emitStatus();
   }
 
@@ -437,6 +474,7 @@ export class Engine {
   }
 
   async run(): Promise<EngineResult> {
+    for (const id of await this.options.store.listPaused()) this.paused.add(id);
     await this.recover();
     for (const automation of this.settings.automations) await this.prune(automation.id);
     for (const feed of this.feeds) if (feed instanceof ChainFeed) await feed.init(this.pollContext());
@@ -471,6 +509,7 @@ export class Engine {
           cutShort = true;
           break;
         }
+        if (this.skips(feed)) continue;
         offered += await this.pollFeed(feed);
         this.dispatch();
       }
@@ -492,13 +531,17 @@ export class Engine {
       this.maybeReload();
       for (const feed of this.feeds) {
         if (this.winding || this.sizeReached) break;
-        if (feed.nextPollAt > clock.now() || this.core.capacity === 0) continue;
+        if (feed.nextPollAt > clock.now() || this.core.capacity === 0 || this.skips(feed)) continue;
+        this.forced.delete(feed.automation.id);
         await this.pollFeed(feed);
         this.dispatch();
       }
       this.dispatch();
       if (this.winding || this.sizeReached) break;
-      const nextPoll = Math.min(...this.feeds.map((f) => f.nextPollAt), Number.POSITIVE_INFINITY);
+      const nextPoll = Math.min(
+        ...this.feeds.filter((f) => !this.skips(f)).map((f) => f.nextPollAt),
+        Number.POSITIVE_INFINITY,
+      );
       this.emitStatus(Number.isFinite(nextPoll) ? nextPoll : undefined);
       const until = Math.min(
         nextPoll,
@@ -506,6 +549,120 @@ export class Engine {
       );
       await this.wakeup.wait(Number.isFinite(until) ? until - clock.now() : 60_000, clock);
     }
+  }
+
+  // ---- Operator controls (`curupira serve`: the board, the API and the CLI) ----
+
+  /** A paused feed is not polled, unless an operator asked to run it now. */
+  private skips(feed: Feed): boolean {
+    return this.paused.has(feed.automation.id) && !this.forced.has(feed.automation.id);
+  }
+
+  private automation(id: string): ResolvedAutomation {
+    const automation = this.settings.automations.find((a) => a.id === id);
+    if (!automation) throw new ControlError('automation_not_found', `no automation '${id}' is configured`);
+    return automation;
+  }
+
+  /** What each configured automation is doing now. */
+  automations(): AutomationStatus[] {
+    return this.feeds.map((feed) => {
+      const id = feed.automation.id;
+      const last = this.lastPolls.get(id);
+      const error = this.discoveryErrors.get(id);
+      return {
+        id,
+        paused: this.paused.has(id),
+        nextPollAt: feed.nextPollAt,
+        ...(last ? { lastPollAt: last.at, lastFound: last.found } : {}),
+        ...(error === undefined ? {} : { lastError: error }),
+        waiting: feed.waiting ?? 0,
+        ...(feed.matching === undefined ? {} : { matching: feed.matching }),
+      };
+    });
+  }
+
+  /** The settings the engine runs with now (they change on reload). */
+  currentSettings(): Settings {
+    return this.settings;
+  }
+
+  /** Pauses or resumes an automation; remembered in the store across restarts. Running runs go on. */
+  async setPaused(id: string, paused: boolean): Promise<void> {
+    this.automation(id);
+    await this.options.store.setPaused(id, paused);
+    if (paused) this.paused.add(id);
+    else this.paused.delete(id);
+    this.emitStatus();
+    this.wakeup.wake();
+  }
+
+  /**
+   * Runs an automation now: a schedule fires an occurrence at this instant; an event trigger polls
+   * at once (its matching items start as usual). Works on a paused automation too, once.
+   */
+  trigger(id: string): 'fired' | 'polling' {
+    const automation = this.automation(id);
+    const feed = this.feeds.find((f) => f.automation.id === id);
+    if (feed instanceof CronFeed) {
+      const item = cronItem(feed.automation, new Date(this.options.clock.now()), false);
+      this.offer(automation, taskFromItem(automation, item));
+      this.dispatch();
+      this.wakeup.wake();
+      return 'fired';
+    }
+    if (feed) feed.nextPollAt = 0;
+    if (this.paused.has(id)) this.forced.add(id);
+    this.wakeup.wake();
+    return 'polling';
+  }
+
+  /** Cancels one running run: its agent's process group is stopped; its saved session is kept. */
+  cancel(runId: string): void {
+    const entry = [...this.running.values()].find((r) => r.info.runId === runId);
+    if (!entry) throw new ControlError('run_not_active', `run ${runId} is not running in this daemon`);
+    entry.cancel.abort();
+  }
+
+  private async noteCancelled(run: RunRecord): Promise<RunRecord> {
+    if (run.status !== 'cancelled') return run;
+    const session = await this.options.store.getSession(run.taskKey);
+    return this.options.store.updateRun(run.id, {
+      reason: `cancelled by an operator${session ? '; its session is kept (retry resumes it)' : ''}`,
+    });
+  }
+
+  /**
+   * Runs a finished run's task again: a saved session is resumed; otherwise a schedule fires the
+   * same occurrence again and an event trigger forgets the item and polls now.
+   */
+  async retry(runId: string): Promise<RetryResult> {
+    const run = await this.options.store.getRun(runId);
+    if (!run) throw new ControlError('run_not_found', `no run ${runId}`);
+    if (!isTerminal(run.status)) throw new ControlError('run_active', `run ${runId} has not finished`);
+    const automation = this.automation(run.automationId);
+    const session = await this.options.store.getSession(run.taskKey);
+    if (session) {
+      this.offer(automation, session.task, session);
+      this.dispatch();
+      return 'resumed';
+    }
+    const feed = this.feeds.find((f) => f.automation.id === automation.id);
+    if (feed instanceof CronFeed && run.scheduledFor) {
+      const item = cronItem(feed.automation, new Date(run.scheduledFor), false);
+      this.offer(automation, taskFromItem(automation, item));
+      this.dispatch();
+      return 'fired';
+    }
+    if (feed instanceof EventFeed) {
+      feed.forgetKey(run.taskKey);
+      this.trigger(automation.id);
+      return 'polling';
+    }
+    throw new ControlError(
+      'not_retryable',
+      `run ${runId} has no saved session and its trigger cannot fire it again`,
+    );
   }
 
   private maybeReload(): void {

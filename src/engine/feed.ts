@@ -40,6 +40,8 @@ export interface Feed {
   runFinished(task: Task, context: PollContext): Promise<void>;
   /** Matching items the last poll did not reach (beyond `batch_size`); 0 when none or unknown. */
   readonly waiting?: number;
+  /** Open items matching the trigger at the last poll, when the source reports it. */
+  readonly matching?: number | undefined;
 }
 
 /** How many matches the first poll of an `ignore_backlog` automation records (GitHub Search's cap). */
@@ -48,7 +50,10 @@ export const BACKLOG_LIMIT = 1000;
 export class EventFeed implements Feed {
   nextPollAt = 0;
   waiting = 0;
+  matching: number | undefined;
   private readonly seen = new Set<string>();
+  /** The last fingerprint dispatched per task key (for an operator's retry). */
+  private readonly fingerprints = new Map<string, string>();
   private readonly backoff: Backoff;
 
   constructor(
@@ -84,6 +89,7 @@ export class EventFeed implements Feed {
       throw error;
     }
     this.waiting = report ? Math.max(0, report.matching - report.examined) : 0;
+    this.matching = report?.matching;
     let tasks = items.map((item) => taskFromItem(this.automation, item));
     if (baseline !== 'current') {
       const ignoreBacklog = this.automation.config.ignore_backlog;
@@ -112,6 +118,13 @@ export class EventFeed implements Feed {
 
   markDispatched(task: Task): void {
     this.seen.add(task.fingerprint);
+    this.fingerprints.set(task.key, task.fingerprint);
+  }
+
+  /** An operator asked to run the task again (retry): its item is offered on the next poll. */
+  forgetKey(taskKey: string): void {
+    const fingerprint = this.fingerprints.get(taskKey);
+    if (fingerprint !== undefined) this.seen.delete(fingerprint);
   }
 
   /** A launch that never started the agent is retried on the next poll (item memory only). */

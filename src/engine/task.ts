@@ -3,7 +3,8 @@ import { createHash } from 'node:crypto';
 import type { ResolvedAutomation } from '../config/types.js';
 import type { RunStatus } from '../core/types.js';
 import { type FieldValue, type Item, identityKey, type Task, type TaskIdentity } from '../core/types.js';
-import { fenceUntrusted } from '../prompt/fence.js';
+import { createFence, type Fence } from '../prompt/fence.js';
+import { guardUntrusted } from '../prompt/untrusted.js';
 import type { RunInit, Store } from '../store/types.js';
 
 /** The forge identity used for `${repo}` and identities: the trigger's `repo`, else the alias. */
@@ -28,11 +29,6 @@ export function taskFromItem(automation: ResolvedAutomation, item: Item): Task {
   return { identity, key: identityKey(identity), fingerprint: fingerprint(identity, item), item };
 }
 
-/** Fields holding long text written by strangers: fenced in prompts unless `untrusted_text = "raw"`. */
-export function fencedFields(automation: ResolvedAutomation): string[] {
-  return automation.trigger.untrustedFields.filter((f) => f.endsWith('_body') || f === 'upstream_summary');
-}
-
 function describeSource(task: Task, field: string): string {
   const author = (task.item.fields.issue_author ??
     task.item.fields.pull_request_author ??
@@ -41,19 +37,28 @@ function describeSource(task: Task, field: string): string {
     return `the outcome of run ${task.item.id} of automation '${String(task.item.fields.upstream_automation)}' (it quotes that agent and its task)`;
   }
   const what = field.replace(/_/g, ' ');
-  return `${what} of ${task.identity.repo}#${task.item.id}${author ? ` (written by @${author})` : ''}`;
+  // Labels are applied by whoever can label, not necessarily by the item's author.
+  const by = author && !field.endsWith('_labels') ? ` (written by @${author})` : '';
+  return `${what} of ${task.identity.repo}#${task.item.id}${by}`;
 }
 
-/** Everything a prompt may read: the common fields, then the trigger's own. */
-export function promptContext(automation: ResolvedAutomation, task: Task): Record<string, FieldValue> {
-  const context = rawPromptContext(automation, task);
-  if (automation.config.untrusted_text === 'raw') return context;
-  for (const field of fencedFields(automation)) {
-    const value = context[field];
-    if (typeof value === 'string' && value.trim() !== '')
-      context[field] = fenceUntrusted(value, describeSource(task, field));
-  }
-  return context;
+/**
+ * Everything a prompt may read: the common fields, then the trigger's own. Every field the trigger
+ * declares untrusted is capped and fenced (unless `untrusted_text = "raw"`) with `fence`, one per
+ * run: its nonce is drawn at random, so the item's text cannot close or forge a fence.
+ */
+export function promptContext(
+  automation: ResolvedAutomation,
+  task: Task,
+  fence: Fence = createFence(),
+): Record<string, FieldValue> {
+  return guardUntrusted(rawPromptContext(automation, task), {
+    fields: automation.trigger.untrustedFields,
+    syntax: automation.promptSyntax,
+    mode: automation.config.untrusted_text,
+    fence,
+    describe: (field) => describeSource(task, field),
+  });
 }
 
 /** NUL bytes cannot be passed to a process and mean nothing in a prompt: item text loses them. */

@@ -17,7 +17,7 @@ import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { AgentNotFoundError, CurupiraError } from '../core/errors.js';
-import { redact } from '../log.js';
+import { createLineRedactor } from '../security/redact.js';
 import { findExecutable } from './env.js';
 import { BoundedTail, LineSplitter } from './output.js';
 import { terminateGroup } from './process-group.js';
@@ -112,6 +112,8 @@ function createSink(
   onWriteError: (error: unknown, path: string) => void,
 ): StreamSink {
   const maxLine = options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH;
+  // Per stream: a private key block printed over several lines is redacted from BEGIN to END.
+  const redact = createLineRedactor();
   const sink: StreamSink = {
     fd: file.fd,
     path: file.path,

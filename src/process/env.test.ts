@@ -141,6 +141,40 @@ describe('buildAgentEnv', () => {
     expect(redact('never-passed-value-0003')).toBe('never-passed-value-0003');
   });
 
+  it('gives each provider the secrets its own CLI reads and no other secret-looking variable', () => {
+    const secrets: NodeJS.ProcessEnv = {
+      ANTHROPIC_API_KEY: 'anthropic-key-value',
+      OPENAI_API_KEY: 'openai-key-value',
+      GEMINI_API_KEY: 'gemini-key-value',
+      NPM_TOKEN: 'npm-token-value',
+      STRIPE_SECRET_KEY: 'stripe-secret-value',
+      DB_PASSWORD: 'db-password-value',
+      SENTRY_AUTH_TOKEN: 'sentry-token-value',
+      GH_TOKEN: 'gh-token-value',
+    };
+    const reaches = (provider: (typeof PROVIDERS)[number]) =>
+      Object.keys(
+        buildAgentEnv({
+          source: { ...source, ...secrets },
+          providerAllowlist: getDriver(provider).envAllowlist,
+          cwd: '/w',
+        }),
+      ).filter((name) => name in secrets);
+    expect(reaches('claude')).toEqual(['ANTHROPIC_API_KEY']);
+    expect(reaches('codex')).toEqual(['OPENAI_API_KEY']);
+    expect(reaches('gemini')).toEqual(['GEMINI_API_KEY']);
+    for (const provider of PROVIDERS) {
+      for (const name of reaches(provider)) {
+        expect(matchesEnvPattern(name, getDriver(provider).envAllowlist), `${provider} ${name}`).toBe(true);
+      }
+      expect(reaches(provider), provider).not.toContain('NPM_TOKEN');
+      expect(reaches(provider), provider).not.toContain('STRIPE_SECRET_KEY');
+      expect(reaches(provider), provider).not.toContain('DB_PASSWORD');
+      expect(reaches(provider), provider).not.toContain('SENTRY_AUTH_TOKEN');
+      expect(reaches(provider), provider).not.toContain('GH_TOKEN');
+    }
+  });
+
   it('points PWD at the worktree whatever the caller’s PWD or the profile say', () => {
     const env = buildAgentEnv({ source, providerAllowlist: [], extra: { PWD: '/nope' }, cwd: '/w/tree' });
     expect(env.PWD).toBe('/w/tree');

@@ -9,7 +9,7 @@
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
-import { registerSecret } from '../log.js';
+import { isSecretEnvName, registerSecret } from '../security/redact.js';
 
 /** Variables every agent gets when curupira has them. Entries ending in `*` match a prefix. */
 export const BASE_ENV: readonly string[] = [
@@ -48,26 +48,7 @@ export const BASE_ENV: readonly string[] = [
   'GIT_COMMITTER_EMAIL',
 ];
 
-/**
- * A variable holds a secret when its name contains TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE,
- * CREDENTIAL or APIKEY, or has KEY, AUTH, PASS, PAT or COOKIE as one of its `_`-separated words
- * (`OPENAI_API_KEY`, `AWS_SECRET_ACCESS_KEY`, `ANTHROPIC_AUTH_TOKEN`, `DB_PASS`), case ignored.
- * Whole words for the short ones, so that `GIT_AUTHOR_NAME` or `KEYBOARD_LAYOUT` are not secrets.
- */
-const SECRET_NAME_PARTS = /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|APIKEY/i;
-const SECRET_NAME_WORDS = new Set(['KEY', 'KEYS', 'AUTH', 'PASS', 'PAT', 'COOKIE']);
-/** Secret-looking names that hold something else (a socket path). */
-const NOT_SECRET_NAMES: readonly string[] = ['SSH_AUTH_SOCK'];
-
-/** True when the variable `name` is taken to hold a secret (see SECRET_NAME_PARTS). */
-export function isSecretEnvName(name: string): boolean {
-  if (NOT_SECRET_NAMES.includes(name)) return false;
-  if (SECRET_NAME_PARTS.test(name)) return true;
-  return name
-    .toUpperCase()
-    .split('_')
-    .some((word) => SECRET_NAME_WORDS.has(word));
-}
+export { isSecretEnvName } from '../security/redact.js';
 
 /** Variables that make git operate on another repository than the worktree. Never passed. */
 export const GIT_LOCATION_ENV: readonly string[] = [

@@ -14,10 +14,12 @@ import type { FieldValue } from '../core/types.js';
 import { flattenFields } from './fields.js';
 import { analyzeJinjaTemplate, JinjaSyntaxError, renderJinjaTemplate } from './jinja.js';
 import { analyzeStringTemplate, renderStringTemplate } from './string-template.js';
+import { fenceOfContext } from './untrusted.js';
 
-export { fenceUntrusted } from './fence.js';
+export { createFence, type Fence, fenceUntrusted } from './fence.js';
 export { flattenFields, flattenValue } from './fields.js';
 export { JinjaSyntaxError } from './jinja.js';
+export { BODY_CAP_CHARS, capText, type GuardOptions, guardUntrusted } from './untrusted.js';
 
 export type PromptSyntax = 'template' | 'jinja';
 export type PromptSyntaxSetting = 'auto' | PromptSyntax;
@@ -78,7 +80,8 @@ export function analyzePrompt(template: string, setting: PromptSyntaxSetting = '
 
 /**
  * Renders a prompt for one task. `${…}` templates get every value flattened to text; Jinja gets the
- * values as they are (lists stay lists) and flattens only what it prints.
+ * values as they are (lists stay lists) and flattens only what it prints. A context made by
+ * `guardUntrusted` renders with its run's fence (Jinja's `| fence` uses the same nonce).
  */
 export function renderPrompt(
   template: string,
@@ -87,7 +90,8 @@ export function renderPrompt(
   automationId?: string,
 ): string {
   try {
-    if (resolveSyntax(template, setting) === 'jinja') return renderJinjaTemplate(template, context);
+    if (resolveSyntax(template, setting) === 'jinja')
+      return renderJinjaTemplate(template, context, fenceOfContext(context));
     return renderStringTemplate(template, flattenFields(context));
   } catch (error) {
     const subject = automationId === undefined ? 'prompt' : `prompt for ${automationId}`;

@@ -19,8 +19,9 @@
 import nunjucks, { type Environment } from 'nunjucks';
 import { errorMessage, PromptRenderError } from '../core/errors.js';
 import type { FieldValue } from '../core/types.js';
-import { fenceUntrusted } from './fence.js';
+import { createFence, type Fence } from './fence.js';
 import { compactJson } from './fields.js';
+import { fenceContainer } from './untrusted.js';
 
 /** A Jinja template that does not parse or uses something this environment does not have. */
 export class JinjaSyntaxError extends Error {
@@ -108,12 +109,31 @@ const UNSUPPORTED_TAGS: Readonly<Record<string, string>> = {
   IfAsync: 'ifAsync',
 };
 
+/**
+ * The fence of the render in progress (rendering is synchronous): `| fence` and whole fenced lists
+ * printed use the run's nonce.
+ */
+let activeFence: Fence | undefined;
+
+function currentFence(): Fence {
+  activeFence ??= createFence();
+  return activeFence;
+}
+
 function printValue(value: unknown): unknown {
   if (value === null || value === undefined) return '';
   if (typeof value === 'string' || value instanceof nj.runtime.SafeString) return value;
   if (typeof value === 'function') return '';
-  if (typeof value === 'object') return compactJson(value);
+  if (typeof value === 'object') return fenceContainer(value, currentFence()) ?? compactJson(value);
   return String(value);
+}
+
+/** `| fence(label)`: fences by hand (in `raw` mode, or after shaping); a fenced value stays as it is. */
+function fenceFilter(value: unknown, label: unknown = 'an issue or pull request'): string {
+  if (value === undefined || value === null || value === '') return '';
+  const fence = currentFence();
+  const text = String(printValue(value));
+  return fence.produced(text) ? text : fence.fence(text, String(label));
 }
 
 function defaultFilter(value: unknown, fallback: unknown = '', boolean = false): unknown {
@@ -127,10 +147,9 @@ function createEnvironment(): Environment {
   env.addFilter(PRINT_FILTER, printValue);
   env.addFilter('default', defaultFilter);
   env.addFilter('d', defaultFilter);
-  // `{{ issue_body | truncate(4000) | fence('issue body') }}`: fence untrusted text after shaping it.
-  env.addFilter('fence', (value: unknown, label: unknown = 'an issue or pull request') =>
-    value === undefined || value === null || value === '' ? '' : fenceUntrusted(String(value), String(label)),
-  );
+  // With `untrusted_text = "raw"`: `{{ issue_body | truncate(4000) | fence('issue body') }}` shapes
+  // the text first, then fences it (by default, untrusted fields arrive fenced already).
+  env.addFilter('fence', fenceFilter);
   const internals = env as unknown as NjEnvironmentInternals;
   internals.addTest('true', (value) => value === true);
   internals.addTest('false', (value) => value === false);
@@ -463,8 +482,15 @@ function renderErrorMessage(error: unknown): string {
   return typeof lineno === 'number' ? `line ${lineno + 1}: ${detail}` : detail;
 }
 
-/** Renders a Jinja template; any problem, including a syntax error, is a `PromptRenderError`. */
-export function renderJinjaTemplate(template: string, context: Readonly<Record<string, FieldValue>>): string {
+/**
+ * Renders a Jinja template; any problem, including a syntax error, is a `PromptRenderError`.
+ * `fence` is the run's (default: a fresh one for this render).
+ */
+export function renderJinjaTemplate(
+  template: string,
+  context: Readonly<Record<string, FieldValue>>,
+  fence: Fence = createFence(),
+): string {
   let entry: PreparedTemplate;
   try {
     entry = prepare(template);
@@ -472,10 +498,13 @@ export function renderJinjaTemplate(template: string, context: Readonly<Record<s
     throw new PromptRenderError(`Jinja syntax error: ${errorMessage(error)}`, { cause: error });
   }
   let output: string | null;
+  activeFence = fence;
   try {
     output = entry.template.render({ ...context });
   } catch (error) {
     throw new PromptRenderError(renderErrorMessage(error), { cause: error });
+  } finally {
+    activeFence = undefined;
   }
   if (typeof output !== 'string') throw new PromptRenderError('the template did not render synchronously');
   return output;

@@ -83,6 +83,8 @@ export interface RunPatch {
   provider?: string | null;
   agentPid?: number | null;
   agentOutcome?: AgentOutcome | null;
+  /** When an operator dismissed the run from Needs attention (null brings it back). */
+  dismissedAt?: string | null;
 }
 
 export interface RunFilter {
@@ -94,6 +96,13 @@ export interface RunFilter {
   offset?: number;
   /** Only runs whose worktree was kept and still exists on record. */
   worktreeKept?: boolean;
+  /** Only runs older than this id (cursor pagination: pass the last id of the previous page). */
+  beforeId?: string;
+  /**
+   * true: runs that need a human (a kept worktree, or a status outside the running and calm ones:
+   * failed, timed out, blocked, any new one) and were not dismissed; false: every other run.
+   */
+  attention?: boolean;
 }
 
 export interface ItemMemoryEntry {
@@ -119,6 +128,8 @@ export interface Store {
   updateRun(id: string, patch: RunPatch): Promise<RunRecord>;
   getRun(id: string): Promise<RunRecord | undefined>;
   listRuns(filter?: RunFilter): Promise<RunRecord[]>;
+  /** How many runs match (limit and offset are ignored). */
+  countRuns(filter?: RunFilter): Promise<number>;
   /** Deletes all but the newest `keep` finished runs of an automation; returns the deleted rows. */
   pruneRuns(automationId: string, keep: number): Promise<RunRecord[]>;
   /** Runs left `queued`, `preparing` or `running` by a process that died: the caller decides their fate. */
@@ -133,6 +144,11 @@ export interface Store {
   listItemKeys(automationId: string): Promise<ItemMemoryEntry[]>;
   /** Forgets an automation's item memory (used when its filters change). */
   clearItemKeys(automationId: string): Promise<void>;
+
+  /** Pauses (or resumes) an automation by hand; remembered across restarts. */
+  setPaused(automationId: string, paused: boolean): Promise<void>;
+  /** Automations paused by hand, by id. */
+  listPaused(): Promise<string[]>;
 
   /** Small named values (baselines, filter hashes). */
   getMeta(key: string): Promise<string | undefined>;

@@ -48,7 +48,7 @@ export const automationBaseShape = {
     .enum(['fenced', 'raw'])
     .default('fenced')
     .describe(
-      'How bodies written by strangers (`issue_body`, `pull_request_body`, `item_body`, `task_body`…) enter the prompt: `fenced` wraps non-empty ones in a marked block the agent is told to treat as data, not instructions; `raw` inserts them as written (the reference’s behaviour). In Jinja, `| fence` does it by hand (curupira extension).',
+      'How text written by strangers (every untrusted field: titles, bodies, labels, branch names…) enters the prompt: `fenced` wraps each non-empty one in a marked block, whose delimiter carries a random per-run nonce, that the agent is told to treat as data, not instructions; `raw` inserts them as written (the reference’s behaviour) and is unsafe: anyone who can open an item writes part of the prompt. Bodies are capped at 6,000 characters either way. In Jinja, `| fence` fences by hand (curupira extension). See docs/security.md.',
     ),
 } as const;
 

@@ -89,7 +89,10 @@ export interface TriggerDefinition<A extends AnyAutomation = ResolvedAutomation>
   readonly schema: z.ZodType;
   /** Prompt fields this trigger adds to the common ones, in the order items list them. */
   readonly promptFields: readonly string[];
-  /** Prompt fields that carry text written by strangers. */
+  /**
+   * Prompt fields that carry text written by strangers: each is fenced in every prompt (and its
+   * bodies capped) by `prompt/untrusted.ts`; declaring a field here is all it takes.
+   */
   readonly untrustedFields: readonly string[];
   /** A key that, in a table without `trigger_type`, selects this trigger (`schedule` → cron). */
   readonly impliedBy?: string;

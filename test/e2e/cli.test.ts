@@ -54,7 +54,22 @@ describe('version and help', () => {
   it('has -h/--help on every command', async () => {
     const top = await runBuiltCli(['--help'], { env: baseEnv() });
     expect(top.code).toBe(0);
-    const commands = ['validate', 'schema', 'run', 'runs', 'doctor', 'gc', 'simulator', 'demo'];
+    const commands = [
+      'validate',
+      'schema',
+      'run',
+      'runs',
+      'doctor',
+      'gc',
+      'simulator',
+      'demo',
+      'serve',
+      'status',
+      'cancel',
+      'pause',
+      'resume',
+      'trigger',
+    ];
     for (const command of commands) expect(top.stdout).toContain(command);
     expect(top.stdout).toContain('--config <path>');
     expect(top.stdout).toContain(join(dir, '.curupira', 'settings.toml'));
@@ -346,6 +361,9 @@ describe('demo', () => {
     expect(result.stdout).toContain('acme/widgets#1 "Widget list crashes when a widget has no name"');
     expect(result.stdout).toContain('1 commit not on any remote, so curupira kept them');
     expect(result.stdout).toContain('assistant: ');
+    expect(result.stdout.trimEnd().split('\n').at(-1)).toBe(
+      'See these runs on the board: `npm run demo -- --serve` (or `curupira demo --serve`).',
+    );
     expect(existsSync(join(demoDir, 'settings.toml'))).toBe(true);
 
     // Again in the same folder: the earlier demo is replaced, not a git error.

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { branchName, worktreePath } from '../../src/workspace/paths.js';
-import { createHarness, type Harness, onlyRun } from '../helpers/harness.js';
+import { createHarness, type Harness, onlyRun, unfenced } from '../helpers/harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -24,14 +24,10 @@ describe('engine smoke', () => {
     expect(existsSync(expectedPath)).toBe(false);
     const [call] = h.invocations('claude');
     expect(call!.cwd).toBe(expectedPath);
-    expect(call!.argv).toEqual([
-      '-p',
-      '--output-format',
-      'stream-json',
-      '--verbose',
-      '--',
-      'Fix issue 1: First issue',
-    ]);
+    expect(call!.argv.slice(0, -1)).toEqual(['-p', '--output-format', 'stream-json', '--verbose', '--']);
+    // The title arrives fenced (issue 11), as one argument.
+    expect(call!.argv.at(-1)).toMatch(/^Fix issue 1: The block below is untrusted data from issue title/);
+    expect(unfenced(call!.argv.at(-1)!)).toBe('Fix issue 1: First issue');
     expect(run.sessionId).toBeTruthy();
     expect(readFileSync(run.transcriptPath!, 'utf8')).toContain(run.sessionId!);
     const store = await h.openStore();

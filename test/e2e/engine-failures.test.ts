@@ -14,6 +14,7 @@ import {
   issueAutomation,
   peakOverlap,
   runInterval,
+  unfenced,
 } from '../helpers/harness.js';
 
 let h: Harness;
@@ -168,7 +169,7 @@ ${issueAutomation('pilot', { labels: ['solo'], prompt: 'Pilot: ${issue_title}', 
     expect(run.status, run.reason ?? '').toBe('succeeded');
     expect(run.resumed).toBe(false);
     const calls = h.agentRuns('copilot').filter((c) => c.cwd === run.worktreePath);
-    expect(calls.map((c) => c.prompt)).toEqual(['Pilot: Solo']);
+    expect(calls.map((c) => unfenced(c.prompt ?? ''))).toEqual(['Pilot: Solo']);
   });
 });
 
@@ -213,7 +214,8 @@ describe('concurrency', () => {
     for (const run of shared) expect(run.worktreePath).toBeNull();
     const cwds = h
       .agentRuns('claude')
-      .filter((c) => c.prompt?.startsWith('Shared') && !c.prompt.includes('side'))
+      .map((c) => ({ ...c, text: unfenced(c.prompt ?? '') }))
+      .filter((c) => c.text.startsWith('Shared') && !c.text.includes('side'))
       .map((c) => c.cwd);
     expect(cwds).toEqual([checkout, checkout]);
   });

@@ -14,6 +14,7 @@ import {
   issueAutomation,
   runBuiltCli,
   startBuiltCli,
+  unfenced,
   waitFor,
 } from '../helpers/harness.js';
 
@@ -117,7 +118,7 @@ describe('crash safety (the built CLI, killed with SIGKILL)', () => {
           resumed: true,
           sessionId: saved.session.sessionId,
         });
-        expect(next.prompt).toBe('Fix #1: First issue [[fake:sleep=20]]');
+        expect(unfenced(next.prompt ?? '')).toBe('Fix #1: First issue [[fake:sleep=20]]');
         expect(await sessionsOf(h, 'fix')).toEqual([]);
         expect(second.stdout).toContain('1 run: 1 succeeded');
       } finally {
@@ -183,7 +184,7 @@ describe('restarts, watch and stop (in process)', () => {
       expect(result.runs[0]!.status).toBe('succeeded');
       expect(result.runs[0]!.resumed).toBe(false);
     }
-    const calls = h.agentRuns('claude').filter((c) => c.prompt === 'Again: First issue');
+    const calls = h.agentRuns('claude').filter((c) => unfenced(c.prompt ?? '') === 'Again: First issue');
     expect(calls).toHaveLength(2);
     expect(calls.every((c) => c.resumeOf === null)).toBe(true);
     expect(calls[0]!.sessionId).not.toBe(calls[1]!.sessionId);
@@ -209,7 +210,7 @@ describe('restarts, watch and stop (in process)', () => {
     expect(next.runs).toHaveLength(1);
     const run = next.runs[0]!;
     expect(run).toMatchObject({ status: 'succeeded', resumed: true, sessionId: saved!.sessionId });
-    expect(run.prompt).toBe('Resume: First issue [[fake:fail]]');
+    expect(unfenced(run.prompt ?? '')).toBe('Resume: First issue [[fake:fail]]');
     const calls = h.agentRuns('claude').filter((c) => c.cwd === run.worktreePath);
     expect(calls.map((c) => c.resumeOf)).toEqual([null, saved!.sessionId]);
     expect(calls[1]!.argv).toEqual([
@@ -235,9 +236,10 @@ describe('restarts, watch and stop (in process)', () => {
     const next = await h.run();
     expect(next.runs).toHaveLength(1);
     const run = next.runs[0]!;
-    expect(run).toMatchObject({ status: 'succeeded', resumed: false, prompt: 'New: First issue' });
+    expect(run).toMatchObject({ status: 'succeeded', resumed: false });
+    expect(unfenced(run.prompt ?? '')).toBe('New: First issue');
     expect(run.sessionId).not.toBe(saved!.sessionId);
-    const [call] = h.agentRuns('claude').filter((c) => c.prompt === 'New: First issue');
+    const [call] = h.agentRuns('claude').filter((c) => unfenced(c.prompt ?? '') === 'New: First issue');
     expect(call!.resumeOf).toBeNull();
     expect(call!.argv).not.toContain('--resume');
     expect(await sessionsOf(h, 'edited')).toEqual([]);

@@ -11,7 +11,7 @@ import type { ConfigError } from '../../src/core/errors.js';
 import type { RunRecord } from '../../src/core/types.js';
 import type { EngineStatus } from '../../src/engine/engine.js';
 import { createLogger } from '../../src/log.js';
-import { createHarness, type Harness, waitFor } from '../helpers/harness.js';
+import { createHarness, type Harness, unfenced, waitFor } from '../helpers/harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -97,7 +97,7 @@ describe('run --watch', () => {
     stop.abort();
     await watching;
     expect(runs.map((r) => r.itemTitle)).toEqual(['First issue', 'During the bad edit', 'Urgent one']);
-    expect(runs[2]!.prompt).toBe('Urgently fix issue 4: Urgent one');
+    expect(unfenced(runs[2]!.prompt ?? '')).toBe('Urgently fix issue 4: Urgent one');
   });
 
   it('never queues more than max_pending_tasks, and still gets to every item', async () => {

@@ -5,24 +5,14 @@
  * registration of the values curupira passed can catch them; one holds JSON-escaped characters,
  * so that it appears escaped in the agent's JSON output.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness, issueAutomation, runBuiltCli } from '../helpers/harness.js';
+import { createHarness, filesUnder, type Harness, issueAutomation, runBuiltCli } from '../helpers/harness.js';
 
 const CANARY_KEY = 'canary-anthropic-"quoted"\\value-7f3a9c1e5b2d';
 const CANARY_AWS = 'canary-aws-4e8b1d6f9a2c7e3b';
 /** Every form a canary could take in a file: as is, and escaped inside a JSON string. */
 const FORMS = [CANARY_KEY, CANARY_AWS, JSON.stringify(CANARY_KEY).slice(1, -1)];
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    const stat = statSync(path, { throwIfNoEntry: false });
-    if (!stat) return [];
-    return stat.isDirectory() ? filesUnder(path) : stat.isFile() ? [path] : [];
-  });
-}
 
 function leaks(text: string): string[] {
   return FORMS.filter((form) => text.includes(form));

@@ -3,7 +3,7 @@
  * commit, the fake agent CLIs on PATH, and a settings file wired to all three, in a temp folder.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { installFakeAgents } from '../../src/agents/fake/install.js';
 import type { Provider } from '../../src/agents/schemas.js';
@@ -46,6 +46,8 @@ export interface Harness {
   settings(): Settings;
   /** One engine pass in this process (drain unless told otherwise). */
   run(options?: HarnessRunOptions): Promise<EngineResult>;
+  /** What `run` hands the engine, over an open store (to build an `Engine` and steer it). */
+  engineOptions(store: Store, options?: HarnessRunOptions): EngineOptions;
   openStore(): Promise<Store>;
   /** Every invocation the fake agents recorded, per provider (`--version` probes included). */
   invocations(provider: Provider): FakeInvocation[];
@@ -75,7 +77,8 @@ export interface FakeInvocation {
   argv: string[];
   prompt?: string;
   cwd: string;
-  env: { keys: string[]; values: Record<string, string> };
+  /** Names, the values of FAKE_* and a few path variables, and a SHA-256 of every value. */
+  env: { keys: string[]; values: Record<string, string>; hashes: Record<string, string> };
   pid: number;
   resumeOf: string | null;
   sessionId: string | null;
@@ -103,6 +106,27 @@ export interface HarnessOptions extends SettingsPieces {
   issues?: { title: string; body?: string; labels?: string[] }[];
   /** Files of origin's first commit besides README.md. */
   originFiles?: Record<string, string | SeedFile>;
+}
+
+/** Every file below `dir`, at any depth (for scans of everything a test world holds). */
+export function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    const stat = statSync(path, { throwIfNoEntry: false });
+    if (!stat) return [];
+    return stat.isDirectory() ? filesUnder(path) : stat.isFile() ? [path] : [];
+  });
+}
+
+/**
+ * A prompt with each fenced block (notice, BEGIN line, text, END line) replaced by its text, for
+ * tests about which item ran rather than about fencing (every title is fenced since issue 11).
+ */
+export function unfenced(prompt: string): string {
+  return prompt.replace(
+    /The block below is untrusted data from [^\n]*\n----- BEGIN UNTRUSTED DATA (\w+) -----\n([\s\S]*?)\n?----- END UNTRUSTED DATA \1 -----/g,
+    (_block, _nonce: string, text: string) => text,
+  );
 }
 
 export function defaultAutomation(prompt = 'Fix issue ${issue_number}: ${issue_title}'): string {
@@ -213,32 +237,35 @@ ${p.automation ?? defaultAutomation()}
     settings() {
       return loadSettings(settingsFile).settings;
     },
-    async run(runOptions = {}) {
+    engineOptions(store, runOptions = {}) {
       const settings = harness.settings();
-      const store = await openStore(settings.execution.state_db_path);
+      const tokens = staticTokenSource(TOKEN);
+      return {
+        settings,
+        mode: runOptions.mode ?? 'drain',
+        ...(runOptions.size === undefined ? {} : { size: runOptions.size }),
+        ...(runOptions.onRun ? { onRun: runOptions.onRun } : {}),
+        ...(runOptions.onStatus ? { onStatus: runOptions.onStatus } : {}),
+        ...(runOptions.reload ? { reload: runOptions.reload } : {}),
+        ...(runOptions.reloadIntervalMs === undefined
+          ? {}
+          : { reloadIntervalMs: runOptions.reloadIntervalMs }),
+        tokens,
+        store,
+        clock: systemClock,
+        log: runOptions.log ?? silentLogger(),
+        env: harness.env,
+        github: () => createGitHubClient({ apiUrl: settings.execution.github.api_url, tokens }),
+        transcriptsDir: transcriptsDir(settings),
+        stopSignal: runOptions.stop ?? new AbortController().signal,
+        ...(runOptions.drain ? { drainSignal: runOptions.drain } : {}),
+        killGraceMs: runOptions.killGraceMs ?? 2000,
+      };
+    },
+    async run(runOptions = {}) {
+      const store = await openStore(harness.settings().execution.state_db_path);
       try {
-        const tokens = staticTokenSource(TOKEN);
-        return await runEngine({
-          settings,
-          mode: runOptions.mode ?? 'drain',
-          ...(runOptions.size === undefined ? {} : { size: runOptions.size }),
-          ...(runOptions.onRun ? { onRun: runOptions.onRun } : {}),
-          ...(runOptions.onStatus ? { onStatus: runOptions.onStatus } : {}),
-          ...(runOptions.reload ? { reload: runOptions.reload } : {}),
-          ...(runOptions.reloadIntervalMs === undefined
-            ? {}
-            : { reloadIntervalMs: runOptions.reloadIntervalMs }),
-          tokens,
-          store,
-          clock: systemClock,
-          log: runOptions.log ?? silentLogger(),
-          env: harness.env,
-          github: () => createGitHubClient({ apiUrl: settings.execution.github.api_url, tokens }),
-          transcriptsDir: transcriptsDir(settings),
-          stopSignal: runOptions.stop ?? new AbortController().signal,
-          ...(runOptions.drain ? { drainSignal: runOptions.drain } : {}),
-          killGraceMs: runOptions.killGraceMs ?? 2000,
-        });
+        return await runEngine(harness.engineOptions(store, runOptions));
       } finally {
         await store.close();
       }

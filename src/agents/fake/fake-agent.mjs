@@ -31,7 +31,11 @@
  * `opencode --version` prints; default 2.0.0), FAKE_AGENT_VERSION (the same for the others),
  * FAKE_AGENT_ROOT (`1` or `0`: behave as if run by root or not; default: the real uid),
  * FAKE_AGENT_FAIL_RESUME=1 (every resume fails), FAKE_AGENT_EXCLUSIVE (a folder: two agents working
- * in one directory at once are logged there).
+ * in one directory at once are logged there), FAKE_AGENT_PRINT_ENV=1 (print every variable of its
+ * environment as NAME=value, on stderr first, then as an assistant message: what a careless or
+ * hostile agent would do). The invocation log holds variable names and a SHA-256 of each value,
+ * never the values of other than FAKE_* and a few path variables, so a test can check which value
+ * an agent got without writing it anywhere.
  *
  * No dependencies: it runs from `src/` in tests and from `dist/` after the build copies it.
  */
@@ -412,8 +416,12 @@ function logInvocation(provider, record) {
   if (!dir) return;
   mkdirSync(dir, { recursive: true });
   const values = {};
-  for (const name of Object.keys(process.env)) {
-    if (SELECTED_ENV.includes(name) || name.startsWith('FAKE_')) values[name] = process.env[name];
+  const hashes = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (SELECTED_ENV.includes(name) || name.startsWith('FAKE_')) values[name] = value;
+    hashes[name] = createHash('sha256')
+      .update(value ?? '')
+      .digest('hex');
   }
   appendFileSync(
     join(dir, `${provider}.jsonl`),
@@ -422,7 +430,7 @@ function logInvocation(provider, record) {
       ...record,
       cwd: process.cwd(),
       pid: process.pid,
-      env: { keys: Object.keys(process.env).sort(), values },
+      env: { keys: Object.keys(process.env).sort(), values, hashes },
       time: new Date().toISOString(),
     })}\n`,
   );
@@ -1179,6 +1187,11 @@ async function main() {
   const wanted = directives(prompt);
   const has = (name) => wanted.some((d) => d.name === name);
 
+  const printEnv = process.env.FAKE_AGENT_PRINT_ENV === '1';
+  const envLines = Object.entries(process.env)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([name, value]) => `${name}=${value}`);
+  if (printEnv) process.stderr.write(`${envLines.join('\n')}\n`);
   for (const d of wanted) {
     if (d.name !== 'stderr-env' || !d.value) continue;
     const value = process.env[d.value];
@@ -1187,6 +1200,7 @@ async function main() {
   out.start();
   if (has('spawn-child')) spawnStubbornChild();
   for (const d of wanted) if (d.name === 'sleep') await sleep(Number(d.value) || 0);
+  if (printEnv) out.text(`My environment:\n${envLines.join('\n')}`);
 
   if (has('fail') || (resumeOf !== null && process.env.FAKE_AGENT_FAIL_RESUME === '1')) {
     const message = has('fail')

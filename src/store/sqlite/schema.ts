@@ -95,7 +95,22 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE sessions ADD COLUMN resume_failures INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE runs ADD COLUMN agent_outcome TEXT;
   `,
+  // 3: operator controls from `curupira serve`: automations paused by hand (kept across restarts)
+  // and runs dismissed from the board's Needs attention column; a partial index keeps that column
+  // fast at any ledger size (its WHERE must match ATTENTION_SQL in store.ts word for word).
+  `
+  CREATE TABLE automation_controls (
+    automation_id TEXT PRIMARY KEY,
+    paused INTEGER NOT NULL CHECK (paused IN (0, 1)),
+    changed_at TEXT NOT NULL
+  ) STRICT;
+  ALTER TABLE runs ADD COLUMN dismissed_at TEXT;
+  CREATE INDEX runs_attention ON runs (id) WHERE dismissed_at IS NULL AND (worktree_kept = 1 OR status NOT IN ('queued', 'preparing', 'running', 'succeeded', 'skipped', 'cancelled'));
+  `,
 ];
+
+/** Statuses that need no human: a finished run in one of these goes to the board's Done column. */
+export const CALM_STATUSES = ['succeeded', 'skipped', 'cancelled'] as const;
 
 /** The schema version this build writes and understands. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

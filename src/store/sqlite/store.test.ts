@@ -306,6 +306,47 @@ describe('run ledger', () => {
   });
 });
 
+describe('board queries (serve)', () => {
+  it('tells runs that need attention from the rest, generically by status, until dismissed', async () => {
+    const store = await open();
+    const statuses: RunStatus[] = ['succeeded', 'failed', 'blocked', 'timed_out', 'cancelled', 'running'];
+    const ids: Record<string, string> = {};
+    for (const status of statuses) ids[status] = (await store.createRun(runInit('1', { status }))).id;
+    const kept = await store.createRun(runInit('2', { status: 'succeeded' }));
+    await store.updateRun(kept.id, { worktreeKept: true });
+    const attention = await store.listRuns({ attention: true });
+    expect(attention.map((r) => r.id).sort()).toEqual(
+      [ids.failed, ids.blocked, ids.timed_out, kept.id].sort(),
+    );
+    expect(await store.countRuns({ attention: true })).toBe(4);
+    await store.updateRun(ids.failed!, { dismissedAt: '2026-01-01T00:00:00.000Z' });
+    expect(await store.countRuns({ attention: true })).toBe(3);
+    expect((await store.getRun(ids.failed!))?.dismissedAt).toBe('2026-01-01T00:00:00.000Z');
+    const calm = await store.listRuns({ attention: false, status: ['succeeded', 'failed', 'cancelled'] });
+    expect(calm.map((r) => r.id).sort()).toEqual([ids.succeeded, ids.failed, ids.cancelled].sort());
+  });
+
+  it('pages with a cursor: each page continues below the last id of the previous one', async () => {
+    const store = await open();
+    for (let i = 0; i < 7; i += 1) await store.createRun(runInit(String(i)));
+    const first = await store.listRuns({ limit: 3 });
+    const second = await store.listRuns({ limit: 3, beforeId: first.at(-1)!.id });
+    const third = await store.listRuns({ limit: 3, beforeId: second.at(-1)!.id });
+    expect([...first, ...second, ...third].map((r) => r.itemId)).toEqual(['6', '5', '4', '3', '2', '1', '0']);
+    expect(await store.countRuns({ beforeId: first.at(-1)!.id })).toBe(4);
+  });
+
+  it('remembers automations paused by hand across reopen', async () => {
+    let store = await open();
+    await store.setPaused('nightly', true);
+    await store.setPaused('triage', true);
+    await store.setPaused('triage', false);
+    await store.close();
+    store = await open();
+    expect(await store.listPaused()).toEqual(['nightly']);
+  });
+});
+
 describe('pruneRuns', () => {
   it('keeps the newest finished runs of the automation and returns the deleted ones, newest first', async () => {
     const store = await open();

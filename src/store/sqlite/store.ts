@@ -23,7 +23,34 @@ import type {
 } from '../types.js';
 import { toStateError } from './errors.js';
 import { createRunIdGenerator, type RunIdGenerator } from './run-id.js';
-import { UNFINISHED_STATUSES } from './schema.js';
+import { CALM_STATUSES, UNFINISHED_STATUSES } from './schema.js';
+
+/** Runs that need a human; the same words as the `runs_attention` index in schema.ts, so it is used. */
+const ATTENTION_SQL = `dismissed_at IS NULL AND (worktree_kept = 1 OR status NOT IN (${[...UNFINISHED_STATUSES, ...CALM_STATUSES].map((s) => `'${s}'`).join(', ')}))`;
+
+/** The WHERE clause and parameters of a run filter. */
+function runWhere(filter: RunFilter): { clause: string; params: (string | number)[] } {
+  const where: string[] = [];
+  const params: (string | number)[] = [];
+  if (filter.automationId !== undefined) {
+    where.push('automation_id = ?');
+    params.push(filter.automationId);
+  }
+  if (filter.status && filter.status.length > 0) {
+    where.push(`status IN (${filter.status.map(() => '?').join(', ')})`);
+    params.push(...filter.status);
+  }
+  if (filter.worktreeKept !== undefined) {
+    where.push('worktree_kept = ?');
+    params.push(filter.worktreeKept ? 1 : 0);
+  }
+  if (filter.beforeId !== undefined) {
+    where.push('id < ?');
+    params.push(filter.beforeId);
+  }
+  if (filter.attention !== undefined) where.push(filter.attention ? ATTENTION_SQL : `NOT (${ATTENTION_SQL})`);
+  return { clause: where.length > 0 ? `WHERE ${where.join(' AND ')}` : '', params };
+}
 
 const DEFAULT_LIST_LIMIT = 50;
 
@@ -76,6 +103,7 @@ interface RunRow {
   upstream_run_id: string | null;
   agent_pid: number | null;
   agent_outcome: string | null;
+  dismissed_at: string | null;
 }
 
 interface CronRow {
@@ -114,6 +142,7 @@ const PATCH_COLUMNS = {
   provider: 'provider',
   agentPid: 'agent_pid',
   agentOutcome: 'agent_outcome',
+  dismissedAt: 'dismissed_at',
 } as const satisfies { readonly [K in keyof Required<RunPatch>]: keyof RunRow };
 
 type PatchKey = keyof typeof PATCH_COLUMNS;
@@ -183,6 +212,7 @@ function runFromRow(row: RunRow): RunRecord {
     upstreamRunId: row.upstream_run_id,
     agentPid: row.agent_pid,
     agentOutcome: row.agent_outcome === null ? null : (JSON.parse(row.agent_outcome) as AgentOutcome),
+    dismissedAt: row.dismissed_at,
   };
 }
 
@@ -403,26 +433,21 @@ export class SqliteStore implements Store {
 
   listRuns(filter: RunFilter = {}): Promise<RunRecord[]> {
     return this.#read(() => {
-      const where: string[] = [];
-      const params: (string | number)[] = [];
-      if (filter.automationId !== undefined) {
-        where.push('automation_id = ?');
-        params.push(filter.automationId);
-      }
-      if (filter.status && filter.status.length > 0) {
-        where.push(`status IN (${filter.status.map(() => '?').join(', ')})`);
-        params.push(...filter.status);
-      }
-      if (filter.worktreeKept !== undefined) {
-        where.push('worktree_kept = ?');
-        params.push(bool(filter.worktreeKept));
-      }
-      const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
+      const { clause, params } = runWhere(filter);
       params.push(rowLimit(filter.limit), Math.max(0, Math.floor(filter.offset ?? 0)));
       const rows = this.#sql(`SELECT * FROM runs ${clause} ORDER BY id DESC LIMIT ? OFFSET ?`).all(
         ...params,
       ) as RunRow[];
       return rows.map(runFromRow);
+    });
+  }
+
+  countRuns(filter: RunFilter = {}): Promise<number> {
+    return this.#read(() => {
+      const { clause, params } = runWhere(filter);
+      return this.#sql(`SELECT count(*) FROM runs ${clause}`)
+        .pluck()
+        .get(...params) as number;
     });
   }
 
@@ -524,6 +549,24 @@ export class SqliteStore implements Store {
     return this.#write(() => {
       this.#sql('DELETE FROM item_memory WHERE automation_id = ?').run(automationId);
     });
+  }
+
+  setPaused(automationId: string, paused: boolean): Promise<void> {
+    return this.#write(() => {
+      this.#sql(
+        `INSERT INTO automation_controls (automation_id, paused, changed_at) VALUES (?, ?, ?)
+         ON CONFLICT (automation_id) DO UPDATE SET paused = excluded.paused, changed_at = excluded.changed_at`,
+      ).run(automationId, bool(paused), this.#iso());
+    });
+  }
+
+  listPaused(): Promise<string[]> {
+    return this.#read(
+      () =>
+        this.#sql('SELECT automation_id FROM automation_controls WHERE paused = 1 ORDER BY automation_id')
+          .pluck()
+          .all() as string[],
+    );
   }
 
   getMeta(key: string): Promise<string | undefined> {

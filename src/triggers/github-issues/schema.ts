@@ -42,7 +42,7 @@ export const githubIssuesTable: TriggerTable<GitHubIssuesResolved> = {
   description: 'Issues of an owner/repository',
   schema: GitHubIssuesAutomation,
   promptFields: ISSUE_PROMPT_FIELDS,
-  untrustedFields: ['issue_title', 'issue_body', 'task_title', 'task_body'],
+  untrustedFields: ['issue_title', 'issue_body', 'issue_labels', 'task_title', 'task_body'],
   explain(automation: GitHubIssuesResolved): ExplainLine[] {
     const config = automation.config;
     const lines: ExplainLine[] = [{ label: 'search query', value: issueSearchQuery(config) }];

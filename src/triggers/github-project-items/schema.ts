@@ -68,7 +68,7 @@ export const githubProjectItemsTable: TriggerTable<GitHubProjectItemsResolved> =
   description: 'Issues and pull requests in a column of a GitHub Projects board',
   schema: GitHubProjectItemsAutomation,
   promptFields: PROJECT_ITEM_PROMPT_FIELDS,
-  untrustedFields: ['item_title', 'item_body', 'task_title', 'task_body'],
+  untrustedFields: ['item_title', 'item_body', 'item_labels', 'task_title', 'task_body'],
   explain(automation: GitHubProjectItemsResolved): ExplainLine[] {
     const c = automation.config;
     const lines: ExplainLine[] = [

@@ -85,6 +85,7 @@ export const githubPullRequestsTable: TriggerTable<GitHubPullRequestsResolved> =
   untrustedFields: [
     'pull_request_title',
     'pull_request_body',
+    'pull_request_labels',
     'pull_request_head_ref',
     'task_title',
     'task_body',

@@ -1,0 +1,169 @@
+/**
+ * Steering a running `curupira serve` from the CLI over its unix socket: `status`, `cancel`,
+ * `pause`, `resume`, `trigger`. Without a daemon, `status` reads the state file, `pause` and
+ * `resume` write it (the next start honours them), and the others say that none is running.
+ */
+import type { Command } from 'commander';
+import { loadSettings } from '../config/load.js';
+import type { Settings } from '../config/types.js';
+import type { RunRecord } from '../core/types.js';
+import { stateDir } from '../engine/paths.js';
+import type { AutomationCard } from '../server/board-data.js';
+import { connectDaemon, type Daemon } from '../server/client.js';
+import { openStore } from '../store/index.js';
+import { UNFINISHED_STATUSES } from '../store/sqlite/schema.js';
+import { EXIT } from './exit-codes.js';
+import { type CliIo, writeLine } from './io.js';
+import { type GlobalOptions, setExitCode } from './program.js';
+import { runTable } from './runs.js';
+
+export const NO_DAEMON = 'no daemon running; start `curupira serve`';
+
+function fail(io: CliIo, message: string): void {
+  writeLine(io.stderr, `error: ${message}`);
+  setExitCode(EXIT.failure);
+}
+
+/** Runs `action` against the daemon; prints its error answer, or NO_DAEMON when none runs. */
+async function withDaemon(
+  io: CliIo,
+  settings: Settings,
+  action: (daemon: Daemon) => Promise<void>,
+): Promise<void> {
+  const daemon = await connectDaemon(stateDir(settings));
+  if (!daemon) return fail(io, NO_DAEMON);
+  await action(daemon);
+}
+
+function answered(io: CliIo, answer: { status: number; body: Record<string, unknown> }): boolean {
+  if (answer.status < 300) return true;
+  const error = answer.body.error as { code: string; message: string } | undefined;
+  fail(io, `${error?.message ?? `the daemon answered ${answer.status}`}${error ? ` (${error.code})` : ''}`);
+  return false;
+}
+
+function automationLine(card: AutomationCard): string {
+  const state = card.paused
+    ? 'paused'
+    : card.nextFireAt
+      ? `next fire ${card.nextFireAt}`
+      : card.lastError
+        ? `last poll failed: ${card.lastError}`
+        : card.lastPollAt
+          ? `last check ${card.lastPollAt}`
+          : 'not polled yet';
+  return `  ${card.id.padEnd(16)} ${card.triggerType.padEnd(22)} ${state}`;
+}
+
+async function statusFromDaemon(io: CliIo, daemon: Daemon): Promise<void> {
+  const answer = await daemon.call('GET', '/state');
+  if (!answered(io, answer)) return;
+  const state = answer.body as {
+    summary: string;
+    attentionCount: number;
+    running: RunRecord[];
+    automations: AutomationCard[];
+  };
+  writeLine(io.stdout, `daemon: running · ${state.summary} · ${state.attentionCount} need attention`);
+  writeLine(io.stdout, 'automations:');
+  for (const card of state.automations) writeLine(io.stdout, automationLine(card));
+  if (state.running.length > 0) {
+    writeLine(io.stdout, 'in progress:');
+    for (const line of runTable(state.running)) writeLine(io.stdout, `  ${line}`);
+  }
+}
+
+async function statusFromFile(io: CliIo, settings: Settings): Promise<void> {
+  const store = await openStore(settings.execution.state_db_path, { readonly: true });
+  try {
+    const paused = new Set(await store.listPaused());
+    const unfinished = await store.listRuns({ status: [...UNFINISHED_STATUSES], limit: 20 });
+    const attention = await store.countRuns({ attention: true });
+    writeLine(io.stdout, `daemon: not running (start \`curupira serve\`); from the state file:`);
+    writeLine(io.stdout, `${attention} need attention`);
+    writeLine(io.stdout, 'automations:');
+    for (const a of settings.automations)
+      writeLine(
+        io.stdout,
+        `  ${a.id.padEnd(16)} ${a.triggerType.padEnd(22)} ${paused.has(a.id) ? 'paused' : 'enabled'}`,
+      );
+    if (unfinished.length > 0) {
+      writeLine(io.stdout, 'left unfinished (a start closes them):');
+      for (const line of runTable(unfinished)) writeLine(io.stdout, `  ${line}`);
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+async function pauseWithoutDaemon(io: CliIo, settings: Settings, id: string, paused: boolean): Promise<void> {
+  if (!settings.automations.some((a) => a.id === id))
+    return fail(io, `no automation '${id}' is configured (automation_not_found)`);
+  const store = await openStore(settings.execution.state_db_path);
+  try {
+    await store.setPaused(id, paused);
+  } finally {
+    await store.close();
+  }
+  writeLine(
+    io.stdout,
+    `${paused ? 'Paused' : 'Resumed'} ${id} in the state file (no daemon is running; the next start honours it).`,
+  );
+}
+
+export function registerControl(program: Command, io: CliIo, globals: () => GlobalOptions): void {
+  const settings = (): Settings => {
+    const { settings: loaded, warnings } = loadSettings(globals().config);
+    for (const warning of warnings) writeLine(io.stderr, `warning: ${warning}`);
+    return loaded;
+  };
+  program
+    .command('status')
+    .description('What the daemon is doing (or, without one, what the state file says).')
+    .action(async () => {
+      const s = settings();
+      const daemon = await connectDaemon(stateDir(s));
+      if (daemon) await statusFromDaemon(io, daemon);
+      else await statusFromFile(io, s);
+    });
+  program
+    .command('cancel <run>')
+    .description('Cancel a running run: its agent is stopped, its session kept (needs `curupira serve`).')
+    .action(async (run: string) => {
+      await withDaemon(io, settings(), async (daemon) => {
+        const answer = await daemon.call('POST', `/runs/${encodeURIComponent(run)}/cancel`);
+        if (answered(io, answer)) writeLine(io.stdout, `Cancelling ${run}; its session is kept.`);
+      });
+    });
+  program
+    .command('trigger <automation>')
+    .description(
+      'Run an automation now: a schedule fires at once, an event trigger polls (needs `curupira serve`).',
+    )
+    .action(async (id: string) => {
+      await withDaemon(io, settings(), async (daemon) => {
+        const answer = await daemon.call('POST', `/automations/${encodeURIComponent(id)}/run`);
+        if (answered(io, answer))
+          writeLine(io.stdout, answer.body.result === 'fired' ? `Fired ${id}.` : `Polling ${id} now.`);
+      });
+    });
+  for (const [verb, paused] of [
+    ['pause', true],
+    ['resume', false],
+  ] as const) {
+    program
+      .command(`${verb} <automation>`)
+      .description(
+        paused
+          ? 'Pause an automation (no polls, no fires) until resumed; remembered across restarts.'
+          : 'Resume a paused automation.',
+      )
+      .action(async (id: string) => {
+        const s = settings();
+        const daemon = await connectDaemon(stateDir(s));
+        if (!daemon) return pauseWithoutDaemon(io, s, id, paused);
+        const answer = await daemon.call('POST', `/automations/${encodeURIComponent(id)}/${verb}`);
+        if (answered(io, answer)) writeLine(io.stdout, `${paused ? 'Paused' : 'Resumed'} ${id}.`);
+      });
+  }
+}

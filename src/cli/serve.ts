@@ -1,0 +1,143 @@
+/**
+ * `curupira serve`: the `run --watch` engine plus the board, the JSON API and the control socket.
+ * The token is printed once, in the URL, the first time; later starts say where it is kept.
+ */
+import type { Command } from 'commander';
+import { loadSettings } from '../config/load.js';
+import { systemClock } from '../core/clock.js';
+import { UsageError } from '../core/errors.js';
+import { Engine, type EngineOptions } from '../engine/engine.js';
+import { stateDir, transcriptsDir } from '../engine/paths.js';
+import { createApp } from '../server/app.js';
+import { Hub } from '../server/hub.js';
+import { type Listening, startListeners } from '../server/listen.js';
+import { loadOrCreateToken, tokenPath } from '../server/token.js';
+import { acquireStateLock, openStore } from '../store/index.js';
+import { EXIT } from './exit-codes.js';
+import { type CliIo, writeLine } from './io.js';
+import { type GlobalOptions, setExitCode } from './program.js';
+import { engineControls, settingsReloader, watchBanner } from './run.js';
+import { engineLogger } from './runtime.js';
+import { packageVersion } from './version.js';
+
+export const DEFAULT_PORT = 7878;
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+
+interface ServeOptions {
+  port: string;
+  host: string;
+  logFormat?: string;
+}
+
+function parsePort(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 65535)
+    throw new UsageError(`--port must be 0 (pick a free port) or a port number up to 65535, got '${value}'`);
+  return Number(value);
+}
+
+export function registerServe(program: Command, io: CliIo, globals: () => GlobalOptions): void {
+  program
+    .command('serve')
+    .description('Run the engine (as `run --watch`) with the board, the JSON API and CLI control.')
+    .option('--port <n>', 'HTTP port on the host (0 picks a free one)', String(DEFAULT_PORT))
+    .option(
+      '--host <address>',
+      'address to listen on; anything but 127.0.0.1 reaches beyond this machine',
+      '127.0.0.1',
+    )
+    .option('--log-format <format>', 'text or json log lines', 'text')
+    .action(async (options: ServeOptions) => {
+      const port = parsePort(options.port);
+      if (options.logFormat !== 'text' && options.logFormat !== 'json')
+        throw new UsageError(`--log-format must be text or json, got '${options.logFormat}'`);
+      const { config: file, logLevel } = globals();
+      const { settings, warnings } = loadSettings(file);
+      for (const warning of warnings) writeLine(io.stderr, `warning: ${warning}`);
+      if (!LOOPBACK.has(options.host)) {
+        writeLine(
+          io.stderr,
+          `warning: listening on ${options.host}: the board is reachable beyond this machine over plain HTTP; the token still guards every route, but anyone on the path can read it`,
+        );
+      }
+      const lock = await acquireStateLock(settings.execution.state_db_path);
+      const store = await openStore(settings.execution.state_db_path);
+      const log = engineLogger({
+        settings,
+        console: io.stderr,
+        format: options.logFormat,
+        ...(logLevel ? { level: logLevel } : {}),
+      });
+      const { stop, drain, access, signals } = engineControls(settings, io, log);
+      process.on('SIGINT', signals.handle);
+      process.on('SIGTERM', signals.handle);
+      try {
+        await serveEngine(io, {
+          engine: {
+            settings,
+            mode: 'watch',
+            store,
+            clock: systemClock,
+            log,
+            env: io.env,
+            github: access.client,
+            tokens: access.tokens,
+            transcriptsDir: transcriptsDir(settings),
+            stopSignal: stop.signal,
+            drainSignal: drain.signal,
+            reload: settingsReloader(file),
+          },
+          host: options.host,
+          port,
+          banner: options.logFormat === 'text',
+        });
+        setExitCode(signals.interrupted() ? EXIT.interrupted : EXIT.ok);
+      } finally {
+        process.off('SIGINT', signals.handle);
+        process.off('SIGTERM', signals.handle);
+        await store.close();
+        await lock.release();
+      }
+    });
+}
+
+export interface ServeEngineOptions {
+  /** The engine's options, without the status hooks (the board takes those). */
+  engine: Omit<EngineOptions, 'onStatus' | 'onRun'>;
+  host: string;
+  port: number;
+  /** Print the `run --watch` banner before the URL. */
+  banner: boolean;
+}
+
+/**
+ * The engine in watch mode behind the board, the API and the control socket, until the engine's
+ * stop or drain signal ends it. The URL is printed with the token the first time only.
+ */
+export async function serveEngine(io: CliIo, options: ServeEngineOptions): Promise<void> {
+  const { settings, store } = options.engine;
+  const hub = new Hub();
+  const engine = new Engine({
+    ...options.engine,
+    onStatus: (status) => hub.setStatus(status),
+    onRun: () => hub.changed(),
+  });
+  const dir = stateDir(settings);
+  const { token, created } = loadOrCreateToken(dir);
+  const app = createApp({ store, engine, hub, token, version: packageVersion(), startedAt: Date.now() });
+  let listening: Listening | undefined;
+  try {
+    listening = await startListeners(app, { host: options.host, port: options.port, stateDir: dir });
+    if (options.banner) writeLine(io.stderr, watchBanner(settings));
+    if (created) {
+      writeLine(io.stdout, `Board: ${listening.url}?token=${token}`);
+      writeLine(io.stdout, `(the token is shown this once; it is kept in ${tokenPath(dir)})`);
+    } else {
+      writeLine(io.stdout, `Board: ${listening.url} (open it with ?token=<the token in ${tokenPath(dir)}>)`);
+    }
+    if (listening.socket) writeLine(io.stdout, `Control socket: ${listening.socket}`);
+    await engine.run();
+  } finally {
+    hub.close();
+    await listening?.close();
+  }
+}

@@ -1,0 +1,205 @@
+/** The JSON API under `/api/v1` (described at `/api/v1/openapi.json`). */
+import { type Context, Hono } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import { ControlError } from '../core/errors.js';
+import { isTerminal, RUN_STATUSES, type RunRecord, type RunStatus } from '../core/types.js';
+import { redact } from '../log.js';
+import { automationCards, boardData } from './board-data.js';
+import { ApiError } from './errors.js';
+import { openApiDocument } from './openapi.js';
+import { followRun } from './run-events.js';
+import type { ServerContext } from './server-context.js';
+import { removeKeptWorktree } from './worktree.js';
+
+export const MAX_PAGE = 500;
+
+/** JSON with secrets redacted, as in logs and transcripts. */
+export function json(c: Context, body: unknown, status: 200 | 202 = 200): Response {
+  return c.body(redact(JSON.stringify(body)), status, { 'content-type': 'application/json; charset=utf-8' });
+}
+
+/** A run without its prompt (lists stay small; `GET /runs/{id}` has it). */
+export function runSummary(run: RunRecord): Omit<RunRecord, 'prompt' | 'agentOutcome'> {
+  const { prompt: _prompt, agentOutcome: _outcome, ...rest } = run;
+  return rest;
+}
+
+function parseStatuses(value: string | undefined): RunStatus[] | undefined {
+  if (value === undefined || value === '') return undefined;
+  const list = value.split(',').map((s) => s.trim());
+  for (const status of list) {
+    if (!(RUN_STATUSES as readonly string[]).includes(status))
+      throw new ApiError('bad_request', `unknown status '${status}'; use one of ${RUN_STATUSES.join(', ')}`);
+  }
+  return list as RunStatus[];
+}
+
+function parseLimit(value: string | undefined): number {
+  if (value === undefined) return 50;
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > MAX_PAGE)
+    throw new ApiError('bad_request', `limit must be an integer from 1 to ${MAX_PAGE}, got '${value}'`);
+  return Number(value);
+}
+
+function parseCursor(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[0-9A-Za-z_]{1,64}$/.test(value)) throw new ApiError('bad_request', `invalid cursor '${value}'`);
+  return value;
+}
+
+async function mustRun(ctx: ServerContext, id: string): Promise<RunRecord> {
+  const run = await ctx.store.getRun(id);
+  if (!run) throw new ApiError('run_not_found', `no run ${id}`);
+  return run;
+}
+
+function control<T>(action: () => T): T {
+  try {
+    return action();
+  } catch (error) {
+    if (error instanceof ControlError) throw new ApiError(error.reason, error.message);
+    throw error;
+  }
+}
+
+async function controlAsync<T>(action: () => Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (error) {
+    if (error instanceof ControlError) throw new ApiError(error.reason, error.message);
+    throw error;
+  }
+}
+
+function readRoutes(api: Hono, ctx: ServerContext): void {
+  api.get('/state', async (c) => {
+    const data = await boardData(ctx.store, ctx.engine, ctx.hub.status);
+    return json(c, {
+      version: ctx.version,
+      startedAt: new Date(ctx.startedAt).toISOString(),
+      summary: data.summary,
+      attentionCount: data.attentionCount,
+      running: data.inProgress.map(runSummary),
+      queued: data.engine?.queued ?? 0,
+      draining: data.engine?.draining ?? false,
+      stopping: data.engine?.stopping ?? false,
+      automations: data.automations,
+    });
+  });
+  api.get('/automations', (c) => json(c, { automations: automationCards(ctx.engine, new Date()) }));
+  api.get('/runs', async (c) => {
+    const limit = parseLimit(c.req.query('limit'));
+    const cursor = parseCursor(c.req.query('cursor'));
+    const attention = c.req.query('attention');
+    const rows = await ctx.store.listRuns({
+      ...(c.req.query('automation') ? { automationId: c.req.query('automation')! } : {}),
+      ...(parseStatuses(c.req.query('status')) ? { status: parseStatuses(c.req.query('status'))! } : {}),
+      ...(cursor ? { beforeId: cursor } : {}),
+      ...(attention === 'true' ? { attention: true } : attention === 'false' ? { attention: false } : {}),
+      limit: limit + 1,
+    });
+    const page = rows.slice(0, limit);
+    return json(c, {
+      runs: page.map(runSummary),
+      nextCursor: rows.length > limit ? page.at(-1)!.id : null,
+    });
+  });
+  api.get('/runs/:id', async (c) => json(c, { run: await mustRun(ctx, c.req.param('id')) }));
+  api.get('/runs/:id/events', async (c) => {
+    const run = await mustRun(ctx, c.req.param('id'));
+    const last = c.req.header('last-event-id') ?? c.req.query('from');
+    const from =
+      last !== undefined && /^\d+$/.test(last) ? Number(last) + (c.req.header('last-event-id') ? 1 : 0) : 0;
+    return streamSSE(c, async (stream) => {
+      const abort = new AbortController();
+      stream.onAbort(() => abort.abort());
+      for await (const item of followRun(ctx.store, run.id, { from, signal: abort.signal })) {
+        if (item.kind === 'event')
+          await stream.writeSSE({
+            id: String(item.index),
+            event: 'agent',
+            data: redact(JSON.stringify(item.event)),
+          });
+        else await stream.writeSSE({ event: item.kind, data: redact(JSON.stringify(runSummary(item.run))) });
+      }
+    });
+  });
+  api.get('/events', (c) =>
+    streamSSE(c, async (stream) => {
+      const closed = new Promise<void>((resolve) => stream.onAbort(resolve));
+      await stream.writeSSE({ event: 'change', id: String(ctx.hub.version), data: String(ctx.hub.version) });
+      const unsubscribe = ctx.hub.subscribe((version) => {
+        stream
+          .writeSSE({ event: 'change', id: String(version), data: String(version) })
+          .catch(() => undefined);
+      });
+      const ping = setInterval(() => {
+        stream.writeSSE({ event: 'ping', data: '' }).catch(() => undefined);
+      }, 15_000);
+      await closed;
+      clearInterval(ping);
+      unsubscribe();
+    }),
+  );
+  api.get('/openapi.json', (c) => json(c, openApiDocument(ctx.version)));
+}
+
+function actionRoutes(api: Hono, ctx: ServerContext): void {
+  const automation = (c: Context): string => c.req.param('id')!;
+  api.post('/automations/:id/run', (c) => {
+    const result = control(() => ctx.engine.trigger(automation(c)));
+    ctx.hub.changed();
+    return json(c, { automation: automation(c), result }, 202);
+  });
+  for (const [verb, paused] of [
+    ['pause', true],
+    ['resume', false],
+  ] as const) {
+    api.post(`/automations/:id/${verb}`, async (c) => {
+      await controlAsync(() => ctx.engine.setPaused(automation(c), paused));
+      ctx.hub.changed();
+      return json(c, { automation: automation(c), paused });
+    });
+  }
+  api.post('/runs/:id/cancel', async (c) => {
+    const run = await mustRun(ctx, c.req.param('id'));
+    control(() => ctx.engine.cancel(run.id));
+    return json(c, { run: run.id, result: 'cancelling' }, 202);
+  });
+  api.post('/runs/:id/retry', async (c) => {
+    const run = await mustRun(ctx, c.req.param('id'));
+    const result = await controlAsync(() => ctx.engine.retry(run.id));
+    ctx.hub.changed();
+    return json(c, { run: run.id, result }, 202);
+  });
+  api.post('/runs/:id/dismiss', async (c) => {
+    const run = await mustRun(ctx, c.req.param('id'));
+    if (!isTerminal(run.status)) throw new ApiError('run_active', `run ${run.id} has not finished`);
+    const updated = await ctx.store.updateRun(run.id, { dismissedAt: new Date().toISOString() });
+    ctx.hub.changed();
+    return json(c, { run: runSummary(updated) });
+  });
+  api.post('/runs/:id/remove-worktree', async (c) => {
+    const run = await mustRun(ctx, c.req.param('id'));
+    const updated = await removeKeptWorktree(ctx, run);
+    ctx.hub.changed();
+    return json(c, { run: runSummary(updated) });
+  });
+  // Actions are POST only; another method on an action's path says so.
+  const refuse = (c: Context, actions: readonly string[], name: string): never => {
+    if (actions.includes(name))
+      throw new ApiError('method_not_allowed', `${c.req.path} is an action: use POST with the token header`);
+    throw new ApiError('not_found', `no route ${c.req.method} ${c.req.path}`);
+  };
+  api.all('/automations/:id/:verb', (c) => refuse(c, ['run', 'pause', 'resume'], c.req.param('verb')));
+  api.all('/runs/:id/:action', (c) =>
+    refuse(c, ['cancel', 'retry', 'dismiss', 'remove-worktree'], c.req.param('action')),
+  );
+}
+
+export function apiRoutes(ctx: ServerContext): Hono {
+  const api = new Hono();
+  readRoutes(api, ctx);
+  actionRoutes(api, ctx);
+  return api;
+}

@@ -1,0 +1,110 @@
+/** The HTTP application of `curupira serve`: auth, the JSON API, the board pages and their assets. */
+import { existsSync, readFileSync } from 'node:fs';
+import { type Context, Hono } from 'hono';
+import { transcriptEvents } from '../agents/transcript.js';
+import { errorMessage } from '../core/errors.js';
+import { redact } from '../log.js';
+import { apiRoutes, json } from './api.js';
+import { BOARD_CSS, BOARD_JS, RUN_JS } from './assets.js';
+import { authenticated, tokenLogin } from './auth.js';
+import { boardData } from './board-data.js';
+import { ApiError, HTTP_STATUS } from './errors.js';
+import type { Html } from './html.js';
+import { boardLive, boardPage, messagePage, runPage } from './pages.js';
+import type { ServerContext } from './server-context.js';
+
+/** How long one rendering of the live board serves the clients that ask for the same change. */
+const LIVE_CACHE_MS = 1000;
+
+function wantsHtml(c: Context): boolean {
+  return !c.req.path.startsWith('/api/');
+}
+
+function errorResponse(c: Context, code: ApiError['code'], message: string): Response {
+  const status = HTTP_STATUS[code];
+  if (wantsHtml(c)) {
+    return c.html(
+      messagePage(code === 'unauthorized' ? 'Token needed' : 'Not available', message).text,
+      status,
+    );
+  }
+  return c.body(JSON.stringify({ error: { code, message: redact(message) } }), status, {
+    'content-type': 'application/json; charset=utf-8',
+  });
+}
+
+function sendHtml(c: Context, page: Html): Response {
+  return c.html(redact(page.text), 200, { 'cache-control': 'no-store' });
+}
+
+function asset(c: Context, body: string, type: string): Response {
+  return c.body(body, 200, { 'content-type': type, 'cache-control': 'no-cache' });
+}
+
+function transcriptOf(run: { provider: string | null; transcriptPath: string | null }) {
+  if (!run.provider || !run.transcriptPath || !existsSync(run.transcriptPath)) return undefined;
+  return transcriptEvents(run.provider, readFileSync(run.transcriptPath, 'utf8'));
+}
+
+function pageRoutes(app: Hono, ctx: ServerContext): void {
+  app.get('/', async (c) =>
+    sendHtml(c, boardPage(await boardData(ctx.store, ctx.engine, ctx.hub.status), ctx.token)),
+  );
+  // Every open board fetches this after a change notice: one render per change serves them all.
+  let cached: { version: number; at: number; page: Html } | undefined;
+  app.get('/board/live', async (c) => {
+    const version = ctx.hub.version;
+    if (!cached || cached.version !== version || Date.now() - cached.at > LIVE_CACHE_MS) {
+      cached = {
+        version,
+        at: Date.now(),
+        page: boardLive(await boardData(ctx.store, ctx.engine, ctx.hub.status)),
+      };
+    }
+    return sendHtml(c, cached.page);
+  });
+  app.get('/runs/:id', async (c) => {
+    const run = await ctx.store.getRun(c.req.param('id'));
+    if (!run) throw new ApiError('run_not_found', `no run ${c.req.param('id')}`);
+    return sendHtml(c, runPage(run, transcriptOf(run), ctx.token));
+  });
+  app.get('/assets/board.css', (c) => asset(c, BOARD_CSS, 'text/css; charset=utf-8'));
+  app.get('/assets/board.js', (c) => asset(c, BOARD_JS, 'text/javascript; charset=utf-8'));
+  app.get('/assets/run.js', (c) => asset(c, RUN_JS, 'text/javascript; charset=utf-8'));
+}
+
+export function createApp(ctx: ServerContext): Hono {
+  const app = new Hono();
+  app.use('*', async (c, next) => {
+    await next();
+    c.header('x-content-type-options', 'nosniff');
+    c.header('referrer-policy', 'no-referrer');
+    c.header('x-frame-options', 'DENY');
+    c.header(
+      'content-security-policy',
+      "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; frame-ancestors 'none'",
+    );
+  });
+  app.get('/api/v1/health', (c) => json(c, { ok: true, version: ctx.version }));
+  app.use('*', tokenLogin(ctx.token));
+  app.use('*', async (c, next) => {
+    if (!authenticated(c, ctx.token)) {
+      return errorResponse(
+        c,
+        'unauthorized',
+        wantsHtml(c)
+          ? 'Open the URL `curupira serve` printed (it carries the token once), or send Authorization: Bearer <token>.'
+          : 'send Authorization: Bearer <token> (the token is in the serve-token file of the state folder)',
+      );
+    }
+    return next();
+  });
+  app.route('/api/v1', apiRoutes(ctx));
+  pageRoutes(app, ctx);
+  app.notFound((c) => errorResponse(c, 'not_found', `no route ${c.req.method} ${c.req.path}`));
+  app.onError((error, c) => {
+    if (error instanceof ApiError) return errorResponse(c, error.code, error.message);
+    return errorResponse(c, 'internal', errorMessage(error));
+  });
+  return app;
+}

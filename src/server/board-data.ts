@@ -1,0 +1,148 @@
+/**
+ * What the board and `/api/v1/state` show, from the engine (automations, running work) and the
+ * store (the run ledger). Columns are decided by status generically: a status that is neither
+ * running nor calm (succeeded, skipped, cancelled) needs attention, whatever new status appears.
+ */
+import type { ResolvedAutomation, Settings } from '../config/types.js';
+import { type RunRecord, TERMINAL_STATUSES } from '../core/types.js';
+import type { AutomationStatus, EngineStatus } from '../engine/engine.js';
+import { UNFINISHED_STATUSES } from '../store/sqlite/schema.js';
+import type { Store } from '../store/types.js';
+import { nextFireTimes } from '../triggers/cron/schedule.js';
+
+/** What the server needs from the engine: its view and its controls. */
+export interface EngineView {
+  automations(): AutomationStatus[];
+  currentSettings(): Settings;
+  setPaused(id: string, paused: boolean): Promise<void>;
+  trigger(id: string): 'fired' | 'polling';
+  cancel(runId: string): void;
+  retry(runId: string): Promise<'resumed' | 'polling' | 'fired'>;
+}
+
+export interface AutomationCard {
+  id: string;
+  triggerType: string;
+  paused: boolean;
+  /** `validate --explain`'s lines for the automation (schedule, search query…). */
+  explain: { label: string; value: string }[];
+  /** Schedules: the next fire (ISO 8601). */
+  nextFireAt: string | null;
+  /** Event triggers: the next poll, the last one, what it found, the last poll error. */
+  nextPollAt: string | null;
+  lastPollAt: string | null;
+  lastFound: number | null;
+  waiting: number;
+  /** Open items matching the trigger at the last poll, when known. */
+  matching: number | null;
+  lastError: string | null;
+}
+
+export interface BoardData {
+  now: string;
+  summary: string;
+  attentionCount: number;
+  automations: AutomationCard[];
+  inProgress: RunRecord[];
+  attention: RunRecord[];
+  done: RunRecord[];
+  engine: EngineStatus | undefined;
+}
+
+/** Cards per run column on the board (the API pages through the rest). */
+export const COLUMN_LIMIT = 30;
+
+function iso(ms: number | undefined): string | null {
+  return ms === undefined || !Number.isFinite(ms) || ms <= 0 ? null : new Date(ms).toISOString();
+}
+
+function nextFire(automation: ResolvedAutomation, now: Date): string | null {
+  if (automation.triggerType !== 'cron') return null;
+  const next = nextFireTimes(automation.config.schedule, automation.timezone, now, 1)[0];
+  return next ? next.toISOString() : null;
+}
+
+export function automationCards(engine: EngineView, now: Date): AutomationCard[] {
+  const settings = engine.currentSettings();
+  const states = new Map(engine.automations().map((a) => [a.id, a]));
+  return settings.automations.map((automation) => {
+    const state = states.get(automation.id);
+    let explain: { label: string; value: string }[] = [];
+    try {
+      explain = automation.trigger.explain(automation, now);
+    } catch {
+      explain = [];
+    }
+    return {
+      id: automation.id,
+      triggerType: automation.triggerType,
+      paused: state?.paused ?? false,
+      explain,
+      nextFireAt: nextFire(automation, now),
+      nextPollAt: iso(state?.nextPollAt),
+      lastPollAt: iso(state?.lastPollAt),
+      lastFound: state?.lastFound ?? null,
+      waiting: state?.waiting ?? 0,
+      matching: state?.matching ?? null,
+      lastError: state?.lastError ?? null,
+    };
+  });
+}
+
+/** `1 running · 2 queued · next Sun 02:30` (times in the first automation's timezone). */
+export function summaryLine(
+  running: number,
+  queued: number,
+  cards: readonly AutomationCard[],
+  timezone: string,
+): string {
+  const parts = [`${running} running`];
+  if (queued > 0) parts.push(`${queued} queued`);
+  const next = cards
+    .filter((c) => !c.paused && c.nextFireAt)
+    .map((c) => c.nextFireAt!)
+    .sort()[0];
+  if (next) {
+    const text = new Intl.DateTimeFormat('en-GB', {
+      weekday: 'short',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+      timeZone: timezone,
+    }).format(new Date(next));
+    parts.push(`next ${text.replace(',', '')}`);
+  }
+  const paused = cards.filter((c) => c.paused).length;
+  if (paused > 0) parts.push(`${paused} paused`);
+  return parts.join(' · ');
+}
+
+export async function boardData(
+  store: Store,
+  engine: EngineView,
+  status: EngineStatus | undefined,
+  now = new Date(),
+): Promise<BoardData> {
+  const cards = automationCards(engine, now);
+  const [inProgress, attention, attentionCount, done] = await Promise.all([
+    store.listRuns({ status: [...UNFINISHED_STATUSES], limit: COLUMN_LIMIT }),
+    store.listRuns({ attention: true, limit: COLUMN_LIMIT }),
+    store.countRuns({ attention: true }),
+    store.listRuns({
+      attention: false,
+      status: TERMINAL_STATUSES,
+      limit: COLUMN_LIMIT,
+    }),
+  ]);
+  const timezone = engine.currentSettings().automations[0]?.timezone ?? 'UTC';
+  return {
+    now: now.toISOString(),
+    summary: summaryLine(inProgress.length, status?.queued ?? 0, cards, timezone),
+    attentionCount,
+    automations: cards,
+    inProgress,
+    attention,
+    done,
+    engine: status,
+  };
+}

@@ -1,0 +1,33 @@
+/** Errors the API answers with: `{ "error": { "code", "message" } }` and an HTTP status per code. */
+import type { ControlReason } from '../core/errors.js';
+
+export type ApiErrorCode =
+  | ControlReason
+  | 'unauthorized'
+  | 'not_found'
+  | 'bad_request'
+  | 'method_not_allowed'
+  | 'internal';
+
+export const HTTP_STATUS: Record<ApiErrorCode, 400 | 401 | 404 | 405 | 409 | 500> = {
+  unauthorized: 401,
+  not_found: 404,
+  bad_request: 400,
+  method_not_allowed: 405,
+  internal: 500,
+  automation_not_found: 404,
+  run_not_found: 404,
+  run_not_active: 409,
+  run_active: 409,
+  not_retryable: 409,
+  worktree_not_kept: 409,
+};
+
+export class ApiError extends Error {
+  constructor(
+    readonly code: ApiErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,120 @@
+/** The OpenAPI 3.1 description served at `/api/v1/openapi.json`. */
+
+const error = {
+  description: 'An error: `{ "error": { "code", "message" } }`',
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+};
+
+function op(summary: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    summary,
+    responses: { '200': { description: 'OK' }, '401': error, '404': error, '409': error },
+    ...extra,
+  };
+}
+
+const idParam = (name: string) => ({ name, in: 'path', required: true, schema: { type: 'string' } });
+
+export function openApiDocument(version: string): Record<string, unknown> {
+  const run = idParam('id');
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'curupira serve',
+      version,
+      description:
+        'Every route but /api/v1/health needs `Authorization: Bearer <token>` (the token `curupira serve` printed; kept in <state folder>/serve-token). Actions are POST only. Events are server-sent events.',
+    },
+    servers: [{ url: '/api/v1' }],
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      schemas: {
+        Error: {
+          type: 'object',
+          required: ['error'],
+          properties: {
+            error: {
+              type: 'object',
+              required: ['code', 'message'],
+              properties: {
+                code: {
+                  type: 'string',
+                  enum: [
+                    'unauthorized',
+                    'not_found',
+                    'bad_request',
+                    'method_not_allowed',
+                    'internal',
+                    'automation_not_found',
+                    'run_not_found',
+                    'run_not_active',
+                    'run_active',
+                    'not_retryable',
+                    'worktree_not_kept',
+                  ],
+                },
+                message: { type: 'string' },
+              },
+            },
+          },
+        },
+      },
+    },
+    security: [{ bearer: [] }],
+    paths: {
+      '/health': { get: op('Liveness (no token needed)', { security: [] }) },
+      '/state': { get: op('Summary line, attention count, running runs, automations') },
+      '/automations': { get: op('Automations with trigger, next fire or poll, last poll and its error') },
+      '/runs': {
+        get: op('Runs, newest first, paginated', {
+          parameters: [
+            { name: 'automation', in: 'query', schema: { type: 'string' } },
+            {
+              name: 'status',
+              in: 'query',
+              description: 'comma-separated statuses',
+              schema: { type: 'string' },
+            },
+            { name: 'attention', in: 'query', schema: { type: 'string', enum: ['true', 'false'] } },
+            {
+              name: 'limit',
+              in: 'query',
+              schema: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
+            },
+            {
+              name: 'cursor',
+              in: 'query',
+              description: 'nextCursor of the previous page',
+              schema: { type: 'string' },
+            },
+          ],
+        }),
+      },
+      '/runs/{id}': { get: op('One run', { parameters: [run] }) },
+      '/runs/{id}/events': {
+        get: op(
+          'Server-sent events: `run` (status changes), `agent` (normalised events, id = index; send Last-Event-ID to resume), `end`',
+          {
+            parameters: [run],
+          },
+        ),
+      },
+      '/events': { get: op('Server-sent `change` events when the board changes') },
+      '/automations/{id}/run': {
+        post: op('Run now: a schedule fires at once, an event trigger polls', {
+          parameters: [idParam('id')],
+        }),
+      },
+      '/automations/{id}/pause': {
+        post: op('Pause (remembered across restarts)', { parameters: [idParam('id')] }),
+      },
+      '/automations/{id}/resume': { post: op('Resume', { parameters: [idParam('id')] }) },
+      '/runs/{id}/cancel': { post: op('Cancel a running run (its session is kept)', { parameters: [run] }) },
+      '/runs/{id}/retry': { post: op('Run the task again (resumes a saved session)', { parameters: [run] }) },
+      '/runs/{id}/dismiss': { post: op('Dismiss from Needs attention', { parameters: [run] }) },
+      '/runs/{id}/remove-worktree': {
+        post: op('Remove the kept worktree (as `curupira gc`)', { parameters: [run] }),
+      },
+    },
+  };
+}

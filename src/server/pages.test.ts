@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest';
+import type { RunRecord } from '../core/types.js';
+import type { BoardData } from './board-data.js';
+import { escapeHtml, html, raw } from './html.js';
+import { boardPage, runPage } from './pages.js';
+
+const EVIL = '<script>alert("x")</script>';
+
+function run(overrides: Partial<RunRecord> = {}): RunRecord {
+  return {
+    id: 'r_0000000001AAAAAAAA',
+    automationId: 'fix',
+    taskKey: 'k',
+    repo: 'acme/api',
+    taskType: 'github-issues',
+    itemId: '7',
+    itemKey: 'issue:7',
+    itemTitle: `Title ${EVIL}`,
+    itemUrl: 'https://github.com/acme/api/issues/7',
+    status: 'failed',
+    reason: `reason ${EVIL}`,
+    createdAt: '2026-01-01T00:00:00.000Z',
+    startedAt: '2026-01-01T00:00:01.000Z',
+    finishedAt: '2026-01-01T00:00:09.000Z',
+    profile: 'main',
+    provider: 'claude',
+    sessionId: 's',
+    resumed: false,
+    exitCode: 1,
+    signal: null,
+    transcriptPath: null,
+    branch: `curupira/${EVIL}`,
+    worktreePath: `/w/${EVIL}`,
+    worktreeKept: true,
+    commits: 1,
+    usage: null,
+    prompt: `prompt ${EVIL}`,
+    scheduledFor: null,
+    upstreamRunId: null,
+    agentPid: null,
+    agentOutcome: null,
+    ...overrides,
+  };
+}
+
+function board(runs: RunRecord[]): BoardData {
+  return {
+    now: '2026-01-01T00:00:00.000Z',
+    summary: `0 running ${EVIL}`,
+    attentionCount: runs.length,
+    automations: [
+      {
+        id: 'fix',
+        triggerType: 'github-issues',
+        paused: false,
+        explain: [{ label: 'search query', value: `label:${EVIL}` }],
+        nextFireAt: null,
+        nextPollAt: null,
+        lastPollAt: '2026-01-01T00:00:00.000Z',
+        lastFound: 0,
+        waiting: 0,
+        matching: 3,
+        lastError: `boom ${EVIL}`,
+      },
+    ],
+    inProgress: [],
+    attention: runs,
+    done: [],
+    engine: undefined,
+  };
+}
+
+function noScript(text: string): void {
+  // The page's own script tags load /assets/…; nothing else may open one.
+  expect(text.replace(/<script src="\/assets\/[a-z]+\.js"><\/script>/g, '')).not.toMatch(/<script/i);
+}
+
+describe('html', () => {
+  it('escapes interpolated text and nested arrays, and keeps html values as they are', () => {
+    expect(escapeHtml(`&<>"'`)).toBe('&amp;&lt;&gt;&quot;&#39;');
+    const inner = html`<b>${EVIL}</b>`;
+    const out = html`<p>${inner}${[EVIL, raw('<i>ok</i>')]}${null}${undefined}${false}${3}</p>`.text;
+    expect(out).toBe(
+      '<p><b>&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;</b>&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;<i>ok</i>3</p>',
+    );
+  });
+});
+
+describe('board and run pages escape what GitHub and agents wrote', () => {
+  it('an issue title, a reason, a branch, a worktree path and a poll error on the board', () => {
+    const text = boardPage(board([run()]), 'tok').text;
+    noScript(text);
+    expect(text).toContain('Title &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;');
+    expect(text).toContain('branch curupira/&lt;script&gt;');
+    expect(text).toContain('last poll failed: boom &lt;script&gt;');
+    expect(text).toContain('data-action="/api/v1/runs/r_0000000001AAAAAAAA/dismiss"');
+  });
+
+  it('a transcript: narration, tool calls and results (long ones collapsed), errors', () => {
+    const long = `${'line\n'.repeat(100)}${EVIL}`;
+    const text = runPage(
+      run(),
+      [
+        { kind: 'assistant', text: `narration ${EVIL}` },
+        { kind: 'tool_call', name: `bash ${EVIL}`, input: 'ls' },
+        { kind: 'tool_result', output: long, isError: false },
+        { kind: 'error', message: EVIL },
+        { kind: 'done', isError: true, result: EVIL },
+      ],
+      'tok',
+    ).text;
+    noScript(text);
+    expect(text).toContain('narration &lt;script&gt;');
+    expect(text).toContain('<details class="tool-call" open><summary>tool call: <b>bash &lt;script&gt;');
+    expect(text).toMatch(/<details class="tool-result"><summary>tool result \(\d+ characters\)/);
+    expect(text).toContain('prompt &lt;script&gt;');
+    expect(text).toContain('curupira/&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;');
+  });
+});

@@ -1,0 +1,184 @@
+/** The board and the run page: server-rendered HTML; every value from GitHub or an agent is escaped. */
+import type { AgentEvent } from '../agents/types.js';
+import { isTerminal, type RunRecord } from '../core/types.js';
+import type { AutomationCard, BoardData } from './board-data.js';
+import { type Html, html, raw } from './html.js';
+
+/** Tool inputs and outputs longer than this are collapsed. */
+const LONG_TEXT = 300;
+
+function when(value: string | null): Html {
+  if (!value) return html`-`;
+  return html`<time datetime="${value}">${value.slice(0, 16).replace('T', ' ')} UTC</time>`;
+}
+
+function button(label: string, action: string, extra = ''): Html {
+  return html`<button type="button" class="action ${extra}" data-action="${action}">${label}</button>`;
+}
+
+export function page(title: string, token: string, body: Html, script: string): Html {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="curupira-token" content="${token}">
+<title>${title}</title>
+<link rel="stylesheet" href="/assets/board.css">
+</head>
+<body>
+${body}
+<script src="/assets/${script}"></script>
+</body>
+</html>`;
+}
+
+function automationCard(card: AutomationCard): Html {
+  const base = `/api/v1/automations/${encodeURIComponent(card.id)}`;
+  const lines = card.explain.slice(0, 2).map((l) => html`<div class="detail">${l.label}: ${l.value}</div>`);
+  let polling: Html;
+  if (card.nextFireAt) polling = html`<div class="detail">next fire: ${when(card.nextFireAt)}</div>`;
+  else if (card.lastError)
+    polling = html`<div class="detail error">last poll failed: ${card.lastError}</div>`;
+  else if (card.lastPollAt)
+    polling = html`<div class="detail">last check ${when(card.lastPollAt)}${
+      card.matching === null ? '' : html` · ${card.matching} open matching`
+    } · ${card.lastFound ?? 0} new${card.waiting > 0 ? html` · ${card.waiting} more waiting` : ''}</div>`;
+  else polling = html`<div class="detail">not polled yet</div>`;
+  return html`<article class="card automation${card.paused ? ' paused' : ''}" data-automation="${card.id}">
+  <h3>${card.id}${card.paused ? html` <span class="tag">paused</span>` : ''}</h3>
+  <div class="detail">${card.triggerType}</div>
+  ${lines}
+  ${polling}
+  <div class="actions">${button('Run now', `${base}/run`)}${
+    card.paused ? button('Resume', `${base}/resume`) : button('Pause', `${base}/pause`)
+  }</div>
+</article>`;
+}
+
+function runActions(run: RunRecord): Html[] {
+  const base = `/api/v1/runs/${encodeURIComponent(run.id)}`;
+  if (!isTerminal(run.status)) return [button('Cancel', `${base}/cancel`, 'danger')];
+  const actions = [button('Retry', `${base}/retry`)];
+  if (run.worktreeKept) actions.push(button('Remove worktree', `${base}/remove-worktree`, 'danger'));
+  if (!run.dismissedAt && (run.worktreeKept || !['succeeded', 'skipped', 'cancelled'].includes(run.status)))
+    actions.push(button('Dismiss', `${base}/dismiss`));
+  return actions;
+}
+
+function runCard(run: RunRecord): Html {
+  return html`<article class="card run status-${run.status}" data-run="${run.id}" data-status="${run.status}">
+  <h3><a href="/runs/${encodeURIComponent(run.id)}">${run.itemTitle}</a></h3>
+  <div class="detail"><span class="tag status">${run.status.replace('_', ' ')}</span> ${run.automationId} · ${run.repo}#${run.itemId}</div>
+  ${run.reason ? html`<div class="detail reason">${run.reason}</div>` : ''}
+  ${run.branch ? html`<div class="detail clip" title="${run.branch}">branch ${run.branch}</div>` : ''}
+  ${run.worktreeKept ? html`<div class="detail warn clip" title="${run.worktreePath}">kept worktree (${run.commits} unpushed) ${run.worktreePath}</div>` : ''}
+  <div class="detail">${when(run.finishedAt ?? run.startedAt ?? run.createdAt)}</div>
+  <div class="actions">${runActions(run)}</div>
+</article>`;
+}
+
+function column(id: string, title: string, cards: Html[], total = cards.length): Html {
+  return html`<section class="column" id="column-${id}" data-column="${id}">
+  <h2>${title} <span class="count">${total}</span></h2>
+  ${cards.length === 0 ? html`<p class="empty">nothing here</p>` : cards}
+</section>`;
+}
+
+/** The part of the board that live updates replace. */
+export function boardLive(data: BoardData): Html {
+  return html`<div id="live">
+<header class="top">
+  <h1>curupira</h1>
+  <span id="summary">${data.summary}</span>
+  <a id="attention" class="badge${data.attentionCount > 0 ? ' hot' : ''}" href="#column-attention">${data.attentionCount} need attention</a>
+</header>
+<main class="board">
+  ${column('scheduled', 'Scheduled', data.automations.map(automationCard))}
+  ${column('in-progress', 'In progress', data.inProgress.map(runCard))}
+  ${column('attention', 'Needs attention', data.attention.map(runCard), data.attentionCount)}
+  ${column('done', 'Done', data.done.map(runCard))}
+</main>
+</div>`;
+}
+
+export function boardPage(data: BoardData, token: string): Html {
+  return page(
+    'curupira board',
+    token,
+    html`${boardLive(data)}<p id="connection" class="muted">live</p>`,
+    'board.js',
+  );
+}
+
+function collapsible(label: Html, text: string, cls: string): Html {
+  const short = text.length <= LONG_TEXT && !text.includes('\n');
+  return html`<details class="${cls}"${short ? raw(' open') : ''}><summary>${label}</summary><pre>${text}</pre></details>`;
+}
+
+export function eventHtml(event: AgentEvent): Html {
+  switch (event.kind) {
+    case 'session':
+      return html`<li class="event meta">session ${event.sessionId}</li>`;
+    case 'assistant':
+      return html`<li class="event assistant"><pre>${event.text.trim()}</pre></li>`;
+    case 'thinking':
+      return html`<li class="event thinking">${collapsible(html`thinking`, event.text.trim(), 'thinking')}</li>`;
+    case 'tool_call':
+      return html`<li class="event tool">${collapsible(html`tool call: <b>${event.name}</b>`, event.input, 'tool-call')}</li>`;
+    case 'tool_result':
+      return html`<li class="event tool${event.isError ? ' error' : ''}">${collapsible(
+        html`${event.isError ? 'tool error' : 'tool result'}${event.name ? html`: ${event.name}` : ''} (${event.output.length} characters)`,
+        event.output,
+        'tool-result',
+      )}</li>`;
+    case 'usage':
+      return html`<li class="event meta">usage: ${event.inputTokens} input (${event.cachedInputTokens} cached), ${event.outputTokens} output tokens${
+        event.costUsd === undefined ? '' : `, $${event.costUsd.toFixed(4)}`
+      }</li>`;
+    case 'error':
+      return html`<li class="event error">error: ${event.message}</li>`;
+    case 'done':
+      return html`<li class="event meta">${event.isError ? html`finished with an error${event.result ? html`: ${event.result}` : ''}` : 'finished'}</li>`;
+  }
+}
+
+function field(label: string, value: Html | string | null): Html {
+  return value === null || value === '' ? html`` : html`<dt>${label}</dt><dd>${value}</dd>`;
+}
+
+export function runPage(run: RunRecord, events: AgentEvent[] | undefined, token: string): Html {
+  const live = !isTerminal(run.status);
+  const base = `/api/v1/runs/${encodeURIComponent(run.id)}`;
+  const usage = run.usage
+    ? `${run.usage.inputTokens} input (${run.usage.cachedInputTokens} cached), ${run.usage.outputTokens} output tokens${run.usage.costUsd === undefined ? '' : `, $${run.usage.costUsd.toFixed(4)}`}`
+    : null;
+  const body = html`<header class="top"><h1><a href="/">curupira</a></h1><span>run ${run.id}</span></header>
+<main class="run-page" data-run="${run.id}" data-live="${live ? 'true' : 'false'}" data-events="${base}/events">
+  <h2>${run.itemTitle}</h2>
+  <dl class="facts">
+    ${field('status', html`<span class="tag status status-${run.status}" id="run-status">${run.status}</span>`)}
+    ${field('outcome', run.reason)}
+    ${field('automation', run.automationId)}
+    ${field('item', html`<a href="${run.itemUrl}" rel="noreferrer">${run.repo}#${run.itemId}</a>`)}
+    ${field('agent', run.profile ? `${run.profile} (${run.provider ?? '-'})` : null)}
+    ${field('session', run.sessionId)}
+    ${field('branch', run.branch)}
+    ${field('worktree', run.worktreePath ? `${run.worktreePath}${run.worktreeKept ? ` (kept: ${run.commits} unpushed commits or changes)` : ' (removed)'}` : null)}
+    ${field('usage', usage)}
+    ${field('started', run.startedAt)}
+    ${field('finished', run.finishedAt)}
+  </dl>
+  <div class="actions">${runActions(run)}</div>
+  ${run.prompt ? html`<details class="prompt"><summary>Prompt (${run.prompt.length} characters)</summary><pre>${run.prompt}</pre></details>` : ''}
+  <h3>${live ? 'Live events' : 'Transcript'}</h3>
+  <ol id="conversation" class="conversation">${(events ?? []).map(eventHtml)}</ol>
+  ${!live && events === undefined ? html`<p class="muted">No transcript was saved for this run.</p>` : ''}
+</main>`;
+  return page(`run ${run.id}: ${run.itemTitle}`, token, body, 'run.js');
+}
+
+export function messagePage(title: string, message: string): Html {
+  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>
+<link rel="stylesheet" href="/assets/board.css"></head><body><main class="message"><h1>${title}</h1><p>${message}</p></main></body></html>`;
+}

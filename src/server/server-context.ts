@@ -1,0 +1,14 @@
+import type { Store } from '../store/types.js';
+import type { EngineView } from './board-data.js';
+import type { Hub } from './hub.js';
+
+/** What every route reads: the store, the engine's view and controls, the change hub, the token. */
+export interface ServerContext {
+  store: Store;
+  engine: EngineView;
+  hub: Hub;
+  token: string;
+  version: string;
+  /** Epoch ms the daemon started. */
+  startedAt: number;
+}

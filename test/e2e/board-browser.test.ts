@@ -1,0 +1,192 @@
+/**
+ * The board in a real browser: playwright-core driving Debian's chromium (`scripts/test.mjs`
+ * installs it when missing). The board renders, a run appears and crosses the columns live, the
+ * run page streams while the agent works and shows the transcript afterwards, the actions work,
+ * a failed run shows its reason. Screenshots go to test-artifacts/board/.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createHarness, type Harness, issueAutomation, ROOT } from '../helpers/harness.js';
+import { type Served, serveInProcess } from '../helpers/serve.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = join(ROOT, 'test-artifacts', 'board');
+const FAST = '[settings.polling]\npoll_interval_seconds = 0.3\ncron_poll_interval_seconds = 0.3';
+const EVIL = '<script>window.__pwned = 1</script>';
+
+let browser: BrowserContext | undefined;
+let profile: string | undefined;
+let h: Harness | undefined;
+let served: Served | undefined;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing: \`npm test\` installs it (apt-get install chromium)`);
+  mkdirSync(ARTIFACTS, { recursive: true });
+  profile = mkdtempSync(join(tmpdir(), 'curupira-chromium-'));
+  browser = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1400, height: 800 },
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+});
+
+afterEach(async () => {
+  await served?.stop();
+  served = undefined;
+  await h?.cleanup();
+  h = undefined;
+});
+
+async function openBoard(): Promise<Page> {
+  const page = await browser!.newPage();
+  page.on('dialog', (dialog) => {
+    throw new Error(`unexpected dialog: ${dialog.message()}`);
+  });
+  await page.goto(`${served!.url}?token=${served!.token}`);
+  expect(page.url()).toBe(served!.url);
+  return page;
+}
+
+function column(page: Page, name: string) {
+  return page.locator(`section[data-column="${name}"]`);
+}
+
+async function shot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+describe('the board in chromium', () => {
+  it('renders the columns; a run appears and crosses them live; its page streams, then shows the transcript', async () => {
+    h = await createHarness({ settingsExtra: FAST, issues: [] });
+    served = await serveInProcess(h, { listen: true });
+    const page = await openBoard();
+    await expect
+      .poll(() => page.locator('section.column h2').allTextContents())
+      .toEqual(['Scheduled 1', 'In progress 0', 'Needs attention 0', 'Done 0']);
+    await expect.poll(() => page.locator('#summary').textContent()).toBe('0 running');
+    await shot(page, '1-empty');
+    h.world.addIssue('acme/api', {
+      title: `Slow ${EVIL} [[fake:sleep=3]]`,
+      body: '',
+      labels: ['agent-ready'],
+      author: 'octocat',
+    });
+    const card = column(page, 'in-progress').locator('article.run');
+    await card.first().waitFor({ timeout: 15_000 });
+    await expect.poll(() => page.locator('#summary').textContent()).toBe('1 running');
+    expect(await card.first().locator('h3').textContent()).toBe(`Slow ${EVIL} [[fake:sleep=3]]`);
+    await shot(page, '2-running');
+    // The live view streams while the agent works.
+    const runPage = await browser!.newPage();
+    await runPage.goto(new URL(`/runs/${await card.first().getAttribute('data-run')}`, served.url).href);
+    await runPage.locator('#conversation li.event').first().waitFor({ timeout: 10_000 });
+    expect(await runPage.locator('h3').first().textContent()).toBe('Live events');
+    await shot(runPage, '3-live-run');
+    await column(page, 'done').locator('article.run[data-status="succeeded"]').waitFor({ timeout: 15_000 });
+    expect(await column(page, 'in-progress').locator('article.run').count()).toBe(0);
+    await shot(page, '4-finished');
+    // After the end, the page reloads itself with the saved transcript as a conversation.
+    await runPage.locator('h3', { hasText: 'Transcript' }).waitFor({ timeout: 10_000 });
+    const transcript = await runPage.locator('#conversation').textContent();
+    expect(transcript).toContain('Starting on the task.');
+    expect(transcript).toContain('Done: the task is complete.');
+    expect(await runPage.locator('#conversation details.tool-result').count()).toBeGreaterThan(0);
+    expect(await runPage.locator('#run-status').textContent()).toBe('succeeded');
+    await shot(runPage, '5-transcript');
+    expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await runPage.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
+  });
+
+  it('actions from the board: pause, resume, run now, cancel, dismiss; a failed run shows its reason', async () => {
+    h = await createHarness({
+      settingsExtra: FAST,
+      issues: [],
+      automation: issueAutomation('fix', { prompt: 'Fix ${issue_title}' }),
+    });
+    served = await serveInProcess(h, { listen: true });
+    const page = await openBoard();
+    const automation = page.locator('article.automation[data-automation="fix"]');
+    await automation.locator('button', { hasText: 'Pause' }).click();
+    await automation.locator('.tag', { hasText: 'paused' }).waitFor();
+    expect(await served.store.listPaused()).toEqual(['fix']);
+    await expect.poll(() => page.locator('#summary').textContent()).toBe('0 running · 1 paused');
+    h.world.addIssue('acme/api', {
+      title: 'Broken [[fake:fail]]',
+      body: '',
+      labels: ['agent-ready'],
+      author: 'octocat',
+    });
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(served.runs).toHaveLength(0);
+    // Run now polls a paused automation once.
+    await automation.locator('button', { hasText: 'Run now' }).click();
+    const failed = column(page, 'attention').locator('article.run');
+    await failed.first().waitFor({ timeout: 15_000 });
+    expect(await failed.first().locator('.reason').textContent()).toMatch(/exited with status 1/);
+    expect(await page.locator('#attention').textContent()).toBe('1 need attention');
+    await shot(page, '6-failed');
+    await failed.first().locator('button', { hasText: 'Dismiss' }).click();
+    await column(page, 'done').locator('article.run').first().waitFor();
+    expect(await page.locator('#attention').textContent()).toBe('0 need attention');
+    await automation.locator('button', { hasText: 'Resume' }).click();
+    await automation.locator('button', { hasText: 'Pause' }).waitFor();
+    expect(await served.store.listPaused()).toEqual([]);
+    h.world.addIssue('acme/api', {
+      title: 'Long [[fake:sleep=30]]',
+      body: '',
+      labels: ['agent-ready'],
+      author: 'octocat',
+    });
+    const running = column(page, 'in-progress').locator('article.run');
+    await running.first().waitFor({ timeout: 15_000 });
+    await running.first().locator('button', { hasText: 'Cancel' }).click();
+    await column(page, 'done').locator('article.run[data-status="cancelled"]').waitFor({ timeout: 15_000 });
+    expect(
+      await column(page, 'done').locator('article.run[data-status="cancelled"] .reason').textContent(),
+    ).toMatch(/^cancelled by an operator/);
+    await shot(page, '7-after-actions');
+  });
+
+  it('removes a kept worktree from its card, and retry runs the item again', async () => {
+    h = await createHarness({
+      settingsExtra: FAST,
+      issues: [{ title: 'Commit [[fake:commit]]', labels: ['agent-ready'] }],
+    });
+    served = await serveInProcess(h, { listen: true });
+    const page = await openBoard();
+    const kept = column(page, 'attention').locator('article.run');
+    await kept.first().waitFor({ timeout: 15_000 });
+    const first = await kept.first().getAttribute('data-run');
+    expect(await kept.first().locator('.warn').textContent()).toMatch(/^kept worktree \(1 unpushed\) /);
+    const path = (await served.store.getRun(first!))!.worktreePath!;
+    expect(existsSync(path)).toBe(true);
+    await kept.first().locator('button', { hasText: 'Remove worktree' }).click();
+    await column(page, 'done').locator(`article.run[data-run="${first}"]`).waitFor();
+    expect(existsSync(path)).toBe(false);
+    await column(page, 'done')
+      .locator(`article.run[data-run="${first}"] button`, { hasText: 'Retry' })
+      .click();
+    await column(page, 'attention')
+      .locator(`article.run:not([data-run="${first}"])`)
+      .waitFor({ timeout: 15_000 });
+    await shot(page, '8-retried');
+  });
+});

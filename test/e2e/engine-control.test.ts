@@ -1,0 +1,136 @@
+/**
+ * The engine's operator controls (what `curupira serve` exposes): pause and resume remembered
+ * across restarts, run now (a schedule fires at once, a paused automation polls once), cancelling
+ * one run while another goes on, and retry.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { ControlError } from '../../src/core/errors.js';
+import type { RunRecord } from '../../src/core/types.js';
+import { Engine } from '../../src/engine/engine.js';
+import type { Store } from '../../src/store/types.js';
+import { createHarness, type Harness, issueAutomation, waitFor } from '../helpers/harness.js';
+
+let h: Harness | undefined;
+let store: Store | undefined;
+afterEach(async () => {
+  await store?.close();
+  store = undefined;
+  await h?.cleanup();
+  h = undefined;
+});
+
+const FAST = '[settings.polling]\npoll_interval_seconds = 0.2\ncron_poll_interval_seconds = 0.2';
+
+async function watching(harness: Harness): Promise<{
+  engine: Engine;
+  runs: RunRecord[];
+  stop: () => Promise<void>;
+}> {
+  store = await harness.openStore();
+  const stop = new AbortController();
+  const runs: RunRecord[] = [];
+  const engine = new Engine(
+    harness.engineOptions(store, { mode: 'watch', stop: stop.signal, onRun: (run) => runs.push(run) }),
+  );
+  const done = engine.run();
+  return {
+    engine,
+    runs,
+    stop: async () => {
+      stop.abort();
+      await done;
+      await store?.close();
+      store = undefined;
+    },
+  };
+}
+
+describe('engine controls', () => {
+  it('a paused automation is not polled, stays paused after a restart, and runs once resumed', async () => {
+    h = await createHarness({ settingsExtra: FAST, issues: [] });
+    let daemon = await watching(h);
+    await daemon.engine.setPaused('fix', true);
+    expect(daemon.engine.automations().find((a) => a.id === 'fix')?.paused).toBe(true);
+    await daemon.stop();
+    h.world.addIssue('acme/api', { title: 'Later', body: '', labels: ['agent-ready'], author: 'octocat' });
+    daemon = await watching(h);
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    expect(daemon.runs).toHaveLength(0);
+    expect(daemon.engine.automations()[0]).toMatchObject({ id: 'fix', paused: true });
+    await daemon.engine.setPaused('fix', false);
+    await waitFor('the run after resume', () => daemon.runs.length === 1);
+    expect(daemon.runs[0]?.status).toBe('succeeded');
+    await daemon.stop();
+  });
+
+  it('run now fires a schedule at once, whatever its next occurrence', async () => {
+    h = await createHarness({
+      settingsExtra: FAST,
+      issues: [],
+      automation: `[automations.yearly]
+trigger_type = "cron"
+repository = "api"
+schedule = "0 3 1 1 *"
+prompt = "Yearly chores"
+`,
+    });
+    const daemon = await watching(h);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(daemon.runs).toHaveLength(0);
+    expect(daemon.engine.trigger('yearly')).toBe('fired');
+    await waitFor('the fired run', () => daemon.runs.length === 1);
+    expect(daemon.runs[0]).toMatchObject({ automationId: 'yearly', status: 'succeeded', taskType: 'cron' });
+    await daemon.stop();
+  });
+
+  it('cancels one run (its session kept) while another goes on, and retry resumes the session', async () => {
+    h = await createHarness({
+      settingsExtra: `max_active_tasks = 2\n${FAST}`,
+      issues: [
+        { title: 'Slow one [[fake:sleep=30]]', labels: ['agent-ready'] },
+        { title: 'Quick one [[fake:sleep=1]]', labels: ['agent-ready'] },
+      ],
+    });
+    const daemon = await watching(h);
+    const slow = await waitFor('the slow run to start', async () =>
+      (await store!.listRuns({ status: ['running'] })).find(
+        (r) => r.itemTitle.startsWith('Slow') && r.sessionId !== null,
+      ),
+    );
+    daemon.engine.cancel(slow.id);
+    await waitFor('both runs to end', () => daemon.runs.length === 2);
+    const cancelled = daemon.runs.find((r) => r.id === slow.id)!;
+    expect(cancelled.status).toBe('cancelled');
+    expect(cancelled.reason).toBe('cancelled by an operator; its session is kept (retry resumes it)');
+    expect(daemon.runs.find((r) => r.id !== slow.id)?.status).toBe('succeeded');
+    expect(await store!.getSession(slow.taskKey)).toMatchObject({ sessionId: slow.sessionId });
+    expect(() => daemon.engine.cancel(slow.id)).toThrow(ControlError);
+    expect(await daemon.engine.retry(slow.id)).toBe('resumed');
+    const resumed = await waitFor('the resumed run', async () =>
+      (await store!.listRuns({ automationId: 'fix' })).find((r) => r.id !== slow.id && r.resumed),
+    );
+    expect(resumed.sessionId).toBe(slow.sessionId);
+    daemon.engine.cancel(resumed.id);
+    await daemon.stop();
+  });
+
+  it('retry of a failed run without a session polls the item again; unknown ids are refused', async () => {
+    h = await createHarness({
+      settingsExtra: FAST,
+      automation: issueAutomation('fix', { prompt: 'Fix ${issue_title} [[fake:fail]]' }),
+    });
+    const daemon = await watching(h);
+    await waitFor('the failed run', () => daemon.runs.length === 1);
+    const failed = daemon.runs[0]!;
+    expect(failed.status).toBe('failed');
+    await store!.deleteSession(failed.taskKey);
+    expect(await daemon.engine.retry(failed.id)).toBe('polling');
+    await waitFor('the second run', () => daemon.runs.length === 2);
+    expect(daemon.runs[1]).toMatchObject({ itemId: failed.itemId, status: 'failed' });
+    await expect(daemon.engine.retry('NOPE')).rejects.toMatchObject({ reason: 'run_not_found' });
+    await expect(daemon.engine.setPaused('nope', true)).rejects.toMatchObject({
+      reason: 'automation_not_found',
+    });
+    await daemon.stop();
+  });
+});

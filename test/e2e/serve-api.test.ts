@@ -1,0 +1,272 @@
+/**
+ * The JSON API of `curupira serve`, in process over `app.request` with a real engine on the
+ * simulator and the fake agents: the token, every route, error codes and cursor pagination.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PROVIDERS } from '../../src/agents/schemas.js';
+import type { RunRecord } from '../../src/core/types.js';
+import { loadOrCreateToken, tokensEqual } from '../../src/server/token.js';
+import { createHarness, type Harness, issueAutomation, unfenced, waitFor } from '../helpers/harness.js';
+import { type Served, serveInProcess } from '../helpers/serve.js';
+
+let h: Harness | undefined;
+let served: Served | undefined;
+afterEach(async () => {
+  await served?.stop();
+  served = undefined;
+  await h?.cleanup();
+  h = undefined;
+});
+
+const FAST = '[settings.polling]\npoll_interval_seconds = 0.2\ncron_poll_interval_seconds = 0.2';
+
+const serve = (harness: Harness): Promise<Served> => serveInProcess(harness);
+
+function call(s: Served, path: string, init: RequestInit = {}, token: string | null = s.token) {
+  const headers = new Headers(init.headers);
+  if (token !== null) headers.set('authorization', `Bearer ${token}`);
+  return s.app.request(path, { ...init, headers });
+}
+
+async function body(response: Response): Promise<Record<string, unknown>> {
+  return (await response.json()) as Record<string, unknown>;
+}
+
+describe('serve: token', () => {
+  it('is made once with mode 0600 and compared exactly', async () => {
+    h = await createHarness({ issues: [] });
+    const dir = join(h.dir, 'tok');
+    const first = loadOrCreateToken(dir);
+    const again = loadOrCreateToken(dir);
+    expect(first.created).toBe(true);
+    expect(again).toEqual({ token: first.token, created: false });
+    expect(first.token.length).toBeGreaterThanOrEqual(40);
+    expect(statSync(join(dir, 'serve-token')).mode & 0o777).toBe(0o600);
+    expect(tokensEqual(first.token, first.token)).toBe(true);
+    expect(tokensEqual(`${first.token.slice(0, -1)}x`, first.token)).toBe(false);
+    expect(tokensEqual(first.token.slice(1), first.token)).toBe(false);
+    expect(tokensEqual(undefined, first.token)).toBe(false);
+  });
+
+  it('guards every route but health; the cookie works for pages only; no CORS headers', async () => {
+    h = await createHarness({ settingsExtra: FAST, issues: [] });
+    served = await serve(h);
+    const health = await call(served, '/api/v1/health', {}, null);
+    expect(health.status).toBe(200);
+    expect(await body(health)).toEqual({ ok: true, version: '0.0.0-test' });
+    for (const path of ['/api/v1/state', '/api/v1/runs', '/api/v1/openapi.json', '/', '/assets/board.js']) {
+      const response = await call(served, path, {}, null);
+      expect(response.status, path).toBe(401);
+      expect((await call(served, path, {}, 'wrong-token')).status, path).toBe(401);
+    }
+    const denied = await call(served, '/api/v1/state', {}, null);
+    expect(await body(denied)).toMatchObject({ error: { code: 'unauthorized' } });
+    const ok = await call(served, '/api/v1/state', { headers: { origin: 'https://evil.example' } });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('access-control-allow-origin')).toBeNull();
+    // Visiting the printed URL sets an HttpOnly, SameSite=Strict cookie and drops the token from the URL.
+    const login = await call(served, `/?token=${served.token}`, {}, null);
+    expect(login.status).toBe(303);
+    expect(login.headers.get('location')).toBe('/');
+    const cookie = login.headers.get('set-cookie')!;
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Strict/);
+    const jar = { cookie: cookie.split(';')[0]! };
+    expect((await call(served, '/', { headers: jar }, null)).status).toBe(200);
+    // A cookie alone never authorises an action.
+    const forged = await call(
+      served,
+      '/api/v1/automations/fix/pause',
+      { method: 'POST', headers: jar },
+      null,
+    );
+    expect(forged.status).toBe(401);
+    expect(await served.store.listPaused()).toEqual([]);
+  });
+});
+
+describe('serve: run pages', () => {
+  it('render the saved transcript as a conversation for every provider, escaping what the agent wrote', async () => {
+    h = await createHarness({
+      issues: [],
+      agentEnv: { EVIL: '<script>alert(1)</script>' },
+      automation: issueAutomation('fix', { prompt: 'Fix ${issue_title} [[fake:echo-env=EVIL]]' }),
+    });
+    const runs: RunRecord[] = [];
+    for (const [n, provider] of PROVIDERS.entries()) {
+      h.configure({ provider });
+      h.world.addIssue('acme/api', {
+        title: `Task for ${provider}`,
+        body: '',
+        labels: ['agent-ready'],
+        author: 'octocat',
+      });
+      const result = await h.run();
+      runs.push(result.runs.find((r) => r.itemTitle === `Task for ${provider}`)!);
+      h.world.closeIssue('acme/api', n + 1);
+    }
+    served = await serve(h);
+    for (const run of runs) {
+      expect(run.status, run.provider!).toBe('succeeded');
+      const page = await (await call(served, `/runs/${run.id}`)).text();
+      expect(page, run.provider!).toContain('<h3>Transcript</h3>');
+      expect(page, run.provider!).toContain('Starting on the task.');
+      expect(page, run.provider!).toContain('Done: the task is complete.');
+      expect(page, run.provider!).toContain('EVIL=&lt;script&gt;alert(1)&lt;/script&gt;');
+      expect(page, run.provider!).not.toContain('<script>alert');
+      expect(page, run.provider!).toMatch(/class="tool-call"|class="tool-result"/);
+    }
+  }, 120_000);
+});
+
+describe('serve: API', () => {
+  it('state, automations, runs, one run, its events, and the OpenAPI description', async () => {
+    h = await createHarness({ settingsExtra: FAST });
+    served = await serve(h);
+    await waitFor('the first run', () => served!.runs.length === 1);
+    const run = served.runs[0]!;
+    const state = await body(await call(served, '/api/v1/state'));
+    expect(state).toMatchObject({ version: '0.0.0-test', summary: '0 running', attentionCount: 0 });
+    const automations = (await body(await call(served, '/api/v1/automations'))).automations as {
+      id: string;
+      lastPollAt: string | null;
+      matching: number | null;
+    }[];
+    expect(automations.map((a) => a.id)).toEqual(['fix']);
+    expect(automations[0]!.lastPollAt).toMatch(/^\d{4}-/);
+    // The issue stays open after its run: the card says how many open items match.
+    expect(automations[0]).toMatchObject({ matching: 1, lastError: null });
+    const list = await body(await call(served, '/api/v1/runs?automation=fix&status=succeeded'));
+    expect(list).toMatchObject({ runs: [{ id: run.id, status: 'succeeded' }], nextCursor: null });
+    expect((list.runs as Record<string, unknown>[])[0]).not.toHaveProperty('prompt');
+    expect(await body(await call(served, '/api/v1/runs?status=failed'))).toEqual({
+      runs: [],
+      nextCursor: null,
+    });
+    const one = await body(await call(served, `/api/v1/runs/${run.id}`));
+    expect(one.run).toMatchObject({ id: run.id });
+    expect(unfenced(String((one.run as Record<string, unknown>).prompt))).toBe('Fix issue 1: First issue');
+    const events = await (await call(served, `/api/v1/runs/${run.id}/events`)).text();
+    expect(events).toContain('event: agent');
+    expect(events).toMatch(/event: end\ndata: \{"id":"/);
+    // A reconnect with Last-Event-ID continues after that event.
+    const ids = [...events.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+    expect(ids[0]).toBe(0);
+    const resumed = await (
+      await call(served, `/api/v1/runs/${run.id}/events`, { headers: { 'last-event-id': '1' } })
+    ).text();
+    expect([...resumed.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))).toEqual(ids.filter((i) => i > 1));
+    const spec = await body(await call(served, '/api/v1/openapi.json'));
+    expect(spec.openapi).toBe('3.1.0');
+    expect(Object.keys(spec.paths as object)).toContain('/runs/{id}/cancel');
+  });
+
+  it('pages runs with a cursor and refuses bad filters with stable codes', async () => {
+    h = await createHarness({ settingsExtra: FAST, issues: [] });
+    served = await serve(h);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i += 1) {
+      const run = await served.store.createRun({
+        automationId: 'fix',
+        taskKey: `k${i}`,
+        repo: 'acme/api',
+        taskType: 'github-issues',
+        itemId: String(i),
+        itemKey: `issue:${i}`,
+        itemTitle: `t${i}`,
+        itemUrl: 'https://example.invalid',
+        status: 'succeeded',
+      });
+      ids.unshift(run.id);
+    }
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await body(await call(served, `/api/v1/runs?limit=2${cursor ? `&cursor=${cursor}` : ''}`));
+      seen.push(...(page.runs as { id: string }[]).map((r) => r.id));
+      cursor = page.nextCursor as string | null;
+    } while (cursor);
+    expect(seen).toEqual(ids);
+    const cases: [string, number, string][] = [
+      ['/api/v1/runs?status=nope', 400, 'bad_request'],
+      ['/api/v1/runs?limit=0', 400, 'bad_request'],
+      ['/api/v1/runs?limit=501', 400, 'bad_request'],
+      ['/api/v1/runs?cursor=../x', 400, 'bad_request'],
+      ['/api/v1/runs/NOPE', 404, 'run_not_found'],
+      ['/api/v1/nothing', 404, 'not_found'],
+      ['/api/v1/automations/fix/pause', 405, 'method_not_allowed'],
+      ['/api/v1/runs/NOPE/cancel', 405, 'method_not_allowed'],
+    ];
+    for (const [path, status, code] of cases) {
+      const response = await call(served, path);
+      expect(response.status, path).toBe(status);
+      expect(await body(response), path).toMatchObject({ error: { code, message: expect.any(String) } });
+    }
+  });
+
+  it('removes a kept worktree (as gc does) and refuses a run without one', async () => {
+    h = await createHarness({
+      settingsExtra: FAST,
+      automation: issueAutomation('fix', { prompt: 'Fix ${issue_title} [[fake:commit]]' }),
+    });
+    served = await serve(h);
+    await waitFor('the run', () => served!.runs.length === 1);
+    const run = served.runs[0]!;
+    expect(run).toMatchObject({ status: 'succeeded', worktreeKept: true });
+    const state = await body(await call(served, '/api/v1/state'));
+    expect(state.attentionCount).toBe(1);
+    const removed = await call(served, `/api/v1/runs/${run.id}/remove-worktree`, { method: 'POST' });
+    expect(removed.status).toBe(200);
+    expect(existsSync(run.worktreePath!)).toBe(false);
+    expect((await served.store.getRun(run.id))?.worktreeKept).toBe(false);
+    const again = await call(served, `/api/v1/runs/${run.id}/remove-worktree`, { method: 'POST' });
+    expect(await body(again)).toMatchObject({ error: { code: 'worktree_not_kept' } });
+    expect((await body(await call(served, '/api/v1/state'))).attentionCount).toBe(0);
+  });
+
+  it('actions: pause, resume, run now, cancel, retry, dismiss', async () => {
+    h = await createHarness({
+      settingsExtra: FAST,
+      issues: [{ title: 'Slow [[fake:sleep=30]]', labels: ['agent-ready'] }],
+    });
+    served = await serve(h);
+    const post = (path: string) => call(served!, path, { method: 'POST' });
+    expect(await body(await post('/api/v1/automations/fix/pause'))).toEqual({
+      automation: 'fix',
+      paused: true,
+    });
+    expect(await served.store.listPaused()).toEqual(['fix']);
+    expect((await post('/api/v1/automations/nope/pause')).status).toBe(404);
+    expect(await body(await post('/api/v1/automations/fix/resume'))).toEqual({
+      automation: 'fix',
+      paused: false,
+    });
+    expect(await body(await post('/api/v1/automations/fix/run'))).toEqual({
+      automation: 'fix',
+      result: 'polling',
+    });
+    const running = await waitFor('the slow run', async () =>
+      (await served!.store.listRuns({ status: ['running'] })).find((r) => r.sessionId),
+    );
+    expect(await body(await post(`/api/v1/runs/${running.id}/dismiss`))).toMatchObject({
+      error: { code: 'run_active' },
+    });
+    const cancel = await post(`/api/v1/runs/${running.id}/cancel`);
+    expect(cancel.status).toBe(202);
+    await waitFor('the cancelled run', () => served!.runs.length === 1);
+    expect(served.runs[0]).toMatchObject({ status: 'cancelled' });
+    expect(await body(await post(`/api/v1/runs/${running.id}/cancel`))).toMatchObject({
+      error: { code: 'run_not_active' },
+    });
+    const dismissed = await body(await post(`/api/v1/runs/${running.id}/dismiss`));
+    expect((dismissed.run as RunRecord).dismissedAt).toMatch(/^\d{4}-/);
+    expect(await body(await post(`/api/v1/runs/${running.id}/retry`))).toMatchObject({ result: 'resumed' });
+    const again = await waitFor('the resumed run', async () =>
+      (await served!.store.listRuns({ status: ['running'] })).find((r) => r.id !== running.id),
+    );
+    expect(again.resumed).toBe(true);
+    await post(`/api/v1/runs/${again.id}/cancel`);
+  });
+});

@@ -1,0 +1,193 @@
+/**
+ * `curupira serve` as a process, and the CLI that steers it over the unix socket: status, pause,
+ * resume, trigger, cancel and `runs show --follow`, with a daemon and without one.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createHarness,
+  type Harness,
+  runBuiltCli,
+  type StartedCli,
+  startBuiltCli,
+  waitFor,
+} from '../helpers/harness.js';
+
+let h: Harness | undefined;
+let daemon: StartedCli | undefined;
+afterEach(async () => {
+  if (daemon && daemon.child.exitCode === null) {
+    daemon.child.kill('SIGKILL');
+    await daemon.done;
+  }
+  daemon = undefined;
+  await h?.cleanup();
+  h = undefined;
+});
+
+beforeAll(async () => {
+  if (!existsSync(join(import.meta.dirname, '../../dist/cli/main.js')))
+    throw new Error('run `node scripts/build.mjs` first');
+});
+
+const FAST = '[settings.polling]\npoll_interval_seconds = 0.3\ncron_poll_interval_seconds = 0.3';
+
+function cli(harness: Harness, ...args: string[]) {
+  return runBuiltCli([...args, '--config', harness.settingsFile], { env: harness.env, timeoutMs: 30_000 });
+}
+
+function startServe(harness: Harness): { started: StartedCli; output: () => string } {
+  const started = startBuiltCli(['serve', '--port', '0', '--config', harness.settingsFile], {
+    env: harness.env,
+  });
+  let text = '';
+  started.child.stdout!.on('data', (d: Buffer) => {
+    text += d.toString();
+  });
+  return { started, output: () => text };
+}
+
+describe('CLI control without a daemon', () => {
+  it('status reads the state file; pause and resume write it; cancel and trigger say none runs', async () => {
+    h = await createHarness({ issues: [] });
+    const status = await cli(h, 'status');
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain('daemon: not running (start `curupira serve`); from the state file:');
+    expect(status.stdout).toMatch(/ {2}fix +github-issues +enabled/);
+    for (const args of [
+      ['cancel', 'r_0000000000AAAAAAAA'],
+      ['trigger', 'fix'],
+    ]) {
+      const result = await cli(h, ...args);
+      expect(result.code, args.join(' ')).toBe(1);
+      expect(result.stderr).toBe('error: no daemon running; start `curupira serve`\n');
+    }
+    const paused = await cli(h, 'pause', 'fix');
+    expect(paused.stdout).toBe(
+      'Paused fix in the state file (no daemon is running; the next start honours it).\n',
+    );
+    expect((await cli(h, 'status')).stdout).toMatch(/ {2}fix +github-issues +paused/);
+    const unknown = await cli(h, 'pause', 'nope');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toBe("error: no automation 'nope' is configured (automation_not_found)\n");
+    await cli(h, 'resume', 'fix');
+    expect((await cli(h, 'status')).stdout).toMatch(/ {2}fix +github-issues +enabled/);
+  });
+});
+
+describe('curupira serve', () => {
+  it('prints the URL with the token once, answers the CLI over its socket, and cleans up on SIGTERM', async () => {
+    h = await createHarness({
+      settingsExtra: FAST,
+      issues: [{ title: 'Slow [[fake:sleep=20]]', labels: ['agent-ready'] }],
+    });
+    const serve = startServe(h);
+    daemon = serve.started;
+    const url = await waitFor('the board URL', () =>
+      /Board: (http:\/\/127\.0\.0\.1:\d+\/)\?token=(\S+)/.exec(serve.output()),
+    );
+    const token = url[2]!;
+    const stateDir = join(h.dir, 'state');
+    expect(statSync(join(stateDir, 'serve-token')).mode & 0o777).toBe(0o600);
+    expect(statSync(join(stateDir, 'serve.sock')).mode & 0o777).toBe(0o600);
+    const health = await fetch(`${url[1]}api/v1/health`);
+    expect(health.status).toBe(200);
+    expect((await fetch(`${url[1]}api/v1/state`)).status).toBe(401);
+    const state = await fetch(`${url[1]}api/v1/state`, { headers: { authorization: `Bearer ${token}` } });
+    expect(state.status).toBe(200);
+
+    const store = await h.openStore();
+    const run = await waitFor('the slow run', async () =>
+      (await store.listRuns({ status: ['running'] })).find((r) => r.sessionId),
+    );
+    await store.close();
+    const status = await cli(h, 'status');
+    expect(status.stdout).toMatch(/^daemon: running · 1 running · 0 need attention\n/);
+    expect(status.stdout).toContain(run.id);
+    const follow = startBuiltCli(['runs', 'show', run.id, '--follow', '--config', h.settingsFile], {
+      env: h.env,
+    });
+    const paused = await cli(h, 'pause', 'fix');
+    expect(paused.stdout).toBe('Paused fix.\n');
+    expect((await cli(h, 'status')).stdout).toContain('1 paused');
+    expect((await cli(h, 'trigger', 'fix')).stdout).toBe('Polling fix now.\n');
+    expect((await cli(h, 'resume', 'fix')).stdout).toBe('Resumed fix.\n');
+    const unknown = await cli(h, 'trigger', 'nope');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toBe("error: no automation 'nope' is configured (automation_not_found)\n");
+    expect((await cli(h, 'cancel', run.id)).stdout).toBe(`Cancelling ${run.id}; its session is kept.\n`);
+    const followed = await follow.done;
+    expect(followed.code).toBe(0);
+    expect(followed.stdout).toContain('live events:');
+    expect(followed.stdout).toContain(`[session ${run.sessionId}]`);
+    expect(followed.stdout).toContain(
+      `run ${run.id} ended: cancelled (cancelled by an operator; its session is kept (retry resumes it))`,
+    );
+    daemon.child.kill('SIGTERM');
+    const ended = await daemon.done;
+    expect(ended.code).toBe(0);
+    expect(existsSync(join(stateDir, 'serve.sock'))).toBe(false);
+    expect((await cli(h, 'status')).stdout).toContain('daemon: not running');
+    // A second start does not print the token again.
+    const second = startServe(h);
+    daemon = second.started;
+    const line = await waitFor('the second URL', () => /Board: .*\n/.exec(second.output()));
+    expect(line[0]).not.toContain(token);
+    expect(line[0]).toContain('serve-token');
+  });
+});
+
+describe('serve options', () => {
+  it('refuses a bad port, and warns when it listens beyond loopback', async () => {
+    h = await createHarness({ issues: [] });
+    const bad = await cli(h, 'serve', '--port', 'http');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe(
+      "error: --port must be 0 (pick a free port) or a port number up to 65535, got 'http'\n",
+    );
+    const started = startBuiltCli(
+      ['serve', '--port', '0', '--host', '127.0.0.2', '--config', h.settingsFile],
+      {
+        env: h.env,
+      },
+    );
+    daemon = started;
+    let text = '';
+    started.child.stdout!.on('data', (d: Buffer) => {
+      text += d.toString();
+    });
+    await waitFor('the board URL', () => /Board: http:\/\/127\.0\.0\.2:\d+\//.exec(text));
+    started.child.kill('SIGTERM');
+    const ended = await started.done;
+    expect(ended.stderr).toContain(
+      'warning: listening on 127.0.0.2: the board is reachable beyond this machine over plain HTTP',
+    );
+  });
+});
+
+describe('demo --serve', () => {
+  it('ends on the board with the demo runs, until Ctrl+C', async () => {
+    h = await createHarness({ issues: [] });
+    const started = startBuiltCli(['demo', '--serve', '--port', '0', '--dir', join(h.dir, 'demo')], {
+      env: { PATH: process.env.PATH, HOME: h.dir, LANG: 'C.UTF-8' },
+    });
+    daemon = started;
+    let text = '';
+    started.child.stdout!.on('data', (d: Buffer) => {
+      text += d.toString();
+    });
+    const url = await waitFor(
+      'the board URL',
+      () => /Board: (http:\/\/127\.0\.0\.1:\d+\/)\?token=(\S+)/.exec(text),
+      60_000,
+    );
+    expect(text).toContain('6. Serving the board with these runs (`curupira serve`; Ctrl+C stops)…');
+    const board = await fetch(`${url[1]}`, { headers: { authorization: `Bearer ${url[2]}` } });
+    expect(board.status).toBe(200);
+    expect(await board.text()).toContain('Widget list crashes when a widget has no name');
+    started.child.kill('SIGINT');
+    const ended = await started.done;
+    expect(ended.code).toBe(0);
+  }, 90_000);
+});

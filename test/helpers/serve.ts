@@ -1,0 +1,64 @@
+/** `curupira serve` in this process over a harness: a real engine, the app, and (optionally) its listeners. */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Hono } from 'hono';
+import type { RunRecord } from '../../src/core/types.js';
+import { Engine } from '../../src/engine/engine.js';
+import { createApp } from '../../src/server/app.js';
+import { Hub } from '../../src/server/hub.js';
+import { type Listening, startListeners } from '../../src/server/listen.js';
+import { loadOrCreateToken } from '../../src/server/token.js';
+import type { Store } from '../../src/store/types.js';
+import type { Harness } from './harness.js';
+
+export interface Served {
+  app: Hono;
+  engine: Engine;
+  store: Store;
+  token: string;
+  /** Runs the engine finished, in order. */
+  runs: RunRecord[];
+  /** With `listen`: the board's URL (`http://127.0.0.1:<port>/`). */
+  url: string | undefined;
+  stop(): Promise<void>;
+}
+
+export async function serveInProcess(harness: Harness, options: { listen?: boolean } = {}): Promise<Served> {
+  const store = await harness.openStore();
+  const stop = new AbortController();
+  const hub = new Hub(20);
+  const runs: RunRecord[] = [];
+  const engine = new Engine(
+    harness.engineOptions(store, {
+      mode: 'watch',
+      stop: stop.signal,
+      onRun: (run) => {
+        runs.push(run);
+        hub.changed();
+      },
+      onStatus: (status) => hub.setStatus(status),
+    }),
+  );
+  const done = engine.run();
+  const dir = join(harness.dir, 'state');
+  mkdirSync(dir, { recursive: true });
+  const { token } = loadOrCreateToken(dir);
+  const app = createApp({ store, engine, hub, token, version: '0.0.0-test', startedAt: Date.now() });
+  let listening: Listening | undefined;
+  if (options.listen) listening = await startListeners(app, { host: '127.0.0.1', port: 0, stateDir: dir });
+  return {
+    app,
+    engine,
+    store,
+    token,
+    runs,
+    url: listening?.url,
+    async stop() {
+      stop.abort();
+      await listening?.close();
+      await done;
+      hub.close();
+      await store.close();
+    },
+  };
+}
