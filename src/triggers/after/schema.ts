@@ -15,8 +15,6 @@ export const AfterAutomation = z
   })
   .describe('A chained automation (curupira extension): runs when another automation’s run finishes.');
 export type AfterAutomation = z.infer<typeof AfterAutomation>;
-/** A resolved automation of this trigger: its type and its validated table together. */
-export type AfterResolved = AutomationOf<'after', AfterAutomation>;
 
 export const AFTER_PROMPT_FIELDS = [
   'upstream_automation',
@@ -47,3 +45,6 @@ export const afterTable: TriggerTable<AfterResolved> = {
     return [{ label: 'runs when', value: `a run of '${c.after}' ${outcome}` }];
   },
 };
+
+/** A resolved automation of this trigger: its type and its validated table together. */
+export type AfterResolved = AutomationOf<'after', AfterAutomation>;

@@ -47,8 +47,6 @@ export const CronAutomation = z
   })
   .describe('A local schedule; overdue ticks coalesce into one pending occurrence.');
 export type CronAutomation = z.infer<typeof CronAutomation>;
-/** A resolved automation of this trigger: its type and its validated table together. */
-export type CronResolved = AutomationOf<'cron', CronAutomation>;
 
 export const CRON_PROMPT_FIELDS = [
   'cron_schedule',
@@ -110,3 +108,6 @@ export function formatInZone(date: Date, timezone: string): string {
   const get = (type: string): string => parts.find((p) => p.type === type)?.value ?? '';
   return `${get('year')}-${get('month')}-${get('day')} ${get('hour')}:${get('minute')} ${timezone} (${date.toISOString().slice(0, 16)}Z)`;
 }
+
+/** A resolved automation of this trigger: its type and its validated table together. */
+export type CronResolved = AutomationOf<'cron', CronAutomation>;

@@ -16,8 +16,6 @@ export const GitHubIssuesAutomation = z
   })
   .describe('Issues of one repository matching typed filters (GitHub Search over GraphQL).');
 export type GitHubIssuesAutomation = z.infer<typeof GitHubIssuesAutomation>;
-/** A resolved automation of this trigger: its type and its validated table together. */
-export type GitHubIssuesResolved = AutomationOf<'github-issues', GitHubIssuesAutomation>;
 
 export const ISSUE_PROMPT_FIELDS = [
   'issue_number',
@@ -56,3 +54,6 @@ export const githubIssuesTable: TriggerTable<GitHubIssuesResolved> = {
     return lines;
   },
 };
+
+/** A resolved automation of this trigger: its type and its validated table together. */
+export type GitHubIssuesResolved = AutomationOf<'github-issues', GitHubIssuesAutomation>;

@@ -40,8 +40,6 @@ export const GitHubProjectItemsAutomation = z
   })
   .describe('Issues and pull requests in one column of a GitHub Projects (v2) board.');
 export type GitHubProjectItemsAutomation = z.infer<typeof GitHubProjectItemsAutomation>;
-/** A resolved automation of this trigger: its type and its validated table together. */
-export type GitHubProjectItemsResolved = AutomationOf<'github-project-items', GitHubProjectItemsAutomation>;
 
 export const PROJECT_ITEM_PROMPT_FIELDS = [
   'item_id',
@@ -95,3 +93,6 @@ export const githubProjectItemsTable: TriggerTable<GitHubProjectItemsResolved> =
     return lines;
   },
 };
+
+/** A resolved automation of this trigger: its type and its validated table together. */
+export type GitHubProjectItemsResolved = AutomationOf<'github-project-items', GitHubProjectItemsAutomation>;

@@ -39,8 +39,6 @@ export const GitHubPullRequestsAutomation = z
     'Pull requests of one repository matching typed filters; `mergeable` and `merge_state` filter after the search.',
   );
 export type GitHubPullRequestsAutomation = z.infer<typeof GitHubPullRequestsAutomation>;
-/** A resolved automation of this trigger: its type and its validated table together. */
-export type GitHubPullRequestsResolved = AutomationOf<'github-pull-requests', GitHubPullRequestsAutomation>;
 
 export const PULL_REQUEST_PROMPT_FIELDS = [
   'pull_request_number',
@@ -106,3 +104,6 @@ export const githubPullRequestsTable: TriggerTable<GitHubPullRequestsResolved> =
     return lines;
   },
 };
+
+/** A resolved automation of this trigger: its type and its validated table together. */
+export type GitHubPullRequestsResolved = AutomationOf<'github-pull-requests', GitHubPullRequestsAutomation>;
