@@ -3,8 +3,14 @@
  * text helpers for turning tool payloads into display strings.
  */
 import { CurupiraError } from '../core/errors.js';
-import type { Provider } from './schemas.js';
-import type { AgentEvent } from './types.js';
+import type { Profile, Provider } from './schemas.js';
+import type {
+  AgentDriver,
+  AgentEvent,
+  AgentInvocation,
+  AgentStreamParser,
+  BuildInvocationInput,
+} from './types.js';
 
 /**
  * Model API keys and endpoints read by the multi-provider CLIs (OpenCode, Kilo, pi): each passes
@@ -40,6 +46,23 @@ export function assertProvider(expected: Provider, profile: { provider: string }
   if (profile.provider !== expected) {
     throw new CurupiraError('config', `${expected} adapter cannot use ${profile.provider} profile`);
   }
+}
+
+/** A driver as written in its folder: `invocation` gets the profile, checked to be this provider's. */
+export type DriverSpec<P extends Profile> = Omit<AgentDriver<P>, 'buildInvocation'> & {
+  invocation(profile: P, input: BuildInvocationInput<P>): AgentInvocation;
+};
+
+/** The driver `spec` describes; a profile of another provider reaching it throws. */
+export function defineDriver<P extends Profile>(spec: DriverSpec<P>): AgentDriver<P> {
+  const { invocation, ...driver } = spec;
+  return {
+    ...driver,
+    buildInvocation(input) {
+      assertProvider(spec.provider, input.profile);
+      return invocation(input.profile, input);
+    },
+  };
 }
 
 export type JsonObject = Record<string, unknown>;
@@ -102,6 +125,30 @@ export class SessionIds {
     this.#seen.add(id);
     return [{ kind: 'session', sessionId: id }];
   }
+}
+
+/**
+ * A parser of a JSON-lines stream: each line that is a JSON object goes to `handle`, after the
+ * session event for the id `sessionOf` finds in it (each id reported once). Other lines (banners,
+ * blank lines) make no event.
+ */
+export function jsonLinesParser(spec: {
+  sessionOf(event: JsonObject): unknown;
+  /** Adds what `event` means to `out`, which holds its session event, if any. */
+  handle(event: JsonObject, out: AgentEvent[]): void;
+  end?: () => AgentEvent[];
+}): AgentStreamParser {
+  const sessions = new SessionIds();
+  return {
+    parseLine(line) {
+      const event = parseJsonObject(line);
+      if (!event) return [];
+      const out = sessions.take(spec.sessionOf(event));
+      spec.handle(event, out);
+      return out;
+    },
+    end: () => spec.end?.() ?? [],
+  };
 }
 
 /** A usage event from token counts; `input` includes the cached part. */

@@ -73,6 +73,72 @@ function keyTable(schema: JsonSchema, skip: readonly string[] = []): string[] {
   return lines;
 }
 
+/** The keys of `schema` that are tables of their own (`[settings.polling]`), in schema order. */
+function subTables(schema: JsonSchema): string[] {
+  return Object.entries(schema.properties ?? {})
+    .filter(([, property]) => property.type === 'object' && property.properties !== undefined)
+    .map(([key]) => key);
+}
+
+/** One section per provider: the keys of its profile table. */
+function profileSections(profiles: JsonSchema[]): string[] {
+  const out: string[] = [];
+  profiles.forEach((profile, index) => {
+    const provider = (profile.properties?.provider?.const as string | undefined) ?? PROVIDERS[index];
+    out.push(
+      `### provider = "${provider}"`,
+      '',
+      profile.description ?? '',
+      '',
+      ...keyTable(profile, ['provider']),
+      '',
+    );
+  });
+  return out;
+}
+
+/** One section per built-in trigger: its table's keys and the prompt fields it offers. */
+function automationSections(automations: JsonSchema[]): string[] {
+  const out: string[] = [];
+  const definitions = Object.values(BUILT_IN_TRIGGERS);
+  automations.forEach((automation, index) => {
+    const definition = definitions[index]!;
+    const names = [...definition.aliases, definition.type].map((n) => `\`${n}\``).join(' or ');
+    out.push(
+      `### trigger_type = ${names}`,
+      '',
+      automation.description ?? '',
+      '',
+      ...keyTable(automation, subTables(automation)),
+      '',
+      ...subTableSections(automation, 'automations.<id>', '####'),
+      `Prompt fields: ${definition.promptFields.map((f) => `\`${f}\``).join(', ')}.`,
+    );
+    if (definition.untrustedFields.length > 0) {
+      out.push(
+        '',
+        `Untrusted (written by anyone who can open an item): ${definition.untrustedFields.map((f) => `\`${f}\``).join(', ')}.`,
+      );
+    }
+    out.push('');
+  });
+  return out;
+}
+
+/** A section for each sub-table of `schema` (a table key written `[parent.name]`), with its keys. */
+function subTableSections(schema: JsonSchema, parent: string, heading: string): string[] {
+  return subTables(schema).flatMap((name) => {
+    const table = schema.properties![name]!;
+    return [
+      `${heading} \`[${parent}.${name}]\``,
+      '',
+      ...(table.description ? [table.description, ''] : []),
+      ...keyTable(table),
+      '',
+    ];
+  });
+}
+
 export function renderConfigurationReference(root: Record<string, unknown>): string {
   const schema = root as JsonSchema;
   const props = schema.properties!;
@@ -97,28 +163,16 @@ export function renderConfigurationReference(root: Record<string, unknown>): str
     '',
     settings.description ?? '',
     '',
-    ...keyTable(settings, ['polling', 'github', 'screening']),
+    ...keyTable(settings, subTables(settings)),
     '',
-    '## `[settings.polling]`',
-    '',
-    ...keyTable(settings.properties!.polling!),
-    '',
-    '## `[settings.github]`',
-    '',
-    ...keyTable(settings.properties!.github!),
-    '',
-    '## `[settings.screening]`',
-    '',
-    `${settings.properties!.screening!.description ?? ''} Each automation can replace any of these keys in its own \`[automations.<id>.screening]\` table. Schedules (\`cron\`) and chains (\`after\`) are never screened.`,
-    '',
-    ...keyTable(settings.properties!.screening!),
-    '',
+    ...subTableSections(settings, 'settings', '##'),
     '## `[repositories.<alias>]`',
     '',
     `${repositories.description ?? ''} At least one is required; aliases use letters, digits, \`_\` and \`-\`. Two aliases may not resolve to the same checkout path.`,
     '',
-    ...keyTable(repositories),
+    ...keyTable(repositories, subTables(repositories)),
     '',
+    ...subTableSections(repositories, 'repositories.<alias>', '##'),
     '## `[agents.defaults]`',
     '',
     ...keyTable(agents.properties!.defaults!),
@@ -129,17 +183,7 @@ export function renderConfigurationReference(root: Record<string, unknown>): str
     'also accepts `model`, `executable`, `env`, `pass_env` and `github_token`.',
     '',
   ];
-  profiles.forEach((profile, index) => {
-    const provider = (profile.properties?.provider?.const as string | undefined) ?? PROVIDERS[index];
-    out.push(
-      `### provider = "${provider}"`,
-      '',
-      profile.description ?? '',
-      '',
-      ...keyTable(profile, ['provider']),
-      '',
-    );
-  });
+  out.push(...profileSections(profiles));
   out.push(
     '## `[assistant]`',
     '',
@@ -156,27 +200,7 @@ export function renderConfigurationReference(root: Record<string, unknown>): str
     'booleans `true`/`false`, lists and tables as compact JSON (in Jinja, lists stay lists for `for` and `join`).',
     '',
   );
-  const definitions = Object.values(BUILT_IN_TRIGGERS);
-  automations.forEach((automation, index) => {
-    const definition = definitions[index]!;
-    const names = [...definition.aliases, definition.type].map((n) => `\`${n}\``).join(' or ');
-    out.push(
-      `### trigger_type = ${names}`,
-      '',
-      automation.description ?? '',
-      '',
-      ...keyTable(automation),
-      '',
-      `Prompt fields: ${definition.promptFields.map((f) => `\`${f}\``).join(', ')}.`,
-    );
-    if (definition.untrustedFields.length > 0) {
-      out.push(
-        '',
-        `Untrusted (written by anyone who can open an item): ${definition.untrustedFields.map((f) => `\`${f}\``).join(', ')}.`,
-      );
-    }
-    out.push('');
-  });
+  out.push(...automationSections(automations));
   return `${out
     .join('\n')
     .replace(/\n{3,}/g, '\n\n')

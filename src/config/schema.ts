@@ -5,8 +5,10 @@
  */
 import { z } from 'zod';
 import { PROFILE_SCHEMAS, PROVIDERS } from '../agents/schemas.js';
+import { publishedJsonSchema } from '../core/json-schema.js';
 import { Identifier } from '../triggers/common-schema.js';
 import { BUILT_IN_TRIGGERS } from '../triggers/registry.js';
+import { describeType, isTable } from './issues.js';
 import { ScreeningTable } from './screening.js';
 
 export const DEFAULT_API_URL = 'https://api.github.com';
@@ -166,8 +168,18 @@ export const AgentDefaultsTable = z
 
 const profileSchemas = PROVIDERS.map((p) => PROFILE_SCHEMAS[p]);
 
+/** What a profile table whose `provider` is missing or unknown is told. */
+function providerProblem(table: unknown): string {
+  const provider = isTable(table) ? table.provider : undefined;
+  if (provider === undefined) return `is required (one of ${PROVIDERS.join(', ')})`;
+  const written = typeof provider === 'string' ? provider : describeType(provider);
+  return `unknown coding agent provider: ${written} (registered providers: ${PROVIDERS.join(', ')})`;
+}
+
 export const ProfileTable = z
-  .discriminatedUnion('provider', profileSchemas as unknown as [z.ZodObject, ...z.ZodObject[]])
+  .discriminatedUnion('provider', profileSchemas as unknown as [z.ZodObject, ...z.ZodObject[]], {
+    error: (issue) => (issue.code === 'invalid_union' ? providerProblem(issue.input) : undefined),
+  })
   .describe('An agent CLI and its options, chosen by `provider`.');
 
 export const AgentsTable = z
@@ -206,14 +218,5 @@ export const SettingsFile = z
 
 /** The JSON Schema of the settings file (draft 2020-12), with descriptions and defaults. */
 export function settingsJsonSchema(): Record<string, unknown> {
-  const schema = z.toJSONSchema(SettingsFile, {
-    io: 'input',
-    unrepresentable: 'any',
-    target: 'draft-2020-12',
-  }) as Record<string, unknown>;
-  return {
-    ...schema,
-    $id: 'https://github.com/curupira/curupira/schema/settings.schema.json',
-    title: 'curupira settings',
-  };
+  return publishedJsonSchema(SettingsFile, 'settings', 'curupira settings');
 }

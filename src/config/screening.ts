@@ -80,7 +80,7 @@ export const ScreeningTable = z
       .describe(DESCRIPTIONS.require_trusted_labeler),
   })
   .describe(
-    'Screening of text written by strangers before an event-triggered run (curupira extension); see docs/screening.md.',
+    'Screening of text written by strangers before an event-triggered run (curupira extension); see docs/screening.md. Each automation can replace any of these keys in its own `[automations.<id>.screening]` table. Schedules (`cron`) and chains (`after`) are never screened.',
   );
 export type ScreeningTable = z.infer<typeof ScreeningTable>;
 

@@ -37,10 +37,29 @@ export class TomlLocations {
 const BARE_KEY = /[A-Za-z0-9_-]/;
 
 export function locateKeys(source: string): TomlLocations {
-  const locations = new TomlLocations();
-  const lineStarts = [0];
-  for (let i = 0; i < source.length; i += 1) if (source[i] === '\n') lineStarts.push(i + 1);
-  const at = (index: number): Position => {
+  const scanner = new Scanner(source);
+  try {
+    scanner.document();
+  } catch {
+    // The document parsed already; a scanner slip only costs precision, never a crash.
+  }
+  return scanner.locations;
+}
+
+/** Walks TOML text (already known to parse) and records where each key is written. */
+class Scanner {
+  readonly locations = new TomlLocations();
+  private readonly lineStarts = [0];
+  private i = 0;
+  private readonly arrayTableCounts = new Map<string, number>();
+  private table: (string | number)[] = [];
+
+  constructor(private readonly source: string) {
+    for (let n = 0; n < source.length; n += 1) if (source[n] === '\n') this.lineStarts.push(n + 1);
+  }
+
+  private at(index: number): Position {
+    const { lineStarts } = this;
     let lo = 0;
     let hi = lineStarts.length - 1;
     while (lo < hi) {
@@ -49,179 +68,197 @@ export function locateKeys(source: string): TomlLocations {
       else hi = mid - 1;
     }
     return { line: lo + 1, column: index - lineStarts[lo]! + 1 };
-  };
-
-  let i = 0;
-  const arrayTableCounts = new Map<string, number>();
-  let table: (string | number)[] = [];
-
-  const peek = (offset = 0): string => source[i + offset] ?? '';
-  const startsWith = (text: string): boolean => source.startsWith(text, i);
-
-  function skipInline(): void {
-    while (i < source.length && (peek() === ' ' || peek() === '\t')) i += 1;
-    if (peek() === '#') while (i < source.length && peek() !== '\n') i += 1;
   }
 
-  function skipAll(): void {
+  private peek(offset = 0): string {
+    return this.source[this.i + offset] ?? '';
+  }
+
+  private startsWith(text: string): boolean {
+    return this.source.startsWith(text, this.i);
+  }
+
+  private skipInline(): void {
+    while (this.i < this.source.length && (this.peek() === ' ' || this.peek() === '\t')) this.i += 1;
+    if (this.peek() === '#') while (this.i < this.source.length && this.peek() !== '\n') this.i += 1;
+  }
+
+  private skipAll(): void {
     for (;;) {
-      skipInline();
-      if (peek() === '\n' || peek() === '\r') {
-        i += 1;
+      this.skipInline();
+      if (this.peek() === '\n' || this.peek() === '\r') {
+        this.i += 1;
         continue;
       }
       return;
     }
   }
 
-  function readString(): string {
-    if (startsWith('"""')) {
-      i += 3;
-      const start = i;
-      while (i < source.length) {
-        if (peek() === '\\') {
-          i += 2;
-          continue;
-        }
-        if (startsWith('"""')) {
-          while (source[i + 3] === '"') i += 1;
-          const text = source.slice(start, i);
-          i += 3;
-          return text;
-        }
-        i += 1;
-      }
-      return source.slice(start);
-    }
-    if (startsWith("'''")) {
-      i += 3;
-      const end = source.indexOf("'''", i);
-      let close = end < 0 ? source.length : end;
-      while (source[close + 3] === "'") close += 1;
-      const text = source.slice(i, close);
-      i = close + 3;
-      return text;
-    }
-    if (peek() === '"') {
-      const start = i;
-      i += 1;
-      while (i < source.length && peek() !== '"' && peek() !== '\n') i += peek() === '\\' ? 2 : 1;
-      i += 1;
+  private readString(): string {
+    if (this.startsWith('"""')) return this.readMultiline();
+    if (this.startsWith("'''")) return this.readMultilineLiteral();
+    const { source } = this;
+    if (this.peek() === '"') {
+      const start = this.i;
+      this.i += 1;
+      while (this.i < source.length && this.peek() !== '"' && this.peek() !== '\n')
+        this.i += this.peek() === '\\' ? 2 : 1;
+      this.i += 1;
       try {
-        return JSON.parse(source.slice(start, i)) as string;
+        return JSON.parse(source.slice(start, this.i)) as string;
       } catch {
-        return source.slice(start + 1, i - 1);
+        return source.slice(start + 1, this.i - 1);
       }
     }
     // literal string
-    i += 1;
-    const start = i;
-    while (i < source.length && peek() !== "'" && peek() !== '\n') i += 1;
-    const text = source.slice(start, i);
-    i += 1;
+    this.i += 1;
+    const start = this.i;
+    while (this.i < source.length && this.peek() !== "'" && this.peek() !== '\n') this.i += 1;
+    const text = source.slice(start, this.i);
+    this.i += 1;
     return text;
   }
 
-  function readKey(): string[] {
+  private readMultiline(): string {
+    const { source } = this;
+    this.i += 3;
+    const start = this.i;
+    while (this.i < source.length) {
+      if (this.peek() === '\\') {
+        this.i += 2;
+        continue;
+      }
+      if (this.startsWith('"""')) {
+        while (source[this.i + 3] === '"') this.i += 1;
+        const text = source.slice(start, this.i);
+        this.i += 3;
+        return text;
+      }
+      this.i += 1;
+    }
+    return source.slice(start);
+  }
+
+  private readMultilineLiteral(): string {
+    const { source } = this;
+    this.i += 3;
+    const end = source.indexOf("'''", this.i);
+    let close = end < 0 ? source.length : end;
+    while (source[close + 3] === "'") close += 1;
+    const text = source.slice(this.i, close);
+    this.i = close + 3;
+    return text;
+  }
+
+  private readKey(): string[] {
     const parts: string[] = [];
     for (;;) {
-      skipInline();
-      if (peek() === '"' || peek() === "'") parts.push(readString());
+      this.skipInline();
+      if (this.peek() === '"' || this.peek() === "'") parts.push(this.readString());
       else {
-        const start = i;
-        while (i < source.length && BARE_KEY.test(peek())) i += 1;
-        if (i === start) throw new Error('unexpected character in key');
-        parts.push(source.slice(start, i));
+        const start = this.i;
+        while (this.i < this.source.length && BARE_KEY.test(this.peek())) this.i += 1;
+        if (this.i === start) throw new Error('unexpected character in key');
+        parts.push(this.source.slice(start, this.i));
       }
-      skipInline();
-      if (peek() !== '.') return parts;
-      i += 1;
+      this.skipInline();
+      if (this.peek() !== '.') return parts;
+      this.i += 1;
     }
   }
 
-  function readValue(path: (string | number)[]): void {
-    skipInline();
-    const c = peek();
+  private readValue(path: (string | number)[]): void {
+    this.skipInline();
+    const c = this.peek();
     if (c === '"' || c === "'") {
-      readString();
+      this.readString();
       return;
     }
-    if (c === '[') {
-      i += 1;
-      let index = 0;
-      for (;;) {
-        skipAll();
-        if (peek() === ']' || i >= source.length) {
-          i += 1;
-          return;
-        }
-        locations.set([...path, index], at(i));
-        readValue([...path, index]);
-        skipAll();
-        if (peek() === ',') {
-          i += 1;
-          index += 1;
-        }
-      }
-    }
-    if (c === '{') {
-      i += 1;
-      for (;;) {
-        skipInline();
-        if (peek() === '}' || i >= source.length) {
-          i += 1;
-          return;
-        }
-        const keyStart = i;
-        const key = readKey();
-        const full = [...path, ...key];
-        locations.set(full, at(keyStart));
-        skipInline();
-        if (peek() === '=') i += 1;
-        readValue(full);
-        skipInline();
-        if (peek() === ',') i += 1;
-      }
-    }
-    while (i < source.length && !',]}#\n\r'.includes(peek())) i += 1;
+    if (c === '[') this.readArray(path);
+    else if (c === '{') this.readInlineTable(path);
+    else while (this.i < this.source.length && !',]}#\n\r'.includes(this.peek())) this.i += 1;
   }
 
-  try {
+  private readArray(path: (string | number)[]): void {
+    this.i += 1;
+    let index = 0;
     for (;;) {
-      skipAll();
-      if (i >= source.length) break;
-      const start = i;
-      if (startsWith('[[')) {
-        i += 2;
-        const key = readKey();
-        skipInline();
-        i += 2; // ]]
-        const name = JSON.stringify(key);
-        const index = arrayTableCounts.get(name) ?? 0;
-        arrayTableCounts.set(name, index + 1);
-        locations.set(key, at(start));
-        table = [...key, index];
-        locations.set(table, at(start));
-        continue;
+      this.skipAll();
+      if (this.peek() === ']' || this.i >= this.source.length) {
+        this.i += 1;
+        return;
       }
-      if (peek() === '[') {
-        i += 1;
-        const key = readKey();
-        skipInline();
-        i += 1; // ]
-        table = key;
-        locations.set(table, at(start));
-        continue;
+      this.locations.set([...path, index], this.at(this.i));
+      this.readValue([...path, index]);
+      this.skipAll();
+      if (this.peek() === ',') {
+        this.i += 1;
+        index += 1;
       }
-      const key = readKey();
-      const full = [...table, ...key];
-      for (let n = table.length + 1; n <= full.length; n += 1) locations.set(full.slice(0, n), at(start));
-      skipInline();
-      if (peek() === '=') i += 1;
-      readValue(full);
     }
-  } catch {
-    // The document parsed already; a scanner slip only costs precision, never a crash.
   }
-  return locations;
+
+  private readInlineTable(path: (string | number)[]): void {
+    this.i += 1;
+    for (;;) {
+      this.skipInline();
+      if (this.peek() === '}' || this.i >= this.source.length) {
+        this.i += 1;
+        return;
+      }
+      const keyStart = this.i;
+      const key = this.readKey();
+      const full = [...path, ...key];
+      this.locations.set(full, this.at(keyStart));
+      this.skipInline();
+      if (this.peek() === '=') this.i += 1;
+      this.readValue(full);
+      this.skipInline();
+      if (this.peek() === ',') this.i += 1;
+    }
+  }
+
+  /** Table headers (`[a.b]`, `[[a.b]]`) and `key = value` lines, to the end of the text. */
+  document(): void {
+    for (;;) {
+      this.skipAll();
+      if (this.i >= this.source.length) return;
+      const start = this.i;
+      if (this.startsWith('[[')) this.arrayTableHeader(start);
+      else if (this.peek() === '[') this.tableHeader(start);
+      else this.keyValue(start);
+    }
+  }
+
+  private arrayTableHeader(start: number): void {
+    this.i += 2;
+    const key = this.readKey();
+    this.skipInline();
+    this.i += 2; // ]]
+    const name = JSON.stringify(key);
+    const index = this.arrayTableCounts.get(name) ?? 0;
+    this.arrayTableCounts.set(name, index + 1);
+    this.locations.set(key, this.at(start));
+    this.table = [...key, index];
+    this.locations.set(this.table, this.at(start));
+  }
+
+  private tableHeader(start: number): void {
+    this.i += 1;
+    const key = this.readKey();
+    this.skipInline();
+    this.i += 1; // ]
+    this.table = key;
+    this.locations.set(this.table, this.at(start));
+  }
+
+  private keyValue(start: number): void {
+    const key = this.readKey();
+    const full = [...this.table, ...key];
+    for (let n = this.table.length + 1; n <= full.length; n += 1)
+      this.locations.set(full.slice(0, n), this.at(start));
+    this.skipInline();
+    if (this.peek() === '=') this.i += 1;
+    this.readValue(full);
+  }
 }

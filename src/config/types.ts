@@ -1,13 +1,19 @@
-/** The validated, resolved settings every other module reads. Paths are absolute. */
+/**
+ * The validated, resolved settings every other module reads. Paths are absolute. The tables' types
+ * are the schema's (src/config/schema.ts) after defaults, so a key added there needs no line here.
+ */
+import type { z } from 'zod';
 import type { Profile } from '../agents/schemas.js';
-import type { AfterAutomation } from '../triggers/after/schema.js';
 import type { AutomationBase } from '../triggers/common-schema.js';
-import type { CronAutomation } from '../triggers/cron/schema.js';
-import type { GitHubIssuesAutomation } from '../triggers/github-issues/schema.js';
-import type { GitHubProjectItemsAutomation } from '../triggers/github-project-items/schema.js';
-import type { GitHubPullRequestsAutomation } from '../triggers/github-pull-requests/schema.js';
+import type { BUILT_IN_TRIGGERS } from '../triggers/registry.js';
 import type { TriggerDefinition } from '../triggers/types.js';
-import type { ScreeningTable } from './screening.js';
+import type {
+  AgentDefaultsTable,
+  AssistantTable,
+  PollingTable,
+  RepositoryTable,
+  SettingsTable,
+} from './schema.js';
 
 /**
  * Fields every automation table has (the base shape), plus those some triggers add and the engine
@@ -21,40 +27,23 @@ export interface SharedAutomationFields extends AutomationBase {
   ignore_backlog?: boolean;
 }
 
-export interface PollingSettings {
-  poll_interval_seconds: number;
-  batch_size: number;
-  cron_poll_interval_seconds: number;
-}
+/** `[settings.polling]`, after defaults. */
+export type PollingSettings = z.output<typeof PollingTable>;
 
-export interface ExecutionSettings {
-  max_active_tasks: number;
-  max_pending_tasks: number;
-  /** Absolute. */
-  workspace_dir: string;
-  /** Absolute. */
-  state_db_path: string;
-  task_timeout_minutes: number;
-  max_output_bytes: number;
-  otlp_endpoint?: string;
-  history_limit: number;
-  max_resume_failures: number;
-  shutdown: 'stop' | 'drain';
-  polling: PollingSettings;
-  github: { api_url: string };
-  /** `[settings.screening]` as written, defaults applied; per automation see `resolveScreening`. */
-  screening: ScreeningTable;
-}
+/** `[settings]` after defaults (every key and sub-table the schema declares); paths made absolute. */
+export type ExecutionSettings = z.output<typeof SettingsTable>;
 
-export interface RepositorySettings {
+/** `[agents.defaults]`, after defaults. */
+export type AgentDefaults = z.output<typeof AgentDefaultsTable>;
+
+/** A `[repositories.<alias>]` table after defaults, with its paths resolved. */
+export type RepositorySettings = z.output<typeof RepositoryTable> & {
   alias: string;
-  remote: string;
   /** Absolute, when the alias sets `path`. */
   path?: string;
-  setup_script?: string;
   /** Where the base checkout lives: `path`, or `workspace_dir/<alias>`. Absolute. */
   checkoutPath: string;
-}
+};
 
 interface ResolvedAutomationBase {
   id: string;
@@ -76,13 +65,16 @@ export interface AutomationOf<T extends string, C> extends ResolvedAutomationBas
   config: C & SharedAutomationFields;
 }
 
-/** A resolved automation: narrowing `triggerType` narrows `config`. */
-export type ResolvedAutomation =
-  | AutomationOf<'github-issues', GitHubIssuesAutomation>
-  | AutomationOf<'github-pull-requests', GitHubPullRequestsAutomation>
-  | AutomationOf<'github-project-items', GitHubProjectItemsAutomation>
-  | AutomationOf<'cron', CronAutomation>
-  | AutomationOf<'after', AfterAutomation>;
+/** The automation a trigger definition resolves to (`TriggerDefinition<A>` → `A`). */
+type AutomationOfDefinition<D> = D extends TriggerDefinition<infer A> ? A : never;
+
+/**
+ * A resolved automation of a built-in trigger: narrowing `triggerType` narrows `config`. The union
+ * is read from the registry (`BUILT_IN_TRIGGERS`), so a new trigger adds no line here.
+ */
+export type ResolvedAutomation = AutomationOfDefinition<
+  (typeof BUILT_IN_TRIGGERS)[keyof typeof BUILT_IN_TRIGGERS]
+>;
 
 /** The automations of one built-in trigger type. */
 export type AutomationFor<T extends ResolvedAutomation['triggerType']> = Extract<
@@ -103,12 +95,12 @@ export interface Settings {
   execution: ExecutionSettings;
   repositories: Record<string, RepositorySettings>;
   agents: {
-    defaults: { profile: string; timezone: string };
+    defaults: AgentDefaults;
     profiles: Record<string, Profile>;
   };
   /** In file order. */
   automations: ResolvedAutomation[];
-  assistant?: { agent?: string; model?: string };
+  assistant?: z.output<typeof AssistantTable>;
 }
 
 export interface LoadedSettings {

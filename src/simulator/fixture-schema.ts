@@ -5,6 +5,7 @@
  * every fixture in the repository follows it.
  */
 import { z } from 'zod';
+import { publishedJsonSchema } from '../core/json-schema.js';
 
 const Login = z.string().min(1).describe('A login: `alice`; bots as `name[bot]` or `app/name`.');
 const Timestamp = z.string().describe('ISO 8601 time, e.g. `2026-01-05T09:00:00Z`.');
@@ -155,14 +156,85 @@ export type SimulatorFixture = z.infer<typeof SimulatorFixture>;
 
 /** The JSON Schema of fixture files (draft 2020-12). */
 export function simulatorFixtureJsonSchema(): Record<string, unknown> {
-  const schema = z.toJSONSchema(SimulatorFixture, {
-    io: 'input',
-    unrepresentable: 'any',
-    target: 'draft-2020-12',
-  }) as Record<string, unknown>;
-  return {
-    ...schema,
-    $id: 'https://github.com/curupira/curupira/schema/simulator-fixture.schema.json',
-    title: 'curupira simulator fixture',
-  };
+  return publishedJsonSchema(SimulatorFixture, 'simulator-fixture', 'curupira simulator fixture');
+}
+
+type Path = readonly PropertyKey[];
+
+/**
+ * Where in a fixture `path` points, as a reader names it: `users[].login`, `tokens.sim-token`, and
+ * inside a repository its name (`acme/api.issues[].title`).
+ */
+function placeOf(input: unknown, path: Path): string {
+  const [top, index, ...rest] = path;
+  const repos = (input as { repos?: unknown } | null)?.repos;
+  const repoName =
+    top === 'repos' && Array.isArray(repos)
+      ? (repos[index as number] as { name?: unknown })?.name
+      : undefined;
+  if (typeof repoName === 'string' && repoName !== '' && rest[0] !== 'name') return joinPath(repoName, rest);
+  return joinPath('', path) || 'fixture';
+}
+
+function joinPath(start: string, path: Path): string {
+  let place = start;
+  for (const part of path)
+    place = typeof part === 'number' ? `${place}[]` : `${place}${place ? '.' : ''}${String(part)}`;
+  return place;
+}
+
+const EXPECTED: Record<string, string> = {
+  object: 'must be a JSON object',
+  record: 'must be a JSON object',
+  array: 'must be a JSON array',
+  string: 'must be a non-empty string',
+  number: 'must be a number',
+  boolean: 'must be true or false',
+};
+
+/** Of a union's options, the one the input came closest to: the fewest problems, none at its root. */
+function closestOption(issue: z.core.$ZodIssueInvalidUnion): z.core.$ZodIssue | undefined {
+  const candidates = issue.errors.filter((errors) =>
+    errors.every((e) => e.path.length > 0 || e.code !== 'invalid_type'),
+  );
+  const best = [...candidates].sort((a, b) => a.length - b.length)[0];
+  return best?.[0];
+}
+
+/** One sentence for the first problem zod found. */
+function describeIssue(input: unknown, issue: z.core.$ZodIssue, prefix: Path = []): string {
+  const path = [...prefix, ...issue.path];
+  const place = placeOf(input, path);
+  switch (issue.code) {
+    case 'invalid_type':
+      return `${place} ${EXPECTED[issue.expected] ?? `must be ${issue.expected}`}`;
+    case 'too_small':
+      return issue.origin === 'string'
+        ? `${place} must be a non-empty string`
+        : `${place} must be at least ${Number(issue.minimum)}`;
+    case 'invalid_value':
+      return `${place} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'unrecognized_keys':
+      return `${place} has unknown keys: ${issue.keys.join(', ')}`;
+    case 'invalid_union': {
+      const value = path.reduce<unknown>(
+        (v, part) => (v as Record<PropertyKey, unknown> | undefined)?.[part],
+        input,
+      );
+      const kinds = ['issue', 'pullRequest', 'draft'];
+      if (path.at(-2) === 'items' && !kinds.some((k) => Object.hasOwn(Object(value), k)))
+        return 'a project item needs "issue", "pullRequest" or "draft"';
+      const option = closestOption(issue);
+      return option ? describeIssue(input, option, path) : `${place} has an invalid value`;
+    }
+    default:
+      return `${place} is invalid (${issue.message})`;
+  }
+}
+
+/** A fixture checked against the schema; throws an `Error` naming its first problem. */
+export function parseFixture(input: unknown): SimulatorFixture {
+  const result = SimulatorFixture.safeParse(input);
+  if (result.success) return result.data;
+  throw new Error(describeIssue(input, result.error.issues[0]!));
 }

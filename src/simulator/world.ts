@@ -44,6 +44,8 @@
  * is given. Bots are written `name[bot]` (REST's login) or `app/name` (search's form); GraphQL shows
  * a bot's login without the suffix, as GitHub does.
  */
+
+import { parseFixture, type SimulatorFixture } from './fixture-schema.js';
 import { isoSeconds, type NodeKind, nodeId, sha1Hex } from './ids.js';
 
 export type IssueState = 'OPEN' | 'CLOSED';
@@ -1172,121 +1174,64 @@ export class SimWorld {
 
   // ── fixtures ────────────────────────────────────────────────────────────────────────────────
 
-  /** Adds everything a fixture (format at the top of this file) describes to this world. */
+  /**
+   * Adds everything a fixture (format at the top of this file) describes to this world. The fixture
+   * is checked against its schema first (src/simulator/fixture-schema.ts); an `Error` names the
+   * first problem.
+   */
   loadFixture(input: unknown): this {
-    const fixture = asRecord(input, 'fixture');
-    for (const user of asArray(fixture.users, 'users')) {
-      const record = asRecord(user, 'users[]');
-      this.addUser(asString(record.login, 'users[].login'), { name: optionalString(record.name) });
-    }
-    for (const org of asArray(fixture.organizations, 'organizations')) {
-      const record = asRecord(org, 'organizations[]');
-      this.addOrganization(asString(record.login, 'organizations[].login'), {
-        name: optionalString(record.name),
-      });
-    }
-    for (const [token, login] of Object.entries(asRecord(fixture.tokens ?? {}, 'tokens'))) {
-      this.addToken(token, asString(login, `tokens.${token}`));
-    }
-    for (const repoInput of asArray(fixture.repos, 'repos')) this.loadRepo(asRecord(repoInput, 'repos[]'));
-    for (const projectInput of asArray(fixture.projects, 'projects')) {
-      const record = asRecord(projectInput, 'projects[]');
-      const project = this.addProject(asString(record.owner, 'projects[].owner'), {
-        title: asString(record.title, 'projects[].title'),
-        number: optionalNumber(record.number),
-        statusOptions: record.statusOptions === undefined ? undefined : asStringArray(record.statusOptions),
-      });
-      for (const itemInput of asArray(record.items, 'projects[].items')) {
-        const item = asRecord(itemInput, 'projects[].items[]');
-        const options = { status: optionalString(item.status), archived: item.archived === true };
-        if (typeof item.issue === 'string') this.addProjectItem(project, item.issue, options);
-        else if (typeof item.pullRequest === 'string')
-          this.addProjectItem(project, item.pullRequest, options);
-        else if (item.draft !== undefined) {
-          const draft = asRecord(item.draft, 'projects[].items[].draft');
-          this.addProjectItem(
-            project,
-            {
-              draft: { title: asString(draft.title, 'draft.title'), body: optionalString(draft.body) ?? '' },
-            },
-            options,
-          );
-        } else throw new Error('a project item needs "issue", "pullRequest" or "draft"');
-      }
-    }
+    const fixture = parseFixture(input);
+    for (const user of fixture.users ?? []) this.addUser(user.login, { name: user.name });
+    for (const org of fixture.organizations ?? []) this.addOrganization(org.login, { name: org.name });
+    for (const [token, login] of Object.entries(fixture.tokens ?? {})) this.addToken(token, login);
+    for (const repo of fixture.repos ?? []) this.loadRepo(repo);
+    for (const project of fixture.projects ?? []) this.loadProject(project);
     return this;
   }
 
-  private loadRepo(record: Record<string, unknown>): void {
-    const name = asString(record.name, 'repos[].name');
-    this.addRepo(name, {
-      defaultBranch: optionalString(record.defaultBranch),
-      private: record.private === true,
+  private loadProject(input: FixtureProject): void {
+    const project = this.addProject(input.owner, {
+      title: input.title,
+      number: input.number,
+      statusOptions: input.statusOptions,
     });
-    for (const labelInput of asArray(record.labels, `${name}.labels`)) {
-      const label = typeof labelInput === 'string' ? { name: labelInput } : asRecord(labelInput, 'label');
-      this.addLabel(name, asString(label.name, `${name}.labels[].name`), {
-        color: optionalString(label.color),
-        description: optionalString(label.description),
-      });
-    }
-    for (const milestoneInput of asArray(record.milestones, `${name}.milestones`)) {
-      const milestone = asRecord(milestoneInput, 'milestone');
-      this.addMilestone(name, asString(milestone.title, `${name}.milestones[].title`), {
-        state: milestone.state === 'CLOSED' ? 'CLOSED' : 'OPEN',
-        description: optionalString(milestone.description),
-        dueOn: optionalString(milestone.dueOn),
-      });
-    }
-    for (const issue of asArray(record.issues, `${name}.issues`)) {
-      const fields = asRecord(issue, `${name}.issues[]`);
-      asString(fields.title, `${name}.issues[].title`);
-      this.addIssue(name, fields as unknown as IssueInput);
-    }
-    for (const pr of asArray(record.pullRequests, `${name}.pullRequests`)) {
-      const fields = asRecord(pr, `${name}.pullRequests[]`);
-      asString(fields.title, `${name}.pullRequests[].title`);
-      this.addPullRequest(name, fields as unknown as PullRequestInput);
+    for (const item of input.items ?? []) {
+      const options = { status: item.status, archived: item.archived === true };
+      if ('issue' in item) this.addProjectItem(project, item.issue, options);
+      else if ('pullRequest' in item) this.addProjectItem(project, item.pullRequest, options);
+      else
+        this.addProjectItem(
+          project,
+          { draft: { title: item.draft.title, body: item.draft.body ?? '' } },
+          options,
+        );
     }
   }
+
+  private loadRepo(repo: FixtureRepo): void {
+    const name = repo.name;
+    this.addRepo(name, { defaultBranch: repo.defaultBranch, private: repo.private === true });
+    for (const labelInput of repo.labels ?? []) {
+      const label = typeof labelInput === 'string' ? { name: labelInput } : labelInput;
+      this.addLabel(name, label.name, { color: label.color, description: label.description });
+    }
+    for (const milestone of repo.milestones ?? []) {
+      this.addMilestone(name, milestone.title, {
+        state: milestone.state === 'CLOSED' ? 'CLOSED' : 'OPEN',
+        description: milestone.description,
+        dueOn: milestone.dueOn,
+      });
+    }
+    for (const issue of repo.issues ?? []) this.addIssue(name, issue);
+    for (const pr of repo.pullRequests ?? []) this.addPullRequest(name, pr);
+  }
 }
+
+type FixtureRepo = NonNullable<SimulatorFixture['repos']>[number];
+type FixtureProject = NonNullable<SimulatorFixture['projects']>[number];
 
 /** A world built from a fixture (a parsed JSON value). */
 export function worldFromFixture(fixture: unknown, options: WorldOptions = {}): SimWorld {
-  const record = asRecord(fixture, 'fixture');
-  const start = options.start ?? optionalString(record.now);
+  const start = options.start ?? parseFixture(fixture).now;
   return new SimWorld({ ...options, start }).loadFixture(fixture);
-}
-
-function asRecord(value: unknown, where: string): Record<string, unknown> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new Error(`${where} must be a JSON object`);
-  }
-  return value as Record<string, unknown>;
-}
-
-function asArray(value: unknown, where: string): unknown[] {
-  if (value === undefined) return [];
-  if (!Array.isArray(value)) throw new Error(`${where} must be a JSON array`);
-  return value;
-}
-
-function asString(value: unknown, where: string): string {
-  if (typeof value !== 'string' || value === '') throw new Error(`${where} must be a non-empty string`);
-  return value;
-}
-
-function asStringArray(value: unknown): string[] {
-  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) {
-    throw new Error('expected an array of strings');
-  }
-  return value as string[];
-}
-
-function optionalString(value: unknown): string | undefined {
-  return typeof value === 'string' ? value : undefined;
-}
-
-function optionalNumber(value: unknown): number | undefined {
-  return typeof value === 'number' ? value : undefined;
 }

@@ -1,4 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import type { AutomationFor, ResolvedAutomation } from '../config/types.js';
+import type { CronAutomation } from './cron/schema.js';
 import {
   acceptedTriggerNames,
   BUILT_IN_TRIGGERS,
@@ -6,7 +8,7 @@ import {
   missingHooks,
   registerTrigger,
 } from './registry.js';
-import { TRIGGER_TYPES, type TriggerDefinition } from './types.js';
+import type { TriggerDefinition, TriggerType } from './types.js';
 
 describe('trigger registry', () => {
   it('every built-in trigger has every hook', () => {
@@ -16,8 +18,15 @@ describe('trigger registry', () => {
   });
 
   it('lists each built-in type under its own name', () => {
-    expect(Object.keys(BUILT_IN_TRIGGERS).sort()).toEqual([...TRIGGER_TYPES].sort());
     for (const [type, definition] of Object.entries(BUILT_IN_TRIGGERS)) expect(definition.type).toBe(type);
+  });
+
+  it('reads the automation union from the registry: one line adds a built-in trigger', () => {
+    expectTypeOf<TriggerType>().toEqualTypeOf<
+      'github-issues' | 'github-pull-requests' | 'github-project-items' | 'cron' | 'after'
+    >();
+    expectTypeOf<ResolvedAutomation['triggerType']>().toEqualTypeOf<TriggerType>();
+    expectTypeOf<AutomationFor<'cron'>['config']['schedule']>().toEqualTypeOf<CronAutomation['schedule']>();
   });
 
   it('names each hook a definition lacks', () => {

@@ -1,21 +1,25 @@
 /**
  * Every trigger, by canonical type. Adding a trigger: a folder whose `index.ts` exports its
- * `TriggerDefinition`, and one line in `BUILT_IN_TRIGGERS`.
+ * `TriggerDefinition<AutomationOf<'type', Table>>`, and one line in `BUILT_IN_TRIGGERS`; the
+ * `TriggerType` names and the `ResolvedAutomation` union are read from this object's type.
  */
 import { afterTrigger } from './after/index.js';
 import { cronTrigger } from './cron/index.js';
 import { githubIssuesTrigger } from './github-issues/index.js';
 import { githubProjectItemsTrigger } from './github-project-items/index.js';
 import { githubPullRequestsTrigger } from './github-pull-requests/index.js';
-import type { TriggerDefinition, TriggerType } from './types.js';
+import type { TriggerDefinition } from './types.js';
 
-export const BUILT_IN_TRIGGERS: Readonly<Record<TriggerType, TriggerDefinition>> = {
+export const BUILT_IN_TRIGGERS = {
   'github-issues': githubIssuesTrigger,
   'github-pull-requests': githubPullRequestsTrigger,
   'github-project-items': githubProjectItemsTrigger,
   cron: cronTrigger,
   after: afterTrigger,
-};
+} as const;
+
+/** The canonical type of a built-in trigger. */
+export type TriggerType = keyof typeof BUILT_IN_TRIGGERS;
 
 /** What every definition must provide; `registerTrigger` refuses one that lacks any. */
 const REQUIRED = {

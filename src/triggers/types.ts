@@ -14,14 +14,7 @@ import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
 import type { SourceContext, TriggerSource } from './source.js';
 
-export const TRIGGER_TYPES = [
-  'github-issues',
-  'github-pull-requests',
-  'github-project-items',
-  'cron',
-  'after',
-] as const;
-export type TriggerType = (typeof TRIGGER_TYPES)[number];
+export type { TriggerType } from './registry.js';
 
 export interface ExplainLine {
   label: string;

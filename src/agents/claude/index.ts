@@ -2,13 +2,13 @@
  * Claude Code: `claude -p --output-format stream-json --verbose [--resume ID] [--model M]
  * [--agent A] [--effort E] [--permission-mode P] [--permission-prompts Q] -- MSG`.
  */
-import { assertProvider } from '../driver-kit.js';
+import { defineDriver } from '../driver-kit.js';
 import { createClaudeStreamParser } from '../streams/claude-stream.js';
 import type { AgentDriver } from '../types.js';
 import type { ClaudeProfile } from './schema.js';
 
 export function createClaudeDriver(): AgentDriver<ClaudeProfile> {
-  return {
+  return defineDriver({
     provider: 'claude',
     displayName: 'Claude Code',
     executable: 'claude',
@@ -35,9 +35,7 @@ export function createClaudeDriver(): AgentDriver<ClaudeProfile> {
       'BASH_DEFAULT_TIMEOUT_MS',
       'BASH_MAX_TIMEOUT_MS',
     ],
-    buildInvocation(input) {
-      assertProvider('claude', input.profile);
-      const { profile } = input;
+    invocation(profile, input) {
       const args = ['-p', '--output-format', 'stream-json', '--verbose'];
       if (input.resumeSessionId) args.push('--resume', input.resumeSessionId);
       if (profile.model) args.push('--model', profile.model);
@@ -49,5 +47,5 @@ export function createClaudeDriver(): AgentDriver<ClaudeProfile> {
       return { args, env: {} };
     },
     createParser: () => createClaudeStreamParser({ inputIncludesCache: false }),
-  };
+  });
 }

@@ -16,7 +16,7 @@
  * `sandbox` in the profile, Codex's own configuration picks the mode; `--add-dir` is ignored by a
  * read-only sandbox.)
  */
-import { assertProvider } from '../driver-kit.js';
+import { defineDriver } from '../driver-kit.js';
 import { gitWriteDirs } from '../git-dirs.js';
 import type { AgentDriver } from '../types.js';
 import { createCodexParser } from './parser.js';
@@ -28,16 +28,14 @@ function needsWritableGitDirs(sandbox: CodexProfile['sandbox']): boolean {
 }
 
 export function createCodexDriver(): AgentDriver<CodexProfile> {
-  return {
+  return defineDriver({
     provider: 'codex',
     displayName: 'Codex CLI',
     executable: 'codex',
     installUrl: 'https://github.com/openai/codex',
     assignsSessionId: false,
     envAllowlist: ['OPENAI_*', 'CODEX_*', 'AZURE_OPENAI_*'],
-    buildInvocation(input) {
-      assertProvider('codex', input.profile);
-      const { profile } = input;
+    invocation(profile, input) {
       const args = ['exec'];
       if (profile.agent) args.push('--profile', profile.agent);
       if (profile.sandbox) args.push('--sandbox', profile.sandbox);
@@ -59,5 +57,5 @@ export function createCodexDriver(): AgentDriver<CodexProfile> {
       return { args, env: {} };
     },
     createParser: createCodexParser,
-  };
+  });
 }

@@ -5,17 +5,7 @@
  * `error`), and `turn.completed` with `usage` or `turn.failed` with `error`. A top-level `error`
  * event reports a stream problem (Codex also uses it while reconnecting).
  */
-import {
-  arr,
-  isObject,
-  num,
-  obj,
-  parseJsonObject,
-  SessionIds,
-  str,
-  toText,
-  usageEvent,
-} from '../driver-kit.js';
+import { arr, isObject, jsonLinesParser, num, obj, str, toText, usageEvent } from '../driver-kit.js';
 import type { AgentEvent, AgentStreamParser } from '../types.js';
 
 interface ToolView {
@@ -73,7 +63,6 @@ function toolOutput(item: Record<string, unknown>): { output: string; isError: b
 }
 
 export function createCodexParser(): AgentStreamParser {
-  const sessions = new SessionIds();
   const announced = new Set<string>();
   let lastMessage: string | undefined;
 
@@ -110,11 +99,9 @@ export function createCodexParser(): AgentStreamParser {
     ];
   }
 
-  return {
-    parseLine(line) {
-      const event = parseJsonObject(line);
-      if (!event) return [];
-      const out = sessions.take(event.thread_id);
+  return jsonLinesParser({
+    sessionOf: (event) => event.thread_id,
+    handle(event, out) {
       switch (event.type) {
         case 'item.started':
           out.push(...started(obj(event.item)));
@@ -140,8 +127,6 @@ export function createCodexParser(): AgentStreamParser {
           out.push({ kind: 'error', message: str(event.message) ?? 'codex reported an error' });
           break;
       }
-      return out;
     },
-    end: () => [],
-  };
+  });
 }

@@ -8,22 +8,20 @@
  * provider's variables, while `GH_TOKEN` / `GITHUB_TOKEN` reach it only with `github_token = true`.
  */
 import { CurupiraError } from '../../core/errors.js';
-import { assertProvider } from '../driver-kit.js';
+import { defineDriver } from '../driver-kit.js';
 import type { AgentDriver } from '../types.js';
 import { createCopilotParser } from './parser.js';
 import type { CopilotProfile } from './schema.js';
 
 export function createCopilotDriver(): AgentDriver<CopilotProfile> {
-  return {
+  return defineDriver({
     provider: 'copilot',
     displayName: 'GitHub Copilot CLI',
     executable: 'copilot',
     installUrl: 'https://github.com/github/copilot-cli',
     assignsSessionId: true,
     envAllowlist: ['COPILOT_*', 'GH_HOST'],
-    buildInvocation(input) {
-      assertProvider('copilot', input.profile);
-      const { profile } = input;
+    invocation(profile, input) {
       const sessionId = input.resumeSessionId ?? input.assignedSessionId;
       if (!sessionId) {
         throw new CurupiraError(
@@ -42,5 +40,5 @@ export function createCopilotDriver(): AgentDriver<CopilotProfile> {
       return { args, env: {} };
     },
     createParser: createCopilotParser,
-  };
+  });
 }

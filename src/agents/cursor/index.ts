@@ -2,22 +2,20 @@
  * Cursor agent CLI (executable `agent`): `agent --print --output-format stream-json [--resume ID]
  * [--mode A] [--model M] [--force] [--trust] -- MSG`.
  */
-import { assertProvider } from '../driver-kit.js';
+import { defineDriver } from '../driver-kit.js';
 import type { AgentDriver } from '../types.js';
 import { createCursorParser } from './parser.js';
 import type { CursorProfile } from './schema.js';
 
 export function createCursorDriver(): AgentDriver<CursorProfile> {
-  return {
+  return defineDriver({
     provider: 'cursor',
     displayName: 'Cursor Agent',
     executable: 'agent',
     installUrl: 'https://cursor.com/cli',
     assignsSessionId: false,
     envAllowlist: ['CURSOR_*'],
-    buildInvocation(input) {
-      assertProvider('cursor', input.profile);
-      const { profile } = input;
+    invocation(profile, input) {
       const args = ['--print', '--output-format', 'stream-json'];
       if (input.resumeSessionId) args.push('--resume', input.resumeSessionId);
       if (profile.agent) args.push('--mode', profile.agent);
@@ -28,5 +26,5 @@ export function createCursorDriver(): AgentDriver<CursorProfile> {
       return { args, env: {} };
     },
     createParser: createCursorParser,
-  };
+  });
 }

@@ -5,17 +5,7 @@
  * (`shellToolCall`, `readToolCall`, `editToolCall`…, or `function` for MCP tools), and a final
  * `result` with the answer, `is_error` and, in recent versions, token `usage`.
  */
-import {
-  contentText,
-  isObject,
-  num,
-  obj,
-  parseJsonObject,
-  SessionIds,
-  str,
-  toText,
-  usageEvent,
-} from '../driver-kit.js';
+import { contentText, isObject, jsonLinesParser, num, obj, str, toText, usageEvent } from '../driver-kit.js';
 import type { AgentEvent, AgentStreamParser } from '../types.js';
 
 interface CursorTool {
@@ -61,7 +51,6 @@ function toolOutcome(result: Record<string, unknown> | undefined): { output: str
 }
 
 export function createCursorParser(): AgentStreamParser {
-  const sessions = new SessionIds();
   let thinking = '';
 
   function flushThinking(): AgentEvent[] {
@@ -71,15 +60,13 @@ export function createCursorParser(): AgentStreamParser {
     return [{ kind: 'thinking', text }];
   }
 
-  return {
-    parseLine(line) {
-      const event = parseJsonObject(line);
-      if (!event) return [];
-      const out = sessions.take(event.session_id);
+  return jsonLinesParser({
+    sessionOf: (event) => event.session_id,
+    handle(event, out) {
       if (event.type === 'thinking') {
         if (event.subtype === 'delta') thinking += str(event.text) ?? '';
         else out.push(...flushThinking());
-        return out;
+        return;
       }
       out.push(...flushThinking());
       switch (event.type) {
@@ -119,8 +106,7 @@ export function createCursorParser(): AgentStreamParser {
           break;
         }
       }
-      return out;
     },
     end: flushThinking,
-  };
+  });
 }

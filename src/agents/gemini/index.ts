@@ -2,22 +2,20 @@
  * Gemini CLI: `gemini --output-format stream-json [--resume ID] [--model M] [--approval-mode X]
  * [--skip-trust] --prompt=MSG`. The session id comes from the stream's `init` event.
  */
-import { assertProvider } from '../driver-kit.js';
+import { defineDriver } from '../driver-kit.js';
 import type { AgentDriver } from '../types.js';
 import { createGeminiParser } from './parser.js';
 import type { GeminiProfile } from './schema.js';
 
 export function createGeminiDriver(): AgentDriver<GeminiProfile> {
-  return {
+  return defineDriver({
     provider: 'gemini',
     displayName: 'Gemini CLI',
     executable: 'gemini',
     installUrl: 'https://github.com/google-gemini/gemini-cli',
     assignsSessionId: false,
     envAllowlist: ['GEMINI_*', 'GOOGLE_*'],
-    buildInvocation(input) {
-      assertProvider('gemini', input.profile);
-      const { profile } = input;
+    invocation(profile, input) {
       const args = ['--output-format', 'stream-json'];
       if (input.resumeSessionId) args.push('--resume', input.resumeSessionId);
       if (profile.model) args.push('--model', profile.model);
@@ -27,5 +25,5 @@ export function createGeminiDriver(): AgentDriver<GeminiProfile> {
       return { args, env: {} };
     },
     createParser: createGeminiParser,
-  };
+  });
 }

@@ -2,22 +2,20 @@
  * Kilo Code CLI, an OpenCode derivative with the same headless events:
  * `kilo run --format json [--session ID] [--model M] [--agent A] [--variant E] [--auto] -- MSG`.
  */
-import { assertProvider, COMMON_MODEL_ENV } from '../driver-kit.js';
+import { COMMON_MODEL_ENV, defineDriver } from '../driver-kit.js';
 import { createOpenCodeStreamParser } from '../streams/opencode-stream.js';
 import type { AgentDriver } from '../types.js';
 import type { KiloProfile } from './schema.js';
 
 export function createKiloDriver(): AgentDriver<KiloProfile> {
-  return {
+  return defineDriver({
     provider: 'kilo',
     displayName: 'Kilo Code CLI',
     executable: 'kilo',
     installUrl: 'https://kilo.ai/cli',
     assignsSessionId: false,
     envAllowlist: ['KILO_*', 'KILOCODE_*', 'OPENCODE_*', ...COMMON_MODEL_ENV],
-    buildInvocation(input) {
-      assertProvider('kilo', input.profile);
-      const { profile } = input;
+    invocation(profile, input) {
       const args = ['run', '--format', 'json'];
       if (input.resumeSessionId) args.push('--session', input.resumeSessionId);
       if (profile.model) args.push('--model', profile.model);
@@ -28,5 +26,5 @@ export function createKiloDriver(): AgentDriver<KiloProfile> {
       return { args, env: {} };
     },
     createParser: createOpenCodeStreamParser,
-  };
+  });
 }

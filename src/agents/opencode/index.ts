@@ -9,7 +9,7 @@
  * - 2.x, or a version that cannot be read: `--standalone`, so a headless run does not join the
  *   shared background service (2.x has no `--dir`; the worktree is its working directory).
  */
-import { assertProvider, COMMON_MODEL_ENV } from '../driver-kit.js';
+import { COMMON_MODEL_ENV, defineDriver } from '../driver-kit.js';
 import { createOpenCodeStreamParser } from '../streams/opencode-stream.js';
 import type { AgentDriver } from '../types.js';
 import type { OpenCodeProfile } from './schema.js';
@@ -26,7 +26,7 @@ function withoutTrailingSlash(path: string): string {
 }
 
 export function createOpenCodeDriver(): AgentDriver<OpenCodeProfile> {
-  return {
+  return defineDriver({
     provider: 'opencode',
     displayName: 'OpenCode',
     executable: 'opencode',
@@ -34,9 +34,7 @@ export function createOpenCodeDriver(): AgentDriver<OpenCodeProfile> {
     assignsSessionId: false,
     envAllowlist: ['OPENCODE_*', ...COMMON_MODEL_ENV],
     versionArgs: ['--version'],
-    buildInvocation(input) {
-      assertProvider('opencode', input.profile);
-      const { profile } = input;
+    invocation(profile, input) {
       const args = ['run', '--format', 'json'];
       const env: Record<string, string> = {};
       if (input.resumeSessionId) args.push('--session', input.resumeSessionId);
@@ -56,5 +54,5 @@ export function createOpenCodeDriver(): AgentDriver<OpenCodeProfile> {
       return { args, env };
     },
     createParser: createOpenCodeStreamParser,
-  };
+  });
 }

@@ -3,22 +3,20 @@
  * [--tools a,b] [--exclude-tools c,d] [--approve | --no-approve] -- MSG`. The session id comes
  * from the stream's `{"type":"session",…,"id":…}` header.
  */
-import { assertProvider, COMMON_MODEL_ENV } from '../driver-kit.js';
+import { COMMON_MODEL_ENV, defineDriver } from '../driver-kit.js';
 import type { AgentDriver } from '../types.js';
 import { createPiParser } from './parser.js';
 import type { PiProfile } from './schema.js';
 
 export function createPiDriver(): AgentDriver<PiProfile> {
-  return {
+  return defineDriver({
     provider: 'pi',
     displayName: 'pi',
     executable: 'pi',
     installUrl: 'https://github.com/badlogic/pi-mono/tree/main/packages/coding-agent',
     assignsSessionId: false,
     envAllowlist: ['PI_*', ...COMMON_MODEL_ENV],
-    buildInvocation(input) {
-      assertProvider('pi', input.profile);
-      const { profile } = input;
+    invocation(profile, input) {
       const args = ['--mode', 'json'];
       if (input.resumeSessionId) args.push('--session', input.resumeSessionId);
       if (profile.model_provider) args.push('--provider', profile.model_provider);
@@ -32,5 +30,5 @@ export function createPiDriver(): AgentDriver<PiProfile> {
       return { args, env: {} };
     },
     createParser: createPiParser,
-  };
+  });
 }

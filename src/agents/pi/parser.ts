@@ -9,10 +9,9 @@ import {
   arr,
   contentText,
   isObject,
+  jsonLinesParser,
   num,
   obj,
-  parseJsonObject,
-  SessionIds,
   str,
   toText,
   usageEvent,
@@ -20,7 +19,6 @@ import {
 import type { AgentEvent, AgentStreamParser } from '../types.js';
 
 export function createPiParser(): AgentStreamParser {
-  const sessions = new SessionIds();
   let lastMessage: string | undefined;
   let failed = false;
 
@@ -57,15 +55,10 @@ export function createPiParser(): AgentStreamParser {
     return out;
   }
 
-  return {
-    parseLine(line) {
-      const event = parseJsonObject(line);
-      if (!event) return [];
-      const out: AgentEvent[] = [];
+  return jsonLinesParser({
+    sessionOf: (event) => (event.type === 'session' ? event.id : undefined),
+    handle(event, out) {
       switch (event.type) {
-        case 'session':
-          out.push(...sessions.take(event.id));
-          break;
         case 'message_end': {
           const message = obj(event.message);
           if (message.role === 'assistant') out.push(...assistantMessage(message));
@@ -101,8 +94,6 @@ export function createPiParser(): AgentStreamParser {
           });
           break;
       }
-      return out;
     },
-    end: () => [],
-  };
+  });
 }

@@ -2,13 +2,13 @@
  * Qwen Code: `qwen --output-format stream-json [--resume ID] [--model M] [--approval-mode X]
  * [--max-session-turns N] --prompt=MSG`. Its stream follows Claude Code's stream-json.
  */
-import { assertProvider } from '../driver-kit.js';
+import { defineDriver } from '../driver-kit.js';
 import { createClaudeStreamParser } from '../streams/claude-stream.js';
 import type { AgentDriver } from '../types.js';
 import type { QwenProfile } from './schema.js';
 
 export function createQwenDriver(): AgentDriver<QwenProfile> {
-  return {
+  return defineDriver({
     provider: 'qwen',
     displayName: 'Qwen Code',
     executable: 'qwen',
@@ -16,9 +16,7 @@ export function createQwenDriver(): AgentDriver<QwenProfile> {
     assignsSessionId: false,
     // Qwen Code talks to OpenAI-compatible endpoints (DashScope among them).
     envAllowlist: ['QWEN_*', 'OPENAI_*', 'DASHSCOPE_*'],
-    buildInvocation(input) {
-      assertProvider('qwen', input.profile);
-      const { profile } = input;
+    invocation(profile, input) {
       const args = ['--output-format', 'stream-json'];
       if (input.resumeSessionId) args.push('--resume', input.resumeSessionId);
       if (profile.model) args.push('--model', profile.model);
@@ -29,5 +27,5 @@ export function createQwenDriver(): AgentDriver<QwenProfile> {
       return { args, env: {} };
     },
     createParser: () => createClaudeStreamParser({ inputIncludesCache: true }),
-  };
+  });
 }

@@ -8,10 +8,9 @@ import {
   arr,
   contentText,
   isObject,
+  jsonLinesParser,
   num,
   obj,
-  parseJsonObject,
-  SessionIds,
   str,
   toText,
   usageEvent,
@@ -51,7 +50,6 @@ function resultError(event: Record<string, unknown>): string {
 }
 
 export function createClaudeStreamParser(options: ClaudeStreamOptions): AgentStreamParser {
-  const sessions = new SessionIds();
   const toolNames = new Map<string, string>();
 
   function assistant(message: Record<string, unknown>): AgentEvent[] {
@@ -88,11 +86,9 @@ export function createClaudeStreamParser(options: ClaudeStreamOptions): AgentStr
     return out;
   }
 
-  return {
-    parseLine(line) {
-      const event = parseJsonObject(line);
-      if (!event) return [];
-      const out = sessions.take(event.session_id ?? event.sessionId);
+  return jsonLinesParser({
+    sessionOf: (event) => event.session_id ?? event.sessionId,
+    handle(event, out) {
       switch (event.type) {
         case 'assistant':
           out.push(...assistant(obj(event.message)));
@@ -109,8 +105,6 @@ export function createClaudeStreamParser(options: ClaudeStreamOptions): AgentStr
           break;
         }
       }
-      return out;
     },
-    end: () => [],
-  };
+  });
 }

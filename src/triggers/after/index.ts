@@ -1,16 +1,15 @@
 /** The `after` trigger's definition: a chain fed by the run ledger of its upstream automation. */
-import type { AutomationFor } from '../../config/types.js';
 import type { RunRecord } from '../../core/types.js';
 import { defaultTimezone } from '../hooks.js';
 import type { TriggerDefinition } from '../types.js';
-import { afterTable } from './schema.js';
+import { type AfterResolved, afterTable } from './schema.js';
 
 function lastRunText(run: RunRecord | undefined): string {
   if (!run) return 'no runs yet';
   return `last run ${run.status} at ${(run.finishedAt ?? run.createdAt).slice(0, 16).replace('T', ' ')} UTC`;
 }
 
-export const afterTrigger: TriggerDefinition<AutomationFor<'after'>> = {
+export const afterTrigger: TriggerDefinition<AfterResolved> = {
   ...afterTable,
   impliedBy: 'after',
   upstreamAutomation: (table) => (typeof table.after === 'string' ? table.after : undefined),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AutomationFor } from '../../config/types.js';
+import type { AutomationOf } from '../../config/types.js';
 import { automationBaseShape, Identifier, RepoSlug } from '../common-schema.js';
 import type { ExplainLine, TriggerTable } from '../types.js';
 
@@ -30,14 +30,14 @@ export const AFTER_PROMPT_FIELDS = [
   'upstream_summary',
 ] as const;
 
-export const afterTable: TriggerTable<AutomationFor<'after'>> = {
+export const afterTable: TriggerTable<AfterResolved> = {
   type: 'after',
   aliases: [],
   description: 'When another automation’s run finishes',
   schema: AfterAutomation,
   promptFields: AFTER_PROMPT_FIELDS,
   untrustedFields: ['upstream_item_title', 'upstream_summary', 'task_title'],
-  explain(automation: AutomationFor<'after'>): ExplainLine[] {
+  explain(automation: AfterResolved): ExplainLine[] {
     const c = automation.config;
     const outcome = { success: 'succeeds', failure: 'fails or times out', any: 'finishes (any outcome)' }[
       c.on
@@ -45,3 +45,6 @@ export const afterTable: TriggerTable<AutomationFor<'after'>> = {
     return [{ label: 'runs when', value: `a run of '${c.after}' ${outcome}` }];
   },
 };
+
+/** A resolved automation of this trigger: its type and its validated table together. */
+export type AfterResolved = AutomationOf<'after', AfterAutomation>;

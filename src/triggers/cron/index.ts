@@ -1,9 +1,8 @@
 /** The cron trigger's definition: a schedule the engine checks against its clock. */
-import type { AutomationFor } from '../../config/types.js';
 import { noUpstreamRun } from '../hooks.js';
 import type { TriggerDefinition } from '../types.js';
 import { isValidTimezone, nextFireTimes, parseScheduleDate } from './schedule.js';
-import { cronTable, formatInZone } from './schema.js';
+import { type CronResolved, cronTable, formatInZone } from './schema.js';
 
 function tryDate(
   value: string | Date | undefined,
@@ -20,7 +19,7 @@ function tryDate(
   }
 }
 
-export const cronTrigger: TriggerDefinition<AutomationFor<'cron'>> = {
+export const cronTrigger: TriggerDefinition<CronResolved> = {
   ...cronTable,
   impliedBy: 'schedule',
   // Occurrences of one schedule run one after the other.

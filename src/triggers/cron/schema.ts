@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AutomationFor } from '../../config/types.js';
+import type { AutomationOf } from '../../config/types.js';
 import { automationBaseShape, RepoSlug } from '../common-schema.js';
 import type { ExplainLine, TriggerTable } from '../types.js';
 import { nextFireTimes, parseScheduleDate, validateCronExpression } from './schedule.js';
@@ -55,14 +55,14 @@ export const CRON_PROMPT_FIELDS = [
   'cron_missed',
 ] as const;
 
-export const cronTable: TriggerTable<AutomationFor<'cron'>> = {
+export const cronTable: TriggerTable<CronResolved> = {
   type: 'cron',
   aliases: [],
   description: 'A local schedule',
   schema: CronAutomation,
   promptFields: CRON_PROMPT_FIELDS,
   untrustedFields: [],
-  explain(automation: AutomationFor<'cron'>, now: Date): ExplainLine[] {
+  explain(automation: CronResolved, now: Date): ExplainLine[] {
     const c = automation.config;
     const start =
       c.start_date === undefined ? undefined : parseScheduleDate(c.start_date, automation.timezone, 'start');
@@ -108,3 +108,6 @@ export function formatInZone(date: Date, timezone: string): string {
   const get = (type: string): string => parts.find((p) => p.type === type)?.value ?? '';
   return `${get('year')}-${get('month')}-${get('day')} ${get('hour')}:${get('minute')} ${timezone} (${date.toISOString().slice(0, 16)}Z)`;
 }
+
+/** A resolved automation of this trigger: its type and its validated table together. */
+export type CronResolved = AutomationOf<'cron', CronAutomation>;

@@ -1,40 +1,18 @@
-import type { AutomationFor } from '../../config/types.js';
 import type { Item } from '../../core/types.js';
 import { type IssueNode, SEARCH_ISSUES } from '../../github/operations.js';
 import { searchAll } from '../../github/search.js';
+import { githubItem } from '../github-item.js';
 import { defaultTimezone, noUpstreamRun, searchCountCheck, stringField } from '../hooks.js';
 import type { SourceFactory } from '../source.js';
 import type { TriggerDefinition } from '../types.js';
-import { githubIssuesTable, issueSearchQuery } from './schema.js';
+import { type GitHubIssuesResolved, githubIssuesTable, issueSearchQuery } from './schema.js';
 
 /** An issue as prompt fields, in the documented order; nothing here changes on its own. */
 export function issueItem(node: IssueNode): Item {
-  const number = String(node.number);
-  return {
-    id: number,
-    title: node.title,
-    url: node.url,
-    body: node.body ?? '',
-    itemKey: `issue:${number}`,
-    fields: {
-      issue_number: number,
-      issue_title: node.title,
-      issue_body: node.body ?? '',
-      issue_url: node.url,
-      issue_state: node.state.toLowerCase(),
-      issue_author: node.author?.login ?? null,
-      issue_labels: (node.labels?.nodes ?? []).map((l) => l.name),
-      issue_assignees: (node.assignees?.nodes ?? []).map((a) => a.login),
-      issue_milestone: node.milestone?.title ?? null,
-      issue_created_at: node.createdAt,
-    },
-  };
+  return githubItem(node, { prefix: 'issue', key: 'issue', state: node.state.toLowerCase() });
 }
 
-export const createGitHubIssuesSource: SourceFactory<AutomationFor<'github-issues'>> = (
-  automation,
-  context,
-) => {
+export const createGitHubIssuesSource: SourceFactory<GitHubIssuesResolved> = (automation, context) => {
   const { config } = automation;
   const query = issueSearchQuery(config);
   return {
@@ -54,7 +32,7 @@ export const createGitHubIssuesSource: SourceFactory<AutomationFor<'github-issue
   };
 };
 
-export const githubIssuesTrigger: TriggerDefinition<AutomationFor<'github-issues'>> = {
+export const githubIssuesTrigger: TriggerDefinition<GitHubIssuesResolved> = {
   ...githubIssuesTable,
   serialRuns: false,
   createFeed(automation, context) {

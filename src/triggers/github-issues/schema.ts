@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AutomationFor } from '../../config/types.js';
+import type { AutomationOf } from '../../config/types.js';
 import { compileSearchQuery } from '../../github/query.js';
 import { automationBaseShape, eventMemoryShape, githubFilterShape } from '../common-schema.js';
 import type { ExplainLine, TriggerTable } from '../types.js';
@@ -34,7 +34,7 @@ export function issueSearchQuery(config: GitHubIssuesAutomation): string {
   return compileSearchQuery({ kind: 'issue', ...config });
 }
 
-export const githubIssuesTable: TriggerTable<AutomationFor<'github-issues'>> = {
+export const githubIssuesTable: TriggerTable<GitHubIssuesResolved> = {
   type: 'github-issues',
   aliases: ['plugins-py/github-issues'],
   description: 'Issues of an owner/repository',
@@ -42,7 +42,7 @@ export const githubIssuesTable: TriggerTable<AutomationFor<'github-issues'>> = {
   // `comments`: trusted comments, read at dispatch by screening (not an item field).
   promptFields: [...ISSUE_PROMPT_FIELDS, 'comments'],
   untrustedFields: ['issue_title', 'issue_body', 'issue_labels', 'task_title', 'task_body', 'comments'],
-  explain(automation: AutomationFor<'github-issues'>): ExplainLine[] {
+  explain(automation: GitHubIssuesResolved): ExplainLine[] {
     const config = automation.config;
     const lines: ExplainLine[] = [{ label: 'search query', value: issueSearchQuery(config) }];
     if (config.once)
@@ -55,3 +55,6 @@ export const githubIssuesTable: TriggerTable<AutomationFor<'github-issues'>> = {
     return lines;
   },
 };
+
+/** A resolved automation of this trigger: its type and its validated table together. */
+export type GitHubIssuesResolved = AutomationOf<'github-issues', GitHubIssuesAutomation>;

@@ -1,4 +1,3 @@
-import type { AutomationFor } from '../../config/types.js';
 import { GitHubGraphQLError } from '../../core/errors.js';
 import type { Item } from '../../core/types.js';
 import type { GitHubClient } from '../../github/client.js';
@@ -12,7 +11,11 @@ import { PAGE_SIZE } from '../../github/search.js';
 import { defaultTimezone, noUpstreamRun, stringField } from '../hooks.js';
 import type { SourceFactory } from '../source.js';
 import type { TriggerDefinition } from '../types.js';
-import { type GitHubProjectItemsAutomation, githubProjectItemsTable } from './schema.js';
+import {
+  type GitHubProjectItemsAutomation,
+  type GitHubProjectItemsResolved,
+  githubProjectItemsTable,
+} from './schema.js';
 
 const KIND_BY_TYPE: Record<string, 'issue' | 'pull_request' | 'draft_issue' | undefined> = {
   ISSUE: 'issue',
@@ -142,7 +145,7 @@ function isNotFound(error: unknown): boolean {
   return error instanceof GitHubGraphQLError && error.errors.some((e) => e.type === 'NOT_FOUND');
 }
 
-export const createGitHubProjectItemsSource: SourceFactory<AutomationFor<'github-project-items'>> = (
+export const createGitHubProjectItemsSource: SourceFactory<GitHubProjectItemsResolved> = (
   automation,
   context,
 ) => {
@@ -204,7 +207,7 @@ export const createGitHubProjectItemsSource: SourceFactory<AutomationFor<'github
   };
 };
 
-export const githubProjectItemsTrigger: TriggerDefinition<AutomationFor<'github-project-items'>> = {
+export const githubProjectItemsTrigger: TriggerDefinition<GitHubProjectItemsResolved> = {
   ...githubProjectItemsTable,
   serialRuns: false,
   createFeed(automation, context) {

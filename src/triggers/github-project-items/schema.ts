@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AutomationFor } from '../../config/types.js';
+import type { AutomationOf } from '../../config/types.js';
 import { automationBaseShape, eventMemoryShape, RepoSlug } from '../common-schema.js';
 import type { ExplainLine, TriggerTable } from '../types.js';
 
@@ -60,7 +60,7 @@ export const PROJECT_ITEM_PROMPT_FIELDS = [
   'project_number',
 ] as const;
 
-export const githubProjectItemsTable: TriggerTable<AutomationFor<'github-project-items'>> = {
+export const githubProjectItemsTable: TriggerTable<GitHubProjectItemsResolved> = {
   type: 'github-project-items',
   aliases: ['plugins-py/github-project-items'],
   description: 'Issues and pull requests in a column of a GitHub Projects board',
@@ -68,7 +68,7 @@ export const githubProjectItemsTable: TriggerTable<AutomationFor<'github-project
   // `comments`: trusted comments, read at dispatch by screening (not an item field).
   promptFields: [...PROJECT_ITEM_PROMPT_FIELDS, 'comments'],
   untrustedFields: ['item_title', 'item_body', 'item_labels', 'task_title', 'task_body', 'comments'],
-  explain(automation: AutomationFor<'github-project-items'>): ExplainLine[] {
+  explain(automation: GitHubProjectItemsResolved): ExplainLine[] {
     const c = automation.config;
     const lines: ExplainLine[] = [
       { label: 'board', value: `${c.project_owner} project #${c.project_number} (Projects v2)` },
@@ -94,3 +94,6 @@ export const githubProjectItemsTable: TriggerTable<AutomationFor<'github-project
     return lines;
   },
 };
+
+/** A resolved automation of this trigger: its type and its validated table together. */
+export type GitHubProjectItemsResolved = AutomationOf<'github-project-items', GitHubProjectItemsAutomation>;

@@ -1,12 +1,13 @@
-import type { AutomationFor } from '../../config/types.js';
 import type { Item } from '../../core/types.js';
 import { type PullRequestNode, SEARCH_PULL_REQUESTS } from '../../github/operations.js';
 import { searchAll } from '../../github/search.js';
+import { githubItem } from '../github-item.js';
 import { defaultTimezone, noUpstreamRun, searchCountCheck, stringField } from '../hooks.js';
 import type { SourceFactory } from '../source.js';
 import type { TriggerDefinition } from '../types.js';
 import {
   type GitHubPullRequestsAutomation,
+  type GitHubPullRequestsResolved,
   githubPullRequestsTable,
   pullRequestSearchQuery,
 } from './schema.js';
@@ -18,25 +19,11 @@ import {
 export function pullRequestItem(
   node: Omit<PullRequestNode, 'state'> & { state?: string; pullRequestState?: string },
 ): Item {
-  const number = String(node.number);
   const state = (node.pullRequestState ?? node.state ?? '').toLowerCase();
-  return {
-    id: number,
-    title: node.title,
-    url: node.url,
-    body: node.body ?? '',
-    itemKey: `pr:${number}`,
-    fields: {
-      pull_request_number: number,
-      pull_request_title: node.title,
-      pull_request_body: node.body ?? '',
-      pull_request_url: node.url,
-      pull_request_state: state,
-      pull_request_author: node.author?.login ?? null,
-      pull_request_labels: (node.labels?.nodes ?? []).map((l) => l.name),
-      pull_request_assignees: (node.assignees?.nodes ?? []).map((a) => a.login),
-      pull_request_milestone: node.milestone?.title ?? null,
-      pull_request_created_at: node.createdAt,
+  const item = githubItem(
+    node,
+    { prefix: 'pull_request', key: 'pr', state },
+    {
       pull_request_is_draft: node.isDraft,
       pull_request_head_ref: node.headRefName,
       pull_request_base_ref: node.baseRefName,
@@ -45,6 +32,9 @@ export function pullRequestItem(
       pull_request_deletions: node.deletions,
       pull_request_changed_files: node.changedFiles,
     },
+  );
+  return {
+    ...item,
     volatile: {
       pull_request_mergeable: node.mergeable,
       pull_request_merge_state_status: node.mergeStateStatus,
@@ -73,7 +63,7 @@ function hasPostFilters(config: GitHubPullRequestsAutomation): boolean {
   return config.mergeable !== undefined || config.merge_state.length > 0;
 }
 
-export const createGitHubPullRequestsSource: SourceFactory<AutomationFor<'github-pull-requests'>> = (
+export const createGitHubPullRequestsSource: SourceFactory<GitHubPullRequestsResolved> = (
   automation,
   context,
 ) => {
@@ -100,7 +90,7 @@ export const createGitHubPullRequestsSource: SourceFactory<AutomationFor<'github
   };
 };
 
-export const githubPullRequestsTrigger: TriggerDefinition<AutomationFor<'github-pull-requests'>> = {
+export const githubPullRequestsTrigger: TriggerDefinition<GitHubPullRequestsResolved> = {
   ...githubPullRequestsTable,
   serialRuns: false,
   createFeed(automation, context) {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AutomationFor } from '../../config/types.js';
+import type { AutomationOf } from '../../config/types.js';
 import { compileSearchQuery } from '../../github/query.js';
 import { automationBaseShape, eventMemoryShape, githubFilterShape } from '../common-schema.js';
 import type { ExplainLine, TriggerTable } from '../types.js';
@@ -74,7 +74,7 @@ export function describePostFilters(config: GitHubPullRequestsAutomation): strin
   return parts.length > 0 ? parts.join('; ') : 'none';
 }
 
-export const githubPullRequestsTable: TriggerTable<AutomationFor<'github-pull-requests'>> = {
+export const githubPullRequestsTable: TriggerTable<GitHubPullRequestsResolved> = {
   type: 'github-pull-requests',
   aliases: ['plugins-py/github-pull-requests'],
   description: 'Pull requests of an owner/repository',
@@ -90,7 +90,7 @@ export const githubPullRequestsTable: TriggerTable<AutomationFor<'github-pull-re
     'task_body',
     'comments',
   ],
-  explain(automation: AutomationFor<'github-pull-requests'>): ExplainLine[] {
+  explain(automation: GitHubPullRequestsResolved): ExplainLine[] {
     const config = automation.config;
     const lines: ExplainLine[] = [
       { label: 'search query', value: pullRequestSearchQuery(config) },
@@ -106,3 +106,6 @@ export const githubPullRequestsTable: TriggerTable<AutomationFor<'github-pull-re
     return lines;
   },
 };
+
+/** A resolved automation of this trigger: its type and its validated table together. */
+export type GitHubPullRequestsResolved = AutomationOf<'github-pull-requests', GitHubPullRequestsAutomation>;

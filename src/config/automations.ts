@@ -1,0 +1,189 @@
+/**
+ * `[automations.<id>]`: each table is validated by the schema of the trigger it names (or implies),
+ * found in the trigger registry, then checked against the rest of the file: its repository and
+ * profile exist, its prompt uses only the fields its trigger offers, and chains never loop.
+ */
+import type { z } from 'zod';
+import type { Profile } from '../agents/schemas.js';
+import { analyzePrompt, formatPlaceholderList, unknownPlaceholders } from '../prompt/index.js';
+import { IDENTIFIER_PATTERN } from '../triggers/common-schema.js';
+import { acceptedTriggerNames, findTriggerDefinition, impliedTriggerName } from '../triggers/registry.js';
+import type { TriggerDefinition } from '../triggers/types.js';
+import { type Collector, isTable, validate } from './issues.js';
+import type { KeyPath } from './toml-locations.js';
+import type { AgentDefaults, AnyAutomation, RepositorySettings, ResolvedAutomation } from './types.js';
+
+export const COMMON_PROMPT_FIELDS = [
+  'repo',
+  'repository',
+  'automation_id',
+  'task_type',
+  'task_number',
+  'task_title',
+  'task_body',
+  'task_url',
+] as const;
+
+export interface AutomationContext {
+  out: Collector;
+  repositories: Record<string, RepositorySettings>;
+  /** The aliases written in [repositories], valid or not; undefined when that table itself is broken. */
+  repositoryAliases: ReadonlySet<string> | undefined;
+  profiles: Record<string, Profile>;
+  /** The profile names written in [agents.profiles], valid or not (or the default ones). */
+  profileNames: readonly string[];
+  defaults: AgentDefaults | undefined;
+}
+
+/** The trigger a table names in `trigger_type` (or implies); a problem is recorded when there is none. */
+function triggerOf(
+  table: Record<string, unknown>,
+  path: KeyPath,
+  out: Collector,
+): TriggerDefinition | undefined {
+  const triggerName = table.trigger_type ?? impliedTriggerName(table);
+  if (typeof triggerName !== 'string') {
+    out.add([...path, 'trigger_type'], 'trigger_type must be a string');
+    return undefined;
+  }
+  const trigger = findTriggerDefinition(triggerName);
+  if (!trigger) {
+    out.add(
+      [...path, 'trigger_type'],
+      `unknown trigger type: ${triggerName} (accepted: ${acceptedTriggerNames().join(', ')})`,
+    );
+  }
+  return trigger;
+}
+
+/** The prompt's syntax and placeholders; unknown placeholders and syntax errors are problems. */
+function checkPrompt(
+  id: string,
+  table: Record<string, unknown>,
+  promptFields: readonly string[],
+  path: KeyPath,
+  out: Collector,
+): { promptSyntax: 'template' | 'jinja'; placeholders: string[] } {
+  let promptSyntax: 'template' | 'jinja' = 'template';
+  let placeholders: string[] = [];
+  if (typeof table.prompt === 'string') {
+    const setting =
+      table.prompt_syntax === 'jinja' || table.prompt_syntax === 'template' ? table.prompt_syntax : 'auto';
+    try {
+      const analysis = analyzePrompt(table.prompt, setting);
+      promptSyntax = analysis.syntax;
+      placeholders = analysis.placeholders;
+      const allowed = new Set<string>([...COMMON_PROMPT_FIELDS, ...promptFields]);
+      const unknown = unknownPlaceholders(analysis, allowed);
+      if (unknown.length > 0) {
+        out.add(
+          [...path, 'prompt'],
+          `unsupported prompt placeholders for '${id}': ${formatPlaceholderList(unknown)}`,
+        );
+      }
+    } catch (error) {
+      out.add([...path, 'prompt'], error instanceof Error ? error.message : String(error));
+    }
+  }
+  return { promptSyntax, placeholders };
+}
+
+/** The repository and profile a table names, checked against the ones the file writes. */
+function referencesOf(id: string, table: Record<string, unknown>, path: KeyPath, ctx: AutomationContext) {
+  const { out } = ctx;
+  const alias = table.repository;
+  let repository: RepositorySettings | undefined;
+  if (typeof alias === 'string' && IDENTIFIER_PATTERN.test(alias)) {
+    repository = ctx.repositories[alias];
+    // An alias whose table exists is not missing, even when its table or [settings] had errors.
+    if (ctx.repositoryAliases && !ctx.repositoryAliases.has(alias)) {
+      out.add([...path, 'repository'], `repository '${alias}' for automation '${id}' does not exist`);
+    }
+  }
+  const profileName = typeof table.profile === 'string' ? table.profile : ctx.defaults?.profile;
+  if (typeof table.profile === 'string' && !ctx.profileNames.includes(table.profile)) {
+    out.add([...path, 'profile'], `profile '${table.profile}' for automation '${id}' does not exist`);
+  }
+  return { repository, profileName };
+}
+
+/** One automation table (`table` is already known to be a table with a valid id). */
+export function loadAutomation(
+  id: string,
+  table: Record<string, unknown>,
+  ctx: AutomationContext,
+): ResolvedAutomation | undefined {
+  const { out } = ctx;
+  const path = ['automations', id];
+  const trigger = triggerOf(table, path, out);
+  if (!trigger) return undefined;
+  // The trigger's schema is the table's type: this is where the two are joined (`trigger.schema`
+  // is typed as any schema, since the registry holds every trigger's).
+  const config = validate(trigger.schema as z.ZodType<ResolvedAutomation['config']>, table, path, out);
+  // Cross-checks that only need the raw table run even when other fields are invalid.
+  const { repository, profileName } = referencesOf(id, table, path, ctx);
+  const { promptSyntax, placeholders } = checkPrompt(id, table, trigger.promptFields, path, out);
+  const defaultTimezone = ctx.defaults?.timezone ?? 'UTC';
+  const timezone = config
+    ? trigger.resolveTimezone(config, {
+        id,
+        defaultTimezone,
+        problem: (key, message) => out.add([...path, key], message),
+      })
+    : defaultTimezone;
+
+  if (!config || !repository || !profileName) return undefined;
+  const profile = ctx.profiles[profileName];
+  if (!profile) return undefined;
+  const automation: AnyAutomation = {
+    id,
+    triggerType: trigger.type,
+    trigger,
+    config,
+    repository,
+    profileName,
+    profile,
+    timezone,
+    promptSyntax,
+    placeholders,
+  };
+  // Where a trigger's type and its validated table are joined: `config` passed `trigger.schema`.
+  return automation as ResolvedAutomation;
+}
+
+/** A chain must name another automation, and following chain links must never come back. */
+export function checkChains(tables: Record<string, unknown>, out: Collector): void {
+  const upstreamOf = new Map<string, string>();
+  for (const [id, table] of Object.entries(tables)) {
+    if (!isTable(table)) continue;
+    const name = table.trigger_type ?? impliedTriggerName(table);
+    const upstream =
+      typeof name === 'string' ? findTriggerDefinition(name)?.upstreamAutomation?.(table) : undefined;
+    if (upstream !== undefined) upstreamOf.set(id, upstream);
+  }
+  const reported = new Set<string>();
+  for (const [id, upstream] of upstreamOf) {
+    const path = ['automations', id, 'after'];
+    if (upstream === id) {
+      out.add(path, `automation '${id}' cannot run after itself`);
+      continue;
+    }
+    if (!(upstream in tables)) {
+      out.add(path, `automation '${upstream}' (named by 'after') does not exist`);
+      continue;
+    }
+    const chain = [id];
+    let current = upstream;
+    while (upstreamOf.has(current) && !chain.includes(current)) {
+      chain.push(current);
+      current = upstreamOf.get(current)!;
+    }
+    if (current === id) {
+      const loop = [...chain, id];
+      const key = [...loop].slice(0, -1).sort().join(',');
+      if (reported.has(key)) continue;
+      reported.add(key);
+      out.add(path, `chained automations loop: ${loop.join(' → ')}`);
+    }
+  }
+}
