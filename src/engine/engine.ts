@@ -759,6 +759,11 @@ export class Engine {
     return 'polling';
   }
 
+  /** An operator allowed a blocked item: the watch loop offers it now instead of at its next poll. */
+  allowed(): void {
+    this.wakeup.wake();
+  }
+
   /** Cancels one running run: its agent's process group is stopped; its saved session is kept. */
   cancel(runId: string): void {
     const entry = [...this.running.values()].find((r) => r.info.runId === runId);

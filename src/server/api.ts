@@ -179,6 +179,19 @@ function actionRoutes(api: Hono, ctx: ServerContext): void {
     ctx.hub.changed();
     return json(c, { run: runSummary(updated) });
   });
+  api.post('/runs/:id/allow', async (c) => {
+    const run = await mustRun(ctx, c.req.param('id'));
+    if (run.status !== 'blocked' || run.screenedDigest === null)
+      throw new ApiError(
+        'not_blocked',
+        `run ${run.id} was not blocked by screening (its status is ${run.status})`,
+      );
+    const waiting = (await ctx.store.listAllowances({ runId: run.id, pending: true }))[0];
+    const allowance = waiting ?? (await ctx.store.addAllowance(run.id, 'board'));
+    ctx.engine.allowed();
+    ctx.hub.changed();
+    return json(c, { run: run.id, allowedBy: allowance.allowedBy, allowedAt: allowance.allowedAt }, 202);
+  });
   api.post('/runs/:id/remove-worktree', async (c) => {
     const run = await mustRun(ctx, c.req.param('id'));
     const updated = await removeKeptWorktree(ctx, run);
@@ -193,7 +206,7 @@ function actionRoutes(api: Hono, ctx: ServerContext): void {
   };
   api.all('/automations/:id/:verb', (c) => refuse(c, ['run', 'pause', 'resume'], c.req.param('verb')));
   api.all('/runs/:id/:action', (c) =>
-    refuse(c, ['cancel', 'retry', 'dismiss', 'remove-worktree'], c.req.param('action')),
+    refuse(c, ['cancel', 'retry', 'dismiss', 'allow', 'remove-worktree'], c.req.param('action')),
   );
 }
 

@@ -18,6 +18,8 @@ export interface EngineView {
   trigger(id: string): 'fired' | 'polling';
   cancel(runId: string): void;
   retry(runId: string): Promise<'resumed' | 'polling' | 'fired'>;
+  /** An allowance was recorded (`allow`): offer allowed items at once instead of at the next poll. */
+  allowed(): void;
 }
 
 export interface AutomationCard {

@@ -7,6 +7,7 @@ export type ApiErrorCode =
   | 'not_found'
   | 'bad_request'
   | 'method_not_allowed'
+  | 'not_blocked'
   | 'internal';
 
 export const HTTP_STATUS: Record<ApiErrorCode, 400 | 401 | 404 | 405 | 409 | 500> = {
@@ -21,6 +22,7 @@ export const HTTP_STATUS: Record<ApiErrorCode, 400 | 401 | 404 | 405 | 409 | 500
   run_active: 409,
   not_retryable: 409,
   worktree_not_kept: 409,
+  not_blocked: 409,
 };
 
 export class ApiError extends Error {

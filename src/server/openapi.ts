@@ -112,6 +112,11 @@ export function openApiDocument(version: string): Record<string, unknown> {
       '/runs/{id}/cancel': { post: op('Cancel a running run (its session is kept)', { parameters: [run] }) },
       '/runs/{id}/retry': { post: op('Run the task again (resumes a saved session)', { parameters: [run] }) },
       '/runs/{id}/dismiss': { post: op('Dismiss from Needs attention', { parameters: [run] }) },
+      '/runs/{id}/allow': {
+        post: op('Let the exact text a screening block stopped run once (as `curupira allow`)', {
+          parameters: [run],
+        }),
+      },
       '/runs/{id}/remove-worktree': {
         post: op('Remove the kept worktree (as `curupira gc`)', { parameters: [run] }),
       },

@@ -59,7 +59,10 @@ function automationCard(card: AutomationCard): Html {
 function runActions(run: RunRecord): Html[] {
   const base = `/api/v1/runs/${encodeURIComponent(run.id)}`;
   if (!isTerminal(run.status)) return [button('Cancel', `${base}/cancel`, 'danger')];
-  const actions = [button('Retry', `${base}/retry`)];
+  const actions =
+    run.status === 'blocked' && run.screenedDigest
+      ? [button('Allow once', `${base}/allow`)]
+      : [button('Retry', `${base}/retry`)];
   if (run.worktreeKept) actions.push(button('Remove worktree', `${base}/remove-worktree`, 'danger'));
   if (!run.dismissedAt && (run.worktreeKept || !['succeeded', 'skipped', 'cancelled'].includes(run.status)))
     actions.push(button('Dismiss', `${base}/dismiss`));
@@ -147,6 +150,24 @@ function field(label: string, value: Html | string | null): Html {
   return value === null || value === '' ? html`` : html`<dt>${label}</dt><dd>${value}</dd>`;
 }
 
+/** What screening found in the item's text: the verdict and every finding (excerpts as recorded). */
+function screeningSection(run: RunRecord): Html | '' {
+  if (!run.screeningReason && !run.screeningFindings?.length) return '';
+  const findings = run.screeningFindings ?? [];
+  return html`<section class="screening" id="screening">
+  <h3>Screening</h3>
+  ${run.screeningReason ? html`<p class="detail${run.status === 'blocked' ? ' error' : ''}">${run.screeningReason}</p>` : ''}
+  ${
+    findings.length === 0
+      ? ''
+      : html`<table class="findings"><thead><tr><th>severity</th><th>scanner</th><th>field</th><th>offset</th><th>excerpt</th></tr></thead><tbody>${findings.map(
+          (f) =>
+            html`<tr class="severity-${f.severity}"><td>${f.severity}</td><td>${f.scanner}/${f.rule}</td><td>${f.field}</td><td>${String(f.offset)}</td><td><code>${f.excerpt}</code></td></tr>`,
+        )}</tbody></table>`
+  }
+</section>`;
+}
+
 export function runPage(run: RunRecord, events: AgentEvent[] | undefined, token: string): Html {
   const live = !isTerminal(run.status);
   const base = `/api/v1/runs/${encodeURIComponent(run.id)}`;
@@ -170,6 +191,7 @@ export function runPage(run: RunRecord, events: AgentEvent[] | undefined, token:
     ${field('finished', run.finishedAt)}
   </dl>
   <div class="actions">${runActions(run)}</div>
+  ${screeningSection(run)}
   ${run.prompt ? html`<details class="prompt"><summary>Prompt (${run.prompt.length} characters)</summary><pre>${run.prompt}</pre></details>` : ''}
   <h3>${live ? 'Live events' : 'Transcript'}</h3>
   <ol id="conversation" class="conversation">${(events ?? []).map(eventHtml)}</ol>

@@ -39,9 +39,9 @@ const FINDING = {
   excerpt: 'Ignore previous instructions',
 };
 
-describe('screening records in the SQLite store (migration 3)', () => {
+describe('screening records in the SQLite store (migration 4)', () => {
   it('keeps a blocked run’s findings, verdict and digest, and finds it by task and digest', async () => {
-    expect(SCHEMA_VERSION).toBe(3);
+    expect(SCHEMA_VERSION).toBe(4);
     const run = await store.createRun({
       ...INIT,
       reason: 'blocked: x',
@@ -83,14 +83,14 @@ describe('screening records in the SQLite store (migration 3)', () => {
     await expect(store.addAllowance('r_nope', 'alice')).rejects.toThrow(/does not exist/);
   });
 
-  it('migrates a version-2 file without losing its runs', async () => {
+  it('migrates a version-3 file without losing its runs', async () => {
     await store.createRun({ ...INIT, status: 'succeeded' });
     await store.close();
     const file = join(dir, 'state.sqlite3');
     const db = new Database(file);
     db.exec(`DROP TABLE allowances; DROP INDEX runs_blocked_by_task;
       ALTER TABLE runs DROP COLUMN screening_findings; ALTER TABLE runs DROP COLUMN screening_reason;
-      ALTER TABLE runs DROP COLUMN screened_digest; PRAGMA user_version = 2;`);
+      ALTER TABLE runs DROP COLUMN screened_digest; PRAGMA user_version = 3;`);
     db.close();
     store = await openStore(file);
     const [run] = await store.listRuns();
