@@ -4,7 +4,7 @@
  * agent (three events over ~0.4 s) on real worktrees, with 0 and with 20 board clients connected
  * from another process (bench/board/sse-clients.mjs: each holds the board stream, fetches
  * `/board/live` on every change as board.js does, and follows a running run's event stream).
- * Rounds alternate 0, 20, 0, 20 so the machine's drift falls on both. Measured: wall-clock ms
+ * After an uncounted warm-up, rounds go 0, 20, 20, 0 so the machine's drift falls on both. Measured: wall-clock ms
  * per run and this process's main-thread busy ms per run (engine and server share that thread);
  * the figure is the ratio with clients to without, from the same invocation.
  *
@@ -22,7 +22,9 @@ export const name = 'sse';
 
 const TASKS = 16;
 const CLIENTS = 20;
-const ROUNDS = [0, CLIENTS, 0, CLIENTS];
+const ROUNDS = [0, CLIENTS, CLIENTS, 0];
+/** Runs of a first, uncounted round (module loading, the first clone, the JIT). */
+const WARM_UP = 4;
 const BOARD_TOKEN = 'bench-token-0123456789abcdef0123456789abcdef';
 
 /** A Claude Code stream of init, one narration and a result, ~0.4 s long (a run page has something to stream). */
@@ -153,6 +155,7 @@ export async function run({ dist, log = console.log, tasks = TASKS } = {}) {
   try {
     const bare = origin(dir);
     const agent = shortAgent(dir);
+    await drainServed(mods, { root: join(dir, 'warm-up'), bare, agent, clients: 0, tasks: WARM_UP });
     const rounds = [];
     for (const [i, clients] of ROUNDS.entries()) {
       const round = await drainServed(mods, { root: join(dir, `round-${i}`), bare, agent, clients, tasks });
