@@ -14,6 +14,7 @@ import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
 import { groupsOfRun, processWorksIn, terminateGroup } from '../process/process-group.js';
 import { createClassifier } from '../screening/classifier/index.js';
+import { checkBudget, countRun } from '../coordination/budget.js';
 import type { Classifier, ClassifierSettings } from '../screening/classifier/types.js';
 import type { SessionRecord, Store } from '../store/types.js';
 import { maintainCheckouts } from '../workspace/index.js';
@@ -286,6 +287,24 @@ export class Engine {
     pending: Pending,
     signal: AbortSignal,
   ): Promise<RunRecord | undefined> {
+    const budget = await checkBudget(
+      this.options.store,
+      this.settings,
+      automation,
+      task,
+      new Date(this.options.clock.now()).toISOString(),
+    );
+    if (budget.kind === 'escalated') {
+      deps.onUpdate?.(budget.run);
+      return budget.run;
+    }
+    if (budget.kind === 'held') {
+      this.options.log.info(
+        { automation: automation.id, id: task.item.id, failures: budget.failures.failures },
+        'Still escalated: not run until `curupira reset` or its text changes',
+      );
+      return undefined;
+    }
     let ready = task;
     let screening: Parameters<typeof executeTask>[1]['screening'];
     if (!pending.resume) {
@@ -482,7 +501,8 @@ export class Engine {
     )
       .then(async (finished) => {
         if (!finished) return;
-        const run = cancel.signal.aborted ? await this.noteCancelled(finished) : finished;
+        const noted = cancel.signal.aborted ? await this.noteCancelled(finished) : finished;
+        const run = await countRun(this.options.store, this.settings, automation, task, noted);
         this.runs.push(run);
         this.options.onRun?.(run);
         await this.afterRun(automation, task, run, feed);
@@ -537,6 +557,7 @@ export class Engine {
       run.startedAt === null &&
       run.status !== 'blocked' &&
       run.status !== 'skipped' &&
+      run.status !== 'escalated' &&
       feed instanceof EventFeed &&
       automation.config.once
     ) {
@@ -788,6 +809,8 @@ export class Engine {
     if (!run) throw new ControlError('run_not_found', `no run ${runId}`);
     if (!isTerminal(run.status)) throw new ControlError('run_active', `run ${runId} has not finished`);
     const automation = this.automation(run.automationId);
+    // A person asking again is the reset an escalation waits for.
+    if (run.status === 'escalated') await this.options.store.clearItemFailures(run.taskKey);
     const session = await this.options.store.getSession(run.taskKey);
     if (session) {
       this.offer(automation, session.task, session);

@@ -1,0 +1,54 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Store } from '../types.js';
+import { openStore } from './open.js';
+
+let dir: string;
+let store: Store;
+let now = Date.parse('2026-02-01T10:00:00Z');
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'curupira-failures-'));
+  store = await openStore(join(dir, 'state.sqlite3'), { now: () => now });
+});
+afterEach(async () => {
+  await store.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const KEY = '["fix","acme/api","github-issues","7"]';
+function failure(runId: string, textDigest = 'aaaa', limit = 3) {
+  return { taskKey: KEY, automationId: 'fix', itemKey: 'issue:7', runId, textDigest, limit };
+}
+
+describe('item failures (the local failure budget)', () => {
+  it('counts failures per task and escalates at the limit, once', async () => {
+    expect((await store.recordItemFailure(failure('r1'))).failures).toBe(1);
+    now += 1000;
+    const second = await store.recordItemFailure(failure('r2'));
+    expect(second).toMatchObject({ failures: 2, escalatedAt: null, lastRunId: 'r2' });
+    now += 1000;
+    const third = await store.recordItemFailure(failure('r3'));
+    expect(third).toMatchObject({ failures: 3, escalatedAt: new Date(now).toISOString(), lastRunId: 'r3' });
+    expect(third.escalatedAt).toBe(third.updatedAt);
+    expect((await store.listEscalations()).map((e) => e.taskKey)).toEqual([KEY]);
+    await store.setEscalationNotice(KEY, 'r4');
+    expect((await store.getItemFailures(KEY))?.noticeRunId).toBe('r4');
+  });
+
+  it('new text starts the count again and lifts the escalation', async () => {
+    for (const id of ['r1', 'r2', 'r3']) await store.recordItemFailure(failure(id));
+    const fresh = await store.recordItemFailure(failure('r4', 'bbbb'));
+    expect(fresh).toMatchObject({ failures: 1, escalatedAt: null, noticeRunId: null, textDigest: 'bbbb' });
+    expect(await store.listEscalations()).toEqual([]);
+  });
+
+  it('a limit of 0 never escalates; clearing forgets everything', async () => {
+    for (const id of ['r1', 'r2', 'r3', 'r4']) await store.recordItemFailure(failure(id, 'aaaa', 0));
+    expect(await store.getItemFailures(KEY)).toMatchObject({ failures: 4, escalatedAt: null });
+    expect(await store.clearItemFailures(KEY)).toBe(true);
+    expect(await store.clearItemFailures(KEY)).toBe(false);
+    expect(await store.getItemFailures(KEY)).toBeUndefined();
+  });
+});
