@@ -1,0 +1,71 @@
+/**
+ * The local failure budget (issue 12, item 4) end to end, with no GitHub write configured: a task
+ * whose resume keeps failing is escalated after `max_item_failures` runs, the next start records
+ * one `escalated` run instead of a fourth agent, and `curupira reset` lets it run again. Only reads
+ * reach the simulator.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { createHarness, type Harness, issueAutomation, onlyRun, runBuiltCli } from '../helpers/harness.js';
+
+let h: Harness | undefined;
+afterAll(async () => {
+  await h?.cleanup();
+});
+
+function writes(harness: Harness) {
+  return harness.sim.requests.filter(
+    (r) =>
+      !(
+        r.method === 'GET' ||
+        (r.method === 'POST' && r.path.endsWith('/graphql') && !/^\s*mutation\b/.test(r.query ?? ''))
+      ),
+  );
+}
+
+describe('the failure budget', () => {
+  it('stops a failing resume loop after 3 failures, says so in runs, and runs again after reset', async () => {
+    h = await createHarness({
+      issues: [{ title: 'Broken [[fake:fail]]', labels: ['agent-ready'] }],
+      agentEnv: { FAKE_AGENT_FAIL_RESUME: '1' },
+      automation: issueAutomation('fix', { prompt: '${issue_title}' }),
+    });
+    const harness = h;
+    const failed = [];
+    for (let i = 0; i < 3; i += 1) failed.push(onlyRun((await harness.run()).runs));
+    expect(failed.map((r) => [r.status, r.resumed])).toEqual([
+      ['failed', false],
+      ['failed', true],
+      ['failed', true],
+    ]);
+    expect(failed[2]!.reason).toContain('; escalated: failed 3 times');
+    expect(harness.agentRuns('claude')).toHaveLength(3);
+
+    // The fourth start: no agent, one escalated run that says what to do.
+    const fourth = onlyRun((await harness.run()).runs);
+    expect(fourth.status).toBe('escalated');
+    expect(fourth.reason).toBe(
+      `escalated: failed 3 times (max_item_failures = 3); 'fix' runs this item no more until \`curupira reset ${failed[2]!.id}\` (or Retry on the board) or the item's title or body changes`,
+    );
+    expect(harness.agentRuns('claude')).toHaveLength(3);
+    // Further starts record nothing new.
+    expect((await harness.run()).runs).toEqual([]);
+    expect(harness.agentRuns('claude')).toHaveLength(3);
+
+    const cli = (...args: string[]) =>
+      runBuiltCli(['--config', harness.settingsFile, ...args], { env: harness.env });
+    const listed = await cli('runs', '--status', 'escalated');
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain('escalated: failed 3 times');
+
+    const reset = await cli('reset', fourth.id);
+    expect(reset.stderr).toBe('');
+    expect(reset.stdout).toContain('Reset fix acme/api#1: its escalation (3 failures) is removed');
+    const again = await cli('reset', fourth.id);
+    expect(again.stdout).toContain('nothing to reset');
+
+    const after = onlyRun((await harness.run()).runs);
+    expect(after).toMatchObject({ status: 'failed', resumed: true });
+    expect(harness.agentRuns('claude')).toHaveLength(4);
+    expect(writes(harness)).toEqual([]);
+  }, 120_000);
+});
