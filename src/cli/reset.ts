@@ -14,7 +14,7 @@ export function registerReset(program: Command, io: CliIo, globals: () => Global
   program
     .command('reset <run-id>')
     .description(
-      "Forget the failures of the item a run worked on (any run of it, or a prefix only one run has): an escalated item runs again.",
+      'Forget the failures of the item a run worked on (any run of it, or a prefix only one run has): an escalated item runs again.',
     )
     .action(async (id: string) => {
       const { settings } = loadSettings(globals().config);

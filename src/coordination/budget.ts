@@ -22,10 +22,7 @@ export function failureBudget(settings: Settings, automation: ResolvedAutomation
 
 /** What the count is kept against: the item's title and body (new text starts the count again). */
 export function itemTextDigest(task: Task): string {
-  return createHash('sha256')
-    .update(`${task.item.title}\u0000${task.item.body}`)
-    .digest('hex')
-    .slice(0, 16);
+  return createHash('sha256').update(`${task.item.title}\u0000${task.item.body}`).digest('hex').slice(0, 16);
 }
 
 /** What the budget says before a task runs. */
