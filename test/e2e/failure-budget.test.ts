@@ -4,13 +4,34 @@
  * one `escalated` run instead of a fourth agent, and `curupira reset` lets it run again. Only reads
  * reach the simulator.
  */
-import { afterAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness, issueAutomation, onlyRun, runBuiltCli } from '../helpers/harness.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RunRecord } from '../../src/core/types.js';
+import { Engine } from '../../src/engine/engine.js';
+import {
+  createHarness,
+  type Harness,
+  issueAutomation,
+  onlyRun,
+  runBuiltCli,
+  waitFor,
+} from '../helpers/harness.js';
 
 let h: Harness | undefined;
-afterAll(async () => {
+afterEach(async () => {
   await h?.cleanup();
+  h = undefined;
 });
+
+/** A harness whose one issue fails fresh and on every resume. */
+async function failing(settingsExtra = ''): Promise<Harness> {
+  h = await createHarness({
+    issues: [{ title: 'Broken [[fake:fail]]', labels: ['agent-ready'] }],
+    agentEnv: { FAKE_AGENT_FAIL_RESUME: '1' },
+    settingsExtra,
+    automation: issueAutomation('fix', { prompt: '${issue_title}' }),
+  });
+  return h;
+}
 
 function writes(harness: Harness) {
   return harness.sim.requests.filter(
@@ -24,12 +45,7 @@ function writes(harness: Harness) {
 
 describe('the failure budget', () => {
   it('stops a failing resume loop after 3 failures, says so in runs, and runs again after reset', async () => {
-    h = await createHarness({
-      issues: [{ title: 'Broken [[fake:fail]]', labels: ['agent-ready'] }],
-      agentEnv: { FAKE_AGENT_FAIL_RESUME: '1' },
-      automation: issueAutomation('fix', { prompt: '${issue_title}' }),
-    });
-    const harness = h;
+    const harness = await failing();
     const failed = [];
     for (let i = 0; i < 3; i += 1) failed.push(onlyRun((await harness.run()).runs));
     expect(failed.map((r) => [r.status, r.resumed])).toEqual([
@@ -67,5 +83,34 @@ describe('the failure budget', () => {
     expect(after).toMatchObject({ status: 'failed', resumed: true });
     expect(harness.agentRuns('claude')).toHaveLength(4);
     expect(writes(harness)).toEqual([]);
+  }, 120_000);
+
+  it('Retry on the board (engine.retry) of an escalated run is a reset: the item runs at once', async () => {
+    const harness = await failing('\n[settings.polling]\npoll_interval_seconds = 0.2');
+    for (let i = 0; i < 3; i += 1) await harness.run();
+    const escalated = onlyRun((await harness.run()).runs);
+    expect(escalated.status).toBe('escalated');
+
+    const store = await harness.openStore();
+    const stop = new AbortController();
+    const runs: RunRecord[] = [];
+    const engine = new Engine(
+      harness.engineOptions(store, { mode: 'watch', stop: stop.signal, onRun: (run) => runs.push(run) }),
+    );
+    const before = harness.sim.requests.length;
+    const done = engine.run();
+    try {
+      // The watch polls and resumes nothing while the item stays escalated.
+      await waitFor('two polls', () => harness.sim.requests.length >= before + 2);
+      expect(harness.agentRuns('claude')).toHaveLength(3);
+      expect(await engine.retry(escalated.id)).toBe('resumed');
+      await waitFor('the retried run', () => runs.length === 1);
+    } finally {
+      stop.abort();
+      await done;
+      await store.close();
+    }
+    expect(runs[0]).toMatchObject({ status: 'failed', resumed: true });
+    expect(harness.agentRuns('claude')).toHaveLength(4);
   }, 120_000);
 });

@@ -44,6 +44,22 @@ describe('item failures (the local failure budget)', () => {
     expect(await store.listEscalations()).toEqual([]);
   });
 
+  it('an escalated run is in Needs attention (it waits for a person)', async () => {
+    const run = await store.createRun({
+      automationId: 'fix',
+      taskKey: KEY,
+      repo: 'acme/api',
+      taskType: 'github-issues',
+      itemId: '7',
+      itemKey: 'issue:7',
+      itemTitle: 'Crash',
+      itemUrl: 'https://github.com/acme/api/issues/7',
+      status: 'escalated',
+      reason: 'escalated: failed 3 times',
+    });
+    expect((await store.listRuns({ attention: true })).map((r) => r.id)).toEqual([run.id]);
+  });
+
   it('a limit of 0 never escalates; clearing forgets everything', async () => {
     for (const id of ['r1', 'r2', 'r3', 'r4']) await store.recordItemFailure(failure(id, 'aaaa', 0));
     expect(await store.getItemFailures(KEY)).toMatchObject({ failures: 4, escalatedAt: null });
