@@ -14,6 +14,7 @@ import {
   onlyRun,
   runBuiltCli,
   waitFor,
+  writeRequests,
 } from '../helpers/harness.js';
 
 let h: Harness | undefined;
@@ -31,16 +32,6 @@ async function failing(settingsExtra = ''): Promise<Harness> {
     automation: issueAutomation('fix', { prompt: '${issue_title}' }),
   });
   return h;
-}
-
-function writes(harness: Harness) {
-  return harness.sim.requests.filter(
-    (r) =>
-      !(
-        r.method === 'GET' ||
-        (r.method === 'POST' && r.path.endsWith('/graphql') && !/^\s*mutation\b/.test(r.query ?? ''))
-      ),
-  );
 }
 
 describe('the failure budget', () => {
@@ -82,7 +73,7 @@ describe('the failure budget', () => {
     const after = onlyRun((await harness.run()).runs);
     expect(after).toMatchObject({ status: 'failed', resumed: true });
     expect(harness.agentRuns('claude')).toHaveLength(4);
-    expect(writes(harness)).toEqual([]);
+    expect(writeRequests(harness)).toEqual([]);
   }, 120_000);
 
   it('Retry on the board (engine.retry) of an escalated run is a reset: the item runs at once', async () => {

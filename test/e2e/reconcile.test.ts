@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../src/core/types.js';
-import { createHarness, type Harness, issueAutomation, waitFor } from '../helpers/harness.js';
+import { createHarness, type Harness, issueAutomation, waitFor, writeRequests } from '../helpers/harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -63,16 +63,6 @@ async function committed(harness: Harness, title: string): Promise<string> {
 const itemChecks = (harness: Harness): number =>
   harness.sim.requests.filter((r) => r.operationName === 'CurupiraItemState').length;
 
-function writes(harness: Harness) {
-  return harness.sim.requests.filter(
-    (r) =>
-      !(
-        r.method === 'GET' ||
-        (r.method === 'POST' && r.path.endsWith('/graphql') && !/^\s*mutation\b/.test(r.query ?? ''))
-      ),
-  );
-}
-
 describe('reconciliation', () => {
   it('closing the issue mid-run stops the agent at the next check, keeps the worktree and says why', async () => {
     let checksAtClose = 0;
@@ -104,7 +94,7 @@ describe('reconciliation', () => {
     } finally {
       await store.close();
     }
-    expect(writes(harness)).toEqual([]);
+    expect(writeRequests(harness)).toEqual([]);
   }, 60_000);
 
   it('removing the label does the same', async () => {
