@@ -1,9 +1,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../types.js';
 import { openStore } from './open.js';
+import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 
 let dir: string;
 let store: Store;
@@ -66,5 +68,29 @@ describe('item failures (the local failure budget)', () => {
     expect(await store.clearItemFailures(KEY)).toBe(true);
     expect(await store.clearItemFailures(KEY)).toBe(false);
     expect(await store.getItemFailures(KEY)).toBeUndefined();
+  });
+
+  it('migrates a file from before the failure budget without losing its runs', async () => {
+    // The failure budget is the last migration (issue 12 numbers it 6; see schema.ts).
+    expect(MIGRATIONS.at(-1)).toContain('CREATE TABLE item_failures');
+    await store.createRun({
+      automationId: 'fix',
+      taskKey: KEY,
+      repo: 'acme/api',
+      taskType: 'github-issues',
+      itemId: '7',
+      itemKey: 'issue:7',
+      itemTitle: 'Crash',
+      itemUrl: 'https://github.com/acme/api/issues/7',
+      status: 'failed',
+    });
+    await store.close();
+    const file = join(dir, 'state.sqlite3');
+    const db = new Database(file);
+    db.exec(`DROP TABLE item_failures; PRAGMA user_version = ${SCHEMA_VERSION - 1};`);
+    db.close();
+    store = await openStore(file, { now: () => now });
+    expect((await store.listRuns()).map((r) => r.status)).toEqual(['failed']);
+    expect((await store.recordItemFailure(failure('r1'))).failures).toBe(1);
   });
 });
