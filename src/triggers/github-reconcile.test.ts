@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { whyUnmatched } from './github-reconcile.js';
+import { FakeClock } from '../core/clock.js';
+import type { Task } from '../core/types.js';
+import { createGitHubClient } from '../github/client.js';
+import { staticTokenSource } from '../github/token.js';
+import { startSimulator } from '../simulator/server.js';
+import { SimWorld } from '../simulator/world.js';
+import { unmatchedItems, whyUnmatched } from './github-reconcile.js';
 
 const labels = (...names: string[]) => ({ nodes: names.map((name) => ({ name })) });
 const FILTERS = { state: 'open', labels: ['agent-ready'], exclude_labels: ['wontfix'] };
@@ -39,5 +45,35 @@ describe('whyUnmatched', () => {
     expect(whyUnmatched({ __typename: 'Issue', state: 'CLOSED', labels: labels('agent-ready') }, all)).toBe(
       undefined,
     );
+  });
+
+  it('reads each item from GitHub (the simulator): a missing issue counts as deleted', async () => {
+    const world = new SimWorld();
+    world.addToken('t', 'alice');
+    world.addRepo('acme/api');
+    world.addIssue('acme/api', { title: 'Open', body: '', labels: ['agent-ready'], author: 'bob' });
+    world.addIssue('acme/api', { title: 'Gone soon', body: '', labels: ['agent-ready'], author: 'bob' });
+    world.closeIssue('acme/api', 2);
+    const sim = await startSimulator({ world });
+    try {
+      const client = createGitHubClient({
+        apiUrl: sim.url,
+        tokens: staticTokenSource('t'),
+        clock: new FakeClock(),
+      });
+      const task = (id: string): Task => ({
+        key: `k${id}`,
+        fingerprint: '',
+        identity: { automationId: 'fix', repo: 'acme/api', taskType: 'github-issues', id },
+        item: { id, title: '', url: '', body: '', fields: {}, itemKey: `issue:${id}` },
+      });
+      const reasons = await unmatchedItems(client, [task('1'), task('2'), task('99')], FILTERS);
+      expect([...reasons]).toEqual([
+        ['k2', 'item closed'],
+        ['k99', 'item deleted'],
+      ]);
+    } finally {
+      await sim.close();
+    }
   });
 });
