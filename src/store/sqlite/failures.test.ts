@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Store } from '../types.js';
+import type { RunInit, Store } from '../types.js';
 import { openStore } from './open.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 
@@ -20,6 +20,17 @@ afterEach(async () => {
 });
 
 const KEY = '["fix","acme/api","github-issues","7"]';
+const RUN: RunInit = {
+  automationId: 'fix',
+  taskKey: KEY,
+  repo: 'acme/api',
+  taskType: 'github-issues',
+  itemId: '7',
+  itemKey: 'issue:7',
+  itemTitle: 'Crash',
+  itemUrl: 'https://github.com/acme/api/issues/7',
+  status: 'failed',
+};
 function failure(runId: string, textDigest = 'aaaa', limit = 3) {
   return { taskKey: KEY, automationId: 'fix', itemKey: 'issue:7', runId, textDigest, limit };
 }
@@ -47,18 +58,7 @@ describe('item failures (the local failure budget)', () => {
   });
 
   it('an escalated run is in Needs attention (it waits for a person)', async () => {
-    const run = await store.createRun({
-      automationId: 'fix',
-      taskKey: KEY,
-      repo: 'acme/api',
-      taskType: 'github-issues',
-      itemId: '7',
-      itemKey: 'issue:7',
-      itemTitle: 'Crash',
-      itemUrl: 'https://github.com/acme/api/issues/7',
-      status: 'escalated',
-      reason: 'escalated: failed 3 times',
-    });
+    const run = await store.createRun({ ...RUN, status: 'escalated', reason: 'escalated: failed 3 times' });
     expect((await store.listRuns({ attention: true })).map((r) => r.id)).toEqual([run.id]);
   });
 
@@ -73,17 +73,7 @@ describe('item failures (the local failure budget)', () => {
   it('migrates a file from before the failure budget without losing its runs', async () => {
     // The failure budget is the last migration (issue 12 numbers it 6; see schema.ts).
     expect(MIGRATIONS.at(-1)).toContain('CREATE TABLE item_failures');
-    await store.createRun({
-      automationId: 'fix',
-      taskKey: KEY,
-      repo: 'acme/api',
-      taskType: 'github-issues',
-      itemId: '7',
-      itemKey: 'issue:7',
-      itemTitle: 'Crash',
-      itemUrl: 'https://github.com/acme/api/issues/7',
-      status: 'failed',
-    });
+    await store.createRun({ ...RUN, status: 'failed' });
     await store.close();
     const file = join(dir, 'state.sqlite3');
     const db = new Database(file);
