@@ -1,7 +1,7 @@
 /**
  * `curupira reset RUN_ID`: lifts the local failure budget of the item that run worked on (issue 12):
  * its failures are forgotten, an escalation is removed, and the automation runs the item again the
- * next time it comes up (`curupira run`, or a daemon's next start; Retry on the board does it at once).
+ * next time it comes up (`curupira run`; a running daemon that held it back polls it again at once).
  */
 import type { Command } from 'commander';
 import { loadSettings } from '../config/load.js';

@@ -169,6 +169,8 @@ export class Engine {
   private readonly stopReasons = new Map<string, string>();
   /** Running tasks whose item stopped matching under `on_unmatch = "finish"`: not checked again. */
   private readonly unmatchedFinishing = new Set<string>();
+  /** Escalated tasks held back by this process (task key → automation): a reset is noticed in watch mode. */
+  private readonly escalated = new Map<string, string>();
 
   constructor(private readonly options: EngineOptions) {
     this.settings = options.settings;
@@ -300,6 +302,7 @@ export class Engine {
       task,
       new Date(this.options.clock.now()).toISOString(),
     );
+    if (budget.kind !== 'run') this.escalated.set(task.key, automation.id);
     if (budget.kind === 'escalated') {
       deps.onUpdate?.(budget.run);
       return budget.run;
@@ -425,6 +428,16 @@ export class Engine {
     else if (result !== 'full')
       this.feeds.find((f) => f.automation.id === automation.id)?.markDispatched(task);
     return result;
+  }
+
+  /** Watch mode: an escalated item reset (`curupira reset`) since it was held back is polled again. */
+  private async offerReset(): Promise<void> {
+    for (const [key, automationId] of this.escalated) {
+      if ((await this.options.store.getItemFailures(key))?.escalatedAt) continue;
+      this.escalated.delete(key);
+      const feed = this.feeds.find((f) => f.automation.id === automationId);
+      if (feed instanceof EventFeed && feed.forgetKey(key)) feed.nextPollAt = 0;
+    }
   }
 
   /** Watch mode: an item allowed (`curupira allow`) since it was blocked is offered again. */
@@ -686,6 +699,9 @@ export class Engine {
       this.maybeReload();
       await this.offerAllowed().catch((error: unknown) => {
         this.options.log.warn({ error: errorMessage(error) }, 'Could not read allowances');
+      });
+      await this.offerReset().catch((error: unknown) => {
+        this.options.log.warn({ error: errorMessage(error) }, 'Could not read escalations');
       });
       for (const feed of this.feeds) {
         if (this.winding || this.sizeReached) break;

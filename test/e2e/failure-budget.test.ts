@@ -104,4 +104,35 @@ describe('the failure budget', () => {
     expect(runs[0]).toMatchObject({ status: 'failed', resumed: true });
     expect(harness.agentRuns('claude')).toHaveLength(4);
   }, 120_000);
+
+  it('curupira reset while run --watch holds the item back: the next poll runs it', async () => {
+    const harness = await failing('\n[settings.polling]\npoll_interval_seconds = 0.2');
+    for (let i = 0; i < 3; i += 1) await harness.run();
+    const escalated = onlyRun((await harness.run()).runs);
+    expect(escalated.status).toBe('escalated');
+
+    const store = await harness.openStore();
+    const stop = new AbortController();
+    const runs: RunRecord[] = [];
+    const engine = new Engine(
+      harness.engineOptions(store, { mode: 'watch', stop: stop.signal, onRun: (run) => runs.push(run) }),
+    );
+    const before = harness.sim.requests.length;
+    const done = engine.run();
+    try {
+      await waitFor('two polls', () => harness.sim.requests.length >= before + 2);
+      expect(runs).toEqual([]);
+      const reset = await runBuiltCli(['--config', harness.settingsFile, 'reset', escalated.id], {
+        env: harness.env,
+      });
+      expect(reset.stdout).toContain('its escalation (3 failures) is removed');
+      await waitFor('the run after the reset', () => runs.length === 1);
+    } finally {
+      stop.abort();
+      await done;
+      await store.close();
+    }
+    expect(runs[0]).toMatchObject({ status: 'failed', resumed: true });
+    expect(harness.agentRuns('claude')).toHaveLength(4);
+  }, 120_000);
 });
