@@ -42,6 +42,7 @@ const MODULES: readonly (readonly [names: readonly string[], load: () => Promise
     async () => (await import('./control.js')).registerControl,
   ],
   [['allow'], async () => (await import('./allow.js')).registerAllow],
+  [['reset'], async () => (await import('./reset.js')).registerReset],
   [['doctor'], async () => (await import('./doctor.js')).registerDoctor],
   [['gc'], async () => (await import('./gc.js')).registerGc],
   [['simulator'], async () => (await import('./simulator.js')).registerSimulator],

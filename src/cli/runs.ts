@@ -125,7 +125,14 @@ export function runTable(list: readonly RunRecord[]): string[] {
         i === cells.length - 1 ? cell : i === 3 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!),
       )
       .join('  ');
-  return [format(header), ...rows.map(format)];
+  // An escalated item waits for a person: its reason (what to do) goes right under its row.
+  return [
+    format(header),
+    ...rows.flatMap((row, i) => {
+      const run = list[i]!;
+      return run.status === 'escalated' && run.reason ? [format(row), `  └ ${run.reason}`] : [format(row)];
+    }),
+  ];
 }
 
 /** A run by its id, or by a prefix of it that only one run has (case-insensitive). */

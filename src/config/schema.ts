@@ -108,6 +108,15 @@ export const SettingsTable = z
       .describe(
         'A saved session whose resume failed this many times in a row is dropped, and the next run of its task starts a fresh session (curupira extension).',
       ),
+    max_item_failures: z
+      .number()
+      .int()
+      .min(0)
+      .max(1000)
+      .default(3)
+      .describe(
+        'Failed or timed-out runs of one automation on one item (fresh or resumed, counted since its last success) before the item is escalated: recorded as `escalated` and not run again by that automation until `curupira reset RUN_ID` or its title or body changes; 0 never escalates. Counted in the state file, no GitHub write (curupira extension; an automation can override it).',
+      ),
     shutdown: z
       .enum(['stop', 'drain'])
       .default('stop')

@@ -80,6 +80,7 @@ export const RUN_STATUSES = [
   'cancelled',
   'blocked',
   'skipped',
+  'escalated',
 ] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
@@ -90,6 +91,7 @@ export const TERMINAL_STATUSES: readonly RunStatus[] = [
   'cancelled',
   'blocked',
   'skipped',
+  'escalated',
 ];
 
 export function isTerminal(status: RunStatus): boolean {

@@ -6,6 +6,7 @@
 import { rm } from 'node:fs/promises';
 import { resolveScreening } from '../config/screening.js';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
+import { checkBudget, countRun } from '../coordination/budget.js';
 import type { Clock } from '../core/clock.js';
 import { ConfigError, ControlError, errorMessage } from '../core/errors.js';
 import { isTerminal, type RunRecord, type Task } from '../core/types.js';
@@ -25,7 +26,7 @@ import { classifyFailure } from './outcome.js';
 import { locksFor, type OfferResult, SchedulerCore } from './scheduler.js';
 import { type GateDeps, gateTask } from './screen.js';
 import { TeamCache } from './screen-context.js';
-import { taskFromItem } from './task.js';
+import { runInit, taskFromItem } from './task.js';
 import { Wakeup } from './wakeup.js';
 
 /** What the engine knows of one automation now (for the board and `curupira status`). */
@@ -172,6 +173,14 @@ export class Engine {
   private readonly discoveryErrors = new Map<string, string>();
   /** Tasks whose item changed while their run was going: polled again as soon as that run ends. */
   private readonly changedWhileRunning = new Set<string>();
+  /** Reconciliation: when each automation's active tasks are checked next (epoch ms, engine clock). */
+  private readonly reconcileAt = new Map<string, number>();
+  /** Why a running task is being stopped (its item closed or stopped matching), by task key. */
+  private readonly stopReasons = new Map<string, string>();
+  /** Running tasks whose item stopped matching under `on_unmatch = "finish"`: not checked again. */
+  private readonly unmatchedFinishing = new Set<string>();
+  /** Escalated tasks held back by this process (task key → automation): a reset is noticed in watch mode. */
+  private readonly escalated = new Map<string, string>();
 
   constructor(private readonly options: EngineOptions) {
     this.settings = options.settings;
@@ -296,6 +305,25 @@ export class Engine {
     pending: Pending,
     signal: AbortSignal,
   ): Promise<RunRecord | undefined> {
+    const budget = await checkBudget(
+      this.options.store,
+      this.settings,
+      automation,
+      task,
+      new Date(this.options.clock.now()).toISOString(),
+    );
+    if (budget.kind !== 'run') this.escalated.set(task.key, automation.id);
+    if (budget.kind === 'escalated') {
+      deps.onUpdate?.(budget.run);
+      return budget.run;
+    }
+    if (budget.kind === 'held') {
+      this.options.log.info(
+        { automation: automation.id, id: task.item.id, failures: budget.failures.failures },
+        'Still escalated: not run until `curupira reset` or its text changes',
+      );
+      return undefined;
+    }
     let ready = task;
     let screening: Parameters<typeof executeTask>[1]['screening'];
     if (!pending.resume) {
@@ -412,6 +440,16 @@ export class Engine {
     return result;
   }
 
+  /** Watch mode: an escalated item reset (`curupira reset`) since it was held back is polled again. */
+  private async offerReset(): Promise<void> {
+    for (const [key, automationId] of this.escalated) {
+      if ((await this.options.store.getItemFailures(key))?.escalatedAt) continue;
+      this.escalated.delete(key);
+      const feed = this.feeds.find((f) => f.automation.id === automationId);
+      if (feed instanceof EventFeed && feed.forgetKey(key)) feed.nextPollAt = 0;
+    }
+  }
+
   /** Watch mode: an item allowed (`curupira allow`) since it was blocked is offered again. */
   private async offerAllowed(): Promise<void> {
     const pending = await this.options.store.listAllowances({ pending: true });
@@ -492,7 +530,8 @@ export class Engine {
     )
       .then(async (finished) => {
         if (!finished) return;
-        const run = cancel.signal.aborted ? await this.noteCancelled(finished) : finished;
+        const noted = cancel.signal.aborted ? await this.noteCancelled(finished) : finished;
+        const run = await countRun(this.options.store, this.settings, automation, task, noted);
         this.runs.push(run);
         this.options.onRun?.(run);
         await this.afterRun(automation, task, run, feed);
@@ -512,6 +551,8 @@ export class Engine {
       })
       .finally(() => {
         this.running.delete(task.key);
+        this.stopReasons.delete(task.key);
+        this.unmatchedFinishing.delete(task.key);
         this.core.finish(task.key);
         if (this.changedWhileRunning.delete(task.key) && feed) feed.nextPollAt = 0;
         this.wakeup.wake();
@@ -547,6 +588,7 @@ export class Engine {
       run.startedAt === null &&
       run.status !== 'blocked' &&
       run.status !== 'skipped' &&
+      run.status !== 'escalated' &&
       feed instanceof EventFeed &&
       automation.config.once
     ) {
@@ -670,6 +712,9 @@ export class Engine {
       await this.offerAllowed().catch((error: unknown) => {
         this.options.log.warn({ error: errorMessage(error) }, 'Could not read allowances');
       });
+      await this.offerReset().catch((error: unknown) => {
+        this.options.log.warn({ error: errorMessage(error) }, 'Could not read escalations');
+      });
       for (const feed of this.feeds) {
         if (this.winding || this.sizeReached) break;
         if (feed.nextPollAt > clock.now() || this.core.capacity === 0 || this.skips(feed)) continue;
@@ -679,9 +724,13 @@ export class Engine {
       }
       this.dispatch();
       if (this.winding || this.sizeReached) break;
+      await this.reconcile().catch((error: unknown) => {
+        this.options.log.warn({ error: errorMessage(error) }, 'Could not check the items of active tasks');
+      });
       await this.maybeMaintain();
       const nextPoll = Math.min(
         ...this.feeds.filter((f) => !this.skips(f)).map((f) => f.nextPollAt),
+        ...this.reconcileAt.values(),
         Number.POSITIVE_INFINITY,
       );
       this.emitStatus(Number.isFinite(nextPoll) ? nextPoll : undefined);
@@ -691,6 +740,80 @@ export class Engine {
       );
       await this.wakeup.wait(Number.isFinite(until) ? until - clock.now() : 60_000, clock);
     }
+  }
+
+  /**
+   * Reconciliation (watch mode): once per poll interval, while an automation has tasks queued or
+   * running, the trigger reads their items again. An item closed, deleted or no longer matching
+   * drops its queued task (recorded as cancelled) and stops its running agent through the same
+   * per-run cancel the board uses (`on_unmatch = "stop"`), or lets it finish (`"finish"`).
+   */
+  private async reconcile(): Promise<void> {
+    const now = this.options.clock.now();
+    const interval = this.settings.execution.polling.poll_interval_seconds * 1000;
+    const { queued } = this.core.snapshot();
+    for (const feed of this.feeds) {
+      const { automation } = feed;
+      if (!automation.trigger.unmatched || this.winding) continue;
+      const tasks = [
+        ...queued.filter((c) => c.automationId === automation.id).map((c) => c.task),
+        ...[...this.running.values()]
+          .filter((r) => r.automation.id === automation.id)
+          .filter((r) => !this.stopReasons.has(r.task.key) && !this.unmatchedFinishing.has(r.task.key))
+          .map((r) => r.task),
+      ];
+      const due = this.reconcileAt.get(automation.id);
+      if (tasks.length === 0) this.reconcileAt.delete(automation.id);
+      // The poll that found the tasks just saw their items: the first check is one interval later.
+      else if (due === undefined) this.reconcileAt.set(automation.id, now + interval);
+      if (tasks.length === 0 || due === undefined || due > now) continue;
+      this.reconcileAt.set(automation.id, now + interval);
+      const reasons = await automation.trigger.unmatched(automation, tasks, {
+        github: this.options.github,
+        signal: this.pollSignal,
+      });
+      if (reasons.size > 0) await this.unmatched(automation, feed, reasons);
+    }
+  }
+
+  /** Drops the queued tasks and stops (or lets finish) the running ones whose items stopped matching. */
+  private async unmatched(
+    automation: ResolvedAutomation,
+    feed: Feed,
+    reasons: ReadonlyMap<string, string>,
+  ): Promise<void> {
+    const { log, store, clock } = this.options;
+    // Offered again if the item matches again later (a saved session then resumes).
+    const forget = (task: Task): void => {
+      if (feed instanceof EventFeed) feed.forget(task);
+    };
+    const dropped = this.core.clearQueue((c) => c.automationId === automation.id && reasons.has(c.task.key));
+    for (const candidate of dropped) {
+      const { task } = candidate;
+      this.pending.delete(task.key);
+      forget(task);
+      const reason = `${reasons.get(task.key)}: dropped from the queue before it started`;
+      const created = await store.createRun({ ...runInit(automation, task, 'cancelled'), reason });
+      const run = await store.updateRun(created.id, { finishedAt: new Date(clock.now()).toISOString() });
+      this.runs.push(run);
+      this.options.onRun?.(run);
+      log.info({ automation: automation.id, id: task.item.id, run: run.id, reason }, 'Dropped a queued task');
+    }
+    for (const entry of this.running.values()) {
+      const reason = reasons.get(entry.task.key);
+      if (entry.automation.id !== automation.id || reason === undefined) continue;
+      forget(entry.task);
+      const fields = { automation: automation.id, id: entry.task.item.id, run: entry.info.runId, reason };
+      if (automation.config.on_unmatch === 'finish') {
+        this.unmatchedFinishing.add(entry.task.key);
+        log.info(fields, 'The item no longer matches; on_unmatch = "finish" lets the run finish');
+        continue;
+      }
+      this.stopReasons.set(entry.task.key, reason);
+      log.warn(fields, 'The item no longer matches: stopping its agent');
+      entry.cancel.abort();
+    }
+    if (dropped.length > 0) this.emitStatus();
   }
 
   /**
@@ -812,6 +935,15 @@ export class Engine {
   private async noteCancelled(run: RunRecord): Promise<RunRecord> {
     if (run.status !== 'cancelled') return run;
     const session = await this.options.store.getSession(run.taskKey);
+    const unmatched = this.stopReasons.get(run.taskKey);
+    if (unmatched !== undefined) {
+      const kept = [session ? 'its session' : '', run.worktreeKept ? 'its worktree' : '']
+        .filter((k) => k !== '')
+        .join(' and ');
+      return this.options.store.updateRun(run.id, {
+        reason: `${unmatched}: the agent was stopped (on_unmatch = "stop")${kept ? `; ${kept} ${kept.includes(' and ') ? 'are' : 'is'} kept` : ''}`,
+      });
+    }
     return this.options.store.updateRun(run.id, {
       reason: `cancelled by an operator${session ? '; its session is kept (retry resumes it)' : ''}`,
     });
@@ -826,6 +958,8 @@ export class Engine {
     if (!run) throw new ControlError('run_not_found', `no run ${runId}`);
     if (!isTerminal(run.status)) throw new ControlError('run_active', `run ${runId} has not finished`);
     const automation = this.automation(run.automationId);
+    // A person asking again is the reset an escalation waits for.
+    if (run.status === 'escalated') await this.options.store.clearItemFailures(run.taskKey);
     const session = await this.options.store.getSession(run.taskKey);
     if (session) {
       this.offer(automation, session.task, session);

@@ -103,6 +103,15 @@ describe('transient failures', () => {
     expect(clock.sleeps).toEqual([750, 1500, 3000]);
   });
 
+  it('GitHub failing inside a 200 (no data, a bare message) is retried like a 5xx', async () => {
+    sim.faults.add({ kind: 'status', status: 200, match: { path: '/graphql' } });
+    const client = clientFor();
+    const result = await settle(client.graphql<{ viewer: { login: string } }>(VIEWER));
+    expect(result.data.viewer.login).toBe('alice');
+    expect(sim.requests.map((r) => r.status)).toEqual([200, 200]);
+    expect(client.stats).toMatchObject({ requests: 2, retries: 1 });
+  });
+
   it('the jitter follows the random source', async () => {
     sim.faults.add({ kind: 'status', status: 502, times: 2 });
     const client = clientFor({ random: () => 0 });
@@ -311,6 +320,15 @@ describe('errors that are not retried', () => {
       "Field 'logn' doesn't exist on type 'User'",
     ]);
     expect(error.message).toBe("GitHub GraphQL error: Field 'logn' doesn't exist on type 'User'");
+    expect(sim.requests).toHaveLength(1);
+    expect(clock.sleeps).toEqual([]);
+  });
+
+  it('a query error is never retried for its words: a field named timeout fails at once', async () => {
+    const client = clientFor();
+    const error = await failure(client.graphql('query Broken { viewer { timeout } }'));
+    expect(error).toBeInstanceOf(GitHubGraphQLError);
+    expect(error.message).toContain("Field 'timeout' doesn't exist");
     expect(sim.requests).toHaveLength(1);
     expect(clock.sleeps).toEqual([]);
   });

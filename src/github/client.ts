@@ -323,7 +323,7 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
     }
   }
 
-  /** GraphQL-level errors: RATE_LIMITED waits, timeouts retry, the rest fail with the messages. */
+  /** GraphQL-level errors: RATE_LIMITED waits, GitHub's own failures retry, the rest fail with the messages. */
   function graphqlErrors(attempt: Attempt): void {
     const errors = (
       attempt.data as { errors?: { message: string; type?: string; path?: (string | number)[] }[] }
@@ -340,7 +340,11 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
         waitMs,
       );
     }
-    if (errors.some((e) => /timeout|timed out|something went wrong/i.test(e.message))) {
+    // A failure of GitHub's own (a query that timed out, "something went wrong") comes with no data
+    // and errors that carry nothing but a message: no type, path, location or extension code, which
+    // every error about the query itself has. Decided by that shape, never by the message's words.
+    const body = attempt.data as { data?: unknown };
+    if ((body.data === null || body.data === undefined) && errors.every(isServerFailure)) {
       throw new RetryableError(new GitHubGraphQLError(errors), undefined);
     }
     throw new GitHubGraphQLError(errors);
@@ -365,4 +369,20 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
       return attempt.data as T;
     },
   };
+}
+
+/** A GraphQL error that says only that GitHub failed: a message and nothing that points into the query. */
+function isServerFailure(error: {
+  message: string;
+  type?: string;
+  path?: unknown;
+  locations?: unknown;
+  extensions?: unknown;
+}): boolean {
+  return (
+    error.type === undefined &&
+    error.path === undefined &&
+    error.locations === undefined &&
+    error.extensions === undefined
+  );
 }

@@ -58,6 +58,7 @@ const VARIABLES: Record<keyof typeof OPERATIONS, Record<string, unknown>> = {
   VIEWER: {},
   SCREENING_CONTEXT: { owner: 'acme', name: 'api', number: 1, comments: 30, timeline: true },
   TEAM_MEMBERS: { org: 'acme', slug: 'maintainers', after: null },
+  ITEM_STATE: { owner: 'acme', name: 'api', number: 1 },
 };
 
 /** What each operation must find in the world above: proof every selected field was answered. */
@@ -128,6 +129,10 @@ const EXPECTED: Record<keyof typeof OPERATIONS, (data: Record<string, unknown>) 
           nodes: [{ login: 'alice' }, { login: 'carol' }],
         },
       },
+    }),
+  ITEM_STATE: (data) =>
+    expect(data.repository).toEqual({
+      issueOrPullRequest: { __typename: 'Issue', state: 'OPEN', labels: { nodes: [{ name: 'bug' }] } },
     }),
 };
 

@@ -136,6 +136,18 @@ export const SCREENING_CONTEXT = `query CurupiraScreeningContext($owner: String!
   ${RATE_LIMIT}
 }`;
 
+/** An active task's item, re-read at each poll (reconciliation): still there, its state and labels. */
+export const ITEM_STATE = `query CurupiraItemState($owner: String!, $name: String!, $number: Int!) {
+  repository(owner: $owner, name: $name) {
+    issueOrPullRequest(number: $number) {
+      __typename
+      ... on Issue { state labels(first: 100) { nodes { name } } }
+      ... on PullRequest { pullRequestState: state labels(first: 100) { nodes { name } } }
+    }
+  }
+  ${RATE_LIMIT}
+}`;
+
 /** The members of an organization's team (`trusted_authors = ["@org/team"]`). */
 export const TEAM_MEMBERS = `query CurupiraTeamMembers($org: String!, $slug: String!, $after: String) {
   organization(login: $org) {
@@ -158,6 +170,7 @@ export const OPERATIONS = {
   VIEWER,
   SCREENING_CONTEXT,
   TEAM_MEMBERS,
+  ITEM_STATE,
 } as const;
 
 // ---- Response shapes (what the selections above return) ----
@@ -277,6 +290,19 @@ export interface ScreeningContextNode {
 
 export interface ScreeningContextPage {
   repository: { issueOrPullRequest: ScreeningContextNode | null } | null;
+}
+
+export interface ItemStatePage {
+  repository: {
+    issueOrPullRequest:
+      | { __typename: 'Issue'; state: string; labels: { nodes: ({ name: string } | null)[] } | null }
+      | {
+          __typename: 'PullRequest';
+          pullRequestState: string;
+          labels: { nodes: ({ name: string } | null)[] } | null;
+        }
+      | null;
+  } | null;
 }
 
 export interface TeamMembersPage {

@@ -208,7 +208,7 @@ export function runPage(run: RunRecord, events: AgentEvent[] | undefined, token:
   <div class="actions">${runActions(run)}</div>
   ${screeningSection(run)}
   ${run.prompt ? html`<details class="prompt"><summary>Prompt (${run.prompt.length} characters)</summary><pre>${run.prompt}</pre></details>` : ''}
-  <h3>${live ? 'Live events' : 'Transcript'}</h3>
+  <h3 id="conversation-title">${live ? 'Live events' : 'Transcript'}</h3>
   <ol id="conversation" class="conversation">${(events ?? []).map(eventHtml)}</ol>
   ${!live && events === undefined ? html`<p class="muted">No transcript was saved for this run.</p>` : ''}
 </main>`;

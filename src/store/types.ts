@@ -134,6 +134,26 @@ export interface ItemMemoryEntry {
   skipped: boolean;
 }
 
+/**
+ * The local failure budget of one automation's work on one item (issue 12): failed runs counted
+ * since the last success or reset, on the item text they failed on.
+ */
+export interface ItemFailures {
+  /** `identityKey` of the task (automation, repo, task type, id). */
+  taskKey: string;
+  automationId: string;
+  itemKey: string;
+  failures: number;
+  /** Digest of the item's title and body at the last failure: other text starts the count again. */
+  textDigest: string;
+  lastRunId: string;
+  /** When the count reached `max_item_failures`: no further runs until a reset or new text. */
+  escalatedAt: string | null;
+  /** The `escalated` run recorded for this escalation (one per escalation, not one per poll). */
+  noticeRunId: string | null;
+  updatedAt: string;
+}
+
 export interface Store {
   /** Absolute path of the database file. */
   readonly path: string;
@@ -144,6 +164,26 @@ export interface Store {
   deleteSession(taskKey: string): Promise<void>;
   /** Counts one more failed resume of the task's session; returns the count (0 when none is saved). */
   recordResumeFailure(taskKey: string): Promise<number>;
+
+  /**
+   * Counts one more failed run of a task on text `textDigest` (a different digest starts the count
+   * at 1); escalates it when the count reaches `limit` (0: never). Returns the new state.
+   */
+  recordItemFailure(failure: {
+    taskKey: string;
+    automationId: string;
+    itemKey: string;
+    runId: string;
+    textDigest: string;
+    limit: number;
+  }): Promise<ItemFailures>;
+  getItemFailures(taskKey: string): Promise<ItemFailures | undefined>;
+  /** Escalated tasks, oldest escalation first. */
+  listEscalations(): Promise<ItemFailures[]>;
+  /** Records the `escalated` run that told the user about this escalation. */
+  setEscalationNotice(taskKey: string, runId: string): Promise<void>;
+  /** Forgets a task's failures (a success, a reset, new text); true when there were any. */
+  clearItemFailures(taskKey: string): Promise<boolean>;
 
   createRun(init: RunInit): Promise<RunRecord>;
   updateRun(id: string, patch: RunPatch): Promise<RunRecord>;

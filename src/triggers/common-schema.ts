@@ -58,6 +58,21 @@ export const automationBaseShape = {
       'How text written by strangers (every untrusted field: titles, bodies, labels, branch names…) enters the prompt: `fenced` wraps each non-empty one in a marked block, whose delimiter carries a random per-run nonce, that the agent is told to treat as data, not instructions; `raw` inserts them as written (the reference’s behaviour) and is unsafe: anyone who can open an item writes part of the prompt. Bodies are capped at 6,000 characters either way. In Jinja, `| fence` fences by hand (curupira extension). See docs/security.md.',
     ),
   screening: ScreeningOverride.optional(),
+  on_unmatch: z
+    .enum(['stop', 'finish'])
+    .default('stop')
+    .describe(
+      'While `curupira run --watch` has a task of this automation queued or running, each poll interval its item is read again (issue and pull-request triggers): closed, deleted, a required label removed or an excluded label added drops the queued task and, with `stop`, stops the running agent (its session and a worktree with work are kept; the run is recorded as cancelled with the reason); `finish` lets the agent finish (curupira extension).',
+    ),
+  max_item_failures: z
+    .number()
+    .int()
+    .min(0)
+    .max(1000)
+    .optional()
+    .describe(
+      'This automation’s failure budget per item; default `[settings] max_item_failures` (curupira extension).',
+    ),
 } as const;
 
 const AutomationBaseObject = z.object(automationBaseShape);

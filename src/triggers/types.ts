@@ -133,6 +133,16 @@ export interface TriggerDefinition<A extends AnyAutomation = ResolvedAutomation>
   readonly doctor: DoctorHook<A>;
   /** What screening reads of a task; absent: the item's title and body (see `ScreeningHook`). */
   readonly screening?: ScreeningHook<A>;
+  /**
+   * Reconciliation: which of these active (queued or running) tasks' items no longer match —
+   * closed, deleted, a label removed — by task key, with the reason. Absent: never checked
+   * (schedules and chains have no item that can go away).
+   */
+  unmatched?(
+    automation: A,
+    tasks: readonly Task[],
+    context: { github(): GitHubClient; signal?: AbortSignal },
+  ): Promise<Map<string, string>>;
   /** The run this task follows, recorded on its run (chains); undefined for the others. */
   upstreamRunId(task: Task): string | undefined;
   /**

@@ -111,7 +111,7 @@ describe('serve: run pages', () => {
     for (const run of runs) {
       expect(run.status, run.provider!).toBe('succeeded');
       const page = await (await call(served, `/runs/${run.id}`)).text();
-      expect(page, run.provider!).toContain('<h3>Transcript</h3>');
+      expect(page, run.provider!).toContain('<h3 id="conversation-title">Transcript</h3>');
       expect(page, run.provider!).toContain('Starting on the task.');
       expect(page, run.provider!).toContain('Done: the task is complete.');
       expect(page, run.provider!).toContain('EVIL=&lt;script&gt;alert(1)&lt;/script&gt;');

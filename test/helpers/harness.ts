@@ -400,6 +400,17 @@ export function isRunning(pid: number): boolean {
   }
 }
 
+/** Requests to the simulator that could write: anything but GETs and GraphQL queries (no mutation). */
+export function writeRequests(harness: Harness): Harness['sim']['requests'] {
+  return harness.sim.requests.filter(
+    (r) =>
+      !(
+        r.method === 'GET' ||
+        (r.method === 'POST' && r.path.endsWith('/graphql') && !/^\s*mutation\b/.test(r.query ?? ''))
+      ),
+  );
+}
+
 /** Polls `check` until it returns a truthy value (returned), or fails after `timeoutMs`. */
 export async function waitFor<T>(
   what: string,

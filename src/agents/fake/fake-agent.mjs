@@ -19,6 +19,7 @@
  *   [[fake:dirty]]         leave an uncommitted file behind
  *   [[fake:fail]]          report an error event, write to stderr, exit 1
  *   [[fake:sleep=N]]       wait N seconds right after announcing the session
+ *   [[fake:commit-early]]  commit a file right after announcing the session, before any sleep
  *   [[fake:spawn-child]]   start a grandchild in the same process group that ignores SIGTERM and
  *                          would outlive this process; its pid is appended to
  *                          $FAKE_AGENT_LOG/children.pids
@@ -1199,6 +1200,13 @@ async function main() {
   }
   out.start();
   if (has('spawn-child')) spawnStubbornChild();
+  if (has('commit-early')) {
+    const file = `fake-${provider}-early-${randomBytes(4).toString('hex')}.txt`;
+    writeFileSync(join(cwd, file), `written by the fake ${provider} agent before any sleep\n`);
+    const add = git(['add', '--', file]);
+    const commit = add.ok ? git(['commit', '-q', '-m', `${provider}: early change`]) : add;
+    out.tool(`git commit -m "${provider}: early change"`, commit.output || 'committed', !commit.ok);
+  }
   for (const d of wanted) if (d.name === 'sleep') await sleep(Number(d.value) || 0);
   if (printEnv) out.text(`My environment:\n${envLines.join('\n')}`);
 

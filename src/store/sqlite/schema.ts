@@ -127,6 +127,22 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX allowances_waiting ON allowances (task_key, text_digest) WHERE used_at IS NULL;
   CREATE INDEX allowances_by_run ON allowances (run_id);
   `,
+  // 6 (issue 12; the write queue takes 5: the lead renumbers at merge): the local failure budget.
+  // Failed runs per automation and item (task key), the digest of the item's text they failed on,
+  // and when the item was escalated (no further runs until a person resets it or the text changes).
+  `
+  CREATE TABLE item_failures (
+    task_key TEXT PRIMARY KEY,
+    automation_id TEXT NOT NULL,
+    item_key TEXT NOT NULL,
+    failures INTEGER NOT NULL CHECK (failures >= 0),
+    text_digest TEXT NOT NULL,
+    last_run_id TEXT NOT NULL,
+    escalated_at TEXT,
+    notice_run_id TEXT,
+    updated_at TEXT NOT NULL
+  ) STRICT, WITHOUT ROWID;
+  `,
 ];
 
 /** Statuses that need no human: a finished run in one of these goes to the board's Done column. */

@@ -16,6 +16,7 @@ import {
 import type {
   Allowance,
   CronState,
+  ItemFailures,
   ItemMemoryEntry,
   RunFilter,
   RunInit,
@@ -71,6 +72,32 @@ interface SessionRow {
   created_at: string;
   updated_at: string;
   resume_failures: number;
+}
+
+interface ItemFailuresRow {
+  task_key: string;
+  automation_id: string;
+  item_key: string;
+  failures: number;
+  text_digest: string;
+  last_run_id: string;
+  escalated_at: string | null;
+  notice_run_id: string | null;
+  updated_at: string;
+}
+
+function itemFailuresFromRow(row: ItemFailuresRow): ItemFailures {
+  return {
+    taskKey: row.task_key,
+    automationId: row.automation_id,
+    itemKey: row.item_key,
+    failures: row.failures,
+    textDigest: row.text_digest,
+    lastRunId: row.last_run_id,
+    escalatedAt: row.escalated_at,
+    noticeRunId: row.notice_run_id,
+    updatedAt: row.updated_at,
+  };
 }
 
 interface RunRow {
@@ -411,6 +438,72 @@ export class SqliteStore implements Store {
         .get(taskKey) as number | undefined;
       return count ?? 0;
     });
+  }
+
+  recordItemFailure(failure: Parameters<Store['recordItemFailure']>[0]): Promise<ItemFailures> {
+    return this.#write(() => {
+      const now = this.#iso();
+      // New text starts the count again (and lifts an escalation of the old text).
+      const row = this.#sql(
+        `INSERT INTO item_failures (task_key, automation_id, item_key, failures, text_digest, last_run_id,
+           escalated_at, notice_run_id, updated_at)
+         VALUES (?, ?, ?, 1, ?, ?, NULL, NULL, ?)
+         ON CONFLICT (task_key) DO UPDATE SET
+           failures = CASE WHEN item_failures.text_digest = excluded.text_digest
+             THEN item_failures.failures + 1 ELSE 1 END,
+           escalated_at = CASE WHEN item_failures.text_digest = excluded.text_digest
+             THEN item_failures.escalated_at END,
+           notice_run_id = CASE WHEN item_failures.text_digest = excluded.text_digest
+             THEN item_failures.notice_run_id END,
+           text_digest = excluded.text_digest, last_run_id = excluded.last_run_id,
+           item_key = excluded.item_key, updated_at = excluded.updated_at
+         RETURNING *`,
+      ).get(
+        failure.taskKey,
+        failure.automationId,
+        failure.itemKey,
+        failure.textDigest,
+        failure.runId,
+        now,
+      ) as ItemFailuresRow;
+      if (failure.limit > 0 && row.failures >= failure.limit && row.escalated_at === null) {
+        const escalated = this.#sql(
+          'UPDATE item_failures SET escalated_at = ? WHERE task_key = ? RETURNING *',
+        ).get(now, failure.taskKey) as ItemFailuresRow;
+        return itemFailuresFromRow(escalated);
+      }
+      return itemFailuresFromRow(row);
+    });
+  }
+
+  getItemFailures(taskKey: string): Promise<ItemFailures | undefined> {
+    return this.#read(() => {
+      const row = this.#sql('SELECT * FROM item_failures WHERE task_key = ?').get(taskKey) as
+        | ItemFailuresRow
+        | undefined;
+      return row ? itemFailuresFromRow(row) : undefined;
+    });
+  }
+
+  listEscalations(): Promise<ItemFailures[]> {
+    return this.#read(() => {
+      const rows = this.#sql(
+        'SELECT * FROM item_failures WHERE escalated_at IS NOT NULL ORDER BY escalated_at, task_key',
+      ).all() as ItemFailuresRow[];
+      return rows.map(itemFailuresFromRow);
+    });
+  }
+
+  setEscalationNotice(taskKey: string, runId: string): Promise<void> {
+    return this.#write(() => {
+      this.#sql('UPDATE item_failures SET notice_run_id = ? WHERE task_key = ?').run(runId, taskKey);
+    });
+  }
+
+  clearItemFailures(taskKey: string): Promise<boolean> {
+    return this.#write(
+      () => this.#sql('DELETE FROM item_failures WHERE task_key = ?').run(taskKey).changes > 0,
+    );
   }
 
   createRun(init: RunInit): Promise<RunRecord> {

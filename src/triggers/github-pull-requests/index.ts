@@ -2,6 +2,7 @@ import type { Item } from '../../core/types.js';
 import { type PullRequestNode, SEARCH_PULL_REQUESTS } from '../../github/operations.js';
 import { searchAll } from '../../github/search.js';
 import { githubItem } from '../github-item.js';
+import { unmatchedItems } from '../github-reconcile.js';
 import { defaultTimezone, noUpstreamRun, searchCountCheck, stringField } from '../hooks.js';
 import type { SourceFactory } from '../source.js';
 import type { TriggerDefinition } from '../types.js';
@@ -111,6 +112,8 @@ export const githubPullRequestsTrigger: TriggerDefinition<GitHubPullRequestsReso
       labels: automation.config.labels,
     }),
   },
+  unmatched: (automation, tasks, context) =>
+    unmatchedItems(context.github(), tasks, automation.config, context.signal),
   upstreamRunId: noUpstreamRun,
   resolveTimezone: defaultTimezone,
 };

@@ -1,0 +1,138 @@
+/**
+ * The local failure budget (issue 12, item 4) end to end, with no GitHub write configured: a task
+ * whose resume keeps failing is escalated after `max_item_failures` runs, the next start records
+ * one `escalated` run instead of a fourth agent, and `curupira reset` lets it run again. Only reads
+ * reach the simulator.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RunRecord } from '../../src/core/types.js';
+import { Engine } from '../../src/engine/engine.js';
+import {
+  createHarness,
+  type Harness,
+  issueAutomation,
+  onlyRun,
+  runBuiltCli,
+  waitFor,
+  writeRequests,
+} from '../helpers/harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.cleanup();
+  h = undefined;
+});
+
+/** A harness whose one issue fails fresh and on every resume. */
+async function failing(settingsExtra = ''): Promise<Harness> {
+  h = await createHarness({
+    issues: [{ title: 'Broken [[fake:fail]]', labels: ['agent-ready'] }],
+    agentEnv: { FAKE_AGENT_FAIL_RESUME: '1' },
+    settingsExtra,
+    automation: issueAutomation('fix', { prompt: '${issue_title}' }),
+  });
+  return h;
+}
+
+describe('the failure budget', () => {
+  it('stops a failing resume loop after 3 failures, says so in runs, and runs again after reset', async () => {
+    const harness = await failing();
+    const failed = [];
+    for (let i = 0; i < 3; i += 1) failed.push(onlyRun((await harness.run()).runs));
+    expect(failed.map((r) => [r.status, r.resumed])).toEqual([
+      ['failed', false],
+      ['failed', true],
+      ['failed', true],
+    ]);
+    expect(failed[2]!.reason).toContain('; escalated: failed 3 times');
+    expect(harness.agentRuns('claude')).toHaveLength(3);
+
+    // The fourth start: no agent, one escalated run that says what to do.
+    const fourth = onlyRun((await harness.run()).runs);
+    expect(fourth.status).toBe('escalated');
+    expect(fourth.reason).toBe(
+      `escalated: failed 3 times (max_item_failures = 3); 'fix' runs this item no more until \`curupira reset ${failed[2]!.id}\` (or Retry on the board) or the item's title or body changes`,
+    );
+    expect(harness.agentRuns('claude')).toHaveLength(3);
+    // Further starts record nothing new.
+    expect((await harness.run()).runs).toEqual([]);
+    expect(harness.agentRuns('claude')).toHaveLength(3);
+
+    const cli = (...args: string[]) =>
+      runBuiltCli(['--config', harness.settingsFile, ...args], { env: harness.env });
+    const listed = await cli('runs', '--status', 'escalated');
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain('escalated: failed 3 times');
+
+    const reset = await cli('reset', fourth.id);
+    expect(reset.stderr).toBe('');
+    expect(reset.stdout).toContain('Reset fix acme/api#1: its escalation (3 failures) is removed');
+    const again = await cli('reset', fourth.id);
+    expect(again.stdout).toContain('nothing to reset');
+
+    const after = onlyRun((await harness.run()).runs);
+    expect(after).toMatchObject({ status: 'failed', resumed: true });
+    expect(harness.agentRuns('claude')).toHaveLength(4);
+    expect(writeRequests(harness)).toEqual([]);
+  }, 120_000);
+
+  it('Retry on the board (engine.retry) of an escalated run is a reset: the item runs at once', async () => {
+    const harness = await failing('\n[settings.polling]\npoll_interval_seconds = 0.2');
+    for (let i = 0; i < 3; i += 1) await harness.run();
+    const escalated = onlyRun((await harness.run()).runs);
+    expect(escalated.status).toBe('escalated');
+
+    const store = await harness.openStore();
+    const stop = new AbortController();
+    const runs: RunRecord[] = [];
+    const engine = new Engine(
+      harness.engineOptions(store, { mode: 'watch', stop: stop.signal, onRun: (run) => runs.push(run) }),
+    );
+    const before = harness.sim.requests.length;
+    const done = engine.run();
+    try {
+      // The watch polls and resumes nothing while the item stays escalated.
+      await waitFor('two polls', () => harness.sim.requests.length >= before + 2);
+      expect(harness.agentRuns('claude')).toHaveLength(3);
+      expect(await engine.retry(escalated.id)).toBe('resumed');
+      await waitFor('the retried run', () => runs.length === 1);
+    } finally {
+      stop.abort();
+      await done;
+      await store.close();
+    }
+    expect(runs[0]).toMatchObject({ status: 'failed', resumed: true });
+    expect(harness.agentRuns('claude')).toHaveLength(4);
+  }, 120_000);
+
+  it('curupira reset while run --watch holds the item back: the next poll runs it', async () => {
+    const harness = await failing('\n[settings.polling]\npoll_interval_seconds = 0.2');
+    for (let i = 0; i < 3; i += 1) await harness.run();
+    const escalated = onlyRun((await harness.run()).runs);
+    expect(escalated.status).toBe('escalated');
+
+    const store = await harness.openStore();
+    const stop = new AbortController();
+    const runs: RunRecord[] = [];
+    const engine = new Engine(
+      harness.engineOptions(store, { mode: 'watch', stop: stop.signal, onRun: (run) => runs.push(run) }),
+    );
+    const before = harness.sim.requests.length;
+    const done = engine.run();
+    try {
+      await waitFor('two polls', () => harness.sim.requests.length >= before + 2);
+      expect(runs).toEqual([]);
+      const reset = await runBuiltCli(['--config', harness.settingsFile, 'reset', escalated.id], {
+        env: harness.env,
+      });
+      expect(reset.stdout).toContain('its escalation (3 failures) is removed');
+      await waitFor('the run after the reset', () => runs.length === 1);
+    } finally {
+      stop.abort();
+      await done;
+      await store.close();
+    }
+    expect(runs[0]).toMatchObject({ status: 'failed', resumed: true });
+    expect(harness.agentRuns('claude')).toHaveLength(4);
+  }, 120_000);
+});

@@ -1,0 +1,152 @@
+/**
+ * Reconciliation (issue 12, item 6) in `run --watch`: while a task is queued or running, each poll
+ * interval reads its item again. Closing the issue or removing its label stops the running agent
+ * (its session and its worktree with the commit kept, the reason recorded), `on_unmatch =
+ * "finish"` lets it finish, and a queued task whose item stopped matching is dropped. Reads only:
+ * no GitHub write is configured.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RunRecord } from '../../src/core/types.js';
+import { createHarness, type Harness, issueAutomation, waitFor, writeRequests } from '../helpers/harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.cleanup();
+  h = undefined;
+});
+
+const POLLING = '\n[settings.polling]\npoll_interval_seconds = 0.2';
+
+async function watching(
+  options: { titles: string[]; extra?: string; settingsExtra?: string },
+  act: (harness: Harness, finished: RunRecord[]) => Promise<void>,
+): Promise<{ harness: Harness; runs: RunRecord[] }> {
+  const harness = await createHarness({
+    issues: options.titles.map((title) => ({ title, labels: ['agent-ready'] })),
+    settingsExtra: `${options.settingsExtra ?? ''}${POLLING}`,
+    automation: issueAutomation('fix', {
+      prompt: '${issue_title}',
+      ...(options.extra ? { extra: options.extra } : {}),
+    }),
+  });
+  h = harness;
+  const stop = new AbortController();
+  const finished: RunRecord[] = [];
+  const result = harness.run({ mode: 'watch', stop: stop.signal, onRun: (run) => finished.push(run) });
+  try {
+    await act(harness, finished);
+  } finally {
+    stop.abort();
+  }
+  return { harness, runs: (await result).runs };
+}
+
+/** Waits until the agent working on issue `title` has made its early commit; returns its worktree. */
+async function committed(harness: Harness, title: string): Promise<string> {
+  const call = await waitFor(`the agent on ${title}`, () =>
+    harness.agentRuns('claude').find((c) => c.prompt?.includes(title)),
+  );
+  await waitFor('its early commit', () => {
+    try {
+      return execFileSync('git', ['-C', call.cwd, 'log', '--oneline'], { encoding: 'utf8' }).includes(
+        'early change',
+      );
+    } catch {
+      return false;
+    }
+  });
+  return call.cwd;
+}
+
+const itemChecks = (harness: Harness): number =>
+  harness.sim.requests.filter((r) => r.operationName === 'CurupiraItemState').length;
+
+describe('reconciliation', () => {
+  it('closing the issue mid-run stops the agent at the next check, keeps the worktree and says why', async () => {
+    let checksAtClose = 0;
+    let checksAtEnd = 0;
+    let worktree = '';
+    const { harness, runs } = await watching(
+      { titles: ['Slow [[fake:commit-early]] [[fake:sleep=60]]'] },
+      async (harness, finished) => {
+        worktree = await committed(harness, 'Slow');
+        checksAtClose = itemChecks(harness);
+        harness.world.closeIssue('acme/api', 1);
+        await waitFor('the run to end', () => finished.length === 1, 20_000);
+        checksAtEnd = itemChecks(harness);
+      },
+    );
+    const [run] = runs;
+    expect(runs).toHaveLength(1);
+    expect(run).toMatchObject({ status: 'cancelled', worktreeKept: true, commits: 1 });
+    expect(run!.reason).toBe(
+      'item closed: the agent was stopped (on_unmatch = "stop"); its session and its worktree are kept',
+    );
+    // The first check that read the closed issue stopped it (one more may have been in flight).
+    expect(checksAtEnd - checksAtClose).toBeGreaterThanOrEqual(1);
+    expect(checksAtEnd - checksAtClose).toBeLessThanOrEqual(2);
+    expect(existsSync(worktree)).toBe(true);
+    const store = await harness.openStore();
+    try {
+      expect((await store.getSession(run!.taskKey))?.sessionId).toBe(run!.sessionId);
+    } finally {
+      await store.close();
+    }
+    expect(writeRequests(harness)).toEqual([]);
+  }, 60_000);
+
+  it('removing the label does the same', async () => {
+    const { runs } = await watching(
+      { titles: ['Labelled [[fake:commit-early]] [[fake:sleep=60]]'] },
+      async (harness, finished) => {
+        await committed(harness, 'Labelled');
+        harness.world.removeLabel('acme/api', 1, 'agent-ready');
+        await waitFor('the run to end', () => finished.length === 1, 20_000);
+      },
+    );
+    expect(runs.map((r) => [r.status, r.reason, r.commits])).toEqual([
+      [
+        'cancelled',
+        `label 'agent-ready' removed: the agent was stopped (on_unmatch = "stop"); its session and its worktree are kept`,
+        1,
+      ],
+    ]);
+  }, 60_000);
+
+  it('on_unmatch = "finish" lets the agent finish', async () => {
+    const { harness, runs } = await watching(
+      { titles: ['Finish [[fake:commit-early]] [[fake:sleep=2]]'], extra: 'on_unmatch = "finish"' },
+      async (harness, finished) => {
+        await committed(harness, 'Finish');
+        harness.world.closeIssue('acme/api', 1);
+        await waitFor('the run to end', () => finished.length === 1, 20_000);
+      },
+    );
+    expect(runs.map((r) => r.status)).toEqual(['succeeded']);
+    expect(itemChecks(harness)).toBeGreaterThanOrEqual(1);
+  }, 60_000);
+
+  it('a queued task whose label was removed is dropped before it starts', async () => {
+    const { harness, runs } = await watching(
+      {
+        titles: ['First [[fake:sleep=60]]', 'Second'],
+        settingsExtra: 'max_active_tasks = 1',
+      },
+      async (harness, finished) => {
+        await waitFor('the first agent', () => harness.agentRuns('claude').length === 1);
+        harness.world.removeLabel('acme/api', 2, 'agent-ready');
+        await waitFor('the second to be dropped', () => finished.length === 1, 20_000);
+        harness.world.closeIssue('acme/api', 1);
+        await waitFor('the first run to end', () => finished.length === 2, 20_000);
+      },
+    );
+    expect(runs.map((r) => [r.itemId, r.status, r.startedAt === null])).toEqual([
+      ['2', 'cancelled', true],
+      ['1', 'cancelled', false],
+    ]);
+    expect(runs[0]!.reason).toBe("label 'agent-ready' removed: dropped from the queue before it started");
+    expect(harness.agentRuns('claude')).toHaveLength(1);
+  }, 60_000);
+});
