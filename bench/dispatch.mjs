@@ -41,7 +41,7 @@ const COUNTED_TASKS = 10;
 const LEDGER_RUNS = 100_000;
 const LEDGER_TASKS = 20;
 const STARTUP_SAMPLES = 7;
-const TOKEN = 'ghp_benchDispatchToken000000000000000001';
+export const TOKEN = 'ghp_benchDispatchToken000000000000000001';
 
 const gitEnv = () => ({
   ...process.env,
@@ -90,7 +90,7 @@ echo '{"type":"result","subtype":"success","is_error":false,"result":"nothing to
 }
 
 /** A bare remote whose one commit holds FILES small files in 40 folders. */
-function origin(dir) {
+export function origin(dir) {
   const seed = join(dir, 'seed');
   mkdirSync(seed, { recursive: true });
   git(['init', '-q', '-b', 'main', seed], dir);
@@ -152,7 +152,7 @@ async function bareSteps(dir, bare, agent, runs, concurrency) {
   return perRun;
 }
 
-function settingsText({ simulatorUrl, bare, agent, maxActive, automations = 1, historyLimit }) {
+export function settingsText({ simulatorUrl, bare, agent, maxActive, automations = 1, historyLimit }) {
   const blocks = [];
   for (let a = 0; a < automations; a += 1) {
     blocks.push(`[automations.bench${a === 0 ? '' : a}]
@@ -167,7 +167,9 @@ workspace_dir = "ws"
 state_db_path = "state/state.sqlite3"
 max_active_tasks = ${maxActive}
 max_pending_tasks = 1000
-${historyLimit ? `history_limit = ${historyLimit}\n` : ''}[settings.polling]
+${historyLimit ? `history_limit = ${historyLimit}\n` : ''}[settings.screening]
+mode = "off"
+[settings.polling]
 batch_size = 1000
 [settings.github]
 api_url = "${simulatorUrl}"
@@ -181,7 +183,7 @@ executable = "${agent}"
 ${blocks.join('')}`;
 }
 
-async function simulatorWith(mods, tasks) {
+export async function simulatorWith(mods, tasks) {
   const world = new mods.sim.SimWorld();
   world.addRepo('acme/api');
   world.addUser('octocat');

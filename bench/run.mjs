@@ -7,9 +7,9 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
-const BENCHMARKS = ['discovery', 'dispatch', 'screening', 'board'];
+const BENCHMARKS = ['discovery', 'dispatch', 'screening', 'board', 'sse'];
 /** Benchmarks that live in their own folder (with data beside them). */
-const MODULES = { screening: './screening/run.mjs', board: './board/run.mjs' };
+const MODULES = { screening: './screening/run.mjs', board: './board/run.mjs', sse: './board/sse.mjs' };
 
 const args = process.argv.slice(2);
 const option = (flag) => {

@@ -42,16 +42,20 @@ function answered(io: CliIo, answer: { status: number; body: Record<string, unkn
   return false;
 }
 
+const DISABLED = 'paused (enabled = false in the settings file)';
+
 function automationLine(card: AutomationCard): string {
-  const state = card.paused
-    ? 'paused'
-    : card.nextFireAt
-      ? `next fire ${card.nextFireAt}`
-      : card.lastError
-        ? `last poll failed: ${card.lastError}`
-        : card.lastPollAt
-          ? `last check ${card.lastPollAt}`
-          : 'not polled yet';
+  const state = card.disabled
+    ? DISABLED
+    : card.paused
+      ? 'paused'
+      : card.nextFireAt
+        ? `next fire ${card.nextFireAt}`
+        : card.lastError
+          ? `last poll failed: ${card.lastError}`
+          : card.lastPollAt
+            ? `last check ${card.lastPollAt}`
+            : 'not polled yet';
   return `  ${card.id.padEnd(16)} ${card.triggerType.padEnd(22)} ${state}`;
 }
 
@@ -85,7 +89,7 @@ async function statusFromFile(io: CliIo, settings: Settings): Promise<void> {
     for (const a of settings.automations)
       writeLine(
         io.stdout,
-        `  ${a.id.padEnd(16)} ${a.triggerType.padEnd(22)} ${paused.has(a.id) ? 'paused' : 'enabled'}`,
+        `  ${a.id.padEnd(16)} ${a.triggerType.padEnd(22)} ${a.config.enabled === false ? DISABLED : paused.has(a.id) ? 'paused' : 'enabled'}`,
       );
     if (unfinished.length > 0) {
       writeLine(io.stdout, 'left unfinished (a start closes them):');
@@ -97,8 +101,13 @@ async function statusFromFile(io: CliIo, settings: Settings): Promise<void> {
 }
 
 async function pauseWithoutDaemon(io: CliIo, settings: Settings, id: string, paused: boolean): Promise<void> {
-  if (!settings.automations.some((a) => a.id === id))
-    return fail(io, `no automation '${id}' is configured (automation_not_found)`);
+  const automation = settings.automations.find((a) => a.id === id);
+  if (!automation) return fail(io, `no automation '${id}' is configured (automation_not_found)`);
+  if (!paused && automation.config.enabled === false)
+    return fail(
+      io,
+      `automation '${id}' is disabled in ${settings.file} (enabled = false): edit the file to resume it (automation_disabled)`,
+    );
   const store = await openStore(settings.execution.state_db_path);
   try {
     await store.setPaused(id, paused);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadSettingsFromText } from '../config/load.js';
 import { runCliCaptured } from './testing.js';
-import { screeningSummary } from './validate.js';
+import { explainAutomation, screeningSummary } from './validate.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'curupira-validate-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -126,5 +126,28 @@ prompt = "x"
       'block; no classifier (scanners only); trusted: alice and association ≥ COLLABORATOR; labels must come from a trusted actor',
       'not screened (a schedule carries no third-party text)',
     ]);
+  });
+});
+
+describe('validate --explain: enabled = false', () => {
+  it('says the automation is disabled, and says nothing of it when enabled', () => {
+    const { settings } = loadSettingsFromText(
+      `[repositories.api]
+remote = "https://github.com/acme/api.git"
+[automations.off]
+repository = "api"
+repo = "acme/api"
+prompt = "x"
+enabled = false
+[automations.on]
+repository = "api"
+repo = "acme/api"
+prompt = "x"
+`,
+      '/work/s.toml',
+    );
+    const [off, on] = settings.automations.map((a) => explainAutomation(a, new Date(0), settings));
+    expect(off?.[1]).toMatch(/^ {2}state: +disabled \(enabled = false\): never polled or fired/);
+    expect(on?.join('\n')).not.toContain('disabled');
   });
 });

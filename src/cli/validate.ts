@@ -60,6 +60,11 @@ export function explainRows(
       `${automation.profileName} (provider ${automation.profile.provider}${automation.profile.model ? `, model ${automation.profile.model}` : ''})`,
     ],
   ];
+  if (automation.config.enabled === false)
+    rows.unshift([
+      'state',
+      'disabled (enabled = false): never polled or fired, shown paused on the board; edit the file to enable it',
+    ]);
   for (const line of automation.trigger.explain(automation, now)) rows.push([line.label, line.value]);
   rows.push([
     'prompt',

@@ -163,6 +163,17 @@ prompt = "a"
     }
   });
 
+  it('reads `enabled` on every trigger type (default true) and keeps memory filters apart from it', () => {
+    const { settings } = loadSettingsFromText(
+      `${BASE_REPO}${BASE_AUTOMATION}enabled = false\n[automations.nightly]\nrepository = "api"\nschedule = "0 3 * * *"\nprompt = "Go"\n`,
+      FILE,
+    );
+    expect(settings.automations.map((a) => [a.id, a.config.enabled])).toEqual([
+      ['fix', false],
+      ['nightly', true],
+    ]);
+  });
+
   it('creates nothing while loading', () => {
     const state = join(dir, 'never', 'state.sqlite3');
     loadSettingsFromText(
@@ -198,6 +209,12 @@ const CHAIN = (id: string, after: string) =>
   `[automations.${id}]\ntrigger_type = "after"\nafter = "${after}"\nrepository = "api"\nprompt = "Review \${upstream_item}"\n`;
 
 const INVALID: InvalidCase[] = [
+  {
+    name: 'enabled that is not a boolean',
+    toml: ISSUES('enabled = "no"'),
+    path: 'automations.fix.enabled',
+    message: /boolean/,
+  },
   {
     name: 'chained automations that loop',
     toml: `${BASE_REPO}${BASE_AUTOMATION}${CHAIN('review', 'fixup')}${CHAIN('fixup', 'review')}`,

@@ -160,6 +160,7 @@ export class UsageError extends CurupiraError {
 /** Why an operator's action (run now, pause, cancel, retry…) was refused; stable, for the API and the CLI. */
 export type ControlReason =
   | 'automation_not_found'
+  | 'automation_disabled'
   | 'run_not_found'
   | 'run_not_active'
   | 'run_active'

@@ -32,8 +32,18 @@ import { Wakeup } from './wakeup.js';
 /** What the engine knows of one automation now (for the board and `curupira status`). */
 export interface AutomationStatus {
   id: string;
-  /** Paused by an operator (`curupira pause`, the board): not polled until resumed. */
+  /**
+   * Not polled until resumed: paused by an operator (`curupira pause`, the board), or disabled in
+   * the settings file (`enabled = false`). Either keeps it paused.
+   */
   paused: boolean;
+  /** `enabled = false` in the settings file: only an edit of the file resumes it. */
+  disabled: boolean;
+  /**
+   * Automations with item memory (`once`, `ignore_backlog`): when the baseline of their filters was
+   * taken (null: not yet, or taken before curupira recorded the time). Absent for the others.
+   */
+  baseline?: { set: boolean; at: string | null };
   /** Epoch ms of the next poll (for a schedule, the next check of the clock). */
   nextPollAt: number;
   /** Epoch ms the last poll finished, and the new tasks it found. */
@@ -642,6 +652,7 @@ export class Engine {
 
   async run(): Promise<EngineResult> {
     for (const id of await this.options.store.listPaused()) this.paused.add(id);
+    await this.loadBaselines();
     await this.recover();
     for (const automation of this.settings.automations) await this.prune(automation.id);
     for (const feed of this.feeds) if (feed instanceof ChainFeed) await feed.init(this.pollContext());
@@ -697,6 +708,7 @@ export class Engine {
     const reloadEvery = this.options.reloadIntervalMs ?? 1000;
     while (!this.winding && !this.sizeReached) {
       this.maybeReload();
+      await this.loadBaselines();
       await this.offerAllowed().catch((error: unknown) => {
         this.options.log.warn({ error: errorMessage(error) }, 'Could not read allowances');
       });
@@ -818,9 +830,25 @@ export class Engine {
 
   // ---- Operator controls (`curupira serve`: the board, the API and the CLI) ----
 
-  /** A paused feed is not polled, unless an operator asked to run it now. */
+  /** The board's "baseline set" line for event feeds with item memory not read yet (new or reloaded). */
+  private async loadBaselines(): Promise<void> {
+    for (const feed of this.feeds)
+      if (feed instanceof EventFeed && feed.baseline === undefined)
+        await feed.loadBaseline(this.options.store);
+  }
+
+  /** A paused (or disabled) feed is not polled, unless an operator asked to run it now. */
   private skips(feed: Feed): boolean {
-    return this.paused.has(feed.automation.id) && !this.forced.has(feed.automation.id);
+    return this.isPaused(feed.automation.id) && !this.forced.has(feed.automation.id);
+  }
+
+  /** `enabled = false` in the settings file as they are now (a reload may change it). */
+  private disabled(id: string): boolean {
+    return this.settings.automations.find((a) => a.id === id)?.config.enabled === false;
+  }
+
+  private isPaused(id: string): boolean {
+    return this.paused.has(id) || this.disabled(id);
   }
 
   private automation(id: string): ResolvedAutomation {
@@ -837,7 +865,9 @@ export class Engine {
       const error = this.discoveryErrors.get(id);
       return {
         id,
-        paused: this.paused.has(id),
+        paused: this.isPaused(id),
+        disabled: this.disabled(id),
+        ...(feed instanceof EventFeed && feed.baseline ? { baseline: feed.baseline } : {}),
         nextPollAt: feed.nextPollAt,
         ...(last ? { lastPollAt: last.at, lastFound: last.found } : {}),
         ...(error === undefined ? {} : { lastError: error }),
@@ -852,9 +882,17 @@ export class Engine {
     return this.settings;
   }
 
-  /** Pauses or resumes an automation; remembered in the store across restarts. Running runs go on. */
+  /**
+   * Pauses or resumes an automation; remembered in the store across restarts. Running runs go on.
+   * An automation disabled in the settings file is not resumed from here: its file says so.
+   */
   async setPaused(id: string, paused: boolean): Promise<void> {
     this.automation(id);
+    if (!paused && this.disabled(id))
+      throw new ControlError(
+        'automation_disabled',
+        `automation '${id}' is disabled in ${this.settings.file} (enabled = false): edit the file to resume it`,
+      );
     await this.options.store.setPaused(id, paused);
     if (paused) this.paused.add(id);
     else this.paused.delete(id);
@@ -877,7 +915,7 @@ export class Engine {
       return 'fired';
     }
     if (feed) feed.nextPollAt = 0;
-    if (this.paused.has(id)) this.forced.add(id);
+    if (this.isPaused(id)) this.forced.add(id);
     this.wakeup.wake();
     return 'polling';
   }

@@ -13,7 +13,7 @@ import type { CronState, Store } from '../store/types.js';
 import { decideMissed, dueOccurrence, parseScheduleDate, startOfDay } from '../triggers/cron/schedule.js';
 import type { TriggerSource } from '../triggers/source.js';
 import { Backoff } from './backoff.js';
-import { baselineState, takeBaseline, unremembered, usesMemory } from './memory.js';
+import { baselineInfo, baselineState, takeBaseline, unremembered, usesMemory } from './memory.js';
 import { classifyFailure, nextPollAfterFailure } from './outcome.js';
 import { recordSkippedRun, taskFromItem } from './task.js';
 
@@ -51,6 +51,8 @@ export class EventFeed implements Feed {
   nextPollAt = 0;
   waiting = 0;
   matching: number | undefined;
+  /** With item memory (`once`, `ignore_backlog`): whether the baseline is taken, and when. */
+  baseline: { set: boolean; at: string | null } | undefined;
   private readonly seen = new Set<string>();
   /** Task key of each dispatched fingerprint (to forget a task whatever its text was). */
   private readonly keys = new Map<string, string>();
@@ -62,6 +64,11 @@ export class EventFeed implements Feed {
     pollIntervalSeconds: number,
   ) {
     this.backoff = new Backoff(pollIntervalSeconds);
+  }
+
+  /** Reads the baseline's state from the store (for the board, before the first poll). */
+  async loadBaseline(store: PollContext['store']): Promise<void> {
+    if (usesMemory(this.automation)) this.baseline = await baselineInfo(store, this.automation);
   }
 
   async poll(context: PollContext): Promise<Task[]> {
@@ -94,12 +101,9 @@ export class EventFeed implements Feed {
     if (baseline !== 'current') {
       const ignoreBacklog = this.automation.config.ignore_backlog;
       if (!context.preview) {
-        const skipped = await takeBaseline(
-          context.store,
-          this.automation,
-          tasks,
-          new Date(context.clock.now()).toISOString(),
-        );
+        const at = new Date(context.clock.now()).toISOString();
+        const skipped = await takeBaseline(context.store, this.automation, tasks, at);
+        this.baseline = { set: true, at };
         if (skipped > 0) {
           context.log.info(
             { automation: this.automation.id, skipped },

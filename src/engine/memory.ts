@@ -20,6 +20,7 @@ const NOT_FILTERS = new Set([
   'once',
   'ignore_backlog',
   'trigger_type',
+  'enabled',
 ]);
 
 export function filterHash(automation: ResolvedAutomation): string {
@@ -39,6 +40,19 @@ export function usesMemory(automation: ResolvedAutomation): boolean {
 
 export function baselineKey(automationId: string): string {
   return `baseline:${automationId}`;
+}
+
+function baselineAtKey(automationId: string): string {
+  return `baseline_at:${automationId}`;
+}
+
+/** Whether the baseline of the current filters is taken, and when (null: before times were kept). */
+export async function baselineInfo(
+  store: Store,
+  automation: ResolvedAutomation,
+): Promise<{ set: boolean; at: string | null }> {
+  if ((await baselineState(store, automation)) !== 'current') return { set: false, at: null };
+  return { set: true, at: (await store.getMeta(baselineAtKey(automation.id))) ?? null };
 }
 
 /** 'current' when the stored baseline matches the filters; else 'missing' or 'changed'. */
@@ -92,5 +106,6 @@ export async function takeBaseline(
     }
   }
   await store.setMeta(baselineKey(automation.id), filterHash(automation));
+  await store.setMeta(baselineAtKey(automation.id), now);
   return skipped;
 }

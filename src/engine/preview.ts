@@ -26,6 +26,7 @@ export async function previewFirstTask(
   deps: PreviewDeps,
 ): Promise<{ automation: ResolvedAutomation; task: Task } | undefined> {
   for (const automation of settings.automations) {
+    if (automation.config.enabled === false) continue;
     const feed = createFeed(automation, settings.execution.polling, deps);
     const tasks = await feed.poll({
       store: deps.store,

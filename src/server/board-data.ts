@@ -25,7 +25,9 @@ export interface EngineView {
 export interface AutomationCard {
   id: string;
   triggerType: string;
+  /** Not polled: paused by an operator, or `enabled = false` in the settings file (`disabled`). */
   paused: boolean;
+  disabled: boolean;
   /** `validate --explain`'s lines for the automation (schedule, search query…). */
   explain: { label: string; value: string }[];
   /** Schedules: the next fire (ISO 8601). */
@@ -38,6 +40,8 @@ export interface AutomationCard {
   /** Open items matching the trigger at the last poll, when known. */
   matching: number | null;
   lastError: string | null;
+  /** Event triggers with item memory (`once`, `ignore_backlog`): whether the baseline is taken, when. */
+  baseline: { set: boolean; at: string | null } | null;
 }
 
 export interface BoardData {
@@ -78,7 +82,8 @@ export function automationCards(engine: EngineView, now: Date): AutomationCard[]
     return {
       id: automation.id,
       triggerType: automation.triggerType,
-      paused: state?.paused ?? false,
+      paused: state?.paused ?? automation.config.enabled === false,
+      disabled: state?.disabled ?? automation.config.enabled === false,
       explain,
       nextFireAt: nextFire(automation, now),
       nextPollAt: iso(state?.nextPollAt),
@@ -87,6 +92,7 @@ export function automationCards(engine: EngineView, now: Date): AutomationCard[]
       waiting: state?.waiting ?? 0,
       matching: state?.matching ?? null,
       lastError: state?.lastError ?? null,
+      baseline: state?.baseline ?? null,
     };
   });
 }

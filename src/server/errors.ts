@@ -17,6 +17,7 @@ export const HTTP_STATUS: Record<ApiErrorCode, 400 | 401 | 404 | 405 | 409 | 500
   method_not_allowed: 405,
   internal: 500,
   automation_not_found: 404,
+  automation_disabled: 409,
   run_not_found: 404,
   run_not_active: 409,
   run_active: 409,

@@ -1,5 +1,7 @@
 /** The OpenAPI 3.1 description served at `/api/v1/openapi.json`. */
 
+import { HTTP_STATUS } from './errors.js';
+
 const error = {
   description: 'An error: `{ "error": { "code", "message" } }`',
   content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
@@ -39,19 +41,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
               properties: {
                 code: {
                   type: 'string',
-                  enum: [
-                    'unauthorized',
-                    'not_found',
-                    'bad_request',
-                    'method_not_allowed',
-                    'internal',
-                    'automation_not_found',
-                    'run_not_found',
-                    'run_not_active',
-                    'run_active',
-                    'not_retryable',
-                    'worktree_not_kept',
-                  ],
+                  enum: Object.keys(HTTP_STATUS),
                 },
                 message: { type: 'string' },
               },
@@ -108,7 +98,14 @@ export function openApiDocument(version: string): Record<string, unknown> {
       '/automations/{id}/pause': {
         post: op('Pause (remembered across restarts)', { parameters: [idParam('id')] }),
       },
-      '/automations/{id}/resume': { post: op('Resume', { parameters: [idParam('id')] }) },
+      '/automations/{id}/resume': {
+        post: op(
+          'Resume (refused with `automation_disabled` while the settings file says `enabled = false`)',
+          {
+            parameters: [idParam('id')],
+          },
+        ),
+      },
       '/runs/{id}/cancel': { post: op('Cancel a running run (its session is kept)', { parameters: [run] }) },
       '/runs/{id}/retry': { post: op('Run the task again (resumes a saved session)', { parameters: [run] }) },
       '/runs/{id}/dismiss': { post: op('Dismiss from Needs attention', { parameters: [run] }) },

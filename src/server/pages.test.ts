@@ -64,6 +64,8 @@ function board(runs: RunRecord[]): BoardData {
         waiting: 0,
         matching: 3,
         lastError: `boom ${EVIL}`,
+        disabled: false,
+        baseline: null,
       },
     ],
     inProgress: [],
@@ -86,6 +88,40 @@ describe('html', () => {
     expect(out).toBe(
       '<p><b>&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;</b>&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;<i>ok</i>3</p>',
     );
+  });
+});
+
+describe('the Scheduled column\'s "is this even polling?" line', () => {
+  const card = (overrides: Partial<BoardData['automations'][number]>) => {
+    const data = board([]);
+    data.automations = [{ ...data.automations[0]!, lastError: null, ...overrides }];
+    return boardPage(data, 'tok').text;
+  };
+  const line = (text: string): string =>
+    /<div class="detail[^"]*">(last check|not polled|<span)[^\n]*<\/div>/.exec(text)?.[0] ?? '';
+
+  it('last check, open matching items and whether the baseline is set', () => {
+    expect(line(card({ baseline: { set: true, at: '2026-01-01T00:00:00.000Z' } }))).toBe(
+      '<div class="detail">last check <time datetime="2026-01-01T00:00:00.000Z">2026-01-01 00:00 UTC</time> · 3 open matching · 0 new · baseline set <time datetime="2026-01-01T00:00:00.000Z">2026-01-01 00:00 UTC</time></div>',
+    );
+    expect(line(card({ lastPollAt: null, matching: null, baseline: { set: false, at: null } }))).toBe(
+      '<div class="detail">not polled yet · baseline not set yet</div>',
+    );
+    // Without item memory there is no baseline to speak of.
+    expect(line(card({}))).not.toContain('baseline');
+  });
+
+  it('the last poll error, with the baseline beside it', () => {
+    expect(line(card({ lastError: 'HTTP 502', baseline: { set: true, at: null } }))).toBe(
+      '<div class="detail error"><span class="error">last poll failed: HTTP 502</span> · baseline set</div>',
+    );
+  });
+
+  it('an automation disabled in the settings file shows paused, says why, and offers Resume', () => {
+    const text = card({ paused: true, disabled: true });
+    expect(text).toContain('fix <span class="tag">paused</span>');
+    expect(text).toContain('disabled in the settings file (enabled = false)');
+    expect(text).toContain('data-action="/api/v1/automations/fix/resume"');
   });
 });
 

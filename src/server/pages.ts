@@ -33,22 +33,37 @@ ${body}
 </html>`;
 }
 
+/** Seed 004's "is this even polling?" line of an event trigger: last check or error, baseline. */
+function pollingLine(card: AutomationCard): Html {
+  let checked: Html;
+  if (card.lastError) checked = html`<span class="error">last poll failed: ${card.lastError}</span>`;
+  else if (card.lastPollAt)
+    checked = html`last check ${when(card.lastPollAt)}${
+      card.matching === null ? '' : html` · ${card.matching} open matching`
+    } · ${card.lastFound ?? 0} new${card.waiting > 0 ? html` · ${card.waiting} more waiting` : ''}`;
+  else checked = html`not polled yet`;
+  const baseline = !card.baseline
+    ? ''
+    : card.baseline.set
+      ? html` · baseline set${card.baseline.at ? html` ${when(card.baseline.at)}` : ''}`
+      : html` · baseline not set yet`;
+  return html`<div class="detail${card.lastError ? ' error' : ''}">${checked}${baseline}</div>`;
+}
+
 function automationCard(card: AutomationCard): Html {
   const base = `/api/v1/automations/${encodeURIComponent(card.id)}`;
   const lines = card.explain.slice(0, 2).map((l) => html`<div class="detail">${l.label}: ${l.value}</div>`);
-  let polling: Html;
-  if (card.nextFireAt) polling = html`<div class="detail">next fire: ${when(card.nextFireAt)}</div>`;
-  else if (card.lastError)
-    polling = html`<div class="detail error">last poll failed: ${card.lastError}</div>`;
-  else if (card.lastPollAt)
-    polling = html`<div class="detail">last check ${when(card.lastPollAt)}${
-      card.matching === null ? '' : html` · ${card.matching} open matching`
-    } · ${card.lastFound ?? 0} new${card.waiting > 0 ? html` · ${card.waiting} more waiting` : ''}</div>`;
-  else polling = html`<div class="detail">not polled yet</div>`;
+  const polling = card.nextFireAt
+    ? html`<div class="detail">next fire: ${when(card.nextFireAt)}</div>`
+    : pollingLine(card);
+  const disabled = card.disabled
+    ? html`<div class="detail">disabled in the settings file (enabled = false)</div>`
+    : '';
   return html`<article class="card automation${card.paused ? ' paused' : ''}" data-automation="${card.id}">
   <h3>${card.id}${card.paused ? html` <span class="tag">paused</span>` : ''}</h3>
   <div class="detail">${card.triggerType}</div>
   ${lines}
+  ${disabled}
   ${polling}
   <div class="actions">${button('Run now', `${base}/run`)}${
     card.paused ? button('Resume', `${base}/resume`) : button('Pause', `${base}/pause`)

@@ -26,6 +26,12 @@ export const automationBaseShape = {
     .describe(
       'Which trigger discovers work. Default: `cron` when the table has `schedule`, `after` when it has `after`, else `plugins-py/github-issues`. The `plugins-py/` prefix is optional.',
     ),
+  enabled: z
+    .boolean()
+    .default(true)
+    .describe(
+      '`false` keeps the automation paused: never polled or fired, shown paused on the board (curupira extension). Resume it by editing this key; a pause from the board or `curupira pause` combines with it (either keeps it paused).',
+    ),
   repository: Identifier.describe('Alias of a `[repositories.<alias>]` checkout the agent works in.'),
   checkout: z
     .enum(['worktree', 'main'])

@@ -239,6 +239,16 @@ prompt = "Fix \${issue_number}\\n\\n\${issue_body}"
     expect(result.stdout.trim()).toBe('No matching task is currently available.');
   });
 
+  it('run --dry-run passes over an automation with enabled = false', async () => {
+    const off = join(dir, 'disabled.toml');
+    writeFileSync(off, `${readFileSync(settingsFile, 'utf8')}enabled = false\n`);
+    const result = await runBuiltCli(['--config', off, 'run', '--dry-run'], {
+      env: baseEnv({ GH_TOKEN: DEMO_TOKEN }),
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim()).toBe('No matching task is currently available.');
+  });
+
   it('refuses --dry-run with --watch or --size, and a bad --size', async () => {
     const watch = await runBuiltCli(['--config', settingsFile, 'run', '--dry-run', '--watch'], {
       env: baseEnv(),

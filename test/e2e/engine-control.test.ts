@@ -3,7 +3,9 @@
  * across restarts, run now (a schedule fires at once, a paused automation polls once), cancelling
  * one run while another goes on, and retry.
  */
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
+import { loadSettings } from '../../src/config/load.js';
 import { ControlError } from '../../src/core/errors.js';
 import type { RunRecord } from '../../src/core/types.js';
 import { Engine } from '../../src/engine/engine.js';
@@ -61,6 +63,59 @@ describe('engine controls', () => {
     await waitFor('the run after resume', () => daemon.runs.length === 1);
     expect(daemon.runs[0]?.status).toBe('succeeded');
     await daemon.stop();
+  });
+
+  it('enabled = false: never polled by `run`, paused in watch, only a file edit resumes it', async () => {
+    const disabled = issueAutomation('fix', { prompt: 'Fix ${issue_title}', extra: 'enabled = false' });
+    h = await createHarness({ settingsExtra: FAST, automation: disabled });
+    const searches = (): number =>
+      h!.sim.requests.filter((r) => r.path.includes('graphql') || r.path.includes('search')).length;
+    const drained = await h.run();
+    expect(drained.runs).toHaveLength(0);
+    expect(searches()).toBe(0);
+
+    store = await h.openStore();
+    const stop = new AbortController();
+    const runs: RunRecord[] = [];
+    const file = h.settingsFile;
+    let last = readFileSync(file, 'utf8');
+    const engine = new Engine(
+      h.engineOptions(store, {
+        mode: 'watch',
+        stop: stop.signal,
+        onRun: (run) => runs.push(run),
+        reloadIntervalMs: 50,
+        reload: () => {
+          const text = readFileSync(file, 'utf8');
+          if (text === last) return undefined;
+          last = text;
+          return loadSettings(file).settings;
+        },
+      }),
+    );
+    const done = engine.run();
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(runs).toHaveLength(0);
+    expect(searches()).toBe(0);
+    expect(engine.automations()[0]).toMatchObject({ id: 'fix', paused: true, disabled: true });
+    const refused = await engine.setPaused('fix', false).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ControlError);
+    expect((refused as ControlError).reason).toBe('automation_disabled');
+    expect((refused as ControlError).message).toContain('edit the file to resume it');
+
+    // A pause from the board and `enabled = false` combine: enabling in the file leaves it paused.
+    await engine.setPaused('fix', true);
+    h.configure({ automation: issueAutomation('fix', { prompt: 'Fix ${issue_title}' }) });
+    await waitFor('the reload', () => engine.automations()[0]?.disabled === false);
+    expect(engine.automations()[0]?.paused).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(runs).toHaveLength(0);
+    await engine.setPaused('fix', false);
+    await waitFor('the run once both are lifted', () => runs.length === 1);
+    expect(runs[0]?.status).toBe('succeeded');
+    expect(searches()).toBeGreaterThan(0); // the count above sees this automation's polls
+    stop.abort();
+    await done;
   });
 
   it('run now fires a schedule at once, whatever its next occurrence', async () => {

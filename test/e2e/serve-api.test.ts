@@ -226,6 +226,44 @@ describe('serve: API', () => {
     expect((await body(await call(served, '/api/v1/state'))).attentionCount).toBe(0);
   });
 
+  it('enabled = false shows paused and refuses Resume; event cards say whether the baseline is set', async () => {
+    h = await createHarness({
+      settingsExtra: FAST,
+      issues: [{ title: 'Old news', labels: ['agent-ready'] }],
+      automation: `${issueAutomation('off', { prompt: 'x', extra: 'enabled = false\nonce = true' })}${issueAutomation(
+        'watcher',
+        { prompt: 'x', extra: 'ignore_backlog = true' },
+      )}`,
+    });
+    served = await serve(h);
+    const cards = async () =>
+      (await body(await call(served!, '/api/v1/state'))).automations as Record<string, unknown>[];
+    const watcher = await waitFor('the baseline poll', async () =>
+      (await cards()).find((c) => c.id === 'watcher' && (c.baseline as { set: boolean } | null)?.set),
+    );
+    expect(watcher).toMatchObject({ paused: false, disabled: false, matching: 1 });
+    expect(Date.parse((watcher.baseline as { at: string }).at)).toBeGreaterThan(0);
+    expect((await cards()).find((c) => c.id === 'off')).toMatchObject({
+      paused: true,
+      disabled: true,
+      lastPollAt: null,
+      baseline: { set: false, at: null },
+    });
+    const page = await (await call(served, '/')).text();
+    expect(page).toContain('baseline not set yet');
+    expect(page).toMatch(/ · baseline set <time datetime="[^"]+">/);
+    expect(page).toContain('disabled in the settings file (enabled = false)');
+    const resume = await call(served, '/api/v1/automations/off/resume', { method: 'POST' });
+    expect(resume.status).toBe(409);
+    expect(await body(resume)).toEqual({
+      error: {
+        code: 'automation_disabled',
+        message: `automation 'off' is disabled in ${h.settingsFile} (enabled = false): edit the file to resume it`,
+      },
+    });
+    expect(served.runs).toHaveLength(0);
+  });
+
   it('actions: pause, resume, run now, cancel, retry, dismiss', async () => {
     h = await createHarness({
       settingsExtra: FAST,

@@ -8,6 +8,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   createHarness,
   type Harness,
+  issueAutomation,
   runBuiltCli,
   type StartedCli,
   startBuiltCli,
@@ -73,6 +74,21 @@ describe('CLI control without a daemon', () => {
     expect(unknown.stderr).toBe("error: no automation 'nope' is configured (automation_not_found)\n");
     await cli(h, 'resume', 'fix');
     expect((await cli(h, 'status')).stdout).toMatch(/ {2}fix +github-issues +enabled/);
+  });
+
+  it('enabled = false: status says so, and resume refuses with automation_disabled', async () => {
+    h = await createHarness({
+      issues: [],
+      automation: issueAutomation('fix', { prompt: 'x', extra: 'enabled = false' }),
+    });
+    expect((await cli(h, 'status')).stdout).toMatch(
+      / {2}fix +github-issues +paused \(enabled = false in the settings file\)/,
+    );
+    const resumed = await cli(h, 'resume', 'fix');
+    expect(resumed.code).toBe(1);
+    expect(resumed.stderr).toBe(
+      `error: automation 'fix' is disabled in ${h.settingsFile} (enabled = false): edit the file to resume it (automation_disabled)\n`,
+    );
   });
 });
 
