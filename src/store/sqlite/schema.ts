@@ -127,6 +127,27 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX allowances_waiting ON allowances (task_key, text_digest) WHERE used_at IS NULL;
   CREATE INDEX allowances_by_run ON allowances (run_id);
   `,
+  // 5: the GitHub write queue (src/github/write-queue.ts). A row is written before its request, so
+  // a kill -9 never loses a write; `marker` is its idempotency key (also hidden in what it posts).
+  `
+  CREATE TABLE writes (
+    id INTEGER PRIMARY KEY,
+    marker TEXT NOT NULL UNIQUE,
+    repo TEXT NOT NULL,
+    item_number INTEGER NOT NULL,
+    write_json TEXT NOT NULL,
+    run_id TEXT,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'sent', 'failed')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at TEXT NOT NULL,
+    last_error TEXT,
+    result_id INTEGER,
+    created_at TEXT NOT NULL,
+    sent_at TEXT
+  ) STRICT;
+  CREATE INDEX writes_due ON writes (next_attempt_at, id) WHERE status = 'pending';
+  CREATE INDEX writes_by_run ON writes (run_id) WHERE run_id IS NOT NULL;
+  `,
 ];
 
 /** Statuses that need no human: a finished run in one of these goes to the board's Done column. */
