@@ -22,6 +22,7 @@ import { type ExecutorDeps, executeTask, finishInterruptedRun } from './executor
 import { CronFeed, cronItem, EventFeed, type Feed, type PollContext } from './feed.js';
 import { createFeed } from './feed-factory.js';
 import { classifyFailure } from './outcome.js';
+import { createRunWrites, type RunWrites, wantsGitHubWrites } from './run-writes.js';
 import { locksFor, type OfferResult, SchedulerCore } from './scheduler.js';
 import { type GateDeps, gateTask } from './screen.js';
 import { TeamCache } from './screen-context.js';
@@ -162,6 +163,8 @@ export class Engine {
   private readonly discoveryErrors = new Map<string, string>();
   /** Tasks whose item changed while their run was going: polled again as soon as that run ends. */
   private readonly changedWhileRunning = new Set<string>();
+  /** Opt-in GitHub writes, built the first time an automation asks for one (run-writes.ts). */
+  private githubWrites: RunWrites | undefined;
 
   constructor(private readonly options: EngineOptions) {
     this.settings = options.settings;
@@ -244,8 +247,21 @@ export class Engine {
     });
   }
 
+  /** The write queue's front, only when some automation opted in to a GitHub write. */
+  private writes(): RunWrites | undefined {
+    const { tokens } = this.options;
+    if (!this.githubWrites && tokens && wantsGitHubWrites(this.settings.automations)) {
+      const { store, clock, log, stopSignal } = this.options;
+      const apiUrl = this.options.github().apiUrl;
+      this.githubWrites = createRunWrites({ store, apiUrl, tokens, clock, log, signal: stopSignal });
+    }
+    return this.githubWrites;
+  }
+
   private executorDeps(onUpdate?: (run: RunRecord) => void): ExecutorDeps {
+    const writes = this.writes();
     return {
+      ...(writes ? { writes } : {}),
       execution: this.settings.execution,
       store: this.options.store,
       clock: this.options.clock,
@@ -604,11 +620,14 @@ export class Engine {
     for (const automation of this.settings.automations) await this.prune(automation.id);
     for (const feed of this.feeds) if (feed instanceof ChainFeed) await feed.init(this.pollContext());
     await this.resumeSessions();
+    // Writes a previous process queued but never sent go out first.
+    void this.writes()?.drain();
     if (this.options.mode === 'drain') await this.drain();
     else await this.watch();
     if (this.stopping) await this.shutdown();
     else await this.waitForRunning();
     this.core.clearQueue();
+    await this.githubWrites?.flush(this.options.stopSignal);
     return {
       runs: this.runs,
       stoppedEarly: this.winding,
@@ -668,6 +687,7 @@ export class Engine {
       this.dispatch();
       if (this.winding || this.sizeReached) break;
       await this.maybeMaintain();
+      void this.githubWrites?.drain();
       const nextPoll = Math.min(
         ...this.feeds.filter((f) => !this.skips(f)).map((f) => f.nextPollAt),
         Number.POSITIVE_INFINITY,

@@ -52,6 +52,12 @@ export const automationBaseShape = {
       'How text written by strangers (every untrusted field: titles, bodies, labels, branch names…) enters the prompt: `fenced` wraps each non-empty one in a marked block, whose delimiter carries a random per-run nonce, that the agent is told to treat as data, not instructions; `raw` inserts them as written (the reference’s behaviour) and is unsafe: anyone who can open an item writes part of the prompt. Bodies are capped at 6,000 characters either way. In Jinja, `| fence` fences by hand (curupira extension). See docs/security.md.',
     ),
   screening: ScreeningOverride.optional(),
+  result_comment: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Write to GitHub (opt-in): after each run of an issue or pull request, one comment on the item with the outcome, duration, branch, kept worktree, token usage and the `curupira runs show` command; the same run reporting again edits its comment. Sent through the write queue (retried, paced, redacted). Default off: without it curupira writes nothing.',
+    ),
 } as const;
 
 const AutomationBaseObject = z.object(automationBaseShape);
