@@ -263,6 +263,41 @@ describe('the write queue', () => {
     expect(issue.comments[0]?.body).toContain('[redacted]');
   });
 
+  it("keeps each item's writes in order: a label's removal waits for its retried addition", async () => {
+    sim.faults.add({
+      kind: 'status',
+      status: 502,
+      match: { method: 'POST', path: '/repos/acme/api/issues/6/labels' },
+    });
+    const queue = makeQueue();
+    const label = [{ name: 'agent:implementing', description: 'curupira is working on this' }];
+    await queue.enqueue({
+      marker: 'start',
+      repo: 'acme/api',
+      number: 6,
+      write: { kind: 'add-labels', labels: label },
+    });
+    await queue.enqueue({
+      marker: 'exit',
+      repo: 'acme/api',
+      number: 6,
+      write: { kind: 'remove-label', label: 'agent:implementing' },
+    });
+    await queue.enqueue({
+      marker: 'other',
+      repo: 'acme/api',
+      number: 7,
+      write: { kind: 'comment', body: 'not held back' },
+    });
+    const first = await queue.drain();
+    expect(first).toEqual({ sent: 1, failed: 0, retried: 1 });
+    expect(world.item('acme/api', 7)!.comments).toHaveLength(1);
+    expect(await queue.runUntilIdle()).toEqual({ sent: 2, failed: 0, retried: 0 });
+    expect(world.item('acme/api', 6)!.labels).toEqual([]);
+    const item6 = writeRequests().filter((r) => r.path.startsWith('/repos/acme/api/issues/6/'));
+    expect(item6.map((r) => `${r.method} ${r.status}`)).toEqual(['POST 502', 'POST 200', 'DELETE 200']);
+  });
+
   it('a write queued before a crash is sent after the restart, exactly once', async () => {
     const queue = makeQueue();
     await queue.enqueue({

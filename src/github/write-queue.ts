@@ -124,20 +124,33 @@ export class WriteQueue {
 
   /** When the next pending write is due (epoch ms), or undefined when none is pending. */
   async nextDueAt(): Promise<number | undefined> {
-    const pending = await this.#store.listWrites({ status: 'pending' });
-    if (pending.length === 0) return undefined;
-    return Math.min(...pending.map((w) => Date.parse(w.nextAttemptAt)));
+    // Only each item's first pending write can go next; the ones behind it wait for it.
+    const heads = new Map<string, WriteRecord>();
+    for (const write of await this.#store.listWrites({ status: 'pending' })) {
+      const key = `${write.repo}#${write.number}`;
+      if (!heads.has(key)) heads.set(key, write);
+    }
+    if (heads.size === 0) return undefined;
+    return Math.min(...[...heads.values()].map((w) => Date.parse(w.nextAttemptAt)));
   }
 
-  /** Sends every write due now, oldest first, one at a time. */
+  /**
+   * Sends every write due now, one at a time. Each item's writes keep their order (the store holds
+   * back a write while an earlier one to the same item is pending), so rounds repeat while writes
+   * went out and others became due behind them.
+   */
   async drain(): Promise<DrainResult> {
     const result: DrainResult = { sent: 0, failed: 0, retried: 0 };
-    const due = await this.#store.listDueWrites(new Date(this.#clock.now()).toISOString());
-    for (const write of due) {
-      const outcome = await this.#attempt(write);
-      result[outcome] += 1;
+    for (;;) {
+      const due = await this.#store.listDueWrites(new Date(this.#clock.now()).toISOString());
+      let settled = 0;
+      for (const write of due) {
+        const outcome = await this.#attempt(write);
+        result[outcome] += 1;
+        if (outcome !== 'retried') settled += 1;
+      }
+      if (settled === 0) return result;
     }
-    return result;
   }
 
   /** Drains until nothing is pending, sleeping until each next due time (tests, and shutdown). */

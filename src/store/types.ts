@@ -244,7 +244,10 @@ export interface Store {
 
   /** Queues a write (or replaces the one with the same marker, making it pending again). */
   enqueueWrite(init: WriteInit): Promise<WriteRecord>;
-  /** Pending writes whose next attempt is due at `dueBy` (ISO 8601), oldest due first. */
+  /**
+   * Pending writes whose next attempt is due at `dueBy` (ISO 8601), oldest due first; a write waits
+   * while an earlier write to the same item is still pending (each item's writes keep their order).
+   */
   listDueWrites(dueBy: string, limit?: number): Promise<WriteRecord[]>;
   /** Writes in queue order, optionally only those with a status or of a run. */
   listWrites(filter?: { status?: WriteStatus; runId?: string }): Promise<WriteRecord[]>;

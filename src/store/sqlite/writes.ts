@@ -60,7 +60,11 @@ export function enqueueWrite(sql: Sql, init: WriteInit, now: string): WriteRecor
 
 export function listDueWrites(sql: Sql, dueBy: string, limit: number): WriteRecord[] {
   const rows = sql(
-    `SELECT * FROM writes WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`,
+    // One item's writes go out in the order they were queued: none while an earlier one is pending.
+    `SELECT * FROM writes w WHERE status = 'pending' AND next_attempt_at <= ?
+       AND NOT EXISTS (SELECT 1 FROM writes e WHERE e.status = 'pending' AND e.repo = w.repo
+                       AND e.item_number = w.item_number AND e.id < w.id)
+     ORDER BY next_attempt_at, id LIMIT ?`,
   ).all(dueBy, limit) as WriteRow[];
   return rows.map(writeFromRow);
 }
