@@ -313,6 +313,7 @@ export class Engine {
       const gate = await gateTask(this.gateDeps(), automation, task, settings, signal);
       if (gate.kind === 'stopped') {
         deps.onUpdate?.(gate.run);
+        await deps.writes?.finished(automation, task, gate.run);
         return gate.run;
       }
       if (gate.kind === 'held') {

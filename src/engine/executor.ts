@@ -191,6 +191,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     ...(promptError === undefined ? { prompt: storedPrompt(originalPrompt) } : {}),
   });
   deps.onUpdate?.(run);
+  await deps.writes?.started(automation, task, run);
   const runFields = { ...fields, run: run.id };
   log.info({ ...runFields, session: saved?.sessionId }, saved ? 'Resuming task' : 'Starting task');
 

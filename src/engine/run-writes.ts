@@ -15,12 +15,14 @@ import { createGitHubClient, type GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
 import { type DrainResult, WriteQueue } from '../github/write-queue.js';
 import type { Logger } from '../log.js';
-import type { Store } from '../store/types.js';
+import type { GitHubWrite, Store } from '../store/types.js';
 
 /** Task types whose id is an issue or pull request number in `identity.repo`. */
 const ITEM_TASK_TYPES = new Set(['github-issues', 'github-pull-requests']);
 
 export interface RunWrites {
+  /** Queues what a starting run writes (its `status_label`). Never throws. */
+  started(automation: AnyAutomation, task: Task, run: RunRecord): Promise<void>;
   /** Queues what a finished run writes (nothing unless its automation opted in). Never throws. */
   finished(automation: AnyAutomation, task: Task, run: RunRecord): Promise<void>;
   /** Sends what is due now (one drain at a time: a second waits for the first). Never throws. */
@@ -31,7 +33,37 @@ export interface RunWrites {
 
 /** True when any automation asks for a GitHub write: only then does the engine build `RunWrites`. */
 export function wantsGitHubWrites(automations: readonly AnyAutomation[]): boolean {
-  return automations.some((a) => a.config.result_comment === true);
+  return automations.some(
+    ({ config }) =>
+      config.result_comment === true ||
+      config.status_label !== undefined ||
+      config.failed_label !== undefined ||
+      config.blocked_label !== undefined,
+  );
+}
+
+/** The label writes of a run's end: the status label off, the exit label on (or the failed one off). */
+export function exitLabelWrites(
+  automation: AnyAutomation,
+  run: RunRecord,
+): { marker: string; write: GitHubWrite }[] {
+  const { status_label: status, failed_label: failed, blocked_label: blocked } = automation.config;
+  const out: { marker: string; write: GitHubWrite }[] = [];
+  if (status)
+    out.push({ marker: `status run=${run.id} step=remove`, write: { kind: 'remove-label', label: status } });
+  const add = (name: string, description: string) =>
+    out.push({
+      marker: `exit run=${run.id}`,
+      write: { kind: 'add-labels', labels: [{ name, description }] },
+    });
+  if (failed && (run.status === 'failed' || run.status === 'timed_out')) {
+    add(failed, 'curupira: the last run on this item failed');
+  } else if (failed && run.status === 'succeeded') {
+    out.push({ marker: `exit run=${run.id}`, write: { kind: 'remove-label', label: failed } });
+  } else if (blocked && run.status === 'blocked') {
+    add(blocked, 'curupira: screening held this item for a person to look at');
+  }
+  return out;
 }
 
 export function resultMarker(runId: string): string {
@@ -116,21 +148,40 @@ export function createRunWrites(options: RunWritesOptions): RunWrites {
     return next;
   };
   const drain = () => serial(() => quietly('send GitHub writes', () => queue.drain()));
+  const target = (task: Task) =>
+    ITEM_TASK_TYPES.has(task.identity.taskType) && /^\d+$/.test(task.identity.id)
+      ? { repo: task.identity.repo, number: Number(task.identity.id) }
+      : undefined;
+  const enqueue = async (task: Task, run: RunRecord, writes: { marker: string; write: GitHubWrite }[]) => {
+    const item = target(task);
+    if (!item || writes.length === 0) return;
+    await quietly('queue GitHub writes', async () => {
+      for (const w of writes) await queue.enqueue({ ...item, runId: run.id, ...w });
+    });
+    // Sent in the background; a failure stays queued for the next drain or flush.
+    void drain();
+  };
   return {
+    async started(automation, task, run) {
+      const label = automation.config.status_label;
+      if (!label) return;
+      const description = `curupira: automation ${automation.id} is working on this item`;
+      await enqueue(task, run, [
+        {
+          marker: `status run=${run.id} step=add`,
+          write: { kind: 'add-labels', labels: [{ name: label, description }] },
+        },
+      ]);
+    },
     async finished(automation, task, run) {
-      if (automation.config.result_comment !== true) return;
-      if (!ITEM_TASK_TYPES.has(task.identity.taskType) || !/^\d+$/.test(task.identity.id)) return;
-      await quietly('queue the result comment', () =>
-        queue.enqueue({
+      const writes = exitLabelWrites(automation, run);
+      if (automation.config.result_comment === true) {
+        writes.push({
           marker: resultMarker(run.id),
-          repo: task.identity.repo,
-          number: Number(task.identity.id),
-          runId: run.id,
           write: { kind: 'comment', body: resultCommentBody(automation, run) },
-        }),
-      );
-      // Sent in the background; a failure stays queued for the next drain or flush.
-      void drain();
+        });
+      }
+      await enqueue(task, run, writes);
     },
     drain,
     async flush(signal) {
