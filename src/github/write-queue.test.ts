@@ -12,7 +12,7 @@ import { registerSecret } from '../security/redact.js';
 import { type Simulator, startSimulator } from '../simulator/server.js';
 import { SimWorld } from '../simulator/world.js';
 import { openStore } from '../store/index.js';
-import type { Store } from '../store/types.js';
+import type { GitHubWrite, Store } from '../store/types.js';
 import { createGitHubClient } from './client.js';
 import { staticTokenSource } from './token.js';
 import { markerComment, WRITE_BACKOFF_MS, WriteQueue } from './write-queue.js';
@@ -58,6 +58,11 @@ function makeQueue(options: { paceMs?: number } = {}): WriteQueue {
     random: () => 0.5,
   });
   return new WriteQueue({ store, client, clock, paceMs: options.paceMs });
+}
+
+/** Queues `write` for acme/api#number under `marker`. */
+function onItem(queue: WriteQueue, number: number, marker: string, write: GitHubWrite) {
+  return queue.enqueue({ marker, repo: 'acme/api', number, write });
 }
 
 const writeRequests = () => sim.requests.filter((r) => r.method !== 'GET');
@@ -149,12 +154,7 @@ describe('the write queue', () => {
 
   it('a refusal (the item does not exist) fails at once, without retries', async () => {
     const queue = makeQueue();
-    await queue.enqueue({
-      marker: 'gone',
-      repo: 'acme/api',
-      number: 404,
-      write: { kind: 'set-state', state: 'closed' },
-    });
+    await onItem(queue, 404, 'gone', { kind: 'set-state', state: 'closed' });
     expect(await queue.runUntilIdle()).toEqual({ sent: 0, failed: 1, retried: 0 });
     expect((await store.listWrites())[0]?.lastError).toContain('404');
   });
@@ -212,12 +212,7 @@ describe('the write queue', () => {
   it('a marker in a comment by another account is not ours: a new comment is posted', async () => {
     world.addComment('acme/api', 3, { author: 'mallory', body: `fake ${markerComment('result run=r_3')}` });
     const queue = makeQueue();
-    await queue.enqueue({
-      marker: 'result run=r_3',
-      repo: 'acme/api',
-      number: 3,
-      write: { kind: 'comment', body: 'real' },
-    });
+    await onItem(queue, 3, 'result run=r_3', { kind: 'comment', body: 'real' });
     await queue.runUntilIdle();
     const comments = world.item('acme/api', 3)!.comments;
     expect(comments.map((c) => [c.author, c.body.split('\n')[0]])).toEqual([
@@ -231,30 +226,10 @@ describe('the write queue', () => {
     registerSecret(secret);
     world.addLabels('acme/api', 4, ['agent:implementing']);
     const queue = makeQueue();
-    await queue.enqueue({
-      marker: 'rm',
-      repo: 'acme/api',
-      number: 4,
-      write: { kind: 'remove-label', label: 'agent:implementing' },
-    });
-    await queue.enqueue({
-      marker: 'rm-again',
-      repo: 'acme/api',
-      number: 4,
-      write: { kind: 'remove-label', label: 'agent:implementing' },
-    });
-    await queue.enqueue({
-      marker: 'close',
-      repo: 'acme/api',
-      number: 4,
-      write: { kind: 'set-state', state: 'closed', stateReason: 'not_planned' },
-    });
-    await queue.enqueue({
-      marker: 'leak',
-      repo: 'acme/api',
-      number: 4,
-      write: { kind: 'comment', body: `token=${secret}` },
-    });
+    await onItem(queue, 4, 'rm', { kind: 'remove-label', label: 'agent:implementing' });
+    await onItem(queue, 4, 'rm-again', { kind: 'remove-label', label: 'agent:implementing' });
+    await onItem(queue, 4, 'close', { kind: 'set-state', state: 'closed', stateReason: 'not_planned' });
+    await onItem(queue, 4, 'leak', { kind: 'comment', body: `token=${secret}` });
     expect(await queue.runUntilIdle()).toEqual({ sent: 4, failed: 0, retried: 0 });
     const issue = world.issue('acme/api', 4)!;
     expect(issue.labels).toEqual([]);
@@ -271,24 +246,9 @@ describe('the write queue', () => {
     });
     const queue = makeQueue();
     const label = [{ name: 'agent:implementing', description: 'curupira is working on this' }];
-    await queue.enqueue({
-      marker: 'start',
-      repo: 'acme/api',
-      number: 6,
-      write: { kind: 'add-labels', labels: label },
-    });
-    await queue.enqueue({
-      marker: 'exit',
-      repo: 'acme/api',
-      number: 6,
-      write: { kind: 'remove-label', label: 'agent:implementing' },
-    });
-    await queue.enqueue({
-      marker: 'other',
-      repo: 'acme/api',
-      number: 7,
-      write: { kind: 'comment', body: 'not held back' },
-    });
+    await onItem(queue, 6, 'start', { kind: 'add-labels', labels: label });
+    await onItem(queue, 6, 'exit', { kind: 'remove-label', label: 'agent:implementing' });
+    await onItem(queue, 7, 'other', { kind: 'comment', body: 'not held back' });
     const first = await queue.drain();
     expect(first).toEqual({ sent: 1, failed: 0, retried: 1 });
     expect(world.item('acme/api', 7)!.comments).toHaveLength(1);
@@ -300,12 +260,7 @@ describe('the write queue', () => {
 
   it('a write queued before a crash is sent after the restart, exactly once', async () => {
     const queue = makeQueue();
-    await queue.enqueue({
-      marker: 'survivor',
-      repo: 'acme/api',
-      number: 5,
-      write: { kind: 'comment', body: 'later' },
-    });
+    await onItem(queue, 5, 'survivor', { kind: 'comment', body: 'later' });
     // The process dies here: no request went out, the row is on disk.
     await store.close();
     expect(writeRequests()).toEqual([]);
