@@ -23,6 +23,7 @@ import { type ExecutorDeps, executeTask, finishInterruptedRun } from './executor
 import { CronFeed, cronItem, EventFeed, type Feed, type PollContext } from './feed.js';
 import { createFeed } from './feed-factory.js';
 import { classifyFailure } from './outcome.js';
+import { createRunWrites, type RunWrites, wantsGitHubWrites } from './run-writes.js';
 import { locksFor, type OfferResult, SchedulerCore } from './scheduler.js';
 import { type GateDeps, gateTask } from './screen.js';
 import { TeamCache } from './screen-context.js';
@@ -181,6 +182,8 @@ export class Engine {
   private readonly unmatchedFinishing = new Set<string>();
   /** Escalated tasks held back by this process (task key → automation): a reset is noticed in watch mode. */
   private readonly escalated = new Map<string, string>();
+  /** Opt-in GitHub writes, built the first time an automation asks for one (run-writes.ts). */
+  private githubWrites: RunWrites | undefined;
 
   constructor(private readonly options: EngineOptions) {
     this.settings = options.settings;
@@ -263,8 +266,21 @@ export class Engine {
     });
   }
 
+  /** The write queue's front, only when some automation opted in to a GitHub write. */
+  private writes(): RunWrites | undefined {
+    const { tokens } = this.options;
+    if (!this.githubWrites && tokens && wantsGitHubWrites(this.settings.automations)) {
+      const { store, clock, log, stopSignal } = this.options;
+      const apiUrl = this.options.github().apiUrl;
+      this.githubWrites = createRunWrites({ store, apiUrl, tokens, clock, log, signal: stopSignal });
+    }
+    return this.githubWrites;
+  }
+
   private executorDeps(onUpdate?: (run: RunRecord) => void): ExecutorDeps {
+    const writes = this.writes();
     return {
+      ...(writes ? { writes } : {}),
       execution: this.settings.execution,
       store: this.options.store,
       clock: this.options.clock,
@@ -335,6 +351,7 @@ export class Engine {
       const gate = await gateTask(this.gateDeps(), automation, task, settings, signal);
       if (gate.kind === 'stopped') {
         deps.onUpdate?.(gate.run);
+        await deps.writes?.finished(automation, task, gate.run);
         return gate.run;
       }
       if (gate.kind === 'held') {
@@ -657,11 +674,14 @@ export class Engine {
     for (const automation of this.settings.automations) await this.prune(automation.id);
     for (const feed of this.feeds) if (feed instanceof ChainFeed) await feed.init(this.pollContext());
     await this.resumeSessions();
+    // Writes a previous process queued but never sent go out first.
+    void this.writes()?.drain();
     if (this.options.mode === 'drain') await this.drain();
     else await this.watch();
     if (this.stopping) await this.shutdown();
     else await this.waitForRunning();
     this.core.clearQueue();
+    await this.githubWrites?.flush(this.options.stopSignal);
     return {
       runs: this.runs,
       stoppedEarly: this.winding,
@@ -728,6 +748,7 @@ export class Engine {
         this.options.log.warn({ error: errorMessage(error) }, 'Could not check the items of active tasks');
       });
       await this.maybeMaintain();
+      void this.githubWrites?.drain();
       const nextPoll = Math.min(
         ...this.feeds.filter((f) => !this.skips(f)).map((f) => f.nextPollAt),
         ...this.reconcileAt.values(),

@@ -28,6 +28,7 @@ import {
   prepareWorktree,
 } from '../workspace/index.js';
 import { classifyFailure, runStatusFor } from './outcome.js';
+import type { RunWrites } from './run-writes.js';
 import { promptContext, promptTemplateHash, runInit } from './task.js';
 
 /** What a resumed agent is told (the reference's continue prompt). */
@@ -49,6 +50,8 @@ export interface ExecutorDeps {
   killGraceMs?: number;
   /** Called when a run's state changes (for the live status and the chain trigger). */
   onUpdate?(run: RunRecord): void;
+  /** Opt-in GitHub writes of finished runs (result comments); absent when no automation asks. */
+  writes?: RunWrites;
 }
 
 export interface RunRequest {
@@ -188,6 +191,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     ...(promptError === undefined ? { prompt: storedPrompt(originalPrompt) } : {}),
   });
   deps.onUpdate?.(run);
+  await deps.writes?.started(automation, task, run);
   const runFields = { ...fields, run: run.id };
   log.info({ ...runFields, session: saved?.sessionId }, saved ? 'Resuming task' : 'Starting task');
 
@@ -215,6 +219,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
         await clock.sleep(attempt * 2000).catch(() => undefined);
       }
     }
+    await deps.writes?.finished(automation, task, run);
     // The reference's result words (`success`, `failure`), with our finer status beside them.
     const result = status === 'succeeded' ? 'success' : status === 'cancelled' ? 'cancelled' : 'failure';
     const logFields = { ...runFields, result, status, session: run.sessionId ?? undefined };
@@ -578,6 +583,7 @@ export async function finishInterruptedRun(
       { automation: run.automationId, run: run.id, result: status },
       'Finished an interrupted run',
     );
+    if (automation) await deps.writes?.finished(automation, taskStub(record), record);
     return record;
   };
   const cleanup = async (): Promise<Cleaned> => {

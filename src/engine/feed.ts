@@ -13,6 +13,7 @@ import type { CronState, Store } from '../store/types.js';
 import { decideMissed, dueOccurrence, parseScheduleDate, startOfDay } from '../triggers/cron/schedule.js';
 import type { TriggerSource } from '../triggers/source.js';
 import { Backoff } from './backoff.js';
+import { neverEligible } from './eligibility.js';
 import { baselineInfo, baselineState, takeBaseline, unremembered, usesMemory } from './memory.js';
 import { classifyFailure, nextPollAfterFailure } from './outcome.js';
 import { recordSkippedRun, taskFromItem } from './task.js';
@@ -97,7 +98,9 @@ export class EventFeed implements Feed {
     }
     this.waiting = report ? Math.max(0, report.matching - report.examined) : 0;
     this.matching = report?.matching;
-    let tasks = items.map((item) => taskFromItem(this.automation, item));
+    let tasks = items
+      .filter((item) => !neverEligible(item))
+      .map((item) => taskFromItem(this.automation, item));
     if (baseline !== 'current') {
       const ignoreBacklog = this.automation.config.ignore_backlog;
       if (!context.preview) {

@@ -21,6 +21,8 @@ export {
   type Simulator,
   type SimulatorOptions,
   startSimulator,
+  type WriteFaults,
+  type WritePacing,
 } from './server.js';
 export { type GraphQLReply, postGraphQL } from './testing.js';
 export * from './world.js';

@@ -5,6 +5,12 @@
  *   GET    /rate_limit                                budgets (free, like GitHub's)
  *   GET    /repos/{o}/{r}                             repository
  *   GET    /repos/{o}/{r}/labels                      repository labels
+ *   POST   /repos/{o}/{r}/labels                      { name, color?, description? } → 201; 422 already_exists
+ *   GET    /repos/{o}/{r}/labels/{name}               one label
+ *   GET    /repos/{o}/{r}/issues/comments/{id}        one comment
+ *   PATCH  /repos/{o}/{r}/issues/comments/{id}        { body } edits
+ *   DELETE /repos/{o}/{r}/issues/comments/{id}        → 204
+ *   GET    /repos/{o}/{r}/issues/{n}/timeline         labeled, unlabeled, closed, reopened, commented (actors)
  *   GET    /repos/{o}/{r}/issues/{n}                  issue (or pull request, as an issue)
  *   PATCH  /repos/{o}/{r}/issues/{n}                  title, body, state, state_reason, labels, assignees, milestone
  *   GET    /repos/{o}/{r}/issues/{n}/comments         comments (per_page, page, Link header)
@@ -16,6 +22,7 @@
  *
  * Anything else is GitHub's 404.
  */
+import type { components } from '@octokit/openapi-types';
 import { HTML_BASE } from './resolvers.js';
 import type {
   IssuePatch,
@@ -30,6 +37,28 @@ import type {
 } from './world.js';
 
 export const REST_DOCS = 'https://docs.github.com/rest';
+
+type Schemas = components['schemas'];
+/** The user fields the simulator answers (GitHub's `simple-user` has more `*_url` links). */
+type SimUserJson = Pick<
+  Schemas['simple-user'],
+  'login' | 'id' | 'node_id' | 'avatar_url' | 'gravatar_id' | 'url' | 'html_url' | 'type' | 'site_admin'
+>;
+/** GitHub's `issue-comment`, with the simulator's user shape. */
+export type IssueCommentJson = Omit<Schemas['issue-comment'], 'user'> & { user: SimUserJson };
+export type LabelJson = Schemas['label'];
+/** One timeline entry: `labeled-issue-event`, `state-change-issue-event`, `timeline-comment-event`, … */
+export type TimelineEventJson = {
+  id: number;
+  node_id: string;
+  event: string;
+  actor: SimUserJson;
+  created_at: string;
+  label?: { name: string; color: string };
+  state_reason?: string | null;
+  body?: string;
+  author_association?: Schemas['author-association'];
+};
 
 export interface RestRequest {
   readonly world: SimWorld;
@@ -84,7 +113,7 @@ function ownerJson(world: SimWorld, login: string, apiUrl: string): Record<strin
   return userJson(actor, apiUrl);
 }
 
-export function userJson(actor: SimActor, apiUrl: string): Record<string, unknown> {
+export function userJson(actor: SimActor, apiUrl: string): SimUserJson {
   const isBot = actor.__typename === 'Bot';
   return {
     login: actor.login,
@@ -101,7 +130,7 @@ export function userJson(actor: SimActor, apiUrl: string): Record<string, unknow
   };
 }
 
-function labelJson(label: SimLabel, apiUrl: string): Record<string, unknown> {
+function labelJson(label: SimLabel, apiUrl: string): LabelJson {
   return {
     id: label.databaseId,
     node_id: label.id,
@@ -195,7 +224,12 @@ export function issueJson(
   return json;
 }
 
-function commentJson(world: SimWorld, comment: SimComment, item: SimIssueOrPullRequest, apiUrl: string) {
+function commentJson(
+  world: SimWorld,
+  comment: SimComment,
+  item: SimIssueOrPullRequest,
+  apiUrl: string,
+): IssueCommentJson {
   const html = `${HTML_BASE}/${item.repo}/${item.__typename === 'Issue' ? 'issues' : 'pull'}/${item.number}`;
   return {
     url: `${apiUrl}/repos/${comment.repo}/issues/comments/${comment.databaseId}`,
@@ -206,7 +240,7 @@ function commentJson(world: SimWorld, comment: SimComment, item: SimIssueOrPullR
     user: userJson(world.actor(comment.author) ?? world.addUser(comment.author), apiUrl),
     created_at: comment.createdAt,
     updated_at: comment.updatedAt,
-    author_association: association(world, comment.repo, comment.author),
+    author_association: association(world, comment.repo, comment.author) as Schemas['author-association'],
     body: comment.body,
     performed_via_github_app: null,
   };
@@ -337,7 +371,7 @@ function patchIssue(request: RestRequest, item: SimIssueOrPullRequest): RestResp
       patch.milestone = milestone.title;
     }
   }
-  const updated = world.updateIssue(item.repo, item.number, patch);
+  const updated = world.updateIssue(item.repo, item.number, patch, { actor: request.viewer.login });
   return { status: 200, body: issueJson(world, updated, request.apiUrl) };
 }
 
@@ -390,12 +424,114 @@ function issueRoute(request: RestRequest, repo: SimRepository, rest: string[]): 
     }
     return notFound();
   }
+  if (sub === 'timeline' && rest.length === 2 && method === 'GET') {
+    const { page, headers } = paged(timelineOf(world, item, apiUrl), request);
+    return { status: 200, body: page, headers };
+  }
   if (sub === 'labels' && rest.length === 3 && method === 'DELETE') {
     const name = decodeURIComponent(rest[2]!);
-    if (!world.removeLabel(repo.nameWithOwner, number, name)) return restError(404, 'Label does not exist');
+    if (!world.removeLabel(repo.nameWithOwner, number, name, request.viewer.login)) {
+      return restError(404, 'Label does not exist');
+    }
     return { status: 200, body: issueLabels(world, item, apiUrl) };
   }
   return notFound();
+}
+
+function timelineOf(world: SimWorld, item: SimIssueOrPullRequest, apiUrl: string): TimelineEventJson[] {
+  const user = (login: string) => userJson(world.actor(login) ?? world.addUser(login), apiUrl);
+  const labelOf = (name: string) => ({ name, color: world.label(item.repo, name)?.color ?? 'ededed' });
+  const events: TimelineEventJson[] = [
+    ...item.labelEvents.map((e) => ({
+      id: e.databaseId,
+      node_id: e.id,
+      event: 'labeled',
+      actor: user(e.actor),
+      created_at: e.createdAt,
+      label: labelOf(e.label),
+    })),
+    ...item.events.map((e) => ({
+      id: e.databaseId,
+      node_id: e.id,
+      event: e.event,
+      actor: user(e.actor),
+      created_at: e.createdAt,
+      ...(e.label !== undefined ? { label: labelOf(e.label) } : {}),
+      ...(e.stateReason !== undefined ? { state_reason: e.stateReason } : {}),
+    })),
+    ...item.comments.map((c) => ({
+      id: c.databaseId,
+      node_id: c.id,
+      event: 'commented',
+      actor: user(c.author),
+      created_at: c.createdAt,
+      body: c.body,
+      author_association: association(world, c.repo, c.author) as Schemas['author-association'],
+    })),
+  ];
+  // Oldest first; events made in the same second keep the order they were made in (their ids).
+  return events.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id - b.id);
+}
+
+function createLabel(request: RestRequest, repo: SimRepository): RestResponse {
+  const body = request.body as Record<string, unknown> | undefined;
+  if (typeof body?.name !== 'string' || body.name.trim() === '') {
+    return validationFailed('Label', 'missing_field', 'name');
+  }
+  if (request.world.label(repo.nameWithOwner, body.name)) {
+    return validationFailed('Label', 'already_exists', 'name');
+  }
+  const color = typeof body.color === 'string' ? body.color.replace(/^#/, '') : undefined;
+  if (color !== undefined && !/^[0-9a-fA-F]{6}$/.test(color)) {
+    return validationFailed('Label', 'invalid', 'color');
+  }
+  const label = request.world.addLabel(repo.nameWithOwner, body.name, {
+    color,
+    description: typeof body.description === 'string' ? body.description : null,
+  });
+  return {
+    status: 201,
+    body: labelJson(label, request.apiUrl),
+    headers: { location: labelJson(label, request.apiUrl).url },
+  };
+}
+
+function labelsRoute(request: RestRequest, repo: SimRepository, rest: string[]): RestResponse {
+  const { world, method, apiUrl } = request;
+  if (rest.length === 1) {
+    if (method === 'GET') {
+      const { page, headers } = paged(repo.labels, request);
+      return { status: 200, body: page.map((l) => labelJson(l, apiUrl)), headers };
+    }
+    if (method === 'POST') return createLabel(request, repo);
+    return notFound();
+  }
+  if (rest.length === 2 && method === 'GET') {
+    const label = world.label(repo.nameWithOwner, decodeURIComponent(rest[1]!));
+    return label ? { status: 200, body: labelJson(label, apiUrl) } : notFound();
+  }
+  return notFound();
+}
+
+/** `/repos/{o}/{r}/issues/comments/{id}`: one comment, edited or deleted. */
+function commentRoute(request: RestRequest, repo: SimRepository, idText: string): RestResponse {
+  const { world, method, apiUrl } = request;
+  if (!/^\d+$/.test(idText)) return notFound();
+  const id = Number(idText);
+  const found = world.comment(repo.nameWithOwner, id);
+  if (!found) return notFound();
+  if (method === 'GET') return { status: 200, body: commentJson(world, found.comment, found.item, apiUrl) };
+  if (method === 'DELETE') {
+    world.deleteComment(repo.nameWithOwner, id);
+    return { status: 204, body: undefined };
+  }
+  if (method !== 'PATCH') return notFound();
+  const body = request.body as Record<string, unknown> | undefined;
+  if (typeof body?.body !== 'string' || body.body === '') {
+    return validationFailed('IssueComment', 'missing_field', 'body');
+  }
+  const comment = world.updateComment(repo.nameWithOwner, id, body.body)!;
+  return { status: 200, body: commentJson(world, comment, found.item, apiUrl) };
 }
 
 export function handleRest(request: RestRequest): RestResponse {
@@ -431,9 +567,9 @@ export function handleRest(request: RestRequest): RestResponse {
   const rest = parts.slice(3);
   if (rest.length === 0)
     return method === 'GET' ? { status: 200, body: repoJson(world, repo, apiUrl) } : notFound();
-  if (rest[0] === 'labels' && rest.length === 1 && method === 'GET') {
-    const { page, headers } = paged(repo.labels, request);
-    return { status: 200, body: page.map((l) => labelJson(l, apiUrl)), headers };
+  if (rest[0] === 'labels') return labelsRoute(request, repo, rest);
+  if (rest[0] === 'issues' && rest[1] === 'comments' && rest.length === 3) {
+    return commentRoute(request, repo, rest[2]!);
   }
   if (rest[0] === 'issues' && rest.length >= 2) return issueRoute(request, repo, rest.slice(1));
   return notFound();

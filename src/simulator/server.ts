@@ -14,9 +14,12 @@
  *   POST   /_simulator/comments         { repo, number, body, author? } → 201
  *   POST   /_simulator/tokens           { token, login }
  *   POST   /_simulator/rate-limit       { resource: "graphql" | "core", limit?, used? } for the token's user
+ *   POST   /_simulator/write-faults     { fraction, status?, applied? } or null (see WriteFaults)
+ *   POST   /_simulator/write-pacing     { minIntervalMs, status?, retryAfterSeconds? } or null (see WritePacing)
  *
  * Every API request needs `Authorization: bearer <token>` (or `token <token>`) with a token the world
- * knows. Tokens are never written to the request log or the logger.
+ * knows. Tokens are never written to the request log or the logger. Every answer carries a `Date`
+ * header from the simulator's clock (`now`), as GitHub's answers carry GitHub's.
  */
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
@@ -35,6 +38,32 @@ import {
   worldFromFixture,
 } from './world.js';
 
+/**
+ * A fraction of REST write requests (POST, PATCH, PUT, DELETE) fail with `status` (default 502).
+ * `applied: true` makes the write happen first and only the answer fail — the case where a client
+ * cannot tell whether its comment was posted.
+ */
+export interface WriteFaults {
+  readonly fraction: number;
+  readonly status?: number;
+  readonly applied?: boolean;
+  /** Random source 0..1 (tests pin it); default Math.random. */
+  readonly random?: () => number;
+}
+
+/**
+ * GitHub's secondary limit on content creation: a user's REST write that comes sooner than
+ * `minIntervalMs` after their previous accepted write is refused with `status` (403 by default, or
+ * 429) and `Retry-After: retryAfterSeconds` (default 1), and is not applied.
+ */
+export interface WritePacing {
+  readonly minIntervalMs: number;
+  readonly status?: 403 | 429;
+  readonly retryAfterSeconds?: number;
+}
+
+const WRITE_METHODS = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
+
 export interface SimulatorOptions {
   world?: SimWorld;
   port?: number;
@@ -47,6 +76,10 @@ export interface SimulatorOptions {
   graphqlRateLimitedStatus?: 200 | 403;
   /** Receives one debug line per request (method, path, status; never a token). */
   logger?: Logger;
+  /** Fault injection for writes (changeable later with `setWriteFaults`). */
+  writeFaults?: WriteFaults | null;
+  /** The content-creation pacing rule (changeable later with `setWritePacing`). */
+  writePacing?: WritePacing | null;
 }
 
 export interface RecordedRequest {
@@ -73,6 +106,8 @@ export interface Simulator {
   readonly requests: RecordedRequest[];
   readonly rateLimits: { readonly graphql: RateLimiter; readonly core: RateLimiter };
   resetRequests(): void;
+  setWriteFaults(faults: WriteFaults | null): void;
+  setWritePacing(pacing: WritePacing | null): void;
   close(): Promise<void>;
 }
 
@@ -122,6 +157,43 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const host = options.host ?? '127.0.0.1';
   let requestCounter = 0;
   let baseUrl = '';
+  let writeFaults = options.writeFaults ?? null;
+  let writePacing = options.writePacing ?? null;
+  /** When each user's last accepted write was applied (the pacing rule's memory). */
+  const lastWriteAt = new Map<string, number>();
+
+  /**
+   * Runs a REST write under the pacing rule and the write faults: refused (not applied) when it
+   * comes too soon, failed before or after being applied for the chosen fraction, else applied.
+   */
+  function gatedWrite(
+    login: string,
+    requestId: string,
+    record: RecordedRequest,
+    apply: () => RestResponse,
+  ): RestResponse {
+    const last = lastWriteAt.get(login);
+    if (writePacing && last !== undefined && now() - last < writePacing.minIntervalMs) {
+      record.fault = 'secondary-rate-limit';
+      return {
+        status: writePacing.status ?? 403,
+        body: {
+          message: `You have exceeded a secondary rate limit and have been temporarily blocked from content creation. Please retry your request again later. If you reach out to GitHub Support for help, please include the request ID ${requestId}.`,
+          documentation_url: SECONDARY_DOCS,
+        },
+        headers: { 'retry-after': String(writePacing.retryAfterSeconds ?? 1) },
+      };
+    }
+    const faulted = writeFaults !== null && (writeFaults.random ?? Math.random)() < writeFaults.fraction;
+    if (!faulted || writeFaults?.applied) {
+      const response = apply();
+      if (response.status < 400) lastWriteAt.set(login, now());
+      if (!faulted) return response;
+    }
+    record.fault = 'status';
+    const status = writeFaults?.status ?? 502;
+    return { status, body: { message: STATUS_CODES[status] ?? 'Server Error' } };
+  }
 
   function send(
     res: ServerResponse,
@@ -132,6 +204,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   ): void {
     const text = body === undefined ? '' : JSON.stringify(body);
     res.writeHead(status, {
+      date: new Date(now()).toUTCString(),
       'content-type': 'application/json; charset=utf-8',
       'x-github-media-type': 'github.v3; format=json',
       ...(requestId ? { 'x-github-request-id': requestId } : {}),
@@ -227,7 +300,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         return 403;
       }
       case 'malformed-json':
-        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', ...headers });
+        res.writeHead(200, {
+          date: new Date(now()).toUTCString(),
+          'content-type': 'application/json; charset=utf-8',
+          ...headers,
+        });
         res.end(isGraphQL ? '{"data":{"search":{"issueCount":12,"nodes":[{"number":' : '{"login":"oct');
         return 200;
       case 'reset-connection':
@@ -322,6 +399,14 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
           send(res, 200, login ? limiter.peek(login) : { limit: limiter.limit });
           return;
         }
+        case 'POST /_simulator/write-faults':
+          writeFaults = body === null || body === undefined ? null : parseWriteFaults(record);
+          send(res, 200, { writeFaults });
+          return;
+        case 'POST /_simulator/write-pacing':
+          writePacing = body === null || body === undefined ? null : parseWritePacing(record);
+          send(res, 200, { writePacing });
+          return;
         default:
           send(res, 404, { message: `no simulator control route ${route}` });
       }
@@ -451,16 +536,18 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       };
     } else {
       if (!free) limiter.charge(viewer.login, 1);
-      response = handleRest({
-        world,
-        viewer,
-        method,
-        path,
-        searchParams: url.searchParams,
-        body,
-        apiUrl: baseUrl,
-        rateLimits: () => budgets(viewer.login),
-      });
+      const apply = () =>
+        handleRest({
+          world,
+          viewer,
+          method,
+          path,
+          searchParams: url.searchParams,
+          body,
+          apiUrl: baseUrl,
+          rateLimits: () => budgets(viewer.login),
+        });
+      response = WRITE_METHODS.has(method) ? gatedWrite(viewer.login, requestId, record, apply) : apply();
     }
     send(
       res,
@@ -502,6 +589,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     resetRequests() {
       requests.length = 0;
     },
+    setWriteFaults(faults) {
+      writeFaults = faults;
+    },
+    setWritePacing(pacing) {
+      writePacing = pacing;
+      if (!pacing) lastWriteAt.clear();
+    },
     close() {
       return new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
@@ -509,6 +603,31 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       });
     },
   };
+}
+
+function parseWriteFaults(raw: Record<string, unknown>): WriteFaults {
+  const { fraction, status, applied } = raw;
+  if (typeof fraction !== 'number' || !(fraction >= 0 && fraction <= 1)) {
+    throw new Error('"fraction" must be a number from 0 to 1');
+  }
+  if (status !== undefined && !(typeof status === 'number' && status >= 400 && status <= 599)) {
+    throw new Error('"status" must be an HTTP error status');
+  }
+  return { fraction, status: status as number | undefined, applied: applied === true };
+}
+
+function parseWritePacing(raw: Record<string, unknown>): WritePacing {
+  const { minIntervalMs, status, retryAfterSeconds } = raw;
+  if (typeof minIntervalMs !== 'number' || minIntervalMs < 0) {
+    throw new Error('"minIntervalMs" must be a non-negative number');
+  }
+  if (status !== undefined && status !== 403 && status !== 429) {
+    throw new Error('a secondary rate limit answers 403 or 429');
+  }
+  if (retryAfterSeconds !== undefined && !(typeof retryAfterSeconds === 'number' && retryAfterSeconds >= 0)) {
+    throw new Error('"retryAfterSeconds" must be a non-negative number');
+  }
+  return { minIntervalMs, status, retryAfterSeconds: retryAfterSeconds as number | undefined };
 }
 
 /** Starts a simulator seeded from a JSON fixture file (`curupira simulator --fixture FILE`). */

@@ -146,6 +146,19 @@ export interface SimLabeledEvent {
   readonly createdAt: string;
 }
 
+/** Other timeline events curupira's writes leave behind, each with its actor (REST form). */
+export interface SimIssueEvent {
+  readonly id: string;
+  readonly databaseId: number;
+  readonly event: 'unlabeled' | 'closed' | 'reopened';
+  readonly actor: string;
+  readonly createdAt: string;
+  /** The label removed (`unlabeled`). */
+  readonly label?: string;
+  /** GitHub's lower-case `state_reason` (`closed`, `reopened`). */
+  readonly stateReason?: string | null;
+}
+
 export interface SimTeam {
   readonly __typename: 'Team';
   readonly id: string;
@@ -179,6 +192,8 @@ interface SimItemBase {
   readonly comments: SimComment[];
   /** Every label applied, oldest first (removals are not recorded). */
   readonly labelEvents: SimLabeledEvent[];
+  /** Unlabel, close and reopen events, oldest first. */
+  readonly events: SimIssueEvent[];
   locked: boolean;
 }
 
@@ -754,6 +769,7 @@ export class SimWorld {
       closedAt: null,
       comments: [],
       labelEvents: [],
+      events: [],
       locked: input.locked ?? false,
     };
   }
@@ -887,24 +903,80 @@ export class SimWorld {
     return review;
   }
 
-  closeIssue(repoName: string, number: number, options: { stateReason?: IssueStateReason } = {}): SimIssue {
+  /** Records a timeline event by `actor` (default the item's author). */
+  private recordEvent(
+    item: SimIssueOrPullRequest,
+    event: SimIssueEvent['event'],
+    actor: string | undefined,
+    extra: { label?: string; stateReason?: string | null } = {},
+  ): void {
+    // Not a GraphQL node here (the GraphQL timeline models labeled events only), so no register().
+    this.seq += 1;
+    const recorded: SimIssueEvent = {
+      id: `IE_sim${this.seq}`,
+      databaseId: this.seq,
+      event,
+      actor: this.addUser(actor ?? item.author).login,
+      createdAt: this.timestamp(),
+      ...extra,
+    };
+    item.events.push(recorded);
+  }
+
+  closeIssue(
+    repoName: string,
+    number: number,
+    options: { stateReason?: IssueStateReason; actor?: string } = {},
+  ): SimIssue {
     const issue = this.issue(repoName, number);
     if (!issue) throw new Error(`the simulated world has no issue ${repoName}#${number}`);
     issue.state = 'CLOSED';
     issue.stateReason = options.stateReason ?? 'COMPLETED';
     this.touch(issue);
     issue.closedAt = issue.updatedAt;
+    this.recordEvent(issue, 'closed', options.actor, { stateReason: issue.stateReason.toLowerCase() });
     return issue;
   }
 
-  reopenIssue(repoName: string, number: number): SimIssue {
+  reopenIssue(repoName: string, number: number, options: { actor?: string } = {}): SimIssue {
     const issue = this.issue(repoName, number);
     if (!issue) throw new Error(`the simulated world has no issue ${repoName}#${number}`);
     issue.state = 'OPEN';
     issue.stateReason = 'REOPENED';
     issue.closedAt = null;
     this.touch(issue);
+    this.recordEvent(issue, 'reopened', options.actor, { stateReason: 'reopened' });
     return issue;
+  }
+
+  /** A comment of the repository by its REST id. */
+  comment(
+    repoName: string,
+    databaseId: number,
+  ): { comment: SimComment; item: SimIssueOrPullRequest } | undefined {
+    const repo = this.repo(repoName);
+    for (const item of repo?.items.values() ?? []) {
+      const comment = item.comments.find((c) => c.databaseId === databaseId);
+      if (comment) return { comment, item };
+    }
+    return undefined;
+  }
+
+  /** Replaces a comment's body; undefined when the repository has no such comment. */
+  updateComment(repoName: string, databaseId: number, body: string): SimComment | undefined {
+    const found = this.comment(repoName, databaseId);
+    if (!found) return undefined;
+    found.comment.body = body;
+    found.comment.updatedAt = this.timestamp();
+    return found.comment;
+  }
+
+  /** Deletes a comment; false when the repository has no such comment. */
+  deleteComment(repoName: string, databaseId: number): boolean {
+    const found = this.comment(repoName, databaseId);
+    if (!found) return false;
+    found.item.comments.splice(found.item.comments.indexOf(found.comment), 1);
+    return true;
   }
 
   closePullRequest(repoName: string, number: number): SimPullRequest {
@@ -980,16 +1052,22 @@ export class SimWorld {
   }
 
   /** Removes a label from an issue; false when the issue did not have it. */
-  removeLabel(repoName: string, number: number, name: string): boolean {
+  removeLabel(repoName: string, number: number, name: string, actor?: string): boolean {
     const item = this.requireItem(repoName, number);
-    const before = item.labels.length;
-    item.labels = item.labels.filter((l) => l.toLowerCase() !== name.toLowerCase());
-    if (item.labels.length === before) return false;
+    const removed = item.labels.find((l) => l.toLowerCase() === name.toLowerCase());
+    if (removed === undefined) return false;
+    item.labels = item.labels.filter((l) => l !== removed);
     this.touch(item);
+    this.recordEvent(item, 'unlabeled', actor, { label: removed });
     return true;
   }
 
-  updateIssue(repoName: string, number: number, patch: IssuePatch): SimIssueOrPullRequest {
+  updateIssue(
+    repoName: string,
+    number: number,
+    patch: IssuePatch,
+    options: { actor?: string } = {},
+  ): SimIssueOrPullRequest {
     const item = this.requireItem(repoName, number);
     const repo = this.requireRepo(repoName);
     if (patch.title !== undefined) item.title = patch.title;
@@ -1000,8 +1078,11 @@ export class SimWorld {
     this.touch(item);
     if (patch.state !== undefined && item.__typename === 'Issue' && patch.state !== item.state) {
       if (patch.state === 'CLOSED')
-        this.closeIssue(repoName, number, { stateReason: patch.stateReason ?? undefined });
-      else this.reopenIssue(repoName, number);
+        this.closeIssue(repoName, number, {
+          stateReason: patch.stateReason ?? undefined,
+          actor: options.actor,
+        });
+      else this.reopenIssue(repoName, number, { actor: options.actor });
     } else if (patch.state !== undefined && item.__typename === 'PullRequest' && item.state !== 'MERGED') {
       if (patch.state === 'CLOSED' && item.state === 'OPEN') this.closePullRequest(repoName, number);
       if (patch.state === 'OPEN' && item.state === 'CLOSED') {

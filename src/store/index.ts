@@ -15,10 +15,15 @@ export async function openStore(path: string, options: OpenStoreOptions = {}): P
 }
 export type {
   CronState,
+  GitHubWrite,
   ItemMemoryEntry,
   RunFilter,
   RunInit,
   RunPatch,
   SessionRecord,
   Store,
+  WriteInit,
+  WritePatch,
+  WriteRecord,
+  WriteStatus,
 } from './types.js';

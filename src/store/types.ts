@@ -154,6 +154,67 @@ export interface ItemFailures {
   updatedAt: string;
 }
 
+/**
+ * One intended write to GitHub (the write queue, src/github/write-queue.ts). Each is idempotent:
+ * `comment` creates or edits the comment that holds its marker; labels and state are set, not toggled.
+ */
+export type GitHubWrite =
+  | { readonly kind: 'comment'; readonly body: string }
+  | {
+      readonly kind: 'add-labels';
+      /** Created in the repository (with the colour and description) when missing. */
+      readonly labels: readonly { name: string; color?: string; description?: string }[];
+    }
+  | { readonly kind: 'remove-label'; readonly label: string }
+  | {
+      readonly kind: 'set-state';
+      readonly state: 'open' | 'closed';
+      readonly stateReason?: 'completed' | 'not_planned' | 'reopened';
+    };
+
+export type WriteStatus = 'pending' | 'sent' | 'failed';
+
+export interface WriteInit {
+  /** Idempotency key, unique in the queue: enqueueing it again replaces the write and sends it anew. */
+  marker: string;
+  /** `owner/name`. */
+  repo: string;
+  /** Issue or pull request number. */
+  number: number;
+  write: GitHubWrite;
+  runId?: string | null;
+  /** When the first attempt may start (ISO 8601); default now. */
+  notBefore?: string;
+}
+
+export interface WriteRecord {
+  id: number;
+  marker: string;
+  repo: string;
+  number: number;
+  write: GitHubWrite;
+  runId: string | null;
+  status: WriteStatus;
+  /** Attempts started (counted before each request, so a crash mid-request still counts). */
+  attempts: number;
+  /** When the next attempt may start (ISO 8601). */
+  nextAttemptAt: string;
+  lastError: string | null;
+  /** The comment's REST id, once known. */
+  resultId: number | null;
+  createdAt: string;
+  sentAt: string | null;
+}
+
+export interface WritePatch {
+  status?: WriteStatus;
+  attempts?: number;
+  nextAttemptAt?: string;
+  lastError?: string | null;
+  resultId?: number | null;
+  sentAt?: string | null;
+}
+
 export interface Store {
   /** Absolute path of the database file. */
   readonly path: string;
@@ -220,6 +281,17 @@ export interface Store {
   takeAllowance(taskKey: string, digest: string): Promise<Allowance | undefined>;
   /** Allowances of one run, or every one still waiting (`pending`), oldest first. */
   listAllowances(filter: { runId?: string; pending?: boolean }): Promise<Allowance[]>;
+
+  /** Queues a write (or replaces the one with the same marker, making it pending again). */
+  enqueueWrite(init: WriteInit): Promise<WriteRecord>;
+  /**
+   * Pending writes whose next attempt is due at `dueBy` (ISO 8601), oldest due first; a write waits
+   * while an earlier write to the same item is still pending (each item's writes keep their order).
+   */
+  listDueWrites(dueBy: string, limit?: number): Promise<WriteRecord[]>;
+  /** Writes in queue order, optionally only those with a status or of a run. */
+  listWrites(filter?: { status?: WriteStatus; runId?: string }): Promise<WriteRecord[]>;
+  updateWrite(id: number, patch: WritePatch): Promise<WriteRecord>;
 
   /** Small named values (baselines, filter hashes). */
   getMeta(key: string): Promise<string | undefined>;

@@ -73,6 +73,33 @@ export const automationBaseShape = {
     .describe(
       'This automation’s failure budget per item; default `[settings] max_item_failures` (curupira extension).',
     ),
+  result_comment: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Write to GitHub (opt-in): after each run of an issue or pull request, one comment on the item with the outcome, duration, branch, kept worktree, token usage and the `curupira runs show` command; the same run reporting again edits its comment. Sent through the write queue (retried, paced, redacted). Default off: without it curupira writes nothing.',
+    ),
+  status_label: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Write to GitHub (opt-in): a label (e.g. `agent:implementing`) put on the issue or pull request while a run works on it and removed when the run ends; created in the repository with a description when missing.',
+    ),
+  failed_label: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Write to GitHub (opt-in): a label (e.g. `agent:failed`) put on the item when a run fails or times out, and removed when a later run succeeds; created with a description when missing.',
+    ),
+  blocked_label: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Write to GitHub (opt-in): a label (e.g. `agent:blocked`) put on the item when screening blocks its run; created with a description when missing.',
+    ),
 } as const;
 
 const AutomationBaseObject = z.object(automationBaseShape);

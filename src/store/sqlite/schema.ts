@@ -127,7 +127,28 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX allowances_waiting ON allowances (task_key, text_digest) WHERE used_at IS NULL;
   CREATE INDEX allowances_by_run ON allowances (run_id);
   `,
-  // 6 (issue 12; the write queue takes 5: the lead renumbers at merge): the local failure budget.
+  // 5: the GitHub write queue (src/github/write-queue.ts). A row is written before its request, so
+  // a kill -9 never loses a write; `marker` is its idempotency key (also hidden in what it posts).
+  `
+  CREATE TABLE writes (
+    id INTEGER PRIMARY KEY,
+    marker TEXT NOT NULL UNIQUE,
+    repo TEXT NOT NULL,
+    item_number INTEGER NOT NULL,
+    write_json TEXT NOT NULL,
+    run_id TEXT,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'sent', 'failed')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at TEXT NOT NULL,
+    last_error TEXT,
+    result_id INTEGER,
+    created_at TEXT NOT NULL,
+    sent_at TEXT
+  ) STRICT;
+  CREATE INDEX writes_due ON writes (next_attempt_at, id) WHERE status = 'pending';
+  CREATE INDEX writes_by_run ON writes (run_id) WHERE run_id IS NOT NULL;
+  `,
+  // 6: the local failure budget (issue 12).
   // Failed runs per automation and item (task key), the digest of the item's text they failed on,
   // and when the item was escalated (no further runs until a person resets it or the text changes).
   `

@@ -23,10 +23,15 @@ import type {
   RunPatch,
   SessionRecord,
   Store,
+  WriteInit,
+  WritePatch,
+  WriteRecord,
+  WriteStatus,
 } from '../types.js';
 import { toStateError } from './errors.js';
 import { createRunIdGenerator, type RunIdGenerator } from './run-id.js';
 import { CALM_STATUSES, UNFINISHED_STATUSES } from './schema.js';
+import * as writes from './writes.js';
 
 /** Runs that need a human; the same words as the `runs_attention` index in schema.ts, so it is used. */
 const ATTENTION_SQL = `dismissed_at IS NULL AND (worktree_kept = 1 OR status NOT IN (${[...UNFINISHED_STATUSES, ...CALM_STATUSES].map((s) => `'${s}'`).join(', ')}))`;
@@ -761,6 +766,22 @@ export class SqliteStore implements Store {
       ) as AllowanceRow[];
       return rows.map(allowanceFromRow);
     });
+  }
+
+  enqueueWrite(init: WriteInit): Promise<WriteRecord> {
+    return this.#write(() => writes.enqueueWrite((s) => this.#sql(s), init, this.#iso()));
+  }
+
+  listDueWrites(dueBy: string, limit = 100): Promise<WriteRecord[]> {
+    return this.#read(() => writes.listDueWrites((s) => this.#sql(s), dueBy, limit));
+  }
+
+  listWrites(filter: { status?: WriteStatus; runId?: string } = {}): Promise<WriteRecord[]> {
+    return this.#read(() => writes.listWrites((s) => this.#sql(s), filter));
+  }
+
+  updateWrite(id: number, patch: WritePatch): Promise<WriteRecord> {
+    return this.#write(() => writes.updateWrite((s) => this.#sql(s), id, patch, this.path));
   }
 
   getMeta(key: string): Promise<string | undefined> {

@@ -1,0 +1,198 @@
+/**
+ * What a run writes to GitHub, through the write queue (src/github/write-queue.ts). Strictly
+ * opt-in: with no automation setting `result_comment = true` the engine builds none of this and
+ * sends no write request.
+ *
+ * `result_comment`: one result comment per run on the item (issues and pull requests only), marked
+ * `<!-- curupira:result run=<id> -->`; the same run reporting again (a resumed or recovered run)
+ * edits that comment instead of posting another.
+ */
+import type { AnyAutomation } from '../config/types.js';
+import type { Clock } from '../core/clock.js';
+import { errorMessage } from '../core/errors.js';
+import type { RunRecord, Task } from '../core/types.js';
+import { createGitHubClient, type GitHubClient } from '../github/client.js';
+import type { TokenSource } from '../github/token.js';
+import { type DrainResult, WriteQueue } from '../github/write-queue.js';
+import type { Logger } from '../log.js';
+import type { GitHubWrite, Store } from '../store/types.js';
+
+/** Task types whose id is an issue or pull request number in `identity.repo`. */
+const ITEM_TASK_TYPES = new Set(['github-issues', 'github-pull-requests']);
+
+export interface RunWrites {
+  /** Queues what a starting run writes (its `status_label`). Never throws. */
+  started(automation: AnyAutomation, task: Task, run: RunRecord): Promise<void>;
+  /** Queues what a finished run writes (nothing unless its automation opted in). Never throws. */
+  finished(automation: AnyAutomation, task: Task, run: RunRecord): Promise<void>;
+  /** Sends what is due now (one drain at a time: a second waits for the first). Never throws. */
+  drain(): Promise<DrainResult | undefined>;
+  /** Sends until nothing is pending (retries included), or until `signal` aborts. Never throws. */
+  flush(signal?: AbortSignal): Promise<void>;
+}
+
+/** True when any automation asks for a GitHub write: only then does the engine build `RunWrites`. */
+export function wantsGitHubWrites(automations: readonly AnyAutomation[]): boolean {
+  return automations.some(
+    ({ config }) =>
+      config.result_comment === true ||
+      config.status_label !== undefined ||
+      config.failed_label !== undefined ||
+      config.blocked_label !== undefined,
+  );
+}
+
+/** The label writes of a run's end: the status label off, the exit label on (or the failed one off). */
+export function exitLabelWrites(
+  automation: AnyAutomation,
+  run: RunRecord,
+): { marker: string; write: GitHubWrite }[] {
+  const { status_label: status, failed_label: failed, blocked_label: blocked } = automation.config;
+  const out: { marker: string; write: GitHubWrite }[] = [];
+  if (status)
+    out.push({ marker: `status run=${run.id} step=remove`, write: { kind: 'remove-label', label: status } });
+  const add = (name: string, description: string) =>
+    out.push({
+      marker: `exit run=${run.id}`,
+      write: { kind: 'add-labels', labels: [{ name, description }] },
+    });
+  if (failed && (run.status === 'failed' || run.status === 'timed_out')) {
+    add(failed, 'curupira: the last run on this item failed');
+  } else if (failed && run.status === 'succeeded') {
+    out.push({ marker: `exit run=${run.id}`, write: { kind: 'remove-label', label: failed } });
+  } else if (blocked && run.status === 'blocked') {
+    add(blocked, 'curupira: screening held this item for a person to look at');
+  }
+  return out;
+}
+
+export function resultMarker(runId: string): string {
+  return `result run=${runId}`;
+}
+
+function duration(run: RunRecord): string | undefined {
+  if (!run.startedAt || !run.finishedAt) return undefined;
+  const seconds = Math.max(0, Math.round((Date.parse(run.finishedAt) - Date.parse(run.startedAt)) / 1000));
+  return seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+}
+
+/** Text that came from elsewhere (reasons quote agents and items) goes in a code span, ticks removed. */
+function code(text: string): string {
+  return `\`${text.replace(/`/g, "'").replace(/[\r\n]+/g, ' ')}\``;
+}
+
+/** The result comment's body (the queue adds the hidden marker and redacts it). */
+export function resultCommentBody(automation: AnyAutomation, run: RunRecord): string {
+  const lines = [
+    `**curupira** run ${code(run.id)} of automation ${code(automation.id)}: **${run.status}**`,
+    '',
+  ];
+  const rows: [string, string | undefined][] = [
+    ['Reason', run.reason ? code(run.reason) : undefined],
+    ['Duration', duration(run)],
+    ['Branch', run.branch ? code(run.branch) : undefined],
+    ['Commits', run.commits > 0 ? String(run.commits) : undefined],
+    ['Kept worktree', run.worktreeKept && run.worktreePath ? code(run.worktreePath) : undefined],
+    ['Tokens', run.usage ? `${run.usage.inputTokens} in, ${run.usage.outputTokens} out` : undefined],
+    ['Transcript', code(`curupira runs show ${run.id}`)],
+  ];
+  for (const [name, value] of rows) if (value !== undefined) lines.push(`- ${name}: ${value}`);
+  return lines.join('\n');
+}
+
+export interface RunWritesOptions {
+  store: Store;
+  /** REST base URL (the engine's client's `apiUrl`). */
+  apiUrl: string;
+  tokens: TokenSource;
+  clock: Clock;
+  log: Logger;
+  signal?: AbortSignal;
+  /** For tests: the client to write with (default one with `maxAttempts: 1`, see write-queue.ts). */
+  client?: GitHubClient;
+  paceMs?: number;
+}
+
+export function createRunWrites(options: RunWritesOptions): RunWrites {
+  const { log } = options;
+  const client =
+    options.client ??
+    createGitHubClient({
+      apiUrl: options.apiUrl,
+      tokens: options.tokens,
+      clock: options.clock,
+      log,
+      maxAttempts: 1,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  const queue = new WriteQueue({
+    store: options.store,
+    client,
+    clock: options.clock,
+    log,
+    ...(options.paceMs === undefined ? {} : { paceMs: options.paceMs }),
+  });
+  const quietly = async <T>(what: string, action: () => Promise<T>): Promise<T | undefined> => {
+    try {
+      return await action();
+    } catch (error) {
+      log.warn({ error: errorMessage(error) }, `Could not ${what}`);
+      return undefined;
+    }
+  };
+  // One drain at a time: two at once could both miss a marker the other is about to post.
+  let chain: Promise<unknown> = Promise.resolve();
+  const serial = <T>(action: () => Promise<T>): Promise<T> => {
+    const next = chain.then(action, action);
+    chain = next.catch(() => undefined);
+    return next;
+  };
+  const drain = () => serial(() => quietly('send GitHub writes', () => queue.drain()));
+  const target = (task: Task) =>
+    ITEM_TASK_TYPES.has(task.identity.taskType) && /^\d+$/.test(task.identity.id)
+      ? { repo: task.identity.repo, number: Number(task.identity.id) }
+      : undefined;
+  const enqueue = async (task: Task, run: RunRecord, writes: { marker: string; write: GitHubWrite }[]) => {
+    const item = target(task);
+    if (!item || writes.length === 0) return;
+    await quietly('queue GitHub writes', async () => {
+      for (const w of writes) await queue.enqueue({ ...item, runId: run.id, ...w });
+    });
+    // Sent in the background; a failure stays queued for the next drain or flush.
+    void drain();
+  };
+  return {
+    async started(automation, task, run) {
+      const label = automation.config.status_label;
+      if (!label) return;
+      const description = `curupira: automation ${automation.id} is working on this item`;
+      await enqueue(task, run, [
+        {
+          marker: `status run=${run.id} step=add`,
+          write: { kind: 'add-labels', labels: [{ name: label, description }] },
+        },
+      ]);
+    },
+    async finished(automation, task, run) {
+      const writes = exitLabelWrites(automation, run);
+      if (automation.config.result_comment === true) {
+        writes.push({
+          marker: resultMarker(run.id),
+          write: { kind: 'comment', body: resultCommentBody(automation, run) },
+        });
+      }
+      await enqueue(task, run, writes);
+    },
+    drain,
+    async flush(signal) {
+      await serial(async () => {
+        try {
+          await queue.runUntilIdle(signal);
+        } catch (error) {
+          // Stopping ends the wait; what is left stays queued and goes out at the next start.
+          if (!signal?.aborted) log.warn({ error: errorMessage(error) }, 'Could not send GitHub writes');
+        }
+      });
+    },
+  };
+}

@@ -1,0 +1,337 @@
+/**
+ * The one way curupira writes to GitHub: every write is a row of the store's `writes` table
+ * (migration 5) before any request goes out, so a kill -9 never loses one; `drain` sends the due
+ * rows one at a time through the GitHub client.
+ *
+ * - Idempotent: each write carries a marker. A comment hides it as `<!-- curupira:MARKER -->`, and
+ *   before creating one the queue reads the item's comments for that marker (only comments by the
+ *   token's own account count), editing the one it finds instead of posting another. Labels are
+ *   added and removed, and states set, which repeats harmlessly.
+ * - Retried: a failed attempt (5xx, network, rate limit) is tried again after a backoff — up to
+ *   8 attempts over about 3 minutes (WRITE_BACKOFF_MS) — then marked `failed` for a later sweep.
+ *   A refusal (4xx: the item is gone, no permission) fails at once.
+ * - Paced: `paceMs` between write requests (GitHub's secondary limits on content creation);
+ *   `Retry-After` and `x-ratelimit-reset` are honoured by the client, and a limit that outlasts
+ *   the client's patience puts the write back until the announced reset.
+ * - Redacted: bodies go through src/security/redact.ts when queued (the store) and again when sent.
+ *
+ * Give it a client made with `maxAttempts: 1`: a client-level retry of a POST cannot check for the
+ * marker first, the queue's retries do.
+ */
+import { type Clock, systemClock } from '../core/clock.js';
+import { GitHubRateLimitError, GitHubRequestError } from '../core/errors.js';
+import { type Logger, silentLogger } from '../log.js';
+import { crashPoint } from '../process/crash-point.js';
+import { redact } from '../security/redact.js';
+import type { GitHubWrite, Store, WriteInit, WriteRecord } from '../store/types.js';
+import type { GitHubClient } from './client.js';
+
+/** Waits after attempts 1..7 (the 8th failure is final): 2+4+8+16+30+50+70 s = 180 s, about 3 minutes. */
+export const WRITE_BACKOFF_MS: readonly number[] = [2000, 4000, 8000, 16_000, 30_000, 50_000, 70_000];
+export const DEFAULT_WRITE_ATTEMPTS = 8;
+/** GitHub asks for at least a second between content-creating requests. */
+export const DEFAULT_WRITE_PACE_MS = 1000;
+
+export interface WriteQueueOptions {
+  store: Store;
+  client: GitHubClient;
+  clock?: Clock;
+  log?: Logger;
+  /** Pause between two write requests (default 1 s). */
+  paceMs?: number;
+  /** Attempts before a write is marked failed (default 8). */
+  maxAttempts?: number;
+  /** Waits after each failed attempt (default WRITE_BACKOFF_MS; the last one repeats). */
+  backoffMs?: readonly number[];
+}
+
+export interface DrainResult {
+  sent: number;
+  failed: number;
+  /** Attempts that failed and were put back for a retry. */
+  retried: number;
+}
+
+interface RestComment {
+  id: number;
+  body?: string;
+  user: { login: string } | null;
+}
+
+/** The hidden HTML comment that marks a posted comment as this write's. */
+export function markerComment(marker: string): string {
+  return `<!-- curupira:${marker} -->`;
+}
+
+/** A marker fits inside an HTML comment on one line. */
+export function checkMarker(marker: string): string {
+  if (marker.trim() === '' || /--|>|[\r\n]/.test(marker)) {
+    throw new Error(`invalid write marker ${JSON.stringify(marker)}: no "--", ">" or line breaks`);
+  }
+  return marker;
+}
+
+function issuePath(write: WriteRecord): string {
+  return `${repoPath(write)}/issues/${write.number}`;
+}
+
+function repoPath(write: WriteRecord): string {
+  const [owner, name] = write.repo.split('/');
+  return `/repos/${encodeURIComponent(owner ?? '')}/${encodeURIComponent(name ?? '')}`;
+}
+
+/** The body as posted: redacted, with the marker at the end unless the caller placed it. */
+export function commentBody(marker: string, body: string): string {
+  const hidden = markerComment(marker);
+  const clean = redact(body);
+  return clean.includes(hidden) ? clean : `${clean.trimEnd()}\n\n${hidden}`;
+}
+
+export class WriteQueue {
+  readonly #store: Store;
+  readonly #client: GitHubClient;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #paceMs: number;
+  readonly #maxAttempts: number;
+  readonly #backoff: readonly number[];
+  #lastWriteAt: number | undefined;
+  #viewer: string | undefined;
+
+  constructor(options: WriteQueueOptions) {
+    this.#store = options.store;
+    this.#client = options.client;
+    this.#clock = options.clock ?? systemClock;
+    this.#log = options.log ?? silentLogger();
+    this.#paceMs = options.paceMs ?? DEFAULT_WRITE_PACE_MS;
+    this.#maxAttempts = options.maxAttempts ?? DEFAULT_WRITE_ATTEMPTS;
+    this.#backoff = options.backoffMs ?? WRITE_BACKOFF_MS;
+  }
+
+  /** Records the write (durably, before any request); `drain` sends it. */
+  async enqueue(init: WriteInit): Promise<WriteRecord> {
+    checkMarker(init.marker);
+    const write: GitHubWrite =
+      init.write.kind === 'comment' ? { ...init.write, body: redact(init.write.body) } : init.write;
+    const row = await this.#store.enqueueWrite({
+      ...init,
+      write,
+      notBefore: init.notBefore ?? new Date(this.#clock.now()).toISOString(),
+    });
+    crashPoint('write-enqueued');
+    return row;
+  }
+
+  /** When the next pending write is due (epoch ms), or undefined when none is pending. */
+  async nextDueAt(): Promise<number | undefined> {
+    // Only each item's first pending write can go next; the ones behind it wait for it.
+    const heads = new Map<string, WriteRecord>();
+    for (const write of await this.#store.listWrites({ status: 'pending' })) {
+      const key = `${write.repo}#${write.number}`;
+      if (!heads.has(key)) heads.set(key, write);
+    }
+    if (heads.size === 0) return undefined;
+    return Math.min(...[...heads.values()].map((w) => Date.parse(w.nextAttemptAt)));
+  }
+
+  /**
+   * Sends every write due now, one at a time. Each item's writes keep their order (the store holds
+   * back a write while an earlier one to the same item is pending), so rounds repeat while writes
+   * went out and others became due behind them.
+   */
+  async drain(): Promise<DrainResult> {
+    const result: DrainResult = { sent: 0, failed: 0, retried: 0 };
+    for (;;) {
+      const due = await this.#store.listDueWrites(new Date(this.#clock.now()).toISOString());
+      let settled = 0;
+      for (const write of due) {
+        const outcome = await this.#attempt(write);
+        result[outcome] += 1;
+        if (outcome !== 'retried') settled += 1;
+      }
+      if (settled === 0) return result;
+    }
+  }
+
+  /** Drains until nothing is pending, sleeping until each next due time (tests, and shutdown). */
+  async runUntilIdle(signal?: AbortSignal): Promise<DrainResult> {
+    const total: DrainResult = { sent: 0, failed: 0, retried: 0 };
+    for (;;) {
+      const round = await this.drain();
+      total.sent += round.sent;
+      total.failed += round.failed;
+      total.retried += round.retried;
+      const next = await this.nextDueAt();
+      if (next === undefined) return total;
+      await this.#clock.sleep(Math.max(0, next - this.#clock.now()), signal);
+    }
+  }
+
+  async #attempt(write: WriteRecord): Promise<'sent' | 'failed' | 'retried'> {
+    const attempts = write.attempts + 1;
+    // Counted before the request: a crash mid-request still uses up an attempt.
+    await this.#store.updateWrite(write.id, { attempts });
+    try {
+      const resultId = await this.#send(write);
+      crashPoint('write-posted');
+      await this.#store.updateWrite(write.id, {
+        status: 'sent',
+        sentAt: new Date(this.#clock.now()).toISOString(),
+        lastError: null,
+        ...(resultId !== undefined ? { resultId } : {}),
+      });
+      this.#log.debug({ marker: write.marker, repo: write.repo, number: write.number }, 'GitHub write sent');
+      return 'sent';
+    } catch (error) {
+      return this.#failed(write, attempts, error);
+    }
+  }
+
+  async #failed(write: WriteRecord, attempts: number, error: unknown): Promise<'failed' | 'retried'> {
+    const message = redact(error instanceof Error ? error.message : String(error));
+    // A 4xx refusal will not change by retrying (401s are GitHubAuthError and do retry: a token may be renewed).
+    const refused = error instanceof GitHubRequestError;
+    const context = {
+      marker: write.marker,
+      repo: write.repo,
+      number: write.number,
+      attempt: attempts,
+      error: message,
+    };
+    if (refused || attempts >= this.#maxAttempts) {
+      await this.#store.updateWrite(write.id, { status: 'failed', lastError: message });
+      this.#log.warn(
+        context,
+        refused ? 'GitHub refused a write' : 'GitHub write failed for good; a sweep may retry it',
+      );
+      return 'failed';
+    }
+    const now = this.#clock.now();
+    const backoff = this.#backoff[Math.min(attempts - 1, this.#backoff.length - 1)] ?? 60_000;
+    const resetAt = error instanceof GitHubRateLimitError ? (error.resetAt?.getTime() ?? 0) : 0;
+    const next = Math.max(now + backoff, resetAt);
+    await this.#store.updateWrite(write.id, {
+      lastError: message,
+      nextAttemptAt: new Date(next).toISOString(),
+    });
+    this.#log.info(
+      { ...context, retryInSeconds: Math.ceil((next - now) / 1000) },
+      'GitHub write failed; will retry',
+    );
+    return 'retried';
+  }
+
+  /** One write request, after the pause since the previous one. */
+  async #paced<T>(request: () => Promise<T>): Promise<T> {
+    if (this.#lastWriteAt !== undefined) {
+      const wait = this.#lastWriteAt + this.#paceMs - this.#clock.now();
+      if (wait > 0) await this.#clock.sleep(wait);
+    }
+    try {
+      return await request();
+    } finally {
+      this.#lastWriteAt = this.#clock.now();
+    }
+  }
+
+  /** Performs the write; returns the comment id for comments. */
+  async #send(write: WriteRecord): Promise<number | undefined> {
+    const w = write.write;
+    switch (w.kind) {
+      case 'comment':
+        return this.#upsertComment(write, w.body);
+      case 'add-labels':
+        await this.#ensureLabels(write, w.labels);
+        await this.#paced(() =>
+          this.#client.rest('POST', `${issuePath(write)}/labels`, { labels: w.labels.map((l) => l.name) }),
+        );
+        return undefined;
+      case 'remove-label':
+        await this.#removeLabel(write, w.label);
+        return undefined;
+      case 'set-state':
+        await this.#paced(() =>
+          this.#client.rest('PATCH', issuePath(write), {
+            state: w.state,
+            ...(w.stateReason !== undefined ? { state_reason: w.stateReason } : {}),
+          }),
+        );
+        return undefined;
+    }
+  }
+
+  async #viewerLogin(): Promise<string> {
+    this.#viewer ??= (await this.#client.rest<{ login: string }>('GET', '/user')).login;
+    return this.#viewer;
+  }
+
+  /** The comment on the item holding this marker, written by the token's own account. */
+  async #findMarked(write: WriteRecord): Promise<RestComment | undefined> {
+    const login = (await this.#viewerLogin()).toLowerCase();
+    const hidden = markerComment(write.marker);
+    for (let page = 1; ; page += 1) {
+      const comments = await this.#client.rest<RestComment[]>(
+        'GET',
+        `${issuePath(write)}/comments?per_page=100&page=${page}`,
+      );
+      const found = comments.find(
+        (c) => c.user?.login.toLowerCase() === login && (c.body ?? '').includes(hidden),
+      );
+      if (found) return found;
+      if (comments.length < 100) return undefined;
+    }
+  }
+
+  async #upsertComment(write: WriteRecord, text: string): Promise<number> {
+    const body = commentBody(write.marker, text);
+    const existing = await this.#findMarked(write);
+    if (existing) {
+      if (existing.body === body) return existing.id;
+      const path = `${repoPath(write)}/issues/comments/${existing.id}`;
+      await this.#paced(() => this.#client.rest('PATCH', path, { body }));
+      return existing.id;
+    }
+    const created = await this.#paced(() =>
+      this.#client.rest<{ id: number }>('POST', `${issuePath(write)}/comments`, { body }),
+    );
+    return created.id;
+  }
+
+  /** Creates the labels the repository lacks, with their colour and description. */
+  async #ensureLabels(
+    write: WriteRecord,
+    labels: readonly { name: string; color?: string; description?: string }[],
+  ): Promise<void> {
+    for (const label of labels) {
+      try {
+        await this.#client.rest('GET', `${repoPath(write)}/labels/${encodeURIComponent(label.name)}`);
+        continue;
+      } catch (error) {
+        if (!(error instanceof GitHubRequestError && error.status === 404)) throw error;
+      }
+      try {
+        await this.#paced(() =>
+          this.#client.rest('POST', `${repoPath(write)}/labels`, {
+            name: label.name,
+            ...(label.color !== undefined ? { color: label.color } : {}),
+            ...(label.description !== undefined ? { description: label.description } : {}),
+          }),
+        );
+      } catch (error) {
+        // Someone created it in between (422 already_exists): what we wanted.
+        if (!(error instanceof GitHubRequestError && error.status === 422)) throw error;
+      }
+    }
+  }
+
+  async #removeLabel(write: WriteRecord, label: string): Promise<void> {
+    try {
+      await this.#paced(() =>
+        this.#client.rest('DELETE', `${issuePath(write)}/labels/${encodeURIComponent(label)}`),
+      );
+    } catch (error) {
+      // Already gone: the state we wanted.
+      if (!(error instanceof GitHubRequestError && error.status === 404)) throw error;
+    }
+  }
+}
