@@ -410,7 +410,8 @@ async function disks(mods, dir, bare, agent, tasks, log) {
   return results;
 }
 
-export async function run({ dist, log = console.log, tasks = DEFAULT_TASKS } = {}) {
+/** `only = 'startup'` measures idle RSS and start-up alone (seconds instead of minutes). */
+export async function run({ dist, log = console.log, tasks = DEFAULT_TASKS, only } = {}) {
   const base = pathToFileURL(`${resolve(dist)}/`).href;
   const load = (path) => import(new URL(path, base).href);
   const [sim, loadMod, store, token, engine, clock, logMod, client, paths] = await Promise.all([
@@ -431,60 +432,67 @@ export async function run({ dist, log = console.log, tasks = DEFAULT_TASKS } = {
     const bare = origin(dir);
     const agent = noopAgent(dir);
     log(`dispatch: ${FILES}-file repository on a local bare remote, no-op agent`);
-    const results = { tasks, files: FILES, disks: await disks(mods, dir, bare, agent, tasks, log) };
-
-    const traceDir = join(dir, 'trace');
-    await engineRun(mods, {
-      root: join(ram, 'counted'),
-      bare,
-      agent,
-      maxActive: 1,
-      tasks: COUNTED_TASKS,
-      traceDir,
-    });
-    results.processes = countProcesses(traceDir, COUNTED_TASKS);
-    log(
-      `  processes per run: ${results.processes.gitPerRun.toFixed(1)} git + 1 agent (${Object.entries(
-        results.processes.byCommand,
-      )
-        .map(([k, v]) => `${k} ${v}`)
-        .join(', ')})`,
-    );
-
-    const empty = await engineRun(mods, {
-      root: join(ram, 'ledger-empty'),
-      ...{ bare, agent, maxActive: 1, tasks: LEDGER_TASKS, historyLimit: 1_000_000 },
-    });
-    const full = await engineRun(mods, {
-      root: join(ram, 'ledger-full'),
-      ...{ bare, agent, maxActive: 1, tasks: LEDGER_TASKS, historyLimit: 1_000_000, seedLedger: LEDGER_RUNS },
-    });
-    const ops = { empty: await ledgerOps(mods, ram, 0), full: await ledgerOps(mods, ram, LEDGER_RUNS) };
-    results.ledger = { runs: LEDGER_RUNS, empty, full, ratio: full.perRunMs / empty.perRunMs, ops };
-    log(
-      `  ledger at ${LEDGER_RUNS.toLocaleString('en')} runs (history_limit 1,000,000, RAM disk): ${ms(full.perRunMs)} per run vs ${ms(empty.perRunMs)} empty = ${results.ledger.ratio.toFixed(2)}×; state file opens in ${ms(full.openMs)} vs ${ms(empty.openMs)}`,
-    );
-    log(
-      `  store alone: a run's writes ${ms(ops.full.writesMsPerRun)} at ${LEDGER_RUNS.toLocaleString('en')} runs vs ${ms(ops.empty.writesMsPerRun)} empty; a prune with nothing to delete ${ms(ops.full.pruneMs)} vs ${ms(ops.empty.pruneMs)} (runs no longer prune until over history_limit)`,
-    );
-
-    results.idleRssMiB = {};
-    for (const count of [1, 50])
-      results.idleRssMiB[count] = await idleRss(mods, dist, dir, bare, agent, count);
-    log(
-      `  idle RSS of run --watch: ${results.idleRssMiB[1].toFixed(0)} MiB with 1 automation, ${results.idleRssMiB[50].toFixed(0)} MiB with 50`,
-    );
-
-    const node = startupMs(['-e', '0']);
-    const version = startupMs([join(dist, 'cli/main.js'), '--version']);
-    const help = startupMs([join(dist, 'cli/main.js'), '--help']);
-    results.startup = { nodeMs: node, versionMs: version, helpMs: help };
-    log(`  start-up: --version ${ms(version)}, --help ${ms(help)} (node -e 0: ${ms(node)})`);
+    const results = { tasks, files: FILES };
+    if (only !== 'startup') await runDrains(mods, { dir, ram, bare, agent, tasks, log }, results);
+    await startup(mods, { dist, dir, bare, agent, log }, results);
     return results;
   } finally {
     rmSync(dir, { recursive: true, force: true });
     if (ram !== dir) rmSync(ram, { recursive: true, force: true });
   }
+}
+
+async function runDrains(mods, { dir, ram, bare, agent, tasks, log }, results) {
+  results.disks = await disks(mods, dir, bare, agent, tasks, log);
+
+  const traceDir = join(dir, 'trace');
+  await engineRun(mods, {
+    root: join(ram, 'counted'),
+    bare,
+    agent,
+    maxActive: 1,
+    tasks: COUNTED_TASKS,
+    traceDir,
+  });
+  results.processes = countProcesses(traceDir, COUNTED_TASKS);
+  log(
+    `  processes per run: ${results.processes.gitPerRun.toFixed(1)} git + 1 agent (${Object.entries(
+      results.processes.byCommand,
+    )
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')})`,
+  );
+
+  const empty = await engineRun(mods, {
+    root: join(ram, 'ledger-empty'),
+    ...{ bare, agent, maxActive: 1, tasks: LEDGER_TASKS, historyLimit: 1_000_000 },
+  });
+  const full = await engineRun(mods, {
+    root: join(ram, 'ledger-full'),
+    ...{ bare, agent, maxActive: 1, tasks: LEDGER_TASKS, historyLimit: 1_000_000, seedLedger: LEDGER_RUNS },
+  });
+  const ops = { empty: await ledgerOps(mods, ram, 0), full: await ledgerOps(mods, ram, LEDGER_RUNS) };
+  results.ledger = { runs: LEDGER_RUNS, empty, full, ratio: full.perRunMs / empty.perRunMs, ops };
+  log(
+    `  ledger at ${LEDGER_RUNS.toLocaleString('en')} runs (history_limit 1,000,000, RAM disk): ${ms(full.perRunMs)} per run vs ${ms(empty.perRunMs)} empty = ${results.ledger.ratio.toFixed(2)}×; state file opens in ${ms(full.openMs)} vs ${ms(empty.openMs)}`,
+  );
+  log(
+    `  store alone: a run's writes ${ms(ops.full.writesMsPerRun)} at ${LEDGER_RUNS.toLocaleString('en')} runs vs ${ms(ops.empty.writesMsPerRun)} empty; a prune with nothing to delete ${ms(ops.full.pruneMs)} vs ${ms(ops.empty.pruneMs)} (runs no longer prune until over history_limit)`,
+  );
+}
+
+async function startup(mods, { dist, dir, bare, agent, log }, results) {
+  results.idleRssMiB = {};
+  for (const count of [1, 50]) results.idleRssMiB[count] = await idleRss(mods, dist, dir, bare, agent, count);
+  log(
+    `  idle RSS of run --watch: ${results.idleRssMiB[1].toFixed(0)} MiB with 1 automation, ${results.idleRssMiB[50].toFixed(0)} MiB with 50`,
+  );
+
+  const node = startupMs(['-e', '0']);
+  const version = startupMs([join(dist, 'cli/main.js'), '--version']);
+  const help = startupMs([join(dist, 'cli/main.js'), '--help']);
+  results.startup = { nodeMs: node, versionMs: version, helpMs: help };
+  log(`  start-up: --version ${ms(version)}, --help ${ms(help)} (node -e 0: ${ms(node)})`);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
@@ -495,5 +503,5 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   };
   const dist = flag('--dist') ?? process.env.CURUPIRA_DIST ?? new URL('../dist/', import.meta.url).pathname;
   const tasks = flag('--tasks') ? Number(flag('--tasks')) : DEFAULT_TASKS;
-  await run({ dist, tasks });
+  await run({ dist, tasks, only: flag('--only') });
 }
