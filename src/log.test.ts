@@ -74,32 +74,3 @@ describe('redact', () => {
     expect(redact('token ghp_abcdefghijklmnopqrstuvwxyz0123')).toBe('token [redacted]');
   });
 });
-
-describe('createLogger lines', () => {
-  it('writes pino-shaped JSON: level, time, bindings, fields, then msg; below the level nothing', () => {
-    const lines: string[] = [];
-    const log = createLogger({
-      level: 'warn',
-      format: 'json',
-      console: { write: (t: string) => lines.push(t) } as never,
-    });
-    log.info('hidden');
-    const cyclic: Record<string, unknown> = { n: 1n };
-    cyclic.self = cyclic;
-    log.child({ automation: 'fix' }).warn({ run: 'r_1', cyclic }, 'stalled');
-    log.error('plain');
-    expect(lines).toHaveLength(2);
-    const record = JSON.parse(lines[0]!) as Record<string, unknown>;
-    expect(Object.keys(record)).toEqual(['level', 'time', 'automation', 'run', 'cyclic', 'msg']);
-    expect(record).toMatchObject({
-      level: 40,
-      automation: 'fix',
-      run: 'r_1',
-      msg: 'stalled',
-    });
-    expect((record.cyclic as { n: unknown }).n).toBe('1');
-    expect(typeof record.time).toBe('number');
-    expect(JSON.parse(lines[1]!)).toMatchObject({ level: 50, msg: 'plain' });
-    expect(log.isLevelEnabled('warn') && !log.isLevelEnabled('info')).toBe(true);
-  });
-});

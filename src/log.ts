@@ -1,5 +1,5 @@
 /**
- * The logger. Lines are `TIME LEVEL message key=value…` (the reference's log
+ * The only module that touches pino. Lines are `TIME LEVEL message key=value…` (the reference's log
  * format, plus fields), or JSON with `--log-format json`. Secrets are scrubbed here, at the logger,
  * by `src/security/redact.ts`: known token shapes always, and any value registered with
  * `registerSecret` (the GitHub token, and the value of every secret-looking variable); a field
@@ -7,79 +7,11 @@
  */
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { pino } from 'pino';
 import { REDACTED, redact } from './security/redact.js';
 
+export type Logger = pino.Logger;
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
-
-/** `log.info('text')` or `log.info({ key: value }, 'text')`, as with pino. */
-export interface LogFn {
-  (message: string): void;
-  (fields: object, message?: string): void;
-}
-
-/**
- * pino's calling convention and JSON lines (`{"level":30,"time":…,…bindings,…fields,"msg":…}`),
- * written synchronously by this module: pino with its dependencies was about 9 MiB of a daemon.
- */
-export interface Logger {
-  readonly level: string;
-  trace: LogFn;
-  debug: LogFn;
-  info: LogFn;
-  warn: LogFn;
-  error: LogFn;
-  fatal: LogFn;
-  child(bindings: Record<string, unknown>): Logger;
-  isLevelEnabled(level: string): boolean;
-}
-
-const LEVEL_VALUES: Record<string, number> = {
-  trace: 10,
-  debug: 20,
-  info: 30,
-  warn: 40,
-  error: 50,
-  fatal: 60,
-  silent: Number.POSITIVE_INFINITY,
-};
-
-/** JSON that survives cycles and BigInts (a repeated object is written once, then `"[Circular]"`). */
-function safeJson(value: unknown): string {
-  const seen = new WeakSet<object>();
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (typeof v === 'bigint') return v.toString();
-    if (typeof v === 'object' && v !== null) {
-      if (seen.has(v)) return '[Circular]';
-      seen.add(v);
-    }
-    return v;
-  });
-}
-
-function makeLogger(level: string, bindings: Record<string, unknown>, write: (line: string) => void): Logger {
-  const threshold = LEVEL_VALUES[level] ?? LEVEL_VALUES.info!;
-  const method =
-    (name: string): LogFn =>
-    (first: object | string, message?: string): void => {
-      const value = LEVEL_VALUES[name]!;
-      if (value < threshold) return;
-      const fields = typeof first === 'string' ? {} : (redactValue(first) as Record<string, unknown>);
-      const msg = typeof first === 'string' ? first : message;
-      const record = { level: value, time: Date.now(), ...bindings, ...fields };
-      write(`${safeJson(msg === undefined ? record : { ...record, msg: redact(String(msg)) })}\n`);
-    };
-  return {
-    level,
-    trace: method('trace'),
-    debug: method('debug'),
-    info: method('info'),
-    warn: method('warn'),
-    error: method('error'),
-    fatal: method('fatal'),
-    child: (more) => makeLogger(level, { ...bindings, ...(redactValue(more) as object) }, write),
-    isLevelEnabled: (name) => (LEVEL_VALUES[name] ?? 0) >= threshold,
-  };
-}
 
 export { MIN_SECRET_LENGTH, redact, registerSecret } from './security/redact.js';
 
@@ -163,10 +95,22 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       }
     },
   };
-  return makeLogger(options.level ?? 'info', {}, (raw) => destination.write(raw));
+  return pino(
+    {
+      level: options.level ?? 'info',
+      base: undefined,
+      hooks: {
+        logMethod(args, method) {
+          const scrubbed = args.map((arg) => redactValue(arg)) as Parameters<typeof method>;
+          method.apply(this, scrubbed);
+        },
+      },
+    },
+    destination,
+  );
 }
 
 /** A logger that drops everything, for tests and quiet commands. */
 export function silentLogger(): Logger {
-  return makeLogger('silent', {}, () => undefined);
+  return pino({ level: 'silent' });
 }
