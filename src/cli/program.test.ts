@@ -1,8 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { commandIn } from './program.js';
+import { commandIn, createProgram, createSummaryProgram, isTopLevelHelp } from './program.js';
+import { COMMAND_SUMMARY } from './summary.js';
 import { runCliCaptured } from './testing.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'curupira-program-'));
@@ -167,5 +169,38 @@ describe('loading only the command that runs', () => {
     expect(typo.stderr).toMatch(/Did you mean run/);
     const runHelp = await runCliCaptured(['run', '--help'], { env: { HOME: dir } });
     expect(runHelp.stdout).toMatch(/--watch/);
+  });
+});
+
+describe('top-level help without loading the commands', () => {
+  const io = {
+    stdout: new PassThrough(),
+    stderr: new PassThrough(),
+    env: {},
+    cwd: dir,
+    programName: 'curupira',
+  };
+
+  it('COMMAND_SUMMARY gives the same help as every registered command', async () => {
+    const full = await createProgram(io, null);
+    const terms = full.commands.map((command) => [
+      full.createHelp().subcommandTerm(command),
+      command.description(),
+    ]);
+    // On a mismatch, this list is what COMMAND_SUMMARY must say.
+    expect(terms.filter(([term]) => !term?.startsWith('help '))).toEqual(
+      COMMAND_SUMMARY.map((row) => [...row]),
+    );
+    expect(createSummaryProgram(io).helpInformation()).toBe(full.helpInformation());
+  });
+
+  it('answers --help, -h and no arguments, and nothing else', async () => {
+    for (const argv of [[], ['--help'], ['-h']]) expect(isTopLevelHelp(argv)).toBe(true);
+    for (const argv of [['help'], ['run', '--help'], ['--help', 'run'], ['-c', 'x', '--help']])
+      expect(isTopLevelHelp(argv)).toBe(false);
+    const help = await runCliCaptured(['-h'], { env: { HOME: dir } });
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: curupira \[options\] \[command\]/);
+    expect(help.stdout).toMatch(/^ {2}help \[command\] +display help for command$/m);
   });
 });

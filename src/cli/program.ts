@@ -2,7 +2,7 @@
  * The command-line program. `runCli` is what `main.ts` calls and what tests call in-process; it
  * maps every error to a message and a documented exit code, never a stack trace for a user mistake.
  */
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Help } from 'commander';
 import { defaultConfigPath, resolvePath } from '../config/load.js';
 import { ConfigError, CurupiraError, errorMessage, UsageError } from '../core/errors.js';
 import type { LogLevel } from '../log.js';
@@ -11,6 +11,7 @@ import { scrub } from '../workspace/git.js';
 import { EXIT } from './exit-codes.js';
 import type { CliIo } from './io.js';
 import { redactingIo, writeLine } from './io.js';
+import { COMMAND_SUMMARY } from './summary.js';
 import { packageVersion } from './version.js';
 
 export interface GlobalOptions {
@@ -123,10 +124,8 @@ function allCommands(command: Command): Command[] {
   return command.commands.flatMap((child) => [child, ...allCommands(child)]);
 }
 
-/** The program with `only` registered, or every command when `only` is null. */
-export async function createProgram(io: CliIo, only: string | null = null): Promise<Command> {
-  const program = new Command(io.programName);
-  program
+function baseProgram(io: CliIo): Command {
+  return new Command(io.programName)
     .description('Run coding agents on your GitHub work, unattended.')
     .option('-c, --config <path>', configHelp())
     .option('--log-level <level>', LOG_LEVEL_HELP)
@@ -139,6 +138,27 @@ export async function createProgram(io: CliIo, only: string | null = null): Prom
       writeErr: (text) => io.stderr.write(text),
     })
     .exitOverride();
+}
+
+/** True for the top-level help (`--help`, `-h` or no arguments), which `COMMAND_SUMMARY` answers. */
+export function isTopLevelHelp(argv: readonly string[]): boolean {
+  return argv.length === 0 || (argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h'));
+}
+
+/** A program for top-level help only: each command is a stub named and described by `COMMAND_SUMMARY`. */
+export function createSummaryProgram(io: CliIo): Command {
+  const program = baseProgram(io);
+  const terms = new Map<Command, string>();
+  for (const [term, description] of COMMAND_SUMMARY)
+    terms.set(program.command(term.split(' ')[0]!).description(description), term);
+  const help = new Help();
+  program.configureHelp({ subcommandTerm: (command) => terms.get(command) ?? help.subcommandTerm(command) });
+  return program;
+}
+
+/** The program with `only` registered, or every command when `only` is null. */
+export async function createProgram(io: CliIo, only: string | null = null): Promise<Command> {
+  const program = baseProgram(io);
   let running: Command | undefined;
   program.hook('preAction', (_program, action) => {
     running = action;
@@ -177,11 +197,11 @@ export async function runCli(argv: readonly string[], given: CliIo): Promise<num
   // start, and everything this process prints is redacted.
   registerSecretEnv(given.env);
   const io = redactingIo(given);
-  const program = await createProgram(io, commandIn(argv));
-  if (argv.length === 0) {
-    program.outputHelp();
+  if (isTopLevelHelp(argv)) {
+    createSummaryProgram(io).outputHelp();
     return EXIT.ok;
   }
+  const program = await createProgram(io, commandIn(argv));
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return currentExitCode ?? EXIT.ok;

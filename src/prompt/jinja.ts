@@ -16,7 +16,9 @@
  *   same at compile time), not surprises at render time.
  */
 
-import nunjucks, { type Environment } from 'nunjucks';
+import { createRequire } from 'node:module';
+import type nunjucksModule from 'nunjucks';
+import type { Environment } from 'nunjucks';
 import { errorMessage, PromptRenderError } from '../core/errors.js';
 import type { FieldValue } from '../core/types.js';
 import { createFence, type Fence } from './fence.js';
@@ -86,7 +88,17 @@ interface NjEnvironmentInternals {
   tests: Record<string, unknown>;
 }
 
-const nj = nunjucks as unknown as NunjucksInternals;
+/**
+ * nunjucks (about 8 MiB) is loaded the first time a Jinja prompt is analyzed or rendered: a daemon
+ * whose prompts are all `${…}` templates never loads it. It is CommonJS, so `require` loads it
+ * synchronously and the API stays synchronous.
+ */
+let loaded: typeof nunjucksModule | undefined;
+function nunjucks(): typeof nunjucksModule {
+  loaded ??= createRequire(import.meta.url)('nunjucks') as typeof nunjucksModule;
+  return loaded;
+}
+const nj = (): NunjucksInternals => nunjucks() as unknown as NunjucksInternals;
 
 // --- the environment --------------------------------------------------------------------------
 
@@ -122,7 +134,7 @@ function currentFence(): Fence {
 
 function printValue(value: unknown): unknown {
   if (value === null || value === undefined) return '';
-  if (typeof value === 'string' || value instanceof nj.runtime.SafeString) return value;
+  if (typeof value === 'string' || value instanceof nj().runtime.SafeString) return value;
   if (typeof value === 'function') return '';
   if (typeof value === 'object') return fenceContainer(value, currentFence()) ?? compactJson(value);
   return String(value);
@@ -143,7 +155,7 @@ function defaultFilter(value: unknown, fallback: unknown = '', boolean = false):
 
 function createEnvironment(): Environment {
   // An empty loader list, not null: null would make nunjucks read templates from ./views.
-  const env = new nunjucks.Environment([], { ...ENVIRONMENT_OPTIONS });
+  const env = new (nunjucks().Environment)([], { ...ENVIRONMENT_OPTIONS });
   env.addFilter(PRINT_FILTER, printValue);
   env.addFilter('default', defaultFilter);
   env.addFilter('d', defaultFilter);
@@ -204,7 +216,7 @@ function inspect(root: NjNode, env: NjEnvironmentInternals): string[] {
     if (isBound(scope, name)) return;
     const constant = CONSTANTS.get(name);
     if (constant !== undefined) {
-      replace(new nj.nodes.Literal(symbol.lineno, symbol.colno, constant));
+      replace(new (nj().nodes.Literal)(symbol.lineno, symbol.colno, constant));
       return;
     }
     if (Object.hasOwn(env.globals, name)) return;
@@ -311,9 +323,9 @@ function inspect(root: NjNode, env: NjEnvironmentInternals): string[] {
         const list = node.children as unknown[];
         list.forEach((child, index) => {
           if (!isNode(child) || child.typename === 'TemplateData') return;
-          const name = new nj.nodes.Symbol(child.lineno, child.colno, PRINT_FILTER);
-          const args = new nj.nodes.NodeList(child.lineno, child.colno, [child]);
-          list[index] = new nj.nodes.Filter(child.lineno, child.colno, name, args);
+          const name = new (nj().nodes.Symbol)(child.lineno, child.colno, PRINT_FILTER);
+          const args = new (nj().nodes.NodeList)(child.lineno, child.colno, [child]);
+          list[index] = new (nj().nodes.Filter)(child.lineno, child.colno, name, args);
         });
         return;
       }
@@ -437,7 +449,7 @@ function prepare(source: string): PreparedTemplate {
   const env = promptEnvironment();
   let root: NjNode;
   try {
-    root = nj.parser.parse(source, [], ENVIRONMENT_OPTIONS);
+    root = nj().parser.parse(source, [], ENVIRONMENT_OPTIONS);
   } catch (error) {
     throw syntaxError(source, error, true);
   }
@@ -445,11 +457,11 @@ function prepare(source: string): PreparedTemplate {
 
   let template: NjTemplate;
   try {
-    const compiler = new nj.compiler.Compiler(TEMPLATE_NAME, false);
+    const compiler = new (nj().compiler.Compiler)(TEMPLATE_NAME, false);
     compiler.compile(root);
     // nunjucks compiles every template to JavaScript source and loads it the same way.
     const props: unknown = new Function(compiler.getCode())();
-    template = new nj.Template({ type: 'code', obj: props }, env, TEMPLATE_NAME);
+    template = new (nj().Template)({ type: 'code', obj: props }, env, TEMPLATE_NAME);
   } catch (error) {
     throw syntaxError(source, error, false);
   }

@@ -1,0 +1,84 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { httpFetch } from './http-fetch.js';
+
+let server: Server;
+let base: string;
+const seen: { method: string; url: string; body: string }[] = [];
+
+beforeAll(async () => {
+  server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk) => {
+      body += chunk;
+    });
+    request.on('end', () => {
+      seen.push({ method: request.method ?? '', url: request.url ?? '', body });
+      if (request.url === '/moved') {
+        response.writeHead(307, { location: '/json' }).end();
+      } else if (request.url === '/other') {
+        response.writeHead(303, { location: '/json' }).end();
+      } else if (request.url === '/json') {
+        const text = JSON.stringify({ method: request.method, body });
+        response.writeHead(200, {
+          'content-type': 'application/json',
+          'content-encoding': 'gzip',
+          'x-b': '2',
+          'x-a': '1',
+        });
+        response.end(gzipSync(text));
+      } else {
+        response.writeHead(404, 'Nope', { 'content-type': 'text/plain' }).end('missing');
+      }
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((done) => server.close(() => done())));
+
+describe('httpFetch', () => {
+  it('sends the body, decodes gzip and lists headers', async () => {
+    const response = await httpFetch(`${base}/json`, {
+      method: 'POST',
+      body: '{"q":1}',
+      headers: { 'x-t': 'v' },
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('X-A')).toBe('1');
+    expect([...response.headers].filter(([key]) => key.startsWith('x-'))).toEqual([
+      ['x-a', '1'],
+      ['x-b', '2'],
+    ]);
+    expect(await response.json()).toEqual({ method: 'POST', body: '{"q":1}' });
+  });
+
+  it('follows a 307 with the same method and body, a 303 as a GET', async () => {
+    const kept = await httpFetch(`${base}/moved`, { method: 'POST', body: 'x' });
+    expect(kept.url).toBe(`${base}/json`);
+    expect(await kept.json()).toEqual({ method: 'POST', body: 'x' });
+    const changed = await httpFetch(`${base}/other`, { method: 'POST', body: 'x' });
+    expect(await changed.json()).toEqual({ method: 'GET', body: '' });
+  });
+
+  it('reports a status with its text, and a refused connection as fetch does', async () => {
+    const response = await httpFetch(`${base}/nothing`);
+    expect([response.status, response.statusText, response.ok, await response.text()]).toEqual([
+      404,
+      'Nope',
+      false,
+      'missing',
+    ]);
+    await expect(httpFetch('http://127.0.0.1:1/')).rejects.toThrow(TypeError);
+  });
+
+  it('an abort rejects with an AbortError', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    await expect(httpFetch(`${base}/json`, { signal: controller.signal })).rejects.toMatchObject({
+      name: 'AbortError',
+    });
+  });
+});
