@@ -159,4 +159,27 @@ describe('prepareWorktree after a kill during git worktree add', () => {
     expect(await readFile(join(again.path, 'half-done.txt'), 'utf8')).toBe('in progress');
     await git(['add', 'half-done.txt'], { cwd: again.path });
   });
+
+  it('removes the ref and HEAD locks a git killed mid-commit left, so the next commit on the branch works', async () => {
+    const repo = await clone(SMALL);
+    const first = await prepareWorktree(task(repo));
+    const gitDir = (await worktreeGitDir(first.path))!;
+    const refLock = join(repo.checkoutPath, '.git', 'refs', 'heads', `${first.branch}.lock`);
+    await writeFile(refLock, '');
+    await writeFile(join(gitDir, 'HEAD.lock'), '');
+    await writeFile(join(first.path, 'work.txt'), 'agent work');
+    await git(['add', 'work.txt'], { cwd: first.path });
+    // As the agent of the next run would find it: git refuses to move the branch.
+    await expect(
+      git(['-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qm', 'x'], { cwd: first.path }),
+    ).rejects.toThrow(/lock/);
+
+    const again = await prepareWorktree(task(repo));
+    expect(again.reused).toBe(true);
+    expect(existsSync(refLock)).toBe(false);
+    expect(existsSync(join(gitDir, 'HEAD.lock'))).toBe(false);
+    await git(['-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qm', 'x'], {
+      cwd: again.path,
+    });
+  });
 });

@@ -25,6 +25,7 @@ import {
   branchName,
   canonicalPath,
   companionFiles,
+  isLexicallyInside,
   worktreePath,
   worktreesRoot,
 } from './paths.js';
@@ -431,6 +432,7 @@ async function halfMadeReason(target: string, entry: WorktreeEntry, log: Logger)
   const gitDir = await worktreeGitDir(target);
   if (gitDir === null) return 'its .git file does not name a git directory';
   if (!(await pathExists(join(gitDir, 'index')))) return 'its checkout never finished (no index)';
+  await removeStaleRefLocks(gitDir, entry.branch, target, log);
   const indexLock = join(gitDir, 'index.lock');
   if (!(await pathExists(indexLock))) return null;
   const status = await statusPorcelain(target).catch(() => null);
@@ -444,6 +446,32 @@ async function halfMadeReason(target: string, entry: WorktreeEntry, log: Logger)
   await rm(indexLock, { force: true });
   log.warn({ path: target }, 'Removed a stale index.lock from the worktree');
   return null;
+}
+
+/**
+ * A git killed while it moved the task's branch (an agent's `git commit` under kill -9) leaves
+ * `refs/heads/<branch>.lock` in the repository and `HEAD.lock` in the worktree's git folder, and
+ * every later commit on that branch fails with "cannot lock ref". The branch and the worktree
+ * belong to this one task, and no git runs in them while its run is being prepared (the
+ * repository lock is held), so such locks are stale. Two file lookups when there are none.
+ */
+async function removeStaleRefLocks(
+  gitDir: string,
+  branch: string | null,
+  target: string,
+  log: Logger,
+): Promise<void> {
+  const commonDir = dirname(dirname(gitDir));
+  const locks = [join(gitDir, 'HEAD.lock')];
+  if (branch !== null && basename(dirname(gitDir)) === 'worktrees') {
+    const refLock = join(commonDir, 'refs', 'heads', `${branch}.lock`);
+    if (isLexicallyInside(join(commonDir, 'refs', 'heads'), refLock)) locks.push(refLock);
+  }
+  for (const lock of locks) {
+    if (!(await pathExists(lock))) continue;
+    await rm(lock, { force: true });
+    log.warn({ path: target, lock }, 'Removed a stale git lock left by a killed git');
+  }
 }
 
 /**
