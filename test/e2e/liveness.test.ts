@@ -68,7 +68,10 @@ describe('a session whose resume keeps failing', () => {
     const h = await harness({
       automation: issueAutomation('fix', { prompt: 'Fix #${issue_number} [[fake:fail]]' }),
       agentEnv: { FAKE_AGENT_FAIL_RESUME: '1' },
-      settingsExtra: 'max_resume_failures = 2',
+      // The item's failure budget (max_item_failures, 3 by default) would stop this item before
+      // its fourth run; it is off here so the session rule is seen alone (failure-budget.test.ts
+      // covers the two together).
+      settingsExtra: 'max_resume_failures = 2\nmax_item_failures = 0',
     });
     const first = onlyRun((await h.run()).runs);
     expect(first).toMatchObject({ status: 'failed', resumed: false });
