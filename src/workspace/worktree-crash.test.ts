@@ -182,4 +182,36 @@ describe('prepareWorktree after a kill during git worktree add', () => {
       cwd: again.path,
     });
   });
+
+  it('finishes the branch update a git killed mid-commit left: the commit the lock names is kept', async () => {
+    const repo = await clone(SMALL);
+    const first = await prepareWorktree(task(repo));
+    const gitDir = (await worktreeGitDir(first.path))!;
+    const cwd = { cwd: first.path };
+    await writeFile(join(first.path, 'work.txt'), 'agent work');
+    await git(['add', 'work.txt'], cwd);
+    // What `git commit` had done when it was killed: the commit object written, its id in the lock.
+    const tree = (await git(['write-tree'], cwd)).trim();
+    const env = {
+      GIT_AUTHOR_NAME: 't',
+      GIT_AUTHOR_EMAIL: 't@example.com',
+      GIT_COMMITTER_NAME: 't',
+      GIT_COMMITTER_EMAIL: 't@example.com',
+    };
+    const commit = (
+      await git(['commit-tree', tree, '-p', 'HEAD', '-m', 'agent commit'], {
+        ...cwd,
+        env: { ...process.env, ...env },
+      })
+    ).trim();
+    const refLock = join(repo.checkoutPath, '.git', 'refs', 'heads', `${first.branch}.lock`);
+    await writeFile(refLock, `${commit}\n`);
+
+    const again = await prepareWorktree(task(repo));
+    expect(again.reused).toBe(true);
+    expect(existsSync(refLock)).toBe(false);
+    expect((await git(['rev-parse', 'HEAD'], { cwd: again.path })).trim()).toBe(commit);
+    expect(await statusPorcelain(again.path)).toEqual([]);
+    expect(existsSync(join(gitDir, 'HEAD.lock'))).toBe(false);
+  });
 });

@@ -453,7 +453,10 @@ async function halfMadeReason(target: string, entry: WorktreeEntry, log: Logger)
  * `refs/heads/<branch>.lock` in the repository and `HEAD.lock` in the worktree's git folder, and
  * every later commit on that branch fails with "cannot lock ref". The branch and the worktree
  * belong to this one task, and no git runs in them while its run is being prepared (the
- * repository lock is held), so such locks are stale. Two file lookups when there are none.
+ * repository lock is held), so such locks are stale. Git writes the new commit id into the lock
+ * before renaming it into place: when the lock holds a commit that descends from the branch's tip,
+ * the interrupted update is finished (the agent's commit is kept), else the lock is removed. Two
+ * file lookups when there are no locks.
  */
 async function removeStaleRefLocks(
   gitDir: string,
@@ -461,17 +464,39 @@ async function removeStaleRefLocks(
   target: string,
   log: Logger,
 ): Promise<void> {
-  const commonDir = dirname(dirname(gitDir));
-  const locks = [join(gitDir, 'HEAD.lock')];
-  if (branch !== null && basename(dirname(gitDir)) === 'worktrees') {
-    const refLock = join(commonDir, 'refs', 'heads', `${branch}.lock`);
-    if (isLexicallyInside(join(commonDir, 'refs', 'heads'), refLock)) locks.push(refLock);
+  const headLock = join(gitDir, 'HEAD.lock');
+  if (await pathExists(headLock)) {
+    await rm(headLock, { force: true });
+    log.warn({ path: target, lock: headLock }, 'Removed a stale git lock left by a killed git');
   }
-  for (const lock of locks) {
-    if (!(await pathExists(lock))) continue;
-    await rm(lock, { force: true });
-    log.warn({ path: target, lock }, 'Removed a stale git lock left by a killed git');
+  if (branch === null || basename(dirname(gitDir)) !== 'worktrees') return;
+  const heads = join(dirname(dirname(gitDir)), 'refs', 'heads');
+  const refLock = join(heads, `${branch}.lock`);
+  if (!isLexicallyInside(heads, refLock) || !(await pathExists(refLock))) return;
+  const pending = (await readFile(refLock, 'utf8').catch(() => '')).trim();
+  await rm(refLock, { force: true });
+  const finished = /^[0-9a-f]{40,64}$/.test(pending) && (await finishRefUpdate(target, branch, pending));
+  log.warn(
+    { path: target, lock: refLock, ...(finished ? { commit: pending } : {}) },
+    finished
+      ? 'Finished a branch update a killed git left half done (its commit is kept)'
+      : 'Removed a stale git lock left by a killed git',
+  );
+}
+
+/** Moves `branch` to `commit` when that commit exists and descends from the branch's tip. */
+async function finishRefUpdate(cwd: string, branch: string, commit: string): Promise<boolean> {
+  const ref = `refs/heads/${branch}`;
+  const exists = await gitResult(['cat-file', '-e', `${commit}^{commit}`], { cwd });
+  if (exists.exitCode !== 0) return false;
+  const tip = (await gitResult(['rev-parse', '--verify', '--quiet', ref], { cwd })).stdout.trim();
+  if (tip === commit) return false;
+  if (tip !== '') {
+    const descends = await gitResult(['merge-base', '--is-ancestor', tip, commit], { cwd });
+    if (descends.exitCode !== 0) return false;
   }
+  const update = await gitResult(['update-ref', ref, commit, ...(tip === '' ? [] : [tip])], { cwd });
+  return update.exitCode === 0;
 }
 
 /**
