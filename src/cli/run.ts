@@ -5,11 +5,12 @@ import type { Settings } from '../config/types.js';
 import { systemClock } from '../core/clock.js';
 import { type ConfigError, UsageError } from '../core/errors.js';
 import type { RunRecord } from '../core/types.js';
-import { runEngine } from '../engine/engine.js';
+import { type EngineOptions, runEngine } from '../engine/engine.js';
 import { logFile, transcriptsDir } from '../engine/paths.js';
 import { describeTask, previewFirstTask, quoteForDisplay, type TaskPreview } from '../engine/preview.js';
 import { type Logger, silentLogger } from '../log.js';
 import { acquireStateLock, openStore } from '../store/index.js';
+import type { Store } from '../store/types.js';
 import { EXIT } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
 import type { GlobalOptions } from './program.js';
@@ -151,24 +152,15 @@ export function registerRun(program: Command, io: CliIo, globals: () => GlobalOp
         format: options.logFormat,
         ...(logLevel ? { level: logLevel } : {}),
       });
-      const { stop, drain, access, signals } = engineControls(settings, io, log);
+      const { signals, engineBase } = engineControls(settings, io, log);
       const onSignal = signals.handle;
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
       try {
         const result = await runEngine({
-          settings,
+          ...engineBase(store),
           mode: options.watch ? 'watch' : 'drain',
           ...(size === undefined ? {} : { size }),
-          store,
-          clock: systemClock,
-          log,
-          env: io.env,
-          github: access.client,
-          tokens: access.tokens,
-          transcriptsDir: transcriptsDir(settings),
-          stopSignal: stop.signal,
-          drainSignal: drain.signal,
           ...(options.watch ? { reload: settingsReloader(file) } : {}),
           ...(status ? { onStatus: (s) => status.update(s) } : {}),
         });
@@ -250,6 +242,8 @@ export function engineControls(
   drain: AbortController;
   access: ReturnType<typeof githubAccess>;
   signals: ReturnType<typeof signalHandler>;
+  /** What every engine the CLI starts shares: settings, store, clock, log, GitHub access, signals. */
+  engineBase: (store: Store) => EngineOptions;
 } {
   const stop = new AbortController();
   const drain = new AbortController();
@@ -260,7 +254,20 @@ export function engineControls(
     systemClock,
     AbortSignal.any([stop.signal, drain.signal]),
   );
-  return { stop, drain, access, signals: signalHandler(settings, log, stop, drain) };
+  const engineBase = (store: Store): EngineOptions => ({
+    settings,
+    mode: 'drain',
+    store,
+    clock: systemClock,
+    log,
+    env: io.env,
+    github: access.client,
+    tokens: access.tokens,
+    transcriptsDir: transcriptsDir(settings),
+    stopSignal: stop.signal,
+    drainSignal: drain.signal,
+  });
+  return { stop, drain, access, signals: signalHandler(settings, log, stop, drain), engineBase };
 }
 
 /** Watch mode's reload hook: the settings file again when its mtime changed. */

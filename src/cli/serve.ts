@@ -4,10 +4,9 @@
  */
 import type { Command } from 'commander';
 import { loadSettings } from '../config/load.js';
-import { systemClock } from '../core/clock.js';
 import { UsageError } from '../core/errors.js';
 import { Engine, type EngineOptions } from '../engine/engine.js';
-import { stateDir, transcriptsDir } from '../engine/paths.js';
+import { stateDir } from '../engine/paths.js';
 import { createApp } from '../server/app.js';
 import { Hub } from '../server/hub.js';
 import { type Listening, startListeners } from '../server/listen.js';
@@ -67,25 +66,12 @@ export function registerServe(program: Command, io: CliIo, globals: () => Global
         format: options.logFormat,
         ...(logLevel ? { level: logLevel } : {}),
       });
-      const { stop, drain, access, signals } = engineControls(settings, io, log);
+      const { signals, engineBase } = engineControls(settings, io, log);
       process.on('SIGINT', signals.handle);
       process.on('SIGTERM', signals.handle);
       try {
         await serveEngine(io, {
-          engine: {
-            settings,
-            mode: 'watch',
-            store,
-            clock: systemClock,
-            log,
-            env: io.env,
-            github: access.client,
-            tokens: access.tokens,
-            transcriptsDir: transcriptsDir(settings),
-            stopSignal: stop.signal,
-            drainSignal: drain.signal,
-            reload: settingsReloader(file),
-          },
+          engine: { ...engineBase(store), mode: 'watch', reload: settingsReloader(file) },
           host: options.host,
           port,
           banner: options.logFormat === 'text',
