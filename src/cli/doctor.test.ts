@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -232,5 +232,46 @@ prompt = "Tidy up"
       ok: true,
       detail: 'off for automation triage: text written by strangers reaches the agent unscreened',
     });
+  });
+});
+
+describe('doctor: profile options', () => {
+  it("fails a profile key whose option the installed CLI's --help does not list, passes the others", async () => {
+    // A `claude` that answers --help as Claude Code 2.1.197 does (recorded help), first on PATH.
+    const bins = join(dir, 'claude-help-bin');
+    mkdirSync(bins, { recursive: true });
+    const help = join(import.meta.dirname, '../../test/fixtures/cli-help/claude-2.1.197.txt');
+    writeFileSync(
+      join(bins, 'claude'),
+      `#!/bin/sh\nif [ "$1" = "--help" ]; then cat '${help}'; exit 0; fi\nexit 2\n`,
+      { mode: 0o755 },
+    );
+    const file = settings('profile-options', `[repositories.good]\nremote = "file://${origin.url}"\n`);
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8').replace(
+        '[agents.profiles.c]\nprovider = "claude"\n',
+        '[agents.profiles.c]\nprovider = "claude"\npermission_prompts = "none"\npermission_mode = "acceptEdits"\n[agents.profiles.m]\nprovider = "claude"\nmodel = "sonnet"\n',
+      ),
+    );
+    const result = await runCliCaptured(['doctor', '-c', file], {
+      env: { ...env, PATH: `${bins}:${env.PATH}` },
+    });
+    const out = lines(result.stdout);
+    expect(out).toContain(
+      'FAIL  profile c options: --permission-prompts not listed by `claude --help`: runs with this profile would fail on an unknown option; remove the key that adds it from [agents.profiles.c] or update Claude Code',
+    );
+    expect(out).toContain('ok    profile m options: --model listed by `claude --help`');
+    expect(result.code).toBe(1);
+  });
+
+  it('says nothing about options when the CLI has no readable --help (the fake agents)', async () => {
+    const file = settings('profile-nohelp', `[repositories.good]\nremote = "file://${origin.url}"\n`);
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8').replace('provider = "claude"\n', 'provider = "claude"\nmodel = "sonnet"\n'),
+    );
+    const result = await runCliCaptured(['doctor', '-c', file], { env });
+    expect(result.stdout).not.toContain('profile c options');
   });
 });

@@ -5,7 +5,9 @@
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
+import { helpOptions, profileOptions } from '../agents/help-options.js';
 import { getDriver } from '../agents/registry.js';
+import type { Profile } from '../agents/schemas.js';
 import { loadSettings } from '../config/load.js';
 import { resolveScreening, type ScreeningSettings } from '../config/screening.js';
 import type { RepositorySettings, Settings } from '../config/types.js';
@@ -304,6 +306,10 @@ export async function runDoctor(
         ? `${driver.displayName} at ${found}`
         : `${executable} not found on PATH; install ${driver.displayName}: ${driver.installUrl}`,
     });
+    if (found) {
+      const check = await profileOptionsCheck(name, profile, found, settings.dir, io.env);
+      if (check) emit(check);
+    }
   }
   try {
     const git = await runCommand('git', ['--version'], { env: io.env, timeoutMs: 10_000 });
@@ -316,6 +322,51 @@ export async function runDoctor(
   emit({ ok: folder.ok, label: 'state folder', detail: folder.detail });
   emit(state.check);
   return checks;
+}
+
+/**
+ * The options a profile's keys add (`--model`, `--permission-mode`, …) must be options of the
+ * installed CLI, or every run with that profile fails on an unknown option (Claude Code 2.1 has no
+ * `--permission-prompts`, which `permission_prompts` emits as the reference does). Read from the
+ * CLI's `--help`; no check when the help cannot be read or lists too few options to be one.
+ */
+async function profileOptionsCheck(
+  name: string,
+  profile: Profile,
+  executable: string,
+  dir: string,
+  env: NodeJS.ProcessEnv,
+): Promise<Check | undefined> {
+  const driver = getDriver(profile.provider);
+  const { subcommand, fromProfile } = profileOptions(driver, profile, dir);
+  if (fromProfile.length === 0) return undefined;
+  let help: string;
+  try {
+    const result = await runCommand(executable, [...subcommand, '--help'], {
+      env,
+      cwd: dir,
+      timeoutMs: 10_000,
+    });
+    if (result.exitCode !== 0) return undefined;
+    help = result.stdout + result.stderr;
+  } catch {
+    return undefined;
+  }
+  const listed = helpOptions(help);
+  if (listed.size < 5) return undefined;
+  const missing = fromProfile.filter((option) => !listed.has(option));
+  const command = [driver.executable, ...subcommand, '--help'].join(' ');
+  return missing.length === 0
+    ? {
+        ok: true,
+        label: `profile ${name} options`,
+        detail: `${fromProfile.join(', ')} listed by \`${command}\``,
+      }
+    : {
+        ok: false,
+        label: `profile ${name} options`,
+        detail: `${missing.join(', ')} not listed by \`${command}\`: runs with this profile would fail on an unknown option; remove the key that adds it from [agents.profiles.${name}] or update ${driver.displayName}`,
+      };
 }
 
 /** The state file is curupira's and every table reads; opened read-only, nothing is written. */

@@ -11,7 +11,12 @@ export const ClaudeProfile = z
       .enum(['default', 'acceptEdits', 'plan', 'auto', 'dontAsk', 'bypassPermissions'])
       .optional()
       .describe('`--permission-mode`.'),
-    permission_prompts: z.enum(['host', 'none']).optional().describe('`--permission-prompts`.'),
+    permission_prompts: z
+      .enum(['host', 'none'])
+      .optional()
+      .describe(
+        '`--permission-prompts`, as the reference passes it. Claude Code 2.1 has no such option and refuses to start; `curupira doctor` says so.',
+      ),
   })
   .describe(
     'Claude Code (`claude -p --output-format stream-json`). Run as root, Claude Code refuses `permission_mode = "bypassPermissions"` unless `IS_SANDBOX=1` is in its environment; set it where a container or VM is the sandbox, and curupira passes it through.',

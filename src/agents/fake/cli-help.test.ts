@@ -15,6 +15,7 @@ import { createCodexDriver } from '../codex/index.js';
 import { CodexProfile } from '../codex/schema.js';
 import { createGeminiDriver } from '../gemini/index.js';
 import { GeminiProfile } from '../gemini/schema.js';
+import { type HelpOption, helpOptions } from '../help-options.js';
 import { fakeAgentScript } from './install.js';
 
 const FIXTURES = join(import.meta.dirname, '../../../test/fixtures/cli-help');
@@ -24,40 +25,6 @@ const GEMINI_VERSION = '0.61.0';
 
 function fixture(name: string): string {
   return readFileSync(join(FIXTURES, name), 'utf8');
-}
-
-interface HelpOption {
-  names: string[];
-  takesValue: boolean;
-  choices?: string[];
-}
-
-/**
- * The options a help text lists, for clap (`-c, --config <key=value>`), commander
- * (`--agent <agent>`, `-r, --resume [value]`) and yargs (`-m, --model   Model  [string]`).
- */
-function helpOptions(text: string): Map<string, HelpOption> {
-  const options = new Map<string, HelpOption>();
-  const lines = text.split('\n');
-  for (const [index, line] of lines.entries()) {
-    const match = line.match(
-      /^ {2,6}((?:-{1,2}[A-Za-z][\w-]*)(?:, -{1,2}[A-Za-z][\w-]*)*)( [<[][^>\]]+[>\]](?:\.\.\.)?)?/,
-    );
-    if (!match) continue;
-    const names = match[1]!.split(', ');
-    const yargsType = line.match(/\[(string|number|array|boolean)\]/)?.[1];
-    const takesValue = match[2] !== undefined || (yargsType !== undefined && yargsType !== 'boolean');
-    // clap prints `[possible values: …]` a few lines below; yargs `[choices: "a", "b"]` on the line.
-    const rest = lines.slice(index + 1);
-    const next = rest.findIndex((l) => /^ {2,6}-/.test(l));
-    const block = [line, ...rest.slice(0, next === -1 ? rest.length : next)].join('\n');
-    const clapChoices = block.match(/\[possible values: ([^\]]+)\]/)?.[1];
-    const yargsChoices = line.match(/\[choices: ([^\]]+)\]/)?.[1];
-    const choices = (clapChoices ?? yargsChoices)?.split(', ').map((c) => c.replace(/^"|"$/g, ''));
-    const option: HelpOption = { names, takesValue, ...(choices ? { choices } : {}) };
-    for (const name of names) options.set(name, option);
-  }
-  return options;
 }
 
 /** The long names of a help's options, without help and version. */
