@@ -137,6 +137,8 @@ function gotNumber(input: unknown): string {
 }
 
 function typeMessage(issue: Extract<Issue, { code: 'invalid_type' }>, { input }: IssueContext): string {
+  // `never` is a key this table must not have (see `withoutItemKeys`): its schema says why.
+  if (issue.expected === 'never') return issue.message;
   if (input === undefined) return 'is required';
   const quoted = typeof input === 'string' || typeof input === 'number' ? ` (${JSON.stringify(input)})` : '';
   return `expected ${TYPE_NAMES[issue.expected] ?? issue.expected}, got ${describeType(input)}${quoted}`;
@@ -169,10 +171,13 @@ function unionMessage(issue: Extract<Issue, { code: 'invalid_union' }>, { input 
 const MESSAGES: { [C in Issue['code']]?: (issue: Extract<Issue, { code: C }>, ctx: IssueContext) => string } =
   {
     invalid_type: typeMessage,
+    // A message the schema set (zod's own start with "Invalid") says more than the list of values.
     invalid_value: (issue, { input }) =>
-      `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}${
-        input === undefined ? '' : `, got ${JSON.stringify(input)}`
-      }`,
+      !issue.message.startsWith('Invalid')
+        ? issue.message
+        : `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}${
+            input === undefined ? '' : `, got ${JSON.stringify(input)}`
+          }`,
     too_small: tooSmallMessage,
     too_big: tooBigMessage,
     invalid_union: unionMessage,

@@ -786,6 +786,44 @@ prompt = "\${nope}"
     ]);
   });
 
+  it('rejects the item writes (labels, result comment) on a schedule or a chain, saying why, instead of ignoring them', () => {
+    const text = `${BASE_REPO}[automations.nightly]
+repository = "api"
+schedule = "0 3 * * *"
+prompt = "Tidy"
+status_label = "agent:busy"
+result_comment = true
+[automations.review]
+after = "nightly"
+repository = "api"
+prompt = "Review"
+failed_label = "agent:failed"
+`;
+    const lines = errorOf(text).message.split('\n');
+    expect(lines[0]).toBe('3 problems:');
+    expect(lines).toContain(
+      `  - automations.nightly.status_label: \`status_label\` acts on the issue or pull request a run came from; a schedule has none: remove it (${FILE}:7:1)`,
+    );
+    expect(
+      lines.some((l) => l.startsWith('  - automations.nightly.result_comment: `result_comment` acts on')),
+    ).toBe(true);
+    expect(lines.some((l) => l.startsWith('  - automations.nightly.screening: `screening` acts on'))).toBe(
+      true,
+    );
+    expect(
+      lines.some((l) =>
+        l.includes(
+          'automations.review.failed_label: `failed_label` acts on the issue or pull request a run came from; a chained automation has none',
+        ),
+      ),
+    ).toBe(true);
+    // Off is still fine: `result_comment = false` on a schedule says nothing.
+    loadSettingsFromText(
+      `${BASE_REPO}[automations.n]\nrepository = "api"\nschedule = "0 3 * * *"\nprompt = "T"\nresult_comment = false\n`,
+      FILE,
+    );
+  });
+
   it('reports a typo in [settings] once, not as missing repositories everywhere', () => {
     const automations = ['a', 'b', 'c', 'd', 'e']
       .map((id) => `[automations.${id}]\nrepository = "api"\nrepo = "acme/api"\nprompt = "Fix"\n`)

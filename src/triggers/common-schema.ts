@@ -161,3 +161,28 @@ export const eventMemoryShape = {
       'On the first poll, record everything already matching as skipped (visible, never run); only items that appear later fire (curupira extension).',
     ),
 } as const;
+
+/**
+ * Overrides the keys of `automationBaseShape` that write to the item a run came from (the labels and
+ * the result comment) for a trigger without items, so that setting one is an error that says why
+ * instead of a write that never happens. (A `screening` table there only warns: see
+ * config/screening.ts.)
+ */
+export function withoutItemKeys(what: string) {
+  const error = (key: string) =>
+    `\`${key}\` acts on the issue or pull request a run came from; ${what} has none: remove it`;
+  const none = (key: string) =>
+    z
+      .never({ error: error(key) })
+      .optional()
+      .describe('Not for this trigger: it has no item.');
+  return {
+    status_label: none('status_label'),
+    failed_label: none('failed_label'),
+    blocked_label: none('blocked_label'),
+    result_comment: z
+      .literal(false, { error: error('result_comment') })
+      .default(false)
+      .describe('Not for this trigger: it has no item.'),
+  };
+}

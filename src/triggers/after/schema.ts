@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import type { AutomationOf } from '../../config/types.js';
-import { automationBaseShape, Identifier, RepoSlug } from '../common-schema.js';
+import { automationBaseShape, Identifier, RepoSlug, withoutItemKeys } from '../common-schema.js';
 import type { ExplainLine, TriggerTable } from '../types.js';
 
 export const AfterAutomation = z
   .strictObject({
     ...automationBaseShape,
+    ...withoutItemKeys('a chained automation'),
     after: Identifier.describe('The upstream automation whose finished runs start this one.'),
     on: z
       .enum(['success', 'failure', 'any'])

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AutomationOf } from '../../config/types.js';
-import { automationBaseShape, RepoSlug } from '../common-schema.js';
+import { automationBaseShape, RepoSlug, withoutItemKeys } from '../common-schema.js';
 import type { ExplainLine, TriggerTable } from '../types.js';
 import { nextFireTimes, parseScheduleDate, validateCronExpression } from './schedule.js';
 
@@ -20,6 +20,7 @@ const ScheduleDate = z
 export const CronAutomation = z
   .strictObject({
     ...automationBaseShape,
+    ...withoutItemKeys('a schedule'),
     schedule: z
       .string()
       .superRefine((value, ctx) => {
