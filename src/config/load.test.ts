@@ -807,9 +807,6 @@ failed_label = "agent:failed"
     expect(
       lines.some((l) => l.startsWith('  - automations.nightly.result_comment: `result_comment` acts on')),
     ).toBe(true);
-    expect(lines.some((l) => l.startsWith('  - automations.nightly.screening: `screening` acts on'))).toBe(
-      true,
-    );
     expect(
       lines.some((l) =>
         l.includes(
