@@ -2,9 +2,23 @@
  * Leases (issue 12, item 1): one lease comment claims an item before its run starts, is released
  * (edited to the outcome) when it ends; leases by other runners skip the item; forged ones do not.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { loadSettings } from '../../src/config/load.js';
 import { leaseStateLine, parseLeaseState } from '../../src/coordination/lease.js';
-import { createHarness, type Harness, issueAutomation, waitFor, writeRequests } from '../helpers/harness.js';
+import type { RunRecord } from '../../src/core/types.js';
+import { openStore } from '../../src/store/index.js';
+import {
+  createHarness,
+  type Harness,
+  isRunning,
+  issueAutomation,
+  runBuiltCli,
+  startBuiltCli,
+  waitFor,
+  writeRequests,
+} from '../helpers/harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -100,4 +114,170 @@ describe('leases', () => {
     expect(runs.map((r) => r.status)).toEqual(['succeeded']);
     expect(writeRequests(h)).toEqual([]);
   }, 60_000);
+});
+
+/** A settings file for another runner on the same simulator: its own state, workspaces and runner id. */
+function otherRunner(harness: Harness, runner: string): string {
+  const text = readFileSync(harness.settingsFile, 'utf8')
+    .replace(join(harness.dir, 'workspaces'), join(harness.dir, `workspaces-${runner}`))
+    .replace(join(harness.dir, 'state', 'state.sqlite3'), join(harness.dir, `state-${runner}`, 'state.sqlite3'))
+    .replace(/runner_id = "[^"]*"/, `runner_id = "${runner}"`);
+  const file = join(harness.dir, `settings-${runner}.toml`);
+  writeFileSync(file, text);
+  return file;
+}
+
+function itemOf(prompt: string | undefined): number {
+  return Number(/Fix #(\d+)/.exec(prompt ?? '')?.[1]);
+}
+
+describe('two runners on one simulator (slow)', () => {
+  it('20 matching items, two processes with their own state: every item runs once, no lease left', async () => {
+    h = await createHarness({
+      issues: Array.from({ length: 20 }, (_, i) => ({ title: `Item ${i + 1}`, labels: ['agent-ready'] })),
+      settingsExtra: 'runner_id = "host-a"\nmax_active_tasks = 2',
+      automation: issueAutomation('fix', {
+        prompt: 'Fix #${issue_number} [[fake:commit]]',
+        extra: `${LEASED}\nonce = true`,
+      }),
+    });
+    const harness = h;
+    const fileB = otherRunner(harness, 'host-b');
+    const [a, b] = await Promise.all(
+      [harness.settingsFile, fileB].map((file) =>
+        runBuiltCli(['--config', file, 'run'], { env: harness.env, timeoutMs: 150_000 }),
+      ),
+    );
+    expect([a!.code, b!.code]).toEqual([0, 0]);
+    const ran = harness.agentRuns('claude').map((c) => itemOf(c.prompt));
+    expect(ran.sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    for (let n = 1; n <= 20; n += 1) {
+      const leases = leaseComments(harness, n).map((c) => parseLeaseState(c.body)!);
+      // The winner's lease, released; a loser deleted its own.
+      expect(leases, `item ${n}`).toHaveLength(1);
+      expect(leases[0]!.released, `item ${n}`).toBe('succeeded');
+      expect(leases[0]!.expires).toBeUndefined();
+    }
+    const byRunner = new Map<string, number>();
+    for (let n = 1; n <= 20; n += 1) {
+      const runner = parseLeaseState(leaseComments(harness, n)[0]!.body)!.runner;
+      byRunner.set(runner, (byRunner.get(runner) ?? 0) + 1);
+    }
+    console.info(`leases: items per runner ${JSON.stringify(Object.fromEntries(byRunner))}`);
+  }, 180_000);
+});
+
+async function storeRuns(file: string): Promise<RunRecord[]> {
+  const store = await openStore(loadSettings(file).settings.execution.state_db_path);
+  try {
+    return await store.listRuns({ limit: Number.POSITIVE_INFINITY });
+  } finally {
+    await store.close();
+  }
+}
+
+/** Starts runner A (the harness's settings) with a sleeping agent; kills it with SIGKILL mid-run. */
+async function killMidRun(harness: Harness): Promise<{ commentId: number; agentPid: number }> {
+  const first = startBuiltCli(['--config', harness.settingsFile, 'run'], { env: harness.env });
+  try {
+    const lease = await waitFor(
+      'the agent running under a lease',
+      async () => {
+        const [comment] = leaseComments(harness, 1);
+        const [run] = (await storeRuns(harness.settingsFile)).filter((r) => r.agentPid);
+        return comment && run && harness.agentRuns('claude').length > 0 ? comment : undefined;
+      },
+      30_000,
+      100,
+    );
+    first.child.kill('SIGKILL');
+    expect((await first.done).signal).toBe('SIGKILL');
+    return { commentId: lease.databaseId, agentPid: harness.agentRuns('claude')[0]!.pid };
+  } finally {
+    if (first.child.exitCode === null && first.child.signalCode === null) first.child.kill('SIGKILL');
+  }
+}
+
+function killAgents(harness: Harness): void {
+  for (const call of harness.agentRuns('claude')) if (isRunning(call.pid)) process.kill(call.pid, 'SIGKILL');
+}
+
+describe('kill -9 during a leased run (the built CLI, slow)', () => {
+  const sleeping = () => ({
+    issues: [{ title: 'Slow', labels: ['agent-ready'] }],
+    settingsExtra: 'runner_id = "host-a"',
+    automation: issueAutomation('fix', { prompt: 'Fix #${issue_number} [[fake:sleep=20]]', extra: LEASED }),
+  });
+
+  it('another runner skips the item; the restarted runner takes its lease back and resumes', async () => {
+    h = await createHarness(sleeping());
+    const harness = h;
+    const fileB = otherRunner(harness, 'host-b');
+    try {
+      const killed = await killMidRun(harness);
+      const b = await runBuiltCli(['--config', fileB, 'run'], { env: harness.env, timeoutMs: 60_000 });
+      expect(b.code, b.stderr).toBe(0);
+      const [skipped] = await storeRuns(fileB);
+      expect(skipped).toMatchObject({ status: 'skipped', startedAt: null });
+      expect(skipped!.reason).toMatch(/^leased by host-a \(automation fix, run r_\w+, until \d\d:\d\d UTC\)$/);
+      expect(harness.agentRuns('claude')).toHaveLength(1);
+
+      const again = await runBuiltCli(['--config', harness.settingsFile, 'run'], {
+        env: harness.env,
+        timeoutMs: 60_000,
+      });
+      expect(again.code, again.stderr).toBe(0);
+      const calls = harness.agentRuns('claude');
+      expect(calls).toHaveLength(2);
+      expect(calls[1]!.resumeOf).toBe(calls[0]!.sessionId);
+      const runs = await storeRuns(harness.settingsFile);
+      const resumed = runs.find((r) => r.resumed)!;
+      expect(resumed.status).toBe('succeeded');
+      // The same comment, taken back by the new run, then released.
+      const comments = leaseComments(harness, 1);
+      expect(comments.map((c) => c.databaseId)).toEqual([killed.commentId]);
+      expect(parseLeaseState(comments[0]!.body)).toEqual({
+        automation: 'fix',
+        runner: 'host-a',
+        run: resumed.id,
+        released: 'succeeded',
+      });
+    } finally {
+      killAgents(harness);
+    }
+  }, 120_000);
+
+  it('a different runner waits for the TTL (by GitHub clock), then runs the item', async () => {
+    let skew = 0;
+    h = await createHarness({ ...sleeping(), simulatorNow: () => Date.now() + skew });
+    const harness = h;
+    const fileB = otherRunner(harness, 'host-b');
+    try {
+      const killed = await killMidRun(harness);
+      killAgents(harness);
+      const early = await runBuiltCli(['--config', fileB, 'run'], { env: harness.env, timeoutMs: 60_000 });
+      expect(early.code, early.stderr).toBe(0);
+      expect((await storeRuns(fileB)).map((r) => r.status)).toEqual(['skipped']);
+      // 59 minutes later by GitHub's clock: still leased.
+      skew = 59 * 60_000;
+      await runBuiltCli(['--config', fileB, 'run'], { env: harness.env, timeoutMs: 60_000 });
+      expect(harness.agentRuns('claude')).toHaveLength(1);
+      // Past the hour: the lease of the dead runner has expired; B claims the item and runs it.
+      skew = 61 * 60_000;
+      const late = await runBuiltCli(['--config', fileB, 'run'], { env: harness.env, timeoutMs: 60_000 });
+      expect(late.code, late.stderr).toBe(0);
+      const calls = harness.agentRuns('claude');
+      expect(calls).toHaveLength(2);
+      expect(calls[1]!.resumeOf).toBeNull();
+      const ownRuns = await storeRuns(fileB);
+      expect(ownRuns.map((r) => r.status).sort()).toEqual(['skipped', 'skipped', 'succeeded']);
+      const states = leaseComments(harness, 1).map((c) => ({ id: c.databaseId, ...parseLeaseState(c.body)! }));
+      expect(states).toHaveLength(2);
+      expect(states[0]).toMatchObject({ id: killed.commentId, runner: 'host-a' });
+      expect(states[0]!.expires).toBeDefined();
+      expect(states[1]).toMatchObject({ runner: 'host-b', released: 'succeeded' });
+    } finally {
+      killAgents(harness);
+    }
+  }, 120_000);
 });
