@@ -5,8 +5,8 @@
  */
 import { z } from 'zod';
 import { PROFILE_SCHEMAS, PROVIDERS } from '../agents/schemas.js';
-import { publishedJsonSchema } from '../core/json-schema.js';
 import { durationSetting, MIN_LEASE_TTL, RUNNER_ID_PATTERN } from '../coordination/duration.js';
+import { publishedJsonSchema } from '../core/json-schema.js';
 import { Identifier } from '../triggers/common-schema.js';
 import { BUILT_IN_TRIGGERS } from '../triggers/registry.js';
 import { describeType, isTable } from './issues.js';
@@ -125,7 +125,10 @@ export const SettingsTable = z
       ),
     runner_id: z
       .string()
-      .regex(RUNNER_ID_PATTERN, 'must start with a letter or digit and contain only letters, digits, `.`, `_` and `-` (at most 64)')
+      .regex(
+        RUNNER_ID_PATTERN,
+        'must start with a letter or digit and contain only letters, digits, `.`, `_` and `-` (at most 64)',
+      )
       .optional()
       .describe(
         "This curupira's name in the leases it writes (`runner build-1`). Default: the host name. Two processes sharing one must be the same runner restarted: a runner takes back its own unexpired leases (curupira extension).",

@@ -24,9 +24,12 @@ describe('parseDuration', () => {
     expect(parseDuration(text)).toBe(ms);
   });
 
-  it.each(['', 'soon', '1', '1 fortnight', 'P', 'PT', 'PT0S', '0m', '-1h', '1h later'])('rejects %j', (text) => {
-    expect(parseDuration(text)).toBeUndefined();
-  });
+  it.each(['', 'soon', '1', '1 fortnight', 'P', 'PT', 'PT0S', '0m', '-1h', '1h later'])(
+    'rejects %j',
+    (text) => {
+      expect(parseDuration(text)).toBeUndefined();
+    },
+  );
 
   it('a settings value names what it expects, and the minimum', () => {
     const schema = durationSetting(MIN_LEASE_TTL);
@@ -34,7 +37,9 @@ describe('parseDuration', () => {
     expect(schema.safeParse('an hour').error?.issues[0]?.message).toBe(
       `'an hour' is not a duration: write e.g. "1 hour", "3 hours", "30m", "2d" or ISO 8601 "PT1H"`,
     );
-    expect(schema.safeParse('5s').error?.issues[0]?.message).toBe("'5s' is shorter than the minimum of 10 seconds");
+    expect(schema.safeParse('5s').error?.issues[0]?.message).toBe(
+      "'5s' is shorter than the minimum of 10 seconds",
+    );
   });
 });
 
@@ -56,7 +61,11 @@ ${automationExtra}
   function load(text: string): string {
     try {
       const { settings } = loadSettingsFromText(text, '/tmp/curupira-lease/settings.toml');
-      return JSON.stringify([settings.execution.lease_ttl, settings.execution.runner_id, settings.automations[0]?.config.lease_ttl]);
+      return JSON.stringify([
+        settings.execution.lease_ttl,
+        settings.execution.runner_id,
+        settings.automations[0]?.config.lease_ttl,
+      ]);
     } catch (error) {
       if (error instanceof ConfigError) return error.message;
       throw error;

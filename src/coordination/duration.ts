@@ -33,13 +33,20 @@ export function parseDuration(text: string): number | undefined {
   const trimmed = text.trim();
   const iso = ISO.exec(trimmed);
   if (iso && trimmed.length > 1 && !/T$/i.test(trimmed)) {
-    const [w, d, h, m, s] = iso.slice(1).map((v) => Number(v ?? 0)) as [number, number, number, number, number];
+    const [w, d, h, m, s] = iso.slice(1).map((v) => Number(v ?? 0)) as [
+      number,
+      number,
+      number,
+      number,
+      number,
+    ];
     const ms = w * UNIT_MS.w! + d * UNIT_MS.d! + h * UNIT_MS.h! + m * UNIT_MS.m! + s * UNIT_MS.s!;
     return ms > 0 ? ms : undefined;
   }
   // `1 hour 30 minutes`, `1h30m`: parts in a row.
   const parts = trimmed.toLowerCase().match(/\d+(?:\.\d+)?\s*[a-z]+/g);
-  if (!parts || parts.join('').replace(/\s/g, '') !== trimmed.toLowerCase().replace(/\s/g, '')) return undefined;
+  if (!parts || parts.join('').replace(/\s/g, '') !== trimmed.toLowerCase().replace(/\s/g, ''))
+    return undefined;
   let total = 0;
   for (const part of parts) {
     const match = HUMAN.exec(part);

@@ -42,8 +42,12 @@ describe('the lease comment', () => {
 
   it('ignores malformed markers', () => {
     expect(parseLeaseState('<!-- curupira:lease-state automation=fix run=r_1 -->')).toBeUndefined();
-    expect(parseLeaseState('<!-- curupira:lease-state automation=fix runner=a run=r expires=soon -->')).toBeUndefined();
-    expect(parseLeaseState('<!-- curupira:lease-state automation=fix runner=a run=r evil=1 -->')).toBeUndefined();
+    expect(
+      parseLeaseState('<!-- curupira:lease-state automation=fix runner=a run=r expires=soon -->'),
+    ).toBeUndefined();
+    expect(
+      parseLeaseState('<!-- curupira:lease-state automation=fix runner=a run=r evil=1 -->'),
+    ).toBeUndefined();
   });
 
   it('makes a runner id of the host name', () => {
@@ -70,18 +74,29 @@ describe('claims against the simulator', () => {
     await sim.close();
   });
 
-  const automation = { id: 'fix', config: { lease_ttl: '1 hour', once: false } } as unknown as ResolvedAutomation;
+  const automation = {
+    id: 'fix',
+    config: { lease_ttl: '1 hour', once: false },
+  } as unknown as ResolvedAutomation;
   const task = {
     key: 'fix|acme/api|github-issues|1',
     identity: { automationId: 'fix', repo: 'acme/api', taskType: 'github-issues', id: '1' },
   } as unknown as Task;
   const runOf = (id: string) => ({ id }) as RunRecord;
 
-  function leases(runner: string, clock = new FakeClock(Date.UTC(2030, 0, 1))): { leases: Leases; edits: string[] } {
+  function leases(
+    runner: string,
+    clock = new FakeClock(Date.UTC(2030, 0, 1)),
+  ): { leases: Leases; edits: string[] } {
     const edits: string[] = [];
     const settings = { automations: [automation], execution: { runner_id: runner } } as unknown as Settings;
     const deps: LeaseDeps = {
-      client: createGitHubClient({ apiUrl: sim.url, tokens: staticTokenSource(TOKEN), clock: systemClock, maxAttempts: 1 }),
+      client: createGitHubClient({
+        apiUrl: sim.url,
+        tokens: staticTokenSource(TOKEN),
+        clock: systemClock,
+        maxAttempts: 1,
+      }),
       clock,
       log: silentLogger(),
       settings: () => settings,
@@ -115,12 +130,17 @@ describe('claims against the simulator', () => {
   it('two runners racing: one wins, the loser deletes its own comment', async () => {
     const a = leases('host-a').leases;
     const b = leases('host-b').leases;
-    const [ra, rb] = await Promise.all([a.claim(automation, task, runOf('r_a')), b.claim(automation, task, runOf('r_b'))]);
+    const [ra, rb] = await Promise.all([
+      a.claim(automation, task, runOf('r_a')),
+      b.claim(automation, task, runOf('r_b')),
+    ]);
     const kinds = [ra?.kind, rb?.kind].sort();
     expect(kinds).toEqual(['claimed', 'leased']);
     expect(world.item('acme/api', 1)!.comments).toHaveLength(1);
     const loser = ra?.kind === 'leased' ? ra : rb;
-    expect(loser?.kind === 'leased' && loser.reason).toMatch(/^leased by host-[ab] \(automation fix, run r_[ab], until 14:05 UTC\)$/);
+    expect(loser?.kind === 'leased' && loser.reason).toMatch(
+      /^leased by host-[ab] \(automation fix, run r_[ab], until 14:05 UTC\)$/,
+    );
     for (const r of [ra, rb]) if (r?.kind === 'claimed') await r.lease.release('succeeded');
   });
 

@@ -247,7 +247,11 @@ export class Leases {
     return leaseConfig(this.deps.settings(), automation);
   }
 
-  async #request<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: Record<string, unknown>) {
+  async #request<T>(
+    method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+    path: string,
+    body?: Record<string, unknown>,
+  ) {
     const answer = await this.deps.client.restResponse<T>(method, path, body);
     const date = Date.parse(answer.headers.date ?? answer.headers.Date ?? '');
     if (!Number.isNaN(date)) this.#offset = date - this.deps.clock.now();
@@ -357,8 +361,14 @@ export class Leases {
       if (mine) {
         // Our own unexpired lease (this runner, restarted): taken back for the new run.
         const held = state();
-        await this.#request('PATCH', commentPath(item, mine.commentId), { body: leaseBody(held, this.serverNow()) });
-        return { kind: 'claimed', lease: this.#held(item, automation, config, held, mine.commentId), takenBack: true };
+        await this.#request('PATCH', commentPath(item, mine.commentId), {
+          body: leaseBody(held, this.serverNow()),
+        });
+        return {
+          kind: 'claimed',
+          lease: this.#held(item, automation, config, held, mine.commentId),
+          takenBack: true,
+        };
       }
       const held = state();
       const created = await this.#request<{ id: number }>('POST', `${itemPath(item)}/comments`, {
@@ -368,14 +378,23 @@ export class Leases {
       const after = await this.read(automation, item);
       const winner = after.live[0];
       if (winner?.commentId === posted)
-        return { kind: 'claimed', lease: this.#held(item, automation, config, held, posted), takenBack: false };
+        return {
+          kind: 'claimed',
+          lease: this.#held(item, automation, config, held, posted),
+          takenBack: false,
+        };
       await this.#request('DELETE', commentPath(item, posted));
       posted = undefined;
       const lost = this.#blocked(after, automation, config);
       if (lost.kind !== 'free') return lost;
       return { kind: 'unreachable', reason: 'the lease just posted was not found again' };
     } catch (error) {
-      if (posted !== undefined) await this.#withdraw(item, { automation: automation.id, runner: config.runnerId, run: run.id }, posted);
+      if (posted !== undefined)
+        await this.#withdraw(
+          item,
+          { automation: automation.id, runner: config.runnerId, run: run.id },
+          posted,
+        );
       return { kind: 'unreachable', reason: errorMessage(error) };
     }
   }
@@ -389,7 +408,13 @@ export class Leases {
     }
   }
 
-  #held(item: ItemRef, automation: ResolvedAutomation, config: LeaseConfig, state: LeaseState, commentId: number) {
+  #held(
+    item: ItemRef,
+    automation: ResolvedAutomation,
+    config: LeaseConfig,
+    state: LeaseState,
+    commentId: number,
+  ) {
     return new HeldLease(this, item, automation, config, state, commentId);
   }
 
@@ -438,7 +463,10 @@ export class HeldLease {
       } catch {
         return;
       }
-      const next = { ...this.#state, expires: new Date(this.leases.serverNow() + this.config.ttlMs).toISOString() };
+      const next = {
+        ...this.#state,
+        expires: new Date(this.leases.serverNow() + this.config.ttlMs).toISOString(),
+      };
       try {
         await this.leases.renew(this.item, this.commentId, next);
         this.#state = next;
@@ -447,7 +475,13 @@ export class HeldLease {
         // Tried again soon; the run goes on (a lease that lapses may let another runner in).
         wait = Math.max(1000, this.config.ttlMs / 10);
         log.warn(
-          { automation: this.automation.id, run: this.#state.run, repo: this.item.repo, number: this.item.number, error: errorMessage(error) },
+          {
+            automation: this.automation.id,
+            run: this.#state.run,
+            repo: this.item.repo,
+            number: this.item.number,
+            error: errorMessage(error),
+          },
           'Could not renew a lease',
         );
       }

@@ -7,10 +7,10 @@ import { rm } from 'node:fs/promises';
 import { resolveScreening } from '../config/screening.js';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
 import { checkBudget, countRun } from '../coordination/budget.js';
+import { wantsLeases } from '../coordination/lease.js';
 import type { Clock } from '../core/clock.js';
 import { ConfigError, ControlError, errorMessage } from '../core/errors.js';
 import { isTerminal, type RunRecord, type Task } from '../core/types.js';
-import { wantsLeases } from '../coordination/lease.js';
 import { createGitHubClient, type GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
@@ -307,7 +307,11 @@ export class Engine {
         trust: (automation) =>
           trustRules(
             this.gateDeps(),
-            resolveScreening(this.settings.execution.screening, automation.config.screening, this.settings.dir),
+            resolveScreening(
+              this.settings.execution.screening,
+              automation.config.screening,
+              this.settings.dir,
+            ),
           ),
         queueEdit: (item, runId, marker, body) => writes.queueEdit(item, runId, marker, body),
       });
@@ -610,7 +614,11 @@ export class Engine {
       })
       .then(() => {
         // Not run because of a lease (or GitHub unreachable while claiming): a watch polls it again.
-        if (this.leaseHooks?.retry.delete(task.key) && this.options.mode === 'watch' && feed instanceof EventFeed)
+        if (
+          this.leaseHooks?.retry.delete(task.key) &&
+          this.options.mode === 'watch' &&
+          feed instanceof EventFeed
+        )
           feed.forget(task);
       })
       .then(() => feed?.runFinished(task, this.pollContext()))

@@ -104,7 +104,10 @@ export class LeaseHooks {
         { ...fields, error: result.reason },
         'GitHub unreachable while claiming: the run is not started; the next poll tries again',
       );
-      return { kind: 'refused', reason: `not claimed: GitHub unreachable (${result.reason}); tried again at the next poll` };
+      return {
+        kind: 'refused',
+        reason: `not claimed: GitHub unreachable (${result.reason}); tried again at the next poll`,
+      };
     }
     if (result.kind === 'done') this.retry.delete(task.key);
     this.lastSkip.set(task.key, result.by.commentId);

@@ -26,7 +26,12 @@ export interface RunWrites {
   /** Queues what a finished run writes (nothing unless its automation opted in). Never throws. */
   finished(automation: AnyAutomation, task: Task, run: RunRecord): Promise<void>;
   /** Queues an edit of the comment holding `marker` (nothing is posted when none is found): lease releases. */
-  queueEdit(item: { repo: string; number: number }, runId: string, marker: string, body: string): Promise<void>;
+  queueEdit(
+    item: { repo: string; number: number },
+    runId: string,
+    marker: string,
+    body: string,
+  ): Promise<void>;
   /** Sends what is due now (one drain at a time: a second waits for the first). Never throws. */
   drain(): Promise<DrainResult | undefined>;
   /** Sends until nothing is pending (retries included), or until `signal` aborts. Never throws. */
@@ -34,10 +39,7 @@ export interface RunWrites {
 }
 
 /** True when any automation asks for a GitHub write: only then does the engine build `RunWrites`. */
-export function wantsGitHubWrites(
-  automations: readonly AnyAutomation[],
-  settingsLeaseTtl?: string,
-): boolean {
+export function wantsGitHubWrites(automations: readonly AnyAutomation[], settingsLeaseTtl?: string): boolean {
   return automations.some(
     ({ config }) =>
       config.result_comment === true ||

@@ -29,7 +29,9 @@ afterEach(async () => {
 const LEASED = 'lease_ttl = "1 hour"';
 
 function leaseComments(harness: Harness, number: number) {
-  return harness.world.item('acme/api', number)!.comments.filter((c) => parseLeaseState(c.body) !== undefined);
+  return harness.world
+    .item('acme/api', number)!
+    .comments.filter((c) => parseLeaseState(c.body) !== undefined);
 }
 
 describe('leases', () => {
@@ -67,9 +69,14 @@ describe('leases', () => {
       run: runs[0]!.id,
       released: 'succeeded',
     });
-    expect(released!.body).toMatch(/^curupira worked on this: automation `fix`, runner `build-1`, run `r_\w+`: \*\*succeeded\*\*/);
+    expect(released!.body).toMatch(
+      /^curupira worked on this: automation `fix`, runner `build-1`, run `r_\w+`: \*\*succeeded\*\*/,
+    );
     const writes = writeRequests(harness).map((r) => `${r.method} ${r.path.replace(/\d+$/, 'N')}`);
-    expect(writes).toEqual(['POST /repos/acme/api/issues/1/comments', 'PATCH /repos/acme/api/issues/comments/N']);
+    expect(writes).toEqual([
+      'POST /repos/acme/api/issues/1/comments',
+      'PATCH /repos/acme/api/issues/comments/N',
+    ]);
   }, 60_000);
 
   it('a lease forged by another account is ignored; one by a trusted author is honoured', async () => {
@@ -94,7 +101,9 @@ describe('leases', () => {
     const byItem = new Map(runs.map((r) => [r.itemId, r]));
     expect(byItem.get('1')?.status).toBe('succeeded');
     expect(byItem.get('2')?.status).toBe('skipped');
-    expect(byItem.get('2')?.reason).toMatch(/^leased by other-host \(automation fix, run r_0000000000AAAAAAAA, until /);
+    expect(byItem.get('2')?.reason).toMatch(
+      /^leased by other-host \(automation fix, run r_0000000000AAAAAAAA, until /,
+    );
     expect(byItem.get('2')?.startedAt).toBeNull();
     // Only item 1's agent ran; the forged comment is untouched, and item 2 got no comment of ours.
     expect(h.agentRuns('claude').map((c) => c.prompt)).toHaveLength(1);
@@ -120,7 +129,10 @@ describe('leases', () => {
 function otherRunner(harness: Harness, runner: string): string {
   const text = readFileSync(harness.settingsFile, 'utf8')
     .replace(join(harness.dir, 'workspaces'), join(harness.dir, `workspaces-${runner}`))
-    .replace(join(harness.dir, 'state', 'state.sqlite3'), join(harness.dir, `state-${runner}`, 'state.sqlite3'))
+    .replace(
+      join(harness.dir, 'state', 'state.sqlite3'),
+      join(harness.dir, `state-${runner}`, 'state.sqlite3'),
+    )
     .replace(/runner_id = "[^"]*"/, `runner_id = "${runner}"`);
   const file = join(harness.dir, `settings-${runner}.toml`);
   writeFileSync(file, text);
@@ -219,7 +231,9 @@ describe('kill -9 during a leased run (the built CLI, slow)', () => {
       expect(b.code, b.stderr).toBe(0);
       const [skipped] = await storeRuns(fileB);
       expect(skipped).toMatchObject({ status: 'skipped', startedAt: null });
-      expect(skipped!.reason).toMatch(/^leased by host-a \(automation fix, run r_\w+, until \d\d:\d\d UTC\)$/);
+      expect(skipped!.reason).toMatch(
+        /^leased by host-a \(automation fix, run r_\w+, until \d\d:\d\d UTC\)$/,
+      );
       expect(harness.agentRuns('claude')).toHaveLength(1);
 
       const again = await runBuiltCli(['--config', harness.settingsFile, 'run'], {
@@ -271,7 +285,10 @@ describe('kill -9 during a leased run (the built CLI, slow)', () => {
       expect(calls[1]!.resumeOf).toBeNull();
       const ownRuns = await storeRuns(fileB);
       expect(ownRuns.map((r) => r.status).sort()).toEqual(['skipped', 'skipped', 'succeeded']);
-      const states = leaseComments(harness, 1).map((c) => ({ id: c.databaseId, ...parseLeaseState(c.body)! }));
+      const states = leaseComments(harness, 1).map((c) => ({
+        id: c.databaseId,
+        ...parseLeaseState(c.body)!,
+      }));
       expect(states).toHaveLength(2);
       expect(states[0]).toMatchObject({ id: killed.commentId, runner: 'host-a' });
       expect(states[0]!.expires).toBeDefined();
