@@ -612,6 +612,7 @@ export class Engine {
           'Run could not be recorded',
         );
       })
+      .then(() => this.leaseHooks?.abandon(task.key))
       .then(() => {
         // Not run because of a lease (or GitHub unreachable while claiming): a watch polls it again.
         if (

@@ -41,6 +41,8 @@ export class LeaseHooks {
   readonly retry = new Set<string>();
   /** The lease comment that last skipped each task: the same lease is not recorded again. */
   private readonly lastSkip = new Map<string, number>();
+  /** Leases held by running tasks (task key → release), until their run releases them. */
+  private readonly held = new Map<string, (outcome: string) => Promise<void>>();
 
   constructor(private readonly options: LeaseHooksOptions) {
     const { client, clock, log, settings, trust, queueEdit } = options;
@@ -96,7 +98,14 @@ export class LeaseHooks {
         { ...fields, comment: lease.commentId, until: lease.expires },
         result.takenBack ? 'Took back its own lease' : 'Claimed the item',
       );
-      return { kind: 'held', release: (finished) => lease.release(releaseOutcome(finished)) };
+      this.held.set(task.key, (outcome) => lease.release(outcome));
+      return {
+        kind: 'held',
+        release: async (finished) => {
+          this.held.delete(task.key);
+          await lease.release(releaseOutcome(finished));
+        },
+      };
     }
     this.retry.add(task.key);
     if (result.kind === 'unreachable') {
@@ -112,6 +121,18 @@ export class LeaseHooks {
     if (result.kind === 'done') this.retry.delete(task.key);
     this.lastSkip.set(task.key, result.by.commentId);
     return { kind: 'refused', reason: result.reason };
+  }
+
+  /**
+   * A run that ended without releasing its lease (it threw before recording its end): stop the
+   * renewals and release it as `failed`. Nothing happens for a task holding no lease.
+   */
+  async abandon(taskKey: string): Promise<void> {
+    const release = this.held.get(taskKey);
+    this.held.delete(taskKey);
+    await release?.('failed').catch((error: unknown) => {
+      this.options.log.warn({ error: errorMessage(error) }, 'Could not queue the release of a lease');
+    });
   }
 
   /** Interrupted runs nobody resumes: their leases are released through the queue. */

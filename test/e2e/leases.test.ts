@@ -298,3 +298,40 @@ describe('kill -9 during a leased run (the built CLI, slow)', () => {
     }
   }, 120_000);
 });
+
+describe('a watch waits for a lease held elsewhere', () => {
+  it('records the skip once, polls again, and runs the item once the lease expired by GitHub clock', async () => {
+    let skew = 0;
+    h = await createHarness({
+      issues: [{ title: 'Commit [[fake:commit]]', labels: ['agent-ready'] }],
+      settingsExtra: 'runner_id = "build-1"\npolling = { poll_interval_seconds = 0.3 }',
+      automation: issueAutomation('fix', { prompt: '${issue_title}', extra: LEASED }),
+      simulatorNow: () => Date.now() + skew,
+    });
+    const harness = h;
+    const expires = new Date(Date.now() + 10 * 60_000).toISOString();
+    harness.world.addComment('acme/api', 1, {
+      author: 'octocat',
+      body: `held\n\n${leaseStateLine({ automation: 'fix', runner: 'other-host', run: 'r_0000000000BBBBBBBB', expires })}`,
+    });
+    const stop = new AbortController();
+    const seen: RunRecord[] = [];
+    const watching = harness.run({ mode: 'watch', stop: stop.signal, onRun: (run) => seen.push(run) });
+    try {
+      await waitFor('the skip', () => seen.length > 0);
+      // Several polls later: still one skipped run, no agent.
+      const reads = () => harness.sim.requests.filter((r) => r.method === 'GET' && r.path.endsWith('/comments')).length;
+      await waitFor('three more looks at the item', () => reads() >= 4, 15_000);
+      expect(seen.map((r) => r.status)).toEqual(['skipped']);
+      expect(seen[0]!.reason).toMatch(/^leased by other-host /);
+      expect(harness.agentRuns('claude')).toHaveLength(0);
+      skew = 11 * 60_000;
+      await waitFor('the run after the lease expired', () => seen.some((r) => r.status === 'succeeded'), 30_000);
+    } finally {
+      stop.abort();
+      await watching;
+    }
+    expect(seen.map((r) => r.status)).toEqual(['skipped', 'succeeded']);
+    expect(harness.agentRuns('claude')).toHaveLength(1);
+  }, 60_000);
+});
