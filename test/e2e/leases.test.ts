@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadSettings } from '../../src/config/load.js';
 import { leaseStateLine, parseLeaseState } from '../../src/coordination/lease.js';
 import type { RunRecord } from '../../src/core/types.js';
+import { createLogger } from '../../src/log.js';
 import { openStore } from '../../src/store/index.js';
 import {
   createHarness,
@@ -175,7 +176,13 @@ describe('two runners on one simulator (slow)', () => {
       const runner = parseLeaseState(leaseComments(harness, n)[0]!.body)!.runner;
       byRunner.set(runner, (byRunner.get(runner) ?? 0) + 1);
     }
-    console.info(`leases: items per runner ${JSON.stringify(Object.fromEntries(byRunner))}`);
+    const deleted = harness.sim.requests.filter((r) => r.method === 'DELETE').length;
+    const skipped = [...(await storeRuns(harness.settingsFile)), ...(await storeRuns(fileB))].filter(
+      (r) => r.status === 'skipped',
+    ).length;
+    console.info(
+      `leases: items per runner ${JSON.stringify(Object.fromEntries(byRunner))}, races lost (own lease deleted) ${deleted}, skipped runs ${skipped}`,
+    );
   }, 180_000);
 });
 
@@ -320,18 +327,51 @@ describe('a watch waits for a lease held elsewhere', () => {
     try {
       await waitFor('the skip', () => seen.length > 0);
       // Several polls later: still one skipped run, no agent.
-      const reads = () => harness.sim.requests.filter((r) => r.method === 'GET' && r.path.endsWith('/comments')).length;
+      const reads = () =>
+        harness.sim.requests.filter((r) => r.method === 'GET' && r.path.endsWith('/comments')).length;
       await waitFor('three more looks at the item', () => reads() >= 4, 15_000);
       expect(seen.map((r) => r.status)).toEqual(['skipped']);
       expect(seen[0]!.reason).toMatch(/^leased by other-host /);
       expect(harness.agentRuns('claude')).toHaveLength(0);
       skew = 11 * 60_000;
-      await waitFor('the run after the lease expired', () => seen.some((r) => r.status === 'succeeded'), 30_000);
+      await waitFor(
+        'the run after the lease expired',
+        () => seen.some((r) => r.status === 'succeeded'),
+        30_000,
+      );
     } finally {
       stop.abort();
       await watching;
     }
     expect(seen.map((r) => r.status)).toEqual(['skipped', 'succeeded']);
     expect(harness.agentRuns('claude')).toHaveLength(1);
+  }, 60_000);
+});
+
+describe('GitHub unreachable while claiming', () => {
+  it('the run is not started, the log says so, and the next run claims the item', async () => {
+    h = await createHarness({
+      issues: [{ title: 'Commit [[fake:commit]]', labels: ['agent-ready'] }],
+      settingsExtra: 'runner_id = "build-1"',
+      automation: issueAutomation('fix', { prompt: '${issue_title}', extra: LEASED }),
+    });
+    const lines: string[] = [];
+    const log = createLogger({ console: { write: (t: string) => lines.push(t) } as never, level: 'warn' });
+    h.sim.setWriteFaults({ fraction: 1, status: 502 });
+    const first = await h.run({ log });
+    expect(first.runs.map((r) => [r.status, r.startedAt])).toEqual([['skipped', null]]);
+    expect(first.runs[0]!.reason).toMatch(
+      /^not claimed: GitHub unreachable \(.*\); tried again at the next poll$/,
+    );
+    expect(lines.join('')).toContain(
+      'GitHub unreachable while claiming: the run is not started; the next poll tries again',
+    );
+    expect(h.agentRuns('claude')).toHaveLength(0);
+    expect(h.world.item('acme/api', 1)!.comments).toEqual([]);
+
+    h.sim.setWriteFaults(null);
+    const second = await h.run();
+    expect(second.runs.map((r) => r.status)).toEqual(['succeeded']);
+    expect(leaseComments(h, 1).map((c) => parseLeaseState(c.body)?.released)).toEqual(['succeeded']);
   }, 60_000);
 });
