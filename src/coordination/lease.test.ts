@@ -144,6 +144,18 @@ describe('claims against the simulator', () => {
     for (const r of [ra, rb]) if (r?.kind === 'claimed') await r.lease.release('succeeded');
   });
 
+  it('what another lease says is shown on one printable line', async () => {
+    const expires = new Date(githubNow + 60_000).toISOString();
+    world.addComment('acme/api', 1, {
+      author: 'octocat',
+      body: leaseStateLine({ automation: 'x', runner: 'evil\n<b>host</b>', run: 'r_9', expires }),
+    });
+    const check = await leases('host-a').leases.check(automation, task);
+    expect(check.kind === 'leased' && check.reason).toBe(
+      'leased by evil?<b>host</b> (automation x, run r_9, until 13:06 UTC)',
+    );
+  });
+
   it('an expired lease does not count; the same runner takes its unexpired lease back', async () => {
     const first = leases('host-a').leases;
     const claimed = await first.claim(automation, task, runOf('r_1'));

@@ -134,6 +134,12 @@ export function parseLeaseState(body: string): LeaseState | undefined {
   };
 }
 
+/** A value read from someone's comment, fit for a run's reason: one line, printable, short. */
+function shown(value: string): string {
+  const clean = value.replace(/[^\x20-\x7e]/g, '?');
+  return clean.length > 64 ? `${clean.slice(0, 63)}…` : clean;
+}
+
 function code(text: string): string {
   return `\`${text.replace(/[`\r\n]/g, "'")}\``;
 }
@@ -303,10 +309,11 @@ export class Leases {
   #blocked(view: ItemLeases, automation: ResolvedAutomation, config: LeaseConfig): LeaseCheck {
     const first = view.live[0];
     if (first && !this.#isMine(first, automation, config.runnerId)) {
+      const { runner, automation: other, run, expires } = first.state;
       return {
         kind: 'leased',
         by: first,
-        reason: `leased by ${first.state.runner} (automation ${first.state.automation}, run ${first.state.run}, until ${untilText(first.state.expires ?? '', view.serverNow)})`,
+        reason: `leased by ${shown(runner)} (automation ${shown(other)}, run ${shown(run)}, until ${untilText(expires ?? '', view.serverNow)})`,
       };
     }
     const done = automation.config.once
@@ -321,7 +328,7 @@ export class Leases {
       return {
         kind: 'done',
         by: done,
-        reason: `done by ${done.state.runner} (run ${done.state.run} of automation ${automation.id} succeeded; once = true)`,
+        reason: `done by ${shown(done.state.runner)} (run ${shown(done.state.run)} of automation ${automation.id} succeeded; once = true)`,
       };
     return { kind: 'free' };
   }

@@ -114,6 +114,19 @@ describe('leases', () => {
     expect(h.world.item('acme/api', 2)!.comments.map((c) => c.author)).toEqual(['maintainer']);
   }, 60_000);
 
+  it('a failed run releases its lease too, edited to its outcome', async () => {
+    h = await createHarness({
+      issues: [{ title: 'Fail [[fake:fail]]', labels: ['agent-ready'] }],
+      settingsExtra: 'runner_id = "build-1"',
+      automation: issueAutomation('fix', { prompt: '${issue_title}', extra: LEASED }),
+    });
+    const { runs } = await h.run();
+    expect(runs.map((r) => r.status)).toEqual(['failed']);
+    expect(leaseComments(h, 1).map((c) => parseLeaseState(c.body))).toEqual([
+      { automation: 'fix', runner: 'build-1', run: runs[0]!.id, released: 'failed' },
+    ]);
+  }, 60_000);
+
   it('with none of the keys, no write request is sent', async () => {
     h = await createHarness({
       issues: [{ title: 'Commit [[fake:commit]]', labels: ['agent-ready'] }],
