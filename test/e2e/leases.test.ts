@@ -388,3 +388,37 @@ describe('GitHub unreachable while claiming', () => {
     expect(leaseComments(h, 1).map((c) => parseLeaseState(c.body)?.released)).toEqual(['succeeded']);
   }, 60_000);
 });
+
+describe('a cancelled run releases its lease', () => {
+  it('closing the issue mid-run stops the agent; the lease is edited to cancelled', async () => {
+    h = await createHarness({
+      issues: [{ title: 'Slow [[fake:sleep=60]]', labels: ['agent-ready'] }],
+      settingsExtra: 'runner_id = "build-1"\npolling = { poll_interval_seconds = 0.2 }',
+      automation: issueAutomation('fix', { prompt: '${issue_title}', extra: LEASED }),
+    });
+    const harness = h;
+    const stop = new AbortController();
+    const seen: RunRecord[] = [];
+    const watching = harness.run({ mode: 'watch', stop: stop.signal, onRun: (run) => seen.push(run) });
+    try {
+      await waitFor('the agent', () => harness.agentRuns('claude').length > 0);
+      harness.world.closeIssue('acme/api', 1);
+      await waitFor('the run to end', () => seen.length > 0, 20_000);
+      await waitFor(
+        'the release',
+        () => leaseComments(harness, 1)[0]?.body.includes('released=cancelled'),
+        15_000,
+      );
+    } finally {
+      stop.abort();
+      await watching;
+    }
+    expect(seen.map((r) => r.status)).toEqual(['cancelled']);
+    expect(parseLeaseState(leaseComments(harness, 1)[0]!.body)).toEqual({
+      automation: 'fix',
+      runner: 'build-1',
+      run: seen[0]!.id,
+      released: 'cancelled',
+    });
+  }, 60_000);
+});
