@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { PROFILE_SCHEMAS, PROVIDERS } from '../agents/schemas.js';
+import { durationSetting, MIN_LEASE_TTL, RUNNER_ID_PATTERN } from '../coordination/duration.js';
 import { publishedJsonSchema } from '../core/json-schema.js';
 import { Identifier } from '../triggers/common-schema.js';
 import { BUILT_IN_TRIGGERS } from '../triggers/registry.js';
@@ -116,6 +117,21 @@ export const SettingsTable = z
       .default(3)
       .describe(
         'Failed or timed-out runs of one automation on one item (fresh or resumed, counted since its last success) before the item is escalated: recorded as `escalated` and not run again by that automation until `curupira reset RUN_ID` or its title or body changes; 0 never escalates. Counted in the state file, no GitHub write (curupira extension; an automation can override it).',
+      ),
+    lease_ttl: durationSetting(MIN_LEASE_TTL)
+      .optional()
+      .describe(
+        'Write to GitHub (opt-in): the lease TTL of every automation that sets none (`1 hour`, `30m`, `2d`, `PT1H`…). With it, each run of an issue or pull request first claims the item with a lease comment. Unset: no leases (curupira extension; see docs/coordination.md).',
+      ),
+    runner_id: z
+      .string()
+      .regex(
+        RUNNER_ID_PATTERN,
+        'must start with a letter or digit and contain only letters, digits, `.`, `_` and `-` (at most 64)',
+      )
+      .optional()
+      .describe(
+        "This curupira's name in the leases it writes (`runner build-1`). Default: the host name. Two processes sharing one must be the same runner restarted: a runner takes back its own unexpired leases (curupira extension).",
       ),
     shutdown: z
       .enum(['stop', 'drain'])

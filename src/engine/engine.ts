@@ -7,10 +7,11 @@ import { rm } from 'node:fs/promises';
 import { resolveScreening } from '../config/screening.js';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
 import { checkBudget, countRun } from '../coordination/budget.js';
+import { wantsLeases } from '../coordination/lease.js';
 import type { Clock } from '../core/clock.js';
 import { ConfigError, ControlError, errorMessage } from '../core/errors.js';
 import { isTerminal, type RunRecord, type Task } from '../core/types.js';
-import type { GitHubClient } from '../github/client.js';
+import { createGitHubClient, type GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
 import { groupsOfRun, processWorksIn, terminateGroup } from '../process/process-group.js';
@@ -22,10 +23,11 @@ import { ChainFeed } from './chain.js';
 import { type ExecutorDeps, executeTask, finishInterruptedRun } from './executor.js';
 import { CronFeed, cronItem, EventFeed, type Feed, type PollContext } from './feed.js';
 import { createFeed } from './feed-factory.js';
+import { LeaseHooks } from './lease-hooks.js';
 import { classifyFailure } from './outcome.js';
 import { createRunWrites, type RunWrites, wantsGitHubWrites } from './run-writes.js';
 import { locksFor, type OfferResult, SchedulerCore } from './scheduler.js';
-import { type GateDeps, gateTask } from './screen.js';
+import { type GateDeps, gateTask, trustRules } from './screen.js';
 import { TeamCache } from './screen-context.js';
 import { runInit, taskFromItem } from './task.js';
 import { Wakeup } from './wakeup.js';
@@ -184,6 +186,8 @@ export class Engine {
   private readonly escalated = new Map<string, string>();
   /** Opt-in GitHub writes, built the first time an automation asks for one (run-writes.ts). */
   private githubWrites: RunWrites | undefined;
+  /** Leases (claims as comments), built the first time an automation sets `lease_ttl`. */
+  private leaseHooks: LeaseHooks | undefined;
 
   constructor(private readonly options: EngineOptions) {
     this.settings = options.settings;
@@ -269,7 +273,11 @@ export class Engine {
   /** The write queue's front, only when some automation opted in to a GitHub write. */
   private writes(): RunWrites | undefined {
     const { tokens } = this.options;
-    if (!this.githubWrites && tokens && wantsGitHubWrites(this.settings.automations)) {
+    if (
+      !this.githubWrites &&
+      tokens &&
+      wantsGitHubWrites(this.settings.automations, this.settings.execution.lease_ttl)
+    ) {
       const { store, clock, log, stopSignal } = this.options;
       const apiUrl = this.options.github().apiUrl;
       this.githubWrites = createRunWrites({ store, apiUrl, tokens, clock, log, signal: stopSignal });
@@ -277,10 +285,46 @@ export class Engine {
     return this.githubWrites;
   }
 
+  /** The lease hooks, only when some automation takes leases (and writes are possible). */
+  private leases(): LeaseHooks | undefined {
+    const writes = this.writes();
+    const { tokens, store, clock, log, stopSignal } = this.options;
+    if (!this.leaseHooks && writes && tokens && wantsLeases(this.settings)) {
+      const client = createGitHubClient({
+        apiUrl: this.options.github().apiUrl,
+        tokens,
+        clock,
+        log,
+        maxAttempts: 1,
+        signal: stopSignal,
+      });
+      this.leaseHooks = new LeaseHooks({
+        settings: () => this.settings,
+        client,
+        clock,
+        log,
+        store,
+        trust: (automation) =>
+          trustRules(
+            this.gateDeps(),
+            resolveScreening(
+              this.settings.execution.screening,
+              automation.config.screening,
+              this.settings.dir,
+            ),
+          ),
+        queueEdit: (item, runId, marker, body) => writes.queueEdit(item, runId, marker, body),
+      });
+    }
+    return this.leaseHooks;
+  }
+
   private executorDeps(onUpdate?: (run: RunRecord) => void): ExecutorDeps {
     const writes = this.writes();
+    const leases = this.leases();
     return {
       ...(writes ? { writes } : {}),
+      ...(leases ? { claim: (automation, task, run) => leases.claim(automation, task, run) } : {}),
       execution: this.settings.execution,
       store: this.options.store,
       clock: this.options.clock,
@@ -340,6 +384,12 @@ export class Engine {
       );
       return undefined;
     }
+    const lease = await this.leases()?.gate(automation, task);
+    if (lease?.kind === 'hold') return undefined;
+    if (lease?.kind === 'skip') {
+      deps.onUpdate?.(lease.run);
+      return lease.run;
+    }
     let ready = task;
     let screening: Parameters<typeof executeTask>[1]['screening'];
     if (!pending.resume) {
@@ -380,9 +430,11 @@ export class Engine {
    * Stops agents a dead curupira process left running, and closes their runs. A run whose agent
    * had already exited is finished as its saved outcome says (its session is not resumed).
    */
-  private async recover(): Promise<void> {
+  private async recover(): Promise<RunRecord[]> {
     const { store, log, clock } = this.options;
+    const closed: RunRecord[] = [];
     for (const run of await store.listUnfinishedRuns()) {
+      closed.push(run);
       if (run.agentOutcome) {
         const automation = this.settings.automations.find((a) => a.id === run.automationId);
         await finishInterruptedRun(this.executorDeps(), automation, run);
@@ -409,6 +461,7 @@ export class Engine {
         agentPid: null,
       });
     }
+    return closed;
   }
 
   /** Saved sessions go first, with their original tasks. */
@@ -559,6 +612,16 @@ export class Engine {
           'Run could not be recorded',
         );
       })
+      .then(() => this.leaseHooks?.abandon(task.key))
+      .then(() => {
+        // Not run because of a lease (or GitHub unreachable while claiming): a watch polls it again.
+        if (
+          this.leaseHooks?.retry.delete(task.key) &&
+          this.options.mode === 'watch' &&
+          feed instanceof EventFeed
+        )
+          feed.forget(task);
+      })
       .then(() => feed?.runFinished(task, this.pollContext()))
       .catch((error: unknown) => {
         this.options.log.error(
@@ -670,10 +733,12 @@ export class Engine {
   async run(): Promise<EngineResult> {
     for (const id of await this.options.store.listPaused()) this.paused.add(id);
     await this.loadBaselines();
-    await this.recover();
+    const interrupted = await this.recover();
     for (const automation of this.settings.automations) await this.prune(automation.id);
     for (const feed of this.feeds) if (feed instanceof ChainFeed) await feed.init(this.pollContext());
     await this.resumeSessions();
+    // A resumed session takes its lease back; the leases of the other interrupted runs are released.
+    await this.leases()?.releaseInterrupted(interrupted.filter((run) => !this.pending.has(run.taskKey)));
     // Writes a previous process queued but never sent go out first.
     void this.writes()?.drain();
     if (this.options.mode === 'drain') await this.drain();

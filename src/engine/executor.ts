@@ -52,7 +52,18 @@ export interface ExecutorDeps {
   onUpdate?(run: RunRecord): void;
   /** Opt-in GitHub writes of finished runs (result comments); absent when no automation asks. */
   writes?: RunWrites;
+  /**
+   * Claims the task's item before anything else happens (leases, src/coordination/lease.ts); the
+   * agent never starts before it resolves `held`. Absent: nothing is claimed.
+   */
+  claim?(automation: ResolvedAutomation, task: Task, run: RunRecord): Promise<Claim>;
 }
+
+/** What a claim said: nothing to claim, the item is ours until `release`, or not ours (skipped). */
+export type Claim =
+  | { kind: 'none' }
+  | { kind: 'held'; release(run: RunRecord): Promise<void> }
+  | { kind: 'refused'; reason: string };
 
 export interface RunRequest {
   automation: ResolvedAutomation;
@@ -191,6 +202,14 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     ...(promptError === undefined ? { prompt: storedPrompt(originalPrompt) } : {}),
   });
   deps.onUpdate?.(run);
+  const claim: Claim = (await deps.claim?.(automation, task, run)) ?? { kind: 'none' };
+  if (claim.kind === 'refused') {
+    // Someone else's item (or GitHub unreachable): no agent, and nothing written to the item.
+    run = await store.updateRun(run.id, { status: 'skipped', reason: claim.reason, finishedAt: iso() });
+    deps.onUpdate?.(run);
+    log.info({ ...fields, run: run.id, reason: claim.reason }, 'Skipped task: the item is not claimed');
+    return run;
+  }
   await deps.writes?.started(automation, task, run);
   const runFields = { ...fields, run: run.id };
   log.info({ ...runFields, session: saved?.sessionId }, saved ? 'Resuming task' : 'Starting task');
@@ -218,6 +237,11 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
         log.warn({ ...runFields, error: errorMessage(error) }, 'Could not record the run; trying again');
         await clock.sleep(attempt * 2000).catch(() => undefined);
       }
+    }
+    if (claim.kind === 'held') {
+      await claim.release(run).catch((error: unknown) => {
+        log.warn({ ...runFields, error: errorMessage(error) }, 'Could not queue the release of the lease');
+      });
     }
     await deps.writes?.finished(automation, task, run);
     // The reference's result words (`success`, `failure`), with our finer status beside them.

@@ -25,6 +25,13 @@ export interface RunWrites {
   started(automation: AnyAutomation, task: Task, run: RunRecord): Promise<void>;
   /** Queues what a finished run writes (nothing unless its automation opted in). Never throws. */
   finished(automation: AnyAutomation, task: Task, run: RunRecord): Promise<void>;
+  /** Queues an edit of the comment holding `marker` (nothing is posted when none is found): lease releases. */
+  queueEdit(
+    item: { repo: string; number: number },
+    runId: string,
+    marker: string,
+    body: string,
+  ): Promise<void>;
   /** Sends what is due now (one drain at a time: a second waits for the first). Never throws. */
   drain(): Promise<DrainResult | undefined>;
   /** Sends until nothing is pending (retries included), or until `signal` aborts. Never throws. */
@@ -32,10 +39,11 @@ export interface RunWrites {
 }
 
 /** True when any automation asks for a GitHub write: only then does the engine build `RunWrites`. */
-export function wantsGitHubWrites(automations: readonly AnyAutomation[]): boolean {
+export function wantsGitHubWrites(automations: readonly AnyAutomation[], settingsLeaseTtl?: string): boolean {
   return automations.some(
     ({ config }) =>
       config.result_comment === true ||
+      (config.lease_ttl ?? settingsLeaseTtl) !== undefined ||
       config.status_label !== undefined ||
       config.failed_label !== undefined ||
       config.blocked_label !== undefined,
@@ -182,6 +190,10 @@ export function createRunWrites(options: RunWritesOptions): RunWrites {
         });
       }
       await enqueue(task, run, writes);
+    },
+    async queueEdit(item, runId, marker, body) {
+      await queue.enqueue({ ...item, runId, marker, write: { kind: 'comment', body, editOnly: true } });
+      void drain();
     },
     drain,
     async flush(signal) {

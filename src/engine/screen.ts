@@ -269,7 +269,7 @@ function classifierFindings(
   return findings;
 }
 
-async function trustRules(deps: GateDeps, screening: ScreeningSettings): Promise<TrustRules> {
+export async function trustRules(deps: GateDeps, screening: ScreeningSettings): Promise<TrustRules> {
   const teams = await deps.teams.resolve(deps.github, teamsIn(screening.trustedAuthors), (team, error) =>
     deps.log.warn(
       { team, error: errorMessage(error) },

@@ -66,6 +66,12 @@ export interface GitHubClient {
     path: string,
     body?: Record<string, unknown>,
   ): Promise<T>;
+  /** `rest` with the answer's status and headers (the leases read GitHub's clock from `date`). */
+  restResponse<T>(
+    method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE',
+    path: string,
+    body?: Record<string, unknown>,
+  ): Promise<{ status: number; headers: Record<string, string>; data: T }>;
   /** The rate-limit state GitHub last reported. */
   rateLimit(): RateLimitInfo | undefined;
   readonly stats: ClientStats;
@@ -353,6 +359,16 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
     throw new GitHubGraphQLError(errors);
   }
 
+  async function restResponse<T>(
+    method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE',
+    path: string,
+    body?: Record<string, unknown>,
+  ): Promise<{ status: number; headers: Record<string, string>; data: T }> {
+    const url = path.startsWith('http') ? path : `${apiUrl}${path.startsWith('/') ? '' : '/'}${path}`;
+    const attempt = await withRetries('rest', method, url, body === undefined ? undefined : { data: body });
+    return { status: attempt.status, headers: attempt.headers, data: attempt.data as T };
+  }
+
   return {
     apiUrl,
     graphqlUrl,
@@ -367,10 +383,9 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
       path: string,
       body?: Record<string, unknown>,
     ): Promise<T> {
-      const url = path.startsWith('http') ? path : `${apiUrl}${path.startsWith('/') ? '' : '/'}${path}`;
-      const attempt = await withRetries('rest', method, url, body === undefined ? undefined : { data: body });
-      return attempt.data as T;
+      return (await restResponse<T>(method, path, body)).data;
     },
+    restResponse,
   };
 }
 

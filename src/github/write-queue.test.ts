@@ -282,3 +282,21 @@ describe('the write queue', () => {
     expect(await store.listWrites()).toEqual([]);
   });
 });
+
+describe('editOnly comments (lease releases)', () => {
+  it('edits the marked comment, and posts nothing when it is gone', async () => {
+    const queue = makeQueue();
+    const hidden = markerComment('lease run=r_1');
+    world.addComment('acme/api', 1, { author: 'curupira-bot', body: `held\n\n${hidden}` });
+    await onItem(queue, 1, 'lease run=r_1', {
+      kind: 'comment',
+      body: `released\n\n${hidden}`,
+      editOnly: true,
+    });
+    await onItem(queue, 2, 'lease run=r_2', { kind: 'comment', body: 'released', editOnly: true });
+    expect(await queue.runUntilIdle()).toEqual({ sent: 2, failed: 0, retried: 0 });
+    expect(world.item('acme/api', 1)!.comments.map((c) => c.body)).toEqual([`released\n\n${hidden}`]);
+    expect(world.item('acme/api', 2)!.comments).toEqual([]);
+    expect(writeRequests().map((r) => r.method)).toEqual(['PATCH']);
+  });
+});

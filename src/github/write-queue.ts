@@ -239,7 +239,7 @@ export class WriteQueue {
     const w = write.write;
     switch (w.kind) {
       case 'comment':
-        return this.#upsertComment(write, w.body);
+        return this.#upsertComment(write, w.body, w.editOnly === true);
       case 'add-labels':
         await this.#ensureLabels(write, w.labels);
         await this.#paced(() =>
@@ -282,9 +282,10 @@ export class WriteQueue {
     }
   }
 
-  async #upsertComment(write: WriteRecord, text: string): Promise<number> {
+  async #upsertComment(write: WriteRecord, text: string, editOnly: boolean): Promise<number | undefined> {
     const body = commentBody(write.marker, text);
     const existing = await this.#findMarked(write);
+    if (!existing && editOnly) return undefined;
     if (existing) {
       if (existing.body === body) return existing.id;
       const path = `${repoPath(write)}/issues/comments/${existing.id}`;

@@ -159,7 +159,12 @@ export interface ItemFailures {
  * `comment` creates or edits the comment that holds its marker; labels and state are set, not toggled.
  */
 export type GitHubWrite =
-  | { readonly kind: 'comment'; readonly body: string }
+  | {
+      readonly kind: 'comment';
+      readonly body: string;
+      /** Only edit the marked comment: when none is there, nothing is posted (lease releases). */
+      readonly editOnly?: boolean;
+    }
   | {
       readonly kind: 'add-labels';
       /** Created in the repository (with the colour and description) when missing. */

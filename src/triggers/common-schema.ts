@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { ScreeningOverride } from '../config/screening.js';
+import { durationSetting, MIN_LEASE_TTL } from '../coordination/duration.js';
 
 export const IDENTIFIER_PATTERN = /^[A-Za-z0-9_-]+$/;
 export const Identifier = z
@@ -100,6 +101,11 @@ export const automationBaseShape = {
     .describe(
       'Write to GitHub (opt-in): a label (e.g. `agent:blocked`) put on the item when screening blocks its run; created with a description when missing.',
     ),
+  lease_ttl: durationSetting(MIN_LEASE_TTL)
+    .optional()
+    .describe(
+      'Write to GitHub (opt-in): claim each issue or pull request before a run starts with a lease comment (automation, runner, run, expiry) valid this long (`1 hour`, `3 hours`, `30m`, `2d`, ISO 8601 `PT1H`); renewed at half-life while the run lasts and edited to its outcome when it ends. Another runner (or automation) seeing an unexpired lease skips the item. Default `[settings] lease_ttl`; with neither, no lease is written. See docs/coordination.md.',
+    ),
 } as const;
 
 const AutomationBaseObject = z.object(automationBaseShape);
@@ -180,6 +186,7 @@ export function withoutItemKeys(what: string) {
     status_label: none('status_label'),
     failed_label: none('failed_label'),
     blocked_label: none('blocked_label'),
+    lease_ttl: none('lease_ttl'),
     result_comment: z
       .literal(false, { error: error('result_comment') })
       .default(false)

@@ -112,6 +112,8 @@ export interface HarnessOptions extends SettingsPieces {
   issues?: { title: string; body?: string; labels?: string[] }[];
   /** Files of origin's first commit besides README.md. */
   originFiles?: Record<string, string | SeedFile>;
+  /** The simulator's clock (its `date` headers: GitHub's time); default the real one. */
+  simulatorNow?: () => number;
 }
 
 /** Every file below `dir`, at any depth (for scans of everything a test world holds). */
@@ -187,7 +189,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       author: 'octocat',
     });
   }
-  const sim = await startSimulator({ world });
+  const sim = await startSimulator({ world, ...(options.simulatorNow ? { now: options.simulatorNow } : {}) });
   const binDir = join(dir, 'bin');
   const logDir = join(dir, 'agent-log');
   mkdirSync(logDir, { recursive: true });
