@@ -8,6 +8,7 @@ import { loadSettings } from '../config/load.js';
 import type { Settings } from '../config/types.js';
 import type { RunRecord } from '../core/types.js';
 import { stateDir } from '../engine/paths.js';
+import { pauseReasonKey } from '../engine/unattended.js';
 import type { AutomationCard } from '../server/board-data.js';
 import { connectDaemon, type Daemon } from '../server/client.js';
 import { openStore } from '../store/index.js';
@@ -111,6 +112,7 @@ async function pauseWithoutDaemon(io: CliIo, settings: Settings, id: string, pau
   const store = await openStore(settings.execution.state_db_path);
   try {
     await store.setPaused(id, paused);
+    await store.setMeta(pauseReasonKey(id), '');
   } finally {
     await store.close();
   }

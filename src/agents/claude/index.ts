@@ -6,6 +6,7 @@ import { defineDriver } from '../driver-kit.js';
 import { createClaudeStreamParser } from '../streams/claude-stream.js';
 import type { AgentDriver } from '../types.js';
 import type { ClaudeProfile } from './schema.js';
+import { CLAUDE_LIMITS } from '../limits.js';
 
 export function createClaudeDriver(): AgentDriver<ClaudeProfile> {
   return defineDriver({
@@ -46,6 +47,7 @@ export function createClaudeDriver(): AgentDriver<ClaudeProfile> {
       args.push('--', input.prompt);
       return { args, env: {} };
     },
+    limits: CLAUDE_LIMITS,
     createParser: () => createClaudeStreamParser({ inputIncludesCache: false }),
   });
 }

@@ -21,6 +21,7 @@ import { gitWriteDirs } from '../git-dirs.js';
 import type { AgentDriver } from '../types.js';
 import { createCodexParser } from './parser.js';
 import type { CodexProfile } from './schema.js';
+import { CODEX_LIMITS } from '../limits.js';
 
 /** Whether the sandbox the profile asks for may need the git directories as extra writable roots. */
 function needsWritableGitDirs(sandbox: CodexProfile['sandbox']): boolean {
@@ -56,6 +57,7 @@ export function createCodexDriver(): AgentDriver<CodexProfile> {
       args.push('--json', '--', input.prompt);
       return { args, env: {} };
     },
+    limits: CODEX_LIMITS,
     createParser: createCodexParser,
   });
 }

@@ -12,6 +12,7 @@ import { defineDriver } from '../driver-kit.js';
 import type { AgentDriver } from '../types.js';
 import { createCopilotParser } from './parser.js';
 import type { CopilotProfile } from './schema.js';
+import { COPILOT_LIMITS } from '../limits.js';
 
 export function createCopilotDriver(): AgentDriver<CopilotProfile> {
   return defineDriver({
@@ -39,6 +40,7 @@ export function createCopilotDriver(): AgentDriver<CopilotProfile> {
       args.push(`--prompt=${input.prompt}`);
       return { args, env: {} };
     },
+    limits: COPILOT_LIMITS,
     createParser: createCopilotParser,
   });
 }

@@ -6,6 +6,7 @@ import { defineDriver } from '../driver-kit.js';
 import type { AgentDriver } from '../types.js';
 import { createCursorParser } from './parser.js';
 import type { CursorProfile } from './schema.js';
+import { CURSOR_LIMITS } from '../limits.js';
 
 export function createCursorDriver(): AgentDriver<CursorProfile> {
   return defineDriver({
@@ -25,6 +26,7 @@ export function createCursorDriver(): AgentDriver<CursorProfile> {
       args.push('--', input.prompt);
       return { args, env: {} };
     },
+    limits: CURSOR_LIMITS,
     createParser: createCursorParser,
   });
 }

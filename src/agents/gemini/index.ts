@@ -6,6 +6,7 @@ import { defineDriver } from '../driver-kit.js';
 import type { AgentDriver } from '../types.js';
 import { createGeminiParser } from './parser.js';
 import type { GeminiProfile } from './schema.js';
+import { GEMINI_LIMITS } from '../limits.js';
 
 export function createGeminiDriver(): AgentDriver<GeminiProfile> {
   return defineDriver({
@@ -24,6 +25,7 @@ export function createGeminiDriver(): AgentDriver<GeminiProfile> {
       args.push(`--prompt=${input.prompt}`);
       return { args, env: {} };
     },
+    limits: GEMINI_LIMITS,
     createParser: createGeminiParser,
   });
 }

@@ -6,6 +6,7 @@ import { COMMON_MODEL_ENV, defineDriver } from '../driver-kit.js';
 import { createOpenCodeStreamParser } from '../streams/opencode-stream.js';
 import type { AgentDriver } from '../types.js';
 import type { KiloProfile } from './schema.js';
+import { API_LIMITS } from '../limits.js';
 
 export function createKiloDriver(): AgentDriver<KiloProfile> {
   return defineDriver({
@@ -25,6 +26,7 @@ export function createKiloDriver(): AgentDriver<KiloProfile> {
       args.push('--', input.prompt);
       return { args, env: {} };
     },
+    limits: API_LIMITS,
     createParser: createOpenCodeStreamParser,
   });
 }

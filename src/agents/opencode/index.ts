@@ -13,6 +13,7 @@ import { COMMON_MODEL_ENV, defineDriver } from '../driver-kit.js';
 import { createOpenCodeStreamParser } from '../streams/opencode-stream.js';
 import type { AgentDriver } from '../types.js';
 import type { OpenCodeProfile } from './schema.js';
+import { API_LIMITS } from '../limits.js';
 
 /** The major version in `opencode --version` output (`1.4.2`, `opencode 2.0.1`…), if any. */
 export function openCodeMajorVersion(version: string | undefined): number | undefined {
@@ -53,6 +54,7 @@ export function createOpenCodeDriver(): AgentDriver<OpenCodeProfile> {
       args.push('--', input.prompt);
       return { args, env };
     },
+    limits: API_LIMITS,
     createParser: createOpenCodeStreamParser,
   });
 }

@@ -7,6 +7,7 @@ import { COMMON_MODEL_ENV, defineDriver } from '../driver-kit.js';
 import type { AgentDriver } from '../types.js';
 import { createPiParser } from './parser.js';
 import type { PiProfile } from './schema.js';
+import { API_LIMITS } from '../limits.js';
 
 export function createPiDriver(): AgentDriver<PiProfile> {
   return defineDriver({
@@ -29,6 +30,7 @@ export function createPiDriver(): AgentDriver<PiProfile> {
       args.push('--', input.prompt);
       return { args, env: {} };
     },
+    limits: API_LIMITS,
     createParser: createPiParser,
   });
 }

@@ -6,6 +6,7 @@ import { defineDriver } from '../driver-kit.js';
 import { createClaudeStreamParser } from '../streams/claude-stream.js';
 import type { AgentDriver } from '../types.js';
 import type { QwenProfile } from './schema.js';
+import { QWEN_LIMITS } from '../limits.js';
 
 export function createQwenDriver(): AgentDriver<QwenProfile> {
   return defineDriver({
@@ -26,6 +27,7 @@ export function createQwenDriver(): AgentDriver<QwenProfile> {
       args.push(`--prompt=${input.prompt}`);
       return { args, env: {} };
     },
+    limits: QWEN_LIMITS,
     createParser: () => createClaudeStreamParser({ inputIncludesCache: true }),
   });
 }
