@@ -48,9 +48,9 @@ const UNITS: Record<string, number> = {
 export function parseDuration(text: string): number | undefined {
   let total = 0;
   let found = false;
-  for (const match of text.matchAll(/(\d+(?:\.\d+)?)\s*(days?|d|hours?|h|minutes?|mins?|m|seconds?|secs?|s)\b/gi)) {
-    const unit = match[2]!.toLowerCase().replace(/s$/, '');
-    const ms = UNITS[unit] ?? UNITS[unit[0]!];
+  for (const match of text.matchAll(/(\d+(?:\.\d+)?)\s*(days?|d|hours?|h|minutes?|mins?|m|seconds?|secs?|s)(?![a-z])/gi)) {
+    const unit = match[2]!.toLowerCase();
+    const ms = UNITS[unit] ?? UNITS[unit.replace(/s$/, '')];
     if (ms === undefined) continue;
     total += Number(match[1]) * ms;
     found = true;
@@ -129,12 +129,17 @@ function dateReset(after: RegExp) {
   return (text: string, now: number): number | undefined => {
     const match = after.exec(text);
     if (!match) return undefined;
-    const spelled = (text.slice(match.index + match[0].length).split(/\.(?:\s|$)|\n|\*/)[0] ?? '')
+    const words = (text.slice(match.index + match[0].length).split(/\.(?:\s|$)|\n|\*/)[0] ?? '')
       .replace(/(\d)(st|nd|rd|th)\b/g, '$1')
       .replace(/\bat\b/g, ' ')
-      .trim();
-    const at = Date.parse(spelled);
-    return Number.isFinite(at) && at > now ? at : undefined;
+      .trim()
+      .split(/\s+/);
+    // The longest run of leading words that reads as a date (`… 2:00 AM or switch to …`).
+    for (let n = Math.min(words.length, 8); n > 0; n -= 1) {
+      const at = Date.parse(words.slice(0, n).join(' '));
+      if (Number.isFinite(at)) return at > now ? at : undefined;
+    }
+    return undefined;
   };
 }
 

@@ -14,6 +14,8 @@ import { EXIT } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
 import { type GlobalOptions, setExitCode } from './program.js';
 import { formatDuration } from './status-line.js';
+import { pendingNote } from '../engine/unattended.js';
+import { maxAttempts } from '../engine/retry.js';
 
 function duration(run: RunRecord): string {
   if (!run.startedAt) return '-';
@@ -107,7 +109,14 @@ export function runLines(
 }
 
 /** The run list with a header row; times are UTC, as the header says. */
-export function runTable(list: readonly RunRecord[]): string[] {
+/**
+ * The run list. A run whose task runs again by itself says when under its row (`retry 2/3 at
+ * 14:05:30`, `parked until 15:00:00`; `maxAttemptsOf` gives the automation's `max_attempts`).
+ */
+export function runTable(
+  list: readonly RunRecord[],
+  maxAttemptsOf?: (automationId: string) => number | undefined,
+): string[] {
   const rows = list.map((run) => [
     run.id,
     run.status,
@@ -130,6 +139,8 @@ export function runTable(list: readonly RunRecord[]): string[] {
     format(header),
     ...rows.flatMap((row, i) => {
       const run = list[i]!;
+      const pending = pendingNote(run, maxAttemptsOf?.(run.automationId));
+      if (pending) return [format(row), `  └ ${pending}`];
       return run.status === 'escalated' && run.reason ? [format(row), `  └ ${run.reason}`] : [format(row)];
     }),
   ];
@@ -232,7 +243,11 @@ export function registerRuns(program: Command, io: CliIo, globals: () => GlobalO
           );
           return;
         }
-        for (const line of runTable(list)) writeLine(io.stdout, line);
+        const attemptsOf = (id: string) => {
+          const automation = settings.automations.find((a) => a.id === id);
+          return automation ? maxAttempts(settings, automation) : undefined;
+        };
+        for (const line of runTable(list, attemptsOf)) writeLine(io.stdout, line);
       } finally {
         await store.close();
       }

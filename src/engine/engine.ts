@@ -445,10 +445,15 @@ export class Engine {
     }
   }
 
-  /** Saved sessions go first, with their original tasks. */
-  private async resumeSessions(): Promise<void> {
+  /**
+   * Saved sessions go first, with their original tasks (of one automation, when resumed by an
+   * operator). A paused automation's sessions are kept for when it is resumed.
+   */
+  private async resumeSessions(only?: string): Promise<void> {
     const { store, log } = this.options;
     for (const session of await store.listSessions()) {
+      if (only !== undefined && session.automationId !== only) continue;
+      if (this.isPaused(session.automationId)) continue;
       const automation = this.settings.automations.find((a) => a.id === session.automationId);
       if (!automation) {
         log.info(
@@ -1110,6 +1115,10 @@ export class Engine {
     else this.pauseReasons.delete(id);
     if (paused) this.paused.add(id);
     else this.paused.delete(id);
+    if (!paused) {
+      await this.resumeSessions(id);
+      this.dispatch();
+    }
     this.emitStatus();
     this.wakeup.wake();
   }
