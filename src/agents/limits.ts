@@ -48,7 +48,9 @@ const UNITS: Record<string, number> = {
 export function parseDuration(text: string): number | undefined {
   let total = 0;
   let found = false;
-  for (const match of text.matchAll(/(\d+(?:\.\d+)?)\s*(days?|d|hours?|h|minutes?|mins?|m|seconds?|secs?|s)(?![a-z])/gi)) {
+  for (const match of text.matchAll(
+    /(\d+(?:\.\d+)?)\s*(days?|d|hours?|h|minutes?|mins?|m|seconds?|secs?|s)(?![a-z])/gi,
+  )) {
     const unit = match[2]!.toLowerCase();
     const ms = UNITS[unit] ?? UNITS[unit.replace(/s$/, '')];
     if (ms === undefined) continue;
@@ -71,7 +73,14 @@ function zoneOffset(at: number, timeZone: string): number {
     second: '2-digit',
   }).formatToParts(new Date(at));
   const get = (type: string) => Number(parts.find((p) => p.type === type)?.value ?? 0);
-  const local = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
+  const local = Date.UTC(
+    get('year'),
+    get('month') - 1,
+    get('day'),
+    get('hour'),
+    get('minute'),
+    get('second'),
+  );
   return local - Math.floor(at / 1000) * 1000;
 }
 
@@ -157,7 +166,11 @@ export const API_LIMITS: readonly LimitPattern[] = [
   { kind: 'usage', pattern: /insufficient_quota|You exceeded your current quota/i, reset: jsonReset },
   { kind: 'rate', pattern: /rate_limit_error|would exceed your account's rate limit/i, reset: jsonReset },
   { kind: 'rate', pattern: /RESOURCE_EXHAUSTED|Resource has been exhausted/i },
-  { kind: 'rate', pattern: /\b429\b[^\n]*(?:Too Many Requests|rate.?limit)|rate limit exceeded/i, reset: jsonReset },
+  {
+    kind: 'rate',
+    pattern: /\b429\b[^\n]*(?:Too Many Requests|rate.?limit)|rate limit exceeded/i,
+    reset: jsonReset,
+  },
 ];
 
 export const CLAUDE_LIMITS: readonly LimitPattern[] = [
@@ -168,7 +181,8 @@ export const CLAUDE_LIMITS: readonly LimitPattern[] = [
   },
   {
     kind: 'usage',
-    pattern: /(?:Claude usage limit reached|You[’']ve hit your (?:session |weekly |usage )?limit|\d+-hour limit reached|limit reached\s*[∙·•]\s*resets)/i,
+    pattern:
+      /(?:Claude usage limit reached|You[’']ve hit your (?:session |weekly |usage )?limit|\d+-hour limit reached|limit reached\s*[∙·•]\s*resets)/i,
     reset: wallClockReset(/\bresets?(?:\s+at)?\b/i),
   },
   ...API_LIMITS,
@@ -200,7 +214,8 @@ export const COPILOT_LIMITS: readonly LimitPattern[] = [
   },
   {
     kind: 'usage',
-    pattern: /You[’']ve reached your (?:weekly|monthly|daily) (?:rate )?limit|exceeded your Copilot token usage/i,
+    pattern:
+      /You[’']ve reached your (?:weekly|monthly|daily) (?:rate )?limit|exceeded your Copilot token usage/i,
     reset: dateReset(/reset on/i),
   },
   ...API_LIMITS,

@@ -61,9 +61,10 @@ function automationLine(card: AutomationCard): string {
     ...(card.parkedUntil ? [`provider parked (usage limit) until ${card.parkedUntil}`] : []),
     ...card.retries,
   ];
-  return [`  ${card.id.padEnd(16)} ${card.triggerType.padEnd(22)} ${state}`, ...extra.map((e) => `    └ ${e}`)].join(
-    '\n',
-  );
+  return [
+    `  ${card.id.padEnd(16)} ${card.triggerType.padEnd(22)} ${state}`,
+    ...extra.map((e) => `    └ ${e}`),
+  ].join('\n');
 }
 
 async function statusFromDaemon(io: CliIo, daemon: Daemon): Promise<void> {

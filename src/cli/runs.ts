@@ -7,6 +7,8 @@ import { loadSettings } from '../config/load.js';
 import { UsageError } from '../core/errors.js';
 import { isTerminal, RUN_STATUSES, type RunRecord, type RunStatus } from '../core/types.js';
 import { stateDir } from '../engine/paths.js';
+import { maxAttempts } from '../engine/retry.js';
+import { pendingNote } from '../engine/unattended.js';
 import { connectDaemon } from '../server/client.js';
 import { openStore } from '../store/index.js';
 import type { Allowance, Store } from '../store/types.js';
@@ -14,8 +16,6 @@ import { EXIT } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
 import { type GlobalOptions, setExitCode } from './program.js';
 import { formatDuration } from './status-line.js';
-import { pendingNote } from '../engine/unattended.js';
-import { maxAttempts } from '../engine/retry.js';
 
 function duration(run: RunRecord): string {
   if (!run.startedAt) return '-';

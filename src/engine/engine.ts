@@ -23,8 +23,8 @@ import { type ExecutorDeps, executeTask, finishInterruptedRun } from './executor
 import { CronFeed, cronItem, EventFeed, type Feed, type PollContext } from './feed.js';
 import { createFeed } from './feed-factory.js';
 import { classifyFailure } from './outcome.js';
-import { createRunWrites, type RunWrites, wantsGitHubWrites } from './run-writes.js';
 import { maxAttempts, planRetry } from './retry.js';
+import { createRunWrites, type RunWrites, wantsGitHubWrites } from './run-writes.js';
 import { locksFor, type OfferResult, SchedulerCore } from './scheduler.js';
 import { type GateDeps, gateTask } from './screen.js';
 import { TeamCache } from './screen-context.js';
@@ -692,7 +692,10 @@ export class Engine {
           maxAttempts: maxAttempts(this.settings, automation),
           at: until,
         });
-      log.warn({ ...fields, provider, until: run.retryAt }, 'Provider usage limit: its runs are parked until the reset');
+      log.warn(
+        { ...fields, provider, until: run.retryAt },
+        'Provider usage limit: its runs are parked until the reset',
+      );
       this.options.onEvent?.({ kind: 'provider_parked', provider, until, run });
       return run;
     }

@@ -11,7 +11,14 @@ import type { AgentDriver, AgentEvent } from '../agents/types.js';
 import type { ExecutionSettings, ResolvedAutomation } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
-import { isFailure, type RunRecord, type RunStatus, type ScreeningFinding, type Task, type Usage } from '../core/types.js';
+import {
+  isFailure,
+  type RunRecord,
+  type RunStatus,
+  type ScreeningFinding,
+  type Task,
+  type Usage,
+} from '../core/types.js';
 import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
 import { argvProblem, spawnAgent } from '../process/agent.js';
@@ -456,7 +463,11 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
   let reason: string | null = null;
   /** A parked run's reset: when its task (and its provider) may run again. */
   let retryAt: string | undefined;
-  let limit: UsageLimit | undefined;
+  // A failed exit whose error is the provider's usage or rate limit parks the run (limits.ts).
+  const limit: UsageLimit | undefined =
+    result.exitCode === 0 && !doneWithError
+      ? undefined
+      : detectLimit(driver.limits ?? [], [reportedError, result.stderrTail], clock.now());
   if (result.writeError) {
     status = 'failed';
     reason =
@@ -474,7 +485,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     reason = `${executable} did not finish within ${timeoutMs / 1000} seconds`;
   } else if (result.exitCode === 0 && !doneWithError) {
     status = 'succeeded';
-  } else if ((limit = detectLimit(driver.limits ?? [], [reportedError, result.stderrTail], clock.now()))) {
+  } else if (limit) {
     status = 'parked';
     const until = limit.resetAt ?? clock.now() + DEFAULT_PARK_MS;
     retryAt = new Date(until).toISOString();

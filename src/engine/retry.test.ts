@@ -19,24 +19,52 @@ describe('the retry policy', () => {
   it('retries failed, timed-out and stalled runs while tries are left', () => {
     const now = 1_000_000;
     for (const status of ['failed', 'timed_out', 'stalled'] as const) {
-      expect(planRetry({ run: { status, attempt: 1 }, maxAttempts: 3, escalated: false, now, random: 0.5 })).toEqual(
-        { attempt: 2, maxAttempts: 3, at: now + 10_000 },
-      );
+      expect(
+        planRetry({ run: { status, attempt: 1 }, maxAttempts: 3, escalated: false, now, random: 0.5 }),
+      ).toEqual({ attempt: 2, maxAttempts: 3, at: now + 10_000 });
     }
-    expect(planRetry({ run: { status: 'failed', attempt: 2 }, maxAttempts: 3, escalated: false, now, random: 0.5 })).toEqual({
+    expect(
+      planRetry({
+        run: { status: 'failed', attempt: 2 },
+        maxAttempts: 3,
+        escalated: false,
+        now,
+        random: 0.5,
+      }),
+    ).toEqual({
       attempt: 3,
       maxAttempts: 3,
       at: now + 20_000,
     });
-    expect(planRetry({ run: { status: 'failed', attempt: 3 }, maxAttempts: 3, escalated: false, now, random: 0.5 })).toBeUndefined();
-    expect(planRetry({ run: { status: 'failed' }, maxAttempts: 1, escalated: false, now, random: 0.5 })).toBeUndefined();
+    expect(
+      planRetry({
+        run: { status: 'failed', attempt: 3 },
+        maxAttempts: 3,
+        escalated: false,
+        now,
+        random: 0.5,
+      }),
+    ).toBeUndefined();
+    expect(
+      planRetry({ run: { status: 'failed' }, maxAttempts: 1, escalated: false, now, random: 0.5 }),
+    ).toBeUndefined();
   });
 
   it('never retries blocked, escalated, cancelled, parked, skipped or succeeded runs, nor an escalating failure', () => {
     for (const status of ['blocked', 'escalated', 'cancelled', 'parked', 'skipped', 'succeeded'] as const) {
-      expect(planRetry({ run: { status, attempt: 1 }, maxAttempts: 5, escalated: false, now: 0, random: 0 })).toBeUndefined();
+      expect(
+        planRetry({ run: { status, attempt: 1 }, maxAttempts: 5, escalated: false, now: 0, random: 0 }),
+      ).toBeUndefined();
     }
-    expect(planRetry({ run: { status: 'failed', attempt: 1 }, maxAttempts: 5, escalated: true, now: 0, random: 0 })).toBeUndefined();
+    expect(
+      planRetry({
+        run: { status: 'failed', attempt: 1 },
+        maxAttempts: 5,
+        escalated: true,
+        now: 0,
+        random: 0,
+      }),
+    ).toBeUndefined();
   });
 
   it('says when: retry 2/3 at 14:05:30', () => {

@@ -90,9 +90,7 @@ export class SchedulerCore {
    */
   next(held?: (candidate: Candidate) => boolean): Candidate | undefined {
     if (this.running.size >= this.maxActive) return undefined;
-    const index = this.queue.findIndex(
-      (c) => c.locks.every((lock) => !this.held.has(lock)) && !held?.(c),
-    );
+    const index = this.queue.findIndex((c) => c.locks.every((lock) => !this.held.has(lock)) && !held?.(c));
     if (index < 0) return undefined;
     const [candidate] = this.queue.splice(index, 1);
     if (!candidate) return undefined;

@@ -42,6 +42,8 @@ describe('stall watch (fake clock)', () => {
 
   it('the automation overrides the settings-wide limit', () => {
     expect(stallTimeoutMs({ stall_timeout_minutes: 15 }, { config: {} } as never)).toBe(900_000);
-    expect(stallTimeoutMs({ stall_timeout_minutes: 15 }, { config: { stall_timeout_minutes: 0 } } as never)).toBe(0);
+    expect(
+      stallTimeoutMs({ stall_timeout_minutes: 15 }, { config: { stall_timeout_minutes: 0 } } as never),
+    ).toBe(0);
   });
 });

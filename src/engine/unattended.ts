@@ -83,7 +83,9 @@ export class RetryBook {
    * but not offered yet (the queue was full) is looked at again a second later.
    */
   nextAt(now: number, waits: (retry: ScheduledRetry) => boolean = () => false): number {
-    const retries = [...this.waiting.values()].filter((r) => !waits(r)).map((r) => Math.max(r.at, now + 1000));
+    const retries = [...this.waiting.values()]
+      .filter((r) => !waits(r))
+      .map((r) => Math.max(r.at, now + 1000));
     const resets = this.parkedProviders(now).map((p) => p.until);
     return Math.min(...retries, ...resets, Number.POSITIVE_INFINITY);
   }

@@ -1,9 +1,9 @@
 /** The board and the run page: server-rendered HTML; every value from GitHub or an agent is escaped. */
 import type { AgentEvent } from '../agents/types.js';
 import { isTerminal, type RunRecord } from '../core/types.js';
+import { pendingNote } from '../engine/unattended.js';
 import type { AutomationCard, BoardData } from './board-data.js';
 import { type Html, html, raw } from './html.js';
-import { pendingNote } from '../engine/unattended.js';
 
 /** Tool inputs and outputs longer than this are collapsed. */
 const LONG_TEXT = 300;

@@ -70,7 +70,9 @@ export const automationBaseShape = {
     .min(1)
     .max(100)
     .optional()
-    .describe('This automation’s tries per failed task; default `[settings] max_attempts` (curupira extension).'),
+    .describe(
+      'This automation’s tries per failed task; default `[settings] max_attempts` (curupira extension).',
+    ),
   stall_timeout_minutes: z
     .number()
     .min(0)

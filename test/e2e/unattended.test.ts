@@ -14,8 +14,8 @@ import { pauseReasonKey } from '../../src/engine/unattended.js';
 import {
   createHarness,
   type Harness,
-  issueAutomation,
   isRunning,
+  issueAutomation,
   onlyRun,
   runBuiltCli,
   waitFor,
@@ -59,7 +59,12 @@ describe('retries (injected clock)', () => {
       expect(engine.automations()[0]!.retries).toEqual([
         { itemId: '1', note: 'retry 2/3 at 14:00:10', at: start + 10_000 },
       ]);
-      expect(events[0]).toMatchObject({ kind: 'retry_scheduled', attempt: 2, maxAttempts: 3, at: start + 10_000 });
+      expect(events[0]).toMatchObject({
+        kind: 'retry_scheduled',
+        attempt: 2,
+        maxAttempts: 3,
+        at: start + 10_000,
+      });
 
       // Not before its backoff.
       await clock.advance(9_000);
@@ -123,7 +128,9 @@ describe('stalls', () => {
     const run = onlyRun((await h.run({ killGraceMs: 500 })).runs);
     expect(Date.now() - began).toBeLessThan(30_000);
     expect(run.status).toBe('stalled');
-    expect(run.reason).toContain('printed nothing for 0.6 seconds (stall_timeout_minutes), so it was stopped');
+    expect(run.reason).toContain(
+      'printed nothing for 0.6 seconds (stall_timeout_minutes), so it was stopped',
+    );
     expect(run.reason).toContain('its session is kept');
     const [agent] = h.agentRuns('claude');
     expect(isRunning(agent!.pid)).toBe(false);
@@ -151,37 +158,41 @@ const LIMITS: { provider: Provider; reset: 'exact' | 'minutes' | 'date' | 'backo
 ];
 
 describe('usage limits (slow: one world per provider)', () => {
-  it.each(LIMITS)('$provider: its real limit message parks the run until the reset', async ({ provider, reset }) => {
-    const resetAt = Math.floor(Date.now() / 1000) + (reset === 'date' ? 3 * 86_400 : 7200);
-    h = await createHarness({
-      provider,
-      issues: [{ title: 'Limited [[fake:limit]]', labels: ['agent-ready'] }],
-      agentEnv: { FAKE_AGENT_LIMIT_RESET: String(resetAt) },
-      automation: issueAutomation('fix', { prompt: '${issue_title}' }),
-    });
-    const run = onlyRun((await h.run()).runs);
-    expect(run.status).toBe('parked');
-    expect(run.reason).toMatch(/^(usage|rate) limit of /);
-    const until = Date.parse(run.retryAt ?? '');
-    const finished = Date.parse(run.finishedAt ?? '');
-    if (reset === 'exact') expect(until).toBe(resetAt * 1000);
-    if (reset === 'minutes') expect(Math.abs(until - resetAt * 1000)).toBeLessThan(2 * 60_000);
-    if (reset === 'date') expect(until).toBeGreaterThan(finished + 86_400_000);
-    if (reset === 'backoff') {
-      expect(until - finished).toBeGreaterThan(14 * 60_000);
-      expect(until - finished).toBeLessThanOrEqual(15 * 60_000 + 5_000);
-      expect(run.reason).toContain('(no reset time given: a backoff)');
-    }
-    // A parked run is no failure: the budget is untouched, and the next start waits for the reset.
-    const store = await h.openStore();
-    try {
-      expect(await store.getItemFailures(run.taskKey)).toBeUndefined();
-    } finally {
-      await store.close();
-    }
-    expect((await h.run()).runs).toEqual([]);
-    expect(h.agentRuns(provider)).toHaveLength(1);
-  }, 60_000);
+  it.each(LIMITS)(
+    '$provider: its real limit message parks the run until the reset',
+    async ({ provider, reset }) => {
+      const resetAt = Math.floor(Date.now() / 1000) + (reset === 'date' ? 3 * 86_400 : 7200);
+      h = await createHarness({
+        provider,
+        issues: [{ title: 'Limited [[fake:limit]]', labels: ['agent-ready'] }],
+        agentEnv: { FAKE_AGENT_LIMIT_RESET: String(resetAt) },
+        automation: issueAutomation('fix', { prompt: '${issue_title}' }),
+      });
+      const run = onlyRun((await h.run()).runs);
+      expect(run.status).toBe('parked');
+      expect(run.reason).toMatch(/^(usage|rate) limit of /);
+      const until = Date.parse(run.retryAt ?? '');
+      const finished = Date.parse(run.finishedAt ?? '');
+      if (reset === 'exact') expect(until).toBe(resetAt * 1000);
+      if (reset === 'minutes') expect(Math.abs(until - resetAt * 1000)).toBeLessThan(2 * 60_000);
+      if (reset === 'date') expect(until).toBeGreaterThan(finished + 86_400_000);
+      if (reset === 'backoff') {
+        expect(until - finished).toBeGreaterThan(14 * 60_000);
+        expect(until - finished).toBeLessThanOrEqual(15 * 60_000 + 5_000);
+        expect(run.reason).toContain('(no reset time given: a backoff)');
+      }
+      // A parked run is no failure: the budget is untouched, and the next start waits for the reset.
+      const store = await h.openStore();
+      try {
+        expect(await store.getItemFailures(run.taskKey)).toBeUndefined();
+      } finally {
+        await store.close();
+      }
+      expect((await h.run()).runs).toEqual([]);
+      expect(h.agentRuns(provider)).toHaveLength(1);
+    },
+    60_000,
+  );
 
   it("one provider's limit parks only its runs; another provider's automation keeps running", async () => {
     h = await createHarness({
@@ -248,9 +259,12 @@ describe('auto-pause', () => {
     expect((await harness.run()).runs).toEqual([]);
     expect(harness.agentRuns('claude')).toHaveLength(2);
 
-    const cli = (...args: string[]) => runBuiltCli(['--config', harness.settingsFile, ...args], { env: harness.env });
+    const cli = (...args: string[]) =>
+      runBuiltCli(['--config', harness.settingsFile, ...args], { env: harness.env });
     const status = await cli('status');
-    expect(status.stdout).toMatch(/fix\s+github-issues\s+paused: paused automatically: its last 2 runs all failed/);
+    expect(status.stdout).toMatch(
+      /fix\s+github-issues\s+paused: paused automatically: its last 2 runs all failed/,
+    );
     expect((await cli('resume', 'fix')).stdout).toContain('Resumed fix');
     const after = await cli('status');
     expect(after.stdout).toMatch(/fix\s+github-issues\s+enabled/);

@@ -3,10 +3,10 @@
  * [--agent A] [--effort E] [--permission-mode P] [--permission-prompts Q] -- MSG`.
  */
 import { defineDriver } from '../driver-kit.js';
+import { CLAUDE_LIMITS } from '../limits.js';
 import { createClaudeStreamParser } from '../streams/claude-stream.js';
 import type { AgentDriver } from '../types.js';
 import type { ClaudeProfile } from './schema.js';
-import { CLAUDE_LIMITS } from '../limits.js';
 
 export function createClaudeDriver(): AgentDriver<ClaudeProfile> {
   return defineDriver({

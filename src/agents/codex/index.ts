@@ -18,10 +18,10 @@
  */
 import { defineDriver } from '../driver-kit.js';
 import { gitWriteDirs } from '../git-dirs.js';
+import { CODEX_LIMITS } from '../limits.js';
 import type { AgentDriver } from '../types.js';
 import { createCodexParser } from './parser.js';
 import type { CodexProfile } from './schema.js';
-import { CODEX_LIMITS } from '../limits.js';
 
 /** Whether the sandbox the profile asks for may need the git directories as extra writable roots. */
 function needsWritableGitDirs(sandbox: CodexProfile['sandbox']): boolean {

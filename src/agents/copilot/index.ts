@@ -9,10 +9,10 @@
  */
 import { CurupiraError } from '../../core/errors.js';
 import { defineDriver } from '../driver-kit.js';
+import { COPILOT_LIMITS } from '../limits.js';
 import type { AgentDriver } from '../types.js';
 import { createCopilotParser } from './parser.js';
 import type { CopilotProfile } from './schema.js';
-import { COPILOT_LIMITS } from '../limits.js';
 
 export function createCopilotDriver(): AgentDriver<CopilotProfile> {
   return defineDriver({

@@ -3,10 +3,10 @@
  * [--mode A] [--model M] [--force] [--trust] -- MSG`.
  */
 import { defineDriver } from '../driver-kit.js';
+import { CURSOR_LIMITS } from '../limits.js';
 import type { AgentDriver } from '../types.js';
 import { createCursorParser } from './parser.js';
 import type { CursorProfile } from './schema.js';
-import { CURSOR_LIMITS } from '../limits.js';
 
 export function createCursorDriver(): AgentDriver<CursorProfile> {
   return defineDriver({

@@ -3,10 +3,10 @@
  * [--skip-trust] --prompt=MSG`. The session id comes from the stream's `init` event.
  */
 import { defineDriver } from '../driver-kit.js';
+import { GEMINI_LIMITS } from '../limits.js';
 import type { AgentDriver } from '../types.js';
 import { createGeminiParser } from './parser.js';
 import type { GeminiProfile } from './schema.js';
-import { GEMINI_LIMITS } from '../limits.js';
 
 export function createGeminiDriver(): AgentDriver<GeminiProfile> {
   return defineDriver({

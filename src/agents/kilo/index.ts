@@ -3,10 +3,10 @@
  * `kilo run --format json [--session ID] [--model M] [--agent A] [--variant E] [--auto] -- MSG`.
  */
 import { COMMON_MODEL_ENV, defineDriver } from '../driver-kit.js';
+import { API_LIMITS } from '../limits.js';
 import { createOpenCodeStreamParser } from '../streams/opencode-stream.js';
 import type { AgentDriver } from '../types.js';
 import type { KiloProfile } from './schema.js';
-import { API_LIMITS } from '../limits.js';
 
 export function createKiloDriver(): AgentDriver<KiloProfile> {
   return defineDriver({

@@ -10,10 +10,10 @@
  *   shared background service (2.x has no `--dir`; the worktree is its working directory).
  */
 import { COMMON_MODEL_ENV, defineDriver } from '../driver-kit.js';
+import { API_LIMITS } from '../limits.js';
 import { createOpenCodeStreamParser } from '../streams/opencode-stream.js';
 import type { AgentDriver } from '../types.js';
 import type { OpenCodeProfile } from './schema.js';
-import { API_LIMITS } from '../limits.js';
 
 /** The major version in `opencode --version` output (`1.4.2`, `opencode 2.0.1`…), if any. */
 export function openCodeMajorVersion(version: string | undefined): number | undefined {

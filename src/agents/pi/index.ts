@@ -4,10 +4,10 @@
  * from the stream's `{"type":"session",…,"id":…}` header.
  */
 import { COMMON_MODEL_ENV, defineDriver } from '../driver-kit.js';
+import { API_LIMITS } from '../limits.js';
 import type { AgentDriver } from '../types.js';
 import { createPiParser } from './parser.js';
 import type { PiProfile } from './schema.js';
-import { API_LIMITS } from '../limits.js';
 
 export function createPiDriver(): AgentDriver<PiProfile> {
   return defineDriver({

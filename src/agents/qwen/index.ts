@@ -3,10 +3,10 @@
  * [--max-session-turns N] --prompt=MSG`. Its stream follows Claude Code's stream-json.
  */
 import { defineDriver } from '../driver-kit.js';
+import { QWEN_LIMITS } from '../limits.js';
 import { createClaudeStreamParser } from '../streams/claude-stream.js';
 import type { AgentDriver } from '../types.js';
 import type { QwenProfile } from './schema.js';
-import { QWEN_LIMITS } from '../limits.js';
 
 export function createQwenDriver(): AgentDriver<QwenProfile> {
   return defineDriver({
