@@ -194,6 +194,50 @@ describe('usage limits (slow: one world per provider)', () => {
     60_000,
   );
 
+  it('watching (injected clock): the parked task runs again at the reset, resuming its session, with the same try', async () => {
+    const now = Date.now();
+    const reset = Math.floor(now / 1000) + 3600;
+    h = await createHarness({
+      issues: [{ title: 'Limited [[fake:limit]]', labels: ['agent-ready'] }],
+      agentEnv: { FAKE_AGENT_LIMIT_RESET: String(reset) },
+      automation: issueAutomation('fix', { prompt: '${issue_title}' }),
+    });
+    const harness = h;
+    const store = await harness.openStore();
+    const clock = new FakeClock(now);
+    const stop = new AbortController();
+    const runs: RunRecord[] = [];
+    const engine = new Engine({
+      ...harness.engineOptions(store, { mode: 'watch', stop: stop.signal, onRun: (run) => runs.push(run) }),
+      clock,
+    });
+    const done = engine.run();
+    try {
+      await waitFor('the parked run', () => runs.length === 1, 30_000);
+      expect(runs[0]).toMatchObject({
+        status: 'parked',
+        attempt: 1,
+        retryAt: new Date(reset * 1000).toISOString(),
+      });
+      expect(engine.automations()[0]).toMatchObject({
+        parkedUntil: reset * 1000,
+        retries: [{ itemId: '1', note: expect.stringMatching(/^parked until \d\d:\d\d:\d\d$/) }],
+      });
+      await clock.advance(reset * 1000 - now - 60_000);
+      await settle();
+      expect(runs).toHaveLength(1);
+      await clock.advance(60_000);
+      await waitFor('the run after the reset', () => runs.length === 2, 30_000);
+      // The continue prompt carries no directive: the resumed session finishes the task.
+      expect(runs[1]).toMatchObject({ status: 'succeeded', resumed: true, attempt: 1 });
+    } finally {
+      stop.abort();
+      await done;
+      await store.close();
+    }
+    expect(harness.agentRuns('claude').map((r) => r.resumeOf !== null)).toEqual([false, true]);
+  }, 120_000);
+
   it("one provider's limit parks only its runs; another provider's automation keeps running", async () => {
     h = await createHarness({
       issues: [
