@@ -33,6 +33,8 @@
  * Environment: FAKE_AGENT_LOG (a folder: one JSON line per invocation goes to <provider>.jsonl),
  * FAKE_AGENT_SESSION_ID (force the new session's id), FAKE_AGENT_OPENCODE_VERSION (what
  * `opencode --version` prints; default 2.0.0), FAKE_AGENT_VERSION (the same for the others),
+ * FAKE_AGENT_LIMIT_RESET and FAKE_AGENT_LIMIT_STYLE=clock (the reset `[[fake:limit]]` prints, and
+ * Claude's `resets 3pm` form instead of the epoch one),
  * FAKE_AGENT_ROOT (`1` or `0`: behave as if run by root or not; default: the real uid),
  * FAKE_AGENT_FAIL_RESUME=1 (every resume fails), FAKE_AGENT_EXCLUSIVE (a folder: two agents working
  * in one directory at once are logged there), FAKE_AGENT_PRINT_ENV=1 (print every variable of its
