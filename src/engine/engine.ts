@@ -33,6 +33,7 @@ import {
   autoPauseReason,
   describeScheduled,
   type EngineEvent,
+  loadPendingRetries,
   pauseReasonKey,
   RetryBook,
 } from './unattended.js';
@@ -745,33 +746,15 @@ export class Engine {
     }
   }
 
-  /**
-   * At start: runs whose task was to run again by itself (a retry a previous process scheduled, a
-   * parked run) are scheduled again, and parked providers stay parked until their reset. A task
-   * with no saved session is left to its trigger (the next poll finds it).
-   */
+  /** At start: retries and parked runs a previous process left are scheduled again (unattended.ts). */
   private async loadRetries(): Promise<void> {
     const { store, clock } = this.options;
-    const now = clock.now();
-    for (const run of await store.listRuns({ retryPending: true, limit: Number.POSITIVE_INFINITY })) {
-      const automation = this.settings.automations.find((a) => a.id === run.automationId);
-      const at = Date.parse(run.retryAt ?? '');
-      if (!automation || this.retries.has(run.taskKey) || !Number.isFinite(at)) continue;
-      if (run.status === 'parked' && at > now) this.retries.park(automation.profile.provider, at);
-      const session = await store.getSession(run.taskKey);
-      if (!session) continue;
-      const parked = run.status === 'parked';
-      this.retries.schedule({
-        kind: parked ? 'parked' : 'retry',
-        automationId: automation.id,
-        task: session.task,
-        runId: run.id,
-        attempt: (run.attempt ?? 1) + (parked ? 0 : 1),
-        maxAttempts: maxAttempts(this.settings, automation),
-        // A one-shot `run` does not wait for a backoff: the next `curupira run` is the retry.
-        at: this.options.mode === 'drain' && !parked ? now : at,
-      });
-    }
+    await loadPendingRetries(this.retries, {
+      store,
+      settings: this.settings,
+      mode: this.options.mode,
+      now: clock.now(),
+    });
   }
 
   /** Pauses an automation whose last `pause_after_failures` runs all failed. */

@@ -6,7 +6,7 @@
 import type { ResolvedAutomation, Settings } from '../config/types.js';
 import { FAILED_STATUSES, isFailure, type RunRecord, type Task } from '../core/types.js';
 import type { Store } from '../store/types.js';
-import { clockTime, describeRetry } from './retry.js';
+import { clockTime, describeRetry, maxAttempts } from './retry.js';
 
 /** A task waiting to run again: a retry after a failure, or a parked run waiting for its reset. */
 export interface ScheduledRetry {
@@ -137,4 +137,35 @@ export async function autoPauseReason(
 /** The store key of an automation's pause reason (an empty value: paused by hand, or none). */
 export function pauseReasonKey(automationId: string): string {
   return `pause-reason:${automationId}`;
+}
+
+/**
+ * At start: runs whose task was to run again by itself (a retry a previous process scheduled, a
+ * parked run) are scheduled again, and parked providers stay parked until their reset. A task with
+ * no saved session is left to its trigger (the next poll finds it). A one-shot `run` does not wait
+ * for a backoff: its retries are due at once (the next `curupira run` is the retry).
+ */
+export async function loadPendingRetries(
+  book: RetryBook,
+  context: { store: Store; settings: Settings; mode: 'drain' | 'watch'; now: number },
+): Promise<void> {
+  const { store, settings, now } = context;
+  for (const run of await store.listRuns({ retryPending: true, limit: Number.POSITIVE_INFINITY })) {
+    const automation = settings.automations.find((a) => a.id === run.automationId);
+    const at = Date.parse(run.retryAt ?? '');
+    if (!automation || book.has(run.taskKey) || !Number.isFinite(at)) continue;
+    const parked = run.status === 'parked';
+    if (parked && at > now) book.park(automation.profile.provider, at);
+    const session = await store.getSession(run.taskKey);
+    if (!session) continue;
+    book.schedule({
+      kind: parked ? 'parked' : 'retry',
+      automationId: automation.id,
+      task: session.task,
+      runId: run.id,
+      attempt: (run.attempt ?? 1) + (parked ? 0 : 1),
+      maxAttempts: maxAttempts(settings, automation),
+      at: context.mode === 'drain' && !parked ? now : at,
+    });
+  }
 }
