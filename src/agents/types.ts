@@ -2,6 +2,7 @@
  * The contract of an agent provider: how to call its CLI headless, how to resume, and how to read
  * its output stream. One folder per provider implements `AgentDriver`; `registry.ts` maps names.
  */
+import type { LimitPattern } from './limits.js';
 import type { Profile, Provider } from './schemas.js';
 
 export interface BuildInvocationInput<P extends Profile = Profile> {
@@ -71,6 +72,11 @@ export interface AgentDriver<P extends Profile = Profile> {
   readonly envAllowlist: readonly string[];
   /** Arguments that print the CLI's version, when `buildInvocation` depends on it. */
   readonly versionArgs?: readonly string[];
+  /**
+   * The messages this provider's CLI prints when the account hit a usage or rate limit (see
+   * limits.ts): a failed run matching one is parked until the reset instead of failing.
+   */
+  readonly limits?: readonly LimitPattern[];
   buildInvocation(input: BuildInvocationInput<P>): AgentInvocation;
   createParser(): AgentStreamParser;
 }

@@ -8,6 +8,7 @@ import { loadSettings } from '../config/load.js';
 import type { Settings } from '../config/types.js';
 import type { RunRecord } from '../core/types.js';
 import { stateDir } from '../engine/paths.js';
+import { pauseReasonKey } from '../engine/unattended.js';
 import type { AutomationCard } from '../server/board-data.js';
 import { connectDaemon, type Daemon } from '../server/client.js';
 import { openStore } from '../store/index.js';
@@ -48,7 +49,7 @@ function automationLine(card: AutomationCard): string {
   const state = card.disabled
     ? DISABLED
     : card.paused
-      ? 'paused'
+      ? `paused${card.pausedReason ? `: ${card.pausedReason}` : ''}`
       : card.nextFireAt
         ? `next fire ${card.nextFireAt}`
         : card.lastError
@@ -56,7 +57,14 @@ function automationLine(card: AutomationCard): string {
           : card.lastPollAt
             ? `last check ${card.lastPollAt}`
             : 'not polled yet';
-  return `  ${card.id.padEnd(16)} ${card.triggerType.padEnd(22)} ${state}`;
+  const extra = [
+    ...(card.parkedUntil ? [`provider parked (usage limit) until ${card.parkedUntil}`] : []),
+    ...card.retries,
+  ];
+  return [
+    `  ${card.id.padEnd(16)} ${card.triggerType.padEnd(22)} ${state}`,
+    ...extra.map((e) => `    └ ${e}`),
+  ].join('\n');
 }
 
 async function statusFromDaemon(io: CliIo, daemon: Daemon): Promise<void> {
@@ -81,6 +89,8 @@ async function statusFromFile(io: CliIo, settings: Settings): Promise<void> {
   const store = await openStore(settings.execution.state_db_path, { readonly: true });
   try {
     const paused = new Set(await store.listPaused());
+    const reasons = new Map<string, string>();
+    for (const id of paused) reasons.set(id, (await store.getMeta(pauseReasonKey(id))) ?? '');
     const unfinished = await store.listRuns({ status: [...UNFINISHED_STATUSES], limit: 20 });
     const attention = await store.countRuns({ attention: true });
     writeLine(io.stdout, `daemon: not running (start \`curupira serve\`); from the state file:`);
@@ -89,7 +99,7 @@ async function statusFromFile(io: CliIo, settings: Settings): Promise<void> {
     for (const a of settings.automations)
       writeLine(
         io.stdout,
-        `  ${a.id.padEnd(16)} ${a.triggerType.padEnd(22)} ${a.config.enabled === false ? DISABLED : paused.has(a.id) ? 'paused' : 'enabled'}`,
+        `  ${a.id.padEnd(16)} ${a.triggerType.padEnd(22)} ${a.config.enabled === false ? DISABLED : paused.has(a.id) ? `paused${reasons.get(a.id) ? `: ${reasons.get(a.id)}` : ''}` : 'enabled'}`,
       );
     if (unfinished.length > 0) {
       writeLine(io.stdout, 'left unfinished (a start closes them):');
@@ -111,6 +121,7 @@ async function pauseWithoutDaemon(io: CliIo, settings: Settings, id: string, pau
   const store = await openStore(settings.execution.state_db_path);
   try {
     await store.setPaused(id, paused);
+    await store.setMeta(pauseReasonKey(id), '');
   } finally {
     await store.close();
   }

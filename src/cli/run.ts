@@ -5,6 +5,7 @@ import type { Settings } from '../config/types.js';
 import { systemClock } from '../core/clock.js';
 import { type ConfigError, UsageError } from '../core/errors.js';
 import type { RunRecord } from '../core/types.js';
+import { isFailure } from '../core/types.js';
 import { type EngineOptions, runEngine } from '../engine/engine.js';
 import { logFile, transcriptsDir } from '../engine/paths.js';
 import { describeTask, previewFirstTask, quoteForDisplay, type TaskPreview } from '../engine/preview.js';
@@ -182,9 +183,7 @@ export function registerRun(program: Command, io: CliIo, globals: () => GlobalOp
             `${count} more matching item${count === 1 ? '' : 's'} of ${automationId} wait${count === 1 ? 's' : ''} beyond batch_size (${settings.execution.polling.batch_size}); the next run reaches them`,
           );
         }
-        const failed =
-          result.runs.some((r) => r.status === 'failed' || r.status === 'timed_out') ||
-          result.discoveryErrors.length > 0;
+        const failed = result.runs.some((r) => isFailure(r.status)) || result.discoveryErrors.length > 0;
         setExitCode(signals.interrupted() ? EXIT.interrupted : failed ? EXIT.failure : EXIT.ok);
       } finally {
         status?.close();

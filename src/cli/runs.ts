@@ -7,6 +7,8 @@ import { loadSettings } from '../config/load.js';
 import { UsageError } from '../core/errors.js';
 import { isTerminal, RUN_STATUSES, type RunRecord, type RunStatus } from '../core/types.js';
 import { stateDir } from '../engine/paths.js';
+import { maxAttempts } from '../engine/retry.js';
+import { pendingNote } from '../engine/unattended.js';
 import { connectDaemon } from '../server/client.js';
 import { openStore } from '../store/index.js';
 import type { Allowance, Store } from '../store/types.js';
@@ -107,7 +109,14 @@ export function runLines(
 }
 
 /** The run list with a header row; times are UTC, as the header says. */
-export function runTable(list: readonly RunRecord[]): string[] {
+/**
+ * The run list. A run whose task runs again by itself says when under its row (`retry 2/3 at
+ * 14:05:30`, `parked until 15:00:00`; `maxAttemptsOf` gives the automation's `max_attempts`).
+ */
+export function runTable(
+  list: readonly RunRecord[],
+  maxAttemptsOf?: (automationId: string) => number | undefined,
+): string[] {
   const rows = list.map((run) => [
     run.id,
     run.status,
@@ -130,6 +139,8 @@ export function runTable(list: readonly RunRecord[]): string[] {
     format(header),
     ...rows.flatMap((row, i) => {
       const run = list[i]!;
+      const pending = pendingNote(run, maxAttemptsOf?.(run.automationId));
+      if (pending) return [format(row), `  └ ${pending}`];
       return run.status === 'escalated' && run.reason ? [format(row), `  └ ${run.reason}`] : [format(row)];
     }),
   ];
@@ -232,7 +243,11 @@ export function registerRuns(program: Command, io: CliIo, globals: () => GlobalO
           );
           return;
         }
-        for (const line of runTable(list)) writeLine(io.stdout, line);
+        const attemptsOf = (id: string) => {
+          const automation = settings.automations.find((a) => a.id === id);
+          return automation ? maxAttempts(settings, automation) : undefined;
+        };
+        for (const line of runTable(list, attemptsOf)) writeLine(io.stdout, line);
       } finally {
         await store.close();
       }

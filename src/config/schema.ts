@@ -109,6 +109,31 @@ export const SettingsTable = z
       .describe(
         'A saved session whose resume failed this many times in a row is dropped, and the next run of its task starts a fresh session (curupira extension).',
       ),
+    max_attempts: z
+      .number()
+      .int()
+      .min(1)
+      .max(100)
+      .default(3)
+      .describe(
+        'Tries of a task whose run failed, timed out or stalled, the first run included: each retry waits 10 s, doubling up to 5 minutes, with jitter, and resumes the saved session with the continue prompt. Never for blocked, escalated, parked or cancelled runs. Every try counts against `max_item_failures`, so the smaller of the two stops first. 1: no retries (curupira extension; an automation can override it). See docs/unattended.md.',
+      ),
+    stall_timeout_minutes: z
+      .number()
+      .min(0)
+      .default(15)
+      .describe(
+        'An agent that prints nothing (stdout or stderr) for this long is stopped (its process group, as a timeout is), its run is recorded as `stalled` and retried per `max_attempts`; 0 never stops a quiet agent (curupira extension; an automation can override it).',
+      ),
+    pause_after_failures: z
+      .number()
+      .int()
+      .min(0)
+      .max(1000)
+      .default(5)
+      .describe(
+        'An automation whose last this many finished runs all failed (failed, timed out or stalled) is paused, as `curupira pause` does, with the reason on the board and in `curupira status`, until someone resumes it; 0 never pauses (curupira extension; an automation can override it).',
+      ),
     max_item_failures: z
       .number()
       .int()

@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
-import type { RunRecord, Task } from '../core/types.js';
+import { isFailure, type RunRecord, type Task } from '../core/types.js';
 import { runInit } from '../engine/task.js';
 import type { ItemFailures, Store } from '../store/types.js';
 
@@ -68,7 +68,8 @@ export async function checkBudget(
 }
 
 /**
- * After a run: a success forgets the item's failures; a failure or a timeout counts one more, and
+ * After a run: a success forgets the item's failures; a failure, a timeout or a stall counts one
+ * more (each retry is a run, so each failed try counts: see src/engine/retry.ts), and
  * the run that reaches the budget says in its reason that the item is now escalated.
  */
 export async function countRun(
@@ -82,7 +83,7 @@ export async function countRun(
     await store.clearItemFailures(task.key);
     return run;
   }
-  if (run.status !== 'failed' && run.status !== 'timed_out') return run;
+  if (!isFailure(run.status)) return run;
   const limit = failureBudget(settings, automation);
   const state = await store.recordItemFailure({
     taskKey: task.key,

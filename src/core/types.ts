@@ -81,6 +81,8 @@ export const RUN_STATUSES = [
   'blocked',
   'skipped',
   'escalated',
+  'stalled',
+  'parked',
 ] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
@@ -92,7 +94,21 @@ export const TERMINAL_STATUSES: readonly RunStatus[] = [
   'blocked',
   'skipped',
   'escalated',
+  'stalled',
+  'parked',
 ];
+
+/**
+ * Runs that failed: they count against the failure budget (`max_item_failures`), are retried
+ * (`max_attempts`) and count toward auto-pause (`pause_after_failures`). `stalled`: the agent
+ * printed nothing for `stall_timeout_minutes` and was stopped. Not `parked` (a provider's usage
+ * limit: the task runs again after the reset) nor `blocked`, `escalated` or `cancelled`.
+ */
+export const FAILED_STATUSES: readonly RunStatus[] = ['failed', 'timed_out', 'stalled'];
+
+export function isFailure(status: RunStatus): boolean {
+  return FAILED_STATUSES.includes(status);
+}
 
 export function isTerminal(status: RunStatus): boolean {
   return TERMINAL_STATUSES.includes(status);
@@ -161,6 +177,13 @@ export interface RunRecord {
   readonly screeningReason: string | null;
   /** sha256 of the screened text: a blocked item is screened again only when this changes. */
   readonly screenedDigest: string | null;
+  /** Which try of its task this run is (1 for a first run; retries count up to `max_attempts`). */
+  readonly attempt?: number;
+  /**
+   * When this run's task runs again by itself (ISO 8601): a retry after a failure (with backoff),
+   * or the end of a `parked` run's usage limit. Cleared when that run starts; null when none is due.
+   */
+  readonly retryAt?: string | null;
 }
 
 /** One screening finding as a run records it (the shape of `Finding` in src/screening/). */

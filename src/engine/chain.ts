@@ -14,8 +14,8 @@ import { taskFromItem } from './task.js';
 
 const OUTCOMES: Record<AfterAutomation['on'], readonly RunStatus[]> = {
   success: ['succeeded'],
-  failure: ['failed', 'timed_out'],
-  any: ['succeeded', 'failed', 'timed_out'],
+  failure: ['failed', 'timed_out', 'stalled'],
+  any: ['succeeded', 'failed', 'timed_out', 'stalled'],
 };
 
 /** How far back a chain looks in its upstream's history, per poll. */

@@ -10,7 +10,7 @@ import { checkBudget, countRun } from '../coordination/budget.js';
 import { wantsLeases } from '../coordination/lease.js';
 import type { Clock } from '../core/clock.js';
 import { ConfigError, ControlError, errorMessage } from '../core/errors.js';
-import { isTerminal, type RunRecord, type Task } from '../core/types.js';
+import { isFailure, isTerminal, type RunRecord, type Task } from '../core/types.js';
 import { createGitHubClient, type GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
@@ -25,12 +25,23 @@ import { CronFeed, cronItem, EventFeed, type Feed, type PollContext } from './fe
 import { createFeed } from './feed-factory.js';
 import { LeaseHooks } from './lease-hooks.js';
 import { classifyFailure } from './outcome.js';
+import { maxAttempts, planRetry } from './retry.js';
 import { createRunWrites, type RunWrites, wantsGitHubWrites } from './run-writes.js';
 import { locksFor, type OfferResult, SchedulerCore } from './scheduler.js';
 import { type GateDeps, gateTask, trustRules } from './screen.js';
 import { TeamCache } from './screen-context.js';
 import { runInit, taskFromItem } from './task.js';
+import {
+  autoPauseReason,
+  describeScheduled,
+  type EngineEvent,
+  loadPendingRetries,
+  pauseReasonKey,
+  RetryBook,
+} from './unattended.js';
 import { Wakeup } from './wakeup.js';
+
+export type { EngineEvent } from './unattended.js';
 
 /** What the engine knows of one automation now (for the board and `curupira status`). */
 export interface AutomationStatus {
@@ -58,6 +69,12 @@ export interface AutomationStatus {
   waiting: number;
   /** Open items matching the trigger at the last poll (event triggers that report it). */
   matching?: number;
+  /** Why it was paused automatically (`pause_after_failures`); absent when paused by hand or not paused. */
+  pausedReason?: string;
+  /** Its tasks waiting to run again: `retry 2/3 at 14:05:30`, `parked until 15:00:00` (item id first). */
+  retries?: { itemId: string; note: string; at: number }[];
+  /** Its provider is parked by a usage limit until then (epoch ms). */
+  parkedUntil?: number;
 }
 
 /** What an operator's retry did. */
@@ -86,6 +103,10 @@ export interface EngineStatus {
   draining: boolean;
   /** Matching items the last polls did not reach (beyond `batch_size`), over all automations. */
   waiting: number;
+  /** Providers parked by a usage limit, and until when (epoch ms). */
+  parked?: { provider: string; until: number }[];
+  /** Tasks waiting for a retry or a reset. */
+  retrying?: number;
 }
 
 export interface EngineOptions {
@@ -115,6 +136,10 @@ export interface EngineOptions {
   onRun?(run: RunRecord): void;
   /** Builds the screening classifier (default `createClassifier`; tests pass scripted ones). */
   classifierFactory?(settings: ClassifierSettings): Classifier | null;
+  /** Retries scheduled, providers parked, automations paused automatically (for notifications). */
+  onEvent?(event: EngineEvent): void;
+  /** The retry backoff's jitter source, a number in [0, 1) (default Math.random; tests fix it). */
+  random?: () => number;
 }
 
 export interface EngineResult {
@@ -140,6 +165,9 @@ interface Pending {
   resume?: SessionRecord;
   /** Epoch ms when a poll returned the task: a fetch started after it serves the run. */
   discoveredAt?: number;
+  /** A retry (or a parked run's rerun): which try it is, and the run it follows. */
+  attempt?: number;
+  retryOf?: string;
 }
 
 export class Engine {
@@ -188,6 +216,10 @@ export class Engine {
   private githubWrites: RunWrites | undefined;
   /** Leases (claims as comments), built the first time an automation sets `lease_ttl`. */
   private leaseHooks: LeaseHooks | undefined;
+  /** Retries waiting for their backoff, and providers parked by a usage limit (unattended.ts). */
+  private readonly retries = new RetryBook();
+  /** Why automations were paused automatically (loaded from the store at start). */
+  private readonly pauseReasons = new Map<string, string>();
 
   constructor(private readonly options: EngineOptions) {
     this.settings = options.settings;
@@ -267,6 +299,8 @@ export class Engine {
       stopping: this.stopping,
       draining: !this.stopping && this.options.drainSignal?.aborted === true,
       waiting: this.feeds.reduce((sum, f) => sum + (f.waiting ?? 0), 0),
+      parked: this.retries.parkedProviders(this.options.clock.now()),
+      retrying: this.retries.list().length,
     });
   }
 
@@ -421,6 +455,7 @@ export class Engine {
       signal,
       ...(pending.resume ? { resume: pending.resume } : {}),
       ...(pending.discoveredAt === undefined ? {} : { discoveredAt: pending.discoveredAt }),
+      ...(pending.attempt === undefined ? {} : { attempt: pending.attempt }),
       ...(screening ? { screening } : {}),
       ...upstreamOf(automation, task),
     });
@@ -464,10 +499,15 @@ export class Engine {
     return closed;
   }
 
-  /** Saved sessions go first, with their original tasks. */
-  private async resumeSessions(): Promise<void> {
+  /**
+   * Saved sessions go first, with their original tasks (of one automation, when resumed by an
+   * operator). A paused automation's sessions are kept for when it is resumed.
+   */
+  private async resumeSessions(only?: string): Promise<void> {
     const { store, log } = this.options;
     for (const session of await store.listSessions()) {
+      if (only !== undefined && session.automationId !== only) continue;
+      if (this.isPaused(session.automationId)) continue;
       const automation = this.settings.automations.find((a) => a.id === session.automationId);
       if (!automation) {
         log.info(
@@ -476,6 +516,8 @@ export class Engine {
         );
         continue;
       }
+      // A retry or a parked run waits for its time (loadRetries); the watch loop offers it then.
+      if (this.retries.has(session.taskKey)) continue;
       this.offer(automation, session.task, session);
     }
   }
@@ -485,6 +527,7 @@ export class Engine {
     task: Task,
     resume?: SessionRecord,
     discoveredAt?: number,
+    retry?: { attempt: number; retryOf: string },
   ): OfferResult {
     const result = this.core.offer({
       task,
@@ -502,6 +545,7 @@ export class Engine {
         automation,
         ...(resume ? { resume } : {}),
         ...(discoveredAt === undefined ? {} : { discoveredAt }),
+        ...(retry ?? {}),
       });
     // A changed item whose older version runs now is not marked: it is offered again when that run ends.
     if (result === 'busy') this.changedWhileRunning.add(task.key);
@@ -561,7 +605,11 @@ export class Engine {
 
   private dispatch(): void {
     while (!this.winding && !this.sizeReached) {
-      const candidate = this.core.next();
+      const now = this.options.clock.now();
+      const candidate = this.core.next((c) => {
+        const provider = this.pending.get(c.task.key)?.automation.profile.provider;
+        return provider !== undefined && this.retries.parkedUntil(provider, now) !== undefined;
+      });
       if (!candidate) return;
       const pending = this.pending.get(candidate.task.key);
       this.pending.delete(candidate.task.key);
@@ -576,6 +624,7 @@ export class Engine {
   private start(task: Task, pending: Pending): void {
     const { automation } = pending;
     this.started += 1;
+    this.retryStarted(task, pending);
     const info: RunningTask = {
       automationId: automation.id,
       repo: task.identity.repo,
@@ -601,7 +650,8 @@ export class Engine {
       .then(async (finished) => {
         if (!finished) return;
         const noted = cancel.signal.aborted ? await this.noteCancelled(finished) : finished;
-        const run = await countRun(this.options.store, this.settings, automation, task, noted);
+        const counted = await countRun(this.options.store, this.settings, automation, task, noted);
+        const run = await this.planNext(automation, task, counted);
         this.runs.push(run);
         this.options.onRun?.(run);
         await this.afterRun(automation, task, run, feed);
@@ -677,7 +727,107 @@ export class Engine {
     for (const chain of this.feeds) {
       if (chain instanceof ChainFeed && chain.upstream === automation.id) chain.nudge();
     }
+    if (isFailure(run.status)) await this.maybeAutoPause(automation);
     await this.prune(automation.id);
+  }
+
+  // ---- Unattended runs: retries, parked providers, auto-pause (issue 15; unattended.ts) ----
+
+  /**
+   * After a run: a parked run parks its provider until the reset and (watching) reruns its task
+   * then; a failed, timed-out or stalled run is retried after its backoff, in watch mode, while
+   * tries are left and the failure budget did not escalate the item. Returns the run as recorded.
+   */
+  private async planNext(automation: ResolvedAutomation, task: Task, run: RunRecord): Promise<RunRecord> {
+    const { store, clock, log } = this.options;
+    const now = clock.now();
+    const fields = { automation: automation.id, id: task.item.id, run: run.id };
+    if (run.status === 'parked' && run.retryAt) {
+      const until = Date.parse(run.retryAt);
+      const provider = automation.profile.provider;
+      this.retries.park(provider, until);
+      if (this.options.mode === 'watch')
+        this.retries.schedule({
+          kind: 'parked',
+          automationId: automation.id,
+          task,
+          runId: run.id,
+          attempt: run.attempt ?? 1,
+          maxAttempts: maxAttempts(this.settings, automation),
+          at: until,
+        });
+      log.warn(
+        { ...fields, provider, until: run.retryAt },
+        'Provider usage limit: its runs are parked until the reset',
+      );
+      this.options.onEvent?.({ kind: 'provider_parked', provider, until, run });
+      return run;
+    }
+    if (this.options.mode !== 'watch' || this.winding) return run;
+    const escalated = (await store.getItemFailures(task.key))?.escalatedAt != null;
+    const plan = planRetry({
+      run,
+      maxAttempts: maxAttempts(this.settings, automation),
+      escalated,
+      now,
+      random: (this.options.random ?? Math.random)(),
+    });
+    if (!plan) return run;
+    const updated = await store.updateRun(run.id, { retryAt: new Date(plan.at).toISOString() });
+    this.retries.schedule({ kind: 'retry', automationId: automation.id, task, runId: run.id, ...plan });
+    log.info({ ...fields, attempt: plan.attempt, at: updated.retryAt }, 'Retrying the task after a backoff');
+    this.options.onEvent?.({ kind: 'retry_scheduled', run: updated, ...plan });
+    return updated;
+  }
+
+  /** A task starts: a retry waiting for it is done (or superseded), and its run's `retryAt` cleared. */
+  private retryStarted(task: Task, pending: Pending): void {
+    const superseded = this.retries.cancel(task.key);
+    for (const runId of new Set([pending.retryOf, superseded?.runId])) {
+      if (runId === undefined) continue;
+      this.options.store.updateRun(runId, { retryAt: null }).catch((error: unknown) => {
+        this.options.log.warn({ run: runId, error: errorMessage(error) }, 'Could not clear a retry time');
+      });
+    }
+  }
+
+  /** Offers the retries that are due (not of paused automations: they wait for a resume). */
+  private async offerDueRetries(): Promise<void> {
+    for (const retry of this.retries.due(this.options.clock.now())) {
+      const automation = this.settings.automations.find((a) => a.id === retry.automationId);
+      if (!automation) {
+        this.retries.cancel(retry.task.key);
+        continue;
+      }
+      if (this.isPaused(automation.id) || this.core.capacity === 0) continue;
+      const session = await this.options.store.getSession(retry.task.key);
+      const result = this.offer(automation, session?.task ?? retry.task, session, undefined, {
+        attempt: retry.attempt,
+        retryOf: retry.runId,
+      });
+      if (result !== 'full') this.retries.cancel(retry.task.key);
+    }
+  }
+
+  /** At start: retries and parked runs a previous process left are scheduled again (unattended.ts). */
+  private async loadRetries(): Promise<void> {
+    const { store, clock } = this.options;
+    await loadPendingRetries(this.retries, {
+      store,
+      settings: this.settings,
+      mode: this.options.mode,
+      now: clock.now(),
+    });
+  }
+
+  /** Pauses an automation whose last `pause_after_failures` runs all failed. */
+  private async maybeAutoPause(automation: ResolvedAutomation): Promise<void> {
+    if (this.paused.has(automation.id)) return;
+    const reason = await autoPauseReason(this.options.store, this.settings, automation);
+    if (!reason) return;
+    await this.setPaused(automation.id, true, reason);
+    this.options.log.warn({ automation: automation.id, reason }, 'Automation paused after repeated failures');
+    this.options.onEvent?.({ kind: 'automation_paused', automationId: automation.id, reason });
   }
 
   /**
@@ -731,14 +881,20 @@ export class Engine {
   }
 
   async run(): Promise<EngineResult> {
-    for (const id of await this.options.store.listPaused()) this.paused.add(id);
+    for (const id of await this.options.store.listPaused()) {
+      this.paused.add(id);
+      const reason = await this.options.store.getMeta(pauseReasonKey(id));
+      if (reason) this.pauseReasons.set(id, reason);
+    }
     await this.loadBaselines();
     const interrupted = await this.recover();
     for (const automation of this.settings.automations) await this.prune(automation.id);
     for (const feed of this.feeds) if (feed instanceof ChainFeed) await feed.init(this.pollContext());
+    await this.loadRetries();
     await this.resumeSessions();
     // A resumed session takes its lease back; the leases of the other interrupted runs are released.
     await this.leases()?.releaseInterrupted(interrupted.filter((run) => !this.pending.has(run.taskKey)));
+    if (this.options.mode === 'drain') await this.offerDueRetries();
     // Writes a previous process queued but never sent go out first.
     void this.writes()?.drain();
     if (this.options.mode === 'drain') await this.drain();
@@ -800,6 +956,10 @@ export class Engine {
       await this.offerReset().catch((error: unknown) => {
         this.options.log.warn({ error: errorMessage(error) }, 'Could not read escalations');
       });
+      await this.offerDueRetries().catch((error: unknown) => {
+        this.options.log.warn({ error: errorMessage(error) }, 'Could not offer the retries due');
+      });
+      this.dispatch();
       for (const feed of this.feeds) {
         if (this.winding || this.sizeReached) break;
         if (feed.nextPollAt > clock.now() || this.core.capacity === 0 || this.skips(feed)) continue;
@@ -817,6 +977,7 @@ export class Engine {
       const nextPoll = Math.min(
         ...this.feeds.filter((f) => !this.skips(f)).map((f) => f.nextPollAt),
         ...this.reconcileAt.values(),
+        this.retries.nextAt(clock.now(), (r) => this.isPaused(r.automationId)),
         Number.POSITIVE_INFINITY,
       );
       this.emitStatus(Number.isFinite(nextPoll) ? nextPoll : undefined);
@@ -959,8 +1120,27 @@ export class Engine {
         ...(error === undefined ? {} : { lastError: error }),
         waiting: feed.waiting ?? 0,
         ...(feed.matching === undefined ? {} : { matching: feed.matching }),
+        ...this.unattendedStatus(feed.automation),
       };
     });
+  }
+
+  /** An automation's auto-pause reason, waiting retries and parked provider, for `automations()`. */
+  private unattendedStatus(
+    automation: ResolvedAutomation,
+  ): Pick<AutomationStatus, 'pausedReason' | 'retries' | 'parkedUntil'> {
+    const reason = this.paused.has(automation.id) ? this.pauseReasons.get(automation.id) : undefined;
+    const retries = this.retries.list(automation.id).map((r) => ({
+      itemId: r.task.item.id,
+      note: describeScheduled(r),
+      at: r.at,
+    }));
+    const parkedUntil = this.retries.parkedUntil(automation.profile.provider, this.options.clock.now());
+    return {
+      ...(reason ? { pausedReason: reason } : {}),
+      ...(retries.length > 0 ? { retries } : {}),
+      ...(parkedUntil === undefined ? {} : { parkedUntil }),
+    };
   }
 
   /** The settings the engine runs with now (they change on reload). */
@@ -972,7 +1152,7 @@ export class Engine {
    * Pauses or resumes an automation; remembered in the store across restarts. Running runs go on.
    * An automation disabled in the settings file is not resumed from here: its file says so.
    */
-  async setPaused(id: string, paused: boolean): Promise<void> {
+  async setPaused(id: string, paused: boolean, reason?: string): Promise<void> {
     this.automation(id);
     if (!paused && this.disabled(id))
       throw new ControlError(
@@ -980,8 +1160,16 @@ export class Engine {
         `automation '${id}' is disabled in ${this.settings.file} (enabled = false): edit the file to resume it`,
       );
     await this.options.store.setPaused(id, paused);
+    // The reason of an automatic pause; a pause by hand or a resume clears it.
+    await this.options.store.setMeta(pauseReasonKey(id), paused ? (reason ?? '') : '');
+    if (paused && reason) this.pauseReasons.set(id, reason);
+    else this.pauseReasons.delete(id);
     if (paused) this.paused.add(id);
     else this.paused.delete(id);
+    if (!paused) {
+      await this.resumeSessions(id);
+      this.dispatch();
+    }
     this.emitStatus();
     this.wakeup.wake();
   }

@@ -5,12 +5,20 @@
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { DEFAULT_PARK_MS, detectLimit, type UsageLimit } from '../agents/limits.js';
 import { getDriver } from '../agents/registry.js';
 import type { AgentDriver, AgentEvent } from '../agents/types.js';
 import type { ExecutionSettings, ResolvedAutomation } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
-import type { RunRecord, RunStatus, ScreeningFinding, Task, Usage } from '../core/types.js';
+import {
+  isFailure,
+  type RunRecord,
+  type RunStatus,
+  type ScreeningFinding,
+  type Task,
+  type Usage,
+} from '../core/types.js';
 import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
 import { argvProblem, spawnAgent } from '../process/agent.js';
@@ -29,6 +37,7 @@ import {
 } from '../workspace/index.js';
 import { classifyFailure, runStatusFor } from './outcome.js';
 import type { RunWrites } from './run-writes.js';
+import { stallTimeoutMs, watchForStall } from './stall.js';
 import { promptContext, promptTemplateHash, runInit } from './task.js';
 
 /** What a resumed agent is told (the reference's continue prompt). */
@@ -77,6 +86,8 @@ export interface RunRequest {
   screening?: { findings: readonly ScreeningFinding[]; reason: string; digest: string };
   /** Epoch ms when the task was discovered: one fetch at or after it serves the task (see prepareWorktree). */
   discoveredAt?: number;
+  /** Which try of the task this run is (retry.ts; default 1). */
+  attempt?: number;
 }
 
 const versionCache = new Map<string, Promise<string | undefined>>();
@@ -192,6 +203,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     resumed: saved !== undefined,
     sessionId: saved?.sessionId ?? null,
     upstreamRunId: request.upstreamRunId ?? null,
+    ...(request.attempt === undefined ? {} : { attempt: request.attempt }),
     ...(request.screening
       ? {
           screeningFindings: request.screening.findings,
@@ -430,6 +442,8 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
   }
   if (baseCommit === null) baseCommit = await headCommit(cwd).catch(() => null);
 
+  // A quiet agent is stopped like a timed-out one (stall.ts), and its run recorded as `stalled`.
+  const stall = watchForStall(clock, stallTimeoutMs(deps.execution, automation));
   let result: Awaited<ReturnType<typeof spawnAgent>>;
   try {
     result = await spawnAgent({
@@ -443,16 +457,21 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
       maxLineLength: deps.execution.max_output_bytes,
       stdoutFile: transcriptPath,
       stderrFile: transcriptPath.replace(/\.jsonl$/, '.stderr.log'),
-      onStdoutLine: (line) => onEvents(parser.parseLine(line)),
+      onStdoutLine: (line) => {
+        stall.touch();
+        onEvents(parser.parseLine(line));
+      },
+      onStderrLine: () => stall.touch(),
       onSpawn: (pid) => {
         spawned = true;
         const startedAt = iso();
         queue(() => update({ status: 'running', startedAt, agentPid: pid }));
       },
-      signal,
+      signal: AbortSignal.any([signal, stall.signal]),
     });
     onEvents(parser.end());
   } catch (error) {
+    stall.stop();
     await writes;
     await forgetUnstartedSession();
     return finish(
@@ -461,16 +480,27 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
       (await cleanup()).patch,
     );
   }
+  stall.stop();
   await writes;
 
   let status: RunStatus;
   let reason: string | null = null;
+  /** A parked run's reset: when its task (and its provider) may run again. */
+  let retryAt: string | undefined;
+  // A failed exit whose error is the provider's usage or rate limit parks the run (limits.ts).
+  const limit: UsageLimit | undefined =
+    result.exitCode === 0 && !doneWithError
+      ? undefined
+      : detectLimit(driver.limits ?? [], [reportedError, result.stderrTail], clock.now());
   if (result.writeError) {
     status = 'failed';
     reason =
       result.writeError.code === 'ENOSPC'
         ? `disk full at ${result.writeError.path}: the transcript could not be written, so the agent was stopped${knownSession ? '; its session resumes once there is space' : ''}`
         : `could not write the transcript ${result.writeError.path} (${result.writeError.message}), so the agent was stopped`;
+  } else if (result.cancelled && stall.stalled && !signal.aborted) {
+    status = 'stalled';
+    reason = `${executable} printed nothing for ${stallTimeoutMs(deps.execution, automation) / 1000} seconds (stall_timeout_minutes), so it was stopped${knownSession ? '; its session is kept' : ''}`;
   } else if (result.cancelled) {
     status = 'cancelled';
     reason = `stopped by curupira while the agent ran${knownSession ? '; the session resumes on the next start' : ''}`;
@@ -479,6 +509,11 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     reason = `${executable} did not finish within ${timeoutMs / 1000} seconds`;
   } else if (result.exitCode === 0 && !doneWithError) {
     status = 'succeeded';
+  } else if (limit) {
+    status = 'parked';
+    const until = limit.resetAt ?? clock.now() + DEFAULT_PARK_MS;
+    retryAt = new Date(until).toISOString();
+    reason = `${limit.kind === 'usage' ? 'usage' : 'rate'} limit of ${driver.displayName}: ${limit.message}; parked until ${retryAt}${limit.resetAt === undefined ? ' (no reset time given: a backoff)' : ''}`;
   } else {
     status = 'failed';
     const stderr = oneLineReason(result.stderrTail);
@@ -498,6 +533,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     usage,
     agentPid: null,
     agentOutcome: { status, reason },
+    ...(retryAt ? { retryAt } : {}),
   });
   crashPoint('agent-exited');
   return completeRun(deps, automation, task, run, {
@@ -553,7 +589,7 @@ async function completeRun(
   const { status } = input;
   if (status === 'succeeded') {
     await store.deleteSession(task.key);
-  } else if (input.resumed && (status === 'failed' || status === 'timed_out')) {
+  } else if (input.resumed && isFailure(status)) {
     const failures = await store.recordResumeFailure(task.key);
     const limit = deps.execution.max_resume_failures;
     if (failures >= limit) {

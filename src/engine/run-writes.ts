@@ -10,7 +10,7 @@
 import type { AnyAutomation } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
-import type { RunRecord, Task } from '../core/types.js';
+import { isFailure, type RunRecord, type Task } from '../core/types.js';
 import { createGitHubClient, type GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
 import { type DrainResult, WriteQueue } from '../github/write-queue.js';
@@ -64,7 +64,7 @@ export function exitLabelWrites(
       marker: `exit run=${run.id}`,
       write: { kind: 'add-labels', labels: [{ name, description }] },
     });
-  if (failed && (run.status === 'failed' || run.status === 'timed_out')) {
+  if (failed && isFailure(run.status)) {
     add(failed, 'curupira: the last run on this item failed');
   } else if (failed && run.status === 'succeeded') {
     out.push({ marker: `exit run=${run.id}`, write: { kind: 'remove-label', label: failed } });

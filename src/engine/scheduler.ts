@@ -84,10 +84,13 @@ export class SchedulerCore {
     return Math.max(0, this.maxPending - this.queue.length);
   }
 
-  /** The next task to start, if a slot is free and one is eligible; it is marked running. */
-  next(): Candidate | undefined {
+  /**
+   * The next task to start, if a slot is free and one is eligible; it is marked running. `held`
+   * keeps a candidate queued for now (a parked provider's tasks wait for its reset).
+   */
+  next(held?: (candidate: Candidate) => boolean): Candidate | undefined {
     if (this.running.size >= this.maxActive) return undefined;
-    const index = this.queue.findIndex((c) => c.locks.every((lock) => !this.held.has(lock)));
+    const index = this.queue.findIndex((c) => c.locks.every((lock) => !this.held.has(lock)) && !held?.(c));
     if (index < 0) return undefined;
     const [candidate] = this.queue.splice(index, 1);
     if (!candidate) return undefined;

@@ -26,7 +26,8 @@ main.board { display: grid; grid-template-columns: repeat(4, minmax(220px, 1fr))
 .detail.clip { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .tag { font-size: .75rem; border: 1px solid var(--line); border-radius: 4px; padding: 0 .3rem; }
 .status-succeeded .status { color: var(--ok); }
-.status-failed .status, .status-timed_out .status, .status-blocked .status, .status-escalated .status { color: var(--hot); }
+.status-failed .status, .status-timed_out .status, .status-stalled .status, .status-blocked .status, .status-escalated .status { color: var(--hot); }
+.status-parked .status, .detail.retry { color: var(--warn); }
 .actions { margin-top: .35rem; display: flex; gap: .3rem; flex-wrap: wrap; }
 button.action { font: inherit; font-size: .8rem; padding: .1rem .5rem; cursor: pointer; }
 button.danger { color: var(--hot); }

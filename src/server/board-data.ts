@@ -42,6 +42,12 @@ export interface AutomationCard {
   lastError: string | null;
   /** Event triggers with item memory (`once`, `ignore_backlog`): whether the baseline is taken, when. */
   baseline: { set: boolean; at: string | null } | null;
+  /** Why it was paused automatically (`pause_after_failures`); null when paused by hand or not paused. */
+  pausedReason: string | null;
+  /** Its provider is parked by a usage limit until then (ISO 8601). */
+  parkedUntil: string | null;
+  /** Its tasks waiting to run again: `#12 retry 2/3 at 14:05:30`, `#7 parked until 15:00:00`. */
+  retries: string[];
 }
 
 export interface BoardData {
@@ -93,6 +99,9 @@ export function automationCards(engine: EngineView, now: Date): AutomationCard[]
       matching: state?.matching ?? null,
       lastError: state?.lastError ?? null,
       baseline: state?.baseline ?? null,
+      pausedReason: state?.pausedReason ?? null,
+      parkedUntil: iso(state?.parkedUntil),
+      retries: (state?.retries ?? []).map((r) => `#${r.itemId} ${r.note}`),
     };
   });
 }

@@ -1,6 +1,7 @@
 /** The board and the run page: server-rendered HTML; every value from GitHub or an agent is escaped. */
 import type { AgentEvent } from '../agents/types.js';
 import { isTerminal, type RunRecord } from '../core/types.js';
+import { pendingNote } from '../engine/unattended.js';
 import type { AutomationCard, BoardData } from './board-data.js';
 import { type Html, html, raw } from './html.js';
 
@@ -64,6 +65,9 @@ function automationCard(card: AutomationCard): Html {
   <div class="detail">${card.triggerType}</div>
   ${lines}
   ${disabled}
+  ${card.pausedReason ? html`<div class="detail warn reason">${card.pausedReason}</div>` : ''}
+  ${card.parkedUntil ? html`<div class="detail warn">provider parked (usage limit) until ${when(card.parkedUntil)}</div>` : ''}
+  ${card.retries.map((r) => html`<div class="detail retry">${r}</div>`)}
   ${polling}
   <div class="actions">${button('Run now', `${base}/run`)}${
     card.paused ? button('Resume', `${base}/resume`) : button('Pause', `${base}/pause`)
@@ -89,6 +93,7 @@ function runCard(run: RunRecord): Html {
   <h3><a href="/runs/${encodeURIComponent(run.id)}">${run.itemTitle}</a></h3>
   <div class="detail"><span class="tag status">${run.status.replace('_', ' ')}</span> ${run.automationId} · ${run.repo}#${run.itemId}</div>
   ${run.reason ? html`<div class="detail reason">${run.reason}</div>` : ''}
+  ${run.retryAt ? html`<div class="detail retry">${pendingNote(run)}</div>` : ''}
   ${run.branch ? html`<div class="detail clip" title="${run.branch}">branch ${run.branch}</div>` : ''}
   ${run.worktreeKept ? html`<div class="detail warn clip" title="${run.worktreePath}">kept worktree (${run.commits} unpushed) ${run.worktreePath}</div>` : ''}
   <div class="detail">${when(run.finishedAt ?? run.startedAt ?? run.createdAt)}</div>

@@ -64,6 +64,8 @@ export interface RunInit {
   screeningFindings?: readonly ScreeningFinding[] | null;
   screeningReason?: string | null;
   screenedDigest?: string | null;
+  /** Which try of its task this run is (default 1). */
+  attempt?: number;
 }
 
 export interface RunPatch {
@@ -91,6 +93,8 @@ export interface RunPatch {
   screeningFindings?: readonly ScreeningFinding[] | null;
   screeningReason?: string | null;
   screenedDigest?: string | null;
+  /** When the task runs again by itself (a retry, or a parked run's reset); null: none due. */
+  retryAt?: string | null;
 }
 
 /** An operator's `curupira allow RUN_ID`: the blocked text of that run may run once. */
@@ -124,6 +128,8 @@ export interface RunFilter {
    * failed, timed out, blocked, any new one) and were not dismissed; false: every other run.
    */
   attention?: boolean;
+  /** true: only runs whose task runs again by itself (a `retryAt` is set: a retry, a parked run). */
+  retryPending?: boolean;
 }
 
 export interface ItemMemoryEntry {

@@ -65,6 +65,31 @@ export const automationBaseShape = {
     .describe(
       'While `curupira run --watch` has a task of this automation queued or running, each poll interval its item is read again (issue and pull-request triggers): closed, deleted, a required label removed or an excluded label added drops the queued task and, with `stop`, stops the running agent (its session and a worktree with work are kept; the run is recorded as cancelled with the reason); `finish` lets the agent finish (curupira extension).',
     ),
+  max_attempts: z
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe(
+      'This automation’s tries per failed task; default `[settings] max_attempts` (curupira extension).',
+    ),
+  stall_timeout_minutes: z
+    .number()
+    .min(0)
+    .optional()
+    .describe(
+      'This automation’s quiet-agent limit; default `[settings] stall_timeout_minutes` (curupira extension).',
+    ),
+  pause_after_failures: z
+    .number()
+    .int()
+    .min(0)
+    .max(1000)
+    .optional()
+    .describe(
+      'This automation’s failures in a row before it is paused; default `[settings] pause_after_failures` (curupira extension).',
+    ),
   max_item_failures: z
     .number()
     .int()

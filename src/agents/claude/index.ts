@@ -3,6 +3,7 @@
  * [--agent A] [--effort E] [--permission-mode P] [--permission-prompts Q] -- MSG`.
  */
 import { defineDriver } from '../driver-kit.js';
+import { CLAUDE_LIMITS } from '../limits.js';
 import { createClaudeStreamParser } from '../streams/claude-stream.js';
 import type { AgentDriver } from '../types.js';
 import type { ClaudeProfile } from './schema.js';
@@ -46,6 +47,7 @@ export function createClaudeDriver(): AgentDriver<ClaudeProfile> {
       args.push('--', input.prompt);
       return { args, env: {} };
     },
+    limits: CLAUDE_LIMITS,
     createParser: () => createClaudeStreamParser({ inputIncludesCache: false }),
   });
 }

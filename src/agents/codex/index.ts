@@ -18,6 +18,7 @@
  */
 import { defineDriver } from '../driver-kit.js';
 import { gitWriteDirs } from '../git-dirs.js';
+import { CODEX_LIMITS } from '../limits.js';
 import type { AgentDriver } from '../types.js';
 import { createCodexParser } from './parser.js';
 import type { CodexProfile } from './schema.js';
@@ -56,6 +57,7 @@ export function createCodexDriver(): AgentDriver<CodexProfile> {
       args.push('--json', '--', input.prompt);
       return { args, env: {} };
     },
+    limits: CODEX_LIMITS,
     createParser: createCodexParser,
   });
 }

@@ -9,6 +9,7 @@
  */
 import { CurupiraError } from '../../core/errors.js';
 import { defineDriver } from '../driver-kit.js';
+import { COPILOT_LIMITS } from '../limits.js';
 import type { AgentDriver } from '../types.js';
 import { createCopilotParser } from './parser.js';
 import type { CopilotProfile } from './schema.js';
@@ -39,6 +40,7 @@ export function createCopilotDriver(): AgentDriver<CopilotProfile> {
       args.push(`--prompt=${input.prompt}`);
       return { args, env: {} };
     },
+    limits: COPILOT_LIMITS,
     createParser: createCopilotParser,
   });
 }

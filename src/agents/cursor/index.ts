@@ -3,6 +3,7 @@
  * [--mode A] [--model M] [--force] [--trust] -- MSG`.
  */
 import { defineDriver } from '../driver-kit.js';
+import { CURSOR_LIMITS } from '../limits.js';
 import type { AgentDriver } from '../types.js';
 import { createCursorParser } from './parser.js';
 import type { CursorProfile } from './schema.js';
@@ -25,6 +26,7 @@ export function createCursorDriver(): AgentDriver<CursorProfile> {
       args.push('--', input.prompt);
       return { args, env: {} };
     },
+    limits: CURSOR_LIMITS,
     createParser: createCursorParser,
   });
 }

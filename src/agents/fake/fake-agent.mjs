@@ -18,6 +18,9 @@
  *   [[fake:commit]]        create a file and commit it in the working directory
  *   [[fake:dirty]]         leave an uncommitted file behind
  *   [[fake:fail]]          report an error event, write to stderr, exit 1
+ *   [[fake:limit]]         fail as the provider's CLI does when the account hit its usage or
+ *                          rate limit, with that CLI's real message (see LIMIT_MESSAGES; the reset
+ *                          is FAKE_AGENT_LIMIT_RESET, epoch seconds, default an hour from now)
  *   [[fake:sleep=N]]       wait N seconds right after announcing the session
  *   [[fake:commit-early]]  commit a file right after announcing the session, before any sleep
  *   [[fake:spawn-child]]   start a grandchild in the same process group that ignores SIGTERM and
@@ -30,6 +33,8 @@
  * Environment: FAKE_AGENT_LOG (a folder: one JSON line per invocation goes to <provider>.jsonl),
  * FAKE_AGENT_SESSION_ID (force the new session's id), FAKE_AGENT_OPENCODE_VERSION (what
  * `opencode --version` prints; default 2.0.0), FAKE_AGENT_VERSION (the same for the others),
+ * FAKE_AGENT_LIMIT_RESET and FAKE_AGENT_LIMIT_STYLE=clock (the reset `[[fake:limit]]` prints, and
+ * Claude's `resets 3pm` form instead of the epoch one),
  * FAKE_AGENT_ROOT (`1` or `0`: behave as if run by root or not; default: the real uid),
  * FAKE_AGENT_FAIL_RESUME=1 (every resume fails), FAKE_AGENT_EXCLUSIVE (a folder: two agents working
  * in one directory at once are logged there), FAKE_AGENT_PRINT_ENV=1 (print every variable of its
@@ -447,6 +452,55 @@ function copilotSeen(sessionId) {
   mkdirSync(dir, { recursive: true });
   appendFileSync(file, `${sessionId}\n`);
   return false;
+}
+
+/** Real wall-clock text for the reset: `3pm`, `4:50am` in UTC, as Claude Code prints it. */
+function meridiemUtc(date) {
+  const h = date.getUTCHours();
+  const m = date.getUTCMinutes();
+  const hour = h % 12 === 0 ? 12 : h % 12;
+  return `${hour}${m === 0 ? '' : `:${String(m).padStart(2, '0')}`}${h < 12 ? 'am' : 'pm'}`;
+}
+
+function inWords(seconds) {
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  return `${h} hour${h === 1 ? '' : 's'} ${m} minute${m === 1 ? '' : 's'}`;
+}
+
+/**
+ * What each CLI prints when the account hit its limit, as users reported it in the CLI's issue
+ * tracker (src/agents/limits.ts names the issues). The multi-provider CLIs (OpenCode, Kilo, pi)
+ * pass on the model API's 429 body.
+ */
+const LIMIT_MESSAGES = {
+  claude: (reset) => `Claude AI usage limit reached|${reset}`,
+  qwen: () => '429 Free allocated quota exceeded.',
+  codex: (reset, now) =>
+    `You've hit your usage limit. Upgrade to Pro (https://openai.com/chatgpt/pricing) or try again in ${inWords(reset - now)}.`,
+  gemini: (reset, now) => {
+    const left = reset - now;
+    return `You have exhausted your capacity on this model. Your quota will reset after ${Math.floor(left / 3600)}h${Math.floor((left % 3600) / 60)}m${left % 60}s.`;
+  },
+  copilot: (reset, now) =>
+    `Sorry, you've hit a rate limit that restricts the number of Copilot model requests you can make within a specific time period. Please try again in ${Math.max(1, Math.round((reset - now) / 3600))} hours. Please review our Terms of Service (https://docs.github.com/site-policy/github-terms/github-terms-of-service).`,
+  cursor: (reset) => {
+    const d = new Date(reset * 1000);
+    return `You've hit your usage limit Get Cursor Pro for more Agent usage, unlimited Tab, and more. Your usage limits will reset when your monthly cycle ends on ${d.getMonth() + 1}/${d.getDate()}/${d.getFullYear()}.`;
+  },
+  opencode: () =>
+    'AI_APICallError: 429 {"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your account\'s rate limit. Please try again later."}}',
+};
+LIMIT_MESSAGES.kilo = LIMIT_MESSAGES.opencode;
+LIMIT_MESSAGES.pi = LIMIT_MESSAGES.opencode;
+
+function limitMessage(provider) {
+  const now = Math.floor(Date.now() / 1000);
+  const reset = Number(process.env.FAKE_AGENT_LIMIT_RESET) || now + 3600;
+  if (provider === 'claude' && process.env.FAKE_AGENT_LIMIT_STYLE === 'clock') {
+    return `5-hour limit reached ∙ resets ${meridiemUtc(new Date(reset * 1000))} (UTC)`;
+  }
+  return LIMIT_MESSAGES[provider](reset, now);
 }
 
 function sleep(seconds) {
@@ -1210,6 +1264,13 @@ async function main() {
   for (const d of wanted) if (d.name === 'sleep') await sleep(Number(d.value) || 0);
   if (printEnv) out.text(`My environment:\n${envLines.join('\n')}`);
 
+  if (has('limit')) {
+    const message = limitMessage(provider);
+    out.fail(message);
+    process.stderr.write(`${message}\n`);
+    process.exitCode = 1;
+    return;
+  }
   if (has('fail') || (resumeOf !== null && process.env.FAKE_AGENT_FAIL_RESUME === '1')) {
     const message = has('fail')
       ? 'simulated failure requested by the prompt'

@@ -3,6 +3,7 @@
  * [--skip-trust] --prompt=MSG`. The session id comes from the stream's `init` event.
  */
 import { defineDriver } from '../driver-kit.js';
+import { GEMINI_LIMITS } from '../limits.js';
 import type { AgentDriver } from '../types.js';
 import { createGeminiParser } from './parser.js';
 import type { GeminiProfile } from './schema.js';
@@ -24,6 +25,7 @@ export function createGeminiDriver(): AgentDriver<GeminiProfile> {
       args.push(`--prompt=${input.prompt}`);
       return { args, env: {} };
     },
+    limits: GEMINI_LIMITS,
     createParser: createGeminiParser,
   });
 }

@@ -3,6 +3,7 @@
  * `kilo run --format json [--session ID] [--model M] [--agent A] [--variant E] [--auto] -- MSG`.
  */
 import { COMMON_MODEL_ENV, defineDriver } from '../driver-kit.js';
+import { API_LIMITS } from '../limits.js';
 import { createOpenCodeStreamParser } from '../streams/opencode-stream.js';
 import type { AgentDriver } from '../types.js';
 import type { KiloProfile } from './schema.js';
@@ -25,6 +26,7 @@ export function createKiloDriver(): AgentDriver<KiloProfile> {
       args.push('--', input.prompt);
       return { args, env: {} };
     },
+    limits: API_LIMITS,
     createParser: createOpenCodeStreamParser,
   });
 }

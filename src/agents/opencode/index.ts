@@ -10,6 +10,7 @@
  *   shared background service (2.x has no `--dir`; the worktree is its working directory).
  */
 import { COMMON_MODEL_ENV, defineDriver } from '../driver-kit.js';
+import { API_LIMITS } from '../limits.js';
 import { createOpenCodeStreamParser } from '../streams/opencode-stream.js';
 import type { AgentDriver } from '../types.js';
 import type { OpenCodeProfile } from './schema.js';
@@ -53,6 +54,7 @@ export function createOpenCodeDriver(): AgentDriver<OpenCodeProfile> {
       args.push('--', input.prompt);
       return { args, env };
     },
+    limits: API_LIMITS,
     createParser: createOpenCodeStreamParser,
   });
 }

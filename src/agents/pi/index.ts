@@ -4,6 +4,7 @@
  * from the stream's `{"type":"session",…,"id":…}` header.
  */
 import { COMMON_MODEL_ENV, defineDriver } from '../driver-kit.js';
+import { API_LIMITS } from '../limits.js';
 import type { AgentDriver } from '../types.js';
 import { createPiParser } from './parser.js';
 import type { PiProfile } from './schema.js';
@@ -29,6 +30,7 @@ export function createPiDriver(): AgentDriver<PiProfile> {
       args.push('--', input.prompt);
       return { args, env: {} };
     },
+    limits: API_LIMITS,
     createParser: createPiParser,
   });
 }

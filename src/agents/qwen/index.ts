@@ -3,6 +3,7 @@
  * [--max-session-turns N] --prompt=MSG`. Its stream follows Claude Code's stream-json.
  */
 import { defineDriver } from '../driver-kit.js';
+import { QWEN_LIMITS } from '../limits.js';
 import { createClaudeStreamParser } from '../streams/claude-stream.js';
 import type { AgentDriver } from '../types.js';
 import type { QwenProfile } from './schema.js';
@@ -26,6 +27,7 @@ export function createQwenDriver(): AgentDriver<QwenProfile> {
       args.push(`--prompt=${input.prompt}`);
       return { args, env: {} };
     },
+    limits: QWEN_LIMITS,
     createParser: () => createClaudeStreamParser({ inputIncludesCache: true }),
   });
 }

@@ -164,6 +164,14 @@ export const MIGRATIONS: readonly string[] = [
     updated_at TEXT NOT NULL
   ) STRICT, WITHOUT ROWID;
   `,
+  // 10 (issue 15; numbered 10 among the migrations of that issue: when merged it goes after 7–9):
+  // retries. Which try of its task a run is, and when its task runs again by itself (a retry after
+  // a failure, or the end of a parked run's usage limit), so `runs` and a restart both know.
+  `
+  ALTER TABLE runs ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1;
+  ALTER TABLE runs ADD COLUMN retry_at TEXT;
+  CREATE INDEX runs_retry_due ON runs (retry_at) WHERE retry_at IS NOT NULL;
+  `,
 ];
 
 /** Statuses that need no human: a finished run in one of these goes to the board's Done column. */

@@ -56,6 +56,7 @@ function runWhere(filter: RunFilter): { clause: string; params: (string | number
     where.push('id < ?');
     params.push(filter.beforeId);
   }
+  if (filter.retryPending === true) where.push('retry_at IS NOT NULL');
   if (filter.attention !== undefined) where.push(filter.attention ? ATTENTION_SQL : `NOT (${ATTENTION_SQL})`);
   return { clause: where.length > 0 ? `WHERE ${where.join(' AND ')}` : '', params };
 }
@@ -141,6 +142,8 @@ interface RunRow {
   screening_findings: string | null;
   screening_reason: string | null;
   screened_digest: string | null;
+  attempt: number;
+  retry_at: string | null;
 }
 
 interface AllowanceRow {
@@ -205,6 +208,7 @@ const PATCH_COLUMNS = {
   screeningFindings: 'screening_findings',
   screeningReason: 'screening_reason',
   screenedDigest: 'screened_digest',
+  retryAt: 'retry_at',
 } as const satisfies { readonly [K in keyof Required<RunPatch>]: keyof RunRow };
 
 type PatchKey = keyof typeof PATCH_COLUMNS;
@@ -281,6 +285,8 @@ function runFromRow(row: RunRow): RunRecord {
       row.screening_findings === null ? null : (JSON.parse(row.screening_findings) as ScreeningFinding[]),
     screeningReason: row.screening_reason,
     screenedDigest: row.screened_digest,
+    attempt: row.attempt,
+    retryAt: row.retry_at,
   };
 }
 
@@ -516,8 +522,9 @@ export class SqliteStore implements Store {
       const row = this.#sql(
         `INSERT INTO runs (id, automation_id, task_key, repo, task_type, item_id, item_key, item_title,
            item_url, status, reason, created_at, profile, provider, prompt, scheduled_for,
-           upstream_run_id, resumed, session_id, screening_findings, screening_reason, screened_digest)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           upstream_run_id, resumed, session_id, screening_findings, screening_reason, screened_digest,
+           attempt)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          RETURNING *`,
       ).get(
         this.#runIds.next(),
@@ -542,6 +549,7 @@ export class SqliteStore implements Store {
         init.screeningFindings ? JSON.stringify(init.screeningFindings) : null,
         init.screeningReason ?? null,
         init.screenedDigest ?? null,
+        init.attempt ?? 1,
       ) as RunRow;
       return runFromRow(row);
     });

@@ -11,7 +11,9 @@ export const AfterAutomation = z
     on: z
       .enum(['success', 'failure', 'any'])
       .default('success')
-      .describe('Which upstream outcomes start a run: `success`, `failure` (failed or timed out) or `any`.'),
+      .describe(
+        'Which upstream outcomes start a run: `success`, `failure` (failed, timed out or stalled) or `any`.',
+      ),
     repo: RepoSlug.optional().describe('`owner/name` exposed as `${repo}`; default the repository alias.'),
   })
   .describe('A chained automation (curupira extension): runs when another automation’s run finishes.');
@@ -40,9 +42,11 @@ export const afterTable: TriggerTable<AfterResolved> = {
   untrustedFields: ['upstream_item_title', 'upstream_summary', 'task_title'],
   explain(automation: AfterResolved): ExplainLine[] {
     const c = automation.config;
-    const outcome = { success: 'succeeds', failure: 'fails or times out', any: 'finishes (any outcome)' }[
-      c.on
-    ];
+    const outcome = {
+      success: 'succeeds',
+      failure: 'fails, times out or stalls',
+      any: 'finishes (any outcome)',
+    }[c.on];
     return [{ label: 'runs when', value: `a run of '${c.after}' ${outcome}` }];
   },
 };

@@ -1,0 +1,70 @@
+/** Migration 10 (issue 15): a run's try number and when its task runs again by itself. */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { RunInit, Store } from '../types.js';
+import { openStore } from './open.js';
+import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
+
+let dir: string;
+let store: Store;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'curupira-retries-'));
+  store = await openStore(join(dir, 'state.sqlite3'));
+});
+afterEach(async () => {
+  await store.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const RUN: RunInit = {
+  automationId: 'fix',
+  taskKey: '["fix","acme/api","github-issues","7"]',
+  repo: 'acme/api',
+  taskType: 'github-issues',
+  itemId: '7',
+  itemKey: 'issue:7',
+  itemTitle: 'Crash',
+  itemUrl: 'https://github.com/acme/api/issues/7',
+  status: 'failed',
+};
+
+describe('retries in the SQLite store (migration 10)', () => {
+  it('records the try, sets and clears the retry time, and lists the runs with one pending', async () => {
+    const first = await store.createRun(RUN);
+    expect(first).toMatchObject({ attempt: 1, retryAt: null });
+    const second = await store.createRun({ ...RUN, attempt: 2 });
+    expect(second.attempt).toBe(2);
+    await store.updateRun(first.id, { retryAt: '2026-12-01T14:00:10.000Z' });
+    expect((await store.listRuns({ retryPending: true })).map((r) => [r.id, r.retryAt])).toEqual([
+      [first.id, '2026-12-01T14:00:10.000Z'],
+    ]);
+    await store.updateRun(first.id, { retryAt: null });
+    expect(await store.listRuns({ retryPending: true })).toEqual([]);
+  });
+
+  it('stalled and parked are statuses the store accepts', async () => {
+    for (const status of ['stalled', 'parked'] as const) {
+      expect((await store.createRun({ ...RUN, status })).status).toBe(status);
+    }
+  });
+
+  it('migrates a file from before migration 10 without losing its runs', async () => {
+    await store.createRun(RUN);
+    await store.close();
+    const version = MIGRATIONS.findIndex((m) => m.includes('ADD COLUMN retry_at'));
+    expect(version).toBe(SCHEMA_VERSION - 1);
+    const file = join(dir, 'state.sqlite3');
+    const db = new Database(file);
+    db.exec(
+      `DROP INDEX runs_retry_due; ALTER TABLE runs DROP COLUMN attempt; ALTER TABLE runs DROP COLUMN retry_at; PRAGMA user_version = ${version};`,
+    );
+    db.close();
+    store = await openStore(file);
+    expect((await store.listRuns()).map((r) => [r.status, r.attempt, r.retryAt])).toEqual([
+      ['failed', 1, null],
+    ]);
+  });
+});
