@@ -168,7 +168,7 @@ state_db_path = "state/state.sqlite3"
 max_active_tasks = ${maxActive}
 max_pending_tasks = 1000
 ${historyLimit ? `history_limit = ${historyLimit}\n` : ''}[settings.screening]
-mode = "off"
+required = false
 [settings.polling]
 batch_size = 1000
 [settings.github]
