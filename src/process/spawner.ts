@@ -111,6 +111,11 @@ class Spawner {
   private failedStarts = 0;
   private idleTimer: NodeJS.Timeout | undefined;
 
+  /** The helper's process id while it runs (for tests). */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
   /** False once the helper failed to start too often: callers spawn directly. */
   get usable(): boolean {
     return this.failedStarts < MAX_FAILED_STARTS;
@@ -257,6 +262,11 @@ export function startCommand(request: SpawnRequest): HelperCommand {
       return fallback.done;
     }),
   };
+}
+
+/** The running helper's process id, if one runs (for tests). */
+export function helperPid(): number | undefined {
+  return shared?.pid;
 }
 
 /** `spawn` from this process (the helper does the same on its side). */
