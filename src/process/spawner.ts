@@ -244,6 +244,12 @@ type HelperMessage =
   | { id: number; t: 'error'; code?: string; message: string };
 
 let shared: Spawner | undefined;
+let enabled = true;
+
+/** Turns the helper off (every command spawns from this process) or on again; for bench/dispatch. */
+export function useSpawnHelper(on: boolean): void {
+  enabled = on;
+}
 
 /**
  * Starts `request` through the helper, or directly from this process when the helper is not
@@ -251,7 +257,7 @@ let shared: Spawner | undefined;
  */
 export function startCommand(request: SpawnRequest): HelperCommand {
   shared ??= new Spawner();
-  if (!shared.usable) return startDirect(request);
+  if (!enabled || !shared.usable) return startDirect(request);
   const command = shared.run(request);
   let fallback: HelperCommand | undefined;
   return {
