@@ -72,7 +72,8 @@ async function spawnCaptured(
   const command = startCommand({
     file: executable,
     args,
-    cwd: options.cwd,
+    // The helper's own working directory is this process's when it started, not necessarily now.
+    cwd: options.cwd ?? process.cwd(),
     env: { ...(options.env ?? process.env) },
     ...(options.input === undefined ? {} : { input: options.input }),
   });
