@@ -180,7 +180,13 @@ class Spawner {
     while (newline !== -1) {
       const line = this.buffer.slice(0, newline);
       this.buffer = this.buffer.slice(newline + 1);
-      this.answer(JSON.parse(line) as HelperMessage);
+      let message: HelperMessage | undefined;
+      try {
+        message = JSON.parse(line) as HelperMessage;
+      } catch {
+        // Not a line the helper writes; ignore it rather than fail this process.
+      }
+      if (message) this.answer(message);
       newline = this.buffer.indexOf('\n');
     }
   }
@@ -232,7 +238,10 @@ class Spawner {
     clearTimeout(this.idleTimer);
     const child = this.child;
     this.idleTimer = setTimeout(() => {
-      if (this.child === child && this.pending.size === 0) child?.stdin?.end();
+      if (this.child !== child || this.pending.size > 0) return;
+      // Forgotten first: a command that comes while it exits starts a new helper.
+      this.child = null;
+      child?.stdin?.end();
     }, IDLE_MS);
     this.idleTimer.unref();
   }
