@@ -168,7 +168,7 @@ state_db_path = "state/state.sqlite3"
 max_active_tasks = ${maxActive}
 max_pending_tasks = 1000
 ${historyLimit ? `history_limit = ${historyLimit}\n` : ''}[settings.screening]
-mode = "off"
+required = false
 [settings.polling]
 batch_size = 1000
 [settings.github]
@@ -227,7 +227,9 @@ async function engineRun(mods, opts) {
     mkdirSync(traceDir, { recursive: true });
     process.env.GIT_TRACE2_EVENT = traceDir;
   }
+  mods.spawner.useSpawnHelper(opts.helper !== false);
   const elu = performance.eventLoopUtilization();
+  const cpu = mainThreadCpuMs();
   const start = performance.now();
   const result = await mods.engine.runEngine({
     settings,
@@ -243,6 +245,8 @@ async function engineRun(mods, opts) {
   });
   const elapsed = performance.now() - start;
   const busy = performance.eventLoopUtilization(elu).active;
+  const mainCpu = mainThreadCpuMs() - cpu;
+  mods.spawner.useSpawnHelper(true);
   for (const key of ['GIT_CONFIG_NOSYSTEM', 'GIT_CONFIG_GLOBAL', 'GIT_TRACE2_EVENT']) {
     if (saved[key] === undefined) delete process.env[key];
     else process.env[key] = saved[key];
@@ -255,7 +259,26 @@ async function engineRun(mods, opts) {
       `expected ${tasks} successful runs, got ${result.runs.length} (${failed.length} not succeeded: ${failed[0]?.reason})`,
     );
   }
-  return { perRunMs: elapsed / tasks, mainThreadMsPerRun: busy / tasks, openMs };
+  return {
+    perRunMs: elapsed / tasks,
+    mainThreadMsPerRun: busy / tasks,
+    mainThreadCpuMsPerRun: mainCpu / tasks,
+    openMs,
+  };
+}
+
+/**
+ * CPU time of this process's main thread alone (Linux: `/proc/self/task/<pid>/stat`, user + system
+ * ticks at 100 Hz). Unlike the event loop's busy time it does not grow when the machine is loaded.
+ */
+function mainThreadCpuMs() {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 /** Fills the ledger with `count` finished runs of automation `bench`, older than any real run. */
@@ -405,7 +428,7 @@ async function disks(mods, dir, bare, agent, tasks, log) {
         const ratio = engine.perRunMs / bareMs;
         results[label][concurrency] = { bareStepsMsPerRun: bareMs, ...engine, ratioToBareSteps: ratio };
         log(
-          `  ${label} (${runs} runs), concurrency ${concurrency}: curupira ${ms(engine.perRunMs)} per run, bare steps ${ms(bareMs)} = ${ratio.toFixed(2)}×; main thread ${ms(engine.mainThreadMsPerRun)} per run`,
+          `  ${label} (${runs} runs), concurrency ${concurrency}: curupira ${ms(engine.perRunMs)} per run, bare steps ${ms(bareMs)} = ${ratio.toFixed(2)}×; main thread ${ms(engine.mainThreadMsPerRun)} per run (CPU ${ms(engine.mainThreadCpuMsPerRun)})`,
         );
       }
     }
@@ -415,11 +438,14 @@ async function disks(mods, dir, bare, agent, tasks, log) {
   return results;
 }
 
-/** `only = 'startup'` measures idle RSS and start-up alone (seconds instead of minutes). */
+/**
+ * `only = 'startup'` measures idle RSS and start-up alone (seconds instead of minutes); `only =
+ * 'spawn'` the command helper against spawning from the engine alone.
+ */
 export async function run({ dist, log = console.log, tasks = DEFAULT_TASKS, only } = {}) {
   const base = pathToFileURL(`${resolve(dist)}/`).href;
   const load = (path) => import(new URL(path, base).href);
-  const [sim, loadMod, store, token, engine, clock, logMod, client, paths] = await Promise.all([
+  const [sim, loadMod, store, token, engine, clock, logMod, client, paths, spawner] = await Promise.all([
     load('simulator/index.js'),
     load('config/load.js'),
     load('store/index.js'),
@@ -429,8 +455,9 @@ export async function run({ dist, log = console.log, tasks = DEFAULT_TASKS, only
     load('log.js'),
     load('github/client.js'),
     load('engine/paths.js'),
+    load('process/spawner.js').catch(() => ({ useSpawnHelper() {} })), // builds before the helper
   ]);
-  const mods = { sim, load: loadMod, store, token, engine, clock, log: logMod, client, paths };
+  const mods = { sim, load: loadMod, store, token, engine, clock, log: logMod, client, paths, spawner };
   const dir = mkdtempSync(join(tmpdir(), 'curupira-bench-dispatch-'));
   const ram = existsSync('/dev/shm') ? mkdtempSync('/dev/shm/curupira-bench-ledger-') : dir;
   try {
@@ -438,6 +465,10 @@ export async function run({ dist, log = console.log, tasks = DEFAULT_TASKS, only
     const agent = noopAgent(dir);
     log(`dispatch: ${FILES}-file repository on a local bare remote, no-op agent`);
     const results = { tasks, files: FILES };
+    if (only === 'spawn') {
+      results.spawnHelper = await helperVsDirect(mods, { ram, bare, agent, tasks, log });
+      return results;
+    }
     if (only !== 'startup') await runDrains(mods, { dir, ram, bare, agent, tasks, log }, results);
     await startup(mods, { dist, dir, bare, agent, log }, results);
     return results;
@@ -449,6 +480,7 @@ export async function run({ dist, log = console.log, tasks = DEFAULT_TASKS, only
 
 async function runDrains(mods, { dir, ram, bare, agent, tasks, log }, results) {
   results.disks = await disks(mods, dir, bare, agent, tasks, log);
+  results.spawnHelper = await helperVsDirect(mods, { ram, bare, agent, tasks, log });
 
   const traceDir = join(dir, 'trace');
   await engineRun(mods, {
@@ -484,6 +516,36 @@ async function runDrains(mods, { dir, ram, bare, agent, tasks, log }, results) {
   log(
     `  store alone: a run's writes ${ms(ops.full.writesMsPerRun)} at ${LEDGER_RUNS.toLocaleString('en')} runs vs ${ms(ops.empty.writesMsPerRun)} empty; a prune with nothing to delete ${ms(ops.full.pruneMs)} vs ${ms(ops.empty.pruneMs)} (runs no longer prune until over history_limit)`,
   );
+}
+
+/**
+ * The same drain with every command spawned from the engine's process, and from the command helper
+ * (src/process/spawner.ts), in the order direct, helper, helper, direct (the machine's load drifts).
+ * Main-thread CPU is the figure the helper is for; wall-clock time says whether runs overlap more.
+ */
+async function helperVsDirect(mods, { ram, bare, agent, tasks, log }) {
+  const results = {};
+  for (const concurrency of [1, 4]) {
+    const sums = { direct: { perRunMs: 0, cpu: 0 }, helper: { perRunMs: 0, cpu: 0 } };
+    for (const [i, mode] of ['direct', 'helper', 'helper', 'direct'].entries()) {
+      const drain = await engineRun(mods, {
+        root: join(ram, `spawn-${concurrency}-${i}`),
+        ...{ bare, agent, maxActive: concurrency, tasks, helper: mode === 'helper' },
+      });
+      sums[mode].perRunMs += drain.perRunMs / 2;
+      sums[mode].cpu += drain.mainThreadCpuMsPerRun / 2;
+    }
+    results[concurrency] = {
+      direct: sums.direct,
+      helper: sums.helper,
+      wallRatio: sums.helper.perRunMs / sums.direct.perRunMs,
+      mainThreadCpuRatio: sums.helper.cpu / sums.direct.cpu,
+    };
+    log(
+      `  RAM disk, concurrency ${concurrency}, spawn from the engine vs the helper: per run ${ms(sums.direct.perRunMs)} vs ${ms(sums.helper.perRunMs)} = ${results[concurrency].wallRatio.toFixed(2)}×; main-thread CPU ${ms(sums.direct.cpu)} vs ${ms(sums.helper.cpu)} = ${results[concurrency].mainThreadCpuRatio.toFixed(2)}×`,
+    );
+  }
+  return results;
 }
 
 async function startup(mods, { dist, dir, bare, agent, log }, results) {

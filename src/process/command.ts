@@ -2,8 +2,8 @@
  * Short-lived helper commands (git, `gh auth token`, version probes): argv only, stdin closed,
  * output captured, a deadline. Agents use `spawnAgent` in `./agent.ts` instead.
  */
-import { spawn } from 'node:child_process';
 import { AgentNotFoundError, CurupiraError } from '../core/errors.js';
+import { startCommand } from './spawner.js';
 
 export interface CommandOptions {
   cwd?: string;
@@ -62,67 +62,52 @@ export async function runCommand(
 type Outcome = CommandResult | { error: unknown };
 
 /** The child's captured output and exit, or why it could not start (or was aborted). */
-function spawnCaptured(
+async function spawnCaptured(
   executable: string,
   args: readonly string[],
   options: CommandOptions,
 ): Promise<Outcome> {
-  if (options.signal?.aborted) return Promise.resolve({ error: abortReason(options.signal) });
-  return new Promise<Outcome>((settle) => {
-    const child = spawn(executable, [...args], {
-      cwd: options.cwd,
-      env: { ...(options.env ?? process.env) },
-      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-      shell: false,
-      windowsHide: true,
-    });
-    const stdout: Buffer[] = [];
-    const stderr: Buffer[] = [];
-    child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
-    child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
-    let timedOut = false;
-    let aborted: unknown;
-    let forceKill: NodeJS.Timeout | undefined;
-    const stop = (): void => {
-      child.kill('SIGTERM');
-      forceKill ??= setTimeout(() => child.kill('SIGKILL'), FORCE_KILL_MS);
-      forceKill.unref();
-    };
-    // Node's timers hold at most 2^31-1 ms (about 24.8 days); a longer deadline is no deadline.
-    const deadline = setTimeout(
-      () => {
-        timedOut = true;
-        stop();
-      },
-      Math.min(options.timeoutMs ?? 600_000, 2 ** 31 - 1),
-    );
-    const onAbort = (): void => {
-      aborted = abortReason(options.signal!);
-      stop();
-    };
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    const finish = (outcome: Outcome): void => {
-      clearTimeout(deadline);
-      if (forceKill) clearTimeout(forceKill);
-      options.signal?.removeEventListener('abort', onAbort);
-      settle(outcome);
-    };
-    child.once('error', (error) => finish({ error }));
-    child.once('close', (code) => {
-      if (aborted !== undefined && !timedOut) return finish({ error: aborted });
-      finish({
-        exitCode: code ?? -1,
-        stdout: Buffer.concat(stdout).toString('utf8'),
-        stderr: Buffer.concat(stderr).toString('utf8'),
-        timedOut,
-      });
-    });
-    if (options.input !== undefined && child.stdin) {
-      // A child that exits without reading its input is not an error of ours.
-      child.stdin.on('error', () => {});
-      child.stdin.end(options.input);
-    }
+  if (options.signal?.aborted) return { error: abortReason(options.signal) };
+  // Started by the helper process (see ./spawner.ts): a fork from this big process blocks its thread.
+  const command = startCommand({
+    file: executable,
+    args,
+    // The helper's own working directory is this process's when it started, not necessarily now.
+    cwd: options.cwd ?? process.cwd(),
+    env: { ...(options.env ?? process.env) },
+    ...(options.input === undefined ? {} : { input: options.input }),
   });
+  let timedOut = false;
+  let aborted: unknown;
+  let forceKill: NodeJS.Timeout | undefined;
+  const stop = (): void => {
+    command.kill('SIGTERM');
+    forceKill ??= setTimeout(() => command.kill('SIGKILL'), FORCE_KILL_MS);
+    forceKill.unref();
+  };
+  // Node's timers hold at most 2^31-1 ms (about 24.8 days); a longer deadline is no deadline.
+  const deadline = setTimeout(
+    () => {
+      timedOut = true;
+      stop();
+    },
+    Math.min(options.timeoutMs ?? 600_000, 2 ** 31 - 1),
+  );
+  const onAbort = (): void => {
+    aborted = abortReason(options.signal!);
+    stop();
+  };
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    const outcome = await command.done;
+    if ('error' in outcome) return outcome;
+    if (aborted !== undefined && !timedOut) return { error: aborted };
+    return { ...outcome, timedOut };
+  } finally {
+    clearTimeout(deadline);
+    if (forceKill) clearTimeout(forceKill);
+    options.signal?.removeEventListener('abort', onAbort);
+  }
 }
 
 function abortReason(signal: AbortSignal): unknown {

@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../log.js';
@@ -114,6 +114,36 @@ describe('prepareWorktree after a kill during git worktree add', () => {
     expect(again).toMatchObject({ path: first.path, reused: false });
     expect(await statusPorcelain(again.path)).toEqual([]);
     expect(await countFiles(again.path)).toBe(SMALL);
+  });
+
+  it('recreates a worktree registered but killed before its files were written (no index)', async () => {
+    const repo = await clone(SMALL);
+    const target = worktreePath(repo.checkoutPath, 'triage', 'github-issues', '7');
+    const branch = branchName('triage', 'github-issues', '7');
+    // What a kill between prepareWorktree's two steps leaves: the registration, no files, no index.
+    await git(['worktree', 'add', '--no-checkout', '--no-track', '-b', branch, target, 'origin/main'], {
+      cwd: repo.checkoutPath,
+    });
+
+    const again = await prepareWorktree(task(repo));
+    expect(again).toMatchObject({ path: target, reused: false });
+    expect(await statusPorcelain(again.path)).toEqual([]);
+    expect(await countFiles(again.path)).toBe(SMALL);
+  });
+
+  it('prepares the task again after a kill between moving a finished worktree aside and forgetting it', async () => {
+    const repo = await clone(SMALL);
+    const first = await prepareWorktree(task(repo));
+    // What finishWorktree's rename leaves when the process dies before `worktree prune`.
+    const aside = join(dirname(first.path), '.moved.stale-20260101T000000Z');
+    await rename(first.path, aside);
+
+    const again = await prepareWorktree(task(repo));
+    expect(again).toMatchObject({ path: first.path, reused: false, reusedBranch: false });
+    expect(await statusPorcelain(again.path)).toEqual([]);
+    expect(await countFiles(again.path)).toBe(SMALL);
+    // The folder moved aside is left for `curupira gc`, which lists `.stale-` folders.
+    expect(existsSync(aside)).toBe(true);
   });
 
   it('keeps the commits on a half-made worktree’s branch and re-adds the worktree from that branch', async () => {

@@ -162,7 +162,11 @@ describe('prepareWorktree', () => {
     const repo = await cloned();
     const prepared = await Promise.all(['1', '2', '3', '4'].map((id) => prepareWorktree(task(repo, id))));
     expect(new Set(prepared.map((p) => p.path)).size).toBe(4);
-    for (const p of prepared) expect(await currentBranch(p.path)).toBe(p.branch);
+    for (const p of prepared) {
+      expect(await currentBranch(p.path)).toBe(p.branch);
+      expect(await statusPorcelain(p.path)).toEqual([]);
+      expect(existsSync(join(p.path, 'README.md'))).toBe(true);
+    }
   });
 });
 
@@ -175,6 +179,19 @@ describe('finishWorktree', () => {
     expect(existsSync(prepared.path)).toBe(false);
     expect(existsSync(`${repo.checkoutPath}.worktrees`)).toBe(false);
     expect(await branchExists(repo.checkoutPath, prepared.branch)).toBe(false);
+  });
+
+  it('finishes several clean worktrees of one checkout at once, leaving no folder, registration or branch', async () => {
+    const repo = await cloned();
+    const prepared = await Promise.all(['1', '2', '3', '4'].map((id) => prepareWorktree(task(repo, id))));
+    const finished = await Promise.all(
+      prepared.map((p) => finishWorktree({ checkoutPath: repo.checkoutPath, ...p, log })),
+    );
+    for (const f of finished) expect(f).toMatchObject({ kept: false, removed: true });
+    expect(existsSync(`${repo.checkoutPath}.worktrees`)).toBe(false);
+    const registered = await git(['worktree', 'list', '--porcelain'], { cwd: repo.checkoutPath });
+    expect(registered.match(/^worktree /gm)).toHaveLength(1);
+    for (const p of prepared) expect(await branchExists(repo.checkoutPath, p.branch)).toBe(false);
   });
 
   it('keeps a worktree with an unpushed commit, and its branch, and says why', async () => {

@@ -7,6 +7,7 @@ import { lstat, readdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { errorMessage, WorkspaceError } from '../core/errors.js';
 import type { Logger } from '../log.js';
+import { runCommand } from '../process/command.js';
 import {
   branchExists,
   countUnpushedCommits,
@@ -119,6 +120,32 @@ async function fetchedBase(
  * default branch, since it holds nothing worth keeping and a stale base only confuses the agent.
  */
 export async function prepareWorktree(options: PrepareWorktreeOptions): Promise<PreparedWorktree> {
+  const { prepared, unpopulated } = await registerWorktree(options);
+  // Writing the files, the slow part, needs no lock: the worktree is registered and unlocked, and
+  // only this task uses it. A kill here leaves it without an index, which the next attempt finds
+  // (`halfMadeReason`) and recreates.
+  if (unpopulated) {
+    await git(['reset', '--hard', '--no-recurse-submodules', '--quiet'], { cwd: prepared.path });
+    options.log.debug(
+      {
+        automation: options.automationId,
+        path: prepared.path,
+        branch: prepared.branch,
+        base: prepared.baseRef,
+      },
+      'Prepared worktree',
+    );
+  }
+  return prepared;
+}
+
+/**
+ * The part of `prepareWorktree` that takes the checkout's lock. In the common case the worktree is
+ * registered without its files (`unpopulated`), which the caller writes after the lock is released.
+ */
+async function registerWorktree(
+  options: PrepareWorktreeOptions,
+): Promise<{ prepared: PreparedWorktree; unpopulated: boolean }> {
   const { automationId, taskType, taskId, log, signal } = options;
   const timeoutMs = options.timeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS;
   const checkout = resolve(options.checkoutPath);
@@ -136,7 +163,7 @@ export async function prepareWorktree(options: PrepareWorktreeOptions): Promise<
         if (damage === null) {
           const base = await resolveDefaultBranch(checkout, { network: false }).catch(() => null);
           log.info(fields, 'Reusing existing worktree');
-          return {
+          const prepared = {
             path: target,
             branch,
             reused: true,
@@ -144,6 +171,7 @@ export async function prepareWorktree(options: PrepareWorktreeOptions): Promise<
             baseRef: base?.ref ?? null,
             baseCommit: base?.commit ?? null,
           };
+          return { prepared, unpopulated: false };
         }
         await discardHalfMade(checkout, target, entry, damage, log);
       } else {
@@ -155,14 +183,15 @@ export async function prepareWorktree(options: PrepareWorktreeOptions): Promise<
       timeoutMs,
       ...(signal ? { signal } : {}),
     });
-    // The common case in one step: a new branch and worktree, at the commit the fetch found. When
-    // that fails (a branch or a registration left behind by an earlier run), take the careful path.
-    const fresh = await gitResult(['worktree', 'add', '--no-track', '-b', branch, target, base.commit], {
-      cwd: checkout,
-    });
+    // The common case in one step: a new branch and worktree, at the commit the fetch found, its
+    // files written after the lock is released. When that fails (a branch or a registration left
+    // behind by an earlier run), take the careful path.
+    const fresh = await gitResult(
+      ['worktree', 'add', '--no-checkout', '--no-track', '-b', branch, target, base.commit],
+      { cwd: checkout },
+    );
     if (fresh.exitCode === 0) {
-      log.debug({ ...fields, base: base.ref }, 'Prepared worktree');
-      return {
+      const prepared = {
         path: target,
         branch,
         reused: false,
@@ -170,6 +199,7 @@ export async function prepareWorktree(options: PrepareWorktreeOptions): Promise<
         baseRef: base.ref,
         baseCommit: base.commit,
       };
+      return { prepared, unpopulated: true };
     }
     lastFetch.delete(checkout); // the next task fetches again, whatever went wrong here
     // Forget registrations whose folders were deleted by hand; they would block `worktree add`.
@@ -192,7 +222,15 @@ export async function prepareWorktree(options: PrepareWorktreeOptions): Promise<
       await git(['worktree', 'add', '--no-track', '-B', branch, target, base.commit], { cwd: checkout });
     }
     log.debug({ ...fields, base: base.ref }, 'Prepared worktree');
-    return { path: target, branch, reused: false, reusedBranch, baseRef: base.ref, baseCommit: base.commit };
+    const prepared = {
+      path: target,
+      branch,
+      reused: false,
+      reusedBranch,
+      baseRef: base.ref,
+      baseCommit: base.commit,
+    };
+    return { prepared, unpopulated: false };
   });
 }
 
@@ -352,15 +390,45 @@ export async function finishWorktree(options: FinishWorktreeOptions): Promise<Fi
     return { kept: true, removed: false, ...inspection, reason };
   }
 
-  // Removing takes turns with the checkout's other worktree additions and removals.
-  return withLock(repoLockKey(checkout), async () => {
-    let removed = true;
+  return removeWorktree(checkout, path, branch, present, { log, fields, key, root, inspection });
+}
+
+interface RemoveContext {
+  log: Logger;
+  fields: Record<string, string>;
+  key: string;
+  root: string;
+  inspection: WorktreeInspection;
+}
+
+/**
+ * Removes a clean worktree and its branch. Its folder is first renamed out of git's sight (one
+ * rename, no lock): git's records then name a folder that is gone, and a kill leaves a `.stale-`
+ * folder that `curupira gc` lists and removes, never a worktree with part of its files. Under the
+ * checkout's lock only `worktree prune` and `branch -D` run; deleting the files needs no lock, so
+ * finishing tasks on one checkout delete theirs at the same time.
+ */
+async function removeWorktree(
+  checkout: string,
+  path: string,
+  branch: string,
+  present: boolean,
+  context: RemoveContext,
+): Promise<FinishedWorktree> {
+  const { log, fields, key, root, inspection } = context;
+  const warn = (error: unknown): void =>
+    log.warn({ ...fields, error: errorMessage(error) }, `Could not clean up worktree for ${key}`);
+  let aside: string | null = null;
+  if (present) aside = await moveAside(path).catch(() => null);
+  let removed = await withLock(repoLockKey(checkout), async () => {
+    let done = true;
     try {
-      if (present) await git(['worktree', 'remove', '--force', path], { cwd: checkout });
+      // The rename failed: let git remove it in place (under the lock, as before).
+      if (present && aside === null) await git(['worktree', 'remove', '--force', path], { cwd: checkout });
       else await git(['worktree', 'prune'], { cwd: checkout });
     } catch (error) {
-      removed = false;
-      log.warn({ ...fields, error: errorMessage(error) }, `Could not clean up worktree for ${key}`);
+      done = false;
+      warn(error);
     }
     try {
       const deleted = await gitResult(['branch', '-D', branch], { cwd: checkout });
@@ -368,13 +436,34 @@ export async function finishWorktree(options: FinishWorktreeOptions): Promise<Fi
         throw new WorkspaceError(`git branch -D ${branch} failed: ${deleted.stderr.trim()}`);
       }
     } catch (error) {
-      removed = false;
-      log.warn({ ...fields, error: errorMessage(error) }, `Could not clean up worktree for ${key}`);
+      done = false;
+      warn(error);
     }
-    if (!(await pathExists(path))) await removeCompanions(path, log);
-    await removeEmptyParents(path, root);
-    return { kept: false, removed, ...inspection };
+    return done;
   });
+  if (aside !== null) {
+    try {
+      await deleteFolder(aside, dirname(path));
+    } catch (error) {
+      removed = false;
+      warn(error);
+    }
+  }
+  if (!(await pathExists(path))) await removeCompanions(path, log);
+  // Under the lock: another task's `worktree add` may be about to create its folder in these.
+  await withLock(repoLockKey(checkout), () => removeEmptyParents(path, root));
+  return { kept: false, removed, ...inspection };
+}
+
+/**
+ * Deletes a folder taken out of git's sight with `rm -rf` (started by the command helper, so the
+ * thousands of unlinks cost this process nothing); `removeTree` when that fails.
+ */
+async function deleteFolder(folder: string, parent: string): Promise<void> {
+  await assertInside(parent, folder, 'refusing to delete');
+  const result = await runCommand('rm', ['-r', '-f', '--', folder]).catch(() => null);
+  if (result?.exitCode === 0 && !(await pathExists(folder))) return;
+  await removeTree(folder, parent);
 }
 
 /** The worktree's inspection; when its folder is gone, what its branch alone holds. */
