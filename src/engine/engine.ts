@@ -13,6 +13,7 @@ import { isTerminal, type RunRecord, type Task } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
+import { createNotifier, type NotificationEvent, type Notifier, runNotification } from '../notify/index.js';
 import { groupsOfRun, processWorksIn, terminateGroup } from '../process/process-group.js';
 import { createClassifier } from '../screening/classifier/index.js';
 import type { Classifier, ClassifierSettings } from '../screening/classifier/types.js';
@@ -113,6 +114,8 @@ export interface EngineOptions {
   onRun?(run: RunRecord): void;
   /** Builds the screening classifier (default `createClassifier`; tests pass scripted ones). */
   classifierFactory?(settings: ClassifierSettings): Classifier | null;
+  /** Notifications (default: built from `[notifications]`, the URLs read from `env`). */
+  notifier?: Notifier;
 }
 
 export interface EngineResult {
@@ -129,6 +132,9 @@ export interface EngineResult {
 
 /** How often an idle watch lets git do its housekeeping in the checkouts. */
 const MAINTENANCE_INTERVAL_MS = 60 * 60_000;
+
+/** How long the engine waits, when it returns, for the last notifications to go out. */
+const NOTIFY_FLUSH_MS = 5000;
 
 /** Finished runs per automation in the ledger, as last counted (see `prune`). */
 type RunCounts = Map<string, number>;
@@ -184,9 +190,15 @@ export class Engine {
   private readonly escalated = new Map<string, string>();
   /** Opt-in GitHub writes, built the first time an automation asks for one (run-writes.ts). */
   private githubWrites: RunWrites | undefined;
+  /** `[notifications]` (src/notify/); undefined when the file has none. */
+  private readonly notifier: Notifier | undefined;
+  /** Notifications being queued (`notify` returns before the store has them). */
+  private readonly queueing = new Set<Promise<void>>();
 
   constructor(private readonly options: EngineOptions) {
     this.settings = options.settings;
+    const { store, clock, log } = options;
+    this.notifier = options.notifier ?? createNotifier(options.settings, options.env, { store, clock, log });
     this.teams = new TeamCache(() => options.clock.now());
     this.core = new SchedulerCore(this.limits());
     this.feeds = this.buildFeeds(options.settings, []);
@@ -549,6 +561,8 @@ export class Engine {
         if (!finished) return;
         const noted = cancel.signal.aborted ? await this.noteCancelled(finished) : finished;
         const run = await countRun(this.options.store, this.settings, automation, task, noted);
+        const event = runNotification(automation.id, run);
+        if (event) this.notify(event);
         this.runs.push(run);
         this.options.onRun?.(run);
         await this.afterRun(automation, task, run, feed);
@@ -676,12 +690,16 @@ export class Engine {
     await this.resumeSessions();
     // Writes a previous process queued but never sent go out first.
     void this.writes()?.drain();
+    const notifyStop = new AbortController();
+    const notifying = this.notifier?.run(notifyStop.signal);
     if (this.options.mode === 'drain') await this.drain();
     else await this.watch();
     if (this.stopping) await this.shutdown();
     else await this.waitForRunning();
     this.core.clearQueue();
     await this.githubWrites?.flush(this.options.stopSignal);
+    // What the last runs queued gets one try now; anything still pending goes out on the next start.
+    await this.flushNotifications(notifyStop, notifying);
     return {
       runs: this.runs,
       stoppedEarly: this.winding,
@@ -694,6 +712,19 @@ export class Engine {
         .map((f) => ({ automationId: f.automation.id, count: f.waiting ?? 0 })),
       held: this.held,
     };
+  }
+
+  private async flushNotifications(stop: AbortController, loop: Promise<void> | undefined): Promise<void> {
+    if (!this.notifier) return;
+    await Promise.all(this.queueing);
+    const limit = new AbortController();
+    await Promise.race([
+      this.notifier.drain().catch(() => undefined),
+      this.options.clock.sleep(NOTIFY_FLUSH_MS, limit.signal).catch(() => undefined),
+    ]);
+    limit.abort();
+    stop.abort();
+    await loop;
   }
 
   private async drain(): Promise<void> {
@@ -907,14 +938,26 @@ export class Engine {
    * Pauses or resumes an automation; remembered in the store across restarts. Running runs go on.
    * An automation disabled in the settings file is not resumed from here: its file says so.
    */
-  async setPaused(id: string, paused: boolean): Promise<void> {
+  async setPaused(id: string, paused: boolean, reason = 'paused by an operator'): Promise<void> {
     this.automation(id);
     if (!paused && this.disabled(id))
       throw new ControlError(
         'automation_disabled',
         `automation '${id}' is disabled in ${this.settings.file} (enabled = false): edit the file to resume it`,
       );
+    const wasPaused = this.paused.has(id);
     await this.options.store.setPaused(id, paused);
+    if (paused && !wasPaused) {
+      const at = new Date(this.options.clock.now()).toISOString();
+      this.notify({
+        event: 'automation_paused',
+        id: `pause:${id}:${at}`,
+        automation: id,
+        summary: `${id}: automation paused (${reason})`,
+        details: { reason },
+        occurredAt: at,
+      });
+    }
     if (paused) this.paused.add(id);
     else this.paused.delete(id);
     this.emitStatus();
@@ -939,6 +982,42 @@ export class Engine {
     if (this.isPaused(id)) this.forced.add(id);
     this.wakeup.wake();
     return 'polling';
+  }
+
+  /**
+   * Queues a notification for every `[notifications]` target that wants it (durably; sent by the
+   * delivery loop, retried, once per target per `event.id`). Never throws: a failure is logged.
+   * Events and their payload: docs/notifications.md.
+   */
+  notify(event: NotificationEvent): void {
+    if (!this.notifier) return;
+    const queued = this.notifier
+      .notify(event)
+      .then(() => undefined)
+      .catch((error: unknown) => {
+        this.options.log.warn(
+          { event: event.event, id: event.id, error: errorMessage(error) },
+          'Could not queue a notification',
+        );
+      })
+      .finally(() => this.queueing.delete(queued));
+    this.queueing.add(queued);
+  }
+
+  /**
+   * A GitHub webhook concerns these automations: each event automation that is not paused polls
+   * now instead of at its next interval (schedules and chains are not moved). Returns those polled.
+   */
+  pollNow(ids: readonly string[]): string[] {
+    const polled: string[] = [];
+    for (const feed of this.feeds) {
+      const id = feed.automation.id;
+      if (!ids.includes(id) || !(feed instanceof EventFeed) || this.isPaused(id)) continue;
+      feed.nextPollAt = 0;
+      polled.push(id);
+    }
+    if (polled.length > 0) this.wakeup.wake();
+    return polled;
   }
 
   /** An operator allowed a blocked item: the watch loop offers it now instead of at its next poll. */

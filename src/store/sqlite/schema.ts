@@ -164,6 +164,40 @@ export const MIGRATIONS: readonly string[] = [
     updated_at TEXT NOT NULL
   ) STRICT, WITHOUT ROWID;
   `,
+  // 7-10: reserved for the other issue-15 branches (retries, leases, delivery, cost); on this
+  // branch they do nothing, so migration 11 keeps its number. Replaced by theirs at merge.
+  '-- 7: reserved',
+  '-- 8: reserved',
+  '-- 9: reserved',
+  '-- 10: reserved',
+  // 11: notifications (src/notify/) and GitHub webhook deliveries (src/server/webhooks.ts).
+  // A notification row is written before any request, so a restart loses none; `key` (event id and
+  // target) is its idempotency key: the same event is queued once per target, whoever emits it again.
+  // `webhook_deliveries` remembers GitHub's delivery ids, so a redelivery is acted on once.
+  `
+  CREATE TABLE notifications (
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
+    target TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    event TEXT NOT NULL,
+    payload_json TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'sent', 'failed')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at TEXT NOT NULL,
+    last_error TEXT,
+    created_at TEXT NOT NULL,
+    sent_at TEXT
+  ) STRICT;
+  CREATE INDEX notifications_due ON notifications (next_attempt_at, id) WHERE status = 'pending';
+
+  CREATE TABLE webhook_deliveries (
+    delivery_id TEXT PRIMARY KEY,
+    event TEXT NOT NULL,
+    received_at TEXT NOT NULL
+  ) STRICT, WITHOUT ROWID;
+  CREATE INDEX webhook_deliveries_by_time ON webhook_deliveries (received_at);
+  `,
 ];
 
 /** Statuses that need no human: a finished run in one of these goes to the board's Done column. */
