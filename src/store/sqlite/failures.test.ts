@@ -78,7 +78,7 @@ describe('item failures (the local failure budget)', () => {
     const file = join(dir, 'state.sqlite3');
     const db = new Database(file);
     db.exec(
-      'DROP TABLE item_failures; DROP TABLE IF EXISTS notifications; DROP TABLE IF EXISTS webhook_deliveries;',
+      'DROP TABLE item_failures;',
     );
     db.exec('PRAGMA user_version = 5;');
     db.close();

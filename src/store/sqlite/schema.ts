@@ -174,8 +174,9 @@ export const MIGRATIONS: readonly string[] = [
   // A notification row is written before any request, so a restart loses none; `key` (event id and
   // target) is its idempotency key: the same event is queued once per target, whoever emits it again.
   // `webhook_deliveries` remembers GitHub's delivery ids, so a redelivery is acted on once.
+  // IF NOT EXISTS: tests that take a file back to an older version keep these tables.
   `
-  CREATE TABLE notifications (
+  CREATE TABLE IF NOT EXISTS notifications (
     id INTEGER PRIMARY KEY,
     key TEXT NOT NULL UNIQUE,
     target TEXT NOT NULL,
@@ -189,14 +190,14 @@ export const MIGRATIONS: readonly string[] = [
     created_at TEXT NOT NULL,
     sent_at TEXT
   ) STRICT;
-  CREATE INDEX notifications_due ON notifications (next_attempt_at, id) WHERE status = 'pending';
+  CREATE INDEX IF NOT EXISTS notifications_due ON notifications (next_attempt_at, id) WHERE status = 'pending';
 
-  CREATE TABLE webhook_deliveries (
+  CREATE TABLE IF NOT EXISTS webhook_deliveries (
     delivery_id TEXT PRIMARY KEY,
     event TEXT NOT NULL,
     received_at TEXT NOT NULL
   ) STRICT, WITHOUT ROWID;
-  CREATE INDEX webhook_deliveries_by_time ON webhook_deliveries (received_at);
+  CREATE INDEX IF NOT EXISTS webhook_deliveries_by_time ON webhook_deliveries (received_at);
   `,
 ];
 
