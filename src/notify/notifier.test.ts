@@ -140,7 +140,9 @@ describe('webhook notifications', () => {
     expect(ids.sort()).toEqual(runs.map((r) => `run:${r.id}:failed`).sort());
     expect(receiver.requests.length).toBe(5);
     for (const request of receiver.requests)
-      expect(await verify(SECRET, request.body, String(request.headers['x-curupira-signature-256']))).toBe(true);
+      expect(await verify(SECRET, request.body, String(request.headers['x-curupira-signature-256']))).toBe(
+        true,
+      );
     const rows = await store.listNotifications();
     expect(rows.map((r) => r.status)).toEqual(['sent', 'sent']);
     expect(rows.reduce((sum, r) => sum + r.attempts, 0)).toBe(5);
@@ -201,7 +203,9 @@ describe('Slack notifications', () => {
     expect(text).toContain('<https://github.com/acme/api/issues/12|Crash &lt;on&gt; start &amp; stop>');
     expect(text).toContain('&lt;!channel&gt; &amp; more');
     expect(text).not.toContain('<!channel>');
-    expect(body.blocks[1]!.elements).toEqual([{ type: 'mrkdwn', text: 'curupira · failed · automation fix' }]);
+    expect(body.blocks[1]!.elements).toEqual([
+      { type: 'mrkdwn', text: 'curupira · failed · automation fix' },
+    ]);
   });
 });
 

@@ -35,7 +35,12 @@ export async function startReceiver(options: { failFirst?: number } = {}): Promi
     req.on('end', () => {
       const answer = failing > 0 ? 500 : status;
       if (failing > 0) failing -= 1;
-      requests.push({ path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString(), status: answer });
+      requests.push({
+        path: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString(),
+        status: answer,
+      });
       res.writeHead(answer, { 'content-type': 'text/plain' });
       res.end(answer < 300 ? 'ok' : 'no');
     });
