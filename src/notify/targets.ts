@@ -46,7 +46,7 @@ export function resolveTargets(settings: Settings, env: NodeJS.ProcessEnv): Noti
       `notification '${name}' reads its ${key === 'url_env' ? 'URL' : 'signing secret'} from it`,
       issues,
     );
-  for (const [name, table] of Object.entries(settings.notifications)) {
+  for (const [name, table] of Object.entries(settings.notifications ?? {})) {
     const url = read(name, 'url_env', table.url_env);
     if (url !== undefined && !/^https?:\/\/\S+$/.test(url))
       issues.push(

@@ -34,7 +34,6 @@ export const FOLLOW_UP_MS = 10_000;
 /** Which trigger types each GitHub event can concern. */
 const EVENT_TRIGGERS: Record<string, readonly string[]> = {
   issues: ['github-issues'],
-  label: ['github-issues', 'github-pull-requests'],
   pull_request: ['github-pull-requests'],
   pull_request_review: ['github-pull-requests'],
   pull_request_review_comment: ['github-pull-requests'],

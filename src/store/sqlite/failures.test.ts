@@ -77,9 +77,7 @@ describe('item failures (the local failure budget)', () => {
     await store.close();
     const file = join(dir, 'state.sqlite3');
     const db = new Database(file);
-    db.exec(
-      'DROP TABLE item_failures;',
-    );
+    db.exec('DROP TABLE item_failures;');
     db.exec('PRAGMA user_version = 5;');
     db.close();
     store = await openStore(file, { now: () => now });
