@@ -12,7 +12,14 @@ import type { RunRecord } from '../../src/core/types.js';
 import { Engine, runEngine } from '../../src/engine/engine.js';
 import { createNotifier } from '../../src/notify/index.js';
 import { registerSecretEnv } from '../../src/security/redact.js';
-import { createHarness, type Harness, issueAutomation, TOKEN, waitFor } from '../helpers/harness.js';
+import {
+  createHarness,
+  type Harness,
+  issueAutomation,
+  startBuiltCli,
+  TOKEN,
+  waitFor,
+} from '../helpers/harness.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 
 const SECRET = 'e2e-notify-signing-secret';
@@ -163,4 +170,52 @@ describe('notifications from the engine', () => {
       await store.close();
     }
   });
+});
+
+describe('notifications across a kill -9 (slow)', () => {
+  it('a notification pending when `run --watch` is killed is delivered once by the next process', async () => {
+    receiver = await startReceiver({ failFirst: 1000 });
+    h = await createHarness({
+      settingsExtra: '[settings.polling]\npoll_interval_seconds = 3600',
+      automation: `${issueAutomation('fix', { prompt: 'Break [[fake:fail]] ${issue_number}' })}
+[notifications.ops]
+kind = "webhook"
+url_env = "NOTIFY_URL"
+secret_env = "NOTIFY_SECRET"
+events = ["failed"]
+`,
+    });
+    Object.assign(h.env, { NOTIFY_URL: receiver.url, NOTIFY_SECRET: SECRET });
+    const args = ['--config', h.settingsFile, 'run', '--watch'];
+    const first = startBuiltCli(args, { env: h.env });
+    await waitFor('a refused attempt', () => receiver!.requests.length >= 1, 30_000);
+    first.child.kill('SIGKILL');
+    await first.done;
+    const store = await h.openStore();
+    const [pending] = await store.listNotifications({ status: 'pending' });
+    await store.close();
+    expect(pending).toMatchObject({ event: 'failed', target: 'ops' });
+    expect(receiver.accepted()).toHaveLength(0);
+
+    receiver.failNext(1);
+    const second = startBuiltCli(args, { env: h.env });
+    try {
+      await waitFor(
+        'the pending notification delivered',
+        () => receiver!.accepted().some((r) => r.headers['x-curupira-delivery'] === pending!.eventId),
+        60_000,
+      );
+      await new Promise((r) => setTimeout(r, 1000));
+    } finally {
+      second.child.kill('SIGTERM');
+      await second.done;
+    }
+    const ids = receiver.accepted().map((r) => String(r.headers['x-curupira-delivery']));
+    expect(ids.filter((id) => id === pending!.eventId)).toHaveLength(1);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const request of receiver.accepted())
+      expect(await verify(SECRET, request.body, String(request.headers['x-curupira-signature-256']))).toBe(
+        true,
+      );
+  }, 120_000);
 });
