@@ -3,7 +3,7 @@
  * de-duplication by delivery id (persisted, so a new store handle still knows it), the route off
  * without a secret (404), and which automations each event concerns.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sign } from '@octokit/webhooks-methods';
@@ -15,7 +15,7 @@ import type { Store } from '../store/types.js';
 import { createApp } from './app.js';
 import type { EngineView } from './board-data.js';
 import { Hub } from './hub.js';
-import { concernedAutomations, WEBHOOK_BODY_LIMIT } from './webhooks.js';
+import { concernedAutomations, WEBHOOK_BODY_LIMIT, webhookSecret } from './webhooks.js';
 
 const SECRET = 'webhook-secret-for-tests';
 
@@ -227,5 +227,19 @@ describe('which automations a delivery concerns', () => {
     expect(on('projects_v2_item', { organization: { login: 'other' } })).toEqual([]);
     expect(on('push', { repository: { full_name: 'acme/api' } })).toEqual([]);
     expect(on('ping', {})).toEqual([]);
+  });
+});
+
+describe('github_webhook_secret_env', () => {
+  it('reads the secret from the variable it names; an unset one stops the start, located in the file', () => {
+    const text = `[settings]\ngithub_webhook_secret_env = "HOOK_SECRET"\n${SETTINGS}`;
+    const file = join(dir, 'settings.toml');
+    writeFileSync(file, text);
+    const configured = loadSettingsFromText(text, file).settings;
+    expect(webhookSecret(configured, { HOOK_SECRET: SECRET })).toBe(SECRET);
+    expect(() => webhookSecret(configured, {})).toThrow(
+      `settings.github_webhook_secret_env: environment variable HOOK_SECRET is not set (the GitHub webhook secret is read from it) (${file}:2:1)`,
+    );
+    expect(webhookSecret(settings, {})).toBeUndefined();
   });
 });
