@@ -938,7 +938,7 @@ export class Engine {
    * Pauses or resumes an automation; remembered in the store across restarts. Running runs go on.
    * An automation disabled in the settings file is not resumed from here: its file says so.
    */
-  async setPaused(id: string, paused: boolean, reason = 'paused by an operator'): Promise<void> {
+  async setPaused(id: string, paused: boolean, reason?: string): Promise<void> {
     this.automation(id);
     if (!paused && this.disabled(id))
       throw new ControlError(
@@ -953,8 +953,8 @@ export class Engine {
         event: 'automation_paused',
         id: `pause:${id}:${at}`,
         automation: id,
-        summary: `${id}: automation paused (${reason})`,
-        details: { reason },
+        summary: `${id}: automation paused (${reason ?? 'by an operator'})`,
+        details: { reason: reason ?? 'paused by an operator' },
         occurredAt: at,
       });
     }

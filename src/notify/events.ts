@@ -118,16 +118,19 @@ export function slackPayload(event: NotificationEvent, now: string): Record<stri
   };
 }
 
-/** The event a finished run is (failed and timed out → failed; blocked; escalated), if any. */
+/** Run statuses sent as `failed` (`stalled` is the retries' status for a silent agent). */
+const FAILED_STATUSES: ReadonlySet<string> = new Set(['failed', 'timed_out', 'stalled']);
+
+/** The event a finished run is (failed, timed out, stalled → failed; blocked; escalated), if any. */
 export function runNotification(automation: string, run: RunRecord): NotificationEvent | undefined {
-  const event: NotificationEventName | undefined =
-    run.status === 'failed' || run.status === 'timed_out'
-      ? 'failed'
-      : run.status === 'blocked' || run.status === 'escalated'
-        ? run.status
-        : undefined;
+  const status: string = run.status;
+  const event: NotificationEventName | undefined = FAILED_STATUSES.has(status)
+    ? 'failed'
+    : status === 'blocked' || status === 'escalated'
+      ? status
+      : undefined;
   if (!event) return undefined;
-  const what = run.status === 'timed_out' ? 'timed out' : run.status;
+  const what = status.replace('_', ' ');
   return {
     event,
     id: `run:${run.id}:${event}`,

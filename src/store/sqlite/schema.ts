@@ -164,13 +164,8 @@ export const MIGRATIONS: readonly string[] = [
     updated_at TEXT NOT NULL
   ) STRICT, WITHOUT ROWID;
   `,
-  // 7-10: reserved for the other issue-15 branches (retries, leases, delivery, cost); on this
-  // branch they do nothing, so migration 11 keeps its number. Replaced by theirs at merge.
-  '-- 7: reserved',
-  '-- 8: reserved',
-  '-- 9: reserved',
-  '-- 10: reserved',
-  // 11: notifications (src/notify/) and GitHub webhook deliveries (src/server/webhooks.ts).
+  // 11 (issue 15; numbered 11 among the migrations of that issue: when merged it goes after 7–10):
+  // notifications (src/notify/) and GitHub webhook deliveries (src/server/webhooks.ts).
   // A notification row is written before any request, so a restart loses none; `key` (event id and
   // target) is its idempotency key: the same event is queued once per target, whoever emits it again.
   // `webhook_deliveries` remembers GitHub's delivery ids, so a redelivery is acted on once.
