@@ -11,6 +11,7 @@ import { createApp } from '../server/app.js';
 import { Hub } from '../server/hub.js';
 import { type Listening, startListeners } from '../server/listen.js';
 import { loadOrCreateToken, tokenPath } from '../server/token.js';
+import { webhookSecret } from '../server/webhooks.js';
 import { acquireStateLock, openStore } from '../store/index.js';
 import { EXIT } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
@@ -101,6 +102,7 @@ export interface ServeEngineOptions {
  */
 export async function serveEngine(io: CliIo, options: ServeEngineOptions): Promise<void> {
   const { settings, store } = options.engine;
+  const secret = webhookSecret(settings, options.engine.env);
   const hub = new Hub();
   const engine = new Engine({
     ...options.engine,
@@ -109,7 +111,15 @@ export async function serveEngine(io: CliIo, options: ServeEngineOptions): Promi
   });
   const dir = stateDir(settings);
   const { token, created } = loadOrCreateToken(dir);
-  const app = createApp({ store, engine, hub, token, version: packageVersion(), startedAt: Date.now() });
+  const app = createApp({
+    store,
+    engine,
+    hub,
+    token,
+    version: packageVersion(),
+    startedAt: Date.now(),
+    ...(secret === undefined ? {} : { webhookSecret: secret }),
+  });
   let listening: Listening | undefined;
   try {
     listening = await startListeners(app, { host: options.host, port: options.port, stateDir: dir });

@@ -201,6 +201,16 @@ export function renderConfigurationReference(root: Record<string, unknown>): str
     '',
   );
   out.push(...automationSections(automations));
+  const notifications = props.notifications?.additionalProperties as JsonSchema | undefined;
+  if (notifications)
+    out.push(
+      '',
+      '## `[notifications.<name>]`',
+      '',
+      `${notifications.description ?? ''} Optional; names use letters, digits, \`_\` and \`-\`. Events, payloads and delivery: [notifications.md](notifications.md).`,
+      '',
+      ...keyTable(notifications),
+    );
   return `${out
     .join('\n')
     .replace(/\n{3,}/g, '\n\n')

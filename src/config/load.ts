@@ -111,6 +111,7 @@ export function loadSettingsFromText(text: string, file: string): LoadedSettings
   // Cross-checks: chained automations name an existing automation and never loop.
   if (isTable(raw.automations)) checkChains(raw.automations, out);
   checkSharedPaths(repositories, out);
+  const notifications = loadNotifications(raw.notifications, raw.automations, out);
 
   if (out.issues.length > 0) throw new ConfigError(sortIssues(out.issues));
   if (!execution || !defaults)
@@ -124,6 +125,7 @@ export function loadSettingsFromText(text: string, file: string): LoadedSettings
     agents: { defaults, profiles },
     automations,
     ...(assistant ? { assistant } : {}),
+    notifications,
   };
   return { settings, warnings: [...loadWarnings(settings), ...screeningWarningsFor(settings)] };
 }
@@ -303,6 +305,36 @@ function loadAutomations(
     if (resolved) automations.push(resolved);
   });
   return automations;
+}
+
+/** `[notifications.<name>]`: each target's table, and the automations its filter names exist. */
+function loadNotifications(
+  tables: unknown,
+  automationTables: unknown,
+  out: Collector,
+): Settings['notifications'] {
+  const targets: Settings['notifications'] = {};
+  if (tables === undefined) return targets;
+  const record = FILE.notifications.unwrap();
+  const rules = {
+    required: 'at least one [notifications.<name>] table is required when [notifications] is written',
+    badKey: 'notification name must contain only letters, digits, `_` and `-`',
+    tablesOnly: true,
+  };
+  const ids = isTable(automationTables) ? Object.keys(automationTables) : undefined;
+  forEachEntry(record, tables, ['notifications'], out, rules, (name, table, path) => {
+    const parsed = validate(record.valueType, table, path, out);
+    if (!parsed) return;
+    parsed.automations?.forEach((id, index) => {
+      if (ids && !ids.includes(id))
+        out.add(
+          [...path, 'automations', index],
+          `automation '${id}' for notification '${name}' does not exist`,
+        );
+    });
+    targets[name] = parsed;
+  });
+  return targets;
 }
 
 /** Two aliases never share a workspace path. */

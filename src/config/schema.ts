@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { PROFILE_SCHEMAS, PROVIDERS } from '../agents/schemas.js';
 import { durationSetting, MIN_LEASE_TTL, RUNNER_ID_PATTERN } from '../coordination/duration.js';
 import { publishedJsonSchema } from '../core/json-schema.js';
+import { NotificationsTable } from '../notify/schema.js';
 import { Identifier } from '../triggers/common-schema.js';
 import { BUILT_IN_TRIGGERS } from '../triggers/registry.js';
 import { describeType, isTable } from './issues.js';
@@ -164,6 +165,13 @@ export const SettingsTable = z
       .describe(
         'What SIGTERM (a service manager stopping curupira) does: `stop` ends running agents now, keeping their sessions to resume on the next start; `drain` starts no new run and lets running agents finish (a second SIGTERM stops them). Ctrl+C always drains first (curupira extension).',
       ),
+    github_webhook_secret_env: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name (letters, digits, `_`)')
+      .optional()
+      .describe(
+        'Environment variable holding the secret of a GitHub webhook: with it, `curupira serve` accepts signed deliveries on `POST /webhooks/github` and polls the automations they concern at once (docs/webhooks.md); without it that route does not exist (curupira extension).',
+      ),
     polling: PollingTable.prefault({}),
     github: GitHubTable.prefault({}),
     screening: ScreeningTable.prefault({}),
@@ -263,6 +271,7 @@ export const SettingsFile = z
     automations: z
       .record(Identifier, z.union(automationSchemas as unknown as [z.ZodType, ...z.ZodType[]]))
       .describe('Automations, by id, in file order (at least one).'),
+    notifications: NotificationsTable.optional(),
   })
   .describe('curupira settings file (TOML).');
 

@@ -4,6 +4,7 @@
  */
 import type { z } from 'zod';
 import type { Profile } from '../agents/schemas.js';
+import type { NotificationTable } from '../notify/schema.js';
 import type { AutomationBase } from '../triggers/common-schema.js';
 import type { BUILT_IN_TRIGGERS } from '../triggers/registry.js';
 import type { TriggerDefinition } from '../triggers/types.js';
@@ -101,6 +102,8 @@ export interface Settings {
   /** In file order. */
   automations: ResolvedAutomation[];
   assistant?: z.output<typeof AssistantTable>;
+  /** `[notifications.<name>]` targets, by name (empty when the file has none). */
+  notifications: Record<string, NotificationTable>;
 }
 
 export interface LoadedSettings {

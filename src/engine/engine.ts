@@ -14,6 +14,7 @@ import { isFailure, isTerminal, type RunRecord, type Task } from '../core/types.
 import { createGitHubClient, type GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
+import { createNotifier, type NotificationEvent, type Notifier, runNotification } from '../notify/index.js';
 import { groupsOfRun, processWorksIn, terminateGroup } from '../process/process-group.js';
 import { createClassifier } from '../screening/classifier/index.js';
 import type { Classifier, ClassifierSettings } from '../screening/classifier/types.js';
@@ -140,6 +141,8 @@ export interface EngineOptions {
   onEvent?(event: EngineEvent): void;
   /** The retry backoff's jitter source, a number in [0, 1) (default Math.random; tests fix it). */
   random?: () => number;
+  /** Notifications (default: built from `[notifications]`, the URLs read from `env`). */
+  notifier?: Notifier;
 }
 
 export interface EngineResult {
@@ -156,6 +159,9 @@ export interface EngineResult {
 
 /** How often an idle watch lets git do its housekeeping in the checkouts. */
 const MAINTENANCE_INTERVAL_MS = 60 * 60_000;
+
+/** How long the engine waits, when it returns, for the last notifications to go out. */
+const NOTIFY_FLUSH_MS = 5000;
 
 /** Finished runs per automation in the ledger, as last counted (see `prune`). */
 type RunCounts = Map<string, number>;
@@ -220,9 +226,15 @@ export class Engine {
   private readonly retries = new RetryBook();
   /** Why automations were paused automatically (loaded from the store at start). */
   private readonly pauseReasons = new Map<string, string>();
+  /** `[notifications]` (src/notify/); undefined when the file has none. */
+  private readonly notifier: Notifier | undefined;
+  /** Notifications being queued (`notify` returns before the store has them). */
+  private readonly queueing = new Set<Promise<void>>();
 
   constructor(private readonly options: EngineOptions) {
     this.settings = options.settings;
+    const { store, clock, log } = options;
+    this.notifier = options.notifier ?? createNotifier(options.settings, options.env, { store, clock, log });
     this.teams = new TeamCache(() => options.clock.now());
     this.core = new SchedulerCore(this.limits());
     this.feeds = this.buildFeeds(options.settings, []);
@@ -652,6 +664,9 @@ export class Engine {
         const noted = cancel.signal.aborted ? await this.noteCancelled(finished) : finished;
         const counted = await countRun(this.options.store, this.settings, automation, task, noted);
         const run = await this.planNext(automation, task, counted);
+        // A failure with a retry pending is not news yet: its last try notifies.
+        const event = run.retryAt ? undefined : runNotification(automation.id, run);
+        if (event) this.notify(event);
         this.runs.push(run);
         this.options.onRun?.(run);
         await this.afterRun(automation, task, run, feed);
@@ -897,12 +912,16 @@ export class Engine {
     if (this.options.mode === 'drain') await this.offerDueRetries();
     // Writes a previous process queued but never sent go out first.
     void this.writes()?.drain();
+    const notifyStop = new AbortController();
+    const notifying = this.notifier?.run(notifyStop.signal);
     if (this.options.mode === 'drain') await this.drain();
     else await this.watch();
     if (this.stopping) await this.shutdown();
     else await this.waitForRunning();
     this.core.clearQueue();
     await this.githubWrites?.flush(this.options.stopSignal);
+    // What the last runs queued gets one try now; anything still pending goes out on the next start.
+    await this.flushNotifications(notifyStop, notifying);
     return {
       runs: this.runs,
       stoppedEarly: this.winding,
@@ -915,6 +934,19 @@ export class Engine {
         .map((f) => ({ automationId: f.automation.id, count: f.waiting ?? 0 })),
       held: this.held,
     };
+  }
+
+  private async flushNotifications(stop: AbortController, loop: Promise<void> | undefined): Promise<void> {
+    if (!this.notifier) return;
+    await Promise.all(this.queueing);
+    const limit = new AbortController();
+    await Promise.race([
+      this.notifier.drain().catch(() => undefined),
+      this.options.clock.sleep(NOTIFY_FLUSH_MS, limit.signal).catch(() => undefined),
+    ]);
+    limit.abort();
+    stop.abort();
+    await loop;
   }
 
   private async drain(): Promise<void> {
@@ -1159,11 +1191,23 @@ export class Engine {
         'automation_disabled',
         `automation '${id}' is disabled in ${this.settings.file} (enabled = false): edit the file to resume it`,
       );
+    const wasPaused = this.paused.has(id);
     await this.options.store.setPaused(id, paused);
     // The reason of an automatic pause; a pause by hand or a resume clears it.
     await this.options.store.setMeta(pauseReasonKey(id), paused ? (reason ?? '') : '');
     if (paused && reason) this.pauseReasons.set(id, reason);
     else this.pauseReasons.delete(id);
+    if (paused && !wasPaused) {
+      const at = new Date(this.options.clock.now()).toISOString();
+      this.notify({
+        event: 'automation_paused',
+        id: `pause:${id}:${at}`,
+        automation: id,
+        summary: `${id}: automation paused (${reason ?? 'by an operator'})`,
+        details: { reason: reason ?? 'paused by an operator' },
+        occurredAt: at,
+      });
+    }
     if (paused) this.paused.add(id);
     else this.paused.delete(id);
     if (!paused) {
@@ -1192,6 +1236,42 @@ export class Engine {
     if (this.isPaused(id)) this.forced.add(id);
     this.wakeup.wake();
     return 'polling';
+  }
+
+  /**
+   * Queues a notification for every `[notifications]` target that wants it (durably; sent by the
+   * delivery loop, retried, once per target per `event.id`). Never throws: a failure is logged.
+   * Events and their payload: docs/notifications.md.
+   */
+  notify(event: NotificationEvent): void {
+    if (!this.notifier) return;
+    const queued = this.notifier
+      .notify(event)
+      .then(() => undefined)
+      .catch((error: unknown) => {
+        this.options.log.warn(
+          { event: event.event, id: event.id, error: errorMessage(error) },
+          'Could not queue a notification',
+        );
+      })
+      .finally(() => this.queueing.delete(queued));
+    this.queueing.add(queued);
+  }
+
+  /**
+   * A GitHub webhook concerns these automations: each event automation that is not paused polls
+   * now instead of at its next interval (schedules and chains are not moved). Returns those polled.
+   */
+  pollNow(ids: readonly string[]): string[] {
+    const polled: string[] = [];
+    for (const feed of this.feeds) {
+      const id = feed.automation.id;
+      if (!ids.includes(id) || !(feed instanceof EventFeed) || this.isPaused(id)) continue;
+      feed.nextPollAt = 0;
+      polled.push(id);
+    }
+    if (polled.length > 0) this.wakeup.wake();
+    return polled;
   }
 
   /** An operator allowed a blocked item: the watch loop offers it now instead of at its next poll. */

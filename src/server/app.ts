@@ -12,6 +12,7 @@ import { ApiError, HTTP_STATUS } from './errors.js';
 import type { Html } from './html.js';
 import { boardLive, boardPage, messagePage, runPage } from './pages.js';
 import type { ServerContext } from './server-context.js';
+import { webhookRoutes } from './webhooks.js';
 
 /** How long one rendering of the live board serves the clients that ask for the same change. */
 const LIVE_CACHE_MS = 1000;
@@ -86,6 +87,8 @@ export function createApp(ctx: ServerContext): Hono {
     );
   });
   app.get('/api/v1/health', (c) => json(c, { ok: true, version: ctx.version }));
+  // GitHub signs its deliveries instead of sending the board's token.
+  webhookRoutes(app, ctx);
   app.use('*', tokenLogin(ctx.token));
   app.use('*', async (c, next) => {
     if (!authenticated(c, ctx.token)) {

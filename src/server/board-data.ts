@@ -20,6 +20,8 @@ export interface EngineView {
   retry(runId: string): Promise<'resumed' | 'polling' | 'fired'>;
   /** An allowance was recorded (`allow`): offer allowed items at once instead of at the next poll. */
   allowed(): void;
+  /** A GitHub webhook: these event automations poll now (paused ones do not); returns those polled. */
+  pollNow(ids: readonly string[]): string[];
 }
 
 export interface AutomationCard {

@@ -11,4 +11,6 @@ export interface ServerContext {
   version: string;
   /** Epoch ms the daemon started. */
   startedAt: number;
+  /** The GitHub webhook secret (`github_webhook_secret_env`); unset: `/webhooks/github` is 404. */
+  webhookSecret?: string;
 }

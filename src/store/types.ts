@@ -226,6 +226,46 @@ export interface WritePatch {
   sentAt?: string | null;
 }
 
+export type NotificationStatus = 'pending' | 'sent' | 'failed';
+
+/** One notification to deliver to one target (src/notify/): queued before any request is sent. */
+export interface NotificationInit {
+  /** Idempotency key, unique in the table: `<event id>@<target>`; queueing it again does nothing. */
+  key: string;
+  /** The `[notifications.<name>]` it goes to. */
+  target: string;
+  eventId: string;
+  event: string;
+  /** The exact JSON body to send (already redacted). */
+  payload: string;
+  /** When the first attempt may start (ISO 8601); default now. */
+  notBefore?: string;
+}
+
+export interface NotificationRecord {
+  id: number;
+  key: string;
+  target: string;
+  eventId: string;
+  event: string;
+  payload: string;
+  status: NotificationStatus;
+  /** Attempts started (counted before each request, so a crash mid-request still counts). */
+  attempts: number;
+  nextAttemptAt: string;
+  lastError: string | null;
+  createdAt: string;
+  sentAt: string | null;
+}
+
+export interface NotificationPatch {
+  status?: NotificationStatus;
+  attempts?: number;
+  nextAttemptAt?: string;
+  lastError?: string | null;
+  sentAt?: string | null;
+}
+
 export interface Store {
   /** Absolute path of the database file. */
   readonly path: string;
@@ -303,6 +343,19 @@ export interface Store {
   /** Writes in queue order, optionally only those with a status or of a run. */
   listWrites(filter?: { status?: WriteStatus; runId?: string }): Promise<WriteRecord[]>;
   updateWrite(id: number, patch: WritePatch): Promise<WriteRecord>;
+
+  /** Queues a notification; one that already has this key is left as it is. Returns the row. */
+  enqueueNotification(init: NotificationInit): Promise<NotificationRecord>;
+  /** Pending notifications whose next attempt is due at `dueBy` (ISO 8601), oldest due first. */
+  listDueNotifications(dueBy: string, limit?: number): Promise<NotificationRecord[]>;
+  /** Notifications in queue order, optionally only those with a status. */
+  listNotifications(filter?: { status?: NotificationStatus }): Promise<NotificationRecord[]>;
+  updateNotification(id: number, patch: NotificationPatch): Promise<NotificationRecord>;
+  /**
+   * Remembers a GitHub webhook delivery id; false when it was already recorded (a redelivery).
+   * Ids received before `pruneBefore` (ISO 8601) are forgotten in the same step.
+   */
+  recordWebhookDelivery(delivery: { id: string; event: string; pruneBefore: string }): Promise<boolean>;
 
   /** Small named values (baselines, filter hashes). */
   getMeta(key: string): Promise<string | undefined>;

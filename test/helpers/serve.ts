@@ -23,7 +23,10 @@ export interface Served {
   stop(): Promise<void>;
 }
 
-export async function serveInProcess(harness: Harness, options: { listen?: boolean } = {}): Promise<Served> {
+export async function serveInProcess(
+  harness: Harness,
+  options: { listen?: boolean; webhookSecret?: string } = {},
+): Promise<Served> {
   const store = await harness.openStore();
   const stop = new AbortController();
   const hub = new Hub(20);
@@ -43,7 +46,15 @@ export async function serveInProcess(harness: Harness, options: { listen?: boole
   const dir = join(harness.dir, 'state');
   mkdirSync(dir, { recursive: true });
   const { token } = loadOrCreateToken(dir);
-  const app = createApp({ store, engine, hub, token, version: '0.0.0-test', startedAt: Date.now() });
+  const app = createApp({
+    store,
+    engine,
+    hub,
+    token,
+    version: '0.0.0-test',
+    startedAt: Date.now(),
+    ...(options.webhookSecret === undefined ? {} : { webhookSecret: options.webhookSecret }),
+  });
   let listening: Listening | undefined;
   if (options.listen) listening = await startListeners(app, { host: '127.0.0.1', port: 0, stateDir: dir });
   return {

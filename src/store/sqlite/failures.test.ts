@@ -78,7 +78,7 @@ describe('item failures (the local failure budget)', () => {
     await store.close();
     const file = join(dir, 'state.sqlite3');
     const db = new Database(file);
-    // Newer migrations (the retries columns, 10) are undone too.
+    // Newer migrations (the retries columns) are undone too; the notification tables are created only if missing.
     db.exec(
       `${'DROP INDEX IF EXISTS runs_retry_due; ALTER TABLE runs DROP COLUMN attempt; ALTER TABLE runs DROP COLUMN retry_at; '}DROP TABLE item_failures; PRAGMA user_version = ${version};`,
     );

@@ -172,6 +172,36 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE runs ADD COLUMN retry_at TEXT;
   CREATE INDEX runs_retry_due ON runs (retry_at) WHERE retry_at IS NOT NULL;
   `,
+  // 11 (issue 15; numbered 11 among the migrations of that issue: when merged it goes after 7–10):
+  // notifications (src/notify/) and GitHub webhook deliveries (src/server/webhooks.ts).
+  // A notification row is written before any request, so a restart loses none; `key` (event id and
+  // target) is its idempotency key: the same event is queued once per target, whoever emits it again.
+  // `webhook_deliveries` remembers GitHub's delivery ids, so a redelivery is acted on once.
+  // IF NOT EXISTS: tests that take a file back to an older version keep these tables.
+  `
+  CREATE TABLE IF NOT EXISTS notifications (
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
+    target TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    event TEXT NOT NULL,
+    payload_json TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'sent', 'failed')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at TEXT NOT NULL,
+    last_error TEXT,
+    created_at TEXT NOT NULL,
+    sent_at TEXT
+  ) STRICT;
+  CREATE INDEX IF NOT EXISTS notifications_due ON notifications (next_attempt_at, id) WHERE status = 'pending';
+
+  CREATE TABLE IF NOT EXISTS webhook_deliveries (
+    delivery_id TEXT PRIMARY KEY,
+    event TEXT NOT NULL,
+    received_at TEXT NOT NULL
+  ) STRICT, WITHOUT ROWID;
+  CREATE INDEX IF NOT EXISTS webhook_deliveries_by_time ON webhook_deliveries (received_at);
+  `,
 ];
 
 /** Statuses that need no human: a finished run in one of these goes to the board's Done column. */

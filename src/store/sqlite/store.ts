@@ -18,6 +18,10 @@ import type {
   CronState,
   ItemFailures,
   ItemMemoryEntry,
+  NotificationInit,
+  NotificationPatch,
+  NotificationRecord,
+  NotificationStatus,
   RunFilter,
   RunInit,
   RunPatch,
@@ -29,6 +33,7 @@ import type {
   WriteStatus,
 } from '../types.js';
 import { toStateError } from './errors.js';
+import * as notifications from './notifications.js';
 import { createRunIdGenerator, type RunIdGenerator } from './run-id.js';
 import { CALM_STATUSES, UNFINISHED_STATUSES } from './schema.js';
 import * as writes from './writes.js';
@@ -790,6 +795,26 @@ export class SqliteStore implements Store {
 
   updateWrite(id: number, patch: WritePatch): Promise<WriteRecord> {
     return this.#write(() => writes.updateWrite((s) => this.#sql(s), id, patch, this.path));
+  }
+
+  enqueueNotification(init: NotificationInit): Promise<NotificationRecord> {
+    return this.#write(() => notifications.enqueueNotification((s) => this.#sql(s), init, this.#iso()));
+  }
+
+  listDueNotifications(dueBy: string, limit = 100): Promise<NotificationRecord[]> {
+    return this.#read(() => notifications.listDueNotifications((s) => this.#sql(s), dueBy, limit));
+  }
+
+  listNotifications(filter: { status?: NotificationStatus } = {}): Promise<NotificationRecord[]> {
+    return this.#read(() => notifications.listNotifications((s) => this.#sql(s), filter));
+  }
+
+  updateNotification(id: number, patch: NotificationPatch): Promise<NotificationRecord> {
+    return this.#write(() => notifications.updateNotification((s) => this.#sql(s), id, patch, this.path));
+  }
+
+  recordWebhookDelivery(delivery: { id: string; event: string; pruneBefore: string }): Promise<boolean> {
+    return this.#write(() => notifications.recordWebhookDelivery((s) => this.#sql(s), delivery, this.#iso()));
   }
 
   getMeta(key: string): Promise<string | undefined> {

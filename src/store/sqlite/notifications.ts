@@ -1,0 +1,107 @@
+/** The `notifications` and `webhook_deliveries` tables (migration 11), for `SqliteStore`. */
+import type Database from 'better-sqlite3';
+import { StateError } from '../../core/errors.js';
+import type {
+  NotificationInit,
+  NotificationPatch,
+  NotificationRecord,
+  NotificationStatus,
+} from '../types.js';
+
+interface NotificationRow {
+  id: number;
+  key: string;
+  target: string;
+  event_id: string;
+  event: string;
+  payload_json: string;
+  status: NotificationStatus;
+  attempts: number;
+  next_attempt_at: string;
+  last_error: string | null;
+  created_at: string;
+  sent_at: string | null;
+}
+
+function fromRow(row: NotificationRow): NotificationRecord {
+  return {
+    id: row.id,
+    key: row.key,
+    target: row.target,
+    eventId: row.event_id,
+    event: row.event,
+    payload: row.payload_json,
+    status: row.status,
+    attempts: row.attempts,
+    nextAttemptAt: row.next_attempt_at,
+    lastError: row.last_error,
+    createdAt: row.created_at,
+    sentAt: row.sent_at,
+  };
+}
+
+type Sql = (source: string) => Database.Statement;
+
+export function enqueueNotification(sql: Sql, init: NotificationInit, now: string): NotificationRecord {
+  sql(
+    `INSERT INTO notifications (key, target, event_id, event, payload_json, status, attempts, next_attempt_at, created_at)
+     VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?) ON CONFLICT (key) DO NOTHING`,
+  ).run(init.key, init.target, init.eventId, init.event, init.payload, init.notBefore ?? now, now);
+  return fromRow(sql('SELECT * FROM notifications WHERE key = ?').get(init.key) as NotificationRow);
+}
+
+export function listDueNotifications(sql: Sql, dueBy: string, limit: number): NotificationRecord[] {
+  const rows = sql(
+    `SELECT * FROM notifications WHERE status = 'pending' AND next_attempt_at <= ?
+     ORDER BY next_attempt_at, id LIMIT ?`,
+  ).all(dueBy, limit) as NotificationRow[];
+  return rows.map(fromRow);
+}
+
+export function listNotifications(sql: Sql, filter: { status?: NotificationStatus }): NotificationRecord[] {
+  const rows = (
+    filter.status === undefined
+      ? sql('SELECT * FROM notifications ORDER BY id').all()
+      : sql('SELECT * FROM notifications WHERE status = ? ORDER BY id').all(filter.status)
+  ) as NotificationRow[];
+  return rows.map(fromRow);
+}
+
+const PATCH_COLUMNS: Record<keyof NotificationPatch, string> = {
+  status: 'status',
+  attempts: 'attempts',
+  nextAttemptAt: 'next_attempt_at',
+  lastError: 'last_error',
+  sentAt: 'sent_at',
+};
+
+export function updateNotification(
+  sql: Sql,
+  id: number,
+  patch: NotificationPatch,
+  path: string,
+): NotificationRecord {
+  const keys = (Object.keys(patch) as (keyof NotificationPatch)[]).filter((k) => patch[k] !== undefined);
+  const sets = keys.map((k) => `${PATCH_COLUMNS[k]} = ?`);
+  const values = keys.map((k) => patch[k] as string | number | null);
+  const row = (
+    sets.length === 0
+      ? sql('SELECT * FROM notifications WHERE id = ?').get(id)
+      : sql(`UPDATE notifications SET ${sets.join(', ')} WHERE id = ? RETURNING *`).get(...values, id)
+  ) as NotificationRow | undefined;
+  if (!row) throw new StateError(`notification ${id} does not exist in state database ${path}`);
+  return fromRow(row);
+}
+
+export function recordWebhookDelivery(
+  sql: Sql,
+  delivery: { id: string; event: string; pruneBefore: string },
+  now: string,
+): boolean {
+  sql('DELETE FROM webhook_deliveries WHERE received_at < ?').run(delivery.pruneBefore);
+  const result = sql(
+    `INSERT INTO webhook_deliveries (delivery_id, event, received_at) VALUES (?, ?, ?)
+     ON CONFLICT (delivery_id) DO NOTHING`,
+  ).run(delivery.id, delivery.event, now);
+  return result.changes === 1;
+}
