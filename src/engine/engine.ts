@@ -664,8 +664,8 @@ export class Engine {
         const noted = cancel.signal.aborted ? await this.noteCancelled(finished) : finished;
         const counted = await countRun(this.options.store, this.settings, automation, task, noted);
         const run = await this.planNext(automation, task, counted);
-        // A failure with a retry pending is not news yet: its last try notifies.
-        const event = run.retryAt ? undefined : runNotification(automation.id, run);
+        // Every failed try notifies (a retry may never come: a one-shot run leaves it to the next).
+        const event = runNotification(automation.id, run);
         if (event) this.notify(event);
         this.runs.push(run);
         this.options.onRun?.(run);

