@@ -6,7 +6,10 @@
 import { rm } from 'node:fs/promises';
 import { resolveScreening } from '../config/screening.js';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
+import { afterRunWrites } from '../coordination/after-run.js';
 import { checkBudget, countRun } from '../coordination/budget.js';
+import { Escalation } from '../coordination/escalation.js';
+import { Sweeper } from '../coordination/sweep.js';
 import type { Clock } from '../core/clock.js';
 import { ConfigError, ControlError, errorMessage } from '../core/errors.js';
 import { isTerminal, type RunRecord, type Task } from '../core/types.js';
@@ -184,10 +187,20 @@ export class Engine {
   private readonly escalated = new Map<string, string>();
   /** Opt-in GitHub writes, built the first time an automation asks for one (run-writes.ts). */
   private githubWrites: RunWrites | undefined;
+  /** Escalation on GitHub (with GitHub writes only): labels, comments, counts from other hosts. */
+  private readonly escalation: Escalation;
+  /** The periodic repair sweep (watch mode, with GitHub writes only); see src/coordination/sweep.ts. */
+  private readonly sweeper = new Sweeper();
 
   constructor(private readonly options: EngineOptions) {
     this.settings = options.settings;
     this.teams = new TeamCache(() => options.clock.now());
+    this.escalation = new Escalation({
+      store: options.store,
+      settings: () => this.settings,
+      github: () => options.github(),
+      log: options.log,
+    });
     this.core = new SchedulerCore(this.limits());
     this.feeds = this.buildFeeds(options.settings, []);
     this.pollSignal = options.drainSignal
@@ -269,7 +282,11 @@ export class Engine {
   /** The write queue's front, only when some automation opted in to a GitHub write. */
   private writes(): RunWrites | undefined {
     const { tokens } = this.options;
-    if (!this.githubWrites && tokens && wantsGitHubWrites(this.settings.automations)) {
+    if (
+      !this.githubWrites &&
+      tokens &&
+      wantsGitHubWrites(this.settings.automations, this.settings.execution)
+    ) {
       const { store, clock, log, stopSignal } = this.options;
       const apiUrl = this.options.github().apiUrl;
       this.githubWrites = createRunWrites({ store, apiUrl, tokens, clock, log, signal: stopSignal });
@@ -321,6 +338,7 @@ export class Engine {
     pending: Pending,
     signal: AbortSignal,
   ): Promise<RunRecord | undefined> {
+    if (deps.writes && (await this.escalation.gate(automation, task)) === 'held') return undefined;
     const budget = await checkBudget(
       this.options.store,
       this.settings,
@@ -549,6 +567,7 @@ export class Engine {
         if (!finished) return;
         const noted = cancel.signal.aborted ? await this.noteCancelled(finished) : finished;
         const run = await countRun(this.options.store, this.settings, automation, task, noted);
+        await this.afterCounted(automation, task, run);
         this.runs.push(run);
         this.options.onRun?.(run);
         await this.afterRun(automation, task, run, feed);
@@ -576,6 +595,34 @@ export class Engine {
       });
     this.running.set(task.key, { task, automation, info, done, cancel });
     this.emitStatus();
+  }
+
+  /** Escalation and run-log writes of a counted run (only when GitHub writes are configured). */
+  private async afterCounted(automation: ResolvedAutomation, task: Task, run: RunRecord): Promise<void> {
+    const writes = this.writes();
+    if (!writes) return;
+    const { store, clock, log } = this.options;
+    await afterRunWrites(
+      { store, settings: this.settings, clock, log, writes, escalation: this.escalation },
+      automation,
+      task,
+      run,
+    );
+  }
+
+  /** The repair sweep, when due (watch mode, with GitHub writes only). */
+  private async maybeSweep(): Promise<void> {
+    const writes = this.writes();
+    if (!writes) return;
+    const { store, clock, log } = this.options;
+    await this.sweeper.maybeRun({
+      store,
+      settings: this.settings,
+      clock,
+      log,
+      queue: (w) => writes.queue(w),
+      signal: this.pollSignal,
+    });
   }
 
   /** The agent started: for `once`, the item counts as handled from now on. */
@@ -748,6 +795,7 @@ export class Engine {
         this.options.log.warn({ error: errorMessage(error) }, 'Could not check the items of active tasks');
       });
       await this.maybeMaintain();
+      await this.maybeSweep();
       void this.githubWrites?.drain();
       const nextPoll = Math.min(
         ...this.feeds.filter((f) => !this.skips(f)).map((f) => f.nextPollAt),

@@ -7,7 +7,10 @@
  * `<!-- curupira:result run=<id> -->`; the same run reporting again (a resumed or recovered run)
  * edits that comment instead of posting another.
  */
-import type { AnyAutomation } from '../config/types.js';
+
+import type { AnyAutomation, Settings } from '../config/types.js';
+import { itemTextDigest } from '../coordination/budget.js';
+import { failuresMarker, predictFailures } from '../coordination/escalation.js';
 import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
 import type { RunRecord, Task } from '../core/types.js';
@@ -15,7 +18,7 @@ import { createGitHubClient, type GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
 import { type DrainResult, WriteQueue } from '../github/write-queue.js';
 import type { Logger } from '../log.js';
-import type { GitHubWrite, Store } from '../store/types.js';
+import type { GitHubWrite, Store, WriteInit } from '../store/types.js';
 
 /** Task types whose id is an issue or pull request number in `identity.repo`. */
 const ITEM_TASK_TYPES = new Set(['github-issues', 'github-pull-requests']);
@@ -25,20 +28,32 @@ export interface RunWrites {
   started(automation: AnyAutomation, task: Task, run: RunRecord): Promise<void>;
   /** Queues what a finished run writes (nothing unless its automation opted in). Never throws. */
   finished(automation: AnyAutomation, task: Task, run: RunRecord): Promise<void>;
+  /** Queues the writes of a task's item (escalation). Never throws. */
+  forItem(task: Task, run: RunRecord, writes: { marker: string; write: GitHubWrite }[]): Promise<void>;
+  /** Queues writes with their own target (the run log, the sweep's repairs). Never throws. */
+  queue(writes: readonly WriteInit[]): Promise<void>;
   /** Sends what is due now (one drain at a time: a second waits for the first). Never throws. */
   drain(): Promise<DrainResult | undefined>;
   /** Sends until nothing is pending (retries included), or until `signal` aborts. Never throws. */
   flush(signal?: AbortSignal): Promise<void>;
 }
 
-/** True when any automation asks for a GitHub write: only then does the engine build `RunWrites`. */
-export function wantsGitHubWrites(automations: readonly AnyAutomation[]): boolean {
+/**
+ * True when any automation asks for a GitHub write: only then does the engine build `RunWrites`.
+ * `execution` carries the settings-wide defaults of `escalated_label` and `run_log`.
+ */
+export function wantsGitHubWrites(
+  automations: readonly AnyAutomation[],
+  execution?: Pick<Settings['execution'], 'escalated_label' | 'run_log'>,
+): boolean {
   return automations.some(
     ({ config }) =>
       config.result_comment === true ||
       config.status_label !== undefined ||
       config.failed_label !== undefined ||
-      config.blocked_label !== undefined,
+      config.blocked_label !== undefined ||
+      (config.escalated_label ?? execution?.escalated_label) !== undefined ||
+      (config.run_log ?? execution?.run_log) === true,
   );
 }
 
@@ -152,14 +167,17 @@ export function createRunWrites(options: RunWritesOptions): RunWrites {
     ITEM_TASK_TYPES.has(task.identity.taskType) && /^\d+$/.test(task.identity.id)
       ? { repo: task.identity.repo, number: Number(task.identity.id) }
       : undefined;
-  const enqueue = async (task: Task, run: RunRecord, writes: { marker: string; write: GitHubWrite }[]) => {
-    const item = target(task);
-    if (!item || writes.length === 0) return;
+  const enqueueAll = async (writes: readonly WriteInit[]) => {
+    if (writes.length === 0) return;
     await quietly('queue GitHub writes', async () => {
-      for (const w of writes) await queue.enqueue({ ...item, runId: run.id, ...w });
+      for (const w of writes) await queue.enqueue(w);
     });
     // Sent in the background; a failure stays queued for the next drain or flush.
     void drain();
+  };
+  const enqueue = async (task: Task, run: RunRecord, writes: { marker: string; write: GitHubWrite }[]) => {
+    const item = target(task);
+    if (item) await enqueueAll(writes.map((w) => ({ ...item, runId: run.id, ...w })));
   };
   return {
     async started(automation, task, run) {
@@ -176,13 +194,21 @@ export function createRunWrites(options: RunWritesOptions): RunWrites {
     async finished(automation, task, run) {
       const writes = exitLabelWrites(automation, run);
       if (automation.config.result_comment === true) {
+        // The failure count after this run travels with it, for other hosts (escalation.ts).
+        const failures = await quietly('count failures', () => predictFailures(options.store, task, run));
+        const hidden =
+          failures === undefined
+            ? ''
+            : `\n\n${failuresMarker(automation.id, failures, itemTextDigest(task))}`;
         writes.push({
           marker: resultMarker(run.id),
-          write: { kind: 'comment', body: resultCommentBody(automation, run) },
+          write: { kind: 'comment', body: `${resultCommentBody(automation, run)}${hidden}` },
         });
       }
       await enqueue(task, run, writes);
     },
+    forItem: enqueue,
+    queue: enqueueAll,
     drain,
     async flush(signal) {
       await serial(async () => {
