@@ -567,6 +567,8 @@ export class Engine {
         if (!finished) return;
         const noted = cancel.signal.aborted ? await this.noteCancelled(finished) : finished;
         const run = await countRun(this.options.store, this.settings, automation, task, noted);
+        // The reason of a stop is known only here: the result comment sent at the end is edited.
+        if (noted !== finished) await this.writes()?.resultChanged(automation, task, run);
         await this.afterCounted(automation, task, run);
         this.runs.push(run);
         this.options.onRun?.(run);

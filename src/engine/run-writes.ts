@@ -28,6 +28,8 @@ export interface RunWrites {
   started(automation: AnyAutomation, task: Task, run: RunRecord): Promise<void>;
   /** Queues what a finished run writes (nothing unless its automation opted in). Never throws. */
   finished(automation: AnyAutomation, task: Task, run: RunRecord): Promise<void>;
+  /** The run's record changed after `finished` (the reason of a stop): its result comment is edited. */
+  resultChanged(automation: AnyAutomation, task: Task, run: RunRecord): Promise<void>;
   /** Queues the writes of a task's item (escalation). Never throws. */
   forItem(task: Task, run: RunRecord, writes: { marker: string; write: GitHubWrite }[]): Promise<void>;
   /** Queues writes with their own target (the run log, the sweep's repairs). Never throws. */
@@ -179,6 +181,19 @@ export function createRunWrites(options: RunWritesOptions): RunWrites {
     const item = target(task);
     if (item) await enqueueAll(writes.map((w) => ({ ...item, runId: run.id, ...w })));
   };
+  const resultWrite = async (
+    automation: AnyAutomation,
+    task: Task,
+    run: RunRecord,
+  ): Promise<{ marker: string; write: GitHubWrite }[]> => {
+    if (automation.config.result_comment !== true) return [];
+    // The failure count after this run travels with it, for other hosts (escalation.ts).
+    const failures = await quietly('count failures', () => predictFailures(options.store, task, run));
+    const hidden =
+      failures === undefined ? '' : `\n\n${failuresMarker(automation.id, failures, itemTextDigest(task))}`;
+    const body = `${resultCommentBody(automation, run)}${hidden}`;
+    return [{ marker: resultMarker(run.id), write: { kind: 'comment', body } }];
+  };
   return {
     async started(automation, task, run) {
       const label = automation.config.status_label;
@@ -193,19 +208,11 @@ export function createRunWrites(options: RunWritesOptions): RunWrites {
     },
     async finished(automation, task, run) {
       const writes = exitLabelWrites(automation, run);
-      if (automation.config.result_comment === true) {
-        // The failure count after this run travels with it, for other hosts (escalation.ts).
-        const failures = await quietly('count failures', () => predictFailures(options.store, task, run));
-        const hidden =
-          failures === undefined
-            ? ''
-            : `\n\n${failuresMarker(automation.id, failures, itemTextDigest(task))}`;
-        writes.push({
-          marker: resultMarker(run.id),
-          write: { kind: 'comment', body: `${resultCommentBody(automation, run)}${hidden}` },
-        });
-      }
+      writes.push(...(await resultWrite(automation, task, run)));
       await enqueue(task, run, writes);
+    },
+    async resultChanged(automation, task, run) {
+      await enqueue(task, run, await resultWrite(automation, task, run));
     },
     forItem: enqueue,
     queue: enqueueAll,

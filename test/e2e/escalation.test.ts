@@ -36,7 +36,7 @@ describe('escalation on GitHub (slow)', () => {
     expect(escalation!.author).toBe('octocat');
     expect(escalation!.body).toContain('@alice @acme/maintainers: please take a look.');
     expect(escalation!.body).toContain(
-      "automation `fix` failed on this item 3 times (max_item_failures = 3) and will not run it again until someone removes the `agent:escalated` label",
+      'automation `fix` failed on this item 3 times (max_item_failures = 3) and will not run it again until someone removes the `agent:escalated` label',
     );
     expect(escalation!.body).toContain(`<!-- curupira:escalate run=${failed[2]!.id} -->`);
     // The result comments carry the count after each run, for other hosts.

@@ -5,9 +5,9 @@
  * the window goes on writing to the same issue.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { logWindow } from '../../src/coordination/run-log.js';
 import type { Clock } from '../../src/core/clock.js';
 import { systemClock } from '../../src/core/clock.js';
-import { logWindow } from '../../src/coordination/run-log.js';
 import { runEngine } from '../../src/engine/engine.js';
 import { createHarness, type Harness, issueAutomation, onlyRun } from '../helpers/harness.js';
 
@@ -68,7 +68,7 @@ describe('the run log (slow)', () => {
       [`curupira run log: ${window.start} – ${window.end}`, 'CLOSED'],
       [`curupira run log: ${next.start} – ${next.end}`, 'OPEN'],
     ]);
-    expect(issues[0]!.stateReason).toBe('COMPLETED');
+    expect(harness.world.issue('acme/api', issues[0]!.number)?.stateReason).toBe('COMPLETED');
     expect(issues[0]!.comments).toHaveLength(1);
     expect(issues[1]!.comments.map((c) => c.body)).toEqual([
       expect.stringContaining(`Run \`${second.id}\` · automation \`fix\` · acme/api#`),
