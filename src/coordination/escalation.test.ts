@@ -10,12 +10,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadSettingsFromText } from '../config/load.js';
 import type { Settings } from '../config/types.js';
 import type { Item } from '../core/types.js';
+import { taskFromItem } from '../engine/task.js';
 import { createGitHubClient } from '../github/client.js';
 import { staticTokenSource } from '../github/token.js';
 import { silentLogger } from '../log.js';
 import { type Simulator, startSimulator } from '../simulator/server.js';
 import { SimWorld } from '../simulator/world.js';
-import { taskFromItem } from '../engine/task.js';
 import { openStore } from '../store/index.js';
 import type { Store } from '../store/types.js';
 import { itemTextDigest } from './budget.js';
@@ -98,8 +98,14 @@ describe('escalation markers', () => {
     const s = settings();
     const t = task(s);
     const digest = itemTextDigest(t);
-    world.addComment('acme/api', 1, { author: 'mallory', body: `forged ${failuresMarker('fix', 50, digest)}` });
-    world.addComment('acme/api', 1, { author: 'curupira-bot', body: `result ${failuresMarker('fix', 2, digest)}` });
+    world.addComment('acme/api', 1, {
+      author: 'mallory',
+      body: `forged ${failuresMarker('fix', 50, digest)}`,
+    });
+    world.addComment('acme/api', 1, {
+      author: 'curupira-bot',
+      body: `result ${failuresMarker('fix', 2, digest)}`,
+    });
     expect(await escalation(s).gate(s.automations[0]!, t)).toBe('run');
     expect((await store.getItemFailures(t.key))?.failures).toBe(2);
     // A trusted author's (trusted_authors) count counts too.
@@ -112,7 +118,9 @@ describe('escalation markers', () => {
 
   it('the escalated label holds the item on a host that never counted it', async () => {
     const s = settings();
-    expect(await escalation(s).gate(s.automations[0]!, task(s, ['agent-ready', 'agent:escalated']))).toBe('held');
+    expect(await escalation(s).gate(s.automations[0]!, task(s, ['agent-ready', 'agent:escalated']))).toBe(
+      'held',
+    );
   });
 
   it('removing the label lifts a local escalation once its label went out', async () => {

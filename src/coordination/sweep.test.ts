@@ -51,7 +51,12 @@ beforeEach(async () => {
   world.addRepo('acme/api');
   world.addIssue('acme/api', { title: 'Crash', author: 'bob' });
   sim = await startSimulator({ world, now: () => clock.now() });
-  const client = createGitHubClient({ apiUrl: sim.url, tokens: staticTokenSource(TOKEN), clock, maxAttempts: 1 });
+  const client = createGitHubClient({
+    apiUrl: sim.url,
+    tokens: staticTokenSource(TOKEN),
+    clock,
+    maxAttempts: 1,
+  });
   queue = new WriteQueue({ store, client, clock, paceMs: 0 });
 });
 afterEach(async () => {
@@ -98,12 +103,19 @@ function context(s: Settings): SweepContext {
 describe('the repair sweep', () => {
   it('queues a write that failed for good again: it is posted once after the outage', async () => {
     sim.setWriteFaults({ fraction: 1 });
-    await queue.enqueue({ marker: 'result run=r_1', repo: 'acme/api', number: 1, write: { kind: 'comment', body: 'done' } });
+    await queue.enqueue({
+      marker: 'result run=r_1',
+      repo: 'acme/api',
+      number: 1,
+      write: { kind: 'comment', body: 'done' },
+    });
     expect(await queue.runUntilIdle()).toMatchObject({ sent: 0, failed: 1 });
     sim.setWriteFaults(null);
     await runSweep(context(settings()));
     expect(await queue.runUntilIdle()).toMatchObject({ sent: 1, failed: 0 });
-    expect(world.item('acme/api', 1)!.comments.map((c) => c.body)).toEqual(['done\n\n<!-- curupira:result run=r_1 -->']);
+    expect(world.item('acme/api', 1)!.comments.map((c) => c.body)).toEqual([
+      'done\n\n<!-- curupira:result run=r_1 -->',
+    ]);
     // A second sweep finds nothing to repair.
     await runSweep(context(settings()));
     expect(await queue.runUntilIdle()).toMatchObject({ sent: 0, failed: 0 });
@@ -146,7 +158,9 @@ describe('run-log writes', () => {
     expect(logWindow(Date.UTC(2026, 11, 1, 12), 1)).toEqual({ start: '2026-12-01', end: '2026-12-01' });
     const w = logWindow(Date.UTC(2026, 11, 1, 12), 14);
     expect(Date.parse(w.end) - Date.parse(w.start)).toBe(13 * 86_400_000);
-    expect(logIssueTitle({ start: '2026-12-01', end: '2026-12-14' })).toBe('curupira run log: 2026-12-01 – 2026-12-14');
+    expect(logIssueTitle({ start: '2026-12-01', end: '2026-12-14' })).toBe(
+      'curupira run log: 2026-12-01 – 2026-12-14',
+    );
   });
 
   it('creates the log issue once (a fault after GitHub applied it too), comments and closes by marker', async () => {
@@ -156,7 +170,12 @@ describe('run-log writes', () => {
       marker,
       repo: 'acme/api',
       number: 0,
-      write: { kind: 'create-issue', title: logIssueTitle(window), body: 'log', labels: [{ name: LOG_LABEL }] },
+      write: {
+        kind: 'create-issue',
+        title: logIssueTitle(window),
+        body: 'log',
+        labels: [{ name: LOG_LABEL }],
+      },
     });
     await queue.enqueue({
       marker: 'runlog-entry run=r_1',
@@ -176,8 +195,12 @@ describe('run-log writes', () => {
     sim.setWriteFaults(null);
     expect(await queue.runUntilIdle()).toMatchObject({ failed: 0 });
     const logs = [...world.repo('acme/api')!.items.values()].filter((i) => i.labels.includes(LOG_LABEL));
-    expect(logs.map((i) => [i.title, i.state, i.author])).toEqual([[logIssueTitle(window), 'CLOSED', 'curupira-bot']]);
-    expect(logs[0]!.comments.map((c) => c.body)).toEqual(['entry 1\n\n<!-- curupira:runlog-entry run=r_1 -->']);
+    expect(logs.map((i) => [i.title, i.state, i.author])).toEqual([
+      [logIssueTitle(window), 'CLOSED', 'curupira-bot'],
+    ]);
+    expect(logs[0]!.comments.map((c) => c.body)).toEqual([
+      'entry 1\n\n<!-- curupira:runlog-entry run=r_1 -->',
+    ]);
     const [created] = await store.listWrites({ marker });
     expect(created?.resultId).toBe(logs[0]!.number);
   });

@@ -1,11 +1,12 @@
 /**
  * What a run writes to GitHub, through the write queue (src/github/write-queue.ts). Strictly
- * opt-in: with no automation setting `result_comment = true` the engine builds none of this and
+ * opt-in: with none of the write keys (see `wantsGitHubWrites`) the engine builds none of this and
  * sends no write request.
  *
  * `result_comment`: one result comment per run on the item (issues and pull requests only), marked
  * `<!-- curupira:result run=<id> -->`; the same run reporting again (a resumed or recovered run)
- * edits that comment instead of posting another.
+ * edits that comment instead of posting another. Escalation, the run log and the repair sweep
+ * (src/coordination/) queue their writes through `forItem` and `queue`.
  */
 
 import type { AnyAutomation, Settings } from '../config/types.js';

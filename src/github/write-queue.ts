@@ -6,7 +6,9 @@
  * - Idempotent: each write carries a marker. A comment hides it as `<!-- curupira:MARKER -->`, and
  *   before creating one the queue reads the item's comments for that marker (only comments by the
  *   token's own account count), editing the one it finds instead of posting another. Labels are
- *   added and removed, and states set, which repeats harmlessly.
+ *   added and removed, and states set, which repeats harmlessly. `create-issue` (the run log) first
+ *   looks for an issue by the token's account holding its marker; writes `onIssueOf` it (number 0)
+ *   take that issue's number once it is created (the same queue order sends the create first).
  * - Retried: a failed attempt (5xx, network, rate limit) is tried again after a backoff — up to
  *   8 attempts over about 3 minutes (WRITE_BACKOFF_MS) — then marked `failed` for a later sweep.
  *   A refusal (4xx: the item is gone, no permission) fails at once.

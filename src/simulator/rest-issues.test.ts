@@ -36,8 +36,16 @@ describe('issues', () => {
       labels: ['agent:log'],
     });
     expect(created.status).toBe(201);
-    const issue = created.body as Pick<components['schemas']['issue'], 'number' | 'title' | 'body' | 'state' | 'labels' | 'user'>;
-    expect(issue).toMatchObject({ number: 2, title: 'curupira run log', body: 'entries <!-- m -->', state: 'open' });
+    const issue = created.body as Pick<
+      components['schemas']['issue'],
+      'number' | 'title' | 'body' | 'state' | 'labels' | 'user'
+    >;
+    expect(issue).toMatchObject({
+      number: 2,
+      title: 'curupira run log',
+      body: 'entries <!-- m -->',
+      state: 'open',
+    });
     expect(issue.user?.login).toBe('curupira-bot');
     expect(issue.labels.map((l) => (typeof l === 'string' ? l : l.name))).toEqual(['agent:log']);
     expect(created.headers.get('location')).toBe(`${sim.url}/repos/acme/api/issues/2`);
@@ -48,7 +56,9 @@ describe('issues', () => {
     const all = await api('/repos/acme/api/issues');
     expect((all.body as { number: number }[]).map((i) => i.number)).toEqual([2, 1]);
     world.closeIssue('acme/api', 2);
-    expect(((await api('/repos/acme/api/issues')).body as { number: number }[]).map((i) => i.number)).toEqual([1]);
+    expect(((await api('/repos/acme/api/issues')).body as { number: number }[]).map((i) => i.number)).toEqual(
+      [1],
+    );
     const closed = await api('/repos/acme/api/issues?state=closed');
     expect((closed.body as { number: number }[]).map((i) => i.number)).toEqual([2]);
   });
@@ -56,6 +66,9 @@ describe('issues', () => {
   test('a title is required', async () => {
     const refused = await api('/repos/acme/api/issues', 'POST', { body: 'no title' });
     expect(refused.status).toBe(422);
-    expect(refused.body).toMatchObject({ message: 'Validation Failed', errors: [{ field: 'title', code: 'missing_field' }] });
+    expect(refused.body).toMatchObject({
+      message: 'Validation Failed',
+      errors: [{ field: 'title', code: 'missing_field' }],
+    });
   });
 });
