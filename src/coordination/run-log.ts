@@ -15,6 +15,7 @@
  */
 import type { ResolvedAutomation, Settings } from '../config/types.js';
 import type { RunRecord, Task } from '../core/types.js';
+import { code, runDuration } from '../engine/run-writes.js';
 import { automationRepo } from '../engine/task.js';
 import type { Store, WriteInit } from '../store/types.js';
 import { REPO_PATTERN } from '../triggers/common-schema.js';
@@ -57,21 +58,12 @@ function logIssueBody(window: LogWindow): string {
   ].join('\n');
 }
 
-function duration(run: RunRecord): string {
-  const from = run.startedAt ?? run.createdAt;
-  if (!run.finishedAt) return '–';
-  const seconds = Math.max(0, Math.round((Date.parse(run.finishedAt) - Date.parse(from)) / 1000));
-  return seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
-}
-
-const code = (text: string) => `\`${text.replace(/`/g, "'").replace(/[\r\n]+/g, ' ')}\``;
-
 /** One entry: run id, automation, item, outcome, duration. */
 export function logEntryBody(automation: ResolvedAutomation, task: Task, run: RunRecord): string {
   const item = /^\d+$/.test(task.identity.id)
     ? `${task.identity.repo}#${task.identity.id}`
     : code(`${task.identity.repo} ${task.identity.id}`);
-  return `Run ${code(run.id)} · automation ${code(automation.id)} · ${item} · **${run.status}** · ${duration(run)}`;
+  return `Run ${code(run.id)} · automation ${code(automation.id)} · ${item} · **${run.status}** · ${runDuration(run, run.startedAt ?? run.createdAt) ?? '–'}`;
 }
 
 /** The repository the automation's log lives in (`owner/name`), or undefined when it has none. */

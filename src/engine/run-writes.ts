@@ -88,14 +88,15 @@ export function resultMarker(runId: string): string {
   return `result run=${runId}`;
 }
 
-function duration(run: RunRecord): string | undefined {
-  if (!run.startedAt || !run.finishedAt) return undefined;
-  const seconds = Math.max(0, Math.round((Date.parse(run.finishedAt) - Date.parse(run.startedAt)) / 1000));
+/** How long a run took, from `from` (default its start) to its end: `42 s`, `2 min 5 s`. */
+export function runDuration(run: RunRecord, from = run.startedAt): string | undefined {
+  if (!from || !run.finishedAt) return undefined;
+  const seconds = Math.max(0, Math.round((Date.parse(run.finishedAt) - Date.parse(from)) / 1000));
   return seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
 }
 
 /** Text that came from elsewhere (reasons quote agents and items) goes in a code span, ticks removed. */
-function code(text: string): string {
+export function code(text: string): string {
   return `\`${text.replace(/`/g, "'").replace(/[\r\n]+/g, ' ')}\``;
 }
 
@@ -107,7 +108,7 @@ export function resultCommentBody(automation: AnyAutomation, run: RunRecord): st
   ];
   const rows: [string, string | undefined][] = [
     ['Reason', run.reason ? code(run.reason) : undefined],
-    ['Duration', duration(run)],
+    ['Duration', runDuration(run)],
     ['Branch', run.branch ? code(run.branch) : undefined],
     ['Commits', run.commits > 0 ? String(run.commits) : undefined],
     ['Kept worktree', run.worktreeKept && run.worktreePath ? code(run.worktreePath) : undefined],
