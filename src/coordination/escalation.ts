@@ -9,9 +9,11 @@
  *   removes it, the next time the item comes up the local escalation is lifted (as `curupira reset`
  *   does) and it runs again.
  * - Failure counts travel in the result comments (`result_comment`): each carries a hidden
- *   `<!-- curupira:failures automation=<id> count=<n> text=<digest> -->`. Before a run, the highest
+ *   `<!-- curupira:failures automation=<id> count=<n> text=<digest> -->`. Before a run, the latest
  *   count in the item's comments written by the token's own account or a trusted author (the
- *   screening trust rules) raises the local count, so a second host continues the first one's.
+ *   screening trust rules) raises the local count, so a second host continues the first one's. The
+ *   latest, not the highest: a success writes 0, and an escalation comment (its label since
+ *   removed by a person) starts the count again.
  */
 
 import { resolveScreening } from '../config/screening.js';
@@ -46,13 +48,13 @@ export function failuresMarker(automationId: string, count: number, textDigest: 
 
 const FAILURES = /<!-- curupira:failures automation=(\S+) count=(\d+) text=([0-9a-f]+) -->/g;
 
-/** The highest count an automation's markers give for this item text, in one comment body. */
-export function failuresIn(body: string, automationId: string, textDigest: string): number {
-  let max = 0;
+/** The count an automation's marker gives for this item text in one comment body, else `none`. */
+export function failuresIn(body: string, automationId: string, textDigest: string, none = 0): number {
+  let found = none;
   for (const m of body.matchAll(FAILURES)) {
-    if (m[1] === automationId && m[3] === textDigest) max = Math.max(max, Number(m[2]));
+    if (m[1] === automationId && m[3] === textDigest) found = Math.max(found, Number(m[2]));
   }
-  return max;
+  return found;
 }
 
 /**
@@ -150,9 +152,10 @@ export class Escalation {
 
   constructor(private readonly deps: EscalationDeps) {}
 
-  async gate(automation: ResolvedAutomation, task: Task): Promise<EscalationGate> {
+  /** `resumed`: the task comes from a saved session, so its labels are as old as the session. */
+  async gate(automation: ResolvedAutomation, task: Task, resumed = false): Promise<EscalationGate> {
     try {
-      return await this.#gate(automation, task);
+      return await this.#gate(automation, task, resumed);
     } catch (error) {
       this.deps.log.warn(
         { automation: automation.id, id: task.item.id, error: errorMessage(error) },
@@ -162,7 +165,7 @@ export class Escalation {
     }
   }
 
-  async #gate(automation: ResolvedAutomation, task: Task): Promise<EscalationGate> {
+  async #gate(automation: ResolvedAutomation, task: Task, resumed: boolean): Promise<EscalationGate> {
     const { store, log } = this.deps;
     const settings = this.deps.settings();
     const path = issuePath(task);
@@ -174,24 +177,24 @@ export class Escalation {
       // Lifted once its label went out and a person took it off (read now: a resumed task's labels are old).
       const [sent] = await store.listWrites({ marker: escalateMarker(state.lastRunId, 'label') });
       if (sent?.status !== 'sent') return 'run';
-      const labels = await this.deps.github().rest<RestLabel[]>('GET', `${path}/labels?per_page=100`);
-      if (
-        !hasLabel(
-          labels.map((l) => l.name),
-          label,
-        )
-      ) {
+      if (!hasLabel(await this.#labelsNow(path), label)) {
         await store.clearItemFailures(task.key);
         log.info({ ...fields, label }, 'The escalated label was removed: the escalation is lifted');
       }
       return 'run';
     }
-    if (label && hasLabel(polledLabels(task), label)) {
+    const labels = label && resumed ? await this.#labelsNow(path) : polledLabels(task);
+    if (label && hasLabel(labels, label)) {
       log.info({ ...fields, label }, 'Escalated on GitHub: not run until a person removes the label');
       return 'held';
     }
     if (automation.config.result_comment === true) await this.#raiseFromMarkers(automation, task, path);
     return 'run';
+  }
+
+  async #labelsNow(path: string): Promise<string[]> {
+    const labels = await this.deps.github().rest<RestLabel[]>('GET', `${path}/labels?per_page=100`);
+    return labels.map((l) => l.name);
   }
 
   /** Raises the local count to the highest one trusted result markers on the item give. */
@@ -206,15 +209,19 @@ export class Escalation {
         .github()
         .rest<RestComment[]>('GET', `${path}/comments?per_page=100&page=${page}`);
       for (const c of comments) {
-        if (!c.user || !c.body?.includes('curupira:failures')) continue;
+        if (!c.user || !c.body?.includes('<!-- curupira:')) continue;
         const own = c.user.login.toLowerCase() === viewer;
         const actor: Actor = {
           login: c.user.login,
           bot: c.user.type === 'Bot',
           ...(c.author_association ? { association: c.author_association } : {}),
         };
-        if (own || isTrusted(actor, rules))
-          remote = Math.max(remote, failuresIn(c.body, automation.id, digest));
+        if (!own && !isTrusted(actor, rules)) continue;
+        // The latest count is the item's (a success says 0); an escalation, whose label a person
+        // then removed (else the item is held before this), starts the count again.
+        if (c.body.includes(`<!-- curupira:${escalateMarker('')}`)) remote = 0;
+        const count = failuresIn(c.body, automation.id, digest, -1);
+        if (count >= 0) remote = count;
       }
       if (comments.length < 100) break;
     }

@@ -338,7 +338,11 @@ export class Engine {
     pending: Pending,
     signal: AbortSignal,
   ): Promise<RunRecord | undefined> {
-    if (deps.writes && (await this.escalation.gate(automation, task)) === 'held') return undefined;
+    if (
+      deps.writes &&
+      (await this.escalation.gate(automation, task, pending.resume !== undefined)) === 'held'
+    )
+      return undefined;
     const budget = await checkBudget(
       this.options.store,
       this.settings,

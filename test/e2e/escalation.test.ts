@@ -4,7 +4,10 @@
  * label is on, and once a person removes it the item runs again. Each result comment carries the
  * failure count for other hosts.
  */
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { runEngine } from '../../src/engine/engine.js';
+import { openStore } from '../../src/store/index.js';
 import { createHarness, type Harness, issueAutomation, onlyRun } from '../helpers/harness.js';
 
 let h: Harness | undefined;
@@ -61,5 +64,33 @@ describe('escalation on GitHub (slow)', () => {
     const last = item().comments.at(-1)!;
     expect(last.body).toContain(`curupira:result run=${again.id}`);
     expect(last.body).toMatch(/curupira:failures automation=fix count=1 /);
+  }, 180_000);
+
+  it('a second host (its own state file) continues the count from the result markers and escalates', async () => {
+    h = await createHarness({
+      issues: [{ title: 'Broken [[fake:fail]]', labels: ['agent-ready'] }],
+      agentEnv: { FAKE_AGENT_FAIL_RESUME: '1' },
+      settingsExtra: 'escalated_label = "agent:escalated"\nescalate_to = ["alice"]',
+      automation: issueAutomation('fix', { prompt: '${issue_title}', extra: 'result_comment = true' }),
+    });
+    const harness = h;
+    // Host A fails twice.
+    for (let i = 0; i < 2; i += 1) expect(onlyRun((await harness.run()).runs).status).toBe('failed');
+    // Host B has never seen the item: its third failure is the item's third, and escalates it.
+    const other = await openStore(join(harness.dir, 'host-b.sqlite3'));
+    try {
+      const third = onlyRun((await runEngine(harness.engineOptions(other))).runs);
+      expect(third.status).toBe('failed');
+      expect(third.reason).toContain('escalated: failed 3 times');
+      expect((await other.getItemFailures(third.taskKey))?.failures).toBe(3);
+    } finally {
+      await other.close();
+    }
+    const item = harness.world.item('acme/api', 1)!;
+    expect(item.labels).toContain('agent:escalated');
+    expect(item.comments.filter((c) => c.body.includes('curupira:escalate run='))).toHaveLength(1);
+    // Host A sees the label: it does not run the item again either.
+    expect((await harness.run()).runs.filter((r) => r.startedAt !== null)).toEqual([]);
+    expect(harness.agentRuns('claude')).toHaveLength(3);
   }, 180_000);
 });
