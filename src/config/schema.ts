@@ -115,7 +115,7 @@ export const SettingsTable = z
       .max(1000)
       .default(3)
       .describe(
-        'Failed or timed-out runs of one automation on one item (fresh or resumed, counted since its last success) before the item is escalated: recorded as `escalated` and not run again by that automation until `curupira reset RUN_ID` or its title or body changes; 0 never escalates. Counted in the state file, no GitHub write (curupira extension; an automation can override it).',
+        'Failed or timed-out runs of one automation on one item (fresh or resumed, counted since its last success) before the item is escalated: recorded as `escalated` and not run again by that automation until `curupira reset RUN_ID` or its title or body changes; 0 never escalates. Counted in the state file, no GitHub write unless `escalated_label` is set (then the label and a comment mentioning `escalate_to` go on the item) (curupira extension; an automation can override it).',
       ),
     escalated_label: z
       .string()
