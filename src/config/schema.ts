@@ -126,7 +126,7 @@ export const SettingsTable = z
       ),
     escalate_to: z
       .array(z.string().regex(/^@?[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)?$/, 'a GitHub login or org/team'))
-      .default([])
+      .optional()
       .describe(
         'Logins or `org/team` teams the escalation comment mentions (with an escalated label); an automation can override it (curupira extension).',
       ),

@@ -33,7 +33,7 @@ export function escalatedLabel(settings: Settings, automation: ResolvedAutomatio
 
 /** Who the escalation comment mentions, as `@login` / `@org/team`. */
 export function escalateTo(settings: Settings, automation: ResolvedAutomation): string[] {
-  const handles = automation.config.escalate_to ?? settings.execution.escalate_to;
+  const handles = automation.config.escalate_to ?? settings.execution.escalate_to ?? [];
   return handles.map((h) => `@${h.replace(/^@/, '')}`);
 }
 
