@@ -142,7 +142,41 @@ export const SettingsTable = z
       .max(1000)
       .default(3)
       .describe(
-        'Failed or timed-out runs of one automation on one item (fresh or resumed, counted since its last success) before the item is escalated: recorded as `escalated` and not run again by that automation until `curupira reset RUN_ID` or its title or body changes; 0 never escalates. Counted in the state file, no GitHub write (curupira extension; an automation can override it).',
+        'Failed or timed-out runs of one automation on one item (fresh or resumed, counted since its last success) before the item is escalated: recorded as `escalated` and not run again by that automation until `curupira reset RUN_ID` or its title or body changes; 0 never escalates. Counted in the state file, no GitHub write unless `escalated_label` is set (then the label and a comment mentioning `escalate_to` go on the item) (curupira extension; an automation can override it).',
+      ),
+    escalated_label: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Write to GitHub (opt-in): the label an escalated item gets (e.g. `agent:escalated`), with one comment mentioning `escalate_to`; no further runs by that automation until a person removes it. An automation can override it (curupira extension).',
+      ),
+    escalate_to: z
+      .array(z.string().regex(/^@?[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)?$/, 'a GitHub login or org/team'))
+      .optional()
+      .describe(
+        'Logins or `org/team` teams the escalation comment mentions (with an escalated label); an automation can override it (curupira extension).',
+      ),
+    run_log: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Write to GitHub (opt-in): keep a run log, one `agent:log` issue per `log_window_days` in each automation’s repository with one comment per finished run; an automation can override it (curupira extension).',
+      ),
+    log_window_days: z
+      .number()
+      .int()
+      .min(1)
+      .max(366)
+      .default(14)
+      .describe('Days one run-log issue covers before the next one opens (curupira extension).'),
+    reconcile_interval_minutes: z
+      .number()
+      .min(0)
+      .max(10_080)
+      .default(60)
+      .describe(
+        'How often `run --watch` and `serve` run the repair sweep when GitHub writes are configured: writes that failed for good are queued again, status labels left on items whose run finished are removed; 0 disables it (curupira extension).',
       ),
     lease_ttl: durationSetting(MIN_LEASE_TTL)
       .optional()

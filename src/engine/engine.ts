@@ -6,8 +6,11 @@
 import { rm } from 'node:fs/promises';
 import { resolveScreening } from '../config/screening.js';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
+import { afterRunWrites } from '../coordination/after-run.js';
 import { checkBudget, countRun } from '../coordination/budget.js';
+import { Escalation } from '../coordination/escalation.js';
 import { wantsLeases } from '../coordination/lease.js';
+import { Sweeper } from '../coordination/sweep.js';
 import type { Clock } from '../core/clock.js';
 import { ConfigError, ControlError, errorMessage } from '../core/errors.js';
 import { isFailure, isTerminal, type RunRecord, type Task } from '../core/types.js';
@@ -230,12 +233,22 @@ export class Engine {
   private readonly notifier: Notifier | undefined;
   /** Notifications being queued (`notify` returns before the store has them). */
   private readonly queueing = new Set<Promise<void>>();
+  /** Escalation on GitHub (with GitHub writes only): labels, comments, counts from other hosts. */
+  private readonly escalation: Escalation;
+  /** The periodic repair sweep (watch mode, with GitHub writes only); see src/coordination/sweep.ts. */
+  private readonly sweeper = new Sweeper();
 
   constructor(private readonly options: EngineOptions) {
     this.settings = options.settings;
     const { store, clock, log } = options;
     this.notifier = options.notifier ?? createNotifier(options.settings, options.env, { store, clock, log });
     this.teams = new TeamCache(() => options.clock.now());
+    this.escalation = new Escalation({
+      store: options.store,
+      settings: () => this.settings,
+      github: () => options.github(),
+      log: options.log,
+    });
     this.core = new SchedulerCore(this.limits());
     this.feeds = this.buildFeeds(options.settings, []);
     this.pollSignal = options.drainSignal
@@ -322,7 +335,7 @@ export class Engine {
     if (
       !this.githubWrites &&
       tokens &&
-      wantsGitHubWrites(this.settings.automations, this.settings.execution.lease_ttl)
+      wantsGitHubWrites(this.settings.automations, this.settings.execution)
     ) {
       const { store, clock, log, stopSignal } = this.options;
       const apiUrl = this.options.github().apiUrl;
@@ -411,6 +424,11 @@ export class Engine {
     pending: Pending,
     signal: AbortSignal,
   ): Promise<RunRecord | undefined> {
+    if (
+      deps.writes &&
+      (await this.escalation.gate(automation, task, pending.resume !== undefined)) === 'held'
+    )
+      return undefined;
     const budget = await checkBudget(
       this.options.store,
       this.settings,
@@ -664,6 +682,9 @@ export class Engine {
         const noted = cancel.signal.aborted ? await this.noteCancelled(finished) : finished;
         const counted = await countRun(this.options.store, this.settings, automation, task, noted);
         const run = await this.planNext(automation, task, counted);
+        // The reason of a stop is known only here: the result comment sent at the end is edited.
+        if (noted !== finished) await this.writes()?.resultChanged(automation, task, run);
+        await this.afterCounted(automation, task, run);
         // Every failed try notifies (a retry may never come: a one-shot run leaves it to the next).
         const event = runNotification(automation.id, run);
         if (event) this.notify(event);
@@ -704,6 +725,35 @@ export class Engine {
       });
     this.running.set(task.key, { task, automation, info, done, cancel });
     this.emitStatus();
+  }
+
+  /** Escalation and run-log writes of a counted run (only when GitHub writes are configured). */
+  private async afterCounted(automation: ResolvedAutomation, task: Task, run: RunRecord): Promise<void> {
+    const writes = this.writes();
+    if (!writes) return;
+    const { store, clock, log } = this.options;
+    await afterRunWrites(
+      { store, settings: this.settings, clock, log, writes, escalation: this.escalation },
+      automation,
+      task,
+      run,
+    );
+  }
+
+  /** The repair sweep, when due (watch mode, with GitHub writes only). */
+  private async maybeSweep(): Promise<void> {
+    const writes = this.writes();
+    if (!writes) return;
+    const { store, clock, log } = this.options;
+    await this.sweeper.maybeRun({
+      store,
+      settings: this.settings,
+      clock,
+      log,
+      queue: (w) => writes.queue(w),
+      signal: this.pollSignal,
+      ...(this.leases() ? { leases: this.leases()!.leases } : {}),
+    });
   }
 
   /** The agent started: for `once`, the item counts as handled from now on. */
@@ -1005,6 +1055,7 @@ export class Engine {
         this.options.log.warn({ error: errorMessage(error) }, 'Could not check the items of active tasks');
       });
       await this.maybeMaintain();
+      await this.maybeSweep();
       void this.githubWrites?.drain();
       const nextPoll = Math.min(
         ...this.feeds.filter((f) => !this.skips(f)).map((f) => f.nextPollAt),

@@ -1,13 +1,17 @@
 /**
  * What a run writes to GitHub, through the write queue (src/github/write-queue.ts). Strictly
- * opt-in: with no automation setting `result_comment = true` the engine builds none of this and
+ * opt-in: with none of the write keys (see `wantsGitHubWrites`) the engine builds none of this and
  * sends no write request.
  *
  * `result_comment`: one result comment per run on the item (issues and pull requests only), marked
  * `<!-- curupira:result run=<id> -->`; the same run reporting again (a resumed or recovered run)
- * edits that comment instead of posting another.
+ * edits that comment instead of posting another. Escalation, the run log and the repair sweep
+ * (src/coordination/) queue their writes through `forItem` and `queue`.
  */
-import type { AnyAutomation } from '../config/types.js';
+
+import type { AnyAutomation, Settings } from '../config/types.js';
+import { itemTextDigest } from '../coordination/budget.js';
+import { failuresMarker, predictFailures } from '../coordination/escalation.js';
 import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
 import { isFailure, type RunRecord, type Task } from '../core/types.js';
@@ -15,7 +19,7 @@ import { createGitHubClient, type GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
 import { type DrainResult, WriteQueue } from '../github/write-queue.js';
 import type { Logger } from '../log.js';
-import type { GitHubWrite, Store } from '../store/types.js';
+import type { GitHubWrite, Store, WriteInit } from '../store/types.js';
 
 /** Task types whose id is an issue or pull request number in `identity.repo`. */
 const ITEM_TASK_TYPES = new Set(['github-issues', 'github-pull-requests']);
@@ -32,21 +36,35 @@ export interface RunWrites {
     marker: string,
     body: string,
   ): Promise<void>;
+  /** The run's record changed after `finished` (the reason of a stop): its result comment is edited. */
+  resultChanged(automation: AnyAutomation, task: Task, run: RunRecord): Promise<void>;
+  /** Queues the writes of a task's item (escalation). Never throws. */
+  forItem(task: Task, run: RunRecord, writes: { marker: string; write: GitHubWrite }[]): Promise<void>;
+  /** Queues writes with their own target (the run log, the sweep's repairs). Never throws. */
+  queue(writes: readonly WriteInit[]): Promise<void>;
   /** Sends what is due now (one drain at a time: a second waits for the first). Never throws. */
   drain(): Promise<DrainResult | undefined>;
   /** Sends until nothing is pending (retries included), or until `signal` aborts. Never throws. */
   flush(signal?: AbortSignal): Promise<void>;
 }
 
-/** True when any automation asks for a GitHub write: only then does the engine build `RunWrites`. */
-export function wantsGitHubWrites(automations: readonly AnyAutomation[], settingsLeaseTtl?: string): boolean {
+/**
+ * True when any automation asks for a GitHub write: only then does the engine build `RunWrites`.
+ * `execution` carries the settings-wide defaults of `escalated_label`, `run_log` and `lease_ttl`.
+ */
+export function wantsGitHubWrites(
+  automations: readonly AnyAutomation[],
+  execution?: Pick<Settings['execution'], 'escalated_label' | 'run_log' | 'lease_ttl'>,
+): boolean {
   return automations.some(
     ({ config }) =>
       config.result_comment === true ||
-      (config.lease_ttl ?? settingsLeaseTtl) !== undefined ||
+      (config.lease_ttl ?? execution?.lease_ttl) !== undefined ||
       config.status_label !== undefined ||
       config.failed_label !== undefined ||
-      config.blocked_label !== undefined,
+      config.blocked_label !== undefined ||
+      (config.escalated_label ?? execution?.escalated_label) !== undefined ||
+      (config.run_log ?? execution?.run_log) === true,
   );
 }
 
@@ -78,14 +96,15 @@ export function resultMarker(runId: string): string {
   return `result run=${runId}`;
 }
 
-function duration(run: RunRecord): string | undefined {
-  if (!run.startedAt || !run.finishedAt) return undefined;
-  const seconds = Math.max(0, Math.round((Date.parse(run.finishedAt) - Date.parse(run.startedAt)) / 1000));
+/** How long a run took, from `from` (default its start) to its end: `42 s`, `2 min 5 s`. */
+export function runDuration(run: RunRecord, from = run.startedAt): string | undefined {
+  if (!from || !run.finishedAt) return undefined;
+  const seconds = Math.max(0, Math.round((Date.parse(run.finishedAt) - Date.parse(from)) / 1000));
   return seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
 }
 
 /** Text that came from elsewhere (reasons quote agents and items) goes in a code span, ticks removed. */
-function code(text: string): string {
+export function code(text: string): string {
   return `\`${text.replace(/`/g, "'").replace(/[\r\n]+/g, ' ')}\``;
 }
 
@@ -97,7 +116,7 @@ export function resultCommentBody(automation: AnyAutomation, run: RunRecord): st
   ];
   const rows: [string, string | undefined][] = [
     ['Reason', run.reason ? code(run.reason) : undefined],
-    ['Duration', duration(run)],
+    ['Duration', runDuration(run)],
     ['Branch', run.branch ? code(run.branch) : undefined],
     ['Commits', run.commits > 0 ? String(run.commits) : undefined],
     ['Kept worktree', run.worktreeKept && run.worktreePath ? code(run.worktreePath) : undefined],
@@ -160,14 +179,30 @@ export function createRunWrites(options: RunWritesOptions): RunWrites {
     ITEM_TASK_TYPES.has(task.identity.taskType) && /^\d+$/.test(task.identity.id)
       ? { repo: task.identity.repo, number: Number(task.identity.id) }
       : undefined;
-  const enqueue = async (task: Task, run: RunRecord, writes: { marker: string; write: GitHubWrite }[]) => {
-    const item = target(task);
-    if (!item || writes.length === 0) return;
+  const enqueueAll = async (writes: readonly WriteInit[]) => {
+    if (writes.length === 0) return;
     await quietly('queue GitHub writes', async () => {
-      for (const w of writes) await queue.enqueue({ ...item, runId: run.id, ...w });
+      for (const w of writes) await queue.enqueue(w);
     });
     // Sent in the background; a failure stays queued for the next drain or flush.
     void drain();
+  };
+  const enqueue = async (task: Task, run: RunRecord, writes: { marker: string; write: GitHubWrite }[]) => {
+    const item = target(task);
+    if (item) await enqueueAll(writes.map((w) => ({ ...item, runId: run.id, ...w })));
+  };
+  const resultWrite = async (
+    automation: AnyAutomation,
+    task: Task,
+    run: RunRecord,
+  ): Promise<{ marker: string; write: GitHubWrite }[]> => {
+    if (automation.config.result_comment !== true) return [];
+    // The failure count after this run travels with it, for other hosts (escalation.ts).
+    const failures = await quietly('count failures', () => predictFailures(options.store, task, run));
+    const hidden =
+      failures === undefined ? '' : `\n\n${failuresMarker(automation.id, failures, itemTextDigest(task))}`;
+    const body = `${resultCommentBody(automation, run)}${hidden}`;
+    return [{ marker: resultMarker(run.id), write: { kind: 'comment', body } }];
   };
   return {
     async started(automation, task, run) {
@@ -183,18 +218,18 @@ export function createRunWrites(options: RunWritesOptions): RunWrites {
     },
     async finished(automation, task, run) {
       const writes = exitLabelWrites(automation, run);
-      if (automation.config.result_comment === true) {
-        writes.push({
-          marker: resultMarker(run.id),
-          write: { kind: 'comment', body: resultCommentBody(automation, run) },
-        });
-      }
+      writes.push(...(await resultWrite(automation, task, run)));
       await enqueue(task, run, writes);
     },
     async queueEdit(item, runId, marker, body) {
       await queue.enqueue({ ...item, runId, marker, write: { kind: 'comment', body, editOnly: true } });
       void drain();
     },
+    async resultChanged(automation, task, run) {
+      await enqueue(task, run, await resultWrite(automation, task, run));
+    },
+    forItem: enqueue,
+    queue: enqueueAll,
     drain,
     async flush(signal) {
       await serial(async () => {

@@ -6,7 +6,9 @@
  * - Idempotent: each write carries a marker. A comment hides it as `<!-- curupira:MARKER -->`, and
  *   before creating one the queue reads the item's comments for that marker (only comments by the
  *   token's own account count), editing the one it finds instead of posting another. Labels are
- *   added and removed, and states set, which repeats harmlessly.
+ *   added and removed, and states set, which repeats harmlessly. `create-issue` (the run log) first
+ *   looks for an issue by the token's account holding its marker; writes `onIssueOf` it (number 0)
+ *   take that issue's number once it is created (the same queue order sends the create first).
  * - Retried: a failed attempt (5xx, network, rate limit) is tried again after a backoff — up to
  *   8 attempts over about 3 minutes (WRITE_BACKOFF_MS) — then marked `failed` for a later sweep.
  *   A refusal (4xx: the item is gone, no permission) fails at once.
@@ -50,6 +52,12 @@ export interface DrainResult {
   failed: number;
   /** Attempts that failed and were put back for a retry. */
   retried: number;
+}
+
+interface RestIssue {
+  number: number;
+  body?: string | null;
+  user: { login: string } | null;
 }
 
 interface RestComment {
@@ -112,7 +120,9 @@ export class WriteQueue {
   async enqueue(init: WriteInit): Promise<WriteRecord> {
     checkMarker(init.marker);
     const write: GitHubWrite =
-      init.write.kind === 'comment' ? { ...init.write, body: redact(init.write.body) } : init.write;
+      init.write.kind === 'comment' || init.write.kind === 'create-issue'
+        ? { ...init.write, body: redact(init.write.body) }
+        : init.write;
     const row = await this.#store.enqueueWrite({
       ...init,
       write,
@@ -234,12 +244,30 @@ export class WriteQueue {
     }
   }
 
-  /** Performs the write; returns the comment id for comments. */
-  async #send(write: WriteRecord): Promise<number | undefined> {
+  /**
+   * The write with its item number: a write `onIssueOf` a created issue takes that issue's number
+   * (the create is queued first under the same number 0, so it has normally gone out already).
+   */
+  async #target(write: WriteRecord): Promise<WriteRecord> {
+    const w = write.write;
+    const of = w.kind === 'comment' || w.kind === 'set-state' ? w.onIssueOf : undefined;
+    if (of === undefined || write.number > 0) return write;
+    const [created] = await this.#store.listWrites({ marker: of });
+    if (created?.status !== 'sent' || created.resultId === null) {
+      throw new Error(`the issue of write ${JSON.stringify(of)} is not created yet`);
+    }
+    return { ...write, number: created.resultId };
+  }
+
+  /** Performs the write; returns the comment id for comments, the issue number for issues. */
+  async #send(queued: WriteRecord): Promise<number | undefined> {
+    const write = await this.#target(queued);
     const w = write.write;
     switch (w.kind) {
       case 'comment':
         return this.#upsertComment(write, w.body, w.editOnly === true);
+      case 'create-issue':
+        return this.#createIssue(write, w);
       case 'add-labels':
         await this.#ensureLabels(write, w.labels);
         await this.#paced(() =>
@@ -280,6 +308,38 @@ export class WriteQueue {
       if (found) return found;
       if (comments.length < 100) return undefined;
     }
+  }
+
+  /** Creates the issue unless one by the token's account already holds this write's marker. */
+  async #createIssue(
+    write: WriteRecord,
+    issue: Extract<GitHubWrite, { kind: 'create-issue' }>,
+  ): Promise<number> {
+    const login = await this.#viewerLogin();
+    const body = commentBody(write.marker, issue.body);
+    const hidden = markerComment(write.marker);
+    const label = issue.labels[0]?.name;
+    const filter = `state=all&creator=${encodeURIComponent(login)}${label ? `&labels=${encodeURIComponent(label)}` : ''}`;
+    for (let page = 1; ; page += 1) {
+      const issues = await this.#client.rest<RestIssue[]>(
+        'GET',
+        `${repoPath(write)}/issues?${filter}&per_page=100&page=${page}`,
+      );
+      const found = issues.find(
+        (i) => i.user?.login.toLowerCase() === login.toLowerCase() && (i.body ?? '').includes(hidden),
+      );
+      if (found) return found.number;
+      if (issues.length < 100) break;
+    }
+    await this.#ensureLabels(write, issue.labels);
+    const created = await this.#paced(() =>
+      this.#client.rest<{ number: number }>('POST', `${repoPath(write)}/issues`, {
+        title: redact(issue.title),
+        body,
+        labels: issue.labels.map((l) => l.name),
+      }),
+    );
+    return created.number;
   }
 
   async #upsertComment(write: WriteRecord, text: string, editOnly: boolean): Promise<number | undefined> {

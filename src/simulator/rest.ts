@@ -11,6 +11,8 @@
  *   PATCH  /repos/{o}/{r}/issues/comments/{id}        { body } edits
  *   DELETE /repos/{o}/{r}/issues/comments/{id}        → 204
  *   GET    /repos/{o}/{r}/issues/{n}/timeline         labeled, unlabeled, closed, reopened, commented (actors)
+ *   GET    /repos/{o}/{r}/issues                      issues (state, labels, creator, per_page, page)
+ *   POST   /repos/{o}/{r}/issues                      { title, body?, labels? } → 201 (missing labels created)
  *   GET    /repos/{o}/{r}/issues/{n}                  issue (or pull request, as an issue)
  *   PATCH  /repos/{o}/{r}/issues/{n}                  title, body, state, state_reason, labels, assignees, milestone
  *   GET    /repos/{o}/{r}/issues/{n}/comments         comments (per_page, page, Link header)
@@ -22,7 +24,7 @@
  *
  * Anything else is GitHub's 404.
  */
-import type { components } from '@octokit/openapi-types';
+import type { components, operations } from '@octokit/openapi-types';
 import { HTML_BASE } from './resolvers.js';
 import type {
   IssuePatch,
@@ -513,6 +515,57 @@ function labelsRoute(request: RestRequest, repo: SimRepository, rest: string[]):
   return notFound();
 }
 
+/** What `POST /repos/{o}/{r}/issues` takes (the fields the simulator knows). */
+type CreateIssueBody = Pick<
+  operations['issues/create']['requestBody']['content']['application/json'],
+  'title' | 'body' | 'labels'
+>;
+type ListIssuesQuery = Pick<
+  NonNullable<operations['issues/list-for-repo']['parameters']['query']>,
+  'state' | 'labels' | 'creator'
+>;
+
+/** `/repos/{o}/{r}/issues`: list (issues only, newest first) and create. */
+function issuesRoute(request: RestRequest, repo: SimRepository): RestResponse {
+  const { world, method, apiUrl } = request;
+  if (method === 'GET') {
+    const query: ListIssuesQuery = {
+      state: (request.searchParams.get('state') ?? 'open') as ListIssuesQuery['state'],
+      labels: request.searchParams.get('labels') ?? '',
+      creator: request.searchParams.get('creator') ?? '',
+    };
+    const wanted = (query.labels ?? '').split(',').filter((l) => l !== '');
+    const items = [...repo.items.values()]
+      .filter((i) => i.__typename === 'Issue')
+      .filter((i) => query.state === 'all' || i.state === (query.state === 'closed' ? 'CLOSED' : 'OPEN'))
+      .filter((i) => !query.creator || i.author.toLowerCase() === query.creator.toLowerCase())
+      .filter((i) => wanted.every((l) => i.labels.some((h) => h.toLowerCase() === l.toLowerCase())))
+      .sort((a, b) => b.number - a.number);
+    const { page, headers } = paged(items, request);
+    return { status: 200, body: page.map((i) => issueJson(world, i, apiUrl)), headers };
+  }
+  if (method !== 'POST') return notFound();
+  const body = request.body as Partial<CreateIssueBody> | undefined;
+  if (typeof body?.title !== 'string' || body.title.trim() === '') {
+    return validationFailed('Issue', 'missing_field', 'title');
+  }
+  const labels = (body.labels ?? []).map((l) => (typeof l === 'string' ? l : (l.name ?? '')));
+  if (labels.some((l) => l === '')) return validationFailed('Issue', 'invalid', 'labels');
+  for (const name of labels)
+    if (!world.label(repo.nameWithOwner, name)) world.addLabel(repo.nameWithOwner, name);
+  const issue = world.addIssue(repo.nameWithOwner, {
+    title: body.title,
+    body: typeof body.body === 'string' ? body.body : '',
+    author: request.viewer.login,
+    labels,
+  });
+  return {
+    status: 201,
+    body: issueJson(world, issue, apiUrl),
+    headers: { location: `${apiUrl}/repos/${repo.nameWithOwner}/issues/${issue.number}` },
+  };
+}
+
 /** `/repos/{o}/{r}/issues/comments/{id}`: one comment, edited or deleted. */
 function commentRoute(request: RestRequest, repo: SimRepository, idText: string): RestResponse {
   const { world, method, apiUrl } = request;
@@ -571,6 +624,7 @@ export function handleRest(request: RestRequest): RestResponse {
   if (rest[0] === 'issues' && rest[1] === 'comments' && rest.length === 3) {
     return commentRoute(request, repo, rest[2]!);
   }
+  if (rest[0] === 'issues' && rest.length === 1) return issuesRoute(request, repo);
   if (rest[0] === 'issues' && rest.length >= 2) return issueRoute(request, repo, rest.slice(1));
   return notFound();
 }

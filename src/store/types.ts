@@ -170,6 +170,15 @@ export type GitHubWrite =
       readonly body: string;
       /** Only edit the marked comment: when none is there, nothing is posted (lease releases). */
       readonly editOnly?: boolean;
+      /** On the issue the `create-issue` write with this marker made (the record's `number` is 0). */
+      readonly onIssueOf?: string;
+    }
+  | {
+      readonly kind: 'create-issue';
+      readonly title: string;
+      /** Must hold no other write's marker; the queue appends this write's own. */
+      readonly body: string;
+      readonly labels: readonly { name: string; color?: string; description?: string }[];
     }
   | {
       readonly kind: 'add-labels';
@@ -181,6 +190,8 @@ export type GitHubWrite =
       readonly kind: 'set-state';
       readonly state: 'open' | 'closed';
       readonly stateReason?: 'completed' | 'not_planned' | 'reopened';
+      /** Of the issue the `create-issue` write with this marker made (the record's `number` is 0). */
+      readonly onIssueOf?: string;
     };
 
 export type WriteStatus = 'pending' | 'sent' | 'failed';
@@ -190,7 +201,7 @@ export interface WriteInit {
   marker: string;
   /** `owner/name`. */
   repo: string;
-  /** Issue or pull request number. */
+  /** Issue or pull request number; 0 for `create-issue` and for writes `onIssueOf` a created issue. */
   number: number;
   write: GitHubWrite;
   runId?: string | null;
@@ -211,7 +222,7 @@ export interface WriteRecord {
   /** When the next attempt may start (ISO 8601). */
   nextAttemptAt: string;
   lastError: string | null;
-  /** The comment's REST id, once known. */
+  /** The comment's REST id (an issue's number for `create-issue`), once known. */
   resultId: number | null;
   createdAt: string;
   sentAt: string | null;
@@ -289,6 +300,18 @@ export interface Store {
     textDigest: string;
     limit: number;
   }): Promise<ItemFailures>;
+  /**
+   * Raises a task's count to at least `failures` (another host's count, read from its result
+   * markers); never lowers it and never escalates by itself. Other text starts from `failures`.
+   */
+  raiseItemFailures(floor: {
+    taskKey: string;
+    automationId: string;
+    itemKey: string;
+    runId: string;
+    textDigest: string;
+    failures: number;
+  }): Promise<ItemFailures>;
   getItemFailures(taskKey: string): Promise<ItemFailures | undefined>;
   /** Escalated tasks, oldest escalation first. */
   listEscalations(): Promise<ItemFailures[]>;
@@ -340,8 +363,8 @@ export interface Store {
    * while an earlier write to the same item is still pending (each item's writes keep their order).
    */
   listDueWrites(dueBy: string, limit?: number): Promise<WriteRecord[]>;
-  /** Writes in queue order, optionally only those with a status or of a run. */
-  listWrites(filter?: { status?: WriteStatus; runId?: string }): Promise<WriteRecord[]>;
+  /** Writes in queue order, optionally only those with a status, of a run, or with a marker. */
+  listWrites(filter?: { status?: WriteStatus; runId?: string; marker?: string }): Promise<WriteRecord[]>;
   updateWrite(id: number, patch: WritePatch): Promise<WriteRecord>;
 
   /** Queues a notification; one that already has this key is left as it is. Returns the row. */

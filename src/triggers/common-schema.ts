@@ -131,6 +131,25 @@ export const automationBaseShape = {
     .describe(
       'Write to GitHub (opt-in): claim each issue or pull request before a run starts with a lease comment (automation, runner, run, expiry) valid this long (`1 hour`, `3 hours`, `30m`, `2d`, ISO 8601 `PT1H`); renewed at half-life while the run lasts and edited to its outcome when it ends. Another runner (or automation) seeing an unexpired lease skips the item. Default `[settings] lease_ttl`; with neither, no lease is written. See docs/coordination.md.',
     ),
+  escalated_label: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Write to GitHub (opt-in): a label (e.g. `agent:escalated`) put on the item when it reaches `max_item_failures`, with one comment mentioning `escalate_to`; this automation does not run the item again until a person removes the label (any host sees it). Default `[settings] escalated_label`; created with a description when missing (curupira extension).',
+    ),
+  escalate_to: z
+    .array(z.string().regex(/^@?[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)?$/, 'a GitHub login or org/team'))
+    .optional()
+    .describe(
+      'Who the escalation comment mentions: GitHub logins or `org/team` teams (with or without `@`). Default `[settings] escalate_to`; only written with an escalated label (curupira extension).',
+    ),
+  run_log: z
+    .boolean()
+    .optional()
+    .describe(
+      'Write to GitHub (opt-in): one issue labelled `agent:log` per `log_window_days` window in the automation’s repository, with one comment per finished run (run id, automation, item, outcome, duration); when a window ends a new log issue opens and the old one is closed. Default `[settings] run_log` (curupira extension).',
+    ),
 } as const;
 
 const AutomationBaseObject = z.object(automationBaseShape);

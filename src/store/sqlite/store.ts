@@ -516,6 +516,35 @@ export class SqliteStore implements Store {
     });
   }
 
+  raiseItemFailures(floor: Parameters<Store['raiseItemFailures']>[0]): Promise<ItemFailures> {
+    return this.#write(() => {
+      // Never lowers a count, never escalates: another host's count only raises the floor.
+      const row = this.#sql(
+        `INSERT INTO item_failures (task_key, automation_id, item_key, failures, text_digest, last_run_id,
+           escalated_at, notice_run_id, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, ?)
+         ON CONFLICT (task_key) DO UPDATE SET
+           failures = CASE WHEN item_failures.text_digest = excluded.text_digest
+             THEN max(item_failures.failures, excluded.failures) ELSE excluded.failures END,
+           escalated_at = CASE WHEN item_failures.text_digest = excluded.text_digest
+             THEN item_failures.escalated_at END,
+           notice_run_id = CASE WHEN item_failures.text_digest = excluded.text_digest
+             THEN item_failures.notice_run_id END,
+           text_digest = excluded.text_digest, updated_at = excluded.updated_at
+         RETURNING *`,
+      ).get(
+        floor.taskKey,
+        floor.automationId,
+        floor.itemKey,
+        floor.failures,
+        floor.textDigest,
+        floor.runId,
+        this.#iso(),
+      ) as ItemFailuresRow;
+      return itemFailuresFromRow(row);
+    });
+  }
+
   clearItemFailures(taskKey: string): Promise<boolean> {
     return this.#write(
       () => this.#sql('DELETE FROM item_failures WHERE task_key = ?').run(taskKey).changes > 0,
@@ -789,7 +818,7 @@ export class SqliteStore implements Store {
     return this.#read(() => writes.listDueWrites((s) => this.#sql(s), dueBy, limit));
   }
 
-  listWrites(filter: { status?: WriteStatus; runId?: string } = {}): Promise<WriteRecord[]> {
+  listWrites(filter: { status?: WriteStatus; runId?: string; marker?: string } = {}): Promise<WriteRecord[]> {
     return this.#read(() => writes.listWrites((s) => this.#sql(s), filter));
   }
 

@@ -69,7 +69,10 @@ export function listDueWrites(sql: Sql, dueBy: string, limit: number): WriteReco
   return rows.map(writeFromRow);
 }
 
-export function listWrites(sql: Sql, filter: { status?: WriteStatus; runId?: string }): WriteRecord[] {
+export function listWrites(
+  sql: Sql,
+  filter: { status?: WriteStatus; runId?: string; marker?: string },
+): WriteRecord[] {
   const where: string[] = [];
   const params: string[] = [];
   if (filter.status !== undefined) {
@@ -79,6 +82,10 @@ export function listWrites(sql: Sql, filter: { status?: WriteStatus; runId?: str
   if (filter.runId !== undefined) {
     where.push('run_id = ?');
     params.push(filter.runId);
+  }
+  if (filter.marker !== undefined) {
+    where.push('marker = ?');
+    params.push(filter.marker);
   }
   const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
   return (sql(`SELECT * FROM writes ${clause} ORDER BY id`).all(...params) as WriteRow[]).map(writeFromRow);
