@@ -10,6 +10,7 @@ import { checkBudget, countRun } from '../coordination/budget.js';
 import type { Clock } from '../core/clock.js';
 import { ConfigError, ControlError, errorMessage } from '../core/errors.js';
 import { isTerminal, type RunRecord, type Task } from '../core/types.js';
+import { createDeliveryDeps } from '../delivery/index.js';
 import type { GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
@@ -279,8 +280,10 @@ export class Engine {
 
   private executorDeps(onUpdate?: (run: RunRecord) => void): ExecutorDeps {
     const writes = this.writes();
+    const delivery = createDeliveryDeps(this.settings.automations, this.options);
     return {
       ...(writes ? { writes } : {}),
+      ...(delivery ? { delivery } : {}),
       execution: this.settings.execution,
       store: this.options.store,
       clock: this.options.clock,

@@ -11,6 +11,8 @@ import type { ExecutionSettings, ResolvedAutomation } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
 import type { RunRecord, RunStatus, ScreeningFinding, Task, Usage } from '../core/types.js';
+import { startCheckpoints } from '../delivery/checkpoints.js';
+import { type DeliveryDeps, deliverRun } from '../delivery/deliver.js';
 import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
 import { argvProblem, spawnAgent } from '../process/agent.js';
@@ -52,6 +54,8 @@ export interface ExecutorDeps {
   onUpdate?(run: RunRecord): void;
   /** Opt-in GitHub writes of finished runs (result comments); absent when no automation asks. */
   writes?: RunWrites;
+  /** Pushes and pull requests of automations with `deliver` (src/delivery/); absent when none has it. */
+  delivery?: DeliveryDeps;
 }
 
 export interface RunRequest {
@@ -406,6 +410,18 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
   }
   if (baseCommit === null) baseCommit = await headCommit(cwd).catch(() => null);
 
+  const checkpoints =
+    deps.delivery && automation.config.deliver && automation.config.push_checkpoints && worktree
+      ? startCheckpoints({
+          cwd,
+          remote: automation.repository.remote,
+          branch: worktree.branch,
+          intervalMs: automation.config.checkpoint_interval * 1000,
+          startedAt: baseCommit,
+          log,
+          ...(deps.delivery.tokens ? { tokens: deps.delivery.tokens } : {}),
+        })
+      : undefined;
   let result: Awaited<ReturnType<typeof spawnAgent>>;
   try {
     result = await spawnAgent({
@@ -429,6 +445,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     });
     onEvents(parser.end());
   } catch (error) {
+    await checkpoints?.stop();
     await writes;
     await forgetUnstartedSession();
     return finish(
@@ -437,6 +454,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
       (await cleanup()).patch,
     );
   }
+  await checkpoints?.stop();
   await writes;
 
   let status: RunStatus;
@@ -525,8 +543,7 @@ async function completeRun(
   input: CompletionInput,
 ): Promise<RunRecord> {
   const { store, log } = deps;
-  let { reason } = input;
-  const { status } = input;
+  let { reason, status } = input;
   if (status === 'succeeded') {
     await store.deleteSession(task.key);
   } else if (input.resumed && (status === 'failed' || status === 'timed_out')) {
@@ -544,9 +561,29 @@ async function completeRun(
   // Without a worktree HEAD is read here; a worktree's cleanup inspects it (before removing it).
   const check = input.checkNoChanges && input.baseCommit !== null;
   const mainHead = check && !input.worktree ? await headCommit(input.cwd).catch(() => null) : null;
+  let delivered = false;
+  if (
+    status === 'succeeded' &&
+    deps.delivery &&
+    automation.config.deliver &&
+    run.branch &&
+    run.worktreePath
+  ) {
+    const result = await deliverRun(deps.delivery, {
+      automation,
+      task,
+      run,
+      cwd: run.worktreePath,
+      branch: run.branch,
+    });
+    if (result.kind === 'failed') [status, reason] = ['failed', result.reason];
+    else if (result.kind === 'no-changes')
+      reason ??= 'no changes to deliver: the agent made no commit (nothing was pushed)';
+    else delivered = true;
+  }
   const cleaned = await input.cleanup();
   const head = !check ? null : input.worktree ? (cleaned.head ?? null) : mainHead;
-  if (head !== null && head === input.baseCommit) {
+  if (!delivered && head !== null && head === input.baseCommit) {
     const changed = input.worktree
       ? cleaned.patch.worktreeKept === true
       : await hasChanges(input.cwd).catch(() => true);

@@ -18,6 +18,10 @@ import type {
   CronState,
   ItemFailures,
   ItemMemoryEntry,
+  PullRequestInit,
+  PullRequestPatch,
+  PullRequestRecord,
+  PullRequestState,
   RunFilter,
   RunInit,
   RunPatch,
@@ -29,6 +33,7 @@ import type {
   WriteStatus,
 } from '../types.js';
 import { toStateError } from './errors.js';
+import * as pullRequests from './pull-requests.js';
 import { createRunIdGenerator, type RunIdGenerator } from './run-id.js';
 import { CALM_STATUSES, UNFINISHED_STATUSES } from './schema.js';
 import * as writes from './writes.js';
@@ -782,6 +787,24 @@ export class SqliteStore implements Store {
 
   updateWrite(id: number, patch: WritePatch): Promise<WriteRecord> {
     return this.#write(() => writes.updateWrite((s) => this.#sql(s), id, patch, this.path));
+  }
+
+  beginPullRequest(init: PullRequestInit): Promise<PullRequestRecord> {
+    return this.#write(() => pullRequests.beginPullRequest((s) => this.#sql(s), init, this.#iso()));
+  }
+
+  updatePullRequest(runId: string, patch: PullRequestPatch): Promise<PullRequestRecord> {
+    return this.#write(() =>
+      pullRequests.updatePullRequest((s) => this.#sql(s), runId, patch, this.#iso(), this.path),
+    );
+  }
+
+  getPullRequest(runId: string): Promise<PullRequestRecord | undefined> {
+    return this.#read(() => pullRequests.getPullRequest((s) => this.#sql(s), runId));
+  }
+
+  listPullRequests(filter: { states?: readonly PullRequestState[] } = {}): Promise<PullRequestRecord[]> {
+    return this.#read(() => pullRequests.listPullRequests((s) => this.#sql(s), filter));
   }
 
   getMeta(key: string): Promise<string | undefined> {

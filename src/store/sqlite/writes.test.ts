@@ -80,7 +80,9 @@ describe('the write queue table (migration 5)', () => {
     await store.close();
     const file = join(dir, 'state.sqlite3');
     const db = new Database(file);
-    db.exec('DROP TABLE IF EXISTS item_failures; DROP TABLE writes; PRAGMA user_version = 4;');
+    db.exec(
+      'DROP TABLE IF EXISTS item_failures; DROP TABLE IF EXISTS pull_requests; DROP TABLE writes; PRAGMA user_version = 4;',
+    );
     db.close();
     store = await openStore(file, { now: () => NOW });
     expect(await store.listWrites()).toEqual([]);
