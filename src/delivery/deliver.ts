@@ -62,6 +62,15 @@ export function wantsDelivery(automations: readonly { config: { deliver?: unknow
   return automations.some((a) => a.config.deliver !== undefined);
 }
 
+/**
+ * The open pull request curupira delivered for this task, if any: while it is open the item is not
+ * run again (a second run would cut a new branch beside the delivered one; following the pull
+ * request is the follow-up's work).
+ */
+export async function openDelivery(store: Store, taskKey: string): Promise<PullRequestRecord | undefined> {
+  return (await store.listPullRequests({ taskKey, states: ['open'] }))[0];
+}
+
 /** The branch the delivery compares with and the pull request merges into. */
 async function baseBranch(deps: DeliveryDeps, request: DeliveryRequest): Promise<string> {
   const { automation, task, cwd } = request;

@@ -6,7 +6,13 @@ import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
 import { type DeliveryDeps, wantsDelivery } from './deliver.js';
 
-export { type DeliveryDeps, type DeliveryResult, deliverRun, wantsDelivery } from './deliver.js';
+export {
+  type DeliveryDeps,
+  type DeliveryResult,
+  deliverRun,
+  openDelivery,
+  wantsDelivery,
+} from './deliver.js';
 
 interface DeliverySource {
   store: Store;

@@ -10,7 +10,7 @@ import { checkBudget, countRun } from '../coordination/budget.js';
 import type { Clock } from '../core/clock.js';
 import { ConfigError, ControlError, errorMessage } from '../core/errors.js';
 import { isTerminal, type RunRecord, type Task } from '../core/types.js';
-import { createDeliveryDeps } from '../delivery/index.js';
+import { createDeliveryDeps, openDelivery } from '../delivery/index.js';
 import type { GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
@@ -324,6 +324,16 @@ export class Engine {
     pending: Pending,
     signal: AbortSignal,
   ): Promise<RunRecord | undefined> {
+    const delivered = automation.config.deliver
+      ? await openDelivery(this.options.store, task.key)
+      : undefined;
+    if (delivered) {
+      this.options.log.info(
+        { automation: automation.id, id: task.item.id, pullRequest: delivered.number, run: delivered.runId },
+        'Its pull request is open: not run again until it is merged or closed',
+      );
+      return undefined;
+    }
     const budget = await checkBudget(
       this.options.store,
       this.settings,

@@ -246,6 +246,11 @@ export interface PullRequestRecord {
   updatedAt: string;
 }
 
+export interface PullRequestFilter {
+  states?: readonly PullRequestState[];
+  taskKey?: string;
+}
+
 export type PullRequestInit = Pick<
   PullRequestRecord,
   'runId' | 'automationId' | 'taskKey' | 'repo' | 'delivery' | 'headBranch'
@@ -338,8 +343,8 @@ export interface Store {
   /** Changes a delivery; `since` moves when the state changes. */
   updatePullRequest(runId: string, patch: PullRequestPatch): Promise<PullRequestRecord>;
   getPullRequest(runId: string): Promise<PullRequestRecord | undefined>;
-  /** Deliveries, oldest first, optionally only those in some states. */
-  listPullRequests(filter?: { states?: readonly PullRequestState[] }): Promise<PullRequestRecord[]>;
+  /** Deliveries, oldest first, optionally only those in some states or of one task. */
+  listPullRequests(filter?: PullRequestFilter): Promise<PullRequestRecord[]>;
 
   /** Small named values (baselines, filter hashes). */
   getMeta(key: string): Promise<string | undefined>;

@@ -1,7 +1,13 @@
 /** The `pull_requests` table (migration 9): each run's delivery and its pull request, for `SqliteStore`. */
 import type Database from 'better-sqlite3';
 import { StateError } from '../../core/errors.js';
-import type { PullRequestInit, PullRequestPatch, PullRequestRecord, PullRequestState } from '../types.js';
+import type {
+  PullRequestFilter,
+  PullRequestInit,
+  PullRequestPatch,
+  PullRequestRecord,
+  PullRequestState,
+} from '../types.js';
 
 interface PullRequestRow {
   run_id: string;
@@ -108,14 +114,18 @@ export function getPullRequest(sql: Sql, runId: string): PullRequestRecord | und
   return row ? fromRow(row) : undefined;
 }
 
-export function listPullRequests(
-  sql: Sql,
-  filter: { states?: readonly PullRequestState[] },
-): PullRequestRecord[] {
+export function listPullRequests(sql: Sql, filter: PullRequestFilter): PullRequestRecord[] {
   const states = filter.states ?? [];
-  const clause = states.length > 0 ? `WHERE state IN (${states.map(() => '?').join(', ')})` : '';
+  const where: string[] = [];
+  const params: string[] = [...states];
+  if (states.length > 0) where.push(`state IN (${states.map(() => '?').join(', ')})`);
+  if (filter.taskKey !== undefined) {
+    where.push('task_key = ?');
+    params.push(filter.taskKey);
+  }
+  const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
   const rows = sql(`SELECT * FROM pull_requests ${clause} ORDER BY created_at, run_id`).all(
-    ...states,
+    ...params,
   ) as PullRequestRow[];
   return rows.map(fromRow);
 }

@@ -18,6 +18,7 @@ import type {
   CronState,
   ItemFailures,
   ItemMemoryEntry,
+  PullRequestFilter,
   PullRequestInit,
   PullRequestPatch,
   PullRequestRecord,
@@ -803,7 +804,7 @@ export class SqliteStore implements Store {
     return this.#read(() => pullRequests.getPullRequest((s) => this.#sql(s), runId));
   }
 
-  listPullRequests(filter: { states?: readonly PullRequestState[] } = {}): Promise<PullRequestRecord[]> {
+  listPullRequests(filter: PullRequestFilter = {}): Promise<PullRequestRecord[]> {
     return this.#read(() => pullRequests.listPullRequests((s) => this.#sql(s), filter));
   }
 
