@@ -16,6 +16,7 @@ import {
   type Harness,
   issueAutomation,
   onlyRun,
+  runBuiltCli,
   TOKEN,
 } from '../helpers/harness.js';
 
@@ -107,6 +108,10 @@ describe('deliver = "pr"', () => {
     } finally {
       await store.close();
     }
+    // `runs show` names the pull request (the built CLI: `node scripts/build.mjs` first).
+    const shown = await runBuiltCli(['--config', h.settingsFile, 'runs', 'show', run.id], { env: h.env });
+    expect(shown.stdout).toMatch(/pull req\.: +#2 https:\/\/github\.com\/acme\/api\/pull\/2 open since /);
+    expect(shown.stdout).toContain(`pushed:      ${run.branch} at ${sha!.slice(0, 12)}`);
     // Merging the pull request in the simulator closes the issue it names.
     h.world.mergePullRequest('acme/api', 2);
     expect(h.world.issue('acme/api', 1)!.state).toBe('CLOSED');
