@@ -1303,7 +1303,11 @@ export class SimWorld {
 
   private loadRepo(repo: FixtureRepo): void {
     const name = repo.name;
-    this.addRepo(name, { defaultBranch: repo.defaultBranch, private: repo.private === true });
+    this.addRepo(name, {
+      defaultBranch: repo.defaultBranch,
+      private: repo.private === true,
+      ...(repo.gitDir === undefined ? {} : { gitDir: repo.gitDir }),
+    });
     for (const labelInput of repo.labels ?? []) {
       const label = typeof labelInput === 'string' ? { name: labelInput } : labelInput;
       this.addLabel(name, label.name, { color: label.color, description: label.description });
