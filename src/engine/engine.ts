@@ -10,8 +10,10 @@ import { checkBudget, countRun } from '../coordination/budget.js';
 import type { Clock } from '../core/clock.js';
 import { ConfigError, ControlError, errorMessage } from '../core/errors.js';
 import { isTerminal, type RunRecord, type Task } from '../core/types.js';
+import { createFollower, DEFAULT_FOLLOW_INTERVAL_SECONDS } from '../delivery/follow.js';
 import { createDeliveryDeps, openDelivery } from '../delivery/index.js';
 import type { GitHubClient } from '../github/client.js';
+import { createGitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
 import { groupsOfRun, processWorksIn, terminateGroup } from '../process/process-group.js';
@@ -185,6 +187,8 @@ export class Engine {
   private readonly escalated = new Map<string, string>();
   /** Opt-in GitHub writes, built the first time an automation asks for one (run-writes.ts). */
   private githubWrites: RunWrites | undefined;
+  /** Follows delivered pull requests (src/delivery/follow.ts), built on the first sweep that has any. */
+  private follower: ReturnType<typeof createFollower> | undefined;
 
   constructor(private readonly options: EngineOptions) {
     this.settings = options.settings;
@@ -276,6 +280,33 @@ export class Engine {
       this.githubWrites = createRunWrites({ store, apiUrl, tokens, clock, log, signal: stopSignal });
     }
     return this.githubWrites;
+  }
+
+  /** Watch mode: reads the delivered pull requests still open, each at most once per `follow_interval`. */
+  private async followPullRequests(): Promise<void> {
+    const { tokens } = this.options;
+    const following = this.settings.automations.filter((a) => a.config.deliver === 'pr');
+    if (!tokens || following.length === 0) return;
+    const { store, clock, log, stopSignal } = this.options;
+    this.follower ??= createFollower({
+      store,
+      clock,
+      log,
+      github: createGitHubClient({
+        apiUrl: this.options.github().apiUrl,
+        tokens,
+        clock,
+        log,
+        maxAttempts: 1,
+        signal: stopSignal,
+      }),
+      intervalSeconds: (id) =>
+        this.settings.automations.find((a) => a.id === id)?.config.follow_interval ??
+        DEFAULT_FOLLOW_INTERVAL_SECONDS,
+    });
+    await this.follower.sweep().catch((error: unknown) => {
+      log.warn({ error: errorMessage(error) }, 'Could not follow the delivered pull requests');
+    });
   }
 
   private executorDeps(onUpdate?: (run: RunRecord) => void): ExecutorDeps {
@@ -761,6 +792,7 @@ export class Engine {
         this.options.log.warn({ error: errorMessage(error) }, 'Could not check the items of active tasks');
       });
       await this.maybeMaintain();
+      await this.followPullRequests();
       void this.githubWrites?.drain();
       const nextPoll = Math.min(
         ...this.feeds.filter((f) => !this.skips(f)).map((f) => f.nextPollAt),

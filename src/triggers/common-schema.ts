@@ -146,6 +146,15 @@ export const automationBaseShape = {
     .max(86_400)
     .default(60)
     .describe('Seconds between two checkpoint pushes (`push_checkpoints = true`); default 60.'),
+  follow_interval: z
+    .number()
+    .int()
+    .min(10)
+    .max(86_400)
+    .default(300)
+    .describe(
+      'With `deliver = "pr"` and `curupira run --watch` (or `serve`): seconds between two reads of each delivered pull request still open; default 300 (5 minutes). Merged → the run’s reason says so and the issue is closed as completed if GitHub did not; closed unmerged → needs a person, with one comment on the pull request.',
+    ),
 } as const;
 
 const AutomationBaseObject = z.object(automationBaseShape);
