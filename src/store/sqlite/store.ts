@@ -22,7 +22,6 @@ import type {
   PullRequestInit,
   PullRequestPatch,
   PullRequestRecord,
-  PullRequestState,
   RunFilter,
   RunInit,
   RunPatch,
