@@ -11,7 +11,7 @@ import { maxAttempts } from '../engine/retry.js';
 import { pendingNote } from '../engine/unattended.js';
 import { connectDaemon } from '../server/client.js';
 import { openStore } from '../store/index.js';
-import type { Allowance, Store } from '../store/types.js';
+import type { Allowance, PullRequestRecord, Store } from '../store/types.js';
 import { EXIT } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
 import { type GlobalOptions, setExitCode } from './program.js';
@@ -55,10 +55,29 @@ export function screeningLines(run: RunRecord, allowances: readonly Allowance[] 
   return lines;
 }
 
+/** The run's delivery: the pushed branch and its pull request (number, URL, state, since when). */
+export function deliveryLines(delivery: PullRequestRecord | undefined): string[] {
+  if (!delivery) return [];
+  const sha = delivery.headSha ? ` at ${delivery.headSha.slice(0, 12)}` : '';
+  const lines = [
+    `  pushed:      ${delivery.headBranch}${sha} (${delivery.delivery === 'pr' ? 'pull request' : 'branch only'})`,
+  ];
+  if (delivery.number !== null) {
+    lines.push(
+      `  pull req.:   #${delivery.number} ${delivery.url ?? ''} ${delivery.state} since ${delivery.since}${delivery.adopted ? ' (adopted)' : ''}`,
+    );
+  } else if (delivery.delivery === 'pr') {
+    lines.push(`  pull req.:   not opened yet (${delivery.state} since ${delivery.since})`);
+  }
+  if (delivery.detail) lines.push(`  delivery:    ${delivery.detail}`);
+  return lines;
+}
+
 export function runLines(
   run: RunRecord,
   transcript: string[] | undefined,
   allowances: readonly Allowance[] = [],
+  delivery?: PullRequestRecord,
 ): string[] {
   const lines = [
     `run ${run.id}`,
@@ -93,6 +112,7 @@ export function runLines(
       }`,
     );
   }
+  lines.push(...deliveryLines(delivery));
   if (run.transcriptPath) lines.push(`  transcript:  ${run.transcriptPath}`);
   if (run.prompt) {
     lines.push(
@@ -279,7 +299,8 @@ export function registerRuns(program: Command, io: CliIo, globals: () => GlobalO
             ? renderTranscriptFile(run.provider, run.transcriptPath)
             : undefined;
         const allowances = await store.listAllowances({ runId: run.id });
-        for (const line of runLines(run, transcript, allowances)) writeLine(io.stdout, line);
+        const delivery = await store.getPullRequest(run.id).catch(() => undefined);
+        for (const line of runLines(run, transcript, allowances, delivery)) writeLine(io.stdout, line);
       } finally {
         await store.close();
       }

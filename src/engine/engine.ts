@@ -14,6 +14,8 @@ import { Sweeper } from '../coordination/sweep.js';
 import type { Clock } from '../core/clock.js';
 import { ConfigError, ControlError, errorMessage } from '../core/errors.js';
 import { isFailure, isTerminal, type RunRecord, type Task } from '../core/types.js';
+import { createFollower, DEFAULT_FOLLOW_INTERVAL_SECONDS } from '../delivery/follow.js';
+import { createDeliveryDeps, openDelivery } from '../delivery/index.js';
 import { createGitHubClient, type GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
@@ -237,6 +239,8 @@ export class Engine {
   private readonly escalation: Escalation;
   /** The periodic repair sweep (watch mode, with GitHub writes only); see src/coordination/sweep.ts. */
   private readonly sweeper = new Sweeper();
+  /** Follows delivered pull requests (src/delivery/follow.ts), built on the first sweep that has any. */
+  private follower: ReturnType<typeof createFollower> | undefined;
 
   constructor(private readonly options: EngineOptions) {
     this.settings = options.settings;
@@ -378,11 +382,40 @@ export class Engine {
     return this.leaseHooks;
   }
 
+  /** Watch mode: reads the delivered pull requests still open, each at most once per `follow_interval`. */
+  private async followPullRequests(): Promise<void> {
+    const { tokens } = this.options;
+    const following = this.settings.automations.filter((a) => a.config.deliver === 'pr');
+    if (!tokens || following.length === 0) return;
+    const { store, clock, log, stopSignal } = this.options;
+    this.follower ??= createFollower({
+      store,
+      clock,
+      log,
+      github: createGitHubClient({
+        apiUrl: this.options.github().apiUrl,
+        tokens,
+        clock,
+        log,
+        maxAttempts: 1,
+        signal: stopSignal,
+      }),
+      intervalSeconds: (id) =>
+        this.settings.automations.find((a) => a.id === id)?.config.follow_interval ??
+        DEFAULT_FOLLOW_INTERVAL_SECONDS,
+    });
+    await this.follower.sweep().catch((error: unknown) => {
+      log.warn({ error: errorMessage(error) }, 'Could not follow the delivered pull requests');
+    });
+  }
+
   private executorDeps(onUpdate?: (run: RunRecord) => void): ExecutorDeps {
     const writes = this.writes();
     const leases = this.leases();
+    const delivery = createDeliveryDeps(this.settings.automations, this.options);
     return {
       ...(writes ? { writes } : {}),
+      ...(delivery ? { delivery } : {}),
       ...(leases ? { claim: (automation, task, run) => leases.claim(automation, task, run) } : {}),
       execution: this.settings.execution,
       store: this.options.store,
@@ -429,6 +462,16 @@ export class Engine {
       (await this.escalation.gate(automation, task, pending.resume !== undefined)) === 'held'
     )
       return undefined;
+    const delivered = automation.config.deliver
+      ? await openDelivery(this.options.store, task.key)
+      : undefined;
+    if (delivered) {
+      this.options.log.info(
+        { automation: automation.id, id: task.item.id, pullRequest: delivered.number, run: delivered.runId },
+        'Its pull request is open: not run again until it is merged or closed',
+      );
+      return undefined;
+    }
     const budget = await checkBudget(
       this.options.store,
       this.settings,
@@ -1056,6 +1099,7 @@ export class Engine {
       });
       await this.maybeMaintain();
       await this.maybeSweep();
+      await this.followPullRequests();
       void this.githubWrites?.drain();
       const nextPoll = Math.min(
         ...this.feeds.filter((f) => !this.skips(f)).map((f) => f.nextPollAt),

@@ -19,6 +19,8 @@ import {
   type Task,
   type Usage,
 } from '../core/types.js';
+import { startCheckpoints } from '../delivery/checkpoints.js';
+import { type DeliveryDeps, deliverRun } from '../delivery/deliver.js';
 import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
 import { argvProblem, spawnAgent } from '../process/agent.js';
@@ -66,6 +68,8 @@ export interface ExecutorDeps {
    * agent never starts before it resolves `held`. Absent: nothing is claimed.
    */
   claim?(automation: ResolvedAutomation, task: Task, run: RunRecord): Promise<Claim>;
+  /** Pushes and pull requests of automations with `deliver` (src/delivery/); absent when none has it. */
+  delivery?: DeliveryDeps;
 }
 
 /** What a claim said: nothing to claim, the item is ours until `release`, or not ours (skipped). */
@@ -444,6 +448,18 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
 
   // A quiet agent is stopped like a timed-out one (stall.ts), and its run recorded as `stalled`.
   const stall = watchForStall(clock, stallTimeoutMs(deps.execution, automation));
+  const checkpoints =
+    deps.delivery && automation.config.deliver && automation.config.push_checkpoints && worktree
+      ? startCheckpoints({
+          cwd,
+          remote: automation.repository.remote,
+          branch: worktree.branch,
+          intervalMs: automation.config.checkpoint_interval * 1000,
+          startedAt: baseCommit,
+          log,
+          ...(deps.delivery.tokens ? { tokens: deps.delivery.tokens } : {}),
+        })
+      : undefined;
   let result: Awaited<ReturnType<typeof spawnAgent>>;
   try {
     result = await spawnAgent({
@@ -472,6 +488,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     onEvents(parser.end());
   } catch (error) {
     stall.stop();
+    await checkpoints?.stop();
     await writes;
     await forgetUnstartedSession();
     return finish(
@@ -481,6 +498,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     );
   }
   stall.stop();
+  await checkpoints?.stop();
   await writes;
 
   let status: RunStatus;
@@ -585,8 +603,7 @@ async function completeRun(
   input: CompletionInput,
 ): Promise<RunRecord> {
   const { store, log } = deps;
-  let { reason } = input;
-  const { status } = input;
+  let { reason, status } = input;
   if (status === 'succeeded') {
     await store.deleteSession(task.key);
   } else if (input.resumed && isFailure(status)) {
@@ -604,9 +621,29 @@ async function completeRun(
   // Without a worktree HEAD is read here; a worktree's cleanup inspects it (before removing it).
   const check = input.checkNoChanges && input.baseCommit !== null;
   const mainHead = check && !input.worktree ? await headCommit(input.cwd).catch(() => null) : null;
+  let delivered = false;
+  if (
+    status === 'succeeded' &&
+    deps.delivery &&
+    automation.config.deliver &&
+    run.branch &&
+    run.worktreePath
+  ) {
+    const result = await deliverRun(deps.delivery, {
+      automation,
+      task,
+      run,
+      cwd: run.worktreePath,
+      branch: run.branch,
+    });
+    if (result.kind === 'failed') [status, reason] = ['failed', result.reason];
+    else if (result.kind === 'no-changes')
+      reason ??= 'no changes to deliver: the agent made no commit (nothing was pushed)';
+    else delivered = true;
+  }
   const cleaned = await input.cleanup();
   const head = !check ? null : input.worktree ? (cleaned.head ?? null) : mainHead;
-  if (head !== null && head === input.baseCommit) {
+  if (!delivered && head !== null && head === input.baseCommit) {
     const changed = input.worktree
       ? cleaned.patch.worktreeKept === true
       : await hasChanges(input.cwd).catch(() => true);

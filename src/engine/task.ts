@@ -73,7 +73,8 @@ function withoutNul(value: FieldValue): FieldValue {
   return value;
 }
 
-function rawPromptContext(automation: ResolvedAutomation, task: Task): Record<string, FieldValue> {
+/** The prompt fields as the item has them, unfenced (for text curupira itself writes, like a pull request). */
+export function rawPromptContext(automation: ResolvedAutomation, task: Task): Record<string, FieldValue> {
   const context = rawFields(automation, task);
   for (const [key, value] of Object.entries(context)) context[key] = withoutNul(value);
   return context;

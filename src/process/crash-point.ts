@@ -4,7 +4,12 @@
  * a power cut or `kill -9` brings, at a step a test could not otherwise hit reliably. Without the
  * variable this does nothing.
  */
-export type CrashPoint = 'agent-exited' | 'write-enqueued' | 'write-posted';
+export type CrashPoint =
+  | 'agent-exited'
+  | 'write-enqueued'
+  | 'write-posted'
+  | 'delivery-pushed'
+  | 'delivery-pr-opened';
 
 export function crashPoint(name: CrashPoint): void {
   if (process.env.CURUPIRA_TEST_CRASH_AT !== name) return;

@@ -90,6 +90,13 @@ const Repo = z.strictObject({
     .regex(/^[^/\s]+\/[^/\s]+$/)
     .describe('Required: `owner/name`.'),
   defaultBranch: z.string().optional().describe('Default `main`.'),
+  gitDir: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Path of a local bare repository backing this one: pushes to it are real pushes, and pull requests read their head, base and diff from it with git.',
+    ),
   private: z.boolean().optional(),
   labels: z.array(Label).optional(),
   milestones: z

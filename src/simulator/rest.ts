@@ -21,10 +21,12 @@
  *   POST   /repos/{o}/{r}/issues/{n}/labels           { labels: [...] } adds (creating missing labels)
  *   PUT    /repos/{o}/{r}/issues/{n}/labels           { labels: [...] } replaces
  *   DELETE /repos/{o}/{r}/issues/{n}/labels/{name}    removes; 404 "Label does not exist"
+ *   GET, POST /repos/{o}/{r}/pulls, GET, PATCH /repos/{o}/{r}/pulls/{n}   see pulls.ts
  *
  * Anything else is GitHub's 404.
  */
 import type { components, operations } from '@octokit/openapi-types';
+import { pullsRoute } from './pulls.js';
 import { HTML_BASE } from './resolvers.js';
 import type {
   IssuePatch,
@@ -621,6 +623,7 @@ export function handleRest(request: RestRequest): RestResponse {
   if (rest.length === 0)
     return method === 'GET' ? { status: 200, body: repoJson(world, repo, apiUrl) } : notFound();
   if (rest[0] === 'labels') return labelsRoute(request, repo, rest);
+  if (rest[0] === 'pulls') return pullsRoute(request, repo, rest.slice(1));
   if (rest[0] === 'issues' && rest[1] === 'comments' && rest.length === 3) {
     return commentRoute(request, repo, rest[2]!);
   }

@@ -11,6 +11,8 @@
  *   POST   /_simulator/issues           { repo, title, body?, labels?, assignees?, author?, … } → 201
  *   POST   /_simulator/issues/close     { repo, number, stateReason? }
  *   POST   /_simulator/pull-requests    { repo, title, … } → 201
+ *   POST   /_simulator/pull-requests/merge  { repo, number } marks it merged (closing its issues)
+ *   POST   /_simulator/pull-requests/close  { repo, number } closes it unmerged
  *   POST   /_simulator/comments         { repo, number, body, author? } → 201
  *   POST   /_simulator/tokens           { token, login }
  *   POST   /_simulator/rate-limit       { resource: "graphql" | "core", limit?, used? } for the token's user
@@ -371,6 +373,15 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         case 'POST /_simulator/pull-requests': {
           const pr = world.addPullRequest(String(record.repo), record as unknown as PullRequestInput);
           send(res, 201, { number: pr.number, id: pr.id, title: pr.title, state: pr.state });
+          return;
+        }
+        case 'POST /_simulator/pull-requests/merge':
+        case 'POST /_simulator/pull-requests/close': {
+          const merge = route.endsWith('/merge');
+          const repo = String(record.repo);
+          const number = Number(record.number);
+          const pr = merge ? world.mergePullRequest(repo, number) : world.closePullRequest(repo, number);
+          send(res, 200, { number: pr.number, state: pr.state, mergedAt: pr.mergedAt });
           return;
         }
         case 'POST /_simulator/comments': {

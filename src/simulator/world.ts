@@ -241,6 +241,11 @@ export interface SimRepository {
   readonly milestones: SimMilestone[];
   readonly items: Map<number, SimIssueOrPullRequest>;
   nextNumber: number;
+  /**
+   * A local bare repository backing this one (a test helper or the fixture's `gitDir` gives its
+   * path): pushes to it are real pushes, and pull requests read their head and base from it.
+   */
+  gitDir?: string;
 }
 
 export interface SimStatusOption {
@@ -610,10 +615,16 @@ export class SimWorld {
 
   // ── repositories, labels, milestones ───────────────────────────────────────────────────────
 
-  addRepo(nameWithOwner: string, options: { defaultBranch?: string; private?: boolean } = {}): SimRepository {
+  addRepo(
+    nameWithOwner: string,
+    options: { defaultBranch?: string; private?: boolean; gitDir?: string } = {},
+  ): SimRepository {
     const { owner, name } = parseRepoName(nameWithOwner);
     const existing = this.repos.get(`${owner}/${name}`.toLowerCase());
-    if (existing) return existing;
+    if (existing) {
+      if (options.gitDir !== undefined) existing.gitDir = options.gitDir;
+      return existing;
+    }
     if (!this.actor(owner) && !this.organization(owner)) this.addOrganization(owner);
     const created = this.timestamp();
     const repo = this.register<SimRepository>('Repository', (id, databaseId) => ({
@@ -631,6 +642,7 @@ export class SimWorld {
       milestones: [],
       items: new Map(),
       nextNumber: 1,
+      ...(options.gitDir === undefined ? {} : { gitDir: options.gitDir }),
     }));
     this.repos.set(repo.nameWithOwner.toLowerCase(), repo);
     return repo;
@@ -1291,7 +1303,11 @@ export class SimWorld {
 
   private loadRepo(repo: FixtureRepo): void {
     const name = repo.name;
-    this.addRepo(name, { defaultBranch: repo.defaultBranch, private: repo.private === true });
+    this.addRepo(name, {
+      defaultBranch: repo.defaultBranch,
+      private: repo.private === true,
+      ...(repo.gitDir === undefined ? {} : { gitDir: repo.gitDir }),
+    });
     for (const labelInput of repo.labels ?? []) {
       const label = typeof labelInput === 'string' ? { name: labelInput } : labelInput;
       this.addLabel(name, label.name, { color: label.color, description: label.description });

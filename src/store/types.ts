@@ -277,6 +277,51 @@ export interface NotificationPatch {
   sentAt?: string | null;
 }
 
+/**
+ * Where a delivery stands (migration 9). `pushing` until the branch is on the remote, `pushed` until
+ * its pull request is known (a `branch` delivery stops there); then the pull request's own state.
+ */
+export type PullRequestState = 'pushing' | 'pushed' | 'open' | 'merged' | 'closed' | 'needs_human' | 'failed';
+
+/** A run's delivery: its pushed branch and the pull request curupira opened or adopted (a "gate"). */
+export interface PullRequestRecord {
+  runId: string;
+  automationId: string;
+  taskKey: string;
+  /** `owner/name` the pull request lives in. */
+  repo: string;
+  delivery: 'pr' | 'branch';
+  headBranch: string;
+  /** The commit pushed last. */
+  headSha: string | null;
+  baseBranch: string | null;
+  number: number | null;
+  url: string | null;
+  /** True when the pull request was already open (opened by the agent or a person) and curupira adopted it. */
+  adopted: boolean;
+  state: PullRequestState;
+  /** A word on the state (the push error, who closed it…). */
+  detail: string | null;
+  /** When `state` last changed. */
+  since: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface PullRequestFilter {
+  states?: readonly PullRequestState[];
+  taskKey?: string;
+}
+
+export type PullRequestInit = Pick<
+  PullRequestRecord,
+  'runId' | 'automationId' | 'taskKey' | 'repo' | 'delivery' | 'headBranch'
+>;
+
+export type PullRequestPatch = Partial<
+  Pick<PullRequestRecord, 'headSha' | 'baseBranch' | 'number' | 'url' | 'adopted' | 'state' | 'detail'>
+>;
+
 export interface Store {
   /** Absolute path of the database file. */
   readonly path: string;
@@ -379,6 +424,13 @@ export interface Store {
    * Ids received before `pruneBefore` (ISO 8601) are forgotten in the same step.
    */
   recordWebhookDelivery(delivery: { id: string; event: string; pruneBefore: string }): Promise<boolean>;
+  /** Records a run's delivery (state `pushing`), or returns the one already recorded for the run. */
+  beginPullRequest(init: PullRequestInit): Promise<PullRequestRecord>;
+  /** Changes a delivery; `since` moves when the state changes. */
+  updatePullRequest(runId: string, patch: PullRequestPatch): Promise<PullRequestRecord>;
+  getPullRequest(runId: string): Promise<PullRequestRecord | undefined>;
+  /** Deliveries, oldest first, optionally only those in some states or of one task. */
+  listPullRequests(filter?: PullRequestFilter): Promise<PullRequestRecord[]>;
 
   /** Small named values (baselines, filter hashes). */
   getMeta(key: string): Promise<string | undefined>;

@@ -150,6 +150,61 @@ export const automationBaseShape = {
     .describe(
       'Write to GitHub (opt-in): one issue labelled `agent:log` per `log_window_days` window in the automation’s repository, with one comment per finished run (run id, automation, item, outcome, duration); when a window ends a new log issue opens and the old one is closed. Default `[settings] run_log` (curupira extension).',
     ),
+  deliver: z
+    .enum(['pr', 'branch'])
+    .optional()
+    .describe(
+      'Write to GitHub (opt-in): what happens to the agent’s commits when a run succeeds. `branch` pushes the run’s branch to the repository’s remote (never forced; an https remote gets the token through an in-memory credential helper, never a URL, file or the agent’s environment); `pr` pushes it and opens a pull request (or adopts the one already open for the branch). Unset: the branch stays local (the default). A run with nothing to push opens nothing and ends `succeeded` with `no changes`. See docs/pull-requests.md.',
+    ),
+  pr_draft: z
+    .boolean()
+    .default(true)
+    .describe(
+      'With `deliver = "pr"`: open the pull request as a draft (default) or, with `false`, ready for review. (Named `pr_draft` because `draft` is the pull-request trigger’s filter.)',
+    ),
+  pr_title: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'With `deliver = "pr"`: the pull request title, a template like `prompt` (`${…}` or Jinja) over the item’s fields plus `run_id`, `branch` and `commits`; default the item’s title (`${task_title}`).',
+    ),
+  pr_body: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'With `deliver = "pr"`: the pull request body, a template like `pr_title` (also `closes`, `summary` and `transcript`); default `Closes #N` (issues), a short run summary and the `curupira runs show` command for the transcript. Redacted before it is sent.',
+    ),
+  pr_base_branch: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'With `deliver = "pr"`: the branch the pull request merges into; default the repository’s default branch.',
+    ),
+  push_checkpoints: z
+    .boolean()
+    .default(false)
+    .describe(
+      'With `deliver`: while the agent runs, push its branch each `checkpoint_interval` seconds when HEAD moved, so a dead machine loses no commit (never forced).',
+    ),
+  checkpoint_interval: z
+    .number()
+    .int()
+    .min(1)
+    .max(86_400)
+    .default(60)
+    .describe('Seconds between two checkpoint pushes (`push_checkpoints = true`); default 60.'),
+  follow_interval: z
+    .number()
+    .int()
+    .min(10)
+    .max(86_400)
+    .default(300)
+    .describe(
+      'With `deliver = "pr"` and `curupira run --watch` (or `serve`): seconds between two reads of each delivered pull request still open; default 300 (5 minutes). Merged → the run’s reason says so and the issue is closed as completed if GitHub did not; closed unmerged → needs a person, with one comment on the pull request.',
+    ),
 } as const;
 
 const AutomationBaseObject = z.object(automationBaseShape);

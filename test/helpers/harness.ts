@@ -175,7 +175,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   });
   const dir = origin.dir;
   const world = new SimWorld();
-  world.addRepo('acme/api');
+  world.addRepo('acme/api', { gitDir: origin.url });
   world.addUser('octocat');
   world.addToken(TOKEN, 'octocat');
   world.addLabel('acme/api', 'agent-ready');

@@ -89,7 +89,7 @@ describe('screening records in the SQLite store (migration 4)', () => {
     await store.close();
     const file = join(dir, 'state.sqlite3');
     const db = new Database(file);
-    db.exec(`DROP INDEX IF EXISTS runs_retry_due; ALTER TABLE runs DROP COLUMN attempt; ALTER TABLE runs DROP COLUMN retry_at; DROP TABLE IF EXISTS item_failures; DROP TABLE IF EXISTS writes; DROP TABLE allowances; DROP INDEX runs_blocked_by_task;
+    db.exec(`DROP TABLE IF EXISTS pull_requests; DROP INDEX IF EXISTS runs_retry_due; ALTER TABLE runs DROP COLUMN attempt; ALTER TABLE runs DROP COLUMN retry_at; DROP TABLE IF EXISTS item_failures; DROP TABLE IF EXISTS writes; DROP TABLE allowances; DROP INDEX runs_blocked_by_task;
       ALTER TABLE runs DROP COLUMN screening_findings; ALTER TABLE runs DROP COLUMN screening_reason;
       ALTER TABLE runs DROP COLUMN screened_digest; PRAGMA user_version = 3;`);
     db.close();

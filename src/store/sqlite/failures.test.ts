@@ -80,7 +80,7 @@ describe('item failures (the local failure budget)', () => {
     const db = new Database(file);
     // Newer migrations (the retries columns) are undone too; the notification tables are created only if missing.
     db.exec(
-      `${'DROP INDEX IF EXISTS runs_retry_due; ALTER TABLE runs DROP COLUMN attempt; ALTER TABLE runs DROP COLUMN retry_at; '}DROP TABLE item_failures; PRAGMA user_version = ${version};`,
+      `${'DROP TABLE IF EXISTS pull_requests; DROP INDEX IF EXISTS runs_retry_due; ALTER TABLE runs DROP COLUMN attempt; ALTER TABLE runs DROP COLUMN retry_at; '}DROP TABLE item_failures; PRAGMA user_version = ${version};`,
     );
     db.close();
     store = await openStore(file, { now: () => now });

@@ -202,6 +202,31 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT, WITHOUT ROWID;
   CREATE INDEX IF NOT EXISTS webhook_deliveries_by_time ON webhook_deliveries (received_at);
   `,
+  // 9 (issue 13; after the retries and notifications migrations when merged): delivery. One row per run that delivers its branch: the push, then the pull
+  // request it opened or adopted ("gate"), with one current state and since when. Written before
+  // each step, so a kill -9 between the push and the pull request resumes where it stopped.
+  `
+  CREATE TABLE pull_requests (
+    run_id TEXT PRIMARY KEY,
+    automation_id TEXT NOT NULL,
+    task_key TEXT NOT NULL,
+    repo TEXT NOT NULL,
+    delivery TEXT NOT NULL CHECK (delivery IN ('pr', 'branch')),
+    head_branch TEXT NOT NULL,
+    head_sha TEXT,
+    base_branch TEXT,
+    number INTEGER,
+    url TEXT,
+    adopted INTEGER NOT NULL DEFAULT 0 CHECK (adopted IN (0, 1)),
+    state TEXT NOT NULL,
+    detail TEXT,
+    since TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  ) STRICT;
+  CREATE INDEX pull_requests_by_state ON pull_requests (state);
+  CREATE INDEX pull_requests_by_head ON pull_requests (repo, head_branch);
+  `,
 ];
 
 /** Statuses that need no human: a finished run in one of these goes to the board's Done column. */

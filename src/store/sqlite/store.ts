@@ -22,6 +22,10 @@ import type {
   NotificationPatch,
   NotificationRecord,
   NotificationStatus,
+  PullRequestFilter,
+  PullRequestInit,
+  PullRequestPatch,
+  PullRequestRecord,
   RunFilter,
   RunInit,
   RunPatch,
@@ -34,6 +38,7 @@ import type {
 } from '../types.js';
 import { toStateError } from './errors.js';
 import * as notifications from './notifications.js';
+import * as pullRequests from './pull-requests.js';
 import { createRunIdGenerator, type RunIdGenerator } from './run-id.js';
 import { CALM_STATUSES, UNFINISHED_STATUSES } from './schema.js';
 import * as writes from './writes.js';
@@ -844,6 +849,24 @@ export class SqliteStore implements Store {
 
   recordWebhookDelivery(delivery: { id: string; event: string; pruneBefore: string }): Promise<boolean> {
     return this.#write(() => notifications.recordWebhookDelivery((s) => this.#sql(s), delivery, this.#iso()));
+  }
+
+  beginPullRequest(init: PullRequestInit): Promise<PullRequestRecord> {
+    return this.#write(() => pullRequests.beginPullRequest((s) => this.#sql(s), init, this.#iso()));
+  }
+
+  updatePullRequest(runId: string, patch: PullRequestPatch): Promise<PullRequestRecord> {
+    return this.#write(() =>
+      pullRequests.updatePullRequest((s) => this.#sql(s), runId, patch, this.#iso(), this.path),
+    );
+  }
+
+  getPullRequest(runId: string): Promise<PullRequestRecord | undefined> {
+    return this.#read(() => pullRequests.getPullRequest((s) => this.#sql(s), runId));
+  }
+
+  listPullRequests(filter: PullRequestFilter = {}): Promise<PullRequestRecord[]> {
+    return this.#read(() => pullRequests.listPullRequests((s) => this.#sql(s), filter));
   }
 
   getMeta(key: string): Promise<string | undefined> {

@@ -81,7 +81,7 @@ describe('the write queue table (migration 5)', () => {
     const file = join(dir, 'state.sqlite3');
     const db = new Database(file);
     db.exec(
-      'DROP INDEX IF EXISTS runs_retry_due; ALTER TABLE runs DROP COLUMN attempt; ALTER TABLE runs DROP COLUMN retry_at; DROP TABLE IF EXISTS item_failures; DROP TABLE writes; PRAGMA user_version = 4;',
+      'DROP TABLE IF EXISTS pull_requests; DROP INDEX IF EXISTS runs_retry_due; ALTER TABLE runs DROP COLUMN attempt; ALTER TABLE runs DROP COLUMN retry_at; DROP TABLE IF EXISTS item_failures; DROP TABLE writes; PRAGMA user_version = 4;',
     );
     db.close();
     store = await openStore(file, { now: () => NOW });

@@ -1,0 +1,187 @@
+/**
+ * Delivery (issue 13): after a successful run, the agent's branch goes to the remote (`deliver =
+ * "branch"`) and, with `deliver = "pr"`, into a pull request — opened as a draft unless `draft =
+ * false`, or adopted when one is already open for the branch.
+ *
+ * Safe to repeat after a kill -9 at any point: the delivery is a store row (`pull_requests`,
+ * migration 9) written before each step; a push of a commit already there changes nothing, and
+ * before opening a pull request the open ones of the branch are read (the body of the ones curupira
+ * opens carries a hidden marker naming the run). The engine's restart finishes the interrupted run
+ * through the same path, so it opens at most one pull request.
+ */
+import type { ResolvedAutomation } from '../config/types.js';
+import type { Clock } from '../core/clock.js';
+import { errorMessage } from '../core/errors.js';
+import type { RunRecord, Task } from '../core/types.js';
+import type { GitHubClient } from '../github/client.js';
+import type { TokenSource } from '../github/token.js';
+import type { Logger } from '../log.js';
+import { crashPoint } from '../process/crash-point.js';
+import type { PullRequestRecord, Store } from '../store/types.js';
+import { REPO_PATTERN } from '../triggers/common-schema.js';
+import { git } from '../workspace/git.js';
+import { resolveDefaultBranch } from '../workspace/worktree.js';
+import {
+  createPullRequest,
+  defaultBranchOf,
+  deliveryMarker,
+  findOpenPullRequest,
+  type PullJson,
+  renderPullRequest,
+} from './pull-request.js';
+import { branchTip, containedIn, pushBranch } from './push.js';
+
+export interface DeliveryDeps {
+  store: Store;
+  log: Logger;
+  clock: Clock;
+  tokens?: TokenSource;
+  /** A client made with `maxAttempts: 1` (a retried POST could open a second pull request). */
+  github?: GitHubClient;
+  /** Waits between attempts at the GitHub side (default 2 s, 5 s). */
+  retryDelaysMs?: readonly number[];
+}
+
+export interface DeliveryRequest {
+  automation: ResolvedAutomation;
+  task: Task;
+  run: RunRecord;
+  /** The worktree holding the branch. */
+  cwd: string;
+  branch: string;
+  signal?: AbortSignal;
+}
+
+export type DeliveryResult =
+  | { kind: 'no-changes' }
+  | { kind: 'delivered'; record: PullRequestRecord }
+  | { kind: 'failed'; reason: string };
+
+/** True when some automation delivers its branches: only then does the engine build delivery. */
+export function wantsDelivery(automations: readonly { config: { deliver?: unknown } }[]): boolean {
+  return automations.some((a) => a.config.deliver !== undefined);
+}
+
+/**
+ * The open pull request curupira delivered for this task, if any: while it is open the item is not
+ * run again (a second run would cut a new branch beside the delivered one; following the pull
+ * request is the follow-up's work).
+ */
+export async function openDelivery(store: Store, taskKey: string): Promise<PullRequestRecord | undefined> {
+  return (await store.listPullRequests({ taskKey, states: ['open'] }))[0];
+}
+
+/** The branch the delivery compares with and the pull request merges into. */
+async function baseBranch(deps: DeliveryDeps, request: DeliveryRequest): Promise<string> {
+  const { automation, task, cwd } = request;
+  if (automation.config.pr_base_branch) return automation.config.pr_base_branch;
+  if (automation.config.deliver === 'pr' && deps.github)
+    return defaultBranchOf(deps.github, task.identity.repo);
+  return (await resolveDefaultBranch(cwd, { network: false })).ref.replace(/^origin\//, '');
+}
+
+async function commitsAhead(cwd: string, base: string, sha: string): Promise<number> {
+  const out = await git(['rev-list', '--count', `refs/remotes/origin/${base}..${sha}`, '--'], { cwd }).catch(
+    () => '0',
+  );
+  return Number.parseInt(out.trim(), 10) || 0;
+}
+
+export async function deliverRun(deps: DeliveryDeps, request: DeliveryRequest): Promise<DeliveryResult> {
+  const { automation, task, run, cwd, branch } = request;
+  const mode = automation.config.deliver;
+  if (!mode) return { kind: 'no-changes' };
+  if (mode === 'pr' && (!REPO_PATTERN.test(task.identity.repo) || !deps.github)) {
+    return {
+      kind: 'failed',
+      reason: `deliver = "pr" needs a GitHub repository and token (task repo ${task.identity.repo})`,
+    };
+  }
+  const fields = { automation: automation.id, run: run.id, branch };
+  try {
+    const sha = await branchTip(cwd, branch);
+    let record = await deps.store.getPullRequest(run.id);
+    const base = record?.baseBranch ?? (await baseBranch(deps, request));
+    if (!sha || (!record && (await containedIn(cwd, sha, base)))) return { kind: 'no-changes' };
+    record ??= await deps.store.beginPullRequest({
+      runId: run.id,
+      automationId: automation.id,
+      taskKey: task.key,
+      repo: task.identity.repo,
+      delivery: mode,
+      headBranch: branch,
+    });
+    if (record.state === 'pushing' || record.headSha !== sha) {
+      await pushBranch({
+        cwd,
+        remote: automation.repository.remote,
+        branch,
+        ...(deps.tokens ? { tokens: deps.tokens } : {}),
+        ...(request.signal ? { signal: request.signal } : {}),
+      });
+      record = await deps.store.updatePullRequest(run.id, {
+        headSha: sha,
+        baseBranch: base,
+        ...(record.state === 'pushing' ? { state: 'pushed' as const } : {}),
+      });
+      deps.log.info({ ...fields, sha }, 'Pushed the branch');
+    }
+    crashPoint('delivery-pushed');
+    if (mode === 'branch' || record.number !== null) return { kind: 'delivered', record };
+    const pr = await withRetries(deps, () => ensurePullRequest(deps, request, base, sha));
+    record = await deps.store.updatePullRequest(run.id, {
+      number: pr.number,
+      url: pr.html_url,
+      adopted: !(pr.body ?? '').includes(deliveryMarker(run.id)),
+      state: 'open',
+    });
+    deps.log.info({ ...fields, number: pr.number, adopted: record.adopted }, 'Pull request delivered');
+    return { kind: 'delivered', record };
+  } catch (error) {
+    const reason = `could not deliver branch ${branch}: ${errorMessage(error)}`;
+    deps.log.warn({ ...fields, error: errorMessage(error) }, 'Delivery failed');
+    const record = await deps.store.getPullRequest(run.id).catch(() => undefined);
+    if (record) await deps.store.updatePullRequest(run.id, { detail: reason }).catch(() => undefined);
+    return { kind: 'failed', reason };
+  }
+}
+
+/** The open pull request of the branch (adopted), else a new one. */
+async function ensurePullRequest(
+  deps: DeliveryDeps,
+  request: DeliveryRequest,
+  base: string,
+  sha: string,
+): Promise<PullJson> {
+  const github = deps.github!;
+  const { automation, task, run, cwd, branch } = request;
+  const open = await findOpenPullRequest(github, task.identity.repo, branch);
+  if (open) return open;
+  const { title, body } = renderPullRequest(automation, task, run, await commitsAhead(cwd, base, sha));
+  const created = await createPullRequest(github, task.identity.repo, {
+    title,
+    body,
+    head: branch,
+    base,
+    draft: automation.config.pr_draft,
+  });
+  crashPoint('delivery-pr-opened');
+  return created;
+}
+
+async function withRetries<T>(deps: DeliveryDeps, action: () => Promise<T>): Promise<T> {
+  const delays = deps.retryDelaysMs ?? [2000, 5000];
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await action();
+    } catch (error) {
+      const wait = delays[attempt];
+      if (wait === undefined) throw error;
+      deps.log.info(
+        { error: errorMessage(error), attempt: attempt + 1 },
+        'Opening the pull request failed; trying again',
+      );
+      await deps.clock.sleep(wait);
+    }
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * The pull request side of delivery, over GitHub's REST API: find the open pull request of a
+ * branch (to adopt it, or to find the one a killed process opened), open one, read the default
+ * branch. Shapes typed against `@octokit/openapi-types`.
+ */
+import type { components } from '@octokit/openapi-types';
+import type { ResolvedAutomation } from '../config/types.js';
+import type { FieldValue, RunRecord, Task } from '../core/types.js';
+import { rawPromptContext } from '../engine/task.js';
+import type { GitHubClient } from '../github/client.js';
+import { markerComment } from '../github/write-queue.js';
+import { renderPrompt } from '../prompt/index.js';
+import { redact } from '../security/redact.js';
+
+type Schemas = components['schemas'];
+/** The fields of GitHub's `pull-request-simple` curupira reads. */
+export type PullJson = Pick<Schemas['pull-request-simple'], 'number' | 'html_url' | 'state' | 'body'> & {
+  draft?: boolean;
+  merged_at: string | null;
+  head: Pick<Schemas['pull-request-simple']['head'], 'ref' | 'sha'>;
+  base: Pick<Schemas['pull-request-simple']['base'], 'ref'>;
+};
+
+function repoPath(repo: string): string {
+  const [owner, name] = repo.split('/');
+  return `/repos/${encodeURIComponent(owner ?? '')}/${encodeURIComponent(name ?? '')}`;
+}
+
+/** The hidden marker of the pull requests curupira opens (tells its own from an adopted one). */
+export function deliveryMarker(runId: string): string {
+  return markerComment(`delivery run=${runId}`);
+}
+
+export async function defaultBranchOf(client: GitHubClient, repo: string): Promise<string> {
+  return (await client.rest<Pick<Schemas['full-repository'], 'default_branch'>>('GET', repoPath(repo)))
+    .default_branch;
+}
+
+/** The open pull request whose head is `branch` in `repo` itself, if any. */
+export async function findOpenPullRequest(
+  client: GitHubClient,
+  repo: string,
+  branch: string,
+): Promise<PullJson | undefined> {
+  const owner = repo.split('/')[0] ?? '';
+  const head = encodeURIComponent(`${owner}:${branch}`);
+  const list = await client.rest<PullJson[]>(
+    'GET',
+    `${repoPath(repo)}/pulls?head=${head}&state=open&per_page=10`,
+  );
+  return list.find((pr) => pr.head.ref === branch);
+}
+
+export async function getPullRequest(client: GitHubClient, repo: string, number: number): Promise<PullJson> {
+  return client.rest<PullJson>('GET', `${repoPath(repo)}/pulls/${number}`);
+}
+
+export interface NewPullRequest {
+  title: string;
+  body: string;
+  head: string;
+  base: string;
+  draft: boolean;
+}
+
+export async function createPullRequest(
+  client: GitHubClient,
+  repo: string,
+  pr: NewPullRequest,
+): Promise<PullJson> {
+  return client.rest<PullJson>('POST', `${repoPath(repo)}/pulls`, {
+    title: pr.title,
+    body: pr.body,
+    head: pr.head,
+    base: pr.base,
+    draft: pr.draft,
+  });
+}
+
+export const DEFAULT_PR_TITLE = '${task_title}';
+export const DEFAULT_PR_BODY = `{% if closes %}{{ closes }}
+
+{% endif %}{{ summary }}
+
+{{ transcript }}`;
+
+/** What a pull request template can read: the item's fields (unfenced) and the run's. */
+export function pullRequestContext(
+  automation: ResolvedAutomation,
+  task: Task,
+  run: RunRecord,
+  commits: number,
+): Record<string, FieldValue> {
+  const issue = task.identity.taskType === 'github-issues' && /^\d+$/.test(task.item.id);
+  const plural = commits === 1 ? '' : 's';
+  return {
+    ...rawPromptContext(automation, task),
+    run_id: run.id,
+    branch: run.branch ?? '',
+    commits,
+    closes: issue ? `Closes #${task.item.id}` : '',
+    summary: `curupira run \`${run.id}\` of automation \`${automation.id}\` (agent ${run.provider ?? '-'}) made ${commits} commit${plural} on \`${run.branch ?? ''}\`.`,
+    transcript: `To read the agent's transcript: \`curupira runs show ${run.id}\``,
+  };
+}
+
+/** The title and body of the pull request of `run` (rendered, redacted, the body marked). */
+export function renderPullRequest(
+  automation: ResolvedAutomation,
+  task: Task,
+  run: RunRecord,
+  commits: number,
+): { title: string; body: string } {
+  const context = pullRequestContext(automation, task, run, commits);
+  const title = renderPrompt(automation.config.pr_title ?? DEFAULT_PR_TITLE, context, 'auto', automation.id)
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 256);
+  const body = renderPrompt(automation.config.pr_body ?? DEFAULT_PR_BODY, context, 'auto', automation.id);
+  return {
+    title: redact(title) || `curupira run ${run.id}`,
+    body: `${redact(body).trimEnd()}\n\n${deliveryMarker(run.id)}`,
+  };
+}

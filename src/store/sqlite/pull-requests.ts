@@ -1,0 +1,131 @@
+/** The `pull_requests` table (migration 9): each run's delivery and its pull request, for `SqliteStore`. */
+import type Database from 'better-sqlite3';
+import { StateError } from '../../core/errors.js';
+import type {
+  PullRequestFilter,
+  PullRequestInit,
+  PullRequestPatch,
+  PullRequestRecord,
+  PullRequestState,
+} from '../types.js';
+
+interface PullRequestRow {
+  run_id: string;
+  automation_id: string;
+  task_key: string;
+  repo: string;
+  delivery: 'pr' | 'branch';
+  head_branch: string;
+  head_sha: string | null;
+  base_branch: string | null;
+  number: number | null;
+  url: string | null;
+  adopted: number;
+  state: PullRequestState;
+  detail: string | null;
+  since: string;
+  created_at: string;
+  updated_at: string;
+}
+
+type Sql = (source: string) => Database.Statement;
+
+function fromRow(row: PullRequestRow): PullRequestRecord {
+  return {
+    runId: row.run_id,
+    automationId: row.automation_id,
+    taskKey: row.task_key,
+    repo: row.repo,
+    delivery: row.delivery,
+    headBranch: row.head_branch,
+    headSha: row.head_sha,
+    baseBranch: row.base_branch,
+    number: row.number,
+    url: row.url,
+    adopted: row.adopted === 1,
+    state: row.state,
+    detail: row.detail,
+    since: row.since,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export function beginPullRequest(sql: Sql, init: PullRequestInit, now: string): PullRequestRecord {
+  sql(
+    `INSERT INTO pull_requests (run_id, automation_id, task_key, repo, delivery, head_branch, state, since, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, 'pushing', ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
+  ).run(
+    init.runId,
+    init.automationId,
+    init.taskKey,
+    init.repo,
+    init.delivery,
+    init.headBranch,
+    now,
+    now,
+    now,
+  );
+  return fromRow(sql('SELECT * FROM pull_requests WHERE run_id = ?').get(init.runId) as PullRequestRow);
+}
+
+const COLUMNS: Record<keyof PullRequestPatch, string> = {
+  headSha: 'head_sha',
+  baseBranch: 'base_branch',
+  number: 'number',
+  url: 'url',
+  adopted: 'adopted',
+  state: 'state',
+  detail: 'detail',
+};
+
+export function updatePullRequest(
+  sql: Sql,
+  runId: string,
+  patch: PullRequestPatch,
+  now: string,
+  path: string,
+): PullRequestRecord {
+  const current = sql('SELECT * FROM pull_requests WHERE run_id = ?').get(runId) as
+    | PullRequestRow
+    | undefined;
+  if (!current) throw new StateError(`run ${runId} has no delivery in state database ${path}`);
+  const keys = (Object.keys(patch) as (keyof PullRequestPatch)[]).filter((k) => patch[k] !== undefined);
+  const sets = keys.map((k) => `${COLUMNS[k]} = ?`);
+  const values = keys.map((k) => {
+    const value = patch[k];
+    return typeof value === 'boolean' ? (value ? 1 : 0) : (value as string | number | null);
+  });
+  sets.push('updated_at = ?');
+  values.push(now);
+  if (patch.state !== undefined && patch.state !== current.state) {
+    sets.push('since = ?');
+    values.push(now);
+  }
+  const row = sql(`UPDATE pull_requests SET ${sets.join(', ')} WHERE run_id = ? RETURNING *`).get(
+    ...values,
+    runId,
+  ) as PullRequestRow;
+  return fromRow(row);
+}
+
+export function getPullRequest(sql: Sql, runId: string): PullRequestRecord | undefined {
+  const row = sql('SELECT * FROM pull_requests WHERE run_id = ?').get(runId) as PullRequestRow | undefined;
+  return row ? fromRow(row) : undefined;
+}
+
+export function listPullRequests(sql: Sql, filter: PullRequestFilter): PullRequestRecord[] {
+  const states = filter.states ?? [];
+  const where: string[] = [];
+  const params: string[] = [...states];
+  if (states.length > 0) where.push(`state IN (${states.map(() => '?').join(', ')})`);
+  if (filter.taskKey !== undefined) {
+    where.push('task_key = ?');
+    params.push(filter.taskKey);
+  }
+  const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
+  const rows = sql(`SELECT * FROM pull_requests ${clause} ORDER BY created_at, run_id`).all(
+    ...params,
+  ) as PullRequestRow[];
+  return rows.map(fromRow);
+}
