@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { PROFILE_SCHEMAS, PROVIDERS } from '../agents/schemas.js';
 import { publishedJsonSchema } from '../core/json-schema.js';
+import { BudgetUsd, PricingTable } from '../cost/schema.js';
 import { Identifier } from '../triggers/common-schema.js';
 import { BUILT_IN_TRIGGERS } from '../triggers/registry.js';
 import { describeType, isTable } from './issues.js';
@@ -117,6 +118,15 @@ export const SettingsTable = z
       .describe(
         'Failed or timed-out runs of one automation on one item (fresh or resumed, counted since its last success) before the item is escalated: recorded as `escalated` and not run again by that automation until `curupira reset RUN_ID` or its title or body changes; 0 never escalates. Counted in the state file, no GitHub write (curupira extension; an automation can override it).',
       ),
+    max_cost_per_run: BudgetUsd.optional().describe(
+      'Default USD budget of one run (an automation can set its own): at 80 % a warning, at 100 % the agent is stopped (its session kept, the run `cancelled` with `budget reached`) and the automation parks until the next UTC day. Costs come from `[pricing]` and the built-in list prices (docs/cost.md); a run of unknown cost never counts (curupira extension).',
+    ),
+    max_cost_per_automation_per_day: BudgetUsd.optional().describe(
+      'Default USD budget of each automation per UTC day (an automation sets its own with `max_cost_per_day`): at 80 % a warning, at 100 % its running agents are stopped (sessions kept) and it parks until the next UTC day (curupira extension).',
+    ),
+    max_cost_per_day: BudgetUsd.optional().describe(
+      'USD budget of all automations together per UTC day: at 80 % a warning, at 100 % every running agent is stopped (sessions kept) and every automation parks until the next UTC day (curupira extension).',
+    ),
     shutdown: z
       .enum(['stop', 'drain'])
       .default('stop')
@@ -219,6 +229,7 @@ export const SettingsFile = z
     repositories: z.record(Identifier, RepositoryTable).describe('Checkouts, by alias (at least one).'),
     agents: AgentsTable.prefault({}),
     assistant: AssistantTable.optional(),
+    pricing: PricingTable.optional(),
     automations: z
       .record(Identifier, z.union(automationSchemas as unknown as [z.ZodType, ...z.ZodType[]]))
       .describe('Automations, by id, in file order (at least one).'),

@@ -4,6 +4,7 @@
  */
 import type { z } from 'zod';
 import type { Profile } from '../agents/schemas.js';
+import type { PriceOverrides } from '../cost/prices.js';
 import type { AutomationBase } from '../triggers/common-schema.js';
 import type { BUILT_IN_TRIGGERS } from '../triggers/registry.js';
 import type { TriggerDefinition } from '../triggers/types.js';
@@ -101,6 +102,8 @@ export interface Settings {
   /** In file order. */
   automations: ResolvedAutomation[];
   assistant?: z.output<typeof AssistantTable>;
+  /** `[pricing]`: token prices replacing the built-in ones, by `<provider>/<model>`. */
+  pricing?: PriceOverrides;
 }
 
 export interface LoadedSettings {

@@ -8,6 +8,7 @@ import { resolveScreening } from '../config/screening.js';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
 import { checkBudget, countRun } from '../coordination/budget.js';
 import type { Clock } from '../core/clock.js';
+import { type BudgetReachedEvent, type BudgetStatus, CostBudgets } from '../cost/budget.js';
 import { ConfigError, ControlError, errorMessage } from '../core/errors.js';
 import { isTerminal, type RunRecord, type Task } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
@@ -56,6 +57,8 @@ export interface AutomationStatus {
   waiting: number;
   /** Open items matching the trigger at the last poll (event triggers that report it). */
   matching?: number;
+  /** Today's spend and budget state; parked automations are not polled until the next UTC day. */
+  budget?: BudgetStatus;
 }
 
 /** What an operator's retry did. */
@@ -111,6 +114,8 @@ export interface EngineOptions {
   killGraceMs?: number;
   onStatus?(status: EngineStatus): void;
   onRun?(run: RunRecord): void;
+  /** A budget ran out: the run was stopped and its automation (or all, for the global one) parked. */
+  onBudgetReached?(event: BudgetReachedEvent): void;
   /** Builds the screening classifier (default `createClassifier`; tests pass scripted ones). */
   classifierFactory?(settings: ClassifierSettings): Classifier | null;
 }
@@ -184,9 +189,18 @@ export class Engine {
   private readonly escalated = new Map<string, string>();
   /** Opt-in GitHub writes, built the first time an automation asks for one (run-writes.ts). */
   private githubWrites: RunWrites | undefined;
+  /** Cost budgets: live spend, soft warnings and parks (src/cost/budget.ts). */
+  private readonly costs: CostBudgets;
 
   constructor(private readonly options: EngineOptions) {
     this.settings = options.settings;
+    this.costs = new CostBudgets({
+      store: options.store,
+      clock: options.clock,
+      log: options.log,
+      settings: () => this.settings,
+      ...(options.onBudgetReached ? { onBudgetReached: options.onBudgetReached } : {}),
+    });
     this.teams = new TeamCache(() => options.clock.now());
     this.core = new SchedulerCore(this.limits());
     this.feeds = this.buildFeeds(options.settings, []);
@@ -290,6 +304,8 @@ export class Engine {
       transcriptsDir: this.options.transcriptsDir,
       ...(this.options.killGraceMs === undefined ? {} : { killGraceMs: this.options.killGraceMs }),
       ...(onUpdate ? { onUpdate } : {}),
+      ...(this.settings.pricing ? { pricing: this.settings.pricing } : {}),
+      budgets: this.costs,
     };
   }
 
@@ -321,6 +337,13 @@ export class Engine {
     pending: Pending,
     signal: AbortSignal,
   ): Promise<RunRecord | undefined> {
+    const park = this.costs.parked(automation.id);
+    if (park) {
+      // Not recorded as a run: its saved session (or the item, at the next poll) comes back tomorrow.
+      if (!pending.resume) this.forgetTask(automation.id, task);
+      this.options.log.info({ automation: automation.id, id: task.item.id, until: park.until }, 'Parked by its budget: not started');
+      return undefined;
+    }
     const budget = await checkBudget(
       this.options.store,
       this.settings,
@@ -671,6 +694,7 @@ export class Engine {
     for (const id of await this.options.store.listPaused()) this.paused.add(id);
     await this.loadBaselines();
     await this.recover();
+    await this.costs.refresh();
     for (const automation of this.settings.automations) await this.prune(automation.id);
     for (const feed of this.feeds) if (feed instanceof ChainFeed) await feed.init(this.pollContext());
     await this.resumeSessions();
@@ -734,6 +758,9 @@ export class Engine {
       });
       await this.offerReset().catch((error: unknown) => {
         this.options.log.warn({ error: errorMessage(error) }, 'Could not read escalations');
+      });
+      await this.offerUnparked().catch((error: unknown) => {
+        this.options.log.warn({ error: errorMessage(error) }, 'Could not read the budgets');
       });
       for (const feed of this.feeds) {
         if (this.winding || this.sizeReached) break;
@@ -858,9 +885,31 @@ export class Engine {
         await feed.loadBaseline(this.options.store);
   }
 
-  /** A paused (or disabled) feed is not polled, unless an operator asked to run it now. */
+  /**
+   * A paused (or disabled) feed is not polled, unless an operator asked to run it now; a feed
+   * parked by its budget is not polled until the next UTC day.
+   */
   private skips(feed: Feed): boolean {
-    return this.isPaused(feed.automation.id) && !this.forced.has(feed.automation.id);
+    const id = feed.automation.id;
+    return (this.isPaused(id) && !this.forced.has(id)) || this.costs.parked(id) !== undefined;
+  }
+
+  /** An item held back by a budget park: the next poll after the park offers it again. */
+  private forgetTask(automationId: string, task: Task): void {
+    const feed = this.feeds.find((f) => f.automation.id === automationId);
+    if (feed instanceof EventFeed) feed.forget(task);
+  }
+
+  /** Watch mode, once the UTC day changed: saved sessions of the automations a budget parked resume. */
+  private async offerUnparked(): Promise<void> {
+    const unparked = await this.costs.unparked();
+    if (unparked.length === 0) return;
+    for (const session of await this.options.store.listSessions()) {
+      const automation = this.settings.automations.find((a) => a.id === session.automationId);
+      if (!automation || !unparked.includes(automation.id) || this.running.has(session.taskKey)) continue;
+      this.offer(automation, session.task, session);
+    }
+    this.dispatch();
   }
 
   /** `enabled = false` in the settings file as they are now (a reload may change it). */
@@ -894,6 +943,7 @@ export class Engine {
         ...(error === undefined ? {} : { lastError: error }),
         waiting: feed.waiting ?? 0,
         ...(feed.matching === undefined ? {} : { matching: feed.matching }),
+        budget: this.costs.status(feed.automation),
       };
     });
   }

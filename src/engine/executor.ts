@@ -9,6 +9,8 @@ import { getDriver } from '../agents/registry.js';
 import type { AgentDriver, AgentEvent } from '../agents/types.js';
 import type { ExecutionSettings, ResolvedAutomation } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
+import type { RunMeter } from '../cost/budget.js';
+import { type PriceOverrides, runCost } from '../cost/prices.js';
 import { errorMessage } from '../core/errors.js';
 import type { RunRecord, RunStatus, ScreeningFinding, Task, Usage } from '../core/types.js';
 import type { TokenSource } from '../github/token.js';
@@ -52,6 +54,10 @@ export interface ExecutorDeps {
   onUpdate?(run: RunRecord): void;
   /** Opt-in GitHub writes of finished runs (result comments); absent when no automation asks. */
   writes?: RunWrites;
+  /** `[pricing]`: prices replacing the built-in ones (src/cost/prices.ts). */
+  pricing?: PriceOverrides;
+  /** Budgets: a meter per run, read on every usage event (src/cost/budget.ts). */
+  budgets?: { meter(automation: ResolvedAutomation, runId: string): RunMeter };
 }
 
 export interface RunRequest {
@@ -372,6 +378,10 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
 
   const parser = driver.createParser();
   let usage: Usage | null = null;
+  // A spent budget stops the agent like a cancel does (its session is kept); see src/cost/budget.ts.
+  const meter = deps.budgets?.meter(automation, run.id);
+  const budgetStop = new AbortController();
+  let budgetReason: string | undefined;
   let reportedError: string | undefined;
   let doneWithError = false;
   let knownSession = saved?.sessionId ?? assignedSessionId;
@@ -390,6 +400,12 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
         queue(() => saveSession(id));
       } else if (event.kind === 'usage') {
         usage = addUsage(usage, event);
+        const reading = meter?.usage(usage);
+        if (reading?.stop !== undefined && budgetReason === undefined) {
+          budgetReason = reading.stop;
+          log.warn({ ...runFields, reason: budgetReason }, 'Budget reached: stopping the agent');
+          budgetStop.abort();
+        }
       } else if (event.kind === 'error') {
         reportedError = event.message;
       } else if (event.kind === 'done' && event.isError) {
@@ -425,10 +441,11 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
         const startedAt = iso();
         queue(() => update({ status: 'running', startedAt, agentPid: pid }));
       },
-      signal,
+      signal: AbortSignal.any([signal, budgetStop.signal]),
     });
     onEvents(parser.end());
   } catch (error) {
+    meter?.end();
     await writes;
     await forgetUnstartedSession();
     return finish(
@@ -438,6 +455,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     );
   }
   await writes;
+  meter?.end();
 
   let status: RunStatus;
   let reason: string | null = null;
@@ -447,6 +465,9 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
       result.writeError.code === 'ENOSPC'
         ? `disk full at ${result.writeError.path}: the transcript could not be written, so the agent was stopped${knownSession ? '; its session resumes once there is space' : ''}`
         : `could not write the transcript ${result.writeError.path} (${result.writeError.message}), so the agent was stopped`;
+  } else if (result.cancelled && budgetReason !== undefined && !signal.aborted) {
+    status = 'cancelled';
+    reason = `${budgetReason}${knownSession ? '; the session is kept and resumes then' : ''}`;
   } else if (result.cancelled) {
     status = 'cancelled';
     reason = `stopped by curupira while the agent ran${knownSession ? '; the session resumes on the next start' : ''}`;
@@ -455,6 +476,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     reason = `${executable} did not finish within ${timeoutMs / 1000} seconds`;
   } else if (result.exitCode === 0 && !doneWithError) {
     status = 'succeeded';
+    reason = meter?.warning() ?? null;
   } else {
     status = 'failed';
     const stderr = oneLineReason(result.stderrTail);
@@ -472,6 +494,8 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     exitCode: result.exitCode,
     signal: result.signal,
     usage,
+    model: profile.model ?? null,
+    costUsd: runCost(usage, profile.provider, profile.model, deps.pricing),
     agentPid: null,
     agentOutcome: { status, reason },
   });

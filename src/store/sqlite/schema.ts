@@ -164,6 +164,25 @@ export const MIGRATIONS: readonly string[] = [
     updated_at TEXT NOT NULL
   ) STRICT, WITHOUT ROWID;
   `,
+  // 7–11: other branches' migrations (reserved while they are merged; each is a no-op here).
+  '',
+  '',
+  '',
+  '',
+  '',
+  // 12: cost and budgets (issue 15). A run's model and live cost; automations (or `*`, all of them)
+  // parked by a spent budget until a time (the next UTC day).
+  `
+  ALTER TABLE runs ADD COLUMN model TEXT;
+  ALTER TABLE runs ADD COLUMN cost_usd REAL;
+  CREATE INDEX runs_cost_by_start ON runs (started_at) WHERE cost_usd IS NOT NULL;
+  CREATE TABLE budget_parks (
+    scope TEXT PRIMARY KEY,
+    until TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    parked_at TEXT NOT NULL
+  ) STRICT, WITHOUT ROWID;
+  `,
 ];
 
 /** Statuses that need no human: a finished run in one of these goes to the board's Done column. */
