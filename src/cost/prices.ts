@@ -115,6 +115,6 @@ export function runCost(
 export function formatCost(cost: number | null | undefined): string {
   if (cost === null || cost === undefined) return '–';
   if (cost === 0) return '$0.00';
-  if (cost < 0.01) return `$${cost.toFixed(4)}`;
+  if (cost < 0.1) return `$${cost.toFixed(4)}`;
   return `$${cost.toFixed(2)}`;
 }

@@ -5,7 +5,8 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunInit, Store } from '../types.js';
 import { openStore } from './open.js';
-import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
+import { MIGRATIONS } from './schema.js';
+import { UNDO_AFTER_6 } from './downgrade.js';
 
 let dir: string;
 let store: Store;
@@ -71,13 +72,13 @@ describe('item failures (the local failure budget)', () => {
   });
 
   it('migrates a file from before the failure budget without losing its runs', async () => {
-    // The failure budget is the last migration (issue 12 numbers it 6; see schema.ts).
-    expect(MIGRATIONS.at(-1)).toContain('CREATE TABLE item_failures');
+    // The failure budget is migration 6 (see schema.ts); later ones are undone first.
+    expect(MIGRATIONS[5]).toContain('CREATE TABLE item_failures');
     await store.createRun({ ...RUN, status: 'failed' });
     await store.close();
     const file = join(dir, 'state.sqlite3');
     const db = new Database(file);
-    db.exec(`DROP TABLE item_failures; PRAGMA user_version = ${SCHEMA_VERSION - 1};`);
+    db.exec(`${UNDO_AFTER_6} DROP TABLE item_failures; PRAGMA user_version = 5;`);
     db.close();
     store = await openStore(file, { now: () => now });
     expect((await store.listRuns()).map((r) => r.status)).toEqual(['failed']);
