@@ -3,10 +3,12 @@
  * `pause`, `resume`, `trigger`. Without a daemon, `status` reads the state file, `pause` and
  * `resume` write it (the next start honours them), and the others say that none is running.
  */
+
 import type { Command } from 'commander';
 import { loadSettings } from '../config/load.js';
 import type { Settings } from '../config/types.js';
 import type { RunRecord } from '../core/types.js';
+import { formatCost } from '../cost/prices.js';
 import { stateDir } from '../engine/paths.js';
 import type { AutomationCard } from '../server/board-data.js';
 import { connectDaemon, type Daemon } from '../server/client.js';
@@ -44,19 +46,28 @@ function answered(io: CliIo, answer: { status: number; body: Record<string, unkn
 
 const DISABLED = 'paused (enabled = false in the settings file)';
 
+/** ` · $1.20 today` and, at 80 % of a daily budget or parked by one, what it says. */
+function budgetWords(budget: AutomationCard['budget']): string {
+  if (!budget) return '';
+  const spent = ` · ${formatCost(budget.spentTodayUsd)} today${budget.limitPerDayUsd === undefined ? '' : ` of ${formatCost(budget.limitPerDayUsd)}`}`;
+  return budget.state === 'warning' ? `${spent} (budget warning: 80 % used)` : spent;
+}
+
 function automationLine(card: AutomationCard): string {
   const state = card.disabled
     ? DISABLED
     : card.paused
       ? 'paused'
-      : card.nextFireAt
-        ? `next fire ${card.nextFireAt}`
-        : card.lastError
-          ? `last poll failed: ${card.lastError}`
-          : card.lastPollAt
-            ? `last check ${card.lastPollAt}`
-            : 'not polled yet';
-  return `  ${card.id.padEnd(16)} ${card.triggerType.padEnd(22)} ${state}`;
+      : card.budget?.state === 'parked'
+        ? `parked until ${card.budget.parkedUntil} (${card.budget.reason})`
+        : card.nextFireAt
+          ? `next fire ${card.nextFireAt}`
+          : card.lastError
+            ? `last poll failed: ${card.lastError}`
+            : card.lastPollAt
+              ? `last check ${card.lastPollAt}`
+              : 'not polled yet';
+  return `  ${card.id.padEnd(16)} ${card.triggerType.padEnd(22)} ${state}${budgetWords(card.budget)}`;
 }
 
 async function statusFromDaemon(io: CliIo, daemon: Daemon): Promise<void> {

@@ -102,7 +102,8 @@ export function loadSettingsFromText(text: string, file: string): LoadedSettings
   const repositories = loadRepositories(raw.repositories, execution?.workspace_dir, dir, out);
   const { defaults, profiles, profileNames } = loadAgents(raw.agents, out);
   const assistant = loadAssistant(raw.assistant, out);
-  const pricing = raw.pricing === undefined ? undefined : validate(FILE.pricing, raw.pricing, ['pricing'], out);
+  const pricing =
+    raw.pricing === undefined ? undefined : validate(FILE.pricing, raw.pricing, ['pricing'], out);
   const automations = loadAutomations(raw.automations, locations, {
     out,
     repositories,

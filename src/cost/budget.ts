@@ -229,11 +229,19 @@ export class CostBudgets {
       { budget: 'run', key: 'max_cost_per_run', limit: limits.perRun, spent: cost },
       {
         budget: 'automation',
-        key: automation.config.max_cost_per_day === undefined ? 'max_cost_per_automation_per_day' : 'max_cost_per_day',
+        key:
+          automation.config.max_cost_per_day === undefined
+            ? 'max_cost_per_automation_per_day'
+            : 'max_cost_per_day',
         limit: limits.automationPerDay,
         spent: this.spentBy(automation.id),
       },
-      { budget: 'global', key: '[settings] max_cost_per_day', limit: limits.globalPerDay, spent: this.spentTotal() },
+      {
+        budget: 'global',
+        key: '[settings] max_cost_per_day',
+        limit: limits.globalPerDay,
+        spent: this.spentTotal(),
+      },
     ];
     let warning: string | undefined;
     for (const { budget, key, limit, spent } of checks) {
@@ -274,7 +282,10 @@ export class CostBudgets {
       const park = { scope, until, reason };
       this.parks.set(scope, park);
       this.deps.store.setBudgetPark(park).catch((error: unknown) => {
-        this.deps.log.error({ automation: automation.id, error: errorMessage(error) }, 'Could not save a budget park');
+        this.deps.log.error(
+          { automation: automation.id, error: errorMessage(error) },
+          'Could not save a budget park',
+        );
       });
       this.deps.log.warn({ automation: automation.id, run: runId, budget, until }, 'Budget reached: parked');
       this.deps.onBudgetReached?.({

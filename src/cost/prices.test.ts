@@ -7,7 +7,10 @@ const USAGE = { inputTokens: 1_000_000, cachedInputTokens: 400_000, outputTokens
 describe('the price table', () => {
   it('prices usage with the built-in list price: uncached input, cached input and output', () => {
     // claude-sonnet-4-5: $3 input, $0.30 cached, $15 output per million.
-    expect(runCost(USAGE, 'claude', 'claude-sonnet-4-5-20250929')).toBeCloseTo(0.6 * 3 + 0.4 * 0.3 + 0.1 * 15, 9);
+    expect(runCost(USAGE, 'claude', 'claude-sonnet-4-5-20250929')).toBeCloseTo(
+      0.6 * 3 + 0.4 * 0.3 + 0.1 * 15,
+      9,
+    );
     expect(costOf(USAGE, { input: 1, output: 2, cached: 0.5 })).toBeCloseTo(0.6 + 0.2 + 0.2, 9);
   });
 
@@ -19,7 +22,11 @@ describe('the price table', () => {
     expect(priceFor('codex', 'o4-mini')).toEqual({ input: 1.1, output: 4.4, cached: 0.275 });
     expect(priceFor('gemini', 'gemini-2.5-pro')).toEqual({ input: 1.25, output: 10, cached: 0.125 });
     expect(priceFor('gemini', 'gemini-2.5-flash')).toEqual({ input: 0.3, output: 2.5, cached: 0.03 });
-    expect(priceFor('opencode', 'anthropic/claude-sonnet-4.5')).toEqual({ input: 3, output: 15, cached: 0.3 });
+    expect(priceFor('opencode', 'anthropic/claude-sonnet-4.5')).toEqual({
+      input: 3,
+      output: 15,
+      cached: 0.3,
+    });
     expect(normalizeModel('Anthropic/Claude-Opus-4.5[1m]')).toBe('claude-opus-4-5');
   });
 

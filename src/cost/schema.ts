@@ -1,10 +1,7 @@
 /** The `[pricing]` table and the budget keys' shape (composed into the settings schema). */
 import { z } from 'zod';
 
-const PerMillion = z
-  .number()
-  .min(0, 'must be 0 or more')
-  .refine(Number.isFinite, 'must be a finite number');
+const PerMillion = z.number().min(0, 'must be 0 or more').refine(Number.isFinite, 'must be a finite number');
 
 export const PriceTable = z
   .strictObject({

@@ -8,9 +8,9 @@ import { resolveScreening } from '../config/screening.js';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
 import { checkBudget, countRun } from '../coordination/budget.js';
 import type { Clock } from '../core/clock.js';
-import { type BudgetReachedEvent, type BudgetStatus, CostBudgets } from '../cost/budget.js';
 import { ConfigError, ControlError, errorMessage } from '../core/errors.js';
 import { isTerminal, type RunRecord, type Task } from '../core/types.js';
+import { type BudgetReachedEvent, type BudgetStatus, CostBudgets } from '../cost/budget.js';
 import type { GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
@@ -341,7 +341,10 @@ export class Engine {
     if (park) {
       // Not recorded as a run: its saved session (or the item, at the next poll) comes back tomorrow.
       if (!pending.resume) this.forgetTask(automation.id, task);
-      this.options.log.info({ automation: automation.id, id: task.item.id, until: park.until }, 'Parked by its budget: not started');
+      this.options.log.info(
+        { automation: automation.id, id: task.item.id, until: park.until },
+        'Parked by its budget: not started',
+      );
       return undefined;
     }
     const budget = await checkBudget(

@@ -3,8 +3,10 @@
  * store (the run ledger). Columns are decided by status generically: a status that is neither
  * running nor calm (succeeded, skipped, cancelled) needs attention, whatever new status appears.
  */
+
 import type { ResolvedAutomation, Settings } from '../config/types.js';
 import { type RunRecord, TERMINAL_STATUSES } from '../core/types.js';
+import type { BudgetStatus } from '../cost/budget.js';
 import type { AutomationStatus, EngineStatus } from '../engine/engine.js';
 import { UNFINISHED_STATUSES } from '../store/sqlite/schema.js';
 import type { Store } from '../store/types.js';
@@ -42,6 +44,8 @@ export interface AutomationCard {
   lastError: string | null;
   /** Event triggers with item memory (`once`, `ignore_backlog`): whether the baseline is taken, when. */
   baseline: { set: boolean; at: string | null } | null;
+  /** Today's spend (UTC day) and budget state: `parked` until `parkedUntil` when a budget ran out. */
+  budget: BudgetStatus | null;
 }
 
 export interface BoardData {
@@ -93,6 +97,7 @@ export function automationCards(engine: EngineView, now: Date): AutomationCard[]
       matching: state?.matching ?? null,
       lastError: state?.lastError ?? null,
       baseline: state?.baseline ?? null,
+      budget: state?.budget ?? null,
     };
   });
 }

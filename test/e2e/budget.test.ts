@@ -102,7 +102,10 @@ describe('cost budgets', () => {
   }, 120_000);
 
   it('at 80 % of max_cost_per_run the run finishes with a warning in the log and its record', async () => {
-    const harness = await codexHarness('Pricey [[fake:usage=2000000]] [[fake:commit]]', 'max_cost_per_run = 3.0');
+    const harness = await codexHarness(
+      'Pricey [[fake:usage=2000000]] [[fake:commit]]',
+      'max_cost_per_run = 3.0',
+    );
     const lines: string[] = [];
     const { result, status } = await pass(harness, systemClock, { lines });
     const run = onlyRun(result.runs);
@@ -110,14 +113,19 @@ describe('cost budgets', () => {
     expect(run.reason).toBe('budget warning: 83 % used, $2.50 of $3.00 (max_cost_per_run)');
     // 2,000,000 + 1,200 input tokens (800 cached) and 150 output tokens of gpt-5-codex.
     expect(run.costUsd).toBeCloseTo((2_000_400 * 1.25 + 800 * 0.125 + 150 * 10) / 1e6, 9);
-    const warnings = lines.map((l) => JSON.parse(l) as { msg: string; note?: string }).filter((l) => l.msg === 'Budget 80 % used');
+    const warnings = lines
+      .map((l) => JSON.parse(l) as { msg: string; note?: string })
+      .filter((l) => l.msg === 'Budget 80 % used');
     expect(warnings).toHaveLength(1);
     expect(warnings[0]!.note).toBe(run.reason);
     expect(status.budget?.state).toBe('ok');
   }, 120_000);
 
   it('the global max_cost_per_day counts every run: at 80 % the status shows a warning', async () => {
-    const harness = await codexHarness('Daily [[fake:usage=2000000]] [[fake:commit]]', 'max_cost_per_day = 3.0');
+    const harness = await codexHarness(
+      'Daily [[fake:usage=2000000]] [[fake:commit]]',
+      'max_cost_per_day = 3.0',
+    );
     const { result, status } = await pass(harness, systemClock);
     expect(onlyRun(result.runs).status).toBe('succeeded');
     expect(status.budget).toMatchObject({ state: 'warning' });

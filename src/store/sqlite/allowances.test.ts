@@ -5,9 +5,9 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StateError } from '../../core/errors.js';
 import type { RunInit, Store } from '../types.js';
+import { UNDO_AFTER_6 } from './downgrade.js';
 import { openStore } from './open.js';
 import { SCHEMA_VERSION } from './schema.js';
-import { UNDO_AFTER_6 } from './downgrade.js';
 
 let dir: string;
 let store: Store;

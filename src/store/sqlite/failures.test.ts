@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunInit, Store } from '../types.js';
+import { UNDO_AFTER_6 } from './downgrade.js';
 import { openStore } from './open.js';
 import { MIGRATIONS } from './schema.js';
-import { UNDO_AFTER_6 } from './downgrade.js';
 
 let dir: string;
 let store: Store;

@@ -645,9 +645,9 @@ export class SqliteStore implements Store {
 
   listBudgetParks(at: string): Promise<BudgetPark[]> {
     return this.#read(() => {
-      const rows = this.#sql('SELECT scope, until, reason FROM budget_parks WHERE until > ? ORDER BY scope').all(
-        at,
-      ) as BudgetPark[];
+      const rows = this.#sql(
+        'SELECT scope, until, reason FROM budget_parks WHERE until > ? ORDER BY scope',
+      ).all(at) as BudgetPark[];
       return rows.map((row) => ({ scope: row.scope, until: row.until, reason: row.reason }));
     });
   }

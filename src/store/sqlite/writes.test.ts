@@ -7,8 +7,8 @@ import { StateError } from '../../core/errors.js';
 import { registerSecret } from '../../security/redact.js';
 import { openStore } from '../index.js';
 import type { Store } from '../types.js';
-import { SCHEMA_VERSION } from './schema.js';
 import { UNDO_AFTER_6 } from './downgrade.js';
+import { SCHEMA_VERSION } from './schema.js';
 
 let dir: string;
 let store: Store;
@@ -81,7 +81,9 @@ describe('the write queue table (migration 5)', () => {
     await store.close();
     const file = join(dir, 'state.sqlite3');
     const db = new Database(file);
-    db.exec(`${UNDO_AFTER_6} DROP TABLE IF EXISTS item_failures; DROP TABLE writes; PRAGMA user_version = 4;`);
+    db.exec(
+      `${UNDO_AFTER_6} DROP TABLE IF EXISTS item_failures; DROP TABLE writes; PRAGMA user_version = 4;`,
+    );
     db.close();
     store = await openStore(file, { now: () => NOW });
     expect(await store.listWrites()).toEqual([]);
