@@ -29,6 +29,14 @@ export const PollingTable = z
       .max(1000)
       .default(100)
       .describe('Items fetched per automation per poll (pages of at most 100).'),
+    max_staleness_seconds: z
+      .number()
+      .min(0)
+      .refine(Number.isFinite, 'must be a finite number')
+      .default(600)
+      .describe(
+        'Issue and pull-request automations ask GitHub first whether anything in the repository changed (a conditional request: an answer of "not modified" costs no rate-limit point) and skip the search when nothing did; a search still runs at least this often (0: only on a change). Pull-request automations filtering on `ci_status`, `mergeable` or `merge_state` search on every poll (curupira extension).',
+      ),
     cron_poll_interval_seconds: z
       .number()
       .positive('must be greater than 0')
