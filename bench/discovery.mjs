@@ -231,7 +231,8 @@ prompt = "Fix \${issue_number}"
       const work = settings.automations[0];
       const github = m.createGitHubClient({ apiUrl: sim.url, tokens: m.staticTokenSource(TOKEN), clock });
       const source = m.createGitHubIssuesSource(work, { github: () => github, clock, log: m.silentLogger() });
-      const { poll_interval_seconds: interval, max_staleness_seconds: staleness } = settings.execution.polling;
+      const { poll_interval_seconds: interval, max_staleness_seconds: staleness } =
+        settings.execution.polling;
       const feed = probe
         ? new m.EventFeed(work, source, interval, staleness * 1000)
         : new m.EventFeed(work, { discover: (request) => source.discover(request) }, interval);

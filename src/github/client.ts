@@ -70,7 +70,10 @@ export interface GitHubClient {
    * A GET with `If-None-Match: etag`: `changed: false` when GitHub answers 304 Not Modified, which
    * does not count against the rate limit; otherwise the answer's ETag for the next call.
    */
-  conditionalGet(path: string, etag: string | undefined): Promise<{ changed: boolean; etag: string | undefined }>;
+  conditionalGet(
+    path: string,
+    etag: string | undefined,
+  ): Promise<{ changed: boolean; etag: string | undefined }>;
   /** The rate-limit state GitHub last reported. */
   rateLimit(): RateLimitInfo | undefined;
   readonly stats: ClientStats;

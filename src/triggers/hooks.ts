@@ -39,7 +39,10 @@ export async function searchCountCheck(
  * The change probe of one repository (src/engine/idle-gate.ts): its most recently updated issue or
  * pull request, which changes whenever any of them changes. A 304 to its ETag costs nothing.
  */
-export function repositoryChanges(repo: string, github: () => GitHubClient): NonNullable<TriggerSource['probe']> {
+export function repositoryChanges(
+  repo: string,
+  github: () => GitHubClient,
+): NonNullable<TriggerSource['probe']> {
   const [owner = '', name = ''] = repo.split('/');
   const path = `/repos/${encodeURIComponent(owner)}/${encodeURIComponent(name)}/issues?state=all&sort=updated&direction=desc&per_page=1`;
   return (etag) => github().conditionalGet(path, etag);

@@ -24,7 +24,10 @@ export interface TriggerSource {
    * A cheap conditional read that changes whenever an item of the source may have changed (a GET
    * with `If-None-Match`; a 304 costs no rate-limit point): lets an idle poll skip `discover`.
    */
-  probe?(etag: string | undefined, signal?: AbortSignal): Promise<{ changed: boolean; etag: string | undefined }>;
+  probe?(
+    etag: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<{ changed: boolean; etag: string | undefined }>;
 }
 
 export interface SourceContext {

@@ -3,7 +3,13 @@ import { type PullRequestNode, SEARCH_PULL_REQUESTS } from '../../github/operati
 import { searchAll } from '../../github/search.js';
 import { githubItem } from '../github-item.js';
 import { unmatchedItems } from '../github-reconcile.js';
-import { defaultTimezone, noUpstreamRun, repositoryChanges, searchCountCheck, stringField } from '../hooks.js';
+import {
+  defaultTimezone,
+  noUpstreamRun,
+  repositoryChanges,
+  searchCountCheck,
+  stringField,
+} from '../hooks.js';
 import type { SourceFactory } from '../source.js';
 import type { TriggerDefinition } from '../types.js';
 import {
