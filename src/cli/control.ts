@@ -12,7 +12,7 @@ import { formatCost } from '../cost/prices.js';
 import { stateDir } from '../engine/paths.js';
 import type { AutomationCard } from '../server/board-data.js';
 import { connectDaemon, type Daemon } from '../server/client.js';
-import { openStore } from '../store/index.js';
+import { type BudgetPark, openStore } from '../store/index.js';
 import { UNFINISHED_STATUSES } from '../store/sqlite/schema.js';
 import { EXIT } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
@@ -51,6 +51,10 @@ function budgetWords(budget: AutomationCard['budget']): string {
   if (!budget) return '';
   const spent = ` · ${formatCost(budget.spentTodayUsd)} today${budget.limitPerDayUsd === undefined ? '' : ` of ${formatCost(budget.limitPerDayUsd)}`}`;
   return budget.state === 'warning' ? `${spent} (budget warning: 80 % used)` : spent;
+}
+
+function parkedWords(park: BudgetPark | undefined): string {
+  return park ? ` · parked until ${park.until} (${park.reason})` : '';
 }
 
 function automationLine(card: AutomationCard): string {
@@ -92,6 +96,8 @@ async function statusFromFile(io: CliIo, settings: Settings): Promise<void> {
   const store = await openStore(settings.execution.state_db_path, { readonly: true });
   try {
     const paused = new Set(await store.listPaused());
+    const parks = await store.listBudgetParks(new Date().toISOString());
+    const parkOf = (id: string) => parks.find((p) => p.scope === id) ?? parks.find((p) => p.scope === '*');
     const unfinished = await store.listRuns({ status: [...UNFINISHED_STATUSES], limit: 20 });
     const attention = await store.countRuns({ attention: true });
     writeLine(io.stdout, `daemon: not running (start \`curupira serve\`); from the state file:`);
@@ -100,7 +106,7 @@ async function statusFromFile(io: CliIo, settings: Settings): Promise<void> {
     for (const a of settings.automations)
       writeLine(
         io.stdout,
-        `  ${a.id.padEnd(16)} ${a.triggerType.padEnd(22)} ${a.config.enabled === false ? DISABLED : paused.has(a.id) ? 'paused' : 'enabled'}`,
+        `  ${a.id.padEnd(16)} ${a.triggerType.padEnd(22)} ${a.config.enabled === false ? DISABLED : paused.has(a.id) ? 'paused' : 'enabled'}${parkedWords(parkOf(a.id))}`,
       );
     if (unfinished.length > 0) {
       writeLine(io.stdout, 'left unfinished (a start closes them):');

@@ -8,9 +8,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Clock, systemClock } from '../../src/core/clock.js';
 import type { BudgetReachedEvent } from '../../src/cost/budget.js';
+import { utcDayStart } from '../../src/cost/budget.js';
 import { Engine } from '../../src/engine/engine.js';
 import { createLogger } from '../../src/log.js';
-import { createHarness, type Harness, onlyRun, writeRequests } from '../helpers/harness.js';
+import { createHarness, type Harness, onlyRun, runBuiltCli, writeRequests } from '../helpers/harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -62,13 +63,16 @@ describe('cost budgets', () => {
       'Costly [[fake:usage=2000000]] [[fake:sleep=60]]',
       'max_cost_per_run = 1.0',
     );
-    const now = { ms: Date.parse('2026-03-10T15:00:00Z') };
+    // Today (UTC) by the real clock, so that the CLI's `status` (real time) sees the park too.
+    const tomorrow = utcDayStart(Date.now()) + 86_400_000;
+    const until = new Date(tomorrow).toISOString();
+    const now = { ms: Date.now() };
     const reached: BudgetReachedEvent[] = [];
     const first = await pass(harness, clockAt(now), { onBudgetReached: (e) => reached.push(e) });
     const stopped = onlyRun(first.result.runs);
     expect(stopped.status).toBe('cancelled');
     expect(stopped.reason).toBe(
-      "budget reached: $2.50 of $1.00 (max_cost_per_run); 'fix' parked until 2026-03-11T00:00:00.000Z; the session is kept and resumes then",
+      `budget reached: $2.50 of $1.00 (max_cost_per_run); 'fix' parked until ${until}; the session is kept and resumes then`,
     );
     expect(stopped.costUsd).toBeCloseTo(2.5, 6);
     expect(stopped.model).toBe('gpt-5-codex');
@@ -79,20 +83,29 @@ describe('cost budgets', () => {
         automationId: 'fix',
         runId: stopped.id,
         limitUsd: 1,
-        parkedUntil: '2026-03-11T00:00:00.000Z',
+        parkedUntil: until,
       }),
     ]);
-    expect(first.status.budget).toMatchObject({ state: 'parked', parkedUntil: '2026-03-11T00:00:00.000Z' });
+    expect(first.status.budget).toMatchObject({ state: 'parked', parkedUntil: until });
+    const cli = (...args: string[]) =>
+      runBuiltCli(['--config', harness.settingsFile, ...args], { env: harness.env });
+    const status = await cli('status');
+    expect(status.stdout).toMatch(
+      new RegExp(` {2}fix +github-issues +enabled · parked until ${until} \\(budget reached: `),
+    );
+    const runs = await cli('runs');
+    expect(runs.stdout).toMatch(/ cancelled +\S+ \S+ +\S+ +\$2\.50 +fix /);
+    expect((await cli('runs', 'show', stopped.id)).stdout).toContain('  cost:        $2.50 (gpt-5-codex)');
 
     // Later the same day: parked, so no agent starts (and the saved session waits).
-    now.ms = Date.parse('2026-03-10T23:59:00Z');
+    now.ms = tomorrow - 60_000;
     const parked = await pass(harness, clockAt(now));
     expect(parked.result.runs).toEqual([]);
     expect(parked.status.budget?.state).toBe('parked');
     expect(harness.agentRuns('codex')).toHaveLength(1);
 
     // The next UTC day: the session resumes (without the directives, so it finishes cheaply).
-    now.ms = Date.parse('2026-03-11T00:01:00Z');
+    now.ms = tomorrow + 60_000;
     const next = await pass(harness, clockAt(now));
     const resumed = onlyRun(next.result.runs);
     expect(resumed).toMatchObject({ status: 'succeeded', resumed: true, sessionId: stopped.sessionId });
