@@ -102,8 +102,7 @@ export function loadSettingsFromText(text: string, file: string): LoadedSettings
   const repositories = loadRepositories(raw.repositories, execution?.workspace_dir, dir, out);
   const { defaults, profiles, profileNames } = loadAgents(raw.agents, out);
   const assistant = loadAssistant(raw.assistant, out);
-  const pricing =
-    raw.pricing === undefined ? undefined : validate(FILE.pricing, raw.pricing, ['pricing'], out);
+  const pricing = loadPricing(raw.pricing, out);
   const automations = loadAutomations(raw.automations, locations, {
     out,
     repositories,
@@ -131,6 +130,16 @@ export function loadSettingsFromText(text: string, file: string): LoadedSettings
     ...(pricing ? { pricing: pricesOf(pricing) } : {}),
   };
   return { settings, warnings: [...loadWarnings(settings), ...screeningWarningsFor(settings)] };
+}
+
+/** `[pricing]`: optional; each `"<provider>/<model>"` row checked by the schema. */
+function loadPricing(table: unknown, out: Collector): Record<string, PriceTable> | undefined {
+  if (table === undefined) return undefined;
+  if (!isTable(table)) {
+    out.add(['pricing'], `expected a table, got ${describeType(table)}`);
+    return undefined;
+  }
+  return validate(FILE.pricing, table, ['pricing'], out);
 }
 
 /** `[pricing]` rows with the cached price defaulted to the input price. */
