@@ -164,19 +164,15 @@ export const MIGRATIONS: readonly string[] = [
     updated_at TEXT NOT NULL
   ) STRICT, WITHOUT ROWID;
   `,
-  // 7–11: other branches' migrations (reserved while they are merged; each is a no-op here).
-  '',
-  '',
-  '',
-  '',
-  '',
-  // 12: cost and budgets (issue 15). A run's model and live cost; automations (or `*`, all of them)
-  // parked by a spent budget until a time (the next UTC day).
+  // 12 (issue 15; numbered 12 among the migrations of that issue: when merged it goes after 7–11):
+  // cost and budgets (src/cost/). A run's model and cost; automations (or `*`, all of them) parked
+  // by a spent budget until a time (the next UTC day).
+  // IF NOT EXISTS: tests that take a file back to an older version keep the table.
   `
   ALTER TABLE runs ADD COLUMN model TEXT;
   ALTER TABLE runs ADD COLUMN cost_usd REAL;
-  CREATE INDEX runs_cost_by_start ON runs (started_at) WHERE cost_usd IS NOT NULL;
-  CREATE TABLE budget_parks (
+  CREATE INDEX IF NOT EXISTS runs_cost_by_start ON runs (started_at) WHERE cost_usd IS NOT NULL;
+  CREATE TABLE IF NOT EXISTS budget_parks (
     scope TEXT PRIMARY KEY,
     until TEXT NOT NULL,
     reason TEXT NOT NULL,
