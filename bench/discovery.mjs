@@ -8,6 +8,9 @@
  *      polls the agents close what the poll found (as the seed recommends), so 10 polls see all 10,000;
  *   B. ten repositories × 1,000 issues, ten automations, one poll each.
  * Idle: a poll that matches nothing (points per poll, and per hour at the default 30 s → 300 s backoff).
+ * Idle hour: an event feed polled for one hour of an injected clock while nothing changes, before
+ * (every poll searches) and after the change probe (a conditional GET; a 304 is free), with the
+ * default max_staleness_seconds = 600 and with 0 (only a change searches).
  *
  * Times are reported as ratios against baselines measured in the same run, on the same simulator:
  *   - round trip: a bare `fetch` of `query { viewer { login } }` (HTTP + the simulator's GraphQL pipeline);
@@ -62,6 +65,7 @@ async function loadModules(dist) {
       'triggers/github-issues/schema.js',
       'config/load.js',
       'engine/backoff.js',
+      'engine/feed.js',
       'core/clock.js',
       'log.js',
     ].map(load),
@@ -116,11 +120,12 @@ export async function run(options = {}) {
         headers: { authorization: `bearer ${TOKEN}`, 'content-type': 'application/json' },
         body,
       }).then((r) => r.json());
-    const automation = (repo) => {
+    const automation = (repo, polling = '') => {
       const text = `[settings.github]
 api_url = "${sim.url}"
 [settings.polling]
 batch_size = ${BATCH}
+${polling}
 [repositories.r]
 remote = "https://github.com/${repo}.git"
 [automations.work]
@@ -219,6 +224,41 @@ prompt = "Fix \${issue_number}"
     const idleTime = median(idleSamples);
     const schedule = idlePollsPerHour(m.Backoff, idle.settings.execution.polling.poll_interval_seconds);
 
+    // Idle hour: an event feed on an injected clock, one hour after a search, nothing changing.
+    const idleHour = async (probe, polling = '') => {
+      const clock = new m.FakeClock(Date.UTC(2026, 0, 1));
+      const settings = automation('acme/quiet', polling);
+      const work = settings.automations[0];
+      const github = m.createGitHubClient({ apiUrl: sim.url, tokens: m.staticTokenSource(TOKEN), clock });
+      const source = m.createGitHubIssuesSource(work, { github: () => github, clock, log: m.silentLogger() });
+      const { poll_interval_seconds: interval, max_staleness_seconds: staleness } =
+        settings.execution.polling;
+      const feed = probe
+        ? new m.EventFeed(work, source, interval, staleness * 1000)
+        : new m.EventFeed(work, { discover: (request) => source.discover(request) }, interval);
+      const context = { store: {}, clock, log: m.silentLogger(), limit: BATCH, preview: false };
+      await feed.poll(context);
+      const from = sim.requests.length;
+      const end = clock.now() + HOUR_S * 1000;
+      let polls = 0;
+      while (feed.nextPollAt <= end) {
+        await clock.advance(Math.max(0, feed.nextPollAt - clock.now()));
+        await feed.poll(context);
+        polls += 1;
+      }
+      const requests = sim.requests.slice(from);
+      return {
+        polls,
+        requests: requests.length,
+        searches: requests.filter((r) => r.path === '/graphql').length,
+        notModified: requests.filter((r) => r.status === 304).length,
+        points: sum(requests.map((r) => r.cost + r.coreCost)),
+      };
+    };
+    const idleBefore = await idleHour(false);
+    const idleAfter = await idleHour(true);
+    const idleAfterNoStaleness = await idleHour(true, 'max_staleness_seconds = 0');
+
     const result = {
       machine: { cpus: (await import('node:os')).cpus().length, node: process.version },
       baseline: { roundTripMs: roundTrip, rawPageMs: rawPage },
@@ -254,6 +294,7 @@ prompt = "Fix \${issue_number}"
         pointsPerHourSteady: schedule.steadyPerHour * idlePoints,
         shareOfHourlyBudget: (schedule.steadyPerHour * idlePoints) / 5000,
       },
+      idleHour: { before: idleBefore, after: idleAfter, afterMaxStaleness0: idleAfterNoStaleness },
     };
 
     const f = (n, digits = 1) => n.toFixed(digits);
@@ -275,6 +316,13 @@ prompt = "Fix \${issue_number}"
         `${schedule.steadyPerHour} polls/h (every ${schedule.steadyIntervalS} s) = ${result.idle.pointsPerHourSteady} points/h ` +
         `(${f(result.idle.shareOfHourlyBudget * 100, 2)}% of 5,000)`,
     );
+    const hour = (label, h) =>
+      out(
+        `  idle hour ${label}: ${h.polls} polls, ${h.requests} requests (${h.searches} searches, ${h.notModified} × 304), ${h.points} points`,
+      );
+    hour('before (every poll searches)', idleBefore);
+    hour('after (change probe, max_staleness_seconds = 600)', idleAfter);
+    hour('after (change probe, max_staleness_seconds = 0)', idleAfterNoStaleness);
     return result;
   } finally {
     await sim.close();

@@ -3,15 +3,17 @@
  * `pause`, `resume`, `trigger`. Without a daemon, `status` reads the state file, `pause` and
  * `resume` write it (the next start honours them), and the others say that none is running.
  */
+
 import type { Command } from 'commander';
 import { loadSettings } from '../config/load.js';
 import type { Settings } from '../config/types.js';
 import type { RunRecord } from '../core/types.js';
+import { formatCost } from '../cost/prices.js';
 import { stateDir } from '../engine/paths.js';
 import { pauseReasonKey } from '../engine/unattended.js';
 import type { AutomationCard } from '../server/board-data.js';
 import { connectDaemon, type Daemon } from '../server/client.js';
-import { openStore } from '../store/index.js';
+import { type BudgetPark, openStore } from '../store/index.js';
 import { UNFINISHED_STATUSES } from '../store/sqlite/schema.js';
 import { EXIT } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
@@ -45,24 +47,37 @@ function answered(io: CliIo, answer: { status: number; body: Record<string, unkn
 
 const DISABLED = 'paused (enabled = false in the settings file)';
 
+/** ` · $1.20 today` and, at 80 % of a daily budget or parked by one, what it says. */
+function budgetWords(budget: AutomationCard['budget']): string {
+  if (!budget) return '';
+  const spent = ` · ${formatCost(budget.spentTodayUsd)} today${budget.limitPerDayUsd === undefined ? '' : ` of ${formatCost(budget.limitPerDayUsd)}`}`;
+  return budget.state === 'warning' ? `${spent} (budget warning: 80 % used)` : spent;
+}
+
+function parkedWords(park: BudgetPark | undefined): string {
+  return park ? ` · parked until ${park.until} (${park.reason})` : '';
+}
+
 function automationLine(card: AutomationCard): string {
   const state = card.disabled
     ? DISABLED
     : card.paused
       ? `paused${card.pausedReason ? `: ${card.pausedReason}` : ''}`
-      : card.nextFireAt
-        ? `next fire ${card.nextFireAt}`
-        : card.lastError
-          ? `last poll failed: ${card.lastError}`
-          : card.lastPollAt
-            ? `last check ${card.lastPollAt}`
-            : 'not polled yet';
+      : card.budget?.state === 'parked'
+        ? `parked until ${card.budget.parkedUntil} (${card.budget.reason})`
+        : card.nextFireAt
+          ? `next fire ${card.nextFireAt}`
+          : card.lastError
+            ? `last poll failed: ${card.lastError}`
+            : card.lastPollAt
+              ? `last check ${card.lastPollAt}`
+              : 'not polled yet';
   const extra = [
     ...(card.parkedUntil ? [`provider parked (usage limit) until ${card.parkedUntil}`] : []),
     ...card.retries,
   ];
   return [
-    `  ${card.id.padEnd(16)} ${card.triggerType.padEnd(22)} ${state}`,
+    `  ${card.id.padEnd(16)} ${card.triggerType.padEnd(22)} ${state}${budgetWords(card.budget)}`,
     ...extra.map((e) => `    └ ${e}`),
   ].join('\n');
 }
@@ -91,6 +106,8 @@ async function statusFromFile(io: CliIo, settings: Settings): Promise<void> {
     const paused = new Set(await store.listPaused());
     const reasons = new Map<string, string>();
     for (const id of paused) reasons.set(id, (await store.getMeta(pauseReasonKey(id))) ?? '');
+    const parks = await store.listBudgetParks(new Date().toISOString());
+    const parkOf = (id: string) => parks.find((p) => p.scope === id) ?? parks.find((p) => p.scope === '*');
     const unfinished = await store.listRuns({ status: [...UNFINISHED_STATUSES], limit: 20 });
     const attention = await store.countRuns({ attention: true });
     writeLine(io.stdout, `daemon: not running (start \`curupira serve\`); from the state file:`);
@@ -99,7 +116,7 @@ async function statusFromFile(io: CliIo, settings: Settings): Promise<void> {
     for (const a of settings.automations)
       writeLine(
         io.stdout,
-        `  ${a.id.padEnd(16)} ${a.triggerType.padEnd(22)} ${a.config.enabled === false ? DISABLED : paused.has(a.id) ? `paused${reasons.get(a.id) ? `: ${reasons.get(a.id)}` : ''}` : 'enabled'}`,
+        `  ${a.id.padEnd(16)} ${a.triggerType.padEnd(22)} ${a.config.enabled === false ? DISABLED : paused.has(a.id) ? `paused${reasons.get(a.id) ? `: ${reasons.get(a.id)}` : ''}` : 'enabled'}${parkedWords(parkOf(a.id))}`,
       );
     if (unfinished.length > 0) {
       writeLine(io.stdout, 'left unfinished (a start closes them):');

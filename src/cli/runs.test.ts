@@ -54,9 +54,9 @@ describe('curupira runs', () => {
     const result = await runCliCaptured(['runs', '-c', file]);
     expect(result.code).toBe(0);
     expect(result.stdout.split('\n')).toEqual([
-      'ID                    STATUS     CREATED (UTC)        TIME  AUTOMATION  ITEM        TITLE',
-      `${runs[0]!.id}  succeeded  2026-03-01 10:01:30     -  fix         acme/api#2  "Issue 2"`,
-      `${runs[1]!.id}  succeeded  2026-03-01 10:00:00     -  fix         acme/api#1  "Issue 1"`,
+      'ID                    STATUS     CREATED (UTC)        TIME  COST  AUTOMATION  ITEM        TITLE',
+      `${runs[0]!.id}  succeeded  2026-03-01 10:01:30     -     –  fix         acme/api#2  "Issue 2"`,
+      `${runs[1]!.id}  succeeded  2026-03-01 10:00:00     -     –  fix         acme/api#1  "Issue 1"`,
       '',
     ]);
   });

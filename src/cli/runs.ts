@@ -1,4 +1,5 @@
 /** `curupira runs` and `curupira runs show ID`: the run history, read from the state file. */
+
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { renderEvents, renderTranscriptFile } from '../agents/transcript.js';
@@ -6,6 +7,7 @@ import type { AgentEvent } from '../agents/types.js';
 import { loadSettings } from '../config/load.js';
 import { UsageError } from '../core/errors.js';
 import { isTerminal, RUN_STATUSES, type RunRecord, type RunStatus } from '../core/types.js';
+import { formatCost } from '../cost/prices.js';
 import { stateDir } from '../engine/paths.js';
 import { maxAttempts } from '../engine/retry.js';
 import { pendingNote } from '../engine/unattended.js';
@@ -102,6 +104,7 @@ export function runLines(
       }`,
     );
   }
+  lines.push(`  cost:        ${formatCost(run.costUsd)}${run.model ? ` (${run.model})` : ''}`);
   if (run.branch) lines.push(`  branch:      ${run.branch}`);
   if (run.worktreePath) {
     lines.push(
@@ -142,16 +145,21 @@ export function runTable(
     run.status,
     run.createdAt.slice(0, 19).replace('T', ' '),
     duration(run),
+    formatCost(run.costUsd),
     run.automationId,
     `${run.repo}#${run.itemId}`,
     `${JSON.stringify(run.itemTitle)}${run.worktreeKept ? '  [kept worktree]' : ''}`,
   ]);
-  const header = ['ID', 'STATUS', 'CREATED (UTC)', 'TIME', 'AUTOMATION', 'ITEM', 'TITLE'];
+  const header = ['ID', 'STATUS', 'CREATED (UTC)', 'TIME', 'COST', 'AUTOMATION', 'ITEM', 'TITLE'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const format = (cells: string[]): string =>
     cells
       .map((cell, i) =>
-        i === cells.length - 1 ? cell : i === 3 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!),
+        i === cells.length - 1
+          ? cell
+          : i === 3 || i === 4
+            ? cell.padStart(widths[i]!)
+            : cell.padEnd(widths[i]!),
       )
       .join('  ');
   // An escalated item waits for a person: its reason (what to do) goes right under its row.

@@ -16,6 +16,8 @@ import { parse as parseToml, TomlError } from 'smol-toml';
 import type { z } from 'zod';
 import { isProvider, PROVIDERS, type Profile } from '../agents/schemas.js';
 import { ConfigError } from '../core/errors.js';
+import type { PriceOverrides } from '../cost/prices.js';
+import type { PriceTable } from '../cost/schema.js';
 import { isValidTimezone } from '../triggers/cron/schedule.js';
 import { type AutomationContext, checkChains, loadAutomation } from './automations.js';
 import {
@@ -100,6 +102,7 @@ export function loadSettingsFromText(text: string, file: string): LoadedSettings
   const repositories = loadRepositories(raw.repositories, execution?.workspace_dir, dir, out);
   const { defaults, profiles, profileNames } = loadAgents(raw.agents, out);
   const assistant = loadAssistant(raw.assistant, out);
+  const pricing = loadPricing(raw.pricing, out);
   const automations = loadAutomations(raw.automations, locations, {
     out,
     repositories,
@@ -126,8 +129,29 @@ export function loadSettingsFromText(text: string, file: string): LoadedSettings
     automations,
     ...(assistant ? { assistant } : {}),
     notifications,
+    ...(pricing ? { pricing: pricesOf(pricing) } : {}),
   };
   return { settings, warnings: [...loadWarnings(settings), ...screeningWarningsFor(settings)] };
+}
+
+/** `[pricing]`: optional; each `"<provider>/<model>"` row checked by the schema. */
+function loadPricing(table: unknown, out: Collector): Record<string, PriceTable> | undefined {
+  if (table === undefined) return undefined;
+  if (!isTable(table)) {
+    out.add(['pricing'], `expected a table, got ${describeType(table)}`);
+    return undefined;
+  }
+  return validate(FILE.pricing, table, ['pricing'], out);
+}
+
+/** `[pricing]` rows with the cached price defaulted to the input price. */
+function pricesOf(table: Record<string, PriceTable>): PriceOverrides {
+  return Object.fromEntries(
+    Object.entries(table).map(([key, row]) => [
+      key,
+      { input: row.input, output: row.output, cached: row.cached ?? row.input },
+    ]),
+  );
 }
 
 function parseSettingsToml(text: string, absolute: string): Record<string, unknown> {

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { PROFILE_SCHEMAS, PROVIDERS } from '../agents/schemas.js';
 import { durationSetting, MIN_LEASE_TTL, RUNNER_ID_PATTERN } from '../coordination/duration.js';
 import { publishedJsonSchema } from '../core/json-schema.js';
+import { BudgetUsd, PricingTable } from '../cost/schema.js';
 import { NotificationsTable } from '../notify/schema.js';
 import { Identifier } from '../triggers/common-schema.js';
 import { BUILT_IN_TRIGGERS } from '../triggers/registry.js';
@@ -30,6 +31,14 @@ export const PollingTable = z
       .max(1000)
       .default(100)
       .describe('Items fetched per automation per poll (pages of at most 100).'),
+    max_staleness_seconds: z
+      .number()
+      .min(0)
+      .refine(Number.isFinite, 'must be a finite number')
+      .default(600)
+      .describe(
+        'Issue and pull-request automations ask GitHub first whether anything in the repository changed (a conditional request: an answer of "not modified" costs no rate-limit point) and skip the search when nothing did; a search still runs at least this often (0: only on a change). Pull-request automations filtering on `ci_status`, `mergeable` or `merge_state` search on every poll (curupira extension).',
+      ),
     cron_poll_interval_seconds: z
       .number()
       .positive('must be greater than 0')
@@ -193,6 +202,15 @@ export const SettingsTable = z
       .describe(
         "This curupira's name in the leases it writes (`runner build-1`). Default: the host name. Two processes sharing one must be the same runner restarted: a runner takes back its own unexpired leases (curupira extension).",
       ),
+    max_cost_per_run: BudgetUsd.optional().describe(
+      'Default USD budget of one run (an automation can set its own): at 80 % a warning, at 100 % the agent is stopped (its session kept, the run `cancelled` with `budget reached`) and the automation parks until the next UTC day. Costs come from `[pricing]` and the built-in list prices (docs/cost.md); a run of unknown cost never counts (curupira extension).',
+    ),
+    max_cost_per_automation_per_day: BudgetUsd.optional().describe(
+      'Default USD budget of each automation per UTC day (an automation sets its own with `max_cost_per_day`): at 80 % a warning, at 100 % its running agents are stopped (sessions kept) and it parks until the next UTC day (curupira extension).',
+    ),
+    max_cost_per_day: BudgetUsd.optional().describe(
+      'USD budget of all automations together per UTC day: at 80 % a warning, at 100 % every running agent is stopped (sessions kept) and every automation parks until the next UTC day (curupira extension).',
+    ),
     shutdown: z
       .enum(['stop', 'drain'])
       .default('stop')
@@ -302,6 +320,7 @@ export const SettingsFile = z
     repositories: z.record(Identifier, RepositoryTable).describe('Checkouts, by alias (at least one).'),
     agents: AgentsTable.prefault({}),
     assistant: AssistantTable.optional(),
+    pricing: PricingTable.optional(),
     automations: z
       .record(Identifier, z.union(automationSchemas as unknown as [z.ZodType, ...z.ZodType[]]))
       .describe('Automations, by id, in file order (at least one).'),

@@ -4,6 +4,7 @@
  */
 import type { z } from 'zod';
 import type { Profile } from '../agents/schemas.js';
+import type { PriceOverrides } from '../cost/prices.js';
 import type { NotificationTable } from '../notify/schema.js';
 import type { AutomationBase } from '../triggers/common-schema.js';
 import type { BUILT_IN_TRIGGERS } from '../triggers/registry.js';
@@ -104,6 +105,8 @@ export interface Settings {
   assistant?: z.output<typeof AssistantTable>;
   /** `[notifications.<name>]` targets, by name (empty when the file has none). */
   notifications: Record<string, NotificationTable>;
+  /** `[pricing]`: token prices replacing the built-in ones, by `<provider>/<model>`. */
+  pricing?: PriceOverrides;
 }
 
 export interface LoadedSettings {

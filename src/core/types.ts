@@ -156,6 +156,13 @@ export interface RunRecord {
   /** Commits the run made on its branch that are on no remote. */
   readonly commits: number;
   readonly usage: Usage | null;
+  /** The model the profile named (null: the CLI's default, not known to curupira). */
+  readonly model?: string | null;
+  /**
+   * USD the run cost, from its usage and the price of its model (src/cost/), updated while the agent
+   * runs; null when unknown (no usage, or a model without a price and no cost reported by the agent).
+   */
+  readonly costUsd?: number | null;
   /** The rendered prompt (the original task's prompt for a resumed run). */
   readonly prompt: string | null;
   /** Cron occurrence, for scheduled runs. */

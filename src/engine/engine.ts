@@ -14,6 +14,7 @@ import { Sweeper } from '../coordination/sweep.js';
 import type { Clock } from '../core/clock.js';
 import { ConfigError, ControlError, errorMessage } from '../core/errors.js';
 import { isFailure, isTerminal, type RunRecord, type Task } from '../core/types.js';
+import { type BudgetReachedEvent, type BudgetStatus, CostBudgets } from '../cost/budget.js';
 import { createFollower, DEFAULT_FOLLOW_INTERVAL_SECONDS } from '../delivery/follow.js';
 import { createDeliveryDeps, openDelivery } from '../delivery/index.js';
 import { createGitHubClient, type GitHubClient } from '../github/client.js';
@@ -81,6 +82,8 @@ export interface AutomationStatus {
   retries?: { itemId: string; note: string; at: number }[];
   /** Its provider is parked by a usage limit until then (epoch ms). */
   parkedUntil?: number;
+  /** Today's spend and budget state; parked automations are not polled until the next UTC day. */
+  budget?: BudgetStatus;
 }
 
 /** What an operator's retry did. */
@@ -140,6 +143,8 @@ export interface EngineOptions {
   killGraceMs?: number;
   onStatus?(status: EngineStatus): void;
   onRun?(run: RunRecord): void;
+  /** A budget ran out: the run was stopped and its automation (or all, for the global one) parked. */
+  onBudgetReached?(event: BudgetReachedEvent): void;
   /** Builds the screening classifier (default `createClassifier`; tests pass scripted ones). */
   classifierFactory?(settings: ClassifierSettings): Classifier | null;
   /** Retries scheduled, providers parked, automations paused automatically (for notifications). */
@@ -241,11 +246,35 @@ export class Engine {
   private readonly sweeper = new Sweeper();
   /** Follows delivered pull requests (src/delivery/follow.ts), built on the first sweep that has any. */
   private follower: ReturnType<typeof createFollower> | undefined;
+  /** Cost budgets: live spend, soft warnings and parks (src/cost/budget.ts). */
+  private readonly costs: CostBudgets;
 
   constructor(private readonly options: EngineOptions) {
     this.settings = options.settings;
     const { store, clock, log } = options;
     this.notifier = options.notifier ?? createNotifier(options.settings, options.env, { store, clock, log });
+    this.costs = new CostBudgets({
+      store: options.store,
+      clock: options.clock,
+      log: options.log,
+      settings: () => this.settings,
+      onBudgetReached: (event) => {
+        options.onBudgetReached?.(event);
+        this.notify({
+          event: 'budget_reached',
+          id: `budget:${event.budget}:${event.automationId}:${event.parkedUntil}`,
+          automation: event.automationId,
+          summary: `${event.automationId}: ${event.reason}`,
+          details: {
+            budget: event.budget,
+            run: event.runId,
+            limitUsd: event.limitUsd,
+            spentUsd: event.spentUsd,
+            parkedUntil: event.parkedUntil,
+          },
+        });
+      },
+    });
     this.teams = new TeamCache(() => options.clock.now());
     this.escalation = new Escalation({
       store: options.store,
@@ -426,6 +455,8 @@ export class Engine {
       transcriptsDir: this.options.transcriptsDir,
       ...(this.options.killGraceMs === undefined ? {} : { killGraceMs: this.options.killGraceMs }),
       ...(onUpdate ? { onUpdate } : {}),
+      ...(this.settings.pricing ? { pricing: this.settings.pricing } : {}),
+      budgets: this.costs,
     };
   }
 
@@ -457,6 +488,16 @@ export class Engine {
     pending: Pending,
     signal: AbortSignal,
   ): Promise<RunRecord | undefined> {
+    const park = this.costs.parked(automation.id);
+    if (park) {
+      // Not recorded as a run: its saved session (or the item, at the next poll) comes back tomorrow.
+      if (!pending.resume) this.forgetTask(automation.id, task);
+      this.options.log.info(
+        { automation: automation.id, id: task.item.id, until: park.until },
+        'Parked by its budget: not started',
+      );
+      return undefined;
+    }
     if (
       deps.writes &&
       (await this.escalation.gate(automation, task, pending.resume !== undefined)) === 'held'
@@ -996,6 +1037,7 @@ export class Engine {
     }
     await this.loadBaselines();
     const interrupted = await this.recover();
+    await this.costs.refresh();
     for (const automation of this.settings.automations) await this.prune(automation.id);
     for (const feed of this.feeds) if (feed instanceof ChainFeed) await feed.init(this.pollContext());
     await this.loadRetries();
@@ -1083,6 +1125,9 @@ export class Engine {
       });
       await this.offerDueRetries().catch((error: unknown) => {
         this.options.log.warn({ error: errorMessage(error) }, 'Could not offer the retries due');
+      });
+      await this.offerUnparked().catch((error: unknown) => {
+        this.options.log.warn({ error: errorMessage(error) }, 'Could not read the budgets');
       });
       this.dispatch();
       for (const feed of this.feeds) {
@@ -1211,9 +1256,31 @@ export class Engine {
         await feed.loadBaseline(this.options.store);
   }
 
-  /** A paused (or disabled) feed is not polled, unless an operator asked to run it now. */
+  /**
+   * A paused (or disabled) feed is not polled, unless an operator asked to run it now; a feed
+   * parked by its budget is not polled until the next UTC day.
+   */
   private skips(feed: Feed): boolean {
-    return this.isPaused(feed.automation.id) && !this.forced.has(feed.automation.id);
+    const id = feed.automation.id;
+    return (this.isPaused(id) && !this.forced.has(id)) || this.costs.parked(id) !== undefined;
+  }
+
+  /** An item held back by a budget park: the next poll after the park offers it again. */
+  private forgetTask(automationId: string, task: Task): void {
+    const feed = this.feeds.find((f) => f.automation.id === automationId);
+    if (feed instanceof EventFeed) feed.forget(task);
+  }
+
+  /** Watch mode, once the UTC day changed: saved sessions of the automations a budget parked resume. */
+  private async offerUnparked(): Promise<void> {
+    const unparked = await this.costs.unparked();
+    if (unparked.length === 0) return;
+    for (const session of await this.options.store.listSessions()) {
+      const automation = this.settings.automations.find((a) => a.id === session.automationId);
+      if (!automation || !unparked.includes(automation.id) || this.running.has(session.taskKey)) continue;
+      this.offer(automation, session.task, session);
+    }
+    this.dispatch();
   }
 
   /** `enabled = false` in the settings file as they are now (a reload may change it). */
@@ -1248,6 +1315,7 @@ export class Engine {
         waiting: feed.waiting ?? 0,
         ...(feed.matching === undefined ? {} : { matching: feed.matching }),
         ...this.unattendedStatus(feed.automation),
+        budget: this.costs.status(feed.automation),
       };
     });
   }

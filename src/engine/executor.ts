@@ -19,6 +19,8 @@ import {
   type Task,
   type Usage,
 } from '../core/types.js';
+import type { RunMeter } from '../cost/budget.js';
+import { type PriceOverrides, runCost } from '../cost/prices.js';
 import { startCheckpoints } from '../delivery/checkpoints.js';
 import { type DeliveryDeps, deliverRun } from '../delivery/deliver.js';
 import type { TokenSource } from '../github/token.js';
@@ -70,6 +72,10 @@ export interface ExecutorDeps {
   claim?(automation: ResolvedAutomation, task: Task, run: RunRecord): Promise<Claim>;
   /** Pushes and pull requests of automations with `deliver` (src/delivery/); absent when none has it. */
   delivery?: DeliveryDeps;
+  /** `[pricing]`: prices replacing the built-in ones (src/cost/prices.ts). */
+  pricing?: PriceOverrides;
+  /** Budgets: a meter per run, read on every usage event (src/cost/budget.ts). */
+  budgets?: { meter(automation: ResolvedAutomation, runId: string): RunMeter };
 }
 
 /** What a claim said: nothing to claim, the item is ours until `release`, or not ours (skipped). */
@@ -412,6 +418,10 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
 
   const parser = driver.createParser();
   let usage: Usage | null = null;
+  // A spent budget stops the agent like a cancel does (its session is kept); see src/cost/budget.ts.
+  const meter = deps.budgets?.meter(automation, run.id);
+  const budgetStop = new AbortController();
+  let budgetReason: string | undefined;
   let reportedError: string | undefined;
   let doneWithError = false;
   let knownSession = saved?.sessionId ?? assignedSessionId;
@@ -430,6 +440,12 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
         queue(() => saveSession(id));
       } else if (event.kind === 'usage') {
         usage = addUsage(usage, event);
+        const reading = meter?.usage(usage);
+        if (reading?.stop !== undefined && budgetReason === undefined) {
+          budgetReason = reading.stop;
+          log.warn({ ...runFields, reason: budgetReason }, 'Budget reached: stopping the agent');
+          budgetStop.abort();
+        }
       } else if (event.kind === 'error') {
         reportedError = event.message;
       } else if (event.kind === 'done' && event.isError) {
@@ -483,12 +499,13 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
         const startedAt = iso();
         queue(() => update({ status: 'running', startedAt, agentPid: pid }));
       },
-      signal: AbortSignal.any([signal, stall.signal]),
+      signal: AbortSignal.any([signal, stall.signal, budgetStop.signal]),
     });
     onEvents(parser.end());
   } catch (error) {
     stall.stop();
     await checkpoints?.stop();
+    meter?.end();
     await writes;
     await forgetUnstartedSession();
     return finish(
@@ -500,6 +517,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
   stall.stop();
   await checkpoints?.stop();
   await writes;
+  meter?.end();
 
   let status: RunStatus;
   let reason: string | null = null;
@@ -519,6 +537,9 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
   } else if (result.cancelled && stall.stalled && !signal.aborted) {
     status = 'stalled';
     reason = `${executable} printed nothing for ${stallTimeoutMs(deps.execution, automation) / 1000} seconds (stall_timeout_minutes), so it was stopped${knownSession ? '; its session is kept' : ''}`;
+  } else if (result.cancelled && budgetReason !== undefined && !signal.aborted) {
+    status = 'cancelled';
+    reason = `${budgetReason}${knownSession ? '; the session is kept and resumes then' : ''}`;
   } else if (result.cancelled) {
     status = 'cancelled';
     reason = `stopped by curupira while the agent ran${knownSession ? '; the session resumes on the next start' : ''}`;
@@ -527,6 +548,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     reason = `${executable} did not finish within ${timeoutMs / 1000} seconds`;
   } else if (result.exitCode === 0 && !doneWithError) {
     status = 'succeeded';
+    reason = meter?.warning() ?? null;
   } else if (limit) {
     status = 'parked';
     const until = limit.resetAt ?? clock.now() + DEFAULT_PARK_MS;
@@ -549,6 +571,8 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     exitCode: result.exitCode,
     signal: result.signal,
     usage,
+    model: profile.model ?? null,
+    costUsd: runCost(usage, profile.provider, profile.model, deps.pricing),
     agentPid: null,
     agentOutcome: { status, reason },
     ...(retryAt ? { retryAt } : {}),

@@ -7,7 +7,8 @@ import { CronFeed, EventFeed, type Feed } from './feed.js';
 
 export function feedKit(polling: PollingSettings): FeedKit {
   return {
-    polled: (automation, source) => new EventFeed(automation, source, polling.poll_interval_seconds),
+    polled: (automation, source) =>
+      new EventFeed(automation, source, polling.poll_interval_seconds, polling.max_staleness_seconds * 1000),
     schedule: (automation) => new CronFeed(automation, polling.cron_poll_interval_seconds),
     chain: (automation) => new ChainFeed(automation, polling.cron_poll_interval_seconds),
   };

@@ -14,6 +14,7 @@ import { decideMissed, dueOccurrence, parseScheduleDate, startOfDay } from '../t
 import type { TriggerSource } from '../triggers/source.js';
 import { Backoff } from './backoff.js';
 import { neverEligible } from './eligibility.js';
+import { IdleGate } from './idle-gate.js';
 import { baselineInfo, baselineState, takeBaseline, unremembered, usesMemory } from './memory.js';
 import { classifyFailure, nextPollAfterFailure } from './outcome.js';
 import { recordSkippedRun, taskFromItem } from './task.js';
@@ -58,13 +59,34 @@ export class EventFeed implements Feed {
   /** Task key of each dispatched fingerprint (to forget a task whatever its text was). */
   private readonly keys = new Map<string, string>();
   private readonly backoff: Backoff;
+  /** Skips the search of an idle poll (idle-gate.ts), for sources that offer a change probe. */
+  private gate: IdleGate | undefined;
+  /** Set when a task was forgotten: the next poll searches whatever the probe says. */
+  private mustSearch = false;
+  /** Fingerprints the last poll returned that the engine has not taken yet (a full queue, a busy task). */
+  private readonly offered = new Set<string>();
 
   constructor(
     readonly automation: ResolvedAutomation,
     private readonly source: TriggerSource,
     pollIntervalSeconds: number,
+    /** Longest time without a full search (ms); undefined: no change probe, every poll searches. */
+    private readonly maxStalenessMs?: number,
   ) {
     this.backoff = new Backoff(pollIntervalSeconds);
+  }
+
+  /** Searches skipped because GitHub said nothing changed (a 304 to the change probe). */
+  get idleSkips(): number {
+    return this.gate?.skipped ?? 0;
+  }
+
+  /** True when this poll may skip the search: nothing changed, nothing waits, the last search is fresh. */
+  private async idle(context: PollContext, baselineCurrent: boolean): Promise<boolean> {
+    if (!this.source.probe || this.maxStalenessMs === undefined) return false;
+    this.gate ??= new IdleGate(this.source.probe, this.maxStalenessMs, context.clock);
+    const force = !baselineCurrent || this.mustSearch || this.waiting > 0 || this.offered.size > 0;
+    return this.gate.unchanged(force, context.signal);
   }
 
   /** Reads the baseline's state from the store (for the board, before the first poll). */
@@ -76,6 +98,12 @@ export class EventFeed implements Feed {
     const memory = usesMemory(this.automation);
     const baseline = memory ? await baselineState(context.store, this.automation) : 'current';
     const limit = baseline === 'current' ? context.limit : Math.max(context.limit, BACKLOG_LIMIT);
+    if (!context.preview && (await this.idle(context, baseline === 'current'))) {
+      this.nextPollAt = context.clock.now() + this.backoff.next(false);
+      return [];
+    }
+    const searchStartedAt = context.clock.now();
+    this.mustSearch = false;
     let items: Item[];
     let report: { matching: number; examined: number } | undefined;
     try {
@@ -92,10 +120,12 @@ export class EventFeed implements Feed {
       });
     } catch (error) {
       // Timed from when the failure came back: a slow failing request must not make the next poll immediate.
+      this.mustSearch = true;
       const outcome = classifyFailure(error, { stage: 'discovery' });
       this.nextPollAt = nextPollAfterFailure(outcome, context.clock.now() + this.backoff.next(false));
       throw error;
     }
+    this.gate?.searched(searchStartedAt);
     this.waiting = report ? Math.max(0, report.matching - report.examined) : 0;
     this.matching = report?.matching;
     let tasks = items
@@ -119,11 +149,14 @@ export class EventFeed implements Feed {
     }
     if (memory && tasks.length > 0) tasks = await unremembered(context.store, this.automation, tasks);
     tasks = tasks.filter((task) => !this.seen.has(task.fingerprint));
+    this.offered.clear();
+    for (const task of tasks) this.offered.add(task.fingerprint);
     this.nextPollAt = context.clock.now() + this.backoff.next(tasks.length > 0);
     return tasks;
   }
 
   markDispatched(task: Task): void {
+    this.offered.delete(task.fingerprint);
     this.seen.add(task.fingerprint);
     this.keys.set(task.fingerprint, task.key);
   }
@@ -131,6 +164,7 @@ export class EventFeed implements Feed {
   /** A launch that never started the agent is retried on the next poll (item memory only). */
   forget(task: Task): void {
     this.seen.delete(task.fingerprint);
+    this.mustSearch = true;
   }
 
   /** Offers the task with this key again on the next poll; false when it was never dispatched. */
@@ -141,6 +175,7 @@ export class EventFeed implements Feed {
       this.seen.delete(fingerprint);
       found = true;
     }
+    if (found) this.mustSearch = true;
     return found;
   }
 

@@ -72,6 +72,14 @@ export interface GitHubClient {
     path: string,
     body?: Record<string, unknown>,
   ): Promise<{ status: number; headers: Record<string, string>; data: T }>;
+  /**
+   * A GET with `If-None-Match: etag`: `changed: false` when GitHub answers 304 Not Modified, which
+   * does not count against the rate limit; otherwise the answer's ETag for the next call.
+   */
+  conditionalGet(
+    path: string,
+    etag: string | undefined,
+  ): Promise<{ changed: boolean; etag: string | undefined }>;
   /** The rate-limit state GitHub last reported. */
   rateLimit(): RateLimitInfo | undefined;
   readonly stats: ClientStats;
@@ -171,6 +179,7 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
     method: string,
     url: string,
     body: Record<string, unknown> | undefined,
+    extraHeaders: Record<string, string> = {},
   ): Promise<Attempt> {
     const token = await options.tokens.get();
     stats.requests += 1;
@@ -178,7 +187,7 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
       const response = await octokit.request({
         method,
         url,
-        headers: { authorization: `bearer ${token}`, accept: 'application/vnd.github+json' },
+        headers: { ...extraHeaders, authorization: `bearer ${token}`, accept: 'application/vnd.github+json' },
         ...(body ?? {}),
         request: {
           signal: options.signal
@@ -271,6 +280,7 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
     method: string,
     url: string,
     body?: Record<string, unknown>,
+    extraHeaders?: Record<string, string>,
   ): Promise<Attempt> {
     let transientFailures = 0;
     let rateLimitWaits = 0;
@@ -300,7 +310,7 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
         lastRateLimit = { ...lastRateLimit, remaining: lastRateLimit.limit };
       }
       try {
-        const attempt = check(kind, await send(method, url, body));
+        const attempt = check(kind, await send(method, url, body, extraHeaders));
         if (kind === 'graphql') graphqlErrors(attempt);
         return attempt;
       } catch (error) {
@@ -386,6 +396,12 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
       return (await restResponse<T>(method, path, body)).data;
     },
     restResponse,
+    async conditionalGet(path: string, etag: string | undefined) {
+      const url = `${apiUrl}${path.startsWith('/') ? '' : '/'}${path}`;
+      const attempt = await withRetries('rest', 'GET', url, undefined, etag ? { 'if-none-match': etag } : {});
+      const next = header(attempt.headers, 'etag');
+      return { changed: attempt.status !== 304, etag: next ?? etag };
+    },
   };
 }
 

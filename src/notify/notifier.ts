@@ -1,5 +1,5 @@
 /**
- * The notifier: `notify(event)` queues one row per interested target in the store (migration 11)
+ * The notifier: `notify(event)` queues one row per interested target in the store (migration 8)
  * before anything is sent, and a delivery loop POSTs the due rows, retrying failures with backoff.
  *
  * - Restart-safe: a row is durable before its first attempt; a new process sends what an old one

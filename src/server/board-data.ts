@@ -3,8 +3,10 @@
  * store (the run ledger). Columns are decided by status generically: a status that is neither
  * running nor calm (succeeded, skipped, cancelled) needs attention, whatever new status appears.
  */
+
 import type { ResolvedAutomation, Settings } from '../config/types.js';
 import { type RunRecord, TERMINAL_STATUSES } from '../core/types.js';
+import type { BudgetStatus } from '../cost/budget.js';
 import type { AutomationStatus, EngineStatus } from '../engine/engine.js';
 import { UNFINISHED_STATUSES } from '../store/sqlite/schema.js';
 import type { Store } from '../store/types.js';
@@ -50,6 +52,8 @@ export interface AutomationCard {
   parkedUntil: string | null;
   /** Its tasks waiting to run again: `#12 retry 2/3 at 14:05:30`, `#7 parked until 15:00:00`. */
   retries: string[];
+  /** Today's spend (UTC day) and budget state: `parked` until `parkedUntil` when a budget ran out. */
+  budget: BudgetStatus | null;
 }
 
 export interface BoardData {
@@ -104,6 +108,7 @@ export function automationCards(engine: EngineView, now: Date): AutomationCard[]
       pausedReason: state?.pausedReason ?? null,
       parkedUntil: iso(state?.parkedUntil),
       retries: (state?.retries ?? []).map((r) => `#${r.itemId} ${r.note}`),
+      budget: state?.budget ?? null,
     };
   });
 }

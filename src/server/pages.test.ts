@@ -69,6 +69,13 @@ function board(runs: RunRecord[]): BoardData {
         pausedReason: `paused automatically ${EVIL}`,
         parkedUntil: '2026-01-01T01:00:00.000Z',
         retries: [`#1 retry 2/3 at 00:00:10 ${EVIL}`],
+        budget: {
+          spentTodayUsd: 1.5,
+          limitPerDayUsd: 2,
+          state: 'parked',
+          parkedUntil: '2026-01-02T00:00:00.000Z',
+          reason: `budget reached ${EVIL}`,
+        },
       },
     ],
     inProgress: [],
@@ -136,6 +143,18 @@ describe('board and run pages escape what GitHub and agents wrote', () => {
     expect(text).toContain('branch curupira/&lt;script&gt;');
     expect(text).toContain('last poll failed: boom &lt;script&gt;');
     expect(text).toContain('data-action="/api/v1/runs/r_0000000001AAAAAAAA/dismiss"');
+    // Cost: the run's (unknown here: –) and the automation's day, parked by its budget.
+    expect(text).toContain('<span class="cost">–</span>');
+    expect(text).toContain('cost today $1.50 of $2.00');
+    expect(text).toContain('budget reached &lt;script&gt;');
+    expect(text).toContain('fix <span class="tag">parked</span>');
+  });
+
+  it('the run page shows the cost and the model, or – when unknown', () => {
+    expect(runPage(run({ costUsd: 2.5, model: 'gpt-5-codex' }), undefined, 'tok').text).toContain(
+      '$2.50 (gpt-5-codex)',
+    );
+    expect(runPage(run(), undefined, 'tok').text).toMatch(/cost<\/dt>\s*<dd>–/);
   });
 
   it('a transcript: narration, tool calls and results (long ones collapsed), errors', () => {

@@ -1,6 +1,8 @@
 /** The board and the run page: server-rendered HTML; every value from GitHub or an agent is escaped. */
+
 import type { AgentEvent } from '../agents/types.js';
 import { isTerminal, type RunRecord } from '../core/types.js';
+import { formatCost } from '../cost/prices.js';
 import { pendingNote } from '../engine/unattended.js';
 import type { AutomationCard, BoardData } from './board-data.js';
 import { type Html, html, raw } from './html.js';
@@ -51,6 +53,20 @@ function pollingLine(card: AutomationCard): Html {
   return html`<div class="detail${card.lastError ? ' error' : ''}">${checked}${baseline}</div>`;
 }
 
+/** Today's spend, and a budget warning or park, on an automation's card. */
+function budgetLine(card: AutomationCard): Html | '' {
+  const budget = card.budget;
+  if (!budget) return '';
+  const limit = budget.limitPerDayUsd === undefined ? '' : ` of ${formatCost(budget.limitPerDayUsd)}`;
+  const state =
+    budget.state === 'parked'
+      ? html` · <span class="error">parked until ${when(budget.parkedUntil ?? null)}: ${budget.reason ?? ''}</span>`
+      : budget.state === 'warning'
+        ? html` · <span class="warn">budget warning: 80 % used</span>`
+        : '';
+  return html`<div class="detail budget budget-${budget.state}">cost today ${formatCost(budget.spentTodayUsd)}${limit}${state}</div>`;
+}
+
 function automationCard(card: AutomationCard): Html {
   const base = `/api/v1/automations/${encodeURIComponent(card.id)}`;
   const lines = card.explain.slice(0, 2).map((l) => html`<div class="detail">${l.label}: ${l.value}</div>`);
@@ -61,7 +77,7 @@ function automationCard(card: AutomationCard): Html {
     ? html`<div class="detail">disabled in the settings file (enabled = false)</div>`
     : '';
   return html`<article class="card automation${card.paused ? ' paused' : ''}" data-automation="${card.id}">
-  <h3>${card.id}${card.paused ? html` <span class="tag">paused</span>` : ''}</h3>
+  <h3>${card.id}${card.paused ? html` <span class="tag">paused</span>` : ''}${card.budget?.state === 'parked' ? html` <span class="tag">parked</span>` : ''}</h3>
   <div class="detail">${card.triggerType}</div>
   ${lines}
   ${disabled}
@@ -69,6 +85,7 @@ function automationCard(card: AutomationCard): Html {
   ${card.parkedUntil ? html`<div class="detail warn">provider parked (usage limit) until ${when(card.parkedUntil)}</div>` : ''}
   ${card.retries.map((r) => html`<div class="detail retry">${r}</div>`)}
   ${polling}
+  ${budgetLine(card)}
   <div class="actions">${button('Run now', `${base}/run`)}${
     card.paused ? button('Resume', `${base}/resume`) : button('Pause', `${base}/pause`)
   }</div>
@@ -91,7 +108,7 @@ function runActions(run: RunRecord): Html[] {
 function runCard(run: RunRecord): Html {
   return html`<article class="card run status-${run.status}" data-run="${run.id}" data-status="${run.status}">
   <h3><a href="/runs/${encodeURIComponent(run.id)}">${run.itemTitle}</a></h3>
-  <div class="detail"><span class="tag status">${run.status.replace('_', ' ')}</span> ${run.automationId} · ${run.repo}#${run.itemId}</div>
+  <div class="detail"><span class="tag status">${run.status.replace('_', ' ')}</span> ${run.automationId} · ${run.repo}#${run.itemId} · <span class="cost">${formatCost(run.costUsd)}</span></div>
   ${run.reason ? html`<div class="detail reason">${run.reason}</div>` : ''}
   ${run.retryAt ? html`<div class="detail retry">${pendingNote(run)}</div>` : ''}
   ${run.branch ? html`<div class="detail clip" title="${run.branch}">branch ${run.branch}</div>` : ''}
@@ -207,6 +224,7 @@ export function runPage(run: RunRecord, events: AgentEvent[] | undefined, token:
     ${field('branch', run.branch)}
     ${field('worktree', run.worktreePath ? `${run.worktreePath}${run.worktreeKept ? ` (kept: ${run.commits} unpushed commits or changes)` : ' (removed)'}` : null)}
     ${field('usage', usage)}
+    ${field('cost', `${formatCost(run.costUsd)}${run.model ? ` (${run.model})` : ''}`)}
     ${field('started', run.startedAt)}
     ${field('finished', run.finishedAt)}
   </dl>

@@ -7,6 +7,9 @@
  *   GET    /repos/{o}/{r}/labels                      repository labels
  *   POST   /repos/{o}/{r}/labels                      { name, color?, description? } → 201; 422 already_exists
  *   GET    /repos/{o}/{r}/labels/{name}               one label
+ *   GET    /repos/{o}/{r}/issues                      issues and pull requests (state, sort, direction,
+ *                                                     per_page, page), with an ETag: a GET with a matching
+ *                                                     If-None-Match gets 304, free (server.ts)
  *   GET    /repos/{o}/{r}/issues/comments/{id}        one comment
  *   PATCH  /repos/{o}/{r}/issues/comments/{id}        { body } edits
  *   DELETE /repos/{o}/{r}/issues/comments/{id}        → 204
@@ -25,6 +28,7 @@
  *
  * Anything else is GitHub's 404.
  */
+import { createHash } from 'node:crypto';
 import type { components, operations } from '@octokit/openapi-types';
 import { pullsRoute } from './pulls.js';
 import { HTML_BASE } from './resolvers.js';
@@ -629,5 +633,31 @@ export function handleRest(request: RestRequest): RestResponse {
   }
   if (rest[0] === 'issues' && rest.length === 1) return issuesRoute(request, repo);
   if (rest[0] === 'issues' && rest.length >= 2) return issueRoute(request, repo, rest.slice(1));
+  if (rest[0] === 'issues' && rest.length === 1 && method === 'GET') return listIssues(request, repo);
   return notFound();
+}
+
+/** The weak ETag GitHub-style of a response body: it changes whenever the body does. */
+export function etagOf(body: unknown): string {
+  return `W/"${createHash('sha256').update(JSON.stringify(body)).digest('hex').slice(0, 40)}"`;
+}
+
+/** `GET /repos/{o}/{r}/issues`: issues and pull requests (as issues), one page, with an ETag. */
+function listIssues(request: RestRequest, repo: SimRepository): RestResponse {
+  const params = request.searchParams;
+  const state = params.get('state') ?? 'open';
+  const sortKey = params.get('sort') === 'updated' ? 'updatedAt' : 'createdAt';
+  const ascending = params.get('direction') === 'asc';
+  const perPage = Math.min(100, Math.max(1, Number(params.get('per_page') ?? 30) || 30));
+  const page = Math.max(1, Number(params.get('page') ?? 1) || 1);
+  const items = [...repo.items.values()]
+    .filter((i) => state === 'all' || (state === 'open') === (i.state === 'OPEN'))
+    .sort((a, b) => {
+      const order = a[sortKey] < b[sortKey] ? -1 : a[sortKey] > b[sortKey] ? 1 : a.number - b.number;
+      return ascending ? order : -order;
+    });
+  const body = items
+    .slice((page - 1) * perPage, page * perPage)
+    .map((item) => issueJson(request.world, item, request.apiUrl));
+  return { status: 200, body, headers: { etag: etagOf(body) } };
 }

@@ -92,11 +92,26 @@ export interface RecordedRequest {
   readonly variables: Record<string, unknown> | null;
   /** GraphQL points charged (0 for REST and for queries that did not run). */
   cost: number;
+  /** REST requests charged to the core budget: 1, or 0 for a free one (`/rate_limit`, a 304, a GraphQL call). */
+  coreCost: number;
   status: number;
   /** The fault the request met, if any. */
   fault: FaultKind | null;
   /** Login the token belongs to, or null for a missing or unknown token. */
   login: string | null;
+}
+
+/**
+ * A GET whose `If-None-Match` names the answer's ETag gets 304 with no body (GitHub's conditional
+ * requests: https://docs.github.com/rest/using-the-rest-api/best-practices-for-using-the-rest-api).
+ */
+function notModified(req: IncomingMessage, response: RestResponse): RestResponse {
+  const wanted = req.headers['if-none-match'];
+  const etag = response.headers?.etag;
+  if (typeof wanted !== 'string' || etag === undefined || response.status !== 200) return response;
+  const tags = wanted.split(',').map((t) => t.trim());
+  if (!tags.includes(etag) && !tags.includes('*')) return response;
+  return { status: 304, body: undefined, headers: { etag } };
 }
 
 export interface Simulator {
@@ -461,6 +476,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
           ? (graphqlBody.variables as Record<string, unknown>)
           : null,
       cost: 0,
+      coreCost: 0,
       status: 0,
       fault: null,
       login: viewer?.login ?? null,
@@ -546,7 +562,6 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         },
       };
     } else {
-      if (!free) limiter.charge(viewer.login, 1);
       const apply = () =>
         handleRest({
           world,
@@ -558,7 +573,15 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
           apiUrl: baseUrl,
           rateLimits: () => budgets(viewer.login),
         });
-      response = WRITE_METHODS.has(method) ? gatedWrite(viewer.login, requestId, record, apply) : apply();
+      if (WRITE_METHODS.has(method)) {
+        if (!free) limiter.charge(viewer.login, 1);
+        response = gatedWrite(viewer.login, requestId, record, apply);
+      } else {
+        response = notModified(req, apply());
+        // GitHub does not count a 304 against the rate limit (a conditional request that matched).
+        if (!free && response.status !== 304) limiter.charge(viewer.login, 1);
+      }
+      if (!free && response.status !== 304) record.coreCost = 1;
     }
     send(
       res,

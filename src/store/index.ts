@@ -14,6 +14,7 @@ export async function openStore(path: string, options: OpenStoreOptions = {}): P
   return redactingStore(await openSqliteStore(path, options));
 }
 export type {
+  BudgetPark,
   CronState,
   GitHubWrite,
   ItemMemoryEntry,

@@ -83,6 +83,8 @@ export interface RunPatch {
   worktreeKept?: boolean;
   commits?: number;
   usage?: Usage | null;
+  model?: string | null;
+  costUsd?: number | null;
   prompt?: string | null;
   profile?: string | null;
   provider?: string | null;
@@ -110,6 +112,13 @@ export interface Allowance {
   allowedAt: string;
   /** When a run used it; null while it still waits. */
   usedAt: string | null;
+}
+
+/** An automation (or `*`, every automation) parked by a spent budget until a time. */
+export interface BudgetPark {
+  scope: string;
+  until: string;
+  reason: string;
 }
 
 export interface RunFilter {
@@ -375,6 +384,15 @@ export interface Store {
   pruneRuns(automationId: string, keep: number): Promise<RunRecord[]>;
   /** How many finished runs of an automation the ledger holds (what `pruneRuns` would count). */
   countFinishedRuns(automationId: string): Promise<number>;
+  /**
+   * USD spent by runs that started at or after `since` (ISO 8601), of one automation or of all;
+   * runs of unknown cost count nothing.
+   */
+  sumCost(filter: { since: string; automationId?: string }): Promise<number>;
+  /** Parks an automation (or `*`: every automation) until `until` (ISO 8601) because a budget ran out. */
+  setBudgetPark(park: BudgetPark): Promise<void>;
+  /** Budget parks that last beyond `at` (ISO 8601); older ones are gone for good. */
+  listBudgetParks(at: string): Promise<BudgetPark[]>;
   /** Runs left `queued`, `preparing` or `running` by a process that died: the caller decides their fate. */
   listUnfinishedRuns(): Promise<RunRecord[]>;
 

@@ -1,5 +1,7 @@
 /** Hook bodies several triggers share. */
+import type { GitHubClient } from '../github/client.js';
 import { SEARCH_COUNT } from '../github/operations.js';
+import type { TriggerSource } from './source.js';
 import type { DoctorContext, ResolveContext, TriggerCheck } from './types.js';
 
 /** `upstreamRunId` of a trigger whose tasks follow no other run. */
@@ -31,4 +33,17 @@ export async function searchCountCheck(
     ok: true,
     detail: `${count} match${count === 1 ? '' : 'es'}${postFiltered ? ' before post-filters' : ''} for ${query}`,
   };
+}
+
+/**
+ * The change probe of one repository (src/engine/idle-gate.ts): its most recently updated issue or
+ * pull request, which changes whenever any of them changes. A 304 to its ETag costs nothing.
+ */
+export function repositoryChanges(
+  repo: string,
+  github: () => GitHubClient,
+): NonNullable<TriggerSource['probe']> {
+  const [owner = '', name = ''] = repo.split('/');
+  const path = `/repos/${encodeURIComponent(owner)}/${encodeURIComponent(name)}/issues?state=all&sort=updated&direction=desc&per_page=1`;
+  return (etag) => github().conditionalGet(path, etag);
 }

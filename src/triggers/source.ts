@@ -20,6 +20,14 @@ export interface DiscoverRequest {
 
 export interface TriggerSource {
   discover(request: DiscoverRequest): Promise<Item[]>;
+  /**
+   * A cheap conditional read that changes whenever an item of the source may have changed (a GET
+   * with `If-None-Match`; a 304 costs no rate-limit point): lets an idle poll skip `discover`.
+   */
+  probe?(
+    etag: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<{ changed: boolean; etag: string | undefined }>;
 }
 
 export interface SourceContext {

@@ -224,8 +224,9 @@ describe('run history', () => {
     expect(list.code).toBe(0);
     const rows = list.stdout.trim().split('\n');
     expect(rows).toHaveLength(3);
-    expect(rows[0]).toMatch(/^ID +STATUS +CREATED \(UTC\) +TIME +AUTOMATION +ITEM +TITLE$/);
-    expect(list.stdout).toMatch(/succeeded .* fix {9}acme\/api#1 {2}"works"/);
+    expect(rows[0]).toMatch(/^ID +STATUS +CREATED \(UTC\) +TIME +COST +AUTOMATION +ITEM +TITLE$/);
+    // No model in the profile: the cost Claude Code itself reported (the fake prints $0.0123).
+    expect(list.stdout).toMatch(/succeeded .* \$0\.0123 {2}fix {9}acme\/api#1 {2}"works"/);
     const failed = await cli(h, ['runs', '--status', 'failed', '--json']);
     const parsed = JSON.parse(failed.stdout) as { id: string; status: string; itemId: string }[];
     expect(parsed.map((r) => [r.itemId, r.status])).toEqual([['2', 'failed']]);

@@ -23,6 +23,8 @@
  *                          is FAKE_AGENT_LIMIT_RESET, epoch seconds, default an hour from now)
  *   [[fake:sleep=N]]       wait N seconds right after announcing the session
  *   [[fake:commit-early]]  commit a file right after announcing the session, before any sleep
+ *   [[fake:usage=N]]       (codex) finish a first turn that used N input tokens right after
+ *                          announcing the session, before any sleep: live usage for budgets
  *   [[fake:spawn-child]]   start a grandchild in the same process group that ignores SIGTERM and
  *                          would outlive this process; its pid is appended to
  *                          $FAKE_AGENT_LOG/children.pids
@@ -782,6 +784,13 @@ function codexStyle({ sessionId }) {
         },
       });
     },
+    turn(inputTokens) {
+      emitLine({
+        type: 'turn.completed',
+        usage: { input_tokens: inputTokens, cached_input_tokens: 0, output_tokens: 0 },
+      });
+      emitLine({ type: 'turn.started' });
+    },
     finish() {
       emitLine({
         type: 'turn.completed',
@@ -1261,6 +1270,7 @@ async function main() {
     const commit = add.ok ? git(['commit', '-q', '-m', `${provider}: early change`]) : add;
     out.tool(`git commit -m "${provider}: early change"`, commit.output || 'committed', !commit.ok);
   }
+  for (const d of wanted) if (d.name === 'usage' && out.turn) out.turn(Number(d.value) || 0);
   for (const d of wanted) if (d.name === 'sleep') await sleep(Number(d.value) || 0);
   if (printEnv) out.text(`My environment:\n${envLines.join('\n')}`);
 

@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StateError } from '../../core/errors.js';
 import type { RunInit, Store } from '../types.js';
+import { UNDO_AFTER_6 } from './downgrade.js';
 import { openStore } from './open.js';
 import { SCHEMA_VERSION } from './schema.js';
 
@@ -89,7 +90,7 @@ describe('screening records in the SQLite store (migration 4)', () => {
     await store.close();
     const file = join(dir, 'state.sqlite3');
     const db = new Database(file);
-    db.exec(`DROP TABLE IF EXISTS pull_requests; DROP INDEX IF EXISTS runs_retry_due; ALTER TABLE runs DROP COLUMN attempt; ALTER TABLE runs DROP COLUMN retry_at; DROP TABLE IF EXISTS item_failures; DROP TABLE IF EXISTS writes; DROP TABLE allowances; DROP INDEX runs_blocked_by_task;
+    db.exec(`${UNDO_AFTER_6} DROP TABLE IF EXISTS item_failures; DROP TABLE IF EXISTS writes; DROP TABLE allowances; DROP INDEX runs_blocked_by_task;
       ALTER TABLE runs DROP COLUMN screening_findings; ALTER TABLE runs DROP COLUMN screening_reason;
       ALTER TABLE runs DROP COLUMN screened_digest; PRAGMA user_version = 3;`);
     db.close();

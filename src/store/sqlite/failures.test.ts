@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunInit, Store } from '../types.js';
+import { UNDO_AFTER_6 } from './downgrade.js';
 import { openStore } from './open.js';
 import { MIGRATIONS } from './schema.js';
 
@@ -78,10 +79,7 @@ describe('item failures (the local failure budget)', () => {
     await store.close();
     const file = join(dir, 'state.sqlite3');
     const db = new Database(file);
-    // Newer migrations (the retries columns) are undone too; the notification tables are created only if missing.
-    db.exec(
-      `${'DROP TABLE IF EXISTS pull_requests; DROP INDEX IF EXISTS runs_retry_due; ALTER TABLE runs DROP COLUMN attempt; ALTER TABLE runs DROP COLUMN retry_at; '}DROP TABLE item_failures; PRAGMA user_version = ${version};`,
-    );
+    db.exec(`${UNDO_AFTER_6} DROP TABLE item_failures; PRAGMA user_version = ${version};`);
     db.close();
     store = await openStore(file, { now: () => now });
     expect((await store.listRuns()).map((r) => r.status)).toEqual(['failed']);

@@ -1,4 +1,4 @@
-/** The `notifications` and `webhook_deliveries` tables (migration 11), for `SqliteStore`. */
+/** The `notifications` and `webhook_deliveries` tables (migration 8), for `SqliteStore`. */
 import type Database from 'better-sqlite3';
 import { StateError } from '../../core/errors.js';
 import type {

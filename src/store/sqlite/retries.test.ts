@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunInit, Store } from '../types.js';
+import { UNDO_AFTER_6 } from './downgrade.js';
 import { openStore } from './open.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 
@@ -31,7 +32,7 @@ const RUN: RunInit = {
   status: 'failed',
 };
 
-describe('retries in the SQLite store (migration 10)', () => {
+describe('retries in the SQLite store (migration 7)', () => {
   it('records the try, sets and clears the retry time, and lists the runs with one pending', async () => {
     const first = await store.createRun(RUN);
     expect(first).toMatchObject({ attempt: 1, retryAt: null });
@@ -51,17 +52,15 @@ describe('retries in the SQLite store (migration 10)', () => {
     }
   });
 
-  it('migrates a file from before migration 10 without losing its runs', async () => {
+  it('migrates a file from before migration 7 without losing its runs', async () => {
     await store.createRun(RUN);
     await store.close();
     const version = MIGRATIONS.findIndex((m) => m.includes('ADD COLUMN retry_at'));
-    // Later migrations (notifications) create their tables only if missing: nothing else to undo.
-    expect(version).toBeGreaterThan(0);
+    expect(version).toBe(6);
     const file = join(dir, 'state.sqlite3');
     const db = new Database(file);
-    db.exec(
-      `DROP INDEX runs_retry_due; ALTER TABLE runs DROP COLUMN attempt; ALTER TABLE runs DROP COLUMN retry_at; PRAGMA user_version = ${version};`,
-    );
+    // Every later migration is undone too (downgrade.ts), retries last.
+    db.exec(`${UNDO_AFTER_6} PRAGMA user_version = ${version};`);
     db.close();
     store = await openStore(file);
     expect((await store.listRuns()).map((r) => [r.status, r.attempt, r.retryAt])).toEqual([

@@ -164,16 +164,14 @@ export const MIGRATIONS: readonly string[] = [
     updated_at TEXT NOT NULL
   ) STRICT, WITHOUT ROWID;
   `,
-  // 10 (issue 15; numbered 10 among the migrations of that issue: when merged it goes after 7–9):
-  // retries. Which try of its task a run is, and when its task runs again by itself (a retry after
+  // 7 (issue 15): retries. Which try of its task a run is, and when its task runs again by itself (a retry after
   // a failure, or the end of a parked run's usage limit), so `runs` and a restart both know.
   `
   ALTER TABLE runs ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1;
   ALTER TABLE runs ADD COLUMN retry_at TEXT;
   CREATE INDEX runs_retry_due ON runs (retry_at) WHERE retry_at IS NOT NULL;
   `,
-  // 11 (issue 15; numbered 11 among the migrations of that issue: when merged it goes after 7–10):
-  // notifications (src/notify/) and GitHub webhook deliveries (src/server/webhooks.ts).
+  // 8 (issue 15): notifications (src/notify/) and GitHub webhook deliveries (src/server/webhooks.ts).
   // A notification row is written before any request, so a restart loses none; `key` (event id and
   // target) is its idempotency key: the same event is queued once per target, whoever emits it again.
   // `webhook_deliveries` remembers GitHub's delivery ids, so a redelivery is acted on once.
@@ -202,7 +200,7 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT, WITHOUT ROWID;
   CREATE INDEX IF NOT EXISTS webhook_deliveries_by_time ON webhook_deliveries (received_at);
   `,
-  // 9 (issue 13; after the retries and notifications migrations when merged): delivery. One row per run that delivers its branch: the push, then the pull
+  // 9 (issue 13): delivery. One row per run that delivers its branch: the push, then the pull
   // request it opened or adopted ("gate"), with one current state and since when. Written before
   // each step, so a kill -9 between the push and the pull request resumes where it stopped.
   `
@@ -226,6 +224,20 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX pull_requests_by_state ON pull_requests (state);
   CREATE INDEX pull_requests_by_head ON pull_requests (repo, head_branch);
+  `,
+  // 10 (issue 15): cost and budgets (src/cost/). A run's model and cost; automations (or `*`, all of them) parked
+  // by a spent budget until a time (the next UTC day).
+  // IF NOT EXISTS: tests that take a file back to an older version keep the table.
+  `
+  ALTER TABLE runs ADD COLUMN model TEXT;
+  ALTER TABLE runs ADD COLUMN cost_usd REAL;
+  CREATE INDEX IF NOT EXISTS runs_cost_by_start ON runs (started_at) WHERE cost_usd IS NOT NULL;
+  CREATE TABLE IF NOT EXISTS budget_parks (
+    scope TEXT PRIMARY KEY,
+    until TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    parked_at TEXT NOT NULL
+  ) STRICT, WITHOUT ROWID;
   `,
 ];
 

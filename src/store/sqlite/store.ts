@@ -15,6 +15,7 @@ import {
 } from '../../core/types.js';
 import type {
   Allowance,
+  BudgetPark,
   CronState,
   ItemFailures,
   ItemMemoryEntry,
@@ -143,6 +144,8 @@ interface RunRow {
   worktree_kept: number;
   commits: number;
   usage_json: string | null;
+  model: string | null;
+  cost_usd: number | null;
   prompt: string | null;
   scheduled_for: string | null;
   upstream_run_id: string | null;
@@ -209,6 +212,8 @@ const PATCH_COLUMNS = {
   worktreeKept: 'worktree_kept',
   commits: 'commits',
   usage: 'usage_json',
+  model: 'model',
+  costUsd: 'cost_usd',
   prompt: 'prompt',
   profile: 'profile',
   provider: 'provider',
@@ -285,6 +290,8 @@ function runFromRow(row: RunRow): RunRecord {
     worktreeKept: row.worktree_kept === 1,
     commits: row.commits,
     usage: row.usage_json === null ? null : (JSON.parse(row.usage_json) as Usage),
+    model: row.model,
+    costUsd: row.cost_usd,
     prompt: row.prompt,
     scheduledFor: row.scheduled_for,
     upstreamRunId: row.upstream_run_id,
@@ -657,6 +664,38 @@ export class SqliteStore implements Store {
       return this.#sql(`SELECT COUNT(*) FROM runs WHERE automation_id = ? AND status NOT IN (${unfinished})`)
         .pluck()
         .get(automationId, ...UNFINISHED_STATUSES) as number;
+    });
+  }
+
+  sumCost(filter: { since: string; automationId?: string }): Promise<number> {
+    return this.#read(() => {
+      const byAutomation = filter.automationId === undefined ? '' : ' AND automation_id = ?';
+      const params = filter.automationId === undefined ? [filter.since] : [filter.since, filter.automationId];
+      const sum = this.#sql(
+        `SELECT total(cost_usd) FROM runs WHERE cost_usd IS NOT NULL AND started_at >= ?${byAutomation}`,
+      )
+        .pluck()
+        .get(...params) as number;
+      return sum;
+    });
+  }
+
+  setBudgetPark(park: BudgetPark): Promise<void> {
+    return this.#write(() => {
+      this.#sql(
+        `INSERT INTO budget_parks (scope, until, reason, parked_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (scope) DO UPDATE SET until = excluded.until, reason = excluded.reason,
+           parked_at = excluded.parked_at`,
+      ).run(park.scope, park.until, park.reason, this.#iso());
+    });
+  }
+
+  listBudgetParks(at: string): Promise<BudgetPark[]> {
+    return this.#read(() => {
+      const rows = this.#sql(
+        'SELECT scope, until, reason FROM budget_parks WHERE until > ? ORDER BY scope',
+      ).all(at) as BudgetPark[];
+      return rows.map((row) => ({ scope: row.scope, until: row.until, reason: row.reason }));
     });
   }
 

@@ -7,6 +7,7 @@ import { StateError } from '../../core/errors.js';
 import { registerSecret } from '../../security/redact.js';
 import { openStore } from '../index.js';
 import type { Store } from '../types.js';
+import { UNDO_AFTER_6 } from './downgrade.js';
 import { SCHEMA_VERSION } from './schema.js';
 
 let dir: string;
@@ -81,7 +82,7 @@ describe('the write queue table (migration 5)', () => {
     const file = join(dir, 'state.sqlite3');
     const db = new Database(file);
     db.exec(
-      'DROP TABLE IF EXISTS pull_requests; DROP INDEX IF EXISTS runs_retry_due; ALTER TABLE runs DROP COLUMN attempt; ALTER TABLE runs DROP COLUMN retry_at; DROP TABLE IF EXISTS item_failures; DROP TABLE writes; PRAGMA user_version = 4;',
+      `${UNDO_AFTER_6} DROP TABLE IF EXISTS item_failures; DROP TABLE writes; PRAGMA user_version = 4;`,
     );
     db.close();
     store = await openStore(file, { now: () => NOW });

@@ -3,7 +3,13 @@ import { type IssueNode, SEARCH_ISSUES } from '../../github/operations.js';
 import { searchAll } from '../../github/search.js';
 import { githubItem } from '../github-item.js';
 import { unmatchedItems } from '../github-reconcile.js';
-import { defaultTimezone, noUpstreamRun, searchCountCheck, stringField } from '../hooks.js';
+import {
+  defaultTimezone,
+  noUpstreamRun,
+  repositoryChanges,
+  searchCountCheck,
+  stringField,
+} from '../hooks.js';
 import type { SourceFactory } from '../source.js';
 import type { TriggerDefinition } from '../types.js';
 import { type GitHubIssuesResolved, githubIssuesTable, issueSearchQuery } from './schema.js';
@@ -30,6 +36,7 @@ export const createGitHubIssuesSource: SourceFactory<GitHubIssuesResolved> = (au
       onTotal?.({ matching: result.total, examined: result.examined });
       return result.nodes.map(issueItem);
     },
+    probe: repositoryChanges(config.repo, context.github),
   };
 };
 

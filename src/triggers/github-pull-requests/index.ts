@@ -3,7 +3,13 @@ import { type PullRequestNode, SEARCH_PULL_REQUESTS } from '../../github/operati
 import { searchAll } from '../../github/search.js';
 import { githubItem } from '../github-item.js';
 import { unmatchedItems } from '../github-reconcile.js';
-import { defaultTimezone, noUpstreamRun, searchCountCheck, stringField } from '../hooks.js';
+import {
+  defaultTimezone,
+  noUpstreamRun,
+  repositoryChanges,
+  searchCountCheck,
+  stringField,
+} from '../hooks.js';
 import type { SourceFactory } from '../source.js';
 import type { TriggerDefinition } from '../types.js';
 import {
@@ -88,6 +94,11 @@ export const createGitHubPullRequestsSource: SourceFactory<GitHubPullRequestsRes
       onTotal?.({ matching: result.total, examined: result.examined });
       return result.nodes.map(pullRequestItem);
     },
+    // CI status and mergeability change without touching a pull request's update time: those
+    // filters keep searching on every poll.
+    ...(postFiltered || config.ci_status !== undefined
+      ? {}
+      : { probe: repositoryChanges(config.repo, context.github) }),
   };
 };
 

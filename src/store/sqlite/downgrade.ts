@@ -1,0 +1,23 @@
+/**
+ * For migration tests: SQL that takes a current state file back to before a migration, newest
+ * first, so a test can downgrade a file to version N and watch it migrate up again.
+ */
+
+/** Undoes migration 10 (cost and budgets). */
+export const UNDO_MIGRATION_10 = `DROP TABLE IF EXISTS budget_parks; DROP INDEX IF EXISTS runs_cost_by_start;
+  ALTER TABLE runs DROP COLUMN model; ALTER TABLE runs DROP COLUMN cost_usd;`;
+
+/** Undoes migration 9 (delivery: pull requests). */
+export const UNDO_MIGRATION_9 = 'DROP TABLE IF EXISTS pull_requests;';
+
+/** Undoes migration 8 (notifications): nothing, its tables are created only if missing. */
+export const UNDO_MIGRATION_8 = '';
+
+/** Undoes migration 7 (retries). */
+export const UNDO_MIGRATION_7 = `DROP INDEX IF EXISTS runs_retry_due; ALTER TABLE runs DROP COLUMN attempt;
+  ALTER TABLE runs DROP COLUMN retry_at;`;
+
+/** Everything after migration 6 (the failure budget), newest first. */
+export const UNDO_AFTER_6 = [UNDO_MIGRATION_10, UNDO_MIGRATION_9, UNDO_MIGRATION_8, UNDO_MIGRATION_7]
+  .filter((sql) => sql !== '')
+  .join(' ');
