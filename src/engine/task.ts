@@ -12,8 +12,17 @@ export function automationRepo(automation: ResolvedAutomation): string {
   return automation.config.repo ?? automation.repository.alias;
 }
 
-export function fingerprint(identity: TaskIdentity, item: Item): string {
-  const pairs = Object.entries(item.fields);
+/**
+ * What the item said, as a digest: a change dispatches the item again. Labels in `ignoredLabels`
+ * are left out: curupira's own state labels (`status_label`, `failed_label`, `blocked_label`) are
+ * its writes, not the item changing, and must not start another run.
+ */
+export function fingerprint(identity: TaskIdentity, item: Item, ignoredLabels?: ReadonlySet<string>): string {
+  const pairs = Object.entries(item.fields).map(([key, value]): [string, FieldValue] =>
+    ignoredLabels && ignoredLabels.size > 0 && key.endsWith('_labels') && Array.isArray(value)
+      ? [key, (value as string[]).filter((label) => !ignoredLabels.has(label.toLowerCase()))]
+      : [key, value],
+  );
   return createHash('sha256')
     .update(JSON.stringify([identity.automationId, identity.repo, identity.taskType, pairs]))
     .digest('hex');
@@ -26,7 +35,25 @@ export function taskFromItem(automation: ResolvedAutomation, item: Item): Task {
     taskType: automation.triggerType,
     id: item.id,
   };
-  return { identity, key: identityKey(identity), fingerprint: fingerprint(identity, item), item };
+  return {
+    identity,
+    key: identityKey(identity),
+    fingerprint: fingerprint(identity, item, ownStateLabels(automation)),
+    item,
+  };
+}
+
+/**
+ * The labels an automation writes on its items as it works (lower-cased). The escalated label is
+ * not one: a person removing it is the reset, and must offer the item again.
+ */
+export function ownStateLabels(automation: ResolvedAutomation): ReadonlySet<string> {
+  const { status_label, failed_label, blocked_label } = automation.config;
+  return new Set(
+    [status_label, failed_label, blocked_label]
+      .filter((label): label is string => typeof label === 'string')
+      .map((label) => label.toLowerCase()),
+  );
 }
 
 function describeSource(task: Task, field: string): string {

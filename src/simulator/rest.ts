@@ -534,22 +534,7 @@ type ListIssuesQuery = Pick<
 /** `/repos/{o}/{r}/issues`: list (issues only, newest first) and create. */
 function issuesRoute(request: RestRequest, repo: SimRepository): RestResponse {
   const { world, method, apiUrl } = request;
-  if (method === 'GET') {
-    const query: ListIssuesQuery = {
-      state: (request.searchParams.get('state') ?? 'open') as ListIssuesQuery['state'],
-      labels: request.searchParams.get('labels') ?? '',
-      creator: request.searchParams.get('creator') ?? '',
-    };
-    const wanted = (query.labels ?? '').split(',').filter((l) => l !== '');
-    const items = [...repo.items.values()]
-      .filter((i) => i.__typename === 'Issue')
-      .filter((i) => query.state === 'all' || i.state === (query.state === 'closed' ? 'CLOSED' : 'OPEN'))
-      .filter((i) => !query.creator || i.author.toLowerCase() === query.creator.toLowerCase())
-      .filter((i) => wanted.every((l) => i.labels.some((h) => h.toLowerCase() === l.toLowerCase())))
-      .sort((a, b) => b.number - a.number);
-    const { page, headers } = paged(items, request);
-    return { status: 200, body: page.map((i) => issueJson(world, i, apiUrl)), headers };
-  }
+  if (method === 'GET') return listIssues(request, repo);
   if (method !== 'POST') return notFound();
   const body = request.body as Partial<CreateIssueBody> | undefined;
   if (typeof body?.title !== 'string' || body.title.trim() === '') {
@@ -633,7 +618,6 @@ export function handleRest(request: RestRequest): RestResponse {
   }
   if (rest[0] === 'issues' && rest.length === 1) return issuesRoute(request, repo);
   if (rest[0] === 'issues' && rest.length >= 2) return issueRoute(request, repo, rest.slice(1));
-  if (rest[0] === 'issues' && rest.length === 1 && method === 'GET') return listIssues(request, repo);
   return notFound();
 }
 
@@ -642,22 +626,30 @@ export function etagOf(body: unknown): string {
   return `W/"${createHash('sha256').update(JSON.stringify(body)).digest('hex').slice(0, 40)}"`;
 }
 
-/** `GET /repos/{o}/{r}/issues`: issues and pull requests (as issues), one page, with an ETag. */
+/**
+ * `GET /repos/{o}/{r}/issues`: issues and pull requests (as issues, as GitHub lists them), filtered
+ * by `state`, `labels` (all of them) and `creator`, sorted by `sort` (created or updated) and
+ * `direction`, one page with its `Link` header and an ETag (a matching `If-None-Match` gets 304).
+ */
 function listIssues(request: RestRequest, repo: SimRepository): RestResponse {
   const params = request.searchParams;
-  const state = params.get('state') ?? 'open';
+  const query: ListIssuesQuery = {
+    state: (params.get('state') ?? 'open') as ListIssuesQuery['state'],
+    labels: params.get('labels') ?? '',
+    creator: params.get('creator') ?? '',
+  };
+  const wanted = (query.labels ?? '').split(',').filter((l) => l !== '');
   const sortKey = params.get('sort') === 'updated' ? 'updatedAt' : 'createdAt';
   const ascending = params.get('direction') === 'asc';
-  const perPage = Math.min(100, Math.max(1, Number(params.get('per_page') ?? 30) || 30));
-  const page = Math.max(1, Number(params.get('page') ?? 1) || 1);
   const items = [...repo.items.values()]
-    .filter((i) => state === 'all' || (state === 'open') === (i.state === 'OPEN'))
+    .filter((i) => query.state === 'all' || (query.state === 'closed') === (i.state !== 'OPEN'))
+    .filter((i) => !query.creator || i.author.toLowerCase() === query.creator.toLowerCase())
+    .filter((i) => wanted.every((l) => i.labels.some((h) => h.toLowerCase() === l.toLowerCase())))
     .sort((a, b) => {
       const order = a[sortKey] < b[sortKey] ? -1 : a[sortKey] > b[sortKey] ? 1 : a.number - b.number;
       return ascending ? order : -order;
     });
-  const body = items
-    .slice((page - 1) * perPage, page * perPage)
-    .map((item) => issueJson(request.world, item, request.apiUrl));
-  return { status: 200, body, headers: { etag: etagOf(body) } };
+  const { page, headers } = paged(items, request);
+  const body = page.map((item) => issueJson(request.world, item, request.apiUrl));
+  return { status: 200, body, headers: { ...headers, etag: etagOf(body) } };
 }
