@@ -25,6 +25,8 @@ const KEYS = [
   'failed_label = "agent:failed"',
   'run_log = true',
   'once = true',
+  // One try: a retry (10 s later) would resume the failed run's session and add a run.
+  'max_attempts = 1',
 ].join('\n');
 
 /** A seeded random source (mulberry32), so the faults fall the same way every run. */

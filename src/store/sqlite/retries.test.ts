@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunInit, Store } from '../types.js';
 import { UNDO_AFTER_6 } from './downgrade.js';
 import { openStore } from './open.js';
-import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
+import { MIGRATIONS } from './schema.js';
 
 let dir: string;
 let store: Store;
