@@ -21,6 +21,7 @@ import type { PullRequestRecord, Store } from '../store/types.js';
 import { REPO_PATTERN } from '../triggers/common-schema.js';
 import { git } from '../workspace/git.js';
 import { resolveDefaultBranch } from '../workspace/worktree.js';
+import { HOLDING_STATES } from './follow.js';
 import {
   createPullRequest,
   defaultBranchOf,
@@ -29,7 +30,6 @@ import {
   type PullJson,
   renderPullRequest,
 } from './pull-request.js';
-import { HOLDING_STATES } from './follow.js';
 import { branchTip, containedIn, pushBranch } from './push.js';
 
 export interface DeliveryDeps {

@@ -3,16 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../core/clock.js';
+import type { RunRecord } from '../core/types.js';
 import { createGitHubClient } from '../github/client.js';
 import { staticTokenSource } from '../github/token.js';
 import { silentLogger } from '../log.js';
+import type { NotificationEvent } from '../notify/index.js';
 import { type Simulator, startSimulator } from '../simulator/server.js';
 import { SimWorld } from '../simulator/world.js';
 import { openStore } from '../store/index.js';
-import type { Store } from '../store/types.js';
-import type { RunRecord } from '../core/types.js';
-import type { NotificationEvent } from '../notify/index.js';
-import type { PullRequestRecord } from '../store/types.js';
+import type { PullRequestRecord, Store } from '../store/types.js';
 import { CHOICE_LABELS, createFollower } from './follow.js';
 
 const TOKEN = 'ghp_followTestToken000000000000000000001';
@@ -158,7 +157,9 @@ describe('following delivered pull requests', () => {
     expect(world.issue('acme/api', 1)!.state).toBe('OPEN');
     for (const label of Object.values(CHOICE_LABELS)) expect(comments[0]!.body).toContain(`\`${label}\``);
     expect(notified.map((e) => [e.event, e.id])).toEqual([['needs_human', `pr:${runId}:closed`]]);
-    expect((await store.getRun(runId))!.reason).toMatch(/^needs human: pull request #2 was closed without merging/);
+    expect((await store.getRun(runId))!.reason).toMatch(
+      /^needs human: pull request #2 was closed without merging/,
+    );
   });
 
   it('needs a person: no label, nothing decided and nothing written', async () => {

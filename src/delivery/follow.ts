@@ -130,7 +130,8 @@ async function followOne(
       await deps.store.updatePullRequest(record.runId, { state: 'open', detail: 'reopened' });
     return undefined;
   }
-  if (record.state === 'needs_human') return (await onChoice(deps, queue, record, run)) ? 'decided' : undefined;
+  if (record.state === 'needs_human')
+    return (await onChoice(deps, queue, record, run)) ? 'decided' : undefined;
   await onClosed(deps, queue, record, run, pr);
   return 'closed';
 }
@@ -234,8 +235,13 @@ async function findChoice(
   const item = itemNumber(run, record.repo);
   const numbers = [record.number!, ...(item !== undefined && item !== record.number ? [item] : [])];
   for (const number of numbers) {
-    const { labels } = await deps.github.rest<{ labels?: LabelJson[] }>('GET', issuePath(record.repo, number));
-    const names = new Set((labels ?? []).map((l) => (typeof l === 'string' ? l : (l.name ?? '')).toLowerCase()));
+    const { labels } = await deps.github.rest<{ labels?: LabelJson[] }>(
+      'GET',
+      issuePath(record.repo, number),
+    );
+    const names = new Set(
+      (labels ?? []).map((l) => (typeof l === 'string' ? l : (l.name ?? '')).toLowerCase()),
+    );
     const choice = (Object.keys(CHOICE_LABELS) as Choice[]).find((c) => names.has(CHOICE_LABELS[c]));
     if (choice) return { choice, number };
   }

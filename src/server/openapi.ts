@@ -81,9 +81,12 @@ export function openApiDocument(version: string): Record<string, unknown> {
         }),
       },
       '/runs/{id}': {
-        get: op('One run, and its delivery (`delivery`: branch, pull request, state, since, detail; null when none)', {
-          parameters: [run],
-        }),
+        get: op(
+          'One run, and its delivery (`delivery`: branch, pull request, state, since, detail; null when none)',
+          {
+            parameters: [run],
+          },
+        ),
       },
       '/runs/{id}/events': {
         get: op(

@@ -63,7 +63,11 @@ async function watchUntil(
   const store = await harness.openStore();
   const stop = new AbortController();
   const runs: RunRecord[] = [];
-  const options = harness.engineOptions(store, { mode: 'watch', stop: stop.signal, onRun: (r) => runs.push(r) });
+  const options = harness.engineOptions(store, {
+    mode: 'watch',
+    stop: stop.signal,
+    onRun: (r) => runs.push(r),
+  });
   const engine = new Engine({ ...options, notifier: recordingNotifier(events) });
   const done = engine.run();
   try {
@@ -133,7 +137,9 @@ describe('a merged pull request', () => {
     expect(events[0]!.run).toMatchObject({ id: run.id, status: 'merged' });
 
     // `runs --status merged` lists it; `runs show` shows the delivery's state and since when.
-    const listed = await runBuiltCli(['--config', h.settingsFile, 'runs', '--status', 'merged'], { env: h.env });
+    const listed = await runBuiltCli(['--config', h.settingsFile, 'runs', '--status', 'merged'], {
+      env: h.env,
+    });
     expect(listed.stdout).toContain(run.id);
     const shown = await runBuiltCli(['--config', h.settingsFile, 'runs', 'show', run.id], { env: h.env });
     expect(shown.stdout).toMatch(/pull req\.: +#2 \S+ merged since /);
@@ -164,7 +170,9 @@ describe('a pull request closed unmerged', () => {
     h.world.addLabels('acme/api', 2, [CHOICE_LABELS.redevelop]);
     const runs = await watchUntil(h, events, async (store) => {
       const next = (await store.listPullRequests()).find((p) => p.runId !== first.id);
-      return next?.state === 'open' && !harness.world.item('acme/api', 2)!.labels.includes(CHOICE_LABELS.redevelop);
+      return (
+        next?.state === 'open' && !harness.world.item('acme/api', 2)!.labels.includes(CHOICE_LABELS.redevelop)
+      );
     });
     const second = onlyRun(runs);
     expect(second.id).not.toBe(first.id);
@@ -185,7 +193,11 @@ describe('a pull request closed unmerged', () => {
     h.world.closePullRequest('acme/api', 2);
     const events: NotificationEvent[] = [];
     const harness = h;
-    await watchUntil(h, events, stateOf(run.id, 'needs_human', () => harness.world.item('acme/api', 2)!.comments.length > 0));
+    await watchUntil(
+      h,
+      events,
+      stateOf(run.id, 'needs_human', () => harness.world.item('acme/api', 2)!.comments.length > 0),
+    );
     h.world.addLabels('acme/api', 1, [CHOICE_LABELS.abandon]);
     const unlabeled = () => !harness.world.issue('acme/api', 1)!.labels.includes(CHOICE_LABELS.abandon);
     expect(await watchUntil(h, events, stateOf(run.id, 'abandoned', unlabeled))).toEqual([]);

@@ -52,7 +52,7 @@ const LATER_CALM = CALM_STATUSES.filter((s) => !(INDEXED_CALM_STATUSES as readon
  * Runs that need a human: the same words as the `runs_attention` index in schema.ts (so it is used),
  * and the calm statuses added since (an index term plus one more AND term still uses the index).
  */
-const ATTENTION_SQL = `dismissed_at IS NULL AND (worktree_kept = 1 OR status NOT IN (${quoted([...UNFINISHED_STATUSES, ...INDEXED_CALM_STATUSES])}))${LATER_CALM.length > 0 ? ` AND (worktree_kept = 1 OR status NOT IN (${quoted(LATER_CALM)}))` : ''}`;
+export const ATTENTION_SQL = `dismissed_at IS NULL AND (worktree_kept = 1 OR status NOT IN (${quoted([...UNFINISHED_STATUSES, ...INDEXED_CALM_STATUSES])}))${LATER_CALM.length > 0 ? ` AND (worktree_kept = 1 OR status NOT IN (${quoted(LATER_CALM)}))` : ''}`;
 
 /** The WHERE clause and parameters of a run filter. */
 function runWhere(filter: RunFilter): { clause: string; params: (string | number)[] } {
