@@ -22,6 +22,7 @@ import {
   runBuiltCli,
   waitFor,
 } from '../helpers/harness.js';
+import { serveInProcess } from '../helpers/serve.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -144,6 +145,20 @@ describe('a merged pull request', () => {
     const shown = await runBuiltCli(['--config', h.settingsFile, 'runs', 'show', run.id], { env: h.env });
     expect(shown.stdout).toMatch(/pull req\.: +#2 \S+ merged since /);
     expect(shown.stdout).toMatch(/delivery: +merged at /);
+    // The API's run carries its delivery.
+    const served = await serveInProcess(h);
+    try {
+      const response = await served.app.request(`/api/v1/runs/${run.id}`, {
+        headers: { authorization: `Bearer ${served.token}` },
+      });
+      const one = (await response.json()) as { run: RunRecord; delivery: PullRequestRecord | null };
+      expect(one.run.status).toBe('merged');
+      expect(one.delivery).toMatchObject({ runId: run.id, number: 2, state: 'merged' });
+      expect(one.delivery!.since).toMatch(/^\d{4}-\d\d-\d\dT/);
+      expect(one.delivery!.detail).toMatch(/^merged at /);
+    } finally {
+      await served.stop();
+    }
   }, 90_000);
 });
 
