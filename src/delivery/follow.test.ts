@@ -75,10 +75,10 @@ beforeEach(() => {
   removed = [];
 });
 
-function follower() {
+function follower(over: Store = store) {
   const tokens = staticTokenSource(TOKEN);
   return createFollower({
-    store,
+    store: over,
     clock: systemClock,
     log: silentLogger(),
     github: createGitHubClient({ apiUrl: sim.url, tokens, maxAttempts: 1 }),
@@ -160,6 +160,26 @@ describe('following delivered pull requests', () => {
     expect((await store.getRun(runId))!.reason).toMatch(
       /^needs human: pull request #2 was closed without merging/,
     );
+  });
+
+  it('a sweep cut short before its last step does it again: one comment, one notification id', async () => {
+    const runId = await delivered();
+    world.closePullRequest('acme/api', 2);
+    // The process "dies" as it records the new state: everything before it was done or queued.
+    const dying = new Proxy(store, {
+      get(target, key, receiver) {
+        if (key === 'updatePullRequest') return () => Promise.reject(new Error('killed'));
+        const value = Reflect.get(target, key, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    expect((await follower(dying).sweep()).closed).toBe(0);
+    expect((await store.getPullRequest(runId))!.state).toBe('open');
+    expect((await follower().sweep()).closed).toBe(1);
+    expect((await store.getPullRequest(runId))!.state).toBe('needs_human');
+    expect(world.item('acme/api', 2)!.comments).toHaveLength(1);
+    // Notified twice with the same id: the notifier delivers an id once per target.
+    expect(new Set(notified.map((e) => e.id))).toEqual(new Set([`pr:${runId}:closed`]));
   });
 
   it('needs a person: no label, nothing decided and nothing written', async () => {
