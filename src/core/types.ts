@@ -83,6 +83,7 @@ export const RUN_STATUSES = [
   'escalated',
   'stalled',
   'parked',
+  'merged',
 ] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
@@ -96,7 +97,14 @@ export const TERMINAL_STATUSES: readonly RunStatus[] = [
   'escalated',
   'stalled',
   'parked',
+  'merged',
 ];
+
+/**
+ * Finished runs that need no human: the board's Done column. `merged`: the run's delivered pull
+ * request was merged (src/delivery/follow.ts).
+ */
+export const CALM_STATUSES: readonly RunStatus[] = ['succeeded', 'skipped', 'cancelled', 'merged'];
 
 /**
  * Runs that failed: they count against the failure budget (`max_item_failures`), are retried

@@ -21,6 +21,7 @@ import type { PullRequestRecord, Store } from '../store/types.js';
 import { REPO_PATTERN } from '../triggers/common-schema.js';
 import { git } from '../workspace/git.js';
 import { resolveDefaultBranch } from '../workspace/worktree.js';
+import { HOLDING_STATES } from './follow.js';
 import {
   createPullRequest,
   defaultBranchOf,
@@ -63,12 +64,13 @@ export function wantsDelivery(automations: readonly { config: { deliver?: unknow
 }
 
 /**
- * The open pull request curupira delivered for this task, if any: while it is open the item is not
+ * The delivery that holds this task back, if any: while its pull request is open the item is not
  * run again (a second run would cut a new branch beside the delivered one; following the pull
- * request is the follow-up's work).
+ * request is the follow-up's work), nor while a closed one waits for a person, nor after a person
+ * said the work landed elsewhere or is abandoned. A merged or re-developed one holds nothing.
  */
 export async function openDelivery(store: Store, taskKey: string): Promise<PullRequestRecord | undefined> {
-  return (await store.listPullRequests({ taskKey, states: ['open'] }))[0];
+  return (await store.listPullRequests({ taskKey, states: HOLDING_STATES }))[0];
 }
 
 /** The branch the delivery compares with and the pull request merges into. */

@@ -3,14 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../core/clock.js';
+import type { RunRecord } from '../core/types.js';
 import { createGitHubClient } from '../github/client.js';
 import { staticTokenSource } from '../github/token.js';
 import { silentLogger } from '../log.js';
+import type { NotificationEvent } from '../notify/index.js';
 import { type Simulator, startSimulator } from '../simulator/server.js';
 import { SimWorld } from '../simulator/world.js';
 import { openStore } from '../store/index.js';
-import type { Store } from '../store/types.js';
-import { createFollower } from './follow.js';
+import type { PullRequestRecord, Store } from '../store/types.js';
+import { CHOICE_LABELS, createFollower } from './follow.js';
 
 const TOKEN = 'ghp_followTestToken000000000000000000001';
 let dir: string;
@@ -64,22 +66,46 @@ async function delivered(): Promise<string> {
   return run.id;
 }
 
-function follower() {
+let notified: NotificationEvent[];
+let redeveloped: PullRequestRecord[];
+let removed: RunRecord[];
+beforeEach(() => {
+  notified = [];
+  redeveloped = [];
+  removed = [];
+});
+
+function follower(over: Store = store) {
   const tokens = staticTokenSource(TOKEN);
   return createFollower({
-    store,
+    store: over,
     clock: systemClock,
     log: silentLogger(),
     github: createGitHubClient({ apiUrl: sim.url, tokens, maxAttempts: 1 }),
     intervalSeconds: () => 0,
     paceMs: 0,
+    stateLabels: () => ['agent:implementing', 'agent:failed'],
+    notify: (event) => notified.push(event),
+    redevelop: (record) => redeveloped.push(record),
+    removeWorktree: async (run) => {
+      removed.push(run);
+    },
   });
+}
+
+/** Closed unmerged, swept once: the delivery waits for a person. */
+async function waitingForAPerson(): Promise<string> {
+  const runId = await delivered();
+  world.closePullRequest('acme/api', 2);
+  await follower().sweep();
+  expect((await store.getPullRequest(runId))!.state).toBe('needs_human');
+  return runId;
 }
 
 describe('following delivered pull requests', () => {
   it('open: nothing changes and nothing is written', async () => {
     const runId = await delivered();
-    expect(await follower().sweep()).toEqual({ checked: 1, merged: 0, closed: 0 });
+    expect(await follower().sweep()).toEqual({ checked: 1, merged: 0, closed: 0, decided: 0 });
     expect((await store.getPullRequest(runId))!.state).toBe('open');
     expect(sim.requests.filter((r) => r.method !== 'GET')).toEqual([]);
   });
@@ -92,6 +118,28 @@ describe('following delivered pull requests', () => {
     expect((await store.getPullRequest(runId))!.state).toBe('merged');
     expect((await store.getRun(runId))!.reason).toMatch(/^merged: pull request #2 merged at /);
     expect(world.issue('acme/api', 1)).toMatchObject({ state: 'CLOSED', stateReason: 'COMPLETED' });
+  });
+
+  it('merged: the run ends as merged, state labels come off, the worktree goes, pr_merged is notified once', async () => {
+    const runId = await delivered();
+    world.addLabels('acme/api', 1, ['agent:implementing', 'agent:failed', 'bug']);
+    world.mergePullRequest('acme/api', 2);
+    const sweeper = follower();
+    await sweeper.sweep();
+    await sweeper.sweep();
+    const run = (await store.getRun(runId))!;
+    expect(run.status).toBe('merged');
+    expect(world.issue('acme/api', 1)!.labels).toEqual(['bug']);
+    expect(removed.map((r) => r.id)).toEqual([runId]);
+    expect(notified).toHaveLength(1);
+    expect(notified[0]).toMatchObject({
+      event: 'pr_merged',
+      id: `pr:${runId}:merged`,
+      automation: 'fix',
+      run: { id: runId, status: 'merged' },
+      details: { pull_request: 2 },
+    });
+    expect(notified[0]!.summary).toContain('acme/api#2 merged');
   });
 
   it('closed unmerged: needs a person, with one comment however often the sweep runs', async () => {
@@ -107,5 +155,75 @@ describe('following delivered pull requests', () => {
     expect(comments[0]!.body).toContain('closed without being merged');
     expect(comments[0]!.body).toContain(`<!-- curupira:closed run=${runId} -->`);
     expect(world.issue('acme/api', 1)!.state).toBe('OPEN');
+    for (const label of Object.values(CHOICE_LABELS)) expect(comments[0]!.body).toContain(`\`${label}\``);
+    expect(notified.map((e) => [e.event, e.id])).toEqual([['needs_human', `pr:${runId}:closed`]]);
+    expect((await store.getRun(runId))!.reason).toMatch(
+      /^needs human: pull request #2 was closed without merging/,
+    );
+  });
+
+  it('a sweep cut short before its last step does it again: one comment, one notification id', async () => {
+    const runId = await delivered();
+    world.closePullRequest('acme/api', 2);
+    // The process "dies" as it records the new state: everything before it was done or queued.
+    const dying = new Proxy(store, {
+      get(target, key, receiver) {
+        if (key === 'updatePullRequest') return () => Promise.reject(new Error('killed'));
+        const value = Reflect.get(target, key, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    expect((await follower(dying).sweep()).closed).toBe(0);
+    expect((await store.getPullRequest(runId))!.state).toBe('open');
+    expect((await follower().sweep()).closed).toBe(1);
+    expect((await store.getPullRequest(runId))!.state).toBe('needs_human');
+    expect(world.item('acme/api', 2)!.comments).toHaveLength(1);
+    // Notified twice with the same id: the notifier delivers an id once per target.
+    expect(new Set(notified.map((e) => e.id))).toEqual(new Set([`pr:${runId}:closed`]));
+  });
+
+  it('needs a person: no label, nothing decided and nothing written', async () => {
+    const runId = await waitingForAPerson();
+    const writes = sim.requests.filter((r) => r.method !== 'GET').length;
+    expect((await follower().sweep()).decided).toBe(0);
+    expect((await store.getPullRequest(runId))!.state).toBe('needs_human');
+    expect(sim.requests.filter((r) => r.method !== 'GET')).toHaveLength(writes);
+    expect(redeveloped).toEqual([]);
+  });
+
+  it('agent:redevelop on the pull request: redeveloped, the label comes off, the item is offered again', async () => {
+    const runId = await waitingForAPerson();
+    world.addLabels('acme/api', 2, [CHOICE_LABELS.redevelop], 'octocat');
+    expect((await follower().sweep()).decided).toBe(1);
+    const record = (await store.getPullRequest(runId))!;
+    expect(record).toMatchObject({ state: 'redeveloped' });
+    expect(record.detail).toContain('label agent:redevelop on #2');
+    expect(redeveloped.map((r) => r.runId)).toEqual([runId]);
+    expect(world.item('acme/api', 2)!.labels).toEqual([]);
+    expect(removed.map((r) => r.id)).toEqual([runId]);
+    // Over: not followed any more.
+    expect((await follower().sweep()).checked).toBe(0);
+  });
+
+  it.each([
+    ['abandon', 'abandoned'],
+    ['landed', 'landed'],
+  ] as const)('agent:%s on the issue: the delivery is over for good (%s)', async (choice, state) => {
+    const runId = await waitingForAPerson();
+    world.addLabels('acme/api', 1, [CHOICE_LABELS[choice]], 'octocat');
+    expect((await follower().sweep()).decided).toBe(1);
+    expect((await store.getPullRequest(runId))!.state).toBe(state);
+    expect(world.issue('acme/api', 1)!.labels).toEqual([]);
+    expect(redeveloped).toEqual([]);
+    expect(removed.map((r) => r.id)).toEqual([runId]);
+    expect((await store.getRun(runId))!.status).toBe('succeeded');
+    expect((await follower().sweep()).checked).toBe(0);
+  });
+
+  it('reopened while waiting for a person: followed as open again', async () => {
+    const runId = await waitingForAPerson();
+    world.updateIssue('acme/api', 2, { state: 'OPEN' });
+    await follower().sweep();
+    expect((await store.getPullRequest(runId))!).toMatchObject({ state: 'open', detail: 'reopened' });
   });
 });

@@ -1,24 +1,48 @@
 /**
- * Following delivered pull requests (issue 13, item 2; the first two transitions). A sweep, at most
- * once per `follow_interval` seconds per pull request, reads each open delivery's pull request:
+ * Following delivered pull requests (issue 13, item 2). A sweep, at most once per
+ * `follow_interval` seconds per pull request, reads each delivery still open or waiting for a person:
  *
- * - **merged** → the delivery is `merged`, the run's reason says so, and the linked issue (the
- *   run's item, for issue triggers) is closed as completed when GitHub did not close it;
+ * - **merged** → the run ends as `merged`; the linked issue (the run's item, for issue triggers) is
+ *   closed as completed when GitHub did not close it; the automation's state labels (`status_label`,
+ *   `failed_label`) come off the item; a kept worktree is removed; `pr_merged` is notified;
  * - **closed unmerged** → `needs_human`, with one comment on the pull request (marked, so a repeat
- *   edits it) offering the three ways on.
+ *   edits it) offering three ways on, each a label; `needs_human` is notified;
+ * - **a way chosen** (a label on the pull request or on the issue): `agent:redevelop` → the item is
+ *   run afresh; `agent:landed` / `agent:abandon` → the delivery is over for good. Either way the
+ *   label comes off and a kept worktree is removed.
  *
- * Its writes go through the write queue (durable, marked, redacted). Reviews, CI, conflicts and a
- * moving base are not followed yet.
+ * Writes go through the write queue (durable, marked, redacted). Each step is safe to repeat: the
+ * delivery's state changes last, so a process killed half-way does the same step again. Reviews, CI,
+ * conflicts and a moving base are not followed yet.
  */
 import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
+import type { RunRecord } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
 import { WriteQueue } from '../github/write-queue.js';
 import type { Logger } from '../log.js';
-import type { PullRequestRecord, Store } from '../store/types.js';
-import { getPullRequest } from './pull-request.js';
+import type { NotificationEvent } from '../notify/index.js';
+import type { PullRequestRecord, PullRequestState, Store } from '../store/types.js';
+import { getPullRequest, type PullJson } from './pull-request.js';
 
 export const DEFAULT_FOLLOW_INTERVAL_SECONDS = 300;
+
+/** The labels a person adds to pick a way on after a pull request closed unmerged (seed 003). */
+export const CHOICE_LABELS = {
+  abandon: 'agent:abandon',
+  landed: 'agent:landed',
+  redevelop: 'agent:redevelop',
+} as const;
+type Choice = keyof typeof CHOICE_LABELS;
+
+const CHOSEN: Record<Choice, { state: PullRequestState; words: string }> = {
+  abandon: { state: 'abandoned', words: 'abandoned' },
+  landed: { state: 'landed', words: 'the work landed elsewhere' },
+  redevelop: { state: 'redeveloped', words: 're-develop: the item runs again from the base branch' },
+};
+
+/** Delivery states that keep the automation from running the item again. */
+export const HOLDING_STATES: readonly PullRequestState[] = ['open', 'needs_human', 'landed', 'abandoned'];
 
 export interface FollowDeps {
   store: Store;
@@ -28,20 +52,30 @@ export interface FollowDeps {
   /** Seconds between two reads of one automation's pull requests (default 300). */
   intervalSeconds(automationId: string): number;
   paceMs?: number;
+  /** The automation's state labels (`status_label`, `failed_label`), taken off the item at merge. */
+  stateLabels?(automationId: string): readonly string[];
+  /** The engine's `notify` (`pr_merged`, `needs_human`). */
+  notify?(event: NotificationEvent): void;
+  /** A person chose to re-develop: the automation offers the item again. */
+  redevelop?(record: PullRequestRecord): void;
+  /** Removes the run's kept worktree, if it has one (the delivery is over). */
+  removeWorktree?(run: RunRecord): Promise<void>;
 }
 
 export function closedUnmergedComment(branch: string): string {
-  return `**curupira**: this pull request was closed without being merged, so curupira stopped following it. A person chooses how to go on:
+  return `**curupira**: this pull request was closed without being merged, so curupira stopped following it. A person chooses how to go on, by adding one of these labels to this pull request or to its issue:
 
-- **the work landed elsewhere**: close the issue as completed;
-- **develop it again**: delete the branch \`${branch.replace(/`/g, "'")}\` and leave the issue open: the next run starts over from the base branch;
-- **abandon it**: close the issue as not planned.`;
+- \`${CHOICE_LABELS.landed}\`: **the work landed elsewhere**. curupira closes its delivery and does not run the item again;
+- \`${CHOICE_LABELS.redevelop}\`: **develop it again**. curupira runs the item afresh from the base branch (delete the branch \`${branch.replace(/`/g, "'")}\` first: curupira never force-pushes over it);
+- \`${CHOICE_LABELS.abandon}\`: **abandon it**. curupira closes its delivery and does not run the item again.`;
 }
 
 export interface FollowResult {
   checked: number;
   merged: number;
   closed: number;
+  /** Deliveries a person decided on (a choice label). */
+  decided: number;
 }
 
 export function createFollower(deps: FollowDeps): { sweep(): Promise<FollowResult> } {
@@ -55,9 +89,9 @@ export function createFollower(deps: FollowDeps): { sweep(): Promise<FollowResul
   });
   return {
     async sweep() {
-      const result: FollowResult = { checked: 0, merged: 0, closed: 0 };
+      const result: FollowResult = { checked: 0, merged: 0, closed: 0, decided: 0 };
       const now = deps.clock.now();
-      for (const record of await deps.store.listPullRequests({ states: ['open'] })) {
+      for (const record of await deps.store.listPullRequests({ states: ['open', 'needs_human'] })) {
         const due = (lastChecked.get(record.runId) ?? 0) + deps.intervalSeconds(record.automationId) * 1000;
         if (record.number === null || due > now) continue;
         lastChecked.set(record.runId, now);
@@ -84,37 +118,87 @@ async function followOne(
   deps: FollowDeps,
   queue: WriteQueue,
   record: PullRequestRecord,
-): Promise<'merged' | 'closed' | undefined> {
+): Promise<'merged' | 'closed' | 'decided' | undefined> {
   const pr = await getPullRequest(deps.github, record.repo, record.number!);
-  if (pr.state === 'open') return undefined;
   const run = await deps.store.getRun(record.runId);
   if (pr.merged_at) {
-    if (run?.taskType === 'github-issues' && /^\d+$/.test(run.itemId)) {
-      const issue = await deps.github.rest<{ state: string }>(
-        'GET',
-        `/repos/${record.repo}/issues/${run.itemId}`,
-      );
+    await onMerged(deps, queue, record, run, pr.merged_at);
+    return 'merged';
+  }
+  if (pr.state === 'open') {
+    if (record.state === 'needs_human')
+      await deps.store.updatePullRequest(record.runId, { state: 'open', detail: 'reopened' });
+    return undefined;
+  }
+  if (record.state === 'needs_human')
+    return (await onChoice(deps, queue, record, run)) ? 'decided' : undefined;
+  await onClosed(deps, queue, record, run, pr);
+  return 'closed';
+}
+
+/** The run's item number in the pull request's repository (issue or pull request triggers), if any. */
+function itemNumber(run: RunRecord | undefined, repo: string): number | undefined {
+  if (!run || run.repo !== repo || !run.taskType.startsWith('github-') || !/^\d+$/.test(run.itemId))
+    return undefined;
+  return Number(run.itemId);
+}
+
+function issuePath(repo: string, number: number): string {
+  return `/repos/${repo}/issues/${number}`;
+}
+
+async function onMerged(
+  deps: FollowDeps,
+  queue: WriteQueue,
+  record: PullRequestRecord,
+  run: RunRecord | undefined,
+  mergedAt: string,
+): Promise<void> {
+  const number = itemNumber(run, record.repo);
+  const at = { repo: record.repo, runId: record.runId };
+  if (number !== undefined) {
+    if (run?.taskType === 'github-issues') {
+      const issue = await deps.github.rest<{ state: string }>('GET', issuePath(record.repo, number));
       if (issue.state === 'open') {
         await queue.enqueue({
+          ...at,
           marker: `merged run=${record.runId} step=close-issue`,
-          repo: record.repo,
-          number: Number(run.itemId),
-          runId: record.runId,
+          number,
           write: { kind: 'set-state', state: 'closed', stateReason: 'completed' },
         });
       }
     }
-    await deps.store.updatePullRequest(record.runId, {
-      state: 'merged',
-      detail: `merged at ${pr.merged_at}`,
-    });
-    if (run)
-      await deps.store.updateRun(run.id, {
-        reason: `merged: pull request #${record.number} merged at ${pr.merged_at}`,
+    for (const [i, label] of (deps.stateLabels?.(record.automationId) ?? []).entries()) {
+      await queue.enqueue({
+        ...at,
+        marker: `merged run=${record.runId} step=unlabel-${i}`,
+        number,
+        write: { kind: 'remove-label', label },
       });
-    deps.log.info({ run: record.runId, number: record.number }, 'Pull request merged');
-    return 'merged';
+    }
   }
+  const reason = `merged: pull request #${record.number} merged at ${mergedAt}`;
+  const ended = run ? await deps.store.updateRun(run.id, { status: 'merged', reason }) : undefined;
+  if (ended) await deps.removeWorktree?.(ended);
+  deps.notify?.({
+    event: 'pr_merged',
+    id: `pr:${record.runId}:merged`,
+    automation: record.automationId,
+    summary: `${record.automationId}: pull request ${record.repo}#${record.number} merged`,
+    ...(ended ? { run: ended } : {}),
+    details: { pull_request: record.number, url: record.url, merged_at: mergedAt },
+  });
+  await deps.store.updatePullRequest(record.runId, { state: 'merged', detail: `merged at ${mergedAt}` });
+  deps.log.info({ run: record.runId, number: record.number }, 'Pull request merged');
+}
+
+async function onClosed(
+  deps: FollowDeps,
+  queue: WriteQueue,
+  record: PullRequestRecord,
+  run: RunRecord | undefined,
+  pr: PullJson,
+): Promise<void> {
   await queue.enqueue({
     marker: `closed run=${record.runId}`,
     repo: record.repo,
@@ -122,10 +206,75 @@ async function followOne(
     runId: record.runId,
     write: { kind: 'comment', body: closedUnmergedComment(record.headBranch) },
   });
+  const labels = Object.values(CHOICE_LABELS).join(', ');
+  const reason = `needs human: pull request #${record.number} was closed without merging; add a label: ${labels}`;
+  const updated = run ? await deps.store.updateRun(run.id, { reason }) : undefined;
+  deps.notify?.({
+    event: 'needs_human',
+    id: `pr:${record.runId}:closed`,
+    automation: record.automationId,
+    summary: `${record.automationId}: pull request ${record.repo}#${record.number} was closed without merging; a person decides how to go on`,
+    ...(updated ? { run: updated } : {}),
+    details: { pull_request: record.number, url: pr.html_url, choices: labels },
+  });
   await deps.store.updatePullRequest(record.runId, {
     state: 'needs_human',
-    detail: 'closed without merging: a person decides (landed elsewhere, re-develop, abandon)',
+    detail: `closed without merging: a person decides (${labels})`,
   });
   deps.log.info({ run: record.runId, number: record.number }, 'Pull request closed unmerged: needs a person');
-  return 'closed';
+}
+
+type LabelJson = string | { name?: string };
+
+/** The way a person picked: the first choice label on the pull request, else on the run's item. */
+async function findChoice(
+  deps: FollowDeps,
+  record: PullRequestRecord,
+  run: RunRecord | undefined,
+): Promise<{ choice: Choice; number: number } | undefined> {
+  const item = itemNumber(run, record.repo);
+  const numbers = [record.number!, ...(item !== undefined && item !== record.number ? [item] : [])];
+  for (const number of numbers) {
+    const { labels } = await deps.github.rest<{ labels?: LabelJson[] }>(
+      'GET',
+      issuePath(record.repo, number),
+    );
+    const names = new Set(
+      (labels ?? []).map((l) => (typeof l === 'string' ? l : (l.name ?? '')).toLowerCase()),
+    );
+    const choice = (Object.keys(CHOICE_LABELS) as Choice[]).find((c) => names.has(CHOICE_LABELS[c]));
+    if (choice) return { choice, number };
+  }
+  return undefined;
+}
+
+async function onChoice(
+  deps: FollowDeps,
+  queue: WriteQueue,
+  record: PullRequestRecord,
+  run: RunRecord | undefined,
+): Promise<boolean> {
+  const found = await findChoice(deps, record, run);
+  if (!found) return false;
+  const label = CHOICE_LABELS[found.choice];
+  // Off again, so that a later delivery of the same item is not decided by it.
+  await queue.enqueue({
+    marker: `decided run=${record.runId}`,
+    repo: record.repo,
+    number: found.number,
+    runId: record.runId,
+    write: { kind: 'remove-label', label },
+  });
+  const { state, words } = CHOSEN[found.choice];
+  const detail = `${words} (label ${label} on #${found.number})`;
+  const updated = run
+    ? await deps.store.updateRun(run.id, {
+        reason: `pull request #${record.number} closed without merging; ${detail}`,
+      })
+    : undefined;
+  if (updated) await deps.removeWorktree?.(updated);
+  await deps.store.updatePullRequest(record.runId, { state, detail });
+  if (found.choice === 'redevelop') deps.redevelop?.(record);
+  deps.log.info({ run: record.runId, number: record.number, choice: found.choice }, 'A person decided');
+  return true;
 }

@@ -13,9 +13,10 @@ import type { Feed, PollContext } from './feed.js';
 import { taskFromItem } from './task.js';
 
 const OUTCOMES: Record<AfterAutomation['on'], readonly RunStatus[]> = {
-  success: ['succeeded'],
+  // `merged`: a succeeded run whose pull request merged since (each upstream run fires once).
+  success: ['succeeded', 'merged'],
   failure: ['failed', 'timed_out', 'stalled'],
-  any: ['succeeded', 'failed', 'timed_out', 'stalled'],
+  any: ['succeeded', 'merged', 'failed', 'timed_out', 'stalled'],
 };
 
 /** How far back a chain looks in its upstream's history, per poll. */

@@ -16,6 +16,7 @@ import { ConfigError, ControlError, errorMessage } from '../core/errors.js';
 import { isFailure, isTerminal, type RunRecord, type Task } from '../core/types.js';
 import { type BudgetReachedEvent, type BudgetStatus, CostBudgets } from '../cost/budget.js';
 import { createFollower, DEFAULT_FOLLOW_INTERVAL_SECONDS } from '../delivery/follow.js';
+import { followHooks } from '../delivery/follow-hooks.js';
 import { createDeliveryDeps, openDelivery } from '../delivery/index.js';
 import { createGitHubClient, type GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
@@ -432,6 +433,18 @@ export class Engine {
       intervalSeconds: (id) =>
         this.settings.automations.find((a) => a.id === id)?.config.follow_interval ??
         DEFAULT_FOLLOW_INTERVAL_SECONDS,
+      ...followHooks({
+        store,
+        log,
+        automation: (id) => this.settings.automations.find((a) => a.id === id),
+        notify: (event) => this.notify(event),
+        redevelop: (record) => {
+          const feed = this.feeds.find((f) => f.automation.id === record.automationId);
+          if (feed instanceof EventFeed) feed.forgetKey(record.taskKey);
+          if (feed) feed.nextPollAt = 0;
+          this.wakeup.wake();
+        },
+      }),
     });
     await this.follower.sweep().catch((error: unknown) => {
       log.warn({ error: errorMessage(error) }, 'Could not follow the delivered pull requests');
@@ -509,7 +522,7 @@ export class Engine {
     if (delivered) {
       this.options.log.info(
         { automation: automation.id, id: task.item.id, pullRequest: delivered.number, run: delivered.runId },
-        'Its pull request is open: not run again until it is merged or closed',
+        'Its delivery holds it back (pull request open, or closed and decided by a person): not run again',
       );
       return undefined;
     }

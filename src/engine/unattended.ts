@@ -127,7 +127,7 @@ export async function autoPauseReason(
   if (limit <= 0) return undefined;
   const last = await store.listRuns({
     automationId: automation.id,
-    status: [...FAILED_STATUSES, 'succeeded'],
+    status: [...FAILED_STATUSES, 'succeeded', 'merged'],
     limit,
   });
   if (last.length < limit || !last.every((run) => isFailure(run.status))) return undefined;

@@ -104,7 +104,12 @@ function readRoutes(api: Hono, ctx: ServerContext): void {
       nextCursor: rows.length > limit ? page.at(-1)!.id : null,
     });
   });
-  api.get('/runs/:id', async (c) => json(c, { run: await mustRun(ctx, c.req.param('id')) }));
+  api.get('/runs/:id', async (c) => {
+    const run = await mustRun(ctx, c.req.param('id'));
+    // The run's delivery (docs/pull-requests.md): branch, pull request, state, since when, detail.
+    const delivery = (await ctx.store.getPullRequest(run.id).catch(() => undefined)) ?? null;
+    return json(c, { run, delivery });
+  });
   api.get('/runs/:id/events', async (c) => {
     const run = await mustRun(ctx, c.req.param('id'));
     const last = c.req.header('last-event-id') ?? c.req.query('from');

@@ -25,7 +25,7 @@ main.board { display: grid; grid-template-columns: repeat(4, minmax(220px, 1fr))
 .detail.warn { color: var(--warn); }
 .detail.clip { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .tag { font-size: .75rem; border: 1px solid var(--line); border-radius: 4px; padding: 0 .3rem; }
-.status-succeeded .status { color: var(--ok); }
+.status-succeeded .status, .status-merged .status { color: var(--ok); }
 .status-failed .status, .status-timed_out .status, .status-stalled .status, .status-blocked .status, .status-escalated .status { color: var(--hot); }
 .status-parked .status, .detail.retry { color: var(--warn); }
 .actions { margin-top: .35rem; display: flex; gap: .3rem; flex-wrap: wrap; }

@@ -1,7 +1,7 @@
 /**
  * What the board and `/api/v1/state` show, from the engine (automations, running work) and the
  * store (the run ledger). Columns are decided by status generically: a status that is neither
- * running nor calm (succeeded, skipped, cancelled) needs attention, whatever new status appears.
+ * running nor calm (succeeded, skipped, cancelled, merged) needs attention, whatever new status appears.
  */
 
 import type { ResolvedAutomation, Settings } from '../config/types.js';

@@ -80,7 +80,14 @@ export function openApiDocument(version: string): Record<string, unknown> {
           ],
         }),
       },
-      '/runs/{id}': { get: op('One run', { parameters: [run] }) },
+      '/runs/{id}': {
+        get: op(
+          'One run, and its delivery (`delivery`: branch, pull request, state, since, detail; null when none)',
+          {
+            parameters: [run],
+          },
+        ),
+      },
       '/runs/{id}/events': {
         get: op(
           'Server-sent events: `run` (status changes), `agent` (normalised events, id = index; send Last-Event-ID to resume), `end`',

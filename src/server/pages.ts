@@ -1,7 +1,7 @@
 /** The board and the run page: server-rendered HTML; every value from GitHub or an agent is escaped. */
 
 import type { AgentEvent } from '../agents/types.js';
-import { isTerminal, type RunRecord } from '../core/types.js';
+import { CALM_STATUSES, isTerminal, type RunRecord } from '../core/types.js';
 import { formatCost } from '../cost/prices.js';
 import { pendingNote } from '../engine/unattended.js';
 import type { AutomationCard, BoardData } from './board-data.js';
@@ -100,7 +100,7 @@ function runActions(run: RunRecord): Html[] {
       ? [button('Allow once', `${base}/allow`)]
       : [button('Retry', `${base}/retry`)];
   if (run.worktreeKept) actions.push(button('Remove worktree', `${base}/remove-worktree`, 'danger'));
-  if (!run.dismissedAt && (run.worktreeKept || !['succeeded', 'skipped', 'cancelled'].includes(run.status)))
+  if (!run.dismissedAt && (run.worktreeKept || !CALM_STATUSES.includes(run.status)))
     actions.push(button('Dismiss', `${base}/dismiss`));
   return actions;
 }

@@ -289,8 +289,21 @@ export interface NotificationPatch {
 /**
  * Where a delivery stands (migration 9). `pushing` until the branch is on the remote, `pushed` until
  * its pull request is known (a `branch` delivery stops there); then the pull request's own state.
+ * A pull request closed unmerged is `needs_human` until a person picks a way on with a label
+ * (src/delivery/follow.ts): `landed` (the work landed elsewhere), `abandoned`, or `redeveloped`
+ * (the item is run afresh).
  */
-export type PullRequestState = 'pushing' | 'pushed' | 'open' | 'merged' | 'closed' | 'needs_human' | 'failed';
+export type PullRequestState =
+  | 'pushing'
+  | 'pushed'
+  | 'open'
+  | 'merged'
+  | 'closed'
+  | 'needs_human'
+  | 'landed'
+  | 'abandoned'
+  | 'redeveloped'
+  | 'failed';
 
 /** A run's delivery: its pushed branch and the pull request curupira opened or adopted (a "gate"). */
 export interface PullRequestRecord {

@@ -8,6 +8,7 @@ import { StateError } from '../../core/errors.js';
 import { identityKey, type RunStatus, type Task } from '../../core/types.js';
 import type { RunInit, SessionRecord, Store } from '../types.js';
 import { openStore } from './open.js';
+import { ATTENTION_SQL } from './store.js';
 
 let dir: string;
 let opened: Store[];
@@ -324,6 +325,28 @@ describe('board queries (serve)', () => {
     expect((await store.getRun(ids.failed!))?.dismissedAt).toBe('2026-01-01T00:00:00.000Z');
     const calm = await store.listRuns({ attention: false, status: ['succeeded', 'failed', 'cancelled'] });
     expect(calm.map((r) => r.id).sort()).toEqual([ids.succeeded, ids.failed, ids.cancelled].sort());
+  });
+
+  it('a merged run is calm (Done) unless it kept a worktree, and the attention query still uses its index', async () => {
+    const store = await open();
+    const merged = await store.createRun(runInit('1', { status: 'merged' }));
+    const keptMerged = await store.createRun(runInit('2', { status: 'merged' }));
+    await store.updateRun(keptMerged.id, { worktreeKept: true });
+    expect((await store.listRuns({ attention: true })).map((r) => r.id)).toEqual([keptMerged.id]);
+    expect((await store.listRuns({ attention: false })).map((r) => r.id)).toEqual([merged.id]);
+    expect((await store.listRuns({ status: ['merged'] })).map((r) => r.id).sort()).toEqual(
+      [merged.id, keptMerged.id].sort(),
+    );
+    await store.close();
+    const db = new Database(join(dir, 'state.sqlite3'), { readonly: true });
+    try {
+      const plan = db.prepare(`EXPLAIN QUERY PLAN SELECT * FROM runs WHERE ${ATTENTION_SQL}`).all() as {
+        detail: string;
+      }[];
+      expect(plan.map((p) => p.detail).join('\n')).toContain('runs_attention');
+    } finally {
+      db.close();
+    }
   });
 
   it('pages with a cursor: each page continues below the last id of the previous one', async () => {
