@@ -2,11 +2,13 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeAgentScript } from './fake/install.js';
-import { getDriver } from './registry.js';
+import { getDriver, loadDrivers } from './registry.js';
 import { PROFILE_SCHEMAS, PROVIDERS, type Profile } from './schemas.js';
 import { renderEvents, transcriptEvents } from './transcript.js';
+
+beforeAll(() => loadDrivers());
 
 const cwd = mkdtempSync(join(tmpdir(), 'curupira-transcript-'));
 afterAll(() => rmSync(cwd, { recursive: true, force: true }));

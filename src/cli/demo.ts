@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { installFakeAgents } from '../agents/fake/install.js';
+import { loadDrivers } from '../agents/registry.js';
 import { renderTranscriptFile } from '../agents/transcript.js';
 import { loadSettings } from '../config/load.js';
 import type { Settings } from '../config/types.js';
@@ -280,6 +281,7 @@ export function registerDemo(program: Command, io: CliIo): void {
           for (const line of describeRun(run)) writeLine(io.stdout, line);
           if (run.transcriptPath && run.provider) {
             writeLine(io.stdout, '    the agent said:');
+            await loadDrivers([run.provider]);
             for (const line of renderTranscriptFile(run.provider, run.transcriptPath, { maxToolText: 120 })) {
               writeLine(io.stdout, `      ${line}`);
             }

@@ -6,7 +6,7 @@ import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { helpOptions, profileOptions } from '../agents/help-options.js';
-import { getDriver } from '../agents/registry.js';
+import { loadDriver } from '../agents/registry.js';
 import type { Profile } from '../agents/schemas.js';
 import { loadSettings } from '../config/load.js';
 import { resolveScreening, type ScreeningSettings } from '../config/screening.js';
@@ -296,7 +296,7 @@ export async function runDoctor(
     emit(await repositoryCheck(repository, settings.dir));
   }
   for (const [name, profile] of Object.entries(settings.agents.profiles)) {
-    const driver = getDriver(profile.provider);
+    const driver = await loadDriver(profile.provider);
     const executable = profile.executable ?? driver.executable;
     const found = findExecutable(executable, io.env.PATH, settings.dir);
     emit({
@@ -337,7 +337,7 @@ async function profileOptionsCheck(
   dir: string,
   env: NodeJS.ProcessEnv,
 ): Promise<Check | undefined> {
-  const driver = getDriver(profile.provider);
+  const driver = await loadDriver(profile.provider);
   const { subcommand, fromProfile } = profileOptions(driver, profile, dir);
   if (fromProfile.length === 0) return undefined;
   let help: string;

@@ -2,6 +2,7 @@
 
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
+import { loadDrivers } from '../agents/registry.js';
 import { renderEvents, renderTranscriptFile } from '../agents/transcript.js';
 import type { AgentEvent } from '../agents/types.js';
 import { loadSettings } from '../config/load.js';
@@ -302,6 +303,7 @@ export function registerRuns(program: Command, io: CliIo, globals: () => GlobalO
           await followFromDaemon(io, stateDir(settings), run.id);
           return;
         }
+        await loadDrivers([run.provider]);
         const transcript =
           run.transcriptPath && run.provider && existsSync(run.transcriptPath)
             ? renderTranscriptFile(run.provider, run.transcriptPath)

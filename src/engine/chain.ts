@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import { loadDrivers } from '../agents/registry.js';
 import { transcriptEvents } from '../agents/transcript.js';
 import type { AutomationFor } from '../config/types.js';
 import type { Item, RunRecord, RunStatus, Task } from '../core/types.js';
@@ -144,8 +145,9 @@ export class ChainFeed implements Feed {
     // Upstream runs that already have their downstream run need no second look (this poll runs every
     // `cron_poll_interval_seconds`; without this, the full downstream history would be read each time).
     for (const run of candidates) if (done.has(run.id)) this.dispatched.add(run.id);
-    return candidates
-      .filter((run) => !done.has(run.id))
+    const fresh = candidates.filter((run) => !done.has(run.id));
+    await loadDrivers(fresh.map((run) => run.provider)); // for their transcripts' last words
+    return fresh
       .reverse()
       .slice(0, context.limit)
       .map((run) => taskFromItem(this.automation, upstreamItem(run)));

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { DEFAULT_PARK_MS, detectLimit, type UsageLimit } from '../agents/limits.js';
-import { getDriver } from '../agents/registry.js';
+import { loadDriver } from '../agents/registry.js';
 import type { AgentDriver, AgentEvent } from '../agents/types.js';
 import type { ExecutionSettings, ResolvedAutomation } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
@@ -347,7 +347,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
   };
 
   // The agent.
-  const driver = getDriver(profile.provider);
+  const driver = await loadDriver(profile.provider);
   const executable = profile.executable ?? driver.executable;
   const baseEnv = buildAgentEnv({
     source: deps.env,

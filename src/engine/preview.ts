@@ -1,5 +1,5 @@
 /** `run --dry-run`: the first task that would run, found with the real triggers, reserving nothing. */
-import { getDriver } from '../agents/registry.js';
+import { loadDriver } from '../agents/registry.js';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import type { Task } from '../core/types.js';
@@ -80,7 +80,7 @@ export async function describeTask(
   );
   const saved = await store.getSession(task.key);
   const { profile } = automation;
-  const driver = getDriver(profile.provider);
+  const driver = await loadDriver(profile.provider);
   const executable = profile.executable ?? driver.executable;
   const main = automation.config.checkout === 'main';
   const { checkoutPath } = automation.repository;

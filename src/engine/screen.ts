@@ -20,7 +20,7 @@ import type { RunRecord, Task } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
 import type { Logger } from '../log.js';
 import { type Classifier, ClassifierError, type ClassifierSettings } from '../screening/classifier/types.js';
-import { decide, excerptOf, type Finding, type ScreenField, scan } from '../screening/index.js';
+import type { Finding, ScreenField } from '../screening/index.js';
 import { type Actor, type TrustRules, teamsIn, trustReason } from '../screening/trust.js';
 import type { Store } from '../store/types.js';
 import type { ScreenTarget } from '../triggers/types.js';
@@ -64,6 +64,15 @@ export function screenTarget(automation: ResolvedAutomation, task: Task): Screen
   return { title: task.item.title, body: task.item.body, author: null, labels: [] };
 }
 
+type Scanners = typeof import('../screening/index.js');
+let scanners: Scanners | undefined;
+
+/** The scanners (22 modules) load with the first task screened: an idle daemon goes without them. */
+async function loadScanners(): Promise<Scanners> {
+  scanners ??= await import('../screening/index.js');
+  return scanners;
+}
+
 export async function gateTask(
   deps: GateDeps,
   automation: ResolvedAutomation,
@@ -104,6 +113,7 @@ export async function gateTask(
   const fields = screenFields(target, author, comments);
   const digest = digestOf(fields);
   const exposed = trustReason(author, rules) === undefined ? ITEM_FIELDS : new Set<string>();
+  const { scan } = await loadScanners();
   const findings = scan({ fields });
   const allowance = await deps.store.takeAllowance(task.key, digest);
   if (allowance) {
@@ -154,6 +164,7 @@ function judge(
   exposed: ReadonlySet<string>,
   screening: ScreeningSettings,
 ): Judgement {
+  const { decide } = scanners!; // loaded by gateTask before any judgement
   const policy = { mode: screening.mode, thresholds: screening.thresholds, trusted: false };
   const blocking = decide(
     findings.filter((f) => exposed.has(f.field)),
@@ -253,6 +264,7 @@ function classifierFindings(
   threshold: number,
   description: string,
 ): Finding[] {
+  const { excerptOf } = scanners!; // loaded by gateTask before any classifier runs
   const findings: Finding[] = [];
   fields.forEach((field, i) => {
     const score = scores[i]!;

@@ -1,11 +1,13 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { getDriver } from '../agents/registry.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getDriver, loadDrivers } from '../agents/registry.js';
 import { PROVIDERS } from '../agents/schemas.js';
 import { redact } from '../log.js';
 import { buildAgentEnv, findExecutable, isSecretEnvName, matchesEnvPattern } from './env.js';
+
+beforeAll(() => loadDrivers());
 
 const source: NodeJS.ProcessEnv = {
   PATH: '/usr/bin:/bin',

@@ -1,6 +1,7 @@
 /** The HTTP application of `curupira serve`: auth, the JSON API, the board pages and their assets. */
 import { existsSync, readFileSync } from 'node:fs';
 import { type Context, Hono } from 'hono';
+import { loadDrivers } from '../agents/registry.js';
 import { transcriptEvents } from '../agents/transcript.js';
 import { errorMessage } from '../core/errors.js';
 import { redact } from '../log.js';
@@ -67,6 +68,7 @@ function pageRoutes(app: Hono, ctx: ServerContext): void {
   app.get('/runs/:id', async (c) => {
     const run = await ctx.store.getRun(c.req.param('id'));
     if (!run) throw new ApiError('run_not_found', `no run ${c.req.param('id')}`);
+    await loadDrivers([run.provider]);
     return sendHtml(c, runPage(run, transcriptOf(run), ctx.token));
   });
   app.get('/assets/board.css', (c) => asset(c, BOARD_CSS, 'text/css; charset=utf-8'));

@@ -4,7 +4,7 @@
  * transcript yields, so a client that reconnects with `Last-Event-ID: i` continues at `i + 1`.
  */
 import { open } from 'node:fs/promises';
-import { getDriver } from '../agents/registry.js';
+import { loadDriver } from '../agents/registry.js';
 import type { AgentEvent, AgentStreamParser } from '../agents/types.js';
 import { isTerminal, type RunRecord } from '../core/types.js';
 import type { Store } from '../store/types.js';
@@ -91,7 +91,7 @@ class RunTail {
     this.run = run;
     if (!run) return;
     if (!this.reader && run.provider && run.transcriptPath)
-      this.reader = { offset: 0, partial: '', parser: getDriver(run.provider).createParser() };
+      this.reader = { offset: 0, partial: '', parser: (await loadDriver(run.provider)).createParser() };
     const finished = isTerminal(run.status);
     const reader = this.reader;
     if (reader && run.transcriptPath) {

@@ -6,10 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnAgent } from '../../process/agent.js';
 import { runCommand } from '../../process/command.js';
 import { buildAgentEnv } from '../../process/env.js';
-import { getDriver } from '../registry.js';
+import { listDrivers, loadDriver } from '../registry.js';
 import { PROFILE_SCHEMAS, PROVIDERS, type Provider } from '../schemas.js';
 import type { AgentEvent } from '../types.js';
-import { installFakeAgents } from './install.js';
+import { FAKE_EXECUTABLES, installFakeAgents } from './install.js';
 
 const root = mkdtempSync(join(tmpdir(), "curupira fake's agents-"));
 const bin = join(root, 'bin dir');
@@ -22,6 +22,11 @@ const PATH = [bin, dirname(process.execPath), gitDir, '/usr/bin', '/bin'].join('
 
 beforeAll(() => {
   wrappers = installFakeAgents(bin, { logDir: logs });
+});
+
+it("names each fake after its driver's executable", async () => {
+  const drivers = await listDrivers();
+  expect(Object.fromEntries(drivers.map((d) => [d.provider, d.executable]))).toEqual(FAKE_EXECUTABLES);
 });
 
 let worktreeCounter = 0;
@@ -68,7 +73,7 @@ interface RunOptions {
 
 /** The full path a run takes: driver argv, built env, spawnAgent, the driver's own parser. */
 async function run(provider: Provider, options: RunOptions = {}): Promise<RunOutcome> {
-  const driver = getDriver(provider);
+  const driver = await loadDriver(provider);
   const profile = PROFILE_SCHEMAS[provider].parse({
     provider,
     env: { FAKE_AGENT_LOG: logs },

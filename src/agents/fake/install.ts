@@ -7,8 +7,23 @@
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { getDriver } from '../registry.js';
 import { PROVIDERS, type Provider } from '../schemas.js';
+
+/**
+ * Each provider's CLI name (its driver's `executable`; fake-agent.test.ts checks they agree),
+ * written here so installing the fakes loads no driver module.
+ */
+export const FAKE_EXECUTABLES: Readonly<Record<Provider, string>> = {
+  opencode: 'opencode',
+  claude: 'claude',
+  codex: 'codex',
+  gemini: 'gemini',
+  cursor: 'agent',
+  copilot: 'copilot',
+  kilo: 'kilo',
+  pi: 'pi',
+  qwen: 'qwen',
+};
 
 export interface InstallFakeAgentsOptions {
   /** Default for FAKE_AGENT_LOG when the agent's environment does not set it. */
@@ -40,7 +55,7 @@ export function installFakeAgents(
   const script = fakeAgentScript();
   const paths = {} as Record<Provider, string>;
   for (const provider of PROVIDERS) {
-    const path = join(binDir, getDriver(provider).executable);
+    const path = join(binDir, FAKE_EXECUTABLES[provider]);
     const lines = ['#!/bin/sh'];
     if (options.logDir) {
       lines.push(
