@@ -5,9 +5,13 @@
 import type { ExecutionSettings } from '../config/types.js';
 import { observeRateLimits } from '../github/client.js';
 import type { Logger } from '../log.js';
+import { registerSecret } from '../security/redact.js';
 import type { Telemetry } from './types.js';
 
 export type { RunPhase, RunTrace, Telemetry } from './types.js';
+
+/** How long a stop waits for the last exports. */
+const SHUTDOWN_LIMIT_MS = 5000;
 
 export interface TelemetryOptions {
   execution: ExecutionSettings;
@@ -49,10 +53,14 @@ export async function loadTelemetry(options: TelemetryOptions): Promise<Telemetr
   if (variable && env[variable] === undefined) {
     log.warn({ variable }, 'otlp_headers_env names an unset variable: exporting without its headers');
   }
+  const headers = parseOtlpHeaders(variable ? env[variable] : undefined);
+  // Header values are credentials (an API key): redacted wherever one would be shown.
+  registerSecret(variable ? env[variable] : undefined);
+  for (const value of Object.values(headers)) registerSecret(value);
   const { createTelemetry } = await (options.load ?? (() => import('./otel.js')))();
   const telemetry = createTelemetry({
     endpoint,
-    headers: parseOtlpHeaders(variable ? env[variable] : undefined),
+    headers,
     exportIntervalMs: options.exportIntervalMs ?? 60_000,
   });
   const unobserve = observeRateLimits((rate) => telemetry.rateLimit(rate));
@@ -61,12 +69,22 @@ export async function loadTelemetry(options: TelemetryOptions): Promise<Telemetr
     ...telemetry,
     async shutdown() {
       unobserve();
-      await telemetry.shutdown().catch((error: unknown) => {
-        log.warn(
-          { error: error instanceof Error ? error.message : String(error) },
-          'Could not export telemetry',
-        );
+      // A collector that does not answer never holds up a stop for long.
+      let timer: NodeJS.Timeout | undefined;
+      const limit = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, SHUTDOWN_LIMIT_MS);
+        timer.unref();
       });
+      await Promise.race([
+        telemetry.shutdown().catch((error: unknown) => {
+          log.warn(
+            { error: error instanceof Error ? error.message : String(error) },
+            'Could not export telemetry',
+          );
+        }),
+        limit,
+      ]);
+      clearTimeout(timer);
     },
   };
 }

@@ -204,6 +204,15 @@ describe('OpenTelemetry export', () => {
     for (const request of receiver.requests) expect(request.body).not.toContain('otlp-secret-key');
   });
 
+  it('runs as usual when the collector is not there', async () => {
+    const gone = await startReceiver();
+    const endpoint = new URL(gone.url).origin;
+    await gone.close();
+    h = await createHarness({ provider: 'claude', settingsExtra: `otlp_endpoint = "${endpoint}"\n` });
+    const result = await h.run();
+    expect(result.runs.map((r) => r.status)).toEqual(['succeeded']);
+  });
+
   it('sends nothing and loads no telemetry code without otlp_endpoint', async () => {
     receiver = await startReceiver();
     h = await createHarness({ provider: 'claude' });
