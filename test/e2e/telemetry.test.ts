@@ -7,9 +7,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { RunRecord } from '../../src/core/types.js';
+import { Engine } from '../../src/engine/engine.js';
 import { silentLogger } from '../../src/log.js';
 import { loadTelemetry } from '../../src/telemetry/index.js';
-import { createHarness, type Harness, ROOT } from '../helpers/harness.js';
+import { createHarness, type Harness, ROOT, waitFor } from '../helpers/harness.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 
 let h: Harness | undefined;
@@ -202,6 +204,34 @@ describe('OpenTelemetry export', () => {
     ).toBe(true);
     // The headers' secret is never in what is exported.
     for (const request of receiver.requests) expect(request.body).not.toContain('otlp-secret-key');
+  });
+
+  it('exports metrics periodically while run --watch keeps going', async () => {
+    receiver = await startReceiver();
+    const endpoint = new URL(receiver.url).origin;
+    h = await createHarness({
+      provider: 'claude',
+      settingsExtra: `otlp_endpoint = "${endpoint}"\n[settings.polling]\npoll_interval_seconds = 3600\n`,
+    });
+    const store = await h.openStore();
+    const stop = new AbortController();
+    const runs: RunRecord[] = [];
+    const options = h.engineOptions(store, { mode: 'watch', stop: stop.signal, onRun: (r) => runs.push(r) });
+    const done = new Engine({ ...options, telemetryIntervalMs: 200 }).run();
+    try {
+      await waitFor('a run', () => runs.length === 1, 20_000);
+      // Before any stop: the periodic reader exported the run's count.
+      await waitFor(
+        'the run counted in an export',
+        () => points(lastMetrics(receiver!).get('curupira.runs')).some((p) => p.value === 1),
+        10_000,
+      );
+      expect(runs[0]!.status).toBe('succeeded');
+    } finally {
+      stop.abort();
+      await done;
+      await store.close();
+    }
   });
 
   it('runs as usual when the collector is not there', async () => {
