@@ -4,14 +4,15 @@
  * run: `curupira.run` and its phases) and the metrics it receives as OTLP/JSON are checked. Without
  * `otlp_endpoint` nothing is sent, and the SDK is never imported (src/telemetry/index.ts).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../src/core/types.js';
 import { Engine } from '../../src/engine/engine.js';
 import { silentLogger } from '../../src/log.js';
 import { loadTelemetry } from '../../src/telemetry/index.js';
-import { createHarness, type Harness, ROOT, waitFor } from '../helpers/harness.js';
+import { createHarness, type Harness, ROOT, runBuiltCli, waitFor } from '../helpers/harness.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 
 let h: Harness | undefined;
@@ -257,6 +258,47 @@ describe('OpenTelemetry export', () => {
     const execution = h.settings().execution;
     expect(await loadTelemetry({ execution, env: {}, log: silentLogger(), load })).toBeUndefined();
     expect(loads).toBe(0);
+  });
+
+  it('loads the SDK in the built CLI only with otlp_endpoint (module resolution hook)', async () => {
+    receiver = await startReceiver();
+    h = await createHarness({ provider: 'claude' });
+    // A resolve hook records every module the CLI loads whose URL names OpenTelemetry.
+    const log = join(h.dir, 'otel-loads.txt');
+    const hooks = join(h.dir, 'hooks.mjs');
+    writeFileSync(
+      hooks,
+      `import { appendFileSync } from 'node:fs';
+let file;
+export function initialize(data) { file = data.file; }
+export async function resolve(specifier, context, next) {
+  const result = await next(specifier, context);
+  if (result.url.includes('opentelemetry') || result.url.includes('telemetry/otel.js')) appendFileSync(file, result.url + '\\n');
+  return result;
+}
+`,
+    );
+    const register = join(h.dir, 'register.mjs');
+    writeFileSync(
+      register,
+      `import { register } from 'node:module';
+import { pathToFileURL } from 'node:url';
+register(pathToFileURL(${JSON.stringify(hooks)}), { data: { file: ${JSON.stringify(log)} } });
+`,
+    );
+    const env = { ...h.env, NODE_OPTIONS: `--import=${pathToFileURL(register).href}` };
+    const without = await runBuiltCli(['--config', h.settingsFile, 'run'], { env });
+    expect(without.code, without.stderr).toBe(0);
+    expect(existsSync(log) ? readFileSync(log, 'utf8') : '').toBe('');
+    expect(receiver.requests).toEqual([]);
+
+    // The same CLI with an endpoint does load it (the hook sees it), and exports.
+    h.configure({ settingsExtra: `otlp_endpoint = "${new URL(receiver.url).origin}"\n` });
+    h.world.addIssue('acme/api', { title: 'Another', body: '', labels: ['agent-ready'], author: 'octocat' });
+    const withIt = await runBuiltCli(['--config', h.settingsFile, 'run'], { env });
+    expect(withIt.code, withIt.stderr).toBe(0);
+    expect(readFileSync(log, 'utf8')).toContain('/dist/telemetry/otel.js');
+    expect(receiver.requests.map((r) => r.path)).toContain('/v1/traces');
   });
 
   it('imports the OpenTelemetry SDK only from src/telemetry/otel.ts, which only a dynamic import loads', () => {
