@@ -377,13 +377,7 @@ function checkSharedPaths(repositories: Record<string, RepositorySettings>, out:
 
 function loadWarnings(settings: Settings): string[] {
   const warnings: string[] = [];
-  const execution = settings.execution;
   const automations = settings.automations;
-  if (execution.otlp_endpoint !== undefined) {
-    warnings.push(
-      'settings.otlp_endpoint: accepted, but curupira does not export traces yet; nothing is sent there',
-    );
-  }
   for (const automation of automations) {
     if (automation.config.checkout === 'main' && automation.repository.path === undefined) {
       warnings.push(

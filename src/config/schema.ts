@@ -99,7 +99,7 @@ export const SettingsTable = z
       .regex(/^https?:\/\/\S+$/, 'otlp_endpoint must be an http(s) URL (OTLP/HTTP); grpc:// is not supported')
       .optional()
       .describe(
-        'OTLP/HTTP endpoint for traces (accepted for compatibility; curupira does not export traces yet).',
+        'OpenTelemetry collector (OTLP/HTTP, e.g. `http://127.0.0.1:4318`): with it, curupira exports a trace per run and its metrics to `<url>/v1/traces` and `<url>/v1/metrics` (docs/telemetry.md); without it no telemetry code is loaded (curupira extension).',
       ),
     history_limit: z
       .number()
@@ -223,6 +223,13 @@ export const SettingsTable = z
       .optional()
       .describe(
         'Environment variable holding the secret of a GitHub webhook: with it, `curupira serve` accepts signed deliveries on `POST /webhooks/github` and polls the automations they concern at once (docs/webhooks.md); without it that route does not exist (curupira extension).',
+      ),
+    otlp_headers_env: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name (letters, digits, `_`)')
+      .optional()
+      .describe(
+        'Environment variable holding headers sent with every OTLP export, as `key=value,key2=value2` (an API key); never logged (curupira extension).',
       ),
     polling: PollingTable.prefault({}),
     github: GitHubTable.prefault({}),

@@ -26,6 +26,7 @@ import { groupsOfRun, processWorksIn, terminateGroup } from '../process/process-
 import { createClassifier } from '../screening/classifier/index.js';
 import type { Classifier, ClassifierSettings } from '../screening/classifier/types.js';
 import type { SessionRecord, Store } from '../store/types.js';
+import { loadTelemetry, type Telemetry } from '../telemetry/index.js';
 import { maintainCheckouts } from '../workspace/index.js';
 import { ChainFeed } from './chain.js';
 import { type ExecutorDeps, executeTask, finishInterruptedRun } from './executor.js';
@@ -148,6 +149,8 @@ export interface EngineOptions {
   onBudgetReached?(event: BudgetReachedEvent): void;
   /** Builds the screening classifier (default `createClassifier`; tests pass scripted ones). */
   classifierFactory?(settings: ClassifierSettings): Classifier | null;
+  /** How often telemetry exports metrics (default 60 s; tests shorten it). */
+  telemetryIntervalMs?: number;
   /** Retries scheduled, providers parked, automations paused automatically (for notifications). */
   onEvent?(event: EngineEvent): void;
   /** The retry backoff's jitter source, a number in [0, 1) (default Math.random; tests fix it). */
@@ -189,6 +192,8 @@ interface Pending {
 
 export class Engine {
   private settings: Settings;
+  /** `otlp_endpoint` (src/telemetry/): loaded when `run` starts, shut down when it returns. */
+  private telemetry: Telemetry | undefined;
   private readonly core: SchedulerCore;
   private feeds: Feed[] = [];
   private readonly pending = new Map<string, Pending>();
@@ -470,6 +475,7 @@ export class Engine {
       ...(onUpdate ? { onUpdate } : {}),
       ...(this.settings.pricing ? { pricing: this.settings.pricing } : {}),
       budgets: this.costs,
+      ...(this.telemetry ? { telemetry: this.telemetry } : {}),
     };
   }
 
@@ -703,9 +709,11 @@ export class Engine {
 
   private async pollFeed(feed: Feed): Promise<number> {
     let tasks: Task[];
+    const pollStarted = Date.now();
     try {
       tasks = await feed.poll(this.pollContext());
     } catch (error) {
+      this.telemetry?.poll(feed.automation.id, pollStarted, 0, errorMessage(error));
       // The feed already chose when to poll again (see outcome.ts); here only a stop matters.
       if (classifyFailure(error, { stage: 'discovery', stopping: this.winding }).action === 'cancel')
         return 0;
@@ -727,6 +735,7 @@ export class Engine {
       if (result === 'full') break;
     }
     this.lastPolls.set(feed.automation.id, { at: this.options.clock.now(), found: offered });
+    this.telemetry?.poll(feed.automation.id, pollStarted, tasks.length);
     return offered;
   }
 
@@ -1043,6 +1052,23 @@ export class Engine {
   }
 
   async run(): Promise<EngineResult> {
+    const { settings, options } = this;
+    const { env, log } = options;
+    const interval = options.telemetryIntervalMs;
+    this.telemetry = await loadTelemetry({
+      execution: settings.execution,
+      env,
+      log,
+      ...(interval === undefined ? {} : { exportIntervalMs: interval }),
+    });
+    try {
+      return await this.runLoops();
+    } finally {
+      await this.telemetry?.shutdown();
+    }
+  }
+
+  private async runLoops(): Promise<EngineResult> {
     for (const id of await this.options.store.listPaused()) {
       this.paused.add(id);
       const reason = await this.options.store.getMeta(pauseReasonKey(id));

@@ -3,6 +3,7 @@
  * in the run ledger. A session id is saved the moment the agent announces it, so a crash at any
  * instant leaves something to resume; a run never ends without a final status.
  */
+
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { DEFAULT_PARK_MS, detectLimit, type UsageLimit } from '../agents/limits.js';
@@ -32,6 +33,7 @@ import { buildAgentEnv } from '../process/env.js';
 import { RUN_ID_ENV } from '../process/process-group.js';
 import { renderPrompt } from '../prompt/index.js';
 import type { SessionRecord, Store } from '../store/types.js';
+import type { Telemetry } from '../telemetry/types.js';
 import {
   ensureCheckout,
   finishWorktree,
@@ -76,6 +78,8 @@ export interface ExecutorDeps {
   pricing?: PriceOverrides;
   /** Budgets: a meter per run, read on every usage event (src/cost/budget.ts). */
   budgets?: { meter(automation: ResolvedAutomation, runId: string): RunMeter };
+  /** `otlp_endpoint`: a trace per run, its phases as child spans (src/telemetry/); absent without it. */
+  telemetry?: Telemetry;
 }
 
 /** What a claim said: nothing to claim, the item is ours until `release`, or not ours (skipped). */
@@ -224,12 +228,14 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     ...(promptError === undefined ? { prompt: storedPrompt(originalPrompt) } : {}),
   });
   deps.onUpdate?.(run);
+  const runTrace = deps.telemetry?.startRun(run, request.discoveredAt);
   const claim: Claim = (await deps.claim?.(automation, task, run)) ?? { kind: 'none' };
   if (claim.kind === 'refused') {
     // Someone else's item (or GitHub unreachable): no agent, and nothing written to the item.
     run = await store.updateRun(run.id, { status: 'skipped', reason: claim.reason, finishedAt: iso() });
     deps.onUpdate?.(run);
     log.info({ ...fields, run: run.id, reason: claim.reason }, 'Skipped task: the item is not claimed');
+    runTrace?.end(run);
     return run;
   }
   await deps.writes?.started(automation, task, run);
@@ -266,6 +272,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
       });
     }
     await deps.writes?.finished(automation, task, run);
+    runTrace?.end(run);
     // The reference's result words (`success`, `failure`), with our finer status beside them.
     const result = status === 'succeeded' ? 'success' : status === 'cancelled' ? 'cancelled' : 'failure';
     const logFields = { ...runFields, result, status, session: run.sessionId ?? undefined };
@@ -281,6 +288,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
   if (signal.aborted) return finish('cancelled', 'stopped before the agent started');
 
   // Checkout and worktree.
+  runTrace?.phase('checkout');
   const timeoutMs = deps.execution.task_timeout_minutes * 60_000;
   let cwd: string;
   let worktree: { path: string; branch: string } | undefined;
@@ -328,6 +336,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
   // The worktree goes into the record with the transcript path (one write), or with the cleanup.
   const where = worktree ? { worktreePath: worktree.path, branch: worktree.branch } : {};
   const cleanup = async (): Promise<Cleaned> => {
+    runTrace?.phase('cleanup');
     if (!worktree) return { patch: {} };
     try {
       const result = await finishWorktree({
@@ -477,6 +486,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
         })
       : undefined;
   let result: Awaited<ReturnType<typeof spawnAgent>>;
+  runTrace?.phase('agent');
   try {
     result = await spawnAgent({
       executable,
@@ -565,6 +575,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
           }`;
   }
 
+  runTrace?.phase('cleanup');
   // The agent's exit is recorded before anything else: a crash from here on finishes this run on
   // restart (cleanup and bookkeeping) instead of resuming a session whose work is done.
   await update({

@@ -46,6 +46,15 @@ export interface GitHubClientOptions {
   signal?: AbortSignal;
 }
 
+/** Who hears every rate-limit state GitHub reports (telemetry counts the points, src/telemetry/). */
+const rateLimitObservers = new Set<(rate: RateLimitInfo) => void>();
+
+/** Calls `observer` with each rate-limit state any client reads from GitHub's headers; returns the undo. */
+export function observeRateLimits(observer: (rate: RateLimitInfo) => void): () => void {
+  rateLimitObservers.add(observer);
+  return () => rateLimitObservers.delete(observer);
+}
+
 export interface GraphQLResult<T> {
   data: T;
   rateLimit: RateLimitInfo | undefined;
@@ -225,7 +234,10 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
   function check(kind: 'graphql' | 'rest', attempt: Attempt): Attempt {
     const { status, headers, data } = attempt;
     const rate = parseRateLimit(headers);
-    if (rate) lastRateLimit = rate;
+    if (rate) {
+      lastRateLimit = rate;
+      for (const observer of rateLimitObservers) observer(rate);
+    }
     const label = kind === 'graphql' ? 'GitHub GraphQL' : 'GitHub API';
     if (status === 401) {
       throw new GitHubAuthError(

@@ -1,0 +1,90 @@
+/**
+ * OpenTelemetry export (`[settings] otlp_endpoint`, docs/telemetry.md). The SDK is imported only
+ * when an endpoint is set, so without one start-up and idle memory are unchanged.
+ */
+import type { ExecutionSettings } from '../config/types.js';
+import { observeRateLimits } from '../github/client.js';
+import type { Logger } from '../log.js';
+import { registerSecret } from '../security/redact.js';
+import type { Telemetry } from './types.js';
+
+export type { RunPhase, RunTrace, Telemetry } from './types.js';
+
+/** How long a stop waits for the last exports. */
+const SHUTDOWN_LIMIT_MS = 5000;
+
+export interface TelemetryOptions {
+  execution: ExecutionSettings;
+  env: NodeJS.ProcessEnv;
+  log: Logger;
+  /** How often metrics are exported (default 60 s); everything left is exported on shutdown. */
+  exportIntervalMs?: number;
+  /** Loads the implementation (tests count the loads). */
+  load?: () => Promise<typeof import('./otel.js')>;
+}
+
+/** `key=value,key2=value2` → headers; pieces without `=` are ignored. */
+export function parseOtlpHeaders(text: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const piece of (text ?? '').split(',')) {
+    const at = piece.indexOf('=');
+    if (at <= 0) continue;
+    const key = piece.slice(0, at).trim();
+    const value = piece.slice(at + 1).trim();
+    if (key) headers[key] = decodeURIComponentSafe(value);
+  }
+  return headers;
+}
+
+function decodeURIComponentSafe(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
+/** The telemetry of `otlp_endpoint`, or undefined (nothing loaded) without one. */
+export async function loadTelemetry(options: TelemetryOptions): Promise<Telemetry | undefined> {
+  const { execution, env, log } = options;
+  const endpoint = execution.otlp_endpoint;
+  if (!endpoint) return undefined;
+  const variable = execution.otlp_headers_env;
+  if (variable && env[variable] === undefined) {
+    log.warn({ variable }, 'otlp_headers_env names an unset variable: exporting without its headers');
+  }
+  const headers = parseOtlpHeaders(variable ? env[variable] : undefined);
+  // Header values are credentials (an API key): redacted wherever one would be shown.
+  registerSecret(variable ? env[variable] : undefined);
+  for (const value of Object.values(headers)) registerSecret(value);
+  const { createTelemetry } = await (options.load ?? (() => import('./otel.js')))();
+  const telemetry = createTelemetry({
+    endpoint,
+    headers,
+    exportIntervalMs: options.exportIntervalMs ?? 60_000,
+  });
+  const unobserve = observeRateLimits((rate) => telemetry.rateLimit(rate));
+  log.info({ endpoint }, 'Exporting OpenTelemetry traces and metrics');
+  return {
+    ...telemetry,
+    async shutdown() {
+      unobserve();
+      // A collector that does not answer never holds up a stop for long.
+      let timer: NodeJS.Timeout | undefined;
+      const limit = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, SHUTDOWN_LIMIT_MS);
+        timer.unref();
+      });
+      await Promise.race([
+        telemetry.shutdown().catch((error: unknown) => {
+          log.warn(
+            { error: error instanceof Error ? error.message : String(error) },
+            'Could not export telemetry',
+          );
+        }),
+        limit,
+      ]);
+      clearTimeout(timer);
+    },
+  };
+}
