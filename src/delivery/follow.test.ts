@@ -12,7 +12,7 @@ import { type Simulator, startSimulator } from '../simulator/server.js';
 import { SimWorld } from '../simulator/world.js';
 import { openStore } from '../store/index.js';
 import type { PullRequestRecord, Store } from '../store/types.js';
-import { CHOICE_LABELS, createFollower } from './follow.js';
+import { CHOICE_LABELS, createFollower, type FollowStep } from './follow.js';
 
 const TOKEN = 'ghp_followTestToken000000000000000000001';
 let dir: string;
@@ -75,7 +75,7 @@ beforeEach(() => {
   removed = [];
 });
 
-function follower(over: Store = store) {
+function follower(over: Store = store, steps?: FollowStep[]) {
   const tokens = staticTokenSource(TOKEN);
   return createFollower({
     store: over,
@@ -90,6 +90,7 @@ function follower(over: Store = store) {
     removeWorktree: async (run) => {
       removed.push(run);
     },
+    ...(steps ? { steps } : {}),
   });
 }
 
@@ -108,6 +109,32 @@ describe('following delivered pull requests', () => {
     expect(await follower().sweep()).toEqual({ checked: 1, merged: 0, closed: 0, decided: 0 });
     expect((await store.getPullRequest(runId))!.state).toBe('open');
     expect(sim.requests.filter((r) => r.method !== 'GET')).toEqual([]);
+  });
+
+  it('open: the steps run in order, the first gate wins, and a step that acted ends the look', async () => {
+    const runId = await delivered();
+    const seen: string[] = [];
+    const step =
+      (name: string, outcome: Awaited<ReturnType<FollowStep>>): FollowStep =>
+      async (context) => {
+        seen.push(`${name}:${context.pr.number}`);
+        return outcome;
+      };
+    await follower(store, [
+      step('conflicts', undefined),
+      step('ci', { gate: 'ci_failing', detail: 'test failed' }),
+      step('reviews', { gate: 'changes_requested', acted: true }),
+      step('merge', { gate: 'ready' }),
+    ]).sweep();
+    expect(seen).toEqual(['conflicts:2', 'ci:2', 'reviews:2']);
+    const record = (await store.getPullRequest(runId))!;
+    expect(record).toMatchObject({ state: 'open', gate: 'ci_failing', gateDetail: 'test failed' });
+    const since = record.gateSince;
+    await follower(store, [step('none', undefined)]).sweep();
+    const next = (await store.getPullRequest(runId))!;
+    expect(next).toMatchObject({ gate: 'open', gateDetail: null });
+    expect(next.gateSince).not.toBeNull();
+    expect(since).not.toBeNull();
   });
 
   it('merged: the delivery is merged, the run says so, and the issue GitHub left open is closed as completed', async () => {

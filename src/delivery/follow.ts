@@ -12,8 +12,12 @@
  *   label comes off and a kept worktree is removed.
  *
  * Writes go through the write queue (durable, marked, redacted). Each step is safe to repeat: the
- * delivery's state changes last, so a process killed half-way does the same step again. Reviews, CI,
- * conflicts and a moving base are not followed yet.
+ * delivery's state changes last, so a process killed half-way does the same step again.
+ *
+ * While a pull request is open, the follow-up steps (`FOLLOW_STEPS`: conflicts, CI, reviews, a
+ * moving base, merging) look at it in turn. Each may set the delivery's gate (the first gate found
+ * wins, so the order is the precedence) and may start one action; once one step acted, the later
+ * steps wait for the next sweep (one follow-up action in flight per pull request).
  */
 import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
@@ -22,7 +26,7 @@ import type { GitHubClient } from '../github/client.js';
 import { WriteQueue } from '../github/write-queue.js';
 import type { Logger } from '../log.js';
 import type { NotificationEvent } from '../notify/index.js';
-import type { PullRequestRecord, PullRequestState, Store } from '../store/types.js';
+import type { PullRequestGate, PullRequestRecord, PullRequestState, Store } from '../store/types.js';
 import { getPullRequest, type PullJson } from './pull-request.js';
 
 export const DEFAULT_FOLLOW_INTERVAL_SECONDS = 300;
@@ -44,6 +48,33 @@ const CHOSEN: Record<Choice, { state: PullRequestState; words: string }> = {
 /** Delivery states that keep the automation from running the item again. */
 export const HOLDING_STATES: readonly PullRequestState[] = ['open', 'needs_human', 'landed', 'abandoned'];
 
+/** One look at an open pull request, handed to each follow-up step in turn. */
+export interface FollowContext {
+  deps: FollowDeps;
+  queue: WriteQueue;
+  record: PullRequestRecord;
+  /** The delivery's run (the run that pushed the branch first). */
+  run: RunRecord | undefined;
+  /** The pull request as just read. */
+  pr: PullJson;
+}
+
+/**
+ * What a follow-up step found: the gate it sees (`undefined`: nothing for this step) with a word,
+ * and whether it started an action (a remediation run, an update of the branch, a merge, a notice).
+ */
+export interface StepOutcome {
+  gate?: PullRequestGate;
+  detail?: string;
+  acted?: boolean;
+}
+
+/** A follow-up step (src/delivery/steps/). Safe to repeat after a kill -9: it keeps its marks. */
+export type FollowStep = (context: FollowContext) => Promise<StepOutcome | undefined>;
+
+/** The follow-up steps, in order of precedence: the first gate found is the delivery's gate. */
+export const FOLLOW_STEPS: FollowStep[] = [];
+
 export interface FollowDeps {
   store: Store;
   github: GitHubClient;
@@ -60,6 +91,8 @@ export interface FollowDeps {
   redevelop?(record: PullRequestRecord): void;
   /** Removes the run's kept worktree, if it has one (the delivery is over). */
   removeWorktree?(run: RunRecord): Promise<void>;
+  /** The follow-up steps (default `FOLLOW_STEPS`); tests pass their own. */
+  steps?: readonly FollowStep[];
 }
 
 export function closedUnmergedComment(branch: string): string {
@@ -126,14 +159,37 @@ async function followOne(
     return 'merged';
   }
   if (pr.state === 'open') {
-    if (record.state === 'needs_human')
-      await deps.store.updatePullRequest(record.runId, { state: 'open', detail: 'reopened' });
+    const current =
+      record.state === 'needs_human'
+        ? await deps.store.updatePullRequest(record.runId, { state: 'open', detail: 'reopened' })
+        : record;
+    await followOpen(deps, { deps, queue, record: current, run, pr }, deps.steps ?? FOLLOW_STEPS);
     return undefined;
   }
   if (record.state === 'needs_human')
     return (await onChoice(deps, queue, record, run)) ? 'decided' : undefined;
   await onClosed(deps, queue, record, run, pr);
   return 'closed';
+}
+
+/**
+ * Runs the follow-up steps on an open pull request and records its gate: the first gate a step
+ * found, else `open` (nothing to wait for or act on that a step knows of).
+ */
+async function followOpen(
+  deps: FollowDeps,
+  context: FollowContext,
+  steps: readonly FollowStep[],
+): Promise<void> {
+  let gate: { gate: PullRequestGate; detail: string | null } | undefined;
+  for (const step of steps) {
+    const outcome = await step(context);
+    if (outcome?.gate && !gate) gate = { gate: outcome.gate, detail: outcome.detail ?? null };
+    if (outcome?.acted) break;
+  }
+  const next = gate ?? { gate: 'open' as const, detail: null };
+  if (next.gate !== context.record.gate || next.detail !== context.record.gateDetail)
+    await deps.store.updatePullRequest(context.record.runId, { gate: next.gate, gateDetail: next.detail });
 }
 
 /** The run's item number in the pull request's repository (issue or pull request triggers), if any. */

@@ -305,6 +305,30 @@ export type PullRequestState =
   | 'redeveloped'
   | 'failed';
 
+/**
+ * Where an open pull request stands for following (migration 11), next to its lifecycle `state`:
+ * what curupira waits for or acts on. `needs_human` here means a follow-up step gave up (budget
+ * spent, a conflict it could not resolve); the lifecycle state stays `open`.
+ */
+export type PullRequestGate =
+  | 'open'
+  | 'awaiting_review'
+  | 'changes_requested'
+  | 'ci_failing'
+  | 'conflicted'
+  | 'behind'
+  | 'ready'
+  | 'needs_human';
+
+/** One small per-delivery value (migration 11): a high-water mark, a round count, a notice sent. */
+export interface PullRequestMark {
+  runId: string;
+  key: string;
+  value: string;
+  /** When it was last set. */
+  at: string;
+}
+
 /** A run's delivery: its pushed branch and the pull request curupira opened or adopted (a "gate"). */
 export interface PullRequestRecord {
   runId: string;
@@ -326,6 +350,12 @@ export interface PullRequestRecord {
   detail: string | null;
   /** When `state` last changed. */
   since: string;
+  /** While open and followed: its gate (null until first followed). */
+  gate: PullRequestGate | null;
+  /** When `gate` last changed. */
+  gateSince: string | null;
+  /** A word on the gate (which checks fail, who asked for changes…). */
+  gateDetail: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -341,7 +371,10 @@ export type PullRequestInit = Pick<
 >;
 
 export type PullRequestPatch = Partial<
-  Pick<PullRequestRecord, 'headSha' | 'baseBranch' | 'number' | 'url' | 'adopted' | 'state' | 'detail'>
+  Pick<
+    PullRequestRecord,
+    'headSha' | 'baseBranch' | 'number' | 'url' | 'adopted' | 'state' | 'detail' | 'gate' | 'gateDetail'
+  >
 >;
 
 export interface Store {
@@ -462,6 +495,14 @@ export interface Store {
   getPullRequest(runId: string): Promise<PullRequestRecord | undefined>;
   /** Deliveries, oldest first, optionally only those in some states or of one task. */
   listPullRequests(filter?: PullRequestFilter): Promise<PullRequestRecord[]>;
+  /** One mark of a delivery (migration 11), if set. */
+  getPullRequestMark(runId: string, key: string): Promise<PullRequestMark | undefined>;
+  /** Sets (or replaces) a mark of a delivery. */
+  setPullRequestMark(runId: string, key: string, value: string): Promise<PullRequestMark>;
+  /** Removes a mark; true when there was one. */
+  deletePullRequestMark(runId: string, key: string): Promise<boolean>;
+  /** Every mark of a delivery, by key. */
+  listPullRequestMarks(runId: string): Promise<PullRequestMark[]>;
 
   /** Small named values (baselines, filter hashes). */
   getMeta(key: string): Promise<string | undefined>;

@@ -3,6 +3,10 @@
  * first, so a test can downgrade a file to version N and watch it migrate up again.
  */
 
+/** Undoes migration 11 (following pull requests: gates and marks). */
+export const UNDO_MIGRATION_11 = `DROP TABLE IF EXISTS pull_request_marks; ALTER TABLE pull_requests DROP COLUMN gate;
+  ALTER TABLE pull_requests DROP COLUMN gate_since; ALTER TABLE pull_requests DROP COLUMN gate_detail;`;
+
 /** Undoes migration 10 (cost and budgets). */
 export const UNDO_MIGRATION_10 = `DROP TABLE IF EXISTS budget_parks; DROP INDEX IF EXISTS runs_cost_by_start;
   ALTER TABLE runs DROP COLUMN model; ALTER TABLE runs DROP COLUMN cost_usd;`;
@@ -18,6 +22,12 @@ export const UNDO_MIGRATION_7 = `DROP INDEX IF EXISTS runs_retry_due; ALTER TABL
   ALTER TABLE runs DROP COLUMN retry_at;`;
 
 /** Everything after migration 6 (the failure budget), newest first. */
-export const UNDO_AFTER_6 = [UNDO_MIGRATION_10, UNDO_MIGRATION_9, UNDO_MIGRATION_8, UNDO_MIGRATION_7]
+export const UNDO_AFTER_6 = [
+  UNDO_MIGRATION_11,
+  UNDO_MIGRATION_10,
+  UNDO_MIGRATION_9,
+  UNDO_MIGRATION_8,
+  UNDO_MIGRATION_7,
+]
   .filter((sql) => sql !== '')
   .join(' ');

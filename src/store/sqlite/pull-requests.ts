@@ -3,7 +3,9 @@ import type Database from 'better-sqlite3';
 import { StateError } from '../../core/errors.js';
 import type {
   PullRequestFilter,
+  PullRequestGate,
   PullRequestInit,
+  PullRequestMark,
   PullRequestPatch,
   PullRequestRecord,
   PullRequestState,
@@ -24,6 +26,9 @@ interface PullRequestRow {
   state: PullRequestState;
   detail: string | null;
   since: string;
+  gate: PullRequestGate | null;
+  gate_since: string | null;
+  gate_detail: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -46,6 +51,9 @@ function fromRow(row: PullRequestRow): PullRequestRecord {
     state: row.state,
     detail: row.detail,
     since: row.since,
+    gate: row.gate,
+    gateSince: row.gate_since,
+    gateDetail: row.gate_detail,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -77,6 +85,8 @@ const COLUMNS: Record<keyof PullRequestPatch, string> = {
   adopted: 'adopted',
   state: 'state',
   detail: 'detail',
+  gate: 'gate',
+  gateDetail: 'gate_detail',
 };
 
 export function updatePullRequest(
@@ -100,6 +110,10 @@ export function updatePullRequest(
   values.push(now);
   if (patch.state !== undefined && patch.state !== current.state) {
     sets.push('since = ?');
+    values.push(now);
+  }
+  if (patch.gate !== undefined && patch.gate !== current.gate) {
+    sets.push('gate_since = ?');
     values.push(now);
   }
   const row = sql(`UPDATE pull_requests SET ${sets.join(', ')} WHERE run_id = ? RETURNING *`).get(
@@ -128,4 +142,46 @@ export function listPullRequests(sql: Sql, filter: PullRequestFilter): PullReque
     ...params,
   ) as PullRequestRow[];
   return rows.map(fromRow);
+}
+
+interface MarkRow {
+  run_id: string;
+  key: string;
+  value: string;
+  at: string;
+}
+
+function markFromRow(row: MarkRow): PullRequestMark {
+  return { runId: row.run_id, key: row.key, value: row.value, at: row.at };
+}
+
+export function getPullRequestMark(sql: Sql, runId: string, key: string): PullRequestMark | undefined {
+  const row = sql('SELECT * FROM pull_request_marks WHERE run_id = ? AND key = ?').get(runId, key) as
+    | MarkRow
+    | undefined;
+  return row ? markFromRow(row) : undefined;
+}
+
+export function setPullRequestMark(
+  sql: Sql,
+  runId: string,
+  key: string,
+  value: string,
+  now: string,
+): PullRequestMark {
+  const row = sql(
+    `INSERT INTO pull_request_marks (run_id, key, value, at) VALUES (?, ?, ?, ?)
+     ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value, at = excluded.at RETURNING *`,
+  ).get(runId, key, value, now) as MarkRow;
+  return markFromRow(row);
+}
+
+export function deletePullRequestMark(sql: Sql, runId: string, key: string): boolean {
+  return sql('DELETE FROM pull_request_marks WHERE run_id = ? AND key = ?').run(runId, key).changes > 0;
+}
+
+export function listPullRequestMarks(sql: Sql, runId: string): PullRequestMark[] {
+  return (sql('SELECT * FROM pull_request_marks WHERE run_id = ? ORDER BY key').all(runId) as MarkRow[]).map(
+    markFromRow,
+  );
 }

@@ -239,6 +239,22 @@ export const MIGRATIONS: readonly string[] = [
     parked_at TEXT NOT NULL
   ) STRICT, WITHOUT ROWID;
   `,
+  // 11 (issue 13): following an open pull request. Its gate (awaiting review, changes requested,
+  // CI failing, conflicted, behind, ready…) with since-when and a word, next to the lifecycle
+  // `state`; and small per-delivery marks: high-water marks of the reviews and comments handled,
+  // remediation rounds spent, notices already sent, the follow-up action in flight.
+  `
+  ALTER TABLE pull_requests ADD COLUMN gate TEXT;
+  ALTER TABLE pull_requests ADD COLUMN gate_since TEXT;
+  ALTER TABLE pull_requests ADD COLUMN gate_detail TEXT;
+  CREATE TABLE IF NOT EXISTS pull_request_marks (
+    run_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    at TEXT NOT NULL,
+    PRIMARY KEY (run_id, key)
+  ) STRICT, WITHOUT ROWID;
+  `,
 ];
 
 /**

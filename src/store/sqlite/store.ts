@@ -26,6 +26,7 @@ import type {
   NotificationStatus,
   PullRequestFilter,
   PullRequestInit,
+  PullRequestMark,
   PullRequestPatch,
   PullRequestRecord,
   RunFilter,
@@ -913,6 +914,24 @@ export class SqliteStore implements Store {
 
   listPullRequests(filter: PullRequestFilter = {}): Promise<PullRequestRecord[]> {
     return this.#read(() => pullRequests.listPullRequests((s) => this.#sql(s), filter));
+  }
+
+  getPullRequestMark(runId: string, key: string): Promise<PullRequestMark | undefined> {
+    return this.#read(() => pullRequests.getPullRequestMark((s) => this.#sql(s), runId, key));
+  }
+
+  setPullRequestMark(runId: string, key: string, value: string): Promise<PullRequestMark> {
+    return this.#write(() =>
+      pullRequests.setPullRequestMark((s) => this.#sql(s), runId, key, value, this.#iso()),
+    );
+  }
+
+  deletePullRequestMark(runId: string, key: string): Promise<boolean> {
+    return this.#write(() => pullRequests.deletePullRequestMark((s) => this.#sql(s), runId, key));
+  }
+
+  listPullRequestMarks(runId: string): Promise<PullRequestMark[]> {
+    return this.#read(() => pullRequests.listPullRequestMarks((s) => this.#sql(s), runId));
   }
 
   getMeta(key: string): Promise<string | undefined> {
