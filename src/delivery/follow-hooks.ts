@@ -16,8 +16,9 @@ export interface FollowHookSource {
 
 export function followHooks(
   source: FollowHookSource,
-): Pick<FollowDeps, 'stateLabels' | 'notify' | 'redevelop' | 'removeWorktree'> {
+): Pick<FollowDeps, 'stateLabels' | 'notify' | 'redevelop' | 'removeWorktree' | 'config'> {
   return {
+    config: (id) => source.automation(id)?.config,
     stateLabels: (id) => {
       const config = source.automation(id)?.config;
       return [config?.status_label, config?.failed_label].filter((l): l is string => typeof l === 'string');

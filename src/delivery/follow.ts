@@ -19,6 +19,8 @@
  * wins, so the order is the precedence) and may start one action; once one step acted, the later
  * steps wait for the next sweep (one follow-up action in flight per pull request).
  */
+
+import type { AutomationConfig } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
 import type { RunRecord } from '../core/types.js';
@@ -28,6 +30,7 @@ import type { Logger } from '../log.js';
 import type { NotificationEvent } from '../notify/index.js';
 import type { PullRequestGate, PullRequestRecord, PullRequestState, Store } from '../store/types.js';
 import { getPullRequest, type PullJson } from './pull-request.js';
+import type { RemediationRequest, RemediationResult } from './remediation-types.js';
 
 export const DEFAULT_FOLLOW_INTERVAL_SECONDS = 300;
 
@@ -91,6 +94,10 @@ export interface FollowDeps {
   redevelop?(record: PullRequestRecord): void;
   /** Removes the run's kept worktree, if it has one (the delivery is over). */
   removeWorktree?(run: RunRecord): Promise<void>;
+  /** The automation's settings (follow-up keys: `remediation_budget`, `update_branch`, `merge`…). */
+  config?(automationId: string): AutomationConfig | undefined;
+  /** Starts a remediation run for a delivery (src/delivery/remediation-types.ts). */
+  remediate?(record: PullRequestRecord, request: RemediationRequest): Promise<RemediationResult>;
   /** The follow-up steps (default `FOLLOW_STEPS`); tests pass their own. */
   steps?: readonly FollowStep[];
 }

@@ -1,0 +1,34 @@
+/**
+ * What a follow-up step (src/delivery/steps/) hands the remediator when a pull request needs the
+ * agent again: reviewers asked for changes, checks fail, or the branch conflicts with its base
+ * (issue 13). The remediator resumes the delivery's agent session in its worktree (or one recreated
+ * from the pull request's head), with `instructions` as curupira's own words and `untrusted` fenced
+ * as data, then pushes to the same branch. One action in flight per pull request.
+ */
+export interface RemediationRequest {
+  cause: 'review' | 'ci' | 'conflict';
+  /**
+   * What this remediation answers, e.g. `review:<highest review or comment id>`, `ci:<head sha>`,
+   * `conflict:<head sha>..<base sha>`: a key already handled for the delivery is never run again.
+   */
+  key: string;
+  /** Counts against `remediation_budget` (reviews and CI failures do; conflict resolution does not). */
+  budgeted: boolean;
+  /** Curupira's own words to the agent (trusted): what happened and what to do. */
+  instructions: string;
+  /** Text from GitHub (review bodies, comments, check output, log tails): fenced, never obeyed. */
+  untrusted: readonly { label: string; text: string }[];
+}
+
+/**
+ * `started`: a remediation run was started (or, after a crash, is still the one in flight);
+ * `busy`: another follow-up action of this pull request is in flight; `handled`: this key was
+ * already remediated; `exhausted`: `remediation_budget` is spent (the delivery then needs a person);
+ * `refused`: the checkout's origin is not the pull request's repository, or nothing to resume.
+ */
+export type RemediationResult = 'started' | 'busy' | 'handled' | 'exhausted' | 'refused';
+
+/** Mark key (pull_request_marks) of a head commit curupira itself produced (a push or an update of the branch). */
+export function ownHeadMark(sha: string): string {
+  return `own-head:${sha}`;
+}
