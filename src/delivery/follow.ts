@@ -31,6 +31,8 @@ import type { NotificationEvent } from '../notify/index.js';
 import type { PullRequestGate, PullRequestRecord, PullRequestState, Store } from '../store/types.js';
 import { getPullRequest, type PullJson } from './pull-request.js';
 import type { RemediationRequest, RemediationResult } from './remediation-types.js';
+import { inFlightStep } from './steps/in-flight.js';
+import { reviewsStep } from './steps/reviews.js';
 
 export const DEFAULT_FOLLOW_INTERVAL_SECONDS = 300;
 
@@ -75,8 +77,12 @@ export interface StepOutcome {
 /** A follow-up step (src/delivery/steps/). Safe to repeat after a kill -9: it keeps its marks. */
 export type FollowStep = (context: FollowContext) => Promise<StepOutcome | undefined>;
 
-/** The follow-up steps, in order of precedence: the first gate found is the delivery's gate. */
-export const FOLLOW_STEPS: FollowStep[] = [];
+/**
+ * The follow-up steps, in order of precedence: the first gate found is the delivery's gate. A
+ * remediation in flight comes first (it holds the others back); then conflicts, CI and reviews;
+ * then the steps that move the branch or merge it.
+ */
+export const FOLLOW_STEPS: FollowStep[] = [inFlightStep, reviewsStep];
 
 export interface FollowDeps {
   store: Store;
@@ -98,6 +104,11 @@ export interface FollowDeps {
   config?(automationId: string): AutomationConfig | undefined;
   /** Starts a remediation run for a delivery (src/delivery/remediation-types.ts). */
   remediate?(record: PullRequestRecord, request: RemediationRequest): Promise<RemediationResult>;
+  /**
+   * The remediator's action in flight of a delivery (src/delivery/remediation.ts `resumeInFlight`):
+   * `running`, `resumed` after a restart, or `none`. Looked at first (steps/in-flight.ts).
+   */
+  inFlight?(record: PullRequestRecord): Promise<'none' | 'running' | 'resumed'>;
   /** The follow-up steps (default `FOLLOW_STEPS`); tests pass their own. */
   steps?: readonly FollowStep[];
 }
