@@ -106,9 +106,9 @@ export interface FollowDeps {
   remediate?(record: PullRequestRecord, request: RemediationRequest): Promise<RemediationResult>;
   /**
    * The remediator's action in flight of a delivery (src/delivery/remediation.ts `resumeInFlight`):
-   * `running`, `resumed` after a restart, or `none`. Looked at first (steps/in-flight.ts).
+   * `running`, `resumed` or `settled` after a restart, or `none`. Looked at first (steps/in-flight.ts).
    */
-  inFlight?(record: PullRequestRecord): Promise<'none' | 'running' | 'resumed'>;
+  inFlight?(record: PullRequestRecord): Promise<'none' | 'running' | 'resumed' | 'settled'>;
   /** The follow-up steps (default `FOLLOW_STEPS`); tests pass their own. */
   steps?: readonly FollowStep[];
 }

@@ -352,7 +352,7 @@ describe('the remediator', () => {
         attempt: 2,
       }),
     );
-    expect(await remediator().resumeInFlight(await record())).toBe('resumed');
+    expect(await remediator().resumeInFlight(await record())).toBe('settled');
     expect(calls).toHaveLength(2);
     expect(await store.getPullRequestMark(deliveryId, REMEDIATION_MARKS.handled('review:12'))).toBeDefined();
   });
@@ -385,7 +385,7 @@ describe('the remediator', () => {
       }),
     );
     const r = remediator();
-    expect(await r.resumeInFlight(await record())).toBe('resumed');
+    expect(await r.resumeInFlight(await record())).toBe('settled');
     expect(calls).toEqual([]);
     expect(await remoteHead()).toBe(committed);
     expect((await record()).headSha).toBe(committed);

@@ -40,12 +40,14 @@ import type { RemediationRun } from '../engine/executor.js';
 import type { GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
+import { crashPoint } from '../process/crash-point.js';
 import { createFence } from '../prompt/fence.js';
 import { capText } from '../prompt/untrusted.js';
 import type { PullRequestRecord, Store } from '../store/types.js';
 import { originUrl, prepareHeadWorktree, remoteRepoName } from '../workspace/head-worktree.js';
 import { ensureCheckout } from '../workspace/index.js';
 import { worktreePath } from '../workspace/paths.js';
+import { pathExists } from '../workspace/remove.js';
 import type { FollowContext, StepOutcome } from './follow.js';
 import { getPullRequest } from './pull-request.js';
 import { branchTip, pushBranch } from './push.js';
@@ -100,13 +102,16 @@ export interface RemediatorDeps {
   stopping?(): boolean;
 }
 
+export type InFlightState = 'none' | 'running' | 'resumed' | 'settled';
+
 export interface Remediator {
   remediate(record: PullRequestRecord, request: RemediationRequest): Promise<RemediationResult>;
   /**
-   * The delivery's action in flight: `running` here, `resumed` (started again, or its push done,
-   * after a restart), or `none`.
+   * The delivery's action in flight: `running` here, `resumed` (its run started again after a
+   * restart), `settled` (a stopped process left it: its push was done and it is handled now), or
+   * `none`.
    */
-  resumeInFlight(record: PullRequestRecord): Promise<'none' | 'running' | 'resumed'>;
+  resumeInFlight(record: PullRequestRecord): Promise<InFlightState>;
   /** Resolves when no remediation of this process runs. */
   idle(): Promise<void>;
 }
@@ -219,6 +224,7 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
     // Own first: a crash between the two leaves a head marked as ours, never ours taken for a human's.
     await store.setPullRequestMark(record.runId, ownHeadMark(sha), 'pushed');
     await store.updatePullRequest(record.runId, { headSha: sha });
+    crashPoint('remediation-pushed');
     log.info({ run: record.runId, number: record.number, sha }, 'Pushed a remediation to the pull request');
     return {};
   };
@@ -289,8 +295,12 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
   const recover = async (record: PullRequestRecord, action: InFlightAction): Promise<boolean> => {
     const run = action.runId ? await store.getRun(action.runId) : undefined;
     const automation = deps.automation(record.automationId);
-    if (run?.status === 'succeeded' && automation && run.worktreePath) {
-      const pushed = await pushHead(automation, record, run.worktreePath);
+    if (run?.status === 'succeeded' && automation) {
+      // Its worktree is gone when the push was done (nothing was left unpushed to keep it).
+      const pushed =
+        run.worktreePath && (await pathExists(run.worktreePath))
+          ? await pushHead(automation, record, run.worktreePath)
+          : {};
       if (pushed.failed) {
         log.warn({ run: run.id, reason: pushed.failed }, 'Could not push a remediation after a restart');
         await store.updateRun(run.id, { status: 'failed', reason: pushed.failed });
@@ -381,14 +391,14 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
         throw error;
       }
       log.info({ ...fields, session: sessionId }, 'Remediation started');
+      crashPoint('remediation-started');
       return 'started';
     },
     async resumeInFlight(record) {
       if (live.has(record.runId)) return 'running';
       const action = await readAction(record);
       if (!action) return 'none';
-      await recover(record, action);
-      return 'resumed';
+      return (await recover(record, action)) ? 'resumed' : 'settled';
     },
     async idle() {
       while (live.size > 0) await Promise.all([...live.values()]);
