@@ -164,7 +164,7 @@ describe('the CI step', () => {
     expect(text).not.toContain('Post job cleanup');
     expect(await delivery()).toMatchObject({
       gate: 'ci_failing',
-      gateDetail: `failing on ${SHA.slice(0, 12)}: unit (node 20) (failure); the agent is fixing it`,
+      gateDetail: `failing on ${SHA.slice(0, 12)}: unit (node 20) (failure); remediation started`,
     });
     expect((await store.getPullRequestMark(runId, ciRemediationMark(SHA)))?.value).toBe('started');
   });
@@ -183,6 +183,22 @@ describe('the CI step', () => {
       'name: ci/jenkins\nkind: status\nresult: error\nlink: https://jenkins.example/job/9',
     );
     expect(text).toContain('summary:\nBuild broke');
+  });
+
+  it('terminal escapes in a check’s name or output reach neither the gate’s detail nor the request', async () => {
+    simChecks(world).addCheckRun('acme/api', {
+      name: 'lint\u001b]0;owned\u0007\u001b[2J\nnext line',
+      headSha: SHA,
+      conclusion: 'failure',
+      output: { title: 'bad', summary: 'one\r\ntwo\u001b[31m red' },
+    });
+    await follower().sweep();
+    expect((await delivery()).gateDetail).toBe(
+      `failing on ${SHA.slice(0, 12)}: lint next line (failure); remediation started`,
+    );
+    const { text } = requests[0]!.untrusted[0]!;
+    expect(text).toContain('summary:\none\ntwo red');
+    expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f]/);
   });
 
   it('branch protection readable: only the required checks decide, a missing one counts as running', async () => {

@@ -237,8 +237,19 @@ async function jobLogTail(github: GitHubClient, repo: string, jobId: number): Pr
   }
 }
 
+/** GitHub's text without terminal escapes or control characters (lines kept). */
+function clean(text: string): string {
+  return text.replace(/\r\n?/g, '\n').replace(ANSI, '').replace(CONTROL, '');
+}
+
+/** A check's name as the gate's detail shows it (`runs show` prints it to a terminal): one plain line. */
+function plainName(name: string): string {
+  const line = clean(name).replace(/\s+/g, ' ').trim();
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+}
+
 function describe(check: CheckVerdict): string {
-  return `${check.name} (${check.reported})`;
+  return `${plainName(check.name)} (${plainName(check.reported)})`;
 }
 
 function names(checks: readonly CheckVerdict[], max = 5): string {
@@ -256,13 +267,13 @@ async function failureTexts(
   const entries: { label: string; text: string }[] = [];
   for (const [i, check] of failing.entries()) {
     const lines = [
-      `name: ${check.name}`,
+      `name: ${clean(check.name)}`,
       `kind: ${check.kind}${check.jobId === undefined ? '' : ` (GitHub Actions job ${check.jobId})`}`,
       `result: ${check.reported}`,
-      ...(check.url ? [`link: ${check.url}`] : []),
-      ...(check.title ? [`title: ${capText(check.title, 300)}`] : []),
-      ...(check.summary ? [`summary:\n${capText(check.summary, OUTPUT_CHARS)}`] : []),
-      ...(check.text ? [`details:\n${capText(check.text, OUTPUT_CHARS)}`] : []),
+      ...(check.url ? [`link: ${clean(check.url)}`] : []),
+      ...(check.title ? [`title: ${capText(clean(check.title), 300)}`] : []),
+      ...(check.summary ? [`summary:\n${capText(clean(check.summary), OUTPUT_CHARS)}`] : []),
+      ...(check.text ? [`details:\n${capText(clean(check.text), OUTPUT_CHARS)}`] : []),
     ];
     if (check.jobId !== undefined && logs < MAX_LOGS) {
       logs += 1;
@@ -325,7 +336,7 @@ async function rerunFailedJobs(
 function fromAnswer(answer: string, detail: string): StepOutcome {
   switch (answer as RemediationResult) {
     case 'started':
-      return { gate: 'ci_failing', detail: `${detail}; the agent is fixing it` };
+      return { gate: 'ci_failing', detail: `${detail}; remediation started` };
     case 'exhausted':
       return { gate: 'needs_human', detail: `${detail}; the remediation budget is spent` };
     case 'refused':
