@@ -212,6 +212,12 @@ export const automationBaseShape = {
     .describe(
       'With `deliver = "pr"` and `curupira run --watch` (or `serve`): seconds between two reads of each delivered pull request still open; default 300 (5 minutes). Merged → the run’s reason says so and the issue is closed as completed if GitHub did not; closed unmerged → needs a person, with one comment on the pull request.',
     ),
+  rerun_failed_checks: z
+    .boolean()
+    .default(false)
+    .describe(
+      'With `deliver = "pr"`: when the checks of a pull request’s head commit fail, first re-run its failed GitHub Actions jobs once (`POST …/actions/runs/{id}/rerun-failed-jobs`; needs `actions: write`); only if they fail again is the agent asked to fix them. Default false: a failure goes to the agent at once. See docs/pull-requests.md.',
+    ),
 } as const;
 
 const AutomationBaseObject = z.object(automationBaseShape);
