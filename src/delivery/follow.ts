@@ -31,6 +31,7 @@ import type { NotificationEvent } from '../notify/index.js';
 import type { PullRequestGate, PullRequestRecord, PullRequestState, Store } from '../store/types.js';
 import { getPullRequest, type PullJson } from './pull-request.js';
 import type { RemediationRequest, RemediationResult } from './remediation-types.js';
+import { ciStep } from './steps/ci.js';
 import { inFlightStep } from './steps/in-flight.js';
 import { reviewsStep } from './steps/reviews.js';
 
@@ -67,6 +68,7 @@ export interface FollowContext {
 /**
  * What a follow-up step found: the gate it sees (`undefined`: nothing for this step) with a word,
  * and whether it started an action (a remediation run, an update of the branch, a merge, a notice).
+ * A detail without a gate (`checks running: …`) is the detail of `open` when no step finds a gate.
  */
 export interface StepOutcome {
   gate?: PullRequestGate;
@@ -82,7 +84,7 @@ export type FollowStep = (context: FollowContext) => Promise<StepOutcome | undef
  * remediation in flight comes first (it holds the others back); then conflicts, CI and reviews;
  * then the steps that move the branch or merge it.
  */
-export const FOLLOW_STEPS: FollowStep[] = [inFlightStep, reviewsStep];
+export const FOLLOW_STEPS: FollowStep[] = [inFlightStep, ciStep, reviewsStep];
 
 export interface FollowDeps {
   store: Store;
@@ -192,7 +194,8 @@ async function followOne(
 
 /**
  * Runs the follow-up steps on an open pull request and records its gate: the first gate a step
- * found, else `open` (nothing to wait for or act on that a step knows of).
+ * found, else `open` (nothing to wait for or act on that a step knows of) with the first detail a
+ * step gave without a gate (`checks running: …`).
  */
 async function followOpen(
   deps: FollowDeps,
@@ -200,12 +203,14 @@ async function followOpen(
   steps: readonly FollowStep[],
 ): Promise<void> {
   let gate: { gate: PullRequestGate; detail: string | null } | undefined;
+  let note: string | undefined;
   for (const step of steps) {
     const outcome = await step(context);
     if (outcome?.gate && !gate) gate = { gate: outcome.gate, detail: outcome.detail ?? null };
+    if (!outcome?.gate && outcome?.detail !== undefined) note ??= outcome.detail;
     if (outcome?.acted) break;
   }
-  const next = gate ?? { gate: 'open' as const, detail: null };
+  const next = gate ?? { gate: 'open' as const, detail: note ?? null };
   if (next.gate !== context.record.gate || next.detail !== context.record.gateDetail)
     await deps.store.updatePullRequest(context.record.runId, { gate: next.gate, gateDetail: next.detail });
 }

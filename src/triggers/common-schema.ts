@@ -235,6 +235,12 @@ export const automationBaseShape = {
     .describe(
       'With `deliver = "pr"`: bot accounts whose reviews and comments on the pull request are acted on like those of people with write access (e.g. `copilot-pull-request-reviewer[bot]`); default none. Every other account without write access is never acted on.',
     ),
+  rerun_failed_checks: z
+    .boolean()
+    .default(false)
+    .describe(
+      'With `deliver = "pr"`: when the checks of a pull request’s head commit fail, first re-run its failed GitHub Actions jobs once (`POST …/actions/runs/{id}/rerun-failed-jobs`; needs `actions: write`); only if they fail again is the agent asked to fix them. Default false: a failure goes to the agent at once. See docs/pull-requests.md.',
+    ),
 } as const;
 
 const AutomationBaseObject = z.object(automationBaseShape);
