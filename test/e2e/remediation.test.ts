@@ -9,6 +9,8 @@
  *   before);
  * - an untrusted reviewer's comment never starts one; a trusted bot's (`trusted_bots`) does;
  * - `remediation_budget = 1` and two change requests → gate `needs_human`, one comment;
+ * - a failing Actions job (the CI step) → a remediation through the same remediator, the job log's
+ *   tail fenced in the prompt;
  * - killed (SIGKILL, the built CLI) in the middle of a remediation: after the restart the review
  *   is answered once, never twice.
  */
@@ -18,6 +20,7 @@ import { REMEDIATION_MARKS } from '../../src/delivery/remediation.js';
 import { REVIEW_MARKS } from '../../src/delivery/steps/reviews.js';
 import { Engine } from '../../src/engine/engine.js';
 import type { NotificationEvent, Notifier } from '../../src/notify/index.js';
+import { simChecks } from '../../src/simulator/checks.js';
 import { setPermission, submitReview } from '../../src/simulator/reviews.js';
 import type { Store } from '../../src/store/types.js';
 import { git, gitResult } from '../../src/workspace/git.js';
@@ -230,6 +233,35 @@ describe('remediation of review feedback', () => {
     expect(events.map((e) => e.event)).toEqual(['needs_human']);
     expect(remediationRuns(h, delivery.sessionId!)).toHaveLength(1);
     expect(await expectFastForwardOnly(h, delivery.branch!)).toHaveLength(2);
+  }, 120_000);
+});
+
+describe('remediation of failing checks (the CI step through the same remediator)', () => {
+  it("a failing Actions job: the same session resumes with the job log's tail fenced, and pushes to the same pull request", async () => {
+    h = await world();
+    const delivery = await deliver(h);
+    const pr = h.world.pullRequest('acme/api', 2)!;
+    simChecks(h.world).addCheckRun('acme/api', {
+      name: 'test',
+      headSha: pr.headRefOid,
+      conclusion: 'failure',
+      job: {
+        runId: 41,
+        log: 'FAIL src/parse.test.ts: expected 3, got 2 [[fake:commit]]\n##[error]Process completed with exit code 1.\n',
+      },
+    });
+    const runs = await watchUntil(h, handled(delivery.id, 1));
+    expect(onlyRun(runs)).toMatchObject({ status: 'succeeded', upstreamRunId: delivery.id });
+    const [call] = remediationRuns(h, delivery.sessionId!);
+    expect(call!.argv).toEqual(expect.arrayContaining(['--resume', delivery.sessionId!]));
+    const fenced =
+      /----- BEGIN UNTRUSTED DATA ([0-9a-f]{16}) -----\n([\s\S]*?)----- END UNTRUSTED DATA \1 -----/g;
+    const blocks = [...call!.prompt!.matchAll(fenced)].map((m) => m[2]!);
+    expect(blocks.some((b) => b.includes('expected 3, got 2'))).toBe(true);
+    expect(call!.prompt!.replace(fenced, '')).not.toContain('expected 3, got 2');
+    const updates = await expectFastForwardOnly(h, delivery.branch!);
+    expect(updates).toHaveLength(2);
+    expect(h.world.allItems().filter((i) => i.__typename === 'PullRequest')).toHaveLength(1);
   }, 120_000);
 });
 
