@@ -324,7 +324,13 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
       { delivery: record.runId, key: action.key, run: run?.id },
       'Starting an interrupted remediation again',
     );
-    await start(record, again);
+    try {
+      await start(record, again);
+    } catch (error) {
+      // Nothing started (the fetch failed, say): the next look tries this attempt again.
+      await writeAction(record, action);
+      throw error;
+    }
     return true;
   };
 
