@@ -32,6 +32,8 @@ import type { PullRequestGate, PullRequestRecord, PullRequestState, Store } from
 import { getPullRequest, type PullJson } from './pull-request.js';
 import type { RemediationRequest, RemediationResult } from './remediation-types.js';
 import { ciStep } from './steps/ci.js';
+import { inFlightStep } from './steps/in-flight.js';
+import { reviewsStep } from './steps/reviews.js';
 
 export const DEFAULT_FOLLOW_INTERVAL_SECONDS = 300;
 
@@ -77,8 +79,12 @@ export interface StepOutcome {
 /** A follow-up step (src/delivery/steps/). Safe to repeat after a kill -9: it keeps its marks. */
 export type FollowStep = (context: FollowContext) => Promise<StepOutcome | undefined>;
 
-/** The follow-up steps, in order of precedence: the first gate found is the delivery's gate. */
-export const FOLLOW_STEPS: FollowStep[] = [ciStep];
+/**
+ * The follow-up steps, in order of precedence: the first gate found is the delivery's gate. A
+ * remediation in flight comes first (it holds the others back); then conflicts, CI and reviews;
+ * then the steps that move the branch or merge it.
+ */
+export const FOLLOW_STEPS: FollowStep[] = [inFlightStep, ciStep, reviewsStep];
 
 export interface FollowDeps {
   store: Store;
@@ -100,6 +106,11 @@ export interface FollowDeps {
   config?(automationId: string): AutomationConfig | undefined;
   /** Starts a remediation run for a delivery (src/delivery/remediation-types.ts). */
   remediate?(record: PullRequestRecord, request: RemediationRequest): Promise<RemediationResult>;
+  /**
+   * The remediator's action in flight of a delivery (src/delivery/remediation.ts `resumeInFlight`):
+   * `running`, `resumed` or `settled` after a restart, or `none`. Looked at first (steps/in-flight.ts).
+   */
+  inFlight?(record: PullRequestRecord): Promise<'none' | 'running' | 'resumed' | 'settled'>;
   /** The follow-up steps (default `FOLLOW_STEPS`); tests pass their own. */
   steps?: readonly FollowStep[];
 }
