@@ -30,12 +30,23 @@ import { createGitHubClient } from '../github/client.js';
 import { staticTokenSource, type TokenSource } from '../github/token.js';
 import { createLogger, type Logger } from '../log.js';
 import { openStore } from '../store/index.js';
+import type { PullRequestRecord, Store } from '../store/types.js';
 import { git } from '../workspace/index.js';
+import { followDemoPullRequest } from './demo-loop.js';
 import { EXIT } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
 import { setExitCode } from './program.js';
 import { signalHandler } from './run.js';
 import { serveEngine } from './serve.js';
+
+/** The demo's repository in the simulator (demo.json). */
+const DEMO_REPO = 'acme/widgets';
+/**
+ * How the demo's pull request is merged: `auto`, curupira merges it (`merge = "auto"`); `person`,
+ * the scripted reviewer does (a build without the merge step).
+ */
+const DEMO_MERGE: 'auto' | 'person' = 'person';
+const MERGE_SETTINGS = '';
 
 const IDENTITY = ['-c', 'user.name=curupira demo', '-c', 'user.email=demo@curupira.invalid'];
 
@@ -93,7 +104,12 @@ trigger_type = "plugins-py/github-issues"
 repository = "widgets"
 repo = "acme/widgets"
 labels = ["agent-ready"]
-prompt = """
+# From issue to merged pull request (docs/from-issue-to-merged-pr.md):
+deliver = "pr"            # push the agent's branch and open a pull request for it
+pr_draft = true           # the default: a draft until a person marks it ready for review
+follow_interval = 10      # seconds between two looks at the open pull request (run --watch, serve)
+remediation_budget = 2    # the default: remediation runs one pull request gets (reviews, failing checks)
+${MERGE_SETTINGS}prompt = """
 Fix issue #\${issue_number}: \${issue_title}
 
 \${issue_body}
@@ -130,7 +146,7 @@ export function prepareDemoFolder(dir: string): 'new' | 'replaced' {
   return 'replaced';
 }
 
-function describeRun(run: RunRecord): string[] {
+function describeRun(run: RunRecord, delivery?: PullRequestRecord): string[] {
   const lines = [
     `  run ${run.id}: ${run.status}${run.reason ? ` (${run.reason})` : ''}`,
     `    issue:      ${run.repo}#${run.itemId} ${JSON.stringify(run.itemTitle)}`,
@@ -146,6 +162,13 @@ function describeRun(run: RunRecord): string[] {
     );
   } else if (run.branch) {
     lines.push(`    worktree:   ${run.worktreePath} (removed: nothing unpushed)`);
+  }
+  if (delivery) {
+    lines.push(
+      `    pushed:     ${delivery.headBranch} at ${delivery.headSha?.slice(0, 12) ?? '-'} (deliver = "${delivery.delivery}")`,
+    );
+    if (delivery.number !== null)
+      lines.push(`    pull req.:  #${delivery.number} ${delivery.url ?? ''} ${delivery.state}`);
   }
   if (run.transcriptPath) lines.push(`    transcript: ${run.transcriptPath}`);
   return lines;
@@ -232,11 +255,14 @@ export function registerDemo(program: Command, io: CliIo): void {
       );
       const { startSimulator } = await import('../simulator/index.js');
       const { DEMO_TOKEN, demoWorld } = await import('../simulator/demo.js');
-      const sim = await startSimulator({ world: demoWorld() });
+      const world = demoWorld();
+      const sim = await startSimulator({ world });
       try {
         writeLine(io.stdout, `   ${sim.url}`);
         writeLine(io.stdout, '2. Creating a local git remote with a tiny project…');
         const remote = await createDemoRemote(dir);
+        // The simulator reads the pull request's head, base and commits from this bare repository.
+        world.addRepo(DEMO_REPO, { gitDir: remote });
         const bins = installFakeAgents(join(dir, 'bin'));
         const settingsFile = join(dir, 'settings.toml');
         writeFileSync(settingsFile, settingsText(dir, sim.url, remote, bins.claude));
@@ -257,28 +283,36 @@ export function registerDemo(program: Command, io: CliIo): void {
         const env = { ...io.env };
         delete env.GH_TOKEN;
         delete env.GITHUB_TOKEN;
+        const engine = (engineStore: Store) => ({
+          settings,
+          store: engineStore,
+          clock: systemClock,
+          log,
+          env,
+          tokens,
+          github: () => createGitHubClient({ apiUrl: sim.url, tokens, log }),
+          transcriptsDir: transcriptsDir(settings),
+        });
         let runs: RunRecord[];
+        const deliveries = new Map<string, PullRequestRecord>();
         try {
           const result = await runEngine({
-            settings,
+            ...engine(store),
             mode: 'drain',
-            store,
-            clock: systemClock,
-            log,
-            env,
-            tokens,
-            github: () => createGitHubClient({ apiUrl: sim.url, tokens, log }),
-            transcriptsDir: transcriptsDir(settings),
             stopSignal: new AbortController().signal,
           });
           runs = result.runs;
+          for (const run of runs) {
+            const record = await store.getPullRequest(run.id);
+            if (record) deliveries.set(run.id, record);
+          }
         } finally {
           await store.close();
         }
         writeLine(io.stdout, '5. What happened:');
         if (runs.length === 0) writeLine(io.stdout, '  No matching task was found.');
         for (const run of runs) {
-          for (const line of describeRun(run)) writeLine(io.stdout, line);
+          for (const line of describeRun(run, deliveries.get(run.id))) writeLine(io.stdout, line);
           if (run.transcriptPath && run.provider) {
             writeLine(io.stdout, '    the agent said:');
             await loadDrivers([run.provider]);
@@ -291,7 +325,33 @@ export function registerDemo(program: Command, io: CliIo): void {
             if (logLine.trim()) writeLine(io.stdout, `    last commit: ${logLine.trim()}`);
           }
         }
+        const delivered = runs.find((run) => run.status === 'succeeded' && deliveries.get(run.id)?.number);
+        const loop = delivered
+          ? await followDemoPullRequest(
+              { io, settings, world, repo: DEMO_REPO, remote, engine, merge: DEMO_MERGE },
+              delivered,
+              6,
+            )
+          : { ok: false };
         writeLine(io.stdout, '');
+        if (delivered && loop.ok) {
+          const number = deliveries.get(delivered.id)?.number;
+          writeLine(
+            io.stdout,
+            `From issue to merged pull request: issue #${delivered.itemId} → run ${delivered.id} → draft pull request #${number} → review → remediation run ${loop.remediation?.id ?? '-'} (same session) → checks green → merged → issue closed.`,
+          );
+          writeLine(io.stdout, 'Where to look (the state file above keeps it all):');
+          writeLine(io.stdout, `  curupira runs --config ${settingsFile}                 # both runs`);
+          writeLine(
+            io.stdout,
+            `  curupira runs show ${delivered.id} --config ${settingsFile}   # the delivery, its pull request, the transcript`,
+          );
+          writeLine(
+            io.stdout,
+            '  docs/from-issue-to-merged-pr.md                 # each step, the settings, what curupira writes',
+          );
+          writeLine(io.stdout, '');
+        }
         writeLine(
           io.stdout,
           'Next: look around the folder above, then point curupira at your own repository:',
@@ -301,11 +361,11 @@ export function registerDemo(program: Command, io: CliIo): void {
         writeLine(io.stdout, '  curupira doctor               # token, API, matches, agent CLIs');
         writeLine(io.stdout, '  curupira run --dry-run        # the first task that would run');
         writeLine(io.stdout, '  curupira serve                # the board, the JSON API and CLI control');
-        const ok = runs.length > 0 && runs.every((r) => r.status === 'succeeded');
+        const ok = runs.length > 0 && runs.every((r) => r.status === 'succeeded') && loop.ok;
         setExitCode(ok ? EXIT.ok : EXIT.failure);
         if (options.serve) {
           writeLine(io.stdout, '');
-          writeLine(io.stdout, '6. Serving the board with these runs (`curupira serve`; Ctrl+C stops)…');
+          writeLine(io.stdout, '7. Serving the board with these runs (`curupira serve`; Ctrl+C stops)…');
           // Paused, so the watch does not run the same issue again; "Run now" on the board does.
           await pauseDemoAutomations(settings);
           writeLine(
