@@ -340,16 +340,16 @@ export function registerDemo(program: Command, io: CliIo): void {
             io.stdout,
             `From issue to merged pull request: issue #${delivered.itemId} → run ${delivered.id} → draft pull request #${number} → review → remediation run ${loop.remediation?.id ?? '-'} (same session) → checks green → merged → issue closed.`,
           );
-          writeLine(io.stdout, 'Where to look (the state file above keeps it all):');
-          writeLine(io.stdout, `  curupira runs --config ${settingsFile}                 # both runs`);
-          writeLine(
-            io.stdout,
-            `  curupira runs show ${delivered.id} --config ${settingsFile}   # the delivery, its pull request, the transcript`,
-          );
-          writeLine(
-            io.stdout,
-            '  docs/from-issue-to-merged-pr.md                 # each step, the settings, what curupira writes',
-          );
+          const where = [
+            `  export CURUPIRA_CONFIG=${settingsFile}`,
+            '  curupira runs                  # both runs: the delivery (now merged) and its remediation',
+            `  curupira runs show ${delivered.id}   # the delivery: its branch, pull request #${number}, transcript`,
+            `  curupira runs show ${loop.remediation?.id ?? '-'}   # the remediation: the review fenced in its prompt, the resumed session`,
+            '  curupira demo --serve          # the demo again, ending on the board (`curupira serve`)',
+            '  docs/from-issue-to-merged-pr.md: each step, its settings, what curupira reads and writes',
+          ];
+          writeLine(io.stdout, 'Where to look (the state file in the folder above keeps it all):');
+          for (const line of where) writeLine(io.stdout, line);
           writeLine(io.stdout, '');
         }
         writeLine(

@@ -422,7 +422,7 @@ async function expectTheWholeLoop(demoDir: string, stdout: string): Promise<void
     `   f. curupira saw pull request #5 merged: run ${delivery.id} is merged (${delivery.reason}).`,
     "      Issue #1: closed (completed) (GitHub closes it for the body's `Closes #1`; without one, curupira closes it).",
     `From issue to merged pull request: issue #1 → run ${delivery.id} → draft pull request #5 → review → remediation run ${remediation.id} (same session) → checks green → merged → issue closed.`,
-    `  curupira runs show ${delivery.id} --config ${join(demoDir, 'settings.toml')}   # the delivery, its pull request, the transcript`,
+    `  curupira runs show ${remediation.id}   # the remediation: the review fenced in its prompt, the resumed session`,
   ];
   const printed = stdout.split('\n');
   for (const line of lines) expect(printed).toContain(line);
