@@ -58,7 +58,7 @@ export function screeningLines(run: RunRecord, allowances: readonly Allowance[] 
   return lines;
 }
 
-/** The run's delivery: the pushed branch and its pull request (number, URL, state, since when). */
+/** The run's delivery: the pushed branch and its pull request (number, URL, state, since when, gate). */
 export function deliveryLines(delivery: PullRequestRecord | undefined): string[] {
   if (!delivery) return [];
   const sha = delivery.headSha ? ` at ${delivery.headSha.slice(0, 12)}` : '';
@@ -73,6 +73,11 @@ export function deliveryLines(delivery: PullRequestRecord | undefined): string[]
     lines.push(`  pull req.:   not opened yet (${delivery.state} since ${delivery.since})`);
   }
   if (delivery.detail) lines.push(`  delivery:    ${delivery.detail}`);
+  // While it is open, what the follower waits for (docs/from-issue-to-merged-pr.md).
+  if (delivery.state === 'open' && delivery.gate) {
+    const detail = delivery.gateDetail ? ` (${delivery.gateDetail})` : '';
+    lines.push(`  gate:        ${delivery.gate}${detail} since ${delivery.gateSince ?? '-'}`);
+  }
   return lines;
 }
 
