@@ -6,6 +6,7 @@ import { silentLogger } from '../log.js';
 import { ensureCheckout } from './checkout.js';
 import { branchExists, currentBranch, git, listWorktrees, revParse, statusPorcelain } from './git.js';
 import { worktreePath } from './paths.js';
+import { emptyPools } from './gc.js';
 import { forgetSweep, poolDir, REPOINT_MARKER } from './pool.js';
 import { commitFiles, createOrigin, isolateGitForTests, type OriginRepo } from './testing.js';
 import { finishWorktree, prepareWorktree, worktreeGitDir } from './worktree.js';
@@ -269,5 +270,15 @@ describe('worktree reuse', () => {
     expect(await poolEntries(repo)).toEqual({ slots: [], ready: [] });
     const paths = (await listWorktrees(repo.checkoutPath)).map((w) => w.path);
     expect(paths.filter((p) => p.includes('.pool'))).toEqual([]);
+  });
+
+  it('`gc --all` empties the pool (emptyPools), and git forgets the pooled worktrees', async () => {
+    const repo = await cloned();
+    await pooledMany(repo, ['1', '2']);
+    expect(await emptyPools([repo.checkoutPath])).toBe(2);
+    expect(existsSync(poolDir(repo.checkoutPath))).toBe(false);
+    const paths = (await listWorktrees(repo.checkoutPath)).map((w) => w.path);
+    expect(paths).toEqual([repo.checkoutPath]);
+    expect(await emptyPools([repo.checkoutPath])).toBe(0);
   });
 });

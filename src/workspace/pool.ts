@@ -22,7 +22,7 @@
  * pooled copy): never a worktree that holds work, which `finishWorktree` keeps before it gets here.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../log.js';
@@ -311,4 +311,29 @@ async function repoint(
   }
   await rm(marker, { force: true });
   return true;
+}
+
+/**
+ * `curupira gc --all`: removes every ready pooled worktree of `checkout`, claiming each as a task
+ * would (so a daemon running at the same time never loses one it took), under the checkout's lock
+ * in this process. Returns how many were removed.
+ */
+export async function emptyPool(checkout: string, log: Logger): Promise<number> {
+  const dir = poolDir(checkout);
+  const names = await readdir(dir).catch(() => [] as string[]);
+  let removed = 0;
+  for (const name of names) {
+    const slot = name.slice(0, -READY_SUFFIX.length);
+    if (!name.endsWith(READY_SUFFIX) || !SLOT.test(slot)) continue;
+    try {
+      await rm(join(dir, name));
+    } catch {
+      continue;
+    }
+    await discardPooled(checkout, join(dir, slot), log);
+    removed += 1;
+  }
+  if (removed > 0) await gitResult(['worktree', 'prune'], { cwd: checkout }).catch(() => null);
+  await rmdir(dir).catch(() => undefined); // only when empty
+  return removed;
 }
