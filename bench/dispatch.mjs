@@ -405,6 +405,13 @@ function median(values) {
 
 const ms = (value) => `${value.toFixed(1)} ms`;
 
+/** The field-by-field mean of drain results. */
+function meanOf(list) {
+  const out = {};
+  for (const key of Object.keys(list[0])) out[key] = list.reduce((sum, r) => sum + r[key], 0) / list.length;
+  return out;
+}
+
 /** Real-disk runs are many times slower (git's file work waits on the kernel): a third as many. */
 async function disks(mods, dir, bare, agent, tasks, log) {
   const places = [['real disk', dir, Math.max(4, Math.round(tasks / 12) * 4)]];
@@ -416,16 +423,20 @@ async function disks(mods, dir, bare, agent, tasks, log) {
       results[label] = { runs };
       for (const concurrency of [1, 4]) {
         // The bare steps before and after the engine, averaged: the machine's load drifts. The
-        // engine twice between them: without worktree reuse (`reuse_worktrees = false`), then with.
+        // engine four times between them, without worktree reuse (`reuse_worktrees = false`) and
+        // with it, in the order without, with, with, without; each figure the mean of its two.
         const before = await bareSteps(base, bare, agent, runs, concurrency);
-        const rebuild = await engineRun(mods, {
-          root: join(base, `engine-${concurrency}-rebuild`),
-          ...{ bare, agent, maxActive: concurrency, tasks: runs, reuse: false },
-        });
-        const engine = await engineRun(mods, {
-          root: join(base, `engine-${concurrency}`),
-          ...{ bare, agent, maxActive: concurrency, tasks: runs },
-        });
+        const drains = { rebuild: [], reuse: [] };
+        for (const [i, mode] of ['rebuild', 'reuse', 'reuse', 'rebuild'].entries()) {
+          drains[mode].push(
+            await engineRun(mods, {
+              root: join(base, `engine-${concurrency}-${i}`),
+              ...{ bare, agent, maxActive: concurrency, tasks: runs, reuse: mode === 'reuse' },
+            }),
+          );
+        }
+        const rebuild = meanOf(drains.rebuild);
+        const engine = meanOf(drains.reuse);
         const bareMs = (before + (await bareSteps(join(base, 'again'), bare, agent, runs, concurrency))) / 2;
         const ratio = engine.perRunMs / bareMs;
         const rebuildRatio = rebuild.perRunMs / bareMs;

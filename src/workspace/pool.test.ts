@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../log.js';
 import { ensureCheckout } from './checkout.js';
+import { emptyPools } from './gc.js';
 import { branchExists, currentBranch, git, listWorktrees, revParse, statusPorcelain } from './git.js';
 import { worktreePath } from './paths.js';
-import { emptyPools } from './gc.js';
 import { forgetSweep, poolDir, REPOINT_MARKER } from './pool.js';
 import { commitFiles, createOrigin, isolateGitForTests, type OriginRepo } from './testing.js';
 import { finishWorktree, prepareWorktree, worktreeGitDir } from './worktree.js';
@@ -280,5 +280,20 @@ describe('worktree reuse', () => {
     const paths = (await listWorktrees(repo.checkoutPath)).map((w) => w.path);
     expect(paths).toEqual([repo.checkoutPath]);
     expect(await emptyPools([repo.checkoutPath])).toBe(0);
+  });
+
+  it("runs none of the repository's hooks when it re-points a worktree (as `worktree add --no-checkout` + `reset` runs none)", async () => {
+    const repo = await cloned();
+    const ran = join(repo.dir, 'post-checkout-ran');
+    const hook = join(repo.checkoutPath, '.git', 'hooks', 'post-checkout');
+    await mkdir(dirname(hook), { recursive: true });
+    await writeFile(hook, `#!/bin/sh\ntouch '${ran}'\n`, { mode: 0o755 });
+    await pooledOne(repo, '1');
+    const taken = await prepareWorktree(task(repo, '2'));
+    expect(taken.recycled).toBe(true);
+    expect(existsSync(ran)).toBe(false);
+    // The hook itself works: git runs it on an ordinary checkout.
+    await git(['checkout', '-q', '--detach'], { cwd: taken.path });
+    expect(existsSync(ran)).toBe(true);
   });
 });

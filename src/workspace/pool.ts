@@ -299,9 +299,15 @@ async function repoint(
     return false;
   }
   await recordLocation(record.gitDir, target);
-  const checkedOut = await gitResult(['checkout', '-f', '-q', '--no-track', '-b', branch, commit], {
-    cwd: target,
-  });
+  // No hooks: a `post-checkout` of the repository (husky's, say) must not run in curupira's place;
+  // `git worktree add --no-checkout` + `reset --hard`, the usual path, runs none either.
+  const checkedOut = await gitResult(
+    [
+      ...['-c', 'core.hooksPath=/dev/null', 'checkout', '-f', '-q', '--no-recurse-submodules'],
+      ...['--no-track', '-b', branch, commit],
+    ],
+    { cwd: target },
+  );
   if (checkedOut.exitCode !== 0) {
     // Most often the branch exists (an earlier run left it): let the usual path decide what it holds.
     log.debug({ target, branch, error: checkedOut.stderr.trim() }, 'Could not re-point a pooled worktree');

@@ -1,7 +1,9 @@
 /**
  * One worktree per task, beside the checkout, on a branch of its own cut from origin's default
  * branch. After the run the worktree and branch are removed, unless they hold work that exists
- * nowhere else (commits on no remote, uncommitted or untracked files): then both are kept.
+ * nowhere else (commits on no remote, uncommitted or untracked files): then both are kept. With
+ * `pool` / `reuse` (`reuse_worktrees`), a clean one goes into the checkout's pool instead and the
+ * next task re-points it (pool.ts).
  */
 import { lstat, readdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
