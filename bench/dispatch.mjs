@@ -15,7 +15,10 @@
  * busy time), the ledger at 100,000 runs (per-run time and store open time against an empty
  * ledger), idle RSS of `curupira run --watch` with 1 and 50 automations, and `--version` start-up.
  *
+ * Each drain runs twice per mode, without worktree reuse (`reuse_worktrees = false`) and with it.
+ *
  *   node bench/dispatch.mjs [--dist DIR] [--tasks N]   (DIR defaults to ../dist, or $CURUPIRA_DIST)
+ *   node bench/dispatch.mjs --only disks|spawn|startup  (one part alone)
  */
 import { spawn, spawnSync } from 'node:child_process';
 import {
