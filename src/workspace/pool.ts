@@ -155,6 +155,11 @@ async function discardPooled(checkout: string, path: string, log: Logger): Promi
   }
 }
 
+/** True when the pool holds fewer than `max` ready worktrees (one folder read, no lock needed to look). */
+export async function poolHasRoom(checkout: string, max: number): Promise<boolean> {
+  return max > 0 && (await readyCount(checkout)) < max;
+}
+
 async function readyCount(checkout: string): Promise<number> {
   const names = await readdir(poolDir(checkout)).catch(() => [] as string[]);
   return names.filter((name) => name.endsWith(READY_SUFFIX)).length;

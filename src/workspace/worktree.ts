@@ -34,6 +34,7 @@ import {
 } from './paths.js';
 import {
   cleanForPool,
+  poolHasRoom,
   poolWorktree,
   REPOINT_MARKER,
   sweepPool,
@@ -457,7 +458,8 @@ async function intoPool(
   max: number,
   log: Logger,
 ): Promise<{ branchDeleted: boolean } | null> {
-  if (!(await cleanForPool(path))) return null;
+  // A full pool (looked at again under the lock) spares the clean: the worktree is removed anyway.
+  if (!(await poolHasRoom(checkout, max)) || !(await cleanForPool(path))) return null;
   const result = await withLock(repoLockKey(checkout), async () => {
     const moved = await poolWorktree({ checkout, path, branch, head, max, log });
     if (moved.pooled) await removeEmptyParents(path, worktreesRoot(checkout));
