@@ -296,4 +296,24 @@ describe('worktree reuse', () => {
     await git(['checkout', '-q', '--detach'], { cwd: taken.path });
     expect(existsSync(ran)).toBe(true);
   });
+
+  it('never pools a worktree whose git folder holds an operation in progress or settings of its own', async () => {
+    const repo = await cloned();
+    for (const [id, file] of [
+      ['1', 'MERGE_HEAD'],
+      ['2', 'config.worktree'],
+    ] as const) {
+      const wt = await prepareWorktree(task(repo, id));
+      const gitDir = (await worktreeGitDir(wt.path))!;
+      await writeFile(
+        join(gitDir, file),
+        file === 'MERGE_HEAD' ? `${await revParse(wt.path, 'HEAD')}\n` : '',
+      );
+      const result = await finish(wt.path, wt.branch, repo);
+      expect(result).toMatchObject({ kept: false, removed: true });
+      expect(result.pooled).toBeUndefined();
+      expect(existsSync(wt.path)).toBe(false);
+    }
+    expect(await poolEntries(repo)).toEqual({ slots: [], ready: [] });
+  });
 });

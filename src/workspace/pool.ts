@@ -33,6 +33,21 @@ import { pathExists, removeTree } from './remove.js';
 /** The marker in a worktree's git folder while it moves into or out of the pool. */
 export const REPOINT_MARKER = 'curupira-repoint';
 const READY_SUFFIX = '.ready';
+/**
+ * What a worktree's own git folder may hold that would follow it to the next task: an operation in
+ * progress (a merge, rebase, cherry-pick, revert, bisect) or settings of its own. A worktree with
+ * any of them is removed as before, never pooled.
+ */
+const CARRIED_STATE = [
+  'MERGE_HEAD',
+  'rebase-merge',
+  'rebase-apply',
+  'CHERRY_PICK_HEAD',
+  'REVERT_HEAD',
+  'sequencer',
+  'BISECT_LOG',
+  'config.worktree',
+] as const;
 const SLOT = /^wt-[0-9a-f]{12}$/;
 
 /** `<checkout>.worktrees/.pool`: not a name an automation can have, so `gc` and tasks never meet it. */
@@ -199,6 +214,7 @@ export async function poolWorktree(options: {
   if ((await readyCount(checkout)) >= options.max) return no;
   const gitDir = await ownGitDir(checkout, path);
   if (gitDir === null || !/^[0-9a-f]{40,64}$/.test(head)) return no;
+  for (const name of CARRIED_STATE) if (await pathExists(join(gitDir, name))) return no;
   const dir = poolDir(checkout);
   const slot = `wt-${randomBytes(6).toString('hex')}`;
   const target = join(dir, slot);
