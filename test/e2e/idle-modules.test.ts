@@ -8,11 +8,12 @@
  * so the check cannot pass because the hook saw nothing. (RSS itself is measured in bench/, not
  * asserted: it moves with the machine.)
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createHarness, type Harness, startBuiltCli, waitFor } from '../helpers/harness.js';
+import { createHarness, type Harness, runBuiltCli, startBuiltCli, waitFor } from '../helpers/harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -122,4 +123,32 @@ describe('idle run --watch', () => {
       expect(existsSync(log)).toBe(true);
     }
   }, 60_000);
+});
+
+describe('--version and --help', () => {
+  it('load no settings schema, zod, logger or command module (only commander, for help)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'curupira-start-up-'));
+    try {
+      const loads = async (args: string[]) => {
+        const log = join(dir, `${args.join('')}.txt`);
+        const result = await runBuiltCli(args, {
+          env: { ...process.env, NODE_OPTIONS: `--import=${hookFiles(dir, log)}` },
+        });
+        expect(result.code, result.stderr).toBe(0);
+        return { stdout: result.stdout, loaded: readFileSync(log, 'utf8').split('\n').filter(Boolean) };
+      };
+      const heavy =
+        /\/node_modules\/(zod|pino|smol-toml|better-sqlite3|@octokit)\/|\/dist\/(config\/(load|schema)|log|engine|store|cli\/(run|validate|serve|doctor))\.js$/;
+      const version = await loads(['--version']);
+      expect(version.stdout).toMatch(/^curupira \d+\.\d+\.\d+/);
+      expect(version.loaded.some((url) => url.endsWith('/dist/cli/version.js'))).toBe(true);
+      expect(version.loaded.filter((url) => heavy.test(url) || url.includes('commander'))).toEqual([]);
+      const help = await loads(['--help']);
+      expect(help.stdout).toContain('Commands:');
+      expect(help.loaded.some((url) => url.includes('/node_modules/commander/'))).toBe(true);
+      expect(help.loaded.filter((url) => heavy.test(url))).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
