@@ -18,10 +18,13 @@ export function createClassifier(settings: ClassifierSettings): Classifier | nul
     return deferred(`command ${command.join(' ')}`, async () =>
       (await import('./command.js')).createCommandClassifier(command),
     );
-  if (modelDir)
-    return deferred(`prompt-guard ${resolve(modelDir)}`, async () =>
-      (await import('./prompt-guard.js')).createPromptGuardClassifier(modelDir),
+  if (modelDir) {
+    // Resolved now, as the runner itself would when built here (before any change of folder).
+    const dir = resolve(modelDir);
+    return deferred(`prompt-guard ${dir}`, async () =>
+      (await import('./prompt-guard.js')).createPromptGuardClassifier(dir),
     );
+  }
   return null;
 }
 
