@@ -24,7 +24,7 @@ import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
 import { createNotifier, type NotificationEvent, type Notifier, runNotification } from '../notify/index.js';
 import { groupsOfRun, processWorksIn, terminateGroup } from '../process/process-group.js';
-import { createClassifier } from '../screening/classifier/index.js';
+import { createClassifier } from '../screening/classifier/lazy.js';
 import type { Classifier, ClassifierSettings } from '../screening/classifier/types.js';
 import type { SessionRecord, Store } from '../store/types.js';
 import { loadTelemetry, type Telemetry } from '../telemetry/index.js';
