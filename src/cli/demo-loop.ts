@@ -159,18 +159,24 @@ export async function followDemoPullRequest(
     return { ok: false };
   }
   const sameSession = remediation.sessionId === deliveryRun.sessionId;
+  const fenced = fencedOnly(remediation.prompt ?? '', 'an empty string');
   say(
     `   b. curupira read the review (gate: ${afterRemediation?.gate ?? '-'}) and started remediation run ${remediation.id}: ${remediation.status}`,
   );
   say(
-    `        it resumed agent session ${remediation.sessionId ?? '-'} (${sameSession ? 'the same session as' : 'NOT the session of'} run ${deliveryRun.id}), review text fenced as untrusted data`,
+    `        it resumed agent session ${remediation.sessionId ?? '-'} (${sameSession ? 'the same session as' : 'NOT the session of'} run ${deliveryRun.id}), ${fenced ? 'the review fenced as untrusted data in its prompt' : 'the review NOT fenced in its prompt'}`,
   );
   const commits = await branchCommits(deps.remote, base, branch);
   say(
     `        and pushed ${short(afterRemediation?.headSha)} to ${branch} (fast-forward, never forced): pull request #${number} now has ${commits.length} commits:`,
   );
   for (const commit of commits) say(`          ${commit}`);
-  if (remediation.status !== 'succeeded' || !sameSession || afterRemediation?.headSha === opened.headSha)
+  if (
+    remediation.status !== 'succeeded' ||
+    !sameSession ||
+    !fenced ||
+    afterRemediation?.headSha === opened.headSha
+  )
     return { ok: false, remediation };
 
   const head = afterRemediation!.headSha!;
@@ -228,6 +234,13 @@ export async function followDemoPullRequest(
     `      Issue #${deliveryRun.itemId}: ${issueState} (GitHub closes it for the body's \`Closes #${deliveryRun.itemId}\`; without one, curupira closes it).`,
   );
   return { ok: finalRun?.status === 'merged' && issue?.state === 'CLOSED', remediation };
+}
+
+/** Whether `text` is in `prompt` only inside its untrusted-data fences (src/prompt/untrusted.ts). */
+function fencedOnly(prompt: string, text: string): boolean {
+  const fence = /----- BEGIN UNTRUSTED DATA ([0-9a-f]+) -----\n[\s\S]*?----- END UNTRUSTED DATA \1 -----/g;
+  const inside = [...prompt.matchAll(fence)].some((m) => m[0].includes(text));
+  return inside && !prompt.replace(fence, '').includes(text);
 }
 
 function mergeMethod(settings: Settings): string {

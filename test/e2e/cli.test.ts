@@ -415,7 +415,7 @@ async function expectTheWholeLoop(demoDir: string, stdout: string): Promise<void
     '6. Following draft pull request #5, as `curupira run --watch` and `curupira serve` do every follow_interval seconds (the demo looks at once after each scripted event):',
     '   a. @mona (write access on acme/widgets, so curupira listens) requests changes:',
     `   b. curupira read the review (gate: changes_requested) and started remediation run ${remediation.id}: succeeded`,
-    `        it resumed agent session ${delivery.sessionId} (the same session as run ${delivery.id}), review text fenced as untrusted data`,
+    `        it resumed agent session ${delivery.sessionId} (the same session as run ${delivery.id}), the review fenced as untrusted data in its prompt`,
     `        and pushed ${record.headSha!.slice(0, 7)} to ${record.headBranch} (fast-forward, never forced): pull request #5 now has 2 commits:`,
     `   c. CI (scripted): check run "test" on ${record.headSha!.slice(0, 7)}: in progress, then success.`,
     '   d. @mona approves, and marks the draft ready for review.',
