@@ -2,7 +2,9 @@
  * `curupira demo`: the whole product, offline. A GitHub simulator seeded with a small repository
  * and a few issues, a local bare git remote, and a built-in scripted agent (the fake agent CLI that
  * speaks Claude Code's stream format) — then the real engine runs on them and we show what happened.
- * No GitHub account, no model key, nothing outside one temporary folder.
+ * The run delivers a draft pull request, which the demo follows to its merge (src/cli/demo-loop.ts:
+ * a scripted review, a remediation in the same agent session, green checks, the merge, the issue
+ * closed). No GitHub account, no model key, nothing outside one temporary folder.
  */
 import {
   existsSync,
