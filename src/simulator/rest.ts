@@ -30,6 +30,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { components, operations } from '@octokit/openapi-types';
+import { compareRoute } from './merging.js';
 import { pullsRoute } from './pulls.js';
 import { HTML_BASE } from './resolvers.js';
 import type {
@@ -613,6 +614,7 @@ export function handleRest(request: RestRequest): RestResponse {
     return method === 'GET' ? { status: 200, body: repoJson(world, repo, apiUrl) } : notFound();
   if (rest[0] === 'labels') return labelsRoute(request, repo, rest);
   if (rest[0] === 'pulls') return pullsRoute(request, repo, rest.slice(1));
+  if (rest[0] === 'compare' && rest.length >= 2) return compareRoute(request, repo, rest.slice(1).join('/'));
   if (rest[0] === 'issues' && rest[1] === 'comments' && rest.length === 3) {
     return commentRoute(request, repo, rest[2]!);
   }
