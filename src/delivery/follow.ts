@@ -31,6 +31,9 @@ import type { NotificationEvent } from '../notify/index.js';
 import type { PullRequestGate, PullRequestRecord, PullRequestState, Store } from '../store/types.js';
 import { getPullRequest, type PullJson } from './pull-request.js';
 import type { RemediationRequest, RemediationResult } from './remediation-types.js';
+import { behindStep, ownUpdateStep } from './steps/behind.js';
+import { conflictsStep } from './steps/conflicts.js';
+import { mergeStep } from './steps/merge.js';
 
 export const DEFAULT_FOLLOW_INTERVAL_SECONDS = 300;
 
@@ -75,8 +78,12 @@ export interface StepOutcome {
 /** A follow-up step (src/delivery/steps/). Safe to repeat after a kill -9: it keeps its marks. */
 export type FollowStep = (context: FollowContext) => Promise<StepOutcome | undefined>;
 
-/** The follow-up steps, in order of precedence: the first gate found is the delivery's gate. */
-export const FOLLOW_STEPS: FollowStep[] = [];
+/**
+ * The follow-up steps, in order of precedence: the first gate found is the delivery's gate.
+ * `ownUpdateStep` sets no gate: it records curupira's own update of the branch before any step
+ * counts remediation rounds. The CI and review steps go between `conflictsStep` and `behindStep`.
+ */
+export const FOLLOW_STEPS: FollowStep[] = [ownUpdateStep(), conflictsStep(), behindStep(), mergeStep()];
 
 export interface FollowDeps {
   store: Store;

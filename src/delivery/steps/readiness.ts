@@ -1,0 +1,137 @@
+/**
+ * Whether a pull request's head is green and whether it is approved, read from GitHub's REST API:
+ *
+ * - **checks**: the combined commit status (`GET commits/{sha}/status`) and the check runs
+ *   (`GET commits/{sha}/check-runs`, GitHub's latest run of each) of the head commit. A check run
+ *   not completed, or a status `pending`, is pending; a conclusion other than success, neutral or
+ *   skipped, or a status `failure`/`error`, fails. No check and no status at all is `none`.
+ * - **reviews** (`GET pulls/{n}/reviews`): the latest review of each reviewer with write access as
+ *   GitHub tells it (`author_association` OWNER, MEMBER or COLLABORATOR) that approved, asked for
+ *   changes or was dismissed (a comment-only review changes nothing, as on GitHub). Approved when at
+ *   least one such reviewer's latest review approves and none asks for changes: GitHub's
+ *   `reviewDecision = APPROVED` with one required approval.
+ *
+ * The steps take a `ReadinessReader`, so tests script the answers; `restReadiness` is the default,
+ * read once per look at a pull request however many steps ask.
+ */
+import type { components } from '@octokit/openapi-types';
+import type { FollowContext } from '../follow.js';
+import { repoPath } from './merge-state.js';
+
+type Schemas = components['schemas'];
+
+export interface Readiness {
+  checks: 'success' | 'pending' | 'failure' | 'none';
+  /** Names of failing checks and statuses. */
+  failing: string[];
+  /** Names of checks and statuses still running. */
+  pending: string[];
+  review: 'approved' | 'changes_requested' | 'review_required';
+  /** Logins whose latest review approves. */
+  approvers: string[];
+  /** Logins whose latest review asks for changes. */
+  requesters: string[];
+}
+
+export type ReadinessReader = (context: FollowContext) => Promise<Readiness>;
+
+const WRITE_ACCESS = new Set(['OWNER', 'MEMBER', 'COLLABORATOR']);
+const PASSING = new Set(['success', 'neutral', 'skipped']);
+
+type StatusJson = Pick<Schemas['combined-commit-status'], 'state' | 'total_count'> & {
+  statuses: Pick<Schemas['simple-commit-status'], 'context' | 'state'>[];
+};
+type CheckRunsJson = {
+  total_count: number;
+  check_runs: Pick<Schemas['check-run'], 'name' | 'status' | 'conclusion'>[];
+};
+type ReviewJson = Pick<Schemas['pull-request-review'], 'id' | 'state' | 'author_association'> & {
+  user: { login: string } | null;
+  submitted_at?: string;
+};
+
+/** The checks verdict from the head's statuses and check runs. */
+export function checksVerdict(
+  status: StatusJson,
+  runs: CheckRunsJson,
+): Pick<Readiness, 'checks' | 'failing' | 'pending'> {
+  const failing: string[] = [];
+  const pending: string[] = [];
+  for (const s of status.statuses ?? []) {
+    if (s.state === 'pending') pending.push(s.context);
+    else if (s.state !== 'success') failing.push(s.context);
+  }
+  for (const run of runs.check_runs ?? []) {
+    if (run.status !== 'completed') pending.push(run.name);
+    else if (!PASSING.has(run.conclusion ?? '')) failing.push(run.name);
+  }
+  const total = (status.statuses ?? []).length + (runs.check_runs ?? []).length;
+  const checks =
+    failing.length > 0 ? 'failure' : pending.length > 0 ? 'pending' : total === 0 ? 'none' : 'success';
+  return { checks, failing, pending };
+}
+
+/** The review verdict: the latest deciding review of each reviewer with write access. */
+export function reviewVerdict(
+  reviews: readonly ReviewJson[],
+): Pick<Readiness, 'review' | 'approvers' | 'requesters'> {
+  const latest = new Map<string, string>();
+  for (const review of [...reviews].sort((a, b) => Number(a.id) - Number(b.id))) {
+    const login = review.user?.login;
+    if (!login || !WRITE_ACCESS.has(review.author_association)) continue;
+    if (review.state === 'APPROVED' || review.state === 'CHANGES_REQUESTED' || review.state === 'DISMISSED')
+      latest.set(login, review.state);
+  }
+  const approvers = [...latest].filter(([, s]) => s === 'APPROVED').map(([l]) => l);
+  const requesters = [...latest].filter(([, s]) => s === 'CHANGES_REQUESTED').map(([l]) => l);
+  const review =
+    requesters.length > 0 ? 'changes_requested' : approvers.length > 0 ? 'approved' : 'review_required';
+  return { review, approvers, requesters };
+}
+
+const cache = new WeakMap<FollowContext, Promise<Readiness>>();
+
+/** The default reader, over REST (once per look at a pull request). */
+export const restReadiness: ReadinessReader = (context) => {
+  const known = cache.get(context);
+  if (known) return known;
+  const read = (async () => {
+    const { github } = context.deps;
+    const path = repoPath(context.record.repo);
+    const sha = context.pr.head.sha;
+    const [status, runs, reviews] = await Promise.all([
+      github.rest<StatusJson>('GET', `${path}/commits/${sha}/status?per_page=100`),
+      github.rest<CheckRunsJson>('GET', `${path}/commits/${sha}/check-runs?per_page=100`),
+      github.rest<ReviewJson[]>('GET', `${path}/pulls/${context.pr.number}/reviews?per_page=100`),
+    ]);
+    return { ...checksVerdict(status, runs), ...reviewVerdict(reviews) };
+  })();
+  cache.set(context, read);
+  return read;
+};
+
+/** Mark key: some head of this pull request had checks, so a head without any yet is waiting for them. */
+export const CHECKS_SEEN_MARK = 'checks-seen';
+
+/**
+ * Whether the head is green for acting (updating the branch, merging): `none` counts as green only
+ * while no head of this pull request ever had checks; once one had, a head without checks is
+ * waiting for CI to register them (right after a push or an update of the branch).
+ */
+export async function greenForActing(
+  context: FollowContext,
+  readiness: Readiness,
+): Promise<{ green: boolean; why: string }> {
+  const { store } = context.deps;
+  const runId = context.record.runId;
+  const seen = await store.getPullRequestMark(runId, CHECKS_SEEN_MARK);
+  if (readiness.checks !== 'none' && !seen)
+    await store.setPullRequestMark(runId, CHECKS_SEEN_MARK, context.pr.head.sha);
+  if (readiness.checks === 'success') return { green: true, why: 'checks green' };
+  if (readiness.checks === 'failure')
+    return { green: false, why: `failing: ${readiness.failing.join(', ')}` };
+  if (readiness.checks === 'pending')
+    return { green: false, why: `waiting for checks: ${readiness.pending.join(', ')}` };
+  if (seen) return { green: false, why: 'waiting for checks to start on the new head' };
+  return { green: true, why: 'no checks on this repository' };
+}
