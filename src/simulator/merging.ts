@@ -461,16 +461,19 @@ export function keepReflogs(gitDir: string): void {
 /**
  * Commits files (content, or null to delete) on a branch of the bare repository, without a
  * checkout (a temporary index), as a push would; the branch starts at `from` when it is new.
- * Returns the new commit. Used by tests to move a base or make a conflict.
+ * `merge` makes it a merge commit of that branch too (a resolution: the files given on top of the
+ * branch's own tree). Returns the new commit. Used by tests to move a base or make a conflict.
  */
 export function commitToBranch(
   gitDir: string,
   branch: string,
   files: Record<string, string | null>,
-  options: { message?: string; from?: string; author?: string } = {},
+  options: { message?: string; from?: string; author?: string; merge?: string } = {},
 ): string {
   const old = resolve(gitDir, branch);
   const parent = old ?? (options.from ? resolve(gitDir, options.from) : undefined);
+  const merged = options.merge === undefined ? undefined : resolve(gitDir, options.merge);
+  if (options.merge !== undefined && !merged) throw new Error(`no branch ${options.merge} to merge`);
   const dir = mkdtempSync(join(tmpdir(), 'curupira-sim-commit-'));
   const who = options.author ?? 'Simulated Pusher';
   const env = {
@@ -499,7 +502,8 @@ export function commitToBranch(
     }
     const tree = gitOk(gitDir, ['write-tree'], env);
     if (!tree) throw new Error('write-tree failed');
-    const commit = commitTree(gitDir, tree, parent ? [parent] : [], options.message ?? 'a push', env);
+    const parents = [...(parent ? [parent] : []), ...(merged ? [merged] : [])];
+    const commit = commitTree(gitDir, tree, parents, options.message ?? 'a push', env);
     if (!commit || !moveBranch(gitDir, branch, commit, old ?? ZERO, `push: ${options.message ?? 'a push'}`))
       throw new Error(`could not move ${branch}`);
     return commit;
