@@ -4,16 +4,14 @@ import type { FollowContext } from '../follow.js';
 import { firstMatch, globRegExp } from './merge-state.js';
 import { checksVerdict, restReadiness, reviewVerdict } from './readiness.js';
 
-const review = (id: number, login: string, state: string, association = 'COLLABORATOR') => ({
-  id,
-  state,
-  author_association: association as 'COLLABORATOR',
-  user: { login },
-});
+const review = (id: number, login: string, state: string) => ({ id, state, user: { login } });
+const everyone = () => true;
 
-describe('reviews: the latest deciding review of each reviewer with write access', () => {
+describe('reviews: the latest deciding review of each person with write access', () => {
   it('approved when one approves and none asks for changes; a later comment changes nothing', () => {
-    expect(reviewVerdict([review(1, 'alice', 'APPROVED'), review(2, 'alice', 'COMMENTED')])).toEqual({
+    expect(
+      reviewVerdict([review(1, 'alice', 'APPROVED'), review(2, 'alice', 'COMMENTED')], everyone),
+    ).toEqual({
       review: 'approved',
       approvers: ['alice'],
       requesters: [],
@@ -22,19 +20,22 @@ describe('reviews: the latest deciding review of each reviewer with write access
 
   it('changes requested wins; a later approval by the same reviewer lifts it; a dismissal removes it', () => {
     expect(
-      reviewVerdict([review(1, 'alice', 'APPROVED'), review(2, 'bob', 'CHANGES_REQUESTED')]).review,
+      reviewVerdict([review(1, 'alice', 'APPROVED'), review(2, 'bob', 'CHANGES_REQUESTED')], everyone).review,
     ).toBe('changes_requested');
-    expect(reviewVerdict([review(1, 'bob', 'CHANGES_REQUESTED'), review(2, 'bob', 'APPROVED')]).review).toBe(
-      'approved',
-    );
-    expect(reviewVerdict([review(1, 'bob', 'APPROVED'), review(2, 'bob', 'DISMISSED')]).review).toBe(
-      'review_required',
-    );
+    expect(
+      reviewVerdict([review(1, 'bob', 'CHANGES_REQUESTED'), review(2, 'bob', 'APPROVED')], everyone).review,
+    ).toBe('approved');
+    expect(
+      reviewVerdict([review(1, 'bob', 'APPROVED'), review(2, 'bob', 'DISMISSED')], everyone).review,
+    ).toBe('review_required');
   });
 
   it('an approval by an account without write access does not count', () => {
-    expect(reviewVerdict([review(1, 'mallory', 'APPROVED', 'CONTRIBUTOR')]).review).toBe('review_required');
-    expect(reviewVerdict([review(1, 'mallory', 'APPROVED', 'NONE')]).approvers).toEqual([]);
+    const writers = (login: string) => login === 'alice';
+    expect(reviewVerdict([review(1, 'mallory', 'APPROVED')], writers).review).toBe('review_required');
+    expect(
+      reviewVerdict([review(1, 'alice', 'APPROVED'), review(2, 'mallory', 'CHANGES_REQUESTED')], writers),
+    ).toMatchObject({ review: 'approved', approvers: ['alice'] });
   });
 });
 
@@ -66,14 +67,22 @@ describe('checks: statuses and check runs of the head', () => {
     expect(checksVerdict(status([]), runs([])).checks).toBe('none');
   });
 
-  it('restReadiness reads the three endpoints once per look', async () => {
+  it('restReadiness reads the endpoints once per look; permissions decide who approves; a bot never does', async () => {
     const paths: string[] = [];
+    const permissions: Record<string, string> = { alice: 'write', mallory: 'read' };
     const github = {
       rest: async (_method: string, path: string) => {
         paths.push(path);
         if (path.includes('/status')) return status([{ context: 'ci', state: 'success' }]);
         if (path.includes('/check-runs')) return runs([]);
-        return [review(7, 'alice', 'APPROVED')];
+        const permission = /collaborators\/([^/]+)\/permission$/.exec(path);
+        if (permission) return { permission: permissions[decodeURIComponent(permission[1]!)] ?? 'none' };
+        return [
+          review(7, 'alice', 'APPROVED'),
+          review(8, 'mallory', 'CHANGES_REQUESTED'),
+          review(9, 'copilot-pull-request-reviewer[bot]', 'CHANGES_REQUESTED'),
+          review(10, 'bob', 'COMMENTED'),
+        ];
       },
     } as unknown as GitHubClient;
     const context = {
@@ -81,9 +90,15 @@ describe('checks: statuses and check runs of the head', () => {
       record: { repo: 'acme/api' },
       pr: { number: 2, head: { sha: 'abc' } },
     } as unknown as FollowContext;
-    expect(await restReadiness(context)).toMatchObject({ checks: 'success', review: 'approved' });
+    expect(await restReadiness(context)).toMatchObject({
+      checks: 'success',
+      review: 'approved',
+      approvers: ['alice'],
+    });
     await restReadiness(context);
     expect(paths.sort()).toEqual([
+      '/repos/acme/api/collaborators/alice/permission',
+      '/repos/acme/api/collaborators/mallory/permission',
       '/repos/acme/api/commits/abc/check-runs?per_page=100',
       '/repos/acme/api/commits/abc/status?per_page=100',
       '/repos/acme/api/pulls/2/reviews?per_page=100',

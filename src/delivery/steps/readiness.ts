@@ -5,11 +5,12 @@
  *   (`GET commits/{sha}/check-runs`, GitHub's latest run of each) of the head commit. A check run
  *   not completed, or a status `pending`, is pending; a conclusion other than success, neutral or
  *   skipped, or a status `failure`/`error`, fails. No check and no status at all is `none`.
- * - **reviews** (`GET pulls/{n}/reviews`): the latest review of each reviewer with write access as
- *   GitHub tells it (`author_association` OWNER, MEMBER or COLLABORATOR) that approved, asked for
- *   changes or was dismissed (a comment-only review changes nothing, as on GitHub). Approved when at
- *   least one such reviewer's latest review approves and none asks for changes: GitHub's
- *   `reviewDecision = APPROVED` with one required approval.
+ * - **reviews** (`GET pulls/{n}/reviews`): the latest review of each person with write access to
+ *   the repository (`GET collaborators/{login}/permission`: admin, maintain or write; a bot's
+ *   approval never merges, `trusted_bots` or not) that approved, asked for changes or was
+ *   dismissed (a comment-only review changes nothing, as on GitHub). Approved when at least one such
+ *   reviewer's latest review approves and none asks for changes: GitHub's `reviewDecision =
+ *   APPROVED` with one required approval.
  *
  * The steps take a `ReadinessReader`, so tests script the answers; `restReadiness` is the default,
  * read once per look at a pull request however many steps ask.
@@ -35,7 +36,7 @@ export interface Readiness {
 
 export type ReadinessReader = (context: FollowContext) => Promise<Readiness>;
 
-const WRITE_ACCESS = new Set(['OWNER', 'MEMBER', 'COLLABORATOR']);
+const WRITE_ACCESS = new Set(['admin', 'maintain', 'write']);
 const PASSING = new Set(['success', 'neutral', 'skipped']);
 
 type StatusJson = Pick<Schemas['combined-commit-status'], 'state' | 'total_count'> & {
@@ -45,7 +46,7 @@ type CheckRunsJson = {
   total_count: number;
   check_runs: Pick<Schemas['check-run'], 'name' | 'status' | 'conclusion'>[];
 };
-type ReviewJson = Pick<Schemas['pull-request-review'], 'id' | 'state' | 'author_association'> & {
+type ReviewJson = Pick<Schemas['pull-request-review'], 'id' | 'state'> & {
   user: { login: string } | null;
   submitted_at?: string;
 };
@@ -71,14 +72,15 @@ export function checksVerdict(
   return { checks, failing, pending };
 }
 
-/** The review verdict: the latest deciding review of each reviewer with write access. */
+/** The review verdict: the latest deciding review of each reviewer `trusted` says has write access. */
 export function reviewVerdict(
   reviews: readonly ReviewJson[],
+  trusted: (login: string) => boolean,
 ): Pick<Readiness, 'review' | 'approvers' | 'requesters'> {
   const latest = new Map<string, string>();
   for (const review of [...reviews].sort((a, b) => Number(a.id) - Number(b.id))) {
     const login = review.user?.login;
-    if (!login || !WRITE_ACCESS.has(review.author_association)) continue;
+    if (!login || !trusted(login)) continue;
     if (review.state === 'APPROVED' || review.state === 'CHANGES_REQUESTED' || review.state === 'DISMISSED')
       latest.set(login, review.state);
   }
@@ -87,6 +89,26 @@ export function reviewVerdict(
   const review =
     requesters.length > 0 ? 'changes_requested' : approvers.length > 0 ? 'approved' : 'review_required';
   return { review, approvers, requesters };
+}
+
+/** The logins of deciding reviews that are people with write access (one permission read each). */
+async function writers(context: FollowContext, reviews: readonly ReviewJson[]): Promise<Set<string>> {
+  const logins = new Set(
+    reviews
+      .filter((r) => r.state === 'APPROVED' || r.state === 'CHANGES_REQUESTED' || r.state === 'DISMISSED')
+      .map((r) => r.user?.login)
+      .filter((l): l is string => typeof l === 'string' && !l.toLowerCase().endsWith('[bot]')),
+  );
+  const path = repoPath(context.record.repo);
+  const out = new Set<string>();
+  for (const login of logins) {
+    const { permission } = await context.deps.github.rest<{ permission: string }>(
+      'GET',
+      `${path}/collaborators/${encodeURIComponent(login)}/permission`,
+    );
+    if (WRITE_ACCESS.has(permission)) out.add(login);
+  }
+  return out;
 }
 
 const cache = new WeakMap<FollowContext, Promise<Readiness>>();
@@ -104,7 +126,8 @@ export const restReadiness: ReadinessReader = (context) => {
       github.rest<CheckRunsJson>('GET', `${path}/commits/${sha}/check-runs?per_page=100`),
       github.rest<ReviewJson[]>('GET', `${path}/pulls/${context.pr.number}/reviews?per_page=100`),
     ]);
-    return { ...checksVerdict(status, runs), ...reviewVerdict(reviews) };
+    const trusted = await writers(context, reviews);
+    return { ...checksVerdict(status, runs), ...reviewVerdict(reviews, (login) => trusted.has(login)) };
   })();
   cache.set(context, read);
   return read;
