@@ -32,6 +32,7 @@ import type { PullRequestGate, PullRequestRecord, PullRequestState, Store } from
 import { getPullRequest, type PullJson } from './pull-request.js';
 import type { RemediationRequest, RemediationResult } from './remediation-types.js';
 import { behindStep, ownUpdateStep } from './steps/behind.js';
+import { ciStep } from './steps/ci.js';
 import { conflictsStep } from './steps/conflicts.js';
 import { mergeStep } from './steps/merge.js';
 
@@ -68,6 +69,7 @@ export interface FollowContext {
 /**
  * What a follow-up step found: the gate it sees (`undefined`: nothing for this step) with a word,
  * and whether it started an action (a remediation run, an update of the branch, a merge, a notice).
+ * A detail without a gate (`checks running: …`) is the detail of `open` when no step finds a gate.
  */
 export interface StepOutcome {
   gate?: PullRequestGate;
@@ -81,9 +83,15 @@ export type FollowStep = (context: FollowContext) => Promise<StepOutcome | undef
 /**
  * The follow-up steps, in order of precedence: the first gate found is the delivery's gate.
  * `ownUpdateStep` sets no gate: it records curupira's own update of the branch before any step
- * counts remediation rounds. The CI and review steps go between `conflictsStep` and `behindStep`.
+ * counts remediation rounds. The review steps go after `ciStep`, before `behindStep`.
  */
-export const FOLLOW_STEPS: FollowStep[] = [ownUpdateStep(), conflictsStep(), behindStep(), mergeStep()];
+export const FOLLOW_STEPS: FollowStep[] = [
+  ownUpdateStep(),
+  conflictsStep(),
+  ciStep,
+  behindStep(),
+  mergeStep(),
+];
 
 export interface FollowDeps {
   store: Store;
@@ -188,7 +196,8 @@ async function followOne(
 
 /**
  * Runs the follow-up steps on an open pull request and records its gate: the first gate a step
- * found, else `open` (nothing to wait for or act on that a step knows of).
+ * found, else `open` (nothing to wait for or act on that a step knows of) with the first detail a
+ * step gave without a gate (`checks running: …`).
  */
 async function followOpen(
   deps: FollowDeps,
@@ -196,12 +205,14 @@ async function followOpen(
   steps: readonly FollowStep[],
 ): Promise<void> {
   let gate: { gate: PullRequestGate; detail: string | null } | undefined;
+  let note: string | undefined;
   for (const step of steps) {
     const outcome = await step(context);
     if (outcome?.gate && !gate) gate = { gate: outcome.gate, detail: outcome.detail ?? null };
+    if (!outcome?.gate && outcome?.detail !== undefined) note ??= outcome.detail;
     if (outcome?.acted) break;
   }
-  const next = gate ?? { gate: 'open' as const, detail: null };
+  const next = gate ?? { gate: 'open' as const, detail: note ?? null };
   if (next.gate !== context.record.gate || next.detail !== context.record.gateDetail)
     await deps.store.updatePullRequest(context.record.runId, { gate: next.gate, gateDetail: next.detail });
 }

@@ -6,7 +6,9 @@ import { httpFetch } from './http-fetch.js';
 
 let server: Server;
 let base: string;
-const seen: { method: string; url: string; body: string }[] = [];
+const seen: { method: string; url: string; body: string; authorization?: string }[] = [];
+let other: Server;
+let otherBase: string;
 
 beforeAll(async () => {
   server = createServer((request, response) => {
@@ -15,8 +17,17 @@ beforeAll(async () => {
       body += chunk;
     });
     request.on('end', () => {
-      seen.push({ method: request.method ?? '', url: request.url ?? '', body });
+      seen.push({
+        method: request.method ?? '',
+        url: request.url ?? '',
+        body,
+        ...(request.headers.authorization ? { authorization: request.headers.authorization } : {}),
+      });
       if (request.url === '/moved') {
+        response.writeHead(307, { location: '/json' }).end();
+      } else if (request.url === '/away') {
+        response.writeHead(302, { location: `${otherBase}/blob` }).end();
+      } else if (request.url === '/here') {
         response.writeHead(307, { location: '/json' }).end();
       } else if (request.url === '/other') {
         response.writeHead(303, { location: '/json' }).end();
@@ -36,8 +47,17 @@ beforeAll(async () => {
   });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // Another origin (a download host): it answers with the authorization header it received.
+  other = createServer((request, response) => {
+    response.writeHead(200, { 'content-type': 'text/plain' }).end(request.headers.authorization ?? 'none');
+  });
+  await new Promise<void>((done) => other.listen(0, '127.0.0.1', done));
+  otherBase = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
 });
-afterAll(() => new Promise<void>((done) => server.close(() => done())));
+afterAll(async () => {
+  await new Promise<void>((done) => server.close(() => done()));
+  await new Promise<void>((done) => other.close(() => done()));
+});
 
 describe('httpFetch', () => {
   it('sends the body, decodes gzip and lists headers', async () => {
@@ -61,6 +81,19 @@ describe('httpFetch', () => {
     expect(await kept.json()).toEqual({ method: 'POST', body: 'x' });
     const changed = await httpFetch(`${base}/other`, { method: 'POST', body: 'x' });
     expect(await changed.json()).toEqual({ method: 'GET', body: '' });
+  });
+
+  it('keeps authorization on a same-origin hop and drops it on a hop to another origin', async () => {
+    seen.length = 0;
+    const kept = await httpFetch(`${base}/here`, { headers: { authorization: 'bearer t0k' } });
+    expect(await kept.json()).toEqual({ method: 'GET', body: '' });
+    expect(seen.map((s) => [s.url, s.authorization])).toEqual([
+      ['/here', 'bearer t0k'],
+      ['/json', 'bearer t0k'],
+    ]);
+    const away = await httpFetch(`${base}/away`, { headers: { Authorization: 'bearer t0k', 'x-k': 'v' } });
+    expect(away.url).toBe(`${otherBase}/blob`);
+    expect(await away.text()).toBe('none');
   });
 
   it('reports a status with its text, and a refused connection as fetch does', async () => {

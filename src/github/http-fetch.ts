@@ -3,7 +3,9 @@
  * loads undici, which holds about 18 MiB of a daemon's resident memory; these modules are already
  * loaded. What Octokit reads: `status`, `statusText`, `url`, iterable `headers` with `get`, and the
  * body as `text()` or `arrayBuffer()`. Redirects are followed (up to 5, as a GET after a 303, or
- * after a 301/302 of a POST, as fetch does); gzip, deflate and br bodies are decoded.
+ * after a 301/302 of a POST, as fetch does; a hop to another origin drops `authorization` and
+ * `cookie`, as fetch does, so a token never follows GitHub to a download host such as the signed URL
+ * of an Actions log); gzip, deflate and br bodies are decoded.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -29,13 +31,16 @@ export interface MinimalResponse {
 }
 
 const MAX_REDIRECTS = 5;
+/** Headers fetch drops on a redirect to another origin. */
+const CREDENTIAL_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization']);
 
 export async function httpFetch(url: string, init: MinimalInit = {}): Promise<MinimalResponse> {
   let current = new URL(url);
   let method = (init.method ?? 'GET').toUpperCase();
   let body = init.body ?? undefined;
+  let headers = init.headers ?? {};
   for (let hop = 0; ; hop++) {
-    const response = await send(current, method, body, init);
+    const response = await send(current, method, body, { ...init, headers });
     const location = response.headers.location;
     const redirect = [301, 302, 303, 307, 308].includes(response.statusCode ?? 0) && location;
     if (!redirect || init.redirect === 'manual') return toResponse(response, current.href);
@@ -47,6 +52,11 @@ export async function httpFetch(url: string, init: MinimalInit = {}): Promise<Mi
     if (code === 303 || ((code === 301 || code === 302) && method === 'POST')) {
       method = method === 'HEAD' ? 'HEAD' : 'GET';
       body = undefined;
+    }
+    if (next.origin !== current.origin) {
+      headers = Object.fromEntries(
+        Object.entries(headers).filter(([name]) => !CREDENTIAL_HEADERS.has(name.toLowerCase())),
+      );
     }
     current = next;
   }

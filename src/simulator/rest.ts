@@ -25,11 +25,13 @@
  *   PUT    /repos/{o}/{r}/issues/{n}/labels           { labels: [...] } replaces
  *   DELETE /repos/{o}/{r}/issues/{n}/labels/{name}    removes; 404 "Label does not exist"
  *   GET, POST /repos/{o}/{r}/pulls, GET, PATCH /repos/{o}/{r}/pulls/{n}   see pulls.ts
+ *   check runs, commit statuses, Actions jobs and logs, required checks      see checks.ts
  *
  * Anything else is GitHub's 404.
  */
 import { createHash } from 'node:crypto';
 import type { components, operations } from '@octokit/openapi-types';
+import { checksRoute } from './checks.js';
 import { compareRoute } from './merging.js';
 import { pullsRoute } from './pulls.js';
 import { HTML_BASE } from './resolvers.js';
@@ -284,7 +286,10 @@ function repoJson(world: SimWorld, repo: SimRepository, apiUrl: string): Record<
 }
 
 /** `?per_page=&page=` over a list, with GitHub's `Link` header when there are more pages. */
-function paged<T>(items: readonly T[], request: RestRequest): { page: T[]; headers: Record<string, string> } {
+export function paged<T>(
+  items: readonly T[],
+  request: RestRequest,
+): { page: T[]; headers: Record<string, string> } {
   const perPage = Math.min(100, Math.max(1, Number(request.searchParams.get('per_page') ?? 30) || 30));
   const page = Math.max(1, Number(request.searchParams.get('page') ?? 1) || 1);
   const last = Math.max(1, Math.ceil(items.length / perPage));
@@ -615,6 +620,8 @@ export function handleRest(request: RestRequest): RestResponse {
   if (rest[0] === 'labels') return labelsRoute(request, repo, rest);
   if (rest[0] === 'pulls') return pullsRoute(request, repo, rest.slice(1));
   if (rest[0] === 'compare' && rest.length >= 2) return compareRoute(request, repo, rest.slice(1).join('/'));
+  const ci = checksRoute(request, repo, rest);
+  if (ci) return ci;
   if (rest[0] === 'issues' && rest[1] === 'comments' && rest.length === 3) {
     return commentRoute(request, repo, rest[2]!);
   }

@@ -27,6 +27,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../log.js';
+import { jobLogDownload } from './checks.js';
 import { type FaultKind, FaultQueue, type FaultSpec, parseFault } from './faults.js';
 import { handleGraphQL } from './graphql.js';
 import { RateLimiter, type RateLimitState, rateLimitHeaders } from './rate-limit.js';
@@ -219,7 +220,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     headers: Record<string, string> = {},
     requestId = '',
   ): void {
-    const text = body === undefined ? '' : JSON.stringify(body);
+    const plain = typeof body === 'string' && headers['content-type']?.startsWith('text/');
+    const text = body === undefined ? '' : plain ? (body as string) : JSON.stringify(body);
     res.writeHead(status, {
       date: new Date(now()).toUTCString(),
       'content-type': 'application/json; charset=utf-8',
@@ -347,6 +349,14 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     }
     const record = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
     const route = `${req.method} ${path}`;
+    const download =
+      req.method === 'GET'
+        ? jobLogDownload(world, path, new URL(req.url ?? '/', 'http://simulator.invalid').searchParams)
+        : undefined;
+    if (download) {
+      send(res, download.status, download.text, { 'content-type': 'text/plain; charset=utf-8' });
+      return;
+    }
     try {
       switch (route) {
         case 'POST /_simulator/faults': {

@@ -242,6 +242,12 @@ export const automationBaseShape = {
     .describe(
       'With `merge = "auto"`: globs of paths (gitignore-like: `*.sql` anywhere, `db/migrations/`, `/infra/**`) that a person merges: a pull request changing any matching file is never merged by curupira (its gate says `ready` and which file).',
     ),
+  rerun_failed_checks: z
+    .boolean()
+    .default(false)
+    .describe(
+      'With `deliver = "pr"`: when the checks of a pull request’s head commit fail, first re-run its failed GitHub Actions jobs once (`POST …/actions/runs/{id}/rerun-failed-jobs`; needs `actions: write`); only if they fail again is the agent asked to fix them. Default false: a failure goes to the agent at once. See docs/pull-requests.md.',
+    ),
 } as const;
 
 const AutomationBaseObject = z.object(automationBaseShape);

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { GitHubRequestError } from '../../core/errors.js';
 import type { GitHubClient } from '../../github/client.js';
 import type { FollowContext } from '../follow.js';
+import type { CheckVerdict } from './ci.js';
 import { firstMatch, globRegExp } from './merge-state.js';
 import { checksVerdict, restReadiness, reviewVerdict } from './readiness.js';
 
@@ -39,42 +41,40 @@ describe('reviews: the latest deciding review of each person with write access',
   });
 });
 
-describe('checks: statuses and check runs of the head', () => {
-  const status = (statuses: { context: string; state: string }[]) => ({
-    state: 'pending',
-    total_count: statuses.length,
-    statuses,
-  });
-  const runs = (list: { name: string; status: string; conclusion: string | null }[]) => ({
-    total_count: list.length,
-    check_runs: list as never,
+describe('checks: those the CI step reads', () => {
+  const check = (name: string, state: CheckVerdict['state']): CheckVerdict => ({
+    name,
+    kind: 'check run',
+    state,
+    reported: state,
+    url: null,
+    title: null,
+    summary: null,
+    text: null,
   });
 
   it('success, pending, failure, none', () => {
-    expect(checksVerdict(status([{ context: 'ci', state: 'success' }]), runs([])).checks).toBe('success');
+    expect(checksVerdict({ checks: [check('ci', 'passing')] }).checks).toBe('success');
+    expect(checksVerdict({ checks: [check('ci', 'passing'), check('build', 'running')] })).toMatchObject({
+      checks: 'pending',
+      pending: ['build'],
+    });
     expect(
-      checksVerdict(status([]), runs([{ name: 'test', status: 'completed', conclusion: 'skipped' }])).checks,
-    ).toBe('success');
-    expect(
-      checksVerdict(status([]), runs([{ name: 'build', status: 'in_progress', conclusion: null }])),
-    ).toMatchObject({ checks: 'pending', pending: ['build'] });
-    expect(
-      checksVerdict(
-        status([{ context: 'lint', state: 'error' }]),
-        runs([{ name: 'test', status: 'completed', conclusion: 'timed_out' }]),
-      ),
+      checksVerdict({ checks: [check('lint', 'failing'), check('test', 'failing'), check('b', 'running')] }),
     ).toMatchObject({ checks: 'failure', failing: ['lint', 'test'] });
-    expect(checksVerdict(status([]), runs([])).checks).toBe('none');
+    expect(checksVerdict({ checks: [] }).checks).toBe('none');
   });
 
-  it('restReadiness reads the endpoints once per look; permissions decide who approves; a bot never does', async () => {
+  it('restReadiness reads once per look; permissions decide who approves; a bot never does', async () => {
     const paths: string[] = [];
     const permissions: Record<string, string> = { alice: 'write', mallory: 'read' };
     const github = {
       rest: async (_method: string, path: string) => {
-        paths.push(path);
-        if (path.includes('/status')) return status([{ context: 'ci', state: 'success' }]);
-        if (path.includes('/check-runs')) return runs([]);
+        paths.push(path.replace(/\?.*$/, ''));
+        if (path.includes('/protection/')) throw new GitHubRequestError('not protected', { status: 404 });
+        if (path.includes('/status'))
+          return { state: 'success', statuses: [{ context: 'ci', state: 'success' }] };
+        if (path.includes('/check-runs')) return { total_count: 0, check_runs: [] };
         const permission = /collaborators\/([^/]+)\/permission$/.exec(path);
         if (permission) return { permission: permissions[decodeURIComponent(permission[1]!)] ?? 'none' };
         return [
@@ -88,7 +88,7 @@ describe('checks: statuses and check runs of the head', () => {
     const context = {
       deps: { github },
       record: { repo: 'acme/api' },
-      pr: { number: 2, head: { sha: 'abc' } },
+      pr: { number: 2, head: { sha: 'abc' }, base: { ref: 'main' } },
     } as unknown as FollowContext;
     expect(await restReadiness(context)).toMatchObject({
       checks: 'success',
@@ -97,11 +97,12 @@ describe('checks: statuses and check runs of the head', () => {
     });
     await restReadiness(context);
     expect(paths.sort()).toEqual([
+      '/repos/acme/api/branches/main/protection/required_status_checks',
       '/repos/acme/api/collaborators/alice/permission',
       '/repos/acme/api/collaborators/mallory/permission',
-      '/repos/acme/api/commits/abc/check-runs?per_page=100',
-      '/repos/acme/api/commits/abc/status?per_page=100',
-      '/repos/acme/api/pulls/2/reviews?per_page=100',
+      '/repos/acme/api/commits/abc/check-runs',
+      '/repos/acme/api/commits/abc/status',
+      '/repos/acme/api/pulls/2/reviews',
     ]);
   });
 });

@@ -1,10 +1,10 @@
 /**
  * Whether a pull request's head is green and whether it is approved, read from GitHub's REST API:
  *
- * - **checks**: the combined commit status (`GET commits/{sha}/status`) and the check runs
- *   (`GET commits/{sha}/check-runs`, GitHub's latest run of each) of the head commit. A check run
- *   not completed, or a status `pending`, is pending; a conclusion other than success, neutral or
- *   skipped, or a status `failure`/`error`, fails. No check and no status at all is `none`.
+ * - **checks**: those the CI step reads (`readChecks` in src/delivery/steps/ci.ts): the required
+ *   checks of the base branch when its protection is readable (one not reported yet is running),
+ *   else every check run and commit status of the head. Green when none runs and none fails; no
+ *   check at all is `none`.
  * - **reviews** (`GET pulls/{n}/reviews`): the latest review of each person with write access to
  *   the repository (`GET collaborators/{login}/permission`: admin, maintain or write; a bot's
  *   approval never merges, `trusted_bots` or not) that approved, asked for changes or was
@@ -17,6 +17,7 @@
  */
 import type { components } from '@octokit/openapi-types';
 import type { FollowContext } from '../follow.js';
+import { type CiView, readChecks } from './ci.js';
 import { repoPath } from './merge-state.js';
 
 type Schemas = components['schemas'];
@@ -37,38 +38,26 @@ export interface Readiness {
 export type ReadinessReader = (context: FollowContext) => Promise<Readiness>;
 
 const WRITE_ACCESS = new Set(['admin', 'maintain', 'write']);
-const PASSING = new Set(['success', 'neutral', 'skipped']);
 
-type StatusJson = Pick<Schemas['combined-commit-status'], 'state' | 'total_count'> & {
-  statuses: Pick<Schemas['simple-commit-status'], 'context' | 'state'>[];
-};
-type CheckRunsJson = {
-  total_count: number;
-  check_runs: Pick<Schemas['check-run'], 'name' | 'status' | 'conclusion'>[];
-};
 type ReviewJson = Pick<Schemas['pull-request-review'], 'id' | 'state'> & {
   user: { login: string } | null;
   submitted_at?: string;
 };
 
-/** The checks verdict from the head's statuses and check runs. */
+/** The checks verdict from the checks that decide (the CI step's view). */
 export function checksVerdict(
-  status: StatusJson,
-  runs: CheckRunsJson,
+  view: Pick<CiView, 'checks'>,
 ): Pick<Readiness, 'checks' | 'failing' | 'pending'> {
-  const failing: string[] = [];
-  const pending: string[] = [];
-  for (const s of status.statuses ?? []) {
-    if (s.state === 'pending') pending.push(s.context);
-    else if (s.state !== 'success') failing.push(s.context);
-  }
-  for (const run of runs.check_runs ?? []) {
-    if (run.status !== 'completed') pending.push(run.name);
-    else if (!PASSING.has(run.conclusion ?? '')) failing.push(run.name);
-  }
-  const total = (status.statuses ?? []).length + (runs.check_runs ?? []).length;
+  const failing = view.checks.filter((c) => c.state === 'failing').map((c) => c.name);
+  const pending = view.checks.filter((c) => c.state === 'running').map((c) => c.name);
   const checks =
-    failing.length > 0 ? 'failure' : pending.length > 0 ? 'pending' : total === 0 ? 'none' : 'success';
+    failing.length > 0
+      ? 'failure'
+      : pending.length > 0
+        ? 'pending'
+        : view.checks.length === 0
+          ? 'none'
+          : 'success';
   return { checks, failing, pending };
 }
 
@@ -121,13 +110,13 @@ export const restReadiness: ReadinessReader = (context) => {
     const { github } = context.deps;
     const path = repoPath(context.record.repo);
     const sha = context.pr.head.sha;
-    const [status, runs, reviews] = await Promise.all([
-      github.rest<StatusJson>('GET', `${path}/commits/${sha}/status?per_page=100`),
-      github.rest<CheckRunsJson>('GET', `${path}/commits/${sha}/check-runs?per_page=100`),
-      github.rest<ReviewJson[]>('GET', `${path}/pulls/${context.pr.number}/reviews?per_page=100`),
-    ]);
+    const view = await readChecks(github, context.record.repo, sha, context.pr.base.ref);
+    const reviews = await github.rest<ReviewJson[]>(
+      'GET',
+      `${path}/pulls/${context.pr.number}/reviews?per_page=100`,
+    );
     const trusted = await writers(context, reviews);
-    return { ...checksVerdict(status, runs), ...reviewVerdict(reviews, (login) => trusted.has(login)) };
+    return { ...checksVerdict(view), ...reviewVerdict(reviews, (login) => trusted.has(login)) };
   })();
   cache.set(context, read);
   return read;
