@@ -14,7 +14,7 @@ import { GitHubRequestError } from '../../core/errors.js';
 import type { FollowContext, FollowStep } from '../follow.js';
 import { ownHeadMark } from '../remediation-types.js';
 import { actionRefusal, compareRefs, mergeFields, refusalMessage, repoPath } from './merge-state.js';
-import { greenForActing, type ReadinessReader, restReadiness } from './readiness.js';
+import { type ChecksReader, greenForActing, restChecks } from './readiness.js';
 
 export const UPDATE_MARKS = {
   /** JSON `{ head, base }`: an update was requested from this head; cleared once the head moved. */
@@ -65,8 +65,8 @@ export function ownUpdateStep(): FollowStep {
   };
 }
 
-export function behindStep(options: { readiness?: ReadinessReader } = {}): FollowStep {
-  const readiness = options.readiness ?? restReadiness;
+export function behindStep(options: { checks?: ChecksReader } = {}): FollowStep {
+  const checks = options.checks ?? restChecks;
   return async (context) => {
     const { deps, record, pr } = context;
     if (mergeFields(pr).mergeable === false) return undefined;
@@ -77,7 +77,7 @@ export function behindStep(options: { readiness?: ReadinessReader } = {}): Follo
     const behind = `behind ${base} by ${comparison.behind_by} commit${comparison.behind_by === 1 ? '' : 's'}`;
     if (deps.config?.(record.automationId)?.update_branch !== true)
       return { gate: 'behind', detail: `${behind} (update_branch is off)` };
-    const { green, why } = await greenForActing(context, await readiness(context));
+    const { green, why } = await greenForActing(context, await checks(context));
     if (!green) return { gate: 'behind', detail: `${behind}; updating once checks are green (${why})` };
     const refused = actionRefusal(context);
     if (refused) return { gate: 'behind', detail: `${behind}; ${refused}` };

@@ -100,26 +100,48 @@ async function writers(context: FollowContext, reviews: readonly ReviewJson[]): 
   return out;
 }
 
-const cache = new WeakMap<FollowContext, Promise<Readiness>>();
+export type ChecksReadiness = Pick<Readiness, 'checks' | 'failing' | 'pending'>;
+/** Only the checks (updating the branch needs no review). */
+export type ChecksReader = (context: FollowContext) => Promise<ChecksReadiness>;
 
-/** The default reader, over REST (once per look at a pull request). */
-export const restReadiness: ReadinessReader = (context) => {
+const checksCache = new WeakMap<FollowContext, Promise<ChecksReadiness>>();
+const reviewsCache = new WeakMap<
+  FollowContext,
+  Promise<Pick<Readiness, 'review' | 'approvers' | 'requesters'>>
+>();
+
+function once<T>(
+  cache: WeakMap<FollowContext, Promise<T>>,
+  context: FollowContext,
+  read: () => Promise<T>,
+): Promise<T> {
   const known = cache.get(context);
   if (known) return known;
-  const read = (async () => {
-    const { github } = context.deps;
-    const path = repoPath(context.record.repo);
-    const sha = context.pr.head.sha;
-    const view = await readChecks(github, context.record.repo, sha, context.pr.base.ref);
-    const reviews = await github.rest<ReviewJson[]>(
+  const reading = read();
+  cache.set(context, reading);
+  return reading;
+}
+
+/** The head's checks over REST (once per look at a pull request). */
+export const restChecks: ChecksReader = (context) =>
+  once(checksCache, context, async () =>
+    checksVerdict(
+      await readChecks(context.deps.github, context.record.repo, context.pr.head.sha, context.pr.base.ref),
+    ),
+  );
+
+/** The default reader, over REST (once per look at a pull request). */
+export const restReadiness: ReadinessReader = async (context) => {
+  const checks = await restChecks(context);
+  const reviews = await once(reviewsCache, context, async () => {
+    const list = await context.deps.github.rest<ReviewJson[]>(
       'GET',
-      `${path}/pulls/${context.pr.number}/reviews?per_page=100`,
+      `${repoPath(context.record.repo)}/pulls/${context.pr.number}/reviews?per_page=100`,
     );
-    const trusted = await writers(context, reviews);
-    return { ...checksVerdict(view), ...reviewVerdict(reviews, (login) => trusted.has(login)) };
-  })();
-  cache.set(context, read);
-  return read;
+    const trusted = await writers(context, list);
+    return reviewVerdict(list, (login) => trusted.has(login));
+  });
+  return { ...checks, ...reviews };
 };
 
 /** Mark key: some head of this pull request had checks, so a head without any yet is waiting for them. */
@@ -132,7 +154,7 @@ export const CHECKS_SEEN_MARK = 'checks-seen';
  */
 export async function greenForActing(
   context: FollowContext,
-  readiness: Readiness,
+  readiness: ChecksReadiness,
 ): Promise<{ green: boolean; why: string }> {
   const { store } = context.deps;
   const runId = context.record.runId;

@@ -172,12 +172,7 @@ function follower() {
     notify: (event) => notified.push(event),
     config: () => ({ repo: 'acme/api', ...settings }) as unknown as AutomationConfig,
     remediate: remediator.remediate,
-    steps: [
-      ownUpdateStep(),
-      conflictsStep(),
-      behindStep({ readiness: read }),
-      mergeStep({ readiness: read }),
-    ],
+    steps: [ownUpdateStep(), conflictsStep(), behindStep({ checks: read }), mergeStep({ readiness: read })],
   });
 }
 
