@@ -3,6 +3,7 @@ import { git } from '../workspace/git.js';
 import { createOrigin, isolateGitForTests, type OriginRepo } from '../workspace/testing.js';
 import { commitToBranch, forcedUpdates, setLazyMergeability } from './merging.js';
 import { type Simulator, startSimulator } from './server.js';
+import { postGraphQL } from './testing.js';
 import { SimWorld } from './world.js';
 
 const TOKEN = 'merging-token';
@@ -97,6 +98,23 @@ describe('mergeability computed by git', () => {
     commitToBranch(gitDir, 'main', { 'app.txt': 'conflict\n' });
     expect((await api('/repos/acme/api/pulls/2')).body.mergeable).toBeNull();
     expect((await api('/repos/acme/api/pulls/2')).body.mergeable).toBe(false);
+  });
+
+  test('GraphQL reads the same: mergeable and mergeStateStatus from git', async () => {
+    await openPullRequest();
+    const read = async () =>
+      (
+        await postGraphQL<{ repository: { pullRequest: { mergeable: string; mergeStateStatus: string } } }>(
+          sim.url,
+          TOKEN,
+          '{ repository(owner: "acme", name: "api") { pullRequest(number: 2) { mergeable mergeStateStatus } } }',
+        )
+      ).body.data?.repository.pullRequest;
+    expect(await read()).toEqual({ mergeable: 'MERGEABLE', mergeStateStatus: 'CLEAN' });
+    commitToBranch(gitDir, 'main', { 'other.txt': 'elsewhere\n' });
+    expect(await read()).toEqual({ mergeable: 'MERGEABLE', mergeStateStatus: 'BEHIND' });
+    commitToBranch(gitDir, 'main', { 'app.txt': 'conflict\n' });
+    expect(await read()).toEqual({ mergeable: 'CONFLICTING', mergeStateStatus: 'DIRTY' });
   });
 
   test('draft pull requests say so', async () => {
