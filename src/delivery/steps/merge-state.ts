@@ -79,10 +79,19 @@ export async function pullRequestFiles(
   return out;
 }
 
+const ESCAPES = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-Z\\-_]/g;
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/** Text from GitHub (a file name, an error message) as a gate's detail: one line, no terminal escapes, short. */
+export function plain(text: string, max = 200): string {
+  const line = text.replace(ESCAPES, '').replace(CONTROLS, ' ').replace(/\s+/g, ' ').trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
 /** GitHub's message of a refused request (405, 409, 422), for a gate's detail. */
 export function refusalMessage(error: unknown): string | undefined {
   if (!(error instanceof GitHubError) || error.status === undefined || error.status >= 500) return undefined;
-  return error.message.replace(/\s+/g, ' ').slice(0, 200);
+  return plain(error.message);
 }
 
 /**

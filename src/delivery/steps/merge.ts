@@ -19,6 +19,7 @@ import {
   actionRefusal,
   firstMatch,
   mergeFields,
+  plain,
   pullRequestFiles,
   refusalMessage,
   repoPath,
@@ -68,7 +69,7 @@ export function mergeStep(options: { readiness?: ReadinessReader } = {}): Follow
       if (hit)
         return {
           gate: 'ready',
-          detail: `a person merges: touches ${hit.file} (human_merge_paths ${hit.glob})`,
+          detail: `a person merges: touches ${plain(hit.file)} (human_merge_paths ${hit.glob})`,
         };
     }
     const refused = actionRefusal(context);

@@ -3,7 +3,7 @@ import { GitHubRequestError } from '../../core/errors.js';
 import type { GitHubClient } from '../../github/client.js';
 import type { FollowContext } from '../follow.js';
 import type { CheckVerdict } from './ci.js';
-import { firstMatch, globRegExp } from './merge-state.js';
+import { firstMatch, globRegExp, plain } from './merge-state.js';
 import { checksVerdict, restReadiness, reviewVerdict } from './readiness.js';
 
 const review = (id: number, login: string, state: string) => ({ id, state, user: { login } });
@@ -133,5 +133,12 @@ describe('human_merge_paths globs (gitignore-like)', () => {
       glob: '*.sql',
     });
     expect(firstMatch(['README.md'], ['*.sql'])).toBeUndefined();
+  });
+});
+
+describe('text from GitHub in a gate detail', () => {
+  it('one line, without terminal escapes or control characters, short', () => {
+    expect(plain('db/\u001b[31mred\u001b[0m.sql\nrm -rf\u0007 x')).toBe('db/red.sql rm -rf x');
+    expect(plain('x'.repeat(300))).toHaveLength(200);
   });
 });
