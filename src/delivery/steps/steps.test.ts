@@ -160,10 +160,10 @@ function github(): GitHubClient {
   return { ...client, rest };
 }
 
-function follower() {
+function follower(over: Store = store) {
   const read = async () => readiness;
   return createFollower({
-    store,
+    store: over,
     clock: systemClock,
     log: silentLogger(),
     github: github(),
@@ -173,6 +173,21 @@ function follower() {
     config: () => ({ repo: 'acme/api', ...settings }) as unknown as AutomationConfig,
     remediate: remediator.remediate,
     steps: [ownUpdateStep(), conflictsStep(), behindStep({ checks: read }), mergeStep({ readiness: read })],
+  });
+}
+
+/** The store of a process killed (the sweep throws) when it sets a mark whose key starts with `prefix`. */
+function dyingAt(prefix: string): Store {
+  return new Proxy(store, {
+    get(target, key, receiver) {
+      if (key === 'setPullRequestMark')
+        return (runId: string, markKey: string, value: string) =>
+          markKey.startsWith(prefix)
+            ? Promise.reject(new Error('killed'))
+            : target.setPullRequestMark(runId, markKey, value);
+      const value = Reflect.get(target, key, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
   });
 }
 
@@ -436,5 +451,48 @@ describe('merging', () => {
     expect(writes(/\/merge$/)[0]!.body).toMatchObject({ sha: stale });
     expect(await tip('main')).toBe(base);
     expect((await record()).gateDetail).toContain('GitHub refused the merge');
+  });
+});
+
+describe('killed half-way (kill -9 between a write and its mark)', () => {
+  it('after the conflict notice was queued: the next process sends one comment and one notification id', async () => {
+    conflict();
+    await follower(dyingAt('conflict-notice:')).sweep();
+    await follower().sweep();
+    await follower().sweep();
+    expect(world.item('acme/api', 2)!.comments).toHaveLength(1);
+    expect(new Set(notified.map((e) => e.id)).size).toBe(1);
+    expect((await record()).gate).toBe('needs_human');
+  });
+
+  it('after GitHub was asked to update the branch: the next process knows the update as its own and does not ask again', async () => {
+    settings = { update_branch: true };
+    const head = await tip(BRANCH);
+    commitToBranch(gitDir, 'main', { 'other.txt': 'elsewhere\n' });
+    await follower(dyingAt('update-branch:')).sweep();
+    // The pending mark could not be set: nothing was asked.
+    expect(writes(/update-branch$/)).toEqual([]);
+    expect(await tip(BRANCH)).toBe(head);
+    // Killed right after the request (before the requested mark and the own head).
+    await follower(dyingAt('update-branch:' + head)).sweep();
+    expect(writes(/update-branch$/)).toHaveLength(1);
+    const updated = await tip(BRANCH);
+    expect(updated).not.toBe(head);
+    expect(await store.getPullRequestMark(runId, ownHeadMark(updated))).toBeUndefined();
+    await follower().sweep();
+    expect(await store.getPullRequestMark(runId, ownHeadMark(updated))).toMatchObject({
+      value: 'update-branch',
+    });
+    expect(writes(/update-branch$/)).toHaveLength(1);
+    expect(forcedUpdates(gitDir)).toEqual([]);
+  });
+
+  it('after the merge request: the next sweep sees it merged; nothing asked twice', async () => {
+    settings = { merge: 'auto' };
+    await follower(dyingAt('merge:')).sweep();
+    expect(writes(/\/merge$/)).toHaveLength(1);
+    await follower().sweep();
+    expect((await record()).state).toBe('merged');
+    expect(writes(/\/merge$/)).toHaveLength(1);
   });
 });
