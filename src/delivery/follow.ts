@@ -34,7 +34,9 @@ import type { RemediationRequest, RemediationResult } from './remediation-types.
 import { behindStep, ownUpdateStep } from './steps/behind.js';
 import { ciStep } from './steps/ci.js';
 import { conflictsStep } from './steps/conflicts.js';
+import { inFlightStep } from './steps/in-flight.js';
 import { mergeStep } from './steps/merge.js';
+import { reviewsStep } from './steps/reviews.js';
 
 export const DEFAULT_FOLLOW_INTERVAL_SECONDS = 300;
 
@@ -82,13 +84,17 @@ export type FollowStep = (context: FollowContext) => Promise<StepOutcome | undef
 
 /**
  * The follow-up steps, in order of precedence: the first gate found is the delivery's gate.
- * `ownUpdateStep` sets no gate: it records curupira's own update of the branch before any step
- * counts remediation rounds. The review steps go after `ciStep`, before `behindStep`.
+ * `ownUpdateStep` sets no gate: it records curupira's own update of the branch (a merge of the
+ * base GitHub made) before any step can count it as a person's push. A remediation in flight comes
+ * next (it holds the others back); then conflicts, CI and reviews; then the steps that move the
+ * branch or merge it.
  */
 export const FOLLOW_STEPS: FollowStep[] = [
   ownUpdateStep(),
+  inFlightStep,
   conflictsStep(),
   ciStep,
+  reviewsStep,
   behindStep(),
   mergeStep(),
 ];
@@ -113,6 +119,11 @@ export interface FollowDeps {
   config?(automationId: string): AutomationConfig | undefined;
   /** Starts a remediation run for a delivery (src/delivery/remediation-types.ts). */
   remediate?(record: PullRequestRecord, request: RemediationRequest): Promise<RemediationResult>;
+  /**
+   * The remediator's action in flight of a delivery (src/delivery/remediation.ts `resumeInFlight`):
+   * `running`, `resumed` or `settled` after a restart, or `none`. Looked at first (steps/in-flight.ts).
+   */
+  inFlight?(record: PullRequestRecord): Promise<'none' | 'running' | 'resumed' | 'settled'>;
   /** The follow-up steps (default `FOLLOW_STEPS`); tests pass their own. */
   steps?: readonly FollowStep[];
 }

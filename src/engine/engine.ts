@@ -18,6 +18,7 @@ import { type BudgetReachedEvent, type BudgetStatus, CostBudgets } from '../cost
 import { createFollower, DEFAULT_FOLLOW_INTERVAL_SECONDS } from '../delivery/follow.js';
 import { followHooks } from '../delivery/follow-hooks.js';
 import { createDeliveryDeps, openDelivery } from '../delivery/index.js';
+import { createRemediator, type Remediator } from '../delivery/remediation.js';
 import { createGitHubClient, type GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
@@ -29,7 +30,7 @@ import type { SessionRecord, Store } from '../store/types.js';
 import { loadTelemetry, type Telemetry } from '../telemetry/index.js';
 import { maintainCheckouts } from '../workspace/index.js';
 import { ChainFeed } from './chain.js';
-import { type ExecutorDeps, executeTask, finishInterruptedRun } from './executor.js';
+import { type ExecutorDeps, executeTask, finishInterruptedRun, type RemediationRun } from './executor.js';
 import { CronFeed, cronItem, EventFeed, type Feed, type PollContext } from './feed.js';
 import { createFeed } from './feed-factory.js';
 import { LeaseHooks } from './lease-hooks.js';
@@ -252,6 +253,8 @@ export class Engine {
   private readonly sweeper = new Sweeper();
   /** Follows delivered pull requests (src/delivery/follow.ts), built on the first sweep that has any. */
   private follower: ReturnType<typeof createFollower> | undefined;
+  /** Remediation runs of delivered pull requests (src/delivery/remediation.ts), built with the follower. */
+  private remediator: Remediator | undefined;
   /** Cost budgets: live spend, soft warnings and parks (src/cost/budget.ts). */
   private readonly costs: CostBudgets;
 
@@ -423,18 +426,32 @@ export class Engine {
     const following = this.settings.automations.filter((a) => a.config.deliver === 'pr');
     if (!tokens || following.length === 0) return;
     const { store, clock, log, stopSignal } = this.options;
+    const github = createGitHubClient({
+      apiUrl: this.options.github().apiUrl,
+      tokens,
+      clock,
+      log,
+      maxAttempts: 1,
+      signal: stopSignal,
+    });
+    this.remediator ??= createRemediator({
+      store,
+      clock,
+      log,
+      github,
+      tokens,
+      automation: (id) => this.settings.automations.find((a) => a.id === id),
+      execute: (automation, task, remediation, onRun) => this.remediate(automation, task, remediation, onRun),
+      stopping: () => this.stopping,
+    });
+    const remediator = this.remediator;
     this.follower ??= createFollower({
       store,
       clock,
       log,
-      github: createGitHubClient({
-        apiUrl: this.options.github().apiUrl,
-        tokens,
-        clock,
-        log,
-        maxAttempts: 1,
-        signal: stopSignal,
-      }),
+      github,
+      remediate: (record, request) => remediator.remediate(record, request),
+      inFlight: (record) => remediator.resumeInFlight(record),
       intervalSeconds: (id) =>
         this.settings.automations.find((a) => a.id === id)?.config.follow_interval ??
         DEFAULT_FOLLOW_INTERVAL_SECONDS,
@@ -454,6 +471,31 @@ export class Engine {
     await this.follower.sweep().catch((error: unknown) => {
       log.warn({ error: errorMessage(error) }, 'Could not follow the delivered pull requests');
     });
+  }
+
+  /**
+   * One remediation run (src/delivery/remediation.ts), beside the scheduler: the delivery's item
+   * is held by its open pull request, so no other run of it competes. No claim, result comment or
+   * delivery of its own (it pushes to the delivery's branch); a stop ends its agent like any other.
+   */
+  private async remediate(
+    automation: ResolvedAutomation,
+    task: Task,
+    remediation: RemediationRun,
+    onRun: (run: RunRecord) => void,
+  ): Promise<RunRecord> {
+    const { writes: _writes, claim: _claim, delivery: _delivery, ...deps } = this.executorDeps(onRun);
+    const run = await executeTask(deps, {
+      automation,
+      task,
+      signal: AbortSignal.any([this.runAbort.signal, this.options.stopSignal]),
+      remediation,
+    });
+    this.runs.push(run);
+    this.options.onRun?.(run);
+    const event = runNotification(automation.id, run);
+    if (event) this.notify(event);
+    return run;
   }
 
   private executorDeps(onUpdate?: (run: RunRecord) => void): ExecutorDeps {
@@ -1092,6 +1134,7 @@ export class Engine {
     else await this.watch();
     if (this.stopping) await this.shutdown();
     else await this.waitForRunning();
+    await this.remediator?.idle();
     this.core.clearQueue();
     await this.githubWrites?.flush(this.options.stopSignal);
     // What the last runs queued gets one try now; anything still pending goes out on the next start.

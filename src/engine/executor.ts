@@ -102,6 +102,26 @@ export interface RunRequest {
   discoveredAt?: number;
   /** Which try of the task this run is (retry.ts; default 1). */
   attempt?: number;
+  /**
+   * A remediation of a delivered pull request (src/delivery/remediation.ts): the delivery's agent
+   * session is resumed with this prompt, in this worktree (no checkout, claim or fresh branch),
+   * and a success pushes through `push` instead of delivering anew.
+   */
+  remediation?: RemediationRun;
+}
+
+/** What a remediation run needs beyond its task (see `RunRequest.remediation`). */
+export interface RemediationRun {
+  /** The agent session to resume (the delivery's newest). */
+  sessionId: string;
+  /** The whole prompt: curupira's instructions and the fenced text from GitHub. */
+  prompt: string;
+  /** The worktree holding the pull request's head branch (kept, or recreated from the head). */
+  worktree: { path: string; branch: string };
+  /** The delivery run (recorded as the run's `upstreamRunId`). */
+  deliveryRunId: string;
+  /** After the agent succeeded: pushes the branch; a `failed` reason fails the run. */
+  push(run: RunRecord): Promise<{ failed?: string; note?: string }>;
 }
 
 const versionCache = new Map<string, Promise<string | undefined>>();
@@ -186,9 +206,16 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     id: task.identity.id,
   };
 
-  let saved = request.resume ?? (await store.getSession(task.key));
+  const remediation = request.remediation;
   const templateHash = promptTemplateHash(automation);
-  if (saved && (saved.promptTemplateHash !== templateHash || saved.provider !== profile.provider)) {
+  let saved = remediation
+    ? remediationSession(automation, task, remediation, templateHash, iso())
+    : (request.resume ?? (await store.getSession(task.key)));
+  if (
+    !remediation &&
+    saved &&
+    (saved.promptTemplateHash !== templateHash || saved.provider !== profile.provider)
+  ) {
     log.info(
       { ...fields, session: saved.sessionId },
       "The automation's prompt or agent changed; starting a fresh session",
@@ -216,7 +243,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
     ...runInit(automation, task, 'preparing'),
     resumed: saved !== undefined,
     sessionId: saved?.sessionId ?? null,
-    upstreamRunId: request.upstreamRunId ?? null,
+    upstreamRunId: remediation?.deliveryRunId ?? request.upstreamRunId ?? null,
     ...(request.attempt === undefined ? {} : { attempt: request.attempt }),
     ...(request.screening
       ? {
@@ -229,7 +256,10 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
   });
   deps.onUpdate?.(run);
   const runTrace = deps.telemetry?.startRun(run, request.discoveredAt);
-  const claim: Claim = (await deps.claim?.(automation, task, run)) ?? { kind: 'none' };
+  // A remediation works on a delivered pull request: the item was claimed by the delivery's run.
+  const claim: Claim = (remediation ? undefined : await deps.claim?.(automation, task, run)) ?? {
+    kind: 'none',
+  };
   if (claim.kind === 'refused') {
     // Someone else's item (or GitHub unreachable): no agent, and nothing written to the item.
     run = await store.updateRun(run.id, { status: 'skipped', reason: claim.reason, finishedAt: iso() });
@@ -296,41 +326,48 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
   let baseCommit: string | null = null;
   /** The origin commit a fresh worktree was cut from (never set for a reused one, which may hold work). */
   let cutFrom: string | null = null;
-  try {
-    const checkout = await ensureCheckout({
-      alias: automation.repository.alias,
-      remote: automation.repository.remote,
-      path: automation.repository.checkoutPath,
-      ...(automation.repository.setup_script ? { setupScript: automation.repository.setup_script } : {}),
-      timeoutMs,
-      log,
-      signal,
-    });
-    if (automation.config.checkout === 'main') {
-      cwd = checkout.path;
-    } else {
-      const prepared = await prepareWorktree({
-        checkoutPath: checkout.path,
-        automationId: automation.id,
-        taskType: task.identity.taskType,
-        taskId: task.identity.id,
+  if (remediation) {
+    // The remediator prepared the pull request's worktree (kept, or recreated from its head).
+    worktree = { ...remediation.worktree };
+    cwd = worktree.path;
+  } else {
+    try {
+      const checkout = await ensureCheckout({
+        alias: automation.repository.alias,
+        remote: automation.repository.remote,
+        path: automation.repository.checkoutPath,
+        ...(automation.repository.setup_script ? { setupScript: automation.repository.setup_script } : {}),
+        timeoutMs,
         log,
         signal,
-        ...(request.discoveredAt === undefined ? {} : { freshSince: request.discoveredAt }),
       });
-      worktree = { path: prepared.path, branch: prepared.branch };
-      if (!prepared.reused && !prepared.reusedBranch && prepared.baseCommit) {
-        baseCommit = prepared.baseCommit;
-        cutFrom = prepared.baseCommit;
+      if (automation.config.checkout === 'main') {
+        cwd = checkout.path;
+      } else {
+        const prepared = await prepareWorktree({
+          checkoutPath: checkout.path,
+          automationId: automation.id,
+          taskType: task.identity.taskType,
+          taskId: task.identity.id,
+          log,
+          signal,
+          ...(request.discoveredAt === undefined ? {} : { freshSince: request.discoveredAt }),
+          reuse: deps.execution.reuse_worktrees,
+        });
+        worktree = { path: prepared.path, branch: prepared.branch };
+        if (!prepared.reused && !prepared.reusedBranch && prepared.baseCommit) {
+          baseCommit = prepared.baseCommit;
+          cutFrom = prepared.baseCommit;
+        }
+        cwd = prepared.path;
       }
-      cwd = prepared.path;
+    } catch (error) {
+      const status = runStatusFor(classifyFailure(error, { stage: 'checkout', stopping: signal.aborted }));
+      return finish(
+        status,
+        status === 'cancelled' ? 'stopped while preparing the checkout' : errorMessage(error),
+      );
     }
-  } catch (error) {
-    const status = runStatusFor(classifyFailure(error, { stage: 'checkout', stopping: signal.aborted }));
-    return finish(
-      status,
-      status === 'cancelled' ? 'stopped while preparing the checkout' : errorMessage(error),
-    );
   }
 
   // The worktree goes into the record with the transcript path (one write), or with the cleanup.
@@ -346,6 +383,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
         log,
         key: task.key,
         baseCommit: cutFrom,
+        pool: poolSize(deps.execution),
       });
       const patch = { ...where, worktreeKept: result.kept, commits: result.unpushedCommits };
       return { patch, head: result.head };
@@ -404,7 +442,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
   try {
     invocation = driver.buildInvocation({
       profile,
-      prompt: saved ? RESUME_SESSION_PROMPT : originalPrompt,
+      prompt: remediation ? remediation.prompt : saved ? RESUME_SESSION_PROMPT : originalPrompt,
       worktree: cwd,
       ...(saved && !driver.assignsSessionId ? { resumeSessionId: saved.sessionId } : {}),
       ...(assignedSessionId ? { assignedSessionId } : {}),
@@ -592,6 +630,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
   return completeRun(deps, automation, task, run, {
     status,
     reason,
+    ...(remediation ? { remediation } : {}),
     resumed: saved !== undefined,
     baseCommit,
     checkNoChanges: status === 'succeeded',
@@ -605,6 +644,8 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
 interface CompletionInput {
   status: RunStatus;
   reason: string | null;
+  /** A remediation run: a success pushes through its hook instead of delivering. */
+  remediation?: RemediationRun;
   /** The run continued a saved session. */
   resumed: boolean;
   baseCommit: string | null;
@@ -657,7 +698,18 @@ async function completeRun(
   const check = input.checkNoChanges && input.baseCommit !== null;
   const mainHead = check && !input.worktree ? await headCommit(input.cwd).catch(() => null) : null;
   let delivered = false;
-  if (
+  // A remediation pushes to its delivery's branch; one finished after a restart (no hook) leaves
+  // the push to the remediator, and never opens a delivery of its own.
+  const remediating = input.remediation !== undefined || (await isRemediation(store, run));
+  if (status === 'succeeded' && input.remediation) {
+    const pushed = await input.remediation.push(run);
+    if (pushed.failed) [status, reason] = ['failed', pushed.failed];
+    else {
+      delivered = true;
+      if (pushed.note) reason ??= pushed.note;
+    }
+  } else if (
+    !remediating &&
     status === 'succeeded' &&
     deps.delivery &&
     automation.config.deliver &&
@@ -727,6 +779,7 @@ export async function finishInterruptedRun(
         branch: run.branch,
         log: deps.log,
         key: run.taskKey,
+        pool: poolSize(deps.execution),
       });
       return { patch: { worktreeKept: result.kept, commits: result.unpushedCommits } };
     } catch (error) {
@@ -751,6 +804,11 @@ export async function finishInterruptedRun(
   });
 }
 
+/** How many clean finished worktrees a checkout's pool keeps (`reuse_worktrees`): one per agent at once. */
+function poolSize(execution: ExecutionSettings): number {
+  return execution.reuse_worktrees ? execution.max_active_tasks : 0;
+}
+
 /** Enough of a task to name its session: completion needs only the key. */
 function taskStub(run: RunRecord): Task {
   return {
@@ -766,4 +824,44 @@ function taskStub(run: RunRecord): Task {
       itemKey: run.itemKey,
     },
   };
+}
+
+/**
+ * The session a remediation resumes: the delivery's, told `prompt` (kept as the session's prompt,
+ * so a restart that finds it saved does not fall back to the item's template).
+ */
+function remediationSession(
+  automation: ResolvedAutomation,
+  task: Task,
+  remediation: RemediationRun,
+  templateHash: string,
+  now: string,
+): SessionRecord {
+  return {
+    taskKey: task.key,
+    automationId: automation.id,
+    runId: remediation.deliveryRunId,
+    provider: automation.profile.provider,
+    profile: automation.profileName,
+    sessionId: remediation.sessionId,
+    prompt: remediation.prompt,
+    promptTemplateHash: templateHash,
+    task,
+    worktreePath: remediation.worktree.path,
+    branch: remediation.worktree.branch,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/**
+ * True for a remediation run (src/delivery/remediation.ts): its `upstreamRunId` is a delivery of
+ * the same automation and task. (A chained run's upstream is another automation's run.)
+ */
+export async function isRemediation(store: Store, run: RunRecord): Promise<boolean> {
+  if (!run.upstreamRunId) return false;
+  const delivery = await store.getPullRequest(run.upstreamRunId).catch(() => undefined);
+  return (
+    delivery !== undefined && delivery.automationId === run.automationId && delivery.taskKey === run.taskKey
+  );
 }

@@ -9,7 +9,9 @@ export type CrashPoint =
   | 'write-enqueued'
   | 'write-posted'
   | 'delivery-pushed'
-  | 'delivery-pr-opened';
+  | 'delivery-pr-opened'
+  | 'remediation-started'
+  | 'remediation-pushed';
 
 export function crashPoint(name: CrashPoint): void {
   if (process.env.CURUPIRA_TEST_CRASH_AT !== name) return;

@@ -25,6 +25,8 @@
  *   PUT    /repos/{o}/{r}/issues/{n}/labels           { labels: [...] } replaces
  *   DELETE /repos/{o}/{r}/issues/{n}/labels/{name}    removes; 404 "Label does not exist"
  *   GET, POST /repos/{o}/{r}/pulls, GET, PATCH /repos/{o}/{r}/pulls/{n}   see pulls.ts
+ *   GET, POST /repos/{o}/{r}/pulls/{n}/reviews, GET …/pulls/{n}/comments,
+ *   GET /repos/{o}/{r}/collaborators/{login}/permission                 see reviews.ts
  *   check runs, commit statuses, Actions jobs and logs, required checks      see checks.ts
  *
  * Anything else is GitHub's 404.
@@ -35,6 +37,7 @@ import { checksRoute } from './checks.js';
 import { compareRoute } from './merging.js';
 import { pullsRoute } from './pulls.js';
 import { HTML_BASE } from './resolvers.js';
+import { permissionRoute, pullReviewsRoute } from './reviews.js';
 import type {
   IssuePatch,
   IssueStateReason,
@@ -618,6 +621,12 @@ export function handleRest(request: RestRequest): RestResponse {
   if (rest.length === 0)
     return method === 'GET' ? { status: 200, body: repoJson(world, repo, apiUrl) } : notFound();
   if (rest[0] === 'labels') return labelsRoute(request, repo, rest);
+  if (rest[0] === 'pulls' && rest.length === 3 && /^\d+$/.test(rest[1]!)) {
+    if (rest[2] === 'reviews' || rest[2] === 'comments')
+      return pullReviewsRoute(request, repo, Number(rest[1]), rest[2]);
+  }
+  if (rest[0] === 'collaborators' && rest.length === 3 && rest[2] === 'permission')
+    return permissionRoute(request, repo, decodeURIComponent(rest[1]!));
   if (rest[0] === 'pulls') return pullsRoute(request, repo, rest.slice(1));
   if (rest[0] === 'compare' && rest.length >= 2) return compareRoute(request, repo, rest.slice(1).join('/'));
   const ci = checksRoute(request, repo, rest);

@@ -212,6 +212,29 @@ export const automationBaseShape = {
     .describe(
       'With `deliver = "pr"` and `curupira run --watch` (or `serve`): seconds between two reads of each delivered pull request still open; default 300 (5 minutes). Merged → the run’s reason says so and the issue is closed as completed if GitHub did not; closed unmerged → needs a person, with one comment on the pull request.',
     ),
+  remediation_budget: z
+    .number()
+    .int()
+    .min(0)
+    .max(100)
+    .default(2)
+    .describe(
+      'With `deliver = "pr"`: how many remediation runs (the agent’s session resumed to answer reviews or failing checks) one pull request gets; default 2. curupira’s own pushes never give rounds back; a push by someone else starts the count again. Spent → the pull request needs a person (one comment, `needs_human` notified). 0: never remediate. See docs/pull-requests.md.',
+    ),
+  trusted_bots: z
+    .array(
+      z
+        .string()
+        .min(1)
+        .regex(
+          /^[A-Za-z0-9][A-Za-z0-9-]*(\[bot\])?$/,
+          'a GitHub login, e.g. `copilot-pull-request-reviewer[bot]`',
+        ),
+    )
+    .default([])
+    .describe(
+      'With `deliver = "pr"`: bot accounts whose reviews and comments on the pull request are acted on like those of people with write access (e.g. `copilot-pull-request-reviewer[bot]`); default none. Every other account without write access is never acted on.',
+    ),
   resolve_conflicts: z
     .boolean()
     .default(false)

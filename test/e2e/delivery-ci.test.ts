@@ -3,7 +3,8 @@
  * real git, fake agent): a delivered pull request whose head's GitHub Actions job fails gets the gate
  * `ci_failing`, and with `rerun_failed_checks = true` its failed jobs are re-run once (the setting
  * reaches the CI step, which the engine's follower runs by default). The remediation that follows a
- * second failure is covered by src/delivery/steps/ci.test.ts (the engine's remediator is another part).
+ * second failure is covered by src/delivery/steps/ci.test.ts, and through the engine's remediator
+ * by test/e2e/remediation.test.ts.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ciRerunMark } from '../../src/delivery/steps/ci.js';

@@ -20,6 +20,7 @@ import { errorMessage, GitHubRequestError } from '../../core/errors.js';
 import type { GitHubClient } from '../../github/client.js';
 import { capText } from '../../prompt/untrusted.js';
 import type { FollowStep, StepOutcome } from '../follow.js';
+import { noteExhausted } from '../remediation.js';
 import type { RemediationRequest, RemediationResult } from '../remediation-types.js';
 
 /** Mark: the failed Actions jobs of this head commit were re-run (value: the workflow run ids). */
@@ -371,6 +372,8 @@ async function remediate(
     );
   if (answer === 'started')
     deps.log.info({ run: record.runId, number: record.number, sha }, 'Remediating failing checks');
+  // A spent budget: one comment on the pull request and one `needs_human`, as for reviews.
+  if (answer === 'exhausted') return noteExhausted(context, detail);
   return { ...fromAnswer(answer, detail), ...(answer === 'started' ? { acted: true } : {}) };
 }
 
