@@ -16,8 +16,9 @@
  *
  * While a pull request is open, the follow-up steps (`FOLLOW_STEPS`: conflicts, CI, reviews, a
  * moving base, merging) look at it in turn. Each may set the delivery's gate (the first gate found
- * wins, so the order is the precedence) and may start one action; once one step acted, the later
- * steps wait for the next sweep (one follow-up action in flight per pull request).
+ * wins, so the order is the precedence, except that `ready` only says "nothing here holds it
+ * back", so a later step may still say more) and may start one action; once one step acted, the
+ * later steps wait for the next sweep (one follow-up action in flight per pull request).
  */
 
 import type { AutomationConfig } from '../config/types.js';
@@ -207,8 +208,9 @@ async function followOne(
 
 /**
  * Runs the follow-up steps on an open pull request and records its gate: the first gate a step
- * found, else `open` (nothing to wait for or act on that a step knows of) with the first detail a
- * step gave without a gate (`checks running: …`).
+ * found (a later step's gate replaces `ready`: approved as far as the reviews go, yet the branch
+ * may be behind, or a person merges), else `open` (nothing to wait for or act on that a step knows
+ * of) with the first detail a step gave without a gate (`checks running: …`).
  */
 async function followOpen(
   deps: FollowDeps,
@@ -219,7 +221,8 @@ async function followOpen(
   let note: string | undefined;
   for (const step of steps) {
     const outcome = await step(context);
-    if (outcome?.gate && !gate) gate = { gate: outcome.gate, detail: outcome.detail ?? null };
+    if (outcome?.gate && (!gate || gate.gate === 'ready'))
+      gate = { gate: outcome.gate, detail: outcome.detail ?? null };
     if (!outcome?.gate && outcome?.detail !== undefined) note ??= outcome.detail;
     if (outcome?.acted) break;
   }
