@@ -43,7 +43,7 @@ const FILES = 2000;
 const COUNTED_TASKS = 10;
 const LEDGER_RUNS = 100_000;
 const LEDGER_TASKS = 20;
-const STARTUP_SAMPLES = 7;
+const STARTUP_SAMPLES = 15;
 export const TOKEN = 'ghp_benchDispatchToken000000000000000001';
 
 const gitEnv = () => ({
@@ -389,15 +389,21 @@ async function idleRss(mods, dist, dir, bare, agent, automations) {
   }
 }
 
-function startupMs(args) {
-  const samples = [];
+/**
+ * Median wall-clock ms of each command line, the samples interleaved (one of each per round), so
+ * that a change in the machine's load moves them all alike and the ratios hold within a run.
+ */
+function startupMs(commands) {
+  const samples = commands.map(() => []);
   for (let i = 0; i < STARTUP_SAMPLES; i += 1) {
-    const start = performance.now();
-    const result = spawnSync(process.execPath, args, { encoding: 'utf8' });
-    samples.push(performance.now() - start);
-    if (result.status !== 0) throw new Error(`${args.join(' ')} failed: ${result.stderr}`);
+    for (const [index, args] of commands.entries()) {
+      const start = performance.now();
+      const result = spawnSync(process.execPath, args, { encoding: 'utf8' });
+      samples[index].push(performance.now() - start);
+      if (result.status !== 0) throw new Error(`${args.join(' ')} failed: ${result.stderr}`);
+    }
   }
-  return median(samples);
+  return samples.map(median);
 }
 
 function median(values) {
@@ -586,15 +592,20 @@ async function startup(mods, { dist, dir, bare, agent, log }, results) {
     for (let i = 0; i < 3; i += 1) samples.push(await idleRss(mods, dist, dir, bare, agent, count));
     results.idleRssMiB[count] = median(samples);
   }
+  const mb = (mib) => ((mib * 1024 * 1024) / 1e6).toFixed(1);
   log(
-    `  idle RSS of run --watch: ${results.idleRssMiB[1].toFixed(0)} MiB with 1 automation, ${results.idleRssMiB[50].toFixed(0)} MiB with 50`,
+    `  idle RSS of run --watch: ${results.idleRssMiB[1].toFixed(1)} MiB (${mb(results.idleRssMiB[1])} MB) with 1 automation, ${results.idleRssMiB[50].toFixed(1)} MiB (${mb(results.idleRssMiB[50])} MB) with 50`,
   );
 
-  const node = startupMs(['-e', '0']);
-  const version = startupMs([join(dist, 'cli/main.js'), '--version']);
-  const help = startupMs([join(dist, 'cli/main.js'), '--help']);
+  const [node, version, help] = startupMs([
+    ['-e', '0'],
+    [join(dist, 'cli/main.js'), '--version'],
+    [join(dist, 'cli/main.js'), '--help'],
+  ]);
   results.startup = { nodeMs: node, versionMs: version, helpMs: help };
-  log(`  start-up: --version ${ms(version)}, --help ${ms(help)} (node -e 0: ${ms(node)})`);
+  log(
+    `  start-up (median of ${STARTUP_SAMPLES}, interleaved): --version ${ms(version)} (${(version / node).toFixed(2)}× node), --help ${ms(help)} (${(help / node).toFixed(2)}×); node -e 0: ${ms(node)}`,
+  );
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
