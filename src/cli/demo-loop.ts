@@ -195,9 +195,11 @@ export async function followDemoPullRequest(
 
   if (deps.merge === 'auto') {
     await look(deps, 'the merge', async () => world.pullRequest(repo, number)?.state === 'MERGED');
-    const merged = await delivery(deps, deliveryRun.id);
+    const tip = (
+      await git(['log', '-1', '--format=%h %s', base], { cwd: deps.remote }).catch(() => '')
+    ).trim();
     say(
-      `   e. curupira saw it approved, green and mergeable, and merged pull request #${number} (merge = "auto", ${mergeMethod(deps.settings)})${merged?.gateDetail ? `: ${merged.gateDetail}` : ''}.`,
+      `   e. curupira saw it approved by @${DEMO_REVIEWER}, green and mergeable, and merged pull request #${number} (merge = "auto", ${mergeMethod(deps.settings)}): ${base} is now at ${tip || '-'}.`,
     );
   } else {
     await look(

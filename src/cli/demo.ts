@@ -47,8 +47,10 @@ const DEMO_REPO = 'acme/widgets';
  * How the demo's pull request is merged: `auto`, curupira merges it (`merge = "auto"`); `person`,
  * the scripted reviewer does (a build without the merge step).
  */
-const DEMO_MERGE: 'auto' | 'person' = 'person';
-const MERGE_SETTINGS = '';
+const DEMO_MERGE: 'auto' | 'person' = 'auto';
+const MERGE_SETTINGS = `merge = "auto"            # merge once approved by a person with write access, green, not a draft
+merge_method = "squash"   # the default
+`;
 
 const IDENTITY = ['-c', 'user.name=curupira demo', '-c', 'user.email=demo@curupira.invalid'];
 

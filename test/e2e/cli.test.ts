@@ -409,6 +409,10 @@ async function expectTheWholeLoop(demoDir: string, stdout: string): Promise<void
     .filter(Boolean);
   expect(commits).toHaveLength(2);
   expect(commits[0]).toBe(record.headSha);
+  // Merged by curupira (merge = "auto", squash): main now holds exactly the pull request's tree.
+  const tree = async (rev: string) => (await git(['rev-parse', `${rev}^{tree}`], { cwd: bare })).trim();
+  expect(await tree('main')).toBe(await tree(record.headSha!));
+  const squash = (await git(['log', '-1', '--format=%h %s', 'main'], { cwd: bare })).trim();
 
   const lines = [
     `    pull req.:  #5 https://github.com/acme/widgets/pull/5 open`,
@@ -419,6 +423,7 @@ async function expectTheWholeLoop(demoDir: string, stdout: string): Promise<void
     `        and pushed ${record.headSha!.slice(0, 7)} to ${record.headBranch} (fast-forward, never forced): pull request #5 now has 2 commits:`,
     `   c. CI (scripted): check run "test" on ${record.headSha!.slice(0, 7)}: in progress, then success.`,
     '   d. @mona approves, and marks the draft ready for review.',
+    `   e. curupira saw it approved by @mona, green and mergeable, and merged pull request #5 (merge = "auto", squash): main is now at ${squash}.`,
     `   f. curupira saw pull request #5 merged: run ${delivery.id} is merged (${delivery.reason}).`,
     "      Issue #1: closed (completed) (GitHub closes it for the body's `Closes #1`; without one, curupira closes it).",
     `From issue to merged pull request: issue #1 → run ${delivery.id} → draft pull request #5 → review → remediation run ${remediation.id} (same session) → checks green → merged → issue closed.`,
