@@ -14,6 +14,7 @@
 import type { Settings } from '../config/types.js';
 import type { RunRecord } from '../core/types.js';
 import { REMEDIATION_MARKS } from '../delivery/remediation.js';
+import { MERGE_MARKS } from '../delivery/steps/merge.js';
 import { type EngineOptions, runEngine } from '../engine/engine.js';
 import { simChecks } from '../simulator/checks.js';
 import { setPermission, submitReview } from '../simulator/reviews.js';
@@ -39,8 +40,6 @@ export interface DemoLoopDeps {
   remote: string;
   /** The engine's options for one look (mode, stop signal and onRun are set here). */
   engine(store: Store): Omit<EngineOptions, 'mode' | 'stopSignal' | 'onRun'>;
-  /** `auto`: curupira merges (`merge = "auto"`); `person`: the scripted reviewer merges. */
-  merge: 'auto' | 'person';
 }
 
 export interface DemoLoopResult {
@@ -193,30 +192,26 @@ export async function followDemoPullRequest(
   if (pr) pr.isDraft = false;
   say(`   d. @${DEMO_REVIEWER} approves, and marks the draft ready for review.`);
 
-  if (deps.merge === 'auto') {
-    await look(deps, 'the merge', async () => world.pullRequest(repo, number)?.state === 'MERGED');
-    const tip = (
-      await git(['log', '-1', '--format=%h %s', base], { cwd: deps.remote }).catch(() => '')
-    ).trim();
-    say(
-      `   e. curupira saw it approved by @${DEMO_REVIEWER}, green and mergeable, and merged pull request #${number} (merge = "auto", ${mergeMethod(deps.settings)}): ${base} is now at ${tip || '-'}.`,
-    );
-  } else {
-    await look(
-      deps,
-      'the approval',
-      async (store) => (await store.getPullRequest(deliveryRun.id))?.gate === 'ready',
-    );
-    const ready = await delivery(deps, deliveryRun.id);
-    say(
-      `   e. curupira noted the approval (gate: ready${ready?.gateDetail ? `, ${ready.gateDetail}` : ''}).`,
-    );
-    world.mergePullRequest(repo, number);
-    say(
-      `      @${DEMO_REVIEWER} merges pull request #${number} (merge is off in this build: a person merges).`,
-    );
+  // The merge step marks the head once GitHub answered (`merge:<sha>`: `merged <commit>` or
+  // `refused: <why>`).
+  let attempt = '';
+  await look(deps, 'the merge', async (store) => {
+    attempt = (await store.getPullRequestMark(deliveryRun.id, MERGE_MARKS.attempt(head)))?.value ?? '';
+    return attempt !== '';
+  });
+  if (!attempt.startsWith('merged ') || world.pullRequest(repo, number)?.state !== 'MERGED') {
+    say(`   e. curupira did not merge pull request #${number}: ${attempt}.`);
+    return { ok: false, remediation };
   }
-  const ended = async (store: Store) => (await store.getPullRequest(deliveryRun.id))?.state === 'merged';
+  const tip = (await git(['log', '-1', '--format=%h %s', base], { cwd: deps.remote }).catch(() => '')).trim();
+  say(
+    `   e. curupira saw it approved by @${DEMO_REVIEWER}, green and mergeable, and merged pull request #${number} (merge = "auto", ${mergeMethod(deps.settings)}): ${base} is now at ${tip || '-'}.`,
+  );
+  // The delivery's state is written last, and the issue is closed through the write queue (when
+  // GitHub did not close it for the body's `Closes #N`): both are the end.
+  const ended = async (store: Store) =>
+    (await store.getPullRequest(deliveryRun.id))?.state === 'merged' &&
+    world.issue(repo, Number(deliveryRun.itemId))?.state === 'CLOSED';
   await look(deps, 'the end of the delivery', ended);
   const store = await openStore(deps.settings.execution.state_db_path);
   let finalRun: RunRecord | undefined;

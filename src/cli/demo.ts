@@ -43,15 +43,6 @@ import { serveEngine } from './serve.js';
 
 /** The demo's repository in the simulator (demo.json). */
 const DEMO_REPO = 'acme/widgets';
-/**
- * How the demo's pull request is merged: `auto`, curupira merges it (`merge = "auto"`); `person`,
- * the scripted reviewer does (a build without the merge step).
- */
-const DEMO_MERGE: 'auto' | 'person' = 'auto';
-const MERGE_SETTINGS = `merge = "auto"            # merge once approved by a person with write access, green, not a draft
-merge_method = "squash"   # the default
-`;
-
 const IDENTITY = ['-c', 'user.name=curupira demo', '-c', 'user.email=demo@curupira.invalid'];
 
 /** A bare repository with a tiny project in it: the "GitHub remote" the demo clones. */
@@ -113,7 +104,9 @@ deliver = "pr"            # push the agent's branch and open a pull request for 
 pr_draft = true           # the default: a draft until a person marks it ready for review
 follow_interval = 10      # seconds between two looks at the open pull request (run --watch, serve)
 remediation_budget = 2    # the default: remediation runs one pull request gets (reviews, failing checks)
-${MERGE_SETTINGS}prompt = """
+merge = "auto"            # curupira merges once a person with write access approved, checks are green, not a draft
+merge_method = "squash"   # the default
+prompt = """
 Fix issue #\${issue_number}: \${issue_title}
 
 \${issue_body}
@@ -332,7 +325,7 @@ export function registerDemo(program: Command, io: CliIo): void {
         const delivered = runs.find((run) => run.status === 'succeeded' && deliveries.get(run.id)?.number);
         const loop = delivered
           ? await followDemoPullRequest(
-              { io, settings, world, repo: DEMO_REPO, remote, engine, merge: DEMO_MERGE },
+              { io, settings, world, repo: DEMO_REPO, remote, engine },
               delivered,
               6,
             )
