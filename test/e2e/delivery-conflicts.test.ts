@@ -22,7 +22,14 @@ import { simChecks } from '../../src/simulator/checks.js';
 import { commitToBranch, forcedUpdates, mergeability } from '../../src/simulator/merging.js';
 import type { Store } from '../../src/store/types.js';
 import { git } from '../../src/workspace/git.js';
-import { createHarness, type Harness, issueAutomation, onlyRun, waitFor } from '../helpers/harness.js';
+import {
+  createHarness,
+  type Harness,
+  issueAutomation,
+  onlyRun,
+  runBuiltCli,
+  waitFor,
+} from '../helpers/harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -115,6 +122,10 @@ describe('a delivered pull request whose base comes to conflict with it', () => 
       ['needs_human', `pr:${run.id}:conflict:${head}..${base}`],
     ]);
     expect(forcedUpdates(gitDir)).toEqual([]);
+    // `runs show` (the built CLI) says where the pull request stands and why.
+    const shown = await runBuiltCli(['--config', h.settingsFile, 'runs', 'show', run.id], { env: h.env });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/follow-up: {3}needs human since \S+: .*resolve_conflicts is off/);
   }, 90_000);
 });
 
