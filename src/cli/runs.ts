@@ -58,7 +58,7 @@ export function screeningLines(run: RunRecord, allowances: readonly Allowance[] 
   return lines;
 }
 
-/** The run's delivery: the pushed branch and its pull request (number, URL, state, since when, gate). */
+/** The run's delivery: the pushed branch and its pull request (number, URL, state, since when). */
 export function deliveryLines(delivery: PullRequestRecord | undefined): string[] {
   if (!delivery) return [];
   const sha = delivery.headSha ? ` at ${delivery.headSha.slice(0, 12)}` : '';
@@ -73,11 +73,10 @@ export function deliveryLines(delivery: PullRequestRecord | undefined): string[]
     lines.push(`  pull req.:   not opened yet (${delivery.state} since ${delivery.since})`);
   }
   if (delivery.detail) lines.push(`  delivery:    ${delivery.detail}`);
-  // While it is open, what the follower waits for (docs/from-issue-to-merged-pr.md).
-  if (delivery.state === 'open' && delivery.gate) {
-    const detail = delivery.gateDetail ? ` (${delivery.gateDetail})` : '';
-    lines.push(`  gate:        ${delivery.gate}${detail} since ${delivery.gateSince ?? '-'}`);
-  }
+  if (delivery.gate && delivery.state === 'open')
+    lines.push(
+      `  follow-up:   ${delivery.gate.replace(/_/g, ' ')}${delivery.gateSince ? ` since ${delivery.gateSince}` : ''}${delivery.gateDetail ? `: ${delivery.gateDetail}` : ''}`,
+    );
   return lines;
 }
 
@@ -314,7 +313,12 @@ export function registerRuns(program: Command, io: CliIo, globals: () => GlobalO
             ? renderTranscriptFile(run.provider, run.transcriptPath)
             : undefined;
         const allowances = await store.listAllowances({ runId: run.id });
-        const delivery = await store.getPullRequest(run.id).catch(() => undefined);
+        // A remediation run (issue 13) pushed to the delivery of the run it follows: show that one.
+        const delivery =
+          (await store.getPullRequest(run.id).catch(() => undefined)) ??
+          (run.upstreamRunId
+            ? await store.getPullRequest(run.upstreamRunId).catch(() => undefined)
+            : undefined);
         for (const line of runLines(run, transcript, allowances, delivery)) writeLine(io.stdout, line);
       } finally {
         await store.close();

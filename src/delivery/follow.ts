@@ -78,6 +78,8 @@ export interface StepOutcome {
   gate?: PullRequestGate;
   detail?: string;
   acted?: boolean;
+  /** The step merged the pull request: the follower reads it again and ends the delivery at once. */
+  merged?: boolean;
 }
 
 /** A follow-up step (src/delivery/steps/). Safe to repeat after a kill -9: it keeps its marks. */
@@ -197,8 +199,22 @@ async function followOne(
       record.state === 'needs_human'
         ? await deps.store.updatePullRequest(record.runId, { state: 'open', detail: 'reopened' })
         : record;
-    await followOpen(deps, { deps, queue, record: current, run, pr }, deps.steps ?? FOLLOW_STEPS);
-    return undefined;
+    const mergedNow = await followOpen(
+      deps,
+      { deps, queue, record: current, run, pr },
+      deps.steps ?? FOLLOW_STEPS,
+    );
+    if (!mergedNow) return undefined;
+    const after = await getPullRequest(deps.github, record.repo, record.number!);
+    if (!after.merged_at) return undefined;
+    await onMerged(
+      deps,
+      queue,
+      (await deps.store.getPullRequest(record.runId)) ?? current,
+      run,
+      after.merged_at,
+    );
+    return 'merged';
   }
   if (record.state === 'needs_human')
     return (await onChoice(deps, queue, record, run)) ? 'decided' : undefined;
@@ -216,11 +232,13 @@ async function followOpen(
   deps: FollowDeps,
   context: FollowContext,
   steps: readonly FollowStep[],
-): Promise<void> {
+): Promise<boolean> {
   let gate: { gate: PullRequestGate; detail: string | null } | undefined;
   let note: string | undefined;
+  let merged = false;
   for (const step of steps) {
     const outcome = await step(context);
+    if (outcome?.merged) merged = true;
     if (outcome?.gate && (!gate || gate.gate === 'ready'))
       gate = { gate: outcome.gate, detail: outcome.detail ?? null };
     if (!outcome?.gate && outcome?.detail !== undefined) note ??= outcome.detail;
@@ -229,6 +247,7 @@ async function followOpen(
   const next = gate ?? { gate: 'open' as const, detail: note ?? null };
   if (next.gate !== context.record.gate || next.detail !== context.record.gateDetail)
     await deps.store.updatePullRequest(context.record.runId, { gate: next.gate, gateDetail: next.detail });
+  return merged;
 }
 
 /** The run's item number in the pull request's repository (issue or pull request triggers), if any. */

@@ -3,7 +3,7 @@
  * (simulator backed by a bare repository, real git, the fake agent). With `merge = "auto"`, once a
  * person with write access approved and the head's checks are green, curupira merges it (squash, at
  * the head sha it checked): the base branch of the bare repository gets the agent's change, the
- * next sweep ends the run `merged` and the issue is closed. A file matching `human_merge_paths`
+ * same look ends the run `merged` and the issue is closed. A file matching `human_merge_paths`
  * keeps it from merging. No branch is ever rewritten.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -80,20 +80,17 @@ describe('merge = "auto"', () => {
     const { harness, runId, head } = await approvedAndGreen('');
     const store = await harness.openStore();
     try {
-      await watchUntil(
-        harness,
-        store,
-        'the merge',
-        async () => harness.world.pullRequest('acme/api', 2)!.state === 'MERGED',
-      );
-      // The next sweep (a new process reads each delivery at once) sees it merged.
-      await watchUntil(
+      // The look that merges it also ends the delivery: one watch process, no second look needed
+      // (follow_interval is the default 300 s, so a second look could not come within the wait).
+      const events = await watchUntil(
         harness,
         store,
         'the merged run',
         async () => (await store.getRun(runId))?.status === 'merged',
       );
+      expect(harness.world.pullRequest('acme/api', 2)!.state).toBe('MERGED');
       expect((await store.getPullRequest(runId))!.state).toBe('merged');
+      expect(events.filter((e) => e.event === 'pr_merged')).toHaveLength(1);
     } finally {
       await store.close();
     }

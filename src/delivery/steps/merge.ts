@@ -11,7 +11,7 @@
  *   merges: touches X";
  * - otherwise `PUT pulls/{n}/merge` with `merge_method` (default squash) and `sha` = the head
  *   curupira checked, so a push in between makes GitHub refuse (409) rather than merge unchecked
- *   code. Once per head. The next sweep sees the pull request merged and ends the delivery.
+ *   code. Once per head. The follower reads the pull request again and ends the delivery at once.
  */
 import { GitHubRequestError } from '../../core/errors.js';
 import type { FollowStep } from '../follow.js';
@@ -91,7 +91,12 @@ export function mergeStep(options: { readiness?: ReadinessReader } = {}): Follow
         { run: record.runId, number: pr.number, method, sha: merged.sha },
         'Merged the pull request',
       );
-      return { gate: 'ready', detail: `merged (${method}) as ${merged.sha.slice(0, 7)}`, acted: true };
+      return {
+        gate: 'ready',
+        detail: `merged (${method}) as ${merged.sha.slice(0, 7)}`,
+        acted: true,
+        merged: true,
+      };
     } catch (error) {
       const message = refusalMessage(error);
       if (!(error instanceof GitHubRequestError) || message === undefined) throw error;
