@@ -193,11 +193,17 @@ export async function followDemoPullRequest(
   say(`   d. @${DEMO_REVIEWER} approves, and marks the draft ready for review.`);
 
   // The merge step marks the head once GitHub answered (`merge:<sha>`: `merged <commit>` or
-  // `refused: <why>`).
+  // `refused: <why>`); the same look then ends the delivery (its state is written last) and closes
+  // the issue through the write queue, when GitHub did not close it for the body's `Closes #N`.
   let attempt = '';
   await look(deps, 'the merge', async (store) => {
     attempt = (await store.getPullRequestMark(deliveryRun.id, MERGE_MARKS.attempt(head)))?.value ?? '';
-    return attempt !== '';
+    if (attempt.startsWith('refused')) return true;
+    return (
+      attempt !== '' &&
+      (await store.getPullRequest(deliveryRun.id))?.state === 'merged' &&
+      world.issue(repo, Number(deliveryRun.itemId))?.state === 'CLOSED'
+    );
   });
   if (!attempt.startsWith('merged ') || world.pullRequest(repo, number)?.state !== 'MERGED') {
     say(`   e. curupira did not merge pull request #${number}: ${attempt}.`);
@@ -207,12 +213,6 @@ export async function followDemoPullRequest(
   say(
     `   e. curupira saw it approved by @${DEMO_REVIEWER}, green and mergeable, and merged pull request #${number} (merge = "auto", ${mergeMethod(deps.settings)}): ${base} is now at ${tip || '-'}.`,
   );
-  // The delivery's state is written last, and the issue is closed through the write queue (when
-  // GitHub did not close it for the body's `Closes #N`): both are the end.
-  const ended = async (store: Store) =>
-    (await store.getPullRequest(deliveryRun.id))?.state === 'merged' &&
-    world.issue(repo, Number(deliveryRun.itemId))?.state === 'CLOSED';
-  await look(deps, 'the end of the delivery', ended);
   const store = await openStore(deps.settings.execution.state_db_path);
   let finalRun: RunRecord | undefined;
   try {
@@ -225,7 +225,7 @@ export async function followDemoPullRequest(
     ? `${issue.state.toLowerCase()}${issue.stateReason ? ` (${issue.stateReason.toLowerCase()})` : ''}`
     : 'not found';
   say(
-    `   f. curupira saw pull request #${number} merged: run ${deliveryRun.id} is ${finalRun?.status ?? '-'}${finalRun?.reason ? ` (${finalRun.reason})` : ''}.`,
+    `   f. curupira read pull request #${number} merged and ended its delivery: run ${deliveryRun.id} is ${finalRun?.status ?? '-'}${finalRun?.reason ? ` (${finalRun.reason})` : ''}.`,
   );
   say(
     `      Issue #${deliveryRun.itemId}: ${issueState} (GitHub closes it for the body's \`Closes #${deliveryRun.itemId}\`; without one, curupira closes it).`,

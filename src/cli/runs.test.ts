@@ -163,17 +163,17 @@ describe('deliveryLines', () => {
     updatedAt: '2026-12-01T16:09:00.000Z',
   };
 
-  it('shows the gate of an open pull request: what the follower waits for', () => {
+  it('shows the follow-up gate of an open pull request: what the follower waits for', () => {
     expect(deliveryLines(record)).toEqual([
       '  pushed:      curupira/fix/github-issues-1 at 3416e04a636e (pull request)',
       '  pull req.:   #2 https://github.com/acme/api/pull/2 open since 2026-12-01T16:07:20.544Z',
-      '  gate:        changes_requested (changes requested by @alice) since 2026-12-01T16:09:00.000Z',
+      '  follow-up:   changes requested since 2026-12-01T16:09:00.000Z: changes requested by @alice',
     ]);
   });
 
   it('shows no gate once the pull request is merged', () => {
     const lines = deliveryLines({ ...record, state: 'merged', detail: 'merged at 2026-12-01T17:00:00Z' });
     expect(lines.at(-1)).toBe('  delivery:    merged at 2026-12-01T17:00:00Z');
-    expect(lines.join('\n')).not.toContain('gate:');
+    expect(lines.join('\n')).not.toContain('follow-up:');
   });
 });

@@ -424,7 +424,7 @@ async function expectTheWholeLoop(demoDir: string, stdout: string): Promise<void
     `   c. CI (scripted): check run "test" on ${record.headSha!.slice(0, 7)}: in progress, then success.`,
     '   d. @mona approves, and marks the draft ready for review.',
     `   e. curupira saw it approved by @mona, green and mergeable, and merged pull request #5 (merge = "auto", squash): main is now at ${squash}.`,
-    `   f. curupira saw pull request #5 merged: run ${delivery.id} is merged (${delivery.reason}).`,
+    `   f. curupira read pull request #5 merged and ended its delivery: run ${delivery.id} is merged (${delivery.reason}).`,
     "      Issue #1: closed (completed) (GitHub closes it for the body's `Closes #1`; without one, curupira closes it).",
     `From issue to merged pull request: issue #1 → run ${delivery.id} → draft pull request #5 → review → remediation run ${remediation.id} (same session) → checks green → merged → issue closed.`,
     `  curupira runs show ${remediation.id}   # the remediation: the review fenced in its prompt, the resumed session`,
