@@ -13,6 +13,12 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
   // `run --watch` held beyond its code (bench/README.md). Growth factor 1 keeps it at 1 MiB: more,
   // smaller scavenges. Unlike `--max-semi-space-size`, this flag takes effect when set at run time.
   setFlagsFromString('--semi-space-growth-factor=1');
+  // A reader that went away (`curupira runs show … | head`) is not a crash: what is left to print
+  // is dropped, and the command (a daemon too) goes on to its normal end.
+  for (const stream of [process.stdout, process.stderr])
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+    });
   const [{ runCli }, { processIo }] = await Promise.all([import('./program.js'), import('./io.js')]);
   process.exitCode = await runCli(argv, processIo());
 }

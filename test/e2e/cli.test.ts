@@ -55,6 +55,20 @@ describe('version and help', () => {
     expect(viaCuru.trim()).toBe(`curu ${VERSION}`);
   });
 
+  it('a reader that goes away (`| head`) is no crash: the command ends normally', async () => {
+    const ended = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [CLI, 'schema'], { env: baseEnv() });
+      child.stdout.destroy();
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+      });
+      child.on('close', (code) => resolve({ code, stderr }));
+    });
+    expect(ended.stderr).not.toMatch(/EPIPE|Error/);
+    expect(ended.code).toBe(0);
+  });
+
   it('has -h/--help on every command', async () => {
     const top = await runBuiltCli(['--help'], { env: baseEnv() });
     expect(top.code).toBe(0);
