@@ -3,6 +3,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest
 import { git } from '../workspace/git.js';
 import { commitFiles, createOrigin, isolateGitForTests, type OriginRepo } from '../workspace/testing.js';
 import { simChecks } from './checks.js';
+import { keepReflogs } from './merging.js';
 import { type Simulator, startSimulator } from './server.js';
 import { postGraphQL } from './testing.js';
 import { SimWorld } from './world.js';
@@ -135,6 +136,19 @@ describe('statusCheckRollup from the checks recorded for the head', () => {
       },
       commits: { nodes: [{ commit: { oid: firstSha, statusCheckRollup: { state: 'FAILURE' } } }] },
     });
+  });
+
+  test('a failing check makes a clean pull request UNSTABLE in mergeStateStatus, as in REST', async () => {
+    expect(await pull('mergeable mergeStateStatus')).toEqual({
+      mergeable: 'MERGEABLE',
+      mergeStateStatus: 'CLEAN',
+    });
+    simChecks(world).addCheckRun('acme/api', { name: 'test', headSha: firstSha, conclusion: 'failure' });
+    expect(await pull('mergeable mergeStateStatus')).toEqual({
+      mergeable: 'MERGEABLE',
+      mergeStateStatus: 'UNSTABLE',
+    });
+    expect((await api(AUTHOR, '/repos/acme/api/pulls/1')).body.mergeable_state).toBe('unstable');
   });
 
   test('a re-run that passes replaces the failure; a new push starts with no rollup', async () => {
@@ -279,9 +293,10 @@ describe('timelineItems of a pull request', () => {
     ]);
     expect(byType(open, 'MergedEvent')).toEqual([]);
 
-    // The base takes the head (as a merge would), and the pull request is merged: the commits stay.
-    await git(['push', '-q', 'origin', 'feature:main'], { cwd: work });
-    const merged = world.mergePullRequest('acme/api', 1);
+    // Merged with a merge commit, the base contains the head (base..head is empty): the commits stay.
+    const merge = await api(AUTHOR, '/repos/acme/api/pulls/1/merge', 'PUT', { merge_method: 'merge' });
+    expect(merge.body).toMatchObject({ merged: true });
+    const merged = world.pullRequest('acme/api', 1)!;
     const after = await pull<Timeline>(TIMELINE);
     expect(byType(after, 'PullRequestCommit').map((n) => (n.commit as { oid: string }).oid)).toEqual([
       firstSha,
@@ -291,6 +306,41 @@ describe('timelineItems of a pull request', () => {
       { __typename: 'MergedEvent', mergeRefName: 'main', createdAt: merged.mergedAt },
     ]);
     expect(byType(after, 'ClosedEvent')).toEqual([{ __typename: 'ClosedEvent', createdAt: merged.closedAt }]);
+  });
+
+  test('a forced push of the head shows up as HeadRefForcePushedEvent with both commits', async () => {
+    keepReflogs(origin.url);
+    const FORCED = `timelineItems(first: 10, itemTypes: [HEAD_REF_FORCE_PUSHED_EVENT, PULL_REQUEST_COMMIT]) {
+      nodes {
+        __typename
+        ... on HeadRefForcePushedEvent { beforeCommit { oid } afterCommit { oid messageHeadline } ref { name } }
+        ... on PullRequestCommit { commit { oid } }
+      }
+    }`;
+    await commitFiles(work, { 'b.txt': 'fast-forward\n' }, 'Add b.txt');
+    await git(['push', '-q', 'origin', 'feature'], { cwd: work });
+    expect((await pull<Timeline>(FORCED)).timelineItems.nodes.map((n) => n.__typename)).toEqual([
+      'PullRequestCommit',
+      'PullRequestCommit',
+    ]);
+    const before = (await git(['rev-parse', 'HEAD'], { cwd: work })).trim();
+    await git(['reset', '-q', '--hard', 'HEAD~1'], { cwd: work });
+    await git(['commit', '-q', '--amend', '-m', 'Add a.txt, rewritten'], { cwd: work });
+    const after = (await git(['rev-parse', 'HEAD'], { cwd: work })).trim();
+    await git(['push', '-q', '--force', 'origin', 'feature'], { cwd: work });
+
+    const timeline = await pull<Timeline>(FORCED);
+    expect(timeline.timelineItems.nodes.filter((n) => n.__typename === 'HeadRefForcePushedEvent')).toEqual([
+      {
+        __typename: 'HeadRefForcePushedEvent',
+        beforeCommit: { oid: before },
+        afterCommit: { oid: after, messageHeadline: 'Add a.txt, rewritten' },
+        ref: { name: 'feature' },
+      },
+    ]);
+    expect(timeline.timelineItems.nodes.filter((n) => n.__typename === 'PullRequestCommit')).toEqual([
+      { __typename: 'PullRequestCommit', commit: { oid: after } },
+    ]);
   });
 
   test('an item type the simulator does not model is refused, not answered empty', async () => {

@@ -16,6 +16,7 @@
  */
 import { runCommandSync } from '../process/command-sync.js';
 import { type SimCheckRun, type SimCommitStatus, simChecks } from './checks.js';
+import { forcedUpdates } from './merging.js';
 import { HTML_BASE, paginate, type ResolverContext, typedError } from './resolvers.js';
 import { permissionOf } from './reviews.js';
 import type { SimIssueOrPullRequest, SimPullRequest, SimRepository, SimReview, SimWorld } from './world.js';
@@ -381,6 +382,7 @@ const PULL_TYPES = [
   'PULL_REQUEST_REVIEW',
   'PULL_REQUEST_COMMIT',
   'MERGED_EVENT',
+  'HEAD_REF_FORCE_PUSHED_EVENT',
 ];
 
 interface TimelineEntry {
@@ -430,6 +432,7 @@ function timelineEntries(
     for (const r of pr.reviews) out.push({ createdAt: r.submittedAt, node: r });
   if (want.has('PULL_REQUEST_COMMIT'))
     for (const c of pullRequestCommits(ctx, pr)) out.push({ createdAt: c.createdAt, node: c });
+  if (want.has('HEAD_REF_FORCE_PUSHED_EVENT')) for (const e of forcePushes(ctx, pr)) out.push(e);
   if (want.has('MERGED_EVENT') && pr.state === 'MERGED' && pr.mergedAt) {
     out.push({
       createdAt: pr.mergedAt,
@@ -465,10 +468,53 @@ function timelineEntries(
   return out;
 }
 
+/** Commit objects of `oid` read from git (when git still has it), for events that name commits. */
+function commitByOid(ctx: ResolverContext, pr: SimPullRequest, oid: string) {
+  const gitDir = ctx.world.repo(pr.repo)?.gitDir;
+  const found = gitDir ? gitLog(gitDir, [oid, '-1'])?.[0] : undefined;
+  return commitNode(ctx, pr, found, oid);
+}
+
+/**
+ * The head branch's non-fast-forward updates in the bare repository's reflog (merging.ts's
+ * `forcedUpdates`; needs `keepReflogs`), as `HeadRefForcePushedEvent`s. The actor is null: the
+ * reflog of a bare repository names no GitHub account.
+ */
+function forcePushes(ctx: ResolverContext, pr: SimPullRequest): TimelineEntry[] {
+  const gitDir = ctx.world.repo(pr.repo)?.gitDir;
+  if (!gitDir) return [];
+  const ref = `refs/heads/${pr.headRefName}`;
+  return forcedUpdates(gitDir)
+    .filter((u) => u.ref === ref && !/^0+$/.test(u.new))
+    .map((u) => {
+      const createdAt = u.at ?? pr.updatedAt;
+      return {
+        createdAt,
+        node: {
+          __typename: 'HeadRefForcePushedEvent',
+          id: `HRFPE_${Buffer.from(`${pr.id}:${u.old}:${u.new}`).toString('base64url').slice(0, 32)}`,
+          actor: null,
+          beforeCommit: commitByOid(ctx, pr, u.old),
+          afterCommit: commitByOid(ctx, pr, u.new),
+          createdAt,
+          pullRequest: pr,
+          ref: {
+            __typename: 'Ref',
+            id: `REF_kwDOSIM${Buffer.from(`${pr.repo}:${pr.headRefName}`).toString('base64url')}`,
+            name: pr.headRefName,
+            prefix: 'refs/heads/',
+            target: { __typename: 'Commit', oid: u.new },
+          },
+        },
+      };
+    });
+}
+
 /**
  * `timelineItems(itemTypes: [...])` of an issue or pull request, oldest first (stable for equal
  * times). Issues: labeled events, comments, closed and reopened events (with their actors). Pull
- * requests: labeled events, comments, reviews, commits (git's committer date orders them), one
+ * requests: labeled events, comments, reviews, commits (git's committer date orders them), force
+ * pushes of the head branch (from the bare repository's reflog, `keepReflogs`), one
  * `MergedEvent` and one `ClosedEvent` for a merged pull request (actor and merge commit null: the
  * world does not record them), one `ClosedEvent` for a closed one. `itemTypes` is required.
  */
