@@ -70,6 +70,7 @@ afterEach(async () => {
 
 const ROLLUP = `statusCheckRollup {
   state
+  commit { oid messageHeadline }
   contexts(first: 10) {
     totalCount checkRunCount statusContextCount
     checkRunCountsByState { state count }
@@ -109,6 +110,7 @@ describe('statusCheckRollup from the checks recorded for the head', () => {
     expect(pr).toEqual({
       statusCheckRollup: {
         state: 'FAILURE',
+        commit: { oid: firstSha, messageHeadline: 'Add a.txt' },
         contexts: {
           totalCount: 2,
           checkRunCount: 1,

@@ -142,7 +142,7 @@ function commitNode(ctx: ResolverContext, pr: SimPullRequest, commit: GitCommit 
     committer: commit ? gitActor(commit.committerName, commit.committerEmail, commit.committedDate) : null,
     statusCheckRollup: null as unknown,
   };
-  node.statusCheckRollup = rollupOf(ctx, pr, oid, node);
+  node.statusCheckRollup = rollupOf(ctx, pr, oid, () => node);
   return node;
 }
 
@@ -173,7 +173,7 @@ interface RollupSource {
   state: string;
   repo: string;
   baseRefName: string;
-  commitNode: unknown;
+  commitNode: () => unknown;
   runs: SimCheckRun[];
   statuses: SimCommitStatus[];
 }
@@ -182,7 +182,7 @@ function rollupOf(
   ctx: ResolverContext,
   pr: SimPullRequest,
   oid: string,
-  commit: unknown,
+  commit: () => unknown,
 ): RollupSource | null {
   const checks = simChecks(ctx.world);
   const state = checks.rollup(pr.repo, oid);
@@ -265,7 +265,7 @@ function checkRunUrl(run: SimCheckRun): string {
 type Table<S> = Record<string, (source: S, args: Args, ctx: ResolverContext) => unknown>;
 
 const rollupResolvers: Table<RollupSource> = {
-  commit: (r) => r.commitNode,
+  commit: (r) => r.commitNode(),
   contexts: (r, args) => {
     const nodes: (CheckRunSource | StatusContextSource)[] = [
       ...r.runs.map((run) => ({ __typename: 'CheckRun' as const, run, baseRefName: r.baseRefName })),
@@ -346,13 +346,7 @@ export const pullRequestFields: Table<SimPullRequest> = {
   commits: (pr, args, ctx) => paginate(pullRequestCommits(ctx, pr), args),
   statusCheckRollup: (pr, _args, ctx) => {
     const oid = headOid(ctx.world, pr);
-    const commits = prCommits(ctx.world, pr);
-    return commitNode(
-      ctx,
-      pr,
-      commits?.find((c) => c.oid === oid),
-      oid,
-    ).statusCheckRollup;
+    return rollupOf(ctx, pr, oid, () => commitByOid(ctx, pr, oid));
   },
   headRefOid: (pr, _args, ctx) => headOid(ctx.world, pr),
   latestReviews: (pr, args) =>
