@@ -86,12 +86,18 @@ function branchOid(repo: SimRepository, branch: string): string | undefined {
   return git(repo.gitDir, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`]) || undefined;
 }
 
-/** The pull request's head commit: the head branch's tip while open and backed by git, else `headRefOid`. */
+/**
+ * The pull request's head commit: the head branch's tip while it is not merged and backed by git
+ * (as REST's `head.sha`), else `headRefOid` (a merge records the head it merged there).
+ */
 export function headOid(world: SimWorld, pr: SimPullRequest): string {
   const repo = world.repo(pr.repo);
-  if (pr.state === 'OPEN' && repo) return branchOid(repo, pr.headRefName) ?? pr.headRefOid;
+  if (pr.state !== 'MERGED' && repo) return branchOid(repo, pr.headRefName) ?? pr.headRefOid;
   return pr.headRefOid;
 }
+
+/** A commit name git may take as an argument (never an option). */
+const OID = /^[0-9a-f]{4,64}$/i;
 
 /** The commits last listed while each pull request was open (a merge empties `base..head`). */
 const seenCommits = new WeakMap<SimPullRequest, GitCommit[]>();
@@ -101,7 +107,9 @@ function prCommits(world: SimWorld, pr: SimPullRequest): GitCommit[] | undefined
   if (repo?.gitDir) {
     const head = headOid(world, pr);
     const base = branchOid(repo, pr.baseRefName);
-    const commits = gitLog(repo.gitDir, base ? [head, `^${base}`] : [head, '-1']);
+    const commits = !OID.test(head)
+      ? undefined
+      : gitLog(repo.gitDir, base ? [head, `^${base}`] : [head, '-1']);
     if (commits && commits.length > 0) {
       if (pr.state === 'OPEN') seenCommits.set(pr, commits);
       return commits;
@@ -465,7 +473,7 @@ function timelineEntries(
 /** Commit objects of `oid` read from git (when git still has it), for events that name commits. */
 function commitByOid(ctx: ResolverContext, pr: SimPullRequest, oid: string) {
   const gitDir = ctx.world.repo(pr.repo)?.gitDir;
-  const found = gitDir ? gitLog(gitDir, [oid, '-1'])?.[0] : undefined;
+  const found = gitDir && OID.test(oid) ? gitLog(gitDir, [oid, '-1'])?.[0] : undefined;
   return commitNode(ctx, pr, found, oid);
 }
 
