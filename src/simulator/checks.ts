@@ -200,6 +200,10 @@ export interface SimChecks {
   setProtectionForbidden(repo: string, forbidden: boolean): void;
   /** GitHub's rollup of a commit: `SUCCESS`, `FAILURE`, `PENDING`, or null without checks or statuses. */
   rollup(repo: string, sha: string): 'SUCCESS' | 'FAILURE' | 'PENDING' | null;
+  /** What the rollup of a commit is made of: the latest check run per (app, name), status per context. */
+  latest(repo: string, sha: string): { checkRuns: SimCheckRun[]; statuses: SimCommitStatus[] };
+  /** The required contexts of `branch`'s protection; undefined when it is not protected. */
+  requiredContexts(repo: string, branch: string): readonly string[] | undefined;
 }
 
 export function simChecks(world: SimWorld): SimChecks {
@@ -299,9 +303,17 @@ export function simChecks(world: SimWorld): SimChecks {
     setProtectionForbidden(repo, forbidden) {
       repoChecks(world, repo).protectionForbidden = forbidden;
     },
+    latest(repo, sha) {
+      return {
+        checkRuns: latestCheckRuns(repoChecks(world, repo).checkRuns.filter((c) => c.headSha === sha)),
+        statuses: latestStatuses(repoChecks(world, repo).statuses.filter((s) => s.sha === sha)),
+      };
+    },
+    requiredContexts(repo, branch) {
+      return repoChecks(world, repo).required.get(branch)?.contexts;
+    },
     rollup(repo, sha) {
-      const runs = latestCheckRuns(repoChecks(world, repo).checkRuns.filter((c) => c.headSha === sha));
-      const statuses = latestStatuses(repoChecks(world, repo).statuses.filter((s) => s.sha === sha));
+      const { checkRuns: runs, statuses } = api.latest(repo, sha);
       if (runs.length === 0 && statuses.length === 0) return null;
       const failed =
         runs.some((r) => r.conclusion !== null && FAILED.includes(r.conclusion)) ||

@@ -28,6 +28,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import type { components } from '@octokit/openapi-types';
 import { runCommandSyncStatus } from '../process/command-sync.js';
+import { simChecks } from './checks.js';
 import { HTML_BASE } from './resolvers.js';
 import { type RestRequest, type RestResponse, restError } from './rest.js';
 import type { SimPullRequest, SimRepository, SimWorld } from './world.js';
@@ -136,7 +137,10 @@ export function mergeability(world: SimWorld, pr: SimPullRequest): Mergeability 
   if (!merged) return unknown;
   const aheadBy = count(gitDir, `${baseSha}..${headSha}`);
   const behindBy = count(gitDir, `${headSha}..${baseSha}`);
-  const failing = pr.checkState === 'FAILURE' || pr.checkState === 'ERROR';
+  // The head's rollup as GraphQL's statusCheckRollup answers it: recorded checks and statuses, else
+  // the fixture's static checkState.
+  const checks = simChecks(world).rollup(pr.repo, headSha) ?? pr.checkState;
+  const failing = checks === 'FAILURE' || checks === 'ERROR';
   const state = !merged.clean
     ? 'dirty'
     : pr.isDraft
@@ -517,6 +521,8 @@ export interface ForcedUpdate {
   old: string;
   new: string;
   message: string;
+  /** When the reflog says the update happened (GitHub's DateTime), null when it does not say. */
+  at: string | null;
 }
 
 function files(dir: string): string[] {
@@ -542,13 +548,15 @@ export function forcedUpdates(gitDir: string): ForcedUpdate[] {
   for (const file of files(join(logs, 'refs'))) {
     const ref = relative(logs, file);
     for (const line of readFileSync(file, 'utf8').split('\n')) {
-      const match = /^([0-9a-f]{40}) ([0-9a-f]{40}) [^\t]*\t?(.*)$/.exec(line);
+      const match = /^([0-9a-f]{40}) ([0-9a-f]{40}) ([^\t]*)\t?(.*)$/.exec(line);
       if (!match) continue;
-      const [, old = '', next = '', message = ''] = match;
+      const [, old = '', next = '', who = '', message = ''] = match;
+      const seconds = / (\d+) [+-]\d{4}$/.exec(who)?.[1];
+      const at = seconds ? new Date(Number(seconds) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z') : null;
       if (old === ZERO) continue;
       const fastForward =
         next !== ZERO && run(gitDir, ['merge-base', '--is-ancestor', old, next]).status === 0;
-      if (!fastForward) out.push({ ref, old, new: next, message });
+      if (!fastForward) out.push({ ref, old, new: next, message, at });
     }
   }
   return out;

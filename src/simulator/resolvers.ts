@@ -17,6 +17,7 @@ import {
 } from 'graphql';
 import { decodeCursor, encodeCursor, isoSeconds, sha1Hex } from './ids.js';
 import { mergeability } from './merging.js';
+import { PR_GRAPHQL_RESOLVERS, pullRequestFields, timelineItems } from './pr-graphql.js';
 import { searchIssues } from './search.js';
 import {
   graphqlLogin,
@@ -175,33 +176,6 @@ function notFound(kind: string, detail: string): GraphQLError {
   return typedError('NOT_FOUND', `Could not resolve to ${kind} ${detail}.`);
 }
 
-function headCommit(pr: SimPullRequest) {
-  const url = `${HTML_BASE}/${pr.repo}/commit/${pr.headRefOid}`;
-  const commit = {
-    __typename: 'Commit',
-    id: `C_kwDOSIM${Buffer.from(pr.headRefOid).toString('base64url').slice(0, 24)}`,
-    oid: pr.headRefOid,
-    abbreviatedOid: pr.headRefOid.slice(0, 7),
-    message: `Update ${pr.headRefName}`,
-    messageHeadline: `Update ${pr.headRefName}`,
-    committedDate: pr.updatedAt,
-    authoredDate: pr.updatedAt,
-    url,
-    commitUrl: url,
-    resourcePath: resourcePath(url),
-    statusCheckRollup: pr.checkState
-      ? { __typename: 'StatusCheckRollup', id: `SCR_${pr.headRefOid.slice(0, 16)}`, state: pr.checkState }
-      : null,
-  };
-  return {
-    __typename: 'PullRequestCommit',
-    id: `PURC_${pr.headRefOid.slice(0, 20)}`,
-    commit,
-    url: `${itemUrl(pr)}/commits/${pr.headRefOid}`,
-    resourcePath: resourcePath(`${itemUrl(pr)}/commits/${pr.headRefOid}`),
-  };
-}
-
 function ref(repo: string, name: string) {
   return {
     __typename: 'Ref',
@@ -262,21 +236,9 @@ function itemResolvers<T extends SimIssueOrPullRequest>(): ResolverTable<T> {
     milestone: (item, _args, ctx) =>
       item.milestone === null ? null : ctx.world.milestone(item.repo, item.milestone),
     comments: (item, args) => paginate(item.comments, args),
-    timelineItems: (item, args) => {
-      // Only labeled events are modelled: asking for any other item type is refused, not answered empty.
-      const types = Array.isArray(args.itemTypes) ? (args.itemTypes as string[]) : undefined;
-      if (!types || types.some((t) => t !== 'LABELED_EVENT'))
-        throw typedError(
-          'SIMULATOR_UNSUPPORTED',
-          'The curupira GitHub simulator models timelineItems(itemTypes: [LABELED_EVENT]) only',
-        );
-      return {
-        ...paginate(item.labelEvents, args),
-        filteredCount: item.labelEvents.length,
-        pageCount: item.labelEvents.length,
-        updatedAt: item.updatedAt,
-      };
-    },
+    // Labeled events, comments, closed/reopened events; for pull requests reviews, commits, merged
+    // (src/simulator/pr-graphql.ts).
+    timelineItems: (item, args, ctx) => timelineItems(item, args, ctx),
     repository: (item, _args, ctx) => repoOf(ctx, item.repo),
     projectItems: (item, args, ctx) => {
       const all = ctx.world.projectItemsFor(item);
@@ -324,7 +286,9 @@ const pullRequestResolvers: ResolverTable<SimPullRequest> = {
       args,
     );
   },
-  commits: (pr, args) => paginate([headCommit(pr)], args),
+  // commits, statusCheckRollup, headRefOid, latestReviews, latestOpinionatedReviews: from git, CI and
+  // the reviews (src/simulator/pr-graphql.ts).
+  ...pullRequestFields,
 };
 
 const repositoryResolvers: ResolverTable<SimRepository> = {
@@ -664,6 +628,7 @@ const RESOLVERS: Record<string, ResolverTable<never>> = {
   ProjectV2SingleSelectField: statusFieldResolvers,
   ProjectV2Item: projectItemResolvers,
   DraftIssue: draftResolvers,
+  ...PR_GRAPHQL_RESOLVERS,
 };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
