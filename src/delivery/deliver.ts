@@ -113,6 +113,7 @@ export async function deliverRun(deps: DeliveryDeps, request: DeliveryRequest): 
       delivery: mode,
       headBranch: branch,
     });
+    crashPoint('delivery-begun');
     if (record.state === 'pushing' || record.headSha !== sha) {
       await pushBranch({
         cwd,
@@ -137,6 +138,7 @@ export async function deliverRun(deps: DeliveryDeps, request: DeliveryRequest): 
       adopted: !(pr.body ?? '').includes(deliveryMarker(run.id)),
       state: 'open',
     });
+    crashPoint('delivery-recorded');
     deps.log.info({ ...fields, number: pr.number, adopted: record.adopted }, 'Pull request delivered');
     return { kind: 'delivered', record };
   } catch (error) {

@@ -209,6 +209,7 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
     const current = await store.getPullRequest(record.runId);
     if (current?.headSha === sha)
       return { note: 'no changes: the agent made no new commit (nothing pushed)' };
+    crashPoint('remediation-pushing');
     try {
       await pushBranch({
         cwd,
@@ -221,6 +222,7 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
         failed: `could not push ${record.headBranch} to pull request #${record.number}: ${errorMessage(error)}`,
       };
     }
+    crashPoint('remediation-push-done');
     // Own first: a crash between the two leaves a head marked as ours, never ours taken for a human's.
     await store.setPullRequestMark(record.runId, ownHeadMark(sha), 'pushed');
     await store.updatePullRequest(record.runId, { headSha: sha });
@@ -271,6 +273,7 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
         run = await deps.execute(automation, taskOfRun(delivery), remediation, onRun);
         // The run id is known for sure now (onRun's write may still be on its way).
         await writeAction(record, { ...action, runId: run.id });
+        crashPoint('remediation-finished');
         if (run.status === 'cancelled' && deps.stopping?.()) return; // the next start takes it up
         await settle(record, action, run);
         log.info(
@@ -381,6 +384,7 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
       }
       const action: InFlightAction = { key: request.key, runId: null, request, sessionId, attempt: 1 };
       await writeAction(record, action);
+      crashPoint('remediation-action-set');
       if (request.budgeted)
         await store.setPullRequestMark(record.runId, REMEDIATION_MARKS.rounds, JSON.stringify(rounds));
       try {
