@@ -210,6 +210,9 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
     if (current?.headSha === sha)
       return { note: 'no changes: the agent made no new commit (nothing pushed)' };
     crashPoint('remediation-pushing');
+    // Own before the push: a crash after it leaves the pushed head known as ours (`recover` moves
+    // `headSha` to it), never ours taken for a human's.
+    await store.setPullRequestMark(record.runId, ownHeadMark(sha), 'pushed');
     try {
       await pushBranch({
         cwd,
@@ -223,11 +226,22 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
       };
     }
     crashPoint('remediation-push-done');
-    // Own first: a crash between the two leaves a head marked as ours, never ours taken for a human's.
-    await store.setPullRequestMark(record.runId, ownHeadMark(sha), 'pushed');
     await store.updatePullRequest(record.runId, { headSha: sha });
     crashPoint('remediation-pushed');
     log.info({ run: record.runId, number: record.number, sha }, 'Pushed a remediation to the pull request');
+    return {};
+  };
+
+  /**
+   * A finished run whose worktree is gone pushed before the process died, maybe before `headSha`
+   * moved: the pull request's head, when it is one curupira pushed, becomes the delivery's head.
+   */
+  const notePushedHead = async (record: PullRequestRecord): Promise<{ failed?: string }> => {
+    if (record.number === null) return {};
+    const head = (await getPullRequest(deps.github, record.repo, record.number)).head.sha;
+    const current = await store.getPullRequest(record.runId);
+    if (head !== current?.headSha && (await store.getPullRequestMark(record.runId, ownHeadMark(head))))
+      await store.updatePullRequest(record.runId, { headSha: head });
     return {};
   };
 
@@ -303,7 +317,7 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
       const pushed =
         run.worktreePath && (await pathExists(run.worktreePath))
           ? await pushHead(automation, record, run.worktreePath)
-          : {};
+          : await notePushedHead(record);
       if (pushed.failed) {
         log.warn({ run: run.id, reason: pushed.failed }, 'Could not push a remediation after a restart');
         await store.updateRun(run.id, { status: 'failed', reason: pushed.failed });

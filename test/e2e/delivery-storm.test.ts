@@ -21,21 +21,15 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CrashPoint } from '../../src/process/crash-point.js';
 import type { RunRecord } from '../../src/core/types.js';
 import { REMEDIATION_MARKS } from '../../src/delivery/remediation.js';
 import { REVIEW_MARKS } from '../../src/delivery/steps/reviews.js';
 import { Engine } from '../../src/engine/engine.js';
+import type { CrashPoint } from '../../src/process/crash-point.js';
 import { setPermission, submitReview } from '../../src/simulator/reviews.js';
 import type { Store } from '../../src/store/types.js';
 import { git, gitResult } from '../../src/workspace/git.js';
-import {
-  createHarness,
-  type Harness,
-  issueAutomation,
-  startBuiltCli,
-  waitFor,
-} from '../helpers/harness.js';
+import { createHarness, type Harness, issueAutomation, startBuiltCli, waitFor } from '../helpers/harness.js';
 
 const TRIALS = 10;
 
@@ -131,7 +125,9 @@ async function killed(harness: Harness, args: string[], kill: Kill): Promise<voi
     const cli = startBuiltCli(args, { env: { ...harness.env, CURUPIRA_TEST_CRASH_AT: kill.point } });
     const timer = setTimeout(() => cli.child.kill('SIGINT'), 60_000);
     const result = await cli.done.finally(() => clearTimeout(timer));
-    expect(result.signal, `the crash point ${kill.point} was never reached:\n${result.stderr}`).toBe('SIGKILL');
+    expect(result.signal, `the crash point ${kill.point} was never reached:\n${result.stderr}`).toBe(
+      'SIGKILL',
+    );
     return;
   }
   const cli = startBuiltCli(args, { env: harness.env });
@@ -165,7 +161,11 @@ async function watchUntil(
   });
   const stop = new AbortController();
   const runs: RunRecord[] = [];
-  const options = harness.engineOptions(counting, { mode: 'watch', stop: stop.signal, onRun: (r) => runs.push(r) });
+  const options = harness.engineOptions(counting, {
+    mode: 'watch',
+    stop: stop.signal,
+    onRun: (r) => runs.push(r),
+  });
   const done = new Engine(options).run();
   try {
     await waitFor('the follow-up', async () => started > sweeps && (await until(store)), 60_000);
@@ -207,9 +207,10 @@ async function expectNoForcePush(harness: Harness): Promise<Map<string, string[]
     const log = await git(['reflog', 'show', '--format=%H', ref, '--'], { cwd: harness.origin.url });
     const shas = log.split('\n').filter(Boolean).reverse();
     for (let i = 1; i < shas.length; i += 1)
-      expect(await isAncestor(harness, shas[i - 1]!, shas[i]!), `${ref}: ${shas[i - 1]} → ${shas[i]} forced`).toBe(
-        true,
-      );
+      expect(
+        await isAncestor(harness, shas[i - 1]!, shas[i]!),
+        `${ref}: ${shas[i - 1]} → ${shas[i]} forced`,
+      ).toBe(true);
     all.set(ref, shas);
   }
   return all;
@@ -293,9 +294,10 @@ async function trial(delivery: Kill, follow: Kill): Promise<void> {
     const commits = agentCommits(harness);
     expect(commits.length).toBeGreaterThanOrEqual(2);
     for (const commit of commits)
-      expect(await isAncestor(harness, commit.sha, tip), `the agent's commit ${commit.sha} was not pushed`).toBe(
-        true,
-      );
+      expect(
+        await isAncestor(harness, commit.sha, tip),
+        `the agent's commit ${commit.sha} was not pushed`,
+      ).toBe(true);
     // Never forced; one push of the delivery, one of the remediation.
     const updates = await expectNoForcePush(harness);
     expect(updates.get(`refs/heads/${branch}`)).toEqual([deliveredSha, tip]);
