@@ -6,6 +6,7 @@
  */
 export type CrashPoint =
   | 'agent-exited'
+  | 'run-cleaned'
   | 'write-enqueued'
   | 'write-posted'
   | 'delivery-begun'

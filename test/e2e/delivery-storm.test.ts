@@ -17,7 +17,8 @@
  * The trials are drawn from a seeded generator: the seed is in the describe name, and
  * `CURUPIRA_STORM_SEED=<seed>` replays a failing storm (the points, the delays, the order).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -40,6 +41,7 @@ const DELIVERY_POINTS: readonly CrashPoint[] = [
   'delivery-pushed',
   'delivery-pr-opened',
   'delivery-recorded',
+  'run-cleaned',
 ];
 /** Crash points a remediation (`run --watch`) passes, in order. */
 const FOLLOW_POINTS: readonly CrashPoint[] = [
@@ -49,6 +51,7 @@ const FOLLOW_POINTS: readonly CrashPoint[] = [
   'remediation-pushing',
   'remediation-push-done',
   'remediation-pushed',
+  'run-cleaned',
   'remediation-finished',
 ];
 
@@ -94,13 +97,28 @@ const describeKill = (kill: Kill): string =>
   'point' in kill ? `at ${kill.point}` : `after ${kill.delayMs} ms`;
 
 let h: Harness | undefined;
-afterEach(async () => {
+let exclusive: string | undefined;
+afterEach(async (context) => {
+  // A failed trial says what the agents did (pids, sessions, folders, times) and the seed replays it.
+  if (context.task.result?.state === 'fail' && h) {
+    const calls = h
+      .agentRuns('claude')
+      .map((c) => ({ time: c.time, pid: c.pid, resumeOf: c.resumeOf, cwd: c.cwd }));
+    console.error(
+      `seed ${SEED}: agents ${JSON.stringify(calls)}; commits ${JSON.stringify(agentCommits(h))}`,
+    );
+  }
   await h?.cleanup();
   h = undefined;
+  if (exclusive) rmSync(exclusive, { recursive: true, force: true });
+  exclusive = undefined;
 });
 
 async function world(): Promise<Harness> {
+  exclusive = mkdtempSync(join(tmpdir(), 'curupira-delivery-storm-'));
   const harness = await createHarness({
+    // Two agents working in one folder at once are logged there (the fake agent's guard).
+    agentEnv: { FAKE_AGENT_EXCLUSIVE: exclusive },
     issues: [{ title: 'Fix the parser [[fake:commit]]', body: 'Please fix.', labels: ['agent-ready'] }],
     automation: issueAutomation('fix', {
       prompt: '${issue_title}',
@@ -224,7 +242,7 @@ async function trial(delivery: Kill, follow: Kill): Promise<void> {
   // 1. The delivery, killed, then finished by a restart.
   await killed(harness, ['--config', harness.settingsFile, 'run'], delivery);
   const again = await harness.run();
-  expect(again.runs.every((r) => r.status === 'succeeded')).toBe(true);
+  expect(again.runs.filter((r) => r.status !== 'succeeded').map((r) => [r.status, r.reason])).toEqual([]);
   expect(pulls()).toHaveLength(1);
   const store = await harness.openStore();
   let deliveryRun: RunRecord;
@@ -232,7 +250,7 @@ async function trial(delivery: Kill, follow: Kill): Promise<void> {
     const rows = await store.listPullRequests();
     expect(rows.map((r) => [r.state, r.number])).toEqual([['open', 2]]);
     deliveryRun = (await store.getRun(rows[0]!.runId))!;
-    expect(deliveryRun.status).toBe('succeeded');
+    expect(deliveryRun.status, deliveryRun.reason ?? '').toBe('succeeded');
     expect(deliveryRun.sessionId).toBeTruthy();
   } finally {
     await store.close();
@@ -274,7 +292,10 @@ async function trial(delivery: Kill, follow: Kill): Promise<void> {
       (r) => r.upstreamRunId === deliveryRun.id,
     );
     const succeeded = remediations.filter((r) => r.status === 'succeeded');
-    expect(succeeded.map((r) => r.id)).toEqual([handled[0]!.value]);
+    expect(
+      succeeded.map((r) => r.id),
+      JSON.stringify(remediations.map((r) => [r.id, r.status, r.reason])),
+    ).toEqual([handled[0]!.value]);
     expect(remediations.length).toBeLessThanOrEqual(2);
     for (const other of remediations.filter((r) => r.status !== 'succeeded'))
       expect(other.status, `${other.id}: ${other.reason}`).toBe('cancelled');
@@ -285,6 +306,17 @@ async function trial(delivery: Kill, follow: Kill): Promise<void> {
     expect(remediationCalls.length).toBeGreaterThanOrEqual(1);
     expect(remediationCalls.length).toBeLessThanOrEqual(remediations.length);
     for (const call of remediationCalls) expect(call.resumeOf).toBe(deliveryRun.sessionId);
+    // Killed at a point no agent is running at (before its run, or after its agent exited): one
+    // run, one agent. Only a kill while the agent may run (`remediation-started`: it is starting;
+    // a delay) may leave a run cut short, started once more.
+    if ('point' in follow && follow.point !== 'remediation-started') {
+      expect(remediations).toHaveLength(1);
+      expect(remediationCalls).toHaveLength(1);
+    }
+    // The delivery's agent ran once, unless a delay kill cut it (then its session resumed).
+    const fresh = harness.agentRuns('claude').filter((c) => c.resumeOf === null);
+    expect(fresh).toHaveLength(1);
+    if ('point' in delivery) expect(resumed.filter((c) => !c.prompt?.includes('Rename it.'))).toEqual([]);
 
     // No lost push: every commit the agent made is on the remote branch (the pull request's head,
     // as the simulator reads it from the bare repository), whose tip is the delivery's head.
@@ -298,6 +330,9 @@ async function trial(delivery: Kill, follow: Kill): Promise<void> {
         await isAncestor(harness, commit.sha, tip),
         `the agent's commit ${commit.sha} was not pushed`,
       ).toBe(true);
+    // Two agents never worked in one folder at the same time.
+    const violations = join(exclusive!, 'violations.log');
+    expect(existsSync(violations) ? readFileSync(violations, 'utf8') : '').toBe('');
     // Never forced; one push of the delivery, one of the remediation.
     const updates = await expectNoForcePush(harness);
     expect(updates.get(`refs/heads/${branch}`)).toEqual([deliveredSha, tip]);
