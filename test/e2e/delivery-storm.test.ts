@@ -324,7 +324,8 @@ async function trial(delivery: Kill, follow: Kill): Promise<void> {
     expect(tip).not.toBe(deliveredSha);
     expect(record.headSha).toBe(tip);
     const commits = agentCommits(harness);
-    expect(commits.length).toBeGreaterThanOrEqual(2);
+    // (An agent killed between its commit and logging it leaves one commit unlogged.)
+    expect(commits.length).toBeGreaterThanOrEqual(1);
     for (const commit of commits)
       expect(
         await isAncestor(harness, commit.sha, tip),
