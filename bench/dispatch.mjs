@@ -15,7 +15,10 @@
  * busy time), the ledger at 100,000 runs (per-run time and store open time against an empty
  * ledger), idle RSS of `curupira run --watch` with 1 and 50 automations, and `--version` start-up.
  *
+ * Each drain runs twice per mode, without worktree reuse (`reuse_worktrees = false`) and with it.
+ *
  *   node bench/dispatch.mjs [--dist DIR] [--tasks N]   (DIR defaults to ../dist, or $CURUPIRA_DIST)
+ *   node bench/dispatch.mjs --only disks|spawn|startup  (one part alone)
  */
 import { spawn, spawnSync } from 'node:child_process';
 import {
@@ -40,7 +43,7 @@ const FILES = 2000;
 const COUNTED_TASKS = 10;
 const LEDGER_RUNS = 100_000;
 const LEDGER_TASKS = 20;
-const STARTUP_SAMPLES = 7;
+const STARTUP_SAMPLES = 15;
 export const TOKEN = 'ghp_benchDispatchToken000000000000000001';
 
 const gitEnv = () => ({
@@ -152,7 +155,7 @@ async function bareSteps(dir, bare, agent, runs, concurrency) {
   return perRun;
 }
 
-export function settingsText({ simulatorUrl, bare, agent, maxActive, automations = 1, historyLimit }) {
+export function settingsText({ simulatorUrl, bare, agent, maxActive, automations = 1, historyLimit, reuse }) {
   const blocks = [];
   for (let a = 0; a < automations; a += 1) {
     blocks.push(`[automations.bench${a === 0 ? '' : a}]
@@ -167,7 +170,7 @@ workspace_dir = "ws"
 state_db_path = "state/state.sqlite3"
 max_active_tasks = ${maxActive}
 max_pending_tasks = 1000
-${historyLimit ? `history_limit = ${historyLimit}\n` : ''}[settings.screening]
+${historyLimit ? `history_limit = ${historyLimit}\n` : ''}${reuse === false ? 'reuse_worktrees = false\n' : ''}[settings.screening]
 required = false
 [settings.polling]
 batch_size = 1000
@@ -206,7 +209,7 @@ async function engineRun(mods, opts) {
   const settingsFile = join(root, 'settings.toml');
   writeFileSync(
     settingsFile,
-    settingsText({ simulatorUrl: simulator.url, bare, agent, maxActive, historyLimit }),
+    settingsText({ simulatorUrl: simulator.url, bare, agent, maxActive, historyLimit, reuse: opts.reuse }),
   );
   const { settings } = mods.load.loadSettings(settingsFile);
   if (seedLedger > 0) await seed(mods, settings.execution.state_db_path, seedLedger);
@@ -386,15 +389,21 @@ async function idleRss(mods, dist, dir, bare, agent, automations) {
   }
 }
 
-function startupMs(args) {
-  const samples = [];
+/**
+ * Median wall-clock ms of each command line, the samples interleaved (one of each per round), so
+ * that a change in the machine's load moves them all alike and the ratios hold within a run.
+ */
+function startupMs(commands) {
+  const samples = commands.map(() => []);
   for (let i = 0; i < STARTUP_SAMPLES; i += 1) {
-    const start = performance.now();
-    const result = spawnSync(process.execPath, args, { encoding: 'utf8' });
-    samples.push(performance.now() - start);
-    if (result.status !== 0) throw new Error(`${args.join(' ')} failed: ${result.stderr}`);
+    for (const [index, args] of commands.entries()) {
+      const start = performance.now();
+      const result = spawnSync(process.execPath, args, { encoding: 'utf8' });
+      samples[index].push(performance.now() - start);
+      if (result.status !== 0) throw new Error(`${args.join(' ')} failed: ${result.stderr}`);
+    }
   }
-  return median(samples);
+  return samples.map(median);
 }
 
 function median(values) {
@@ -404,6 +413,13 @@ function median(values) {
 }
 
 const ms = (value) => `${value.toFixed(1)} ms`;
+
+/** The field-by-field mean of drain results. */
+function meanOf(list) {
+  const out = {};
+  for (const key of Object.keys(list[0])) out[key] = list.reduce((sum, r) => sum + r[key], 0) / list.length;
+  return out;
+}
 
 /** Real-disk runs are many times slower (git's file work waits on the kernel): a third as many. */
 async function disks(mods, dir, bare, agent, tasks, log) {
@@ -415,20 +431,32 @@ async function disks(mods, dir, bare, agent, tasks, log) {
     for (const [label, base, runs] of places) {
       results[label] = { runs };
       for (const concurrency of [1, 4]) {
-        // The bare steps before and after the engine, averaged: the machine's load drifts.
+        // The bare steps before and after the engine, averaged: the machine's load drifts. The
+        // engine four times between them, without worktree reuse (`reuse_worktrees = false`) and
+        // with it, in the order without, with, with, without; each figure the mean of its two.
         const before = await bareSteps(base, bare, agent, runs, concurrency);
-        const engine = await engineRun(mods, {
-          root: join(base, `engine-${concurrency}`),
-          bare,
-          agent,
-          maxActive: concurrency,
-          tasks: runs,
-        });
+        const drains = { rebuild: [], reuse: [] };
+        for (const [i, mode] of ['rebuild', 'reuse', 'reuse', 'rebuild'].entries()) {
+          drains[mode].push(
+            await engineRun(mods, {
+              root: join(base, `engine-${concurrency}-${i}`),
+              ...{ bare, agent, maxActive: concurrency, tasks: runs, reuse: mode === 'reuse' },
+            }),
+          );
+        }
+        const rebuild = meanOf(drains.rebuild);
+        const engine = meanOf(drains.reuse);
         const bareMs = (before + (await bareSteps(join(base, 'again'), bare, agent, runs, concurrency))) / 2;
         const ratio = engine.perRunMs / bareMs;
-        results[label][concurrency] = { bareStepsMsPerRun: bareMs, ...engine, ratioToBareSteps: ratio };
+        const rebuildRatio = rebuild.perRunMs / bareMs;
+        results[label][concurrency] = {
+          bareStepsMsPerRun: bareMs,
+          ...engine,
+          ratioToBareSteps: ratio,
+          withoutReuse: { ...rebuild, ratioToBareSteps: rebuildRatio },
+        };
         log(
-          `  ${label} (${runs} runs), concurrency ${concurrency}: curupira ${ms(engine.perRunMs)} per run, bare steps ${ms(bareMs)} = ${ratio.toFixed(2)}×; main thread ${ms(engine.mainThreadMsPerRun)} per run (CPU ${ms(engine.mainThreadCpuMsPerRun)})`,
+          `  ${label} (${runs} runs), concurrency ${concurrency}: curupira ${ms(engine.perRunMs)} per run, bare steps ${ms(bareMs)} = ${ratio.toFixed(2)}× (without worktree reuse ${ms(rebuild.perRunMs)} = ${rebuildRatio.toFixed(2)}×); main thread ${ms(engine.mainThreadMsPerRun)} per run (CPU ${ms(engine.mainThreadCpuMsPerRun)}; without reuse ${ms(rebuild.mainThreadCpuMsPerRun)})`,
         );
       }
     }
@@ -469,6 +497,11 @@ export async function run({ dist, log = console.log, tasks = DEFAULT_TASKS, only
       results.spawnHelper = await helperVsDirect(mods, { ram, bare, agent, tasks, log });
       return results;
     }
+    if (only === 'disks') {
+      results.disks = await disks(mods, dir, bare, agent, tasks, log);
+      await countedDrains(mods, { dir, ram, bare, agent, log }, results);
+      return results;
+    }
     if (only !== 'startup') await runDrains(mods, { dir, ram, bare, agent, tasks, log }, results);
     await startup(mods, { dist, dir, bare, agent, log }, results);
     return results;
@@ -481,24 +514,7 @@ export async function run({ dist, log = console.log, tasks = DEFAULT_TASKS, only
 async function runDrains(mods, { dir, ram, bare, agent, tasks, log }, results) {
   results.disks = await disks(mods, dir, bare, agent, tasks, log);
   results.spawnHelper = await helperVsDirect(mods, { ram, bare, agent, tasks, log });
-
-  const traceDir = join(dir, 'trace');
-  await engineRun(mods, {
-    root: join(ram, 'counted'),
-    bare,
-    agent,
-    maxActive: 1,
-    tasks: COUNTED_TASKS,
-    traceDir,
-  });
-  results.processes = countProcesses(traceDir, COUNTED_TASKS);
-  log(
-    `  processes per run: ${results.processes.gitPerRun.toFixed(1)} git + 1 agent (${Object.entries(
-      results.processes.byCommand,
-    )
-      .map(([k, v]) => `${k} ${v}`)
-      .join(', ')})`,
-  );
+  await countedDrains(mods, { dir, ram, bare, agent, log }, results);
 
   const empty = await engineRun(mods, {
     root: join(ram, 'ledger-empty'),
@@ -516,6 +532,26 @@ async function runDrains(mods, { dir, ram, bare, agent, tasks, log }, results) {
   log(
     `  store alone: a run's writes ${ms(ops.full.writesMsPerRun)} at ${LEDGER_RUNS.toLocaleString('en')} runs vs ${ms(ops.empty.writesMsPerRun)} empty; a prune with nothing to delete ${ms(ops.full.pruneMs)} vs ${ms(ops.empty.pruneMs)} (runs no longer prune until over history_limit)`,
   );
+}
+
+/** Git processes per run (one clone included), with worktree reuse and without. */
+async function countedDrains(mods, { dir, ram, bare, agent, log }, results) {
+  for (const reuse of [true, false]) {
+    const traceDir = join(dir, `trace-${reuse}`);
+    await engineRun(mods, {
+      root: join(ram, `counted-${reuse}`),
+      ...{ bare, agent, maxActive: 1, tasks: COUNTED_TASKS, traceDir, reuse },
+    });
+    const counted = countProcesses(traceDir, COUNTED_TASKS);
+    results[reuse ? 'processes' : 'processesWithoutReuse'] = counted;
+    log(
+      `  processes per run${reuse ? '' : ' without worktree reuse'}: ${counted.gitPerRun.toFixed(1)} git + 1 agent (${Object.entries(
+        counted.byCommand,
+      )
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')})`,
+    );
+  }
 }
 
 /**
@@ -556,15 +592,20 @@ async function startup(mods, { dist, dir, bare, agent, log }, results) {
     for (let i = 0; i < 3; i += 1) samples.push(await idleRss(mods, dist, dir, bare, agent, count));
     results.idleRssMiB[count] = median(samples);
   }
+  const mb = (mib) => ((mib * 1024 * 1024) / 1e6).toFixed(1);
   log(
-    `  idle RSS of run --watch: ${results.idleRssMiB[1].toFixed(0)} MiB with 1 automation, ${results.idleRssMiB[50].toFixed(0)} MiB with 50`,
+    `  idle RSS of run --watch: ${results.idleRssMiB[1].toFixed(1)} MiB (${mb(results.idleRssMiB[1])} MB) with 1 automation, ${results.idleRssMiB[50].toFixed(1)} MiB (${mb(results.idleRssMiB[50])} MB) with 50`,
   );
 
-  const node = startupMs(['-e', '0']);
-  const version = startupMs([join(dist, 'cli/main.js'), '--version']);
-  const help = startupMs([join(dist, 'cli/main.js'), '--help']);
+  const [node, version, help] = startupMs([
+    ['-e', '0'],
+    [join(dist, 'cli/main.js'), '--version'],
+    [join(dist, 'cli/main.js'), '--help'],
+  ]);
   results.startup = { nodeMs: node, versionMs: version, helpMs: help };
-  log(`  start-up: --version ${ms(version)}, --help ${ms(help)} (node -e 0: ${ms(node)})`);
+  log(
+    `  start-up (median of ${STARTUP_SAMPLES}, interleaved): --version ${ms(version)} (${(version / node).toFixed(2)}× node), --help ${ms(help)} (${(help / node).toFixed(2)}×); node -e 0: ${ms(node)}`,
+  );
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

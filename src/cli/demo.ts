@@ -2,7 +2,9 @@
  * `curupira demo`: the whole product, offline. A GitHub simulator seeded with a small repository
  * and a few issues, a local bare git remote, and a built-in scripted agent (the fake agent CLI that
  * speaks Claude Code's stream format) — then the real engine runs on them and we show what happened.
- * No GitHub account, no model key, nothing outside one temporary folder.
+ * The run delivers a draft pull request, which the demo follows to its merge (src/cli/demo-loop.ts:
+ * a scripted review, a remediation in the same agent session, green checks, the merge, the issue
+ * closed). No GitHub account, no model key, nothing outside one temporary folder.
  */
 import {
   existsSync,
@@ -30,13 +32,17 @@ import { createGitHubClient } from '../github/client.js';
 import { staticTokenSource, type TokenSource } from '../github/token.js';
 import { createLogger, type Logger } from '../log.js';
 import { openStore } from '../store/index.js';
+import type { PullRequestRecord, Store } from '../store/types.js';
 import { git } from '../workspace/index.js';
+import { followDemoPullRequest } from './demo-loop.js';
 import { EXIT } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
 import { setExitCode } from './program.js';
 import { signalHandler } from './run.js';
 import { serveEngine } from './serve.js';
 
+/** The demo's repository in the simulator (demo.json). */
+const DEMO_REPO = 'acme/widgets';
 const IDENTITY = ['-c', 'user.name=curupira demo', '-c', 'user.email=demo@curupira.invalid'];
 
 /** A bare repository with a tiny project in it: the "GitHub remote" the demo clones. */
@@ -93,6 +99,13 @@ trigger_type = "plugins-py/github-issues"
 repository = "widgets"
 repo = "acme/widgets"
 labels = ["agent-ready"]
+# From issue to merged pull request (docs/from-issue-to-merged-pr.md):
+deliver = "pr"            # push the agent's branch and open a pull request for it
+pr_draft = true           # the default: a draft until a person marks it ready for review
+follow_interval = 10      # seconds between two looks at the open pull request (run --watch, serve)
+remediation_budget = 2    # the default: remediation runs one pull request gets (reviews, failing checks)
+merge = "auto"            # curupira merges once a person with write access approved, checks are green, not a draft
+merge_method = "squash"   # the default
 prompt = """
 Fix issue #\${issue_number}: \${issue_title}
 
@@ -130,7 +143,7 @@ export function prepareDemoFolder(dir: string): 'new' | 'replaced' {
   return 'replaced';
 }
 
-function describeRun(run: RunRecord): string[] {
+function describeRun(run: RunRecord, delivery?: PullRequestRecord): string[] {
   const lines = [
     `  run ${run.id}: ${run.status}${run.reason ? ` (${run.reason})` : ''}`,
     `    issue:      ${run.repo}#${run.itemId} ${JSON.stringify(run.itemTitle)}`,
@@ -146,6 +159,13 @@ function describeRun(run: RunRecord): string[] {
     );
   } else if (run.branch) {
     lines.push(`    worktree:   ${run.worktreePath} (removed: nothing unpushed)`);
+  }
+  if (delivery) {
+    lines.push(
+      `    pushed:     ${delivery.headBranch} at ${delivery.headSha?.slice(0, 12) ?? '-'} (deliver = "${delivery.delivery}")`,
+    );
+    if (delivery.number !== null)
+      lines.push(`    pull req.:  #${delivery.number} ${delivery.url ?? ''} ${delivery.state}`);
   }
   if (run.transcriptPath) lines.push(`    transcript: ${run.transcriptPath}`);
   return lines;
@@ -232,11 +252,14 @@ export function registerDemo(program: Command, io: CliIo): void {
       );
       const { startSimulator } = await import('../simulator/index.js');
       const { DEMO_TOKEN, demoWorld } = await import('../simulator/demo.js');
-      const sim = await startSimulator({ world: demoWorld() });
+      const world = demoWorld();
+      const sim = await startSimulator({ world });
       try {
         writeLine(io.stdout, `   ${sim.url}`);
         writeLine(io.stdout, '2. Creating a local git remote with a tiny project…');
         const remote = await createDemoRemote(dir);
+        // The simulator reads the pull request's head, base and commits from this bare repository.
+        world.addRepo(DEMO_REPO, { gitDir: remote });
         const bins = installFakeAgents(join(dir, 'bin'));
         const settingsFile = join(dir, 'settings.toml');
         writeFileSync(settingsFile, settingsText(dir, sim.url, remote, bins.claude));
@@ -257,28 +280,36 @@ export function registerDemo(program: Command, io: CliIo): void {
         const env = { ...io.env };
         delete env.GH_TOKEN;
         delete env.GITHUB_TOKEN;
+        const engine = (engineStore: Store) => ({
+          settings,
+          store: engineStore,
+          clock: systemClock,
+          log,
+          env,
+          tokens,
+          github: () => createGitHubClient({ apiUrl: sim.url, tokens, log }),
+          transcriptsDir: transcriptsDir(settings),
+        });
         let runs: RunRecord[];
+        const deliveries = new Map<string, PullRequestRecord>();
         try {
           const result = await runEngine({
-            settings,
+            ...engine(store),
             mode: 'drain',
-            store,
-            clock: systemClock,
-            log,
-            env,
-            tokens,
-            github: () => createGitHubClient({ apiUrl: sim.url, tokens, log }),
-            transcriptsDir: transcriptsDir(settings),
             stopSignal: new AbortController().signal,
           });
           runs = result.runs;
+          for (const run of runs) {
+            const record = await store.getPullRequest(run.id);
+            if (record) deliveries.set(run.id, record);
+          }
         } finally {
           await store.close();
         }
         writeLine(io.stdout, '5. What happened:');
         if (runs.length === 0) writeLine(io.stdout, '  No matching task was found.');
         for (const run of runs) {
-          for (const line of describeRun(run)) writeLine(io.stdout, line);
+          for (const line of describeRun(run, deliveries.get(run.id))) writeLine(io.stdout, line);
           if (run.transcriptPath && run.provider) {
             writeLine(io.stdout, '    the agent said:');
             await loadDrivers([run.provider]);
@@ -291,7 +322,33 @@ export function registerDemo(program: Command, io: CliIo): void {
             if (logLine.trim()) writeLine(io.stdout, `    last commit: ${logLine.trim()}`);
           }
         }
+        const delivered = runs.find((run) => run.status === 'succeeded' && deliveries.get(run.id)?.number);
+        const loop = delivered
+          ? await followDemoPullRequest(
+              { io, settings, world, repo: DEMO_REPO, remote, engine },
+              delivered,
+              6,
+            )
+          : { ok: false };
         writeLine(io.stdout, '');
+        if (delivered && loop.ok) {
+          const number = deliveries.get(delivered.id)?.number;
+          writeLine(
+            io.stdout,
+            `From issue to merged pull request: issue #${delivered.itemId} → run ${delivered.id} → draft pull request #${number} → review → remediation run ${loop.remediation?.id ?? '-'} (same session) → checks green → merged → issue closed.`,
+          );
+          const where = [
+            `  export CURUPIRA_CONFIG=${settingsFile}`,
+            '  curupira runs                  # both runs: the delivery (now merged) and its remediation',
+            `  curupira runs show ${delivered.id}   # the delivery: its branch, pull request #${number}, transcript`,
+            `  curupira runs show ${loop.remediation?.id ?? '-'}   # the remediation: the review fenced in its prompt, the resumed session`,
+            '  curupira demo --serve          # the demo again, ending on the board (`curupira serve`)',
+            '  docs/from-issue-to-merged-pr.md: each step, its settings, what curupira reads and writes',
+          ];
+          writeLine(io.stdout, 'Where to look (the state file in the folder above keeps it all):');
+          for (const line of where) writeLine(io.stdout, line);
+          writeLine(io.stdout, '');
+        }
         writeLine(
           io.stdout,
           'Next: look around the folder above, then point curupira at your own repository:',
@@ -301,11 +358,11 @@ export function registerDemo(program: Command, io: CliIo): void {
         writeLine(io.stdout, '  curupira doctor               # token, API, matches, agent CLIs');
         writeLine(io.stdout, '  curupira run --dry-run        # the first task that would run');
         writeLine(io.stdout, '  curupira serve                # the board, the JSON API and CLI control');
-        const ok = runs.length > 0 && runs.every((r) => r.status === 'succeeded');
+        const ok = runs.length > 0 && runs.every((r) => r.status === 'succeeded') && loop.ok;
         setExitCode(ok ? EXIT.ok : EXIT.failure);
         if (options.serve) {
           writeLine(io.stdout, '');
-          writeLine(io.stdout, '6. Serving the board with these runs (`curupira serve`; Ctrl+C stops)…');
+          writeLine(io.stdout, '7. Serving the board with these runs (`curupira serve`; Ctrl+C stops)…');
           // Paused, so the watch does not run the same issue again; "Run now" on the board does.
           await pauseDemoAutomations(settings);
           writeLine(

@@ -16,6 +16,7 @@ import { UsageError } from '../core/errors.js';
 import { silentLogger } from '../log.js';
 import { openStore } from '../store/index.js';
 import {
+  emptyPools,
   type KeptWorktree,
   listKeptWorktrees,
   listStrayFiles,
@@ -97,6 +98,8 @@ export function registerGc(program: Command, io: CliIo, globals: () => GlobalOpt
       const dryRun = Boolean(options.dryRun);
       const result = await removeWorktrees(toRemove, { dryRun, log: silentLogger() });
       const strayResult = await removeStrayFiles(selectedStrays, { dryRun });
+      // Clean worktrees finished runs left for later tasks (reuse_worktrees) hold no work: --all empties the pool.
+      const pooledRemoved = options.all && !dryRun ? await emptyPools(checkouts) : 0;
       // Runs take git's automatic maintenance out of their path; it happens here instead.
       if (!dryRun) await maintainCheckouts(checkouts);
       const failedPaths = new Map(result.failed.map((f) => [f.worktree.path, f.error]));
@@ -143,6 +146,7 @@ export function registerGc(program: Command, io: CliIo, globals: () => GlobalOpt
               })),
               dryRun,
               removed: result.removed.length + strayResult.removed.length,
+              ...(pooledRemoved > 0 ? { pooledRemoved } : {}),
               refused: withheldAction === 'refused' ? withheld.size : 0,
             },
             null,
@@ -150,6 +154,12 @@ export function registerGc(program: Command, io: CliIo, globals: () => GlobalOpt
           ),
         );
       } else {
+        if (pooledRemoved > 0) {
+          writeLine(
+            io.stdout,
+            `Emptied the worktree pool: ${plural(pooledRemoved, 'clean worktree')} of finished runs.`,
+          );
+        }
         if (kept.length === 0 && strays.length === 0) {
           writeLine(io.stdout, 'No kept worktrees.');
           return;

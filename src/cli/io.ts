@@ -1,4 +1,7 @@
 import { redact } from '../security/redact.js';
+import { programNameFrom } from './version.js';
+
+export { programNameFrom };
 
 /** What a command may touch of the outside world; tests hand in their own. */
 export interface CliIo {
@@ -21,13 +24,6 @@ export function processIo(): CliIo {
     cwd: process.cwd(),
     programName: programNameFrom(process.argv[1]),
   };
-}
-
-/** `curu` when invoked as `curu` (any folder, `.exe`/`.js` stripped), else `curupira`. */
-export function programNameFrom(argv1: string | undefined): string {
-  const base = (argv1 ?? '').split(/[\\/]/).pop() ?? '';
-  const name = base.replace(/\.(exe|js|cmd|mjs)$/i, '');
-  return name === 'curu' ? 'curu' : 'curupira';
 }
 
 /**

@@ -3,11 +3,10 @@
  * maps every error to a message and a documented exit code, never a stack trace for a user mistake.
  */
 import { Command, CommanderError, Help } from 'commander';
-import { defaultConfigPath, resolvePath } from '../config/load.js';
+import { defaultConfigPath, resolvePath } from '../config/paths.js';
 import { ConfigError, CurupiraError, errorMessage, UsageError } from '../core/errors.js';
 import type { LogLevel } from '../log.js';
-import { registerSecretEnv } from '../security/redact.js';
-import { scrub } from '../workspace/git.js';
+import { registerSecretEnv, scrub } from '../security/redact.js';
 import { EXIT } from './exit-codes.js';
 import type { CliIo } from './io.js';
 import { redactingIo, writeLine } from './io.js';

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../core/types.js';
 import { openStore } from '../store/index.js';
+import type { PullRequestRecord } from '../store/types.js';
+import { deliveryLines } from './runs.js';
 import { runCliCaptured } from './testing.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'curupira-runs-'));
@@ -135,5 +137,43 @@ describe('curupira runs show', () => {
       stdout: '',
       stderr: 'No run with id r_ZZZ; `curupira runs` lists them.\n',
     });
+  });
+});
+
+describe('deliveryLines', () => {
+  const record: PullRequestRecord = {
+    runId: 'r_1',
+    automationId: 'fix',
+    taskKey: 'issue:1',
+    repo: 'acme/api',
+    delivery: 'pr',
+    headBranch: 'curupira/fix/github-issues-1',
+    headSha: '3416e04a636e0000000000000000000000000000',
+    baseBranch: 'main',
+    number: 2,
+    url: 'https://github.com/acme/api/pull/2',
+    adopted: false,
+    state: 'open',
+    detail: null,
+    since: '2026-12-01T16:07:20.544Z',
+    gate: 'changes_requested',
+    gateSince: '2026-12-01T16:09:00.000Z',
+    gateDetail: 'changes requested by @alice',
+    createdAt: '2026-12-01T16:07:20.544Z',
+    updatedAt: '2026-12-01T16:09:00.000Z',
+  };
+
+  it('shows the follow-up gate of an open pull request: what the follower waits for', () => {
+    expect(deliveryLines(record)).toEqual([
+      '  pushed:      curupira/fix/github-issues-1 at 3416e04a636e (pull request)',
+      '  pull req.:   #2 https://github.com/acme/api/pull/2 open since 2026-12-01T16:07:20.544Z',
+      '  follow-up:   changes requested since 2026-12-01T16:09:00.000Z: changes requested by @alice',
+    ]);
+  });
+
+  it('shows no gate once the pull request is merged', () => {
+    const lines = deliveryLines({ ...record, state: 'merged', detail: 'merged at 2026-12-01T17:00:00Z' });
+    expect(lines.at(-1)).toBe('  delivery:    merged at 2026-12-01T17:00:00Z');
+    expect(lines.join('\n')).not.toContain('follow-up:');
   });
 });

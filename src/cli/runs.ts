@@ -73,6 +73,10 @@ export function deliveryLines(delivery: PullRequestRecord | undefined): string[]
     lines.push(`  pull req.:   not opened yet (${delivery.state} since ${delivery.since})`);
   }
   if (delivery.detail) lines.push(`  delivery:    ${delivery.detail}`);
+  if (delivery.gate && delivery.state === 'open')
+    lines.push(
+      `  follow-up:   ${delivery.gate.replace(/_/g, ' ')}${delivery.gateSince ? ` since ${delivery.gateSince}` : ''}${delivery.gateDetail ? `: ${delivery.gateDetail}` : ''}`,
+    );
   return lines;
 }
 
@@ -309,7 +313,12 @@ export function registerRuns(program: Command, io: CliIo, globals: () => GlobalO
             ? renderTranscriptFile(run.provider, run.transcriptPath)
             : undefined;
         const allowances = await store.listAllowances({ runId: run.id });
-        const delivery = await store.getPullRequest(run.id).catch(() => undefined);
+        // A remediation run (issue 13) pushed to the delivery of the run it follows: show that one.
+        const delivery =
+          (await store.getPullRequest(run.id).catch(() => undefined)) ??
+          (run.upstreamRunId
+            ? await store.getPullRequest(run.upstreamRunId).catch(() => undefined)
+            : undefined);
         for (const line of runLines(run, transcript, allowances, delivery)) writeLine(io.stdout, line);
       } finally {
         await store.close();

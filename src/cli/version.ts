@@ -11,3 +11,13 @@ export function packageVersion(): string {
   cached = json.version;
   return cached;
 }
+
+/**
+ * `curu` when invoked as `curu` (any folder, `.exe`/`.js` stripped), else `curupira`. Here rather
+ * than in io.ts so that `--version` loads this module alone (src/cli/main.ts).
+ */
+export function programNameFrom(argv1: string | undefined): string {
+  const base = (argv1 ?? '').split(/[\\/]/).pop() ?? '';
+  const name = base.replace(/\.(exe|js|cmd|mjs)$/i, '');
+  return name === 'curu' ? 'curu' : 'curupira';
+}

@@ -10,8 +10,7 @@
  * checks across tables, and resolved paths.
  */
 import { readFileSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import type { z } from 'zod';
 import { isProvider, PROVIDERS, type Profile } from '../agents/schemas.js';
@@ -29,6 +28,7 @@ import {
   sortIssues,
   validate,
 } from './issues.js';
+import { resolvePath } from './paths.js';
 import { SettingsFile } from './schema.js';
 import { screeningWarningsFor } from './screening.js';
 import { type KeyPath, locateKeys, type TomlLocations } from './toml-locations.js';
@@ -43,27 +43,12 @@ import type {
 
 export { COMMON_PROMPT_FIELDS } from './automations.js';
 export { formatPath } from './issues.js';
+export { defaultConfigPath, expandHome, resolvePath } from './paths.js';
 
 /** The file's tables, as the settings schema declares them. */
 const FILE = SettingsFile.shape;
 const AGENTS = FILE.agents.unwrap().shape;
 const AUTO_MODEL_PROVIDERS = new Set(['cursor', 'gemini']);
-
-export function defaultConfigPath(): string {
-  return join(homedir(), '.curupira', 'settings.toml');
-}
-
-export function expandHome(path: string): string {
-  if (path === '~') return homedir();
-  if (path.startsWith('~/')) return join(homedir(), path.slice(2));
-  return path;
-}
-
-/** `~` expands; a relative path resolves against the settings file's folder. */
-export function resolvePath(path: string, baseDir: string): string {
-  const expanded = expandHome(path);
-  return isAbsolute(expanded) ? resolve(expanded) : resolve(baseDir, expanded);
-}
 
 /** Loads and validates a settings file. Throws `ConfigError` (every problem at once). */
 export function loadSettings(file: string): LoadedSettings {

@@ -87,6 +87,12 @@ export const SettingsTable = z
       .positive('must be greater than 0')
       .default(20)
       .describe('Deadline for one agent run (and for a setup script).'),
+    reuse_worktrees: z
+      .boolean()
+      .default(true)
+      .describe(
+        'Keep up to `max_active_tasks` clean worktrees of finished runs per checkout (nothing uncommitted, untracked or unpushed; ignored files are deleted) and re-point one for the next task, a new branch from the freshly fetched base, instead of deleting it and writing a new one; `false` deletes them as they finish and empties the pool at start (curupira extension).',
+      ),
     max_output_bytes: z
       .number()
       .int()

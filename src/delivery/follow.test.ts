@@ -137,6 +137,28 @@ describe('following delivered pull requests', () => {
     expect(since).not.toBeNull();
   });
 
+  it('open: a later step says more than an earlier `ready` (approved, yet behind)', async () => {
+    const runId = await delivered();
+    const gate =
+      (outcome: Awaited<ReturnType<FollowStep>>): FollowStep =>
+      async () =>
+        outcome;
+    await follower(store, [
+      gate({ gate: 'ready', detail: 'approved by @alice' }),
+      gate({ gate: 'behind', detail: 'behind main by 1 commit' }),
+      gate({ gate: 'ready', detail: 'approved; a person merges' }),
+    ]).sweep();
+    expect(await store.getPullRequest(runId)).toMatchObject({
+      gate: 'behind',
+      gateDetail: 'behind main by 1 commit',
+    });
+    await follower(store, [gate({ gate: 'ready', detail: 'approved by @alice' }), gate(undefined)]).sweep();
+    expect(await store.getPullRequest(runId)).toMatchObject({
+      gate: 'ready',
+      gateDetail: 'approved by @alice',
+    });
+  });
+
   it('merged: the delivery is merged, the run says so, and the issue GitHub left open is closed as completed', async () => {
     const runId = await delivered();
     world.mergePullRequest('acme/api', 2);

@@ -16,8 +16,9 @@
  *
  * While a pull request is open, the follow-up steps (`FOLLOW_STEPS`: conflicts, CI, reviews, a
  * moving base, merging) look at it in turn. Each may set the delivery's gate (the first gate found
- * wins, so the order is the precedence) and may start one action; once one step acted, the later
- * steps wait for the next sweep (one follow-up action in flight per pull request).
+ * wins, so the order is the precedence, except that `ready` only says "nothing here holds it
+ * back", so a later step may still say more) and may start one action; once one step acted, the
+ * later steps wait for the next sweep (one follow-up action in flight per pull request).
  */
 
 import type { AutomationConfig } from '../config/types.js';
@@ -31,8 +32,11 @@ import type { NotificationEvent } from '../notify/index.js';
 import type { PullRequestGate, PullRequestRecord, PullRequestState, Store } from '../store/types.js';
 import { getPullRequest, type PullJson } from './pull-request.js';
 import type { RemediationRequest, RemediationResult } from './remediation-types.js';
+import { behindStep, ownUpdateStep } from './steps/behind.js';
 import { ciStep } from './steps/ci.js';
+import { conflictsStep } from './steps/conflicts.js';
 import { inFlightStep } from './steps/in-flight.js';
+import { mergeStep } from './steps/merge.js';
 import { reviewsStep } from './steps/reviews.js';
 
 export const DEFAULT_FOLLOW_INTERVAL_SECONDS = 300;
@@ -74,17 +78,29 @@ export interface StepOutcome {
   gate?: PullRequestGate;
   detail?: string;
   acted?: boolean;
+  /** The step merged the pull request: the follower reads it again and ends the delivery at once. */
+  merged?: boolean;
 }
 
 /** A follow-up step (src/delivery/steps/). Safe to repeat after a kill -9: it keeps its marks. */
 export type FollowStep = (context: FollowContext) => Promise<StepOutcome | undefined>;
 
 /**
- * The follow-up steps, in order of precedence: the first gate found is the delivery's gate. A
- * remediation in flight comes first (it holds the others back); then conflicts, CI and reviews;
- * then the steps that move the branch or merge it.
+ * The follow-up steps, in order of precedence: the first gate found is the delivery's gate.
+ * `ownUpdateStep` sets no gate: it records curupira's own update of the branch (a merge of the
+ * base GitHub made) before any step can count it as a person's push. A remediation in flight comes
+ * next (it holds the others back); then conflicts, CI and reviews; then the steps that move the
+ * branch or merge it.
  */
-export const FOLLOW_STEPS: FollowStep[] = [inFlightStep, ciStep, reviewsStep];
+export const FOLLOW_STEPS: FollowStep[] = [
+  ownUpdateStep(),
+  inFlightStep,
+  conflictsStep(),
+  ciStep,
+  reviewsStep,
+  behindStep(),
+  mergeStep(),
+];
 
 export interface FollowDeps {
   store: Store;
@@ -183,8 +199,22 @@ async function followOne(
       record.state === 'needs_human'
         ? await deps.store.updatePullRequest(record.runId, { state: 'open', detail: 'reopened' })
         : record;
-    await followOpen(deps, { deps, queue, record: current, run, pr }, deps.steps ?? FOLLOW_STEPS);
-    return undefined;
+    const mergedNow = await followOpen(
+      deps,
+      { deps, queue, record: current, run, pr },
+      deps.steps ?? FOLLOW_STEPS,
+    );
+    if (!mergedNow) return undefined;
+    const after = await getPullRequest(deps.github, record.repo, record.number!);
+    if (!after.merged_at) return undefined;
+    await onMerged(
+      deps,
+      queue,
+      (await deps.store.getPullRequest(record.runId)) ?? current,
+      run,
+      after.merged_at,
+    );
+    return 'merged';
   }
   if (record.state === 'needs_human')
     return (await onChoice(deps, queue, record, run)) ? 'decided' : undefined;
@@ -194,25 +224,30 @@ async function followOne(
 
 /**
  * Runs the follow-up steps on an open pull request and records its gate: the first gate a step
- * found, else `open` (nothing to wait for or act on that a step knows of) with the first detail a
- * step gave without a gate (`checks running: …`).
+ * found (a later step's gate replaces `ready`: approved as far as the reviews go, yet the branch
+ * may be behind, or a person merges), else `open` (nothing to wait for or act on that a step knows
+ * of) with the first detail a step gave without a gate (`checks running: …`).
  */
 async function followOpen(
   deps: FollowDeps,
   context: FollowContext,
   steps: readonly FollowStep[],
-): Promise<void> {
+): Promise<boolean> {
   let gate: { gate: PullRequestGate; detail: string | null } | undefined;
   let note: string | undefined;
+  let merged = false;
   for (const step of steps) {
     const outcome = await step(context);
-    if (outcome?.gate && !gate) gate = { gate: outcome.gate, detail: outcome.detail ?? null };
+    if (outcome?.merged) merged = true;
+    if (outcome?.gate && (!gate || gate.gate === 'ready'))
+      gate = { gate: outcome.gate, detail: outcome.detail ?? null };
     if (!outcome?.gate && outcome?.detail !== undefined) note ??= outcome.detail;
     if (outcome?.acted) break;
   }
   const next = gate ?? { gate: 'open' as const, detail: note ?? null };
   if (next.gate !== context.record.gate || next.detail !== context.record.gateDetail)
     await deps.store.updatePullRequest(context.record.runId, { gate: next.gate, gateDetail: next.detail });
+  return merged;
 }
 
 /** The run's item number in the pull request's repository (issue or pull request triggers), if any. */

@@ -49,7 +49,8 @@ interface Call {
 }
 let calls: Call[];
 /** What the stand-in run does: commit and push, or stop as if cut short (a kill, a stop). */
-let behaviour: 'commit' | 'cut';
+/** `unstarted`: the engine stopped before the run's turn came (execute answers undefined). */
+let behaviour: 'commit' | 'cut' | 'unstarted';
 let hold: Promise<void> | undefined;
 
 beforeAll(() => isolateGitForTests());
@@ -158,6 +159,7 @@ function remediator(over: ResolvedAutomation = automation): Remediator {
     github: createGitHubClient({ apiUrl: sim.url, tokens: staticTokenSource(TOKEN), maxAttempts: 1 }),
     automation: () => over,
     execute: async (auto, task, remediation, onRun) => {
+      if (behaviour === 'unstarted') return undefined;
       const iso = () => new Date().toISOString();
       let run = await store.createRun({
         ...runInit(auto, task, 'running'),
@@ -355,6 +357,35 @@ describe('the remediator', () => {
     expect(await remediator().resumeInFlight(await record())).toBe('settled');
     expect(calls).toHaveLength(2);
     expect(await store.getPullRequestMark(deliveryId, REMEDIATION_MARKS.handled('review:12'))).toBeDefined();
+  });
+
+  it('never started (the engine stopped while it waited its turn): still in flight, then run on the next start as the same attempt', async () => {
+    behaviour = 'unstarted';
+    const first = remediator();
+    expect(await first.remediate(await record(), request('review:10'))).toBe('started');
+    await first.idle();
+    expect(calls).toHaveLength(0);
+    expect(
+      await store.getPullRequestMark(deliveryId, REMEDIATION_MARKS.handled('review:10')),
+    ).toBeUndefined();
+    const left = JSON.parse((await store.getPullRequestMark(deliveryId, REMEDIATION_MARKS.action))!.value);
+    expect(left).toMatchObject({ key: 'review:10', runId: null, attempt: 1, unstarted: true });
+
+    // Even on a second attempt, a run that never started is not given up.
+    await store.setPullRequestMark(
+      deliveryId,
+      REMEDIATION_MARKS.action,
+      JSON.stringify({ ...left, attempt: 2 }),
+    );
+    behaviour = 'commit';
+    const restarted = remediator();
+    expect(await restarted.resumeInFlight(await record())).toBe('resumed');
+    await restarted.idle();
+    expect(calls).toHaveLength(1);
+    expect(calls[0]!.run.status).toBe('running');
+    expect(await store.getPullRequestMark(deliveryId, REMEDIATION_MARKS.handled('review:10'))).toBeDefined();
+    expect(await store.getPullRequestMark(deliveryId, REMEDIATION_MARKS.action)).toBeUndefined();
+    expect(await restarted.remediate(await record(), request('review:10'))).toBe('handled');
   });
 
   it('a finished run whose push a kill cut off is pushed on the next look, not run again', async () => {

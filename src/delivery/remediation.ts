@@ -18,12 +18,21 @@
  *
  * | key | value |
  * | --- | --- |
- * | `action` | the action in flight: JSON `{ key, runId, request, sessionId, attempt }`, set before the run starts, removed when it is done |
+ * | `action` | the action in flight: JSON `{ key, runId, request, sessionId, attempt, unstarted? }`, set before the run starts, removed when it is done |
  * | `handled:<key>` | the run that answered `key` (a key is never remediated twice) |
  * | `rounds` | JSON `{ count, head }`: budgeted remediations started since `head`, the last head not curupira's own |
  * | `session` | the newest agent session id of the delivery |
  * | `exhausted` | the `rounds.head` whose spent budget was already told (one comment, one `needs_human`) |
  * | `own-head:<sha>` | a head curupira pushed (`ownHeadMark`) |
+ *
+ * Scheduling: `execute` is the engine's scheduler (src/engine/engine.ts `remediate`): the run waits
+ * for a slot of `max_active_tasks` and for the item's lock (never beside another run of the item),
+ * and not while its automation is paused or parked. Meanwhile it is `live` here, so the follower
+ * does not ask for it twice. An engine that stops (or drains) before it started answers
+ * `undefined`: the action stays in flight, marked `unstarted`, and the next start runs it as the
+ * same attempt. A run an operator cancelled (`curupira cancel`, the board) counts as the answer of
+ * its key (marked handled): it is not started again; a new review, a new failing head or a push
+ * asks again.
  *
  * Crash safety: the `action` mark is written before the run starts; a process killed while it is in
  * flight leaves it, and the next look at the pull request (`resumeInFlight`, the first follow-up
@@ -73,6 +82,8 @@ export interface InFlightAction {
   sessionId: string;
   /** 1, or 2 when it was started again after its run was cut short. */
   attempt: number;
+  /** The engine stopped while it waited for its turn: no run was made, the next start is the same attempt. */
+  unstarted?: boolean;
 }
 
 interface Rounds {
@@ -89,15 +100,16 @@ export interface RemediatorDeps {
   tokens?: TokenSource;
   automation(id: string): ResolvedAutomation | undefined;
   /**
-   * Runs a remediation (the engine: `executeTask` with its executor deps and stop signal);
-   * `onRun` sees the run record as soon as it exists.
+   * Runs a remediation (the engine: through its scheduler, then `executeTask`); `onRun` sees the
+   * run record as soon as it exists. Undefined: it never started (the engine stopped or drained
+   * while it waited for its turn).
    */
   execute(
     automation: ResolvedAutomation,
     task: Task,
     remediation: RemediationRun,
     onRun: (run: RunRecord) => void,
-  ): Promise<RunRecord>;
+  ): Promise<RunRecord | undefined>;
   /** True while the engine stops: a run cut short by it stays in flight for the next start. */
   stopping?(): boolean;
 }
@@ -285,6 +297,15 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
       let run: RunRecord | undefined;
       try {
         run = await deps.execute(automation, taskOfRun(delivery), remediation, onRun);
+        if (!run) {
+          // Never started: in flight still, and the next start runs it (as the same attempt).
+          await writeAction(record, { ...action, unstarted: true });
+          log.info(
+            { delivery: record.runId, key: action.key },
+            'Remediation not started: the engine stopped',
+          );
+          return;
+        }
         // The run id is known for sure now (onRun's write may still be on its way).
         await writeAction(record, { ...action, runId: run.id });
         crashPoint('remediation-finished');
@@ -326,14 +347,17 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
       return false;
     }
     const cutShort = run === undefined || run.status === 'cancelled' || !run.finishedAt;
-    if (!cutShort || action.attempt >= 2 || !automation) {
+    // One that never started (the engine stopped while it waited its turn) keeps its attempt.
+    const unstarted = action.unstarted === true && run === undefined;
+    if (!cutShort || (action.attempt >= 2 && !unstarted) || !automation) {
       await settle(record, action, run);
       return false;
     }
+    const { unstarted: _unstarted, ...rest } = action;
     const again: InFlightAction = {
-      ...action,
+      ...rest,
       runId: null,
-      attempt: action.attempt + 1,
+      attempt: unstarted ? action.attempt : action.attempt + 1,
       sessionId: run?.sessionId ?? action.sessionId,
     };
     await writeAction(record, again);

@@ -24,7 +24,7 @@ import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
 import { createNotifier, type NotificationEvent, type Notifier, runNotification } from '../notify/index.js';
 import { groupsOfRun, processWorksIn, terminateGroup } from '../process/process-group.js';
-import { createClassifier } from '../screening/classifier/index.js';
+import { createClassifier } from '../screening/classifier/lazy.js';
 import type { Classifier, ClassifierSettings } from '../screening/classifier/types.js';
 import type { SessionRecord, Store } from '../store/types.js';
 import { loadTelemetry, type Telemetry } from '../telemetry/index.js';
@@ -100,6 +100,8 @@ export interface RunningTask {
   runId?: string;
   status: string;
   startedAt: number;
+  /** A remediation run (src/delivery/remediation.ts): the delivery run whose pull request it answers. */
+  remediationOf?: string;
 }
 
 export interface EngineStatus {
@@ -189,6 +191,23 @@ interface Pending {
   /** A retry (or a parked run's rerun): which try it is, and the run it follows. */
   attempt?: number;
   retryOf?: string;
+  /** A remediation run waiting for its turn (see `remediate`). */
+  remediation?: RemediationTurn;
+}
+
+/** A remediation handed to the scheduler: what it runs, and who waits for its record. */
+interface RemediationTurn {
+  /** The item's own task (the scheduler queues it under `remediationKey`). */
+  task: Task;
+  run: RemediationRun;
+  onRun(run: RunRecord): void;
+  /** Its record once it ran; undefined when it never started (the engine stopped meanwhile). */
+  settle(run: RunRecord | undefined, error?: unknown): void;
+}
+
+/** The scheduler's key of a delivery's remediation: one at a time per pull request. */
+function remediationKey(deliveryRunId: string): string {
+  return `remediation:${deliveryRunId}`;
 }
 
 export class Engine {
@@ -207,6 +226,8 @@ export class Engine {
       info: RunningTask;
       done: Promise<void>;
       cancel: AbortController;
+      /** A remediation run (its task is keyed `remediationKey`): not reconciled with its item. */
+      remediation?: boolean;
     }
   >();
   /** Automations paused by an operator (loaded from the store at start). */
@@ -474,28 +495,120 @@ export class Engine {
   }
 
   /**
-   * One remediation run (src/delivery/remediation.ts), beside the scheduler: the delivery's item
-   * is held by its open pull request, so no other run of it competes. No claim, result comment or
-   * delivery of its own (it pushes to the delivery's branch); a stop ends its agent like any other.
+   * One remediation run (src/delivery/remediation.ts), through the scheduler like any run: it takes
+   * a slot of `max_active_tasks` (waiting its turn when they are full, ahead of new work, as a
+   * resumed session does), holds the item's lock (never beside a run of the same item, nor a second
+   * remediation of the pull request), waits while its automation is paused or parked, is listed
+   * in the status, and `cancel` ends it. Resolves undefined when the engine stopped or drained
+   * before it started. No claim, result comment or delivery of its own (it pushes to the
+   * delivery's branch).
    */
-  private async remediate(
+  private remediate(
     automation: ResolvedAutomation,
     task: Task,
     remediation: RemediationRun,
     onRun: (run: RunRecord) => void,
-  ): Promise<RunRecord> {
-    const { writes: _writes, claim: _claim, delivery: _delivery, ...deps } = this.executorDeps(onRun);
-    const run = await executeTask(deps, {
+  ): Promise<RunRecord | undefined> {
+    if (this.winding) return Promise.resolve(undefined);
+    return new Promise((resolve, reject) => {
+      const turn: RemediationTurn = {
+        task,
+        run: remediation,
+        onRun,
+        settle: (run, error) => (error === undefined ? resolve(run) : reject(error)),
+      };
+      const key = remediationKey(remediation.deliveryRunId);
+      const result = this.core.offer({
+        task: { ...task, key },
+        automationId: automation.id,
+        // A remediation works in the delivery's worktree, never in the shared checkout.
+        locks: locksFor(task, { serialAutomation: automation.trigger.serialRuns }),
+        priority: 'resume',
+        unbounded: true,
+      });
+      if (result !== 'queued') {
+        // The remediator runs one per pull request: another in the queue means a bug, not a wait.
+        this.options.log.warn(
+          { automation: automation.id, delivery: remediation.deliveryRunId, result },
+          'A remediation could not be queued',
+        );
+        resolve(undefined);
+        return;
+      }
+      this.pending.set(key, { automation, remediation: turn });
+      this.dispatch();
+      this.emitStatus();
+    });
+  }
+
+  /** A remediation's automation paused (by an operator or its budget): it waits until resumed. */
+  private remediationHeld(automationId: string): boolean {
+    return this.isPaused(automationId) || this.costs.parked(automationId) !== undefined;
+  }
+
+  /** Starts a remediation the scheduler let through (see `remediate`). */
+  private startRemediation(slot: Task, automation: ResolvedAutomation, turn: RemediationTurn): void {
+    const { task } = turn;
+    const info: RunningTask = {
+      automationId: automation.id,
+      repo: task.identity.repo,
+      itemId: task.item.id,
+      title: task.item.title,
+      status: 'preparing',
+      startedAt: this.options.clock.now(),
+      remediationOf: turn.run.deliveryRunId,
+    };
+    const cancel = new AbortController();
+    const {
+      writes: _writes,
+      claim: _claim,
+      delivery: _delivery,
+      ...deps
+    } = this.executorDeps((run) => {
+      info.runId = run.id;
+      info.status = run.status;
+      turn.onRun(run);
+      if (!isTerminal(run.status)) this.emitStatus();
+    });
+    const done = executeTask(deps, {
       automation,
       task,
-      signal: AbortSignal.any([this.runAbort.signal, this.options.stopSignal]),
-      remediation,
-    });
-    this.runs.push(run);
-    this.options.onRun?.(run);
-    const event = runNotification(automation.id, run);
-    if (event) this.notify(event);
-    return run;
+      signal: AbortSignal.any([this.runAbort.signal, this.options.stopSignal, cancel.signal]),
+      remediation: turn.run,
+    })
+      .then(async (finished) => {
+        // Cancelled by an operator: its key counts as answered (the remediator marks it handled).
+        const run =
+          finished.status === 'cancelled' && cancel.signal.aborted && !this.stopping
+            ? await this.options.store.updateRun(finished.id, {
+                reason:
+                  'cancelled by an operator: the feedback it answered counts as handled (a new review, a new failing head or a push asks again)',
+              })
+            : finished;
+        this.runs.push(run);
+        this.options.onRun?.(run);
+        const event = runNotification(automation.id, run);
+        if (event) this.notify(event);
+        turn.settle(run);
+      })
+      .catch((error: unknown) => turn.settle(undefined, error ?? new Error('remediation failed')))
+      .finally(() => {
+        this.running.delete(slot.key);
+        this.core.finish(slot.key);
+        this.wakeup.wake();
+      });
+    this.running.set(slot.key, { task: slot, automation, info, done, cancel, remediation: true });
+    this.emitStatus();
+  }
+
+  /** The engine winds down: remediations still waiting for their turn are given back unstarted. */
+  private releaseRemediations(): void {
+    const waiting = this.core.clearQueue((c) => this.pending.get(c.task.key)?.remediation !== undefined);
+    for (const candidate of waiting) {
+      const turn = this.pending.get(candidate.task.key)?.remediation;
+      this.pending.delete(candidate.task.key);
+      turn?.settle(undefined);
+    }
   }
 
   private executorDeps(onUpdate?: (run: RunRecord) => void): ExecutorDeps {
@@ -785,7 +898,9 @@ export class Engine {
     while (!this.winding && !this.sizeReached) {
       const now = this.options.clock.now();
       const candidate = this.core.next((c) => {
-        const provider = this.pending.get(c.task.key)?.automation.profile.provider;
+        const pending = this.pending.get(c.task.key);
+        if (pending?.remediation && this.remediationHeld(c.automationId)) return true;
+        const provider = pending?.automation.profile.provider;
         return provider !== undefined && this.retries.parkedUntil(provider, now) !== undefined;
       });
       if (!candidate) return;
@@ -793,6 +908,12 @@ export class Engine {
       this.pending.delete(candidate.task.key);
       if (!pending) {
         this.core.finish(candidate.task.key);
+        continue;
+      }
+      if (pending.remediation) {
+        const automation =
+          this.settings.automations.find((a) => a.id === candidate.automationId) ?? pending.automation;
+        this.startRemediation(candidate.task, automation, pending.remediation);
         continue;
       }
       this.start(candidate.task, pending);
@@ -1134,6 +1255,7 @@ export class Engine {
     else await this.watch();
     if (this.stopping) await this.shutdown();
     else await this.waitForRunning();
+    this.releaseRemediations();
     await this.remediator?.idle();
     this.core.clearQueue();
     await this.githubWrites?.flush(this.options.stopSignal);
@@ -1259,7 +1381,7 @@ export class Engine {
       const tasks = [
         ...queued.filter((c) => c.automationId === automation.id).map((c) => c.task),
         ...[...this.running.values()]
-          .filter((r) => r.automation.id === automation.id)
+          .filter((r) => r.automation.id === automation.id && !r.remediation)
           .filter((r) => !this.stopReasons.has(r.task.key) && !this.unmatchedFinishing.has(r.task.key))
           .map((r) => r.task),
       ];
@@ -1611,8 +1733,11 @@ export class Engine {
     this.settings = next;
     this.core.setLimits(this.limits());
     this.feeds = this.buildFeeds(next, this.feeds);
+    // A waiting remediation keeps its place: its remediator waits for it (it runs with the new settings).
     const dropped = this.core.clearQueue(
-      (c) => removed.includes(c.automationId) || changed.some((a) => a.id === c.automationId),
+      (c) =>
+        !this.pending.get(c.task.key)?.remediation &&
+        (removed.includes(c.automationId) || changed.some((a) => a.id === c.automationId)),
     );
     for (const candidate of dropped) this.pending.delete(candidate.task.key);
     log.info(

@@ -352,6 +352,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
           log,
           signal,
           ...(request.discoveredAt === undefined ? {} : { freshSince: request.discoveredAt }),
+          reuse: deps.execution.reuse_worktrees,
         });
         worktree = { path: prepared.path, branch: prepared.branch };
         if (!prepared.reused && !prepared.reusedBranch && prepared.baseCommit) {
@@ -382,6 +383,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
         log,
         key: task.key,
         baseCommit: cutFrom,
+        pool: poolSize(deps.execution),
       });
       const patch = { ...where, worktreeKept: result.kept, commits: result.unpushedCommits };
       return { patch, head: result.head };
@@ -778,6 +780,7 @@ export async function finishInterruptedRun(
         branch: run.branch,
         log: deps.log,
         key: run.taskKey,
+        pool: poolSize(deps.execution),
       });
       return { patch: { worktreeKept: result.kept, commits: result.unpushedCommits } };
     } catch (error) {
@@ -800,6 +803,11 @@ export async function finishInterruptedRun(
     finish,
     cleanup,
   });
+}
+
+/** How many clean finished worktrees a checkout's pool keeps (`reuse_worktrees`): one per agent at once. */
+function poolSize(execution: ExecutionSettings): number {
+  return execution.reuse_worktrees ? execution.max_active_tasks : 0;
 }
 
 /** Enough of a task to name its session: completion needs only the key. */

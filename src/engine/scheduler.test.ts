@@ -22,6 +22,28 @@ function candidate(
 }
 
 describe('SchedulerCore', () => {
+  it('an unbounded candidate (a remediation) is queued past max_pending_tasks, and shares its lock with the item', () => {
+    const core = new SchedulerCore({ maxActive: 1, maxPending: 1 });
+    expect(core.offer(candidate('a', '1'))).toBe('queued');
+    expect(core.offer(candidate('a', '2'))).toBe('full');
+    const item = task('a', '1');
+    const remediation: Candidate = {
+      task: { ...item, key: 'remediation:run-1' },
+      automationId: 'a',
+      locks: locksFor(item, {}),
+      priority: 'resume',
+      unbounded: true,
+    };
+    expect(core.offer(remediation)).toBe('queued');
+    expect(core.offer(remediation)).toBe('duplicate');
+    // Ahead of new work; the item's normal run then waits for its lock.
+    expect(core.next()?.task.key).toBe('remediation:run-1');
+    core.setLimits({ maxActive: 2, maxPending: 1 });
+    expect(core.next()).toBeUndefined();
+    core.finish('remediation:run-1');
+    expect(core.next()?.task.key).toBe(item.key);
+  });
+
   it('replaces a queued task whose item changed, and says busy for one whose older version runs', () => {
     const core = new SchedulerCore({ maxActive: 1, maxPending: 10 });
     core.offer(candidate('a', '1'));

@@ -15,6 +15,11 @@ export interface Candidate {
   locks: readonly string[];
   /** Saved sessions resume before new work. */
   priority?: 'resume' | 'normal';
+  /**
+   * Queued even when the queue is full (`max_pending_tasks`): remediation runs of delivered pull
+   * requests, at most one per pull request, which must wait their turn rather than be refused.
+   */
+  unbounded?: boolean;
 }
 
 /**
@@ -69,7 +74,7 @@ export class SchedulerCore {
       this.queue[queued] = { ...candidate, ...(old.priority ? { priority: old.priority } : {}) };
       return 'updated';
     }
-    if (this.queue.length >= this.maxPending) return 'full';
+    if (this.queue.length >= this.maxPending && !candidate.unbounded) return 'full';
     if (candidate.priority === 'resume') {
       const firstNormal = this.queue.findIndex((c) => c.priority !== 'resume');
       this.queue.splice(firstNormal < 0 ? this.queue.length : firstNormal, 0, candidate);

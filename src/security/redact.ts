@@ -144,6 +144,11 @@ export function redact(text: string): string {
   return redactPatterns(out);
 }
 
+/** Removes credentials from text that may quote a remote URL (`https://user:token@host`), then redacts it. */
+export function scrub(text: string): string {
+  return redact(text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, '$1[redacted]@'));
+}
+
 /**
  * `value` with every string in it redacted: strings, arrays and plain objects are copied, other
  * values (numbers, dates, buffers, class instances) kept as they are.

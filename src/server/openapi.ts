@@ -82,7 +82,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
       },
       '/runs/{id}': {
         get: op(
-          'One run, and its delivery (`delivery`: branch, pull request, state, since, detail; null when none)',
+          'One run, and its delivery (`delivery`: branch, pull request, state, since, detail, and while open its follow-up `gate`, `gateSince`, `gateDetail`; null when none)',
           {
             parameters: [run],
           },

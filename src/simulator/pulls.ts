@@ -8,12 +8,15 @@
  *                                       open pull request into that base (GitHub's messages)
  *   GET    /repos/{o}/{r}/pulls/{n}     one pull request
  *   PATCH  /repos/{o}/{r}/pulls/{n}     { title?, body?, state?, base? }
+ *   GET    /repos/{o}/{r}/pulls/{n}/files, PUT …/merge, PUT …/update-branch: src/simulator/merging.ts
+ *                                       (`mergeable` / `mergeable_state` are computed there too)
  *
  * Shapes follow GitHub's `pull-request` (`@octokit/openapi-types`); closing keywords in the body
  * (`Closes #N`, `fixes #N`, `resolves #N`) link the issue, so merging closes it, as on GitHub.
  */
 import type { components } from '@octokit/openapi-types';
 import { runCommandSync } from '../process/command-sync.js';
+import { mergeability, mergingRoute } from './merging.js';
 import { HTML_BASE } from './resolvers.js';
 import { issueJson, type RestRequest, type RestResponse, restError, userJson } from './rest.js';
 import type { SimPullRequest, SimRepository, SimWorld } from './world.js';
@@ -123,6 +126,7 @@ export function pullRequestJson(world: SimWorld, pr: SimPullRequest, apiUrl: str
   const issue = issueJson(world, pr, apiUrl);
   const html = `${HTML_BASE}/${pr.repo}/pull/${pr.number}`;
   const comparison = pr.state === 'OPEN' ? compare(repo, pr.baseRefName, pr.headRefName) : undefined;
+  const merge = mergeability(world, pr);
   return {
     url: `${apiUrl}/repos/${pr.repo}/pulls/${pr.number}`,
     id: pr.databaseId,
@@ -143,8 +147,8 @@ export function pullRequestJson(world: SimWorld, pr: SimPullRequest, apiUrl: str
     merged_at: pr.mergedAt,
     draft: pr.isDraft,
     merged: pr.state === 'MERGED',
-    mergeable: pr.mergeable === 'UNKNOWN' ? null : pr.mergeable === 'MERGEABLE',
-    mergeable_state: pr.mergeStateStatus.toLowerCase(),
+    mergeable: merge ? merge.mergeable : pr.mergeable === 'UNKNOWN' ? null : pr.mergeable === 'MERGEABLE',
+    mergeable_state: merge ? merge.state : pr.mergeStateStatus.toLowerCase(),
     comments: pr.comments.length,
     review_comments: 0,
     commits: comparison?.commits ?? 1,
@@ -256,9 +260,10 @@ export function pullsRoute(request: RestRequest, repo: SimRepository, rest: stri
     if (method === 'POST') return createPull(request, repo);
     return restError(404, 'Not Found');
   }
-  if (rest.length !== 1 || !/^\d+$/.test(rest[0]!)) return restError(404, 'Not Found');
+  if (rest.length > 2 || !/^\d+$/.test(rest[0]!)) return restError(404, 'Not Found');
   const pr = world.pullRequest(repo.nameWithOwner, Number(rest[0]));
   if (!pr) return restError(404, 'Not Found');
+  if (rest.length === 2) return mergingRoute(request, repo, pr, rest[1]!) ?? restError(404, 'Not Found');
   if (method === 'GET') return { status: 200, body: pullRequestJson(world, pr, request.apiUrl) };
   if (method === 'PATCH') return patchPull(request, pr);
   return restError(404, 'Not Found');

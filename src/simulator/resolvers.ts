@@ -16,6 +16,7 @@ import {
   isLeafType,
 } from 'graphql';
 import { decodeCursor, encodeCursor, isoSeconds, sha1Hex } from './ids.js';
+import { mergeability } from './merging.js';
 import { searchIssues } from './search.js';
 import {
   graphqlLogin,
@@ -295,6 +296,14 @@ const issueResolvers: ResolverTable<SimIssue> = {
 const pullRequestResolvers: ResolverTable<SimPullRequest> = {
   ...itemResolvers<SimPullRequest>(),
   merged: (pr) => pr.state === 'MERGED',
+  // Over a backing bare repository, computed by git (src/simulator/merging.ts).
+  mergeable: (pr, _args, ctx) => {
+    const merge = mergeability(ctx.world, pr);
+    if (!merge) return pr.mergeable;
+    return merge.mergeable === null ? 'UNKNOWN' : merge.mergeable ? 'MERGEABLE' : 'CONFLICTING';
+  },
+  mergeStateStatus: (pr, _args, ctx) =>
+    mergeability(ctx.world, pr)?.state.toUpperCase() ?? pr.mergeStateStatus,
   mergedBy: () => null,
   permalink: (pr) => itemUrl(pr),
   isCrossRepository: () => false,

@@ -34,6 +34,7 @@
 import { createHash } from 'node:crypto';
 import type { components, operations } from '@octokit/openapi-types';
 import { checksRoute } from './checks.js';
+import { compareRoute } from './merging.js';
 import { pullsRoute } from './pulls.js';
 import { HTML_BASE } from './resolvers.js';
 import { permissionRoute, pullReviewsRoute } from './reviews.js';
@@ -627,6 +628,7 @@ export function handleRest(request: RestRequest): RestResponse {
   if (rest[0] === 'collaborators' && rest.length === 3 && rest[2] === 'permission')
     return permissionRoute(request, repo, decodeURIComponent(rest[1]!));
   if (rest[0] === 'pulls') return pullsRoute(request, repo, rest.slice(1));
+  if (rest[0] === 'compare' && rest.length >= 2) return compareRoute(request, repo, rest.slice(1).join('/'));
   const ci = checksRoute(request, repo, rest);
   if (ci) return ci;
   if (rest[0] === 'issues' && rest[1] === 'comments' && rest.length === 3) {

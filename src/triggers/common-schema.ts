@@ -235,6 +235,36 @@ export const automationBaseShape = {
     .describe(
       'With `deliver = "pr"`: bot accounts whose reviews and comments on the pull request are acted on like those of people with write access (e.g. `copilot-pull-request-reviewer[bot]`); default none. Every other account without write access is never acted on.',
     ),
+  resolve_conflicts: z
+    .boolean()
+    .default(false)
+    .describe(
+      'With `deliver = "pr"`: when the pull request conflicts with its base, start one remediation run per (head, base) pair that resumes the agent to merge the base into the branch and resolve the conflicts (never a rebase or a force-push). Off (default), or still conflicted after that run: the delivery needs a person. Either way one notice comment per pair. See docs/pull-requests.md.',
+    ),
+  update_branch: z
+    .boolean()
+    .default(false)
+    .describe(
+      'With `deliver = "pr"`: when the base moved, the branch is behind without a conflict and its checks are green, ask GitHub to merge the base into the branch (`update-branch`, with the head sha it saw; a merge commit, never a rebase or a force-push). Off (default): the delivery’s gate says `behind`.',
+    ),
+  merge: z
+    .enum(['off', 'auto'])
+    .default('off')
+    .describe(
+      'With `deliver = "pr"`: `auto` merges the pull request (with `merge_method`, at the head sha curupira checked) once it is approved, its checks are green, it is not a draft and GitHub says it is mergeable, unless it touches `human_merge_paths`. `off` (default): a person merges; curupira follows it to merged either way.',
+    ),
+  merge_method: z
+    .enum(['squash', 'merge', 'rebase'])
+    .default('squash')
+    .describe(
+      'With `merge = "auto"`: how GitHub merges: `squash` (default), `merge` (a merge commit) or `rebase`.',
+    ),
+  human_merge_paths: z
+    .array(z.string().min(1))
+    .default([])
+    .describe(
+      'With `merge = "auto"`: globs of paths (gitignore-like: `*.sql` anywhere, `db/migrations/`, `/infra/**`) that a person merges: a pull request changing any matching file is never merged by curupira (its gate says `ready` and which file).',
+    ),
   rerun_failed_checks: z
     .boolean()
     .default(false)

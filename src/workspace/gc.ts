@@ -10,7 +10,7 @@
 import { lstat, readdir, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { errorMessage, UsageError, WorkspaceError } from '../core/errors.js';
-import type { Logger } from '../log.js';
+import { type Logger, silentLogger } from '../log.js';
 import {
   branchExists,
   countUnpushedCommits,
@@ -29,6 +29,7 @@ import {
   STALE_FOLDER,
   worktreesRoot,
 } from './paths.js';
+import { emptyPool } from './pool.js';
 import { pathExists, removeTree } from './remove.js';
 import { findWorktree, inspectWorktree, removeCompanions, removeEmptyParents } from './worktree.js';
 
@@ -395,4 +396,17 @@ export async function maintainCheckouts(checkouts: readonly string[]): Promise<v
     if (!(await isGitCheckout(checkout))) continue;
     await withLock(repoLockKey(checkout), () => runMaintenance(checkout)).catch(() => undefined);
   }
+}
+
+/**
+ * Removes the clean worktrees finished runs left in each checkout's pool for later tasks
+ * (`reuse_worktrees`; pool.ts), under each checkout's lock. Returns how many were removed.
+ */
+export async function emptyPools(checkouts: readonly string[], log?: Logger): Promise<number> {
+  let removed = 0;
+  for (const checkout of new Set(checkouts.map((c) => resolve(c)))) {
+    const quiet = log ?? silentLogger();
+    removed += await withLock(repoLockKey(checkout), () => emptyPool(checkout, quiet)).catch(() => 0);
+  }
+  return removed;
 }

@@ -5,8 +5,10 @@
  */
 import { realpath, stat } from 'node:fs/promises';
 import { AgentNotFoundError, CurupiraError, WorkspaceError } from '../core/errors.js';
-import { redact } from '../log.js';
 import { type CommandResult, runCommand } from '../process/command.js';
+import { scrub } from '../security/redact.js';
+
+export { scrub };
 
 /** Variables that would point git at a repository, index or object store other than the cwd's. */
 const REDIRECTING_VARIABLES = [
@@ -62,11 +64,6 @@ export class GitCommandError extends WorkspaceError {
     this.stderr = result.stderr;
     this.timedOut = result.timedOut;
   }
-}
-
-/** Removes credentials from text that may quote a remote URL (`https://user:token@host`). */
-export function scrub(text: string): string {
-  return redact(text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, '$1[redacted]@'));
 }
 
 /**

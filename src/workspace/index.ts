@@ -1,6 +1,7 @@
 /** The workspace module's public surface: checkouts, worktrees, garbage collection, path safety. */
 export { type CheckoutResult, type EnsureCheckoutOptions, ensureCheckout } from './checkout.js';
 export {
+  emptyPools,
   type GcResult,
   type GcSelection,
   type KeptKind,

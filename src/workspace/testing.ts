@@ -66,6 +66,8 @@ export async function createOrigin(options: OriginOptions = {}): Promise<OriginR
   await git(['add', '-A'], { cwd: seed });
   await git(['commit', '-q', '-m', 'initial commit'], { cwd: seed });
   await git(['clone', '-q', '--bare', seed, url], { cwd: dir });
+  // Bare repositories keep no reflogs by default: these do, so tests can prove nothing was forced.
+  await git(['config', 'core.logAllRefUpdates', 'always'], { cwd: url });
   await git(['remote', 'add', 'origin', url], { cwd: seed });
 
   return {

@@ -1,7 +1,9 @@
 /**
  * One worktree per task, beside the checkout, on a branch of its own cut from origin's default
  * branch. After the run the worktree and branch are removed, unless they hold work that exists
- * nowhere else (commits on no remote, uncommitted or untracked files): then both are kept.
+ * nowhere else (commits on no remote, uncommitted or untracked files): then both are kept. With
+ * `pool` / `reuse` (`reuse_worktrees`), a clean one goes into the checkout's pool instead and the
+ * next task re-points it (pool.ts).
  */
 import { lstat, readdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -30,7 +32,18 @@ import {
   worktreePath,
   worktreesRoot,
 } from './paths.js';
+import {
+  cleanForPool,
+  poolHasRoom,
+  poolWorktree,
+  REPOINT_MARKER,
+  sweepPool,
+  takeFromPool,
+  worktreeGitDir,
+} from './pool.js';
 import { pathExists, removeTree } from './remove.js';
+
+export { worktreeGitDir } from './pool.js';
 
 const DEFAULT_FETCH_TIMEOUT_MS = 5 * 60_000;
 const BRANCH_PREFIX = 'curupira/';
@@ -52,6 +65,11 @@ export interface PrepareWorktreeOptions {
    * the tasks one poll round found share one fetch. Without it, every call fetches.
    */
   freshSince?: number;
+  /**
+   * Take a clean worktree a finished run left in the checkout's pool (see pool.ts) instead of adding
+   * a new one, when there is one (`reuse_worktrees`). Without it, the pool is emptied.
+   */
+  reuse?: boolean;
 }
 
 export interface PreparedWorktree {
@@ -61,6 +79,8 @@ export interface PreparedWorktree {
   reused: boolean;
   /** The branch already existed with commits on no remote, so the new worktree continues it. */
   reusedBranch: boolean;
+  /** A finished run's clean worktree was taken from the pool and re-pointed: a new branch, fresh files. */
+  recycled: boolean;
   /** The remote-tracking ref the branch was cut from (`origin/main`); null when reused and unknown. */
   baseRef: string | null;
   /** The commit of `baseRef` when the worktree was prepared. */
@@ -155,6 +175,8 @@ async function registerWorktree(
   const fields = { automation: automationId, path: target, branch };
 
   return withLock(repoLockKey(checkout), async () => {
+    // Once per process: pooled worktrees a kill left half moved are removed (all of them without reuse).
+    await sweepPool(checkout, log, options.reuse === true);
     // Only when the folder is already there does anything beyond the one `worktree add` run.
     if (await pathExists(target)) {
       const entry = await findWorktree(checkout, target);
@@ -168,6 +190,7 @@ async function registerWorktree(
             branch,
             reused: true,
             reusedBranch: false,
+            recycled: false,
             baseRef: base?.ref ?? null,
             baseCommit: base?.commit ?? null,
           };
@@ -183,6 +206,21 @@ async function registerWorktree(
       timeoutMs,
       ...(signal ? { signal } : {}),
     });
+    // With reuse, a finished run's clean worktree from the pool: moved here and switched to a new
+    // branch at the commit the fetch found, writing only the files that differ.
+    if (options.reuse && (await takeFromPool({ checkout, target, branch, commit: base.commit, log }))) {
+      log.debug({ ...fields, base: base.ref }, 'Prepared worktree from the pool');
+      const prepared = {
+        path: target,
+        branch,
+        reused: false,
+        reusedBranch: false,
+        recycled: true,
+        baseRef: base.ref,
+        baseCommit: base.commit,
+      };
+      return { prepared, unpopulated: false };
+    }
     // The common case in one step: a new branch and worktree, at the commit the fetch found, its
     // files written after the lock is released. When that fails (a branch or a registration left
     // behind by an earlier run), take the careful path.
@@ -196,6 +234,7 @@ async function registerWorktree(
         branch,
         reused: false,
         reusedBranch: false,
+        recycled: false,
         baseRef: base.ref,
         baseCommit: base.commit,
       };
@@ -227,6 +266,7 @@ async function registerWorktree(
       branch,
       reused: false,
       reusedBranch,
+      recycled: false,
       baseRef: base.ref,
       baseCommit: base.commit,
     };
@@ -338,11 +378,18 @@ export interface FinishWorktreeOptions {
   key?: string;
   /** The commit the worktree was cut from, when known: spares a `rev-list` when HEAD is still there. */
   baseCommit?: string | null;
+  /**
+   * Keep up to this many clean finished worktrees in the checkout's pool for later tasks
+   * (`reuse_worktrees`; pool.ts) instead of deleting them; 0 or absent: delete as before.
+   */
+  pool?: number;
 }
 
 export interface FinishedWorktree extends WorktreeInspection {
   /** Worktree and branch were left in place because they hold work found nowhere else. */
   kept: boolean;
+  /** The (clean) worktree went into the checkout's pool; its branch was deleted as usual. */
+  pooled?: boolean;
   /** Both the worktree and the branch are gone. */
   removed: boolean;
   /** Why it was kept, in words for the run record. */
@@ -390,7 +437,40 @@ export async function finishWorktree(options: FinishWorktreeOptions): Promise<Fi
     return { kept: true, removed: false, ...inspection, reason };
   }
 
+  const pooled =
+    present && (options.pool ?? 0) > 0 && inspection.head !== null
+      ? await intoPool(checkout, path, branch, inspection.head, options.pool!, log)
+      : null;
+  if (pooled !== null) return { kept: false, removed: pooled.branchDeleted, pooled: true, ...inspection };
   return removeWorktree(checkout, path, branch, present, { log, fields, key, root, inspection });
+}
+
+/**
+ * Puts a clean finished worktree into the pool: its ignored files removed outside the lock (only
+ * this run uses it), then moved and its branch deleted under it. Null when it was not pooled (the
+ * pool is full, or git could not clean it): the caller removes it as usual.
+ */
+async function intoPool(
+  checkout: string,
+  path: string,
+  branch: string,
+  head: string,
+  max: number,
+  log: Logger,
+): Promise<{ branchDeleted: boolean } | null> {
+  // A full pool (looked at again under the lock) spares the clean: the worktree is removed anyway.
+  if (!(await poolHasRoom(checkout, max)) || !(await cleanForPool(path))) return null;
+  const result = await withLock(repoLockKey(checkout), async () => {
+    const moved = await poolWorktree({ checkout, path, branch, head, max, log });
+    if (moved.pooled) await removeEmptyParents(path, worktreesRoot(checkout));
+    return moved;
+  }).catch((error: unknown) => {
+    log.warn({ path, error: errorMessage(error) }, 'Could not move a worktree into the pool');
+    return null;
+  });
+  if (!result?.pooled) return null;
+  await removeCompanions(path, log);
+  return { branchDeleted: result.branchDeleted };
 }
 
 interface RemoveContext {
@@ -520,6 +600,7 @@ async function halfMadeReason(target: string, entry: WorktreeEntry, log: Logger)
   if (entry.lockReason === 'initializing') return "'git worktree add' never finished (locked initializing)";
   const gitDir = await worktreeGitDir(target);
   if (gitDir === null) return 'its .git file does not name a git directory';
+  if (await pathExists(join(gitDir, REPOINT_MARKER))) return 'moving it out of the pool never finished';
   if (!(await pathExists(join(gitDir, 'index')))) return 'its checkout never finished (no index)';
   await removeStaleRefLocks(gitDir, entry.branch, target, log);
   const indexLock = join(gitDir, 'index.lock');
@@ -686,11 +767,4 @@ async function registrationDir(checkout: string, target: string): Promise<string
     if (recorded !== null && (await canonicalPath(recorded.trim())) === wanted) return join(parent, id);
   }
   return null;
-}
-
-/** The git directory a linked worktree's `.git` file names, or null when there is none. */
-export async function worktreeGitDir(path: string): Promise<string | null> {
-  const text = await readFile(join(path, '.git'), 'utf8').catch(() => null);
-  const named = text === null ? undefined : /^gitdir: (.+)$/m.exec(text)?.[1]?.trim();
-  return named ? resolve(path, named) : null;
 }

@@ -16,6 +16,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installFakeAgents } from '../../src/agents/fake/install.js';
+import type { RunRecord } from '../../src/core/types.js';
+import { openStore } from '../../src/store/index.js';
+import type { PullRequestRecord } from '../../src/store/types.js';
+import { git } from '../../src/workspace/git.js';
 import { branchName, worktreePath } from '../../src/workspace/paths.js';
 import { createOrigin, type OriginRepo } from '../../src/workspace/testing.js';
 import { CLI, ROOT, runBuiltCli } from '../helpers/harness.js';
@@ -365,6 +369,73 @@ describe('simulator command', () => {
   });
 });
 
+/**
+ * The demo's second half (src/cli/demo-loop.ts): the delivered draft pull request, a change
+ * requested by a person with write access, a remediation run that resumed the same session and
+ * pushed to the same branch, green checks, the merge and the issue closed, each step printed; and
+ * the state file and the bare remote say the same.
+ */
+async function expectTheWholeLoop(demoDir: string, stdout: string): Promise<void> {
+  const store = await openStore(join(demoDir, 'state', 'state.sqlite3'));
+  let delivery: RunRecord;
+  let remediation: RunRecord;
+  let record: PullRequestRecord;
+  try {
+    const runs = await store.listRuns();
+    expect(runs).toHaveLength(2);
+    delivery = runs.find((r) => r.upstreamRunId === null || r.upstreamRunId === undefined)!;
+    remediation = runs.find((r) => r.upstreamRunId === delivery.id)!;
+    expect(delivery).toMatchObject({
+      status: 'merged',
+      reason: expect.stringMatching(/^merged: pull request #5 merged at /),
+    });
+    expect(remediation).toMatchObject({ status: 'succeeded', itemId: delivery.itemId });
+    expect(delivery.sessionId).toBeTruthy();
+    expect(remediation.sessionId).toBe(delivery.sessionId);
+    record = (await store.getPullRequest(delivery.id))!;
+    expect(record).toMatchObject({ number: 5, state: 'merged', delivery: 'pr', headBranch: delivery.branch });
+    expect(await store.getPullRequest(remediation.id)).toBeUndefined();
+  } finally {
+    await store.close();
+  }
+  // The agent was resumed, not started afresh: its transcript says so, with the same session id.
+  expect(readFileSync(remediation.transcriptPath!, 'utf8')).toContain(
+    `Resumed session ${delivery.sessionId}`,
+  );
+  // The pull request's branch got the remediation's commit on top of the delivery's.
+  const bare = join(demoDir, 'remote', 'widgets.git');
+  const commits = (await git(['rev-list', `main..${record.headBranch}`], { cwd: bare }))
+    .split('\n')
+    .filter(Boolean);
+  expect(commits).toHaveLength(2);
+  expect(commits[0]).toBe(record.headSha);
+  // Merged by curupira (merge = "auto", squash): main now holds exactly the pull request's tree.
+  const tree = async (rev: string) => (await git(['rev-parse', `${rev}^{tree}`], { cwd: bare })).trim();
+  expect(await tree('main')).toBe(await tree(record.headSha!));
+  const squash = (await git(['log', '-1', '--format=%h %s', 'main'], { cwd: bare })).trim();
+
+  const lines = [
+    `    pull req.:  #5 https://github.com/acme/widgets/pull/5 open`,
+    '6. Following draft pull request #5, as `curupira run --watch` and `curupira serve` do every follow_interval seconds (the demo looks at once after each scripted event):',
+    '   a. @mona (write access on acme/widgets, so curupira listens) requests changes:',
+    `   b. curupira read the review (gate: changes_requested) and started remediation run ${remediation.id}: succeeded`,
+    `        it resumed agent session ${delivery.sessionId} (the same session as run ${delivery.id}), the review fenced as untrusted data in its prompt`,
+    `        and pushed ${record.headSha!.slice(0, 7)} to ${record.headBranch} (fast-forward, never forced): pull request #5 now has 2 commits:`,
+    `   c. CI (scripted): check run "test" on ${record.headSha!.slice(0, 7)}: in progress, then success.`,
+    '   d. @mona approves, and marks the draft ready for review.',
+    `   e. curupira saw it approved by @mona, green and mergeable, and merged pull request #5 (merge = "auto", squash): main is now at ${squash}.`,
+    `   f. curupira read pull request #5 merged and ended its delivery: run ${delivery.id} is merged (${delivery.reason}).`,
+    "      Issue #1: closed (completed) (GitHub closes it for the body's `Closes #1`; without one, curupira closes it).",
+    `From issue to merged pull request: issue #1 → run ${delivery.id} → draft pull request #5 → review → remediation run ${remediation.id} (same session) → checks green → merged → issue closed.`,
+    `  curupira runs show ${remediation.id}   # the remediation: the review fenced in its prompt, the resumed session`,
+  ];
+  const printed = stdout.split('\n');
+  for (const line of lines) expect(printed).toContain(line);
+  // In this order.
+  const at = lines.map((line) => printed.indexOf(line));
+  expect([...at].sort((a, b) => a - b)).toEqual(at);
+}
+
 describe('demo', () => {
   it('runs offline end to end and exits 0', async () => {
     const demoDir = join(dir, 'demo');
@@ -373,12 +444,12 @@ describe('demo', () => {
     expect(result.stdout).toContain('run r_');
     expect(result.stdout).toMatch(/: succeeded\n/);
     expect(result.stdout).toContain('acme/widgets#1 "Widget list crashes when a widget has no name"');
-    expect(result.stdout).toContain('1 commit not on any remote, so curupira kept them');
     expect(result.stdout).toContain('assistant: ');
     expect(result.stdout.trimEnd().split('\n').at(-1)).toBe(
       'See these runs on the board: `npm run demo -- --serve` (or `curupira demo --serve`).',
     );
     expect(existsSync(join(demoDir, 'settings.toml'))).toBe(true);
+    await expectTheWholeLoop(demoDir, result.stdout);
 
     // Again in the same folder: the earlier demo is replaced, not a git error.
     const again = await runBuiltCli(['demo', '--dir', demoDir], { env: baseEnv(), timeoutMs: 120_000 });

@@ -198,7 +198,7 @@ describe('demo --serve', () => {
       () => /Board: (http:\/\/127\.0\.0\.1:\d+\/)\?token=(\S+)/.exec(text),
       60_000,
     );
-    expect(text).toContain('6. Serving the board with these runs (`curupira serve`; Ctrl+C stops)…');
+    expect(text).toContain('7. Serving the board with these runs (`curupira serve`; Ctrl+C stops)…');
     const board = await fetch(`${url[1]}`, { headers: { authorization: `Bearer ${url[2]}` } });
     expect(board.status).toBe(200);
     expect(await board.text()).toContain('Widget list crashes when a widget has no name');

@@ -3,10 +3,12 @@
  * and is killed with SIGKILL at random moments (sometimes its agents too), then started again, a
  * dozen times; a clean `run` follows. Afterwards: no commit was lost (nothing unreachable in the
  * checkout), no two agents ever worked in one folder at once, no finished session was resumed, no
- * agent outlived the storm, and every item's last run succeeded.
+ * agent outlived the storm, and every item's last run succeeded. A second storm with agents that
+ * change nothing puts every finished worktree through the pool (`reuse_worktrees`, the default)
+ * while being killed: no run fails, and the pool holds nothing half made afterwards.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -118,5 +120,86 @@ describe('kill -9 storm (slow)', () => {
     });
     expect(fsck.split('\n').filter((l) => l.startsWith('unreachable commit'))).toEqual([]);
     expect(agentKills + KILLS).toBeGreaterThanOrEqual(10);
+  }, 600_000);
+
+  it('with agents that change nothing, every worktree is pooled and re-pointed through the kills, and the pool holds nothing half made', async () => {
+    await h?.cleanup();
+    const exclusive = join(process.env.TMPDIR ?? '/tmp', `curupira-storm-reuse-${process.pid}-${Date.now()}`);
+    const items = 12;
+    h = await createHarness({
+      issues: Array.from({ length: items }, (_, i) => ({ title: `Item ${i + 1}`, labels: ['agent-ready'] })),
+      automation: issueAutomation('look', { prompt: 'Look at #${issue_number} [[fake:sleep=1]]' }),
+      settingsExtra: 'max_active_tasks = 4\n[settings.polling]\npoll_interval_seconds = 0.5',
+      agentEnv: { FAKE_AGENT_EXCLUSIVE: exclusive },
+    });
+    const harness = h;
+    const random = seeded(20261202);
+    const args = ['--config', harness.settingsFile, 'run', '--watch'];
+    for (let round = 0; round < 8; round += 1) {
+      const cli = startBuiltCli(args, { env: harness.env });
+      await sleep(400 + Math.floor(random() * 2600));
+      cli.child.kill('SIGKILL');
+      await cli.done;
+    }
+    // One more item, so the clean run below takes a worktree from the pool (and sweeps it) for sure.
+    harness.world.addIssue('acme/api', {
+      title: 'After the storm',
+      body: '',
+      labels: ['agent-ready'],
+      author: 'octocat',
+    });
+    const final = await runBuiltCli(['--config', harness.settingsFile, 'run'], {
+      env: harness.env,
+      timeoutMs: 240_000,
+    });
+    expect(final.code, final.stderr).toBe(0);
+
+    const store = await harness.openStore();
+    try {
+      const runs = await store.listRuns({ limit: Number.POSITIVE_INFINITY });
+      const newest = new Map<string, (typeof runs)[number]>();
+      for (const run of runs) if (!newest.has(run.itemId)) newest.set(run.itemId, run);
+      expect(newest.size).toBe(items + 1);
+      expect(
+        [...newest.values()]
+          .filter((r) => r.status !== 'succeeded')
+          .map((r) => [r.itemId, r.status, r.reason]),
+      ).toEqual([]);
+      expect(await store.listUnfinishedRuns()).toEqual([]);
+    } finally {
+      await store.close();
+    }
+    const violations = join(exclusive, 'violations.log');
+    expect(existsSync(violations) ? readFileSync(violations, 'utf8') : '').toBe('');
+
+    // The pool: every worktree in it has its record and no marker, and git knows each folder.
+    const checkout = join(harness.dir, 'workspaces', 'api');
+    const pool = join(`${checkout}.worktrees`, '.pool');
+    const names = existsSync(pool) ? readdirSync(pool) : [];
+    const slots = names.filter((n) => /^wt-[0-9a-f]{12}$/.test(n));
+    expect(slots.length).toBeGreaterThan(0);
+    expect(names.filter((n) => n.endsWith('.ready')).sort()).toEqual(slots.map((n) => `${n}.ready`).sort());
+    const listed = execFileSync('git', ['worktree', 'list', '--porcelain'], {
+      cwd: checkout,
+      encoding: 'utf8',
+      env: { ...process.env, LC_ALL: 'C' },
+    });
+    expect(listed).not.toContain('prunable');
+    const paths = listed
+      .split('\n')
+      .filter((l) => l.startsWith('worktree '))
+      .map((l) => l.slice('worktree '.length));
+    for (const slot of slots) expect(paths).toContain(join(pool, slot));
+    for (const path of paths) expect(existsSync(path), path).toBe(true);
+    let repointed = 0;
+    for (const slot of slots) {
+      const gitDir = /^gitdir: (.+)$/m.exec(readFileSync(join(pool, slot, '.git'), 'utf8'))![1]!.trim();
+      expect(existsSync(join(gitDir, 'curupira-repoint'))).toBe(false);
+      // Each re-point is a `git checkout -b` in HEAD's reflog: worktrees really were reused.
+      const reflog = join(gitDir, 'logs', 'HEAD');
+      if (existsSync(reflog))
+        repointed += readFileSync(reflog, 'utf8').split('checkout: moving from').length - 1;
+    }
+    expect(repointed).toBeGreaterThan(0);
   }, 600_000);
 });

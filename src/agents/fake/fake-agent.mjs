@@ -23,6 +23,8 @@
  *                          is FAKE_AGENT_LIMIT_RESET, epoch seconds, default an hour from now)
  *   [[fake:sleep=N]]       wait N seconds right after announcing the session
  *   [[fake:commit-early]]  commit a file right after announcing the session, before any sleep
+ *   [[fake:merge=BRANCH]]  fetch origin's BRANCH and merge it, conflicts resolved in favour of the
+ *                          agent's side (`-X ours`): what an agent asked to resolve conflicts does
  *   [[fake:usage=N]]       (codex) finish a first turn that used N input tokens right after
  *                          announcing the session, before any sleep: live usage for budgets
  *   [[fake:spawn-child]]   start a grandchild in the same process group that ignores SIGTERM and
@@ -39,7 +41,8 @@
  * FAKE_AGENT_LIMIT_RESET and FAKE_AGENT_LIMIT_STYLE=clock (the reset `[[fake:limit]]` prints, and
  * Claude's `resets 3pm` form instead of the epoch one),
  * FAKE_AGENT_ROOT (`1` or `0`: behave as if run by root or not; default: the real uid),
- * FAKE_AGENT_FAIL_RESUME=1 (every resume fails), FAKE_AGENT_EXCLUSIVE (a folder: two agents working
+ * FAKE_AGENT_FAIL_RESUME=1 (every resume fails), FAKE_AGENT_ON_RESUME (directives that apply only
+ * when a session is resumed, e.g. `[[fake:merge=main]]` for a remediation run), FAKE_AGENT_EXCLUSIVE (a folder: two agents working
  * in one directory at once are logged there), FAKE_AGENT_PRINT_ENV=1 (print every variable of its
  * environment as NAME=value, on stderr first, then as an assistant message: what a careless or
  * hostile agent would do). The invocation log holds variable names and a SHA-256 of each value,
@@ -1260,7 +1263,11 @@ async function main() {
   guardExclusive(cwd);
   const model = typeof options['--model'] === 'string' ? options['--model'] : undefined;
   const out = WRITERS[provider]({ provider, sessionId, resumed: resumeOf !== null, model, cwd, prompt });
-  const wanted = directives(prompt);
+  const wanted = directives(
+    resumeOf !== null && process.env.FAKE_AGENT_ON_RESUME
+      ? `${prompt}\n${process.env.FAKE_AGENT_ON_RESUME}`
+      : prompt,
+  );
   const has = (name) => wanted.some((d) => d.name === name);
 
   const printEnv = process.env.FAKE_AGENT_PRINT_ENV === '1';
@@ -1313,6 +1320,24 @@ async function main() {
 
   const listing = readdirSync(cwd).sort().join('\n');
   out.tool('ls', listing, false);
+
+  const mergeFrom = wanted.find((d) => d.name === 'merge' && d.value)?.value;
+  if (mergeFrom) {
+    const fetched = git(['fetch', '-q', 'origin', mergeFrom]);
+    const merged = fetched.ok
+      ? git(['merge', '--no-edit', '-X', 'ours', '-m', `${provider}: merge ${mergeFrom}`, 'FETCH_HEAD'])
+      : fetched;
+    out.tool(
+      `git fetch origin ${mergeFrom} && git merge -X ours FETCH_HEAD`,
+      merged.output || 'merged',
+      !merged.ok,
+    );
+    if (!merged.ok) {
+      process.stderr.write(`${provider}: git failed: ${merged.output}\n`);
+      process.exitCode = 1;
+      return;
+    }
+  }
 
   if (has('commit') || has('dirty')) {
     const file = `fake-${provider}-${randomBytes(4).toString('hex')}.txt`;

@@ -170,6 +170,25 @@ describe('timezones', () => {
     expect(validateTimezone(NY)).toBeUndefined();
   });
 
+  it('checks the default UTC without building a formatter (ICU data an idle daemon would hold)', () => {
+    const original = Intl.DateTimeFormat;
+    const built: unknown[] = [];
+    Intl.DateTimeFormat = new Proxy(original, {
+      construct(target, args) {
+        built.push(args[1]);
+        return new target(...(args as ConstructorParameters<typeof original>));
+      },
+    });
+    try {
+      expect(isValidTimezone('UTC')).toBe(true);
+      expect(built).toEqual([]);
+      expect(isValidTimezone(ROME)).toBe(true);
+      expect(built).toEqual([{ timeZone: ROME }]);
+    } finally {
+      Intl.DateTimeFormat = original;
+    }
+  });
+
   it.each(['Mars/Olympus', '', '+02:00', 'Europe/Nowhere'])('rejects %j', (timezone) => {
     expect(isValidTimezone(timezone)).toBe(false);
     expect(validateTimezone(timezone)).toBe(`unknown timezone: ${timezone}`);

@@ -210,6 +210,9 @@ export function validateCronExpression(expr: string): string | undefined {
 
 /** True for an IANA timezone name Node knows (`Europe/Rome`, `UTC`); false for offsets like `+02:00`. */
 export function isValidTimezone(timezone: string): boolean {
+  // The default needs no check: building a formatter maps about 4.5 MiB of ICU's time-zone and
+  // locale data into the process, which every idle daemon would hold for one settings check.
+  if (timezone === 'UTC') return true;
   if (timezone.trim() === '' || /^[+\-\u2212]?\d/.test(timezone)) return false;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: timezone });

@@ -1,0 +1,366 @@
+/**
+ * Reusing finished worktrees instead of deleting them and writing a new one (`reuse_worktrees`).
+ * A clean worktree of a finished run (nothing uncommitted or untracked, no commit on no remote) has
+ * its ignored files removed (`git clean -ffdx`), is renamed into the checkout's pool
+ * (`<checkout>.worktrees/.pool/<slot>`), detached at its commit, and its run's branch deleted as
+ * before. The next task on the checkout takes one from the pool: renamed to the task's own path,
+ * then `git checkout -f -b <task branch> <fresh base commit>` in it, which writes only the files
+ * that differ. Git's records follow every rename (the registration's `gitdir` file, the documented
+ * back-pointer of a linked worktree), so `git worktree prune` never forgets a pooled worktree.
+ *
+ * What a kill can leave is never reused:
+ * - A worktree is ready in the pool only while `<slot>.ready` (its commit and registration) exists;
+ *   the record is written last and a task claims it by deleting it, so two tasks (or processes)
+ *   never take one slot.
+ * - While a worktree moves into or out of the pool, a marker (`curupira-repoint`) sits in its git
+ *   folder (`.git/worktrees/<id>/`), written before the first step and removed after the last. A
+ *   pooled worktree with the marker, without a record, or whose HEAD or registration does not match
+ *   its record is removed (the first time a process touches the pool, and when a task would take
+ *   it); a worktree at a task's path with the marker is half made (`halfMadeReason`) and recreated.
+ *
+ * Only the files of a finished clean run are ever deleted here (its ignored files, or the whole
+ * pooled copy): never a worktree that holds work, which `finishWorktree` keeps before it gets here.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { errorMessage } from '../core/errors.js';
+import type { Logger } from '../log.js';
+import { gitResult } from './git.js';
+import { canonicalPath, worktreesRoot } from './paths.js';
+import { pathExists, removeTree } from './remove.js';
+
+/** The marker in a worktree's git folder while it moves into or out of the pool. */
+export const REPOINT_MARKER = 'curupira-repoint';
+const READY_SUFFIX = '.ready';
+/**
+ * What a worktree's own git folder may hold that would follow it to the next task: an operation in
+ * progress (a merge, rebase, cherry-pick, revert, bisect) or settings of its own. A worktree with
+ * any of them is removed as before, never pooled.
+ */
+const CARRIED_STATE = [
+  'MERGE_HEAD',
+  'rebase-merge',
+  'rebase-apply',
+  'CHERRY_PICK_HEAD',
+  'REVERT_HEAD',
+  'sequencer',
+  'BISECT_LOG',
+  'config.worktree',
+] as const;
+const SLOT = /^wt-[0-9a-f]{12}$/;
+
+/** `<checkout>.worktrees/.pool`: not a name an automation can have, so `gc` and tasks never meet it. */
+export function poolDir(checkout: string): string {
+  return join(worktreesRoot(checkout), '.pool');
+}
+
+interface PoolRecord {
+  /** The commit the pooled worktree's HEAD is detached at. */
+  head: string;
+  /** Its git folder (`<checkout>/.git/worktrees/<id>`). */
+  gitDir: string;
+}
+
+/** The git directory a linked worktree's `.git` file names, or null when there is none. */
+export async function worktreeGitDir(path: string): Promise<string | null> {
+  const text = await readFile(join(path, '.git'), 'utf8').catch(() => null);
+  const named = text === null ? undefined : /^gitdir: (.+)$/m.exec(text)?.[1]?.trim();
+  return named ? resolve(path, named) : null;
+}
+
+/** `<checkout>/.git/worktrees/<id>` of the worktree at `path`, or null when it is not one of the checkout's. */
+async function ownGitDir(checkout: string, path: string): Promise<string | null> {
+  const named = await worktreeGitDir(path);
+  if (named === null) return null;
+  const gitDir = await canonicalPath(named);
+  if (dirname(gitDir) !== (await canonicalPath(join(checkout, '.git', 'worktrees')))) return null;
+  return gitDir;
+}
+
+/** Points git's registration at the worktree's new folder (what `git worktree move` writes). */
+async function recordLocation(gitDir: string, path: string): Promise<void> {
+  await writeFile(join(gitDir, 'gitdir'), `${join(await canonicalPath(path), '.git')}\n`);
+}
+
+async function readRecord(file: string): Promise<PoolRecord | null> {
+  const text = await readFile(file, 'utf8').catch(() => null);
+  if (text === null) return null;
+  try {
+    const value = JSON.parse(text) as Partial<PoolRecord>;
+    if (typeof value.head === 'string' && typeof value.gitDir === 'string') {
+      return { head: value.head, gitDir: value.gitDir };
+    }
+  } catch {
+    // A torn record: the slot is not ready.
+  }
+  return null;
+}
+
+/** Checkouts whose pool this process has swept (at its first use of the pool). */
+const swept = new Set<string>();
+
+/**
+ * Once per process and checkout, under the checkout's lock: removes every pooled worktree that is
+ * not ready (no record, a marker, a record that does not match), and records without a worktree.
+ * With `keep` false (reuse turned off), removes every pooled worktree.
+ */
+export async function sweepPool(checkout: string, log: Logger, keep = true): Promise<void> {
+  if (swept.has(checkout)) return;
+  swept.add(checkout);
+  const dir = poolDir(checkout);
+  const names = await readdir(dir).catch(() => null);
+  if (names === null) return;
+  let removed = 0;
+  for (const name of names) {
+    const path = join(dir, name);
+    if (name.endsWith(READY_SUFFIX)) {
+      const slot = name.slice(0, -READY_SUFFIX.length);
+      if (!keep || !SLOT.test(slot) || !(await pathExists(join(dir, slot)))) await rm(path, { force: true });
+      continue;
+    }
+    if (!SLOT.test(name)) continue;
+    const record = keep ? await readRecord(join(dir, `${name}${READY_SUFFIX}`)) : null;
+    if (record !== null && (await readyProblem(checkout, path, record)) === null) continue;
+    await rm(join(dir, `${name}${READY_SUFFIX}`), { force: true });
+    await discardPooled(checkout, path, log);
+    removed += 1;
+  }
+  if (removed > 0) {
+    await gitResult(['worktree', 'prune'], { cwd: checkout });
+    log.info(
+      { checkout, removed },
+      keep ? 'Removed half-made worktrees from the pool' : 'Emptied the worktree pool',
+    );
+  }
+}
+
+/** Forgets that this process swept `checkout`'s pool (tests simulate a restart with it). */
+export function forgetSweep(checkout: string): void {
+  swept.delete(resolve(checkout));
+}
+
+/** Why the pooled worktree at `path` does not match its record, or null when it does. A few file reads. */
+async function readyProblem(checkout: string, path: string, record: PoolRecord): Promise<string | null> {
+  const gitDir = await ownGitDir(checkout, path);
+  if (gitDir === null || gitDir !== record.gitDir) return 'its .git file does not name its registration';
+  if (await pathExists(join(gitDir, REPOINT_MARKER))) return 'a move into or out of the pool never finished';
+  if (await pathExists(join(gitDir, 'locked'))) return 'it is locked';
+  if (!(await pathExists(join(gitDir, 'index')))) return 'it has no index';
+  for (const lock of ['index.lock', 'HEAD.lock']) {
+    if (await pathExists(join(gitDir, lock))) return `${lock} is left in its git folder`;
+  }
+  const head = (await readFile(join(gitDir, 'HEAD'), 'utf8').catch(() => '')).trim();
+  if (head !== record.head) return 'its HEAD is not the commit it was pooled at';
+  const location = (await readFile(join(gitDir, 'gitdir'), 'utf8').catch(() => '')).trim();
+  if (resolve(location) !== join(await canonicalPath(path), '.git')) {
+    return "git's registration names another folder";
+  }
+  return null;
+}
+
+/** Removes a pooled (or half-pooled) worktree's folder; the caller prunes git's records afterwards. */
+async function discardPooled(checkout: string, path: string, log: Logger): Promise<void> {
+  const gitDir = await ownGitDir(checkout, path);
+  if (gitDir !== null) await rm(join(gitDir, 'locked'), { force: true });
+  try {
+    await removeTree(path, poolDir(checkout));
+  } catch (error) {
+    log.warn({ path, error: errorMessage(error) }, 'Could not remove a worktree from the pool');
+  }
+}
+
+/** True when the pool holds fewer than `max` ready worktrees (one folder read, no lock needed to look). */
+export async function poolHasRoom(checkout: string, max: number): Promise<boolean> {
+  return max > 0 && (await readyCount(checkout)) < max;
+}
+
+async function readyCount(checkout: string): Promise<number> {
+  const names = await readdir(poolDir(checkout)).catch(() => [] as string[]);
+  return names.filter((name) => name.endsWith(READY_SUFFIX)).length;
+}
+
+/**
+ * Step 1 of pooling, outside the lock: removes the ignored files of a clean finished worktree
+ * (untracked ones were ruled out by its inspection). False when git could not remove them all.
+ */
+export async function cleanForPool(path: string): Promise<boolean> {
+  const result = await gitResult(['clean', '-ffdxq'], { cwd: path }).catch(() => null);
+  return result?.exitCode === 0;
+}
+
+export interface PoolInResult {
+  pooled: boolean;
+  /** The run's branch is gone (`git branch -D` succeeded or it did not exist). */
+  branchDeleted: boolean;
+}
+
+/**
+ * Step 2, under the checkout's lock: moves the cleaned worktree at `path` into the pool, detached
+ * at `head`, and deletes the run's branch. Not pooled (the caller removes it as usual) when the pool
+ * already holds `max` worktrees or the worktree is not one of the checkout's own.
+ */
+export async function poolWorktree(options: {
+  checkout: string;
+  path: string;
+  branch: string;
+  head: string;
+  max: number;
+  log: Logger;
+}): Promise<PoolInResult> {
+  const { checkout, path, branch, head, log } = options;
+  await sweepPool(checkout, log);
+  const no = { pooled: false, branchDeleted: false };
+  if ((await readyCount(checkout)) >= options.max) return no;
+  const gitDir = await ownGitDir(checkout, path);
+  if (gitDir === null || !/^[0-9a-f]{40,64}$/.test(head)) return no;
+  for (const name of CARRIED_STATE) if (await pathExists(join(gitDir, name))) return no;
+  const dir = poolDir(checkout);
+  const slot = `wt-${randomBytes(6).toString('hex')}`;
+  const target = join(dir, slot);
+  // From here until the record is written, a kill leaves a worktree the sweep removes.
+  await writeFile(join(gitDir, REPOINT_MARKER), `into the pool from ${path}\n`);
+  try {
+    await mkdir(dir, { recursive: true });
+    await rename(path, target);
+  } catch (error) {
+    await rm(join(gitDir, REPOINT_MARKER), { force: true });
+    log.debug({ path, error: errorMessage(error) }, 'Could not move a worktree into the pool');
+    return no;
+  }
+  await recordLocation(gitDir, target);
+  // Detached at its commit, so the branch can go (what `git checkout --detach` writes).
+  await writeFile(join(gitDir, 'HEAD'), `${head}\n`);
+  const deleted = await gitResult(['branch', '-D', branch], { cwd: checkout });
+  const branchDeleted =
+    deleted.exitCode === 0 ||
+    (await gitResult(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], { cwd: checkout }))
+      .exitCode !== 0;
+  if (!branchDeleted) {
+    log.warn({ path, branch, error: deleted.stderr.trim() }, `Could not delete branch ${branch}`);
+  }
+  const record: PoolRecord = { head, gitDir };
+  const temporary = join(dir, `.${slot}.tmp`);
+  await writeFile(temporary, `${JSON.stringify(record)}\n`);
+  await rename(temporary, join(dir, `${slot}${READY_SUFFIX}`));
+  await rm(join(gitDir, REPOINT_MARKER), { force: true });
+  log.debug({ path, pooled: target }, 'Moved a clean worktree into the pool');
+  return { pooled: true, branchDeleted };
+}
+
+/**
+ * Under the checkout's lock: takes a ready worktree from the pool and makes it the task's, at
+ * `target` on a new `branch` at `commit`, its files those of `commit` (tracked files forced, nothing
+ * untracked or ignored since it was cleaned). False (nothing changed at `target`) when the pool is
+ * empty or re-pointing failed, e.g. because `branch` already exists: the caller then adds a worktree
+ * as usual. Pooled worktrees that turn out not to match their record are removed on the way.
+ */
+export async function takeFromPool(options: {
+  checkout: string;
+  target: string;
+  branch: string;
+  commit: string;
+  log: Logger;
+}): Promise<boolean> {
+  const { checkout, target, branch, commit, log } = options;
+  await sweepPool(checkout, log);
+  const dir = poolDir(checkout);
+  const names = await readdir(dir).catch(() => [] as string[]);
+  let discarded = false;
+  try {
+    for (const name of names.sort()) {
+      if (!name.endsWith(READY_SUFFIX)) continue;
+      const slot = name.slice(0, -READY_SUFFIX.length);
+      if (!SLOT.test(slot)) continue;
+      const recordFile = join(dir, name);
+      const record = await readRecord(recordFile);
+      // The claim: only the one that deletes the record takes the slot.
+      try {
+        await rm(recordFile);
+      } catch {
+        continue;
+      }
+      const path = join(dir, slot);
+      const problem =
+        record === null ? 'its record is unreadable' : await readyProblem(checkout, path, record);
+      if (problem !== null || record === null) {
+        log.warn({ path, reason: problem }, 'Removed a pooled worktree that does not match its record');
+        await discardPooled(checkout, path, log);
+        discarded = true;
+        continue;
+      }
+      if (await repoint(checkout, path, target, branch, commit, record, log)) return true;
+      discarded = true;
+      return false;
+    }
+    return false;
+  } finally {
+    if (discarded) await gitResult(['worktree', 'prune'], { cwd: checkout });
+  }
+}
+
+/** Moves a claimed pooled worktree to `target` and checks out a new `branch` at `commit` there. */
+async function repoint(
+  checkout: string,
+  path: string,
+  target: string,
+  branch: string,
+  commit: string,
+  record: PoolRecord,
+  log: Logger,
+): Promise<boolean> {
+  const marker = join(record.gitDir, REPOINT_MARKER);
+  await writeFile(marker, `out of the pool to ${target}\n`);
+  try {
+    await mkdir(dirname(target), { recursive: true });
+    await rename(path, target);
+  } catch (error) {
+    log.warn({ path, target, error: errorMessage(error) }, 'Could not move a worktree out of the pool');
+    await discardPooled(checkout, path, log);
+    return false;
+  }
+  await recordLocation(record.gitDir, target);
+  // No hooks: a `post-checkout` of the repository (husky's, say) must not run in curupira's place;
+  // `git worktree add --no-checkout` + `reset --hard`, the usual path, runs none either.
+  const checkedOut = await gitResult(
+    [
+      ...['-c', 'core.hooksPath=/dev/null', 'checkout', '-f', '-q', '--no-recurse-submodules'],
+      ...['--no-track', '-b', branch, commit],
+    ],
+    { cwd: target },
+  );
+  if (checkedOut.exitCode !== 0) {
+    // Most often the branch exists (an earlier run left it): let the usual path decide what it holds.
+    log.debug({ target, branch, error: checkedOut.stderr.trim() }, 'Could not re-point a pooled worktree');
+    const removed = await gitResult(['worktree', 'remove', '--force', '--force', target], { cwd: checkout });
+    if (removed.exitCode !== 0 && (await pathExists(target))) await removeTree(target, dirname(target));
+    return false;
+  }
+  await rm(marker, { force: true });
+  return true;
+}
+
+/**
+ * `curupira gc --all`: removes every ready pooled worktree of `checkout`, claiming each as a task
+ * would (so a daemon running at the same time never loses one it took), under the checkout's lock
+ * in this process. Returns how many were removed.
+ */
+export async function emptyPool(checkout: string, log: Logger): Promise<number> {
+  const dir = poolDir(checkout);
+  const names = await readdir(dir).catch(() => [] as string[]);
+  let removed = 0;
+  for (const name of names) {
+    const slot = name.slice(0, -READY_SUFFIX.length);
+    if (!name.endsWith(READY_SUFFIX) || !SLOT.test(slot)) continue;
+    try {
+      await rm(join(dir, name));
+    } catch {
+      continue;
+    }
+    await discardPooled(checkout, join(dir, slot), log);
+    removed += 1;
+  }
+  if (removed > 0) await gitResult(['worktree', 'prune'], { cwd: checkout }).catch(() => null);
+  await rmdir(dir).catch(() => undefined); // only when empty
+  return removed;
+}
