@@ -20,6 +20,7 @@ import { crashPoint } from '../process/crash-point.js';
 import type { PullRequestRecord, Store } from '../store/types.js';
 import { REPO_PATTERN } from '../triggers/common-schema.js';
 import { git } from '../workspace/git.js';
+import { pathExists } from '../workspace/remove.js';
 import { resolveDefaultBranch } from '../workspace/worktree.js';
 import { HOLDING_STATES } from './follow.js';
 import {
@@ -101,8 +102,12 @@ export async function deliverRun(deps: DeliveryDeps, request: DeliveryRequest): 
   }
   const fields = { automation: automation.id, run: run.id, branch };
   try {
-    const sha = await branchTip(cwd, branch);
     let record = await deps.store.getPullRequest(run.id);
+    // Finished after a restart, its worktree already removed: that happens only once the branch
+    // was delivered (nothing left unpushed), so there is nothing more to do.
+    if (record && record.state !== 'pushing' && (mode === 'branch' || record.number !== null))
+      if (!(await pathExists(cwd))) return { kind: 'delivered', record };
+    const sha = await branchTip(cwd, branch);
     const base = record?.baseBranch ?? (await baseBranch(deps, request));
     if (!sha || (!record && (await containedIn(cwd, sha, base)))) return { kind: 'no-changes' };
     record ??= await deps.store.beginPullRequest({
@@ -113,6 +118,7 @@ export async function deliverRun(deps: DeliveryDeps, request: DeliveryRequest): 
       delivery: mode,
       headBranch: branch,
     });
+    crashPoint('delivery-begun');
     if (record.state === 'pushing' || record.headSha !== sha) {
       await pushBranch({
         cwd,
@@ -137,6 +143,7 @@ export async function deliverRun(deps: DeliveryDeps, request: DeliveryRequest): 
       adopted: !(pr.body ?? '').includes(deliveryMarker(run.id)),
       state: 'open',
     });
+    crashPoint('delivery-recorded');
     deps.log.info({ ...fields, number: pr.number, adopted: record.adopted }, 'Pull request delivered');
     return { kind: 'delivered', record };
   } catch (error) {

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { chmod } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { staticTokenSource } from '../github/token.js';
 import { git, sanitizedGitEnv } from '../workspace/git.js';
@@ -87,6 +87,25 @@ describe('push credentials', () => {
     await expect(
       pushBranch({ cwd: work, remote: origin.url, branch: 'curupira/fix', tokens }),
     ).rejects.toThrow(/rejected|non-fast-forward|fetch first/);
+    expect((await git(['rev-parse', 'refs/heads/curupira/fix'], { cwd: origin.url })).trim()).toBe(first);
+  });
+
+  it("pushes again when the remote's ref was locked by another update (a push a killed process left running)", async () => {
+    origin = await createOrigin();
+    const work = join(origin.dir, 'work');
+    await git(['clone', '-q', origin.url, work], { cwd: origin.dir });
+    await git(['switch', '-q', '-c', 'curupira/fix'], { cwd: work });
+    const first = await commitFiles(work, { 'a.txt': 'a\n' });
+    // The other update holds the ref's lock for a moment, then is done.
+    const lock = join(origin.url, 'refs', 'heads', 'curupira', 'fix.lock');
+    mkdirSync(dirname(lock), { recursive: true });
+    writeFileSync(lock, '');
+    const released = setTimeout(() => rmSync(lock, { force: true }), 300);
+    try {
+      expect(await pushBranch({ cwd: work, remote: origin.url, branch: 'curupira/fix' })).toBe(first);
+    } finally {
+      clearTimeout(released);
+    }
     expect((await git(['rev-parse', 'refs/heads/curupira/fix'], { cwd: origin.url })).trim()).toBe(first);
   });
 });

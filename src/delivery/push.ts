@@ -12,7 +12,8 @@
  *   agent could change); the remote-tracking ref is then set by hand, so the worktree's commits
  *   count as pushed.
  * - Refspec without `+` and no `--force`: a rewritten history is refused by the remote, and the
- *   push fails instead of overwriting what is there.
+ *   push fails instead of overwriting what is there. A push that found the remote's ref locked by
+ *   another update (`cannot lock ref`) is tried again twice, after 0.5 s and 2 s.
  */
 import type { TokenSource } from '../github/token.js';
 import { git, gitResult, revParse } from '../workspace/git.js';
@@ -77,15 +78,32 @@ export async function pushBranch(options: PushOptions): Promise<string> {
   const sha = await branchTip(cwd, branch);
   if (!sha) throw new Error(`branch ${branch} does not exist in ${cwd}`);
   const token = httpsHost(remote) && options.tokens ? await options.tokens.get() : undefined;
-  await git(['push', '--quiet', '--no-verify', remote, `${sha}:refs/heads/${branch}`], {
-    cwd,
-    env: pushEnv(remote, token),
-    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
-    ...(options.signal ? { signal: options.signal } : {}),
-  });
+  const push = () =>
+    git(['push', '--quiet', '--no-verify', remote, `${sha}:refs/heads/${branch}`], {
+      cwd,
+      env: pushEnv(remote, token),
+      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      await push();
+      break;
+    } catch (error) {
+      // The remote's ref was locked by another update of it (a push a killed curupira left
+      // running, say): once that one is done, the same push is a no-op or a fast-forward.
+      const wait = LOCKED_REF_RETRY_MS[attempt];
+      if (wait === undefined || !/cannot lock ref/i.test(String(error)) || options.signal?.aborted)
+        throw error;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
   await git(['update-ref', `refs/remotes/origin/${branch}`, sha], { cwd });
   return sha;
 }
+
+/** Waits before pushing again when the remote's ref was locked by another update. */
+const LOCKED_REF_RETRY_MS = [500, 2000];
 
 /** True when `sha` is already in `refs/remotes/origin/<base>` (nothing of the branch is new). */
 export async function containedIn(cwd: string, sha: string, base: string): Promise<boolean> {

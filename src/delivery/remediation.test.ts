@@ -423,4 +423,42 @@ describe('the remediator', () => {
     expect(await store.getPullRequestMark(deliveryId, ownHeadMark(committed))).toBeDefined();
     expect(existsSync(path)).toBe(true);
   });
+
+  it("a finished run killed after its push, before headSha moved: the next look takes the pushed head as the delivery's", async () => {
+    // The run committed and pushed (its head marked as ours before the push), then the process
+    // died; the restart's cleanup removed the worktree (nothing unpushed was left in it).
+    const path = join(dir, 'pushed');
+    await git(['worktree', 'add', '-q', '--detach', path, firstHead], {
+      cwd: automation.repository.checkoutPath,
+    });
+    const pushed = await commitFiles(path, { 'fix.txt': 'pushed\n' });
+    await git(['push', '-q', automation.repository.remote, `${pushed}:refs/heads/${BRANCH}`], { cwd: path });
+    await git(['worktree', 'remove', '--force', path], { cwd: automation.repository.checkoutPath });
+    await store.setPullRequestMark(deliveryId, ownHeadMark(pushed), 'pushed');
+    const done = await store.createRun({
+      ...runInit(automation, taskOfRun((await store.getRun(deliveryId))!), 'succeeded'),
+      upstreamRunId: deliveryId,
+    });
+    await store.updateRun(done.id, {
+      worktreePath: path,
+      branch: BRANCH,
+      finishedAt: new Date().toISOString(),
+    });
+    const action = (key: string) =>
+      JSON.stringify({ key, runId: done.id, request: request(key), sessionId: 's', attempt: 1 });
+    await store.setPullRequestMark(deliveryId, REMEDIATION_MARKS.action, action('review:10'));
+    expect((await record()).headSha).toBe(firstHead);
+    expect(await remediator().resumeInFlight(await record())).toBe('settled');
+    expect(calls).toEqual([]);
+    expect((await record()).headSha).toBe(pushed);
+
+    // A head a person pushed (not marked as ours) is never taken for curupira's.
+    const work = join(dir, 'human');
+    await git(['clone', '-q', '--branch', BRANCH, origin.url, work], { cwd: dir });
+    await commitFiles(work, { 'human.txt': 'by hand\n' });
+    await git(['push', '-q', 'origin', BRANCH], { cwd: work });
+    await store.setPullRequestMark(deliveryId, REMEDIATION_MARKS.action, action('review:11'));
+    expect(await remediator().resumeInFlight(await record())).toBe('settled');
+    expect((await record()).headSha).toBe(pushed);
+  });
 });

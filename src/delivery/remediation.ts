@@ -221,6 +221,10 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
     const current = await store.getPullRequest(record.runId);
     if (current?.headSha === sha)
       return { note: 'no changes: the agent made no new commit (nothing pushed)' };
+    crashPoint('remediation-pushing');
+    // Own before the push: a crash after it leaves the pushed head known as ours (`recover` moves
+    // `headSha` to it), never ours taken for a human's.
+    await store.setPullRequestMark(record.runId, ownHeadMark(sha), 'pushed');
     try {
       await pushBranch({
         cwd,
@@ -233,11 +237,23 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
         failed: `could not push ${record.headBranch} to pull request #${record.number}: ${errorMessage(error)}`,
       };
     }
-    // Own first: a crash between the two leaves a head marked as ours, never ours taken for a human's.
-    await store.setPullRequestMark(record.runId, ownHeadMark(sha), 'pushed');
+    crashPoint('remediation-push-done');
     await store.updatePullRequest(record.runId, { headSha: sha });
     crashPoint('remediation-pushed');
     log.info({ run: record.runId, number: record.number, sha }, 'Pushed a remediation to the pull request');
+    return {};
+  };
+
+  /**
+   * A finished run whose worktree is gone pushed before the process died, maybe before `headSha`
+   * moved: the pull request's head, when it is one curupira pushed, becomes the delivery's head.
+   */
+  const notePushedHead = async (record: PullRequestRecord): Promise<{ failed?: string }> => {
+    if (record.number === null) return {};
+    const head = (await getPullRequest(deps.github, record.repo, record.number)).head.sha;
+    const current = await store.getPullRequest(record.runId);
+    if (head !== current?.headSha && (await store.getPullRequestMark(record.runId, ownHeadMark(head))))
+      await store.updatePullRequest(record.runId, { headSha: head });
     return {};
   };
 
@@ -292,6 +308,7 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
         }
         // The run id is known for sure now (onRun's write may still be on its way).
         await writeAction(record, { ...action, runId: run.id });
+        crashPoint('remediation-finished');
         if (run.status === 'cancelled' && deps.stopping?.()) return; // the next start takes it up
         await settle(record, action, run);
         log.info(
@@ -321,7 +338,7 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
       const pushed =
         run.worktreePath && (await pathExists(run.worktreePath))
           ? await pushHead(automation, record, run.worktreePath)
-          : {};
+          : await notePushedHead(record);
       if (pushed.failed) {
         log.warn({ run: run.id, reason: pushed.failed }, 'Could not push a remediation after a restart');
         await store.updateRun(run.id, { status: 'failed', reason: pushed.failed });
@@ -405,6 +422,7 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
       }
       const action: InFlightAction = { key: request.key, runId: null, request, sessionId, attempt: 1 };
       await writeAction(record, action);
+      crashPoint('remediation-action-set');
       if (request.budgeted)
         await store.setPullRequestMark(record.runId, REMEDIATION_MARKS.rounds, JSON.stringify(rounds));
       try {

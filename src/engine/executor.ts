@@ -729,6 +729,7 @@ async function completeRun(
     else delivered = true;
   }
   const cleaned = await input.cleanup();
+  crashPoint('run-cleaned');
   const head = !check ? null : input.worktree ? (cleaned.head ?? null) : mainHead;
   if (!delivered && head !== null && head === input.baseCommit) {
     const changed = input.worktree

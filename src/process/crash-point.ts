@@ -6,12 +6,19 @@
  */
 export type CrashPoint =
   | 'agent-exited'
+  | 'run-cleaned'
   | 'write-enqueued'
   | 'write-posted'
+  | 'delivery-begun'
   | 'delivery-pushed'
   | 'delivery-pr-opened'
+  | 'delivery-recorded'
+  | 'remediation-action-set'
   | 'remediation-started'
-  | 'remediation-pushed';
+  | 'remediation-pushing'
+  | 'remediation-push-done'
+  | 'remediation-pushed'
+  | 'remediation-finished';
 
 export function crashPoint(name: CrashPoint): void {
   if (process.env.CURUPIRA_TEST_CRASH_AT !== name) return;

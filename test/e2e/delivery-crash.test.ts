@@ -1,8 +1,10 @@
 /**
  * kill -9 during delivery (issue 13): `curupira run` (the built CLI, `node scripts/build.mjs`
- * first) kills itself with SIGKILL right after the push, or right after GitHub opened the pull
- * request but before the store noted it; a second `curupira run` on the same state must finish the
- * run with exactly one pull request, for the pushed commit. A few trials of each point.
+ * first) kills itself with SIGKILL right after the push, right after GitHub opened the pull
+ * request but before the store noted it, right after the agent exited, or once the delivered run's
+ * worktree was removed but before the run was finished; a second `curupira run` on the same state
+ * must finish the run (succeeded) with exactly one pull request, for the pushed commit. A few
+ * trials of each point.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { git } from '../../src/workspace/git.js';
@@ -33,7 +35,7 @@ async function trial(point: string): Promise<void> {
     expect(delivered.map((d) => d.state)).toContain('open');
     expect(new Set(delivered.map((d) => d.number))).toEqual(new Set([pulls[0]!.number]));
     const first = runs.find((r) => r.id === delivered[0]!.runId)!;
-    expect(first.status).toBe('succeeded');
+    expect(first.status, first.reason ?? '').toBe('succeeded');
     const remote = (await git(['rev-parse', `refs/heads/${first.branch}`], { cwd: h.origin.url })).trim();
     expect(pulls[0]!.__typename === 'PullRequest' && pulls[0]!.headRefOid).toBe(remote);
   } finally {
@@ -42,7 +44,7 @@ async function trial(point: string): Promise<void> {
 }
 
 describe('delivery under kill -9 (slow)', () => {
-  for (const point of ['delivery-pushed', 'delivery-pr-opened', 'agent-exited']) {
+  for (const point of ['delivery-pushed', 'delivery-pr-opened', 'agent-exited', 'run-cleaned']) {
     for (const n of [1, 2, 3]) {
       it(`killed at ${point} (trial ${n}): the restart opens exactly one pull request`, async () => {
         await trial(point);

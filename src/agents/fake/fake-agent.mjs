@@ -34,7 +34,8 @@
  *   [[fake:stderr-env=NAME]] the same on stderr, before anything else (with [[fake:fail]], the
  *                          failure's stderr carries it)
  *
- * Environment: FAKE_AGENT_LOG (a folder: one JSON line per invocation goes to <provider>.jsonl),
+ * Environment: FAKE_AGENT_LOG (a folder: one JSON line per invocation goes to <provider>.jsonl,
+ * and one per commit of `[[fake:commit]]`, with its sha and session, to commits.jsonl),
  * FAKE_AGENT_SESSION_ID (force the new session's id), FAKE_AGENT_OPENCODE_VERSION (what
  * `opencode --version` prints; default 2.0.0), FAKE_AGENT_VERSION (the same for the others),
  * FAKE_AGENT_LIMIT_RESET and FAKE_AGENT_LIMIT_STYLE=clock (the reset `[[fake:limit]]` prints, and
@@ -444,6 +445,17 @@ function logInvocation(provider, record) {
       env: { keys: Object.keys(process.env).sort(), values, hashes },
       time: new Date().toISOString(),
     })}\n`,
+  );
+}
+
+/** Each `[[fake:commit]]` that committed: one JSON line in $FAKE_AGENT_LOG/commits.jsonl. */
+function logCommit(provider, record) {
+  const dir = process.env.FAKE_AGENT_LOG;
+  if (!dir) return;
+  mkdirSync(dir, { recursive: true });
+  appendFileSync(
+    join(dir, 'commits.jsonl'),
+    `${JSON.stringify({ provider, ...record, cwd: process.cwd(), time: new Date().toISOString() })}\n`,
   );
 }
 
@@ -1349,6 +1361,7 @@ async function main() {
         process.exitCode = 1;
         return;
       }
+      logCommit(provider, { sessionId, resumeOf, sha: git(['rev-parse', 'HEAD']).output });
     }
     if (has('dirty')) writeFileSync(join(cwd, `${file}.draft`), 'not committed\n');
   }
