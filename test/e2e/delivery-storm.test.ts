@@ -313,9 +313,11 @@ async function trial(delivery: Kill, follow: Kill): Promise<void> {
       expect(remediations).toHaveLength(1);
       expect(remediationCalls).toHaveLength(1);
     }
-    // The delivery's agent ran once, unless a delay kill cut it (then its session resumed).
+    // The delivery's agent ran once, unless a delay kill cut it: then its saved session resumed or,
+    // killed before the agent had announced its session (nothing to resume), it started once more.
     const fresh = harness.agentRuns('claude').filter((c) => c.resumeOf === null);
-    expect(fresh).toHaveLength(1);
+    if ('point' in delivery) expect(fresh).toHaveLength(1);
+    else expect(fresh.length).toBeLessThanOrEqual(2);
     if ('point' in delivery) expect(resumed.filter((c) => !c.prompt?.includes('Rename it.'))).toEqual([]);
 
     // No lost push: every commit the agent made is on the remote branch (the pull request's head,
