@@ -69,7 +69,13 @@ function pageRoutes(app: Hono, ctx: ServerContext): void {
     const run = await ctx.store.getRun(c.req.param('id'));
     if (!run) throw new ApiError('run_not_found', `no run ${c.req.param('id')}`);
     await loadDrivers([run.provider]);
-    return sendHtml(c, runPage(run, transcriptOf(run), ctx.token));
+    // The run's delivery, or (a remediation run) the delivery of the run it follows.
+    const delivery =
+      (await ctx.store.getPullRequest(run.id).catch(() => undefined)) ??
+      (run.upstreamRunId
+        ? await ctx.store.getPullRequest(run.upstreamRunId).catch(() => undefined)
+        : undefined);
+    return sendHtml(c, runPage(run, transcriptOf(run), ctx.token, delivery));
   });
   app.get('/assets/board.css', (c) => asset(c, BOARD_CSS, 'text/css; charset=utf-8'));
   app.get('/assets/board.js', (c) => asset(c, BOARD_JS, 'text/javascript; charset=utf-8'));

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RunRecord } from '../core/types.js';
+import type { PullRequestRecord } from '../store/types.js';
 import type { BoardData } from './board-data.js';
 import { escapeHtml, html, raw } from './html.js';
 import { boardPage, runPage } from './pages.js';
@@ -155,6 +156,37 @@ describe('board and run pages escape what GitHub and agents wrote', () => {
       '$2.50 (gpt-5-codex)',
     );
     expect(runPage(run(), undefined, 'tok').text).toMatch(/cost<\/dt>\s*<dd>–/);
+  });
+
+  it('the run page shows the delivery: pull request, its follow-up gate, all escaped; only http(s) links', () => {
+    const delivery: PullRequestRecord = {
+      runId: 'r1',
+      automationId: 'fix',
+      taskKey: 'k',
+      repo: 'acme/api',
+      delivery: 'pr',
+      headBranch: `curupira/${EVIL}`,
+      headSha: 'a'.repeat(40),
+      baseBranch: 'main',
+      number: 7,
+      url: 'https://github.com/acme/api/pull/7',
+      adopted: false,
+      state: 'open',
+      detail: null,
+      since: '2026-12-01T10:00:00.000Z',
+      gate: 'ci_failing',
+      gateSince: '2026-12-01T10:05:00.000Z',
+      gateDetail: `failing on aaaaaaa: ${EVIL}`,
+      createdAt: '2026-12-01T10:00:00.000Z',
+      updatedAt: '2026-12-01T10:05:00.000Z',
+    };
+    const text = runPage(run(), undefined, 'tok', delivery).text;
+    noScript(text);
+    expect(text).toContain('<a href="https://github.com/acme/api/pull/7" rel="noreferrer">#7</a> open since');
+    expect(text).toContain('ci failing since 2026-12-01T10:05:00.000Z: failing on aaaaaaa: &lt;script&gt;');
+    const hostile = runPage(run(), undefined, 'tok', { ...delivery, url: 'javascript:alert(1)' }).text;
+    expect(hostile).not.toContain('javascript:');
+    expect(hostile).toMatch(/pull request<\/dt><dd>#7 open since/);
   });
 
   it('a transcript: narration, tool calls and results (long ones collapsed), errors', () => {

@@ -4,6 +4,7 @@ import type { AgentEvent } from '../agents/types.js';
 import { CALM_STATUSES, isTerminal, type RunRecord } from '../core/types.js';
 import { formatCost } from '../cost/prices.js';
 import { pendingNote } from '../engine/unattended.js';
+import type { PullRequestRecord } from '../store/types.js';
 import type { AutomationCard, BoardData } from './board-data.js';
 import { type Html, html, raw } from './html.js';
 
@@ -205,7 +206,34 @@ function screeningSection(run: RunRecord): Html | '' {
 </section>`;
 }
 
-export function runPage(run: RunRecord, events: AgentEvent[] | undefined, token: string): Html {
+/** A link only to an http(s) address (a pull request's URL as GitHub gave it); else the plain text. */
+function safeLink(url: string | null, text: string): Html | string {
+  return url && /^https?:\/\//i.test(url) ? html`<a href="${url}" rel="noreferrer">${text}</a>` : text;
+}
+
+/** The run's delivery (issue 13): the pushed branch, its pull request and, while open, its follow-up gate. */
+function deliveryFields(delivery: PullRequestRecord | undefined): Html | '' {
+  if (!delivery) return '';
+  const pr =
+    delivery.number === null
+      ? `not opened yet (${delivery.state})`
+      : html`${safeLink(delivery.url, `#${delivery.number}`)} ${delivery.state} since ${delivery.since}${delivery.adopted ? ' (adopted)' : ''}`;
+  const gate =
+    delivery.gate && delivery.state === 'open'
+      ? `${delivery.gate.replace(/_/g, ' ')}${delivery.gateSince ? ` since ${delivery.gateSince}` : ''}${delivery.gateDetail ? `: ${delivery.gateDetail}` : ''}`
+      : null;
+  return html`${field('pushed', `${delivery.headBranch}${delivery.headSha ? ` at ${delivery.headSha.slice(0, 12)}` : ''}`)}
+    ${delivery.delivery === 'pr' ? field('pull request', pr) : ''}
+    ${field('follow-up', gate)}
+    ${field('delivery', delivery.detail)}`;
+}
+
+export function runPage(
+  run: RunRecord,
+  events: AgentEvent[] | undefined,
+  token: string,
+  delivery?: PullRequestRecord,
+): Html {
   const live = !isTerminal(run.status);
   const base = `/api/v1/runs/${encodeURIComponent(run.id)}`;
   const usage = run.usage
@@ -223,6 +251,7 @@ export function runPage(run: RunRecord, events: AgentEvent[] | undefined, token:
     ${field('session', run.sessionId)}
     ${field('branch', run.branch)}
     ${field('worktree', run.worktreePath ? `${run.worktreePath}${run.worktreeKept ? ` (kept: ${run.commits} unpushed commits or changes)` : ' (removed)'}` : null)}
+    ${deliveryFields(delivery)}
     ${field('usage', usage)}
     ${field('cost', `${formatCost(run.costUsd)}${run.model ? ` (${run.model})` : ''}`)}
     ${field('started', run.startedAt)}
