@@ -15,7 +15,8 @@
  * busy time), the ledger at 100,000 runs (per-run time and store open time against an empty
  * ledger), idle RSS of `curupira run --watch` with 1 and 50 automations, and `--version` start-up.
  *
- * Each drain runs twice per mode, without worktree reuse (`reuse_worktrees = false`) and with it.
+ * Each drain runs twice per mode: without worktree reuse (`reuse_worktrees = false`), with it, and
+ * with it from a checkout cloned before the clock starts ("warm", as the bare steps' checkout is).
  *
  *   node bench/dispatch.mjs [--dist DIR] [--tasks N]   (DIR defaults to ../dist, or $CURUPIRA_DIST)
  *   node bench/dispatch.mjs --only disks|spawn|startup  (one part alone)
@@ -212,6 +213,10 @@ async function engineRun(mods, opts) {
     settingsText({ simulatorUrl: simulator.url, bare, agent, maxActive, historyLimit, reuse: opts.reuse }),
   );
   const { settings } = mods.load.loadSettings(settingsFile);
+  // `warm`: the repository's checkout is cloned before the clock starts, as the bare steps' is, so
+  // the figure is a run's own cost without the drain's one clone spread over its runs.
+  if (opts.warm)
+    git(['clone', '-q', `file://${bare}`, settings.automations[0].repository.checkoutPath], root);
   if (seedLedger > 0) await seed(mods, settings.execution.state_db_path, seedLedger);
   const openStart = performance.now();
   const store = await mods.store.openStore(settings.execution.state_db_path);
@@ -432,31 +437,43 @@ async function disks(mods, dir, bare, agent, tasks, log) {
       results[label] = { runs };
       for (const concurrency of [1, 4]) {
         // The bare steps before and after the engine, averaged: the machine's load drifts. The
-        // engine four times between them, without worktree reuse (`reuse_worktrees = false`) and
-        // with it, in the order without, with, with, without; each figure the mean of its two.
+        // engine six times between them: without worktree reuse (`reuse_worktrees = false`), with
+        // it, and with it from a checkout cloned before the clock starts ("warm", as the bare
+        // steps' checkout is), in the order without, with, warm, warm, with, without; each figure
+        // the mean of its two.
         const before = await bareSteps(base, bare, agent, runs, concurrency);
-        const drains = { rebuild: [], reuse: [] };
-        for (const [i, mode] of ['rebuild', 'reuse', 'reuse', 'rebuild'].entries()) {
+        const drains = { rebuild: [], reuse: [], warm: [] };
+        for (const [i, mode] of ['rebuild', 'reuse', 'warm', 'warm', 'reuse', 'rebuild'].entries()) {
           drains[mode].push(
             await engineRun(mods, {
               root: join(base, `engine-${concurrency}-${i}`),
-              ...{ bare, agent, maxActive: concurrency, tasks: runs, reuse: mode === 'reuse' },
+              ...{
+                bare,
+                agent,
+                maxActive: concurrency,
+                tasks: runs,
+                reuse: mode !== 'rebuild',
+                warm: mode === 'warm',
+              },
             }),
           );
         }
         const rebuild = meanOf(drains.rebuild);
         const engine = meanOf(drains.reuse);
+        const warm = meanOf(drains.warm);
         const bareMs = (before + (await bareSteps(join(base, 'again'), bare, agent, runs, concurrency))) / 2;
         const ratio = engine.perRunMs / bareMs;
         const rebuildRatio = rebuild.perRunMs / bareMs;
+        const warmRatio = warm.perRunMs / bareMs;
         results[label][concurrency] = {
           bareStepsMsPerRun: bareMs,
           ...engine,
           ratioToBareSteps: ratio,
           withoutReuse: { ...rebuild, ratioToBareSteps: rebuildRatio },
+          warmCheckout: { ...warm, ratioToBareSteps: warmRatio },
         };
         log(
-          `  ${label} (${runs} runs), concurrency ${concurrency}: curupira ${ms(engine.perRunMs)} per run, bare steps ${ms(bareMs)} = ${ratio.toFixed(2)}× (without worktree reuse ${ms(rebuild.perRunMs)} = ${rebuildRatio.toFixed(2)}×); main thread ${ms(engine.mainThreadMsPerRun)} per run (CPU ${ms(engine.mainThreadCpuMsPerRun)}; without reuse ${ms(rebuild.mainThreadCpuMsPerRun)})`,
+          `  ${label} (${runs} runs), concurrency ${concurrency}: curupira ${ms(engine.perRunMs)} per run, bare steps ${ms(bareMs)} = ${ratio.toFixed(2)}× (checkout cloned first ${ms(warm.perRunMs)} = ${warmRatio.toFixed(2)}×; without worktree reuse ${ms(rebuild.perRunMs)} = ${rebuildRatio.toFixed(2)}×); main thread ${ms(engine.mainThreadMsPerRun)} per run (CPU ${ms(engine.mainThreadCpuMsPerRun)}; without reuse ${ms(rebuild.mainThreadCpuMsPerRun)})`,
         );
       }
     }

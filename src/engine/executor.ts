@@ -239,21 +239,27 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
       promptError = error;
     }
   }
-  let run = await store.createRun({
-    ...runInit(automation, task, 'preparing'),
-    resumed: saved !== undefined,
-    sessionId: saved?.sessionId ?? null,
-    upstreamRunId: remediation?.deliveryRunId ?? request.upstreamRunId ?? null,
-    ...(request.attempt === undefined ? {} : { attempt: request.attempt }),
-    ...(request.screening
-      ? {
-          screeningFindings: request.screening.findings,
-          screeningReason: request.screening.reason,
-          screenedDigest: request.screening.digest,
-        }
-      : {}),
-    ...(promptError === undefined ? { prompt: storedPrompt(originalPrompt) } : {}),
-  });
+  // Not durable on its own (WriteOptions): nothing outside the state file depends on this record
+  // before the worktree and transcript are recorded, durably, just before the agent starts (a claim
+  // in between queues a GitHub write, which is durable too and carries this record with it).
+  let run = await store.createRun(
+    {
+      ...runInit(automation, task, 'preparing'),
+      resumed: saved !== undefined,
+      sessionId: saved?.sessionId ?? null,
+      upstreamRunId: remediation?.deliveryRunId ?? request.upstreamRunId ?? null,
+      ...(request.attempt === undefined ? {} : { attempt: request.attempt }),
+      ...(request.screening
+        ? {
+            screeningFindings: request.screening.findings,
+            screeningReason: request.screening.reason,
+            screenedDigest: request.screening.digest,
+          }
+        : {}),
+      ...(promptError === undefined ? { prompt: storedPrompt(originalPrompt) } : {}),
+    },
+    { durable: false },
+  );
   deps.onUpdate?.(run);
   const runTrace = deps.telemetry?.startRun(run, request.discoveredAt);
   // A remediation works on a delivered pull request: the item was claimed by the delivery's run.
@@ -406,23 +412,27 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
   });
   const version = await cliVersion(driver, executable, baseEnv);
 
+  // The session row is not durable on its own: the run's durable update right after carries it.
   const saveSession = async (sessionId: string): Promise<void> => {
     const now = iso();
-    await store.saveSession({
-      taskKey: task.key,
-      automationId: automation.id,
-      runId: run.id,
-      provider: profile.provider,
-      profile: automation.profileName,
-      sessionId,
-      prompt: originalPrompt,
-      promptTemplateHash: templateHash,
-      task,
-      worktreePath: worktree?.path ?? null,
-      branch: worktree?.branch ?? null,
-      createdAt: saved?.createdAt ?? now,
-      updatedAt: now,
-    });
+    await store.saveSession(
+      {
+        taskKey: task.key,
+        automationId: automation.id,
+        runId: run.id,
+        provider: profile.provider,
+        profile: automation.profileName,
+        sessionId,
+        prompt: originalPrompt,
+        promptTemplateHash: templateHash,
+        task,
+        worktreePath: worktree?.path ?? null,
+        branch: worktree?.branch ?? null,
+        createdAt: saved?.createdAt ?? now,
+        updatedAt: now,
+      },
+      { durable: false },
+    );
     await update({ sessionId });
   };
 
@@ -681,7 +691,9 @@ async function completeRun(
   const { store, log } = deps;
   let { reason, status } = input;
   if (status === 'succeeded') {
-    await store.deleteSession(task.key);
+    // Not durable on its own: the final record is. A power cut that loses both leaves the run
+    // unfinished with its outcome saved, which a restart finishes (deleting the session again).
+    await store.deleteSession(task.key, { durable: false });
   } else if (input.resumed && isFailure(status)) {
     const failures = await store.recordResumeFailure(task.key);
     const limit = deps.execution.max_resume_failures;

@@ -377,14 +377,26 @@ export type PullRequestPatch = Partial<
   >
 >;
 
+/**
+ * How a write reaches the disk. By default a write is durable when it returns: it survives a power
+ * cut, not only a kill (`synchronous = FULL`: SQLite waits for `fsync`). `durable: false` is for a
+ * write that a durable write of the same flow soon follows: it survives a kill at once (it is in the
+ * operating system's cache) and a power cut once any later durable write returns (SQLite recovers a
+ * prefix of its write-ahead log, so that write carries every earlier one). Use it only where a
+ * power cut that loses it leaves what a kill just before it leaves (see docs/design-notes.md).
+ */
+export interface WriteOptions {
+  durable?: boolean;
+}
+
 export interface Store {
   /** Absolute path of the database file. */
   readonly path: string;
 
-  saveSession(session: SessionRecord): Promise<void>;
+  saveSession(session: SessionRecord, options?: WriteOptions): Promise<void>;
   getSession(taskKey: string): Promise<SessionRecord | undefined>;
   listSessions(): Promise<SessionRecord[]>;
-  deleteSession(taskKey: string): Promise<void>;
+  deleteSession(taskKey: string, options?: WriteOptions): Promise<void>;
   /** Counts one more failed resume of the task's session; returns the count (0 when none is saved). */
   recordResumeFailure(taskKey: string): Promise<number>;
 
@@ -420,8 +432,8 @@ export interface Store {
   /** Forgets a task's failures (a success, a reset, new text); true when there were any. */
   clearItemFailures(taskKey: string): Promise<boolean>;
 
-  createRun(init: RunInit): Promise<RunRecord>;
-  updateRun(id: string, patch: RunPatch): Promise<RunRecord>;
+  createRun(init: RunInit, options?: WriteOptions): Promise<RunRecord>;
+  updateRun(id: string, patch: RunPatch, options?: WriteOptions): Promise<RunRecord>;
   getRun(id: string): Promise<RunRecord | undefined>;
   listRuns(filter?: RunFilter): Promise<RunRecord[]>;
   /** How many runs match (limit and offset are ignored). */

@@ -35,6 +35,7 @@ import type {
   SessionRecord,
   Store,
   WriteInit,
+  WriteOptions,
   WritePatch,
   WriteRecord,
   WriteStatus,
@@ -407,11 +408,22 @@ export class SqliteStore implements Store {
     return Promise.resolve().then(() => this.#use(action, false));
   }
 
-  #write<T>(action: () => T): Promise<T> {
-    return Promise.resolve().then(() => this.#use(action, true));
+  #write<T>(action: () => T, options?: WriteOptions): Promise<T> {
+    if (options?.durable !== false) return Promise.resolve().then(() => this.#use(action, true));
+    // One commit without waiting for fsync (see `WriteOptions`); the connection stays FULL.
+    return Promise.resolve().then(() =>
+      this.#use(() => {
+        this.#db.pragma('synchronous = NORMAL');
+        try {
+          return action();
+        } finally {
+          this.#db.pragma('synchronous = FULL');
+        }
+      }, true),
+    );
   }
 
-  saveSession(session: SessionRecord): Promise<void> {
+  saveSession(session: SessionRecord, options?: WriteOptions): Promise<void> {
     return this.#write(() => {
       this.#sql(
         `INSERT INTO sessions (task_key, automation_id, run_id, provider, profile, session_id, prompt,
@@ -440,7 +452,7 @@ export class SqliteStore implements Store {
         session.createdAt,
         session.updatedAt,
       );
-    });
+    }, options);
   }
 
   getSession(taskKey: string): Promise<SessionRecord | undefined> {
@@ -459,10 +471,10 @@ export class SqliteStore implements Store {
     });
   }
 
-  deleteSession(taskKey: string): Promise<void> {
+  deleteSession(taskKey: string, options?: WriteOptions): Promise<void> {
     return this.#write(() => {
       this.#sql('DELETE FROM sessions WHERE task_key = ?').run(taskKey);
-    });
+    }, options);
   }
 
   recordResumeFailure(taskKey: string): Promise<number> {
@@ -571,7 +583,7 @@ export class SqliteStore implements Store {
     );
   }
 
-  createRun(init: RunInit): Promise<RunRecord> {
+  createRun(init: RunInit, options?: WriteOptions): Promise<RunRecord> {
     return this.#write(() => {
       const row = this.#sql(
         `INSERT INTO runs (id, automation_id, task_key, repo, task_type, item_id, item_key, item_title,
@@ -606,10 +618,10 @@ export class SqliteStore implements Store {
         init.attempt ?? 1,
       ) as RunRow;
       return runFromRow(row);
-    });
+    }, options);
   }
 
-  updateRun(id: string, patch: RunPatch): Promise<RunRecord> {
+  updateRun(id: string, patch: RunPatch, options?: WriteOptions): Promise<RunRecord> {
     return this.#write(() => {
       const keys = PATCH_KEYS.filter((key) => patch[key] !== undefined);
       const row =
@@ -620,7 +632,7 @@ export class SqliteStore implements Store {
             ).get(...keys.map((key) => patchValue(key, patch)), id) as RunRow | undefined);
       if (!row) throw new StateError(`run ${id} does not exist in state database ${this.path}`);
       return runFromRow(row);
-    });
+    }, options);
   }
 
   getRun(id: string): Promise<RunRecord | undefined> {
