@@ -72,6 +72,7 @@ export function explainRows(
       automation.placeholders.length > 0 ? automation.placeholders.join(', ') : 'none'
     }`,
   ]);
+  rows.push(...deliveryRows(automation));
   if (settings) rows.push(['screening', screeningSummary(automation, settings)]);
   const untrusted = automation.placeholders.filter((p) => automation.trigger.untrustedFields.includes(p));
   if (untrusted.length > 0) {
@@ -82,6 +83,30 @@ export function explainRows(
     ]);
   }
   return rows;
+}
+
+/** What `deliver` writes, and how a delivered pull request is followed (docs/pull-requests.md). */
+function deliveryRows(automation: ResolvedAutomation): [string, string][] {
+  const c = automation.config;
+  if (!c.deliver) return [];
+  if (c.deliver === 'branch')
+    return [['delivery', 'WRITES: pushes the run’s branch when it succeeds (never forced); no pull request']];
+  const base = c.pr_base_branch ? ` into ${c.pr_base_branch}` : '';
+  const actions = [
+    `answers trusted reviews${c.trusted_bots.length > 0 ? ` (and ${c.trusted_bots.join(', ')})` : ''} and failing checks${c.rerun_failed_checks ? ' (failed jobs re-run once first)' : ''} with up to ${c.remediation_budget} remediation run${c.remediation_budget === 1 ? '' : 's'} in the same session`,
+    c.resolve_conflicts ? 'resolves conflicts (one run per head and base)' : 'a conflict needs a person',
+    c.update_branch ? 'updates a branch behind its base' : 'a branch behind its base stays behind',
+    c.merge === 'auto'
+      ? `merges (${c.merge_method}) once approved and green${c.human_merge_paths.length > 0 ? `, unless it touches ${c.human_merge_paths.join(', ')}` : ''}`
+      : 'a person merges',
+  ];
+  return [
+    [
+      'delivery',
+      `WRITES: pushes the run’s branch and opens a ${c.pr_draft ? 'draft ' : ''}pull request${base} (or adopts the open one)`,
+    ],
+    ['follow-up', `every ${c.follow_interval} s while watching: ${actions.join('; ')}`],
+  ];
 }
 
 /** The `--explain` block of one automation: what it will do, before anything runs. */

@@ -116,6 +116,13 @@ describe('validate and schema', () => {
       'post-filters:   mergeable = MERGEABLE; mergeStateStatus in [CLEAN, UNSTABLE]',
     );
     expect(result.stdout).toMatch(/next fires: {3}\d{4}-\d\d-\d\d 09:00 Europe\/Rome/);
+    // What delivery writes and how the pull request is followed, before anything runs.
+    expect(result.stdout).toContain(
+      'delivery:       WRITES: pushes the run’s branch and opens a draft pull request (or adopts the open one)',
+    );
+    expect(result.stdout).toMatch(
+      /follow-up: {6}every 300 s while watching: answers trusted reviews \(and copilot-pull-request-reviewer\[bot\]\) and failing checks \(failed jobs re-run once first\) with up to 2 remediation runs in the same session; a conflict needs a person; updates a branch behind its base; a person merges/,
+    );
   });
 
   it('reports a bad file with exit 2, every problem and no stack trace', async () => {
