@@ -17,7 +17,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ownHeadMark } from '../../src/delivery/remediation-types.js';
 import { Engine } from '../../src/engine/engine.js';
-import type { NotificationEvent, Notifier } from '../../src/notify/index.js';
+import type { NotificationEvent } from '../../src/notify/index.js';
 import { simChecks } from '../../src/simulator/checks.js';
 import { commitToBranch, forcedUpdates, mergeability } from '../../src/simulator/merging.js';
 import type { Store } from '../../src/store/types.js';
@@ -27,6 +27,7 @@ import {
   type Harness,
   issueAutomation,
   onlyRun,
+  recordingNotifier,
   runBuiltCli,
   waitFor,
 } from '../helpers/harness.js';
@@ -36,18 +37,6 @@ afterEach(async () => {
   await h?.cleanup();
   h = undefined;
 });
-
-function recordingNotifier(events: NotificationEvent[]): Notifier {
-  const double = {
-    notify: async (event: NotificationEvent) => {
-      events.push(event);
-      return [];
-    },
-    run: async () => undefined,
-    drain: async () => undefined,
-  };
-  return double as unknown as Notifier;
-}
 
 /** Runs the engine in watch mode until `until` holds, then stops it. */
 async function watchUntil(

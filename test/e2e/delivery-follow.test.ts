@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../src/core/types.js';
 import { CHOICE_LABELS } from '../../src/delivery/follow.js';
 import { Engine } from '../../src/engine/engine.js';
-import type { NotificationEvent, Notifier } from '../../src/notify/index.js';
+import type { NotificationEvent } from '../../src/notify/index.js';
 import type { PullRequestRecord } from '../../src/store/types.js';
 import { git } from '../../src/workspace/git.js';
 import {
@@ -19,6 +19,7 @@ import {
   type Harness,
   issueAutomation,
   onlyRun,
+  recordingNotifier,
   runBuiltCli,
   waitFor,
 } from '../helpers/harness.js';
@@ -40,19 +41,6 @@ async function world(title: string, extra = ''): Promise<Harness> {
     }),
     settingsExtra: '[settings.polling]\npoll_interval_seconds = 0.2',
   });
-}
-
-/** A `Notifier` stand-in that records what the engine notifies. */
-function recordingNotifier(events: NotificationEvent[]): Notifier {
-  const double = {
-    notify: async (event: NotificationEvent) => {
-      events.push(event);
-      return [];
-    },
-    run: async () => undefined,
-    drain: async () => undefined,
-  };
-  return double as unknown as Notifier;
 }
 
 /** Runs the engine in watch mode until `until` holds, then stops it; returns the runs it made. */

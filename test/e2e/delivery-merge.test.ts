@@ -8,31 +8,26 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
-import type { NotificationEvent, Notifier } from '../../src/notify/index.js';
+import type { NotificationEvent } from '../../src/notify/index.js';
 import { simChecks } from '../../src/simulator/checks.js';
 import { forcedUpdates } from '../../src/simulator/merging.js';
 import { setPermission, submitReview } from '../../src/simulator/reviews.js';
 import type { Store } from '../../src/store/types.js';
 import { git } from '../../src/workspace/git.js';
-import { createHarness, type Harness, issueAutomation, onlyRun, waitFor } from '../helpers/harness.js';
+import {
+  createHarness,
+  type Harness,
+  issueAutomation,
+  onlyRun,
+  recordingNotifier,
+  waitFor,
+} from '../helpers/harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
   await h?.cleanup();
   h = undefined;
 });
-
-function recordingNotifier(events: NotificationEvent[]): Notifier {
-  const double = {
-    notify: async (event: NotificationEvent) => {
-      events.push(event);
-      return [];
-    },
-    run: async () => undefined,
-    drain: async () => undefined,
-  };
-  return double as unknown as Notifier;
-}
 
 async function watchUntil(harness: Harness, store: Store, what: string, until: () => Promise<boolean>) {
   const stop = new AbortController();

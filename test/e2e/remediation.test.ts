@@ -19,7 +19,7 @@ import type { RunRecord } from '../../src/core/types.js';
 import { REMEDIATION_MARKS } from '../../src/delivery/remediation.js';
 import { REVIEW_MARKS } from '../../src/delivery/steps/reviews.js';
 import { Engine } from '../../src/engine/engine.js';
-import type { NotificationEvent, Notifier } from '../../src/notify/index.js';
+import type { NotificationEvent } from '../../src/notify/index.js';
 import { simChecks } from '../../src/simulator/checks.js';
 import { setPermission, submitReview } from '../../src/simulator/reviews.js';
 import type { Store } from '../../src/store/types.js';
@@ -29,6 +29,7 @@ import {
   type Harness,
   issueAutomation,
   onlyRun,
+  recordingNotifier,
   startBuiltCli,
   waitFor,
 } from '../helpers/harness.js';
@@ -53,18 +54,6 @@ async function world(extra = ''): Promise<Harness> {
   setPermission(harness.world, 'acme/api', 'alice', 'write');
   setPermission(harness.world, 'acme/api', 'mallory', 'read');
   return harness;
-}
-
-function recordingNotifier(events: NotificationEvent[]): Notifier {
-  const double = {
-    notify: async (event: NotificationEvent) => {
-      events.push(event);
-      return [];
-    },
-    run: async () => undefined,
-    drain: async () => undefined,
-  };
-  return double as unknown as Notifier;
 }
 
 /** Runs the engine in watch mode until `until` holds, then stops it; returns the runs it made. */

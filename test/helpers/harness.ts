@@ -16,6 +16,7 @@ import { transcriptsDir } from '../../src/engine/paths.js';
 import { createGitHubClient } from '../../src/github/client.js';
 import { staticTokenSource } from '../../src/github/token.js';
 import { silentLogger } from '../../src/log.js';
+import type { NotificationEvent, Notifier } from '../../src/notify/index.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { SimWorld } from '../../src/simulator/world.js';
 import { openStore } from '../../src/store/index.js';
@@ -449,4 +450,17 @@ export function peakOverlap(intervals: readonly { start: number; end: number }[]
 export function runInterval(run: RunRecord): { start: number; end: number } {
   if (!run.startedAt || !run.finishedAt) throw new Error(`run ${run.id} has no start or end time`);
   return { start: Date.parse(run.startedAt), end: Date.parse(run.finishedAt) };
+}
+
+/** A `Notifier` stand-in that records what the engine notifies (for `EngineOptions.notifier`). */
+export function recordingNotifier(events: NotificationEvent[]): Notifier {
+  const double = {
+    notify: async (event: NotificationEvent) => {
+      events.push(event);
+      return [];
+    },
+    run: async () => undefined,
+    drain: async () => undefined,
+  };
+  return double as unknown as Notifier;
 }
