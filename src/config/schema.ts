@@ -48,6 +48,49 @@ export const PollingTable = z
   })
   .describe('Discovery polling.');
 
+export const FleetTable = z
+  .strictObject({
+    host: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'host must be 1-63 letters, digits, `.`, `_` or `-`')
+      .optional()
+      .describe(
+        "This process's name in the fleet (default: the machine's host name); two workers must not share one (curupira extension; only with `state_db_url`).",
+      ),
+    host_max_active_tasks: z
+      .number()
+      .int()
+      .min(1)
+      .max(1000)
+      .optional()
+      .describe(
+        'Agents this host runs at once, at most (default: `max_active_tasks`); `max_active_tasks` stays the limit of the whole fleet (curupira extension; only with `state_db_url`).',
+      ),
+    heartbeat_interval: z
+      .number()
+      .positive('must be greater than 0')
+      .max(300)
+      .default(5)
+      .describe('Seconds between two heartbeats of a fleet process (curupira extension; only with `state_db_url`).'),
+    heartbeat_timeout: z
+      .number()
+      .positive('must be greater than 0')
+      .max(3600)
+      .default(30)
+      .describe(
+        'Seconds without a heartbeat after which a host counts as gone: it stops taking work and stops its own agents when it cannot reach the database this long; the poller gives its queued jobs to other hosts (curupira extension; only with `state_db_url`).',
+      ),
+    resume_grace: z
+      .number()
+      .min(0)
+      .max(86_400)
+      .default(120)
+      .describe(
+        "Seconds a gone host's running jobs wait for it after `heartbeat_timeout`: back in time, it resumes them itself; later, they restart on another host from the last pushed checkpoint (curupira extension; only with `state_db_url`).",
+      ),
+  })
+  .describe('A fleet of hosts sharing one PostgreSQL state (curupira extension; docs/deployment.md).');
+
 export const GitHubTable = z
   .strictObject({
     api_url: z
@@ -82,6 +125,16 @@ export const SettingsTable = z
       .min(1)
       .default('~/.curupira/state.sqlite3')
       .describe('SQLite state file: sessions to resume, run history, schedule marks.'),
+    state_db_url: z
+      .string()
+      .regex(
+        /^postgres(?:ql)?:\/\/\S+$/,
+        'state_db_url must be a postgres:// or postgresql:// URL (keep the password out of it: PGPASSWORD or ~/.pgpass)',
+      )
+      .optional()
+      .describe(
+        'PostgreSQL connection URL: with it, the state lives in PostgreSQL instead of `state_db_path` and several hosts can share it as a fleet (`curupira serve --role`, `curupira worker`; docs/deployment.md). `?schema=NAME` picks the schema (default `curupira`); the password belongs in PGPASSWORD or ~/.pgpass, not here (curupira extension).',
+      ),
     task_timeout_minutes: z
       .number()
       .positive('must be greater than 0')
@@ -240,6 +293,7 @@ export const SettingsTable = z
     polling: PollingTable.prefault({}),
     github: GitHubTable.prefault({}),
     screening: ScreeningTable.prefault({}),
+    fleet: FleetTable.prefault({}),
   })
   .describe('Execution settings.');
 

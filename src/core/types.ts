@@ -199,6 +199,11 @@ export interface RunRecord {
    * or the end of a `parked` run's usage limit. Cleared when that run starts; null when none is due.
    */
   readonly retryAt?: string | null;
+  /**
+   * The fleet host that ran (or runs) it (`[settings.fleet] host`); null for a run of the embedded,
+   * one-process store, which records no host.
+   */
+  readonly host?: string | null;
 }
 
 /** One screening finding as a run records it (the shape of `Finding` in src/screening/). */

@@ -66,6 +66,8 @@ export interface RunInit {
   screenedDigest?: string | null;
   /** Which try of its task this run is (default 1). */
   attempt?: number;
+  /** The fleet host that runs it (migration 12); omitted: none recorded. */
+  host?: string | null;
 }
 
 export interface RunPatch {
@@ -97,6 +99,8 @@ export interface RunPatch {
   screenedDigest?: string | null;
   /** When the task runs again by itself (a retry, or a parked run's reset); null: none due. */
   retryAt?: string | null;
+  /** The fleet host that runs it (migration 12). */
+  host?: string | null;
 }
 
 /** An operator's `curupira allow RUN_ID`: the blocked text of that run may run once. */
@@ -390,8 +394,13 @@ export interface WriteOptions {
 }
 
 export interface Store {
-  /** Absolute path of the database file. */
+  /**
+   * Where the state lives: the database file's absolute path, or for PostgreSQL the URL with its
+   * password left out (safe to print).
+   */
   readonly path: string;
+  /** Which backend holds it: `sqlite` (the embedded default) or `postgres` (`state_db_url`). */
+  readonly backend?: 'sqlite' | 'postgres';
 
   saveSession(session: SessionRecord, options?: WriteOptions): Promise<void>;
   getSession(taskKey: string): Promise<SessionRecord | undefined>;
@@ -451,8 +460,11 @@ export interface Store {
   setBudgetPark(park: BudgetPark): Promise<void>;
   /** Budget parks that last beyond `at` (ISO 8601); older ones are gone for good. */
   listBudgetParks(at: string): Promise<BudgetPark[]>;
-  /** Runs left `queued`, `preparing` or `running` by a process that died: the caller decides their fate. */
-  listUnfinishedRuns(): Promise<RunRecord[]>;
+  /**
+   * Runs left `queued`, `preparing` or `running` by a process that died: the caller decides their
+   * fate. With `host`, only the runs recorded with that host (a fleet worker recovers its own).
+   */
+  listUnfinishedRuns(filter?: { host?: string }): Promise<RunRecord[]>;
 
   getCronState(automationId: string): Promise<CronState | undefined>;
   putCronState(state: CronState): Promise<void>;

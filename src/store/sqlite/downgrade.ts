@@ -3,6 +3,9 @@
  * first, so a test can downgrade a file to version N and watch it migrate up again.
  */
 
+/** Undoes migration 12 (the host of a run). */
+export const UNDO_MIGRATION_12 = 'ALTER TABLE runs DROP COLUMN host;';
+
 /** Undoes migration 11 (following pull requests: gates and marks). */
 export const UNDO_MIGRATION_11 = `DROP TABLE IF EXISTS pull_request_marks; ALTER TABLE pull_requests DROP COLUMN gate;
   ALTER TABLE pull_requests DROP COLUMN gate_since; ALTER TABLE pull_requests DROP COLUMN gate_detail;`;
@@ -23,6 +26,7 @@ export const UNDO_MIGRATION_7 = `DROP INDEX IF EXISTS runs_retry_due; ALTER TABL
 
 /** Everything after migration 6 (the failure budget), newest first. */
 export const UNDO_AFTER_6 = [
+  UNDO_MIGRATION_12,
   UNDO_MIGRATION_11,
   UNDO_MIGRATION_10,
   UNDO_MIGRATION_9,

@@ -255,6 +255,11 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (run_id, key)
   ) STRICT, WITHOUT ROWID;
   `,
+  // 12 (issue 17): the fleet host that ran a run. The embedded store records none (null); the
+  // column is here so both backends hold the same run record.
+  `
+  ALTER TABLE runs ADD COLUMN host TEXT;
+  `,
 ];
 
 /**

@@ -166,6 +166,7 @@ interface RunRow {
   screened_digest: string | null;
   attempt: number;
   retry_at: string | null;
+  host: string | null;
 }
 
 interface AllowanceRow {
@@ -233,6 +234,7 @@ const PATCH_COLUMNS = {
   screeningReason: 'screening_reason',
   screenedDigest: 'screened_digest',
   retryAt: 'retry_at',
+  host: 'host',
 } as const satisfies { readonly [K in keyof Required<RunPatch>]: keyof RunRow };
 
 type PatchKey = keyof typeof PATCH_COLUMNS;
@@ -313,6 +315,7 @@ function runFromRow(row: RunRow): RunRecord {
     screenedDigest: row.screened_digest,
     attempt: row.attempt,
     retryAt: row.retry_at,
+    host: row.host,
   };
 }
 
@@ -589,8 +592,8 @@ export class SqliteStore implements Store {
         `INSERT INTO runs (id, automation_id, task_key, repo, task_type, item_id, item_key, item_title,
            item_url, status, reason, created_at, profile, provider, prompt, scheduled_for,
            upstream_run_id, resumed, session_id, screening_findings, screening_reason, screened_digest,
-           attempt)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           attempt, host)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          RETURNING *`,
       ).get(
         this.#runIds.next(),
@@ -616,6 +619,7 @@ export class SqliteStore implements Store {
         init.screeningReason ?? null,
         init.screenedDigest ?? null,
         init.attempt ?? 1,
+        init.host ?? null,
       ) as RunRow;
       return runFromRow(row);
     }, options);
@@ -719,11 +723,13 @@ export class SqliteStore implements Store {
     });
   }
 
-  listUnfinishedRuns(): Promise<RunRecord[]> {
+  listUnfinishedRuns(filter: { host?: string } = {}): Promise<RunRecord[]> {
     return this.#read(() => {
       const unfinished = UNFINISHED_STATUSES.map(() => '?').join(', ');
-      const rows = this.#sql(`SELECT * FROM runs WHERE status IN (${unfinished}) ORDER BY id`).all(
+      const byHost = filter.host === undefined ? '' : ' AND host = ?';
+      const rows = this.#sql(`SELECT * FROM runs WHERE status IN (${unfinished})${byHost} ORDER BY id`).all(
         ...UNFINISHED_STATUSES,
+        ...(filter.host === undefined ? [] : [filter.host]),
       ) as RunRow[];
       return rows.map(runFromRow);
     });

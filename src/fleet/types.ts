@@ -1,0 +1,68 @@
+/**
+ * The fleet (issue 17): several hosts share one PostgreSQL state. One elected poller discovers and
+ * enqueues; workers take jobs (pg-boss) and run agents. These are the shapes every surface shows.
+ */
+
+/** What a fleet process does: `all` polls when elected and works; `poller` only polls; `worker` only works. */
+export type FleetRole = 'all' | 'poller' | 'worker';
+
+/** Health of a host, from its last heartbeat (database time). */
+export type HostHealth = 'healthy' | 'late' | 'gone' | 'stopped';
+
+/** One fleet process as its heartbeat row records it (table `fleet_hosts`). */
+export interface FleetHost {
+  /** `[settings.fleet] host`, or the machine's host name. */
+  name: string;
+  role: FleetRole;
+  pid: number;
+  /** Tells two starts of one host apart. */
+  instance: string;
+  /** curupira version it runs. */
+  version: string;
+  startedAt: string;
+  heartbeatAt: string;
+  /** Agents it may run at once (`host_max_active_tasks`); 0 for a poller. */
+  capacity: number;
+  /** Jobs it holds now (queued for it or running on it). */
+  load: number;
+  /** `owner/name` of repositories it has a checkout of (repository affinity). */
+  checkouts: string[];
+  /** True while it holds the poller lock. */
+  polling: boolean;
+  /** When it stopped cleanly; null while it runs (or died). */
+  stoppedAt: string | null;
+  /** From `heartbeatAt` against the database's clock and `heartbeat_timeout`. */
+  health: HostHealth;
+}
+
+/** Where a dispatched task stands (table `fleet_dispatches`). */
+export type DispatchState = 'queued' | 'running' | 'done' | 'taken_back';
+
+/** One task handed to one host: the pg-boss job's id is this record's id. */
+export interface DispatchRecord {
+  id: string;
+  taskKey: string;
+  automationId: string;
+  /** `owner/name`. */
+  repo: string;
+  host: string;
+  state: DispatchState;
+  /** The run that the host recorded for it, once started. */
+  runId: string | null;
+  enqueuedAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  /** When the poller did its after-run work (counting, retries, schedule marks). */
+  settledAt: string | null;
+  /** A word on the state (why it was taken back…). */
+  detail: string | null;
+  /** The dispatch this one took over from (a restart on another host). */
+  previousId: string | null;
+}
+
+/** What the board, the API and `curupira status` read about the fleet. */
+export interface FleetView {
+  hosts(): Promise<FleetHost[]>;
+  /** Dispatches not yet settled, oldest first. */
+  liveDispatches(): Promise<DispatchRecord[]>;
+}
