@@ -6,7 +6,7 @@
 import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import { loadSettings } from '../config/load.js';
-import { openStore } from '../store/index.js';
+import { openStore, stateLocation } from '../store/index.js';
 import { EXIT } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
 import { type GlobalOptions, setExitCode } from './program.js';
@@ -29,7 +29,7 @@ export function registerAllow(program: Command, io: CliIo, globals: () => Global
     .option('--by <name>', 'who allows it (default: the local user)')
     .action(async (id: string, options: { by?: string }) => {
       const { settings } = loadSettings(globals().config);
-      const store = await openStore(settings.execution.state_db_path);
+      const store = await openStore(stateLocation(settings.execution));
       try {
         const run = await runFromArgument(
           store,

@@ -13,7 +13,7 @@ import { stateDir } from '../engine/paths.js';
 import { pauseReasonKey } from '../engine/unattended.js';
 import type { AutomationCard } from '../server/board-data.js';
 import { connectDaemon, type Daemon } from '../server/client.js';
-import { type BudgetPark, openStore } from '../store/index.js';
+import { type BudgetPark, openStore, stateLocation } from '../store/index.js';
 import { UNFINISHED_STATUSES } from '../store/sqlite/schema.js';
 import { EXIT } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
@@ -101,7 +101,7 @@ async function statusFromDaemon(io: CliIo, daemon: Daemon): Promise<void> {
 }
 
 async function statusFromFile(io: CliIo, settings: Settings): Promise<void> {
-  const store = await openStore(settings.execution.state_db_path, { readonly: true });
+  const store = await openStore(stateLocation(settings.execution), { readonly: true });
   try {
     const paused = new Set(await store.listPaused());
     const reasons = new Map<string, string>();
@@ -135,7 +135,7 @@ async function pauseWithoutDaemon(io: CliIo, settings: Settings, id: string, pau
       io,
       `automation '${id}' is disabled in ${settings.file} (enabled = false): edit the file to resume it (automation_disabled)`,
     );
-  const store = await openStore(settings.execution.state_db_path);
+  const store = await openStore(stateLocation(settings.execution));
   try {
     await store.setPaused(id, paused);
     await store.setMeta(pauseReasonKey(id), '');

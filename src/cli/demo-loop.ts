@@ -19,7 +19,7 @@ import { type EngineOptions, runEngine } from '../engine/engine.js';
 import { simChecks } from '../simulator/checks.js';
 import { setPermission, submitReview } from '../simulator/reviews.js';
 import type { SimWorld } from '../simulator/world.js';
-import { openStore } from '../store/index.js';
+import { openStore, stateLocation } from '../store/index.js';
 import type { PullRequestRecord, Store } from '../store/types.js';
 import { git } from '../workspace/index.js';
 import { type CliIo, writeLine } from './io.js';
@@ -59,7 +59,7 @@ async function look(
   what: string,
   until: (store: Store) => Promise<boolean>,
 ): Promise<RunRecord[]> {
-  const store = await openStore(deps.settings.execution.state_db_path);
+  const store = await openStore(stateLocation(deps.settings.execution));
   const stop = new AbortController();
   const runs = new Map<string, RunRecord>();
   let ended = false;
@@ -97,7 +97,7 @@ async function look(
 }
 
 async function delivery(deps: DemoLoopDeps, runId: string): Promise<PullRequestRecord | undefined> {
-  const store = await openStore(deps.settings.execution.state_db_path);
+  const store = await openStore(stateLocation(deps.settings.execution));
   try {
     return await store.getPullRequest(runId);
   } finally {
@@ -213,7 +213,7 @@ export async function followDemoPullRequest(
   say(
     `   e. curupira saw it approved by @${DEMO_REVIEWER}, green and mergeable, and merged pull request #${number} (merge = "auto", ${mergeMethod(deps.settings)}): ${base} is now at ${tip || '-'}.`,
   );
-  const store = await openStore(deps.settings.execution.state_db_path);
+  const store = await openStore(stateLocation(deps.settings.execution));
   let finalRun: RunRecord | undefined;
   try {
     finalRun = await store.getRun(deliveryRun.id);

@@ -31,7 +31,7 @@ import { logFile, transcriptsDir } from '../engine/paths.js';
 import { createGitHubClient } from '../github/client.js';
 import { staticTokenSource, type TokenSource } from '../github/token.js';
 import { createLogger, type Logger } from '../log.js';
-import { openStore } from '../store/index.js';
+import { openStore, stateLocation } from '../store/index.js';
 import type { PullRequestRecord, Store } from '../store/types.js';
 import { git } from '../workspace/index.js';
 import { followDemoPullRequest } from './demo-loop.js';
@@ -172,7 +172,7 @@ function describeRun(run: RunRecord, delivery?: PullRequestRecord): string[] {
 }
 
 async function pauseDemoAutomations(settings: Settings): Promise<void> {
-  const store = await openStore(settings.execution.state_db_path);
+  const store = await openStore(stateLocation(settings.execution));
   try {
     for (const automation of settings.automations) await store.setPaused(automation.id, true);
   } finally {
@@ -195,7 +195,7 @@ async function serveDemo(
   const port = /^\d+$/.test(demo.port) ? Number(demo.port) : Number.NaN;
   if (!Number.isInteger(port) || port > 65535)
     throw new UsageError(`--port must be a port number, got '${demo.port}'`);
-  const store = await openStore(demo.settings.execution.state_db_path);
+  const store = await openStore(stateLocation(demo.settings.execution));
   const stop = new AbortController();
   const drain = new AbortController();
   const signals = signalHandler(demo.settings, demo.log, stop, drain);
@@ -274,7 +274,7 @@ export function registerDemo(program: Command, io: CliIo): void {
           io.stdout,
           '   Screening runs without a classifier (the demo sets required = false): deterministic scanners only.',
         );
-        const store = await openStore(settings.execution.state_db_path);
+        const store = await openStore(stateLocation(settings.execution));
         const log = createLogger({ console: io.stderr, file: logFile(settings) });
         const tokens = staticTokenSource(DEMO_TOKEN);
         const env = { ...io.env };

@@ -14,7 +14,7 @@ import type { Command } from 'commander';
 import { loadSettings } from '../config/load.js';
 import { UsageError } from '../core/errors.js';
 import { silentLogger } from '../log.js';
-import { openStore } from '../store/index.js';
+import { openStore, stateLocation } from '../store/index.js';
 import {
   emptyPools,
   type KeptWorktree,
@@ -58,7 +58,7 @@ export function registerGc(program: Command, io: CliIo, globals: () => GlobalOpt
         throw new UsageError('--all cannot be combined with --older-than');
       const olderThanMs = options.olderThan === undefined ? undefined : parseDuration(options.olderThan);
       const { settings } = loadSettings(globals().config);
-      const protectedPaths = await protectedWorktrees(settings.execution.state_db_path);
+      const protectedPaths = await protectedWorktrees(stateLocation(settings.execution));
       const checkouts = [...new Set(Object.values(settings.repositories).map((r) => r.checkoutPath))];
       const now = Date.now();
       // A folder git does not know cannot serve a session (its next run moves it aside), so only

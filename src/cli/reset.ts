@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { loadSettings } from '../config/load.js';
-import { openStore } from '../store/index.js';
+import { openStore, stateLocation } from '../store/index.js';
 import { type CliIo, writeLine } from './io.js';
 import type { GlobalOptions } from './program.js';
 import { runFromArgument } from './runs.js';
@@ -18,7 +18,7 @@ export function registerReset(program: Command, io: CliIo, globals: () => Global
     )
     .action(async (id: string) => {
       const { settings } = loadSettings(globals().config);
-      const store = await openStore(settings.execution.state_db_path);
+      const store = await openStore(stateLocation(settings.execution));
       try {
         const run = await runFromArgument(
           store,

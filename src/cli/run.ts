@@ -10,7 +10,7 @@ import { type EngineOptions, runEngine } from '../engine/engine.js';
 import { logFile, transcriptsDir } from '../engine/paths.js';
 import { describeTask, previewFirstTask, quoteForDisplay, type TaskPreview } from '../engine/preview.js';
 import { type Logger, silentLogger } from '../log.js';
-import { acquireStateLock, openStore } from '../store/index.js';
+import { acquireStateLock, openStore, stateLocation } from '../store/index.js';
 import type { Store } from '../store/types.js';
 import { EXIT } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
@@ -99,7 +99,7 @@ export function previewLines(preview: TaskPreview): string[] {
 async function dryRun(settings: Settings, io: CliIo): Promise<void> {
   const log = silentLogger();
   const access = githubAccess(settings, io.env, log);
-  const store = await openStore(settings.execution.state_db_path, { readonly: true });
+  const store = await openStore(stateLocation(settings.execution), { readonly: true });
   try {
     const found = await previewFirstTask(settings, { github: access.client, clock: systemClock, log, store });
     if (!found) {
@@ -143,7 +143,7 @@ export function registerRun(program: Command, io: CliIo, globals: () => GlobalOp
       }
       if (options.watch && options.logFormat === 'text') writeLine(io.stderr, watchBanner(settings));
       const lock = await acquireStateLock(settings.execution.state_db_path);
-      const store = await openStore(settings.execution.state_db_path);
+      const store = await openStore(stateLocation(settings.execution));
       const status = io.stderr.isTTY && options.logFormat === 'text' ? new StatusLine(io.stderr) : undefined;
       const log = engineLogger({
         settings,

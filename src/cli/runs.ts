@@ -13,7 +13,7 @@ import { stateDir } from '../engine/paths.js';
 import { maxAttempts } from '../engine/retry.js';
 import { pendingNote } from '../engine/unattended.js';
 import { connectDaemon } from '../server/client.js';
-import { openStore } from '../store/index.js';
+import { openStore, stateLocation } from '../store/index.js';
 import type { Allowance, PullRequestRecord, Store } from '../store/types.js';
 import { EXIT } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
@@ -253,7 +253,7 @@ export function registerRuns(program: Command, io: CliIo, globals: () => GlobalO
         throw new UsageError(`--limit must be a positive integer, got '${options.limit}'`);
       const statuses = parseStatuses(options.status);
       const { settings } = loadSettings(globals().config);
-      const store = await openStore(settings.execution.state_db_path, { readonly: true });
+      const store = await openStore(stateLocation(settings.execution), { readonly: true });
       try {
         const list = await store.listRuns({
           ...(options.automation ? { automationId: options.automation } : {}),
@@ -294,7 +294,7 @@ export function registerRuns(program: Command, io: CliIo, globals: () => GlobalO
     .option('--follow', 'while the run goes on, stream its agent events from the daemon (`curupira serve`)')
     .action(async (id: string, options: { json?: boolean; follow?: boolean }) => {
       const { settings } = loadSettings(globals().config);
-      const store = await openStore(settings.execution.state_db_path, { readonly: true });
+      const store = await openStore(stateLocation(settings.execution), { readonly: true });
       try {
         const run = await runFromArgument(store, id, io);
         if (!run) return;

@@ -12,7 +12,7 @@ import { Hub } from '../server/hub.js';
 import { type Listening, startListeners } from '../server/listen.js';
 import { loadOrCreateToken, tokenPath } from '../server/token.js';
 import { webhookSecret } from '../server/webhooks.js';
-import { acquireStateLock, openStore } from '../store/index.js';
+import { acquireStateLock, openStore, stateLocation } from '../store/index.js';
 import { EXIT } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
 import { type GlobalOptions, setExitCode } from './program.js';
@@ -87,7 +87,7 @@ export function registerServe(program: Command, io: CliIo, globals: () => Global
         );
       }
       const lock = await acquireStateLock(settings.execution.state_db_path);
-      const store = await openStore(settings.execution.state_db_path);
+      const store = await openStore(stateLocation(settings.execution));
       const log = engineLogger({
         settings,
         console: io.stderr,

@@ -12,6 +12,8 @@ import { freshSchema, type TestSchema } from './pg.js';
 export interface BackendOpenOptions {
   /** The store's clock (ms since the epoch). */
   now?: () => number;
+  /** Open for reading only (the state must exist: open it for writing first, with the same `reopen`). */
+  readonly?: boolean;
 }
 
 export interface StoreBackend {
@@ -35,7 +37,10 @@ function sqliteBackend(): StoreBackend {
         dirs.set(key, dir);
       }
       const { openStore } = await import('../../src/store/sqlite/open.js');
-      const store = await openStore(join(dir, 'state.sqlite3'), options.now ? { now: options.now } : {});
+      const store = await openStore(join(dir, 'state.sqlite3'), {
+        ...(options.now ? { now: options.now } : {}),
+        ...(options.readonly ? { readonly: true } : {}),
+      });
       opened.push(store);
       return store;
     },
@@ -60,7 +65,10 @@ function postgresBackend(): StoreBackend {
         schemas.set(key, schema);
       }
       const { openPostgresStore } = await import('../../src/store/postgres/open.js');
-      const store = await openPostgresStore(schema.url, options.now ? { now: options.now } : {});
+      const store = await openPostgresStore(schema.url, {
+        ...(options.now ? { now: options.now } : {}),
+        ...(options.readonly ? { readonly: true } : {}),
+      });
       opened.push(store);
       return store;
     },

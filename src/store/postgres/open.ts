@@ -1,5 +1,22 @@
-/** Opens the PostgreSQL store (`state_db_url`). Being written (issue 17). */
+/**
+ * Opens the PostgreSQL store (`state_db_url`, issue 17). The URL's own `?schema=NAME` (default
+ * `curupira`) names the schema that holds the state: created when missing, then migrated, unless
+ * the store is opened read-only. Every connection of the pool uses that schema (`search_path`).
+ *
+ * Errors say what to fix (the server is down, the login was refused, the database or a privilege
+ * is missing) and never hold the password: the store's `path` and every message name the URL
+ * without it (`redactUrl`).
+ */
+import { userInfo } from 'node:os';
+import pg from 'pg';
+import { StateError } from '../../core/errors.js';
 import type { Store } from '../types.js';
+import { type ConnectionInfo, openError } from './errors.js';
+import { PG_MIGRATIONS, PG_SCHEMA_VERSION, VERSION_TABLE } from './schema.js';
+import { PostgresStore } from './store.js';
+import { isPostgresUrl, redactUrl } from './url.js';
+
+export { isPostgresUrl, redactUrl } from './url.js';
 
 export interface PostgresOpenOptions {
   /** The store's clock (ms since the epoch) for the times it records; default `Date.now`. */
@@ -8,6 +25,182 @@ export interface PostgresOpenOptions {
   readonly?: boolean;
 }
 
-export async function openPostgresStore(_url: string, _options: PostgresOpenOptions = {}): Promise<Store> {
-  throw new Error('the PostgreSQL store is not built yet');
+/** The schema a URL without `?schema=` uses. */
+export const DEFAULT_SCHEMA = 'curupira';
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+/** First key of our advisory locks: the ASCII bytes `CURU` (as SQLite's `application_id`). */
+const LOCK_CLASS = 0x43555255;
+/** How long connecting may take before the open (or a query) fails. */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+interface ParsedUrl {
+  /** What `pg` connects with: the URL without our `schema` and without `options`. */
+  connectionString: string;
+  /** The URL's own `options` (server settings), to which ours are added. */
+  options: string | undefined;
+  info: ConnectionInfo;
+}
+
+function parseUrl(url: string): ParsedUrl {
+  const redacted = redactUrl(url);
+  let parsed: URL;
+  try {
+    if (!isPostgresUrl(url)) throw new Error('not a postgres URL');
+    parsed = new URL(url);
+  } catch {
+    // The driver's or URL parser's words could quote the URL, password and all: ours only.
+    throw new StateError(
+      `state_db_url ${redacted} is not a valid postgres:// URL; write it as postgres://USER@HOST:PORT/DATABASE?schema=NAME`,
+    );
+  }
+  const schema = parsed.searchParams.get('schema') ?? DEFAULT_SCHEMA;
+  if (!SCHEMA_NAME.test(schema)) {
+    throw new StateError(
+      `state_db_url ${redacted} names schema '${schema}': a schema name must be 1-63 lowercase letters, digits or '_', not starting with a digit`,
+    );
+  }
+  const options = parsed.searchParams.get('options') ?? undefined;
+  parsed.searchParams.delete('schema');
+  parsed.searchParams.delete('options');
+  const secret = decodeURIComponent(parsed.password) || parsed.searchParams.get('password') || undefined;
+  const user = decodeURIComponent(parsed.username) || process.env.PGUSER || safeUserName();
+  return {
+    connectionString: parsed.toString(),
+    options,
+    info: {
+      redacted,
+      ...(secret ? { secret } : {}),
+      host: parsed.hostname || process.env.PGHOST || 'localhost',
+      port: parsed.port || process.env.PGPORT || '5432',
+      user,
+      database: decodeURIComponent(parsed.pathname.replace(/^\//, '')) || process.env.PGDATABASE || user,
+      schema,
+    },
+  };
+}
+
+function safeUserName(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return 'postgres';
+  }
+}
+
+function quote(identifier: string): string {
+  return `"${identifier}"`;
+}
+
+/** The schema's version: 0 when it (or its version table) does not exist yet. */
+async function readVersion(client: pg.PoolClient, schema: string): Promise<number> {
+  const table = await client.query<{ table: string | null }>('SELECT to_regclass($1)::text AS table', [
+    `${quote(schema)}.${VERSION_TABLE}`,
+  ]);
+  if (table.rows[0]?.table == null) return 0;
+  const result = await client.query<{ version: number }>(
+    `SELECT coalesce(max(version), 0)::int AS version FROM ${quote(schema)}.${VERSION_TABLE}`,
+  );
+  return result.rows[0]?.version ?? 0;
+}
+
+function newerError(info: ConnectionInfo, version: number): StateError {
+  return new StateError(
+    `PostgreSQL state database ${info.redacted} was written by a newer curupira (schema version ${version}; this one knows up to ${PG_SCHEMA_VERSION}); upgrade curupira on this host, or point state_db_url at another schema`,
+  );
+}
+
+/**
+ * Brings the schema up to `PG_SCHEMA_VERSION`: every missing migration in one transaction under an
+ * advisory lock of this schema, the version re-read under the lock, so processes that open a new
+ * schema at once apply each migration exactly once (the others wait, then find it done).
+ */
+async function migrate(client: pg.PoolClient, info: ConnectionInfo, now: () => number): Promise<void> {
+  const { schema } = info;
+  const seen = await readVersion(client, schema);
+  if (seen > PG_SCHEMA_VERSION) throw newerError(info, seen);
+  if (seen === PG_SCHEMA_VERSION) return;
+  await client.query('BEGIN');
+  try {
+    await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS, schema]);
+    const exists = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+    // Created only when missing: CREATE SCHEMA IF NOT EXISTS needs the privilege even when it exists.
+    if (exists.rowCount === 0) await client.query(`CREATE SCHEMA ${quote(schema)}`);
+    let version = await readVersion(client, schema);
+    if (version === 0) {
+      const foreign = await client.query<{ name: string }>(
+        `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'v', 'm') AND c.relname <> $2
+         ORDER BY 1 LIMIT 3`,
+        [schema, VERSION_TABLE],
+      );
+      if (foreign.rows.length > 0) {
+        throw new StateError(
+          `PostgreSQL state database ${info.redacted}: schema '${schema}' holds tables that are not curupira's (${foreign.rows.map((r) => r.name).join(', ')}); it was left as it is: point state_db_url at an empty or new schema (?schema=NAME)`,
+        );
+      }
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS ${quote(schema)}.${VERSION_TABLE} (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)`,
+      );
+    }
+    if (version > PG_SCHEMA_VERSION) throw newerError(info, version);
+    const appliedAt = new Date(now()).toISOString();
+    for (; version < PG_SCHEMA_VERSION; version++) {
+      await client.query(PG_MIGRATIONS[version]!);
+      await client.query(
+        `INSERT INTO ${quote(schema)}.${VERSION_TABLE} (version, applied_at) VALUES ($1, $2)`,
+        [version + 1, appliedAt],
+      );
+    }
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  }
+}
+
+/** A read-only open changes nothing: the schema must be there, at this build's version. */
+async function checkReadable(client: pg.PoolClient, info: ConnectionInfo): Promise<void> {
+  const version = await readVersion(client, info.schema);
+  if (version > PG_SCHEMA_VERSION) throw newerError(info, version);
+  if (version === 0) {
+    throw new StateError(
+      `PostgreSQL state database ${info.redacted} holds no curupira state yet (schema '${info.schema}' has none); start curupira with it once (curupira run or serve) to create it`,
+    );
+  }
+  if (version < PG_SCHEMA_VERSION) {
+    throw new StateError(
+      `PostgreSQL state database ${info.redacted} was written by an older curupira (schema version ${version}); open it once for writing (curupira run) to upgrade it`,
+    );
+  }
+}
+
+/** Opens (creating the schema and migrating it when needed) the PostgreSQL store at `url`. */
+export async function openPostgresStore(url: string, options: PostgresOpenOptions = {}): Promise<Store> {
+  const now = options.now ?? Date.now;
+  const readonly = options.readonly === true;
+  const { connectionString, options: urlOptions, info } = parseUrl(url);
+  const serverOptions = [urlOptions, `-c search_path=${info.schema}`];
+  if (readonly) serverOptions.push('-c default_transaction_read_only=on');
+  const pool = new pg.Pool({
+    connectionString,
+    options: serverOptions.filter((o) => o !== undefined && o !== '').join(' '),
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    application_name: 'curupira',
+  });
+  // An idle connection that breaks (server restart) must not crash the process: the next query
+  // opens another connection, or fails with a StateError.
+  pool.on('error', () => {});
+  try {
+    const client = await pool.connect();
+    try {
+      if (readonly) await checkReadable(client, info);
+      else await migrate(client, info, now);
+    } finally {
+      client.release();
+    }
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw openError(error, info);
+  }
+  return new PostgresStore(pool, info, { now, readonly });
 }
