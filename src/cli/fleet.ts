@@ -15,6 +15,7 @@ import { FleetRunner } from '../fleet/runner.js';
 import type { FleetRole } from '../fleet/types.js';
 import { FleetWorker } from '../fleet/worker.js';
 import type { Logger } from '../log.js';
+import { openStore, stateLocation } from '../store/index.js';
 import { openPostgresStore } from '../store/postgres/open.js';
 import { parseStateUrl } from '../store/postgres/url.js';
 import { redactingStore } from '../store/redacting.js';
@@ -89,7 +90,7 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
   const { signals, engineBase, stop, drain } = engineControls(settings, io, log);
   process.on('SIGINT', signals.handle);
   process.on('SIGTERM', signals.handle);
-  const store = redactingStore(await openPostgresStore(url));
+  const store = await openStore(stateLocation(settings.execution));
   const pool = fleetPool(connectionString, schema);
   const db = new FleetDb(pool, timing);
   const queue = new FleetQueue({ connectionString, schema, supervise: role !== 'worker', log });

@@ -43,7 +43,9 @@ export function parseStateUrl(url: string): StateUrl {
     );
   }
   if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:')
-    throw new StateError(`state_db_url must start with postgres:// or postgresql://, got ${parsed.protocol}//`);
+    throw new StateError(
+      `state_db_url must start with postgres:// or postgresql://, got ${parsed.protocol}//`,
+    );
   const schema = parsed.searchParams.get('schema') ?? DEFAULT_SCHEMA;
   if (!SCHEMA_NAME.test(schema))
     throw new StateError(
