@@ -112,6 +112,7 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
       db,
       queue,
       engine: workerEngine,
+      store,
       settings: () => settings,
       log,
       timing,
