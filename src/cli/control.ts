@@ -92,7 +92,13 @@ export interface StatusDeps {
   openFleet: OpenFleet;
 }
 
-export const defaultStatusDeps: StatusDeps = { openFleet: noFleet };
+export const defaultStatusDeps: StatusDeps = {
+  // The fleet's modules (pg, pg-boss) load only for a PostgreSQL state.
+  openFleet: async (settings) =>
+    settings.execution.state_db_url
+      ? (await import('./fleet.js')).openFleetView(settings)
+      : noFleet(settings),
+};
 
 /** The fleet block from the daemon's `GET /api/v1/fleet`; nothing when it has no fleet (404). */
 async function fleetFromDaemon(io: CliIo, daemon: Daemon): Promise<void> {
