@@ -345,16 +345,20 @@ export class PgQueues implements Pick<Store, QueueMethods> {
   /** Runs `action` in one transaction on one connection (rolled back when it throws). */
   async #transaction<T>(action: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await this.#pool.connect();
+    // A connection whose ROLLBACK fails (it broke) is closed, not handed back to the pool.
+    let broken = false;
     try {
       await client.query('BEGIN');
       const result = await action(client);
       await client.query('COMMIT');
       return result;
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
+      await client.query('ROLLBACK').catch(() => {
+        broken = true;
+      });
       throw error;
     } finally {
-      client.release();
+      client.release(broken);
     }
   }
 
