@@ -452,7 +452,7 @@ export class PostgresStore implements Store {
       if (typeof Made !== 'function') {
         throw new StateError(`state database ${this.path}: the PostgreSQL queues are not built yet`);
       }
-      this.#queues = new Made(this.#pool, { now: this.#now, readonly: this.readonly });
+      this.#queues = new Made(this.#pool, { now: this.#now, readonly: this.readonly, location: this.path });
     }
     return this.#queues;
   }
