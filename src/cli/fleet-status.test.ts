@@ -8,9 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshSchema, type TestSchema } from '../../test/helpers/pg.js';
 import { loadSettings } from '../config/load.js';
 import type { Settings } from '../config/types.js';
 import type { RunRecord } from '../core/types.js';
+import { FleetDb, fleetPool } from '../fleet/fleet-db.js';
 import type { DispatchRecord, FleetHost, FleetView } from '../fleet/types.js';
 import { createApp } from '../server/app.js';
 import type { EngineView } from '../server/board-data.js';
@@ -18,6 +20,7 @@ import { Hub } from '../server/hub.js';
 import { startListeners } from '../server/listen.js';
 import { loadOrCreateToken } from '../server/token.js';
 import { openStore } from '../store/index.js';
+import { parseStateUrl } from '../store/postgres/url.js';
 import type { Store } from '../store/types.js';
 import { printStatus, type StatusDeps } from './control.js';
 import { fleetStatusLines, heartbeatAge, noFleet } from './fleet-status.js';
@@ -332,5 +335,76 @@ describe('curupira runs show', () => {
     const run = await recorded();
     expect(runLines(run, undefined).some((l) => l.startsWith('  host:'))).toBe(false);
     expect(runLines({ ...run, host: null }, undefined).some((l) => l.startsWith('  host:'))).toBe(false);
+  });
+});
+
+/** A fleet opener over the real FleetDb (what the CLI's default opener builds for `state_db_url`). */
+function realOpener(url: string): StatusDeps {
+  return {
+    openFleet: async () => {
+      const { connectionString, schema } = parseStateUrl(url);
+      const pool = fleetPool(connectionString, schema, 1);
+      return {
+        view: new FleetDb(pool, { heartbeatInterval: 5, heartbeatTimeout: 30, resumeGrace: 120 }),
+        close: () => pool.end(),
+      };
+    },
+  };
+}
+
+describe('curupira status on a PostgreSQL state (the real FleetDb)', () => {
+  let schema: TestSchema;
+  let pgSettings: Settings;
+
+  beforeAll(async () => {
+    schema = await freshSchema('fleetview');
+    const own = join(dir, 'pg');
+    mkdirSync(own);
+    const pgFile = join(own, 'settings.toml');
+    writeFileSync(pgFile, SETTINGS.replace('[settings]\n', `[settings]\nstate_db_url = "${schema.url}"\n`));
+    pgSettings = loadSettings(pgFile).settings;
+    // The first open creates the schema, the fleet tables with it; then two hosts heartbeat.
+    const pgStore = await openStore(schema.url);
+    await pgStore.close();
+    const access = await realOpener(schema.url).openFleet(pgSettings);
+    const db = access!.view as FleetDb;
+    try {
+      const beat = { pid: 1, version: '0.9.0', checkouts: [] };
+      await db.beat({ ...beat, name: 'poll-1', role: 'poller', instance: 'a', capacity: 0, polling: true });
+      await db.beat({ ...beat, name: 'build-1', role: 'worker', instance: 'b', capacity: 3, polling: false });
+    } finally {
+      await access!.close();
+    }
+  });
+
+  afterAll(async () => {
+    await schema.drop();
+  });
+
+  it('prints one line per host, read from fleet_hosts, after the state read from PostgreSQL', async () => {
+    const { io, out } = captureIo();
+    await printStatus(io, pgSettings, realOpener(schema.url));
+    await flushed();
+    const lines = out().split('\n');
+    expect(lines[0]).toBe('daemon: not running (start `curupira serve`); from the state file:');
+    const at = lines.indexOf('fleet: 2 hosts (2 healthy) · 0/3 slots taken on live hosts');
+    expect(at).toBeGreaterThan(0);
+    expect(lines.slice(at + 1)).toEqual([
+      expect.stringMatching(/^ {2}build-1 {2}healthy {4}0\/3 {2}worker {2}heartbeat \d+s ago · v0\.9\.0$/),
+      expect.stringMatching(
+        /^ {2}poll-1 {3}healthy {6}- {2}poller {2}heartbeat \d+s ago · polling · v0\.9\.0$/,
+      ),
+      '  dispatches: none waiting to be settled',
+      '',
+    ]);
+  });
+
+  it('a URL with a password never prints it, even when the fleet cannot be reached', async () => {
+    const { io, out } = captureIo();
+    // The state itself is the SQLite file here: only the fleet block meets the unreachable server.
+    await printStatus(io, settings, realOpener('postgres://curupira:hunter2@127.0.0.1:1/none'));
+    await flushed();
+    expect(out()).toMatch(/fleet: unavailable \(.+\)\n$/);
+    expect(out()).not.toContain('hunter2');
   });
 });
