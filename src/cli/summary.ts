@@ -12,6 +12,10 @@ export const COMMAND_SUMMARY: readonly (readonly [term: string, description: str
     'List runs from the history (newest first; times in UTC); `runs show ID` for one run and its transcript.',
   ],
   ['serve [options]', 'Run the engine (as `run --watch`) with the board, the JSON API and CLI control.'],
+  [
+    'worker [options]',
+    'Run fleet jobs on this host (needs state_db_url): `serve --role worker`, without the board.',
+  ],
   ['status [options]', 'What the daemon is doing (or, without one, what the state file says).'],
   [
     'cancel [options] <run>',
