@@ -33,7 +33,7 @@ const LOCK_CLASS = 0x43555255;
 /** How long connecting may take before the open (or a query) fails. */
 const CONNECT_TIMEOUT_MS = 10_000;
 
-interface ParsedUrl {
+export interface ParsedUrl {
   /** What `pg` connects with: the URL without our `schema` and without `options`. */
   connectionString: string;
   /** The URL's own `options` (server settings), to which ours are added. */
@@ -41,7 +41,8 @@ interface ParsedUrl {
   info: ConnectionInfo;
 }
 
-function parseUrl(url: string): ParsedUrl {
+/** Reads a `state_db_url`: where to connect, and the schema (`?schema=`, checked). */
+export function parseStateUrl(url: string): ParsedUrl {
   const redacted = redactUrl(url);
   let parsed: URL;
   try {
@@ -178,7 +179,7 @@ async function checkReadable(client: pg.PoolClient, info: ConnectionInfo): Promi
 export async function openPostgresStore(url: string, options: PostgresOpenOptions = {}): Promise<Store> {
   const now = options.now ?? Date.now;
   const readonly = options.readonly === true;
-  const { connectionString, options: urlOptions, info } = parseUrl(url);
+  const { connectionString, options: urlOptions, info } = parseStateUrl(url);
   const serverOptions = [urlOptions, `-c search_path=${info.schema}`];
   if (readonly) serverOptions.push('-c default_transaction_read_only=on');
   const pool = new pg.Pool({
