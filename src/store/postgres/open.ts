@@ -93,7 +93,7 @@ function quote(identifier: string): string {
 }
 
 /** The schema's version: 0 when it (or its version table) does not exist yet. */
-async function readVersion(client: pg.PoolClient, schema: string): Promise<number> {
+async function readVersion(client: pg.ClientBase, schema: string): Promise<number> {
   const table = await client.query<{ table: string | null }>('SELECT to_regclass($1)::text AS table', [
     `${quote(schema)}.${VERSION_TABLE}`,
   ]);
@@ -159,19 +159,91 @@ async function migrate(client: pg.PoolClient, info: ConnectionInfo, now: () => n
   }
 }
 
-/** A read-only open changes nothing: the schema must be there, at this build's version. */
-async function checkReadable(client: pg.PoolClient, info: ConnectionInfo): Promise<void> {
+/**
+ * A read-only open changes nothing: the schema must be at this build's version, or hold no state
+ * yet (true: then the store is an empty view, as SQLite's read-only open of a missing file).
+ */
+async function checkReadable(client: pg.PoolClient, info: ConnectionInfo): Promise<boolean> {
   const version = await readVersion(client, info.schema);
   if (version > PG_SCHEMA_VERSION) throw newerError(info, version);
-  if (version === 0) {
-    throw new StateError(
-      `PostgreSQL state database ${info.redacted} holds no curupira state yet (schema '${info.schema}' has none); start curupira with it once (curupira run or serve) to create it`,
-    );
-  }
+  if (version === 0) return true;
   if (version < PG_SCHEMA_VERSION) {
     throw new StateError(
       `PostgreSQL state database ${info.redacted} was written by an older curupira (schema version ${version}); open it once for writing (curupira run) to upgrade it`,
     );
+  }
+  return false;
+}
+
+function serverOptions(...options: (string | undefined)[]): string {
+  return options.filter((o) => o !== undefined && o !== '').join(' ');
+}
+
+interface PoolSettings {
+  connectionString: string;
+  options: string;
+  max?: number;
+  idleTimeoutMillis?: number;
+}
+
+function makePool(settings: PoolSettings): pg.Pool {
+  const pool = new pg.Pool({
+    ...settings,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    application_name: 'curupira',
+  });
+  // An idle connection that breaks (server restart) must not crash the process: the next query
+  // opens another connection, or fails with a StateError.
+  pool.on('error', () => {});
+  return pool;
+}
+
+/**
+ * The read-only view of a state that does not exist yet: the schema made as temporary tables of
+ * one connection kept open (they go with it), so reads find nothing and the database is not changed.
+ */
+async function emptyView(parsed: ParsedUrl): Promise<pg.Pool> {
+  const pool = makePool({
+    connectionString: parsed.connectionString,
+    options: serverOptions(parsed.options, '-c search_path=pg_temp'),
+    max: 1,
+    idleTimeoutMillis: 0,
+  });
+  try {
+    const client = await pool.connect();
+    try {
+      for (const migration of PG_MIGRATIONS) await client.query(migration);
+      await client.query('SET default_transaction_read_only = on');
+    } finally {
+      client.release();
+    }
+    return pool;
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw error;
+  }
+}
+
+/**
+ * The schema version of the state at `url` (0: none yet), read without changing anything; for
+ * `curupira doctor`. Connection errors are `StateError`s, as `openPostgresStore` gives them.
+ */
+export async function postgresStateVersion(url: string): Promise<number> {
+  const { connectionString, options, info } = parseStateUrl(url);
+  const client = new pg.Client({
+    connectionString,
+    ...(options ? { options } : {}),
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    application_name: 'curupira',
+  });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    return await readVersion(client, info.schema);
+  } catch (error) {
+    throw openError(error, info);
+  } finally {
+    await client.end().catch(() => {});
   }
 }
 
@@ -179,25 +251,28 @@ async function checkReadable(client: pg.PoolClient, info: ConnectionInfo): Promi
 export async function openPostgresStore(url: string, options: PostgresOpenOptions = {}): Promise<Store> {
   const now = options.now ?? Date.now;
   const readonly = options.readonly === true;
-  const { connectionString, options: urlOptions, info } = parseStateUrl(url);
-  const serverOptions = [urlOptions, `-c search_path=${info.schema}`];
-  if (readonly) serverOptions.push('-c default_transaction_read_only=on');
-  const pool = new pg.Pool({
-    connectionString,
-    options: serverOptions.filter((o) => o !== undefined && o !== '').join(' '),
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    application_name: 'curupira',
+  const parsed = parseStateUrl(url);
+  const { info } = parsed;
+  let pool = makePool({
+    connectionString: parsed.connectionString,
+    options: serverOptions(
+      parsed.options,
+      `-c search_path=${info.schema}`,
+      readonly ? '-c default_transaction_read_only=on' : undefined,
+    ),
   });
-  // An idle connection that breaks (server restart) must not crash the process: the next query
-  // opens another connection, or fails with a StateError.
-  pool.on('error', () => {});
   try {
     const client = await pool.connect();
+    let empty = false;
     try {
-      if (readonly) await checkReadable(client, info);
+      if (readonly) empty = await checkReadable(client, info);
       else await migrate(client, info, now);
     } finally {
       client.release();
+    }
+    if (empty) {
+      await pool.end();
+      pool = await emptyView(parsed);
     }
   } catch (error) {
     await pool.end().catch(() => {});
