@@ -37,6 +37,7 @@ const MODULES: readonly (readonly [names: readonly string[], load: () => Promise
   [['run'], async () => (await import('./run.js')).registerRun],
   [['runs'], async () => (await import('./runs.js')).registerRuns],
   [['serve'], async () => (await import('./serve.js')).registerServe],
+  [['worker'], async () => (await import('./serve.js')).registerWorker],
   [
     ['status', 'cancel', 'trigger', 'pause', 'resume'],
     async () => (await import('./control.js')).registerControl,
@@ -88,6 +89,7 @@ const SETTINGS_COMMANDS = new Set([
   'gc',
   'init',
   'serve',
+  'worker',
   'status',
   'cancel',
   'pause',

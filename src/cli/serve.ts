@@ -27,6 +27,7 @@ interface ServeOptions {
   port: string;
   host: string;
   logFormat?: string;
+  role?: string;
 }
 
 function parsePort(value: string): number {
@@ -46,6 +47,10 @@ export function registerServe(program: Command, io: CliIo, globals: () => Global
       '127.0.0.1',
     )
     .option('--log-format <format>', 'text or json log lines', 'text')
+    .option(
+      '--role <role>',
+      'with state_db_url, the fleet role: all (poll when elected, and work), poller, or worker (default all)',
+    )
     .action(async (options: ServeOptions) => {
       const port = parsePort(options.port);
       if (options.logFormat !== 'text' && options.logFormat !== 'json')
@@ -53,6 +58,28 @@ export function registerServe(program: Command, io: CliIo, globals: () => Global
       const { config: file, logLevel } = globals();
       const { settings, warnings } = loadSettings(file);
       for (const warning of warnings) writeLine(io.stderr, `warning: ${warning}`);
+      if (options.role !== undefined || settings.execution.state_db_url) {
+        const { parseRole, runFleetRole } = await import('./fleet.js');
+        const role = parseRole(options.role ?? 'all');
+        const log = engineLogger({
+          settings,
+          console: io.stderr,
+          format: options.logFormat,
+          ...(logLevel ? { level: logLevel } : {}),
+        });
+        const listen =
+          role === 'worker' ? undefined : { host: options.host, port, banner: options.logFormat === 'text' };
+        const { interrupted } = await runFleetRole({
+          role,
+          settings,
+          file,
+          io,
+          log,
+          ...(listen ? { listen } : {}),
+        });
+        setExitCode(interrupted ? EXIT.interrupted : EXIT.ok);
+        return;
+      }
       if (!LOOPBACK.has(options.host)) {
         writeLine(
           io.stderr,
@@ -84,6 +111,32 @@ export function registerServe(program: Command, io: CliIo, globals: () => Global
         await store.close();
         await lock.release();
       }
+    });
+}
+
+/** `curupira worker`: `serve --role worker` (no board). */
+export function registerWorker(program: Command, io: CliIo, globals: () => GlobalOptions): void {
+  program
+    .command('worker')
+    .description(
+      'Run fleet jobs on this host (needs state_db_url): `serve --role worker`, without the board.',
+    )
+    .option('--log-format <format>', 'text or json log lines', 'text')
+    .action(async (options: { logFormat?: string }) => {
+      if (options.logFormat !== 'text' && options.logFormat !== 'json')
+        throw new UsageError(`--log-format must be text or json, got '${options.logFormat}'`);
+      const { config: file, logLevel } = globals();
+      const { settings, warnings } = loadSettings(file);
+      for (const warning of warnings) writeLine(io.stderr, `warning: ${warning}`);
+      const { runFleetRole } = await import('./fleet.js');
+      const log = engineLogger({
+        settings,
+        console: io.stderr,
+        format: options.logFormat,
+        ...(logLevel ? { level: logLevel } : {}),
+      });
+      const { interrupted } = await runFleetRole({ role: 'worker', settings, file, io, log });
+      setExitCode(interrupted ? EXIT.interrupted : EXIT.ok);
     });
 }
 

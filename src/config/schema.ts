@@ -71,7 +71,9 @@ export const FleetTable = z
       .positive('must be greater than 0')
       .max(300)
       .default(5)
-      .describe('Seconds between two heartbeats of a fleet process (curupira extension; only with `state_db_url`).'),
+      .describe(
+        'Seconds between two heartbeats of a fleet process (curupira extension; only with `state_db_url`).',
+      ),
     heartbeat_timeout: z
       .number()
       .positive('must be greater than 0')

@@ -12,7 +12,7 @@ import { Escalation } from '../coordination/escalation.js';
 import { wantsLeases } from '../coordination/lease.js';
 import { Sweeper } from '../coordination/sweep.js';
 import type { Clock } from '../core/clock.js';
-import { ConfigError, ControlError, errorMessage } from '../core/errors.js';
+import { ConfigError, ControlError, errorMessage, StateError } from '../core/errors.js';
 import { isFailure, isTerminal, type RunRecord, type Task } from '../core/types.js';
 import { type BudgetReachedEvent, type BudgetStatus, CostBudgets } from '../cost/budget.js';
 import { createFollower, DEFAULT_FOLLOW_INTERVAL_SECONDS } from '../delivery/follow.js';
@@ -31,7 +31,13 @@ import type { SessionRecord, Store } from '../store/types.js';
 import { loadTelemetry, type Telemetry } from '../telemetry/index.js';
 import { maintainCheckouts } from '../workspace/index.js';
 import { ChainFeed } from './chain.js';
-import { type ExecutorDeps, executeTask, finishInterruptedRun, type RemediationRun } from './executor.js';
+import {
+  type ExecutorDeps,
+  executeTask,
+  finishInterruptedRun,
+  type PreviousAttempt,
+  type RemediationRun,
+} from './executor.js';
 import { CronFeed, cronItem, EventFeed, type Feed, type PollContext } from './feed.js';
 import { createFeed } from './feed-factory.js';
 import { LeaseHooks } from './lease-hooks.js';
@@ -124,8 +130,47 @@ export interface EngineStatus {
   retrying?: number;
 }
 
+/** A task as it is handed to whoever runs it (this process, or a fleet host: issue 17), as JSON. */
+export interface DispatchedTask {
+  automationId: string;
+  task: Task;
+  /** Continue the task's saved session (the runner reads it from the store). */
+  resume: boolean;
+  discoveredAt?: number;
+  attempt?: number;
+  retryOf?: string;
+  /** A restart after the previous attempt's host was lost. */
+  previousAttempt?: PreviousAttempt;
+}
+
+/**
+ * Runs dispatched tasks somewhere else (a fleet poller hands them to workers, src/fleet/). Without
+ * one, the engine runs them itself.
+ */
+export interface TaskRunner {
+  /**
+   * Runs one task and resolves with its final run (undefined: not run, or given up because this
+   * engine stops: `stop` aborted, the task keeps running where it is). `cancel`: an operator
+   * cancelled it.
+   */
+  run(
+    job: DispatchedTask,
+    signals: { cancel: AbortSignal; stop: AbortSignal },
+    onUpdate: (run: RunRecord) => void,
+  ): Promise<RunRecord | undefined>;
+  /** Tasks handed out before this engine started (a poller taking over): offered first, not sent again. */
+  adopt?(): Promise<DispatchedTask[]>;
+}
+
 export interface EngineOptions {
   settings: Settings;
+  /** Where dispatched tasks run (default: here). */
+  runner?: TaskRunner;
+  /**
+   * This process's fleet host (issue 17): its runs record it, and a restart recovers only the
+   * unfinished runs recorded with it.
+   */
+  host?: string;
   mode: 'drain' | 'watch';
   /** Start at most this many runs, then finish them and return. */
   size?: number;
@@ -194,6 +239,8 @@ interface Pending {
   retryOf?: string;
   /** A remediation run waiting for its turn (see `remediate`). */
   remediation?: RemediationTurn;
+  /** A fleet restart after its host was lost (see `DispatchedTask`). */
+  previousAttempt?: PreviousAttempt;
 }
 
 /** A remediation handed to the scheduler: what it runs, and who waits for its record. */
@@ -746,8 +793,58 @@ export class Engine {
       ...(pending.discoveredAt === undefined ? {} : { discoveredAt: pending.discoveredAt }),
       ...(pending.attempt === undefined ? {} : { attempt: pending.attempt }),
       ...(screening ? { screening } : {}),
+      ...(pending.previousAttempt ? { previousAttempt: pending.previousAttempt } : {}),
       ...upstreamOf(automation, task),
     });
+  }
+
+  // ---- Fleet hosts (issue 17; src/fleet/): a worker runs the tasks a poller dispatched ----
+
+  /**
+   * A worker's start: budget parks and baselines are read, and this host's runs that a dead
+   * process left unfinished are closed (their sessions resume when the poller hands them back).
+   */
+  async startWorker(): Promise<RunRecord[]> {
+    await this.loadBaselines();
+    await this.costs.refresh();
+    return this.recover();
+  }
+
+  /**
+   * Runs one task a poller dispatched to this host: screening, the failure budget, leases and the
+   * agent, exactly as `start` does here (the poller does the bookkeeping after it).
+   */
+  async executeDispatched(
+    job: DispatchedTask,
+    signal: AbortSignal,
+    onUpdate?: (run: RunRecord) => void,
+  ): Promise<RunRecord | undefined> {
+    const automation = this.settings.automations.find((a) => a.id === job.automationId);
+    if (!automation) throw new StateError(`automation ${job.automationId} is not configured on this host`);
+    const resume = job.resume ? await this.options.store.getSession(job.task.key) : undefined;
+    const pending: Pending = {
+      automation,
+      ...(resume ? { resume } : {}),
+      ...(job.discoveredAt === undefined ? {} : { discoveredAt: job.discoveredAt }),
+      ...(job.attempt === undefined ? {} : { attempt: job.attempt }),
+      ...(job.retryOf === undefined ? {} : { retryOf: job.retryOf }),
+      ...(job.previousAttempt ? { previousAttempt: job.previousAttempt } : {}),
+    };
+    let launched = false;
+    const deps = this.executorDeps((run) => {
+      if (run.status === 'running' && !launched) {
+        launched = true;
+        this.agentLaunched(automation, job.task, run);
+      }
+      onUpdate?.(run);
+    });
+    return this.screenAndExecute(
+      deps,
+      automation,
+      job.task,
+      pending,
+      AbortSignal.any([this.runAbort.signal, signal]),
+    );
   }
 
   /**
@@ -757,7 +854,12 @@ export class Engine {
   private async recover(): Promise<RunRecord[]> {
     const { store, log, clock } = this.options;
     const closed: RunRecord[] = [];
-    for (const run of await store.listUnfinishedRuns()) {
+    // A fleet poller's unfinished runs belong to the hosts running them (src/fleet/ takes back a lost host's).
+    if (this.options.runner) return closed;
+    const unfinished = await store.listUnfinishedRuns(
+      this.options.host === undefined ? undefined : { host: this.options.host },
+    );
+    for (const run of unfinished) {
       closed.push(run);
       if (run.agentOutcome) {
         const automation = this.settings.automations.find((a) => a.id === run.automationId);
@@ -935,18 +1037,27 @@ export class Engine {
     };
     const feed = this.feeds.find((f) => f.automation.id === automation.id);
     const cancel = new AbortController();
-    const done = this.screenAndExecute(
-      this.executorDeps((run) => {
-        info.runId = run.id;
-        if (run.status === 'running' && info.status !== 'running') this.agentLaunched(automation, task, run);
-        info.status = run.status;
-        if (!isTerminal(run.status)) this.emitStatus();
-      }),
-      automation,
-      task,
-      pending,
-      AbortSignal.any([this.runAbort.signal, cancel.signal]),
-    )
+    const onUpdate = (run: RunRecord): void => {
+      info.runId = run.id;
+      if (run.status === 'running' && info.status !== 'running') this.agentLaunched(automation, task, run);
+      info.status = run.status;
+      if (!isTerminal(run.status)) this.emitStatus();
+    };
+    const { runner } = this.options;
+    const execution = runner
+      ? runner.run(
+          dispatchedTask(automation, task, pending),
+          { cancel: cancel.signal, stop: this.runAbort.signal },
+          onUpdate,
+        )
+      : this.screenAndExecute(
+          this.executorDeps(onUpdate),
+          automation,
+          task,
+          pending,
+          AbortSignal.any([this.runAbort.signal, cancel.signal]),
+        );
+    const done = execution
       .then(async (finished) => {
         if (!finished) return;
         const noted = cancel.signal.aborted ? await this.noteCancelled(finished) : finished;
@@ -1244,6 +1355,11 @@ export class Engine {
     for (const automation of this.settings.automations) await this.prune(automation.id);
     for (const feed of this.feeds) if (feed instanceof ChainFeed) await feed.init(this.pollContext());
     await this.loadRetries();
+    // A poller taking over: what the previous one handed out is awaited, never sent again.
+    for (const job of (await this.options.runner?.adopt?.()) ?? []) {
+      const automation = this.settings.automations.find((a) => a.id === job.automationId);
+      if (automation) this.offer(automation, job.task);
+    }
     await this.resumeSessions();
     // A resumed session takes its lease back; the leases of the other interrupted runs are released.
     await this.leases()?.releaseInterrupted(interrupted.filter((run) => !this.pending.has(run.taskKey)));
@@ -1759,6 +1875,19 @@ function sameAutomation(a: ResolvedAutomation, b: ResolvedAutomation): boolean {
     JSON.stringify([a.config, a.profile, a.repository, a.timezone]) ===
     JSON.stringify([b.config, b.profile, b.repository, b.timezone])
   );
+}
+
+/** The plain-data form of a pending task, for a `TaskRunner`. */
+function dispatchedTask(automation: ResolvedAutomation, task: Task, pending: Pending): DispatchedTask {
+  return {
+    automationId: automation.id,
+    task,
+    resume: pending.resume !== undefined,
+    ...(pending.discoveredAt === undefined ? {} : { discoveredAt: pending.discoveredAt }),
+    ...(pending.attempt === undefined ? {} : { attempt: pending.attempt }),
+    ...(pending.retryOf === undefined ? {} : { retryOf: pending.retryOf }),
+    ...(pending.previousAttempt ? { previousAttempt: pending.previousAttempt } : {}),
+  };
 }
 
 export async function runEngine(options: EngineOptions): Promise<EngineResult> {

@@ -70,6 +70,11 @@ export interface PrepareWorktreeOptions {
    * a new one, when there is one (`reuse_worktrees`). Without it, the pool is emptied.
    */
   reuse?: boolean;
+  /**
+   * A restart on another host (issue 17): when the remote has the task's branch (the last pushed
+   * checkpoint of the lost attempt), a new branch starts at its tip instead of the base.
+   */
+  continuePushed?: boolean;
 }
 
 export interface PreparedWorktree {
@@ -139,6 +144,17 @@ async function fetchedBase(
  * commits that are on no remote (they are never thrown away), and otherwise re-cut from the fresh
  * default branch, since it holds nothing worth keeping and a stale base only confuses the agent.
  */
+/** The tip of `origin/<branch>` after a fetch, or null when the remote has no such branch. */
+async function remoteBranchTip(checkout: string, branch: string): Promise<string | null> {
+  const found = await gitResult(
+    ['rev-parse', '--verify', '--quiet', `refs/remotes/origin/${branch}^{commit}`],
+    {
+      cwd: checkout,
+    },
+  );
+  return found.exitCode === 0 ? found.stdout.trim() || null : null;
+}
+
 export async function prepareWorktree(options: PrepareWorktreeOptions): Promise<PreparedWorktree> {
   const { prepared, unpopulated } = await registerWorktree(options);
   // Writing the files, the slow part, needs no lock: the worktree is registered and unlocked, and
@@ -202,10 +218,13 @@ async function registerWorktree(
       }
     }
 
-    const base = await fetchedBase(checkout, options.freshSince, {
+    const fetched = await fetchedBase(checkout, options.freshSince, {
       timeoutMs,
       ...(signal ? { signal } : {}),
     });
+    const pushedTip = options.continuePushed ? await remoteBranchTip(checkout, branch) : null;
+    if (pushedTip) log.info({ ...fields, commit: pushedTip }, 'Continuing from the pushed checkpoint');
+    const base = pushedTip ? { ...fetched, commit: pushedTip } : fetched;
     // With reuse, a finished run's clean worktree from the pool: moved here and switched to a new
     // branch at the commit the fetch found, writing only the files that differ.
     if (options.reuse && (await takeFromPool({ checkout, target, branch, commit: base.commit, log }))) {

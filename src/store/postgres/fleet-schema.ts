@@ -33,7 +33,8 @@ export const FLEET_TABLES_DDL = `
     finished_at TIMESTAMPTZ,
     settled_at TIMESTAMPTZ,
     detail TEXT,
-    previous_id UUID
+    previous_id UUID,
+    cancel_requested BOOLEAN NOT NULL DEFAULT false
   );
   CREATE UNIQUE INDEX fleet_dispatches_live ON fleet_dispatches (task_key) WHERE state IN ('queued', 'running');
   CREATE INDEX fleet_dispatches_unsettled ON fleet_dispatches (enqueued_at) WHERE settled_at IS NULL;

@@ -1,0 +1,160 @@
+/**
+ * The fleet roles (issue 17): `curupira serve --role all|poller|worker` and `curupira worker`.
+ * Every role heartbeats. A worker (and `all`) runs the jobs of its own queue. A poller (and `all`)
+ * stands by until it holds the poller lock, then runs the watch engine behind the board, with a
+ * `FleetRunner` handing tasks to workers; losing the lock ends that engine and it stands by again.
+ */
+import { hostname } from 'node:os';
+import type { Settings } from '../config/types.js';
+import { UsageError } from '../core/errors.js';
+import { Engine } from '../engine/engine.js';
+import { PollerLock } from '../fleet/election.js';
+import { FleetDb, type FleetTiming, fleetPool } from '../fleet/fleet-db.js';
+import { FleetQueue } from '../fleet/queue.js';
+import { FleetRunner } from '../fleet/runner.js';
+import type { FleetRole } from '../fleet/types.js';
+import { FleetWorker } from '../fleet/worker.js';
+import type { Logger } from '../log.js';
+import { openStore, stateLocation } from '../store/index.js';
+import { openPostgresStore } from '../store/postgres/open.js';
+import { parseStateUrl } from '../store/postgres/url.js';
+import { redactingStore } from '../store/redacting.js';
+import type { Store } from '../store/types.js';
+import type { CliIo } from './io.js';
+import { engineControls, settingsReloader } from './run.js';
+import { serveEngine } from './serve.js';
+import { packageVersion } from './version.js';
+
+export const ROLES: readonly FleetRole[] = ['all', 'poller', 'worker'];
+
+export function parseRole(value: string): FleetRole {
+  if ((ROLES as readonly string[]).includes(value)) return value as FleetRole;
+  throw new UsageError(`--role must be all, poller or worker, got '${value}'`);
+}
+
+/** This process's host name: `[settings.fleet] host`, else the machine's name made safe. */
+export function fleetHostName(settings: Settings): string {
+  const configured = settings.execution.fleet.host;
+  if (configured) return configured;
+  const machine = hostname()
+    .replace(/[^A-Za-z0-9._-]/g, '-')
+    .replace(/^[^A-Za-z0-9]+/, '');
+  return (machine || 'host').slice(0, 63);
+}
+
+export function fleetTiming(settings: Settings): FleetTiming {
+  const fleet = settings.execution.fleet;
+  return {
+    heartbeatInterval: fleet.heartbeat_interval,
+    heartbeatTimeout: fleet.heartbeat_timeout,
+    resumeGrace: fleet.resume_grace,
+  };
+}
+
+/** The store a worker's engine writes through: every run it opens records this host. */
+export function hostStore(store: Store, host: string): Store {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      if (property === 'createRun') {
+        const createRun: Store['createRun'] = (init, options) => target.createRun({ ...init, host }, options);
+        return createRun;
+      }
+      const value: unknown = Reflect.get(target, property, receiver);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+export interface FleetRoleOptions {
+  role: FleetRole;
+  settings: Settings;
+  /** The settings file, re-read by the poller's watch engine when it changes. */
+  file: string;
+  io: CliIo;
+  log: Logger;
+  /** The board's listener (pollers only; a standby binds nothing). */
+  listen?: { host: string; port: number; banner: boolean };
+}
+
+/** Runs one fleet role until a signal stops it; returns whether a signal interrupted it. */
+export async function runFleetRole(options: FleetRoleOptions): Promise<{ interrupted: boolean }> {
+  const { role, settings, io, log } = options;
+  const url = settings.execution.state_db_url;
+  if (!url)
+    throw new UsageError(
+      `--role ${role} needs state_db_url in [settings]: a fleet shares its state in PostgreSQL (docs/deployment.md)`,
+    );
+  const { connectionString, schema, redacted } = parseStateUrl(url);
+  const timing = fleetTiming(settings);
+  const host = fleetHostName(settings);
+  const { signals, engineBase, stop, drain } = engineControls(settings, io, log);
+  process.on('SIGINT', signals.handle);
+  process.on('SIGTERM', signals.handle);
+  const store = await openStore(stateLocation(settings.execution));
+  const pool = fleetPool(connectionString, schema);
+  const db = new FleetDb(pool, timing);
+  const queue = new FleetQueue({ connectionString, schema, supervise: role !== 'worker', log });
+  let lock: PollerLock | undefined;
+  let polling = false;
+  try {
+    await queue.start();
+    log.info({ host, role, state: redacted }, `Fleet ${role} ${host} started`);
+    const works = role !== 'poller';
+    const capacity = works
+      ? (settings.execution.fleet.host_max_active_tasks ?? settings.execution.max_active_tasks)
+      : 0;
+    const workerEngine = new Engine({ ...engineBase(hostStore(store, host)), mode: 'watch', host });
+    const worker = new FleetWorker({
+      host,
+      role,
+      capacity,
+      version: packageVersion(),
+      db,
+      queue,
+      engine: workerEngine,
+      settings: () => settings,
+      log,
+      timing,
+      polling: () => polling,
+    });
+    const working = worker.run(stop.signal, drain.signal);
+
+    if (role !== 'worker') {
+      lock = new PollerLock({ connectionString, schema, intervalSeconds: timing.heartbeatInterval, log });
+      const ended = AbortSignal.any([stop.signal, drain.signal]);
+      while (!ended.aborted) {
+        if (!(await lock.acquire(ended))) break;
+        polling = true;
+        log.info({ host }, 'This process is the poller now');
+        const pollStop = new AbortController();
+        const onLost = (): void => pollStop.abort();
+        lock.lost.addEventListener('abort', onLost, { once: true });
+        stop.signal.addEventListener('abort', onLost, { once: true });
+        const runner = new FleetRunner({ db, queue, store, log, timing });
+        runner.start(pollStop.signal);
+        const engine = {
+          ...engineBase(store),
+          mode: 'watch' as const,
+          runner,
+          host,
+          stopSignal: pollStop.signal,
+          reload: settingsReloader(options.file),
+        };
+        if (options.listen) await serveEngine(io, { engine, ...options.listen });
+        else await new Engine(engine).run();
+        pollStop.abort();
+        polling = false;
+        await lock.release();
+      }
+    }
+    await working;
+  } finally {
+    process.off('SIGINT', signals.handle);
+    process.off('SIGTERM', signals.handle);
+    await lock?.release();
+    await queue.stop();
+    await pool.end().catch(() => {});
+    await store.close();
+  }
+  return { interrupted: signals.interrupted() };
+}

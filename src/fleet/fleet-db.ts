@@ -1,0 +1,364 @@
+/**
+ * The fleet's tables (src/store/postgres/fleet-schema.ts): host heartbeats and dispatches. Every
+ * state change is one guarded statement (`WHERE state = … AND host = …`), so a host that lost a
+ * dispatch (taken back while it was cut off) can never move it again, and the database's partial
+ * unique index refuses a second live dispatch of a task whatever any poller believes.
+ */
+import pg from 'pg';
+import type { DispatchRecord, DispatchState, FleetHost, FleetRole, FleetView, HostHealth } from './types.js';
+
+export interface FleetTiming {
+  /** Seconds between heartbeats. */
+  heartbeatInterval: number;
+  /** Seconds without a heartbeat after which a host counts as gone. */
+  heartbeatTimeout: number;
+  /** Seconds a gone host's running jobs wait for it after the timeout. */
+  resumeGrace: number;
+}
+
+export interface HostBeat {
+  name: string;
+  role: FleetRole;
+  pid: number;
+  instance: string;
+  version: string;
+  capacity: number;
+  checkouts: readonly string[];
+  polling: boolean;
+}
+
+export interface DispatchInit {
+  id: string;
+  taskKey: string;
+  automationId: string;
+  repo: string;
+  host: string;
+  payload: string;
+  previousId: string | null;
+}
+
+/** A live dispatch whose host stopped answering, with how long ago it last did (seconds). */
+export interface LostCandidate {
+  dispatch: DispatchRecord;
+  /** Seconds since the host's last heartbeat (null: no such host row). */
+  silentFor: number | null;
+  /** Seconds since the host stopped cleanly (null: it did not). */
+  stoppedFor: number | null;
+}
+
+interface DispatchRow {
+  id: string;
+  task_key: string;
+  automation_id: string;
+  repo: string;
+  host: string;
+  state: DispatchState;
+  payload: string;
+  run_id: string | null;
+  enqueued_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+  settled_at: Date | null;
+  detail: string | null;
+  previous_id: string | null;
+  cancel_requested: boolean;
+}
+
+function iso(value: Date | null): string | null {
+  return value === null ? null : value.toISOString();
+}
+
+function dispatchFromRow(row: DispatchRow): DispatchRecord {
+  return {
+    id: row.id,
+    taskKey: row.task_key,
+    automationId: row.automation_id,
+    repo: row.repo,
+    host: row.host,
+    state: row.state,
+    runId: row.run_id,
+    enqueuedAt: row.enqueued_at.toISOString(),
+    startedAt: iso(row.started_at),
+    finishedAt: iso(row.finished_at),
+    settledAt: iso(row.settled_at),
+    detail: row.detail,
+    previousId: row.previous_id,
+  };
+}
+
+/** Health from the seconds since the last heartbeat. */
+export function hostHealth(
+  silentFor: number,
+  stopped: boolean,
+  timing: Pick<FleetTiming, 'heartbeatInterval' | 'heartbeatTimeout'>,
+): HostHealth {
+  if (stopped) return 'stopped';
+  if (silentFor > timing.heartbeatTimeout) return 'gone';
+  if (silentFor > timing.heartbeatInterval * 2) return 'late';
+  return 'healthy';
+}
+
+const LIVE = `state IN ('queued', 'running')`;
+
+export class FleetDb implements FleetView {
+  /** Statements sent, for the benchmark's queries-per-run figure. */
+  queries = 0;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly timing: FleetTiming,
+  ) {}
+
+  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
+    this.queries += 1;
+    const result = await this.pool.query<R>(text, values);
+    return result.rows;
+  }
+
+  // ---- Hosts ----
+
+  /** Records a heartbeat (database time); a new instance of the same host replaces the old row. */
+  async beat(host: HostBeat): Promise<void> {
+    await this.query(
+      `INSERT INTO fleet_hosts (name, role, pid, instance, version, started_at, heartbeat_at, capacity, checkouts, polling, stopped_at)
+       VALUES ($1, $2, $3, $4, $5, now(), now(), $6, $7, $8, NULL)
+       ON CONFLICT (name) DO UPDATE SET
+         role = EXCLUDED.role, pid = EXCLUDED.pid, version = EXCLUDED.version,
+         started_at = CASE WHEN fleet_hosts.instance = EXCLUDED.instance THEN fleet_hosts.started_at ELSE now() END,
+         instance = EXCLUDED.instance, heartbeat_at = now(), capacity = EXCLUDED.capacity,
+         checkouts = EXCLUDED.checkouts, polling = EXCLUDED.polling, stopped_at = NULL`,
+      [
+        host.name,
+        host.role,
+        host.pid,
+        host.instance,
+        host.version,
+        host.capacity,
+        JSON.stringify(host.checkouts),
+        host.polling,
+      ],
+    );
+  }
+
+  /** A clean stop: the host's row says so (its running jobs wait `resume_grace` for it). */
+  async stopped(name: string, instance: string): Promise<void> {
+    await this.query(
+      'UPDATE fleet_hosts SET stopped_at = now(), polling = false WHERE name = $1 AND instance = $2',
+      [name, instance],
+    );
+  }
+
+  async hosts(): Promise<FleetHost[]> {
+    const rows = await this.query<{
+      name: string;
+      role: FleetRole;
+      pid: number;
+      instance: string;
+      version: string;
+      started_at: Date;
+      heartbeat_at: Date;
+      capacity: number;
+      checkouts: string;
+      polling: boolean;
+      stopped_at: Date | null;
+      silent_for: number;
+      load: number;
+    }>(
+      `SELECT h.*, EXTRACT(EPOCH FROM (now() - h.heartbeat_at))::float8 AS silent_for,
+         (SELECT count(*)::int FROM fleet_dispatches d WHERE d.host = h.name AND d.${LIVE}) AS load
+       FROM fleet_hosts h ORDER BY h.name`,
+    );
+    return rows.map((row) => ({
+      name: row.name,
+      role: row.role,
+      pid: row.pid,
+      instance: row.instance,
+      version: row.version,
+      startedAt: row.started_at.toISOString(),
+      heartbeatAt: row.heartbeat_at.toISOString(),
+      capacity: row.capacity,
+      load: row.load,
+      checkouts: parseCheckouts(row.checkouts),
+      polling: row.polling,
+      stoppedAt: iso(row.stopped_at),
+      health: hostHealth(row.silent_for, row.stopped_at !== null, this.timing),
+    }));
+  }
+
+  // ---- Dispatches ----
+
+  /** Records a dispatch; null when the task already has a live one (the database refused a second). */
+  async insertDispatch(init: DispatchInit): Promise<DispatchRecord | null> {
+    const rows = await this.query<DispatchRow>(
+      `INSERT INTO fleet_dispatches (id, task_key, automation_id, repo, host, state, payload, previous_id)
+       VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7)
+       ON CONFLICT DO NOTHING RETURNING *`,
+      [init.id, init.taskKey, init.automationId, init.repo, init.host, init.payload, init.previousId],
+    );
+    return rows[0] ? dispatchFromRow(rows[0]) : null;
+  }
+
+  /** The task's dispatch that no poller settled yet (live, or done and waiting for its bookkeeping). */
+  async unsettledFor(taskKey: string): Promise<DispatchRecord | undefined> {
+    const rows = await this.query<DispatchRow>(
+      `SELECT * FROM fleet_dispatches WHERE task_key = $1 AND settled_at IS NULL AND state <> 'taken_back'
+       ORDER BY enqueued_at DESC LIMIT 1`,
+      [taskKey],
+    );
+    return rows[0] ? dispatchFromRow(rows[0]) : undefined;
+  }
+
+  async liveDispatches(): Promise<DispatchRecord[]> {
+    const rows = await this.query<DispatchRow>(
+      `SELECT * FROM fleet_dispatches WHERE settled_at IS NULL AND state <> 'taken_back' ORDER BY enqueued_at, id`,
+    );
+    return rows.map(dispatchFromRow);
+  }
+
+  /** Payloads of unsettled dispatches, for a poller taking over. */
+  async unsettledPayloads(): Promise<{ dispatch: DispatchRecord; payload: string }[]> {
+    const rows = await this.query<DispatchRow>(
+      `SELECT * FROM fleet_dispatches WHERE settled_at IS NULL AND state <> 'taken_back' ORDER BY enqueued_at, id`,
+    );
+    return rows.map((row) => ({ dispatch: dispatchFromRow(row), payload: row.payload }));
+  }
+
+  /** States of some dispatches in one statement (the poller's watch of what it handed out). */
+  async states(ids: readonly string[]): Promise<Map<string, DispatchRecord>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.query<DispatchRow>('SELECT * FROM fleet_dispatches WHERE id = ANY($1::uuid[])', [
+      ids,
+    ]);
+    return new Map(rows.map((row) => [row.id, dispatchFromRow(row)]));
+  }
+
+  async get(id: string): Promise<{ dispatch: DispatchRecord; payload: string } | undefined> {
+    const rows = await this.query<DispatchRow>('SELECT * FROM fleet_dispatches WHERE id = $1', [id]);
+    return rows[0] ? { dispatch: dispatchFromRow(rows[0]), payload: rows[0].payload } : undefined;
+  }
+
+  /** A worker takes its queued dispatch; undefined when it is no longer queued for this host. */
+  async claim(id: string, host: string): Promise<{ dispatch: DispatchRecord; payload: string } | undefined> {
+    const rows = await this.query<DispatchRow>(
+      `UPDATE fleet_dispatches SET state = 'running', started_at = now()
+       WHERE id = $1 AND host = $2 AND state = 'queued' RETURNING *`,
+      [id, host],
+    );
+    return rows[0] ? { dispatch: dispatchFromRow(rows[0]), payload: rows[0].payload } : undefined;
+  }
+
+  /** This host's dispatches still queued or running (a worker's start, or its return). */
+  async own(host: string): Promise<{ dispatch: DispatchRecord; payload: string }[]> {
+    const rows = await this.query<DispatchRow>(
+      `SELECT * FROM fleet_dispatches WHERE host = $1 AND ${LIVE} ORDER BY enqueued_at, id`,
+      [host],
+    );
+    return rows.map((row) => ({ dispatch: dispatchFromRow(row), payload: row.payload }));
+  }
+
+  /** Ids of this host's running dispatches an operator cancelled. */
+  async cancelRequests(host: string): Promise<string[]> {
+    const rows = await this.query<{ id: string }>(
+      `SELECT id FROM fleet_dispatches WHERE host = $1 AND state = 'running' AND cancel_requested`,
+      [host],
+    );
+    return rows.map((row) => row.id);
+  }
+
+  async requestCancel(id: string): Promise<void> {
+    await this.query(`UPDATE fleet_dispatches SET cancel_requested = true WHERE id = $1 AND ${LIVE}`, [id]);
+  }
+
+  /** The run a dispatch started (recorded as soon as the worker knows it). False: no longer this host's. */
+  async setRun(id: string, host: string, runId: string): Promise<boolean> {
+    const rows = await this.query(
+      `UPDATE fleet_dispatches SET run_id = $3 WHERE id = $1 AND host = $2 AND state = 'running' RETURNING id`,
+      [id, host, runId],
+    );
+    return rows.length > 0;
+  }
+
+  /** The worker finished it; false when it was taken back meanwhile (the result is not this host's to give). */
+  async finish(
+    id: string,
+    host: string,
+    runId: string | null,
+    detail: string | null = null,
+  ): Promise<boolean> {
+    const rows = await this.query(
+      `UPDATE fleet_dispatches SET state = 'done', finished_at = now(), run_id = COALESCE($3, run_id), detail = $4
+       WHERE id = $1 AND host = $2 AND state = 'running' RETURNING id`,
+      [id, host, runId, detail],
+    );
+    return rows.length > 0;
+  }
+
+  /** The poller did the after-run work of a done (or taken back) dispatch. */
+  async settle(id: string): Promise<void> {
+    await this.query('UPDATE fleet_dispatches SET settled_at = now() WHERE id = $1 AND settled_at IS NULL', [
+      id,
+    ]);
+  }
+
+  /** Takes a live dispatch back from its host; undefined when it is no longer live. */
+  async takeBack(id: string, detail: string): Promise<DispatchRecord | undefined> {
+    const rows = await this.query<DispatchRow>(
+      `UPDATE fleet_dispatches SET state = 'taken_back', finished_at = now(), settled_at = now(), detail = $2
+       WHERE id = $1 AND ${LIVE} RETURNING *`,
+      [id, detail],
+    );
+    return rows[0] ? dispatchFromRow(rows[0]) : undefined;
+  }
+
+  /** Live dispatches of hosts that missed their heartbeat or stopped, with how long ago. */
+  async silentHostDispatches(): Promise<LostCandidate[]> {
+    const rows = await this.query<
+      DispatchRow & { silent_for: number | null; stopped_for: number | null; heartbeat_at: Date | null }
+    >(
+      `SELECT d.*, EXTRACT(EPOCH FROM (now() - h.heartbeat_at))::float8 AS silent_for,
+         EXTRACT(EPOCH FROM (now() - h.stopped_at))::float8 AS stopped_for
+       FROM fleet_dispatches d LEFT JOIN fleet_hosts h ON h.name = d.host
+       WHERE d.${LIVE} AND (h.name IS NULL OR h.stopped_at IS NOT NULL OR h.heartbeat_at < now() - make_interval(secs => $1))
+       ORDER BY d.enqueued_at`,
+      [this.timing.heartbeatTimeout],
+    );
+    return rows.map((row) => ({
+      dispatch: dispatchFromRow(row),
+      silentFor: row.silent_for,
+      stoppedFor: row.stopped_for,
+    }));
+  }
+
+  /** Live dispatches per host, in one statement (the poller's placement). */
+  async loads(): Promise<Map<string, number>> {
+    const rows = await this.query<{ host: string; load: number }>(
+      `SELECT host, count(*)::int AS load FROM fleet_dispatches WHERE ${LIVE} GROUP BY host`,
+    );
+    return new Map(rows.map((row) => [row.host, row.load]));
+  }
+}
+
+function parseCheckouts(text: string): string[] {
+  try {
+    const value: unknown = JSON.parse(text);
+    return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+/** A pool on the state URL's schema, with deadlines: a host cut off from the database finds out. */
+export function fleetPool(connectionString: string, schema: string, max = 4): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    connectionTimeoutMillis: 5000,
+    query_timeout: 10_000,
+    keepAlive: true,
+    options: `-c search_path=${schema}`,
+    application_name: 'curupira-fleet',
+  });
+  // An idle connection that breaks (the server restarted) must not crash the process.
+  pool.on('error', () => {});
+  return pool;
+}

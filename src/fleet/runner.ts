@@ -1,0 +1,339 @@
+/**
+ * The poller's side of the fleet: the engine's `TaskRunner`. A task the scheduler starts (within
+ * the fleet-wide `max_active_tasks`) becomes a dispatch row placed on one host (free capacity,
+ * preferring a host that has the repository's checkout; a saved session goes back to the host it
+ * lives on) and a pg-boss job on that host's queue; the runner then watches the row until the
+ * host finishes it. The liveness sweep takes back what lost hosts hold: queued jobs at once,
+ * running ones after `resume_grace`, restarted elsewhere from the last pushed checkpoint.
+ */
+import { randomUUID } from 'node:crypto';
+import { errorMessage } from '../core/errors.js';
+import type { RunRecord } from '../core/types.js';
+import type { DispatchedTask, TaskRunner } from '../engine/engine.js';
+import type { PreviousAttempt } from '../engine/executor.js';
+import type { Logger } from '../log.js';
+import type { Store } from '../store/types.js';
+import type { FleetDb, FleetTiming } from './fleet-db.js';
+import type { FleetQueue } from './queue.js';
+import type { DispatchRecord, FleetHost } from './types.js';
+
+export interface FleetRunnerOptions {
+  db: FleetDb;
+  queue: FleetQueue;
+  store: Store;
+  log: Logger;
+  timing: FleetTiming;
+  /** How often the runner looks at the rows it waits on (ms, default 250). */
+  watchIntervalMs?: number;
+}
+
+interface Watch {
+  resolve(record: DispatchRecord | undefined): void;
+  runSeen: string | null;
+  onUpdate(run: RunRecord): void;
+}
+
+/** Seconds a running dispatch of a silent host waits before it is taken back. */
+export function takeBackAfter(timing: FleetTiming): number {
+  // Never less than two heartbeats beyond the timeout: a cut-off worker stops its agents at the
+  // timeout (its own clock), so the restart elsewhere cannot overlap them.
+  return timing.heartbeatTimeout + Math.max(timing.resumeGrace, 2 * timing.heartbeatInterval);
+}
+
+export class FleetRunner implements TaskRunner {
+  private readonly watches = new Map<string, Watch>();
+  private timer: NodeJS.Timeout | undefined;
+  private hostsCache: { at: number; hosts: FleetHost[] } | undefined;
+  private sweeping = false;
+  /** Placements one at a time, so two tasks never both take a host's last free slot. */
+  private placing: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly options: FleetRunnerOptions) {}
+
+  /** Starts the watch and the liveness sweep; `stop` ends both. */
+  start(stop: AbortSignal): void {
+    const interval = this.options.watchIntervalMs ?? 250;
+    let sinceSweep = Number.POSITIVE_INFINITY;
+    this.timer = setInterval(() => {
+      void this.poll();
+      sinceSweep += interval;
+      if (sinceSweep >= this.options.timing.heartbeatInterval * 1000) {
+        sinceSweep = 0;
+        void this.sweep();
+      }
+    }, interval);
+    stop.addEventListener(
+      'abort',
+      () => {
+        clearInterval(this.timer);
+        for (const watch of this.watches.values()) watch.resolve(undefined);
+        this.watches.clear();
+      },
+      { once: true },
+    );
+  }
+
+  async adopt(): Promise<DispatchedTask[]> {
+    const jobs: DispatchedTask[] = [];
+    for (const { dispatch, payload } of await this.options.db.unsettledPayloads()) {
+      try {
+        jobs.push(JSON.parse(payload) as DispatchedTask);
+      } catch {
+        this.options.log.warn({ dispatch: dispatch.id }, 'A dispatch holds an unreadable task; leaving it');
+      }
+    }
+    if (jobs.length > 0)
+      this.options.log.info(
+        { count: jobs.length },
+        'Taking over the dispatches a previous poller handed out',
+      );
+    return jobs;
+  }
+
+  async run(
+    job: DispatchedTask,
+    signals: { cancel: AbortSignal; stop: AbortSignal },
+    onUpdate: (run: RunRecord) => void,
+  ): Promise<RunRecord | undefined> {
+    const { db, store, log } = this.options;
+    let current = job;
+    let dispatch = await db.unsettledFor(job.task.key);
+    let previous: DispatchRecord | undefined;
+    for (;;) {
+      if (signals.stop.aborted) return undefined;
+      if (!dispatch) {
+        const placing = this.placing.then(async () => {
+          const placed = await this.place(current, signals.stop);
+          if (!placed) return undefined;
+          const record = await db.insertDispatch({
+            id: randomUUID(),
+            taskKey: placed.job.task.key,
+            automationId: placed.job.automationId,
+            repo: placed.job.task.identity.repo,
+            host: placed.host,
+            payload: JSON.stringify(placed.job),
+            previousId: previous?.id ?? null,
+          });
+          return { job: placed.job, record };
+        });
+        this.placing = placing.catch(() => undefined);
+        const placed = await placing;
+        if (!placed) return undefined;
+        current = placed.job;
+        dispatch = placed.record ?? (await db.unsettledFor(current.task.key));
+        if (!dispatch) continue;
+      }
+      if (dispatch.state === 'queued') await this.options.queue.send(dispatch.host, dispatch.id);
+      const onCancel = (): void => {
+        if (dispatch) void db.requestCancel(dispatch.id).catch(() => {});
+      };
+      signals.cancel.addEventListener('abort', onCancel, { once: true });
+      if (signals.cancel.aborted) onCancel();
+      const final = await this.watch(dispatch, onUpdate);
+      signals.cancel.removeEventListener('abort', onCancel);
+      if (!final) return undefined; // this poller stops; the next one adopts the dispatch
+      if (final.state === 'done') {
+        await db.settle(final.id);
+        return final.runId ? await store.getRun(final.runId) : undefined;
+      }
+      // Taken back from a lost host: placed again, on another host.
+      log.info(
+        { task: final.taskKey, host: final.host, detail: final.detail },
+        'Dispatching a task again: its host was lost',
+      );
+      previous = final;
+      current = await this.restartOf(current, final);
+      dispatch = undefined;
+    }
+  }
+
+  /** The job as it restarts elsewhere: a fresh session, told what the lost attempt left. */
+  private async restartOf(job: DispatchedTask, lost: DispatchRecord): Promise<DispatchedTask> {
+    if (lost.startedAt === null || lost.runId === null) return job; // never started: sent again as it was
+    const run = await this.options.store.getRun(lost.runId);
+    const previousAttempt: PreviousAttempt = {
+      runId: lost.runId,
+      host: lost.host,
+      summary: attemptSummary(run, lost),
+    };
+    const { resume: _resume, ...rest } = job;
+    return { ...rest, resume: false, previousAttempt };
+  }
+
+  /** Picks a host with room; a saved session goes back to its own host while that host lives. */
+  private async place(
+    job: DispatchedTask,
+    stop: AbortSignal,
+  ): Promise<{ host: string; job: DispatchedTask } | undefined> {
+    let current = job;
+    let waitedLogged = false;
+    while (!stop.aborted) {
+      const hosts = await this.liveWorkers();
+      const loads = await this.options.db.loads();
+      if (current.resume) {
+        const home = await this.sessionHost(current);
+        const host = home === undefined ? undefined : hosts.find((h) => h.name === home);
+        if (home !== undefined && host) {
+          if ((loads.get(host.name) ?? 0) < host.capacity) return { host: host.name, job: current };
+        } else if (home !== undefined) {
+          // Its host is gone: the session cannot be continued anywhere else.
+          this.options.log.info(
+            { task: current.task.key, host: home },
+            'A saved session lives on a lost host: starting afresh elsewhere',
+          );
+          await this.options.store.deleteSession(current.task.key);
+          current = { ...current, resume: false };
+          continue;
+        }
+      }
+      if (!current.resume) {
+        const repo = current.task.identity.repo;
+        const free = hosts
+          .map((host) => ({ host, free: host.capacity - (loads.get(host.name) ?? 0) }))
+          .filter((entry) => entry.free > 0)
+          .sort(
+            (a, b) =>
+              Number(b.host.checkouts.includes(repo)) - Number(a.host.checkouts.includes(repo)) ||
+              b.free - a.free ||
+              a.host.name.localeCompare(b.host.name),
+          );
+        if (free[0]) return { host: free[0].host.name, job: current };
+      }
+      if (!waitedLogged) {
+        waitedLogged = true;
+        this.options.log.info({ task: current.task.key }, 'No worker has room: waiting');
+      }
+      await sleep(500, stop);
+    }
+    return undefined;
+  }
+
+  /** The host of the run that saved the task's session (undefined: no session, or no host recorded). */
+  private async sessionHost(job: DispatchedTask): Promise<string | undefined> {
+    const session = await this.options.store.getSession(job.task.key);
+    if (!session) return undefined;
+    const run = await this.options.store.getRun(session.runId);
+    return run?.host ?? undefined;
+  }
+
+  private async liveWorkers(): Promise<FleetHost[]> {
+    const now = Date.now();
+    if (!this.hostsCache || now - this.hostsCache.at > 1000)
+      this.hostsCache = { at: now, hosts: await this.options.db.hosts() };
+    return this.hostsCache.hosts.filter(
+      (host) =>
+        host.role !== 'poller' && host.capacity > 0 && (host.health === 'healthy' || host.health === 'late'),
+    );
+  }
+
+  private watch(
+    dispatch: DispatchRecord,
+    onUpdate: (run: RunRecord) => void,
+  ): Promise<DispatchRecord | undefined> {
+    return new Promise((resolve) => {
+      this.watches.set(dispatch.id, { resolve, runSeen: null, onUpdate });
+    });
+  }
+
+  /** One statement for every watched dispatch; a changed run id is read and shown. */
+  private async poll(): Promise<void> {
+    if (this.watches.size === 0) return;
+    let states: Map<string, DispatchRecord>;
+    try {
+      states = await this.options.db.states([...this.watches.keys()]);
+    } catch (error) {
+      this.options.log.warn({ error: errorMessage(error) }, 'Could not read the dispatches');
+      return;
+    }
+    for (const [id, watch] of this.watches) {
+      const record = states.get(id);
+      if (!record) continue;
+      if (record.runId && record.runId !== watch.runSeen && record.state === 'running') {
+        watch.runSeen = record.runId;
+        const run = await this.options.store.getRun(record.runId).catch(() => undefined);
+        if (run) watch.onUpdate(run);
+      }
+      if (record.state === 'done' || record.state === 'taken_back') {
+        this.watches.delete(id);
+        watch.resolve(record);
+      }
+    }
+  }
+
+  /**
+   * Takes back what silent hosts hold: a queued dispatch once its host is gone (or stopped), a
+   * running one `takeBackAfter` seconds after its last heartbeat (or `resume_grace` after a clean
+   * stop). A run taken back is closed as cancelled, and its session (on the lost host) forgotten.
+   */
+  async sweep(): Promise<void> {
+    if (this.sweeping) return;
+    this.sweeping = true;
+    try {
+      const { db, store, log, timing } = this.options;
+      const limit = takeBackAfter(timing);
+      for (const { dispatch, silentFor, stoppedFor } of await db.silentHostDispatches()) {
+        const gone = silentFor === null || stoppedFor !== null || silentFor > timing.heartbeatTimeout;
+        if (!gone) continue;
+        const due =
+          dispatch.state === 'queued' ||
+          silentFor === null ||
+          (stoppedFor !== null ? stoppedFor > timing.resumeGrace : silentFor > limit);
+        if (!due) continue;
+        const why =
+          stoppedFor !== null
+            ? `host ${dispatch.host} stopped and did not come back within resume_grace`
+            : `host ${dispatch.host} stopped answering (no heartbeat for ${Math.round(silentFor ?? 0)} s)`;
+        const taken = await db.takeBack(dispatch.id, why);
+        if (!taken) continue;
+        log.warn(
+          { task: taken.taskKey, host: taken.host, state: dispatch.state },
+          `Taking back a dispatch: ${why}`,
+        );
+        if (taken.runId) {
+          const run = await store.getRun(taken.runId);
+          if (run && (run.status === 'queued' || run.status === 'preparing' || run.status === 'running')) {
+            await store.updateRun(run.id, {
+              status: 'cancelled',
+              reason: `taken back: ${why}; restarted on another host from its last pushed checkpoint`,
+              finishedAt: new Date().toISOString(),
+              agentPid: null,
+            });
+          }
+          const session = await store.getSession(taken.taskKey);
+          if (session && session.runId === taken.runId) await store.deleteSession(taken.taskKey);
+        }
+      }
+    } catch (error) {
+      this.options.log.warn({ error: errorMessage(error) }, 'The liveness sweep failed; trying again');
+    } finally {
+      this.sweeping = false;
+    }
+  }
+}
+
+/** What a restart is told about the lost attempt, in curupira's words. */
+export function attemptSummary(run: RunRecord | undefined, lost: DispatchRecord): string {
+  const lines = [
+    `Host: ${lost.host}; started ${lost.startedAt ?? 'never'}; taken back ${lost.finishedAt ?? 'now'}.`,
+  ];
+  if (lost.detail) lines.push(`Why: ${lost.detail}.`);
+  if (run) {
+    lines.push(`Run ${run.id}: ${run.status}${run.reason ? ` (${run.reason})` : ''}.`);
+    if (run.branch) lines.push(`Branch: ${run.branch}.`);
+    lines.push(`Commits recorded on no remote at its last update: ${run.commits}.`);
+  }
+  return lines.join('\n');
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

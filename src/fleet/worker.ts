@@ -1,0 +1,251 @@
+/**
+ * A fleet worker: heartbeats, takes the jobs of its own queue (never more than its capacity at
+ * once) and runs each through the engine exactly as a single process would (screening, budgets,
+ * leases, the agent), recording where it ran. A worker that cannot reach the database for
+ * `heartbeat_timeout` stops taking work and stops its agents (their sessions and worktrees stay):
+ * by then the poller may give the work to another host, and two live runs of one item must never
+ * exist. Back in time (within `resume_grace`), it resumes its own interrupted dispatches.
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import type { Settings } from '../config/types.js';
+import { errorMessage } from '../core/errors.js';
+import type { RunRecord } from '../core/types.js';
+import type { DispatchedTask, Engine } from '../engine/engine.js';
+import { automationRepo } from '../engine/task.js';
+import type { Logger } from '../log.js';
+import type { FleetDb, FleetTiming } from './fleet-db.js';
+import type { FleetQueue } from './queue.js';
+import type { FleetRole } from './types.js';
+
+export interface FleetWorkerOptions {
+  host: string;
+  role: FleetRole;
+  capacity: number;
+  version: string;
+  db: FleetDb;
+  queue: FleetQueue;
+  engine: Pick<Engine, 'executeDispatched' | 'startWorker'>;
+  settings: () => Settings;
+  log: Logger;
+  timing: FleetTiming;
+  /** True while this process holds the poller lock (shown on its heartbeat). */
+  polling?: () => boolean;
+  /** How often the queue is asked for jobs while there is room (ms, default 250). */
+  fetchIntervalMs?: number;
+}
+
+interface Running {
+  abort: AbortController;
+  done: Promise<void>;
+}
+
+export class FleetWorker {
+  private readonly running = new Map<string, Running>();
+  private readonly instance = randomUUID();
+  private lastBeat = 0;
+  private fenced = false;
+  private stopping = false;
+  /** Jobs this worker ran to the end (for tests and the benchmark). */
+  finished = 0;
+
+  constructor(private readonly options: FleetWorkerOptions) {}
+
+  get load(): number {
+    return this.running.size;
+  }
+
+  /** Repositories (`owner/name`) this host has a checkout of: the poller prefers it for them. */
+  checkouts(): string[] {
+    const repos = new Set<string>();
+    for (const automation of this.options.settings().automations) {
+      if (existsSync(automation.repository.checkoutPath)) repos.add(automationRepo(automation));
+    }
+    return [...repos].sort();
+  }
+
+  private async beat(): Promise<void> {
+    const { db, host, role, capacity, version } = this.options;
+    await db.beat({
+      name: host,
+      role,
+      pid: process.pid,
+      instance: this.instance,
+      version,
+      capacity,
+      checkouts: this.checkouts(),
+      polling: this.options.polling?.() ?? false,
+    });
+    this.lastBeat = Date.now();
+  }
+
+  /**
+   * Runs until `stop` aborts (agents are stopped, sessions kept, their dispatches wait for this
+   * host) or `drain` does (no new jobs; running agents finish first).
+   */
+  async run(stop: AbortSignal, drain?: AbortSignal): Promise<void> {
+    const { log, timing } = this.options;
+    await this.beat();
+    const interrupted = await this.options.engine.startWorker();
+    if (interrupted.length > 0)
+      log.info({ count: interrupted.length }, 'Closed runs a previous process of this host left unfinished');
+    await this.resumeOwn();
+
+    const heartbeat = setInterval(() => void this.heartbeat(), timing.heartbeatInterval * 1000);
+    const fetchEvery = this.options.fetchIntervalMs ?? 250;
+    const ended = drain ? AbortSignal.any([stop, drain]) : stop;
+    try {
+      while (!ended.aborted) {
+        if (!this.fenced) await this.fetch();
+        await sleep(fetchEvery, ended);
+      }
+      // Draining: the running agents finish (a stop meanwhile ends them).
+      while (this.running.size > 0 && !stop.aborted) {
+        await Promise.race([...[...this.running.values()].map((entry) => entry.done), untilAborted(stop)]);
+      }
+    } finally {
+      this.stopping = true;
+      for (const entry of this.running.values()) entry.abort.abort();
+      await Promise.all([...this.running.values()].map((entry) => entry.done));
+      clearInterval(heartbeat);
+      await this.options.db.stopped(this.options.host, this.instance).catch(() => {});
+    }
+  }
+
+  private async heartbeat(): Promise<void> {
+    const { log, timing } = this.options;
+    try {
+      await this.beat();
+      if (this.fenced) {
+        this.fenced = false;
+        log.warn({}, 'The database answers again: taking work again');
+        await this.resumeOwn();
+      }
+      for (const id of await this.options.db.cancelRequests(this.options.host))
+        this.running.get(id)?.abort.abort();
+    } catch (error) {
+      const silent = (Date.now() - this.lastBeat) / 1000;
+      log.warn({ error: errorMessage(error), silentFor: Math.round(silent) }, 'Heartbeat failed');
+      if (!this.fenced && silent >= timing.heartbeatTimeout) {
+        this.fenced = true;
+        log.error(
+          { running: this.running.size },
+          "No heartbeat for heartbeat_timeout: stopping this host's agents and taking no work until the database answers (their sessions are kept)",
+        );
+        for (const entry of this.running.values()) entry.abort.abort();
+      }
+    }
+  }
+
+  /** Dispatches of this host that a previous process (or this one, before a cut) left: run again. */
+  private async resumeOwn(): Promise<void> {
+    for (const { dispatch, payload } of await this.options.db.own(this.options.host)) {
+      if (this.running.has(dispatch.id)) continue;
+      if (dispatch.state === 'queued') {
+        await this.take(dispatch.id);
+        continue;
+      }
+      const job = parseJob(payload);
+      if (!job) continue;
+      this.options.log.info(
+        { task: dispatch.taskKey, dispatch: dispatch.id },
+        'Resuming a dispatch this host was running',
+      );
+      this.start(dispatch.id, { ...job, resume: true });
+    }
+  }
+
+  private async fetch(): Promise<void> {
+    const room = this.options.capacity - this.running.size;
+    if (room <= 0 || this.stopping) return;
+    let jobs: { jobId: string; dispatchId: string }[];
+    try {
+      jobs = await this.options.queue.fetch(this.options.host, room);
+    } catch (error) {
+      this.options.log.warn({ error: errorMessage(error) }, 'Could not fetch jobs');
+      return;
+    }
+    for (const job of jobs) {
+      await this.take(job.dispatchId);
+      await this.options.queue.complete(this.options.host, job.jobId);
+    }
+  }
+
+  /** Claims a queued dispatch of this host and starts it; a job whose dispatch moved on is dropped. */
+  private async take(dispatchId: string): Promise<void> {
+    if (this.running.has(dispatchId)) return;
+    const claimed = await this.options.db.claim(dispatchId, this.options.host).catch((error: unknown) => {
+      this.options.log.warn({ error: errorMessage(error), dispatch: dispatchId }, 'Could not claim a job');
+      return undefined;
+    });
+    if (!claimed) return;
+    const job = parseJob(claimed.payload);
+    if (!job) {
+      await this.options.db.finish(dispatchId, this.options.host, null, 'unreadable task');
+      return;
+    }
+    this.start(dispatchId, job);
+  }
+
+  private start(dispatchId: string, job: DispatchedTask): void {
+    const { db, host, log, engine } = this.options;
+    const abort = new AbortController();
+    let recorded: string | null = null;
+    const onUpdate = (run: RunRecord): void => {
+      if (run.id === recorded) return;
+      recorded = run.id;
+      void db.setRun(dispatchId, host, run.id).catch(() => {});
+    };
+    const done = (async () => {
+      let run: RunRecord | undefined;
+      try {
+        run = await engine.executeDispatched(job, abort.signal, onUpdate);
+      } catch (error) {
+        log.error({ task: job.task.key, error: errorMessage(error) }, 'A dispatched task failed to run');
+      }
+      // Stopped by this host's own stop or cut: the dispatch stays this host's, to resume.
+      if ((this.stopping || this.fenced) && (!run || run.status === 'cancelled')) return;
+      try {
+        if (await db.finish(dispatchId, host, run?.id ?? null)) this.finished += 1;
+        else
+          log.warn(
+            { task: job.task.key },
+            'Finished a dispatch that was taken back meanwhile; its result stays in the run history',
+          );
+      } catch (error) {
+        log.error({ task: job.task.key, error: errorMessage(error) }, 'Could not record a finished dispatch');
+      }
+    })().finally(() => {
+      this.running.delete(dispatchId);
+    });
+    this.running.set(dispatchId, { abort, done });
+  }
+}
+
+function parseJob(payload: string): DispatchedTask | undefined {
+  try {
+    return JSON.parse(payload) as DispatchedTask;
+  } catch {
+    return undefined;
+  }
+}
+
+function untilAborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

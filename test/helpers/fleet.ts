@@ -1,0 +1,88 @@
+/**
+ * A fleet on one machine for tests (issue 17): the harness's world (simulator, origin, fake
+ * agents), its state in a fresh PostgreSQL schema, and one settings file per process, each with
+ * its own host name, `workspace_dir` and state folder (transcripts, logs), as separate hosts have.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { openStore } from '../../src/store/index.js';
+import type { Store } from '../../src/store/types.js';
+import {
+  createHarness,
+  type Harness,
+  type HarnessOptions,
+  type StartedCli,
+  startBuiltCli,
+} from './harness.js';
+import { freshSchema, type TestSchema } from './pg.js';
+
+export interface FleetTiming {
+  heartbeatInterval: number;
+  heartbeatTimeout: number;
+  resumeGrace: number;
+}
+
+export interface TestFleet {
+  harness: Harness;
+  schema: TestSchema;
+  /** Writes a settings file for host `name` and returns its path. */
+  settingsFor(name: string, extra?: string): string;
+  /** Starts `curupira serve --role poller` (port 0) or `curupira worker` as host `name`. */
+  start(role: 'poller' | 'worker' | 'all', name: string, extra?: string): StartedCli;
+  openStore(): Promise<Store>;
+  cleanup(): Promise<void>;
+}
+
+export interface TestFleetOptions extends HarnessOptions {
+  maxActive?: number;
+  timing?: Partial<FleetTiming>;
+}
+
+export async function createTestFleet(options: TestFleetOptions = {}): Promise<TestFleet> {
+  const schema = await freshSchema('fleet');
+  const timing = { heartbeatInterval: 1, heartbeatTimeout: 4, resumeGrace: 2, ...options.timing };
+  const harness = await createHarness({
+    ...options,
+    settingsExtra: `state_db_url = "${schema.url}"\nmax_active_tasks = ${options.maxActive ?? 4}\n${options.settingsExtra ?? ''}`,
+  });
+  const base = (): string => readFileSync(harness.settingsFile, 'utf8');
+  const started: StartedCli[] = [];
+  const fleet: TestFleet = {
+    harness,
+    schema,
+    settingsFor(name, extra = '') {
+      const hostDir = join(harness.dir, 'hosts', name);
+      mkdirSync(hostDir, { recursive: true });
+      const text = base()
+        .replace(/^workspace_dir = .*$/m, `workspace_dir = "${join(hostDir, 'workspaces')}"`)
+        .replace(/^state_db_path = .*$/m, `state_db_path = "${join(hostDir, 'state', 'state.sqlite3')}"`)
+        .replace(
+          /^\[settings\.github\]$/m,
+          `[settings.fleet]\nhost = "${name}"\nheartbeat_interval = ${timing.heartbeatInterval}\nheartbeat_timeout = ${timing.heartbeatTimeout}\nresume_grace = ${timing.resumeGrace}\n${extra}\n\n[settings.github]`,
+        );
+      const file = join(hostDir, 'settings.toml');
+      writeFileSync(file, text);
+      return file;
+    },
+    start(role, name, extra) {
+      const file = fleet.settingsFor(name, extra);
+      const args =
+        role === 'worker'
+          ? ['worker', '-c', file, '--log-level', 'debug']
+          : ['serve', '--role', role, '--port', '0', '-c', file, '--log-level', 'debug'];
+      const cli = startBuiltCli(args, { env: harness.env });
+      started.push(cli);
+      return cli;
+    },
+    openStore() {
+      return openStore(schema.url);
+    },
+    async cleanup() {
+      for (const cli of started) if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
+      await Promise.all(started.map((cli) => cli.done.catch(() => undefined)));
+      await harness.cleanup();
+      await schema.drop();
+    },
+  };
+  return fleet;
+}
