@@ -9,7 +9,7 @@ import { freshSchema, TEST_PG_URL, type TestSchema } from '../../../test/helpers
 import { StateError } from '../../core/errors.js';
 import { openStore, stateLocation } from '../index.js';
 import type { RunInit, Store } from '../types.js';
-import { openPostgresStore, parseStateUrl, redactUrl } from './open.js';
+import { connectionOf, openPostgresStore, redactUrl } from './open.js';
 import { PG_SCHEMA_VERSION } from './schema.js';
 
 const SECRET = 'S3cret-Pw_9z';
@@ -87,7 +87,7 @@ const RUN: RunInit = {
 
 describe('the state_db_url', () => {
   it('picks the schema from ?schema= (default curupira), checks its name, and keeps it out of the connection', () => {
-    const parsed = parseStateUrl('postgres://bob@db.example:5433/state?schema=team_a&sslmode=require');
+    const parsed = connectionOf('postgres://bob@db.example:5433/state?schema=team_a&sslmode=require');
     expect(parsed.info).toMatchObject({
       schema: 'team_a',
       host: 'db.example',
@@ -95,12 +95,14 @@ describe('the state_db_url', () => {
       database: 'state',
     });
     expect(parsed.connectionString).toBe('postgres://bob@db.example:5433/state?sslmode=require');
-    expect(parseStateUrl('postgresql://bob@db.example/state').info.schema).toBe('curupira');
+    expect(connectionOf('postgresql://bob@db.example/state').info.schema).toBe('curupira');
     for (const bad of ['Team', '1st', 'a-b', 'x'.repeat(64), '']) {
-      expect(() => parseStateUrl(`postgres://bob@db/state?schema=${bad}`)).toThrow(/schema name must be/);
+      expect(() => connectionOf(`postgres://bob@db/state?schema=${bad}`)).toThrow(
+        /must be lowercase letters/,
+      );
     }
-    expect(() => parseStateUrl(`postgres://bob:${SECRET}@[oops/state`)).toThrow(StateError);
-    expect(() => parseStateUrl(`postgres://bob:${SECRET}@[oops/state`)).not.toThrow(SECRET);
+    expect(() => connectionOf(`postgres://bob:${SECRET}@[oops/state`)).toThrow(StateError);
+    expect(() => connectionOf(`postgres://bob:${SECRET}@[oops/state`)).not.toThrow(SECRET);
   });
 
   it('prints without its password, in the user part or the query', () => {
@@ -285,5 +287,33 @@ describe('several processes on one database', () => {
     );
     expect(new Set(runs.map((r) => r.id)).size).toBe(30);
     expect(await a.countRuns()).toBe(30);
+  });
+});
+
+describe('the queues and deliveries', () => {
+  it('go to the same schema through the store, and obey its read-only and closed states', async () => {
+    const store = await open();
+    const write = await store.enqueueWrite({
+      marker: 'result:r_1',
+      repo: 'acme/api',
+      number: 7,
+      write: { kind: 'comment', body: 'done' },
+    });
+    await store.beginPullRequest({
+      runId: 'r_1',
+      automationId: 'fix',
+      taskKey: RUN.taskKey,
+      repo: 'acme/api',
+      delivery: 'pr',
+      headBranch: 'curupira/fix/7',
+    });
+    const reader = await open(schema.url, { readonly: true });
+    expect((await reader.listWrites()).map((w) => w.id)).toEqual([write.id]);
+    expect((await reader.getPullRequest('r_1'))?.state).toBe('pushing');
+    await expect(reader.setPullRequestMark('r_1', 'k', 'v')).rejects.toThrow(/read-only/);
+    await store.close();
+    await expect(store.listWrites()).rejects.toThrow(/is closed/);
+    const rows = await admin.query(`SELECT count(*)::int AS n FROM "${schema.schema}".writes`);
+    expect(rows.rows[0]).toEqual({ n: 1 });
   });
 });

@@ -14,7 +14,7 @@ import type { Store } from '../types.js';
 import { type ConnectionInfo, openError } from './errors.js';
 import { PG_MIGRATIONS, PG_SCHEMA_VERSION, VERSION_TABLE } from './schema.js';
 import { PostgresStore } from './store.js';
-import { isPostgresUrl, redactUrl } from './url.js';
+import { parseStateUrl } from './url.js';
 
 export { isPostgresUrl, redactUrl } from './url.js';
 
@@ -25,15 +25,13 @@ export interface PostgresOpenOptions {
   readonly?: boolean;
 }
 
-/** The schema a URL without `?schema=` uses. */
-export const DEFAULT_SCHEMA = 'curupira';
-const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 /** First key of our advisory locks: the ASCII bytes `CURU` (as SQLite's `application_id`). */
 const LOCK_CLASS = 0x43555255;
 /** How long connecting may take before the open (or a query) fails. */
 const CONNECT_TIMEOUT_MS = 10_000;
 
-export interface ParsedUrl {
+/** How to connect to a `state_db_url`, and what messages may say about it. */
+export interface Connection {
   /** What `pg` connects with: the URL without our `schema` and without `options`. */
   connectionString: string;
   /** The URL's own `options` (server settings), to which ours are added. */
@@ -41,27 +39,11 @@ export interface ParsedUrl {
   info: ConnectionInfo;
 }
 
-/** Reads a `state_db_url`: where to connect, and the schema (`?schema=`, checked). */
-export function parseStateUrl(url: string): ParsedUrl {
-  const redacted = redactUrl(url);
-  let parsed: URL;
-  try {
-    if (!isPostgresUrl(url)) throw new Error('not a postgres URL');
-    parsed = new URL(url);
-  } catch {
-    // The driver's or URL parser's words could quote the URL, password and all: ours only.
-    throw new StateError(
-      `state_db_url ${redacted} is not a valid postgres:// URL; write it as postgres://USER@HOST:PORT/DATABASE?schema=NAME`,
-    );
-  }
-  const schema = parsed.searchParams.get('schema') ?? DEFAULT_SCHEMA;
-  if (!SCHEMA_NAME.test(schema)) {
-    throw new StateError(
-      `state_db_url ${redacted} names schema '${schema}': a schema name must be 1-63 lowercase letters, digits or '_', not starting with a digit`,
-    );
-  }
+/** Reads a `state_db_url` (its schema checked by `parseStateUrl`) into how to connect. */
+export function connectionOf(url: string): Connection {
+  const { connectionString, schema, redacted } = parseStateUrl(url);
+  const parsed = new URL(connectionString);
   const options = parsed.searchParams.get('options') ?? undefined;
-  parsed.searchParams.delete('schema');
   parsed.searchParams.delete('options');
   const secret = decodeURIComponent(parsed.password) || parsed.searchParams.get('password') || undefined;
   const user = decodeURIComponent(parsed.username) || process.env.PGUSER || safeUserName();
@@ -202,7 +184,7 @@ function makePool(settings: PoolSettings): pg.Pool {
  * The read-only view of a state that does not exist yet: the schema made as temporary tables of
  * one connection kept open (they go with it), so reads find nothing and the database is not changed.
  */
-async function emptyView(parsed: ParsedUrl): Promise<pg.Pool> {
+async function emptyView(parsed: Connection): Promise<pg.Pool> {
   const pool = makePool({
     connectionString: parsed.connectionString,
     options: serverOptions(parsed.options, '-c search_path=pg_temp'),
@@ -229,7 +211,7 @@ async function emptyView(parsed: ParsedUrl): Promise<pg.Pool> {
  * `curupira doctor`. Connection errors are `StateError`s, as `openPostgresStore` gives them.
  */
 export async function postgresStateVersion(url: string): Promise<number> {
-  const { connectionString, options, info } = parseStateUrl(url);
+  const { connectionString, options, info } = connectionOf(url);
   const client = new pg.Client({
     connectionString,
     ...(options ? { options } : {}),
@@ -251,7 +233,7 @@ export async function postgresStateVersion(url: string): Promise<number> {
 export async function openPostgresStore(url: string, options: PostgresOpenOptions = {}): Promise<Store> {
   const now = options.now ?? Date.now;
   const readonly = options.readonly === true;
-  const parsed = parseStateUrl(url);
+  const parsed = connectionOf(url);
   const { info } = parsed;
   let pool = makePool({
     connectionString: parsed.connectionString,
