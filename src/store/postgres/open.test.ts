@@ -290,6 +290,30 @@ describe('several processes on one database', () => {
   });
 });
 
+describe('run ids', () => {
+  it('takes the next id when another process stored the one it made', async () => {
+    const store = await open();
+    const first = await store.createRun(RUN);
+    // The id this store makes next on a clock that stands still: the same time, the sequence + 1.
+    const digits = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+    const sequence = [...first.id.slice(-8)].reduce((n, c) => n * 32 + digits.indexOf(c), 0) + 1;
+    let encoded = '';
+    for (let rest = sequence, i = 0; i < 8; i++, rest = Math.floor(rest / 32))
+      encoded = digits[rest % 32] + encoded;
+    const taken = first.id.slice(0, -8) + encoded;
+    await admin.query(
+      `INSERT INTO "${schema.schema}".runs (id, automation_id, task_key, repo, task_type, item_id, item_key,
+         item_title, item_url, status, created_at)
+       VALUES ($1, 'other', 'k', 'r', 't', 'i', 'ik', 'title', 'url', 'queued', 'now')`,
+      [taken],
+    );
+    const second = await store.createRun(RUN);
+    expect(second.id > taken).toBe(true);
+    expect((await store.getRun(taken))?.automationId).toBe('other');
+    expect(await store.countRuns()).toBe(3);
+  });
+});
+
 describe('the queues and deliveries', () => {
   it('go to the same schema through the store, and obey its read-only and closed states', async () => {
     const store = await open();
