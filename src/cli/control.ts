@@ -7,15 +7,19 @@
 import type { Command } from 'commander';
 import { loadSettings } from '../config/load.js';
 import type { Settings } from '../config/types.js';
+import { errorMessage } from '../core/errors.js';
 import type { RunRecord } from '../core/types.js';
 import { formatCost } from '../cost/prices.js';
 import { stateDir } from '../engine/paths.js';
 import { pauseReasonKey } from '../engine/unattended.js';
+import type { DispatchRecord, FleetHost } from '../fleet/types.js';
+import { scrub } from '../security/redact.js';
 import type { AutomationCard } from '../server/board-data.js';
 import { connectDaemon, type Daemon } from '../server/client.js';
 import { type BudgetPark, openStore, stateLocation } from '../store/index.js';
 import { UNFINISHED_STATUSES } from '../store/sqlite/schema.js';
 import { EXIT } from './exit-codes.js';
+import { type FleetAccess, fleetStatusLines, noFleet, type OpenFleet } from './fleet-status.js';
 import { type CliIo, writeLine } from './io.js';
 import { type GlobalOptions, setExitCode } from './program.js';
 import { runTable } from './runs.js';
@@ -80,6 +84,64 @@ function automationLine(card: AutomationCard): string {
     `  ${card.id.padEnd(16)} ${card.triggerType.padEnd(22)} ${state}${budgetWords(card.budget)}`,
     ...extra.map((e) => `    └ ${e}`),
   ].join('\n');
+}
+
+/** What `curupira status` reaches beyond the state file and the daemon: the fleet, when there is one. */
+export interface StatusDeps {
+  /** Opens the fleet of the settings (`state_db_url`); the embedded store has none. */
+  openFleet: OpenFleet;
+}
+
+export const defaultStatusDeps: StatusDeps = {
+  // The fleet's modules (pg, pg-boss) load only for a PostgreSQL state.
+  openFleet: async (settings) =>
+    settings.execution.state_db_url
+      ? (await import('./fleet.js')).openFleetView(settings)
+      : noFleet(settings),
+};
+
+/** The fleet block from the daemon's `GET /api/v1/fleet`; nothing when it has no fleet (404). */
+async function fleetFromDaemon(io: CliIo, daemon: Daemon): Promise<void> {
+  const answer = await daemon.call('GET', '/fleet');
+  if (answer.status === 404) return;
+  if (answer.status >= 300) {
+    const error = answer.body.error as { message?: string } | undefined;
+    writeLine(io.stdout, `fleet: unavailable (${error?.message ?? `the daemon answered ${answer.status}`})`);
+    return;
+  }
+  const body = answer.body as { hosts: FleetHost[]; dispatches: DispatchRecord[] };
+  for (const line of fleetStatusLines(body.hosts, Date.now(), body.dispatches)) writeLine(io.stdout, line);
+}
+
+/** The fleet block read from the shared state itself (no daemon on this host). */
+async function fleetFromState(io: CliIo, settings: Settings, deps: StatusDeps): Promise<void> {
+  let access: FleetAccess | undefined;
+  try {
+    access = await deps.openFleet(settings);
+    if (!access) return;
+    const [hosts, dispatches] = await Promise.all([access.view.hosts(), access.view.liveDispatches()]);
+    for (const line of fleetStatusLines(hosts, Date.now(), dispatches)) writeLine(io.stdout, line);
+  } catch (error) {
+    writeLine(io.stdout, `fleet: unavailable (${scrub(errorMessage(error))})`);
+  } finally {
+    await access?.close();
+  }
+}
+
+/** `curupira status`: from the daemon when one answers on this host, else from the state. */
+export async function printStatus(
+  io: CliIo,
+  settings: Settings,
+  deps: StatusDeps = defaultStatusDeps,
+): Promise<void> {
+  const daemon = await connectDaemon(stateDir(settings));
+  if (daemon) {
+    await statusFromDaemon(io, daemon);
+    await fleetFromDaemon(io, daemon);
+  } else {
+    await statusFromFile(io, settings);
+    await fleetFromState(io, settings, deps);
+  }
 }
 
 async function statusFromDaemon(io: CliIo, daemon: Daemon): Promise<void> {
@@ -148,7 +210,12 @@ async function pauseWithoutDaemon(io: CliIo, settings: Settings, id: string, pau
   );
 }
 
-export function registerControl(program: Command, io: CliIo, globals: () => GlobalOptions): void {
+export function registerControl(
+  program: Command,
+  io: CliIo,
+  globals: () => GlobalOptions,
+  deps: StatusDeps = defaultStatusDeps,
+): void {
   const settings = (): Settings => {
     const { settings: loaded, warnings } = loadSettings(globals().config);
     for (const warning of warnings) writeLine(io.stderr, `warning: ${warning}`);
@@ -158,10 +225,7 @@ export function registerControl(program: Command, io: CliIo, globals: () => Glob
     .command('status')
     .description('What the daemon is doing (or, without one, what the state file says).')
     .action(async () => {
-      const s = settings();
-      const daemon = await connectDaemon(stateDir(s));
-      if (daemon) await statusFromDaemon(io, daemon);
-      else await statusFromFile(io, s);
+      await printStatus(io, settings(), deps);
     });
   program
     .command('cancel <run>')

@@ -16,10 +16,9 @@ import type { FleetRole } from '../fleet/types.js';
 import { FleetWorker } from '../fleet/worker.js';
 import type { Logger } from '../log.js';
 import { openStore, stateLocation } from '../store/index.js';
-import { openPostgresStore } from '../store/postgres/open.js';
 import { parseStateUrl } from '../store/postgres/url.js';
-import { redactingStore } from '../store/redacting.js';
 import type { Store } from '../store/types.js';
+import type { OpenFleet } from './fleet-status.js';
 import type { CliIo } from './io.js';
 import { engineControls, settingsReloader } from './run.js';
 import { serveEngine } from './serve.js';
@@ -64,6 +63,15 @@ export function hostStore(store: Store, host: string): Store {
     },
   });
 }
+
+/** `curupira status` on a host with no daemon: the fleet read from the shared state (a small pool). */
+export const openFleetView: OpenFleet = async (settings) => {
+  const url = settings.execution.state_db_url;
+  if (!url) return undefined;
+  const { connectionString, schema } = parseStateUrl(url);
+  const pool = fleetPool(connectionString, schema, 2);
+  return { view: new FleetDb(pool, fleetTiming(settings)), close: () => pool.end() };
+};
 
 export interface FleetRoleOptions {
   role: FleetRole;
@@ -112,6 +120,7 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
       db,
       queue,
       engine: workerEngine,
+      store,
       settings: () => settings,
       log,
       timing,
@@ -140,7 +149,7 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
           stopSignal: pollStop.signal,
           reload: settingsReloader(options.file),
         };
-        if (options.listen) await serveEngine(io, { engine, ...options.listen });
+        if (options.listen) await serveEngine(io, { engine, fleet: db, ...options.listen });
         else await new Engine(engine).run();
         pollStop.abort();
         polling = false;

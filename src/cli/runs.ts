@@ -12,6 +12,7 @@ import { formatCost } from '../cost/prices.js';
 import { stateDir } from '../engine/paths.js';
 import { maxAttempts } from '../engine/retry.js';
 import { pendingNote } from '../engine/unattended.js';
+import { makeVisible } from '../screening/text.js';
 import { connectDaemon } from '../server/client.js';
 import { openStore, stateLocation } from '../store/index.js';
 import type { Allowance, PullRequestRecord, Store } from '../store/types.js';
@@ -99,6 +100,7 @@ export function runLines(
   lines.push(...screeningLines(run, allowances));
   if (run.scheduledFor) lines.push(`  scheduled:   ${run.scheduledFor}`);
   if (run.upstreamRunId) lines.push(`  after run:   ${run.upstreamRunId}`);
+  if (run.host) lines.push(`  host:        ${makeVisible(run.host)}`);
   lines.push(`  agent:       ${run.profile ?? '-'} (${run.provider ?? '-'})`);
   lines.push(`  session:     ${run.sessionId ?? '-'}${run.resumed ? ' (resumed)' : ''}`);
   if (run.exitCode !== null || run.signal) lines.push(`  exit:        ${run.exitCode ?? run.signal}`);

@@ -7,6 +7,7 @@ import { loadSettings } from '../config/load.js';
 import { UsageError } from '../core/errors.js';
 import { Engine, type EngineOptions } from '../engine/engine.js';
 import { stateDir } from '../engine/paths.js';
+import type { FleetView } from '../fleet/types.js';
 import { createApp } from '../server/app.js';
 import { Hub } from '../server/hub.js';
 import { type Listening, startListeners } from '../server/listen.js';
@@ -147,6 +148,8 @@ export interface ServeEngineOptions {
   port: number;
   /** Print the `run --watch` banner before the URL. */
   banner: boolean;
+  /** The fleet's hosts and dispatches for the board, `/api/v1/fleet` and `status` (PostgreSQL state only). */
+  fleet?: FleetView;
 }
 
 /**
@@ -172,6 +175,7 @@ export async function serveEngine(io: CliIo, options: ServeEngineOptions): Promi
     version: packageVersion(),
     startedAt: Date.now(),
     ...(secret === undefined ? {} : { webhookSecret: secret }),
+    ...(options.fleet === undefined ? {} : { fleet: options.fleet }),
   });
   let listening: Listening | undefined;
   try {

@@ -43,7 +43,6 @@ export function takeBackAfter(timing: FleetTiming): number {
 export class FleetRunner implements TaskRunner {
   private readonly watches = new Map<string, Watch>();
   private timer: NodeJS.Timeout | undefined;
-  private hostsCache: { at: number; hosts: FleetHost[] } | undefined;
   private sweeping = false;
   /** Placements one at a time, so two tasks never both take a host's last free slot. */
   private placing: Promise<unknown> = Promise.resolve();
@@ -169,7 +168,7 @@ export class FleetRunner implements TaskRunner {
     let waitedLogged = false;
     while (!stop.aborted) {
       const hosts = await this.liveWorkers();
-      const loads = await this.options.db.loads();
+      const loads = new Map(hosts.map((h) => [h.name, h.load]));
       if (current.resume) {
         const home = await this.sessionHost(current);
         const host = home === undefined ? undefined : hosts.find((h) => h.name === home);
@@ -216,11 +215,9 @@ export class FleetRunner implements TaskRunner {
     return run?.host ?? undefined;
   }
 
+  /** Hosts that take work now, with their load (one statement: placements are serialised, so it is exact). */
   private async liveWorkers(): Promise<FleetHost[]> {
-    const now = Date.now();
-    if (!this.hostsCache || now - this.hostsCache.at > 1000)
-      this.hostsCache = { at: now, hosts: await this.options.db.hosts() };
-    return this.hostsCache.hosts.filter(
+    return (await this.options.db.hosts()).filter(
       (host) =>
         host.role !== 'poller' && host.capacity > 0 && (host.health === 'healthy' || host.health === 'late'),
     );

@@ -10,10 +10,11 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import type { Settings } from '../config/types.js';
 import { errorMessage } from '../core/errors.js';
-import type { RunRecord } from '../core/types.js';
+import { isTerminal, type RunRecord } from '../core/types.js';
 import type { DispatchedTask, Engine } from '../engine/engine.js';
 import { automationRepo } from '../engine/task.js';
 import type { Logger } from '../log.js';
+import type { Store } from '../store/types.js';
 import type { FleetDb, FleetTiming } from './fleet-db.js';
 import type { FleetQueue } from './queue.js';
 import type { FleetRole } from './types.js';
@@ -26,6 +27,8 @@ export interface FleetWorkerOptions {
   db: FleetDb;
   queue: FleetQueue;
   engine: Pick<Engine, 'executeDispatched' | 'startWorker'>;
+  /** Reads the runs of this host's interrupted dispatches (the engine's store). */
+  store: Pick<Store, 'getRun'>;
   settings: () => Settings;
   log: Logger;
   timing: FleetTiming;

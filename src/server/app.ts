@@ -6,12 +6,20 @@ import { transcriptEvents } from '../agents/transcript.js';
 import { errorMessage } from '../core/errors.js';
 import { redact } from '../log.js';
 import { apiRoutes, json } from './api.js';
-import { BOARD_CSS, BOARD_JS, RUN_JS } from './assets.js';
+import { BOARD_CSS, BOARD_JS, FLEET_JS, RUN_JS } from './assets.js';
 import { authenticated, tokenLogin } from './auth.js';
 import { boardData } from './board-data.js';
-import { ApiError, HTTP_STATUS } from './errors.js';
+import { ApiError, HTTP_STATUS, NO_FLEET_MESSAGE } from './errors.js';
 import type { Html } from './html.js';
-import { boardLive, boardPage, messagePage, runPage } from './pages.js';
+import {
+  boardLive,
+  boardPage,
+  type FleetGlance,
+  fleetLive,
+  fleetPage,
+  messagePage,
+  runPage,
+} from './pages.js';
 import type { ServerContext } from './server-context.js';
 import { webhookRoutes } from './webhooks.js';
 
@@ -48,10 +56,37 @@ function transcriptOf(run: { provider: string | null; transcriptPath: string | n
   return transcriptEvents(run.provider, readFileSync(run.transcriptPath, 'utf8'));
 }
 
+/** The board header's fleet badge: the hosts, `unavailable` when they cannot be read, nothing without a fleet. */
+async function fleetGlance(ctx: ServerContext): Promise<FleetGlance | undefined> {
+  if (!ctx.fleet) return undefined;
+  try {
+    return await ctx.fleet.hosts();
+  } catch {
+    return 'unavailable';
+  }
+}
+
+async function fleetNow(ctx: ServerContext) {
+  if (!ctx.fleet) throw new ApiError('no_fleet', NO_FLEET_MESSAGE);
+  const [hosts, dispatches] = await Promise.all([ctx.fleet.hosts(), ctx.fleet.liveDispatches()]);
+  return { hosts, dispatches, now: Date.now() };
+}
+
 function pageRoutes(app: Hono, ctx: ServerContext): void {
   app.get('/', async (c) =>
-    sendHtml(c, boardPage(await boardData(ctx.store, ctx.engine, ctx.hub.status), ctx.token)),
+    sendHtml(
+      c,
+      boardPage(await boardData(ctx.store, ctx.engine, ctx.hub.status), ctx.token, await fleetGlance(ctx)),
+    ),
   );
+  app.get('/fleet', async (c) => {
+    const { hosts, dispatches, now } = await fleetNow(ctx);
+    return sendHtml(c, fleetPage(hosts, dispatches, ctx.token, now));
+  });
+  app.get('/fleet/live', async (c) => {
+    const { hosts, dispatches, now } = await fleetNow(ctx);
+    return sendHtml(c, fleetLive(hosts, dispatches, now));
+  });
   // Every open board fetches this after a change notice: one render per change serves them all.
   let cached: { version: number; at: number; page: Html } | undefined;
   app.get('/board/live', async (c) => {
@@ -60,7 +95,7 @@ function pageRoutes(app: Hono, ctx: ServerContext): void {
       cached = {
         version,
         at: Date.now(),
-        page: boardLive(await boardData(ctx.store, ctx.engine, ctx.hub.status)),
+        page: boardLive(await boardData(ctx.store, ctx.engine, ctx.hub.status), await fleetGlance(ctx)),
       };
     }
     return sendHtml(c, cached.page);
@@ -80,6 +115,7 @@ function pageRoutes(app: Hono, ctx: ServerContext): void {
   app.get('/assets/board.css', (c) => asset(c, BOARD_CSS, 'text/css; charset=utf-8'));
   app.get('/assets/board.js', (c) => asset(c, BOARD_JS, 'text/javascript; charset=utf-8'));
   app.get('/assets/run.js', (c) => asset(c, RUN_JS, 'text/javascript; charset=utf-8'));
+  app.get('/assets/fleet.js', (c) => asset(c, FLEET_JS, 'text/javascript; charset=utf-8'));
 }
 
 export function createApp(ctx: ServerContext): Hono {

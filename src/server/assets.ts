@@ -45,6 +45,15 @@ ol.conversation { list-style: none; padding: 0; }
 .event.meta { color: var(--muted); font-size: .85rem; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: .2rem 0; font: 13px/1.35 ui-monospace, monospace; }
 main.message { padding: 2rem; }
+main.fleet-page { padding: 1rem; }
+table.fleet { border-collapse: collapse; width: 100%; background: var(--card); margin-bottom: 1rem; }
+table.fleet th, table.fleet td { border-bottom: 1px solid var(--line); padding: .25rem .5rem; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
+table.fleet th { color: var(--muted); font-weight: normal; font-size: .85rem; }
+table.fleet td.num { text-align: right; white-space: nowrap; }
+.health-healthy .health { color: var(--ok); }
+.health-late .health { color: var(--warn); }
+.health-gone .health { color: var(--hot); }
+.health-stopped { color: var(--muted); }
 `;
 
 const COMMON_JS = `
@@ -85,6 +94,28 @@ source.onopen = () => { connection.textContent = 'live'; };
 source.onerror = () => { connection.textContent = 'reconnecting…'; };
 // Times on the cards (last check, next fire) move without a change notice.
 setInterval(refresh, 30000);
+`;
+
+export const FLEET_JS = `${COMMON_JS}
+// Heartbeats change the fleet without a change notice: the page asks again every few seconds.
+let pending = false;
+async function refresh() {
+  if (pending) return;
+  pending = true;
+  const connection = document.getElementById('connection');
+  try {
+    const response = await fetch('/fleet/live', { headers: { authorization: 'Bearer ' + token } });
+    if (response.ok) {
+      document.getElementById('live').outerHTML = await response.text();
+      connection.textContent = 'refreshed ' + new Date().toLocaleTimeString();
+    } else connection.textContent = 'refresh failed: ' + response.status;
+  } catch {
+    connection.textContent = 'reconnecting…';
+  } finally {
+    pending = false;
+  }
+}
+setInterval(refresh, 5000);
 `;
 
 export const RUN_JS = `${COMMON_JS}

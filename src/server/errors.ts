@@ -8,6 +8,7 @@ export type ApiErrorCode =
   | 'bad_request'
   | 'method_not_allowed'
   | 'not_blocked'
+  | 'no_fleet'
   | 'internal';
 
 export const HTTP_STATUS: Record<ApiErrorCode, 400 | 401 | 404 | 405 | 409 | 500> = {
@@ -24,7 +25,12 @@ export const HTTP_STATUS: Record<ApiErrorCode, 400 | 401 | 404 | 405 | 409 | 500
   not_retryable: 409,
   worktree_not_kept: 409,
   not_blocked: 409,
+  no_fleet: 404,
 };
+
+/** What `/api/v1/fleet` and `/fleet` answer on the embedded store. */
+export const NO_FLEET_MESSAGE =
+  'no fleet: this curupira keeps its state in one process (state_db_path); a fleet needs state_db_url (docs/deployment.md)';
 
 export class ApiError extends Error {
   constructor(

@@ -96,6 +96,11 @@ export function openApiDocument(version: string): Record<string, unknown> {
           },
         ),
       },
+      '/fleet': {
+        get: op(
+          'The fleet (PostgreSQL state only): `hosts` (name, role, health, load, capacity, heartbeatAt, polling, checkouts, version…) and `dispatches` not yet settled, oldest first; 404 `no_fleet` on the embedded store',
+        ),
+      },
       '/events': { get: op('Server-sent `change` events when the board changes') },
       '/automations/{id}/run': {
         post: op('Run now: a schedule fires at once, an event trigger polls', {

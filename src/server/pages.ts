@@ -4,6 +4,7 @@ import type { AgentEvent } from '../agents/types.js';
 import { CALM_STATUSES, isTerminal, type RunRecord } from '../core/types.js';
 import { formatCost } from '../cost/prices.js';
 import { pendingNote } from '../engine/unattended.js';
+import type { DispatchRecord, FleetHost } from '../fleet/types.js';
 import type { PullRequestRecord } from '../store/types.js';
 import type { AutomationCard, BoardData } from './board-data.js';
 import { type Html, html, raw } from './html.js';
@@ -112,6 +113,7 @@ function runCard(run: RunRecord): Html {
   <div class="detail"><span class="tag status">${run.status.replace('_', ' ')}</span> ${run.automationId} · ${run.repo}#${run.itemId} · <span class="cost">${formatCost(run.costUsd)}</span></div>
   ${run.reason ? html`<div class="detail reason">${run.reason}</div>` : ''}
   ${run.retryAt ? html`<div class="detail retry">${pendingNote(run)}</div>` : ''}
+  ${run.host ? html`<div class="detail clip host" title="${run.host}">host ${run.host}</div>` : ''}
   ${run.branch ? html`<div class="detail clip" title="${run.branch}">branch ${run.branch}</div>` : ''}
   ${run.worktreeKept ? html`<div class="detail warn clip" title="${run.worktreePath}">kept worktree (${run.commits} unpushed) ${run.worktreePath}</div>` : ''}
   <div class="detail">${when(run.finishedAt ?? run.startedAt ?? run.createdAt)}</div>
@@ -126,13 +128,31 @@ function column(id: string, title: string, cards: Html[], total = cards.length):
 </section>`;
 }
 
-/** The part of the board that live updates replace. */
-export function boardLive(data: BoardData): Html {
+/** What the board's header says of the fleet: its hosts, or that they could not be read. */
+export type FleetGlance = readonly FleetHost[] | 'unavailable';
+
+/** The board's link to the fleet page: `3 hosts · 1 gone`, hot when a host is late or gone. */
+function fleetBadge(fleet: FleetGlance | undefined): Html | '' {
+  if (fleet === undefined) return '';
+  if (fleet === 'unavailable')
+    return html`<a id="fleet" class="badge hot" href="/fleet">fleet unavailable</a>`;
+  const troubled = fleet.filter((h) => h.health === 'late' || h.health === 'gone');
+  const words = [`${fleet.length} host${fleet.length === 1 ? '' : 's'}`];
+  for (const health of ['late', 'gone'] as const) {
+    const n = troubled.filter((h) => h.health === health).length;
+    if (n > 0) words.push(`${n} ${health}`);
+  }
+  return html`<a id="fleet" class="badge${troubled.length > 0 ? ' hot' : ''}" href="/fleet">fleet: ${words.join(' · ')}</a>`;
+}
+
+/** The part of the board that live updates replace; `fleet` only on a fleet's state (issue 17). */
+export function boardLive(data: BoardData, fleet?: FleetGlance): Html {
   return html`<div id="live">
 <header class="top">
   <h1>curupira</h1>
   <span id="summary">${data.summary}</span>
   <a id="attention" class="badge${data.attentionCount > 0 ? ' hot' : ''}" href="#column-attention">${data.attentionCount} need attention</a>
+  ${fleetBadge(fleet)}
 </header>
 <main class="board">
   ${column('scheduled', 'Scheduled', data.automations.map(automationCard))}
@@ -143,13 +163,98 @@ export function boardLive(data: BoardData): Html {
 </div>`;
 }
 
-export function boardPage(data: BoardData, token: string): Html {
+export function boardPage(data: BoardData, token: string, fleet?: FleetGlance): Html {
   return page(
     'curupira board',
     token,
-    html`${boardLive(data)}<p id="connection" class="muted">live</p>`,
+    html`${boardLive(data, fleet)}<p id="connection" class="muted">live</p>`,
     'board.js',
   );
+}
+
+/** `3s`, `2m05s`, or `?` for a time that does not parse (a row may hold anything). */
+function age(at: string, now: number): string {
+  const ms = now - Date.parse(at);
+  if (!Number.isFinite(ms)) return '?';
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  return m < 60
+    ? `${m}m${String(s % 60).padStart(2, '0')}s`
+    : `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
+}
+
+function hostRow(host: FleetHost, now: number): Html {
+  const load = host.capacity === 0 && host.load === 0 ? '-' : `${host.load}/${host.capacity}`;
+  return html`<tr class="host health-${host.health}" data-host="${host.name}">
+  <td class="name">${host.name}</td>
+  <td>${host.role}</td>
+  <td><span class="tag health">${host.health}</span>${host.stoppedAt ? html` <span class="muted">stopped ${when(host.stoppedAt)}</span>` : ''}</td>
+  <td class="num">${load}</td>
+  <td title="${host.heartbeatAt}">${age(host.heartbeatAt, now)} ago</td>
+  <td>${host.polling ? html`<span class="tag polling">polling</span>` : '-'}</td>
+  <td class="checkouts">${host.checkouts.length === 0 ? '-' : host.checkouts.join(', ')}</td>
+  <td>${host.version}</td>
+  <td>${host.pid} · ${when(host.startedAt)}</td>
+</tr>`;
+}
+
+function dispatchRow(dispatch: DispatchRecord, now: number): Html {
+  const run = dispatch.runId
+    ? html`<a href="/runs/${encodeURIComponent(dispatch.runId)}">${dispatch.runId}</a>`
+    : '-';
+  return html`<tr class="dispatch state-${dispatch.state}" data-dispatch="${dispatch.id}">
+  <td>${dispatch.automationId}</td>
+  <td>${dispatch.repo}</td>
+  <td class="clip" title="${dispatch.taskKey}">${dispatch.taskKey}</td>
+  <td>${dispatch.host}</td>
+  <td><span class="tag">${dispatch.state.replace('_', ' ')}</span>${dispatch.previousId ? html` <span class="muted">(taken over)</span>` : ''}</td>
+  <td>${run}</td>
+  <td title="${dispatch.enqueuedAt}">${age(dispatch.enqueuedAt, now)} ago</td>
+  <td>${dispatch.detail ?? ''}</td>
+</tr>`;
+}
+
+/** The part of the fleet page that its refresh replaces. */
+export function fleetLive(
+  hosts: readonly FleetHost[],
+  dispatches: readonly DispatchRecord[],
+  now: number,
+): Html {
+  const sorted = [...hosts].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return html`<div id="live">
+<section class="fleet-hosts">
+  <h2>Hosts <span class="count">${hosts.length}</span></h2>
+  ${
+    hosts.length === 0
+      ? html`<p class="empty">no host has a heartbeat row yet</p>`
+      : html`<table class="fleet"><thead><tr><th>host</th><th>role</th><th>health</th><th>load/capacity</th><th>heartbeat</th><th>poller</th><th>checkouts</th><th>version</th><th>pid · started</th></tr></thead><tbody>${sorted.map((h) => hostRow(h, now))}</tbody></table>`
+  }
+</section>
+<section class="fleet-dispatches">
+  <h2>Dispatches not yet settled <span class="count">${dispatches.length}</span></h2>
+  ${
+    dispatches.length === 0
+      ? html`<p class="empty">nothing here</p>`
+      : html`<table class="fleet"><thead><tr><th>automation</th><th>repository</th><th>task</th><th>host</th><th>state</th><th>run</th><th>enqueued</th><th>detail</th></tr></thead><tbody>${dispatches.map((d) => dispatchRow(d, now))}</tbody></table>`
+  }
+</section>
+</div>`;
+}
+
+/** The fleet page (issue 17): every host's heartbeat row and the dispatches in flight. */
+export function fleetPage(
+  hosts: readonly FleetHost[],
+  dispatches: readonly DispatchRecord[],
+  token: string,
+  now: number,
+): Html {
+  const body = html`<header class="top"><h1><a href="/">curupira</a></h1><span>fleet</span></header>
+<main class="fleet-page">
+${fleetLive(hosts, dispatches, now)}
+<p id="connection" class="muted">refreshed every few seconds</p>
+</main>`;
+  return page('curupira fleet', token, body, 'fleet.js');
 }
 
 function collapsible(label: Html, text: string, cls: string): Html {
@@ -246,6 +351,7 @@ export function runPage(
     ${field('status', html`<span class="tag status status-${run.status}" id="run-status">${run.status}</span>`)}
     ${field('outcome', run.reason)}
     ${field('automation', run.automationId)}
+    ${field('host', run.host ?? null)}
     ${field('item', html`<a href="${run.itemUrl}" rel="noreferrer">${run.repo}#${run.itemId}</a>`)}
     ${field('agent', run.profile ? `${run.profile} (${run.provider ?? '-'})` : null)}
     ${field('session', run.sessionId)}

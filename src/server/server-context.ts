@@ -1,3 +1,4 @@
+import type { FleetView } from '../fleet/types.js';
 import type { Store } from '../store/types.js';
 import type { EngineView } from './board-data.js';
 import type { Hub } from './hub.js';
@@ -13,4 +14,9 @@ export interface ServerContext {
   startedAt: number;
   /** The GitHub webhook secret (`github_webhook_secret_env`); unset: `/webhooks/github` is 404. */
   webhookSecret?: string;
+  /**
+   * The fleet's hosts and dispatches (issue 17), on a PostgreSQL state (`state_db_url`); unset on
+   * the embedded store: `/api/v1/fleet` and `/fleet` are 404 and no page shows anything of a fleet.
+   */
+  fleet?: FleetView;
 }

@@ -8,47 +8,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freshSchema, TEST_PG_URL, type TestSchema } from '../../test/helpers/pg.js';
 import { STORE_BACKENDS, type StoreBackend } from '../../test/helpers/store-backends.js';
 import { StateError } from '../core/errors.js';
-import { PgQueues, QUEUE_TABLES_DDL } from './postgres/queues.js';
+import { openPostgresStore } from './postgres/open.js';
+import { PgQueues, QUEUE_TABLES_DDL, type QueueMethods } from './postgres/queues.js';
 import type { PullRequestInit, Store, WriteInit } from './types.js';
-
-/**
- * PostgreSQL through `PgQueues` alone, on a schema of its own holding `QUEUE_TABLES_DDL`: what
- * `PostgresStore` delegates these methods to. A second `open` with the same `reopen` key opens
- * a second pool on the same schema (another process, as far as the database can tell).
- */
-function pgQueuesBackend(): StoreBackend {
-  const pools: pg.Pool[] = [];
-  const schemas = new Map<string, TestSchema>();
-  return {
-    name: 'postgres',
-    async open(options = {}) {
-      const key = options.reopen ?? `anon-${schemas.size}`;
-      let schema = schemas.get(key);
-      const created = !schema;
-      if (!schema) {
-        schema = await freshSchema('queues');
-        schemas.set(key, schema);
-      }
-      const pool = new pg.Pool({ connectionString: TEST_PG_URL, options: `-c search_path=${schema.schema}` });
-      if (created) await pool.query(QUEUE_TABLES_DDL);
-      pools.push(pool);
-      const queues = new PgQueues(pool, { now: options.now ?? Date.now, readonly: false });
-      return Object.assign(queues, { close: () => pool.end() }) as unknown as Store;
-    },
-    async cleanup() {
-      for (const pool of pools.splice(0)) await pool.end().catch(() => {});
-      for (const schema of schemas.values()) await schema.drop();
-      schemas.clear();
-    },
-  };
-}
-
-// Until the PostgreSQL store exists (src/store/postgres/open.ts), its queue methods are tested
-// through PgQueues itself; then this is STORE_BACKENDS.
-const BACKENDS: typeof STORE_BACKENDS = [
-  STORE_BACKENDS[0] as (typeof STORE_BACKENDS)[number],
-  { name: 'postgres', backend: pgQueuesBackend },
-];
 
 const NOW = Date.parse('2026-02-01T10:00:00Z');
 const at = (ms: number) => new Date(ms).toISOString();
@@ -87,7 +49,31 @@ function pullRequest(runId: string, overrides: Partial<PullRequestInit> = {}): P
   };
 }
 
-describe.each(BACKENDS)('store queues and deliveries ($name)', ({ backend: makeBackend }) => {
+/** Every write method of the queues rejects with a read-only `StateError` (ids: a write and a notification). */
+async function expectRefused(
+  reader: Pick<Store, QueueMethods>,
+  writeId: number,
+  notificationId: number,
+): Promise<void> {
+  const refused: (() => Promise<unknown>)[] = [
+    () => reader.enqueueWrite(comment('other')),
+    () => reader.updateWrite(writeId, { status: 'sent' }),
+    () => reader.enqueueNotification(notification('e2@ops')),
+    () => reader.updateNotification(notificationId, { status: 'sent' }),
+    () => reader.recordWebhookDelivery({ id: 'd1', event: 'issues', pruneBefore: at(NOW) }),
+    () => reader.beginPullRequest(pullRequest('r_2')),
+    () => reader.updatePullRequest('r_1', { state: 'open' }),
+    () => reader.setPullRequestMark('r_1', 'rounds', '2'),
+    () => reader.deletePullRequestMark('r_1', 'rounds'),
+  ];
+  for (const call of refused) {
+    const error = await call().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StateError);
+    expect((error as StateError).message).toMatch(/was opened read-only/);
+  }
+}
+
+describe.each(STORE_BACKENDS)('store queues and deliveries ($name)', ({ backend: makeBackend }) => {
   let backend: StoreBackend;
   let store: Store;
   let clock: number;
@@ -467,6 +453,26 @@ describe.each(BACKENDS)('store queues and deliveries ($name)', ({ backend: makeB
     });
   });
 
+  describe('read-only', () => {
+    it('reads what a writer committed and refuses every queue and delivery write', async () => {
+      const writer = await backend.open({ now: () => clock, reopen: 'shared' });
+      const write = await writer.enqueueWrite(COMMENT);
+      const note = await writer.enqueueNotification(notification('e1@ops'));
+      await writer.beginPullRequest(pullRequest('r_1'));
+      await writer.setPullRequestMark('r_1', 'rounds', '1');
+      const reader = await backend.open({ now: () => clock, reopen: 'shared', readonly: true });
+      expect(await reader.listWrites()).toEqual([write]);
+      expect(await reader.listDueWrites(at(NOW))).toEqual([write]);
+      expect(await reader.listNotifications()).toEqual([note]);
+      expect(await reader.listDueNotifications(at(NOW))).toEqual([note]);
+      expect(await reader.listPullRequests()).toEqual([await writer.getPullRequest('r_1')]);
+      expect(await reader.listPullRequestMarks('r_1')).toMatchObject([{ key: 'rounds', value: '1' }]);
+      await expectRefused(reader, write.id, note.id);
+      expect(await writer.listWrites()).toEqual([write]);
+      expect(await writer.getPullRequestMark('r_1', 'rounds')).toMatchObject({ value: '1' });
+    });
+  });
+
   describe('two processes at once', () => {
     it('one marker, one key, one delivery id and one delivery however many enqueue them together', async () => {
       const first = await backend.open({ now: () => clock, reopen: 'shared' });
@@ -532,31 +538,38 @@ describe('PgQueues opened read-only', () => {
     expect(await reader.listPullRequestMarks('r_1')).toHaveLength(1);
     expect(await reader.getPullRequestMark('r_1', 'rounds')).toMatchObject({ value: '1' });
 
-    const refused: (() => Promise<unknown>)[] = [
-      () => reader.enqueueWrite(comment('other')),
-      () => reader.updateWrite(write.id, { status: 'sent' }),
-      () => reader.enqueueNotification(notification('e2@ops')),
-      () => reader.updateNotification(note.id, { status: 'sent' }),
-      () => reader.recordWebhookDelivery({ id: 'd1', event: 'issues', pruneBefore: at(NOW) }),
-      () => reader.beginPullRequest(pullRequest('r_2')),
-      () => reader.updatePullRequest('r_1', { state: 'open' }),
-      () => reader.setPullRequestMark('r_1', 'rounds', '2'),
-      () => reader.deletePullRequestMark('r_1', 'rounds'),
-    ];
-    for (const call of refused) {
-      const error = await call().catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(StateError);
-      expect((error as StateError).message).toMatch(/was opened read-only/);
-    }
+    await expectRefused(reader, write.id, note.id);
     expect(await reader.listWrites()).toEqual([write]);
     expect(await reader.listNotifications()).toEqual([note]);
     expect(await reader.getPullRequestMark('r_1', 'rounds')).toMatchObject({ value: '1' });
   });
+});
 
-  it('reports a failure of the database as a StateError', async () => {
-    const queues = new PgQueues(pool, { now: () => NOW, readonly: false, location: 'the test database' });
-    await pool.query('DROP TABLE writes');
-    await expect(queues.listWrites()).rejects.toThrow(/state database the test database: .*writes/);
-    await expect(queues.enqueueWrite(COMMENT)).rejects.toThrow(StateError);
+describe('the PostgreSQL store, when the database fails under PgQueues', () => {
+  let schema: TestSchema;
+
+  beforeEach(async () => {
+    schema = await freshSchema('queues');
+  });
+
+  afterEach(async () => {
+    await schema.drop();
+  });
+
+  it("reports it as a StateError naming the store (the error is the store's to say)", async () => {
+    const store = await openPostgresStore(schema.url, { now: () => NOW });
+    try {
+      await store.enqueueWrite(COMMENT);
+      const admin = new pg.Client({ connectionString: TEST_PG_URL });
+      await admin.connect();
+      await admin.query(`DROP TABLE ${schema.schema}.writes`);
+      await admin.end();
+      const error = await store.listWrites().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StateError);
+      expect((error as StateError).message).toContain(`schema=${schema.schema}`);
+      await expect(store.enqueueWrite(COMMENT)).rejects.toThrow(StateError);
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../src/core/types.js';
 import { createTestFleet, type TestFleet } from '../helpers/fleet.js';
-import { waitFor } from '../helpers/harness.js';
+import { runBuiltCli, waitFor } from '../helpers/harness.js';
 
 let fleet: TestFleet | undefined;
 
@@ -33,7 +33,11 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet', () => {
     }));
     fleet = await createTestFleet({ issues, maxActive: 4 });
     const f = fleet;
-    f.start('poller', 'p1');
+    const poller = f.start('poller', 'p1');
+    let pollerOut = '';
+    poller.child.stdout?.on('data', (d: Buffer) => {
+      pollerOut += d.toString();
+    });
     f.start('worker', 'w1');
     f.start('worker', 'w2');
     const runs = await waitFor(
@@ -49,5 +53,27 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet', () => {
     expect(new Set(runs.map((r) => r.itemId)).size).toBe(6);
     expect(new Set(runs.map((r) => r.host))).toEqual(new Set(['w1', 'w2']));
     expect(f.harness.agentRuns('claude')).toHaveLength(6);
+
+    // Seeing the fleet: the poller's API and `curupira status` on a host without a daemon.
+    const board = await waitFor(
+      'the board URL',
+      () => /Board: (http:\/\/\S+)\?token=(\S+)/.exec(pollerOut),
+      30_000,
+    );
+    const api = await fetch(`${board[1]}api/v1/fleet`, { headers: { authorization: `Bearer ${board[2]}` } });
+    expect(api.status).toBe(200);
+    const body = (await api.json()) as {
+      hosts: { name: string; role: string; health: string; polling: boolean }[];
+    };
+    expect(body.hosts.map((h) => [h.name, h.role, h.health])).toEqual([
+      ['p1', 'poller', 'healthy'],
+      ['w1', 'worker', 'healthy'],
+      ['w2', 'worker', 'healthy'],
+    ]);
+    expect(body.hosts.find((h) => h.name === 'p1')?.polling).toBe(true);
+    const status = await runBuiltCli(['status', '-c', f.settingsFor('w1')], { env: f.harness.env });
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(/w1.*healthy/);
+    expect(status.stdout).toMatch(/p1.*poller/);
   }, 120_000);
 });

@@ -8,6 +8,9 @@
  * Times are TEXT holding ISO 8601 strings, as in SQLite, and every text column uses the "C"
  * collation, so comparisons (`next_attempt_at <= dueBy`) and orderings are byte-wise like SQLite's.
  * Ids are BIGINT (a GitHub comment id does not fit an INTEGER), read back as JS numbers.
+ *
+ * Its own refusals (a missing id, a read-only store) are `StateError`s; a failure of the database
+ * is thrown as pg reports it, for `PostgresStore` to say in words without the password (errors.ts).
  */
 import type pg from 'pg';
 import { StateError } from '../../core/errors.js';
@@ -330,18 +333,9 @@ export class PgQueues implements Pick<Store, QueueMethods> {
     return new Date(this.#now()).toISOString();
   }
 
-  #fail(error: unknown): StateError {
-    if (error instanceof StateError) return error;
-    const message = error instanceof Error ? error.message : String(error);
-    return new StateError(`state database ${this.#location}: ${message}`, { cause: error });
-  }
-
+  /** One statement. A failure of the database is thrown as pg reports it: the store maps it (errors.ts). */
   async #query<R extends pg.QueryResultRow>(text: string, values: readonly unknown[] = []): Promise<R[]> {
-    try {
-      return (await this.#pool.query<R>(text, values as unknown[])).rows;
-    } catch (error) {
-      throw this.#fail(error);
-    }
+    return (await this.#pool.query<R>(text, values as unknown[])).rows;
   }
 
   #writable(): void {
@@ -350,22 +344,21 @@ export class PgQueues implements Pick<Store, QueueMethods> {
 
   /** Runs `action` in one transaction on one connection (rolled back when it throws). */
   async #transaction<T>(action: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    let client: pg.PoolClient;
-    try {
-      client = await this.#pool.connect();
-    } catch (error) {
-      throw this.#fail(error);
-    }
+    const client = await this.#pool.connect();
+    // A connection whose ROLLBACK fails (it broke) is closed, not handed back to the pool.
+    let broken = false;
     try {
       await client.query('BEGIN');
       const result = await action(client);
       await client.query('COMMIT');
       return result;
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw this.#fail(error);
+      await client.query('ROLLBACK').catch(() => {
+        broken = true;
+      });
+      throw error;
     } finally {
-      client.release();
+      client.release(broken);
     }
   }
 
@@ -590,15 +583,11 @@ export class PgQueues implements Pick<Store, QueueMethods> {
 
   async deletePullRequestMark(runId: string, key: string): Promise<boolean> {
     this.#writable();
-    try {
-      const result = await this.#pool.query('DELETE FROM pull_request_marks WHERE run_id = $1 AND key = $2', [
-        runId,
-        key,
-      ]);
-      return (result.rowCount ?? 0) > 0;
-    } catch (error) {
-      throw this.#fail(error);
-    }
+    const result = await this.#pool.query('DELETE FROM pull_request_marks WHERE run_id = $1 AND key = $2', [
+      runId,
+      key,
+    ]);
+    return (result.rowCount ?? 0) > 0;
   }
 
   async listPullRequestMarks(runId: string): Promise<PullRequestMark[]> {

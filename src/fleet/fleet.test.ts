@@ -1,0 +1,316 @@
+/**
+ * The fleet's pieces in one process against the machine's PostgreSQL (issue 17): the dispatch
+ * table's guards, placement by capacity and affinity, the liveness sweep's take-backs, and the
+ * restart of a taken-back task elsewhere. Real processes are in test/e2e/fleet*.test.ts.
+ */
+import type pg from 'pg';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { freshSchema, type TestSchema } from '../../test/helpers/pg.js';
+import { identityKey, type Task } from '../core/types.js';
+import type { DispatchedTask } from '../engine/engine.js';
+import { silentLogger } from '../log.js';
+import { openPostgresStore } from '../store/postgres/open.js';
+import { parseStateUrl } from '../store/postgres/url.js';
+import type { Store } from '../store/types.js';
+import { FleetDb, type FleetTiming, fleetPool, hostHealth } from './fleet-db.js';
+import type { FleetQueue } from './queue.js';
+import { attemptSummary, FleetRunner, takeBackAfter } from './runner.js';
+
+const TIMING: FleetTiming = { heartbeatInterval: 1, heartbeatTimeout: 5, resumeGrace: 10 };
+
+let schema: TestSchema;
+let store: Store;
+let pool: pg.Pool;
+let db: FleetDb;
+let sent: { host: string; id: string }[];
+const queue = {
+  send: async (host: string, id: string) => {
+    sent.push({ host, id });
+  },
+} as unknown as FleetQueue;
+
+function task(id: string, repo = 'acme/api'): Task {
+  const identity = { automationId: 'fix', repo, taskType: 'github-issues', id };
+  return {
+    identity,
+    key: identityKey(identity),
+    fingerprint: `fp-${id}`,
+    item: {
+      id,
+      title: `Issue ${id}`,
+      url: `https://github.com/${repo}/issues/${id}`,
+      body: '',
+      fields: {},
+      itemKey: `issue:${id}`,
+    },
+  };
+}
+
+function job(id: string, repo?: string): DispatchedTask {
+  return { automationId: 'fix', task: task(id, repo), resume: false };
+}
+
+async function host(
+  name: string,
+  capacity: number,
+  checkouts: string[] = [],
+  role: 'worker' | 'poller' = 'worker',
+) {
+  await db.beat({
+    name,
+    role,
+    pid: 1,
+    instance: `i-${name}`,
+    version: 'test',
+    capacity,
+    checkouts,
+    polling: false,
+  });
+}
+
+/** Makes a host's last heartbeat `seconds` old (database time). */
+async function silence(name: string, seconds: number): Promise<void> {
+  await pool.query(
+    `UPDATE fleet_hosts SET heartbeat_at = now() - make_interval(secs => $2) WHERE name = $1`,
+    [name, seconds],
+  );
+}
+
+beforeEach(async () => {
+  schema = await freshSchema('fleetunit');
+  store = await openPostgresStore(schema.url);
+  const { connectionString } = parseStateUrl(schema.url);
+  pool = fleetPool(connectionString, schema.schema);
+  db = new FleetDb(pool, TIMING);
+  sent = [];
+});
+
+afterEach(async () => {
+  await pool.end();
+  await store.close();
+  await schema.drop();
+});
+
+function runner(): { runner: FleetRunner; stop: AbortController } {
+  const stop = new AbortController();
+  const r = new FleetRunner({ db, queue, store, log: silentLogger(), timing: TIMING, watchIntervalMs: 20 });
+  r.start(stop.signal);
+  return { runner: r, stop };
+}
+
+const never = new AbortController().signal;
+
+async function waitForDispatch(taskKey: string) {
+  for (let i = 0; i < 200; i++) {
+    const found = await db.unsettledFor(taskKey);
+    if (found) return found;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`no dispatch for ${taskKey}`);
+}
+
+describe('fleet dispatches', () => {
+  it('refuses a second live dispatch of a task, and moves a dispatch only from its host and state', async () => {
+    const base = { taskKey: 'k1', automationId: 'fix', repo: 'acme/api', payload: '{}', previousId: null };
+    const first = await db.insertDispatch({ ...base, id: crypto.randomUUID(), host: 'w1' });
+    expect(first?.state).toBe('queued');
+    expect(await db.insertDispatch({ ...base, id: crypto.randomUUID(), host: 'w2' })).toBeNull();
+    expect(await db.claim(first!.id, 'w2')).toBeUndefined();
+    expect((await db.claim(first!.id, 'w1'))?.dispatch.state).toBe('running');
+    expect(await db.claim(first!.id, 'w1')).toBeUndefined();
+    expect((await db.takeBack(first!.id, 'test'))?.state).toBe('taken_back');
+    // The host that lost it cannot finish it; the task can be dispatched again.
+    expect(await db.finish(first!.id, 'w1', 'r_x')).toBe(false);
+    expect(await db.insertDispatch({ ...base, id: crypto.randomUUID(), host: 'w2' })).not.toBeNull();
+  });
+
+  it('tells health from the heartbeat age', () => {
+    expect(hostHealth(0.5, false, TIMING)).toBe('healthy');
+    expect(hostHealth(3, false, TIMING)).toBe('late');
+    expect(hostHealth(6, false, TIMING)).toBe('gone');
+    expect(hostHealth(0, true, TIMING)).toBe('stopped');
+    expect(takeBackAfter(TIMING)).toBe(15);
+    expect(takeBackAfter({ heartbeatInterval: 5, heartbeatTimeout: 30, resumeGrace: 0 })).toBe(40);
+  });
+});
+
+describe('FleetRunner', () => {
+  it('places a task on a host with the checkout, then on one with room, never beyond capacity', async () => {
+    await host('near', 1, ['acme/api']);
+    await host('far', 1);
+    await host('poller', 0, ['acme/api'], 'poller');
+    const { runner: r, stop } = runner();
+    const first = r.run(job('1'), { cancel: never, stop: stop.signal }, () => {});
+    const a = await waitForDispatch(task('1').key);
+    expect(a.host).toBe('near');
+    const second = r.run(job('2'), { cancel: never, stop: stop.signal }, () => {});
+    const b = await waitForDispatch(task('2').key);
+    expect(b.host).toBe('far');
+    // Both full: a third waits until one finishes.
+    const third = r.run(job('3'), { cancel: never, stop: stop.signal }, () => {});
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await db.unsettledFor(task('3').key)).toBeUndefined();
+    const run = await store.createRun({
+      automationId: 'fix',
+      taskKey: task('1').key,
+      repo: 'acme/api',
+      taskType: 'github-issues',
+      itemId: '1',
+      itemKey: 'issue:1',
+      itemTitle: 'Issue 1',
+      itemUrl: 'https://github.com/acme/api/issues/1',
+      status: 'succeeded',
+      host: 'near',
+    });
+    await db.claim(a.id, 'near');
+    await db.finish(a.id, 'near', run.id);
+    await expect(first).resolves.toMatchObject({ id: run.id, host: 'near' });
+    expect((await waitForDispatch(task('3').key)).host).toBe('near');
+    expect(sent.map((s) => s.host)).toEqual(['near', 'far', 'near']);
+    stop.abort();
+    await expect(second).resolves.toBeUndefined();
+    await expect(third).resolves.toBeUndefined();
+    // Stopping the poller leaves what it handed out live, for the next poller to adopt.
+    expect((await r.adopt()).map((j) => j.task.item.id).sort()).toEqual(['2', '3']);
+  });
+
+  it("takes back a silent host's work: queued at once, running after the grace, restarted elsewhere with the attempt told", async () => {
+    await host('lost', 2);
+    const { runner: r, stop } = runner();
+    const running = r.run(job('1'), { cancel: never, stop: stop.signal }, () => {});
+    const d1 = await waitForDispatch(task('1').key);
+    const queuedRun = r.run(job('2'), { cancel: never, stop: stop.signal }, () => {});
+    const d2 = await waitForDispatch(task('2').key);
+    await db.claim(d1.id, 'lost');
+    const run = await store.createRun({
+      automationId: 'fix',
+      taskKey: task('1').key,
+      repo: 'acme/api',
+      taskType: 'github-issues',
+      itemId: '1',
+      itemKey: 'issue:1',
+      itemTitle: 'Issue 1',
+      itemUrl: 'https://github.com/acme/api/issues/1',
+      status: 'running',
+      host: 'lost',
+    });
+    await db.setRun(d1.id, 'lost', run.id);
+    await store.updateRun(run.id, { branch: 'curupira/fix/1', commits: 2 });
+    await store.saveSession({
+      taskKey: task('1').key,
+      automationId: 'fix',
+      runId: run.id,
+      provider: 'claude',
+      profile: 'main',
+      sessionId: 's1',
+      prompt: 'p',
+      promptTemplateHash: 'h',
+      task: task('1'),
+      worktreePath: '/lost/wt',
+      branch: 'curupira/x',
+      createdAt: new Date().toISOString(),
+      updatedAt: new Date().toISOString(),
+    });
+    // Silent past the timeout but within the grace: only the queued one is taken back.
+    await silence('lost', TIMING.heartbeatTimeout + 1);
+    await r.sweep();
+    expect((await db.get(d2.id))?.dispatch.state).toBe('taken_back');
+    expect((await db.get(d1.id))?.dispatch.state).toBe('running');
+    // Past timeout + grace: the running one too; its run is closed and its session forgotten.
+    await silence('lost', takeBackAfter(TIMING) + 1);
+    await r.sweep();
+    expect((await db.get(d1.id))?.dispatch.state).toBe('taken_back');
+    const closed = await store.getRun(run.id);
+    expect(closed?.status).toBe('cancelled');
+    expect(closed?.reason).toMatch(/^taken back: host lost stopped answering/);
+    expect(await store.getSession(task('1').key)).toBeUndefined();
+    // A healthy host joins: both tasks go to it, the started one told what its lost attempt left.
+    await host('fresh', 4);
+    const again1 = await waitForNewDispatch(task('1').key, d1.id);
+    const again2 = await waitForNewDispatch(task('2').key, d2.id);
+    expect(again1.host).toBe('fresh');
+    expect(again1.previousId).toBe(d1.id);
+    const payload = JSON.parse((await db.get(again1.id))!.payload) as DispatchedTask;
+    expect(payload.resume).toBe(false);
+    expect(payload.previousAttempt).toMatchObject({ runId: run.id, host: 'lost' });
+    expect(payload.previousAttempt?.summary).toContain('Branch: curupira/fix/1.');
+    expect(payload.previousAttempt?.summary).toContain('on no remote at its last update: 2.');
+    const payload2 = JSON.parse((await db.get(again2.id))!.payload) as DispatchedTask;
+    expect(payload2.previousAttempt).toBeUndefined();
+    stop.abort();
+    await Promise.all([running, queuedRun]);
+  });
+
+  it('sends a saved session back to its own host while it lives, else starts afresh elsewhere', async () => {
+    await host('home', 1);
+    await host('other', 1);
+    const run = await store.createRun({
+      automationId: 'fix',
+      taskKey: task('9').key,
+      repo: 'acme/api',
+      taskType: 'github-issues',
+      itemId: '9',
+      itemKey: 'issue:9',
+      itemTitle: 'Issue 9',
+      itemUrl: 'https://github.com/acme/api/issues/9',
+      status: 'failed',
+      host: 'other',
+    });
+    await store.saveSession({
+      taskKey: task('9').key,
+      automationId: 'fix',
+      runId: run.id,
+      provider: 'claude',
+      profile: 'main',
+      sessionId: 's9',
+      prompt: 'p',
+      promptTemplateHash: 'h',
+      task: task('9'),
+      worktreePath: '/other/wt',
+      branch: 'b',
+      createdAt: new Date().toISOString(),
+      updatedAt: new Date().toISOString(),
+    });
+    const { runner: r, stop } = runner();
+    const resumed = r.run({ ...job('9'), resume: true }, { cancel: never, stop: stop.signal }, () => {});
+    const d = await waitForDispatch(task('9').key);
+    expect(d.host).toBe('other');
+    expect((JSON.parse((await db.get(d.id))!.payload) as DispatchedTask).resume).toBe(true);
+    await pool.query(`UPDATE fleet_hosts SET stopped_at = now() WHERE name = 'other'`);
+    await db.takeBack(d.id, 'test');
+    const again = await waitForNewDispatch(task('9').key, d.id);
+    expect(again.host).toBe('home');
+    expect(await store.getSession(task('9').key)).toBeUndefined();
+    stop.abort();
+    await resumed;
+  });
+
+  it("summarises a lost attempt in curupira's words", () => {
+    const text = attemptSummary(undefined, {
+      id: 'd',
+      taskKey: 'k',
+      automationId: 'fix',
+      repo: 'acme/api',
+      host: 'h1',
+      state: 'taken_back',
+      runId: null,
+      enqueuedAt: '2026-01-01T00:00:00.000Z',
+      startedAt: '2026-01-01T00:00:01.000Z',
+      finishedAt: '2026-01-01T00:01:00.000Z',
+      settledAt: null,
+      detail: 'host h1 stopped answering',
+      previousId: null,
+    });
+    expect(text).toContain('Host: h1; started 2026-01-01T00:00:01.000Z');
+    expect(text).toContain('Why: host h1 stopped answering.');
+  });
+});
+
+async function waitForNewDispatch(taskKey: string, previous: string) {
+  for (let i = 0; i < 300; i++) {
+    const found = await db.unsettledFor(taskKey);
+    if (found && found.id !== previous) return found;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`no new dispatch for ${taskKey}`);
+}
