@@ -3,6 +3,10 @@
  * never show the password, and read-modify-writes that stay right when several processes share
  * the database. The behaviour both backends share is in ../store.contract.test.ts.
  */
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freshSchema, TEST_PG_URL, type TestSchema } from '../../../test/helpers/pg.js';
@@ -223,6 +227,109 @@ describe('connection errors', () => {
     const error = await openError(url.toString());
     expect(error.message).toMatch(/database 'no_such_db_curupira' does not exist/);
     expect(error.message).not.toContain(SECRET);
+  });
+});
+
+describe('the password', () => {
+  /**
+   * A server that asks for a cleartext password, records it, and refuses the login as PostgreSQL
+   * does (28P01): the wire protocol's startup, password and error messages, nothing more.
+   */
+  async function refusingServer(): Promise<{ port: number; passwords: string[]; close(): Promise<void> }> {
+    const passwords: string[] = [];
+    const server = createServer((socket) => {
+      let buffer = Buffer.alloc(0);
+      let started = false;
+      socket.on('data', (chunk) => {
+        buffer = Buffer.concat([buffer, chunk]);
+        if (!started && buffer.length >= 4 && buffer.length >= buffer.readInt32BE(0)) {
+          started = true;
+          buffer = buffer.subarray(buffer.readInt32BE(0));
+          const ask = Buffer.alloc(9);
+          ask.write('R', 0);
+          ask.writeInt32BE(8, 1);
+          ask.writeInt32BE(3, 5);
+          socket.write(ask);
+        }
+        if (
+          started &&
+          buffer.length >= 5 &&
+          buffer[0] === 0x70 &&
+          buffer.length >= 1 + buffer.readInt32BE(1)
+        ) {
+          passwords.push(buffer.subarray(5, buffer.readInt32BE(1)).toString('utf8'));
+          const fields = Buffer.from(
+            'SFATAL\0VFATAL\0C28P01\0Mpassword authentication failed for user "bob"\0\0',
+          );
+          const error = Buffer.alloc(5);
+          error.write('E', 0);
+          error.writeInt32BE(4 + fields.length, 1);
+          socket.end(Buffer.concat([error, fields]));
+        }
+      });
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    return { port, passwords, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  }
+
+  let dir: string;
+  const saved = { PGPASSWORD: process.env.PGPASSWORD, PGPASSFILE: process.env.PGPASSFILE };
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'curupira-pgpass-'));
+    delete process.env.PGPASSWORD;
+  });
+  afterEach(() => {
+    for (const [key, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('comes from the password file, and a refused login names what to fix, never the password', async () => {
+    const server = await refusingServer();
+    try {
+      const file = join(dir, 'pgpass');
+      writeFileSync(file, `127.0.0.1:${server.port}:state:bob:${SECRET}\n`, { mode: 0o600 });
+      process.env.PGPASSFILE = file;
+      const warnings: string[] = [];
+      const onWarning = (warning: Error) => warnings.push(warning.message);
+      process.on('warning', onWarning);
+      const error = await openError(`postgres://bob@127.0.0.1:${server.port}/state?schema=x`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      process.off('warning', onWarning);
+      // Read by curupira, not by the driver (which warns that its own reading is deprecated).
+      expect(warnings.filter((w) => w.includes('pgpass'))).toEqual([]);
+      expect(server.passwords).toEqual([SECRET]);
+      expect(error.message).toMatch(/refused the login of user 'bob'/);
+      expect(error.message).not.toContain(SECRET);
+
+      process.env.PGPASSWORD = 'from-the-environment';
+      await openError(`postgres://bob@127.0.0.1:${server.port}/state`);
+      expect(server.passwords.at(-1)).toBe('from-the-environment');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a password file others may read is not used, and the login error says so', async () => {
+    const server = await refusingServer();
+    try {
+      const file = join(dir, 'pgpass');
+      writeFileSync(file, `*:*:*:*:${SECRET}\n`);
+      chmodSync(file, 0o644);
+      process.env.PGPASSFILE = file;
+      const error = await openError(`postgres://bob@127.0.0.1:${server.port}/state`);
+      expect(server.passwords).toEqual(['']);
+      expect(error.message).toContain(
+        `the password file ${file} was ignored: others may read it (chmod 600 ${file})`,
+      );
+      expect(error.message).not.toContain(SECRET);
+    } finally {
+      await server.close();
+    }
   });
 });
 

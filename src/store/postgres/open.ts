@@ -12,6 +12,7 @@ import pg from 'pg';
 import { StateError } from '../../core/errors.js';
 import type { Store } from '../types.js';
 import { type ConnectionInfo, openError } from './errors.js';
+import { lookUpPassword, type PasswordLookup, type PasswordTarget } from './pgpass.js';
 import { PG_MIGRATIONS, PG_SCHEMA_VERSION, VERSION_TABLE } from './schema.js';
 import { PostgresStore } from './store.js';
 import { parseStateUrl } from './url.js';
@@ -39,6 +40,17 @@ export interface Connection {
   info: ConnectionInfo;
 }
 
+/** Where a connection string points (with libpq's environment defaults): what the password file matches. */
+function targetOf(parsed: URL): PasswordTarget {
+  const user = decodeURIComponent(parsed.username) || process.env.PGUSER || safeUserName();
+  return {
+    host: parsed.searchParams.get('host') || parsed.hostname || process.env.PGHOST || 'localhost',
+    port: parsed.port || process.env.PGPORT || '5432',
+    user,
+    database: decodeURIComponent(parsed.pathname.replace(/^\//, '')) || process.env.PGDATABASE || user,
+  };
+}
+
 /** Reads a `state_db_url` (its schema checked by `parseStateUrl`) into how to connect. */
 export function connectionOf(url: string): Connection {
   const { connectionString, schema, redacted } = parseStateUrl(url);
@@ -46,20 +58,29 @@ export function connectionOf(url: string): Connection {
   const options = parsed.searchParams.get('options') ?? undefined;
   parsed.searchParams.delete('options');
   const secret = decodeURIComponent(parsed.password) || parsed.searchParams.get('password') || undefined;
-  const user = decodeURIComponent(parsed.username) || process.env.PGUSER || safeUserName();
   return {
     connectionString: parsed.toString(),
     options,
-    info: {
-      redacted,
-      ...(secret ? { secret } : {}),
-      host: parsed.hostname || process.env.PGHOST || 'localhost',
-      port: parsed.port || process.env.PGPORT || '5432',
-      user,
-      database: decodeURIComponent(parsed.pathname.replace(/^\//, '')) || process.env.PGDATABASE || user,
-      schema,
-    },
+    info: { redacted, ...(secret ? { secret } : {}), ...targetOf(parsed), schema },
   };
+}
+
+/**
+ * A connection string with the password PGPASSWORD or the password file gives (pgpass.ts) when it
+ * has none, for any pool or client of the state's database (pg-boss's too). The password is read
+ * here, not by the driver: node-postgres 8 reads the password file only with a deprecation warning
+ * on stderr, and pg 9 not at all; and a password given beside a connection string is overridden
+ * by the driver's parsing of the string. Never print the result.
+ */
+export function connectionStringWithPassword(
+  connectionString: string,
+): { connectionString: string } & PasswordLookup {
+  const url = new URL(connectionString);
+  if (url.password !== '' || url.searchParams.has('password')) return { connectionString };
+  const found = lookUpPassword(targetOf(url));
+  if (found.password === undefined) return { connectionString, ...found };
+  url.password = encodeURIComponent(found.password);
+  return { connectionString: url.toString(), ...found };
 }
 
 function safeUserName(): string {
@@ -168,6 +189,16 @@ interface PoolSettings {
   idleTimeoutMillis?: number;
 }
 
+/** What `pg` connects with (`connectionStringWithPassword`); the password kept out of messages. */
+function withPassword(connection: Connection): string {
+  const { info } = connection;
+  const found = connectionStringWithPassword(connection.connectionString);
+  if (found.note === undefined) delete info.passwordNote;
+  else info.passwordNote = found.note;
+  if (found.password !== undefined) info.secret = found.password;
+  return found.connectionString;
+}
+
 function makePool(settings: PoolSettings): pg.Pool {
   const pool = new pg.Pool({
     ...settings,
@@ -186,7 +217,7 @@ function makePool(settings: PoolSettings): pg.Pool {
  */
 async function emptyView(parsed: Connection): Promise<pg.Pool> {
   const pool = makePool({
-    connectionString: parsed.connectionString,
+    connectionString: withPassword(parsed),
     options: serverOptions(parsed.options, '-c search_path=pg_temp'),
     max: 1,
     idleTimeoutMillis: 0,
@@ -211,9 +242,10 @@ async function emptyView(parsed: Connection): Promise<pg.Pool> {
  * `curupira doctor`. Connection errors are `StateError`s, as `openPostgresStore` gives them.
  */
 export async function postgresStateVersion(url: string): Promise<number> {
-  const { connectionString, options, info } = connectionOf(url);
+  const connection = connectionOf(url);
+  const { options, info } = connection;
   const client = new pg.Client({
-    connectionString,
+    connectionString: withPassword(connection),
     ...(options ? { options } : {}),
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     application_name: 'curupira',
@@ -236,7 +268,7 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
   const parsed = connectionOf(url);
   const { info } = parsed;
   let pool = makePool({
-    connectionString: parsed.connectionString,
+    connectionString: withPassword(parsed),
     options: serverOptions(
       parsed.options,
       `-c search_path=${info.schema}`,
