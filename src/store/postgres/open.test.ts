@@ -15,6 +15,7 @@ import { openStore, stateLocation } from '../index.js';
 import type { RunInit, Store } from '../types.js';
 import { connectionOf, openPostgresStore, redactUrl } from './open.js';
 import { PG_SCHEMA_VERSION } from './schema.js';
+import { PG_ATTENTION_SQL } from './store.js';
 
 const SECRET = 'S3cret-Pw_9z';
 
@@ -394,6 +395,26 @@ describe('several processes on one database', () => {
     );
     expect(new Set(runs.map((r) => r.id)).size).toBe(30);
     expect(await a.countRuns()).toBe(30);
+  });
+});
+
+describe('indexes', () => {
+  it('the attention query (with the calm statuses added since) uses its partial index', async () => {
+    await (await open()).close();
+    const client = new pg.Client({
+      connectionString: TEST_PG_URL,
+      options: `-c search_path=${schema.schema}`,
+    });
+    await client.connect();
+    try {
+      await client.query('SET enable_seqscan = off');
+      const plan = await client.query<{ 'QUERY PLAN': string }>(
+        `EXPLAIN SELECT * FROM runs WHERE ${PG_ATTENTION_SQL}`,
+      );
+      expect(plan.rows.map((r) => r['QUERY PLAN']).join('\n')).toContain('runs_attention');
+    } finally {
+      await client.end();
+    }
   });
 });
 
