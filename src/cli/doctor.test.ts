@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshSchema } from '../../test/helpers/pg.js';
 import { installFakeAgents } from '../agents/fake/install.js';
 import { loadSettingsFromText } from '../config/load.js';
 import { openStore } from '../store/index.js';
@@ -168,6 +169,59 @@ describe('doctor: the state file', () => {
       /^FAIL {2}state file: Cannot safely read state database .*It is not a SQLite database\./,
     );
     expect(readdirSync(join(dir, 'corrupt', 'state'))).toEqual(['state.sqlite3']);
+  });
+});
+
+describe('doctor: the state database (state_db_url)', () => {
+  it('is ok when reachable and empty, then reports what it holds, never printing the password', async () => {
+    const schema = await freshSchema('doctor');
+    try {
+      const url = new URL(schema.url);
+      url.password = 'doctor-Secret-77';
+      const repositories = `state_db_url = "${url.toString()}"\n[repositories.good]\nremote = "file://${origin.url}"\n`;
+      const file = settings('pg', repositories);
+      const first = await runCliCaptured(['doctor', '-c', file], { env });
+      const printed = `postgres://postgres@${url.host}${url.pathname}?schema=${schema.schema}`;
+      expect(lines(first.stdout)).toContain(
+        `ok    state database: ${printed} is reachable; the first run creates the state there`,
+      );
+      expect(first.stdout).not.toContain('doctor-Secret-77');
+
+      const store = await openStore(schema.url);
+      await store.saveSession({
+        taskKey: 'k',
+        automationId: 'nightly',
+        runId: 'r_1',
+        provider: 'claude',
+        profile: 'c',
+        sessionId: 's',
+        prompt: 'p',
+        promptTemplateHash: 'h',
+        task: {} as never,
+        worktreePath: null,
+        branch: null,
+        createdAt: '2026-03-01T03:00:00.000Z',
+        updatedAt: '2026-03-01T03:00:00.000Z',
+      });
+      await store.close();
+      const second = await runCliCaptured(['doctor', '-c', file], { env });
+      expect(lines(second.stdout)).toContain(
+        `ok    state database: ${printed} is curupira's and readable (0 runs, 1 saved session)`,
+      );
+      expect(second.stdout).not.toContain('doctor-Secret-77');
+    } finally {
+      await schema.drop();
+    }
+  });
+
+  it('fails, saying what to fix, when the server cannot be reached', async () => {
+    const repositories = `state_db_url = "postgres://bob:doctor-Secret-77@127.0.0.1:1/state"\n[repositories.good]\nremote = "file://${origin.url}"\n`;
+    const result = await runCliCaptured(['doctor', '-c', settings('pg-down', repositories)], { env });
+    expect(lines(result.stdout).find((l) => l.startsWith('FAIL  state database:'))).toMatch(
+      /^FAIL {2}state database: PostgreSQL state database postgres:\/\/bob@127\.0\.0\.1:1\/state cannot be used: the server at 127\.0\.0\.1:1 cannot be reached/,
+    );
+    expect(result.stdout).not.toContain('doctor-Secret-77');
+    expect(result.code).toBe(1);
   });
 });
 

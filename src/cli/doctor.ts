@@ -18,7 +18,7 @@ import { VIEWER } from '../github/operations.js';
 import { silentLogger } from '../log.js';
 import { runCommand } from '../process/command.js';
 import { findExecutable } from '../process/env.js';
-import { openStore } from '../store/index.js';
+import { openStore, postgresStateVersion, redactUrl } from '../store/index.js';
 import type { Store } from '../store/types.js';
 import type { DoctorContext } from '../triggers/types.js';
 import { GitCommandError, git, isGitCheckout, scrub } from '../workspace/git.js';
@@ -281,7 +281,10 @@ export async function runDoctor(
   else await githubChecks(settings, io, emit);
   const local = { github: noGitHub, clock: systemClock, log: silentLogger() };
   await automationChecks(settings, 'clock', local, emit);
-  const state = await stateFileCheck(settings.execution.state_db_path);
+  const state =
+    settings.execution.state_db_url === undefined
+      ? await stateFileCheck(settings.execution.state_db_path)
+      : await stateDatabaseCheck(settings.execution.state_db_url);
   try {
     await automationChecks(
       settings,
@@ -367,6 +370,36 @@ async function profileOptionsCheck(
         label: `profile ${name} options`,
         detail: `${missing.join(', ')} not listed by \`${command}\`: runs with this profile would fail on an unknown option; remove the key that adds it from [agents.profiles.${name}] or update ${driver.displayName}`,
       };
+}
+
+/** The PostgreSQL state (`state_db_url`) is reachable and curupira's; opened read-only, nothing is written. */
+async function stateDatabaseCheck(url: string): Promise<{ check: Check; readable: boolean; store?: Store }> {
+  const label = 'state database';
+  const where = redactUrl(url);
+  let store: Store | undefined;
+  try {
+    if ((await postgresStateVersion(url)) === 0) {
+      return {
+        check: { ok: true, label, detail: `${where} is reachable; the first run creates the state there` },
+        readable: true,
+      };
+    }
+    store = await openStore(url, { readonly: true });
+    const runs = await store.countRuns();
+    const sessions = await store.listSessions();
+    return {
+      check: {
+        ok: true,
+        label,
+        detail: `${where} is curupira's and readable (${runs} run${runs === 1 ? '' : 's'}, ${sessions.length} saved session${sessions.length === 1 ? '' : 's'})`,
+      },
+      readable: true,
+      store,
+    };
+  } catch (error) {
+    await store?.close();
+    return { check: { ok: false, label, detail: errorMessage(error) }, readable: false };
+  }
 }
 
 /** The state file is curupira's and every table reads; opened read-only, nothing is written. */

@@ -26,6 +26,7 @@ import { createNotifier, type NotificationEvent, type Notifier, runNotification 
 import { groupsOfRun, processWorksIn, terminateGroup } from '../process/process-group.js';
 import { createClassifier } from '../screening/classifier/lazy.js';
 import type { Classifier, ClassifierSettings } from '../screening/classifier/types.js';
+import { printableStateLocation } from '../store/index.js';
 import type { SessionRecord, Store } from '../store/types.js';
 import { loadTelemetry, type Telemetry } from '../telemetry/index.js';
 import { maintainCheckouts } from '../workspace/index.js';
@@ -1837,6 +1838,12 @@ export class Engine {
       log.warn(
         { from: this.settings.execution.state_db_path, to: next.execution.state_db_path },
         'state_db_path changed: the new state file is used after a restart; this process keeps the current one',
+      );
+    }
+    if (next.execution.state_db_url !== this.settings.execution.state_db_url) {
+      log.warn(
+        { from: printableStateLocation(this.settings.execution), to: printableStateLocation(next.execution) },
+        'state_db_url changed: the new state database is used after a restart; this process keeps the current one',
       );
     }
     const removed = this.settings.automations

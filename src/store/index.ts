@@ -3,7 +3,7 @@ export { acquireStateLock, type StateLock } from './lock.js';
 export { isPostgresUrl, redactUrl } from './postgres/url.js';
 export type { OpenStoreOptions } from './sqlite/open.js';
 
-import { isPostgresUrl } from './postgres/url.js';
+import { isPostgresUrl, redactUrl } from './postgres/url.js';
 import { redactingStore } from './redacting.js';
 import { type OpenStoreOptions, openStore as openSqliteStore } from './sqlite/open.js';
 import type { Store } from './types.js';
@@ -17,6 +17,21 @@ export function stateLocation(execution: {
   state_db_url?: string | undefined;
 }): string {
   return execution.state_db_url ?? execution.state_db_path;
+}
+
+/** `stateLocation` in a form safe to print and log: a URL loses its password. */
+export function printableStateLocation(execution: {
+  state_db_path: string;
+  state_db_url?: string | undefined;
+}): string {
+  const location = stateLocation(execution);
+  return isPostgresUrl(location) ? redactUrl(location) : location;
+}
+
+/** The schema version of the PostgreSQL state at `url` (0: none yet), changing nothing (doctor). */
+export async function postgresStateVersion(url: string): Promise<number> {
+  const { postgresStateVersion: read } = await import('./postgres/open.js');
+  return read(url);
 }
 
 /**

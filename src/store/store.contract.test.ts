@@ -113,7 +113,7 @@ describe.each(STORE_BACKENDS)('the store ($name)', ({ name, backend: makeBackend
 
   it('says which backend holds it', async () => {
     const store = await open();
-    expect(store.backend ?? 'sqlite').toBe(name);
+    expect(store.backend).toBe(name);
     expect(store.path.length).toBeGreaterThan(0);
   });
 
@@ -890,6 +890,17 @@ describe.each(STORE_BACKENDS)('the store ($name)', ({ name, backend: makeBackend
   });
 
   describe('read-only', () => {
+    it('shows an empty state when there is none yet, and refuses to write', async () => {
+      const store = await open({ readonly: true });
+      expect(await store.listRuns()).toEqual([]);
+      expect(await store.countRuns()).toBe(0);
+      expect(await store.listSessions()).toEqual([]);
+      expect(await store.listUnfinishedRuns()).toEqual([]);
+      expect(await store.listPaused()).toEqual([]);
+      expect(await store.getMeta('k')).toBeUndefined();
+      await expect(store.setMeta('k', 'v')).rejects.toThrow(/read-only/);
+    });
+
     it('reads what a running writer has committed, and refuses to write', async () => {
       const writer = await open();
       const run = await writer.createRun(runInit('1', { status: 'blocked', screenedDigest: 'd' }));

@@ -16,6 +16,8 @@ export interface ConnectionInfo {
   user: string;
   database: string;
   schema: string;
+  /** Why the password file was passed over at the last login, if it was (see pgpass.ts). */
+  passwordNote?: string;
 }
 
 function pgCode(error: unknown): string | undefined {
@@ -69,7 +71,7 @@ export function openError(error: unknown, info: ConnectionInfo): StateError {
   const where = `PostgreSQL state database ${info.redacted}`;
   let advice: string;
   if (code === '28P01' || code === '28000' || /password must be a string|SASL/i.test(detail)) {
-    advice = `the server refused the login of user '${info.user}': check the user name, and put the password in PGPASSWORD or ~/.pgpass (not in state_db_url)`;
+    advice = `the server refused the login of user '${info.user}': check the user name, and put the password in PGPASSWORD or ~/.pgpass (not in state_db_url)${info.passwordNote ? `; ${info.passwordNote}` : ''}`;
   } else if (code === '3D000') {
     advice = `database '${info.database}' does not exist on ${info.host}:${info.port}: create it (createdb ${info.database}) or fix state_db_url`;
   } else if (code === '42501') {

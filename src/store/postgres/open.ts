@@ -12,9 +12,10 @@ import pg from 'pg';
 import { StateError } from '../../core/errors.js';
 import type { Store } from '../types.js';
 import { type ConnectionInfo, openError } from './errors.js';
+import { lookUpPassword, type PasswordLookup, type PasswordTarget } from './pgpass.js';
 import { PG_MIGRATIONS, PG_SCHEMA_VERSION, VERSION_TABLE } from './schema.js';
 import { PostgresStore } from './store.js';
-import { isPostgresUrl, redactUrl } from './url.js';
+import { parseStateUrl } from './url.js';
 
 export { isPostgresUrl, redactUrl } from './url.js';
 
@@ -25,15 +26,13 @@ export interface PostgresOpenOptions {
   readonly?: boolean;
 }
 
-/** The schema a URL without `?schema=` uses. */
-export const DEFAULT_SCHEMA = 'curupira';
-const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 /** First key of our advisory locks: the ASCII bytes `CURU` (as SQLite's `application_id`). */
 const LOCK_CLASS = 0x43555255;
 /** How long connecting may take before the open (or a query) fails. */
 const CONNECT_TIMEOUT_MS = 10_000;
 
-interface ParsedUrl {
+/** How to connect to a `state_db_url`, and what messages may say about it. */
+export interface Connection {
   /** What `pg` connects with: the URL without our `schema` and without `options`. */
   connectionString: string;
   /** The URL's own `options` (server settings), to which ours are added. */
@@ -41,42 +40,47 @@ interface ParsedUrl {
   info: ConnectionInfo;
 }
 
-function parseUrl(url: string): ParsedUrl {
-  const redacted = redactUrl(url);
-  let parsed: URL;
-  try {
-    if (!isPostgresUrl(url)) throw new Error('not a postgres URL');
-    parsed = new URL(url);
-  } catch {
-    // The driver's or URL parser's words could quote the URL, password and all: ours only.
-    throw new StateError(
-      `state_db_url ${redacted} is not a valid postgres:// URL; write it as postgres://USER@HOST:PORT/DATABASE?schema=NAME`,
-    );
-  }
-  const schema = parsed.searchParams.get('schema') ?? DEFAULT_SCHEMA;
-  if (!SCHEMA_NAME.test(schema)) {
-    throw new StateError(
-      `state_db_url ${redacted} names schema '${schema}': a schema name must be 1-63 lowercase letters, digits or '_', not starting with a digit`,
-    );
-  }
+/** Where a connection string points (with libpq's environment defaults): what the password file matches. */
+function targetOf(parsed: URL): PasswordTarget {
+  const user = decodeURIComponent(parsed.username) || process.env.PGUSER || safeUserName();
+  return {
+    host: parsed.searchParams.get('host') || parsed.hostname || process.env.PGHOST || 'localhost',
+    port: parsed.port || process.env.PGPORT || '5432',
+    user,
+    database: decodeURIComponent(parsed.pathname.replace(/^\//, '')) || process.env.PGDATABASE || user,
+  };
+}
+
+/** Reads a `state_db_url` (its schema checked by `parseStateUrl`) into how to connect. */
+export function connectionOf(url: string): Connection {
+  const { connectionString, schema, redacted } = parseStateUrl(url);
+  const parsed = new URL(connectionString);
   const options = parsed.searchParams.get('options') ?? undefined;
-  parsed.searchParams.delete('schema');
   parsed.searchParams.delete('options');
   const secret = decodeURIComponent(parsed.password) || parsed.searchParams.get('password') || undefined;
-  const user = decodeURIComponent(parsed.username) || process.env.PGUSER || safeUserName();
   return {
     connectionString: parsed.toString(),
     options,
-    info: {
-      redacted,
-      ...(secret ? { secret } : {}),
-      host: parsed.hostname || process.env.PGHOST || 'localhost',
-      port: parsed.port || process.env.PGPORT || '5432',
-      user,
-      database: decodeURIComponent(parsed.pathname.replace(/^\//, '')) || process.env.PGDATABASE || user,
-      schema,
-    },
+    info: { redacted, ...(secret ? { secret } : {}), ...targetOf(parsed), schema },
   };
+}
+
+/**
+ * A connection string with the password PGPASSWORD or the password file gives (pgpass.ts) when it
+ * has none, for any pool or client of the state's database (pg-boss's too). The password is read
+ * here, not by the driver: node-postgres 8 reads the password file only with a deprecation warning
+ * on stderr, and pg 9 not at all; and a password given beside a connection string is overridden
+ * by the driver's parsing of the string. Never print the result.
+ */
+export function connectionStringWithPassword(
+  connectionString: string,
+): { connectionString: string } & PasswordLookup {
+  const url = new URL(connectionString);
+  if (url.password !== '' || url.searchParams.has('password')) return { connectionString };
+  const found = lookUpPassword(targetOf(url));
+  if (found.password === undefined) return { connectionString, ...found };
+  url.password = encodeURIComponent(found.password);
+  return { connectionString: url.toString(), ...found };
 }
 
 function safeUserName(): string {
@@ -92,7 +96,7 @@ function quote(identifier: string): string {
 }
 
 /** The schema's version: 0 when it (or its version table) does not exist yet. */
-async function readVersion(client: pg.PoolClient, schema: string): Promise<number> {
+async function readVersion(client: pg.ClientBase, schema: string): Promise<number> {
   const table = await client.query<{ table: string | null }>('SELECT to_regclass($1)::text AS table', [
     `${quote(schema)}.${VERSION_TABLE}`,
   ]);
@@ -158,19 +162,102 @@ async function migrate(client: pg.PoolClient, info: ConnectionInfo, now: () => n
   }
 }
 
-/** A read-only open changes nothing: the schema must be there, at this build's version. */
-async function checkReadable(client: pg.PoolClient, info: ConnectionInfo): Promise<void> {
+/**
+ * A read-only open changes nothing: the schema must be at this build's version, or hold no state
+ * yet (true: then the store is an empty view, as SQLite's read-only open of a missing file).
+ */
+async function checkReadable(client: pg.PoolClient, info: ConnectionInfo): Promise<boolean> {
   const version = await readVersion(client, info.schema);
   if (version > PG_SCHEMA_VERSION) throw newerError(info, version);
-  if (version === 0) {
-    throw new StateError(
-      `PostgreSQL state database ${info.redacted} holds no curupira state yet (schema '${info.schema}' has none); start curupira with it once (curupira run or serve) to create it`,
-    );
-  }
+  if (version === 0) return true;
   if (version < PG_SCHEMA_VERSION) {
     throw new StateError(
       `PostgreSQL state database ${info.redacted} was written by an older curupira (schema version ${version}); open it once for writing (curupira run) to upgrade it`,
     );
+  }
+  return false;
+}
+
+function serverOptions(...options: (string | undefined)[]): string {
+  return options.filter((o) => o !== undefined && o !== '').join(' ');
+}
+
+interface PoolSettings {
+  connectionString: string;
+  options: string;
+  max?: number;
+  idleTimeoutMillis?: number;
+}
+
+/** What `pg` connects with (`connectionStringWithPassword`); the password kept out of messages. */
+function withPassword(connection: Connection): string {
+  const { info } = connection;
+  const found = connectionStringWithPassword(connection.connectionString);
+  if (found.note === undefined) delete info.passwordNote;
+  else info.passwordNote = found.note;
+  if (found.password !== undefined) info.secret = found.password;
+  return found.connectionString;
+}
+
+function makePool(settings: PoolSettings): pg.Pool {
+  const pool = new pg.Pool({
+    ...settings,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    application_name: 'curupira',
+  });
+  // An idle connection that breaks (server restart) must not crash the process: the next query
+  // opens another connection, or fails with a StateError.
+  pool.on('error', () => {});
+  return pool;
+}
+
+/**
+ * The read-only view of a state that does not exist yet: the schema made as temporary tables of
+ * one connection kept open (they go with it), so reads find nothing and the database is not changed.
+ */
+async function emptyView(parsed: Connection): Promise<pg.Pool> {
+  const pool = makePool({
+    connectionString: withPassword(parsed),
+    options: serverOptions(parsed.options, '-c search_path=pg_temp'),
+    max: 1,
+    idleTimeoutMillis: 0,
+  });
+  try {
+    const client = await pool.connect();
+    try {
+      for (const migration of PG_MIGRATIONS) await client.query(migration);
+      await client.query('SET default_transaction_read_only = on');
+    } finally {
+      client.release();
+    }
+    return pool;
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw error;
+  }
+}
+
+/**
+ * The schema version of the state at `url` (0: none yet), read without changing anything; for
+ * `curupira doctor`. Connection errors are `StateError`s, as `openPostgresStore` gives them.
+ */
+export async function postgresStateVersion(url: string): Promise<number> {
+  const connection = connectionOf(url);
+  const { options, info } = connection;
+  const client = new pg.Client({
+    connectionString: withPassword(connection),
+    ...(options ? { options } : {}),
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    application_name: 'curupira',
+  });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    return await readVersion(client, info.schema);
+  } catch (error) {
+    throw openError(error, info);
+  } finally {
+    await client.end().catch(() => {});
   }
 }
 
@@ -178,25 +265,28 @@ async function checkReadable(client: pg.PoolClient, info: ConnectionInfo): Promi
 export async function openPostgresStore(url: string, options: PostgresOpenOptions = {}): Promise<Store> {
   const now = options.now ?? Date.now;
   const readonly = options.readonly === true;
-  const { connectionString, options: urlOptions, info } = parseUrl(url);
-  const serverOptions = [urlOptions, `-c search_path=${info.schema}`];
-  if (readonly) serverOptions.push('-c default_transaction_read_only=on');
-  const pool = new pg.Pool({
-    connectionString,
-    options: serverOptions.filter((o) => o !== undefined && o !== '').join(' '),
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    application_name: 'curupira',
+  const parsed = connectionOf(url);
+  const { info } = parsed;
+  let pool = makePool({
+    connectionString: withPassword(parsed),
+    options: serverOptions(
+      parsed.options,
+      `-c search_path=${info.schema}`,
+      readonly ? '-c default_transaction_read_only=on' : undefined,
+    ),
   });
-  // An idle connection that breaks (server restart) must not crash the process: the next query
-  // opens another connection, or fails with a StateError.
-  pool.on('error', () => {});
   try {
     const client = await pool.connect();
+    let empty = false;
     try {
-      if (readonly) await checkReadable(client, info);
+      if (readonly) empty = await checkReadable(client, info);
       else await migrate(client, info, now);
     } finally {
       client.release();
+    }
+    if (empty) {
+      await pool.end();
+      pool = await emptyView(parsed);
     }
   } catch (error) {
     await pool.end().catch(() => {});

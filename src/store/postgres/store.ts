@@ -48,7 +48,7 @@ import type {
   WriteStatus,
 } from '../types.js';
 import { type ConnectionInfo, useError } from './errors.js';
-import * as queues from './queues.js';
+import { PgQueues } from './queues.js';
 
 type Param = string | number | boolean | null | readonly (string | boolean | null)[];
 
@@ -369,8 +369,6 @@ export interface PostgresStoreOptions {
   now: () => number;
 }
 
-type Queues = InstanceType<typeof queues.PgQueues>;
-
 export class PostgresStore implements Store {
   readonly path: string;
   readonly backend = 'postgres' as const;
@@ -380,7 +378,7 @@ export class PostgresStore implements Store {
   readonly #now: () => number;
   #closed = false;
   #runIds: Promise<RunIdGenerator> | undefined;
-  #queues: Queues | undefined;
+  readonly #queues: PgQueues;
 
   constructor(pool: pg.Pool, info: ConnectionInfo, options: PostgresStoreOptions) {
     this.#pool = pool;
@@ -388,6 +386,7 @@ export class PostgresStore implements Store {
     this.path = info.redacted;
     this.readonly = options.readonly;
     this.#now = options.now;
+    this.#queues = new PgQueues(pool, { now: options.now, readonly: options.readonly, location: this.path });
   }
 
   #iso(): string {
@@ -444,20 +443,13 @@ export class PostgresStore implements Store {
     return this.#runIds;
   }
 
-  /** The queue methods' implementation (queues.ts), made on first use. */
-  #queue(write: boolean): Queues {
+  /** The queue methods' implementation (queues.ts), over the same pool. */
+  #queue(write: boolean): PgQueues {
     this.#check(write);
-    if (!this.#queues) {
-      const Made = (queues as Partial<typeof queues>).PgQueues;
-      if (typeof Made !== 'function') {
-        throw new StateError(`state database ${this.path}: the PostgreSQL queues are not built yet`);
-      }
-      this.#queues = new Made(this.#pool, { now: this.#now, readonly: this.readonly, location: this.path });
-    }
     return this.#queues;
   }
 
-  async #delegate<T>(write: boolean, action: (q: Queues) => Promise<T>): Promise<T> {
+  async #delegate<T>(write: boolean, action: (q: PgQueues) => Promise<T>): Promise<T> {
     try {
       return await action(this.#queue(write));
     } catch (error) {

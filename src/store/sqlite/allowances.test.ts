@@ -3,11 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { StateError } from '../../core/errors.js';
 import type { RunInit, Store } from '../types.js';
 import { UNDO_AFTER_6 } from './downgrade.js';
 import { openStore } from './open.js';
-import { SCHEMA_VERSION } from './schema.js';
 
 let dir: string;
 let store: Store;
@@ -31,7 +29,7 @@ const INIT: RunInit = {
   itemUrl: 'https://github.com/acme/api/issues/7',
   status: 'blocked',
 };
-const FINDING = {
+const _FINDING = {
   scanner: 'instruction-override',
   rule: 'ignore-previous',
   severity: 'critical' as const,
@@ -41,50 +39,6 @@ const FINDING = {
 };
 
 describe('screening records in the SQLite store (migration 4)', () => {
-  it('keeps a blocked run’s findings, verdict and digest, and finds it by task and digest', async () => {
-    // Screening is migration 4; later migrations (the failure budget) add to it.
-    expect(SCHEMA_VERSION).toBeGreaterThanOrEqual(4);
-    const run = await store.createRun({
-      ...INIT,
-      reason: 'blocked: x',
-      screeningFindings: [FINDING],
-      screeningReason: 'blocked: x',
-      screenedDigest: 'd1',
-    });
-    expect(run).toMatchObject({
-      screeningFindings: [FINDING],
-      screeningReason: 'blocked: x',
-      screenedDigest: 'd1',
-    });
-    expect((await store.findBlockedRun(INIT.taskKey, 'd1'))?.id).toBe(run.id);
-    expect(await store.findBlockedRun(INIT.taskKey, 'd2')).toBeUndefined();
-    const other = await store.createRun({ ...INIT, status: 'succeeded', screenedDigest: 'd3' });
-    expect(await store.findBlockedRun(INIT.taskKey, 'd3')).toBeUndefined();
-    expect((await store.getRun(other.id))?.screeningFindings).toBeNull();
-  });
-
-  it('an allowance lets that digest through exactly once, and only blocked runs can be allowed', async () => {
-    const run = await store.createRun({ ...INIT, screenedDigest: 'd1' });
-    const allowance = await store.addAllowance(run.id, 'alice');
-    expect(allowance).toMatchObject({
-      runId: run.id,
-      taskKey: INIT.taskKey,
-      textDigest: 'd1',
-      allowedBy: 'alice',
-      allowedAt: '2026-02-01T10:00:00.000Z',
-      usedAt: null,
-    });
-    expect(await store.listAllowances({ pending: true })).toHaveLength(1);
-    expect(await store.takeAllowance(INIT.taskKey, 'other-text')).toBeUndefined();
-    expect((await store.takeAllowance(INIT.taskKey, 'd1'))?.usedAt).toBe('2026-02-01T10:00:00.000Z');
-    expect(await store.takeAllowance(INIT.taskKey, 'd1')).toBeUndefined();
-    expect(await store.listAllowances({ pending: true })).toEqual([]);
-    expect(await store.listAllowances({ runId: run.id })).toHaveLength(1);
-    const ok = await store.createRun({ ...INIT, status: 'succeeded' });
-    await expect(store.addAllowance(ok.id, 'alice')).rejects.toThrow(StateError);
-    await expect(store.addAllowance('r_nope', 'alice')).rejects.toThrow(/does not exist/);
-  });
-
   it('migrates a version-3 file without losing its runs', async () => {
     await store.createRun({ ...INIT, status: 'succeeded' });
     await store.close();

@@ -10,7 +10,7 @@ import { MIGRATIONS } from './schema.js';
 
 let dir: string;
 let store: Store;
-let now = Date.parse('2026-02-01T10:00:00Z');
+const now = Date.parse('2026-02-01T10:00:00Z');
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'curupira-failures-'));
   store = await openStore(join(dir, 'state.sqlite3'), { now: () => now });
@@ -37,40 +37,6 @@ function failure(runId: string, textDigest = 'aaaa', limit = 3) {
 }
 
 describe('item failures (the local failure budget)', () => {
-  it('counts failures per task and escalates at the limit, once', async () => {
-    expect((await store.recordItemFailure(failure('r1'))).failures).toBe(1);
-    now += 1000;
-    const second = await store.recordItemFailure(failure('r2'));
-    expect(second).toMatchObject({ failures: 2, escalatedAt: null, lastRunId: 'r2' });
-    now += 1000;
-    const third = await store.recordItemFailure(failure('r3'));
-    expect(third).toMatchObject({ failures: 3, escalatedAt: new Date(now).toISOString(), lastRunId: 'r3' });
-    expect(third.escalatedAt).toBe(third.updatedAt);
-    expect((await store.listEscalations()).map((e) => e.taskKey)).toEqual([KEY]);
-    await store.setEscalationNotice(KEY, 'r4');
-    expect((await store.getItemFailures(KEY))?.noticeRunId).toBe('r4');
-  });
-
-  it('new text starts the count again and lifts the escalation', async () => {
-    for (const id of ['r1', 'r2', 'r3']) await store.recordItemFailure(failure(id));
-    const fresh = await store.recordItemFailure(failure('r4', 'bbbb'));
-    expect(fresh).toMatchObject({ failures: 1, escalatedAt: null, noticeRunId: null, textDigest: 'bbbb' });
-    expect(await store.listEscalations()).toEqual([]);
-  });
-
-  it('an escalated run is in Needs attention (it waits for a person)', async () => {
-    const run = await store.createRun({ ...RUN, status: 'escalated', reason: 'escalated: failed 3 times' });
-    expect((await store.listRuns({ attention: true })).map((r) => r.id)).toEqual([run.id]);
-  });
-
-  it('a limit of 0 never escalates; clearing forgets everything', async () => {
-    for (const id of ['r1', 'r2', 'r3', 'r4']) await store.recordItemFailure(failure(id, 'aaaa', 0));
-    expect(await store.getItemFailures(KEY)).toMatchObject({ failures: 4, escalatedAt: null });
-    expect(await store.clearItemFailures(KEY)).toBe(true);
-    expect(await store.clearItemFailures(KEY)).toBe(false);
-    expect(await store.getItemFailures(KEY)).toBeUndefined();
-  });
-
   it('migrates a file from before the failure budget without losing its runs', async () => {
     // The failure budget is the last migration (issue 12 numbers it 6; see schema.ts).
     const version = MIGRATIONS.findIndex((m) => m.includes('CREATE TABLE item_failures'));

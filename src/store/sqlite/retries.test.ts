@@ -33,25 +33,6 @@ const RUN: RunInit = {
 };
 
 describe('retries in the SQLite store (migration 7)', () => {
-  it('records the try, sets and clears the retry time, and lists the runs with one pending', async () => {
-    const first = await store.createRun(RUN);
-    expect(first).toMatchObject({ attempt: 1, retryAt: null });
-    const second = await store.createRun({ ...RUN, attempt: 2 });
-    expect(second.attempt).toBe(2);
-    await store.updateRun(first.id, { retryAt: '2026-12-01T14:00:10.000Z' });
-    expect((await store.listRuns({ retryPending: true })).map((r) => [r.id, r.retryAt])).toEqual([
-      [first.id, '2026-12-01T14:00:10.000Z'],
-    ]);
-    await store.updateRun(first.id, { retryAt: null });
-    expect(await store.listRuns({ retryPending: true })).toEqual([]);
-  });
-
-  it('stalled and parked are statuses the store accepts', async () => {
-    for (const status of ['stalled', 'parked'] as const) {
-      expect((await store.createRun({ ...RUN, status })).status).toBe(status);
-    }
-  });
-
   it('migrates a file from before migration 7 without losing its runs', async () => {
     await store.createRun(RUN);
     await store.close();

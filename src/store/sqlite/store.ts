@@ -368,6 +368,7 @@ export interface SqliteStoreOptions {
 /** The SQLite store, plus `listItemKeys` (what `once` and `ignore_backlog` remembered). */
 export class SqliteStore implements Store {
   readonly path: string;
+  readonly backend = 'sqlite' as const;
   readonly readonly: boolean;
   readonly #db: Database.Database;
   readonly #now: () => number;
