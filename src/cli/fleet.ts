@@ -16,6 +16,7 @@ import type { FleetRole } from '../fleet/types.js';
 import { FleetWorker } from '../fleet/worker.js';
 import type { Logger } from '../log.js';
 import { openStore, stateLocation } from '../store/index.js';
+import { connectionStringWithPassword } from '../store/postgres/open.js';
 import { parseStateUrl } from '../store/postgres/url.js';
 import type { Store } from '../store/types.js';
 import type { OpenFleet } from './fleet-status.js';
@@ -68,8 +69,9 @@ export function hostStore(store: Store, host: string): Store {
 export const openFleetView: OpenFleet = async (settings) => {
   const url = settings.execution.state_db_url;
   if (!url) return undefined;
-  const { connectionString, schema } = parseStateUrl(url);
-  const pool = fleetPool(connectionString, schema, 2);
+  const parsed = parseStateUrl(url);
+  const { connectionString } = connectionStringWithPassword(parsed.connectionString);
+  const pool = fleetPool(connectionString, parsed.schema, 2);
   return { view: new FleetDb(pool, fleetTiming(settings)), close: () => pool.end() };
 };
 
@@ -92,7 +94,10 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
     throw new UsageError(
       `--role ${role} needs state_db_url in [settings]: a fleet shares its state in PostgreSQL (docs/deployment.md)`,
     );
-  const { connectionString, schema, redacted } = parseStateUrl(url);
+  const parsed = parseStateUrl(url);
+  const { schema, redacted } = parsed;
+  // With the password from PGPASSWORD or the password file, as the store's own pool has it (never printed).
+  const { connectionString } = connectionStringWithPassword(parsed.connectionString);
   const timing = fleetTiming(settings);
   const host = fleetHostName(settings);
   const { signals, engineBase, stop, drain } = engineControls(settings, io, log);

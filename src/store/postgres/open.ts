@@ -30,6 +30,8 @@ export interface PostgresOpenOptions {
 const LOCK_CLASS = 0x43555255;
 /** How long connecting may take before the open (or a query) fails. */
 const CONNECT_TIMEOUT_MS = 10_000;
+/** The longest a statement may wait for the server's answer (a migration waiting for another's lock included). */
+const QUERY_TIMEOUT_MS = 60_000;
 
 /** How to connect to a `state_db_url`, and what messages may say about it. */
 export interface Connection {
@@ -203,6 +205,9 @@ function makePool(settings: PoolSettings): pg.Pool {
   const pool = new pg.Pool({
     ...settings,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    // A host cut off from the server finds out (a fleet worker must stop its agents in time).
+    query_timeout: QUERY_TIMEOUT_MS,
+    keepAlive: true,
     application_name: 'curupira',
   });
   // An idle connection that breaks (server restart) must not crash the process: the next query
