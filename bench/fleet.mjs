@@ -18,7 +18,8 @@
  * claim, and to its run's `started_at`, the agent spawned), statements sent to PostgreSQL per run,
  * split by source (each process runs with CURUPIRA_COUNT_QUERIES, src/fleet/count-queries.ts, and
  * the figure is the difference of its counts between the window's start and end), the same with
- * nothing to do (statements per second over 10 s after the last run), and the machine's busy share
+ * nothing to do (statements per second over 10 s after the last run), the CPU of the fleet's
+ * processes and their descendants (agents, git) per run and per role, and the machine's busy share
  * of its CPUs over the window (/proc/stat; other work on the machine counts too).
  *
  *   node bench/run.mjs fleet [--dist DIR]
@@ -149,12 +150,12 @@ prompt = "Do task \${issue_number}: \${issue_title}\\n\${issue_body}"
 }
 
 /**
- * CPU ms of every process below `roots` (and the roots), children's reaped time included: per
+ * CPU ms of each role's processes and everything below them, children's reaped time included: per
  * process utime + stime + cutime + cstime from /proc (Linux, 100 Hz ticks). A child that ended
  * between two readings is in its parent's cutime by then (the agents' and git's time lands in the
- * command helper's or the role's).
+ * command helper's or the role's). Returns `{ total, <role>: ms }`.
  */
-function treeCpu(roots) {
+function treeCpu(procs) {
   const stats = new Map();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -169,14 +170,18 @@ function treeCpu(roots) {
   }
   const children = new Map();
   for (const [pid, { ppid }] of stats) children.set(ppid, [...(children.get(ppid) ?? []), pid]);
-  let total = 0;
-  const queue = [...roots];
-  while (queue.length > 0) {
-    const pid = queue.pop();
-    total += stats.get(pid)?.ms ?? 0;
-    queue.push(...(children.get(pid) ?? []));
+  const result = { total: 0 };
+  for (const proc of procs) {
+    const queue = [proc.child.pid];
+    while (queue.length > 0) {
+      const pid = queue.pop();
+      const ms = stats.get(pid)?.ms ?? 0;
+      result.total += ms;
+      result[proc.role] = (result[proc.role] ?? 0) + ms;
+      queue.push(...(children.get(pid) ?? []));
+    }
   }
-  return total;
+  return result;
 }
 
 function readCounts(file) {
@@ -193,7 +198,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 function reading(procs) {
   return {
     counts: procs.map((p) => readCounts(p.countFile)),
-    cpu: treeCpu(procs.map((p) => p.child.pid)),
+    cpu: treeCpu(procs),
     own: process.cpuUsage(),
     stat: readFileSync('/proc/stat', 'utf8'),
     at: Date.now(),
@@ -374,7 +379,13 @@ async function scenario(mods, { dist, dir, bare, label, hosts, maxActive, items 
     );
     const rest = statementDelta(last.counts, idle.counts);
     const idleSeconds = (idle.at - last.at) / 1000;
-    const fleetCpuMs = last.cpu - first.cpu;
+    const fleetCpuMs = last.cpu.total - first.cpu.total;
+    const cpuByRole = Object.fromEntries(
+      [...new Set(procs.map((p) => p.role))].map((role) => [
+        role,
+        (last.cpu[role] - first.cpu[role]) / items,
+      ]),
+    );
     const own = process.cpuUsage(first.own);
     return {
       label,
@@ -402,6 +413,7 @@ async function scenario(mods, { dist, dir, bare, label, hosts, maxActive, items 
       idleStatementsPerSecond: divided(rest, idleSeconds),
       fleetCpuMsPerRun: fleetCpuMs / items,
       fleetCores: fleetCpuMs / (last.at - first.at),
+      cpuMsPerRunByRole: cpuByRole,
       benchCpuMsPerRun: (own.user + own.system) / 1000 / items,
       machineBusy: busyShare(first.stat, last.stat),
     };
@@ -448,7 +460,13 @@ function describe(result, log) {
     `    idle, per second: ${one(i.total)} statements (store ${one(i.store)}, fleet ${one(i.fleet)}, pg-boss ${one(i.queue)}, lock ${one(i.lock)})`,
   );
   log(
-    `    CPU: the fleet's processes and their children (git, agents) ${ms(result.fleetCpuMsPerRun)} per run, ${result.fleetCores.toFixed(2)} cores over the window; this process (simulator, watch) ${ms(result.benchCpuMsPerRun)} per run`,
+    `    CPU: the fleet's processes and their children (git, agents) ${ms(result.fleetCpuMsPerRun)} per run, ${result.fleetCores.toFixed(2)} cores over the window${
+      Object.keys(result.cpuMsPerRunByRole).length > 1
+        ? ` (per run: ${Object.entries(result.cpuMsPerRunByRole)
+            .map(([role, v]) => `${role} ${ms(v)}`)
+            .join(', ')})`
+        : ''
+    }; this process (simulator, watch) ${ms(result.benchCpuMsPerRun)} per run`,
   );
 }
 
