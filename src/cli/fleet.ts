@@ -8,6 +8,7 @@ import { hostname } from 'node:os';
 import type { Settings } from '../config/types.js';
 import { UsageError } from '../core/errors.js';
 import { Engine } from '../engine/engine.js';
+import { COUNT_QUERIES_ENV, startQueryCount } from '../fleet/count-queries.js';
 import { PollerLock } from '../fleet/election.js';
 import { FleetDb, type FleetTiming, fleetPool } from '../fleet/fleet-db.js';
 import { FleetQueue } from '../fleet/queue.js';
@@ -103,10 +104,14 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
   const { signals, engineBase, stop, drain } = engineControls(settings, io, log);
   process.on('SIGINT', signals.handle);
   process.on('SIGTERM', signals.handle);
+  // Off unless the environment asks (bench/fleet.mjs): statements per connection, to a file.
+  const counting = startQueryCount(io.env[COUNT_QUERIES_ENV]);
   const store = await openStore(stateLocation(settings.execution));
   const pool = fleetPool(connectionString, schema);
   const db = new FleetDb(pool, timing);
   const queue = new FleetQueue({ connectionString, schema, supervise: role !== 'worker', log });
+  counting?.also('fleetDbQueries', () => db.queries);
+  counting?.also('queueCalls', () => queue.calls);
   let lock: PollerLock | undefined;
   let polling = false;
   try {
@@ -169,6 +174,7 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
     await queue.stop();
     await pool.end().catch(() => {});
     await store.close();
+    counting?.stop();
   }
   return { interrupted: signals.interrupted() };
 }
