@@ -14,6 +14,7 @@ import { FleetDb, type FleetTiming, fleetPool } from '../fleet/fleet-db.js';
 import { FleetQueue } from '../fleet/queue.js';
 import { FleetRunner } from '../fleet/runner.js';
 import type { FleetRole } from '../fleet/types.js';
+import { JobWakeups, wakePayload } from '../fleet/wakeups.js';
 import { FleetWorker } from '../fleet/worker.js';
 import type { Logger } from '../log.js';
 import { openStore, stateLocation } from '../store/index.js';
@@ -108,11 +109,12 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
   const counting = startQueryCount(io.env[COUNT_QUERIES_ENV]);
   const store = await openStore(stateLocation(settings.execution));
   const pool = fleetPool(connectionString, schema);
-  const db = new FleetDb(pool, timing);
+  const db = new FleetDb(pool, timing, schema);
   const queue = new FleetQueue({ connectionString, schema, supervise: role !== 'worker', log });
   counting?.also('fleetDbQueries', () => db.queries);
   counting?.also('queueCalls', () => queue.calls);
   let lock: PollerLock | undefined;
+  let closeWakeups: JobWakeups | undefined;
   let polling = false;
   try {
     await queue.start();
@@ -122,7 +124,13 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
       ? (settings.execution.fleet.host_max_active_tasks ?? settings.execution.max_active_tasks)
       : 0;
     const workerEngine = new Engine({ ...engineBase(hostStore(store, host)), mode: 'watch', host });
-    const worker = new FleetWorker({
+    // Jobs sent to this host wake it at once (the poller's NOTIFY); idle, it asks its queue rarely.
+    const wakeups = works
+      ? new JobWakeups(connectionString, wakePayload(schema, host), () => worker.wake())
+      : undefined;
+    closeWakeups = wakeups;
+    const worker: FleetWorker = new FleetWorker({
+      ...(wakeups ? { wakeups } : {}),
       host,
       role,
       capacity,
@@ -171,6 +179,7 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
     process.off('SIGINT', signals.handle);
     process.off('SIGTERM', signals.handle);
     await lock?.release();
+    await closeWakeups?.close();
     await queue.stop();
     await pool.end().catch(() => {});
     await store.close();

@@ -6,6 +6,7 @@
  */
 import pg from 'pg';
 import type { DispatchRecord, DispatchState, FleetHost, FleetRole, FleetView, HostHealth } from './types.js';
+import { JOBS_CHANNEL, wakePayload } from './wakeups.js';
 
 export interface FleetTiming {
   /** Seconds between heartbeats. */
@@ -107,6 +108,8 @@ export class FleetDb implements FleetView {
   constructor(
     private readonly pool: pg.Pool,
     private readonly timing: FleetTiming,
+    /** The state's schema: names the wake-up a host listens for (wakeups.ts). */
+    private readonly schema = 'curupira',
   ) {}
 
   private async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
@@ -183,6 +186,11 @@ export class FleetDb implements FleetView {
       stoppedAt: iso(row.stopped_at),
       health: hostHealth(row.silent_for, row.stopped_at !== null, this.timing),
     }));
+  }
+
+  /** Wakes a host that listens for its jobs (a lost notification only delays it to its fallback fetch). */
+  async wake(host: string): Promise<void> {
+    await this.query('SELECT pg_notify($1, $2)', [JOBS_CHANNEL, wakePayload(this.schema, host)]);
   }
 
   // ---- Dispatches ----

@@ -122,7 +122,10 @@ export class FleetRunner implements TaskRunner {
         dispatch = placed.record ?? (await db.unsettledFor(current.task.key));
         if (!dispatch) continue;
       }
-      if (dispatch.state === 'queued') await this.options.queue.send(dispatch.host, dispatch.id);
+      if (dispatch.state === 'queued') {
+        await this.options.queue.send(dispatch.host, dispatch.id);
+        await db.wake(dispatch.host).catch(() => {});
+      }
       const onCancel = (): void => {
         if (dispatch) void db.requestCancel(dispatch.id).catch(() => {});
       };

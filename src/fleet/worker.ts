@@ -18,6 +18,7 @@ import type { Store } from '../store/types.js';
 import type { FleetDb, FleetTiming } from './fleet-db.js';
 import type { FleetQueue } from './queue.js';
 import type { FleetRole } from './types.js';
+import type { JobWakeups } from './wakeups.js';
 
 export interface FleetWorkerOptions {
   host: string;
@@ -34,8 +35,15 @@ export interface FleetWorkerOptions {
   timing: FleetTiming;
   /** True while this process holds the poller lock (shown on its heartbeat). */
   polling?: () => boolean;
-  /** How often the queue is asked for jobs while there is room (ms, default 250). */
+  /** How soon the queue is asked again after it gave jobs (ms, default 250). */
   fetchIntervalMs?: number;
+  /**
+   * With `wakeups`: how often an idle worker asks its queue anyway (ms, default `heartbeat_interval`),
+   * for a notification missed while its listening connection was down.
+   */
+  idleFetchMs?: number;
+  /** Notifications of jobs sent to this host (wakeups.ts); without it the queue is asked every `fetchIntervalMs`. */
+  wakeups?: JobWakeups;
 }
 
 interface Running {
@@ -48,6 +56,7 @@ export class FleetWorker {
   private readonly instance = randomUUID();
   private lastBeat = 0;
   private fenced = false;
+  private woken = new AbortController();
   private stopping = false;
   /** Jobs this worker ran to the end (for tests and the benchmark). */
   finished = 0;
@@ -96,11 +105,16 @@ export class FleetWorker {
 
     const heartbeat = setInterval(() => void this.heartbeat(), timing.heartbeatInterval * 1000);
     const fetchEvery = this.options.fetchIntervalMs ?? 250;
+    const idleEvery = this.options.idleFetchMs ?? timing.heartbeatInterval * 1000;
     const ended = drain ? AbortSignal.any([stop, drain]) : stop;
+    await this.options.wakeups?.ensure();
     try {
       while (!ended.aborted) {
-        if (!this.fenced) await this.fetch();
-        await sleep(fetchEvery, ended);
+        const fetched = this.fenced ? 0 : await this.fetch();
+        // Jobs came: more may wait. None: sleep until woken (a job sent, a slot freed) or the fallback.
+        const wait = fetched > 0 || !this.options.wakeups ? fetchEvery : idleEvery;
+        await sleep(wait, AbortSignal.any([ended, this.woken.signal]));
+        if (this.woken.signal.aborted) this.woken = new AbortController();
       }
       // Draining: the running agents finish (a stop meanwhile ends them).
       while (this.running.size > 0 && !stop.aborted) {
@@ -119,6 +133,8 @@ export class FleetWorker {
     const { log, timing } = this.options;
     try {
       await this.beat();
+      // The listening connection, if it broke, comes back with the database.
+      void this.options.wakeups?.ensure();
       if (this.fenced) {
         this.fenced = false;
         log.warn({}, 'The database answers again: taking work again');
@@ -158,20 +174,27 @@ export class FleetWorker {
     }
   }
 
-  private async fetch(): Promise<void> {
+  /** Wakes the fetch loop (a notification, a slot freed). */
+  wake(): void {
+    this.woken.abort();
+  }
+
+  /** Takes up to the free slots' worth of jobs; returns how many the queue gave. */
+  private async fetch(): Promise<number> {
     const room = this.options.capacity - this.running.size;
-    if (room <= 0 || this.stopping) return;
+    if (room <= 0 || this.stopping) return 0;
     let jobs: { jobId: string; dispatchId: string }[];
     try {
       jobs = await this.options.queue.fetch(this.options.host, room);
     } catch (error) {
       this.options.log.warn({ error: errorMessage(error) }, 'Could not fetch jobs');
-      return;
+      return 0;
     }
     for (const job of jobs) {
       await this.take(job.dispatchId);
       await this.options.queue.complete(this.options.host, job.jobId);
     }
+    return jobs.length;
   }
 
   /** Claims a queued dispatch of this host and starts it; a job whose dispatch moved on is dropped. */
@@ -220,6 +243,7 @@ export class FleetWorker {
       }
     })().finally(() => {
       this.running.delete(dispatchId);
+      this.wake();
     });
     this.running.set(dispatchId, { abort, done });
   }
