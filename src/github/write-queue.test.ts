@@ -300,3 +300,39 @@ describe('editOnly comments (lease releases)', () => {
     expect(writeRequests().map((r) => r.method)).toEqual(['PATCH']);
   });
 });
+
+describe('the write queue of a fleet (PostgreSQL state shared by hosts)', () => {
+  it('two hosts draining at once send every write once', async () => {
+    const { freshSchema } = await import('../../test/helpers/pg.js');
+    const schema = await freshSchema('wq');
+    const hosts = [await openStore(schema.url), await openStore(schema.url)];
+    try {
+      const client = () =>
+        createGitHubClient({
+          apiUrl: sim.url,
+          tokens: staticTokenSource(TOKEN),
+          clock,
+          maxAttempts: 1,
+          random: () => 0.5,
+        });
+      const queues = hosts.map((host) => new WriteQueue({ store: host, client: client(), clock, paceMs: 0 }));
+      for (let n = 1; n <= 10; n++) {
+        await queues[n % 2]!.enqueue({
+          marker: `result run=r_${n}`,
+          repo: 'acme/api',
+          number: n,
+          write: { kind: 'comment', body: `Run r_${n} succeeded.` },
+        });
+      }
+      const [a, b] = await Promise.all([queues[0]!.drain(), queues[1]!.drain(), queues[0]!.drain()]);
+      expect((a?.sent ?? 0) + (b?.sent ?? 0)).toBeLessThanOrEqual(10);
+      const posts = writeRequests().filter((r) => r.method === 'POST' && r.path.endsWith('/comments'));
+      expect(posts).toHaveLength(10);
+      expect(new Set(posts.map((r) => r.path)).size).toBe(10);
+      expect((await hosts[0]!.listWrites({ status: 'sent' })).length).toBe(10);
+    } finally {
+      for (const host of hosts) await host.close();
+      await schema.drop();
+    }
+  });
+});

@@ -150,6 +150,12 @@ export class WriteQueue {
    * went out and others became due behind them.
    */
   async drain(): Promise<DrainResult> {
+    // A fleet's hosts share the queue: one drain at a time across them, or two could send one write.
+    const exclusive = this.#store.exclusive?.bind(this.#store);
+    return exclusive ? exclusive('github-writes', () => this.#drainRounds()) : this.#drainRounds();
+  }
+
+  async #drainRounds(): Promise<DrainResult> {
     const result: DrainResult = { sent: 0, failed: 0, retried: 0 };
     for (;;) {
       const due = await this.#store.listDueWrites(new Date(this.#clock.now()).toISOString());

@@ -100,6 +100,13 @@ export class Notifier {
   }
 
   async #drainOnce(): Promise<void> {
+    // A fleet's hosts share the notifications: one drain at a time across them.
+    const exclusive = this.#store.exclusive?.bind(this.#store);
+    if (exclusive) await exclusive('notifications', () => this.#drainRounds());
+    else await this.#drainRounds();
+  }
+
+  async #drainRounds(): Promise<void> {
     for (;;) {
       const due = await this.#store.listDueNotifications(this.#now(), 50);
       if (due.length === 0) return;

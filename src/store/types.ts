@@ -532,5 +532,12 @@ export interface Store {
   getMeta(key: string): Promise<string | undefined>;
   setMeta(key: string, value: string): Promise<void>;
 
+  /**
+   * Runs `action` while no other process sharing this state runs one of the same `name` (a
+   * fleet's hosts drain one write queue: two drains at once could both send a write). The embedded
+   * store, one process, has no need of it: callers run the action directly when it is absent.
+   */
+  exclusive?<T>(name: string, action: () => Promise<T>): Promise<T>;
+
   close(): Promise<void>;
 }

@@ -984,6 +984,34 @@ export class PostgresStore implements Store {
     );
   }
 
+  async exclusive<T>(name: string, action: () => Promise<T>): Promise<T> {
+    // A session advisory lock on a connection of its own, held while the action runs (its
+    // statements use other connections of the pool). One key per schema and name. A connection
+    // whose lock or unlock failed is destroyed, which frees the lock with its session.
+    const client = await this.#pool.connect().catch((error: unknown) => {
+      throw useError(error, this.#info);
+    });
+    const key = `curupira:${this.#info.schema}:exclusive:${name}`;
+    let healthy = true;
+    try {
+      try {
+        await client.query('SELECT pg_advisory_lock(hashtext($1))', [key]);
+      } catch (error) {
+        healthy = false;
+        throw useError(error, this.#info);
+      }
+      try {
+        return await action();
+      } finally {
+        await client.query('SELECT pg_advisory_unlock(hashtext($1))', [key]).catch(() => {
+          healthy = false;
+        });
+      }
+    } finally {
+      client.release(!healthy);
+    }
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
