@@ -15,6 +15,7 @@ import { FleetRunner } from '../fleet/runner.js';
 import type { FleetRole } from '../fleet/types.js';
 import { FleetWorker } from '../fleet/worker.js';
 import type { Logger } from '../log.js';
+import { type Lifeline, startLifeline } from '../process/lifeline.js';
 import { openStore, stateLocation } from '../store/index.js';
 import { openPostgresStore } from '../store/postgres/open.js';
 import { parseStateUrl } from '../store/postgres/url.js';
@@ -95,6 +96,7 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
   const db = new FleetDb(pool, timing);
   const queue = new FleetQueue({ connectionString, schema, supervise: role !== 'worker', log });
   let lock: PollerLock | undefined;
+  let lifeline: Lifeline | undefined;
   let polling = false;
   try {
     await queue.start();
@@ -103,6 +105,9 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
     const capacity = works
       ? (settings.execution.fleet.host_max_active_tasks ?? settings.execution.max_active_tasks)
       : 0;
+    // An agent of this host must not outlive it: killed, it could not stop them, and the poller
+    // restarts their tasks elsewhere (half the heartbeat timeout from SIGTERM to SIGKILL, at most 10 s).
+    if (works) lifeline = startLifeline(Math.min(10_000, timing.heartbeatTimeout * 500));
     const workerEngine = new Engine({ ...engineBase(hostStore(store, host)), mode: 'watch', host });
     const worker = new FleetWorker({
       host,
@@ -116,6 +121,7 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
       log,
       timing,
       polling: () => polling,
+      ...(lifeline ? { lifeline } : {}),
     });
     const working = worker.run(stop.signal, drain.signal);
 
@@ -151,6 +157,7 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
   } finally {
     process.off('SIGINT', signals.handle);
     process.off('SIGTERM', signals.handle);
+    lifeline?.close();
     await lock?.release();
     await queue.stop();
     await pool.end().catch(() => {});

@@ -14,6 +14,7 @@ import type { RunRecord } from '../core/types.js';
 import type { DispatchedTask, Engine } from '../engine/engine.js';
 import { automationRepo } from '../engine/task.js';
 import type { Logger } from '../log.js';
+import type { Lifeline } from '../process/lifeline.js';
 import type { FleetDb, FleetTiming } from './fleet-db.js';
 import type { FleetQueue } from './queue.js';
 import type { FleetRole } from './types.js';
@@ -33,6 +34,11 @@ export interface FleetWorkerOptions {
   polling?: () => boolean;
   /** How often the queue is asked for jobs while there is room (ms, default 250). */
   fetchIntervalMs?: number;
+  /**
+   * Stops this host's agents if this process dies without stopping them (SIGKILL, a crash): each
+   * running agent's group is registered with it (src/process/lifeline.ts).
+   */
+  lifeline?: Lifeline;
 }
 
 interface Running {
@@ -188,10 +194,17 @@ export class FleetWorker {
   }
 
   private start(dispatchId: string, job: DispatchedTask): void {
-    const { db, host, log, engine } = this.options;
+    const { db, host, log, engine, lifeline } = this.options;
     const abort = new AbortController();
     let recorded: string | null = null;
+    let agent: number | null = null;
     const onUpdate = (run: RunRecord): void => {
+      // The agent leads its own process group: it must not outlive this process (see `lifeline`).
+      if (lifeline && run.agentPid !== agent) {
+        if (agent !== null) lifeline.forget(agent);
+        agent = run.agentPid;
+        if (agent !== null) lifeline.watch(agent);
+      }
       if (run.id === recorded) return;
       recorded = run.id;
       void db.setRun(dispatchId, host, run.id).catch(() => {});
@@ -216,6 +229,7 @@ export class FleetWorker {
         log.error({ task: job.task.key, error: errorMessage(error) }, 'Could not record a finished dispatch');
       }
     })().finally(() => {
+      if (agent !== null) lifeline?.forget(agent);
       this.running.delete(dispatchId);
     });
     this.running.set(dispatchId, { abort, done });
