@@ -51,6 +51,8 @@ export class FleetWorker {
   private readonly instance = randomUUID();
   private lastBeat = 0;
   private fenced = false;
+  /** A heartbeat is on its way (one at a time: a silent network must not pile them up). */
+  private beating = false;
   private stopping = false;
   /** Jobs this worker ran to the end (for tests and the benchmark). */
   finished = 0;
@@ -72,6 +74,7 @@ export class FleetWorker {
 
   private async beat(): Promise<void> {
     const { db, host, role, capacity, version } = this.options;
+    const sent = Date.now();
     await db.beat({
       name: host,
       role,
@@ -82,7 +85,8 @@ export class FleetWorker {
       checkouts: this.checkouts(),
       polling: this.options.polling?.() ?? false,
     });
-    this.lastBeat = Date.now();
+    // When it was sent: the database's heartbeat_at is no older than that.
+    this.lastBeat = sent;
   }
 
   /**
@@ -119,28 +123,43 @@ export class FleetWorker {
   }
 
   private async heartbeat(): Promise<void> {
-    const { log, timing } = this.options;
+    // The deadline is checked on every tick, whatever an earlier beat still waits for: over a
+    // network that drops packets a statement fails only at its timeout, later than
+    // heartbeat_timeout, and by then the poller may be giving this host's work to another.
+    this.fenceWhenSilent();
+    if (this.beating) return;
+    this.beating = true;
     try {
       await this.beat();
       if (this.fenced) {
         this.fenced = false;
-        log.warn({}, 'The database answers again: taking work again');
+        this.options.log.warn({}, 'The database answers again: taking work again');
         await this.resumeOwn();
       }
       for (const id of await this.options.db.cancelRequests(this.options.host))
         this.running.get(id)?.abort.abort();
     } catch (error) {
       const silent = (Date.now() - this.lastBeat) / 1000;
-      log.warn({ error: errorMessage(error), silentFor: Math.round(silent) }, 'Heartbeat failed');
-      if (!this.fenced && silent >= timing.heartbeatTimeout) {
-        this.fenced = true;
-        log.error(
-          { running: this.running.size },
-          "No heartbeat for heartbeat_timeout: stopping this host's agents and taking no work until the database answers (their sessions are kept)",
-        );
-        for (const entry of this.running.values()) entry.abort.abort();
-      }
+      this.options.log.warn(
+        { error: errorMessage(error), silentFor: Math.round(silent) },
+        'Heartbeat failed',
+      );
+      this.fenceWhenSilent();
+    } finally {
+      this.beating = false;
     }
+  }
+
+  /** No heartbeat for heartbeat_timeout: stop this host's agents and take no work. */
+  private fenceWhenSilent(): void {
+    const silent = (Date.now() - this.lastBeat) / 1000;
+    if (this.fenced || silent < this.options.timing.heartbeatTimeout) return;
+    this.fenced = true;
+    this.options.log.error(
+      { running: this.running.size },
+      "No heartbeat for heartbeat_timeout: stopping this host's agents and taking no work until the database answers (their sessions are kept)",
+    );
+    for (const entry of this.running.values()) entry.abort.abort();
   }
 
   /** Dispatches of this host that a previous process (or this one, before a cut) left: run again. */

@@ -298,95 +298,105 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet acceptance (issue 17)'
     );
   }, 150_000);
 
-  it('a worker cut off from the database stops its agent, its job is taken back and runs once elsewhere; back, it takes no stale work but new work', async () => {
-    fleet = await createTestFleet({
-      issues: [{ title: 'Long [[fake:sleep=15]]' }, { title: 'Short' }],
-      automation: issueAutomation('fix', { prompt: 'Fix #${issue_number}: ${issue_title}' }),
-      // One run at a time in the whole fleet: the second item waits for the first.
-      maxActive: 1,
-    });
-    const f = fleet;
-    proxy = await startTcpProxy({ host: '127.0.0.1', port: 5432 });
-    const viaProxy = f.schema.url.replace('127.0.0.1:5432', `127.0.0.1:${proxy.port}`);
-    expect(viaProxy).not.toBe(f.schema.url);
-    const agents = watchAgents(
-      () => f.harness.agentRuns('claude'),
-      (call) => itemOf(call.prompt),
-    );
-    try {
-      f.start('poller', 'p1');
-      const w1 = f.start('worker', 'w1', { stateDbUrl: viaProxy });
-      const first = await waitFor('the first agent', () => f.harness.agentRuns('claude')[0], 30_000, 100);
-      expect(itemOf(first.prompt)).toBe('1');
-      expect(first.cwd).toContain('/hosts/w1/');
-      await logged(f.start('worker', 'w2'), 'Fleet worker w2 started');
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-      const cutAt = Date.now();
-      proxy.cut();
-      // Its agent is stopped by its own host once heartbeat_timeout passed without the database.
-      await waitFor('the cut-off agent to stop', () => !agentAlive(first.pid), 15_000, 100);
-      const stoppedAfter = Date.now() - cutAt;
-      expect(stoppedAfter).toBeLessThan(7000);
-      await logged(w1, 'No heartbeat for heartbeat_timeout');
-      // Taken back, and placed on the other worker, before w1 can answer again.
-      const placed = await waitFor(
-        'the restart on w2',
-        async () => {
-          const rows = await dispatchRows(f);
-          return rows.length >= 2 && rows[1]!.host === 'w2' ? rows : undefined;
-        },
-        30_000,
-        100,
+  it.each([
+    ['its connections reset', 'cut'],
+    ['its packets dropped', 'blackhole'],
+  ] as const)(
+    'a worker cut off from the database (%s) stops its agent, its job is taken back and runs once elsewhere; back, it takes no stale work but new work',
+    async (_how, how) => {
+      fleet = await createTestFleet({
+        issues: [{ title: 'Long [[fake:sleep=15]]' }, { title: 'Short' }],
+        automation: issueAutomation('fix', { prompt: 'Fix #${issue_number}: ${issue_title}' }),
+        // One run at a time in the whole fleet: the second item waits for the first.
+        maxActive: 1,
+      });
+      const f = fleet;
+      proxy = await startTcpProxy({ host: '127.0.0.1', port: 5432 });
+      const viaProxy = f.schema.url.replace('127.0.0.1:5432', `127.0.0.1:${proxy.port}`);
+      expect(viaProxy).not.toBe(f.schema.url);
+      const agents = watchAgents(
+        () => f.harness.agentRuns('claude'),
+        (call) => itemOf(call.prompt),
       );
-      const takenBackAfter = placed[0]!.finished_at!.getTime() - cutAt;
-      expect(placed[0]!.state).toBe('taken_back');
-      proxy.restore();
-      const restoredAt = Date.now();
-      await logged(w1, 'The database answers again: taking work again');
-      const runs = await waitFor(
-        'two succeeded runs',
-        async () => {
-          const all = await allRuns(f);
-          return all.filter((r) => r.status === 'succeeded').length >= 2 ? all : undefined;
-        },
-        60_000,
-        200,
-      );
-      await new Promise((resolve) => setTimeout(resolve, 2000));
-      const final = await allRuns(f);
-      const byItem = (item: string) => final.filter((r) => r.itemId === item);
-      expect(byItem('1').map((r) => [r.host, r.status])).toEqual(
-        expect.arrayContaining([
-          ['w1', 'cancelled'],
-          ['w2', 'succeeded'],
-        ]),
-      );
-      expect(byItem('1')).toHaveLength(2);
-      expect(byItem('1').find((r) => r.host === 'w1')!.reason).toMatch(/^taken back: /);
-      // The second item waited for the first, then went to w1, back and healthy.
-      expect(byItem('2').map((r) => [r.host, r.status])).toEqual([['w1', 'succeeded']]);
-      const rows = await dispatchRows(f);
-      expect(rows.map((row) => [row.task_key.includes('"1"') ? '1' : '2', row.host, row.state])).toEqual([
-        ['1', 'w1', 'taken_back'],
-        ['1', 'w2', 'done'],
-        ['2', 'w1', 'done'],
-      ]);
-      expect(overlappingDispatches(rows)).toEqual([]);
-      // w1 ran nothing of the first item again after it came back.
-      const calls = f.harness.agentRuns('claude');
-      expect(
-        calls.map((call) => [itemOf(call.prompt), call.cwd.includes('/hosts/w1/') ? 'w1' : 'w2']),
-      ).toEqual([
-        ['1', 'w1'],
-        ['1', 'w2'],
-        ['2', 'w1'],
-      ]);
-      expect(agents.concurrent()).toEqual([]);
-      console.info(
-        `fleet acceptance: cut-off agent stopped ${stoppedAfter} ms after the cut, taken back ${takenBackAfter} ms after it, w1 restored ${restoredAt - cutAt} ms after it; ${runs.length} runs`,
-      );
-    } finally {
-      agents.stop();
-    }
-  }, 150_000);
+      try {
+        f.start('poller', 'p1');
+        const w1 = f.start('worker', 'w1', { stateDbUrl: viaProxy });
+        const first = await waitFor('the first agent', () => f.harness.agentRuns('claude')[0], 30_000, 100);
+        expect(itemOf(first.prompt)).toBe('1');
+        expect(first.cwd).toContain('/hosts/w1/');
+        await logged(f.start('worker', 'w2'), 'Fleet worker w2 started');
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        const cutAt = Date.now();
+        if (how === 'cut') proxy.cut();
+        else proxy.blackhole();
+        // Its agent is stopped by its own host once heartbeat_timeout passed without the database.
+        await waitFor('the cut-off agent to stop', () => !agentAlive(first.pid), 15_000, 100);
+        const stoppedAfter = Date.now() - cutAt;
+        expect(stoppedAfter).toBeLessThan(7000);
+        // Stopped before the poller could take the job back (its heartbeat is older than the cut).
+        expect(await dispatchRows(f).then((rows) => rows[0]!.state)).toBe('running');
+        await logged(w1, 'No heartbeat for heartbeat_timeout');
+        // Taken back, and placed on the other worker, before w1 can answer again.
+        const placed = await waitFor(
+          'the restart on w2',
+          async () => {
+            const rows = await dispatchRows(f);
+            return rows.length >= 2 && rows[1]!.host === 'w2' ? rows : undefined;
+          },
+          30_000,
+          100,
+        );
+        const takenBackAfter = placed[0]!.finished_at!.getTime() - cutAt;
+        expect(placed[0]!.state).toBe('taken_back');
+        proxy.restore();
+        const restoredAt = Date.now();
+        await logged(w1, 'The database answers again: taking work again');
+        const runs = await waitFor(
+          'two succeeded runs',
+          async () => {
+            const all = await allRuns(f);
+            return all.filter((r) => r.status === 'succeeded').length >= 2 ? all : undefined;
+          },
+          60_000,
+          200,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 2000));
+        const final = await allRuns(f);
+        const byItem = (item: string) => final.filter((r) => r.itemId === item);
+        expect(byItem('1').map((r) => [r.host, r.status])).toEqual(
+          expect.arrayContaining([
+            ['w1', 'cancelled'],
+            ['w2', 'succeeded'],
+          ]),
+        );
+        expect(byItem('1')).toHaveLength(2);
+        expect(byItem('1').find((r) => r.host === 'w1')!.reason).toMatch(/^taken back: /);
+        // The second item waited for the first, then went to w1, back and healthy.
+        expect(byItem('2').map((r) => [r.host, r.status])).toEqual([['w1', 'succeeded']]);
+        const rows = await dispatchRows(f);
+        expect(rows.map((row) => [row.task_key.includes('"1"') ? '1' : '2', row.host, row.state])).toEqual([
+          ['1', 'w1', 'taken_back'],
+          ['1', 'w2', 'done'],
+          ['2', 'w1', 'done'],
+        ]);
+        expect(overlappingDispatches(rows)).toEqual([]);
+        // w1 ran nothing of the first item again after it came back.
+        const calls = f.harness.agentRuns('claude');
+        expect(
+          calls.map((call) => [itemOf(call.prompt), call.cwd.includes('/hosts/w1/') ? 'w1' : 'w2']),
+        ).toEqual([
+          ['1', 'w1'],
+          ['1', 'w2'],
+          ['2', 'w1'],
+        ]);
+        expect(agents.concurrent()).toEqual([]);
+        console.info(
+          `fleet acceptance (${how}): cut-off agent stopped ${stoppedAfter} ms after the cut, taken back ${takenBackAfter} ms after it, w1 restored ${restoredAt - cutAt} ms after it; ${runs.length} runs`,
+        );
+      } finally {
+        agents.stop();
+      }
+    },
+    150_000,
+  );
 });
