@@ -44,6 +44,8 @@ export interface FleetWorkerOptions {
 interface Running {
   abort: AbortController;
   done: Promise<void>;
+  /** Stopped because this host was cut off: the dispatch stays this host's, to resume. */
+  fencedOut: boolean;
 }
 
 export class FleetWorker {
@@ -134,7 +136,7 @@ export class FleetWorker {
       if (this.fenced) {
         this.fenced = false;
         this.options.log.warn({}, 'The database answers again: taking work again');
-        await this.resumeOwn();
+        await this.returnFromCut();
       }
       for (const id of await this.options.db.cancelRequests(this.options.host))
         this.running.get(id)?.abort.abort();
@@ -159,7 +161,25 @@ export class FleetWorker {
       { running: this.running.size },
       "No heartbeat for heartbeat_timeout: stopping this host's agents and taking no work until the database answers (their sessions are kept)",
     );
-    for (const entry of this.running.values()) entry.abort.abort();
+    for (const entry of this.running.values()) {
+      entry.fencedOut = true;
+      entry.abort.abort();
+    }
+  }
+
+  /**
+   * Back from a cut: once the runs it stopped have ended, their records (left unfinished: the
+   * database did not answer) are closed as a restart would close them, and this host's dispatches
+   * that were not taken back meanwhile resume.
+   */
+  private async returnFromCut(): Promise<void> {
+    if (this.fenced || this.stopping || this.running.size > 0) return;
+    try {
+      await this.options.engine.startWorker();
+      await this.resumeOwn();
+    } catch (error) {
+      this.options.log.warn({ error: errorMessage(error) }, 'Could not resume this host’s dispatches');
+    }
   }
 
   /** Dispatches of this host that a previous process (or this one, before a cut) left: run again. */
@@ -215,6 +235,7 @@ export class FleetWorker {
   private start(dispatchId: string, job: DispatchedTask): void {
     const { db, host, log, engine, lifeline } = this.options;
     const abort = new AbortController();
+    const entry: Running = { abort, done: Promise.resolve(), fencedOut: false };
     let recorded: string | null = null;
     let agent: number | null = null;
     const onUpdate = (run: RunRecord): void => {
@@ -236,7 +257,8 @@ export class FleetWorker {
         log.error({ task: job.task.key, error: errorMessage(error) }, 'A dispatched task failed to run');
       }
       // Stopped by this host's own stop or cut: the dispatch stays this host's, to resume.
-      if ((this.stopping || this.fenced) && (!run || run.status === 'cancelled')) return;
+      // (Checked on the entry: the database may answer again before this run has ended.)
+      if ((this.stopping || entry.fencedOut) && (!run || run.status === 'cancelled')) return;
       try {
         if (await db.finish(dispatchId, host, run?.id ?? null)) this.finished += 1;
         else
@@ -250,8 +272,11 @@ export class FleetWorker {
     })().finally(() => {
       if (agent !== null) lifeline?.forget(agent);
       this.running.delete(dispatchId);
+      // The last run a cut stopped ended after the database answered again.
+      if (entry.fencedOut && !this.fenced) void this.returnFromCut();
     });
-    this.running.set(dispatchId, { abort, done });
+    entry.done = done;
+    this.running.set(dispatchId, entry);
   }
 }
 

@@ -43,6 +43,16 @@ function itemOf(prompt: string | undefined): string {
   return /Fix #(\d+)/.exec(unfenced(prompt ?? ''))?.[1] ?? '?';
 }
 
+/** The first agent invocation; on a timeout, what the fleet's processes logged is shown. */
+async function firstAgent(f: TestFleet, processes: FleetProcess[]) {
+  try {
+    return await waitFor('the first agent', () => f.harness.agentRuns('claude')[0], 60_000, 100);
+  } catch (error) {
+    for (const p of processes) console.error(`--- ${p.name}\n${p.output().slice(-4000)}`);
+    throw error;
+  }
+}
+
 /** True once a run recorded its agent session and the store keeps that session to resume. */
 async function savedSession(f: TestFleet): Promise<boolean> {
   const store = await f.openStore();
@@ -121,9 +131,9 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet acceptance (issue 17)'
       (call) => itemOf(call.prompt),
     );
     try {
-      f.start('poller', 'p1');
+      const p1 = f.start('poller', 'p1');
       const w1 = f.start('worker', 'w1');
-      const first = await waitFor('the first agent', () => f.harness.agentRuns('claude')[0], 30_000, 100);
+      const first = await firstAgent(f, [p1, w1]);
       // Its session saved: that is what a resume continues (killed before, it would start afresh).
       await waitFor('the session saved', () => savedSession(f), 30_000, 100);
       const started = Date.now();
@@ -143,6 +153,10 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet acceptance (issue 17)'
       const succeeded = runs.filter((r) => r.status === 'succeeded');
       expect(succeeded).toHaveLength(1);
       expect(succeeded[0]!.host).toBe('w1');
+      expect(runs).toHaveLength(2);
+      const interrupted = runs.find((r) => r.status !== 'succeeded')!;
+      expect([interrupted.host, interrupted.status]).toEqual(['w1', 'cancelled']);
+      expect(interrupted.reason).toMatch(/^interrupted: /);
       // The interrupted run was closed by w1's new process; nothing was taken back.
       expect(runs.filter((r) => r.reason?.startsWith('taken back:'))).toEqual([]);
       const calls = f.harness.agentRuns('claude');
@@ -176,9 +190,9 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet acceptance (issue 17)'
       (call) => itemOf(call.prompt),
     );
     try {
-      f.start('poller', 'p1');
+      const p1 = f.start('poller', 'p1');
       const w1 = f.start('worker', 'w1');
-      const first = await waitFor('the first agent', () => f.harness.agentRuns('claude')[0], 30_000, 100);
+      const first = await firstAgent(f, [p1, w1]);
       const branch = branchName('fix', 'github-issues', '1');
       const checkpoint = await waitFor('a checkpoint push', () => remoteSha(f, branch), 20_000, 100);
       f.start('worker', 'w2');
@@ -319,9 +333,9 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet acceptance (issue 17)'
         (call) => itemOf(call.prompt),
       );
       try {
-        f.start('poller', 'p1');
+        const p1 = f.start('poller', 'p1');
         const w1 = f.start('worker', 'w1', { stateDbUrl: viaProxy });
-        const first = await waitFor('the first agent', () => f.harness.agentRuns('claude')[0], 30_000, 100);
+        const first = await firstAgent(f, [p1, w1]);
         expect(itemOf(first.prompt)).toBe('1');
         expect(first.cwd).toContain('/hosts/w1/');
         await logged(f.start('worker', 'w2'), 'Fleet worker w2 started');
@@ -392,6 +406,73 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet acceptance (issue 17)'
         expect(agents.concurrent()).toEqual([]);
         console.info(
           `fleet acceptance (${how}): cut-off agent stopped ${stoppedAfter} ms after the cut, taken back ${takenBackAfter} ms after it, w1 restored ${restoredAt - cutAt} ms after it; ${runs.length} runs`,
+        );
+      } finally {
+        agents.stop();
+      }
+    },
+    150_000,
+  );
+
+  it.each([
+    ['its connections reset', 'cut'],
+    ['its packets dropped', 'blackhole'],
+  ] as const)(
+    'a worker cut off from the database (%s) for less than resume_grace resumes its own run when it answers again',
+    async (_how, how) => {
+      fleet = await createTestFleet({
+        issues: [{ title: 'Long [[fake:sleep=15]]' }],
+        automation: issueAutomation('fix', { prompt: 'Fix #${issue_number}: ${issue_title}' }),
+        maxActive: 1,
+        // Taken back only 4 + 8 s after its last heartbeat.
+        timing: { resumeGrace: 8 },
+      });
+      const f = fleet;
+      proxy = await startTcpProxy({ host: '127.0.0.1', port: 5432 });
+      const viaProxy = f.schema.url.replace('127.0.0.1:5432', `127.0.0.1:${proxy.port}`);
+      const agents = watchAgents(
+        () => f.harness.agentRuns('claude'),
+        (call) => itemOf(call.prompt),
+      );
+      try {
+        const p1 = f.start('poller', 'p1');
+        const w1 = f.start('worker', 'w1', { stateDbUrl: viaProxy });
+        const first = await firstAgent(f, [p1, w1]);
+        await waitFor('the session saved', () => savedSession(f), 30_000, 100);
+        await logged(f.start('worker', 'w2'), 'Fleet worker w2 started');
+        const cutAt = Date.now();
+        if (how === 'cut') proxy.cut();
+        else proxy.blackhole();
+        await waitFor('the cut-off agent to stop', () => !agentAlive(first.pid), 15_000, 100);
+        const stoppedAfter = Date.now() - cutAt;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        proxy.restore();
+        await logged(w1, 'The database answers again: taking work again');
+        await waitFor(
+          'a succeeded run',
+          async () => {
+            const all = await allRuns(f);
+            return all.some((r) => r.status === 'succeeded') ? all : undefined;
+          },
+          60_000,
+          200,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        const final = await allRuns(f);
+        expect(final.filter((r) => r.status === 'succeeded').map((r) => r.host)).toEqual(['w1']);
+        expect(final.filter((r) => r.reason?.startsWith('taken back:'))).toEqual([]);
+        // The run the cut stopped is closed (its record could not be written while cut off).
+        expect(final).toHaveLength(2);
+        expect(final.every((r) => r.finishedAt !== null)).toBe(true);
+        const calls = f.harness.agentRuns('claude');
+        expect(calls).toHaveLength(2);
+        expect(calls[1]!.resumeOf).toBe(first.sessionId);
+        expect(calls.every((call) => call.cwd.includes('/hosts/w1/'))).toBe(true);
+        const rows = await dispatchRows(f);
+        expect(rows.map((row) => [row.host, row.state])).toEqual([['w1', 'done']]);
+        expect(agents.concurrent()).toEqual([]);
+        console.info(
+          `fleet acceptance (${how}, brief): agent stopped ${stoppedAfter} ms after the cut, resumed on w1; runs ${final.map((r) => `${r.status}${r.reason ? ` (${r.reason})` : ''}`).join(', ')}`,
         );
       } finally {
         agents.stop();
