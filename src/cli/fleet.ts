@@ -17,6 +17,7 @@ import type { FleetRole } from '../fleet/types.js';
 import { JobWakeups, wakePayload } from '../fleet/wakeups.js';
 import { FleetWorker } from '../fleet/worker.js';
 import type { Logger } from '../log.js';
+import { type Lifeline, startLifeline } from '../process/lifeline.js';
 import { openStore, stateLocation } from '../store/index.js';
 import { connectionStringWithPassword } from '../store/postgres/open.js';
 import { parseStateUrl } from '../store/postgres/url.js';
@@ -115,6 +116,7 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
   counting?.also('queueCalls', () => queue.calls);
   let lock: PollerLock | undefined;
   let closeWakeups: JobWakeups | undefined;
+  let lifeline: Lifeline | undefined;
   let polling = false;
   try {
     await queue.start();
@@ -123,6 +125,9 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
     const capacity = works
       ? (settings.execution.fleet.host_max_active_tasks ?? settings.execution.max_active_tasks)
       : 0;
+    // An agent of this host must not outlive it: killed, it could not stop them, and the poller
+    // restarts their tasks elsewhere (half the heartbeat timeout from SIGTERM to SIGKILL, at most 10 s).
+    if (works) lifeline = startLifeline(Math.min(10_000, timing.heartbeatTimeout * 500));
     const workerEngine = new Engine({ ...engineBase(hostStore(store, host)), mode: 'watch', host });
     // Jobs sent to this host wake it at once (the poller's NOTIFY); idle, it asks its queue rarely.
     const wakeups = works
@@ -143,6 +148,7 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
       log,
       timing,
       polling: () => polling,
+      ...(lifeline ? { lifeline } : {}),
     });
     const working = worker.run(stop.signal, drain.signal);
 
@@ -178,6 +184,7 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
   } finally {
     process.off('SIGINT', signals.handle);
     process.off('SIGTERM', signals.handle);
+    lifeline?.close();
     await lock?.release();
     await closeWakeups?.close();
     await queue.stop();

@@ -57,14 +57,19 @@ export class FleetQueue {
   private async ensure(host: string): Promise<string> {
     const name = hostQueue(host);
     if (this.created.has(name)) return name;
-    this.calls += 1;
-    if (!(await this.boss.getQueue(name))) {
-      await this.boss
-        .createQueue(name, { name, retryLimit: 0, expireInSeconds: 23 * 3600 })
-        .catch(async (error) => {
-          // Two processes creating it at once: one wins.
-          if (!(await this.boss.getQueue(name))) throw error;
-        });
+    for (let attempt = 1; ; attempt += 1) {
+      this.calls += 1;
+      try {
+        if (!(await this.boss.getQueue(name)))
+          await this.boss.createQueue(name, { name, retryLimit: 0, expireInSeconds: 23 * 3600 });
+        break;
+      } catch (error) {
+        // Two processes creating it at once (the poller's first send, the worker's first fetch):
+        // one wins, and the other may even be chosen as a deadlock's victim. Asked again, it is there.
+        if (await this.boss.getQueue(name).catch(() => null)) break;
+        if (attempt >= 5) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 50 * attempt + Math.random() * 100));
+      }
     }
     this.created.add(name);
     return name;

@@ -123,7 +123,7 @@ export class FleetRunner implements TaskRunner {
         if (!dispatch) continue;
       }
       if (dispatch.state === 'queued') {
-        await this.options.queue.send(dispatch.host, dispatch.id);
+        if (!(await this.send(dispatch, signals.stop))) return undefined;
         await db.wake(dispatch.host).catch(() => {});
       }
       const onCancel = (): void => {
@@ -147,6 +147,28 @@ export class FleetRunner implements TaskRunner {
       current = await this.restartOf(current, final);
       dispatch = undefined;
     }
+  }
+
+  /**
+   * Sends a queued dispatch's job, again and again while the queue fails (the row is recorded: a
+   * job never sent would leave the task waiting for ever). False: this poller stops first (the
+   * next one adopts the dispatch and sends it).
+   */
+  private async send(dispatch: DispatchRecord, stop: AbortSignal): Promise<boolean> {
+    for (let failures = 0; !stop.aborted; failures += 1) {
+      try {
+        await this.options.queue.send(dispatch.host, dispatch.id);
+        return true;
+      } catch (error) {
+        if (failures === 0)
+          this.options.log.warn(
+            { task: dispatch.taskKey, host: dispatch.host, error: errorMessage(error) },
+            'Could not send a job to its host; trying again',
+          );
+        await sleep(Math.min(5000, 250 * 2 ** failures), stop);
+      }
+    }
+    return false;
   }
 
   /** The job as it restarts elsewhere: a fresh session, told what the lost attempt left. */

@@ -14,6 +14,7 @@ import { isTerminal, type RunRecord } from '../core/types.js';
 import type { DispatchedTask, Engine } from '../engine/engine.js';
 import { automationRepo } from '../engine/task.js';
 import type { Logger } from '../log.js';
+import type { Lifeline } from '../process/lifeline.js';
 import type { Store } from '../store/types.js';
 import type { FleetDb, FleetTiming } from './fleet-db.js';
 import type { FleetQueue } from './queue.js';
@@ -44,11 +45,18 @@ export interface FleetWorkerOptions {
   idleFetchMs?: number;
   /** Notifications of jobs sent to this host (wakeups.ts); without it the queue is asked every `fetchIntervalMs`. */
   wakeups?: JobWakeups;
+  /**
+   * Stops this host's agents if this process dies without stopping them (SIGKILL, a crash): each
+   * running agent's group is registered with it (src/process/lifeline.ts).
+   */
+  lifeline?: Lifeline;
 }
 
 interface Running {
   abort: AbortController;
   done: Promise<void>;
+  /** Stopped because this host was cut off: the dispatch stays this host's, to resume. */
+  fencedOut: boolean;
 }
 
 export class FleetWorker {
@@ -57,6 +65,8 @@ export class FleetWorker {
   private lastBeat = 0;
   private fenced = false;
   private woken = new AbortController();
+  /** A heartbeat is on its way (one at a time: a silent network must not pile them up). */
+  private beating = false;
   private stopping = false;
   /** Jobs this worker ran to the end (for tests and the benchmark). */
   finished = 0;
@@ -78,6 +88,7 @@ export class FleetWorker {
 
   private async beat(): Promise<void> {
     const { db, host, role, capacity, version } = this.options;
+    const sent = Date.now();
     await db.beat({
       name: host,
       role,
@@ -88,7 +99,8 @@ export class FleetWorker {
       checkouts: this.checkouts(),
       polling: this.options.polling?.() ?? false,
     });
-    this.lastBeat = Date.now();
+    // When it was sent: the database's heartbeat_at is no older than that.
+    this.lastBeat = sent;
   }
 
   /**
@@ -130,29 +142,62 @@ export class FleetWorker {
   }
 
   private async heartbeat(): Promise<void> {
-    const { log, timing } = this.options;
+    // The deadline is checked on every tick, whatever an earlier beat still waits for: over a
+    // network that drops packets a statement fails only at its timeout, later than
+    // heartbeat_timeout, and by then the poller may be giving this host's work to another.
+    this.fenceWhenSilent();
+    if (this.beating) return;
+    this.beating = true;
     try {
       await this.beat();
       // The listening connection, if it broke, comes back with the database.
       void this.options.wakeups?.ensure();
       if (this.fenced) {
         this.fenced = false;
-        log.warn({}, 'The database answers again: taking work again');
-        await this.resumeOwn();
+        this.options.log.warn({}, 'The database answers again: taking work again');
+        await this.returnFromCut();
       }
       for (const id of await this.options.db.cancelRequests(this.options.host))
         this.running.get(id)?.abort.abort();
     } catch (error) {
       const silent = (Date.now() - this.lastBeat) / 1000;
-      log.warn({ error: errorMessage(error), silentFor: Math.round(silent) }, 'Heartbeat failed');
-      if (!this.fenced && silent >= timing.heartbeatTimeout) {
-        this.fenced = true;
-        log.error(
-          { running: this.running.size },
-          "No heartbeat for heartbeat_timeout: stopping this host's agents and taking no work until the database answers (their sessions are kept)",
-        );
-        for (const entry of this.running.values()) entry.abort.abort();
-      }
+      this.options.log.warn(
+        { error: errorMessage(error), silentFor: Math.round(silent) },
+        'Heartbeat failed',
+      );
+      this.fenceWhenSilent();
+    } finally {
+      this.beating = false;
+    }
+  }
+
+  /** No heartbeat for heartbeat_timeout: stop this host's agents and take no work. */
+  private fenceWhenSilent(): void {
+    const silent = (Date.now() - this.lastBeat) / 1000;
+    if (this.fenced || silent < this.options.timing.heartbeatTimeout) return;
+    this.fenced = true;
+    this.options.log.error(
+      { running: this.running.size },
+      "No heartbeat for heartbeat_timeout: stopping this host's agents and taking no work until the database answers (their sessions are kept)",
+    );
+    for (const entry of this.running.values()) {
+      entry.fencedOut = true;
+      entry.abort.abort();
+    }
+  }
+
+  /**
+   * Back from a cut: once the runs it stopped have ended, their records (left unfinished: the
+   * database did not answer) are closed as a restart would close them, and this host's dispatches
+   * that were not taken back meanwhile resume.
+   */
+  private async returnFromCut(): Promise<void> {
+    if (this.fenced || this.stopping || this.running.size > 0) return;
+    try {
+      await this.options.engine.startWorker();
+      await this.resumeOwn();
+    } catch (error) {
+      this.options.log.warn({ error: errorMessage(error) }, 'Could not resume this host’s dispatches');
     }
   }
 
@@ -214,10 +259,18 @@ export class FleetWorker {
   }
 
   private start(dispatchId: string, job: DispatchedTask): void {
-    const { db, host, log, engine } = this.options;
+    const { db, host, log, engine, lifeline } = this.options;
     const abort = new AbortController();
+    const entry: Running = { abort, done: Promise.resolve(), fencedOut: false };
     let recorded: string | null = null;
+    let agent: number | null = null;
     const onUpdate = (run: RunRecord): void => {
+      // The agent leads its own process group: it must not outlive this process (see `lifeline`).
+      if (lifeline && run.agentPid !== agent) {
+        if (agent !== null) lifeline.forget(agent);
+        agent = run.agentPid;
+        if (agent !== null) lifeline.watch(agent);
+      }
       if (run.id === recorded) return;
       recorded = run.id;
       void db.setRun(dispatchId, host, run.id).catch(() => {});
@@ -230,7 +283,8 @@ export class FleetWorker {
         log.error({ task: job.task.key, error: errorMessage(error) }, 'A dispatched task failed to run');
       }
       // Stopped by this host's own stop or cut: the dispatch stays this host's, to resume.
-      if ((this.stopping || this.fenced) && (!run || run.status === 'cancelled')) return;
+      // (Checked on the entry: the database may answer again before this run has ended.)
+      if ((this.stopping || entry.fencedOut) && (!run || run.status === 'cancelled')) return;
       try {
         if (await db.finish(dispatchId, host, run?.id ?? null)) this.finished += 1;
         else
@@ -242,10 +296,14 @@ export class FleetWorker {
         log.error({ task: job.task.key, error: errorMessage(error) }, 'Could not record a finished dispatch');
       }
     })().finally(() => {
+      if (agent !== null) lifeline?.forget(agent);
       this.running.delete(dispatchId);
       this.wake();
+      // The last run a cut stopped ended after the database answered again.
+      if (entry.fencedOut && !this.fenced) void this.returnFromCut();
     });
-    this.running.set(dispatchId, { abort, done });
+    entry.done = done;
+    this.running.set(dispatchId, entry);
   }
 }
 

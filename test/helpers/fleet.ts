@@ -22,13 +22,27 @@ export interface FleetTiming {
   resumeGrace: number;
 }
 
+/** A started fleet process, with what it logged so far (stderr: the console log lines). */
+export interface FleetProcess extends StartedCli {
+  name: string;
+  /** Its stdout and stderr so far. */
+  output(): string;
+}
+
+export interface HostOptions {
+  /** Lines added to its `[settings.fleet]`. */
+  extra?: string;
+  /** Its own `state_db_url` (a proxy in front of the same server and schema). */
+  stateDbUrl?: string;
+}
+
 export interface TestFleet {
   harness: Harness;
   schema: TestSchema;
   /** Writes a settings file for host `name` and returns its path. */
-  settingsFor(name: string, extra?: string): string;
+  settingsFor(name: string, extra?: string | HostOptions): string;
   /** Starts `curupira serve --role poller` (port 0) or `curupira worker` as host `name`. */
-  start(role: 'poller' | 'worker' | 'all', name: string, extra?: string): StartedCli;
+  start(role: 'poller' | 'worker' | 'all', name: string, extra?: string | HostOptions): FleetProcess;
   openStore(): Promise<Store>;
   cleanup(): Promise<void>;
 }
@@ -50,10 +64,13 @@ export async function createTestFleet(options: TestFleetOptions = {}): Promise<T
   const fleet: TestFleet = {
     harness,
     schema,
-    settingsFor(name, extra = '') {
+    settingsFor(name, host = '') {
+      const { extra = '', stateDbUrl } = typeof host === 'string' ? { extra: host } : host;
       const hostDir = join(harness.dir, 'hosts', name);
       mkdirSync(hostDir, { recursive: true });
-      const text = base()
+      let text = base();
+      if (stateDbUrl) text = text.replace(/^state_db_url = .*$/m, `state_db_url = "${stateDbUrl}"`);
+      text = text
         .replace(/^workspace_dir = .*$/m, `workspace_dir = "${join(hostDir, 'workspaces')}"`)
         .replace(/^state_db_path = .*$/m, `state_db_path = "${join(hostDir, 'state', 'state.sqlite3')}"`)
         .replace(
@@ -72,7 +89,13 @@ export async function createTestFleet(options: TestFleetOptions = {}): Promise<T
           : ['serve', '--role', role, '--port', '0', '-c', file, '--log-level', 'debug'];
       const cli = startBuiltCli(args, { env: harness.env });
       started.push(cli);
-      return cli;
+      let output = '';
+      const keep = (chunk: Buffer): void => {
+        output += chunk.toString();
+      };
+      cli.child.stdout?.on('data', keep);
+      cli.child.stderr?.on('data', keep);
+      return { ...cli, name, output: () => output };
     },
     openStore() {
       return openStore(schema.url);

@@ -1,0 +1,483 @@
+/**
+ * Issue 17, acceptance: a fleet of built CLI processes on one PostgreSQL schema (the machine's
+ * server), the simulator and fake agents. Every item runs exactly once with three workers; a
+ * worker killed mid-run resumes its run when it comes back within `resume_grace`, or the run
+ * restarts once elsewhere (from its pushed checkpoint, told about the lost attempt); a killed
+ * poller's standby takes over without sending anything twice; a worker cut off from the database
+ * stops its agent and gets no stale work back.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { git } from '../../src/workspace/git.js';
+import { branchName } from '../../src/workspace/paths.js';
+import { createTestFleet, type FleetProcess, type TestFleet } from '../helpers/fleet.js';
+import {
+  agentAlive,
+  allRuns,
+  dispatchRows,
+  finishedRuns,
+  overlappingDispatches,
+  watchAgents,
+} from '../helpers/fleet-checks.js';
+import { issueAutomation, peakOverlap, runInterval, unfenced, waitFor } from '../helpers/harness.js';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+
+let fleet: TestFleet | undefined;
+let proxy: TcpProxy | undefined;
+
+afterEach(async () => {
+  await fleet?.cleanup();
+  fleet = undefined;
+  await proxy?.close();
+  proxy = undefined;
+});
+
+const WORKERS = new Set(['w1', 'w2', 'w3']);
+
+/** Waits until `process` logged `text`. */
+function logged(process: FleetProcess, text: string, timeoutMs = 20_000): Promise<boolean> {
+  return waitFor(`${process.name} to log '${text}'`, () => process.output().includes(text), timeoutMs, 100);
+}
+
+/** The issue number a fake agent invocation worked on (prompts start with `Fix #N`). */
+function itemOf(prompt: string | undefined): string {
+  return /Fix #(\d+)/.exec(unfenced(prompt ?? ''))?.[1] ?? '?';
+}
+
+/** The first agent invocation; on a timeout, what the fleet's processes logged is shown. */
+async function firstAgent(f: TestFleet, processes: FleetProcess[]) {
+  try {
+    return await waitFor('the first agent', () => f.harness.agentRuns('claude')[0], 60_000, 100);
+  } catch (error) {
+    for (const p of processes) console.error(`--- ${p.name}\n${p.output().slice(-4000)}`);
+    throw error;
+  }
+}
+
+/** True once a run recorded its agent session and the store keeps that session to resume. */
+async function savedSession(f: TestFleet): Promise<boolean> {
+  const store = await f.openStore();
+  try {
+    for (const run of await store.listRuns({ limit: 10 })) {
+      if (run.sessionId && (await store.getSession(run.taskKey))?.sessionId === run.sessionId) return true;
+    }
+    return false;
+  } finally {
+    await store.close();
+  }
+}
+
+async function remoteSha(f: TestFleet, branch: string): Promise<string | null> {
+  const out = await git(['for-each-ref', '--format=%(objectname)', `refs/heads/${branch}`], {
+    cwd: f.harness.origin.url,
+  });
+  return out.trim() || null;
+}
+
+describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet acceptance (issue 17)', () => {
+  it('one poller, three workers, 200 items: every item runs exactly once within the fleet-wide limit (slow)', async () => {
+    const ITEMS = 200;
+    fleet = await createTestFleet({
+      issues: Array.from({ length: ITEMS }, (_, i) => ({ title: `Item ${i + 1}` })),
+      automation: issueAutomation('fix', { prompt: 'Fix #${issue_number}' }),
+      maxActive: 8,
+      settingsExtra: '\n[settings.polling]\nbatch_size = 200\npoll_interval_seconds = 5',
+    });
+    const f = fleet;
+    const started = Date.now();
+    f.start('poller', 'p1');
+    for (const name of WORKERS) f.start('worker', name);
+    const runs = await waitFor(
+      `${ITEMS} finished runs`,
+      async () => {
+        const done = await finishedRuns(f);
+        return done.length >= ITEMS ? done : undefined;
+      },
+      240_000,
+      1000,
+    );
+    const elapsed = Date.now() - started;
+    // A few more seconds: a poll after the last run must not start anything again.
+    await new Promise((resolve) => setTimeout(resolve, 6000));
+    const final = await allRuns(f);
+    expect(final).toHaveLength(ITEMS);
+    expect(final.map((r) => r.status)).toEqual(Array(ITEMS).fill('succeeded'));
+    expect(new Set(final.map((r) => r.itemId)).size).toBe(ITEMS);
+    for (const run of final) expect(WORKERS.has(run.host ?? '')).toBe(true);
+    const agents = f.harness.agentRuns('claude');
+    expect(agents).toHaveLength(ITEMS);
+    expect(new Set(agents.map((call) => itemOf(call.prompt))).size).toBe(ITEMS);
+    const peak = peakOverlap(final.map(runInterval));
+    expect(peak).toBeLessThanOrEqual(8);
+    const rows = await dispatchRows(f);
+    expect(rows).toHaveLength(ITEMS);
+    expect(rows.every((row) => row.state === 'done')).toBe(true);
+    expect(overlappingDispatches(rows)).toEqual([]);
+    const perHost = [...WORKERS].map((host) => final.filter((r) => r.host === host).length);
+    console.info(
+      `fleet acceptance: ${ITEMS} runs in ${(elapsed / 1000).toFixed(1)} s, peak ${peak} at once, per host ${perHost.join('/')}`,
+    );
+    expect(runs.length).toBe(ITEMS);
+  }, 300_000);
+
+  it('a worker killed with SIGKILL mid-run and started again within resume_grace resumes its run on the same host', async () => {
+    fleet = await createTestFleet({
+      issues: [{ title: 'Long [[fake:sleep=6]]' }],
+      automation: issueAutomation('fix', { prompt: 'Fix #${issue_number}: ${issue_title}' }),
+      maxActive: 2,
+    });
+    const f = fleet;
+    const agents = watchAgents(
+      () => f.harness.agentRuns('claude'),
+      (call) => itemOf(call.prompt),
+    );
+    try {
+      const p1 = f.start('poller', 'p1');
+      const w1 = f.start('worker', 'w1');
+      const first = await firstAgent(f, [p1, w1]);
+      // Its session saved: that is what a resume continues (killed before, it would start afresh).
+      await waitFor('the session saved', () => savedSession(f), 30_000, 100);
+      const started = Date.now();
+      w1.child.kill('SIGKILL');
+      await w1.done;
+      f.start('worker', 'w1');
+      const runs = await waitFor(
+        'a succeeded run',
+        async () => {
+          const all = await allRuns(f);
+          return all.some((r) => r.status === 'succeeded') ? all : undefined;
+        },
+        60_000,
+        200,
+      );
+      const elapsed = Date.now() - started;
+      const succeeded = runs.filter((r) => r.status === 'succeeded');
+      expect(succeeded).toHaveLength(1);
+      expect(succeeded[0]!.host).toBe('w1');
+      expect(runs).toHaveLength(2);
+      const interrupted = runs.find((r) => r.status !== 'succeeded')!;
+      expect([interrupted.host, interrupted.status]).toEqual(['w1', 'cancelled']);
+      expect(interrupted.reason).toMatch(/^interrupted: /);
+      // The interrupted run was closed by w1's new process; nothing was taken back.
+      expect(runs.filter((r) => r.reason?.startsWith('taken back:'))).toEqual([]);
+      const calls = f.harness.agentRuns('claude');
+      expect(calls).toHaveLength(2);
+      expect(calls[1]!.resumeOf).toBe(first.sessionId);
+      expect(calls.every((call) => call.cwd.includes('/hosts/w1/'))).toBe(true);
+      expect(agents.concurrent()).toEqual([]);
+      const rows = await dispatchRows(f);
+      expect(rows.map((row) => [row.host, row.state])).toEqual([['w1', 'done']]);
+      console.info(
+        `fleet acceptance: resumed on the same host, done ${(elapsed / 1000).toFixed(1)} s after the kill; runs ${runs.map((r) => `${r.status}${r.reason ? ` (${r.reason})` : ''}`).join(', ')}`,
+      );
+    } finally {
+      agents.stop();
+    }
+  }, 120_000);
+
+  it('a worker killed with SIGKILL mid-run and not started again: its run restarts once on another host, from the pushed checkpoint', async () => {
+    fleet = await createTestFleet({
+      issues: [{ title: 'Long [[fake:commit-early]] [[fake:sleep=12]] [[fake:commit]]' }],
+      automation: issueAutomation('fix', {
+        prompt: 'Fix #${issue_number}: ${issue_title}',
+        extra: 'deliver = "branch"\npush_checkpoints = true\ncheckpoint_interval = 1',
+      }),
+      maxActive: 2,
+    });
+    const f = fleet;
+    await git(['config', 'core.logAllRefUpdates', 'always'], { cwd: f.harness.origin.url });
+    const agents = watchAgents(
+      () => f.harness.agentRuns('claude'),
+      (call) => itemOf(call.prompt),
+    );
+    try {
+      const p1 = f.start('poller', 'p1');
+      const w1 = f.start('worker', 'w1');
+      const first = await firstAgent(f, [p1, w1]);
+      const branch = branchName('fix', 'github-issues', '1');
+      const checkpoint = await waitFor('a checkpoint push', () => remoteSha(f, branch), 20_000, 100);
+      f.start('worker', 'w2');
+      await logged(f.start('worker', 'w3'), 'Fleet worker w3 started');
+      const killedAt = Date.now();
+      w1.child.kill('SIGKILL');
+      await w1.done;
+      const runs = await waitFor(
+        'a succeeded run',
+        async () => {
+          const all = await allRuns(f);
+          return all.some((r) => r.status === 'succeeded') ? all : undefined;
+        },
+        90_000,
+        200,
+      );
+      const elapsed = Date.now() - killedAt;
+      expect(runs).toHaveLength(2);
+      const succeeded = runs.filter((r) => r.status === 'succeeded');
+      expect(succeeded).toHaveLength(1);
+      expect(succeeded[0]!.host).not.toBe('w1');
+      const lost = runs.find((r) => r.host === 'w1')!;
+      expect(lost.status).toBe('cancelled');
+      expect(lost.reason).toMatch(/^taken back: /);
+      const calls = f.harness.agentRuns('claude');
+      expect(calls).toHaveLength(2);
+      expect(calls[1]!.resumeOf).toBeNull();
+      expect(calls[1]!.prompt).toContain(
+        `A previous attempt at this task (run ${lost.id}, on host w1) was interrupted because its host stopped answering.`,
+      );
+      // Never two agents of the item alive at once: the killed worker's agent was gone before the restart.
+      expect(agents.concurrent()).toEqual([]);
+      const lastAlive = agents.lastSeenAlive(first.pid) ?? 0;
+      expect(lastAlive).toBeLessThan(Date.parse(calls[1]!.time));
+      // Its lifeline stopped it as soon as the worker died, not when its sleep ended.
+      expect(lastAlive - killedAt).toBeLessThan(3000);
+      const rows = await dispatchRows(f);
+      expect(rows.map((row) => [row.host, row.state])).toEqual([
+        ['w1', 'taken_back'],
+        [succeeded[0]!.host, 'done'],
+      ]);
+      expect(rows[1]!.previous_id).toBe(rows[0]!.id);
+      expect(overlappingDispatches(rows)).toEqual([]);
+      // The restart continued the branch the killed agent had checkpointed.
+      const final = await remoteSha(f, branch);
+      expect(final).not.toBe(checkpoint);
+      await git(['merge-base', '--is-ancestor', checkpoint, final!], { cwd: f.harness.origin.url });
+      console.info(
+        `fleet acceptance: killed agent gone ${lastAlive - killedAt} ms after the kill, restart began ${Date.parse(calls[1]!.time) - killedAt} ms after it on ${succeeded[0]!.host}, done ${(elapsed / 1000).toFixed(1)} s after it`,
+      );
+    } finally {
+      agents.stop();
+    }
+  }, 150_000);
+
+  it('a poller killed with SIGKILL: the standby takes over and nothing is sent twice', async () => {
+    const ITEMS = 16;
+    fleet = await createTestFleet({
+      issues: Array.from({ length: ITEMS }, (_, i) => ({ title: `Item ${i + 1} [[fake:sleep=1]]` })),
+      // `once`: an item that ran is handled for good (item memory in the store). Without it these
+      // items, open and matching for ever, would run again under any new process, as they would
+      // after a restart of a single curupira: the feed's memory of what it dispatched is per process.
+      automation: issueAutomation('fix', {
+        prompt: 'Fix #${issue_number}: ${issue_title}',
+        extra: 'once = true',
+      }),
+      maxActive: 4,
+      settingsExtra: '\n[settings.polling]\npoll_interval_seconds = 2',
+    });
+    const f = fleet;
+    const p1 = f.start('poller', 'p1');
+    await logged(p1, 'This process is the poller now');
+    const p2 = f.start('poller', 'p2');
+    await logged(p2, 'Another process is the poller; standing by to take over');
+    f.start('worker', 'w1');
+    f.start('worker', 'w2');
+    await waitFor(
+      'a few finished runs, and some running',
+      async () => {
+        const runs = await allRuns(f);
+        const done = runs.filter((r) => r.finishedAt !== null).length;
+        return done >= 3 && runs.length > done ? true : undefined;
+      },
+      60_000,
+      100,
+    );
+    const killedAt = Date.now();
+    p1.child.kill('SIGKILL');
+    await p1.done;
+    await logged(p2, 'This process is the poller now');
+    const tookOver = Date.now() - killedAt;
+    const runs = await waitFor(
+      `${ITEMS} finished runs`,
+      async () => {
+        const done = await finishedRuns(f);
+        return done.length >= ITEMS ? done : undefined;
+      },
+      90_000,
+      300,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const final = await allRuns(f);
+    expect(final).toHaveLength(ITEMS);
+    expect(final.map((r) => r.status)).toEqual(Array(ITEMS).fill('succeeded'));
+    expect(new Set(final.map((r) => r.itemId)).size).toBe(ITEMS);
+    expect(f.harness.agentRuns('claude')).toHaveLength(ITEMS);
+    const rows = await dispatchRows(f);
+    const perTask = new Map<string, number>();
+    for (const row of rows.filter((r) => r.state !== 'taken_back'))
+      perTask.set(row.task_key, (perTask.get(row.task_key) ?? 0) + 1);
+    expect(perTask.size).toBe(ITEMS);
+    expect([...perTask.values()].every((count) => count === 1)).toBe(true);
+    expect(rows.every((row) => row.settled_at !== null)).toBe(true);
+    expect(overlappingDispatches(rows)).toEqual([]);
+    console.info(
+      `fleet acceptance: standby poller took over ${tookOver} ms after the kill; ${runs.length} runs, ${rows.length} dispatches`,
+    );
+  }, 150_000);
+
+  it.each([
+    ['its connections reset', 'cut'],
+    ['its packets dropped', 'blackhole'],
+  ] as const)(
+    'a worker cut off from the database (%s) stops its agent, its job is taken back and runs once elsewhere; back, it takes no stale work but new work',
+    async (_how, how) => {
+      fleet = await createTestFleet({
+        issues: [{ title: 'Long [[fake:sleep=15]]' }, { title: 'Short' }],
+        automation: issueAutomation('fix', { prompt: 'Fix #${issue_number}: ${issue_title}' }),
+        // One run at a time in the whole fleet: the second item waits for the first.
+        maxActive: 1,
+      });
+      const f = fleet;
+      proxy = await startTcpProxy({ host: '127.0.0.1', port: 5432 });
+      const viaProxy = f.schema.url.replace('127.0.0.1:5432', `127.0.0.1:${proxy.port}`);
+      expect(viaProxy).not.toBe(f.schema.url);
+      const agents = watchAgents(
+        () => f.harness.agentRuns('claude'),
+        (call) => itemOf(call.prompt),
+      );
+      try {
+        const p1 = f.start('poller', 'p1');
+        const w1 = f.start('worker', 'w1', { stateDbUrl: viaProxy });
+        const first = await firstAgent(f, [p1, w1]);
+        expect(itemOf(first.prompt)).toBe('1');
+        expect(first.cwd).toContain('/hosts/w1/');
+        await logged(f.start('worker', 'w2'), 'Fleet worker w2 started');
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        const cutAt = Date.now();
+        if (how === 'cut') proxy.cut();
+        else proxy.blackhole();
+        // Its agent is stopped by its own host once heartbeat_timeout passed without the database.
+        await waitFor('the cut-off agent to stop', () => !agentAlive(first.pid), 15_000, 100);
+        const stoppedAfter = Date.now() - cutAt;
+        expect(stoppedAfter).toBeLessThan(7000);
+        // Stopped before the poller could take the job back (its heartbeat is older than the cut).
+        expect(await dispatchRows(f).then((rows) => rows[0]!.state)).toBe('running');
+        await logged(w1, 'No heartbeat for heartbeat_timeout');
+        // Taken back, and placed on the other worker, before w1 can answer again.
+        const placed = await waitFor(
+          'the restart on w2',
+          async () => {
+            const rows = await dispatchRows(f);
+            return rows.length >= 2 && rows[1]!.host === 'w2' ? rows : undefined;
+          },
+          30_000,
+          100,
+        );
+        const takenBackAfter = placed[0]!.finished_at!.getTime() - cutAt;
+        expect(placed[0]!.state).toBe('taken_back');
+        proxy.restore();
+        const restoredAt = Date.now();
+        await logged(w1, 'The database answers again: taking work again');
+        const runs = await waitFor(
+          'two succeeded runs',
+          async () => {
+            const all = await allRuns(f);
+            return all.filter((r) => r.status === 'succeeded').length >= 2 ? all : undefined;
+          },
+          60_000,
+          200,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 2000));
+        const final = await allRuns(f);
+        const byItem = (item: string) => final.filter((r) => r.itemId === item);
+        expect(byItem('1').map((r) => [r.host, r.status])).toEqual(
+          expect.arrayContaining([
+            ['w1', 'cancelled'],
+            ['w2', 'succeeded'],
+          ]),
+        );
+        expect(byItem('1')).toHaveLength(2);
+        expect(byItem('1').find((r) => r.host === 'w1')!.reason).toMatch(/^taken back: /);
+        // The second item waited for the first, then went to w1, back and healthy.
+        expect(byItem('2').map((r) => [r.host, r.status])).toEqual([['w1', 'succeeded']]);
+        const rows = await dispatchRows(f);
+        expect(rows.map((row) => [row.task_key.includes('"1"') ? '1' : '2', row.host, row.state])).toEqual([
+          ['1', 'w1', 'taken_back'],
+          ['1', 'w2', 'done'],
+          ['2', 'w1', 'done'],
+        ]);
+        expect(overlappingDispatches(rows)).toEqual([]);
+        // w1 ran nothing of the first item again after it came back.
+        const calls = f.harness.agentRuns('claude');
+        expect(
+          calls.map((call) => [itemOf(call.prompt), call.cwd.includes('/hosts/w1/') ? 'w1' : 'w2']),
+        ).toEqual([
+          ['1', 'w1'],
+          ['1', 'w2'],
+          ['2', 'w1'],
+        ]);
+        expect(agents.concurrent()).toEqual([]);
+        console.info(
+          `fleet acceptance (${how}): cut-off agent stopped ${stoppedAfter} ms after the cut, taken back ${takenBackAfter} ms after it, w1 restored ${restoredAt - cutAt} ms after it; ${runs.length} runs`,
+        );
+      } finally {
+        agents.stop();
+      }
+    },
+    150_000,
+  );
+
+  it.each([
+    ['its connections reset', 'cut'],
+    ['its packets dropped', 'blackhole'],
+  ] as const)(
+    'a worker cut off from the database (%s) for less than resume_grace resumes its own run when it answers again',
+    async (_how, how) => {
+      fleet = await createTestFleet({
+        issues: [{ title: 'Long [[fake:sleep=15]]' }],
+        automation: issueAutomation('fix', { prompt: 'Fix #${issue_number}: ${issue_title}' }),
+        maxActive: 1,
+        // Taken back only 4 + 8 s after its last heartbeat.
+        timing: { resumeGrace: 8 },
+      });
+      const f = fleet;
+      proxy = await startTcpProxy({ host: '127.0.0.1', port: 5432 });
+      const viaProxy = f.schema.url.replace('127.0.0.1:5432', `127.0.0.1:${proxy.port}`);
+      const agents = watchAgents(
+        () => f.harness.agentRuns('claude'),
+        (call) => itemOf(call.prompt),
+      );
+      try {
+        const p1 = f.start('poller', 'p1');
+        const w1 = f.start('worker', 'w1', { stateDbUrl: viaProxy });
+        const first = await firstAgent(f, [p1, w1]);
+        await waitFor('the session saved', () => savedSession(f), 30_000, 100);
+        await logged(f.start('worker', 'w2'), 'Fleet worker w2 started');
+        const cutAt = Date.now();
+        if (how === 'cut') proxy.cut();
+        else proxy.blackhole();
+        await waitFor('the cut-off agent to stop', () => !agentAlive(first.pid), 15_000, 100);
+        const stoppedAfter = Date.now() - cutAt;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        proxy.restore();
+        await logged(w1, 'The database answers again: taking work again');
+        await waitFor(
+          'a succeeded run',
+          async () => {
+            const all = await allRuns(f);
+            return all.some((r) => r.status === 'succeeded') ? all : undefined;
+          },
+          60_000,
+          200,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        const final = await allRuns(f);
+        expect(final.filter((r) => r.status === 'succeeded').map((r) => r.host)).toEqual(['w1']);
+        expect(final.filter((r) => r.reason?.startsWith('taken back:'))).toEqual([]);
+        // The run the cut stopped is closed (its record could not be written while cut off).
+        expect(final).toHaveLength(2);
+        expect(final.every((r) => r.finishedAt !== null)).toBe(true);
+        const calls = f.harness.agentRuns('claude');
+        expect(calls).toHaveLength(2);
+        expect(calls[1]!.resumeOf).toBe(first.sessionId);
+        expect(calls.every((call) => call.cwd.includes('/hosts/w1/'))).toBe(true);
+        const rows = await dispatchRows(f);
+        expect(rows.map((row) => [row.host, row.state])).toEqual([['w1', 'done']]);
+        expect(agents.concurrent()).toEqual([]);
+        console.info(
+          `fleet acceptance (${how}, brief): agent stopped ${stoppedAfter} ms after the cut, resumed on w1; runs ${final.map((r) => `${r.status}${r.reason ? ` (${r.reason})` : ''}`).join(', ')}`,
+        );
+      } finally {
+        agents.stop();
+      }
+    },
+    150_000,
+  );
+});

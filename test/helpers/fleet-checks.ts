@@ -1,0 +1,126 @@
+/**
+ * What the fleet acceptance tests (issue 17) read back: the dispatch rows of a test schema, runs
+ * of the shared store, and the checks that no task ever had two live dispatches or two live agents.
+ */
+import { readFileSync } from 'node:fs';
+import pg from 'pg';
+import type { RunRecord } from '../../src/core/types.js';
+import type { TestFleet } from './fleet.js';
+import { type FakeInvocation, isRunning } from './harness.js';
+import { TEST_PG_URL } from './pg.js';
+
+export interface DispatchRow {
+  id: string;
+  task_key: string;
+  host: string;
+  state: 'queued' | 'running' | 'done' | 'taken_back';
+  run_id: string | null;
+  enqueued_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+  settled_at: Date | null;
+  detail: string | null;
+  previous_id: string | null;
+}
+
+/** Every row of `fleet_dispatches`, oldest first. */
+export async function dispatchRows(fleet: TestFleet): Promise<DispatchRow[]> {
+  const client = new pg.Client({ connectionString: TEST_PG_URL });
+  await client.connect();
+  try {
+    const result = await client.query<DispatchRow>(
+      `SELECT id, task_key, host, state, run_id, enqueued_at, started_at, finished_at, settled_at, detail, previous_id
+       FROM ${fleet.schema.schema}.fleet_dispatches ORDER BY enqueued_at, id`,
+    );
+    return result.rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/** Every run in the fleet's store. */
+export async function allRuns(fleet: TestFleet): Promise<RunRecord[]> {
+  const store = await fleet.openStore();
+  try {
+    return await store.listRuns({ limit: Number.POSITIVE_INFINITY });
+  } finally {
+    await store.close();
+  }
+}
+
+/** Finished runs in the fleet's store. */
+export async function finishedRuns(fleet: TestFleet): Promise<RunRecord[]> {
+  return (await allRuns(fleet)).filter((run) => run.finishedAt !== null);
+}
+
+/**
+ * Tasks whose dispatches overlapped in time: one started (or was still queued) before the
+ * previous one ended. A dispatch with no end yet counts as open until now.
+ */
+export function overlappingDispatches(rows: readonly DispatchRow[]): string[] {
+  const byTask = new Map<string, DispatchRow[]>();
+  for (const row of rows) byTask.set(row.task_key, [...(byTask.get(row.task_key) ?? []), row]);
+  const bad: string[] = [];
+  for (const [task, list] of byTask) {
+    const intervals = list
+      .map((row) => ({
+        start: (row.started_at ?? row.enqueued_at).getTime(),
+        end: (row.finished_at ?? new Date()).getTime(),
+      }))
+      .sort((a, b) => a.start - b.start);
+    for (let i = 1; i < intervals.length; i += 1) {
+      if (intervals[i]!.start < intervals[i - 1]!.end) bad.push(task);
+    }
+  }
+  return bad;
+}
+
+/**
+ * Watches agent processes: every `everyMs`, notes which recorded agent invocations are alive, so
+ * a test can tell whether two agents of one item ever ran at once. `key` maps an invocation to
+ * its item (e.g. from its prompt).
+ */
+export interface AgentWatch {
+  /** Items that had two live agents at one sample, with the pids. */
+  concurrent(): { item: string; pids: number[] }[];
+  /** When an invocation's pid was last seen alive (epoch ms), if ever. */
+  lastSeenAlive(pid: number): number | undefined;
+  stop(): void;
+}
+
+export function watchAgents(
+  invocations: () => FakeInvocation[],
+  key: (call: FakeInvocation) => string,
+  everyMs = 100,
+): AgentWatch {
+  const found: { item: string; pids: number[] }[] = [];
+  const lastAlive = new Map<number, number>();
+  const timer = setInterval(() => {
+    const live = new Map<string, number[]>();
+    for (const call of invocations()) {
+      if (!agentAlive(call.pid)) continue;
+      lastAlive.set(call.pid, Date.now());
+      const item = key(call);
+      live.set(item, [...(live.get(item) ?? []), call.pid]);
+    }
+    for (const [item, pids] of live) {
+      const seen = found.some((f) => f.item === item && f.pids.join() === pids.join());
+      if (pids.length > 1 && !seen) found.push({ item, pids });
+    }
+  }, everyMs);
+  return {
+    concurrent: () => [...found],
+    lastSeenAlive: (pid) => lastAlive.get(pid),
+    stop: () => clearInterval(timer),
+  };
+}
+
+/** True while `pid` is a live fake agent (not a later process that reused its pid). */
+export function agentAlive(pid: number): boolean {
+  if (!isRunning(pid)) return false;
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('fake-agent');
+  } catch {
+    return false;
+  }
+}
