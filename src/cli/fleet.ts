@@ -12,7 +12,7 @@ import { COUNT_QUERIES_ENV, startQueryCount } from '../fleet/count-queries.js';
 import { PollerLock } from '../fleet/election.js';
 import { FleetDb, type FleetTiming, fleetPool } from '../fleet/fleet-db.js';
 import { FleetQueue } from '../fleet/queue.js';
-import { FleetRunner } from '../fleet/runner.js';
+import { FleetRunner, fleetKillGraceMs } from '../fleet/runner.js';
 import type { FleetRole } from '../fleet/types.js';
 import { JobWakeups, wakePayload } from '../fleet/wakeups.js';
 import { FleetWorker } from '../fleet/worker.js';
@@ -127,8 +127,14 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
       : 0;
     // An agent of this host must not outlive it: killed, it could not stop them, and the poller
     // restarts their tasks elsewhere (half the heartbeat timeout from SIGTERM to SIGKILL, at most 10 s).
-    if (works) lifeline = startLifeline(Math.min(10_000, timing.heartbeatTimeout * 500));
-    const workerEngine = new Engine({ ...engineBase(hostStore(store, host)), mode: 'watch', host });
+    if (works) lifeline = startLifeline(fleetKillGraceMs(timing));
+    const workerEngine = new Engine({
+      ...engineBase(hostStore(store, host)),
+      mode: 'watch',
+      host,
+      // A cut-off host's agents are stopped within this, well before the poller takes their work back.
+      killGraceMs: fleetKillGraceMs(timing),
+    });
     // Jobs sent to this host wake it at once (the poller's NOTIFY); idle, it asks its queue rarely.
     const wakeups = works
       ? new JobWakeups(connectionString, wakePayload(schema, host), () => worker.wake())

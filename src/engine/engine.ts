@@ -160,6 +160,14 @@ export interface TaskRunner {
   ): Promise<RunRecord | undefined>;
   /** Tasks handed out before this engine started (a poller taking over): offered first, not sent again. */
   adopt?(): Promise<DispatchedTask[]>;
+  /**
+   * Tasks that earlier engines dispatched and that ran (a poller taking over): the feeds count
+   * their text as dispatched, as the earlier engine's own memory did, so an unchanged item does not
+   * run again because the poller moved.
+   */
+  dispatched?(): Promise<DispatchedTask[]>;
+  /** The engine finished its after-run work for the task's last run (counting, retries, marks). */
+  settled?(taskKey: string): Promise<void>;
 }
 
 export interface EngineOptions {
@@ -1090,6 +1098,8 @@ export class Engine {
           feed.forget(task);
       })
       .then(() => feed?.runFinished(task, this.pollContext()))
+      // Only now is the fleet's dispatch settled: a poller killed before this does it again.
+      .then(() => this.options.runner?.settled?.(task.key))
       .catch((error: unknown) => {
         this.options.log.error(
           { automation: automation.id, error: errorMessage(error) },
@@ -1355,7 +1365,12 @@ export class Engine {
     for (const automation of this.settings.automations) await this.prune(automation.id);
     for (const feed of this.feeds) if (feed instanceof ChainFeed) await feed.init(this.pollContext());
     await this.loadRetries();
-    // A poller taking over: what the previous one handed out is awaited, never sent again.
+    // A poller taking over: what ran under the previous one counts as dispatched, and what it
+    // handed out is awaited, never sent again.
+    for (const job of (await this.options.runner?.dispatched?.()) ?? []) {
+      const feed = this.feeds.find((f) => f.automation.id === job.automationId);
+      if (feed instanceof EventFeed) feed.markDispatched(job.task);
+    }
     for (const job of (await this.options.runner?.adopt?.()) ?? []) {
       const automation = this.settings.automations.find((a) => a.id === job.automationId);
       if (automation) this.offer(automation, job.task);

@@ -231,6 +231,18 @@ export class FleetDb implements FleetView {
     return rows.map((row) => ({ dispatch: dispatchFromRow(row), payload: row.payload }));
   }
 
+  /**
+   * The task of each task key's newest dispatch that ran (its run started): what a poller taking
+   * over counts as already dispatched.
+   */
+  async ranPayloads(): Promise<string[]> {
+    const rows = await this.query<{ payload: string }>(
+      `SELECT DISTINCT ON (d.task_key) d.payload FROM fleet_dispatches d JOIN runs r ON r.id = d.run_id
+       WHERE d.state = 'done' AND r.started_at IS NOT NULL ORDER BY d.task_key, d.enqueued_at DESC`,
+    );
+    return rows.map((row) => row.payload);
+  }
+
   /** States of some dispatches in one statement (the poller's watch of what it handed out). */
   async states(ids: readonly string[]): Promise<Map<string, DispatchRecord>> {
     if (ids.length === 0) return new Map();

@@ -130,7 +130,9 @@ describe('fleet dispatches', () => {
     expect(hostHealth(6, false, TIMING)).toBe('gone');
     expect(hostHealth(0, true, TIMING)).toBe('stopped');
     expect(takeBackAfter(TIMING)).toBe(15);
-    expect(takeBackAfter({ heartbeatInterval: 5, heartbeatTimeout: 30, resumeGrace: 0 })).toBe(40);
+    // Two heartbeats and the kill grace (half the timeout, at most 10 s) beyond the timeout, at least.
+    expect(takeBackAfter({ heartbeatInterval: 5, heartbeatTimeout: 30, resumeGrace: 0 })).toBe(50);
+    expect(takeBackAfter({ heartbeatInterval: 1, heartbeatTimeout: 4, resumeGrace: 2 })).toBe(8);
   });
 });
 
@@ -170,8 +172,14 @@ describe('FleetRunner', () => {
     stop.abort();
     await expect(second).resolves.toBeUndefined();
     await expect(third).resolves.toBeUndefined();
-    // Stopping the poller leaves what it handed out live, for the next poller to adopt.
+    // Stopping the poller leaves what it handed out live, for the next poller to adopt, and a run
+    // whose after-run work the engine did not report done is adopted too (done again, not lost).
+    expect((await r.adopt()).map((j) => j.task.item.id).sort()).toEqual(['1', '2', '3']);
+    await r.settled(task('1').key);
     expect((await r.adopt()).map((j) => j.task.item.id).sort()).toEqual(['2', '3']);
+    // What ran counts as dispatched for a poller taking over.
+    await pool.query(`UPDATE runs SET started_at = created_at WHERE id = $1`, [run.id]);
+    expect((await r.dispatched()).map((j) => j.task.item.id)).toEqual(['1']);
   });
 
   it("takes back a silent host's work: queued at once, running after the grace, restarted elsewhere with the attempt told", async () => {

@@ -35,15 +35,26 @@ interface Watch {
 
 /** Seconds a running dispatch of a silent host waits before it is taken back. */
 export function takeBackAfter(timing: FleetTiming): number {
-  // Never less than two heartbeats beyond the timeout: a cut-off worker stops its agents at the
-  // timeout (its own clock), so the restart elsewhere cannot overlap them.
-  return timing.heartbeatTimeout + Math.max(timing.resumeGrace, 2 * timing.heartbeatInterval);
+  // Never less than two heartbeats and the agents' kill grace beyond the timeout: a cut-off
+  // worker starts stopping its agents at the timeout (its own clock), an agent that ignores
+  // SIGTERM is killed a grace later, so the restart elsewhere cannot overlap them.
+  return (
+    timing.heartbeatTimeout +
+    Math.max(timing.resumeGrace, 2 * timing.heartbeatInterval + fleetKillGraceMs(timing) / 1000)
+  );
+}
+
+/** SIGTERM to SIGKILL for a fleet host's agents (at most 10 s, half the heartbeat timeout). */
+export function fleetKillGraceMs(timing: Pick<FleetTiming, 'heartbeatTimeout'>): number {
+  return Math.min(10_000, timing.heartbeatTimeout * 500);
 }
 
 export class FleetRunner implements TaskRunner {
   private readonly watches = new Map<string, Watch>();
   private timer: NodeJS.Timeout | undefined;
   private sweeping = false;
+  /** Done dispatches whose after-run work the engine has not finished, by task key. */
+  private readonly unsettled = new Map<string, string>();
   /** Placements one at a time, so two tasks never both take a host's last free slot. */
   private placing: Promise<unknown> = Promise.resolve();
 
@@ -87,6 +98,28 @@ export class FleetRunner implements TaskRunner {
         'Taking over the dispatches a previous poller handed out',
       );
     return jobs;
+  }
+
+  async dispatched(): Promise<DispatchedTask[]> {
+    const jobs: DispatchedTask[] = [];
+    for (const payload of await this.options.db.ranPayloads()) {
+      try {
+        jobs.push(JSON.parse(payload) as DispatchedTask);
+      } catch {
+        // An unreadable row only costs a rerun of its item.
+      }
+    }
+    return jobs;
+  }
+
+  async settled(taskKey: string): Promise<void> {
+    const id = this.unsettled.get(taskKey);
+    if (id === undefined) return;
+    this.unsettled.delete(taskKey);
+    // Left unsettled, the next poller does the after-run work again: at least once, never lost.
+    await this.options.db.settle(id).catch((error: unknown) => {
+      this.options.log.warn({ task: taskKey, error: errorMessage(error) }, 'Could not settle a dispatch');
+    });
   }
 
   async run(
@@ -135,8 +168,12 @@ export class FleetRunner implements TaskRunner {
       signals.cancel.removeEventListener('abort', onCancel);
       if (!final) return undefined; // this poller stops; the next one adopts the dispatch
       if (final.state === 'done') {
-        await db.settle(final.id);
-        return final.runId ? await store.getRun(final.runId) : undefined;
+        // Settled once the engine did its after-run work (`settled`); a run that is not there to
+        // work on (never started) is settled now.
+        const run = final.runId ? await store.getRun(final.runId) : undefined;
+        if (run) this.unsettled.set(final.taskKey, final.id);
+        else await db.settle(final.id);
+        return run;
       }
       // Taken back from a lost host: placed again, on another host.
       log.info(

@@ -248,69 +248,76 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet acceptance (issue 17)'
     }
   }, 150_000);
 
-  it('a poller killed with SIGKILL: the standby takes over and nothing is sent twice', async () => {
-    const ITEMS = 16;
-    fleet = await createTestFleet({
-      issues: Array.from({ length: ITEMS }, (_, i) => ({ title: `Item ${i + 1} [[fake:sleep=1]]` })),
-      // `once`: an item that ran is handled for good (item memory in the store). Without it these
-      // items, open and matching for ever, would run again under any new process, as they would
-      // after a restart of a single curupira: the feed's memory of what it dispatched is per process.
-      automation: issueAutomation('fix', {
-        prompt: 'Fix #${issue_number}: ${issue_title}',
-        extra: 'once = true',
-      }),
-      maxActive: 4,
-      settingsExtra: '\n[settings.polling]\npoll_interval_seconds = 2',
-    });
-    const f = fleet;
-    const p1 = f.start('poller', 'p1');
-    await logged(p1, 'This process is the poller now');
-    const p2 = f.start('poller', 'p2');
-    await logged(p2, 'Another process is the poller; standing by to take over');
-    f.start('worker', 'w1');
-    f.start('worker', 'w2');
-    await waitFor(
-      'a few finished runs, and some running',
-      async () => {
-        const runs = await allRuns(f);
-        const done = runs.filter((r) => r.finishedAt !== null).length;
-        return done >= 3 && runs.length > done ? true : undefined;
-      },
-      60_000,
-      100,
-    );
-    const killedAt = Date.now();
-    p1.child.kill('SIGKILL');
-    await p1.done;
-    await logged(p2, 'This process is the poller now');
-    const tookOver = Date.now() - killedAt;
-    const runs = await waitFor(
-      `${ITEMS} finished runs`,
-      async () => {
-        const done = await finishedRuns(f);
-        return done.length >= ITEMS ? done : undefined;
-      },
-      90_000,
-      300,
-    );
-    await new Promise((resolve) => setTimeout(resolve, 3000));
-    const final = await allRuns(f);
-    expect(final).toHaveLength(ITEMS);
-    expect(final.map((r) => r.status)).toEqual(Array(ITEMS).fill('succeeded'));
-    expect(new Set(final.map((r) => r.itemId)).size).toBe(ITEMS);
-    expect(f.harness.agentRuns('claude')).toHaveLength(ITEMS);
-    const rows = await dispatchRows(f);
-    const perTask = new Map<string, number>();
-    for (const row of rows.filter((r) => r.state !== 'taken_back'))
-      perTask.set(row.task_key, (perTask.get(row.task_key) ?? 0) + 1);
-    expect(perTask.size).toBe(ITEMS);
-    expect([...perTask.values()].every((count) => count === 1)).toBe(true);
-    expect(rows.every((row) => row.settled_at !== null)).toBe(true);
-    expect(overlappingDispatches(rows)).toEqual([]);
-    console.info(
-      `fleet acceptance: standby poller took over ${tookOver} ms after the kill; ${runs.length} runs, ${rows.length} dispatches`,
-    );
-  }, 150_000);
+  // With `once`, an item that ran is handled for good (item memory in the store). Without it, the
+  // items stay open and matching for ever: the new poller must count what ran under the old one
+  // as dispatched (the dispatch rows), as the old poller's own memory did.
+  it.each([
+    ['once = true', 'once = true'],
+    ['the default (no once)', ''],
+  ])(
+    'a poller killed with SIGKILL: the standby takes over and nothing is sent twice, with %s',
+    async (_label, extra) => {
+      const ITEMS = 16;
+      fleet = await createTestFleet({
+        issues: Array.from({ length: ITEMS }, (_, i) => ({ title: `Item ${i + 1} [[fake:sleep=1]]` })),
+        automation: issueAutomation('fix', {
+          prompt: 'Fix #${issue_number}: ${issue_title}',
+          extra,
+        }),
+        maxActive: 4,
+        settingsExtra: '\n[settings.polling]\npoll_interval_seconds = 2',
+      });
+      const f = fleet;
+      const p1 = f.start('poller', 'p1');
+      await logged(p1, 'This process is the poller now');
+      const p2 = f.start('poller', 'p2');
+      await logged(p2, 'Another process is the poller; standing by to take over');
+      f.start('worker', 'w1');
+      f.start('worker', 'w2');
+      await waitFor(
+        'a few finished runs, and some running',
+        async () => {
+          const runs = await allRuns(f);
+          const done = runs.filter((r) => r.finishedAt !== null).length;
+          return done >= 3 && runs.length > done ? true : undefined;
+        },
+        60_000,
+        100,
+      );
+      const killedAt = Date.now();
+      p1.child.kill('SIGKILL');
+      await p1.done;
+      await logged(p2, 'This process is the poller now');
+      const tookOver = Date.now() - killedAt;
+      const runs = await waitFor(
+        `${ITEMS} finished runs`,
+        async () => {
+          const done = await finishedRuns(f);
+          return done.length >= ITEMS ? done : undefined;
+        },
+        90_000,
+        300,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      const final = await allRuns(f);
+      expect(final).toHaveLength(ITEMS);
+      expect(final.map((r) => r.status)).toEqual(Array(ITEMS).fill('succeeded'));
+      expect(new Set(final.map((r) => r.itemId)).size).toBe(ITEMS);
+      expect(f.harness.agentRuns('claude')).toHaveLength(ITEMS);
+      const rows = await dispatchRows(f);
+      const perTask = new Map<string, number>();
+      for (const row of rows.filter((r) => r.state !== 'taken_back'))
+        perTask.set(row.task_key, (perTask.get(row.task_key) ?? 0) + 1);
+      expect(perTask.size).toBe(ITEMS);
+      expect([...perTask.values()].every((count) => count === 1)).toBe(true);
+      expect(rows.every((row) => row.settled_at !== null)).toBe(true);
+      expect(overlappingDispatches(rows)).toEqual([]);
+      console.info(
+        `fleet acceptance: standby poller took over ${tookOver} ms after the kill; ${runs.length} runs, ${rows.length} dispatches`,
+      );
+    },
+    150_000,
+  );
 
   it.each([
     ['its connections reset', 'cut'],
