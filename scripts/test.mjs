@@ -1,9 +1,10 @@
 // The one command that checks everything: build, typecheck, lint, then every vitest test
 // (the schema and docs snapshot checks are tests too). The last line is `N passed, N failed`.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { ensurePostgres } from './postgres.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const node = process.execPath;
@@ -40,48 +41,7 @@ function ensureChromium() {
 }
 ensureChromium();
 
-/**
- * The PostgreSQL store and fleet tests use the machine's own server (127.0.0.1:5432, trust auth,
- * database `test`; CURUPIRA_TEST_PG_URL names another). When nothing answers there, the local
- * cluster is started with Debian's pg_ctlcluster, as the machine's own services are.
- */
-function pgAnswers() {
-  const url = process.env.CURUPIRA_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-  const result = spawnSync('pg_isready', ['-d', url, '-t', '3'], { stdio: 'ignore' });
-  return result.error === undefined && result.status === 0;
-}
-function ensurePostgres() {
-  if (pgAnswers()) return;
-  let versions = [];
-  try {
-    versions = readdirSync('/etc/postgresql');
-  } catch {}
-  if (versions.length === 0) {
-    console.log(
-      '\n== postgresql: not answering and no cluster under /etc/postgresql; the PostgreSQL tests will fail',
-    );
-    return;
-  }
-  const version = versions.sort().at(-1);
-  console.log(
-    `\n== postgresql: not answering; starting the local cluster (pg_ctlcluster ${version} main start)`,
-  );
-  const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  const command = asRoot ? 'pg_ctlcluster' : 'sudo';
-  const args = [
-    ...(asRoot ? [] : ['-n', 'pg_ctlcluster']),
-    '--skip-systemctl-redirect',
-    version,
-    'main',
-    'start',
-  ];
-  const result = spawnSync(command, args, { stdio: 'inherit' });
-  for (let i = 0; i < 30 && !pgAnswers(); i++) spawnSync('sleep', ['1']);
-  if (!pgAnswers())
-    console.log(
-      `== postgresql: still not answering (exit ${result.status ?? result.error?.message}); the PostgreSQL tests will fail`,
-    );
-}
+// The PostgreSQL store and fleet tests need the machine's server: started when it is down.
 ensurePostgres();
 
 /**
