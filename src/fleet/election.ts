@@ -8,6 +8,7 @@
 import pg from 'pg';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../log.js';
+import { sleep } from './sleep.js';
 
 export interface PollerLockOptions {
   connectionString: string;
@@ -101,17 +102,4 @@ export class PollerLock {
   async release(): Promise<void> {
     await this.drop();
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

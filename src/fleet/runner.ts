@@ -15,6 +15,7 @@ import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
 import type { FleetDb, FleetTiming } from './fleet-db.js';
 import type { FleetQueue } from './queue.js';
+import { sleep } from './sleep.js';
 import type { DispatchRecord, FleetHost } from './types.js';
 
 export interface FleetRunnerOptions {
@@ -382,17 +383,4 @@ export function attemptSummary(run: RunRecord | undefined, lost: DispatchRecord)
     lines.push(`Commits recorded on no remote at its last update: ${run.commits}.`);
   }
   return lines.join('\n');
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

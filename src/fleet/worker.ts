@@ -18,6 +18,7 @@ import type { Lifeline } from '../process/lifeline.js';
 import type { Store } from '../store/types.js';
 import type { FleetDb, FleetTiming } from './fleet-db.js';
 import type { FleetQueue } from './queue.js';
+import { sleep } from './sleep.js';
 import type { FleetRole } from './types.js';
 import type { JobWakeups } from './wakeups.js';
 
@@ -209,6 +210,13 @@ export class FleetWorker {
         await this.take(dispatch.id);
         continue;
       }
+      // Its run ended before the stop (the agent exited; the restart finished it as its outcome
+      // said): that is its result. A run stopped by the stop or cut resumes.
+      const last = dispatch.runId ? await this.options.store.getRun(dispatch.runId) : undefined;
+      if (last && isTerminal(last.status) && last.status !== 'cancelled') {
+        await this.options.db.finish(dispatch.id, this.options.host, last.id);
+        continue;
+      }
       const job = parseJob(payload);
       if (!job) continue;
       this.options.log.info(
@@ -319,18 +327,5 @@ function untilAborted(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) resolve();
     else signal.addEventListener('abort', () => resolve(), { once: true });
-  });
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
   });
 }

@@ -47,10 +47,11 @@ describe('leases', () => {
     const held = await waitFor('the lease comment', () =>
       harness.agentRuns('claude').length > 0 ? leaseComments(harness, 1)[0] : undefined,
     );
-    // Claimed before the agent started, by the token's account, with one human line.
+    // Claimed before the agent started, by the token's account, with one human line (the expiry
+    // carries its date when it falls on another day than GitHub's today: late in the UTC evening).
     expect(held.author).toBe('octocat');
     expect(held.body).toMatch(
-      /^curupira is working on this: automation `fix`, runner `build-1`, until \d\d:\d\d UTC\n/,
+      /^curupira is working on this: automation `fix`, runner `build-1`, until (?:\d{4}-\d\d-\d\d )?\d\d:\d\d UTC\n/,
     );
     const state = parseLeaseState(held.body)!;
     expect(state).toMatchObject({ automation: 'fix', runner: 'build-1' });
@@ -252,7 +253,7 @@ describe('kill -9 during a leased run (the built CLI, slow)', () => {
       const [skipped] = await storeRuns(fileB);
       expect(skipped).toMatchObject({ status: 'skipped', startedAt: null });
       expect(skipped!.reason).toMatch(
-        /^leased by host-a \(automation fix, run r_\w+, until \d\d:\d\d UTC\)$/,
+        /^leased by host-a \(automation fix, run r_\w+, until (?:\d{4}-\d\d-\d\d )?\d\d:\d\d UTC\)$/,
       );
       expect(harness.agentRuns('claude')).toHaveLength(1);
 

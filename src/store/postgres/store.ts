@@ -10,16 +10,19 @@
  */
 import type pg from 'pg';
 import { StateError } from '../../core/errors.js';
+import { CALM_STATUSES, RUN_STATUSES, type RunRecord, type RunStatus } from '../../core/types.js';
 import {
-  type AgentOutcome,
-  CALM_STATUSES,
-  RUN_STATUSES,
-  type RunRecord,
-  type RunStatus,
-  type ScreeningFinding,
-  type Task,
-  type Usage,
-} from '../../core/types.js';
+  type AllowanceRow,
+  allowanceFromRow,
+  type CronRow,
+  cronFromRow,
+  type ItemFailuresRow,
+  itemFailuresFromRow,
+  type RunRow,
+  runFromRow,
+  type SessionRow,
+  sessionFromRow,
+} from '../rows.js';
 import { createRunIdGenerator, type RunIdGenerator } from '../sqlite/run-id.js';
 import { INDEXED_CALM_STATUSES, UNFINISHED_STATUSES } from '../sqlite/schema.js';
 import type {
@@ -91,97 +94,6 @@ function runWhere(filter: RunFilter, p: ReturnType<typeof parameters>): string {
   return where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
 }
 
-interface SessionRow {
-  task_key: string;
-  automation_id: string;
-  run_id: string;
-  provider: string;
-  profile: string;
-  session_id: string;
-  prompt: string;
-  prompt_template_hash: string;
-  task_json: string;
-  worktree_path: string | null;
-  branch: string | null;
-  created_at: string;
-  updated_at: string;
-  resume_failures: number;
-}
-
-interface ItemFailuresRow {
-  task_key: string;
-  automation_id: string;
-  item_key: string;
-  failures: number;
-  text_digest: string;
-  last_run_id: string;
-  escalated_at: string | null;
-  notice_run_id: string | null;
-  updated_at: string;
-}
-
-interface RunRow {
-  id: string;
-  automation_id: string;
-  task_key: string;
-  repo: string;
-  task_type: string;
-  item_id: string;
-  item_key: string;
-  item_title: string;
-  item_url: string;
-  status: string;
-  reason: string | null;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-  profile: string | null;
-  provider: string | null;
-  session_id: string | null;
-  resumed: boolean;
-  exit_code: number | null;
-  signal: string | null;
-  transcript_path: string | null;
-  branch: string | null;
-  worktree_path: string | null;
-  worktree_kept: boolean;
-  commits: number;
-  usage_json: string | null;
-  model: string | null;
-  cost_usd: number | null;
-  prompt: string | null;
-  scheduled_for: string | null;
-  upstream_run_id: string | null;
-  agent_pid: number | null;
-  agent_outcome: string | null;
-  dismissed_at: string | null;
-  screening_findings: string | null;
-  screening_reason: string | null;
-  screened_digest: string | null;
-  attempt: number;
-  retry_at: string | null;
-  host: string | null;
-}
-
-interface AllowanceRow {
-  id: number;
-  run_id: string;
-  task_key: string;
-  text_digest: string;
-  allowed_by: string;
-  allowed_at: string;
-  used_at: string | null;
-}
-
-interface CronRow {
-  automation_id: string;
-  created_at: string;
-  last_scheduled_for: string | null;
-  pending_scheduled_for: string | null;
-  last_execution_at: string | null;
-  config_hash: string | null;
-}
-
 /** Column of each patchable run field. */
 const PATCH_COLUMNS = {
   status: 'status',
@@ -243,108 +155,6 @@ function patchValue(key: PatchKey, patch: RunPatch): Param {
     default:
       return patch[key] ?? null;
   }
-}
-
-function runFromRow(row: RunRow): RunRecord {
-  return {
-    id: row.id,
-    automationId: row.automation_id,
-    taskKey: row.task_key,
-    repo: row.repo,
-    taskType: row.task_type,
-    itemId: row.item_id,
-    itemKey: row.item_key,
-    itemTitle: row.item_title,
-    itemUrl: row.item_url,
-    status: row.status as RunStatus,
-    reason: row.reason,
-    createdAt: row.created_at,
-    startedAt: row.started_at,
-    finishedAt: row.finished_at,
-    profile: row.profile,
-    provider: row.provider,
-    sessionId: row.session_id,
-    resumed: row.resumed,
-    exitCode: row.exit_code,
-    signal: row.signal,
-    transcriptPath: row.transcript_path,
-    branch: row.branch,
-    worktreePath: row.worktree_path,
-    worktreeKept: row.worktree_kept,
-    commits: row.commits,
-    usage: row.usage_json === null ? null : (JSON.parse(row.usage_json) as Usage),
-    model: row.model,
-    costUsd: row.cost_usd,
-    prompt: row.prompt,
-    scheduledFor: row.scheduled_for,
-    upstreamRunId: row.upstream_run_id,
-    agentPid: row.agent_pid,
-    agentOutcome: row.agent_outcome === null ? null : (JSON.parse(row.agent_outcome) as AgentOutcome),
-    dismissedAt: row.dismissed_at,
-    screeningFindings:
-      row.screening_findings === null ? null : (JSON.parse(row.screening_findings) as ScreeningFinding[]),
-    screeningReason: row.screening_reason,
-    screenedDigest: row.screened_digest,
-    attempt: row.attempt,
-    retryAt: row.retry_at,
-    host: row.host,
-  };
-}
-
-function sessionFromRow(row: SessionRow): SessionRecord {
-  return {
-    taskKey: row.task_key,
-    automationId: row.automation_id,
-    runId: row.run_id,
-    provider: row.provider,
-    profile: row.profile,
-    sessionId: row.session_id,
-    prompt: row.prompt,
-    promptTemplateHash: row.prompt_template_hash,
-    task: JSON.parse(row.task_json) as Task,
-    worktreePath: row.worktree_path,
-    branch: row.branch,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    resumeFailures: row.resume_failures,
-  };
-}
-
-function itemFailuresFromRow(row: ItemFailuresRow): ItemFailures {
-  return {
-    taskKey: row.task_key,
-    automationId: row.automation_id,
-    itemKey: row.item_key,
-    failures: row.failures,
-    textDigest: row.text_digest,
-    lastRunId: row.last_run_id,
-    escalatedAt: row.escalated_at,
-    noticeRunId: row.notice_run_id,
-    updatedAt: row.updated_at,
-  };
-}
-
-function allowanceFromRow(row: AllowanceRow): Allowance {
-  return {
-    id: row.id,
-    runId: row.run_id,
-    taskKey: row.task_key,
-    textDigest: row.text_digest,
-    allowedBy: row.allowed_by,
-    allowedAt: row.allowed_at,
-    usedAt: row.used_at,
-  };
-}
-
-function cronFromRow(row: CronRow): CronState {
-  return {
-    automationId: row.automation_id,
-    createdAt: row.created_at,
-    lastScheduledFor: row.last_scheduled_for,
-    pendingScheduledFor: row.pending_scheduled_for,
-    lastExecutionAt: row.last_execution_at,
-    configHash: row.config_hash,
-  };
 }
 
 function newestFirst(a: RunRecord, b: RunRecord): number {
