@@ -165,6 +165,7 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
         if (!(await lock.acquire(ended))) break;
         polling = true;
         log.info({ host }, 'This process is the poller now');
+        void worker.beatNow();
         const pollStop = new AbortController();
         const onLost = (): void => pollStop.abort();
         lock.lost.addEventListener('abort', onLost, { once: true });
@@ -183,6 +184,7 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
         else await new Engine(engine).run();
         pollStop.abort();
         polling = false;
+        void worker.beatNow();
         await lock.release();
       }
     }

@@ -227,6 +227,11 @@ export class FleetWorker {
     }
   }
 
+  /** Writes a heartbeat now (the process became, or stopped being, the poller: the fleet page says so at once). */
+  async beatNow(): Promise<void> {
+    await this.heartbeat();
+  }
+
   /** Wakes the fetch loop (a notification, a slot freed). */
   wake(): void {
     this.woken.abort();
