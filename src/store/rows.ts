@@ -2,8 +2,17 @@
  * The rows both backends store (the same columns in SQLite and PostgreSQL) and the records made of
  * them, so that a run read back is the same record whichever backend holds it.
  */
-import type { AgentOutcome, RunRecord, RunStatus, ScreeningFinding, Task, Usage } from '../core/types.js';
-import type { Allowance, CronState, ItemFailures, SessionRecord } from './types.js';
+import { StateError } from '../core/errors.js';
+import {
+  type AgentOutcome,
+  RUN_STATUSES,
+  type RunRecord,
+  type RunStatus,
+  type ScreeningFinding,
+  type Task,
+  type Usage,
+} from '../core/types.js';
+import type { Allowance, CronState, ItemFailures, RunPatch, SessionRecord } from './types.js';
 
 /** A flag column: 0/1 in SQLite (STRICT INTEGER), a boolean in PostgreSQL. */
 function flag(value: boolean | number): boolean {
@@ -202,4 +211,44 @@ export function cronFromRow(row: CronRow): CronState {
     lastExecutionAt: row.last_execution_at,
     configHash: row.config_hash,
   };
+}
+
+/** Column of each patchable run field. */
+export const PATCH_COLUMNS = {
+  status: 'status',
+  reason: 'reason',
+  startedAt: 'started_at',
+  finishedAt: 'finished_at',
+  sessionId: 'session_id',
+  resumed: 'resumed',
+  exitCode: 'exit_code',
+  signal: 'signal',
+  transcriptPath: 'transcript_path',
+  branch: 'branch',
+  worktreePath: 'worktree_path',
+  worktreeKept: 'worktree_kept',
+  commits: 'commits',
+  usage: 'usage_json',
+  model: 'model',
+  costUsd: 'cost_usd',
+  prompt: 'prompt',
+  profile: 'profile',
+  provider: 'provider',
+  agentPid: 'agent_pid',
+  agentOutcome: 'agent_outcome',
+  dismissedAt: 'dismissed_at',
+  screeningFindings: 'screening_findings',
+  screeningReason: 'screening_reason',
+  screenedDigest: 'screened_digest',
+  retryAt: 'retry_at',
+  host: 'host',
+} as const satisfies { readonly [K in keyof Required<RunPatch>]: keyof RunRow };
+
+export type PatchKey = keyof typeof PATCH_COLUMNS;
+export const PATCH_KEYS = Object.keys(PATCH_COLUMNS) as PatchKey[];
+
+export function checkStatus(status: string): RunStatus {
+  const known = RUN_STATUSES.find((s) => s === status);
+  if (!known) throw new StateError(`unknown run status '${status}'`);
+  return known;
 }

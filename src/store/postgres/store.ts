@@ -10,14 +10,18 @@
  */
 import type pg from 'pg';
 import { StateError } from '../../core/errors.js';
-import { CALM_STATUSES, RUN_STATUSES, type RunRecord, type RunStatus } from '../../core/types.js';
+import { CALM_STATUSES, type RunRecord } from '../../core/types.js';
 import {
   type AllowanceRow,
   allowanceFromRow,
   type CronRow,
+  checkStatus,
   cronFromRow,
   type ItemFailuresRow,
   itemFailuresFromRow,
+  PATCH_COLUMNS,
+  PATCH_KEYS,
+  type PatchKey,
   type RunRow,
   runFromRow,
   type SessionRow,
@@ -92,46 +96,6 @@ function runWhere(filter: RunFilter, p: ReturnType<typeof parameters>): string {
     where.push(filter.attention ? PG_ATTENTION_SQL : `NOT (${PG_ATTENTION_SQL})`);
   }
   return where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
-}
-
-/** Column of each patchable run field. */
-const PATCH_COLUMNS = {
-  status: 'status',
-  reason: 'reason',
-  startedAt: 'started_at',
-  finishedAt: 'finished_at',
-  sessionId: 'session_id',
-  resumed: 'resumed',
-  exitCode: 'exit_code',
-  signal: 'signal',
-  transcriptPath: 'transcript_path',
-  branch: 'branch',
-  worktreePath: 'worktree_path',
-  worktreeKept: 'worktree_kept',
-  commits: 'commits',
-  usage: 'usage_json',
-  model: 'model',
-  costUsd: 'cost_usd',
-  prompt: 'prompt',
-  profile: 'profile',
-  provider: 'provider',
-  agentPid: 'agent_pid',
-  agentOutcome: 'agent_outcome',
-  dismissedAt: 'dismissed_at',
-  screeningFindings: 'screening_findings',
-  screeningReason: 'screening_reason',
-  screenedDigest: 'screened_digest',
-  retryAt: 'retry_at',
-  host: 'host',
-} as const satisfies { readonly [K in keyof Required<RunPatch>]: keyof RunRow };
-
-type PatchKey = keyof typeof PATCH_COLUMNS;
-const PATCH_KEYS = Object.keys(PATCH_COLUMNS) as PatchKey[];
-
-function checkStatus(status: string): RunStatus {
-  const known = RUN_STATUSES.find((s) => s === status);
-  if (!known) throw new StateError(`unknown run status '${status}'`);
-  return known;
 }
 
 function json(value: unknown): string | null {

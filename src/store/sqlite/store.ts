@@ -4,14 +4,18 @@
  */
 import type Database from 'better-sqlite3';
 import { StateError } from '../../core/errors.js';
-import { CALM_STATUSES, RUN_STATUSES, type RunRecord, type RunStatus, type Usage } from '../../core/types.js';
+import { CALM_STATUSES, type RunRecord, type Usage } from '../../core/types.js';
 import {
   type AllowanceRow,
   allowanceFromRow,
   type CronRow,
+  checkStatus,
   cronFromRow,
   type ItemFailuresRow,
   itemFailuresFromRow,
+  PATCH_COLUMNS,
+  PATCH_KEYS,
+  type PatchKey,
   type RunRow,
   runFromRow,
   type SessionRow,
@@ -90,46 +94,6 @@ interface ItemRow {
   item_key: string;
   run_id: string | null;
   skipped: number;
-}
-
-/** Column of each patchable run field. */
-const PATCH_COLUMNS = {
-  status: 'status',
-  reason: 'reason',
-  startedAt: 'started_at',
-  finishedAt: 'finished_at',
-  sessionId: 'session_id',
-  resumed: 'resumed',
-  exitCode: 'exit_code',
-  signal: 'signal',
-  transcriptPath: 'transcript_path',
-  branch: 'branch',
-  worktreePath: 'worktree_path',
-  worktreeKept: 'worktree_kept',
-  commits: 'commits',
-  usage: 'usage_json',
-  model: 'model',
-  costUsd: 'cost_usd',
-  prompt: 'prompt',
-  profile: 'profile',
-  provider: 'provider',
-  agentPid: 'agent_pid',
-  agentOutcome: 'agent_outcome',
-  dismissedAt: 'dismissed_at',
-  screeningFindings: 'screening_findings',
-  screeningReason: 'screening_reason',
-  screenedDigest: 'screened_digest',
-  retryAt: 'retry_at',
-  host: 'host',
-} as const satisfies { readonly [K in keyof Required<RunPatch>]: keyof RunRow };
-
-type PatchKey = keyof typeof PATCH_COLUMNS;
-const PATCH_KEYS = Object.keys(PATCH_COLUMNS) as PatchKey[];
-
-function checkStatus(status: string): RunStatus {
-  const known = RUN_STATUSES.find((s) => s === status);
-  if (!known) throw new StateError(`unknown run status '${status}'`);
-  return known;
 }
 
 function bool(value: boolean | undefined): number {
