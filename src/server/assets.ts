@@ -75,18 +75,51 @@ document.addEventListener('click', (event) => {
 });
 `;
 
-export const BOARD_JS = `${COMMON_JS}
+/**
+ * Swaps in the server-rendered `#live` part of a page. A change notice that arrives while a
+ * refresh is in flight is not dropped: one more refresh follows, so the page never stays on the
+ * state before the last change. The swap waits while a pointer is held down, or a click whose
+ * press and release landed on two different (old and new) buttons would be lost.
+ */
+const LIVE_JS = `
 let pending = false;
-async function refresh() {
-  if (pending) return;
+let again = false;
+// A press held longer than this (released outside the window, say) no longer holds the page.
+let pressedAt = 0;
+function holding() { return pressedAt !== 0 && Date.now() - pressedAt < 2000; }
+async function swap(url, after) {
+  if (pending || holding()) {
+    if (!pending && !again) setTimeout(refresh, 2000);
+    again = true;
+    return;
+  }
   pending = true;
+  again = false;
   try {
-    const response = await fetch('/board/live', { headers: { authorization: 'Bearer ' + token } });
-    if (response.ok) document.getElementById('live').outerHTML = await response.text();
+    const response = await fetch(url, { headers: { authorization: 'Bearer ' + token } });
+    const html = response.ok ? await response.text() : undefined;
+    if (holding()) again = true;
+    else if (html !== undefined) document.getElementById('live').outerHTML = html;
+    if (after) after(response.ok ? undefined : 'refresh failed: ' + response.status);
+  } catch {
+    if (after) after('reconnecting…');
   } finally {
     pending = false;
   }
+  if (again && !holding()) refresh();
 }
+document.addEventListener('pointerdown', () => { pressedAt = Date.now(); }, true);
+function release() {
+  pressedAt = 0;
+  // After the click this release makes has been handled.
+  if (again) setTimeout(refresh, 0);
+}
+document.addEventListener('pointerup', release, true);
+document.addEventListener('pointercancel', release, true);
+`;
+
+export const BOARD_JS = `${COMMON_JS}${LIVE_JS}
+function refresh() { return swap('/board/live'); }
 const connection = document.getElementById('connection');
 const source = new EventSource('/api/v1/events');
 source.addEventListener('change', refresh);
@@ -96,24 +129,12 @@ source.onerror = () => { connection.textContent = 'reconnecting…'; };
 setInterval(refresh, 30000);
 `;
 
-export const FLEET_JS = `${COMMON_JS}
+export const FLEET_JS = `${COMMON_JS}${LIVE_JS}
 // Heartbeats change the fleet without a change notice: the page asks again every few seconds.
-let pending = false;
-async function refresh() {
-  if (pending) return;
-  pending = true;
-  const connection = document.getElementById('connection');
-  try {
-    const response = await fetch('/fleet/live', { headers: { authorization: 'Bearer ' + token } });
-    if (response.ok) {
-      document.getElementById('live').outerHTML = await response.text();
-      connection.textContent = 'refreshed ' + new Date().toLocaleTimeString();
-    } else connection.textContent = 'refresh failed: ' + response.status;
-  } catch {
-    connection.textContent = 'reconnecting…';
-  } finally {
-    pending = false;
-  }
+function refresh() {
+  return swap('/fleet/live', (problem) => {
+    document.getElementById('connection').textContent = problem ?? 'refreshed ' + new Date().toLocaleTimeString();
+  });
 }
 setInterval(refresh, 5000);
 `;

@@ -168,6 +168,60 @@ describe('the board in chromium', () => {
     await shot(page, '7-after-actions');
   });
 
+  it('a change that arrives while the board is fetching is shown, not dropped; no swap under a held pointer', async () => {
+    h = await createHarness({
+      // No poll in the test's time: the two actions are the only change notices.
+      settingsExtra: '[settings.polling]\npoll_interval_seconds = 600',
+      issues: [],
+      automation: issueAutomation('fix', { prompt: 'Fix ${issue_title}' }),
+    });
+    served = await serveInProcess(h, { listen: true });
+    const page = await openBoard();
+    const automation = page.locator('article.automation[data-automation="fix"]');
+    await automation.locator('button', { hasText: 'Pause' }).waitFor();
+    // The first refresh's answer (rendered after the pause) is held back until the resume is in.
+    let held: (() => void) | undefined;
+    const heldBack = new Promise<void>((resolve) => {
+      held = resolve;
+    });
+    let fetched = 0;
+    await page.route('**/board/live', async (route) => {
+      fetched += 1;
+      const response = await route.fetch();
+      if (fetched === 1) await heldBack;
+      await route.fulfill({ response });
+    });
+    const post = (verb: string) =>
+      fetch(new URL(`/api/v1/automations/fix/${verb}`, served!.url), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${served!.token}` },
+      });
+    expect((await post('pause')).status).toBe(200);
+    await expect.poll(() => fetched).toBe(1);
+    expect((await post('resume')).status).toBe(200);
+    // The resume's change notice reaches the page while the first refresh is still in flight.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    held!();
+    // One more refresh follows the held one (whose paused state is then on the page), and the
+    // board ends on the state after the last change, well before its 30 s timer.
+    await expect.poll(() => fetched, { timeout: 5_000 }).toBeGreaterThanOrEqual(2);
+    await expect
+      .poll(() => automation.locator('.tag', { hasText: 'paused' }).count(), { timeout: 5_000 })
+      .toBe(0);
+    expect(await automation.locator('button', { hasText: 'Pause' }).count()).toBe(1);
+    // While a pointer is held down the board does not swap the buttons under it (a press on the
+    // old button and a release on the new one would be no click); the release lets it through.
+    await page.unroute('**/board/live');
+    const box = (await page.locator('section.column h2').first().boundingBox())!;
+    await page.mouse.move(box.x + 5, box.y + 5);
+    await page.mouse.down();
+    expect((await post('pause')).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(await automation.locator('.tag', { hasText: 'paused' }).count()).toBe(0);
+    await page.mouse.up();
+    await automation.locator('.tag', { hasText: 'paused' }).waitFor({ timeout: 5_000 });
+  });
+
   it('removes a kept worktree from its card, and retry runs the item again', async () => {
     h = await createHarness({
       settingsExtra: FAST,
