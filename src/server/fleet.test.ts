@@ -261,7 +261,7 @@ describe('the fleet page', () => {
     const script = await get(target, '/assets/fleet.js');
     expect(script.headers.get('content-type')).toContain('text/javascript');
     const source = await script.text();
-    expect(source).toContain("fetch('/fleet/live'");
+    expect(source).toContain("swap('/fleet/live'");
     // It parses (a syntax error would leave the page without its refresh); nothing runs here.
     expect(() => new Function(source)).not.toThrow();
   });
