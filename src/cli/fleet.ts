@@ -159,7 +159,15 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
     const working = worker.run(stop.signal, drain.signal);
 
     if (role !== 'worker') {
-      lock = new PollerLock({ connectionString, schema, intervalSeconds: timing.heartbeatInterval, log });
+      lock = new PollerLock({
+        connectionString,
+        schema,
+        intervalSeconds: timing.heartbeatInterval,
+        heartbeatTimeoutSeconds: timing.heartbeatTimeout,
+        instance: worker.instance,
+        log,
+      });
+      const held = lock;
       const ended = AbortSignal.any([stop.signal, drain.signal]);
       while (!ended.aborted) {
         if (!(await lock.acquire(ended))) break;
@@ -170,7 +178,15 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
         const onLost = (): void => pollStop.abort();
         lock.lost.addEventListener('abort', onLost, { once: true });
         stop.signal.addEventListener('abort', onLost, { once: true });
-        const runner = new FleetRunner({ db, queue, store, log, timing });
+        const runner = new FleetRunner({
+          db,
+          queue,
+          store,
+          log,
+          timing,
+          fence: () => held.fence(),
+          onFenced: onLost,
+        });
         runner.start(pollStop.signal);
         const engine = {
           ...engineBase(store),

@@ -5,6 +5,7 @@
  * unique index refuses a second live dispatch of a task whatever any poller believes.
  */
 import pg from 'pg';
+import { LOCK_HELD_BY, type PollerFence } from './election.js';
 import type { DispatchRecord, DispatchState, FleetHost, FleetRole, FleetView, HostHealth } from './types.js';
 import { JOBS_CHANNEL, wakePayload } from './wakeups.js';
 
@@ -195,15 +196,42 @@ export class FleetDb implements FleetView {
 
   // ---- Dispatches ----
 
-  /** Records a dispatch; null when the task already has a live one (the database refused a second). */
-  async insertDispatch(init: DispatchInit): Promise<DispatchRecord | null> {
-    const rows = await this.query<DispatchRow>(
-      `INSERT INTO fleet_dispatches (id, task_key, automation_id, repo, host, state, payload, previous_id)
-       VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7)
-       ON CONFLICT DO NOTHING RETURNING *`,
-      [init.id, init.taskKey, init.automationId, init.repo, init.host, init.payload, init.previousId],
+  /**
+   * Records a dispatch; null when the task already has a live one (the database refused a second),
+   * `'fenced'` when `fence` is given and its session no longer holds the poller lock (this process
+   * is not the poller any more: src/fleet/election.ts).
+   */
+  async insertDispatch(init: DispatchInit): Promise<DispatchRecord | null>;
+  async insertDispatch(
+    init: DispatchInit,
+    fence: PollerFence | undefined,
+  ): Promise<DispatchRecord | null | 'fenced'>;
+  async insertDispatch(init: DispatchInit, fence?: PollerFence): Promise<DispatchRecord | null | 'fenced'> {
+    const values = [
+      init.id,
+      init.taskKey,
+      init.automationId,
+      init.repo,
+      init.host,
+      init.payload,
+      init.previousId,
+    ];
+    const rows = await this.query<DispatchRow & { fenced?: boolean }>(
+      fence
+        ? `WITH fence AS (SELECT ${LOCK_HELD_BY('$8::int', '$9::text')} AS held),
+                inserted AS (
+                  INSERT INTO fleet_dispatches (id, task_key, automation_id, repo, host, state, payload, previous_id)
+                  SELECT $1::uuid, $2::text, $3::text, $4::text, $5::text, 'queued', $6::text, $7::uuid FROM fence WHERE held
+                  ON CONFLICT DO NOTHING RETURNING *)
+           SELECT inserted.*, NOT fence.held AS fenced FROM fence LEFT JOIN inserted ON true`
+        : `INSERT INTO fleet_dispatches (id, task_key, automation_id, repo, host, state, payload, previous_id)
+           VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7)
+           ON CONFLICT DO NOTHING RETURNING *`,
+      fence ? [...values, fence.pid, fence.lockName] : values,
     );
-    return rows[0] ? dispatchFromRow(rows[0]) : null;
+    const row = rows[0];
+    if (row?.fenced) return 'fenced';
+    return row?.id ? dispatchFromRow(row) : null;
   }
 
   /** The task's dispatch that no poller settled yet (live, or done and waiting for its bookkeeping). */

@@ -12,6 +12,7 @@ import { silentLogger } from '../log.js';
 import { openPostgresStore } from '../store/postgres/open.js';
 import { parseStateUrl } from '../store/postgres/url.js';
 import type { Store } from '../store/types.js';
+import { PollerLock } from './election.js';
 import { FleetDb, type FleetTiming, fleetPool, hostHealth } from './fleet-db.js';
 import type { FleetQueue } from './queue.js';
 import { attemptSummary, FleetRunner, takeBackAfter } from './runner.js';
@@ -321,4 +322,94 @@ async function waitForNewDispatch(taskKey: string, previous: string) {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   throw new Error(`no new dispatch for ${taskKey}`);
+}
+
+describe('the poller lock', () => {
+  function lock(instance: string, timeout = TIMING.heartbeatTimeout): PollerLock {
+    const { connectionString } = parseStateUrl(schema.url);
+    return new PollerLock({
+      connectionString,
+      schema: schema.schema,
+      intervalSeconds: 0.2,
+      heartbeatTimeoutSeconds: timeout,
+      instance,
+      log: silentLogger(),
+    });
+  }
+  const base = { taskKey: 'k1', automationId: 'fix', repo: 'acme/api', payload: '{}', previousId: null };
+
+  it('fences dispatches: once its lock session is gone, a poller can record none', async () => {
+    const a = lock('i-p1');
+    try {
+      expect(await a.acquire(never)).toBe(true);
+      const fence = a.fence()!;
+      expect(fence.pid).toBeGreaterThan(0);
+      const placed = await db.insertDispatch({ ...base, id: crypto.randomUUID(), host: 'w1' }, fence);
+      expect(placed).toMatchObject({ state: 'queued', host: 'w1' });
+      // Its session ended (by a standby, or the server): the same proof is refused, nothing written.
+      await pool.query('SELECT pg_terminate_backend($1)', [fence.pid]);
+      const refused = await db.insertDispatch(
+        { ...base, taskKey: 'k2', id: crypto.randomUUID(), host: 'w1' },
+        fence,
+      );
+      expect(refused).toBe('fenced');
+      expect((await pool.query('SELECT task_key FROM fleet_dispatches')).rows).toEqual([{ task_key: 'k1' }]);
+      await waitUntil(() => a.lost.aborted);
+      expect(a.fence()).toBeUndefined();
+    } finally {
+      await a.release();
+    }
+  });
+
+  it('a standby ends the lock session of a holder whose host stopped beating, and takes over', async () => {
+    await host('p1', 0, [], 'poller');
+    await host('p2', 0, [], 'poller');
+    const a = lock('i-p1');
+    const b = lock('i-p2');
+    try {
+      expect(await a.acquire(never)).toBe(true);
+      // The holder beats: the standby waits.
+      const patience = AbortSignal.timeout(1500);
+      expect(await b.acquire(patience)).toBe(false);
+      expect(a.lost.aborted).toBe(false);
+      // Silent for longer than heartbeat_timeout (a frozen process whose connection stays up).
+      await silence('p1', TIMING.heartbeatTimeout + 1);
+      expect(await b.acquire(AbortSignal.timeout(10_000))).toBe(true);
+      await waitUntil(() => a.lost.aborted);
+      // The thawed holder's proof is refused; the new poller's is taken.
+      expect(
+        await db.insertDispatch(
+          { ...base, id: crypto.randomUUID(), host: 'w1' },
+          { pid: 1, lockName: b.fence()!.lockName },
+        ),
+      ).toBe('fenced');
+      expect(
+        await db.insertDispatch({ ...base, id: crypto.randomUUID(), host: 'w1' }, b.fence()),
+      ).toMatchObject({ state: 'queued' });
+    } finally {
+      await a.release();
+      await b.release();
+    }
+  });
+
+  it('leaves a holder alone that has no heartbeat row of its own', async () => {
+    const a = lock('i-unknown');
+    const b = lock('i-p2');
+    try {
+      expect(await a.acquire(never)).toBe(true);
+      expect(await b.acquire(AbortSignal.timeout(1200))).toBe(false);
+      expect(a.lost.aborted).toBe(false);
+    } finally {
+      await a.release();
+      await b.release();
+    }
+  });
+});
+
+async function waitUntil(done: () => boolean, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }

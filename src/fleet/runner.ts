@@ -13,6 +13,7 @@ import type { DispatchedTask, TaskRunner } from '../engine/engine.js';
 import type { PreviousAttempt } from '../engine/executor.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
+import type { PollerFence } from './election.js';
 import type { FleetDb, FleetTiming } from './fleet-db.js';
 import type { FleetQueue } from './queue.js';
 import { sleep } from './sleep.js';
@@ -26,6 +27,10 @@ export interface FleetRunnerOptions {
   timing: FleetTiming;
   /** How often the runner looks at the rows it waits on (ms, default 250). */
   watchIntervalMs?: number;
+  /** The poller lock's proof, checked by the database on every dispatch (src/fleet/election.ts). */
+  fence?: () => PollerFence | undefined;
+  /** The database refused a dispatch: this process no longer holds the poller lock. */
+  onFenced?: () => void;
 }
 
 interface Watch {
@@ -138,20 +143,33 @@ export class FleetRunner implements TaskRunner {
         const placing = this.placing.then(async () => {
           const placed = await this.place(current, signals.stop);
           if (!placed) return undefined;
-          const record = await db.insertDispatch({
-            id: randomUUID(),
-            taskKey: placed.job.task.key,
-            automationId: placed.job.automationId,
-            repo: placed.job.task.identity.repo,
-            host: placed.host,
-            payload: JSON.stringify(placed.job),
-            previousId: previous?.id ?? null,
-          });
+          const fence = this.options.fence?.();
+          if (this.options.fence && !fence) return { job: placed.job, record: 'fenced' as const };
+          const record = await db.insertDispatch(
+            {
+              id: randomUUID(),
+              taskKey: placed.job.task.key,
+              automationId: placed.job.automationId,
+              repo: placed.job.task.identity.repo,
+              host: placed.host,
+              payload: JSON.stringify(placed.job),
+              previousId: previous?.id ?? null,
+            },
+            fence,
+          );
           return { job: placed.job, record };
         });
         this.placing = placing.catch(() => undefined);
         const placed = await placing;
         if (!placed) return undefined;
+        if (placed.record === 'fenced') {
+          log.error(
+            { task: placed.job.task.key },
+            'The database refused a dispatch: this process no longer holds the poller lock; placing nothing more',
+          );
+          this.options.onFenced?.();
+          return undefined;
+        }
         current = placed.job;
         dispatch = placed.record ?? (await db.unsettledFor(current.task.key));
         if (!dispatch) continue;

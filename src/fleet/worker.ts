@@ -62,7 +62,8 @@ interface Running {
 
 export class FleetWorker {
   private readonly running = new Map<string, Running>();
-  private readonly instance = randomUUID();
+  /** This process's heartbeat instance (fleet_hosts.instance), new at every start. */
+  readonly instance = randomUUID();
   private lastBeat = 0;
   private fenced = false;
   private woken = new AbortController();

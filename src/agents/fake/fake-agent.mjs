@@ -22,6 +22,8 @@
  *                          rate limit, with that CLI's real message (see LIMIT_MESSAGES; the reset
  *                          is FAKE_AGENT_LIMIT_RESET, epoch seconds, default an hour from now)
  *   [[fake:sleep=N]]       wait N seconds right after announcing the session
+ *   [[fake:sleep-first=N]] the same, but only the first time a prompt line carrying it is seen in
+ *                          $FAKE_AGENT_LOG: a restart of the same task does not wait again
  *   [[fake:commit-early]]  commit a file right after announcing the session, before any sleep
  *   [[fake:merge=BRANCH]]  fetch origin's BRANCH and merge it, conflicts resolved in favour of the
  *                          agent's side (`-X ours`): what an agent asked to resolve conflicts does
@@ -55,8 +57,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import {
   appendFileSync,
+  closeSync,
   existsSync,
   mkdirSync,
+  openSync,
   readdirSync,
   readFileSync,
   realpathSync,
@@ -518,6 +522,21 @@ function limitMessage(provider) {
     return `5-hour limit reached ∙ resets ${meridiemUtc(new Date(reset * 1000))} (UTC)`;
   }
   return LIMIT_MESSAGES[provider](reset, now);
+}
+
+/** Whether this is the first invocation whose prompt has the line carrying directive `d`. */
+function firstSighting(prompt, d) {
+  const dir = process.env.FAKE_AGENT_LOG;
+  if (!dir) return true;
+  const tag = `[[fake:${d.name}=${d.value ?? ''}]]`;
+  const line = prompt.split('\n').find((l) => l.includes(tag)) ?? tag;
+  const marker = join(dir, `${d.name}-${createHash('sha256').update(line).digest('hex').slice(0, 16)}`);
+  try {
+    closeSync(openSync(marker, 'wx'));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function sleep(seconds) {
@@ -1291,6 +1310,8 @@ async function main() {
   }
   for (const d of wanted) if (d.name === 'usage' && out.turn) out.turn(Number(d.value) || 0);
   for (const d of wanted) if (d.name === 'sleep') await sleep(Number(d.value) || 0);
+  for (const d of wanted)
+    if (d.name === 'sleep-first' && firstSighting(prompt, d)) await sleep(Number(d.value) || 0);
   if (printEnv) out.text(`My environment:\n${envLines.join('\n')}`);
 
   if (has('limit')) {

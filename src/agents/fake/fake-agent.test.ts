@@ -260,6 +260,22 @@ describe('fake agent CLIs', () => {
     expect(isRunning(outcome.log.pid as number)).toBe(false);
   });
 
+  it('[[fake:sleep-first=N]] waits the first time its prompt line is seen, not when the task runs again', async () => {
+    const prompt = 'Fix #31: Long [[fake:sleep-first=30]]';
+    const first = await run('claude', { prompt, timeoutMs: 700 });
+    expect(first.timedOut).toBe(true);
+    // The same line again (a restart, with a note of the lost attempt after it): no wait.
+    const again = await run('claude', {
+      prompt: `${prompt}\n\nA previous attempt was interrupted.`,
+      timeoutMs: 20_000,
+    });
+    expect(again.timedOut).toBe(false);
+    expect(again.exitCode).toBe(0);
+    // Another task's line is a first sighting of its own.
+    const other = await run('claude', { prompt: 'Fix #32: Long [[fake:sleep-first=30]]', timeoutMs: 700 });
+    expect(other.timedOut).toBe(true);
+  });
+
   it('answers opencode --version, and a 1.x run gets --dir and its own database', async () => {
     const probe = await runCommand(wrappers.opencode, ['--version'], {
       env: { PATH, FAKE_AGENT_OPENCODE_VERSION: '1.4.2' },
