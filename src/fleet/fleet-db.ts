@@ -341,19 +341,27 @@ export class FleetDb implements FleetView {
     return rows.length > 0;
   }
 
-  /** The poller did the after-run work of a done (or taken back) dispatch. */
-  async settle(id: string): Promise<void> {
-    await this.query('UPDATE fleet_dispatches SET settled_at = now() WHERE id = $1 AND settled_at IS NULL', [
-      id,
-    ]);
+  /**
+   * The poller did the after-run work of a done (or taken back) dispatch. With `fence`, only while
+   * its session holds the poller lock: false when it did not (nothing was written).
+   */
+  async settle(id: string, fence?: PollerFence): Promise<boolean> {
+    const rows = await this.query(
+      `UPDATE fleet_dispatches SET settled_at = now() WHERE id = $1 AND settled_at IS NULL${fence ? ` AND ${LOCK_HELD_BY('$2::int', '$3::text')}` : ''} RETURNING id`,
+      fence ? [id, fence.pid, fence.lockName] : [id],
+    );
+    return rows.length > 0;
   }
 
-  /** Takes a live dispatch back from its host; undefined when it is no longer live. */
-  async takeBack(id: string, detail: string): Promise<DispatchRecord | undefined> {
+  /**
+   * Takes a live dispatch back from its host; undefined when it is no longer live (or, with
+   * `fence`, when this poller's session no longer holds the lock).
+   */
+  async takeBack(id: string, detail: string, fence?: PollerFence): Promise<DispatchRecord | undefined> {
     const rows = await this.query<DispatchRow>(
       `UPDATE fleet_dispatches SET state = 'taken_back', finished_at = now(), settled_at = now(), detail = $2
-       WHERE id = $1 AND ${LIVE} RETURNING *`,
-      [id, detail],
+       WHERE id = $1 AND ${LIVE}${fence ? ` AND ${LOCK_HELD_BY('$3::int', '$4::text')}` : ''} RETURNING *`,
+      fence ? [id, detail, fence.pid, fence.lockName] : [id, detail],
     );
     return rows[0] ? dispatchFromRow(rows[0]) : undefined;
   }

@@ -58,6 +58,7 @@ export function fleetKillGraceMs(timing: Pick<FleetTiming, 'heartbeatTimeout'>):
 export class FleetRunner implements TaskRunner {
   private readonly watches = new Map<string, Watch>();
   private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
   private sweeping = false;
   /** Done dispatches whose after-run work the engine has not finished, by task key. */
   private readonly unsettled = new Map<string, string>();
@@ -81,6 +82,7 @@ export class FleetRunner implements TaskRunner {
     stop.addEventListener(
       'abort',
       () => {
+        this.stopped = true;
         clearInterval(this.timer);
         for (const watch of this.watches.values()) watch.resolve(undefined);
         this.watches.clear();
@@ -106,6 +108,12 @@ export class FleetRunner implements TaskRunner {
     return jobs;
   }
 
+  /** The lock's proof for a poller's write; 'lost' when this process no longer holds the lock. */
+  private fence(): PollerFence | undefined | 'lost' {
+    if (!this.options.fence) return undefined;
+    return this.options.fence() ?? 'lost';
+  }
+
   async dispatched(): Promise<DispatchedTask[]> {
     const jobs: DispatchedTask[] = [];
     for (const payload of await this.options.db.ranPayloads()) {
@@ -123,7 +131,10 @@ export class FleetRunner implements TaskRunner {
     if (id === undefined) return;
     this.unsettled.delete(taskKey);
     // Left unsettled, the next poller does the after-run work again: at least once, never lost.
-    await this.options.db.settle(id).catch((error: unknown) => {
+    // A poller that lost its lock (frozen, then thawed) leaves it to its successor, which adopted it.
+    const fence = this.fence();
+    if (fence === 'lost') return;
+    await this.options.db.settle(id, fence).catch((error: unknown) => {
       this.options.log.warn({ task: taskKey, error: errorMessage(error) }, 'Could not settle a dispatch');
     });
   }
@@ -143,8 +154,8 @@ export class FleetRunner implements TaskRunner {
         const placing = this.placing.then(async () => {
           const placed = await this.place(current, signals.stop);
           if (!placed) return undefined;
-          const fence = this.options.fence?.();
-          if (this.options.fence && !fence) return { job: placed.job, record: 'fenced' as const };
+          const fence = this.fence();
+          if (fence === 'lost') return { job: placed.job, record: 'fenced' as const };
           const record = await db.insertDispatch(
             {
               id: randomUUID(),
@@ -191,7 +202,10 @@ export class FleetRunner implements TaskRunner {
         // work on (never started) is settled now.
         const run = final.runId ? await store.getRun(final.runId) : undefined;
         if (run) this.unsettled.set(final.taskKey, final.id);
-        else await db.settle(final.id);
+        else {
+          const fence = this.fence();
+          if (fence !== 'lost') await db.settle(final.id, fence);
+        }
         return run;
       }
       // Taken back from a lost host: placed again, on another host.
@@ -309,6 +323,9 @@ export class FleetRunner implements TaskRunner {
     onUpdate: (run: RunRecord) => void,
   ): Promise<DispatchRecord | undefined> {
     return new Promise((resolve) => {
+      // A run that reaches its watch after the runner stopped (a placement in flight when the lock
+      // was lost) would wait for ever: the next poller adopts the dispatch instead.
+      if (this.stopped) return resolve(undefined);
       this.watches.set(dispatch.id, { resolve, runSeen: null, onUpdate });
     });
   }
@@ -361,7 +378,9 @@ export class FleetRunner implements TaskRunner {
           stoppedFor !== null
             ? `host ${dispatch.host} stopped and did not come back within resume_grace`
             : `host ${dispatch.host} stopped answering (no heartbeat for ${Math.round(silentFor ?? 0)} s)`;
-        const taken = await db.takeBack(dispatch.id, why);
+        const fence = this.fence();
+        if (fence === 'lost') return;
+        const taken = await db.takeBack(dispatch.id, why, fence);
         if (!taken) continue;
         log.warn(
           { task: taken.taskKey, host: taken.host, state: dispatch.state },

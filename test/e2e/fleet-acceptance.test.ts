@@ -176,7 +176,8 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet acceptance (issue 17)'
 
   it('a worker killed with SIGKILL mid-run and not started again: its run restarts once on another host, from the pushed checkpoint', async () => {
     fleet = await createTestFleet({
-      issues: [{ title: 'Long [[fake:commit-early]] [[fake:sleep=12]] [[fake:commit]]' }],
+      // The restart on another host does not wait again (sleep-first): the test need not sit it out.
+      issues: [{ title: 'Long [[fake:commit-early]] [[fake:sleep-first=12]] [[fake:commit]]' }],
       automation: issueAutomation('fix', {
         prompt: 'Fix #${issue_number}: ${issue_title}',
         extra: 'deliver = "branch"\npush_checkpoints = true\ncheckpoint_interval = 1',
@@ -319,6 +320,100 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet acceptance (issue 17)'
     150_000,
   );
 
+  // A frozen poller (SIGSTOP: a hung process, a paused VM) keeps its database connection, and with
+  // it the advisory lock, for as long as the server's TCP keepalives allow: its kernel still
+  // answers them. The standby ends its lock session once its heartbeat is heartbeat_timeout old;
+  // thawed, the old poller finds its session gone, places nothing, and stands by.
+  it('a poller frozen with SIGSTOP: the standby takes over after heartbeat_timeout; thawed, the old one places nothing and stands by', async () => {
+    const ITEMS = 12;
+    fleet = await createTestFleet({
+      issues: Array.from({ length: ITEMS }, (_, i) => ({ title: `Item ${i + 1} [[fake:sleep=1]]` })),
+      automation: issueAutomation('fix', { prompt: 'Fix #${issue_number}: ${issue_title}' }),
+      maxActive: 4,
+      settingsExtra: '\n[settings.polling]\npoll_interval_seconds = 1',
+    });
+    const f = fleet;
+    const p1 = f.start('poller', 'p1');
+    await logged(p1, 'This process is the poller now');
+    const p2 = f.start('poller', 'p2');
+    await logged(p2, 'Another process is the poller; standing by to take over');
+    f.start('worker', 'w1');
+    f.start('worker', 'w2');
+    try {
+      await waitFor(
+        'a few finished runs, and some running',
+        async () => {
+          const runs = await allRuns(f);
+          const done = runs.filter((r) => r.finishedAt !== null).length;
+          return done >= 2 && runs.length > done ? true : undefined;
+        },
+        60_000,
+        100,
+      );
+      const frozenAt = Date.now();
+      p1.child.kill('SIGSTOP');
+      await logged(p2, 'This process is the poller now', 30_000);
+      const tookOver = Date.now() - frozenAt;
+      expect(p2.output()).toContain('The poller has not beaten for heartbeat_timeout');
+      // Not before p1's heartbeat was heartbeat_timeout (4 s) old.
+      expect(tookOver).toBeGreaterThan(3000);
+      p1.child.kill('SIGCONT');
+      await logged(p1, 'no longer the poller');
+      await logged(p1, 'Another process is the poller; standing by to take over');
+      const runs = await waitFor(
+        `${ITEMS} finished runs`,
+        async () => {
+          const done = await finishedRuns(f);
+          return done.length >= ITEMS ? done : undefined;
+        },
+        90_000,
+        300,
+      );
+      // Polls of both pollers' intervals later, still nothing more.
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      const final = await allRuns(f);
+      expect(final).toHaveLength(ITEMS);
+      expect(final.map((r) => r.status)).toEqual(Array(ITEMS).fill('succeeded'));
+      expect(new Set(final.map((r) => r.itemId)).size).toBe(ITEMS);
+      expect(f.harness.agentRuns('claude')).toHaveLength(ITEMS);
+      const rows = await dispatchRows(f);
+      const perTask = new Map<string, number>();
+      for (const row of rows.filter((r) => r.state !== 'taken_back'))
+        perTask.set(row.task_key, (perTask.get(row.task_key) ?? 0) + 1);
+      expect(perTask.size).toBe(ITEMS);
+      expect([...perTask.values()].every((count) => count === 1)).toBe(true);
+      expect(overlappingDispatches(rows)).toEqual([]);
+      console.info(
+        `fleet acceptance: standby took over from a frozen poller ${tookOver} ms after SIGSTOP; ${runs.length} runs, ${rows.length} dispatches`,
+      );
+    } catch (error) {
+      console.log('P1 OUTPUT', p1.output().slice(-6000));
+      console.log('P2 OUTPUT', p2.output().slice(-8000));
+      console.log(
+        'RUNS',
+        JSON.stringify(
+          (await allRuns(f)).map((r) => [r.itemId, r.host, r.status, r.reason, r.startedAt, r.finishedAt]),
+        ),
+      );
+      console.log(
+        'ROWS',
+        JSON.stringify(
+          (await dispatchRows(f)).map((r) => [
+            r.task_key,
+            r.host,
+            r.state,
+            r.enqueued_at,
+            r.finished_at,
+            r.settled_at,
+          ]),
+        ),
+      );
+      throw error;
+    } finally {
+      p1.child.kill('SIGCONT');
+    }
+  }, 150_000);
+
   it.each([
     ['its connections reset', 'cut'],
     ['its packets dropped', 'blackhole'],
@@ -326,7 +421,9 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet acceptance (issue 17)'
     'a worker cut off from the database (%s) stops its agent, its job is taken back and runs once elsewhere; back, it takes no stale work but new work',
     async (_how, how) => {
       fleet = await createTestFleet({
-        issues: [{ title: 'Long [[fake:sleep=15]]' }, { title: 'Short' }],
+        // 15 s the first time; the restart elsewhere takes 4 s, long enough for the cut-off worker
+        // to be back (and first in line) when the second item is placed.
+        issues: [{ title: 'Long [[fake:sleep-first=11]] [[fake:sleep=4]]' }, { title: 'Short' }],
         automation: issueAutomation('fix', { prompt: 'Fix #${issue_number}: ${issue_title}' }),
         // One run at a time in the whole fleet: the second item waits for the first.
         maxActive: 1,
