@@ -3,7 +3,7 @@
  * `CURUPIRA_COUNT_QUERIES=FILE` in a fleet process's environment, every statement the process
  * sends to PostgreSQL is counted by its connection's `application_name` (`curupira`: the store,
  * `curupira-fleet`: the fleet tables, `curupira-queue`: pg-boss, `curupira-poller-lock`: the
- * election), and FILE is rewritten with the counts every 200 ms and when the role ends, as one
+ * election, whose sessions are named `curupira-poller <instance>`), and FILE is rewritten with the counts every 200 ms and when the role ends, as one
  * JSON object: `{ pid, at, statements: { name: n }, counters: { name: n } }`. A statement is one
  * `query` call on a connection, that is one round trip (`BEGIN` and `COMMIT` count as one each).
  * `counters` holds the process's own tallies (`FleetDb.queries`, `FleetQueue.calls`).
@@ -33,7 +33,9 @@ function install(): void {
   proto.query = function counted(this: pg.Client, ...args: unknown[]): unknown {
     const params = (this as unknown as { connectionParameters?: { application_name?: string } })
       .connectionParameters;
-    const name = params?.application_name ?? 'other';
+    // The lock's session carries the process's instance id (src/fleet/election.ts): one name.
+    const given = params?.application_name ?? 'other';
+    const name = given.startsWith('curupira-poller ') ? 'curupira-poller-lock' : given;
     statements[name] = (statements[name] ?? 0) + 1;
     return original.apply(this, args);
   };

@@ -271,6 +271,24 @@ export class FleetDb implements FleetView {
     return rows.map((row) => row.payload);
   }
 
+  /**
+   * Deletes settled dispatches older than `days`, except each task's latest run that started (what
+   * `ranPayloads` gives a new poller): the table stays about one row per task, not one per dispatch
+   * for ever. Returns how many went.
+   */
+  async pruneDispatches(days: number): Promise<number> {
+    const rows = await this.query(
+      `DELETE FROM fleet_dispatches d
+        WHERE d.settled_at IS NOT NULL AND d.settled_at < now() - make_interval(days => $1)
+          AND d.id NOT IN (
+            SELECT DISTINCT ON (k.task_key) k.id FROM fleet_dispatches k JOIN runs r ON r.id = k.run_id
+             WHERE k.state = 'done' AND r.started_at IS NOT NULL ORDER BY k.task_key, k.enqueued_at DESC)
+       RETURNING d.id`,
+      [days],
+    );
+    return rows.length;
+  }
+
   /** States of some dispatches in one statement (the poller's watch of what it handed out). */
   async states(ids: readonly string[]): Promise<Map<string, DispatchRecord>> {
     if (ids.length === 0) return new Map();

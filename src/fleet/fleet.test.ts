@@ -324,6 +324,61 @@ async function waitForNewDispatch(taskKey: string, previous: string) {
   throw new Error(`no new dispatch for ${taskKey}`);
 }
 
+describe('pruning dispatches', () => {
+  it("deletes settled dispatches older than the kept days, never a task's latest started run or a live one", async () => {
+    const started = async (id: string) => {
+      const run = await store.createRun({
+        automationId: 'fix',
+        taskKey: task(id).key,
+        repo: 'acme/api',
+        taskType: 'github-issues',
+        itemId: id,
+        itemKey: `issue:${id}`,
+        itemTitle: `Issue ${id}`,
+        itemUrl: `https://github.com/acme/api/issues/${id}`,
+        status: 'succeeded',
+        host: 'w1',
+      });
+      await store.updateRun(run.id, { startedAt: new Date().toISOString() });
+      return run.id;
+    };
+    const dispatch = async (id: string, daysAgo: number, runId: string | null, state = 'done') => {
+      const row = await db.insertDispatch({
+        id: crypto.randomUUID(),
+        taskKey: task(id).key,
+        automationId: 'fix',
+        repo: 'acme/api',
+        host: 'w1',
+        payload: '{}',
+        previousId: null,
+      });
+      await pool.query(
+        `UPDATE fleet_dispatches SET state = $2, run_id = $3,
+           enqueued_at = now() - make_interval(days => $4), settled_at = CASE WHEN $2 = 'running' THEN NULL ELSE now() - make_interval(days => $4) END
+         WHERE id = $1`,
+        [row!.id, state, runId, daysAgo],
+      );
+      return row!.id;
+    };
+    const oldest = await dispatch('1', 40, await started('1'));
+    const older = await dispatch('1', 30, await started('1'));
+    const latest = await dispatch('1', 20, await started('1'));
+    const neverStarted = await dispatch('1', 19, null);
+    const recent = await dispatch('2', 1, await started('2'));
+    const onlyOne = await dispatch('3', 60, await started('3'));
+    const takenBack = await dispatch('4', 30, null, 'taken_back');
+    const live = await dispatch('5', 30, null, 'running');
+    const memoryBefore = await db.ranPayloads();
+    expect(await db.pruneDispatches(14)).toBe(4);
+    const left = (await pool.query<{ id: string }>('SELECT id FROM fleet_dispatches')).rows.map((r) => r.id);
+    expect(left.sort()).toEqual([latest, recent, onlyOne, live].sort());
+    for (const gone of [oldest, older, neverStarted, takenBack]) expect(left).not.toContain(gone);
+    // What a new poller counts as dispatched is the same after the prune.
+    expect(await db.ranPayloads()).toEqual(memoryBefore);
+    expect(await db.pruneDispatches(14)).toBe(0);
+  });
+});
+
 describe('the poller lock', () => {
   function lock(instance: string, timeout = TIMING.heartbeatTimeout): PollerLock {
     const { connectionString } = parseStateUrl(schema.url);

@@ -60,6 +60,7 @@ export class FleetRunner implements TaskRunner {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private sweeping = false;
+  private prunedAt = Number.NEGATIVE_INFINITY;
   /** Done dispatches whose after-run work the engine has not finished, by task key. */
   private readonly unsettled = new Map<string, string>();
   /** Placements one at a time, so two tasks never both take a host's last free slot. */
@@ -400,13 +401,27 @@ export class FleetRunner implements TaskRunner {
           if (session && session.runId === taken.runId) await store.deleteSession(taken.taskKey);
         }
       }
+      await this.prune();
     } catch (error) {
       this.options.log.warn({ error: errorMessage(error) }, 'The liveness sweep failed; trying again');
     } finally {
       this.sweeping = false;
     }
   }
+
+  /** Once an hour (the first sweep included): old settled dispatches go (FleetDb.pruneDispatches). */
+  private async prune(): Promise<void> {
+    const now = Date.now();
+    if (now - this.prunedAt < PRUNE_EVERY_MS) return;
+    this.prunedAt = now;
+    const pruned = await this.options.db.pruneDispatches(DISPATCH_KEEP_DAYS);
+    if (pruned > 0) this.options.log.info({ pruned }, 'Pruned old settled dispatches');
+  }
 }
+
+/** Settled dispatches are kept this many days (a task's latest started run stays longer). */
+export const DISPATCH_KEEP_DAYS = 14;
+const PRUNE_EVERY_MS = 3_600_000;
 
 /** What a restart is told about the lost attempt, in curupira's words. */
 export function attemptSummary(run: RunRecord | undefined, lost: DispatchRecord): string {
