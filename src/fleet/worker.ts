@@ -64,7 +64,8 @@ export class FleetWorker {
   private readonly running = new Map<string, Running>();
   /** This process's heartbeat instance (fleet_hosts.instance), new at every start. */
   readonly instance = randomUUID();
-  private lastBeat = 0;
+  /** Counted from the start: a host whose first beat never lands is fenced after heartbeat_timeout. */
+  private lastBeat = Date.now();
   private fenced = false;
   private woken = new AbortController();
   /** A heartbeat is on its way (one at a time: a silent network must not pile them up). */
