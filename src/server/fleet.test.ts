@@ -353,6 +353,24 @@ describe("a run's host", () => {
     expect(page).toContain('<dt>host</dt><dd>build-1&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;</dd>');
   });
 
+  it("says which host keeps a finished run's transcript when this machine has none", async () => {
+    const run = {
+      ...(await recorded(`w2${EVIL}`)),
+      status: 'succeeded' as const,
+      transcriptPath: '/srv/w2/fix/r_1.jsonl',
+    };
+    const page = runPage(run, undefined, TOKEN).text;
+    noScript(page);
+    expect(page).toContain(
+      'The transcript is on host w2&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;, at /srv/w2/fix/r_1.jsonl: transcripts stay on the host that ran the agent',
+    );
+    expect(page).not.toContain('No transcript was saved');
+    // The embedded store's runs have no host: nothing was saved, as before.
+    expect(runPage({ ...run, host: null }, undefined, TOKEN).text).toContain(
+      'No transcript was saved for this run.',
+    );
+  });
+
   it('is absent from both when the run has none (the embedded store)', async () => {
     for (const host of [null, undefined]) {
       const run = await recorded(null);

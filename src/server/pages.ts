@@ -333,6 +333,13 @@ function deliveryFields(delivery: PullRequestRecord | undefined): Html | '' {
     ${field('delivery', delivery.detail)}`;
 }
 
+/** A fleet run's transcript stays on the host that ran its agent: say where, not "none". */
+function missingTranscript(run: RunRecord): Html {
+  if (run.host && run.transcriptPath)
+    return html`<p class="muted" id="transcript-elsewhere">The transcript is on host ${run.host}, at ${run.transcriptPath}: transcripts stay on the host that ran the agent, and this board's machine has none for this run.</p>`;
+  return html`<p class="muted">No transcript was saved for this run.</p>`;
+}
+
 export function runPage(
   run: RunRecord,
   events: AgentEvent[] | undefined,
@@ -368,7 +375,7 @@ export function runPage(
   ${run.prompt ? html`<details class="prompt"><summary>Prompt (${run.prompt.length} characters)</summary><pre>${run.prompt}</pre></details>` : ''}
   <h3 id="conversation-title">${live ? 'Live events' : 'Transcript'}</h3>
   <ol id="conversation" class="conversation">${(events ?? []).map(eventHtml)}</ol>
-  ${!live && events === undefined ? html`<p class="muted">No transcript was saved for this run.</p>` : ''}
+  ${!live && events === undefined ? missingTranscript(run) : ''}
 </main>`;
   return page(`run ${run.id}: ${run.itemTitle}`, token, body, 'run.js');
 }

@@ -33,6 +33,39 @@ afterEach(async () => {
 
 const WORKERS = new Set(['w1', 'w2', 'w3']);
 
+/**
+ * Waits for `items` finished runs, then a few polls more, and checks that every item ran exactly
+ * once: one succeeded run and one agent call each, one dispatch per task that was not taken back,
+ * every dispatch settled, none overlapping.
+ */
+async function everyItemOnce(f: TestFleet, items: number) {
+  const runs = await waitFor(
+    `${items} finished runs`,
+    async () => {
+      const done = await finishedRuns(f);
+      return done.length >= items ? done : undefined;
+    },
+    90_000,
+    300,
+  );
+  // A few polls of every poller later, still nothing more.
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+  const final = await allRuns(f);
+  expect(final).toHaveLength(items);
+  expect(final.map((r) => r.status)).toEqual(Array(items).fill('succeeded'));
+  expect(new Set(final.map((r) => r.itemId)).size).toBe(items);
+  expect(f.harness.agentRuns('claude')).toHaveLength(items);
+  const rows = await dispatchRows(f);
+  const perTask = new Map<string, number>();
+  for (const row of rows.filter((r) => r.state !== 'taken_back'))
+    perTask.set(row.task_key, (perTask.get(row.task_key) ?? 0) + 1);
+  expect(perTask.size).toBe(items);
+  expect([...perTask.values()].every((count) => count === 1)).toBe(true);
+  expect(rows.every((row) => row.settled_at !== null)).toBe(true);
+  expect(overlappingDispatches(rows)).toEqual([]);
+  return { runs, rows };
+}
+
 /** Waits until `process` logged `text`. */
 function logged(process: FleetProcess, text: string, timeoutMs = 20_000): Promise<boolean> {
   return waitFor(`${process.name} to log '${text}'`, () => process.output().includes(text), timeoutMs, 100);
@@ -290,29 +323,7 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet acceptance (issue 17)'
       await p1.done;
       await logged(p2, 'This process is the poller now');
       const tookOver = Date.now() - killedAt;
-      const runs = await waitFor(
-        `${ITEMS} finished runs`,
-        async () => {
-          const done = await finishedRuns(f);
-          return done.length >= ITEMS ? done : undefined;
-        },
-        90_000,
-        300,
-      );
-      await new Promise((resolve) => setTimeout(resolve, 3000));
-      const final = await allRuns(f);
-      expect(final).toHaveLength(ITEMS);
-      expect(final.map((r) => r.status)).toEqual(Array(ITEMS).fill('succeeded'));
-      expect(new Set(final.map((r) => r.itemId)).size).toBe(ITEMS);
-      expect(f.harness.agentRuns('claude')).toHaveLength(ITEMS);
-      const rows = await dispatchRows(f);
-      const perTask = new Map<string, number>();
-      for (const row of rows.filter((r) => r.state !== 'taken_back'))
-        perTask.set(row.task_key, (perTask.get(row.task_key) ?? 0) + 1);
-      expect(perTask.size).toBe(ITEMS);
-      expect([...perTask.values()].every((count) => count === 1)).toBe(true);
-      expect(rows.every((row) => row.settled_at !== null)).toBe(true);
-      expect(overlappingDispatches(rows)).toEqual([]);
+      const { runs, rows } = await everyItemOnce(f, ITEMS);
       console.info(
         `fleet acceptance: standby poller took over ${tookOver} ms after the kill; ${runs.length} runs, ${rows.length} dispatches`,
       );
@@ -362,29 +373,7 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet acceptance (issue 17)'
       p1.child.kill('SIGCONT');
       await logged(p1, 'no longer the poller');
       await logged(p1, 'Another process is the poller; standing by to take over');
-      const runs = await waitFor(
-        `${ITEMS} finished runs`,
-        async () => {
-          const done = await finishedRuns(f);
-          return done.length >= ITEMS ? done : undefined;
-        },
-        90_000,
-        300,
-      );
-      // Polls of both pollers' intervals later, still nothing more.
-      await new Promise((resolve) => setTimeout(resolve, 3000));
-      const final = await allRuns(f);
-      expect(final).toHaveLength(ITEMS);
-      expect(final.map((r) => r.status)).toEqual(Array(ITEMS).fill('succeeded'));
-      expect(new Set(final.map((r) => r.itemId)).size).toBe(ITEMS);
-      expect(f.harness.agentRuns('claude')).toHaveLength(ITEMS);
-      const rows = await dispatchRows(f);
-      const perTask = new Map<string, number>();
-      for (const row of rows.filter((r) => r.state !== 'taken_back'))
-        perTask.set(row.task_key, (perTask.get(row.task_key) ?? 0) + 1);
-      expect(perTask.size).toBe(ITEMS);
-      expect([...perTask.values()].every((count) => count === 1)).toBe(true);
-      expect(overlappingDispatches(rows)).toEqual([]);
+      const { runs, rows } = await everyItemOnce(f, ITEMS);
       console.info(
         `fleet acceptance: standby took over from a frozen poller ${tookOver} ms after SIGSTOP; ${runs.length} runs, ${rows.length} dispatches`,
       );
