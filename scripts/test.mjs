@@ -84,7 +84,7 @@ for (const [name, args] of [
 const report = new URL('../.test-results.json', import.meta.url);
 rmSync(report, { force: true });
 const extra = process.argv.slice(2);
-step(
+const testsOk = step(
   'tests',
   [
     'node_modules/vitest/vitest.mjs',
@@ -103,6 +103,14 @@ if (existsSync(report)) {
   // A test file that fails to load has no failed test in it, but it is a failure.
   for (const file of results.testResults) {
     if (file.status === 'failed' && file.assertionResults.length === 0) failed += 1;
+  }
+  // Every test passed but vitest failed: an unhandled error (an exception thrown outside a test,
+  // a rejected promise nobody awaited). It is printed above, and it is a failure.
+  if (!testsOk && results.numFailedTests === 0) {
+    console.log(
+      'vitest reported errors outside the tests (see "Unhandled Errors" above): counted as a failure',
+    );
+    failed += 1;
   }
   if (results.numPendingTests + results.numTodoTests > 0) {
     console.log(

@@ -289,10 +289,10 @@ ${p.automation ?? defaultAutomation()}
     invocations(p: Provider) {
       const file = join(logDir, `${p}.jsonl`);
       if (!existsSync(file)) return [];
-      return readFileSync(file, 'utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as FakeInvocation);
+      // An agent may be appending its line right now: a last line without its newline is not whole yet.
+      const lines = readFileSync(file, 'utf8').split('\n');
+      lines.pop();
+      return lines.filter(Boolean).map((line) => JSON.parse(line) as FakeInvocation);
     },
     agentRuns(p: Provider) {
       return harness.invocations(p).filter((call) => call.kind === 'run');
