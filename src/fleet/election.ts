@@ -52,6 +52,8 @@ export class PollerLock {
   private lostController = new AbortController();
   private timer: NodeJS.Timeout | undefined;
   private heldBy: number | undefined;
+  /** The silent holder this standby was not allowed to end. */
+  private refusedFor: number | undefined;
 
   constructor(private readonly options: PollerLockOptions) {}
 
@@ -132,7 +134,7 @@ export class PollerLock {
       [pollerLockName(this.options.schema), LOCK_APPLICATION, this.options.heartbeatTimeoutSeconds],
     );
     const silent = result.rows[0];
-    if (!silent) return false;
+    if (!silent || silent.pid === this.refusedFor) return false;
     this.options.log.warn(
       { host: silent.name, silentFor: Math.round(silent.silent_for) },
       'The poller has not beaten for heartbeat_timeout: ending its lock session to take over',
@@ -144,6 +146,8 @@ export class PollerLock {
         { host: silent.name, error: errorMessage(error) },
         "Could not end the silent poller's lock session (the database role may not allow it): waiting for its connection to close",
       );
+      // Said once: the standby keeps asking for the lock, which the server frees when TCP gives up.
+      this.refusedFor = silent.pid;
       return false;
     }
     // The lock is free once the ended backend has gone.
