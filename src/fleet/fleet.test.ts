@@ -3,12 +3,13 @@
  * table's guards, placement by capacity and affinity, the liveness sweep's take-backs, and the
  * restart of a taken-back task elsewhere. Real processes are in test/e2e/fleet*.test.ts.
  */
-import type pg from 'pg';
+import { Writable } from 'node:stream';
+import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { freshSchema, type TestSchema } from '../../test/helpers/pg.js';
+import { freshSchema, TEST_PG_URL, type TestSchema } from '../../test/helpers/pg.js';
 import { identityKey, type Task } from '../core/types.js';
 import type { DispatchedTask } from '../engine/engine.js';
-import { silentLogger } from '../log.js';
+import { createLogger, silentLogger } from '../log.js';
 import { openPostgresStore } from '../store/postgres/open.js';
 import { parseStateUrl } from '../store/postgres/url.js';
 import type { Store } from '../store/types.js';
@@ -444,6 +445,67 @@ describe('the poller lock', () => {
     } finally {
       await a.release();
       await b.release();
+    }
+  });
+
+  it("a standby whose database role may not end the holder's session says so once and keeps standing by", async (ctx) => {
+    const admin = new pg.Client({ connectionString: TEST_PG_URL });
+    await admin.connect();
+    const suffix = crypto.randomUUID().slice(0, 8);
+    const [holderRole, standbyRole] = [`curupira_a_${suffix}`, `curupira_b_${suffix}`];
+    const asRole = (role: string) => {
+      const url = new URL(parseStateUrl(schema.url).connectionString);
+      url.username = role;
+      return url.toString();
+    };
+    try {
+      const { rolsuper } = (await admin.query('SELECT rolsuper FROM pg_roles WHERE rolname = current_user'))
+        .rows[0];
+      // Two roles of its own are needed, which only a superuser creates: CURUPIRA_TEST_PG_URL may
+      // name a server where the tests are not one.
+      if (!rolsuper) ctx.skip();
+      for (const role of [holderRole, standbyRole]) await admin.query(`CREATE ROLE ${role} LOGIN`);
+      await admin.query(`GRANT USAGE ON SCHEMA ${schema.schema} TO ${standbyRole}`);
+      await admin.query(`GRANT SELECT ON ${schema.schema}.fleet_hosts TO ${standbyRole}`);
+      await host('p1', 0, [], 'poller');
+      const lines: string[] = [];
+      const sink = new Writable({
+        write(chunk, _encoding, done) {
+          lines.push(String(chunk));
+          done();
+        },
+      });
+      const make = (role: string, instance: string, log = silentLogger()) =>
+        new PollerLock({
+          connectionString: asRole(role),
+          schema: schema.schema,
+          intervalSeconds: 0.2,
+          heartbeatTimeoutSeconds: TIMING.heartbeatTimeout,
+          instance,
+          log,
+        });
+      const a = make(holderRole, 'i-p1');
+      const b = make(standbyRole, 'i-p2', createLogger({ console: sink, format: 'json' }));
+      try {
+        expect(await a.acquire(never)).toBe(true);
+        await silence('p1', TIMING.heartbeatTimeout + 1);
+        expect(await b.acquire(AbortSignal.timeout(1500))).toBe(false);
+        expect(a.lost.aborted).toBe(false);
+        expect(a.fence()).toBeDefined();
+        const refusals = lines.filter((line) =>
+          line.includes("Could not end the silent poller's lock session"),
+        );
+        expect(refusals).toHaveLength(1);
+        expect(refusals[0]).toContain('"host":"p1"');
+      } finally {
+        await a.release();
+        await b.release();
+      }
+    } finally {
+      await admin.query(`DROP OWNED BY ${standbyRole}`).catch(() => {});
+      for (const role of [holderRole, standbyRole])
+        await admin.query(`DROP ROLE IF EXISTS ${role}`).catch(() => {});
+      await admin.end();
     }
   });
 
