@@ -295,6 +295,58 @@ describe('FleetRunner', () => {
     await resumed;
   });
 
+  it('a session waiting for its own full host holds up no other task, and the slot that frees there is its own', async () => {
+    await host('home', 1);
+    await host('other', 1);
+    const base = { automationId: 'fix', repo: 'acme/api', payload: '{}', previousId: null };
+    const busy = await db.insertDispatch({ ...base, taskKey: 'busy', id: crypto.randomUUID(), host: 'home' });
+    const run = await store.createRun({
+      automationId: 'fix',
+      taskKey: task('9').key,
+      repo: 'acme/api',
+      taskType: 'github-issues',
+      itemId: '9',
+      itemKey: 'issue:9',
+      itemTitle: 'Issue 9',
+      itemUrl: 'https://github.com/acme/api/issues/9',
+      status: 'failed',
+      host: 'home',
+    });
+    await store.saveSession({
+      taskKey: task('9').key,
+      automationId: 'fix',
+      runId: run.id,
+      provider: 'claude',
+      profile: 'main',
+      sessionId: 's9',
+      prompt: 'p',
+      promptTemplateHash: 'h',
+      task: task('9'),
+      worktreePath: '/home/wt',
+      branch: 'b',
+      createdAt: new Date().toISOString(),
+      updatedAt: new Date().toISOString(),
+    });
+    const { runner: r, stop } = runner();
+    const signals = { cancel: never, stop: stop.signal };
+    const resumed = r.run({ ...job('9'), resume: true }, signals, () => {});
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Placed behind the waiting session, on the other host, without waiting for it.
+    const fresh = r.run(job('10'), signals, () => {});
+    expect((await waitForDispatch(task('10').key)).host).toBe('other');
+    expect(await db.unsettledFor(task('9').key)).toBeUndefined();
+    // Both hosts full now; a third task waits too. When home frees, the session gets it.
+    const third = r.run(job('11'), signals, () => {});
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await db.claim(busy!.id, 'home');
+    await db.finish(busy!.id, 'home', null);
+    expect((await waitForDispatch(task('9').key)).host).toBe('home');
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(await db.unsettledFor(task('11').key)).toBeUndefined();
+    stop.abort();
+    await Promise.all([resumed, fresh, third]);
+  });
+
   it("summarises a lost attempt in curupira's words", () => {
     const text = attemptSummary(undefined, {
       id: 'd',
@@ -404,6 +456,12 @@ describe('the poller lock', () => {
       expect(placed).toMatchObject({ state: 'queued', host: 'w1' });
       // Its session ended (by a standby, or the server): the same proof is refused, nothing written.
       await pool.query('SELECT pg_terminate_backend($1)', [fence.pid]);
+      // The lock goes when the ended backend has exited (a standby waits for that too).
+      for (let i = 0; i < 100; i++) {
+        if ((await pool.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [fence.pid])).rowCount === 0)
+          break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
       const refused = await db.insertDispatch(
         { ...base, taskKey: 'k2', id: crypto.randomUUID(), host: 'w1' },
         fence,

@@ -65,6 +65,8 @@ export class FleetRunner implements TaskRunner {
   private readonly unsettled = new Map<string, string>();
   /** Placements one at a time, so two tasks never both take a host's last free slot. */
   private placing: Promise<unknown> = Promise.resolve();
+  /** Slots held for saved sessions waiting for their own full host, by host. */
+  private readonly reserved = new Map<string, number>();
 
   constructor(private readonly options: FleetRunnerOptions) {}
 
@@ -152,9 +154,7 @@ export class FleetRunner implements TaskRunner {
     for (;;) {
       if (signals.stop.aborted) return undefined;
       if (!dispatch) {
-        const placing = this.placing.then(async () => {
-          const placed = await this.place(current, signals.stop);
-          if (!placed) return undefined;
+        const placing = this.placeWhenRoom(current, signals.stop, async (placed) => {
           const fence = this.fence();
           if (fence === 'lost') return { job: placed.job, record: 'fenced' as const };
           const record = await db.insertDispatch(
@@ -171,7 +171,6 @@ export class FleetRunner implements TaskRunner {
           );
           return { job: placed.job, record };
         });
-        this.placing = placing.catch(() => undefined);
         const placed = await placing;
         if (!placed) return undefined;
         if (placed.record === 'fenced') {
@@ -255,55 +254,108 @@ export class FleetRunner implements TaskRunner {
     return { ...rest, resume: false, previousAttempt };
   }
 
-  /** Picks a host with room; a saved session goes back to its own host while that host lives. */
-  private async place(
+  /**
+   * Waits for a host with room and returns it (undefined when `stop` aborts). Each look, and the
+   * dispatch row that takes the slot, is one step of `placing`, so two tasks never both take a
+   * host's last slot; a task that has to wait does so outside it and does not hold up the others.
+   * A saved session waiting for its own full host reserves the next slot there.
+   */
+  private async placeWhenRoom<T>(
     job: DispatchedTask,
     stop: AbortSignal,
-  ): Promise<{ host: string; job: DispatchedTask } | undefined> {
+    take: (placed: { host: string; job: DispatchedTask }) => Promise<T>,
+  ): Promise<T | undefined> {
     let current = job;
     let waitedLogged = false;
-    while (!stop.aborted) {
-      const hosts = await this.liveWorkers();
-      const loads = new Map(hosts.map((h) => [h.name, h.load]));
-      if (current.resume) {
-        const home = await this.sessionHost(current);
-        const host = home === undefined ? undefined : hosts.find((h) => h.name === home);
-        if (home !== undefined && host) {
-          if ((loads.get(host.name) ?? 0) < host.capacity) return { host: host.name, job: current };
-        } else if (home !== undefined) {
-          // Its host is gone: the session cannot be continued anywhere else.
-          this.options.log.info(
-            { task: current.task.key, host: home },
-            'A saved session lives on a lost host: starting afresh elsewhere',
-          );
-          await this.options.store.deleteSession(current.task.key);
-          current = { ...current, resume: false };
-          continue;
+    let reserved: string | undefined;
+    const unreserve = (): void => {
+      if (reserved === undefined) return;
+      const left = (this.reserved.get(reserved) ?? 1) - 1;
+      if (left > 0) this.reserved.set(reserved, left);
+      else this.reserved.delete(reserved);
+      reserved = undefined;
+    };
+    try {
+      while (!stop.aborted) {
+        // The look and, when it found room, the caller's dispatch row are one step: the slot is
+        // taken before the next look.
+        const step = this.placing.then(async () => {
+          const outcome = await this.placeOnce(current, reserved);
+          if (outcome.host === undefined) return { outcome };
+          return { outcome, taken: await take({ host: outcome.host, job: outcome.job }) };
+        });
+        this.placing = step.catch(() => undefined);
+        const { outcome, taken } = await step;
+        current = outcome.job;
+        if (outcome.host !== undefined) return taken;
+        if (outcome.home !== reserved) {
+          unreserve();
+          if (outcome.home !== undefined) {
+            reserved = outcome.home;
+            this.reserved.set(reserved, (this.reserved.get(reserved) ?? 0) + 1);
+          }
         }
+        if (!waitedLogged) {
+          waitedLogged = true;
+          this.options.log.info({ task: current.task.key }, 'No worker has room: waiting');
+        }
+        await sleep(500, stop);
       }
-      if (!current.resume) {
-        const repo = current.task.identity.repo;
-        const free = hosts
-          .map((host) => ({ host, free: host.capacity - (loads.get(host.name) ?? 0) }))
-          .filter((entry) => entry.free > 0)
-          .sort(
-            (a, b) =>
-              Number(b.host.checkouts.includes(repo)) - Number(a.host.checkouts.includes(repo)) ||
-              b.free - a.free ||
-              a.host.name.localeCompare(b.host.name),
-          );
-        if (free[0]) return { host: free[0].host.name, job: current };
-      }
-      if (!waitedLogged) {
-        waitedLogged = true;
-        this.options.log.info({ task: current.task.key }, 'No worker has room: waiting');
-      }
-      await sleep(500, stop);
+      return undefined;
+    } finally {
+      unreserve();
     }
-    return undefined;
   }
 
-  /** The host of the run that saved the task's session (undefined: no session, or no host recorded). */
+  /**
+   * One look for a host with room. A saved session goes back to its own host while that host
+   * lives (`home` says which, when it is full); other tasks leave the slots reserved by sessions
+   * waiting for their host. `reservedBy` is the host this task itself reserved.
+   */
+  private async placeOnce(
+    job: DispatchedTask,
+    reservedBy: string | undefined,
+  ): Promise<{ host?: string; home?: string; job: DispatchedTask }> {
+    let current = job;
+    const hosts = await this.liveWorkers();
+    const loads = new Map(hosts.map((h) => [h.name, h.load]));
+    if (current.resume) {
+      const home = await this.sessionHost(current);
+      const host = home === undefined ? undefined : hosts.find((h) => h.name === home);
+      if (home !== undefined && host) {
+        const others = (this.reserved.get(host.name) ?? 0) - (reservedBy === host.name ? 1 : 0);
+        if ((loads.get(host.name) ?? 0) + others < host.capacity) return { host: host.name, job: current };
+        return { home: host.name, job: current };
+      }
+      if (home !== undefined) {
+        // Its host is gone: the session cannot be continued anywhere else.
+        this.options.log.info(
+          { task: current.task.key, host: home },
+          'A saved session lives on a lost host: starting afresh elsewhere',
+        );
+        await this.options.store.deleteSession(current.task.key);
+        current = { ...current, resume: false };
+      }
+    }
+    if (!current.resume) {
+      const repo = current.task.identity.repo;
+      const free = hosts
+        .map((host) => ({
+          host,
+          free: host.capacity - (loads.get(host.name) ?? 0) - (this.reserved.get(host.name) ?? 0),
+        }))
+        .filter((entry) => entry.free > 0)
+        .sort(
+          (a, b) =>
+            Number(b.host.checkouts.includes(repo)) - Number(a.host.checkouts.includes(repo)) ||
+            b.free - a.free ||
+            a.host.name.localeCompare(b.host.name),
+        );
+      if (free[0]) return { host: free[0].host.name, job: current };
+    }
+    return { job: current };
+  }
+
   private async sessionHost(job: DispatchedTask): Promise<string | undefined> {
     const session = await this.options.store.getSession(job.task.key);
     if (!session) return undefined;
