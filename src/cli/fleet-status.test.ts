@@ -121,7 +121,11 @@ describe('fleetStatusLines', () => {
 });
 
 function fake(hosts: FleetHost[], dispatches: DispatchRecord[] = []): FleetView {
-  return { hosts: async () => hosts, liveDispatches: async () => dispatches };
+  return {
+    hosts: async () => hosts,
+    liveDispatches: async () => dispatches,
+    transcript: async () => undefined,
+  };
 }
 
 function captureIo(): { io: CliIo; out: () => string } {
@@ -211,6 +215,7 @@ describe('curupira status without a daemon', () => {
             throw new Error('connect ECONNREFUSED for postgres://curupira:hunter2@db:5432/state');
           },
           liveDispatches: async () => [],
+          transcript: async () => undefined,
         },
         close: async () => {
           closed = true;

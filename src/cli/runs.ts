@@ -3,9 +3,10 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { loadDrivers } from '../agents/registry.js';
-import { renderEvents, renderTranscriptFile } from '../agents/transcript.js';
+import { renderEvents, renderTranscriptFile, transcriptEvents } from '../agents/transcript.js';
 import type { AgentEvent } from '../agents/types.js';
 import { loadSettings } from '../config/load.js';
+import type { Settings } from '../config/types.js';
 import { UsageError } from '../core/errors.js';
 import { isTerminal, RUN_STATUSES, type RunRecord, type RunStatus } from '../core/types.js';
 import { formatCost } from '../cost/prices.js';
@@ -196,6 +197,19 @@ export async function findRun(
   return { run: candidates.length === 1 ? candidates[0] : undefined, candidates };
 }
 
+/** A fleet run that ran on another host: the copy of its transcript its worker shared, if any. */
+async function sharedTranscript(settings: Settings, run: RunRecord): Promise<string[] | undefined> {
+  if (!run.provider || !run.host || !settings.execution.state_db_url) return undefined;
+  const fleet = await (await import('./fleet.js')).openFleetView(settings);
+  if (!fleet) return undefined;
+  try {
+    const text = await fleet.view.transcript(run.id).catch(() => undefined);
+    return text === undefined ? undefined : renderEvents(transcriptEvents(run.provider, text));
+  } finally {
+    await fleet.close();
+  }
+}
+
 /** Streams a running run's events from the daemon, as `runs show` renders a transcript. */
 async function followFromDaemon(io: CliIo, dir: string, runId: string): Promise<void> {
   const daemon = await connectDaemon(dir);
@@ -313,7 +327,7 @@ export function registerRuns(program: Command, io: CliIo, globals: () => GlobalO
         const transcript =
           run.transcriptPath && run.provider && existsSync(run.transcriptPath)
             ? renderTranscriptFile(run.provider, run.transcriptPath)
-            : undefined;
+            : await sharedTranscript(settings, run);
         const allowances = await store.listAllowances({ runId: run.id });
         // A remediation run (issue 13) pushed to the delivery of the run it follows: show that one.
         const delivery =

@@ -286,7 +286,29 @@ export class FleetDb implements FleetView {
        RETURNING d.id`,
       [days],
     );
+    // A transcript goes with its run (the run history keeps history_limit runs per automation).
+    await this.query(
+      'DELETE FROM fleet_transcripts t WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = t.run_id)',
+    );
     return rows.length;
+  }
+
+  /** Keeps a run's transcript (its agent's output, as the file on the worker holds it). */
+  async saveTranscript(runId: string, host: string, content: string): Promise<void> {
+    await this.query(
+      `INSERT INTO fleet_transcripts (run_id, host, content) VALUES ($1, $2, $3)
+       ON CONFLICT (run_id) DO UPDATE SET host = EXCLUDED.host, content = EXCLUDED.content, saved_at = now()`,
+      [runId, host, content],
+    );
+  }
+
+  /** A run's transcript as a worker saved it; undefined when none was. */
+  async transcript(runId: string): Promise<string | undefined> {
+    const rows = await this.query<{ content: string }>(
+      'SELECT content FROM fleet_transcripts WHERE run_id = $1',
+      [runId],
+    );
+    return rows[0]?.content;
   }
 
   /** States of some dispatches in one statement (the poller's watch of what it handed out). */

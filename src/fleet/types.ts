@@ -65,4 +65,6 @@ export interface FleetView {
   hosts(): Promise<FleetHost[]>;
   /** Dispatches not yet settled, oldest first. */
   liveDispatches(): Promise<DispatchRecord[]>;
+  /** A run's transcript as the worker that ran it shared it (undefined when none was). */
+  transcript(runId: string): Promise<string | undefined>;
 }

@@ -7,7 +7,7 @@
  * exist. Back in time (within `resume_grace`), it resumes its own interrupted dispatches.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import type { Settings } from '../config/types.js';
 import { errorMessage } from '../core/errors.js';
 import { isTerminal, type RunRecord } from '../core/types.js';
@@ -59,6 +59,9 @@ interface Running {
   /** Stopped because this host was cut off: the dispatch stays this host's, to resume. */
   fencedOut: boolean;
 }
+
+/** A transcript larger than this stays on its host only (16 MiB). */
+export const MAX_SHARED_TRANSCRIPT_BYTES = 16 * 1024 * 1024;
 
 export class FleetWorker {
   private readonly running = new Map<string, Running>();
@@ -216,6 +219,7 @@ export class FleetWorker {
       // said): that is its result. A run stopped by the stop or cut resumes.
       const last = dispatch.runId ? await this.options.store.getRun(dispatch.runId) : undefined;
       if (last && isTerminal(last.status) && last.status !== 'cancelled') {
+        await this.copyTranscript(last);
         await this.options.db.finish(dispatch.id, this.options.host, last.id);
         continue;
       }
@@ -232,6 +236,34 @@ export class FleetWorker {
   /** Writes a heartbeat now (the process became, or stopped being, the poller: the fleet page says so at once). */
   async beatNow(): Promise<void> {
     await this.heartbeat();
+  }
+
+  /**
+   * Copies a finished run's transcript into the shared database (the file stays here too): the
+   * board of whichever host polls, and `runs show` anywhere, can read it. One too large for the
+   * database is left on this host only, and the run page says where.
+   */
+  private async copyTranscript(run: RunRecord): Promise<void> {
+    if (!run.transcriptPath) return;
+    try {
+      const size = statSync(run.transcriptPath).size;
+      if (size > MAX_SHARED_TRANSCRIPT_BYTES) {
+        this.options.log.info(
+          { run: run.id, bytes: size },
+          'A transcript is too large to share through the database; it stays on this host',
+        );
+        return;
+      }
+      await this.options.db.saveTranscript(
+        run.id,
+        this.options.host,
+        readFileSync(run.transcriptPath, 'utf8'),
+      );
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return; // the agent never started: no transcript
+      this.options.log.warn({ run: run.id, error: errorMessage(error) }, 'Could not share a transcript');
+    }
   }
 
   /** Wakes the fetch loop (a notification, a slot freed). */
@@ -300,6 +332,8 @@ export class FleetWorker {
       // Stopped by this host's own stop or cut: the dispatch stays this host's, to resume.
       // (Checked on the entry: the database may answer again before this run has ended.)
       if ((this.stopping || entry.fencedOut) && (!run || run.status === 'cancelled')) return;
+      // Before the dispatch is done, so the poller's board can show it as soon as the run ends.
+      if (run) await this.copyTranscript(run);
       try {
         if (await db.finish(dispatchId, host, run?.id ?? null)) this.finished += 1;
         else

@@ -51,9 +51,16 @@ function asset(c: Context, body: string, type: string): Response {
   return c.body(body, 200, { 'content-type': type, 'cache-control': 'no-cache' });
 }
 
-function transcriptOf(run: { provider: string | null; transcriptPath: string | null }) {
-  if (!run.provider || !run.transcriptPath || !existsSync(run.transcriptPath)) return undefined;
-  return transcriptEvents(run.provider, readFileSync(run.transcriptPath, 'utf8'));
+/** A run's transcript: the file on this machine, else (a fleet) the copy its worker shared. */
+async function transcriptOf(
+  ctx: ServerContext,
+  run: { id: string; provider: string | null; transcriptPath: string | null },
+) {
+  if (!run.provider) return undefined;
+  if (run.transcriptPath && existsSync(run.transcriptPath))
+    return transcriptEvents(run.provider, readFileSync(run.transcriptPath, 'utf8'));
+  const shared = await ctx.fleet?.transcript(run.id).catch(() => undefined);
+  return shared === undefined ? undefined : transcriptEvents(run.provider, shared);
 }
 
 /** The board header's fleet badge: the hosts, `unavailable` when they cannot be read, nothing without a fleet. */
@@ -110,7 +117,7 @@ function pageRoutes(app: Hono, ctx: ServerContext): void {
       (run.upstreamRunId
         ? await ctx.store.getPullRequest(run.upstreamRunId).catch(() => undefined)
         : undefined);
-    return sendHtml(c, runPage(run, transcriptOf(run), ctx.token, delivery));
+    return sendHtml(c, runPage(run, await transcriptOf(ctx, run), ctx.token, delivery));
   });
   app.get('/assets/board.css', (c) => asset(c, BOARD_CSS, 'text/css; charset=utf-8'));
   app.get('/assets/board.js', (c) => asset(c, BOARD_JS, 'text/javascript; charset=utf-8'));

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadDrivers } from '../agents/registry.js';
 import { loadSettingsFromText } from '../config/load.js';
 import type { Settings } from '../config/types.js';
 import type { RunRecord } from '../core/types.js';
@@ -61,8 +62,16 @@ function dispatch(overrides: Partial<DispatchRecord> = {}): DispatchRecord {
   };
 }
 
-function fakeFleet(hosts: FleetHost[], dispatches: DispatchRecord[] = []): FleetView {
-  return { hosts: async () => hosts, liveDispatches: async () => dispatches };
+function fakeFleet(
+  hosts: FleetHost[],
+  dispatches: DispatchRecord[] = [],
+  transcripts = new Map<string, string>(),
+): FleetView {
+  return {
+    hosts: async () => hosts,
+    liveDispatches: async () => dispatches,
+    transcript: async (runId) => transcripts.get(runId),
+  };
 }
 
 const SETTINGS = `
@@ -157,6 +166,7 @@ describe('GET /api/v1/fleet', () => {
         throw new Error('connection terminated');
       },
       liveDispatches: async () => [],
+      transcript: async () => undefined,
     };
     const response = await get(app(broken), '/api/v1/fleet');
     expect(response.status).toBe(500);
@@ -296,6 +306,7 @@ describe('the board with a fleet', () => {
         throw new Error('down');
       },
       liveDispatches: async () => [],
+      transcript: async () => undefined,
     };
     const response = await get(app(broken), '/');
     expect(response.status).toBe(200);
@@ -351,6 +362,38 @@ describe("a run's host", () => {
     const page = runPage(run, undefined, TOKEN).text;
     noScript(page);
     expect(page).toContain('<dt>host</dt><dd>build-1&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;</dd>');
+  });
+
+  it('shows the transcript the worker shared when the file is on another host', async () => {
+    await loadDrivers(['claude']);
+    const run = {
+      ...(await recorded('w2')),
+      status: 'succeeded' as const,
+      provider: 'claude',
+      transcriptPath: join(dir, 'on-w2-only.jsonl'),
+    };
+    await store.updateRun(run.id, {
+      status: 'succeeded',
+      provider: 'claude',
+      transcriptPath: run.transcriptPath,
+      host: 'w2',
+    });
+    const lines = [
+      { type: 'system', subtype: 'init', session_id: 's-w2' },
+      {
+        type: 'assistant',
+        message: { content: [{ type: 'text', text: `Starting on the task. ${EVIL}` }] },
+        session_id: 's-w2',
+      },
+    ];
+    const shared = new Map([[run.id, `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`]]);
+    const page = await (await get(app(fakeFleet([fleetHost()], [], shared)), `/runs/${run.id}`)).text();
+    noScript(page);
+    expect(page).toContain('Starting on the task. &lt;script&gt;');
+    expect(page).not.toContain('The transcript is on host');
+    // Nothing shared (too large, or an older worker): the page says where it is.
+    const elsewhere = await (await get(app(fakeFleet([fleetHost()])), `/runs/${run.id}`)).text();
+    expect(elsewhere).toContain('The transcript is on host w2');
   });
 
   it("says which host keeps a finished run's transcript when this machine has none", async () => {

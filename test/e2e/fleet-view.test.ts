@@ -4,6 +4,7 @@
  * on the worker's host (no daemon) reads the shared state; both list both hosts, the runs record
  * the worker's host, and `runs show` says so.
  */
+import { renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestFleet, type TestFleet } from '../helpers/fleet.js';
@@ -20,7 +21,7 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('seeing the fleet', () => {
   it('status lists every host from the daemon and from the state; runs show prints the host', async () => {
     fleet = await createTestFleet({ issues: [{ title: 'Issue 1', body: '[[fake:sleep=1]]' }] });
     const f = fleet;
-    f.start('poller', 'p1');
+    const p1 = f.start('poller', 'p1');
     f.start('worker', 'w1');
     // The settings files `start` wrote for each host (not written again: the poller watches its own).
     const settingsOf = (host: string): string => join(f.harness.dir, 'hosts', host, 'settings.toml');
@@ -72,5 +73,26 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('seeing the fleet', () => {
     });
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain('  host:        w1\n');
+    expect(shown.stdout).toContain('assistant: Starting on the task.');
+
+    // On another machine, w1's transcript file is not there: the copy w1 shared is read instead,
+    // by `runs show` and by the poller's board. (One machine here: the file is moved away.)
+    expect(run.transcriptPath).toContain('/hosts/w1/');
+    renameSync(run.transcriptPath!, `${run.transcriptPath}.elsewhere`);
+    const fromPoller = await runBuiltCli(['runs', 'show', run.id, '-c', settingsOf('p1')], {
+      env: f.harness.env,
+    });
+    expect(fromPoller.code).toBe(0);
+    expect(fromPoller.stdout).toContain('assistant: Starting on the task.');
+    expect(fromPoller.stdout).toContain('assistant: Done: the task is complete.');
+    const board = /Board: (http:\/\/127\.0\.0\.1:\d+)\/\?token=(\S+)/.exec(p1.output());
+    expect(board).not.toBeNull();
+    const page = await fetch(`${board![1]}/runs/${run.id}`, {
+      headers: { authorization: `Bearer ${board![2]}` },
+    });
+    expect(page.status).toBe(200);
+    const text = await page.text();
+    expect(text).toContain('Starting on the task.');
+    expect(text).not.toContain('The transcript is on host');
   }, 120_000);
 });

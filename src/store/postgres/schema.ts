@@ -154,6 +154,16 @@ export const PG_MIGRATIONS: readonly string[] = [
   ${QUEUE_TABLES_DDL}
   ${FLEET_TABLES_DDL}
   `,
+  // 2: a fleet run's transcript, copied by the worker that ran it, so the poller's board and any
+  // host can read it (src/fleet/fleet-db.ts).
+  `
+  CREATE TABLE fleet_transcripts (
+    run_id ${KEY} PRIMARY KEY,
+    host TEXT NOT NULL,
+    content TEXT NOT NULL,
+    saved_at TIMESTAMPTZ NOT NULL DEFAULT now()
+  );
+  `,
 ];
 
 /** The schema version this build writes and understands. */
