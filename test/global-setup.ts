@@ -7,4 +7,6 @@ export default function setup(): void {
   const root = fileURLToPath(new URL('..', import.meta.url));
   const result = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'inherit' });
   if (result.status !== 0) throw new Error('build failed; see the compiler output above');
+  // Each of vitest.config.ts's projects runs this setup (in this one process): build once.
+  process.env.CURUPIRA_BUILT = '1';
 }
