@@ -78,6 +78,42 @@ async function silence(name: string, seconds: number): Promise<void> {
   );
 }
 
+/** A run of item `id` recorded on `hostName`. */
+function recordRun(id: string, hostName: string, status: 'failed' | 'succeeded') {
+  return store.createRun({
+    automationId: 'fix',
+    taskKey: task(id).key,
+    repo: 'acme/api',
+    taskType: 'github-issues',
+    itemId: id,
+    itemKey: `issue:${id}`,
+    itemTitle: `Issue ${id}`,
+    itemUrl: `https://github.com/acme/api/issues/${id}`,
+    status,
+    host: hostName,
+  });
+}
+
+/** Item `id` has a saved agent session from a run that ran on `hostName` (its home host). */
+async function savedSession(id: string, hostName: string): Promise<void> {
+  const run = await recordRun(id, hostName, 'failed');
+  await store.saveSession({
+    taskKey: task(id).key,
+    automationId: 'fix',
+    runId: run.id,
+    provider: 'claude',
+    profile: 'main',
+    sessionId: `s${id}`,
+    prompt: 'p',
+    promptTemplateHash: 'h',
+    task: task(id),
+    worktreePath: `/${hostName}/wt`,
+    branch: 'b',
+    createdAt: new Date().toISOString(),
+    updatedAt: new Date().toISOString(),
+  });
+}
+
 beforeEach(async () => {
   schema = await freshSchema('fleetunit');
   store = await openPostgresStore(schema.url);
@@ -254,33 +290,7 @@ describe('FleetRunner', () => {
   it('sends a saved session back to its own host while it lives, else starts afresh elsewhere', async () => {
     await host('home', 1);
     await host('other', 1);
-    const run = await store.createRun({
-      automationId: 'fix',
-      taskKey: task('9').key,
-      repo: 'acme/api',
-      taskType: 'github-issues',
-      itemId: '9',
-      itemKey: 'issue:9',
-      itemTitle: 'Issue 9',
-      itemUrl: 'https://github.com/acme/api/issues/9',
-      status: 'failed',
-      host: 'other',
-    });
-    await store.saveSession({
-      taskKey: task('9').key,
-      automationId: 'fix',
-      runId: run.id,
-      provider: 'claude',
-      profile: 'main',
-      sessionId: 's9',
-      prompt: 'p',
-      promptTemplateHash: 'h',
-      task: task('9'),
-      worktreePath: '/other/wt',
-      branch: 'b',
-      createdAt: new Date().toISOString(),
-      updatedAt: new Date().toISOString(),
-    });
+    await savedSession('9', 'other');
     const { runner: r, stop } = runner();
     const resumed = r.run({ ...job('9'), resume: true }, { cancel: never, stop: stop.signal }, () => {});
     const d = await waitForDispatch(task('9').key);
@@ -300,33 +310,7 @@ describe('FleetRunner', () => {
     await host('other', 1);
     const base = { automationId: 'fix', repo: 'acme/api', payload: '{}', previousId: null };
     const busy = await db.insertDispatch({ ...base, taskKey: 'busy', id: crypto.randomUUID(), host: 'home' });
-    const run = await store.createRun({
-      automationId: 'fix',
-      taskKey: task('9').key,
-      repo: 'acme/api',
-      taskType: 'github-issues',
-      itemId: '9',
-      itemKey: 'issue:9',
-      itemTitle: 'Issue 9',
-      itemUrl: 'https://github.com/acme/api/issues/9',
-      status: 'failed',
-      host: 'home',
-    });
-    await store.saveSession({
-      taskKey: task('9').key,
-      automationId: 'fix',
-      runId: run.id,
-      provider: 'claude',
-      profile: 'main',
-      sessionId: 's9',
-      prompt: 'p',
-      promptTemplateHash: 'h',
-      task: task('9'),
-      worktreePath: '/home/wt',
-      branch: 'b',
-      createdAt: new Date().toISOString(),
-      updatedAt: new Date().toISOString(),
-    });
+    await savedSession('9', 'home');
     const { runner: r, stop } = runner();
     const signals = { cancel: never, stop: stop.signal };
     const resumed = r.run({ ...job('9'), resume: true }, signals, () => {});
@@ -380,18 +364,7 @@ async function waitForNewDispatch(taskKey: string, previous: string) {
 describe('pruning dispatches', () => {
   it("deletes settled dispatches older than the kept days, never a task's latest started run or a live one", async () => {
     const started = async (id: string) => {
-      const run = await store.createRun({
-        automationId: 'fix',
-        taskKey: task(id).key,
-        repo: 'acme/api',
-        taskType: 'github-issues',
-        itemId: id,
-        itemKey: `issue:${id}`,
-        itemTitle: `Issue ${id}`,
-        itemUrl: `https://github.com/acme/api/issues/${id}`,
-        status: 'succeeded',
-        host: 'w1',
-      });
+      const run = await recordRun(id, 'w1', 'succeeded');
       await store.updateRun(run.id, { startedAt: new Date().toISOString() });
       return run.id;
     };

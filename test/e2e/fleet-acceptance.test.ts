@@ -66,6 +66,17 @@ async function everyItemOnce(f: TestFleet, items: number) {
   return { runs, rows };
 }
 
+/** p1 the poller, p2 standing by, then workers w1 and w2. */
+async function twoPollersTwoWorkers(f: TestFleet): Promise<{ p1: FleetProcess; p2: FleetProcess }> {
+  const p1 = f.start('poller', 'p1');
+  await logged(p1, 'This process is the poller now');
+  const p2 = f.start('poller', 'p2');
+  await logged(p2, 'Another process is the poller; standing by to take over');
+  f.start('worker', 'w1');
+  f.start('worker', 'w2');
+  return { p1, p2 };
+}
+
 /** Waits until `process` logged `text`. */
 function logged(process: FleetProcess, text: string, timeoutMs = 20_000): Promise<boolean> {
   return waitFor(`${process.name} to log '${text}'`, () => process.output().includes(text), timeoutMs, 100);
@@ -302,12 +313,7 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet acceptance (issue 17)'
         settingsExtra: '\n[settings.polling]\npoll_interval_seconds = 2',
       });
       const f = fleet;
-      const p1 = f.start('poller', 'p1');
-      await logged(p1, 'This process is the poller now');
-      const p2 = f.start('poller', 'p2');
-      await logged(p2, 'Another process is the poller; standing by to take over');
-      f.start('worker', 'w1');
-      f.start('worker', 'w2');
+      const { p1, p2 } = await twoPollersTwoWorkers(f);
       await waitFor(
         'a few finished runs, and some running',
         async () => {
@@ -344,12 +350,7 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet acceptance (issue 17)'
       settingsExtra: '\n[settings.polling]\npoll_interval_seconds = 1',
     });
     const f = fleet;
-    const p1 = f.start('poller', 'p1');
-    await logged(p1, 'This process is the poller now');
-    const p2 = f.start('poller', 'p2');
-    await logged(p2, 'Another process is the poller; standing by to take over');
-    f.start('worker', 'w1');
-    f.start('worker', 'w2');
+    const { p1, p2 } = await twoPollersTwoWorkers(f);
     try {
       await waitFor(
         'a few finished runs, and some running',
