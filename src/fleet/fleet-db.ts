@@ -48,7 +48,7 @@ export interface LostCandidate {
   stoppedFor: number | null;
 }
 
-interface DispatchRow {
+export interface DispatchRow {
   id: string;
   task_key: string;
   automation_id: string;

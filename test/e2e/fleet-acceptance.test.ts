@@ -66,6 +66,19 @@ async function everyItemOnce(f: TestFleet, items: number) {
   return { runs, rows };
 }
 
+/** Every run of the fleet, once one of them succeeded. */
+function aSucceededRun(f: TestFleet, timeoutMs: number) {
+  return waitFor(
+    'a succeeded run',
+    async () => {
+      const all = await allRuns(f);
+      return all.some((r) => r.status === 'succeeded') ? all : undefined;
+    },
+    timeoutMs,
+    200,
+  );
+}
+
 /** p1 the poller, p2 standing by, then workers w1 and w2. */
 async function twoPollersTwoWorkers(f: TestFleet): Promise<{ p1: FleetProcess; p2: FleetProcess }> {
   const p1 = f.start('poller', 'p1');
@@ -184,15 +197,7 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet acceptance (issue 17)'
       w1.child.kill('SIGKILL');
       await w1.done;
       f.start('worker', 'w1');
-      const runs = await waitFor(
-        'a succeeded run',
-        async () => {
-          const all = await allRuns(f);
-          return all.some((r) => r.status === 'succeeded') ? all : undefined;
-        },
-        60_000,
-        200,
-      );
+      const runs = await aSucceededRun(f, 60_000);
       const elapsed = Date.now() - started;
       const succeeded = runs.filter((r) => r.status === 'succeeded');
       expect(succeeded).toHaveLength(1);
@@ -245,15 +250,7 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet acceptance (issue 17)'
       const killedAt = Date.now();
       w1.child.kill('SIGKILL');
       await w1.done;
-      const runs = await waitFor(
-        'a succeeded run',
-        async () => {
-          const all = await allRuns(f);
-          return all.some((r) => r.status === 'succeeded') ? all : undefined;
-        },
-        90_000,
-        200,
-      );
+      const runs = await aSucceededRun(f, 90_000);
       const elapsed = Date.now() - killedAt;
       expect(runs).toHaveLength(2);
       const succeeded = runs.filter((r) => r.status === 'succeeded');
@@ -544,15 +541,7 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet acceptance (issue 17)'
         await new Promise((resolve) => setTimeout(resolve, 500));
         proxy.restore();
         await logged(w1, 'The database answers again: taking work again');
-        await waitFor(
-          'a succeeded run',
-          async () => {
-            const all = await allRuns(f);
-            return all.some((r) => r.status === 'succeeded') ? all : undefined;
-          },
-          60_000,
-          200,
-        );
+        await aSucceededRun(f, 60_000);
         await new Promise((resolve) => setTimeout(resolve, 1000));
         const final = await allRuns(f);
         expect(final.filter((r) => r.status === 'succeeded').map((r) => r.host)).toEqual(['w1']);

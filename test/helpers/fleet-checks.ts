@@ -5,23 +5,13 @@
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import type { RunRecord } from '../../src/core/types.js';
+import type { DispatchRow } from '../../src/fleet/fleet-db.js';
 import type { TestFleet } from './fleet.js';
 import { type FakeInvocation, isRunning } from './harness.js';
 import { TEST_PG_URL } from './pg.js';
 
-export interface DispatchRow {
-  id: string;
-  task_key: string;
-  host: string;
-  state: 'queued' | 'running' | 'done' | 'taken_back';
-  run_id: string | null;
-  enqueued_at: Date;
-  started_at: Date | null;
-  finished_at: Date | null;
-  settled_at: Date | null;
-  detail: string | null;
-  previous_id: string | null;
-}
+/** A `fleet_dispatches` row as the database returns it (src/fleet/fleet-db.ts). */
+export type { DispatchRow };
 
 /** Every row of `fleet_dispatches`, oldest first. */
 export async function dispatchRows(fleet: TestFleet): Promise<DispatchRow[]> {
@@ -29,8 +19,7 @@ export async function dispatchRows(fleet: TestFleet): Promise<DispatchRow[]> {
   await client.connect();
   try {
     const result = await client.query<DispatchRow>(
-      `SELECT id, task_key, host, state, run_id, enqueued_at, started_at, finished_at, settled_at, detail, previous_id
-       FROM ${fleet.schema.schema}.fleet_dispatches ORDER BY enqueued_at, id`,
+      `SELECT * FROM ${fleet.schema.schema}.fleet_dispatches ORDER BY enqueued_at, id`,
     );
     return result.rows;
   } finally {
