@@ -495,7 +495,7 @@ export async function run({ dist, log = console.log, tasks = DEFAULT_TASKS, only
     load('config/load.js'),
     load('store/index.js'),
     load('github/token.js'),
-    load('engine/engine.js'),
+    load('features.js'),
     load('core/clock.js'),
     load('log.js'),
     load('github/client.js'),

@@ -63,7 +63,7 @@ async function load(dist) {
     load: 'config/load.js',
     store: 'store/index.js',
     token: 'github/token.js',
-    engine: 'engine/engine.js',
+    engine: 'features.js',
     clock: 'core/clock.js',
     log: 'log.js',
     client: 'github/client.js',

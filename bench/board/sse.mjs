@@ -136,7 +136,7 @@ export async function run({ dist, log = console.log, tasks = TASKS } = {}) {
     load: 'config/load.js',
     store: 'store/index.js',
     token: 'github/token.js',
-    engine: 'engine/engine.js',
+    engine: 'features.js',
     clock: 'core/clock.js',
     log: 'log.js',
     client: 'github/client.js',

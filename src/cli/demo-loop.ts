@@ -15,7 +15,7 @@ import type { Settings } from '../config/types.js';
 import type { RunRecord } from '../core/types.js';
 import { REMEDIATION_MARKS } from '../delivery/remediation.js';
 import { MERGE_MARKS } from '../delivery/steps/merge.js';
-import { type EngineOptions, runEngine } from '../engine/engine.js';
+import { type EngineOptions, runEngine } from '../features.js';
 import { simChecks } from '../simulator/checks.js';
 import { setPermission, submitReview } from '../simulator/reviews.js';
 import type { SimWorld } from '../simulator/world.js';

@@ -7,7 +7,7 @@
 import { hostname } from 'node:os';
 import type { Settings } from '../config/types.js';
 import { UsageError } from '../core/errors.js';
-import { Engine } from '../engine/engine.js';
+import { Engine } from '../features.js';
 import { COUNT_QUERIES_ENV, startQueryCount } from '../fleet/count-queries.js';
 import { PollerLock } from '../fleet/election.js';
 import { FleetDb, type FleetTiming, fleetPool } from '../fleet/fleet-db.js';

@@ -5,8 +5,8 @@
 import type { Command } from 'commander';
 import { loadSettings } from '../config/load.js';
 import { UsageError } from '../core/errors.js';
-import { Engine, type EngineOptions } from '../engine/engine.js';
 import { stateDir } from '../engine/paths.js';
+import { Engine, type EngineOptions } from '../features.js';
 import type { FleetView } from '../fleet/types.js';
 import { createApp } from '../server/app.js';
 import { Hub } from '../server/hub.js';

@@ -220,3 +220,21 @@ export interface AgentOutcome {
   status: RunStatus;
   reason: string | null;
 }
+
+/** An automation's daily spend and budget state (src/cost/budget.ts). */
+export interface BudgetStatus {
+  /** USD spent today (UTC) by the automation's runs of known cost, running ones included. */
+  spentTodayUsd: number;
+  /** Its daily budget (own or default), when it has one. */
+  limitPerDayUsd?: number;
+  /** `ok`, `warning` (80 % of a daily budget used) or `parked` (a budget ran out). */
+  state: 'ok' | 'warning' | 'parked';
+  /** While parked: until when (ISO 8601) and why. */
+  parkedUntil?: string;
+  reason?: string;
+}
+
+/** The store key of an automation's pause reason (an empty value: paused by hand, or none). */
+export function pauseReasonKey(automationId: string): string {
+  return `pause-reason:${automationId}`;
+}

@@ -11,7 +11,7 @@
 import type { ResolvedAutomation, Settings } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
-import type { Usage } from '../core/types.js';
+import type { BudgetStatus, Usage } from '../core/types.js';
 import type { Logger } from '../log.js';
 import type { BudgetPark, Store } from '../store/types.js';
 import { formatCost, runCost } from './prices.js';
@@ -59,17 +59,7 @@ export interface BudgetReachedEvent {
 }
 
 /** An automation's spend and budget state, for `status`, the board and the API. */
-export interface BudgetStatus {
-  /** USD spent today (UTC) by the automation's runs of known cost, running ones included. */
-  spentTodayUsd: number;
-  /** Its daily budget (own or default), when it has one. */
-  limitPerDayUsd?: number;
-  /** `ok`, `warning` (80 % of a daily budget used) or `parked` (a budget ran out). */
-  state: 'ok' | 'warning' | 'parked';
-  /** While parked: until when (ISO 8601) and why. */
-  parkedUntil?: string;
-  reason?: string;
-}
+export type { BudgetStatus } from '../core/types.js';
 
 /** What a running agent's usage means for its budgets. */
 export interface MeterReading {

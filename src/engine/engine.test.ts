@@ -7,9 +7,9 @@ import { loadSettingsFromText } from '../config/load.js';
 import type { Settings } from '../config/types.js';
 import { FakeClock } from '../core/clock.js';
 import { ConfigError } from '../core/errors.js';
+import { runEngine } from '../features.js';
 import { silentLogger } from '../log.js';
 import { openStore } from '../store/index.js';
-import { runEngine } from './engine.js';
 
 const dirs: string[] = [];
 afterEach(() => {

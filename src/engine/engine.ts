@@ -4,31 +4,24 @@
  * it stops agents a dead curupira left behind, closes their runs, and resumes saved sessions first.
  */
 import { rm } from 'node:fs/promises';
-import { resolveScreening } from '../config/screening.js';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
-import { afterRunWrites } from '../coordination/after-run.js';
-import { checkBudget, countRun } from '../coordination/budget.js';
-import { Escalation } from '../coordination/escalation.js';
-import { wantsLeases } from '../coordination/lease.js';
-import { Sweeper } from '../coordination/sweep.js';
 import type { Clock } from '../core/clock.js';
 import { ConfigError, ControlError, errorMessage, StateError } from '../core/errors.js';
-import { isFailure, isTerminal, type RunRecord, type Task } from '../core/types.js';
-import { type BudgetReachedEvent, type BudgetStatus, CostBudgets } from '../cost/budget.js';
-import { createFollower, DEFAULT_FOLLOW_INTERVAL_SECONDS } from '../delivery/follow.js';
-import { followHooks } from '../delivery/follow-hooks.js';
-import { createDeliveryDeps, openDelivery } from '../delivery/index.js';
-import { createRemediator, type Remediator } from '../delivery/remediation.js';
-import { createGitHubClient, type GitHubClient } from '../github/client.js';
+import type {
+  Candidate,
+  Feature,
+  GateVerdict,
+  KernelPort,
+  OfferOptions,
+  RunOutcome,
+} from '../core/feature.js';
+import { type BudgetStatus, isTerminal, pauseReasonKey, type RunRecord, type Task } from '../core/types.js';
+import type { GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
-import { createNotifier, type NotificationEvent, type Notifier, runNotification } from '../notify/index.js';
 import { groupsOfRun, processWorksIn, terminateGroup } from '../process/process-group.js';
-import { createClassifier } from '../screening/classifier/lazy.js';
-import type { Classifier, ClassifierSettings } from '../screening/classifier/types.js';
 import { printableStateLocation } from '../store/index.js';
 import type { SessionRecord, Store } from '../store/types.js';
-import { loadTelemetry, type Telemetry } from '../telemetry/index.js';
 import { maintainCheckouts } from '../workspace/index.js';
 import { ChainFeed } from './chain.js';
 import {
@@ -40,25 +33,10 @@ import {
 } from './executor.js';
 import { CronFeed, cronItem, EventFeed, type Feed, type PollContext } from './feed.js';
 import { createFeed } from './feed-factory.js';
-import { LeaseHooks } from './lease-hooks.js';
 import { classifyFailure } from './outcome.js';
-import { maxAttempts, planRetry } from './retry.js';
-import { createRunWrites, type RunWrites, wantsGitHubWrites } from './run-writes.js';
 import { locksFor, type OfferResult, SchedulerCore } from './scheduler.js';
-import { type GateDeps, gateTask, trustRules } from './screen.js';
-import { TeamCache } from './screen-context.js';
 import { runInit, taskFromItem } from './task.js';
-import {
-  autoPauseReason,
-  describeScheduled,
-  type EngineEvent,
-  loadPendingRetries,
-  pauseReasonKey,
-  RetryBook,
-} from './unattended.js';
 import { Wakeup } from './wakeup.js';
-
-export type { EngineEvent } from './unattended.js';
 
 /** What the engine knows of one automation now (for the board and `curupira status`). */
 export interface AutomationStatus {
@@ -170,7 +148,10 @@ export interface TaskRunner {
   settled?(taskKey: string): Promise<void>;
 }
 
-export interface EngineOptions {
+/** What features contribute to every run's executor (claims, meters, writes, delivery, traces). */
+export type ExecutorDepsPart = Partial<ExecutorDeps>;
+
+export interface KernelOptions {
   settings: Settings;
   /** Where dispatched tasks run (default: here). */
   runner?: TaskRunner;
@@ -202,18 +183,11 @@ export interface EngineOptions {
   killGraceMs?: number;
   onStatus?(status: EngineStatus): void;
   onRun?(run: RunRecord): void;
-  /** A budget ran out: the run was stopped and its automation (or all, for the global one) parked. */
-  onBudgetReached?(event: BudgetReachedEvent): void;
-  /** Builds the screening classifier (default `createClassifier`; tests pass scripted ones). */
-  classifierFactory?(settings: ClassifierSettings): Classifier | null;
-  /** How often telemetry exports metrics (default 60 s; tests shorten it). */
-  telemetryIntervalMs?: number;
-  /** Retries scheduled, providers parked, automations paused automatically (for notifications). */
-  onEvent?(event: EngineEvent): void;
-  /** The retry backoff's jitter source, a number in [0, 1) (default Math.random; tests fix it). */
-  random?: () => number;
-  /** Notifications (default: built from `[notifications]`, the URLs read from `env`). */
-  notifier?: Notifier;
+  /**
+   * The features, in order (src/features.ts builds the list); each reaches the kernel through
+   * `port` only. Without it the kernel runs with none.
+   */
+  features?(port: KernelPort, kernel: Kernel): readonly Feature<ExecutorDepsPart>[];
 }
 
 export interface EngineResult {
@@ -230,9 +204,6 @@ export interface EngineResult {
 
 /** How often an idle watch lets git do its housekeeping in the checkouts. */
 const MAINTENANCE_INTERVAL_MS = 60 * 60_000;
-
-/** How long the engine waits, when it returns, for the last notifications to go out. */
-const NOTIFY_FLUSH_MS = 5000;
 
 /** Finished runs per automation in the ledger, as last counted (see `prune`). */
 type RunCounts = Map<string, number>;
@@ -266,12 +237,11 @@ function remediationKey(deliveryRunId: string): string {
   return `remediation:${deliveryRunId}`;
 }
 
-export class Engine {
+export class Kernel {
   private settings: Settings;
-  /** `otlp_endpoint` (src/telemetry/): loaded when `run` starts, shut down when it returns. */
-  private telemetry: Telemetry | undefined;
   private readonly core: SchedulerCore;
   private feeds: Feed[] = [];
+  private readonly features: readonly Feature<ExecutorDepsPart>[];
   private readonly pending = new Map<string, Pending>();
   private readonly finishedRuns: RunCounts = new Map();
   private readonly running = new Map<
@@ -293,8 +263,6 @@ export class Engine {
   private readonly lastPolls = new Map<string, { at: number; found: number }>();
   private readonly runs: RunRecord[] = [];
   private readonly held: RunRecord[] = [];
-  private readonly classifiers = new Map<string, Classifier | null>();
-  private readonly teams: TeamCache;
   private started = 0;
   private readonly wakeup = new Wakeup();
   private readonly runAbort = new AbortController();
@@ -310,64 +278,11 @@ export class Engine {
   private readonly stopReasons = new Map<string, string>();
   /** Running tasks whose item stopped matching under `on_unmatch = "finish"`: not checked again. */
   private readonly unmatchedFinishing = new Set<string>();
-  /** Escalated tasks held back by this process (task key → automation): a reset is noticed in watch mode. */
-  private readonly escalated = new Map<string, string>();
-  /** Opt-in GitHub writes, built the first time an automation asks for one (run-writes.ts). */
-  private githubWrites: RunWrites | undefined;
-  /** Leases (claims as comments), built the first time an automation sets `lease_ttl`. */
-  private leaseHooks: LeaseHooks | undefined;
-  /** Retries waiting for their backoff, and providers parked by a usage limit (unattended.ts). */
-  private readonly retries = new RetryBook();
   /** Why automations were paused automatically (loaded from the store at start). */
   private readonly pauseReasons = new Map<string, string>();
-  /** `[notifications]` (src/notify/); undefined when the file has none. */
-  private readonly notifier: Notifier | undefined;
-  /** Notifications being queued (`notify` returns before the store has them). */
-  private readonly queueing = new Set<Promise<void>>();
-  /** Escalation on GitHub (with GitHub writes only): labels, comments, counts from other hosts. */
-  private readonly escalation: Escalation;
-  /** The periodic repair sweep (watch mode, with GitHub writes only); see src/coordination/sweep.ts. */
-  private readonly sweeper = new Sweeper();
-  /** Follows delivered pull requests (src/delivery/follow.ts), built on the first sweep that has any. */
-  private follower: ReturnType<typeof createFollower> | undefined;
-  /** Remediation runs of delivered pull requests (src/delivery/remediation.ts), built with the follower. */
-  private remediator: Remediator | undefined;
-  /** Cost budgets: live spend, soft warnings and parks (src/cost/budget.ts). */
-  private readonly costs: CostBudgets;
 
-  constructor(private readonly options: EngineOptions) {
+  constructor(private readonly options: KernelOptions) {
     this.settings = options.settings;
-    const { store, clock, log } = options;
-    this.notifier = options.notifier ?? createNotifier(options.settings, options.env, { store, clock, log });
-    this.costs = new CostBudgets({
-      store: options.store,
-      clock: options.clock,
-      log: options.log,
-      settings: () => this.settings,
-      onBudgetReached: (event) => {
-        options.onBudgetReached?.(event);
-        this.notify({
-          event: 'budget_reached',
-          id: `budget:${event.budget}:${event.automationId}:${event.parkedUntil}`,
-          automation: event.automationId,
-          summary: `${event.automationId}: ${event.reason}`,
-          details: {
-            budget: event.budget,
-            run: event.runId,
-            limitUsd: event.limitUsd,
-            spentUsd: event.spentUsd,
-            parkedUntil: event.parkedUntil,
-          },
-        });
-      },
-    });
-    this.teams = new TeamCache(() => options.clock.now());
-    this.escalation = new Escalation({
-      store: options.store,
-      settings: () => this.settings,
-      github: () => options.github(),
-      log: options.log,
-    });
     this.core = new SchedulerCore(this.limits());
     this.feeds = this.buildFeeds(options.settings, []);
     this.pollSignal = options.drainSignal
@@ -386,6 +301,46 @@ export class Engine {
       },
       { once: true },
     );
+    this.features = options.features?.(this.port(), this) ?? [];
+  }
+
+  /** What features may ask of the kernel (see src/core/feature.ts). */
+  private port(): KernelPort {
+    return {
+      mode: this.options.mode,
+      clock: this.options.clock,
+      pollSignal: this.pollSignal,
+      settings: () => this.settings,
+      offer: (automationId, task, options) => {
+        const automation = this.settings.automations.find((a) => a.id === automationId);
+        return automation ? this.offer(automation, task, options) : 'skipped';
+      },
+      capacity: () => this.core.capacity,
+      forget: (taskKey, options) => this.forget(taskKey, options),
+      pollSoon: (automationId) => {
+        const feed = this.feeds.find((f) => f.automation.id === automationId);
+        if (feed) feed.nextPollAt = 0;
+        this.wakeup.wake();
+      },
+      wake: () => this.wakeup.wake(),
+      pause: (automationId, reason) => this.setPaused(automationId, true, reason),
+      paused: (automationId) => this.isPaused(automationId),
+      running: (taskKey) => this.running.has(taskKey),
+      winding: () => this.winding,
+    };
+  }
+
+  /** The event feeds forget an item (see `KernelPort.forget`). */
+  private forget(
+    taskKey: string,
+    options: { automationId?: string; task?: Task; pollNow?: boolean } = {},
+  ): void {
+    for (const feed of this.feeds) {
+      if (!(feed instanceof EventFeed)) continue;
+      if (options.automationId !== undefined && feed.automation.id !== options.automationId) continue;
+      if (options.task) feed.forget(options.task);
+      else if (feed.forgetKey(taskKey) && options.pollNow) feed.nextPollAt = 0;
+    }
   }
 
   /** Resolves when a stop (not a drain) is asked. */
@@ -443,110 +398,7 @@ export class Engine {
       stopping: this.stopping,
       draining: !this.stopping && this.options.drainSignal?.aborted === true,
       waiting: this.feeds.reduce((sum, f) => sum + (f.waiting ?? 0), 0),
-      parked: this.retries.parkedProviders(this.options.clock.now()),
-      retrying: this.retries.list().length,
-    });
-  }
-
-  /** The write queue's front, only when some automation opted in to a GitHub write. */
-  private writes(): RunWrites | undefined {
-    const { tokens } = this.options;
-    if (
-      !this.githubWrites &&
-      tokens &&
-      wantsGitHubWrites(this.settings.automations, this.settings.execution)
-    ) {
-      const { store, clock, log, stopSignal } = this.options;
-      const apiUrl = this.options.github().apiUrl;
-      this.githubWrites = createRunWrites({ store, apiUrl, tokens, clock, log, signal: stopSignal });
-    }
-    return this.githubWrites;
-  }
-
-  /** The lease hooks, only when some automation takes leases (and writes are possible). */
-  private leases(): LeaseHooks | undefined {
-    const writes = this.writes();
-    const { tokens, store, clock, log, stopSignal } = this.options;
-    if (!this.leaseHooks && writes && tokens && wantsLeases(this.settings)) {
-      const client = createGitHubClient({
-        apiUrl: this.options.github().apiUrl,
-        tokens,
-        clock,
-        log,
-        maxAttempts: 1,
-        signal: stopSignal,
-      });
-      this.leaseHooks = new LeaseHooks({
-        settings: () => this.settings,
-        client,
-        clock,
-        log,
-        store,
-        trust: (automation) =>
-          trustRules(
-            this.gateDeps(),
-            resolveScreening(
-              this.settings.execution.screening,
-              automation.config.screening,
-              this.settings.dir,
-            ),
-          ),
-        queueEdit: (item, runId, marker, body) => writes.queueEdit(item, runId, marker, body),
-      });
-    }
-    return this.leaseHooks;
-  }
-
-  /** Watch mode: reads the delivered pull requests still open, each at most once per `follow_interval`. */
-  private async followPullRequests(): Promise<void> {
-    const { tokens } = this.options;
-    const following = this.settings.automations.filter((a) => a.config.deliver === 'pr');
-    if (!tokens || following.length === 0) return;
-    const { store, clock, log, stopSignal } = this.options;
-    const github = createGitHubClient({
-      apiUrl: this.options.github().apiUrl,
-      tokens,
-      clock,
-      log,
-      maxAttempts: 1,
-      signal: stopSignal,
-    });
-    this.remediator ??= createRemediator({
-      store,
-      clock,
-      log,
-      github,
-      tokens,
-      automation: (id) => this.settings.automations.find((a) => a.id === id),
-      execute: (automation, task, remediation, onRun) => this.remediate(automation, task, remediation, onRun),
-      stopping: () => this.stopping,
-    });
-    const remediator = this.remediator;
-    this.follower ??= createFollower({
-      store,
-      clock,
-      log,
-      github,
-      remediate: (record, request) => remediator.remediate(record, request),
-      inFlight: (record) => remediator.resumeInFlight(record),
-      intervalSeconds: (id) =>
-        this.settings.automations.find((a) => a.id === id)?.config.follow_interval ??
-        DEFAULT_FOLLOW_INTERVAL_SECONDS,
-      ...followHooks({
-        store,
-        log,
-        automation: (id) => this.settings.automations.find((a) => a.id === id),
-        notify: (event) => this.notify(event),
-        redevelop: (record) => {
-          const feed = this.feeds.find((f) => f.automation.id === record.automationId);
-          if (feed instanceof EventFeed) feed.forgetKey(record.taskKey);
-          if (feed) feed.nextPollAt = 0;
-          this.wakeup.wake();
-        },
-      }),
-    });
-    await this.follower.sweep().catch((error: unknown) => {
-      log.warn({ error: errorMessage(error) }, 'Could not follow the delivered pull requests');
+      ...Object.assign({}, ...this.features.map((f) => f.engineStatus?.() ?? {})),
     });
   }
 
@@ -559,7 +411,7 @@ export class Engine {
    * before it started. No claim, result comment or delivery of its own (it pushes to the
    * delivery's branch).
    */
-  private remediate(
+  remediate(
     automation: ResolvedAutomation,
     task: Task,
     remediation: RemediationRun,
@@ -597,9 +449,10 @@ export class Engine {
     });
   }
 
-  /** A remediation's automation paused (by an operator or its budget): it waits until resumed. */
-  private remediationHeld(automationId: string): boolean {
-    return this.isPaused(automationId) || this.costs.parked(automationId) !== undefined;
+  /** A candidate waits in the queue: a remediation of a paused automation, or a feature holds it. */
+  private holds(candidate: Candidate): boolean {
+    if (candidate.remediation && this.isPaused(candidate.automationId)) return true;
+    return this.features.some((f) => f.holds?.(candidate) === true);
   }
 
   /** Starts a remediation the scheduler let through (see `remediate`). */
@@ -643,8 +496,7 @@ export class Engine {
             : finished;
         this.runs.push(run);
         this.options.onRun?.(run);
-        const event = runNotification(automation.id, run);
-        if (event) this.notify(event);
+        for (const feature of this.features) feature.remediated?.(automation.id, run);
         turn.settle(run);
       })
       .catch((error: unknown) => turn.settle(undefined, error ?? new Error('remediation failed')))
@@ -668,13 +520,12 @@ export class Engine {
   }
 
   private executorDeps(onUpdate?: (run: RunRecord) => void): ExecutorDeps {
-    const writes = this.writes();
-    const leases = this.leases();
-    const delivery = createDeliveryDeps(this.settings.automations, this.options);
+    const contributed = Object.assign(
+      {},
+      ...this.features.map((f) => f.runDeps?.() ?? {}),
+    ) as ExecutorDepsPart;
     return {
-      ...(writes ? { writes } : {}),
-      ...(delivery ? { delivery } : {}),
-      ...(leases ? { claim: (automation, task, run) => leases.claim(automation, task, run) } : {}),
+      ...contributed,
       execution: this.settings.execution,
       store: this.options.store,
       clock: this.options.clock,
@@ -685,122 +536,56 @@ export class Engine {
       ...(this.options.killGraceMs === undefined ? {} : { killGraceMs: this.options.killGraceMs }),
       ...(onUpdate ? { onUpdate } : {}),
       ...(this.settings.pricing ? { pricing: this.settings.pricing } : {}),
-      budgets: this.costs,
-      ...(this.telemetry ? { telemetry: this.telemetry } : {}),
     };
   }
 
-  private gateDeps(): GateDeps {
-    const { store, log, clock, github } = this.options;
-    return {
-      store,
-      log,
-      clock,
-      github,
-      teams: this.teams,
-      classifier: (settings) => {
-        const key = JSON.stringify(settings);
-        if (!this.classifiers.has(key))
-          this.classifiers.set(key, (this.options.classifierFactory ?? createClassifier)(settings));
-        return this.classifiers.get(key) ?? null;
-      },
-    };
+  /** The features' gates, in order: the first answer other than `go` wins. */
+  private async gate(
+    automation: ResolvedAutomation,
+    task: Task,
+    resumed: boolean,
+    signal: AbortSignal,
+  ): Promise<GateVerdict> {
+    let ready: GateVerdict = { kind: 'go' };
+    for (const feature of this.features) {
+      if (!feature.gate) continue;
+      const current = ready.kind === 'go' && ready.task ? ready.task : task;
+      const verdict = await feature.gate({ automation, task: current, resumed, signal });
+      if (verdict.kind !== 'go') return verdict;
+      if (verdict.task || verdict.screening) ready = { ...ready, ...verdict };
+    }
+    return ready;
   }
 
   /**
-   * Screens a new task (resumed sessions were screened when they started), then runs it. Returns
-   * the run record, or undefined when the item's unchanged text is already blocked.
+   * Passes a new task through the features' gates, then runs it. Returns the run record, or
+   * undefined when a gate held it back.
    */
-  private async screenAndExecute(
+  private async gateAndExecute(
     deps: ExecutorDeps,
     automation: ResolvedAutomation,
     task: Task,
     pending: Pending,
     signal: AbortSignal,
   ): Promise<RunRecord | undefined> {
-    const park = this.costs.parked(automation.id);
-    if (park) {
-      // Not recorded as a run: its saved session (or the item, at the next poll) comes back tomorrow.
-      if (!pending.resume) this.forgetTask(automation.id, task);
-      this.options.log.info(
-        { automation: automation.id, id: task.item.id, until: park.until },
-        'Parked by its budget: not started',
-      );
+    const verdict = await this.gate(automation, task, pending.resume !== undefined, signal);
+    if (verdict.kind === 'hold') {
+      if (verdict.previous) this.held.push(verdict.previous);
+      if (verdict.forget) this.forget(task.key, { automationId: automation.id, task });
       return undefined;
     }
-    if (
-      deps.writes &&
-      (await this.escalation.gate(automation, task, pending.resume !== undefined)) === 'held'
-    )
-      return undefined;
-    const delivered = automation.config.deliver
-      ? await openDelivery(this.options.store, task.key)
-      : undefined;
-    if (delivered) {
-      this.options.log.info(
-        { automation: automation.id, id: task.item.id, pullRequest: delivered.number, run: delivered.runId },
-        'Its delivery holds it back (pull request open, or closed and decided by a person): not run again',
-      );
-      return undefined;
-    }
-    const budget = await checkBudget(
-      this.options.store,
-      this.settings,
-      automation,
-      task,
-      new Date(this.options.clock.now()).toISOString(),
-    );
-    if (budget.kind !== 'run') this.escalated.set(task.key, automation.id);
-    if (budget.kind === 'escalated') {
-      deps.onUpdate?.(budget.run);
-      return budget.run;
-    }
-    if (budget.kind === 'held') {
-      this.options.log.info(
-        { automation: automation.id, id: task.item.id, failures: budget.failures.failures },
-        'Still escalated: not run until `curupira reset` or its text changes',
-      );
-      return undefined;
-    }
-    const lease = await this.leases()?.gate(automation, task);
-    if (lease?.kind === 'hold') return undefined;
-    if (lease?.kind === 'skip') {
-      deps.onUpdate?.(lease.run);
-      return lease.run;
-    }
-    let ready = task;
-    let screening: Parameters<typeof executeTask>[1]['screening'];
-    if (!pending.resume) {
-      const settings = resolveScreening(
-        this.settings.execution.screening,
-        automation.config.screening,
-        this.settings.dir,
-      );
-      const gate = await gateTask(this.gateDeps(), automation, task, settings, signal);
-      if (gate.kind === 'stopped') {
-        deps.onUpdate?.(gate.run);
-        await deps.writes?.finished(automation, task, gate.run);
-        return gate.run;
-      }
-      if (gate.kind === 'held') {
-        this.held.push(gate.previous);
-        this.options.log.info(
-          { automation: automation.id, id: task.item.id, run: gate.previous.id },
-          'Still blocked: the text is unchanged since its blocked run; `curupira allow` lets it through once',
-        );
-        return undefined;
-      }
-      ready = gate.task;
-      screening = gate.screening;
+    if (verdict.kind === 'record') {
+      deps.onUpdate?.(verdict.run);
+      return verdict.run;
     }
     return executeTask(deps, {
       automation,
-      task: ready,
+      task: verdict.task ?? task,
       signal,
       ...(pending.resume ? { resume: pending.resume } : {}),
       ...(pending.discoveredAt === undefined ? {} : { discoveredAt: pending.discoveredAt }),
       ...(pending.attempt === undefined ? {} : { attempt: pending.attempt }),
-      ...(screening ? { screening } : {}),
+      ...(verdict.screening ? { screening: verdict.screening } : {}),
       ...(pending.previousAttempt ? { previousAttempt: pending.previousAttempt } : {}),
       ...upstreamOf(automation, task),
     });
@@ -814,7 +599,7 @@ export class Engine {
    */
   async startWorker(): Promise<RunRecord[]> {
     await this.loadBaselines();
-    await this.costs.refresh();
+    for (const feature of this.features) await feature.start?.();
     return this.recover();
   }
 
@@ -846,7 +631,7 @@ export class Engine {
       }
       onUpdate?.(run);
     });
-    return this.screenAndExecute(
+    return this.gateAndExecute(
       deps,
       automation,
       job.task,
@@ -915,19 +700,18 @@ export class Engine {
         );
         continue;
       }
-      // A retry or a parked run waits for its time (loadRetries); the watch loop offers it then.
-      if (this.retries.has(session.taskKey)) continue;
-      this.offer(automation, session.task, session);
+      // A retry or a parked run waits for its time; the watch loop offers it then.
+      if (this.features.some((f) => f.defers?.(session.taskKey) === true)) continue;
+      this.offer(automation, session.task, { resume: session });
     }
   }
 
   private offer(
     automation: ResolvedAutomation,
     task: Task,
-    resume?: SessionRecord,
-    discoveredAt?: number,
-    retry?: { attempt: number; retryOf: string },
+    options: OfferOptions & { discoveredAt?: number } = {},
   ): OfferResult {
+    const { resume, discoveredAt, retry } = options;
     const result = this.core.offer({
       task,
       automationId: automation.id,
@@ -953,33 +737,14 @@ export class Engine {
     return result;
   }
 
-  /** Watch mode: an escalated item reset (`curupira reset`) since it was held back is polled again. */
-  private async offerReset(): Promise<void> {
-    for (const [key, automationId] of this.escalated) {
-      if ((await this.options.store.getItemFailures(key))?.escalatedAt) continue;
-      this.escalated.delete(key);
-      const feed = this.feeds.find((f) => f.automation.id === automationId);
-      if (feed instanceof EventFeed && feed.forgetKey(key)) feed.nextPollAt = 0;
-    }
-  }
-
-  /** Watch mode: an item allowed (`curupira allow`) since it was blocked is offered again. */
-  private async offerAllowed(): Promise<void> {
-    const pending = await this.options.store.listAllowances({ pending: true });
-    for (const allowance of pending) {
-      for (const feed of this.feeds) {
-        if (feed instanceof EventFeed && feed.forgetKey(allowance.taskKey)) feed.nextPollAt = 0;
-      }
-    }
-  }
-
   private async pollFeed(feed: Feed): Promise<number> {
     let tasks: Task[];
     const pollStarted = Date.now();
     try {
       tasks = await feed.poll(this.pollContext());
     } catch (error) {
-      this.telemetry?.poll(feed.automation.id, pollStarted, 0, errorMessage(error));
+      for (const feature of this.features)
+        feature.polled?.(feed.automation.id, pollStarted, 0, errorMessage(error));
       // The feed already chose when to poll again (see outcome.ts); here only a stop matters.
       if (classifyFailure(error, { stage: 'discovery', stopping: this.winding }).action === 'cancel')
         return 0;
@@ -996,23 +761,25 @@ export class Engine {
     const discoveredAt = Date.now();
     let offered = 0;
     for (const task of tasks) {
-      const result = this.offer(feed.automation, task, undefined, discoveredAt);
+      const result = this.offer(feed.automation, task, { discoveredAt });
       if (result === 'queued' || result === 'busy') offered += 1;
       if (result === 'full') break;
     }
     this.lastPolls.set(feed.automation.id, { at: this.options.clock.now(), found: offered });
-    this.telemetry?.poll(feed.automation.id, pollStarted, tasks.length);
+    for (const feature of this.features) feature.polled?.(feed.automation.id, pollStarted, tasks.length);
     return offered;
   }
 
   private dispatch(): void {
     while (!this.winding && !this.sizeReached) {
-      const now = this.options.clock.now();
       const candidate = this.core.next((c) => {
         const pending = this.pending.get(c.task.key);
-        if (pending?.remediation && this.remediationHeld(c.automationId)) return true;
-        const provider = pending?.automation.profile.provider;
-        return provider !== undefined && this.retries.parkedUntil(provider, now) !== undefined;
+        if (!pending) return false;
+        return this.holds({
+          automationId: c.automationId,
+          provider: pending.automation.profile.provider,
+          remediation: pending.remediation !== undefined,
+        });
       });
       if (!candidate) return;
       const pending = this.pending.get(candidate.task.key);
@@ -1034,7 +801,7 @@ export class Engine {
   private start(task: Task, pending: Pending): void {
     const { automation } = pending;
     this.started += 1;
-    this.retryStarted(task, pending);
+    for (const feature of this.features) feature.dispatched?.(task, pending.retryOf);
     const info: RunningTask = {
       automationId: automation.id,
       repo: task.identity.repo,
@@ -1058,7 +825,7 @@ export class Engine {
           { cancel: cancel.signal, stop: this.runAbort.signal },
           onUpdate,
         )
-      : this.screenAndExecute(
+      : this.gateAndExecute(
           this.executorDeps(onUpdate),
           automation,
           task,
@@ -1069,17 +836,13 @@ export class Engine {
       .then(async (finished) => {
         if (!finished) return;
         const noted = cancel.signal.aborted ? await this.noteCancelled(finished) : finished;
-        const counted = await countRun(this.options.store, this.settings, automation, task, noted);
-        const run = await this.planNext(automation, task, counted);
-        // The reason of a stop is known only here: the result comment sent at the end is edited.
-        if (noted !== finished) await this.writes()?.resultChanged(automation, task, run);
-        await this.afterCounted(automation, task, run);
-        // Every failed try notifies (a retry may never come: a one-shot run leaves it to the next).
-        const event = runNotification(automation.id, run);
-        if (event) this.notify(event);
-        this.runs.push(run);
-        this.options.onRun?.(run);
-        await this.afterRun(automation, task, run, feed);
+        const outcome: RunOutcome = { automation, task, run: noted, renoted: noted !== finished };
+        for (const feature of this.features)
+          if (feature.runEnded) outcome.run = await feature.runEnded(outcome);
+        for (const feature of this.features) await feature.afterRun?.(outcome);
+        this.runs.push(outcome.run);
+        this.options.onRun?.(outcome.run);
+        await this.afterRun(automation, task, outcome.run, feed);
       })
       .catch((error: unknown) => {
         this.options.log.error(
@@ -1087,15 +850,8 @@ export class Engine {
           'Run could not be recorded',
         );
       })
-      .then(() => this.leaseHooks?.abandon(task.key))
-      .then(() => {
-        // Not run because of a lease (or GitHub unreachable while claiming): a watch polls it again.
-        if (
-          this.leaseHooks?.retry.delete(task.key) &&
-          this.options.mode === 'watch' &&
-          feed instanceof EventFeed
-        )
-          feed.forget(task);
+      .then(async () => {
+        for (const feature of this.features) await feature.finished?.(automation.id, task);
       })
       .then(() => feed?.runFinished(task, this.pollContext()))
       // Only now is the fleet's dispatch settled: a poller killed before this does it again.
@@ -1118,37 +874,9 @@ export class Engine {
     this.emitStatus();
   }
 
-  /** Escalation and run-log writes of a counted run (only when GitHub writes are configured). */
-  private async afterCounted(automation: ResolvedAutomation, task: Task, run: RunRecord): Promise<void> {
-    const writes = this.writes();
-    if (!writes) return;
-    const { store, clock, log } = this.options;
-    await afterRunWrites(
-      { store, settings: this.settings, clock, log, writes, escalation: this.escalation },
-      automation,
-      task,
-      run,
-    );
-  }
-
-  /** The repair sweep, when due (watch mode, with GitHub writes only). */
-  private async maybeSweep(): Promise<void> {
-    const writes = this.writes();
-    if (!writes) return;
-    const { store, clock, log } = this.options;
-    await this.sweeper.maybeRun({
-      store,
-      settings: this.settings,
-      clock,
-      log,
-      queue: (w) => writes.queue(w),
-      signal: this.pollSignal,
-      ...(this.leases() ? { leases: this.leases()!.leases } : {}),
-    });
-  }
-
   /** The agent started: for `once`, the item counts as handled from now on. */
   private agentLaunched(automation: ResolvedAutomation, task: Task, run: RunRecord): void {
+    for (const feature of this.features) feature.launched?.(automation, task, run);
     if (!automation.config.once) return;
     this.options.store
       .recordItemKeys(automation.id, [{ itemKey: task.item.itemKey, runId: run.id, skipped: false }])
@@ -1183,107 +911,7 @@ export class Engine {
     for (const chain of this.feeds) {
       if (chain instanceof ChainFeed && chain.upstream === automation.id) chain.nudge();
     }
-    if (isFailure(run.status)) await this.maybeAutoPause(automation);
     await this.prune(automation.id);
-  }
-
-  // ---- Unattended runs: retries, parked providers, auto-pause (issue 15; unattended.ts) ----
-
-  /**
-   * After a run: a parked run parks its provider until the reset and (watching) reruns its task
-   * then; a failed, timed-out or stalled run is retried after its backoff, in watch mode, while
-   * tries are left and the failure budget did not escalate the item. Returns the run as recorded.
-   */
-  private async planNext(automation: ResolvedAutomation, task: Task, run: RunRecord): Promise<RunRecord> {
-    const { store, clock, log } = this.options;
-    const now = clock.now();
-    const fields = { automation: automation.id, id: task.item.id, run: run.id };
-    if (run.status === 'parked' && run.retryAt) {
-      const until = Date.parse(run.retryAt);
-      const provider = automation.profile.provider;
-      this.retries.park(provider, until);
-      if (this.options.mode === 'watch')
-        this.retries.schedule({
-          kind: 'parked',
-          automationId: automation.id,
-          task,
-          runId: run.id,
-          attempt: run.attempt ?? 1,
-          maxAttempts: maxAttempts(this.settings, automation),
-          at: until,
-        });
-      log.warn(
-        { ...fields, provider, until: run.retryAt },
-        'Provider usage limit: its runs are parked until the reset',
-      );
-      this.options.onEvent?.({ kind: 'provider_parked', provider, until, run });
-      return run;
-    }
-    if (this.options.mode !== 'watch' || this.winding) return run;
-    const escalated = (await store.getItemFailures(task.key))?.escalatedAt != null;
-    const plan = planRetry({
-      run,
-      maxAttempts: maxAttempts(this.settings, automation),
-      escalated,
-      now,
-      random: (this.options.random ?? Math.random)(),
-    });
-    if (!plan) return run;
-    const updated = await store.updateRun(run.id, { retryAt: new Date(plan.at).toISOString() });
-    this.retries.schedule({ kind: 'retry', automationId: automation.id, task, runId: run.id, ...plan });
-    log.info({ ...fields, attempt: plan.attempt, at: updated.retryAt }, 'Retrying the task after a backoff');
-    this.options.onEvent?.({ kind: 'retry_scheduled', run: updated, ...plan });
-    return updated;
-  }
-
-  /** A task starts: a retry waiting for it is done (or superseded), and its run's `retryAt` cleared. */
-  private retryStarted(task: Task, pending: Pending): void {
-    const superseded = this.retries.cancel(task.key);
-    for (const runId of new Set([pending.retryOf, superseded?.runId])) {
-      if (runId === undefined) continue;
-      this.options.store.updateRun(runId, { retryAt: null }).catch((error: unknown) => {
-        this.options.log.warn({ run: runId, error: errorMessage(error) }, 'Could not clear a retry time');
-      });
-    }
-  }
-
-  /** Offers the retries that are due (not of paused automations: they wait for a resume). */
-  private async offerDueRetries(): Promise<void> {
-    for (const retry of this.retries.due(this.options.clock.now())) {
-      const automation = this.settings.automations.find((a) => a.id === retry.automationId);
-      if (!automation) {
-        this.retries.cancel(retry.task.key);
-        continue;
-      }
-      if (this.isPaused(automation.id) || this.core.capacity === 0) continue;
-      const session = await this.options.store.getSession(retry.task.key);
-      const result = this.offer(automation, session?.task ?? retry.task, session, undefined, {
-        attempt: retry.attempt,
-        retryOf: retry.runId,
-      });
-      if (result !== 'full') this.retries.cancel(retry.task.key);
-    }
-  }
-
-  /** At start: retries and parked runs a previous process left are scheduled again (unattended.ts). */
-  private async loadRetries(): Promise<void> {
-    const { store, clock } = this.options;
-    await loadPendingRetries(this.retries, {
-      store,
-      settings: this.settings,
-      mode: this.options.mode,
-      now: clock.now(),
-    });
-  }
-
-  /** Pauses an automation whose last `pause_after_failures` runs all failed. */
-  private async maybeAutoPause(automation: ResolvedAutomation): Promise<void> {
-    if (this.paused.has(automation.id)) return;
-    const reason = await autoPauseReason(this.options.store, this.settings, automation);
-    if (!reason) return;
-    await this.setPaused(automation.id, true, reason);
-    this.options.log.warn({ automation: automation.id, reason }, 'Automation paused after repeated failures');
-    this.options.onEvent?.({ kind: 'automation_paused', automationId: automation.id, reason });
   }
 
   /**
@@ -1337,19 +965,11 @@ export class Engine {
   }
 
   async run(): Promise<EngineResult> {
-    const { settings, options } = this;
-    const { env, log } = options;
-    const interval = options.telemetryIntervalMs;
-    this.telemetry = await loadTelemetry({
-      execution: settings.execution,
-      env,
-      log,
-      ...(interval === undefined ? {} : { exportIntervalMs: interval }),
-    });
     try {
       return await this.runLoops();
     } finally {
-      await this.telemetry?.shutdown();
+      // Teardown in reverse order: what started first (telemetry) stops last.
+      for (const feature of [...this.features].reverse()) await feature.stop?.();
     }
   }
 
@@ -1360,11 +980,10 @@ export class Engine {
       if (reason) this.pauseReasons.set(id, reason);
     }
     await this.loadBaselines();
+    for (const feature of this.features) await feature.start?.();
     const interrupted = await this.recover();
-    await this.costs.refresh();
     for (const automation of this.settings.automations) await this.prune(automation.id);
     for (const feed of this.feeds) if (feed instanceof ChainFeed) await feed.init(this.pollContext());
-    await this.loadRetries();
     // A poller taking over: what ran under the previous one counts as dispatched, and what it
     // handed out is awaited, never sent again.
     for (const job of (await this.options.runner?.dispatched?.()) ?? []) {
@@ -1376,23 +995,14 @@ export class Engine {
       if (automation) this.offer(automation, job.task);
     }
     await this.resumeSessions();
-    // A resumed session takes its lease back; the leases of the other interrupted runs are released.
-    await this.leases()?.releaseInterrupted(interrupted.filter((run) => !this.pending.has(run.taskKey)));
-    if (this.options.mode === 'drain') await this.offerDueRetries();
-    // Writes a previous process queued but never sent go out first.
-    void this.writes()?.drain();
-    const notifyStop = new AbortController();
-    const notifying = this.notifier?.run(notifyStop.signal);
+    const resumed = (taskKey: string): boolean => this.pending.has(taskKey);
+    for (const feature of this.features) await feature.started?.(interrupted, resumed);
     if (this.options.mode === 'drain') await this.drain();
     else await this.watch();
     if (this.stopping) await this.shutdown();
     else await this.waitForRunning();
     this.releaseRemediations();
-    await this.remediator?.idle();
     this.core.clearQueue();
-    await this.githubWrites?.flush(this.options.stopSignal);
-    // What the last runs queued gets one try now; anything still pending goes out on the next start.
-    await this.flushNotifications(notifyStop, notifying);
     return {
       runs: this.runs,
       stoppedEarly: this.winding,
@@ -1405,19 +1015,6 @@ export class Engine {
         .map((f) => ({ automationId: f.automation.id, count: f.waiting ?? 0 })),
       held: this.held,
     };
-  }
-
-  private async flushNotifications(stop: AbortController, loop: Promise<void> | undefined): Promise<void> {
-    if (!this.notifier) return;
-    await Promise.all(this.queueing);
-    const limit = new AbortController();
-    await Promise.race([
-      this.notifier.drain().catch(() => undefined),
-      this.options.clock.sleep(NOTIFY_FLUSH_MS, limit.signal).catch(() => undefined),
-    ]);
-    limit.abort();
-    stop.abort();
-    await loop;
   }
 
   private async drain(): Promise<void> {
@@ -1453,18 +1050,7 @@ export class Engine {
     while (!this.winding && !this.sizeReached) {
       this.maybeReload();
       await this.loadBaselines();
-      await this.offerAllowed().catch((error: unknown) => {
-        this.options.log.warn({ error: errorMessage(error) }, 'Could not read allowances');
-      });
-      await this.offerReset().catch((error: unknown) => {
-        this.options.log.warn({ error: errorMessage(error) }, 'Could not read escalations');
-      });
-      await this.offerDueRetries().catch((error: unknown) => {
-        this.options.log.warn({ error: errorMessage(error) }, 'Could not offer the retries due');
-      });
-      await this.offerUnparked().catch((error: unknown) => {
-        this.options.log.warn({ error: errorMessage(error) }, 'Could not read the budgets');
-      });
+      for (const feature of this.features) await feature.beforePoll?.();
       this.dispatch();
       for (const feed of this.feeds) {
         if (this.winding || this.sizeReached) break;
@@ -1479,13 +1065,11 @@ export class Engine {
         this.options.log.warn({ error: errorMessage(error) }, 'Could not check the items of active tasks');
       });
       await this.maybeMaintain();
-      await this.maybeSweep();
-      await this.followPullRequests();
-      void this.githubWrites?.drain();
+      for (const feature of this.features) await feature.tick?.();
       const nextPoll = Math.min(
         ...this.feeds.filter((f) => !this.skips(f)).map((f) => f.nextPollAt),
         ...this.reconcileAt.values(),
-        this.retries.nextAt(clock.now(), (r) => this.isPaused(r.automationId)),
+        ...this.features.map((f) => f.wakeAt?.(clock.now()) ?? Number.POSITIVE_INFINITY),
         Number.POSITIVE_INFINITY,
       );
       this.emitStatus(Number.isFinite(nextPoll) ? nextPoll : undefined);
@@ -1598,25 +1182,7 @@ export class Engine {
    */
   private skips(feed: Feed): boolean {
     const id = feed.automation.id;
-    return (this.isPaused(id) && !this.forced.has(id)) || this.costs.parked(id) !== undefined;
-  }
-
-  /** An item held back by a budget park: the next poll after the park offers it again. */
-  private forgetTask(automationId: string, task: Task): void {
-    const feed = this.feeds.find((f) => f.automation.id === automationId);
-    if (feed instanceof EventFeed) feed.forget(task);
-  }
-
-  /** Watch mode, once the UTC day changed: saved sessions of the automations a budget parked resume. */
-  private async offerUnparked(): Promise<void> {
-    const unparked = await this.costs.unparked();
-    if (unparked.length === 0) return;
-    for (const session of await this.options.store.listSessions()) {
-      const automation = this.settings.automations.find((a) => a.id === session.automationId);
-      if (!automation || !unparked.includes(automation.id) || this.running.has(session.taskKey)) continue;
-      this.offer(automation, session.task, session);
-    }
-    this.dispatch();
+    return (this.isPaused(id) && !this.forced.has(id)) || this.features.some((f) => f.parks?.(id) === true);
   }
 
   /** `enabled = false` in the settings file as they are now (a reload may change it). */
@@ -1650,28 +1216,16 @@ export class Engine {
         ...(error === undefined ? {} : { lastError: error }),
         waiting: feed.waiting ?? 0,
         ...(feed.matching === undefined ? {} : { matching: feed.matching }),
-        ...this.unattendedStatus(feed.automation),
-        budget: this.costs.status(feed.automation),
+        ...this.pauseStatus(id),
+        ...Object.assign({}, ...this.features.map((f) => f.status?.(feed.automation) ?? {})),
       };
     });
   }
 
-  /** An automation's auto-pause reason, waiting retries and parked provider, for `automations()`. */
-  private unattendedStatus(
-    automation: ResolvedAutomation,
-  ): Pick<AutomationStatus, 'pausedReason' | 'retries' | 'parkedUntil'> {
-    const reason = this.paused.has(automation.id) ? this.pauseReasons.get(automation.id) : undefined;
-    const retries = this.retries.list(automation.id).map((r) => ({
-      itemId: r.task.item.id,
-      note: describeScheduled(r),
-      at: r.at,
-    }));
-    const parkedUntil = this.retries.parkedUntil(automation.profile.provider, this.options.clock.now());
-    return {
-      ...(reason ? { pausedReason: reason } : {}),
-      ...(retries.length > 0 ? { retries } : {}),
-      ...(parkedUntil === undefined ? {} : { parkedUntil }),
-    };
+  /** Why an automation was paused automatically, for `automations()`. */
+  private pauseStatus(id: string): Pick<AutomationStatus, 'pausedReason'> {
+    const reason = this.paused.has(id) ? this.pauseReasons.get(id) : undefined;
+    return reason ? { pausedReason: reason } : {};
   }
 
   /** The settings the engine runs with now (they change on reload). */
@@ -1696,17 +1250,7 @@ export class Engine {
     await this.options.store.setMeta(pauseReasonKey(id), paused ? (reason ?? '') : '');
     if (paused && reason) this.pauseReasons.set(id, reason);
     else this.pauseReasons.delete(id);
-    if (paused && !wasPaused) {
-      const at = new Date(this.options.clock.now()).toISOString();
-      this.notify({
-        event: 'automation_paused',
-        id: `pause:${id}:${at}`,
-        automation: id,
-        summary: `${id}: automation paused (${reason ?? 'by an operator'})`,
-        details: { reason: reason ?? 'paused by an operator' },
-        occurredAt: at,
-      });
-    }
+    if (paused && !wasPaused) for (const feature of this.features) feature.paused?.(id, reason);
     if (paused) this.paused.add(id);
     else this.paused.delete(id);
     if (!paused) {
@@ -1735,26 +1279,6 @@ export class Engine {
     if (this.isPaused(id)) this.forced.add(id);
     this.wakeup.wake();
     return 'polling';
-  }
-
-  /**
-   * Queues a notification for every `[notifications]` target that wants it (durably; sent by the
-   * delivery loop, retried, once per target per `event.id`). Never throws: a failure is logged.
-   * Events and their payload: docs/notifications.md.
-   */
-  notify(event: NotificationEvent): void {
-    if (!this.notifier) return;
-    const queued = this.notifier
-      .notify(event)
-      .then(() => undefined)
-      .catch((error: unknown) => {
-        this.options.log.warn(
-          { event: event.event, id: event.id, error: errorMessage(error) },
-          'Could not queue a notification',
-        );
-      })
-      .finally(() => this.queueing.delete(queued));
-    this.queueing.add(queued);
   }
 
   /**
@@ -1815,7 +1339,7 @@ export class Engine {
     if (run.status === 'escalated') await this.options.store.clearItemFailures(run.taskKey);
     const session = await this.options.store.getSession(run.taskKey);
     if (session) {
-      this.offer(automation, session.task, session);
+      this.offer(automation, session.task, { resume: session });
       this.dispatch();
       return 'resumed';
     }
@@ -1903,10 +1427,6 @@ function dispatchedTask(automation: ResolvedAutomation, task: Task, pending: Pen
     ...(pending.retryOf === undefined ? {} : { retryOf: pending.retryOf }),
     ...(pending.previousAttempt ? { previousAttempt: pending.previousAttempt } : {}),
   };
-}
-
-export async function runEngine(options: EngineOptions): Promise<EngineResult> {
-  return new Engine(options).run();
 }
 
 /** The run a task follows (chains), for its run record. */

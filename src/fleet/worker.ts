@@ -11,7 +11,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import type { Settings } from '../config/types.js';
 import { errorMessage } from '../core/errors.js';
 import { isTerminal, type RunRecord } from '../core/types.js';
-import type { DispatchedTask, Engine } from '../engine/engine.js';
+import type { DispatchedTask, Kernel as Engine } from '../engine/engine.js';
 import { automationRepo } from '../engine/task.js';
 import type { Logger } from '../log.js';
 import type { Lifeline } from '../process/lifeline.js';

@@ -3,8 +3,8 @@
 import type { AgentEvent } from '../agents/types.js';
 import { CALM_STATUSES, isTerminal, type RunRecord } from '../core/types.js';
 import { formatCost } from '../cost/prices.js';
-import { pendingNote } from '../engine/unattended.js';
 import type { DispatchRecord, FleetHost } from '../fleet/types.js';
+import { pendingNote } from '../retries/unattended.js';
 import type { PullRequestRecord } from '../store/types.js';
 import type { AutomationCard, BoardData } from './board-data.js';
 import { type Html, html, raw } from './html.js';

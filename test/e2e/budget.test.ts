@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type Clock, systemClock } from '../../src/core/clock.js';
 import type { BudgetReachedEvent } from '../../src/cost/budget.js';
 import { utcDayStart } from '../../src/cost/budget.js';
-import { Engine } from '../../src/engine/engine.js';
+import { Engine } from '../../src/features.js';
 import { createLogger } from '../../src/log.js';
 import { createHarness, type Harness, onlyRun, runBuiltCli, writeRequests } from '../helpers/harness.js';
 

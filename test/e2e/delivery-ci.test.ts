@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ciRerunMark } from '../../src/delivery/steps/ci.js';
-import { Engine } from '../../src/engine/engine.js';
+import { Engine } from '../../src/features.js';
 import { simChecks } from '../../src/simulator/checks.js';
 import { createHarness, type Harness, issueAutomation, onlyRun, waitFor } from '../helpers/harness.js';
 

@@ -16,7 +16,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ownHeadMark } from '../../src/delivery/remediation-types.js';
-import { Engine } from '../../src/engine/engine.js';
+import { Engine } from '../../src/features.js';
 import type { NotificationEvent } from '../../src/notify/index.js';
 import { simChecks } from '../../src/simulator/checks.js';
 import { commitToBranch, forcedUpdates, mergeability } from '../../src/simulator/merging.js';

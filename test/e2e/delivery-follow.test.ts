@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../src/core/types.js';
 import { CHOICE_LABELS } from '../../src/delivery/follow.js';
-import { Engine } from '../../src/engine/engine.js';
+import { Engine } from '../../src/features.js';
 import type { NotificationEvent } from '../../src/notify/index.js';
 import type { PullRequestRecord } from '../../src/store/types.js';
 import { git } from '../../src/workspace/git.js';

@@ -7,7 +7,7 @@
  * keeps it from merging. No branch is ever rewritten.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { Engine } from '../../src/engine/engine.js';
+import { Engine } from '../../src/features.js';
 import type { NotificationEvent } from '../../src/notify/index.js';
 import { simChecks } from '../../src/simulator/checks.js';
 import { forcedUpdates } from '../../src/simulator/merging.js';

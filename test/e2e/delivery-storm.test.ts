@@ -25,7 +25,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../src/core/types.js';
 import { REMEDIATION_MARKS } from '../../src/delivery/remediation.js';
 import { REVIEW_MARKS } from '../../src/delivery/steps/reviews.js';
-import { Engine } from '../../src/engine/engine.js';
+import { Engine } from '../../src/features.js';
 import type { CrashPoint } from '../../src/process/crash-point.js';
 import { setPermission, submitReview } from '../../src/simulator/reviews.js';
 import type { Store } from '../../src/store/types.js';

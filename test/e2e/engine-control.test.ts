@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadSettings } from '../../src/config/load.js';
 import { ControlError } from '../../src/core/errors.js';
 import type { RunRecord } from '../../src/core/types.js';
-import { Engine } from '../../src/engine/engine.js';
+import { Engine } from '../../src/features.js';
 import type { Store } from '../../src/store/types.js';
 import { createHarness, type Harness, issueAutomation, waitFor } from '../helpers/harness.js';
 

@@ -9,7 +9,7 @@ import { loadSettings } from '../../src/config/load.js';
 import type { Settings } from '../../src/config/types.js';
 import type { ConfigError } from '../../src/core/errors.js';
 import type { RunRecord } from '../../src/core/types.js';
-import type { EngineStatus } from '../../src/engine/engine.js';
+import type { EngineStatus } from '../../src/features.js';
 import { createLogger } from '../../src/log.js';
 import { createHarness, type Harness, unfenced, waitFor } from '../helpers/harness.js';
 

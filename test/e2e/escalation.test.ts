@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runEngine } from '../../src/engine/engine.js';
+import { runEngine } from '../../src/features.js';
 import { openStore } from '../../src/store/index.js';
 import { createHarness, type Harness, issueAutomation, onlyRun } from '../helpers/harness.js';
 

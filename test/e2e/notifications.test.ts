@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { verify } from '@octokit/webhooks-methods';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../src/core/types.js';
-import { Engine, runEngine } from '../../src/engine/engine.js';
+import { Engine, runEngine } from '../../src/features.js';
 import { createNotifier } from '../../src/notify/index.js';
 import { registerSecretEnv } from '../../src/security/redact.js';
 import {

@@ -16,7 +16,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type Clock, systemClock } from '../../src/core/clock.js';
 import type { RunRecord } from '../../src/core/types.js';
 import { REMEDIATION_MARKS } from '../../src/delivery/remediation.js';
-import { Engine, type EngineStatus } from '../../src/engine/engine.js';
+import { Engine, type EngineStatus } from '../../src/features.js';
 import { createLogger } from '../../src/log.js';
 import { setPermission, submitReview } from '../../src/simulator/reviews.js';
 import type { Store } from '../../src/store/types.js';

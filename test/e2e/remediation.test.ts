@@ -18,7 +18,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../src/core/types.js';
 import { REMEDIATION_MARKS } from '../../src/delivery/remediation.js';
 import { REVIEW_MARKS } from '../../src/delivery/steps/reviews.js';
-import { Engine } from '../../src/engine/engine.js';
+import { Engine } from '../../src/features.js';
 import type { NotificationEvent } from '../../src/notify/index.js';
 import { simChecks } from '../../src/simulator/checks.js';
 import { setPermission, submitReview } from '../../src/simulator/reviews.js';

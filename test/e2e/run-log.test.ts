@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { logWindow } from '../../src/coordination/run-log.js';
 import type { Clock } from '../../src/core/clock.js';
 import { systemClock } from '../../src/core/clock.js';
-import { runEngine } from '../../src/engine/engine.js';
+import { runEngine } from '../../src/features.js';
 import { createHarness, type Harness, issueAutomation, onlyRun } from '../helpers/harness.js';
 
 let h: Harness | undefined;

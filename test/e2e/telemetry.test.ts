@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../src/core/types.js';
-import { Engine } from '../../src/engine/engine.js';
+import { Engine } from '../../src/features.js';
 import { silentLogger } from '../../src/log.js';
 import { loadTelemetry } from '../../src/telemetry/index.js';
 import { createHarness, type Harness, ROOT, runBuiltCli, waitFor } from '../helpers/harness.js';

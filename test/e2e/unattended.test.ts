@@ -8,9 +8,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Provider } from '../../src/agents/schemas.js';
 import { FakeClock } from '../../src/core/clock.js';
 import type { RunRecord } from '../../src/core/types.js';
-import { Engine, type EngineEvent } from '../../src/engine/engine.js';
 import { RESUME_SESSION_PROMPT } from '../../src/engine/executor.js';
-import { pauseReasonKey } from '../../src/engine/unattended.js';
+import { Engine, type EngineEvent } from '../../src/features.js';
+import { pauseReasonKey } from '../../src/retries/unattended.js';
 import {
   createHarness,
   type Harness,

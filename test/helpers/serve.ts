@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Hono } from 'hono';
 import type { RunRecord } from '../../src/core/types.js';
-import { Engine } from '../../src/engine/engine.js';
+import { Engine } from '../../src/features.js';
 import { createApp } from '../../src/server/app.js';
 import { Hub } from '../../src/server/hub.js';
 import { type Listening, startListeners } from '../../src/server/listen.js';

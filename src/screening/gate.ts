@@ -17,16 +17,16 @@ import type { ResolvedAutomation } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
 import type { RunRecord, Task } from '../core/types.js';
+import { classifyFailure, runStatusFor } from '../engine/outcome.js';
+import { recordSkippedRun, runInit } from '../engine/task.js';
 import type { GitHubClient } from '../github/client.js';
 import type { Logger } from '../log.js';
-import { type Classifier, ClassifierError, type ClassifierSettings } from '../screening/classifier/types.js';
-import type { Finding, ScreenField } from '../screening/index.js';
-import { type Actor, type TrustRules, teamsIn, trustReason } from '../screening/trust.js';
 import type { Store } from '../store/types.js';
 import type { ScreenTarget } from '../triggers/types.js';
-import { classifyFailure, runStatusFor } from './outcome.js';
-import { type ContextComment, type ItemContext, readItemContext, type TeamCache } from './screen-context.js';
-import { recordSkippedRun, runInit } from './task.js';
+import { type Classifier, ClassifierError, type ClassifierSettings } from './classifier/types.js';
+import { type ContextComment, type ItemContext, readItemContext, type TeamCache } from './gate-context.js';
+import type { Finding, ScreenField } from './index.js';
+import { type Actor, type TrustRules, teamsIn, trustReason } from './trust.js';
 
 export interface GateDeps {
   store: Store;

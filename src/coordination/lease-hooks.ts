@@ -5,21 +5,15 @@
  * `lease_ttl` (or `[settings] lease_ttl` is set).
  */
 import type { ResolvedAutomation, Settings } from '../config/types.js';
-import {
-  type LeaseCheck,
-  type LeaseDeps,
-  Leases,
-  releaseOutcome,
-  releaseStaleLeases,
-} from '../coordination/lease.js';
 import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
 import type { RunRecord, Task } from '../core/types.js';
+import type { Claim } from '../engine/executor.js';
+import { runInit } from '../engine/task.js';
 import type { GitHubClient } from '../github/client.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
-import type { Claim } from './executor.js';
-import { runInit } from './task.js';
+import { type LeaseCheck, type LeaseDeps, Leases, releaseOutcome, releaseStaleLeases } from './lease.js';
 
 export interface LeaseHooksOptions {
   settings(): Settings;

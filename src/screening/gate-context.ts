@@ -12,8 +12,8 @@ import {
   TEAM_MEMBERS,
   type TeamMembersPage,
 } from '../github/operations.js';
-import type { Actor } from '../screening/trust.js';
 import type { ScreenTarget } from '../triggers/types.js';
+import type { Actor } from './trust.js';
 
 /** Comments read per item (seed 004: the newest 30). */
 export const SCREENED_COMMENTS = 30;

@@ -134,10 +134,7 @@ export async function autoPauseReason(
   return `paused automatically: its last ${limit} runs all failed (pause_after_failures = ${limit}), the last ${last[0]!.id} (${last[0]!.status}); \`curupira resume ${automation.id}\` or Resume on the board runs it again`;
 }
 
-/** The store key of an automation's pause reason (an empty value: paused by hand, or none). */
-export function pauseReasonKey(automationId: string): string {
-  return `pause-reason:${automationId}`;
-}
+export { pauseReasonKey } from '../core/types.js';
 
 /**
  * At start: runs whose task was to run again by itself (a retry a previous process scheduled, a

@@ -1,0 +1,101 @@
+/**
+ * Opt-in GitHub writes as a feature (src/engine/run-writes.ts): built the first time an automation
+ * asks for a write; a finished run's result, escalation and run-log writes are queued; the repair
+ * sweep runs when due; the queue is drained every round and flushed when the engine returns.
+ */
+import type { Feature, KernelPort, RunOutcome } from '../core/feature.js';
+import { createRunWrites, type RunWrites, wantsGitHubWrites } from '../engine/run-writes.js';
+import type { GitHubClient } from '../github/client.js';
+import type { TokenSource } from '../github/token.js';
+import type { Logger } from '../log.js';
+import type { Store } from '../store/types.js';
+import { afterRunWrites } from './after-run.js';
+import type { Escalation } from './escalation.js';
+import type { Leases } from './lease.js';
+import { Sweeper } from './sweep.js';
+
+export interface WritesOptions {
+  port: KernelPort;
+  store: Store;
+  log: Logger;
+  github(): GitHubClient;
+  tokens?: TokenSource;
+  stopSignal: AbortSignal;
+  escalation(): Escalation;
+  leases(): Leases | undefined;
+}
+
+export class WritesFeature implements Feature<{ writes: RunWrites }> {
+  readonly name = 'github-writes';
+  private built: RunWrites | undefined;
+  /** The periodic repair sweep (watch mode, with GitHub writes only); see sweep.ts. */
+  private readonly sweeper = new Sweeper();
+
+  constructor(private readonly options: WritesOptions) {}
+
+  /** The write queue's front, only when some automation opted in to a GitHub write. */
+  writes(): RunWrites | undefined {
+    const { tokens, port } = this.options;
+    const settings = port.settings();
+    if (!this.built && tokens && wantsGitHubWrites(settings.automations, settings.execution)) {
+      const { store, log, stopSignal } = this.options;
+      const apiUrl = this.options.github().apiUrl;
+      this.built = createRunWrites({ store, apiUrl, tokens, clock: port.clock, log, signal: stopSignal });
+    }
+    return this.built;
+  }
+
+  runDeps(): { writes: RunWrites } | undefined {
+    const writes = this.writes();
+    return writes ? { writes } : undefined;
+  }
+
+  /** Writes a previous process queued but never sent go out first. */
+  async started(): Promise<void> {
+    void this.writes()?.drain();
+  }
+
+  async afterRun({ automation, task, run, renoted }: RunOutcome): Promise<void> {
+    const writes = this.writes();
+    if (!writes) return;
+    // The reason of a stop is known only after the run: the result comment sent at its end is edited.
+    if (renoted) await writes.resultChanged(automation, task, run);
+    const { store, log, port } = this.options;
+    await afterRunWrites(
+      {
+        store,
+        settings: port.settings(),
+        clock: port.clock,
+        log,
+        writes,
+        escalation: this.options.escalation(),
+      },
+      automation,
+      task,
+      run,
+    );
+  }
+
+  /** The repair sweep when due, then what is due in the queue. */
+  async tick(): Promise<void> {
+    // Only a queue already built is drained: building one is for the first write.
+    const writes = this.built ?? this.writes();
+    if (!writes) return;
+    const { store, log, port } = this.options;
+    const leases = this.options.leases();
+    await this.sweeper.maybeRun({
+      store,
+      settings: port.settings(),
+      clock: port.clock,
+      log,
+      queue: (w) => writes.queue(w),
+      signal: port.pollSignal,
+      ...(leases ? { leases } : {}),
+    });
+    void writes.drain();
+  }
+
+  stop(): Promise<void> {
+    return this.built?.flush(this.options.stopSignal) ?? Promise.resolve();
+  }
+}

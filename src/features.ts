@@ -1,0 +1,168 @@
+/**
+ * The feature list, in order, and the engine it makes with the kernel. Only the composition roots
+ * (`curupira run`, `serve`, the fleet's hosts, the demo) and tests import this file.
+ *
+ * The order matters where hooks of several features meet:
+ * - gates: a budget park, the failure budget, an open delivery, a lease, then screening (the
+ *   first answer other than `go` wins, so the cheap local checks come before GitHub reads);
+ * - after a run: counted (failure budget), planned (retries); then its writes, its notification,
+ *   an automatic pause;
+ * - teardown runs backwards: remediations settle, notifications and writes flush, telemetry last.
+ */
+
+import { FailureBudgetFeature } from './coordination/failure-budget-feature.js';
+import { LeasesFeature } from './coordination/leases-feature.js';
+import { WritesFeature } from './coordination/writes-feature.js';
+import type { Feature, KernelPort } from './core/feature.js';
+import type { BudgetReachedEvent } from './cost/budget.js';
+import { CostFeature } from './cost/feature.js';
+import { DeliveryFeature } from './delivery/feature.js';
+import { type EngineResult, type ExecutorDepsPart, Kernel, type KernelOptions } from './engine/engine.js';
+import { NotifyFeature } from './notify/feature.js';
+import type { Notifier } from './notify/index.js';
+import { RetriesFeature } from './retries/feature.js';
+import type { EngineEvent } from './retries/unattended.js';
+import type { Classifier, ClassifierSettings } from './screening/classifier/types.js';
+import { ScreeningFeature } from './screening/feature.js';
+import { TelemetryFeature } from './telemetry/feature.js';
+
+export type {
+  AutomationStatus,
+  DispatchedTask,
+  EngineResult,
+  EngineStatus,
+  RetryResult,
+  RunningTask,
+  TaskRunner,
+} from './engine/engine.js';
+export type { EngineEvent } from './retries/unattended.js';
+
+/** What the features take beyond the kernel's options. */
+export interface FeatureOptions {
+  /** A budget ran out: the run was stopped and its automation (or all, for the global one) parked. */
+  onBudgetReached?(event: BudgetReachedEvent): void;
+  /** Builds the screening classifier (default `createClassifier`; tests pass scripted ones). */
+  classifierFactory?(settings: ClassifierSettings): Classifier | null;
+  /** How often telemetry exports metrics (default 60 s; tests shorten it). */
+  telemetryIntervalMs?: number;
+  /** Retries scheduled, providers parked, automations paused automatically (for notifications). */
+  onEvent?(event: EngineEvent): void;
+  /** The retry backoff's jitter source, a number in [0, 1) (default Math.random; tests fix it). */
+  random?: () => number;
+  /** Notifications (default: built from `[notifications]`, the URLs read from `env`). */
+  notifier?: Notifier;
+}
+
+export type EngineOptions = Omit<KernelOptions, 'features'> & FeatureOptions;
+
+/** The features in their order (see the head of this file). */
+export function createFeatures(
+  options: EngineOptions,
+  port: KernelPort,
+  kernel: Kernel,
+): Feature<ExecutorDepsPart>[] {
+  const { store, log, github, stopSignal, env } = options;
+  const tokens = options.tokens ? { tokens: options.tokens } : {};
+  const telemetry = new TelemetryFeature({
+    settings: () => port.settings(),
+    env,
+    log,
+    ...(options.telemetryIntervalMs === undefined ? {} : { exportIntervalMs: options.telemetryIntervalMs }),
+  });
+  const notify = new NotifyFeature({
+    settings: options.settings,
+    env,
+    store,
+    clock: options.clock,
+    log,
+    ...(options.notifier ? { notifier: options.notifier } : {}),
+  });
+  const cost = new CostFeature({
+    port,
+    store,
+    log,
+    onBudgetReached: (event) => {
+      options.onBudgetReached?.(event);
+      notify.notify({
+        event: 'budget_reached',
+        id: `budget:${event.budget}:${event.automationId}:${event.parkedUntil}`,
+        automation: event.automationId,
+        summary: `${event.automationId}: ${event.reason}`,
+        details: {
+          budget: event.budget,
+          run: event.runId,
+          limitUsd: event.limitUsd,
+          spentUsd: event.spentUsd,
+          parkedUntil: event.parkedUntil,
+        },
+      });
+    },
+  });
+  let writes: WritesFeature | undefined;
+  let leases: LeasesFeature | undefined;
+  const failures = new FailureBudgetFeature({
+    port,
+    store,
+    log,
+    github,
+    writing: () => writes?.writes() !== undefined,
+  });
+  writes = new WritesFeature({
+    port,
+    store,
+    log,
+    github,
+    stopSignal,
+    ...tokens,
+    escalation: () => failures.escalation,
+    leases: () => leases?.leases(),
+  });
+  const delivery = new DeliveryFeature({
+    port,
+    store,
+    log,
+    github,
+    stopSignal,
+    ...tokens,
+    notify: (event) => notify.notify(event),
+    remediate: (automation, task, remediation, onRun) =>
+      kernel.remediate(automation, task, remediation, onRun),
+  });
+  const screening = new ScreeningFeature({
+    port,
+    store,
+    log,
+    github,
+    writes: () => writes?.writes(),
+    ...(options.classifierFactory ? { classifierFactory: options.classifierFactory } : {}),
+  });
+  leases = new LeasesFeature({
+    port,
+    store,
+    log,
+    github,
+    stopSignal,
+    ...tokens,
+    writes: () => writes?.writes(),
+    trust: (automation) => screening.trust(automation),
+  });
+  const retries = new RetriesFeature({
+    port,
+    store,
+    log,
+    ...(options.random ? { random: options.random } : {}),
+    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+  });
+  return [telemetry, cost, failures, writes, notify, delivery, leases, screening, retries];
+}
+
+/** The kernel with the feature list: what `curupira run`, `serve` and the fleet's hosts run. */
+export class Engine extends Kernel {
+  constructor(options: EngineOptions) {
+    super({ ...options, features: (port, kernel) => createFeatures(options, port, kernel) });
+  }
+}
+
+export async function runEngine(options: EngineOptions): Promise<EngineResult> {
+  return new Engine(options).run();
+}
