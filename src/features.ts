@@ -17,7 +17,13 @@ import type { Feature, KernelPort } from './core/feature.js';
 import type { BudgetReachedEvent } from './cost/budget.js';
 import { CostFeature } from './cost/feature.js';
 import { DeliveryFeature } from './delivery/feature.js';
-import { type EngineResult, type ExecutorDepsPart, Kernel, type KernelOptions } from './engine/engine.js';
+import {
+  type EngineResult,
+  type ExecutorDepsPart,
+  Kernel,
+  type KernelOptions,
+  type RemediationHost,
+} from './engine/engine.js';
 import { NotifyFeature } from './notify/feature.js';
 import type { Notifier } from './notify/index.js';
 import { RetriesFeature } from './retries/feature.js';
@@ -59,7 +65,7 @@ export type EngineOptions = Omit<KernelOptions, 'features'> & FeatureOptions;
 export function createFeatures(
   options: EngineOptions,
   port: KernelPort,
-  kernel: Kernel,
+  kernel: RemediationHost,
 ): Feature<ExecutorDepsPart>[] {
   const { store, log, github, stopSignal, env } = options;
   const tokens = options.tokens ? { tokens: options.tokens } : {};

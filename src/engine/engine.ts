@@ -1,542 +1,167 @@
 /**
- * The engine: feeds → scheduler core → executor, in two modes. `drain` runs what is available now
- * and returns; `watch` polls until stopped, reloading the settings file when it changes. On start
- * it stops agents a dead curupira left behind, closes their runs, and resumes saved sessions first.
+ * The kernel: feeds → scheduler core → runs, in two modes. `drain` runs what is available now and
+ * returns; `watch` polls until stopped, reloading the settings file when it changes. On start it
+ * stops agents a dead curupira left behind, closes their runs, and resumes saved sessions first.
+ * Cross-cutting features (screening, budgets, leases, GitHub writes, delivery, retries,
+ * notifications, telemetry) plug in through the lifecycle contract of src/core/feature.ts; the
+ * kernel imports none of them (src/features.ts lists them).
  */
 import { rm } from 'node:fs/promises';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
-import type { Clock } from '../core/clock.js';
-import { ConfigError, ControlError, errorMessage, StateError } from '../core/errors.js';
-import type {
-  Candidate,
-  Feature,
-  GateVerdict,
-  KernelPort,
-  OfferOptions,
-  RunOutcome,
-} from '../core/feature.js';
-import { type BudgetStatus, isTerminal, pauseReasonKey, type RunRecord, type Task } from '../core/types.js';
-import type { GitHubClient } from '../github/client.js';
-import type { TokenSource } from '../github/token.js';
-import type { Logger } from '../log.js';
-import { groupsOfRun, processWorksIn, terminateGroup } from '../process/process-group.js';
-import { printableStateLocation } from '../store/index.js';
-import type { SessionRecord, Store } from '../store/types.js';
+import { errorMessage, StateError } from '../core/errors.js';
+import type { Candidate, GateVerdict, KernelPort, RunOutcome } from '../core/feature.js';
+import { isTerminal, pauseReasonKey, type RunRecord, type Task } from '../core/types.js';
 import { maintainCheckouts } from '../workspace/index.js';
 import { ChainFeed } from './chain.js';
-import {
-  type ExecutorDeps,
-  executeTask,
-  finishInterruptedRun,
-  type PreviousAttempt,
-  type RemediationRun,
-} from './executor.js';
-import { CronFeed, cronItem, EventFeed, type Feed, type PollContext } from './feed.js';
-import { createFeed } from './feed-factory.js';
+import { Control } from './control.js';
+import { type ExecutorDeps, executeTask, type RemediationRun } from './executor.js';
+import { EventFeed, type Feed } from './feed.js';
 import { classifyFailure } from './outcome.js';
-import { locksFor, type OfferResult, SchedulerCore } from './scheduler.js';
-import { runInit, taskFromItem } from './task.js';
-import { Wakeup } from './wakeup.js';
+import { Reconciler } from './reconcile.js';
+import { recover, resumeSessions } from './recovery.js';
+import { Reloader } from './reload.js';
+import { Remediations } from './remediations.js';
+import { KernelState, type Pending } from './state.js';
+import type {
+  AutomationStatus,
+  DispatchedTask,
+  EngineResult,
+  KernelOptions,
+  RetryResult,
+  RunningTask,
+} from './types.js';
 
-/** What the engine knows of one automation now (for the board and `curupira status`). */
-export interface AutomationStatus {
-  id: string;
-  /**
-   * Not polled until resumed: paused by an operator (`curupira pause`, the board), or disabled in
-   * the settings file (`enabled = false`). Either keeps it paused.
-   */
-  paused: boolean;
-  /** `enabled = false` in the settings file: only an edit of the file resumes it. */
-  disabled: boolean;
-  /**
-   * Automations with item memory (`once`, `ignore_backlog`): when the baseline of their filters was
-   * taken (null: not yet, or taken before curupira recorded the time). Absent for the others.
-   */
-  baseline?: { set: boolean; at: string | null };
-  /** Epoch ms of the next poll (for a schedule, the next check of the clock). */
-  nextPollAt: number;
-  /** Epoch ms the last poll finished, and the new tasks it found. */
-  lastPollAt?: number;
-  lastFound?: number;
-  /** The last poll's error, until a poll succeeds. */
-  lastError?: string;
-  /** Matching items beyond `batch_size` the last poll did not reach. */
-  waiting: number;
-  /** Open items matching the trigger at the last poll (event triggers that report it). */
-  matching?: number;
-  /** Why it was paused automatically (`pause_after_failures`); absent when paused by hand or not paused. */
-  pausedReason?: string;
-  /** Its tasks waiting to run again: `retry 2/3 at 14:05:30`, `parked until 15:00:00` (item id first). */
-  retries?: { itemId: string; note: string; at: number }[];
-  /** Its provider is parked by a usage limit until then (epoch ms). */
-  parkedUntil?: number;
-  /** Today's spend and budget state; parked automations are not polled until the next UTC day. */
-  budget?: BudgetStatus;
-}
-
-/** What an operator's retry did. */
-export type RetryResult = 'resumed' | 'polling' | 'fired';
-
-export interface RunningTask {
-  automationId: string;
-  repo: string;
-  itemId: string;
-  title: string;
-  runId?: string;
-  status: string;
-  startedAt: number;
-  /** A remediation run (src/delivery/remediation.ts): the delivery run whose pull request it answers. */
-  remediationOf?: string;
-}
-
-export interface EngineStatus {
-  mode: 'drain' | 'watch';
-  running: RunningTask[];
-  queued: number;
-  maxActive: number;
-  /** Epoch ms of the next poll, in watch mode. */
-  nextPollAt?: number;
-  /** Running agents are being stopped. */
-  stopping: boolean;
-  /** No new runs start; running agents finish first (the first Ctrl+C). */
-  draining: boolean;
-  /** Matching items the last polls did not reach (beyond `batch_size`), over all automations. */
-  waiting: number;
-  /** Providers parked by a usage limit, and until when (epoch ms). */
-  parked?: { provider: string; until: number }[];
-  /** Tasks waiting for a retry or a reset. */
-  retrying?: number;
-}
-
-/** A task as it is handed to whoever runs it (this process, or a fleet host: issue 17), as JSON. */
-export interface DispatchedTask {
-  automationId: string;
-  task: Task;
-  /** Continue the task's saved session (the runner reads it from the store). */
-  resume: boolean;
-  discoveredAt?: number;
-  attempt?: number;
-  retryOf?: string;
-  /** A restart after the previous attempt's host was lost. */
-  previousAttempt?: PreviousAttempt;
-}
-
-/**
- * Runs dispatched tasks somewhere else (a fleet poller hands them to workers, src/fleet/). Without
- * one, the engine runs them itself.
- */
-export interface TaskRunner {
-  /**
-   * Runs one task and resolves with its final run (undefined: not run, or given up because this
-   * engine stops: `stop` aborted, the task keeps running where it is). `cancel`: an operator
-   * cancelled it.
-   */
-  run(
-    job: DispatchedTask,
-    signals: { cancel: AbortSignal; stop: AbortSignal },
-    onUpdate: (run: RunRecord) => void,
-  ): Promise<RunRecord | undefined>;
-  /** Tasks handed out before this engine started (a poller taking over): offered first, not sent again. */
-  adopt?(): Promise<DispatchedTask[]>;
-  /**
-   * Tasks that earlier engines dispatched and that ran (a poller taking over): the feeds count
-   * their text as dispatched, as the earlier engine's own memory did, so an unchanged item does not
-   * run again because the poller moved.
-   */
-  dispatched?(): Promise<DispatchedTask[]>;
-  /** The engine finished its after-run work for the task's last run (counting, retries, marks). */
-  settled?(taskKey: string): Promise<void>;
-}
-
-/** What features contribute to every run's executor (claims, meters, writes, delivery, traces). */
-export type ExecutorDepsPart = Partial<ExecutorDeps>;
-
-export interface KernelOptions {
-  settings: Settings;
-  /** Where dispatched tasks run (default: here). */
-  runner?: TaskRunner;
-  /**
-   * This process's fleet host (issue 17): its runs record it, and a restart recovers only the
-   * unfinished runs recorded with it.
-   */
-  host?: string;
-  mode: 'drain' | 'watch';
-  /** Start at most this many runs, then finish them and return. */
-  size?: number;
-  store: Store;
-  clock: Clock;
-  log: Logger;
-  /** curupira's own environment (agent variables are copied from it, never wholesale). */
-  env: NodeJS.ProcessEnv;
-  /** The GitHub client, created on first use. */
-  github(): GitHubClient;
-  tokens?: TokenSource;
-  transcriptsDir: string;
-  /** Aborting stops now: no new runs; running agents are stopped and their sessions kept. */
-  stopSignal: AbortSignal;
-  /** Aborting drains: no new runs; running agents finish, then the engine returns. */
-  drainSignal?: AbortSignal;
-  /** Watch mode: re-reads the settings file when it changed; returns undefined when it did not. */
-  reload?: () => Settings | ConfigError | undefined;
-  /** How often the settings file is checked for changes in watch mode (ms, default 1000). */
-  reloadIntervalMs?: number;
-  killGraceMs?: number;
-  onStatus?(status: EngineStatus): void;
-  onRun?(run: RunRecord): void;
-  /**
-   * The features, in order (src/features.ts builds the list); each reaches the kernel through
-   * `port` only. Without it the kernel runs with none.
-   */
-  features?(port: KernelPort, kernel: Kernel): readonly Feature<ExecutorDepsPart>[];
-}
-
-export interface EngineResult {
-  /** Every run this engine started, in start order, with its final state. */
-  runs: RunRecord[];
-  stoppedEarly: boolean;
-  /** Polls that failed (the last failure per automation): `run` reports them instead of "nothing to do". */
-  discoveryErrors: { automationId: string; message: string }[];
-  /** Automations whose last poll left matching items beyond `batch_size` unread. */
-  waiting: { automationId: string; count: number }[];
-  /** Items found again whose unchanged text an earlier run blocked: nothing new was recorded. */
-  held: RunRecord[];
-}
+export type {
+  AutomationStatus,
+  DispatchedTask,
+  EngineResult,
+  EngineStatus,
+  ExecutorDepsPart,
+  KernelOptions,
+  RemediationHost,
+  RetryResult,
+  RunningTask,
+  TaskRunner,
+} from './types.js';
 
 /** How often an idle watch lets git do its housekeeping in the checkouts. */
 const MAINTENANCE_INTERVAL_MS = 60 * 60_000;
 
-/** Finished runs per automation in the ledger, as last counted (see `prune`). */
-type RunCounts = Map<string, number>;
-
-interface Pending {
-  automation: ResolvedAutomation;
-  resume?: SessionRecord;
-  /** Epoch ms when a poll returned the task: a fetch started after it serves the run. */
-  discoveredAt?: number;
-  /** A retry (or a parked run's rerun): which try it is, and the run it follows. */
-  attempt?: number;
-  retryOf?: string;
-  /** A remediation run waiting for its turn (see `remediate`). */
-  remediation?: RemediationTurn;
-  /** A fleet restart after its host was lost (see `DispatchedTask`). */
-  previousAttempt?: PreviousAttempt;
-}
-
-/** A remediation handed to the scheduler: what it runs, and who waits for its record. */
-interface RemediationTurn {
-  /** The item's own task (the scheduler queues it under `remediationKey`). */
-  task: Task;
-  run: RemediationRun;
-  onRun(run: RunRecord): void;
-  /** Its record once it ran; undefined when it never started (the engine stopped meanwhile). */
-  settle(run: RunRecord | undefined, error?: unknown): void;
-}
-
-/** The scheduler's key of a delivery's remediation: one at a time per pull request. */
-function remediationKey(deliveryRunId: string): string {
-  return `remediation:${deliveryRunId}`;
-}
-
 export class Kernel {
-  private settings: Settings;
-  private readonly core: SchedulerCore;
-  private feeds: Feed[] = [];
-  private readonly features: readonly Feature<ExecutorDepsPart>[];
-  private readonly pending = new Map<string, Pending>();
-  private readonly finishedRuns: RunCounts = new Map();
-  private readonly running = new Map<
-    string,
-    {
-      task: Task;
-      automation: ResolvedAutomation;
-      info: RunningTask;
-      done: Promise<void>;
-      cancel: AbortController;
-      /** A remediation run (its task is keyed `remediationKey`): not reconciled with its item. */
-      remediation?: boolean;
-    }
-  >();
-  /** Automations paused by an operator (loaded from the store at start). */
-  private readonly paused = new Set<string>();
-  /** Paused automations an operator asked to poll once anyway ("run now"). */
-  private readonly forced = new Set<string>();
-  private readonly lastPolls = new Map<string, { at: number; found: number }>();
-  private readonly runs: RunRecord[] = [];
-  private readonly held: RunRecord[] = [];
-  private started = 0;
-  private readonly wakeup = new Wakeup();
-  private readonly runAbort = new AbortController();
-  private lastReloadCheck = 0;
+  private readonly s: KernelState;
+  private readonly reconciler: Reconciler;
+  private readonly remediations: Remediations;
+  private readonly control: Control;
+  private readonly reloader: Reloader;
+  /** Finished runs per automation in the ledger, as last counted (see `prune`). */
+  private readonly finishedRuns = new Map<string, number>();
   /** Real time of the last idle `git maintenance` (runs leave it out of their path); see `maybeMaintain`. */
   private lastMaintenance = Date.now();
-  private readonly discoveryErrors = new Map<string, string>();
-  /** Tasks whose item changed while their run was going: polled again as soon as that run ends. */
-  private readonly changedWhileRunning = new Set<string>();
-  /** Reconciliation: when each automation's active tasks are checked next (epoch ms, engine clock). */
-  private readonly reconcileAt = new Map<string, number>();
-  /** Why a running task is being stopped (its item closed or stopped matching), by task key. */
-  private readonly stopReasons = new Map<string, string>();
-  /** Running tasks whose item stopped matching under `on_unmatch = "finish"`: not checked again. */
-  private readonly unmatchedFinishing = new Set<string>();
-  /** Why automations were paused automatically (loaded from the store at start). */
-  private readonly pauseReasons = new Map<string, string>();
+  /** Resolves when a stop (not a drain) is asked. */
+  private readonly stopped: Promise<void>;
 
-  constructor(private readonly options: KernelOptions) {
-    this.settings = options.settings;
-    this.core = new SchedulerCore(this.limits());
-    this.feeds = this.buildFeeds(options.settings, []);
-    this.pollSignal = options.drainSignal
-      ? AbortSignal.any([options.stopSignal, options.drainSignal])
-      : options.stopSignal;
+  constructor(options: KernelOptions) {
+    const s = new KernelState(options);
+    this.s = s;
+    const dispatch = (): void => this.dispatch();
+    this.reconciler = new Reconciler(s);
+    this.remediations = new Remediations(s, dispatch);
+    this.control = new Control(s, this.reconciler, dispatch);
+    this.reloader = new Reloader(s);
     this.stopped = new Promise((resolve) => {
       if (options.stopSignal.aborted) resolve();
       options.stopSignal.addEventListener('abort', () => resolve(), { once: true });
     });
-    options.stopSignal.addEventListener('abort', () => this.wakeup.wake(), { once: true });
+    options.stopSignal.addEventListener('abort', () => s.wakeup.wake(), { once: true });
     options.drainSignal?.addEventListener(
       'abort',
       () => {
-        this.emitStatus();
-        this.wakeup.wake();
+        s.emitStatus();
+        s.wakeup.wake();
       },
       { once: true },
     );
-    this.features = options.features?.(this.port(), this) ?? [];
+    s.features = options.features?.(this.port(), this) ?? [];
   }
 
   /** What features may ask of the kernel (see src/core/feature.ts). */
   private port(): KernelPort {
+    const { s } = this;
     return {
-      mode: this.options.mode,
-      clock: this.options.clock,
-      pollSignal: this.pollSignal,
-      settings: () => this.settings,
+      mode: s.options.mode,
+      clock: s.options.clock,
+      pollSignal: s.pollSignal,
+      settings: () => s.settings,
       offer: (automationId, task, options) => {
-        const automation = this.settings.automations.find((a) => a.id === automationId);
-        return automation ? this.offer(automation, task, options) : 'skipped';
+        const automation = s.settings.automations.find((a) => a.id === automationId);
+        return automation ? s.offer(automation, task, options) : 'skipped';
       },
-      capacity: () => this.core.capacity,
-      forget: (taskKey, options) => this.forget(taskKey, options),
+      capacity: () => s.core.capacity,
+      forget: (taskKey, options) => s.forget(taskKey, options),
       pollSoon: (automationId) => {
-        const feed = this.feeds.find((f) => f.automation.id === automationId);
+        const feed = s.feedOf(automationId);
         if (feed) feed.nextPollAt = 0;
-        this.wakeup.wake();
+        s.wakeup.wake();
       },
-      wake: () => this.wakeup.wake(),
-      pause: (automationId, reason) => this.setPaused(automationId, true, reason),
-      paused: (automationId) => this.isPaused(automationId),
-      running: (taskKey) => this.running.has(taskKey),
-      winding: () => this.winding,
+      wake: () => s.wakeup.wake(),
+      pause: (automationId, reason) => this.control.setPaused(automationId, true, reason),
+      paused: (automationId) => s.isPaused(automationId),
+      running: (taskKey) => s.running.has(taskKey),
+      winding: () => s.winding,
     };
   }
 
-  /** The event feeds forget an item (see `KernelPort.forget`). */
-  private forget(
-    taskKey: string,
-    options: { automationId?: string; task?: Task; pollNow?: boolean } = {},
-  ): void {
-    for (const feed of this.feeds) {
-      if (!(feed instanceof EventFeed)) continue;
-      if (options.automationId !== undefined && feed.automation.id !== options.automationId) continue;
-      if (options.task) feed.forget(options.task);
-      else if (feed.forgetKey(taskKey) && options.pollNow) feed.nextPollAt = 0;
-    }
-  }
-
-  /** Resolves when a stop (not a drain) is asked. */
-  private readonly stopped: Promise<void>;
-  /** Aborts a poll in flight when a stop or a drain is asked. */
-  private readonly pollSignal: AbortSignal;
-
-  private limits(): { maxActive: number; maxPending: number } {
-    return {
-      maxActive: this.settings.execution.max_active_tasks,
-      maxPending: this.settings.execution.max_pending_tasks,
-    };
-  }
-
-  private get stopping(): boolean {
-    return this.options.stopSignal.aborted;
-  }
-
-  /** No new work: a stop or a drain was asked. */
-  private get winding(): boolean {
-    return this.options.stopSignal.aborted || this.options.drainSignal?.aborted === true;
-  }
-
-  private get sizeReached(): boolean {
-    return this.options.size !== undefined && this.started >= this.options.size;
-  }
-
-  private buildFeeds(settings: Settings, previous: readonly Feed[]): Feed[] {
-    const { log, clock } = this.options;
-    return settings.automations.map((automation) => {
-      const old = previous.find((f) => f.automation.id === automation.id);
-      if (old && sameAutomation(old.automation, automation)) return old;
-      return createFeed(automation, settings.execution.polling, { github: this.options.github, clock, log });
-    });
-  }
-
-  private pollContext(): PollContext {
-    return {
-      store: this.options.store,
-      clock: this.options.clock,
-      log: this.options.log,
-      limit: this.settings.execution.polling.batch_size,
-      preview: false,
-      signal: this.pollSignal,
-    };
-  }
-
-  private emitStatus(nextPollAt?: number): void {
-    this.options.onStatus?.({
-      mode: this.options.mode,
-      running: [...this.running.values()].map((r) => r.info),
-      queued: this.core.queuedCount,
-      maxActive: this.settings.execution.max_active_tasks,
-      ...(nextPollAt === undefined ? {} : { nextPollAt }),
-      stopping: this.stopping,
-      draining: !this.stopping && this.options.drainSignal?.aborted === true,
-      waiting: this.feeds.reduce((sum, f) => sum + (f.waiting ?? 0), 0),
-      ...Object.assign({}, ...this.features.map((f) => f.engineStatus?.() ?? {})),
-    });
-  }
-
-  /**
-   * One remediation run (src/delivery/remediation.ts), through the scheduler like any run: it takes
-   * a slot of `max_active_tasks` (waiting its turn when they are full, ahead of new work, as a
-   * resumed session does), holds the item's lock (never beside a run of the same item, nor a second
-   * remediation of the pull request), waits while its automation is paused or parked, is listed
-   * in the status, and `cancel` ends it. Resolves undefined when the engine stopped or drained
-   * before it started. No claim, result comment or delivery of its own (it pushes to the
-   * delivery's branch).
-   */
+  /** One remediation run of a delivered pull request, through the scheduler (remediations.ts). */
   remediate(
     automation: ResolvedAutomation,
     task: Task,
     remediation: RemediationRun,
     onRun: (run: RunRecord) => void,
   ): Promise<RunRecord | undefined> {
-    if (this.winding) return Promise.resolve(undefined);
-    return new Promise((resolve, reject) => {
-      const turn: RemediationTurn = {
-        task,
-        run: remediation,
-        onRun,
-        settle: (run, error) => (error === undefined ? resolve(run) : reject(error)),
-      };
-      const key = remediationKey(remediation.deliveryRunId);
-      const result = this.core.offer({
-        task: { ...task, key },
-        automationId: automation.id,
-        // A remediation works in the delivery's worktree, never in the shared checkout.
-        locks: locksFor(task, { serialAutomation: automation.trigger.serialRuns }),
-        priority: 'resume',
-        unbounded: true,
-      });
-      if (result !== 'queued') {
-        // The remediator runs one per pull request: another in the queue means a bug, not a wait.
-        this.options.log.warn(
-          { automation: automation.id, delivery: remediation.deliveryRunId, result },
-          'A remediation could not be queued',
-        );
-        resolve(undefined);
-        return;
-      }
-      this.pending.set(key, { automation, remediation: turn });
-      this.dispatch();
-      this.emitStatus();
-    });
+    return this.remediations.remediate(automation, task, remediation, onRun);
+  }
+
+  // ---- Operator controls (control.ts) ----
+
+  /** What each configured automation is doing now. */
+  automations(): AutomationStatus[] {
+    return this.control.automations();
+  }
+
+  /** The settings the engine runs with now (they change on reload). */
+  currentSettings(): Settings {
+    return this.s.settings;
+  }
+
+  setPaused(id: string, paused: boolean, reason?: string): Promise<void> {
+    return this.control.setPaused(id, paused, reason);
+  }
+
+  trigger(id: string): 'fired' | 'polling' {
+    return this.control.trigger(id);
+  }
+
+  pollNow(ids: readonly string[]): string[] {
+    return this.control.pollNow(ids);
+  }
+
+  /** An operator allowed a blocked item: the watch loop offers it now instead of at its next poll. */
+  allowed(): void {
+    this.s.wakeup.wake();
+  }
+
+  cancel(runId: string): void {
+    this.control.cancel(runId);
+  }
+
+  retry(runId: string): Promise<RetryResult> {
+    return this.control.retry(runId);
   }
 
   /** A candidate waits in the queue: a remediation of a paused automation, or a feature holds it. */
   private holds(candidate: Candidate): boolean {
-    if (candidate.remediation && this.isPaused(candidate.automationId)) return true;
-    return this.features.some((f) => f.holds?.(candidate) === true);
-  }
-
-  /** Starts a remediation the scheduler let through (see `remediate`). */
-  private startRemediation(slot: Task, automation: ResolvedAutomation, turn: RemediationTurn): void {
-    const { task } = turn;
-    const info: RunningTask = {
-      automationId: automation.id,
-      repo: task.identity.repo,
-      itemId: task.item.id,
-      title: task.item.title,
-      status: 'preparing',
-      startedAt: this.options.clock.now(),
-      remediationOf: turn.run.deliveryRunId,
-    };
-    const cancel = new AbortController();
-    const {
-      writes: _writes,
-      claim: _claim,
-      delivery: _delivery,
-      ...deps
-    } = this.executorDeps((run) => {
-      info.runId = run.id;
-      info.status = run.status;
-      turn.onRun(run);
-      if (!isTerminal(run.status)) this.emitStatus();
-    });
-    const done = executeTask(deps, {
-      automation,
-      task,
-      signal: AbortSignal.any([this.runAbort.signal, this.options.stopSignal, cancel.signal]),
-      remediation: turn.run,
-    })
-      .then(async (finished) => {
-        // Cancelled by an operator: its key counts as answered (the remediator marks it handled).
-        const run =
-          finished.status === 'cancelled' && cancel.signal.aborted && !this.stopping
-            ? await this.options.store.updateRun(finished.id, {
-                reason:
-                  'cancelled by an operator: the feedback it answered counts as handled (a new review, a new failing head or a push asks again)',
-              })
-            : finished;
-        this.runs.push(run);
-        this.options.onRun?.(run);
-        for (const feature of this.features) feature.remediated?.(automation.id, run);
-        turn.settle(run);
-      })
-      .catch((error: unknown) => turn.settle(undefined, error ?? new Error('remediation failed')))
-      .finally(() => {
-        this.running.delete(slot.key);
-        this.core.finish(slot.key);
-        this.wakeup.wake();
-      });
-    this.running.set(slot.key, { task: slot, automation, info, done, cancel, remediation: true });
-    this.emitStatus();
-  }
-
-  /** The engine winds down: remediations still waiting for their turn are given back unstarted. */
-  private releaseRemediations(): void {
-    const waiting = this.core.clearQueue((c) => this.pending.get(c.task.key)?.remediation !== undefined);
-    for (const candidate of waiting) {
-      const turn = this.pending.get(candidate.task.key)?.remediation;
-      this.pending.delete(candidate.task.key);
-      turn?.settle(undefined);
-    }
-  }
-
-  private executorDeps(onUpdate?: (run: RunRecord) => void): ExecutorDeps {
-    const contributed = Object.assign(
-      {},
-      ...this.features.map((f) => f.runDeps?.() ?? {}),
-    ) as ExecutorDepsPart;
-    return {
-      ...contributed,
-      execution: this.settings.execution,
-      store: this.options.store,
-      clock: this.options.clock,
-      log: this.options.log,
-      env: this.options.env,
-      ...(this.options.tokens ? { tokens: this.options.tokens } : {}),
-      transcriptsDir: this.options.transcriptsDir,
-      ...(this.options.killGraceMs === undefined ? {} : { killGraceMs: this.options.killGraceMs }),
-      ...(onUpdate ? { onUpdate } : {}),
-      ...(this.settings.pricing ? { pricing: this.settings.pricing } : {}),
-    };
+    if (candidate.remediation && this.s.isPaused(candidate.automationId)) return true;
+    return this.s.features.some((f) => f.holds?.(candidate) === true);
   }
 
   /** The features' gates, in order: the first answer other than `go` wins. */
@@ -547,7 +172,7 @@ export class Kernel {
     signal: AbortSignal,
   ): Promise<GateVerdict> {
     let ready: GateVerdict = { kind: 'go' };
-    for (const feature of this.features) {
+    for (const feature of this.s.features) {
       if (!feature.gate) continue;
       const current = ready.kind === 'go' && ready.task ? ready.task : task;
       const verdict = await feature.gate({ automation, task: current, resumed, signal });
@@ -570,8 +195,8 @@ export class Kernel {
   ): Promise<RunRecord | undefined> {
     const verdict = await this.gate(automation, task, pending.resume !== undefined, signal);
     if (verdict.kind === 'hold') {
-      if (verdict.previous) this.held.push(verdict.previous);
-      if (verdict.forget) this.forget(task.key, { automationId: automation.id, task });
+      if (verdict.previous) this.s.held.push(verdict.previous);
+      if (verdict.forget) this.s.forget(task.key, { automationId: automation.id, task });
       return undefined;
     }
     if (verdict.kind === 'record') {
@@ -591,16 +216,14 @@ export class Kernel {
     });
   }
 
-  // ---- Fleet hosts (issue 17; src/fleet/): a worker runs the tasks a poller dispatched ----
-
   /**
    * A worker's start: budget parks and baselines are read, and this host's runs that a dead
    * process left unfinished are closed (their sessions resume when the poller hands them back).
    */
   async startWorker(): Promise<RunRecord[]> {
-    await this.loadBaselines();
-    for (const feature of this.features) await feature.start?.();
-    return this.recover();
+    await this.s.loadBaselines();
+    for (const feature of this.s.features) await feature.start?.();
+    return recover(this.s);
   }
 
   /**
@@ -612,9 +235,9 @@ export class Kernel {
     signal: AbortSignal,
     onUpdate?: (run: RunRecord) => void,
   ): Promise<RunRecord | undefined> {
-    const automation = this.settings.automations.find((a) => a.id === job.automationId);
+    const automation = this.s.settings.automations.find((a) => a.id === job.automationId);
     if (!automation) throw new StateError(`automation ${job.automationId} is not configured on this host`);
-    const resume = job.resume ? await this.options.store.getSession(job.task.key) : undefined;
+    const resume = job.resume ? await this.s.options.store.getSession(job.task.key) : undefined;
     const pending: Pending = {
       automation,
       ...(resume ? { resume } : {}),
@@ -624,7 +247,7 @@ export class Kernel {
       ...(job.previousAttempt ? { previousAttempt: job.previousAttempt } : {}),
     };
     let launched = false;
-    const deps = this.executorDeps((run) => {
+    const deps = this.s.executorDeps((run) => {
       if (run.status === 'running' && !launched) {
         launched = true;
         this.agentLaunched(automation, job.task, run);
@@ -636,144 +259,47 @@ export class Kernel {
       automation,
       job.task,
       pending,
-      AbortSignal.any([this.runAbort.signal, signal]),
+      AbortSignal.any([this.s.runAbort.signal, signal]),
     );
-  }
-
-  /**
-   * Stops agents a dead curupira process left running, and closes their runs. A run whose agent
-   * had already exited is finished as its saved outcome says (its session is not resumed).
-   */
-  private async recover(): Promise<RunRecord[]> {
-    const { store, log, clock } = this.options;
-    const closed: RunRecord[] = [];
-    // A fleet poller's unfinished runs belong to the hosts running them (src/fleet/ takes back a lost host's).
-    if (this.options.runner) return closed;
-    const unfinished = await store.listUnfinishedRuns(
-      this.options.host === undefined ? undefined : { host: this.options.host },
-    );
-    for (const run of unfinished) {
-      closed.push(run);
-      if (run.agentOutcome) {
-        const automation = this.settings.automations.find((a) => a.id === run.automationId);
-        await finishInterruptedRun(this.executorDeps(), automation, run);
-        continue;
-      }
-      // A `checkout = "main"` run has no worktree: its agent worked in the repository's checkout.
-      const folder =
-        run.worktreePath ??
-        this.settings.automations.find((a) => a.id === run.automationId)?.repository.checkoutPath;
-      const orphans = new Set(groupsOfRun(run.id));
-      if (run.agentPid && folder && processWorksIn(run.agentPid, folder)) orphans.add(run.agentPid);
-      for (const pgid of orphans) {
-        log.warn(
-          { automation: run.automationId, run: run.id, pid: pgid },
-          'Stopping an agent left running by a previous curupira process',
-        );
-        await terminateGroup(pgid, this.options.killGraceMs ?? 10_000);
-      }
-      await store.updateRun(run.id, {
-        status: 'cancelled',
-        reason:
-          'interrupted: curupira stopped (crash, kill or reboot) while this run was in progress; a saved session resumes in a new run',
-        finishedAt: new Date(clock.now()).toISOString(),
-        agentPid: null,
-      });
-    }
-    return closed;
-  }
-
-  /**
-   * Saved sessions go first, with their original tasks (of one automation, when resumed by an
-   * operator). A paused automation's sessions are kept for when it is resumed.
-   */
-  private async resumeSessions(only?: string): Promise<void> {
-    const { store, log } = this.options;
-    for (const session of await store.listSessions()) {
-      if (only !== undefined && session.automationId !== only) continue;
-      if (this.isPaused(session.automationId)) continue;
-      const automation = this.settings.automations.find((a) => a.id === session.automationId);
-      if (!automation) {
-        log.info(
-          { automation: session.automationId, session: session.sessionId },
-          'A saved session belongs to an automation that is no longer configured; keeping it',
-        );
-        continue;
-      }
-      // A retry or a parked run waits for its time; the watch loop offers it then.
-      if (this.features.some((f) => f.defers?.(session.taskKey) === true)) continue;
-      this.offer(automation, session.task, { resume: session });
-    }
-  }
-
-  private offer(
-    automation: ResolvedAutomation,
-    task: Task,
-    options: OfferOptions & { discoveredAt?: number } = {},
-  ): OfferResult {
-    const { resume, discoveredAt, retry } = options;
-    const result = this.core.offer({
-      task,
-      automationId: automation.id,
-      locks: locksFor(task, {
-        ...(automation.config.checkout === 'main'
-          ? { sharedCheckout: automation.repository.checkoutPath }
-          : {}),
-        serialAutomation: automation.trigger.serialRuns,
-      }),
-      priority: resume ? 'resume' : 'normal',
-    });
-    if (result === 'queued' || result === 'updated')
-      this.pending.set(task.key, {
-        automation,
-        ...(resume ? { resume } : {}),
-        ...(discoveredAt === undefined ? {} : { discoveredAt }),
-        ...(retry ?? {}),
-      });
-    // A changed item whose older version runs now is not marked: it is offered again when that run ends.
-    if (result === 'busy') this.changedWhileRunning.add(task.key);
-    else if (result !== 'full')
-      this.feeds.find((f) => f.automation.id === automation.id)?.markDispatched(task);
-    return result;
   }
 
   private async pollFeed(feed: Feed): Promise<number> {
     let tasks: Task[];
     const pollStarted = Date.now();
     try {
-      tasks = await feed.poll(this.pollContext());
+      tasks = await feed.poll(this.s.pollContext());
     } catch (error) {
-      for (const feature of this.features)
+      for (const feature of this.s.features)
         feature.polled?.(feed.automation.id, pollStarted, 0, errorMessage(error));
       // The feed already chose when to poll again (see outcome.ts); here only a stop matters.
-      if (classifyFailure(error, { stage: 'discovery', stopping: this.winding }).action === 'cancel')
+      if (classifyFailure(error, { stage: 'discovery', stopping: this.s.winding }).action === 'cancel')
         return 0;
-      this.discoveryErrors.set(feed.automation.id, errorMessage(error));
-      this.lastPolls.set(feed.automation.id, { at: this.options.clock.now(), found: 0 });
-      this.options.log.warn(
+      this.s.discoveryErrors.set(feed.automation.id, errorMessage(error));
+      this.s.lastPolls.set(feed.automation.id, { at: this.s.options.clock.now(), found: 0 });
+      this.s.options.log.warn(
         { automation: feed.automation.id, error: errorMessage(error) },
         `Discovery failed for ${feed.automation.id}`,
       );
       return 0;
     }
-    this.discoveryErrors.delete(feed.automation.id);
+    this.s.discoveryErrors.delete(feed.automation.id);
     // Real time, not the engine's clock: it is compared with when git fetches started.
     const discoveredAt = Date.now();
     let offered = 0;
     for (const task of tasks) {
-      const result = this.offer(feed.automation, task, { discoveredAt });
+      const result = this.s.offer(feed.automation, task, { discoveredAt });
       if (result === 'queued' || result === 'busy') offered += 1;
       if (result === 'full') break;
     }
-    this.lastPolls.set(feed.automation.id, { at: this.options.clock.now(), found: offered });
-    for (const feature of this.features) feature.polled?.(feed.automation.id, pollStarted, tasks.length);
+    this.s.lastPolls.set(feed.automation.id, { at: this.s.options.clock.now(), found: offered });
+    for (const feature of this.s.features) feature.polled?.(feed.automation.id, pollStarted, tasks.length);
     return offered;
   }
 
   private dispatch(): void {
-    while (!this.winding && !this.sizeReached) {
-      const candidate = this.core.next((c) => {
-        const pending = this.pending.get(c.task.key);
+    while (!this.s.winding && !this.s.sizeReached) {
+      const candidate = this.s.core.next((c) => {
+        const pending = this.s.pending.get(c.task.key);
         if (!pending) return false;
         return this.holds({
           automationId: c.automationId,
@@ -782,16 +308,16 @@ export class Kernel {
         });
       });
       if (!candidate) return;
-      const pending = this.pending.get(candidate.task.key);
-      this.pending.delete(candidate.task.key);
+      const pending = this.s.pending.get(candidate.task.key);
+      this.s.pending.delete(candidate.task.key);
       if (!pending) {
-        this.core.finish(candidate.task.key);
+        this.s.core.finish(candidate.task.key);
         continue;
       }
       if (pending.remediation) {
         const automation =
-          this.settings.automations.find((a) => a.id === candidate.automationId) ?? pending.automation;
-        this.startRemediation(candidate.task, automation, pending.remediation);
+          this.s.settings.automations.find((a) => a.id === candidate.automationId) ?? pending.automation;
+        this.remediations.start(candidate.task, automation, pending.remediation);
         continue;
       }
       this.start(candidate.task, pending);
@@ -800,88 +326,87 @@ export class Kernel {
 
   private start(task: Task, pending: Pending): void {
     const { automation } = pending;
-    this.started += 1;
-    for (const feature of this.features) feature.dispatched?.(task, pending.retryOf);
+    this.s.started += 1;
+    for (const feature of this.s.features) feature.dispatched?.(task, pending.retryOf);
     const info: RunningTask = {
       automationId: automation.id,
       repo: task.identity.repo,
       itemId: task.item.id,
       title: task.item.title,
       status: 'preparing',
-      startedAt: this.options.clock.now(),
+      startedAt: this.s.options.clock.now(),
     };
-    const feed = this.feeds.find((f) => f.automation.id === automation.id);
+    const feed = this.s.feeds.find((f) => f.automation.id === automation.id);
     const cancel = new AbortController();
     const onUpdate = (run: RunRecord): void => {
       info.runId = run.id;
       if (run.status === 'running' && info.status !== 'running') this.agentLaunched(automation, task, run);
       info.status = run.status;
-      if (!isTerminal(run.status)) this.emitStatus();
+      if (!isTerminal(run.status)) this.s.emitStatus();
     };
-    const { runner } = this.options;
+    const { runner } = this.s.options;
     const execution = runner
       ? runner.run(
           dispatchedTask(automation, task, pending),
-          { cancel: cancel.signal, stop: this.runAbort.signal },
+          { cancel: cancel.signal, stop: this.s.runAbort.signal },
           onUpdate,
         )
       : this.gateAndExecute(
-          this.executorDeps(onUpdate),
+          this.s.executorDeps(onUpdate),
           automation,
           task,
           pending,
-          AbortSignal.any([this.runAbort.signal, cancel.signal]),
+          AbortSignal.any([this.s.runAbort.signal, cancel.signal]),
         );
     const done = execution
       .then(async (finished) => {
         if (!finished) return;
-        const noted = cancel.signal.aborted ? await this.noteCancelled(finished) : finished;
+        const noted = cancel.signal.aborted ? await this.control.noteCancelled(finished) : finished;
         const outcome: RunOutcome = { automation, task, run: noted, renoted: noted !== finished };
-        for (const feature of this.features)
+        for (const feature of this.s.features)
           if (feature.runEnded) outcome.run = await feature.runEnded(outcome);
-        for (const feature of this.features) await feature.afterRun?.(outcome);
-        this.runs.push(outcome.run);
-        this.options.onRun?.(outcome.run);
+        for (const feature of this.s.features) await feature.afterRun?.(outcome);
+        this.s.runs.push(outcome.run);
+        this.s.options.onRun?.(outcome.run);
         await this.afterRun(automation, task, outcome.run, feed);
       })
       .catch((error: unknown) => {
-        this.options.log.error(
+        this.s.options.log.error(
           { automation: automation.id, id: task.item.id, error: errorMessage(error) },
           'Run could not be recorded',
         );
       })
       .then(async () => {
-        for (const feature of this.features) await feature.finished?.(automation.id, task);
+        for (const feature of this.s.features) await feature.finished?.(automation.id, task);
       })
-      .then(() => feed?.runFinished(task, this.pollContext()))
+      .then(() => feed?.runFinished(task, this.s.pollContext()))
       // Only now is the fleet's dispatch settled: a poller killed before this does it again.
-      .then(() => this.options.runner?.settled?.(task.key))
+      .then(() => this.s.options.runner?.settled?.(task.key))
       .catch((error: unknown) => {
-        this.options.log.error(
+        this.s.options.log.error(
           { automation: automation.id, error: errorMessage(error) },
           'Could not update the schedule state',
         );
       })
       .finally(() => {
-        this.running.delete(task.key);
-        this.stopReasons.delete(task.key);
-        this.unmatchedFinishing.delete(task.key);
-        this.core.finish(task.key);
-        if (this.changedWhileRunning.delete(task.key) && feed) feed.nextPollAt = 0;
-        this.wakeup.wake();
+        this.s.running.delete(task.key);
+        this.reconciler.ended(task.key);
+        this.s.core.finish(task.key);
+        if (this.s.changedWhileRunning.delete(task.key) && feed) feed.nextPollAt = 0;
+        this.s.wakeup.wake();
       });
-    this.running.set(task.key, { task, automation, info, done, cancel });
-    this.emitStatus();
+    this.s.running.set(task.key, { task, automation, info, done, cancel });
+    this.s.emitStatus();
   }
 
   /** The agent started: for `once`, the item counts as handled from now on. */
   private agentLaunched(automation: ResolvedAutomation, task: Task, run: RunRecord): void {
-    for (const feature of this.features) feature.launched?.(automation, task, run);
+    for (const feature of this.s.features) feature.launched?.(automation, task, run);
     if (!automation.config.once) return;
-    this.options.store
+    this.s.options.store
       .recordItemKeys(automation.id, [{ itemKey: task.item.itemKey, runId: run.id, skipped: false }])
       .catch((error: unknown) => {
-        this.options.log.error(
+        this.s.options.log.error(
           { automation: automation.id, error: errorMessage(error) },
           'Could not record the item as handled',
         );
@@ -898,7 +423,7 @@ export class Kernel {
     // (a drain retries it on the next `curupira run`, instead of looping on a broken launch).
     // A blocked or skipped item is handled: it is offered again only when its text changes.
     if (
-      this.options.mode === 'watch' &&
+      this.s.options.mode === 'watch' &&
       run.startedAt === null &&
       run.status !== 'blocked' &&
       run.status !== 'skipped' &&
@@ -908,7 +433,7 @@ export class Kernel {
     ) {
       feed.forget(task);
     }
-    for (const chain of this.feeds) {
+    for (const chain of this.s.feeds) {
       if (chain instanceof ChainFeed && chain.upstream === automation.id) chain.nudge();
     }
     await this.prune(automation.id);
@@ -920,8 +445,8 @@ export class Kernel {
    * when its automation is over the limit (not a scan of its whole history every time).
    */
   private async prune(automationId: string): Promise<void> {
-    const { store } = this.options;
-    const limit = this.settings.execution.history_limit;
+    const { store } = this.s.options;
+    const limit = this.s.settings.execution.history_limit;
     const known = this.finishedRuns.get(automationId);
     const count = known === undefined ? await store.countFinishedRuns(automationId) : known + 1;
     this.finishedRuns.set(automationId, count);
@@ -942,9 +467,9 @@ export class Kernel {
 
   /** Until every run ended; a stop asked meanwhile ends the running agents. */
   private async waitForRunning(): Promise<void> {
-    while (this.running.size > 0) {
-      await Promise.race([...[...this.running.values()].map((r) => r.done), this.stopped]);
-      if (this.stopping) {
+    while (this.s.running.size > 0) {
+      await Promise.race([...[...this.s.running.values()].map((r) => r.done), this.stopped]);
+      if (this.s.stopping) {
         await this.shutdown();
         return;
       }
@@ -953,15 +478,15 @@ export class Kernel {
   }
 
   private async shutdown(): Promise<void> {
-    if (this.running.size > 0 && !this.runAbort.signal.aborted) {
-      this.options.log.warn(
-        { running: this.running.size },
+    if (this.s.running.size > 0 && !this.s.runAbort.signal.aborted) {
+      this.s.options.log.warn(
+        { running: this.s.running.size },
         'Stopping: ending running agents; their sessions resume on the next start',
       );
-      this.runAbort.abort();
+      this.s.runAbort.abort();
     }
-    this.emitStatus();
-    while (this.running.size > 0) await Promise.race([...this.running.values()].map((r) => r.done));
+    this.s.emitStatus();
+    while (this.s.running.size > 0) await Promise.race([...this.s.running.values()].map((r) => r.done));
   }
 
   async run(): Promise<EngineResult> {
@@ -969,51 +494,51 @@ export class Kernel {
       return await this.runLoops();
     } finally {
       // Teardown in reverse order: what started first (telemetry) stops last.
-      for (const feature of [...this.features].reverse()) await feature.stop?.();
+      for (const feature of [...this.s.features].reverse()) await feature.stop?.();
     }
   }
 
   private async runLoops(): Promise<EngineResult> {
-    for (const id of await this.options.store.listPaused()) {
-      this.paused.add(id);
-      const reason = await this.options.store.getMeta(pauseReasonKey(id));
-      if (reason) this.pauseReasons.set(id, reason);
+    for (const id of await this.s.options.store.listPaused()) {
+      this.s.paused.add(id);
+      const reason = await this.s.options.store.getMeta(pauseReasonKey(id));
+      if (reason) this.s.pauseReasons.set(id, reason);
     }
-    await this.loadBaselines();
-    for (const feature of this.features) await feature.start?.();
-    const interrupted = await this.recover();
-    for (const automation of this.settings.automations) await this.prune(automation.id);
-    for (const feed of this.feeds) if (feed instanceof ChainFeed) await feed.init(this.pollContext());
+    await this.s.loadBaselines();
+    for (const feature of this.s.features) await feature.start?.();
+    const interrupted = await recover(this.s);
+    for (const automation of this.s.settings.automations) await this.prune(automation.id);
+    for (const feed of this.s.feeds) if (feed instanceof ChainFeed) await feed.init(this.s.pollContext());
     // A poller taking over: what ran under the previous one counts as dispatched, and what it
     // handed out is awaited, never sent again.
-    for (const job of (await this.options.runner?.dispatched?.()) ?? []) {
-      const feed = this.feeds.find((f) => f.automation.id === job.automationId);
+    for (const job of (await this.s.options.runner?.dispatched?.()) ?? []) {
+      const feed = this.s.feeds.find((f) => f.automation.id === job.automationId);
       if (feed instanceof EventFeed) feed.markDispatched(job.task);
     }
-    for (const job of (await this.options.runner?.adopt?.()) ?? []) {
-      const automation = this.settings.automations.find((a) => a.id === job.automationId);
-      if (automation) this.offer(automation, job.task);
+    for (const job of (await this.s.options.runner?.adopt?.()) ?? []) {
+      const automation = this.s.settings.automations.find((a) => a.id === job.automationId);
+      if (automation) this.s.offer(automation, job.task);
     }
-    await this.resumeSessions();
-    const resumed = (taskKey: string): boolean => this.pending.has(taskKey);
-    for (const feature of this.features) await feature.started?.(interrupted, resumed);
-    if (this.options.mode === 'drain') await this.drain();
+    await resumeSessions(this.s);
+    const resumed = (taskKey: string): boolean => this.s.pending.has(taskKey);
+    for (const feature of this.s.features) await feature.started?.(interrupted, resumed);
+    if (this.s.options.mode === 'drain') await this.drain();
     else await this.watch();
-    if (this.stopping) await this.shutdown();
+    if (this.s.stopping) await this.shutdown();
     else await this.waitForRunning();
-    this.releaseRemediations();
-    this.core.clearQueue();
+    this.remediations.release();
+    this.s.core.clearQueue();
     return {
-      runs: this.runs,
-      stoppedEarly: this.winding,
-      discoveryErrors: [...this.discoveryErrors].map(([automationId, message]) => ({
+      runs: this.s.runs,
+      stoppedEarly: this.s.winding,
+      discoveryErrors: [...this.s.discoveryErrors].map(([automationId, message]) => ({
         automationId,
         message,
       })),
-      waiting: this.feeds
+      waiting: this.s.feeds
         .filter((f) => (f.waiting ?? 0) > 0)
         .map((f) => ({ automationId: f.automation.id, count: f.waiting ?? 0 })),
-      held: this.held,
+      held: this.s.held,
     };
   }
 
@@ -1023,9 +548,9 @@ export class Kernel {
       let offered = 0;
       // A full queue cuts a round short; the round after the queue drains polls the rest.
       let cutShort = false;
-      for (const feed of this.feeds) {
-        if (this.winding || this.sizeReached) break;
-        if (this.core.capacity === 0) {
+      for (const feed of this.s.feeds) {
+        if (this.s.winding || this.s.sizeReached) break;
+        if (this.s.core.capacity === 0) {
           cutShort = true;
           break;
         }
@@ -1033,126 +558,52 @@ export class Kernel {
         offered += await this.pollFeed(feed);
         this.dispatch();
       }
-      if (this.winding) return;
-      while (this.running.size > 0 || (this.core.queuedCount > 0 && !this.sizeReached)) {
+      if (this.s.winding) return;
+      while (this.s.running.size > 0 || (this.s.core.queuedCount > 0 && !this.s.sizeReached)) {
         this.dispatch();
-        if (this.running.size === 0) break;
-        await this.wakeup.wait(60_000, this.options.clock);
-        if (this.winding) return;
+        if (this.s.running.size === 0) break;
+        await this.s.wakeup.wait(60_000, this.s.options.clock);
+        if (this.s.winding) return;
       }
-      if ((offered === 0 && !cutShort) || this.sizeReached) return;
+      if ((offered === 0 && !cutShort) || this.s.sizeReached) return;
     }
   }
 
   private async watch(): Promise<void> {
-    const { clock } = this.options;
-    const reloadEvery = this.options.reloadIntervalMs ?? 1000;
-    while (!this.winding && !this.sizeReached) {
-      this.maybeReload();
-      await this.loadBaselines();
-      for (const feature of this.features) await feature.beforePoll?.();
+    const { clock } = this.s.options;
+    const reloadEvery = this.s.options.reloadIntervalMs ?? 1000;
+    while (!this.s.winding && !this.s.sizeReached) {
+      this.reloader.maybeReload();
+      await this.s.loadBaselines();
+      for (const feature of this.s.features) await feature.beforePoll?.();
       this.dispatch();
-      for (const feed of this.feeds) {
-        if (this.winding || this.sizeReached) break;
-        if (feed.nextPollAt > clock.now() || this.core.capacity === 0 || this.skips(feed)) continue;
-        this.forced.delete(feed.automation.id);
+      for (const feed of this.s.feeds) {
+        if (this.s.winding || this.s.sizeReached) break;
+        if (feed.nextPollAt > clock.now() || this.s.core.capacity === 0 || this.skips(feed)) continue;
+        this.s.forced.delete(feed.automation.id);
         await this.pollFeed(feed);
         this.dispatch();
       }
       this.dispatch();
-      if (this.winding || this.sizeReached) break;
-      await this.reconcile().catch((error: unknown) => {
-        this.options.log.warn({ error: errorMessage(error) }, 'Could not check the items of active tasks');
+      if (this.s.winding || this.s.sizeReached) break;
+      await this.reconciler.reconcile().catch((error: unknown) => {
+        this.s.options.log.warn({ error: errorMessage(error) }, 'Could not check the items of active tasks');
       });
       await this.maybeMaintain();
-      for (const feature of this.features) await feature.tick?.();
+      for (const feature of this.s.features) await feature.tick?.();
       const nextPoll = Math.min(
-        ...this.feeds.filter((f) => !this.skips(f)).map((f) => f.nextPollAt),
-        ...this.reconcileAt.values(),
-        ...this.features.map((f) => f.wakeAt?.(clock.now()) ?? Number.POSITIVE_INFINITY),
+        ...this.s.feeds.filter((f) => !this.skips(f)).map((f) => f.nextPollAt),
+        this.reconciler.nextAt(),
+        ...this.s.features.map((f) => f.wakeAt?.(clock.now()) ?? Number.POSITIVE_INFINITY),
         Number.POSITIVE_INFINITY,
       );
-      this.emitStatus(Number.isFinite(nextPoll) ? nextPoll : undefined);
+      this.s.emitStatus(Number.isFinite(nextPoll) ? nextPoll : undefined);
       const until = Math.min(
         nextPoll,
-        this.options.reload ? clock.now() + reloadEvery : Number.POSITIVE_INFINITY,
+        this.s.options.reload ? clock.now() + reloadEvery : Number.POSITIVE_INFINITY,
       );
-      await this.wakeup.wait(Number.isFinite(until) ? until - clock.now() : 60_000, clock);
+      await this.s.wakeup.wait(Number.isFinite(until) ? until - clock.now() : 60_000, clock);
     }
-  }
-
-  /**
-   * Reconciliation (watch mode): once per poll interval, while an automation has tasks queued or
-   * running, the trigger reads their items again. An item closed, deleted or no longer matching
-   * drops its queued task (recorded as cancelled) and stops its running agent through the same
-   * per-run cancel the board uses (`on_unmatch = "stop"`), or lets it finish (`"finish"`).
-   */
-  private async reconcile(): Promise<void> {
-    const now = this.options.clock.now();
-    const interval = this.settings.execution.polling.poll_interval_seconds * 1000;
-    const { queued } = this.core.snapshot();
-    for (const feed of this.feeds) {
-      const { automation } = feed;
-      if (!automation.trigger.unmatched || this.winding) continue;
-      const tasks = [
-        ...queued.filter((c) => c.automationId === automation.id).map((c) => c.task),
-        ...[...this.running.values()]
-          .filter((r) => r.automation.id === automation.id && !r.remediation)
-          .filter((r) => !this.stopReasons.has(r.task.key) && !this.unmatchedFinishing.has(r.task.key))
-          .map((r) => r.task),
-      ];
-      const due = this.reconcileAt.get(automation.id);
-      if (tasks.length === 0) this.reconcileAt.delete(automation.id);
-      // The poll that found the tasks just saw their items: the first check is one interval later.
-      else if (due === undefined) this.reconcileAt.set(automation.id, now + interval);
-      if (tasks.length === 0 || due === undefined || due > now) continue;
-      this.reconcileAt.set(automation.id, now + interval);
-      const reasons = await automation.trigger.unmatched(automation, tasks, {
-        github: this.options.github,
-        signal: this.pollSignal,
-      });
-      if (reasons.size > 0) await this.unmatched(automation, feed, reasons);
-    }
-  }
-
-  /** Drops the queued tasks and stops (or lets finish) the running ones whose items stopped matching. */
-  private async unmatched(
-    automation: ResolvedAutomation,
-    feed: Feed,
-    reasons: ReadonlyMap<string, string>,
-  ): Promise<void> {
-    const { log, store, clock } = this.options;
-    // Offered again if the item matches again later (a saved session then resumes).
-    const forget = (task: Task): void => {
-      if (feed instanceof EventFeed) feed.forget(task);
-    };
-    const dropped = this.core.clearQueue((c) => c.automationId === automation.id && reasons.has(c.task.key));
-    for (const candidate of dropped) {
-      const { task } = candidate;
-      this.pending.delete(task.key);
-      forget(task);
-      const reason = `${reasons.get(task.key)}: dropped from the queue before it started`;
-      const created = await store.createRun({ ...runInit(automation, task, 'cancelled'), reason });
-      const run = await store.updateRun(created.id, { finishedAt: new Date(clock.now()).toISOString() });
-      this.runs.push(run);
-      this.options.onRun?.(run);
-      log.info({ automation: automation.id, id: task.item.id, run: run.id, reason }, 'Dropped a queued task');
-    }
-    for (const entry of this.running.values()) {
-      const reason = reasons.get(entry.task.key);
-      if (entry.automation.id !== automation.id || reason === undefined) continue;
-      forget(entry.task);
-      const fields = { automation: automation.id, id: entry.task.item.id, run: entry.info.runId, reason };
-      if (automation.config.on_unmatch === 'finish') {
-        this.unmatchedFinishing.add(entry.task.key);
-        log.info(fields, 'The item no longer matches; on_unmatch = "finish" lets the run finish');
-        continue;
-      }
-      this.stopReasons.set(entry.task.key, reason);
-      log.warn(fields, 'The item no longer matches: stopping its agent');
-      entry.cancel.abort();
-    }
-    if (dropped.length > 0) this.emitStatus();
   }
 
   /**
@@ -1160,20 +611,11 @@ export class Kernel {
    * runs keep it out of their path (a fetch would otherwise start `git maintenance run --auto`).
    */
   private async maybeMaintain(): Promise<void> {
-    if (this.running.size > 0 || this.core.queuedCount > 0) return;
+    if (this.s.running.size > 0 || this.s.core.queuedCount > 0) return;
     if (Date.now() - this.lastMaintenance < MAINTENANCE_INTERVAL_MS) return;
     this.lastMaintenance = Date.now();
-    const checkouts = new Set(this.settings.automations.map((a) => a.repository.checkoutPath));
+    const checkouts = new Set(this.s.settings.automations.map((a) => a.repository.checkoutPath));
     await maintainCheckouts([...checkouts]);
-  }
-
-  // ---- Operator controls (`curupira serve`: the board, the API and the CLI) ----
-
-  /** The board's "baseline set" line for event feeds with item memory not read yet (new or reloaded). */
-  private async loadBaselines(): Promise<void> {
-    for (const feed of this.feeds)
-      if (feed instanceof EventFeed && feed.baseline === undefined)
-        await feed.loadBaseline(this.options.store);
   }
 
   /**
@@ -1182,238 +624,10 @@ export class Kernel {
    */
   private skips(feed: Feed): boolean {
     const id = feed.automation.id;
-    return (this.isPaused(id) && !this.forced.has(id)) || this.features.some((f) => f.parks?.(id) === true);
-  }
-
-  /** `enabled = false` in the settings file as they are now (a reload may change it). */
-  private disabled(id: string): boolean {
-    return this.settings.automations.find((a) => a.id === id)?.config.enabled === false;
-  }
-
-  private isPaused(id: string): boolean {
-    return this.paused.has(id) || this.disabled(id);
-  }
-
-  private automation(id: string): ResolvedAutomation {
-    const automation = this.settings.automations.find((a) => a.id === id);
-    if (!automation) throw new ControlError('automation_not_found', `no automation '${id}' is configured`);
-    return automation;
-  }
-
-  /** What each configured automation is doing now. */
-  automations(): AutomationStatus[] {
-    return this.feeds.map((feed) => {
-      const id = feed.automation.id;
-      const last = this.lastPolls.get(id);
-      const error = this.discoveryErrors.get(id);
-      return {
-        id,
-        paused: this.isPaused(id),
-        disabled: this.disabled(id),
-        ...(feed instanceof EventFeed && feed.baseline ? { baseline: feed.baseline } : {}),
-        nextPollAt: feed.nextPollAt,
-        ...(last ? { lastPollAt: last.at, lastFound: last.found } : {}),
-        ...(error === undefined ? {} : { lastError: error }),
-        waiting: feed.waiting ?? 0,
-        ...(feed.matching === undefined ? {} : { matching: feed.matching }),
-        ...this.pauseStatus(id),
-        ...Object.assign({}, ...this.features.map((f) => f.status?.(feed.automation) ?? {})),
-      };
-    });
-  }
-
-  /** Why an automation was paused automatically, for `automations()`. */
-  private pauseStatus(id: string): Pick<AutomationStatus, 'pausedReason'> {
-    const reason = this.paused.has(id) ? this.pauseReasons.get(id) : undefined;
-    return reason ? { pausedReason: reason } : {};
-  }
-
-  /** The settings the engine runs with now (they change on reload). */
-  currentSettings(): Settings {
-    return this.settings;
-  }
-
-  /**
-   * Pauses or resumes an automation; remembered in the store across restarts. Running runs go on.
-   * An automation disabled in the settings file is not resumed from here: its file says so.
-   */
-  async setPaused(id: string, paused: boolean, reason?: string): Promise<void> {
-    this.automation(id);
-    if (!paused && this.disabled(id))
-      throw new ControlError(
-        'automation_disabled',
-        `automation '${id}' is disabled in ${this.settings.file} (enabled = false): edit the file to resume it`,
-      );
-    const wasPaused = this.paused.has(id);
-    await this.options.store.setPaused(id, paused);
-    // The reason of an automatic pause; a pause by hand or a resume clears it.
-    await this.options.store.setMeta(pauseReasonKey(id), paused ? (reason ?? '') : '');
-    if (paused && reason) this.pauseReasons.set(id, reason);
-    else this.pauseReasons.delete(id);
-    if (paused && !wasPaused) for (const feature of this.features) feature.paused?.(id, reason);
-    if (paused) this.paused.add(id);
-    else this.paused.delete(id);
-    if (!paused) {
-      await this.resumeSessions(id);
-      this.dispatch();
-    }
-    this.emitStatus();
-    this.wakeup.wake();
-  }
-
-  /**
-   * Runs an automation now: a schedule fires an occurrence at this instant; an event trigger polls
-   * at once (its matching items start as usual). Works on a paused automation too, once.
-   */
-  trigger(id: string): 'fired' | 'polling' {
-    const automation = this.automation(id);
-    const feed = this.feeds.find((f) => f.automation.id === id);
-    if (feed instanceof CronFeed) {
-      const item = cronItem(feed.automation, new Date(this.options.clock.now()), false);
-      this.offer(automation, taskFromItem(automation, item));
-      this.dispatch();
-      this.wakeup.wake();
-      return 'fired';
-    }
-    if (feed) feed.nextPollAt = 0;
-    if (this.isPaused(id)) this.forced.add(id);
-    this.wakeup.wake();
-    return 'polling';
-  }
-
-  /**
-   * A GitHub webhook concerns these automations: each event automation that is not paused polls
-   * now instead of at its next interval (schedules and chains are not moved). Returns those polled.
-   */
-  pollNow(ids: readonly string[]): string[] {
-    const polled: string[] = [];
-    for (const feed of this.feeds) {
-      const id = feed.automation.id;
-      if (!ids.includes(id) || !(feed instanceof EventFeed) || this.isPaused(id)) continue;
-      feed.nextPollAt = 0;
-      polled.push(id);
-    }
-    if (polled.length > 0) this.wakeup.wake();
-    return polled;
-  }
-
-  /** An operator allowed a blocked item: the watch loop offers it now instead of at its next poll. */
-  allowed(): void {
-    this.wakeup.wake();
-  }
-
-  /** Cancels one running run: its agent's process group is stopped; its saved session is kept. */
-  cancel(runId: string): void {
-    const entry = [...this.running.values()].find((r) => r.info.runId === runId);
-    if (!entry) throw new ControlError('run_not_active', `run ${runId} is not running in this daemon`);
-    entry.cancel.abort();
-  }
-
-  private async noteCancelled(run: RunRecord): Promise<RunRecord> {
-    if (run.status !== 'cancelled') return run;
-    const session = await this.options.store.getSession(run.taskKey);
-    const unmatched = this.stopReasons.get(run.taskKey);
-    if (unmatched !== undefined) {
-      const kept = [session ? 'its session' : '', run.worktreeKept ? 'its worktree' : '']
-        .filter((k) => k !== '')
-        .join(' and ');
-      return this.options.store.updateRun(run.id, {
-        reason: `${unmatched}: the agent was stopped (on_unmatch = "stop")${kept ? `; ${kept} ${kept.includes(' and ') ? 'are' : 'is'} kept` : ''}`,
-      });
-    }
-    return this.options.store.updateRun(run.id, {
-      reason: `cancelled by an operator${session ? '; its session is kept (retry resumes it)' : ''}`,
-    });
-  }
-
-  /**
-   * Runs a finished run's task again: a saved session is resumed; otherwise a schedule fires the
-   * same occurrence again and an event trigger forgets the item and polls now.
-   */
-  async retry(runId: string): Promise<RetryResult> {
-    const run = await this.options.store.getRun(runId);
-    if (!run) throw new ControlError('run_not_found', `no run ${runId}`);
-    if (!isTerminal(run.status)) throw new ControlError('run_active', `run ${runId} has not finished`);
-    const automation = this.automation(run.automationId);
-    // A person asking again is the reset an escalation waits for.
-    if (run.status === 'escalated') await this.options.store.clearItemFailures(run.taskKey);
-    const session = await this.options.store.getSession(run.taskKey);
-    if (session) {
-      this.offer(automation, session.task, { resume: session });
-      this.dispatch();
-      return 'resumed';
-    }
-    const feed = this.feeds.find((f) => f.automation.id === automation.id);
-    if (feed instanceof CronFeed && run.scheduledFor) {
-      const item = cronItem(feed.automation, new Date(run.scheduledFor), false);
-      this.offer(automation, taskFromItem(automation, item));
-      this.dispatch();
-      return 'fired';
-    }
-    if (feed instanceof EventFeed) {
-      feed.forgetKey(run.taskKey);
-      this.trigger(automation.id);
-      return 'polling';
-    }
-    throw new ControlError(
-      'not_retryable',
-      `run ${runId} has no saved session and its trigger cannot fire it again`,
+    return (
+      (this.s.isPaused(id) && !this.s.forced.has(id)) || this.s.features.some((f) => f.parks?.(id) === true)
     );
   }
-
-  private maybeReload(): void {
-    const { reload, clock, log } = this.options;
-    if (!reload) return;
-    const now = clock.now();
-    if (now - this.lastReloadCheck < (this.options.reloadIntervalMs ?? 1000)) return;
-    this.lastReloadCheck = now;
-    const next = reload();
-    if (next === undefined) return;
-    if (next instanceof ConfigError) {
-      log.warn({ error: next.message }, 'Configuration reload failed; keeping the last good configuration');
-      return;
-    }
-    if (next.execution.state_db_path !== this.settings.execution.state_db_path) {
-      log.warn(
-        { from: this.settings.execution.state_db_path, to: next.execution.state_db_path },
-        'state_db_path changed: the new state file is used after a restart; this process keeps the current one',
-      );
-    }
-    if (next.execution.state_db_url !== this.settings.execution.state_db_url) {
-      log.warn(
-        { from: printableStateLocation(this.settings.execution), to: printableStateLocation(next.execution) },
-        'state_db_url changed: the new state database is used after a restart; this process keeps the current one',
-      );
-    }
-    const removed = this.settings.automations
-      .filter((a) => !next.automations.some((b) => b.id === a.id))
-      .map((a) => a.id);
-    const changed = next.automations.filter((a) => {
-      const old = this.settings.automations.find((b) => b.id === a.id);
-      return !old || !sameAutomation(old, a);
-    });
-    this.settings = next;
-    this.core.setLimits(this.limits());
-    this.feeds = this.buildFeeds(next, this.feeds);
-    // A waiting remediation keeps its place: its remediator waits for it (it runs with the new settings).
-    const dropped = this.core.clearQueue(
-      (c) =>
-        !this.pending.get(c.task.key)?.remediation &&
-        (removed.includes(c.automationId) || changed.some((a) => a.id === c.automationId)),
-    );
-    for (const candidate of dropped) this.pending.delete(candidate.task.key);
-    log.info(
-      { automations: next.automations.length, changed: changed.map((a) => a.id), removed },
-      'Configuration reloaded',
-    );
-  }
-}
-
-function sameAutomation(a: ResolvedAutomation, b: ResolvedAutomation): boolean {
-  return (
-    JSON.stringify([a.config, a.profile, a.repository, a.timezone]) ===
-    JSON.stringify([b.config, b.profile, b.repository, b.timezone])
-  );
 }
 
 /** The plain-data form of a pending task, for a `TaskRunner`. */

@@ -1,0 +1,172 @@
+/**
+ * The operator's controls (`curupira serve`: the board, the API and the CLI over the socket):
+ * what each automation is doing, pause and resume, run now, cancel, retry.
+ */
+import { ControlError } from '../core/errors.js';
+import { isTerminal, pauseReasonKey, type RunRecord } from '../core/types.js';
+import { CronFeed, cronItem, EventFeed } from './feed.js';
+import type { Reconciler } from './reconcile.js';
+import { resumeSessions } from './recovery.js';
+import type { KernelState } from './state.js';
+import { taskFromItem } from './task.js';
+import type { AutomationStatus, RetryResult } from './types.js';
+
+export class Control {
+  constructor(
+    private readonly s: KernelState,
+    private readonly reconciler: Reconciler,
+    /** Starts what the scheduler lets through now. */
+    private readonly dispatch: () => void,
+  ) {}
+
+  /** What each configured automation is doing now. */
+  automations(): AutomationStatus[] {
+    return this.s.feeds.map((feed) => {
+      const id = feed.automation.id;
+      const last = this.s.lastPolls.get(id);
+      const error = this.s.discoveryErrors.get(id);
+      return {
+        id,
+        paused: this.s.isPaused(id),
+        disabled: this.s.disabled(id),
+        ...(feed instanceof EventFeed && feed.baseline ? { baseline: feed.baseline } : {}),
+        nextPollAt: feed.nextPollAt,
+        ...(last ? { lastPollAt: last.at, lastFound: last.found } : {}),
+        ...(error === undefined ? {} : { lastError: error }),
+        waiting: feed.waiting ?? 0,
+        ...(feed.matching === undefined ? {} : { matching: feed.matching }),
+        ...this.pauseStatus(id),
+        ...Object.assign({}, ...this.s.features.map((f) => f.status?.(feed.automation) ?? {})),
+      };
+    });
+  }
+
+  /** Why an automation was paused automatically, for `automations()`. */
+  private pauseStatus(id: string): Pick<AutomationStatus, 'pausedReason'> {
+    const reason = this.s.paused.has(id) ? this.s.pauseReasons.get(id) : undefined;
+    return reason ? { pausedReason: reason } : {};
+  }
+
+  /**
+   * Pauses or resumes an automation; remembered in the store across restarts. Running runs go on.
+   * An automation disabled in the settings file is not resumed from here: its file says so.
+   */
+  async setPaused(id: string, paused: boolean, reason?: string): Promise<void> {
+    this.s.automation(id);
+    if (!paused && this.s.disabled(id))
+      throw new ControlError(
+        'automation_disabled',
+        `automation '${id}' is disabled in ${this.s.settings.file} (enabled = false): edit the file to resume it`,
+      );
+    const wasPaused = this.s.paused.has(id);
+    await this.s.options.store.setPaused(id, paused);
+    // The reason of an automatic pause; a pause by hand or a resume clears it.
+    await this.s.options.store.setMeta(pauseReasonKey(id), paused ? (reason ?? '') : '');
+    if (paused && reason) this.s.pauseReasons.set(id, reason);
+    else this.s.pauseReasons.delete(id);
+    if (paused && !wasPaused) for (const feature of this.s.features) feature.paused?.(id, reason);
+    if (paused) this.s.paused.add(id);
+    else this.s.paused.delete(id);
+    if (!paused) {
+      await resumeSessions(this.s, id);
+      this.dispatch();
+    }
+    this.s.emitStatus();
+    this.s.wakeup.wake();
+  }
+
+  /**
+   * Runs an automation now: a schedule fires an occurrence at this instant; an event trigger polls
+   * at once (its matching items start as usual). Works on a paused automation too, once.
+   */
+  trigger(id: string): 'fired' | 'polling' {
+    const automation = this.s.automation(id);
+    const feed = this.s.feeds.find((f) => f.automation.id === id);
+    if (feed instanceof CronFeed) {
+      const item = cronItem(feed.automation, new Date(this.s.options.clock.now()), false);
+      this.s.offer(automation, taskFromItem(automation, item));
+      this.dispatch();
+      this.s.wakeup.wake();
+      return 'fired';
+    }
+    if (feed) feed.nextPollAt = 0;
+    if (this.s.isPaused(id)) this.s.forced.add(id);
+    this.s.wakeup.wake();
+    return 'polling';
+  }
+
+  /**
+   * A GitHub webhook concerns these automations: each event automation that is not paused polls
+   * now instead of at its next interval (schedules and chains are not moved). Returns those polled.
+   */
+  pollNow(ids: readonly string[]): string[] {
+    const polled: string[] = [];
+    for (const feed of this.s.feeds) {
+      const id = feed.automation.id;
+      if (!ids.includes(id) || !(feed instanceof EventFeed) || this.s.isPaused(id)) continue;
+      feed.nextPollAt = 0;
+      polled.push(id);
+    }
+    if (polled.length > 0) this.s.wakeup.wake();
+    return polled;
+  }
+
+  /** Cancels one running run: its agent's process group is stopped; its saved session is kept. */
+  cancel(runId: string): void {
+    const entry = [...this.s.running.values()].find((r) => r.info.runId === runId);
+    if (!entry) throw new ControlError('run_not_active', `run ${runId} is not running in this daemon`);
+    entry.cancel.abort();
+  }
+
+  async noteCancelled(run: RunRecord): Promise<RunRecord> {
+    if (run.status !== 'cancelled') return run;
+    const session = await this.s.options.store.getSession(run.taskKey);
+    const unmatched = this.reconciler.stopReason(run.taskKey);
+    if (unmatched !== undefined) {
+      const kept = [session ? 'its session' : '', run.worktreeKept ? 'its worktree' : '']
+        .filter((k) => k !== '')
+        .join(' and ');
+      return this.s.options.store.updateRun(run.id, {
+        reason: `${unmatched}: the agent was stopped (on_unmatch = "stop")${kept ? `; ${kept} ${kept.includes(' and ') ? 'are' : 'is'} kept` : ''}`,
+      });
+    }
+    return this.s.options.store.updateRun(run.id, {
+      reason: `cancelled by an operator${session ? '; its session is kept (retry resumes it)' : ''}`,
+    });
+  }
+
+  /**
+   * Runs a finished run's task again: a saved session is resumed; otherwise a schedule fires the
+   * same occurrence again and an event trigger forgets the item and polls now.
+   */
+  async retry(runId: string): Promise<RetryResult> {
+    const run = await this.s.options.store.getRun(runId);
+    if (!run) throw new ControlError('run_not_found', `no run ${runId}`);
+    if (!isTerminal(run.status)) throw new ControlError('run_active', `run ${runId} has not finished`);
+    const automation = this.s.automation(run.automationId);
+    // A person asking again is the reset an escalation waits for.
+    if (run.status === 'escalated') await this.s.options.store.clearItemFailures(run.taskKey);
+    const session = await this.s.options.store.getSession(run.taskKey);
+    if (session) {
+      this.s.offer(automation, session.task, { resume: session });
+      this.dispatch();
+      return 'resumed';
+    }
+    const feed = this.s.feeds.find((f) => f.automation.id === automation.id);
+    if (feed instanceof CronFeed && run.scheduledFor) {
+      const item = cronItem(feed.automation, new Date(run.scheduledFor), false);
+      this.s.offer(automation, taskFromItem(automation, item));
+      this.dispatch();
+      return 'fired';
+    }
+    if (feed instanceof EventFeed) {
+      feed.forgetKey(run.taskKey);
+      this.trigger(automation.id);
+      return 'polling';
+    }
+    throw new ControlError(
+      'not_retryable',
+      `run ${runId} has no saved session and its trigger cannot fire it again`,
+    );
+  }
+}
