@@ -17,6 +17,7 @@
 import { GitHubRateLimitError, PromptRenderError } from '../core/errors.js';
 import type { RunStatus } from '../core/types.js';
 import { ClassifierError } from '../screening/classifier/types.js';
+import { oneLineReason as oneLine } from './run/helpers.js';
 
 export type Outcome =
   | { readonly action: 'cancel' }
@@ -56,4 +57,97 @@ export function runStatusFor(outcome: Outcome): Extract<RunStatus, 'cancelled' |
 /** When a feed whose poll failed with `outcome` is polled again: after its backoff, or later when parked. */
 export function nextPollAfterFailure(outcome: Outcome, backoffUntil: number): number {
   return outcome.action === 'park' ? Math.max(backoffUntil, outcome.until.getTime()) : backoffUntil;
+}
+
+/** How an agent's process ended, and what the run saw while it ran (see `agentOutcome`). */
+export interface AgentExit {
+  executable: string;
+  exitCode: number | null;
+  signal: string | null;
+  cancelled: boolean;
+  timedOut: boolean;
+  /** The transcript could not be written (`ENOSPC`: the disk is full), so the agent was stopped. */
+  writeError?: { code?: string | undefined; path: string; message: string };
+  stderrTail: string;
+  /** The agent printed nothing for `stallMs` and was stopped. */
+  stalled: boolean;
+  stallMs: number;
+  timeoutMs: number;
+  /** curupira itself was stopping (a cancel, a stop or reconciliation). */
+  stopping: boolean;
+  /** Why a budget stopped the agent, if one did. */
+  budgetReason?: string;
+  /** The agent's final event said it failed, and what it reported. */
+  doneWithError: boolean;
+  reportedError?: string;
+  /** A provider's usage or rate limit found in its output. */
+  limit?: { kind: string; message: string; resetAt?: number; provider: string };
+  /** A session exists to resume (its id is known). */
+  knownSession: boolean;
+  /** A budget's soft warning for a successful run. */
+  warning?: string | null;
+  /** When a limit without a reset time lets the task run again (epoch ms). */
+  parkUntil: number;
+}
+
+/**
+ * The outcome map for an agent's exit: one row per way a run can end once its agent started, in
+ * the order they are tested. `retryAt` is set for a parked run.
+ */
+export function agentOutcome(exit: AgentExit): {
+  status: RunStatus;
+  reason: string | null;
+  retryAt?: string;
+} {
+  const kept = (words: string): string => (exit.knownSession ? words : '');
+  if (exit.writeError) {
+    const { writeError } = exit;
+    return {
+      status: 'failed',
+      reason:
+        writeError.code === 'ENOSPC'
+          ? `disk full at ${writeError.path}: the transcript could not be written, so the agent was stopped${kept('; its session resumes once there is space')}`
+          : `could not write the transcript ${writeError.path} (${writeError.message}), so the agent was stopped`,
+    };
+  }
+  if (exit.cancelled && exit.stalled && !exit.stopping)
+    return {
+      status: 'stalled',
+      reason: `${exit.executable} printed nothing for ${exit.stallMs / 1000} seconds (stall_timeout_minutes), so it was stopped${kept('; its session is kept')}`,
+    };
+  if (exit.cancelled && exit.budgetReason !== undefined && !exit.stopping)
+    return {
+      status: 'cancelled',
+      reason: `${exit.budgetReason}${kept('; the session is kept and resumes then')}`,
+    };
+  if (exit.cancelled)
+    return {
+      status: 'cancelled',
+      reason: `stopped by curupira while the agent ran${kept('; the session resumes on the next start')}`,
+    };
+  if (exit.timedOut)
+    return {
+      status: 'timed_out',
+      reason: `${exit.executable} did not finish within ${exit.timeoutMs / 1000} seconds`,
+    };
+  if (exit.exitCode === 0 && !exit.doneWithError)
+    return { status: 'succeeded', reason: exit.warning ?? null };
+  if (exit.limit) {
+    const retryAt = new Date(exit.limit.resetAt ?? exit.parkUntil).toISOString();
+    return {
+      status: 'parked',
+      retryAt,
+      reason: `${exit.limit.kind === 'usage' ? 'usage' : 'rate'} limit of ${exit.limit.provider}: ${exit.limit.message}; parked until ${retryAt}${exit.limit.resetAt === undefined ? ' (no reset time given: a backoff)' : ''}`,
+    };
+  }
+  const stderr = oneLine(exit.stderrTail);
+  return {
+    status: 'failed',
+    reason:
+      exit.exitCode === 0
+        ? `${exit.executable} reported an error: ${exit.reportedError ?? 'unknown error'}`
+        : `${exit.executable} exited with ${exit.exitCode === null ? `signal ${exit.signal}` : `status ${exit.exitCode}`}${
+            stderr ? `: ${stderr}` : exit.reportedError ? `: ${exit.reportedError}` : ''
+          }`,
+  };
 }

@@ -1,0 +1,180 @@
+/**
+ * The end of a run: the session (dropped on success, counted when a resume failed), delivery,
+ * whether the agent changed anything, the worktree, and the final record. Also finishes, after a
+ * restart, a run whose agent had exited when curupira died.
+ */
+import type { ResolvedAutomation } from '../../config/types.js';
+import { errorMessage } from '../../core/errors.js';
+import { isFailure, type RunRecord, type RunStatus, type Task } from '../../core/types.js';
+import { deliverRun } from '../../delivery/deliver.js';
+import { crashPoint } from '../../process/crash-point.js';
+import type { Store } from '../../store/types.js';
+import { finishWorktree, hasChanges, headCommit } from '../../workspace/index.js';
+import { isRemediation, oneLineReason, poolSize, taskStub } from './helpers.js';
+import type { ExecutorDeps, RemediationRun } from './types.js';
+
+export interface CompletionInput {
+  status: RunStatus;
+  reason: string | null;
+  /** A remediation run: a success pushes through its hook instead of delivering. */
+  remediation?: RemediationRun;
+  /** The run continued a saved session. */
+  resumed: boolean;
+  baseCommit: string | null;
+  checkNoChanges: boolean;
+  cwd: string;
+  worktree?: { path: string; branch: string };
+  finish(
+    status: RunStatus,
+    reason: string | null,
+    patch?: Parameters<Store['updateRun']>[1],
+  ): Promise<RunRecord>;
+  cleanup(): Promise<Cleaned>;
+}
+
+/** What cleaning up after a run found: the run record's fields, and HEAD when a worktree was inspected. */
+export interface Cleaned {
+  patch: Parameters<Store['updateRun']>[1];
+  head?: string | null;
+}
+
+/**
+ * After the agent: the session (dropped on success, counted when a resume failed), whether the
+ * agent changed anything, the worktree, and the final record. Also finishes, after a restart, a run
+ * whose agent had exited when curupira died.
+ */
+export async function completeRun(
+  deps: ExecutorDeps,
+  automation: ResolvedAutomation,
+  task: Task,
+  run: RunRecord,
+  input: CompletionInput,
+): Promise<RunRecord> {
+  const { store, log } = deps;
+  let { reason, status } = input;
+  if (status === 'succeeded') {
+    // Not durable on its own: the final record is. A power cut that loses both leaves the run
+    // unfinished with its outcome saved, which a restart finishes (deleting the session again).
+    await store.deleteSession(task.key, { durable: false });
+  } else if (input.resumed && isFailure(status)) {
+    const failures = await store.recordResumeFailure(task.key);
+    const limit = deps.execution.max_resume_failures;
+    if (failures >= limit) {
+      await store.deleteSession(task.key);
+      reason = `${reason ?? status}; the saved session failed to resume ${failures} time${failures === 1 ? '' : 's'} in a row (max_resume_failures = ${limit}), so it was dropped: the next run starts a fresh session`;
+      log.warn(
+        { automation: automation.id, run: run.id, session: run.sessionId ?? undefined, failures },
+        'Dropped a session that keeps failing to resume',
+      );
+    }
+  }
+  // Without a worktree HEAD is read here; a worktree's cleanup inspects it (before removing it).
+  const check = input.checkNoChanges && input.baseCommit !== null;
+  const mainHead = check && !input.worktree ? await headCommit(input.cwd).catch(() => null) : null;
+  let delivered = false;
+  // A remediation pushes to its delivery's branch; one finished after a restart (no hook) leaves
+  // the push to the remediator, and never opens a delivery of its own.
+  const remediating = input.remediation !== undefined || (await isRemediation(store, run));
+  if (status === 'succeeded' && input.remediation) {
+    const pushed = await input.remediation.push(run);
+    if (pushed.failed) [status, reason] = ['failed', pushed.failed];
+    else {
+      delivered = true;
+      if (pushed.note) reason ??= pushed.note;
+    }
+  } else if (
+    !remediating &&
+    status === 'succeeded' &&
+    deps.delivery &&
+    automation.config.deliver &&
+    run.branch &&
+    run.worktreePath
+  ) {
+    const result = await deliverRun(deps.delivery, {
+      automation,
+      task,
+      run,
+      cwd: run.worktreePath,
+      branch: run.branch,
+    });
+    if (result.kind === 'failed') [status, reason] = ['failed', result.reason];
+    else if (result.kind === 'no-changes')
+      reason ??= 'no changes to deliver: the agent made no commit (nothing was pushed)';
+    else delivered = true;
+  }
+  const cleaned = await input.cleanup();
+  crashPoint('run-cleaned');
+  const head = !check ? null : input.worktree ? (cleaned.head ?? null) : mainHead;
+  if (!delivered && head !== null && head === input.baseCommit) {
+    const changed = input.worktree
+      ? cleaned.patch.worktreeKept === true
+      : await hasChanges(input.cwd).catch(() => true);
+    if (!changed) reason = 'no changes: the agent finished without a commit or a changed file';
+  }
+  return input.finish(status, reason, cleaned.patch);
+}
+
+/**
+ * A run whose agent had exited (its outcome saved) when curupira died: finish it as that outcome
+ * said, with the same cleanup, instead of resuming a session whose work is done.
+ */
+export async function finishInterruptedRun(
+  deps: ExecutorDeps,
+  automation: ResolvedAutomation | undefined,
+  run: RunRecord,
+): Promise<RunRecord> {
+  const outcome = run.agentOutcome!;
+  const note = 'finished after a restart: curupira stopped after the agent exited';
+  const reason = outcome.reason ? `${outcome.reason} (${note})` : note;
+  const finish = async (
+    status: RunStatus,
+    why: string | null,
+    patch: Parameters<Store['updateRun']>[1] = {},
+  ): Promise<RunRecord> => {
+    const record = await deps.store.updateRun(run.id, {
+      status,
+      reason: why === null ? null : oneLineReason(why),
+      finishedAt: new Date(deps.clock.now()).toISOString(),
+      agentPid: null,
+      ...patch,
+    });
+    deps.log.info(
+      { automation: run.automationId, run: run.id, result: status },
+      'Finished an interrupted run',
+    );
+    if (automation) await deps.writes?.finished(automation, taskStub(record), record);
+    return record;
+  };
+  const cleanup = async (): Promise<Cleaned> => {
+    if (!automation || !run.worktreePath || !run.branch) return { patch: {} };
+    try {
+      const result = await finishWorktree({
+        checkoutPath: automation.repository.checkoutPath,
+        path: run.worktreePath,
+        branch: run.branch,
+        log: deps.log,
+        key: run.taskKey,
+        pool: poolSize(deps.execution),
+      });
+      return { patch: { worktreeKept: result.kept, commits: result.unpushedCommits } };
+    } catch (error) {
+      deps.log.warn({ run: run.id, error: errorMessage(error) }, 'Could not clean up worktree');
+      return { patch: { worktreeKept: true } };
+    }
+  };
+  if (!automation) {
+    if (outcome.status === 'succeeded') await deps.store.deleteSession(run.taskKey);
+    return finish(outcome.status, reason);
+  }
+  const task = (await deps.store.getSession(run.taskKey))?.task;
+  return completeRun(deps, automation, task ?? taskStub(run), run, {
+    status: outcome.status,
+    reason,
+    resumed: run.resumed,
+    baseCommit: null,
+    checkNoChanges: false,
+    cwd: run.worktreePath ?? automation.repository.checkoutPath,
+    finish,
+    cleanup,
+  });
+}

@@ -1,0 +1,666 @@
+/**
+ * One run as a pipeline of named steps: session → prompt → record → claim → workspace → agent →
+ * outcome → completion, recording every step in the run ledger. A session id is saved the moment
+ * the agent announces it, so a crash at any instant leaves something to resume; a run never ends
+ * without a final status. Each step either hands on to the next or finishes the run.
+ */
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { DEFAULT_PARK_MS, detectLimit } from '../../agents/limits.js';
+import { loadDriver } from '../../agents/registry.js';
+import type { AgentDriver, AgentEvent } from '../../agents/types.js';
+import { errorMessage } from '../../core/errors.js';
+import type { RunRecord, RunStatus, Usage } from '../../core/types.js';
+import type { RunMeter } from '../../cost/budget.js';
+import { runCost } from '../../cost/prices.js';
+import { startCheckpoints } from '../../delivery/checkpoints.js';
+import type { Logger } from '../../log.js';
+import { argvProblem, spawnAgent } from '../../process/agent.js';
+import { crashPoint } from '../../process/crash-point.js';
+import { buildAgentEnv } from '../../process/env.js';
+import { RUN_ID_ENV } from '../../process/process-group.js';
+import { renderPrompt } from '../../prompt/index.js';
+import type { SessionRecord, Store } from '../../store/types.js';
+import type { RunTrace } from '../../telemetry/types.js';
+import { ensureCheckout, finishWorktree, headCommit, prepareWorktree } from '../../workspace/index.js';
+import { agentOutcome, classifyFailure, runStatusFor } from '../outcome.js';
+import { stallTimeoutMs, watchForStall } from '../stall.js';
+import { promptContext, promptTemplateHash, runInit } from '../task.js';
+import { type Cleaned, completeRun } from './complete.js';
+import {
+  addUsage,
+  cliVersion,
+  oneLineReason,
+  poolSize,
+  remediationSession,
+  storedPrompt,
+} from './helpers.js';
+import {
+  type Claim,
+  type ExecutorDeps,
+  previousAttemptNote,
+  RESUME_SESSION_PROMPT,
+  type RunRequest,
+} from './types.js';
+
+type RunPatch = Parameters<Store['updateRun']>[1];
+
+/** What the agent step needs once the workspace is ready. */
+interface Launch {
+  driver: AgentDriver;
+  executable: string;
+  args: string[];
+  env: Record<string, string>;
+  /** The session id curupira chose for a provider that takes one (`assignsSessionId`). */
+  assignedSessionId?: string;
+}
+
+export async function executeTask(deps: ExecutorDeps, request: RunRequest): Promise<RunRecord> {
+  return new RunPipeline(deps, request).execute();
+}
+
+class RunPipeline {
+  private readonly log: Logger;
+  private readonly fields: Record<string, string>;
+  private readonly templateHash: string;
+  private saved: SessionRecord | undefined;
+  private originalPrompt = '';
+  private promptError: unknown;
+  private run!: RunRecord;
+  private trace: RunTrace | undefined;
+  private claim: Claim = { kind: 'none' };
+  private cwd = '';
+  private worktree: { path: string; branch: string } | undefined;
+  /** Where HEAD stood before the agent: a run that leaves it there and changes nothing made no changes. */
+  private baseCommit: string | null = null;
+  /** The origin commit a fresh worktree was cut from (never set for a reused one, which may hold work). */
+  private cutFrom: string | null = null;
+  private readonly timeoutMs: number;
+  /** The agent process started (a session id chosen before it names something from then on). */
+  private spawned = false;
+
+  constructor(
+    private readonly deps: ExecutorDeps,
+    private readonly request: RunRequest,
+  ) {
+    const { task, automation } = request;
+    this.log = deps.log;
+    this.fields = {
+      automation: automation.id,
+      repo: task.identity.repo,
+      type: task.identity.taskType,
+      id: task.identity.id,
+    };
+    this.templateHash = promptTemplateHash(automation);
+    this.timeoutMs = deps.execution.task_timeout_minutes * 60_000;
+  }
+
+  private iso(): string {
+    return new Date(this.deps.clock.now()).toISOString();
+  }
+
+  private get runFields(): Record<string, string> {
+    return { ...this.fields, run: this.run.id };
+  }
+
+  async execute(): Promise<RunRecord> {
+    await this.loadSession();
+    this.renderPrompt();
+    await this.createRecord();
+    if (!(await this.claimItem())) return this.run;
+    if (this.promptError !== undefined) {
+      const error = this.promptError;
+      return this.finish(runStatusFor(classifyFailure(error, { stage: 'prompt' })), errorMessage(error));
+    }
+    if (this.request.signal.aborted) return this.finish('cancelled', 'stopped before the agent started');
+    const prepared = await this.prepareWorkspace();
+    if (prepared !== true) return prepared;
+    const launch = await this.prepareAgent();
+    if (!('driver' in launch)) return launch;
+    return this.runAgent(launch);
+  }
+
+  /** Step 1: the session to continue, unless the automation's prompt or agent changed since. */
+  private async loadSession(): Promise<void> {
+    const { store, log } = this.deps;
+    const { automation, task, remediation } = this.request;
+    this.saved = remediation
+      ? remediationSession(automation, task, remediation, this.templateHash, this.iso())
+      : (this.request.resume ?? (await store.getSession(task.key)));
+    const { saved } = this;
+    if (
+      !remediation &&
+      saved &&
+      (saved.promptTemplateHash !== this.templateHash || saved.provider !== automation.profile.provider)
+    ) {
+      log.info(
+        { ...this.fields, session: saved.sessionId },
+        "The automation's prompt or agent changed; starting a fresh session",
+      );
+      await store.deleteSession(task.key);
+      this.saved = undefined;
+    }
+  }
+
+  /** Step 2: the prompt (a resumed session continues the original task). */
+  private renderPrompt(): void {
+    const { automation, task, previousAttempt } = this.request;
+    this.originalPrompt = this.saved?.prompt ?? '';
+    if (this.saved) return;
+    try {
+      this.originalPrompt = renderPrompt(
+        automation.config.prompt,
+        promptContext(automation, task),
+        automation.promptSyntax,
+        automation.id,
+      );
+      if (previousAttempt) this.originalPrompt += previousAttemptNote(previousAttempt);
+    } catch (error) {
+      this.promptError = error;
+    }
+  }
+
+  /**
+   * Step 3: the run's first record. Not durable on its own (WriteOptions): nothing outside the
+   * state file depends on it before the worktree and transcript are recorded, durably, just before
+   * the agent starts (a claim in between queues a GitHub write, which is durable too).
+   */
+  private async createRecord(): Promise<void> {
+    const { automation, task, remediation, screening, attempt } = this.request;
+    const { saved } = this;
+    this.run = await this.deps.store.createRun(
+      {
+        ...runInit(automation, task, 'preparing'),
+        resumed: saved !== undefined,
+        sessionId: saved?.sessionId ?? null,
+        upstreamRunId: remediation?.deliveryRunId ?? this.request.upstreamRunId ?? null,
+        ...(attempt === undefined ? {} : { attempt }),
+        ...(screening
+          ? {
+              screeningFindings: screening.findings,
+              screeningReason: screening.reason,
+              screenedDigest: screening.digest,
+            }
+          : {}),
+        ...(this.promptError === undefined ? { prompt: storedPrompt(this.originalPrompt) } : {}),
+      },
+      { durable: false },
+    );
+    this.deps.onUpdate?.(this.run);
+    this.trace = this.deps.telemetry?.startRun(this.run, this.request.discoveredAt);
+  }
+
+  /**
+   * Step 4: the item is claimed (leases); someone else's item (or GitHub unreachable) is skipped
+   * with no agent and nothing written to it. A remediation's item was claimed by its delivery.
+   * Returns false when the run ended here.
+   */
+  private async claimItem(): Promise<boolean> {
+    const { automation, task, remediation } = this.request;
+    const { deps } = this;
+    this.claim = (remediation ? undefined : await deps.claim?.(automation, task, this.run)) ?? {
+      kind: 'none',
+    };
+    if (this.claim.kind === 'refused') {
+      const { reason } = this.claim;
+      this.run = await deps.store.updateRun(this.run.id, {
+        status: 'skipped',
+        reason,
+        finishedAt: this.iso(),
+      });
+      deps.onUpdate?.(this.run);
+      this.log.info({ ...this.runFields, reason }, 'Skipped task: the item is not claimed');
+      this.trace?.end(this.run);
+      return false;
+    }
+    await deps.writes?.started(automation, task, this.run);
+    const session = this.saved?.sessionId;
+    this.log.info({ ...this.runFields, session }, this.saved ? 'Resuming task' : 'Starting task');
+    return true;
+  }
+
+  private async update(patch: RunPatch): Promise<void> {
+    this.run = await this.deps.store.updateRun(this.run.id, patch);
+    this.deps.onUpdate?.(this.run);
+  }
+
+  /** The final record, the lease released, the result written and logged. */
+  private async finish(status: RunStatus, reason: string | null, patch: RunPatch = {}): Promise<RunRecord> {
+    const { deps, log } = this;
+    const line = reason === null ? null : oneLineReason(reason);
+    const final = { status, reason: line, finishedAt: this.iso(), agentPid: null, ...patch };
+    // A full disk may refuse the final record for a moment: try again before giving up (a restart
+    // closes a run left unfinished, so nothing is lost either way).
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await this.update(final);
+        break;
+      } catch (error) {
+        if (attempt >= 3) throw error;
+        log.warn({ ...this.runFields, error: errorMessage(error) }, 'Could not record the run; trying again');
+        await deps.clock.sleep(attempt * 2000).catch(() => undefined);
+      }
+    }
+    const { run } = this;
+    if (this.claim.kind === 'held') {
+      await this.claim.release(run).catch((error: unknown) => {
+        log.warn(
+          { ...this.runFields, error: errorMessage(error) },
+          'Could not queue the release of the lease',
+        );
+      });
+    }
+    await deps.writes?.finished(this.request.automation, this.request.task, run);
+    this.trace?.end(run);
+    // The reference's result words (`success`, `failure`), with our finer status beside them.
+    const result = status === 'succeeded' ? 'success' : status === 'cancelled' ? 'cancelled' : 'failure';
+    const logFields = { ...this.runFields, result, status, session: run.sessionId ?? undefined };
+    if (status === 'succeeded') log.info({ ...logFields, ...(line ? { note: line } : {}) }, 'Completed task');
+    else if (status === 'cancelled') log.warn({ ...logFields, reason: line }, 'Cancelled task');
+    else log.error({ ...logFields, error: line }, 'Failed task');
+    return run;
+  }
+
+  /**
+   * Step 5: the checkout (cloned once) and the run's worktree, or the shared checkout, or the
+   * remediation's worktree. Returns true when ready, else the finished run.
+   */
+  private async prepareWorkspace(): Promise<true | RunRecord> {
+    const { automation, task, remediation, signal, discoveredAt, previousAttempt } = this.request;
+    const { log } = this;
+    this.trace?.phase('checkout');
+    if (remediation) {
+      // The remediator prepared the pull request's worktree (kept, or recreated from its head).
+      this.worktree = { ...remediation.worktree };
+      this.cwd = this.worktree.path;
+      return true;
+    }
+    try {
+      const checkout = await ensureCheckout({
+        alias: automation.repository.alias,
+        remote: automation.repository.remote,
+        path: automation.repository.checkoutPath,
+        ...(automation.repository.setup_script ? { setupScript: automation.repository.setup_script } : {}),
+        timeoutMs: this.timeoutMs,
+        log,
+        signal,
+      });
+      if (automation.config.checkout === 'main') {
+        this.cwd = checkout.path;
+        return true;
+      }
+      const prepared = await prepareWorktree({
+        checkoutPath: checkout.path,
+        automationId: automation.id,
+        taskType: task.identity.taskType,
+        taskId: task.identity.id,
+        log,
+        signal,
+        ...(discoveredAt === undefined ? {} : { freshSince: discoveredAt }),
+        reuse: this.deps.execution.reuse_worktrees,
+        ...(previousAttempt ? { continuePushed: true } : {}),
+      });
+      this.worktree = { path: prepared.path, branch: prepared.branch };
+      if (!prepared.reused && !prepared.reusedBranch && prepared.baseCommit) {
+        this.baseCommit = prepared.baseCommit;
+        this.cutFrom = prepared.baseCommit;
+      }
+      this.cwd = prepared.path;
+      return true;
+    } catch (error) {
+      const status = runStatusFor(classifyFailure(error, { stage: 'checkout', stopping: signal.aborted }));
+      return this.finish(
+        status,
+        status === 'cancelled' ? 'stopped while preparing the checkout' : errorMessage(error),
+      );
+    }
+  }
+
+  /** The worktree's fields for the record (with the transcript path, or with the cleanup). */
+  private where(): RunPatch {
+    return this.worktree ? { worktreePath: this.worktree.path, branch: this.worktree.branch } : {};
+  }
+
+  /** The worktree is finished: removed, pooled, or kept when it holds work. */
+  private async cleanup(): Promise<Cleaned> {
+    this.trace?.phase('cleanup');
+    const { worktree } = this;
+    if (!worktree) return { patch: {} };
+    const { automation, task } = this.request;
+    try {
+      const result = await finishWorktree({
+        checkoutPath: automation.repository.checkoutPath,
+        path: worktree.path,
+        branch: worktree.branch,
+        log: this.log,
+        key: task.key,
+        baseCommit: this.cutFrom,
+        pool: poolSize(this.deps.execution),
+      });
+      const patch = { ...this.where(), worktreeKept: result.kept, commits: result.unpushedCommits };
+      return { patch, head: result.head };
+    } catch (error) {
+      this.log.warn({ ...this.runFields, error: errorMessage(error) }, 'Could not clean up worktree');
+      return { patch: { ...this.where(), worktreeKept: true } };
+    }
+  }
+
+  /** The session row is not durable on its own: the run's durable update right after carries it. */
+  private async saveSession(sessionId: string): Promise<void> {
+    const now = this.iso();
+    const { automation, task } = this.request;
+    await this.deps.store.saveSession(
+      {
+        taskKey: task.key,
+        automationId: automation.id,
+        runId: this.run.id,
+        provider: automation.profile.provider,
+        profile: automation.profileName,
+        sessionId,
+        prompt: this.originalPrompt,
+        promptTemplateHash: this.templateHash,
+        task,
+        worktreePath: this.worktree?.path ?? null,
+        branch: this.worktree?.branch ?? null,
+        createdAt: this.saved?.createdAt ?? now,
+        updatedAt: now,
+      },
+      { durable: false },
+    );
+    await this.update({ sessionId });
+  }
+
+  /**
+   * A session id chosen here names nothing until the agent starts: if it never does, forget it,
+   * or the next run would tell a brand-new session to "continue" a task it never saw.
+   */
+  private async forgetUnstartedSession(assignedSessionId: string | undefined): Promise<void> {
+    if (this.spawned || this.saved || !assignedSessionId) return;
+    await this.deps.store.deleteSession(this.request.task.key);
+  }
+
+  /** A step failed before the agent ran: the run fails (or is cancelled) with the worktree cleaned. */
+  private async failBeforeAgent(
+    status: RunStatus,
+    reason: string,
+    assignedSessionId?: string,
+  ): Promise<RunRecord> {
+    await this.forgetUnstartedSession(assignedSessionId);
+    return this.finish(status, reason, (await this.cleanup()).patch);
+  }
+
+  /**
+   * Step 6: the agent's command line and environment (built from an allowlist), its session id
+   * when curupira chooses it, and the transcript path in the record. Returns the launch, or the
+   * finished run when the agent cannot be started.
+   */
+  private async prepareAgent(): Promise<Launch | RunRecord> {
+    const { automation, remediation } = this.request;
+    const { profile } = automation;
+    const { deps, saved } = this;
+    const driver = await loadDriver(profile.provider);
+    const executable = profile.executable ?? driver.executable;
+    const baseEnv = buildAgentEnv({
+      source: deps.env,
+      providerAllowlist: driver.envAllowlist,
+      extra: profile.env,
+      passEnv: profile.pass_env,
+      ...(profile.github_token && deps.tokens ? { githubToken: await deps.tokens.get() } : {}),
+      cwd: this.cwd,
+    });
+    const version = await cliVersion(driver, executable, baseEnv);
+    let assignedSessionId: string | undefined;
+    if (driver.assignsSessionId) {
+      assignedSessionId = saved?.sessionId ?? randomUUID();
+      await this.saveSession(assignedSessionId);
+    }
+    let invocation: ReturnType<AgentDriver['buildInvocation']>;
+    try {
+      invocation = driver.buildInvocation({
+        profile,
+        prompt: remediation ? remediation.prompt : saved ? RESUME_SESSION_PROMPT : this.originalPrompt,
+        worktree: this.cwd,
+        ...(saved && !driver.assignsSessionId ? { resumeSessionId: saved.sessionId } : {}),
+        ...(assignedSessionId ? { assignedSessionId } : {}),
+        ...(version ? { version } : {}),
+      });
+    } catch (error) {
+      const status = runStatusFor(classifyFailure(error, { stage: 'launch' }));
+      return this.failBeforeAgent(status, errorMessage(error), assignedSessionId);
+    }
+    // The run id lets a restart find this agent even if curupira dies before saving its pid.
+    const env = { ...baseEnv, ...invocation.env, [RUN_ID_ENV]: this.run.id };
+    const transcriptPath = join(deps.transcriptsDir, automation.id, `${this.run.id}.jsonl`);
+    // The run counts as running (and, for `once`, its item as handled) only once the agent has started.
+    await this.update({ ...this.where(), transcriptPath });
+    const tooLong = argvProblem(invocation.args, env);
+    if (tooLong)
+      return this.failBeforeAgent('failed', `could not start ${executable}: ${tooLong}`, assignedSessionId);
+    if (this.baseCommit === null) this.baseCommit = await headCommit(this.cwd).catch(() => null);
+    return {
+      driver,
+      executable,
+      args: invocation.args,
+      env,
+      ...(assignedSessionId ? { assignedSessionId } : {}),
+    };
+  }
+
+  /** Step 7: the agent runs, watched for its session, usage, budget, silence and checkpoints. */
+  private async runAgent(launch: Launch): Promise<RunRecord> {
+    const { automation, signal } = this.request;
+    const { deps } = this;
+    const watch = new AgentWatch(this, deps.budgets?.meter(automation, this.run.id), launch);
+    const stall = watchForStall(deps.clock, stallTimeoutMs(deps.execution, automation));
+    const checkpoints = this.startCheckpoints();
+    this.trace?.phase('agent');
+    let result: Awaited<ReturnType<typeof spawnAgent>>;
+    try {
+      result = await spawnAgent({
+        executable: launch.executable,
+        args: launch.args,
+        cwd: this.cwd,
+        env: launch.env,
+        timeoutMs: this.timeoutMs,
+        ...(deps.killGraceMs === undefined ? {} : { killGraceMs: deps.killGraceMs }),
+        maxOutputBytes: deps.execution.max_output_bytes,
+        maxLineLength: deps.execution.max_output_bytes,
+        stdoutFile: watch.transcriptPath,
+        stderrFile: watch.transcriptPath.replace(/\.jsonl$/, '.stderr.log'),
+        onStdoutLine: (line) => {
+          stall.touch();
+          watch.events(watch.parser.parseLine(line));
+        },
+        onStderrLine: () => stall.touch(),
+        onSpawn: (pid) => {
+          this.spawned = true;
+          const startedAt = this.iso();
+          watch.queue(() => this.update({ status: 'running', startedAt, agentPid: pid }));
+        },
+        signal: AbortSignal.any([signal, stall.signal, watch.budgetStop.signal]),
+      });
+      watch.events(watch.parser.end());
+    } catch (error) {
+      stall.stop();
+      await checkpoints?.stop();
+      watch.meter?.end();
+      await watch.writes;
+      const status = runStatusFor(classifyFailure(error, { stage: 'launch' }));
+      return this.failBeforeAgent(status, errorMessage(error), launch.assignedSessionId);
+    }
+    stall.stop();
+    await checkpoints?.stop();
+    await watch.writes;
+    watch.meter?.end();
+    return this.settle(launch, watch, result, stall.stalled);
+  }
+
+  /** Pushes the branch now and then while a delivering agent works (`push_checkpoints`). */
+  private startCheckpoints(): ReturnType<typeof startCheckpoints> | undefined {
+    const { automation } = this.request;
+    const { delivery } = this.deps;
+    if (!delivery || !automation.config.deliver || !automation.config.push_checkpoints || !this.worktree)
+      return undefined;
+    return startCheckpoints({
+      cwd: this.cwd,
+      remote: automation.repository.remote,
+      branch: this.worktree.branch,
+      intervalMs: automation.config.checkpoint_interval * 1000,
+      startedAt: this.baseCommit,
+      log: this.log,
+      ...(delivery.tokens ? { tokens: delivery.tokens } : {}),
+    });
+  }
+
+  /**
+   * Step 8: the outcome map decides what the agent's exit means; the exit is recorded before
+   * anything else (a crash from here on finishes this run on restart instead of resuming a
+   * session whose work is done), then the run completes.
+   */
+  private async settle(
+    launch: Launch,
+    watch: AgentWatch,
+    result: Awaited<ReturnType<typeof spawnAgent>>,
+    stalled: boolean,
+  ): Promise<RunRecord> {
+    const { automation, remediation, signal } = this.request;
+    const { deps } = this;
+    const { profile } = automation;
+    const now = deps.clock.now();
+    const limit =
+      result.exitCode === 0 && !watch.doneWithError
+        ? undefined
+        : detectLimit(launch.driver.limits ?? [], [watch.reportedError, result.stderrTail], now);
+    const { status, reason, retryAt } = agentOutcome({
+      executable: launch.executable,
+      exitCode: result.exitCode,
+      signal: result.signal,
+      cancelled: result.cancelled,
+      timedOut: result.timedOut,
+      ...(result.writeError ? { writeError: result.writeError } : {}),
+      stderrTail: result.stderrTail,
+      stalled,
+      stallMs: stallTimeoutMs(deps.execution, automation),
+      timeoutMs: this.timeoutMs,
+      stopping: signal.aborted,
+      ...(watch.budgetReason === undefined ? {} : { budgetReason: watch.budgetReason }),
+      doneWithError: watch.doneWithError,
+      ...(watch.reportedError === undefined ? {} : { reportedError: watch.reportedError }),
+      ...(limit ? { limit: { ...limit, provider: launch.driver.displayName } } : {}),
+      knownSession: watch.knownSession !== undefined,
+      warning: watch.meter?.warning() ?? null,
+      parkUntil: now + DEFAULT_PARK_MS,
+    });
+    this.trace?.phase('cleanup');
+    await this.update({
+      exitCode: result.exitCode,
+      signal: result.signal,
+      usage: watch.usage,
+      model: profile.model ?? null,
+      costUsd: runCost(watch.usage, profile.provider, profile.model, deps.pricing),
+      agentPid: null,
+      agentOutcome: { status, reason },
+      ...(retryAt ? { retryAt } : {}),
+    });
+    crashPoint('agent-exited');
+    return completeRun(deps, automation, this.request.task, this.run, {
+      status,
+      reason,
+      ...(remediation ? { remediation } : {}),
+      resumed: this.saved !== undefined,
+      baseCommit: this.baseCommit,
+      checkNoChanges: status === 'succeeded',
+      cwd: this.cwd,
+      ...(this.worktree ? { worktree: this.worktree } : {}),
+      finish: (s, r, patch) => this.finish(s, r, patch),
+      cleanup: () => this.cleanup(),
+    });
+  }
+
+  /** For the agent watch: the run's id and fields, and saving a session it announces. */
+  get watchContext(): {
+    runId: string;
+    runFields: Record<string, string>;
+    log: Logger;
+    transcriptsDir: string;
+  } {
+    return {
+      runId: this.run.id,
+      runFields: this.runFields,
+      log: this.log,
+      transcriptsDir: this.deps.transcriptsDir,
+    };
+  }
+
+  announceSession(sessionId: string): Promise<void> {
+    return this.saveSession(sessionId);
+  }
+
+  get savedSessionId(): string | undefined {
+    return this.saved?.sessionId;
+  }
+
+  get transcriptPath(): string {
+    return this.run.transcriptPath ?? '';
+  }
+}
+
+/**
+ * What the run sees of a running agent, from its output: the session it announces (saved at
+ * once, in order), its usage (metered against the budgets: a spent budget stops the agent like a
+ * cancel does, its session kept), and the error it reports.
+ */
+class AgentWatch {
+  readonly parser: ReturnType<AgentDriver['createParser']>;
+  readonly budgetStop = new AbortController();
+  budgetReason: string | undefined;
+  reportedError: string | undefined;
+  doneWithError = false;
+  usage: Usage | null = null;
+  knownSession: string | undefined;
+  writes: Promise<void> = Promise.resolve();
+  readonly transcriptPath: string;
+
+  constructor(
+    private readonly pipeline: RunPipeline,
+    readonly meter: RunMeter | undefined,
+    launch: Launch,
+  ) {
+    this.parser = launch.driver.createParser();
+    this.knownSession = pipeline.savedSessionId ?? launch.assignedSessionId;
+    this.transcriptPath = pipeline.transcriptPath;
+  }
+
+  /** Record writes happen one after another, in the order the agent's output asked for them. */
+  queue(work: () => Promise<void>): void {
+    const { log, runFields } = this.pipeline.watchContext;
+    this.writes = this.writes.then(work).catch((error: unknown) => {
+      log.error({ ...runFields, error: errorMessage(error) }, 'Could not save the agent session');
+    });
+  }
+
+  events(events: AgentEvent[]): void {
+    const { log, runFields } = this.pipeline.watchContext;
+    for (const event of events) {
+      if (event.kind === 'session' && event.sessionId !== this.knownSession) {
+        this.knownSession = event.sessionId;
+        const id = event.sessionId;
+        log.info({ ...runFields, session: id }, 'Agent session started');
+        this.queue(() => this.pipeline.announceSession(id));
+      } else if (event.kind === 'usage') {
+        this.usage = addUsage(this.usage, event);
+        const reading = this.meter?.usage(this.usage);
+        if (reading?.stop !== undefined && this.budgetReason === undefined) {
+          this.budgetReason = reading.stop;
+          log.warn({ ...runFields, reason: this.budgetReason }, 'Budget reached: stopping the agent');
+          this.budgetStop.abort();
+        }
+      } else if (event.kind === 'error') {
+        this.reportedError = event.message;
+      } else if (event.kind === 'done' && event.isError) {
+        this.doneWithError = true;
+        if (event.result) this.reportedError = event.result;
+      }
+    }
+  }
+}
