@@ -10,7 +10,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadSettingsFromText } from '../config/load.js';
 import type { Settings } from '../config/types.js';
 import type { Item } from '../core/types.js';
-import { taskFromItem } from '../engine/task.js';
+import { FAILED_STATUSES } from '../core/types.js';
+import { runInit, taskFromItem } from '../engine/task.js';
 import { createGitHubClient } from '../github/client.js';
 import { staticTokenSource } from '../github/token.js';
 import { silentLogger } from '../log.js';
@@ -18,8 +19,8 @@ import { type Simulator, startSimulator } from '../simulator/server.js';
 import { SimWorld } from '../simulator/world.js';
 import { openStore } from '../store/index.js';
 import type { Store } from '../store/types.js';
-import { itemTextDigest } from './budget.js';
-import { Escalation, escalateMarker, failuresIn, failuresMarker } from './escalation.js';
+import { countRun, itemTextDigest } from './budget.js';
+import { Escalation, escalateMarker, failuresIn, failuresMarker, predictFailures } from './escalation.js';
 
 const TOKEN = 'escalation-token';
 let dir: string;
@@ -154,5 +155,25 @@ describe('escalation markers', () => {
     world.removeLabel('acme/api', 1, 'agent:escalated', 'alice');
     expect(await e.gate(s.automations[0]!, t)).toBe('run');
     expect(await store.getItemFailures(t.key)).toBeUndefined();
+  });
+});
+
+describe('the failure count a result comment carries', () => {
+  it('counts every failed status the local budget counts: failed, timed out and stalled', async () => {
+    const s = settings();
+    const t = task(s);
+    const automation = s.automations[0]!;
+    const base = { automationId: automation.id, itemKey: t.item.itemKey, textDigest: itemTextDigest(t) };
+    await store.recordItemFailure({ ...base, taskKey: t.key, runId: 'r0', limit: 5 });
+    for (const status of FAILED_STATUSES) {
+      const run = await store.createRun({ ...runInit(automation, t, 'preparing') });
+      const finished = await store.updateRun(run.id, { status });
+      // What another host reads in the comment is what countRun will store here.
+      const predicted = await predictFailures(store, t, finished);
+      const counted = await countRun(store, s, automation, t, finished);
+      expect(counted.status).toBe(status);
+      expect((await store.getItemFailures(t.key))?.failures).toBe(predicted);
+    }
+    expect((await store.getItemFailures(t.key))?.failures).toBe(1 + FAILED_STATUSES.length);
   });
 });

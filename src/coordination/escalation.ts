@@ -19,7 +19,7 @@
 import { resolveScreening } from '../config/screening.js';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
 import { errorMessage } from '../core/errors.js';
-import type { RunRecord, Task } from '../core/types.js';
+import { isFailure, type RunRecord, type Task } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
 import type { Logger } from '../log.js';
 import { type Actor, isTrusted, type TrustRules } from '../screening/trust.js';
@@ -59,13 +59,14 @@ export function failuresIn(body: string, automationId: string, textDigest: strin
 
 /**
  * The item's failure count once this run is counted (what countRun will store): 0 after a
- * success, one more after a failure or a timeout on the same text, unchanged otherwise.
+ * success, one more after a failed, timed-out or stalled run on the same text, unchanged otherwise.
  */
 export async function predictFailures(store: Store, task: Task, run: RunRecord): Promise<number> {
   if (run.status === 'succeeded') return 0;
   const state = await store.getItemFailures(task.key);
   const base = state && state.textDigest === itemTextDigest(task) ? state.failures : 0;
-  return run.status === 'failed' || run.status === 'timed_out' ? base + 1 : base;
+  // The same statuses countRun counts (one vocabulary: FAILED_STATUSES in src/core/types.ts).
+  return isFailure(run.status) ? base + 1 : base;
 }
 
 /** The label and the comment of an escalation (the queue adds the hidden markers). */

@@ -114,6 +114,9 @@ export const CALM_STATUSES: readonly RunStatus[] = ['succeeded', 'skipped', 'can
  */
 export const FAILED_STATUSES: readonly RunStatus[] = ['failed', 'timed_out', 'stalled'];
 
+/** Runs whose work is done: `merged`, a succeeded run whose delivered pull request merged since. */
+export const SUCCESS_STATUSES: readonly RunStatus[] = ['succeeded', 'merged'];
+
 export function isFailure(status: RunStatus): boolean {
   return FAILED_STATUSES.includes(status);
 }

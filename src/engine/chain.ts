@@ -8,16 +8,23 @@ import { existsSync, readFileSync } from 'node:fs';
 import { loadDrivers } from '../agents/registry.js';
 import { transcriptEvents } from '../agents/transcript.js';
 import type { AutomationFor } from '../config/types.js';
-import type { Item, RunRecord, RunStatus, Task } from '../core/types.js';
+import {
+  FAILED_STATUSES,
+  type Item,
+  type RunRecord,
+  type RunStatus,
+  SUCCESS_STATUSES,
+  type Task,
+} from '../core/types.js';
 import type { AfterAutomation } from '../triggers/after/schema.js';
 import type { Feed, PollContext } from './feed.js';
 import { taskFromItem } from './task.js';
 
 const OUTCOMES: Record<AfterAutomation['on'], readonly RunStatus[]> = {
   // `merged`: a succeeded run whose pull request merged since (each upstream run fires once).
-  success: ['succeeded', 'merged'],
-  failure: ['failed', 'timed_out', 'stalled'],
-  any: ['succeeded', 'merged', 'failed', 'timed_out', 'stalled'],
+  success: SUCCESS_STATUSES,
+  failure: FAILED_STATUSES,
+  any: [...SUCCESS_STATUSES, ...FAILED_STATUSES],
 };
 
 /** How far back a chain looks in its upstream's history, per poll. */

@@ -3,7 +3,7 @@
  * built from it (signed JSON for webhooks, Slack blocks). Both are redacted before they are queued.
  * docs/notifications.md documents the schema; keep it in step.
  */
-import type { RunRecord } from '../core/types.js';
+import { isFailure, type RunRecord } from '../core/types.js';
 import { redactDeep } from '../security/redact.js';
 import type { NotificationEventName } from './schema.js';
 
@@ -118,13 +118,11 @@ export function slackPayload(event: NotificationEvent, now: string): Record<stri
   };
 }
 
-/** Run statuses sent as `failed` (`stalled` is the retries' status for a silent agent). */
-const FAILED_STATUSES: ReadonlySet<string> = new Set(['failed', 'timed_out', 'stalled']);
-
 /** The event a finished run is (failed, timed out, stalled → failed; blocked; escalated), if any. */
 export function runNotification(automation: string, run: RunRecord): NotificationEvent | undefined {
-  const status: string = run.status;
-  const event: NotificationEventName | undefined = FAILED_STATUSES.has(status)
+  const status = run.status;
+  // Every failed status (FAILED_STATUSES: failed, timed out, stalled) is sent as `failed`.
+  const event: NotificationEventName | undefined = isFailure(status)
     ? 'failed'
     : status === 'blocked' || status === 'escalated'
       ? status

@@ -11,7 +11,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { packageVersion } from '../cli/version.js';
-import type { RunRecord } from '../core/types.js';
+import { isFailure, type RunRecord } from '../core/types.js';
 import type { RateLimitInfo } from '../github/client.js';
 import type { RunPhase, RunTrace, Telemetry } from './types.js';
 
@@ -20,9 +20,6 @@ export interface OtelOptions {
   headers: Record<string, string>;
   exportIntervalMs: number;
 }
-
-/** Statuses whose span is marked as an error. */
-const ERRORS = new Set(['failed', 'timed_out', 'stalled']);
 
 export function createTelemetry(options: OtelOptions): Telemetry {
   const base = options.endpoint.replace(/\/+$/, '');
@@ -94,7 +91,7 @@ export function createTelemetry(options: OtelOptions): Telemetry {
         current?.end(now);
         const attributes = runAttributes(final);
         root.setAttributes(attributes);
-        if (ERRORS.has(final.status))
+        if (isFailure(final.status))
           root.setStatus({ code: SpanStatusCode.ERROR, message: final.reason ?? '' });
         root.end(now);
         const labels = { 'curupira.automation': final.automationId, 'curupira.outcome': final.status };
