@@ -479,10 +479,19 @@ export class Kernel {
 
   private async shutdown(): Promise<void> {
     if (this.s.running.size > 0 && !this.s.runAbort.signal.aborted) {
-      this.s.options.log.warn(
-        { running: this.s.running.size },
-        'Stopping: ending running agents; their sessions resume on the next start',
-      );
+      // A fleet poller's tasks run on workers: only its own remediation runs have agents here.
+      const runs = [...this.s.running.values()];
+      const agents = this.s.options.runner ? runs.filter((r) => r.remediation).length : runs.length;
+      if (agents > 0)
+        this.s.options.log.warn(
+          { running: agents },
+          'Stopping: ending running agents; their sessions resume on the next start',
+        );
+      if (agents < runs.length)
+        this.s.options.log.info(
+          { dispatched: runs.length - agents },
+          'Stopping: dispatched tasks keep running on their workers; the next poller takes them over',
+        );
       this.s.runAbort.abort();
     }
     this.s.emitStatus();
