@@ -67,6 +67,8 @@ async function host(
     capacity,
     checkouts,
     polling: false,
+    capabilities: null,
+    machine: 'test',
   });
 }
 
@@ -346,6 +348,7 @@ describe('FleetRunner', () => {
       settledAt: null,
       detail: 'host h1 stopped answering',
       previousId: null,
+      refused: false,
     });
     expect(text).toContain('Host: h1; started 2026-01-01T00:00:01.000Z');
     expect(text).toContain('Why: host h1 stopped answering.');
