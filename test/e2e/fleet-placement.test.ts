@@ -47,7 +47,9 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet placement (issue 33)',
         `${jobs} finished runs`,
         async () => {
           // A job settled as done with no run was lost: fail now rather than at the timeout.
-          const lost = (await dispatchRows(f)).filter((row) => row.state === 'done' && row.run_id === null);
+          // (No table yet before the first process made the schema.)
+          const rows = await dispatchRows(f).catch(() => []);
+          const lost = rows.filter((row) => row.state === 'done' && row.run_id === null);
           if (lost.length > 0)
             throw new Error(`dispatches done without a run: ${lost.map((r) => r.task_key)}`);
           const done = await finishedRuns(f);
@@ -83,7 +85,7 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet placement (issue 33)',
       500,
     );
     expect(status.code).toBe(0);
-    expect(status.stdout).toMatch(/waiting: lonely:\S+ for \S+: no live worker can run it/);
+    expect(status.stdout).toMatch(/waiting: \S*lonely\S* for \S+: no live worker can run it/);
     const board = /Board: (http:\/\/\S+)\?token=(\S+)/.exec(poller.output());
     expect(board).not.toBeNull();
     const page = await fetch(`${board![1]}fleet`, { headers: { authorization: `Bearer ${board![2]}` } });
@@ -102,8 +104,8 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet placement (issue 33)',
 
   it('a second process claiming the host name of a live one is refused; a dead one is taken over', async () => {
     fleet = await createTestFleet({
-      issues: [{ title: 'Long [[fake:sleep=6]]' }],
-      automation: issueAutomation('fix', { prompt: 'Fix #${issue_number}' }),
+      issues: [{ title: 'Long [[fake:sleep=20]]' }],
+      automation: issueAutomation('fix', { prompt: 'Fix #${issue_number}: ${issue_title}' }),
       maxActive: 2,
     });
     const f = fleet;
