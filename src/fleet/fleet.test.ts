@@ -454,6 +454,48 @@ describe('FleetRunner', () => {
     });
   });
 
+  it.each([
+    ['a poller', 'poller', 0, 'the database does not answer'],
+    ['a worker', 'worker', 1, "stopping this host's agents"],
+  ] as const)(
+    '%s cut off from the database for heartbeat_timeout says what it does (a poller runs no agents)',
+    async (_label, role, capacity, said) => {
+      const lines: string[] = [];
+      const sink = new Writable({
+        write(chunk, _encoding, done) {
+          lines.push(String(chunk));
+          done();
+        },
+      });
+      const own = fleetPool(parseStateUrl(schema.url).connectionString, schema.schema);
+      const timing = { heartbeatInterval: 0.1, heartbeatTimeout: 0.4, resumeGrace: 1 };
+      const worker = new FleetWorker({
+        host: 'h',
+        role,
+        capacity,
+        version: 'test',
+        db: new FleetDb(own, timing),
+        queue: { fetch: async () => [], complete: async () => {} } as unknown as FleetQueue,
+        engine: { startWorker: async () => [], executeDispatched: async () => undefined },
+        store,
+        settings: () => ({ automations: [] }) as unknown as Settings,
+        log: createLogger({ console: sink, format: 'json' }),
+        timing,
+      });
+      const stop = new AbortController();
+      const working = worker.run(stop.signal);
+      await waitForValue(async () => ((await db.hosts()).length > 0 ? true : undefined));
+      await own.end(); // every statement fails from now on
+      const line = await waitForValue(async () =>
+        lines.find((l) => l.includes('No heartbeat for heartbeat_timeout')),
+      );
+      stop.abort();
+      await working;
+      expect(line).toContain(said);
+      if (role === 'poller') expect(lines.join('')).not.toContain('agents');
+    },
+  );
+
   it("summarises a lost attempt in curupira's words", () => {
     const text = attemptSummary(undefined, {
       id: 'd',
