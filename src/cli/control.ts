@@ -12,7 +12,7 @@ import type { RunRecord } from '../core/types.js';
 import { formatCost } from '../cost/prices.js';
 import { stateDir } from '../engine/paths.js';
 import { pauseReasonKey } from '../engine/unattended.js';
-import type { DispatchRecord, FleetHost } from '../fleet/types.js';
+import type { DispatchRecord, FleetHost, WaitingTask } from '../fleet/types.js';
 import { scrub } from '../security/redact.js';
 import type { AutomationCard } from '../server/board-data.js';
 import { connectDaemon, type Daemon } from '../server/client.js';
@@ -109,8 +109,9 @@ async function fleetFromDaemon(io: CliIo, daemon: Daemon): Promise<void> {
     writeLine(io.stdout, `fleet: unavailable (${error?.message ?? `the daemon answered ${answer.status}`})`);
     return;
   }
-  const body = answer.body as { hosts: FleetHost[]; dispatches: DispatchRecord[] };
-  for (const line of fleetStatusLines(body.hosts, Date.now(), body.dispatches)) writeLine(io.stdout, line);
+  const body = answer.body as { hosts: FleetHost[]; dispatches: DispatchRecord[]; waiting?: WaitingTask[] };
+  for (const line of fleetStatusLines(body.hosts, Date.now(), body.dispatches, body.waiting ?? []))
+    writeLine(io.stdout, line);
 }
 
 /** The fleet block read from the shared state itself (no daemon on this host). */
@@ -119,8 +120,12 @@ async function fleetFromState(io: CliIo, settings: Settings, deps: StatusDeps): 
   try {
     access = await deps.openFleet(settings);
     if (!access) return;
-    const [hosts, dispatches] = await Promise.all([access.view.hosts(), access.view.liveDispatches()]);
-    for (const line of fleetStatusLines(hosts, Date.now(), dispatches)) writeLine(io.stdout, line);
+    const [hosts, dispatches, waiting] = await Promise.all([
+      access.view.hosts(),
+      access.view.liveDispatches(),
+      access.view.waiting(),
+    ]);
+    for (const line of fleetStatusLines(hosts, Date.now(), dispatches, waiting)) writeLine(io.stdout, line);
   } catch (error) {
     writeLine(io.stdout, `fleet: unavailable (${scrub(errorMessage(error))})`);
   } finally {

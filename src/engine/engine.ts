@@ -1326,10 +1326,19 @@ export class Engine {
 
   private async shutdown(): Promise<void> {
     if (this.running.size > 0 && !this.runAbort.signal.aborted) {
-      this.options.log.warn(
-        { running: this.running.size },
-        'Stopping: ending running agents; their sessions resume on the next start',
-      );
+      // A fleet poller's tasks run on workers: only its own remediation runs have agents here.
+      const runs = [...this.running.values()];
+      const agents = this.options.runner ? runs.filter((r) => r.remediation).length : runs.length;
+      if (agents > 0)
+        this.options.log.warn(
+          { running: agents },
+          'Stopping: ending running agents; their sessions resume on the next start',
+        );
+      if (agents < runs.length)
+        this.options.log.info(
+          { dispatched: runs.length - agents },
+          'Stopping: dispatched tasks keep running on their workers; the next poller takes them over',
+        );
       this.runAbort.abort();
     }
     this.emitStatus();
