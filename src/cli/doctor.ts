@@ -414,7 +414,7 @@ async function stateFileCheck(path: string): Promise<{ check: Check; readable: b
     };
   let store: Store | undefined;
   try {
-    // SQLite's quick check reads every page (runs skip it after a clean exit), so damage shows here.
+    // SQLite's quick check reads every page (every command's open runs it too), so damage shows here.
     store = await openStore(path, { readonly: true, integrityCheck: true });
     const runs = await store.listRuns({ limit: Number.POSITIVE_INFINITY });
     const sessions = await store.listSessions();
