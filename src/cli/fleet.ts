@@ -25,7 +25,7 @@ import type { Store } from '../store/types.js';
 import type { OpenFleet } from './fleet-status.js';
 import type { CliIo } from './io.js';
 import { engineControls, settingsReloader } from './run.js';
-import { serveEngine } from './serve.js';
+import { serveEngine } from './serve-engine.js';
 import { packageVersion } from './version.js';
 
 export const ROLES: readonly FleetRole[] = ['all', 'poller', 'worker'];
