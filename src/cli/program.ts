@@ -7,11 +7,11 @@ import { defaultConfigPath, resolvePath } from '../config/paths.js';
 import { ConfigError, CurupiraError, errorMessage, UsageError } from '../core/errors.js';
 import type { LogLevel } from '../log.js';
 import { registerSecretEnv, scrub } from '../security/redact.js';
+import { packageVersion } from '../version.js';
 import { clearExitCode, EXIT, exitCodeSet } from './exit-codes.js';
 import type { CliIo } from './io.js';
 import { redactingIo, writeLine } from './io.js';
 import { COMMAND_SUMMARY } from './summary.js';
-import { packageVersion } from './version.js';
 
 export interface GlobalOptions {
   /** Absolute path of the settings file. */

@@ -11,9 +11,9 @@ import { Hub } from '../server/hub.js';
 import { type Listening, startListeners } from '../server/listen.js';
 import { loadOrCreateToken, tokenPath } from '../server/token.js';
 import { webhookSecret } from '../server/webhooks.js';
+import { packageVersion } from '../version.js';
 import { type CliIo, writeLine } from './io.js';
 import { watchBanner } from './run.js';
-import { packageVersion } from './version.js';
 
 export interface ServeEngineOptions {
   /** The engine's options, without the status hooks (the board takes those). */
