@@ -18,10 +18,10 @@ import type { AutomationCard } from '../server/board-data.js';
 import { connectDaemon, type Daemon } from '../server/client.js';
 import { type BudgetPark, openStore, stateLocation } from '../store/index.js';
 import { UNFINISHED_STATUSES } from '../store/sqlite/schema.js';
-import { EXIT } from './exit-codes.js';
+import { EXIT, setExitCode } from './exit-codes.js';
 import { type FleetAccess, fleetStatusLines, noFleet, type OpenFleet } from './fleet-status.js';
 import { type CliIo, writeLine } from './io.js';
-import { type GlobalOptions, setExitCode } from './program.js';
+import type { GlobalOptions } from './program.js';
 import { runTable } from './runs.js';
 
 export const NO_DAEMON = 'no daemon running; start `curupira serve`';

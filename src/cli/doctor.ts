@@ -22,9 +22,9 @@ import { openStore, postgresStateVersion, redactUrl } from '../store/index.js';
 import type { Store } from '../store/types.js';
 import type { DoctorContext } from '../triggers/types.js';
 import { GitCommandError, git, isGitCheckout, scrub } from '../workspace/git.js';
-import { EXIT } from './exit-codes.js';
+import { EXIT, setExitCode } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
-import { type GlobalOptions, setExitCode } from './program.js';
+import type { GlobalOptions } from './program.js';
 import { githubAccess } from './runtime.js';
 
 export interface Check {

@@ -22,11 +22,11 @@ import { openStore, stateLocation } from '../store/index.js';
 import { connectionStringWithPassword } from '../store/postgres/open.js';
 import { parseStateUrl } from '../store/postgres/url.js';
 import type { Store } from '../store/types.js';
+import { packageVersion } from '../version.js';
 import type { OpenFleet } from './fleet-status.js';
 import type { CliIo } from './io.js';
 import { engineControls, settingsReloader } from './run.js';
-import { serveEngine } from './serve.js';
-import { packageVersion } from './version.js';
+import { serveEngine } from './serve-engine.js';
 
 export const ROLES: readonly FleetRole[] = ['all', 'poller', 'worker'];
 

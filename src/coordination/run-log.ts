@@ -14,9 +14,9 @@
  * Items labelled `agent:log` are never eligible (src/engine/eligibility.ts).
  */
 import type { ResolvedAutomation, Settings } from '../config/types.js';
+import { automationRepo } from '../core/task-fields.js';
 import type { RunRecord, Task } from '../core/types.js';
-import { code, runDuration } from '../engine/run-writes.js';
-import { automationRepo } from '../engine/task.js';
+import { code, runDuration } from '../github/write-port.js';
 import type { Store, WriteInit } from '../store/types.js';
 import { REPO_PATTERN } from '../triggers/common-schema.js';
 

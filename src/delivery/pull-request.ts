@@ -5,8 +5,8 @@
  */
 import type { components } from '@octokit/openapi-types';
 import type { ResolvedAutomation } from '../config/types.js';
+import { rawPromptContext } from '../core/task-fields.js';
 import type { FieldValue, RunRecord, Task } from '../core/types.js';
-import { rawPromptContext } from '../engine/task.js';
 import type { GitHubClient } from '../github/client.js';
 import { markerComment } from '../github/write-queue.js';
 import { renderPrompt } from '../prompt/index.js';

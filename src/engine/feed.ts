@@ -6,12 +6,11 @@
  */
 import { createHash } from 'node:crypto';
 import type { AutomationFor, ResolvedAutomation } from '../config/types.js';
-import type { Clock } from '../core/clock.js';
 import type { Item, Task } from '../core/types.js';
-import type { Logger } from '../log.js';
-import type { CronState, Store } from '../store/types.js';
+import type { CronState } from '../store/types.js';
 import { decideMissed, dueOccurrence, parseScheduleDate, startOfDay } from '../triggers/cron/schedule.js';
 import type { TriggerSource } from '../triggers/source.js';
+import type { Feed, PollContext } from '../triggers/types.js';
 import { Backoff } from './backoff.js';
 import { neverEligible } from './eligibility.js';
 import { IdleGate } from './idle-gate.js';
@@ -19,32 +18,7 @@ import { baselineInfo, baselineState, takeBaseline, unremembered, usesMemory } f
 import { classifyFailure, nextPollAfterFailure } from './outcome.js';
 import { recordSkippedRun, taskFromItem } from './task.js';
 
-export interface PollContext {
-  store: Store;
-  clock: Clock;
-  log: Logger;
-  /** Items per poll (`batch_size`). */
-  limit: number;
-  /** Look without claiming or recording anything (`run --dry-run`). */
-  preview: boolean;
-  signal?: AbortSignal;
-}
-
-export interface Feed {
-  readonly automation: ResolvedAutomation;
-  /** When this feed wants to be polled next (epoch ms). */
-  nextPollAt: number;
-  /** New tasks (already-dispatched fingerprints left out). */
-  poll(context: PollContext): Promise<Task[]>;
-  /** The task was accepted by the scheduler: never offer it again in this process. */
-  markDispatched(task: Task): void;
-  /** A run of one of this feed's tasks ended. */
-  runFinished(task: Task, context: PollContext): Promise<void>;
-  /** Matching items the last poll did not reach (beyond `batch_size`); 0 when none or unknown. */
-  readonly waiting?: number;
-  /** Open items matching the trigger at the last poll, when the source reports it. */
-  readonly matching?: number | undefined;
-}
+export type { Feed, PollContext };
 
 /** How many matches the first poll of an `ignore_backlog` automation records (GitHub Search's cap). */
 export const BACKLOG_LIMIT = 1000;

@@ -17,36 +17,15 @@ import { errorMessage } from '../core/errors.js';
 import { isFailure, type RunRecord, type Task } from '../core/types.js';
 import { createGitHubClient, type GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
-import { type DrainResult, WriteQueue } from '../github/write-queue.js';
+import { code, type RunWrites, runDuration } from '../github/write-port.js';
+import { WriteQueue } from '../github/write-queue.js';
 import type { Logger } from '../log.js';
 import type { GitHubWrite, Store, WriteInit } from '../store/types.js';
 
+export type { RunWrites };
+
 /** Task types whose id is an issue or pull request number in `identity.repo`. */
 const ITEM_TASK_TYPES = new Set(['github-issues', 'github-pull-requests']);
-
-export interface RunWrites {
-  /** Queues what a starting run writes (its `status_label`). Never throws. */
-  started(automation: AnyAutomation, task: Task, run: RunRecord): Promise<void>;
-  /** Queues what a finished run writes (nothing unless its automation opted in). Never throws. */
-  finished(automation: AnyAutomation, task: Task, run: RunRecord): Promise<void>;
-  /** Queues an edit of the comment holding `marker` (nothing is posted when none is found): lease releases. */
-  queueEdit(
-    item: { repo: string; number: number },
-    runId: string,
-    marker: string,
-    body: string,
-  ): Promise<void>;
-  /** The run's record changed after `finished` (the reason of a stop): its result comment is edited. */
-  resultChanged(automation: AnyAutomation, task: Task, run: RunRecord): Promise<void>;
-  /** Queues the writes of a task's item (escalation). Never throws. */
-  forItem(task: Task, run: RunRecord, writes: { marker: string; write: GitHubWrite }[]): Promise<void>;
-  /** Queues writes with their own target (the run log, the sweep's repairs). Never throws. */
-  queue(writes: readonly WriteInit[]): Promise<void>;
-  /** Sends what is due now (one drain at a time: a second waits for the first). Never throws. */
-  drain(): Promise<DrainResult | undefined>;
-  /** Sends until nothing is pending (retries included), or until `signal` aborts. Never throws. */
-  flush(signal?: AbortSignal): Promise<void>;
-}
 
 /**
  * True when any automation asks for a GitHub write: only then does the engine build `RunWrites`.
@@ -94,18 +73,6 @@ export function exitLabelWrites(
 
 export function resultMarker(runId: string): string {
   return `result run=${runId}`;
-}
-
-/** How long a run took, from `from` (default its start) to its end: `42 s`, `2 min 5 s`. */
-export function runDuration(run: RunRecord, from = run.startedAt): string | undefined {
-  if (!from || !run.finishedAt) return undefined;
-  const seconds = Math.max(0, Math.round((Date.parse(run.finishedAt) - Date.parse(from)) / 1000));
-  return seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
-}
-
-/** Text that came from elsewhere (reasons quote agents and items) goes in a code span, ticks removed. */
-export function code(text: string): string {
-  return `\`${text.replace(/`/g, "'").replace(/[\r\n]+/g, ' ')}\``;
 }
 
 /** The result comment's body (the queue adds the hidden marker and redacts it). */
