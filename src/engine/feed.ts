@@ -44,6 +44,12 @@ export interface Feed {
   readonly waiting?: number;
   /** Open items matching the trigger at the last poll, when the source reports it. */
   readonly matching?: number | undefined;
+  /**
+   * True when this task's item was seen matching at `since` or later: in a search's results, or
+   * unchanged since such a search (a change probe answered "not modified"). Reconciliation need
+   * not read such an item again.
+   */
+  matchedSince?(taskKey: string, since: number): boolean;
 }
 
 /** How many matches the first poll of an `ignore_backlog` automation records (GitHub Search's cap). */
@@ -65,6 +71,10 @@ export class EventFeed implements Feed {
   private mustSearch = false;
   /** Fingerprints the last poll returned that the engine has not taken yet (a full queue, a busy task). */
   private readonly offered = new Set<string>();
+  /** Task keys of every item the last search saw matching, new or already dispatched. */
+  private matched = new Set<string>();
+  /** When those items were last known to match (epoch ms). */
+  private matchedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     readonly automation: ResolvedAutomation,
@@ -98,7 +108,10 @@ export class EventFeed implements Feed {
     const memory = usesMemory(this.automation);
     const baseline = memory ? await baselineState(context.store, this.automation) : 'current';
     const limit = baseline === 'current' ? context.limit : Math.max(context.limit, BACKLOG_LIMIT);
+    const probedAt = context.clock.now();
     if (!context.preview && (await this.idle(context, baseline === 'current'))) {
+      // Nothing changed since the last search: what it saw matching still matches.
+      this.matchedAt = probedAt;
       this.nextPollAt = context.clock.now() + this.backoff.next(false);
       return [];
     }
@@ -106,13 +119,20 @@ export class EventFeed implements Feed {
     this.mustSearch = false;
     let items: Item[];
     let report: { matching: number; examined: number } | undefined;
+    const matched = new Set<string>();
     try {
       items = await this.source.discover({
         limit,
         ...(context.signal ? { signal: context.signal } : {}),
         // Page past what this process already dispatched (the baseline poll must see everything).
         ...(baseline === 'current'
-          ? { wanted: (item: Item) => !this.seen.has(taskFromItem(this.automation, item).fingerprint) }
+          ? {
+              wanted: (item: Item) => {
+                const task = taskFromItem(this.automation, item);
+                matched.add(task.key);
+                return !this.seen.has(task.fingerprint);
+              },
+            }
           : {}),
         onTotal: (r) => {
           report = r;
@@ -131,6 +151,11 @@ export class EventFeed implements Feed {
     let tasks = items
       .filter((item) => !neverEligible(item))
       .map((item) => taskFromItem(this.automation, item));
+    if (!context.preview) {
+      for (const task of tasks) matched.add(task.key);
+      this.matched = matched;
+      this.matchedAt = searchStartedAt;
+    }
     if (baseline !== 'current') {
       const ignoreBacklog = this.automation.config.ignore_backlog;
       if (!context.preview) {
@@ -153,6 +178,10 @@ export class EventFeed implements Feed {
     for (const task of tasks) this.offered.add(task.fingerprint);
     this.nextPollAt = context.clock.now() + this.backoff.next(tasks.length > 0);
     return tasks;
+  }
+
+  matchedSince(taskKey: string, since: number): boolean {
+    return this.matchedAt >= since && this.matched.has(taskKey);
   }
 
   markDispatched(task: Task): void {
