@@ -110,13 +110,19 @@ export class GitHubRequestError extends GitHubError {
 /** GraphQL answered with `errors`. */
 export class GitHubGraphQLError extends GitHubError {
   readonly errors: readonly { message: string; type?: string; path?: readonly (string | number)[] }[];
+  /**
+   * What GitHub answered beside the errors, when it answered anything: one field that failed (an
+   * issue that does not exist, `NOT_FOUND` at its path) leaves the others of the query answered.
+   */
+  readonly data: unknown;
 
   constructor(
     errors: readonly { message: string; type?: string; path?: readonly (string | number)[] }[],
-    options?: { cause?: unknown; status?: number },
+    options?: { cause?: unknown; status?: number; data?: unknown },
   ) {
     super('github_graphql', `GitHub GraphQL error: ${errors.map((e) => e.message).join('; ')}`, options);
     this.errors = errors;
+    this.data = options?.data ?? null;
   }
 }
 

@@ -1491,8 +1491,11 @@ export class Engine {
       await this.maybeSweep();
       await this.followPullRequests();
       void this.githubWrites?.drain();
+      // A full queue polls nothing (see above) until a run ends, which wakes this loop: a feed
+      // already due must not make the wait 0 and spin the loop meanwhile.
+      const pollable = this.core.capacity > 0 ? this.feeds.filter((f) => !this.skips(f)) : [];
       const nextPoll = Math.min(
-        ...this.feeds.filter((f) => !this.skips(f)).map((f) => f.nextPollAt),
+        ...pollable.map((f) => f.nextPollAt),
         ...this.reconcileAt.values(),
         this.retries.nextAt(clock.now(), (r) => this.isPaused(r.automationId)),
         Number.POSITIVE_INFINITY,
@@ -1508,7 +1511,8 @@ export class Engine {
 
   /**
    * Reconciliation (watch mode): once per poll interval, while an automation has tasks queued or
-   * running, the trigger reads their items again. An item closed, deleted or no longer matching
+   * running, the trigger reads again the items its feed has not seen matching since the last check
+   * (issue 34: in one request per 100 items). An item closed, deleted or no longer matching
    * drops its queued task (recorded as cancelled) and stops its running agent through the same
    * per-run cancel the board uses (`on_unmatch = "stop"`), or lets it finish (`"finish"`).
    */
@@ -1532,7 +1536,11 @@ export class Engine {
       else if (due === undefined) this.reconcileAt.set(automation.id, now + interval);
       if (tasks.length === 0 || due === undefined || due > now) continue;
       this.reconcileAt.set(automation.id, now + interval);
-      const reasons = await automation.trigger.unmatched(automation, tasks, {
+      // What the feed saw matching since the last check needs no second read; the rest is read in
+      // one request per 100 items.
+      const unread = tasks.filter((task) => !feed.matchedSince?.(task.key, now - interval));
+      if (unread.length === 0) continue;
+      const reasons = await automation.trigger.unmatched(automation, unread, {
         github: this.options.github,
         signal: this.pollSignal,
       });

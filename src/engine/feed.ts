@@ -39,6 +39,10 @@ export class EventFeed implements Feed {
   private mustSearch = false;
   /** Fingerprints the last poll returned that the engine has not taken yet (a full queue, a busy task). */
   private readonly offered = new Set<string>();
+  /** Task keys of every item the last search saw matching, new or already dispatched. */
+  private matched = new Set<string>();
+  /** When those items were last known to match (epoch ms). */
+  private matchedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     readonly automation: ResolvedAutomation,
@@ -72,7 +76,10 @@ export class EventFeed implements Feed {
     const memory = usesMemory(this.automation);
     const baseline = memory ? await baselineState(context.store, this.automation) : 'current';
     const limit = baseline === 'current' ? context.limit : Math.max(context.limit, BACKLOG_LIMIT);
+    const probedAt = context.clock.now();
     if (!context.preview && (await this.idle(context, baseline === 'current'))) {
+      // Nothing changed since the last search: what it saw matching still matches.
+      this.matchedAt = probedAt;
       this.nextPollAt = context.clock.now() + this.backoff.next(false);
       return [];
     }
@@ -80,13 +87,20 @@ export class EventFeed implements Feed {
     this.mustSearch = false;
     let items: Item[];
     let report: { matching: number; examined: number } | undefined;
+    const matched = new Set<string>();
     try {
       items = await this.source.discover({
         limit,
         ...(context.signal ? { signal: context.signal } : {}),
         // Page past what this process already dispatched (the baseline poll must see everything).
         ...(baseline === 'current'
-          ? { wanted: (item: Item) => !this.seen.has(taskFromItem(this.automation, item).fingerprint) }
+          ? {
+              wanted: (item: Item) => {
+                const task = taskFromItem(this.automation, item);
+                matched.add(task.key);
+                return !this.seen.has(task.fingerprint);
+              },
+            }
           : {}),
         onTotal: (r) => {
           report = r;
@@ -105,6 +119,11 @@ export class EventFeed implements Feed {
     let tasks = items
       .filter((item) => !neverEligible(item))
       .map((item) => taskFromItem(this.automation, item));
+    if (!context.preview) {
+      for (const task of tasks) matched.add(task.key);
+      this.matched = matched;
+      this.matchedAt = searchStartedAt;
+    }
     if (baseline !== 'current') {
       const ignoreBacklog = this.automation.config.ignore_backlog;
       if (!context.preview) {
@@ -127,6 +146,10 @@ export class EventFeed implements Feed {
     for (const task of tasks) this.offered.add(task.fingerprint);
     this.nextPollAt = context.clock.now() + this.backoff.next(tasks.length > 0);
     return tasks;
+  }
+
+  matchedSince(taskKey: string, since: number): boolean {
+    return this.matchedAt >= since && this.matched.has(taskKey);
   }
 
   markDispatched(task: Task): void {

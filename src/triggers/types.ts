@@ -46,6 +46,12 @@ export interface Feed {
   readonly waiting?: number;
   /** Open items matching the trigger at the last poll, when the source reports it. */
   readonly matching?: number | undefined;
+  /**
+   * True when this task's item was seen matching at `since` or later: in a search's results, or
+   * unchanged since such a search (a change probe answered "not modified"). Reconciliation need
+   * not read such an item again.
+   */
+  matchedSince?(taskKey: string, since: number): boolean;
 }
 
 /**

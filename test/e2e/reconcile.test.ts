@@ -8,7 +8,9 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
+import { FakeClock } from '../../src/core/clock.js';
 import type { RunRecord } from '../../src/core/types.js';
+import { Engine } from '../../src/engine/engine.js';
 import { createHarness, type Harness, issueAutomation, waitFor, writeRequests } from '../helpers/harness.js';
 
 let h: Harness | undefined;
@@ -60,8 +62,9 @@ async function committed(harness: Harness, title: string): Promise<string> {
   return call.cwd;
 }
 
-const itemChecks = (harness: Harness): number =>
-  harness.sim.requests.filter((r) => r.operationName === 'CurupiraItemState').length;
+/** GraphQL requests that read the state of active tasks' items (one item or a batch). */
+const itemChecks = (harness: Harness, from = 0): number =>
+  harness.sim.requests.slice(from).filter((r) => r.operationName?.startsWith('CurupiraItemState')).length;
 
 describe('reconciliation', () => {
   it('closing the issue mid-run stops the agent at the next check, keeps the worktree and says why', async () => {
@@ -148,5 +151,106 @@ describe('reconciliation', () => {
     ]);
     expect(runs[0]!.reason).toBe("label 'agent-ready' removed: dropped from the queue before it started");
     expect(harness.agentRuns('claude')).toHaveLength(1);
+  }, 60_000);
+});
+
+/**
+ * What reconciliation costs on GitHub (issue 34, item 3), on the injected clock at the default
+ * 30 s poll interval: one agent runs (`max_active_tasks = 1`) and 20 tasks wait behind it.
+ */
+describe('reconciliation cost', () => {
+  const QUEUED = 20;
+
+  /** Lets the engine finish what one clock step woke it for: GitHub hears nothing more for a while. */
+  async function settled(harness: Harness, clock: FakeClock): Promise<void> {
+    let count = -1;
+    let stableSince = Date.now();
+    await waitFor('the engine to sleep again', () => {
+      if (harness.sim.requests.length !== count) {
+        count = harness.sim.requests.length;
+        stableSince = Date.now();
+      }
+      return clock.pending > 0 && Date.now() - stableSince >= 150;
+    });
+  }
+
+  async function busyEngine(
+    settingsExtra: string,
+    act: (harness: Harness, step: () => Promise<void>, runs: readonly RunRecord[]) => Promise<void>,
+  ): Promise<{ harness: Harness; runs: RunRecord[] }> {
+    const harness = await createHarness({
+      issues: [
+        { title: 'Busy [[fake:sleep=60]]', labels: ['agent-ready'] },
+        ...Array.from({ length: QUEUED }, (_, i) => ({ title: `Queued ${i + 2}`, labels: ['agent-ready'] })),
+      ],
+      settingsExtra: `max_active_tasks = 1\n${settingsExtra}`,
+      automation: issueAutomation('fix', { prompt: '${issue_title}' }),
+    });
+    h = harness;
+    const store = await harness.openStore();
+    const clock = new FakeClock(Date.UTC(2026, 11, 3, 12, 0, 0));
+    const stop = new AbortController();
+    const runs: RunRecord[] = [];
+    const engine = new Engine({
+      ...harness.engineOptions(store, { mode: 'watch', stop: stop.signal, onRun: (run) => runs.push(run) }),
+      clock,
+    });
+    const done = engine.run();
+    try {
+      await waitFor('the first agent', () => harness.agentRuns('claude').length === 1, 30_000);
+      await settled(harness, clock);
+      const step = async (): Promise<void> => {
+        await clock.advance(30_000);
+        await settled(harness, clock);
+      };
+      await act(harness, step, runs);
+    } finally {
+      stop.abort();
+      await clock.advance(60_000);
+      await done;
+      await store.close();
+    }
+    return { harness, runs };
+  }
+
+  it('a full queue costs one GraphQL request per check, not one per task; a closed item is still dropped', async () => {
+    const rounds = 5;
+    let during = 0;
+    let requests = 0;
+    const { harness, runs } = await busyEngine(
+      `max_pending_tasks = ${QUEUED}`,
+      async (harness, step, finished) => {
+        const from = harness.sim.requests.length;
+        for (let i = 0; i < rounds; i += 1) await step();
+        during = itemChecks(harness, from);
+        requests = harness.sim.requests
+          .slice(from)
+          .filter((r) => r.path === '/graphql' && !r.operationName?.startsWith('CurupiraSearch')).length;
+        harness.world.closeIssue('acme/api', 7);
+        await step();
+        await waitFor('the closed item to be dropped', () => finished.length === 1);
+      },
+    );
+    // Besides the searches (a full queue is not polled), only the checks ask GitHub, one request each
+    // (one per 30 s step; the first check or two find the items still fresh from the first poll).
+    // Before issue 34: one request per task per check, 21 a check.
+    expect(during).toBeGreaterThanOrEqual(rounds - 2);
+    expect(during).toBeLessThanOrEqual(rounds);
+    expect(requests).toBe(during);
+    // (The last run is the busy one, stopped when the test stops the engine.)
+    expect(runs.slice(0, -1).map((r) => [r.itemId, r.status, r.reason])).toEqual([
+      ['7', 'cancelled', 'item closed: dropped from the queue before it started'],
+    ]);
+    expect(harness.agentRuns('claude')).toHaveLength(1);
+  }, 60_000);
+
+  it('items the poll just found need no second read', async () => {
+    let during = 0;
+    await busyEngine('', async (harness, step) => {
+      const from = harness.sim.requests.length;
+      for (let i = 0; i < 4; i += 1) await step();
+      during = itemChecks(harness, from);
+    });
+    expect(during).toBe(0);
   }, 60_000);
 });
