@@ -65,16 +65,7 @@ export async function startWatching(harness: Harness, options: WatchOptions = {}
     store,
     runs,
     ticks,
-    async round(timeoutMs = 15_000) {
-      // Woken twice: the round after the first wake-up may have begun before this call, the one
-      // after the second cannot have (a wake-up during a round makes the loop go round again).
-      for (const _ of [1, 2]) {
-        const seen = ticks.length;
-        engine.allowed(); // it only wakes the loop
-        await waitFor('a round of the watch loop', () => ticks.length > seen, timeoutMs, 5);
-      }
-      return ticks.at(-1)!;
-    },
+    round: (timeoutMs) => nextRound(engine, ticks, timeoutMs),
     stop() {
       stopped ??= (async () => {
         stop.abort();
@@ -84,6 +75,25 @@ export async function startWatching(harness: Harness, options: WatchOptions = {}
       return stopped;
     },
   };
+}
+
+/**
+ * Wakes a watching engine and waits for a whole round of its loop that began after this call;
+ * returns the status it left. `ticks` is where its `onTick` records them.
+ */
+export async function nextRound(
+  engine: Engine,
+  ticks: readonly EngineStatus[],
+  timeoutMs = 15_000,
+): Promise<EngineStatus> {
+  // Woken twice: the round after the first wake-up may have begun before this call, the one after
+  // the second cannot have (a wake-up during a round makes the loop go round once more).
+  for (const _ of [1, 2]) {
+    const seen = ticks.length;
+    engine.allowed(); // it only wakes the loop
+    await waitFor('a round of the watch loop', () => ticks.length > seen, timeoutMs, 5);
+  }
+  return ticks.at(-1)!;
 }
 
 /**
