@@ -149,6 +149,7 @@ async function killed(harness: Harness, args: string[], kill: Kill): Promise<voi
     return;
   }
   const cli = startBuiltCli(args, { env: harness.env });
+  // why: a kill after a chosen delay lands wherever the process happens to be: that is the trial.
   await sleep(kill.delayMs);
   cli.child.kill('SIGKILL');
   await cli.done;
