@@ -55,14 +55,14 @@ function argumentAt(text: string, from: number): string {
   return text.slice(from);
 }
 
-export interface FixedSleep {
+interface FixedSleep {
   line: number;
   ms: number;
   text: string;
 }
 
 /** The literal sleeps over the limit in `source` without a `why:` comment in the comment lines just above. */
-export function fixedSleeps(source: string): FixedSleep[] {
+function fixedSleeps(source: string): FixedSleep[] {
   const lines = source.split('\n');
   const found: FixedSleep[] = [];
   lines.forEach((text, index) => {
