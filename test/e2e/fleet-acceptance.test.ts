@@ -95,13 +95,23 @@ function logged(process: FleetProcess, text: string, timeoutMs = 20_000): Promis
   return waitFor(`${process.name} to log '${text}'`, () => process.output().includes(text), timeoutMs, 100);
 }
 
-/** Waits for `count` more polls: searches for issues the simulator answered, first pages only. */
+/**
+ * Waits for `count` more polls of the issues. A poll either asks GitHub whether anything changed
+ * (the idle gate's probe, every poll while the gate is on) or searches (when it is off).
+ */
 async function morePolls(f: TestFleet, count: number, timeoutMs = 20_000): Promise<void> {
-  const polls = (): number =>
-    f.harness.sim.requests.filter((r) => r.operationName === 'CurupiraSearchIssues' && !r.variables?.after)
-      .length;
-  const from = polls();
-  await waitFor(`${count} more polls`, () => polls() >= from + count, timeoutMs, 100);
+  const { requests } = f.harness.sim;
+  const probes = (): number =>
+    requests.filter((r) => r.method === 'GET' && r.path === '/repos/acme/api/issues').length;
+  const searches = (): number =>
+    requests.filter((r) => r.operationName === 'CurupiraSearchIssues' && !r.variables?.after).length;
+  const [probed, searched] = [probes(), searches()];
+  await waitFor(
+    `${count} more polls`,
+    () => Math.max(probes() - probed, searches() - searched) >= count,
+    timeoutMs,
+    100,
+  );
 }
 
 /** Waits until the poller has settled every dispatch (a run's after-run work done, or taken back). */
