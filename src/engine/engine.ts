@@ -201,7 +201,10 @@ export interface EngineOptions {
   reloadIntervalMs?: number;
   killGraceMs?: number;
   onStatus?(status: EngineStatus): void;
+  /** Run settled: a run reached its final record (tests wait on it instead of sleeping). */
   onRun?(run: RunRecord): void;
+  /** Tick finished: one round of the watch loop (polls, dispatch, follow-ups) is done; what it left. */
+  onTick?(status: EngineStatus): void;
   /** A budget ran out: the run was stopped and its automation (or all, for the global one) parked. */
   onBudgetReached?(event: BudgetReachedEvent): void;
   /** Builds the screening classifier (default `createClassifier`; tests pass scripted ones). */
@@ -433,8 +436,8 @@ export class Engine {
     };
   }
 
-  private emitStatus(nextPollAt?: number): void {
-    this.options.onStatus?.({
+  private emitStatus(nextPollAt?: number): EngineStatus {
+    const status: EngineStatus = {
       mode: this.options.mode,
       running: [...this.running.values()].map((r) => r.info),
       queued: this.core.queuedCount,
@@ -445,7 +448,9 @@ export class Engine {
       waiting: this.feeds.reduce((sum, f) => sum + (f.waiting ?? 0), 0),
       parked: this.retries.parkedProviders(this.options.clock.now()),
       retrying: this.retries.list().length,
-    });
+    };
+    this.options.onStatus?.(status);
+    return status;
   }
 
   /** The write queue's front, only when some automation opted in to a GitHub write. */
@@ -1500,7 +1505,7 @@ export class Engine {
         this.retries.nextAt(clock.now(), (r) => this.isPaused(r.automationId)),
         Number.POSITIVE_INFINITY,
       );
-      this.emitStatus(Number.isFinite(nextPoll) ? nextPoll : undefined);
+      this.options.onTick?.(this.emitStatus(Number.isFinite(nextPoll) ? nextPoll : undefined));
       const until = Math.min(
         nextPoll,
         this.options.reload ? clock.now() + reloadEvery : Number.POSITIVE_INFINITY,

@@ -134,14 +134,23 @@ afterEach(async () => {
   await schema.drop();
 });
 
-function runner(): { runner: FleetRunner; stop: AbortController } {
+function runner(log = silentLogger()): { runner: FleetRunner; stop: AbortController } {
   const stop = new AbortController();
-  const r = new FleetRunner({ db, queue, store, log: silentLogger(), timing: TIMING, watchIntervalMs: 20 });
+  const r = new FleetRunner({ db, queue, store, log, timing: TIMING, watchIntervalMs: 20 });
   r.start(stop.signal);
   return { runner: r, stop };
 }
 
 const never = new AbortController().signal;
+
+/** Waits until a JSON log line in `lines` has the message `msg`. */
+async function waitForLine(lines: readonly string[], msg: string): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (lines.some((line) => (JSON.parse(line) as { msg?: string }).msg === msg)) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`nothing logged '${msg}'`);
+}
 
 async function waitForDispatch(taskKey: string) {
   for (let i = 0; i < 200; i++) {
@@ -193,7 +202,14 @@ describe('FleetRunner', () => {
     await host('near', 1, ['acme/api']);
     await host('far', 1);
     await host('poller', 0, ['acme/api'], 'poller');
-    const { runner: r, stop } = runner();
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const { runner: r, stop } = runner(createLogger({ console: sink, format: 'json' }));
     const first = r.run(job('1'), { cancel: never, stop: stop.signal }, () => {});
     const a = await waitForDispatch(task('1').key);
     expect(a.host).toBe('near');
@@ -202,7 +218,8 @@ describe('FleetRunner', () => {
     expect(b.host).toBe('far');
     // Both full: a third waits until one finishes.
     const third = r.run(job('3'), { cancel: never, stop: stop.signal }, () => {});
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Its first look found no room (the runner says so once, then looks again every 500 ms).
+    await waitForLine(lines, 'No worker has room: waiting');
     expect(await db.unsettledFor(task('3').key)).toBeUndefined();
     const run = await store.createRun({
       automationId: 'fix',
@@ -339,6 +356,8 @@ describe('FleetRunner', () => {
     await db.claim(busy!.id, 'home');
     await db.finish(busy!.id, 'home', null);
     expect((await waitForDispatch(task('9').key)).host).toBe('home');
+    // why: the waiting task looks again every 500 ms and says nothing when it still finds no room,
+    // so only time shows that a look after home freed left it waiting.
     await new Promise((resolve) => setTimeout(resolve, 700));
     expect(await db.unsettledFor(task('11').key)).toBeUndefined();
     stop.abort();

@@ -146,8 +146,12 @@ describe('Ctrl+C on the built CLI', () => {
         100,
       );
       // The first Ctrl+C lets the agent finish; the second stops it now.
+      let stderr = '';
+      cli.child.stderr!.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
       cli.child.kill('SIGINT');
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await waitFor('the first Ctrl+C to be taken', () => stderr.includes('running agents finish first'));
       cli.child.kill('SIGINT');
       const result = await cli.done;
       expect(result.code, result.stderr).toBe(130);

@@ -53,6 +53,7 @@ describe('kill -9 storm (slow)', () => {
     let agentKills = 0;
     for (let round = 0; round < KILLS; round += 1) {
       const cli = startBuiltCli(args, { env: harness.env });
+      // why: the kill must land at an instant no event picks (a seeded random one): that is the test.
       await sleep(400 + Math.floor(random() * 2600));
       if (random() < 0.4) {
         for (const call of harness.agentRuns('claude')) {
@@ -154,6 +155,7 @@ describe('kill -9 storm (slow)', () => {
     const args = ['--config', harness.settingsFile, 'run', '--watch'];
     for (let round = 0; round < 8; round += 1) {
       const cli = startBuiltCli(args, { env: harness.env });
+      // why: the kill must land at an instant no event picks (a seeded random one): that is the test.
       await sleep(400 + Math.floor(random() * 2600));
       cli.child.kill('SIGKILL');
       await cli.done;
