@@ -66,6 +66,11 @@ export interface ExecutorDeps {
   killGraceMs?: number;
   /** Called when a run's state changes (for the live status and the chain trigger). */
   onUpdate?(run: RunRecord): void;
+  /**
+   * The agent reported its final result, a success (`true`), or went on working after one
+   * (`false`): reconciliation does not stop an agent that has only to exit.
+   */
+  onReported?(reported: boolean): void;
   /** Opt-in GitHub writes of finished runs (result comments); absent when no automation asks. */
   writes?: RunWrites;
   /**
@@ -510,6 +515,13 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
   let budgetReason: string | undefined;
   let reportedError: string | undefined;
   let doneWithError = false;
+  /** The provider's closing event said the task succeeded, and nothing came after it. */
+  let reportedSuccess = false;
+  const setReported = (reported: boolean): void => {
+    if (reported === reportedSuccess) return;
+    reportedSuccess = reported;
+    deps.onReported?.(reported);
+  };
   let knownSession = saved?.sessionId ?? assignedSessionId;
   let writes = Promise.resolve();
   const queue = (work: () => Promise<void>): void => {
@@ -538,6 +550,8 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
         doneWithError = true;
         if (event.result) reportedError = event.result;
       }
+      if (event.kind === 'done') setReported(!event.isError && !doneWithError);
+      else if (event.kind !== 'usage' && event.kind !== 'session') setReported(false);
     }
   };
 
@@ -621,6 +635,11 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
       result.writeError.code === 'ENOSPC'
         ? `disk full at ${result.writeError.path}: the transcript could not be written, so the agent was stopped${knownSession ? '; its session resumes once there is space' : ''}`
         : `could not write the transcript ${result.writeError.path} (${result.writeError.message}), so the agent was stopped`;
+  } else if (result.cancelled && signal.aborted && reportedSuccess && !doneWithError) {
+    // Stopped (an operator, a shutdown, its item closed) after the agent said it was done: the
+    // work is finished, and its session would only be told to continue a task that is over.
+    status = 'succeeded';
+    reason = 'the agent reported its result and was stopped before it exited';
   } else if (result.cancelled && stall.stalled && !signal.aborted) {
     status = 'stalled';
     reason = `${executable} printed nothing for ${stallTimeoutMs(deps.execution, automation) / 1000} seconds (stall_timeout_minutes), so it was stopped${knownSession ? '; its session is kept' : ''}`;
