@@ -37,6 +37,7 @@ import {
   finishInterruptedRun,
   type PreviousAttempt,
   type RemediationRun,
+  reportedInTranscript,
 } from './executor.js';
 import { CronFeed, cronItem, EventFeed, type Feed, type PollContext } from './feed.js';
 import { createFeed } from './feed-factory.js';
@@ -863,7 +864,8 @@ export class Engine {
 
   /**
    * Stops agents a dead curupira process left running, and closes their runs. A run whose agent
-   * had already exited is finished as its saved outcome says (its session is not resumed).
+   * had already exited is finished as its saved outcome says (its session is not resumed), and so
+   * is one whose transcript ends with the agent's reported success.
    */
   private async recover(): Promise<RunRecord[]> {
     const { store, log, clock } = this.options;
@@ -892,6 +894,19 @@ export class Engine {
           'Stopping an agent left running by a previous curupira process',
         );
         await terminateGroup(pgid, this.options.killGraceMs ?? 10_000);
+      }
+      // Its agent had reported its result (the exit was never recorded): finished, not resumed.
+      if (await reportedInTranscript(run)) {
+        const automation = this.settings.automations.find((a) => a.id === run.automationId);
+        const reported = await store.updateRun(run.id, {
+          agentPid: null,
+          agentOutcome: {
+            status: 'succeeded',
+            reason: 'the agent reported its result; its exit was not recorded',
+          },
+        });
+        await finishInterruptedRun(this.executorDeps(), automation, reported);
+        continue;
       }
       await store.updateRun(run.id, {
         status: 'cancelled',

@@ -5,6 +5,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEFAULT_PARK_MS, detectLimit, type UsageLimit } from '../agents/limits.js';
 import { loadDriver } from '../agents/registry.js';
@@ -184,6 +185,45 @@ function addUsage(total: Usage | null, event: Extract<AgentEvent, { kind: 'usage
   const cost = (total?.costUsd ?? 0) + (event.costUsd ?? 0);
   if (total?.costUsd !== undefined || event.costUsd !== undefined) sum.costUsd = cost;
   return sum;
+}
+
+/**
+ * Whether, after `event`, the agent has reported its final result as a success: its closing event
+ * said so (and no error came before it), with nothing but usage after it.
+ */
+function reportedAfter(reported: boolean, event: AgentEvent, failed: boolean): boolean {
+  if (event.kind === 'done') return !event.isError && !failed;
+  return event.kind === 'usage' || event.kind === 'session' ? reported : false;
+}
+
+/**
+ * Whether a run's transcript ends with its agent reporting success (see `reportedAfter`): read at a
+ * restart for a run whose agent's exit curupira never saw (it died between the agent's last line
+ * and the record of its exit), so that the run is finished rather than its session resumed.
+ */
+export async function reportedInTranscript(run: RunRecord): Promise<boolean> {
+  if (!run.transcriptPath || !run.provider) return false;
+  let text: string;
+  let driver: AgentDriver;
+  try {
+    text = await readFile(run.transcriptPath, 'utf8');
+    driver = await loadDriver(run.provider);
+  } catch {
+    return false;
+  }
+  const parser = driver.createParser();
+  let reported = false;
+  let failed = false;
+  const see = (events: AgentEvent[]): void => {
+    for (const event of events) {
+      if (event.kind === 'done' && event.isError) failed = true;
+      reported = reportedAfter(reported, event, failed);
+    }
+  };
+  // A last line without its newline was cut short: only whole lines count.
+  for (const line of text.split('\n').slice(0, -1)) if (line !== '') see(parser.parseLine(line));
+  see(parser.end());
+  return reported;
 }
 
 /** Words that mark the line of a tool's output saying what went wrong. */
@@ -550,8 +590,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
         doneWithError = true;
         if (event.result) reportedError = event.result;
       }
-      if (event.kind === 'done') setReported(!event.isError && !doneWithError);
-      else if (event.kind !== 'usage' && event.kind !== 'session') setReported(false);
+      setReported(reportedAfter(reportedSuccess, event, doneWithError));
     }
   };
 
@@ -810,7 +849,7 @@ export async function finishInterruptedRun(
   run: RunRecord,
 ): Promise<RunRecord> {
   const outcome = run.agentOutcome!;
-  const note = 'finished after a restart: curupira stopped after the agent exited';
+  const note = 'finished after a restart: curupira stopped after the agent was done';
   const reason = outcome.reason ? `${outcome.reason} (${note})` : note;
   const finish = async (
     status: RunStatus,
