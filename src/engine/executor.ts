@@ -674,11 +674,15 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
       result.writeError.code === 'ENOSPC'
         ? `disk full at ${result.writeError.path}: the transcript could not be written, so the agent was stopped${knownSession ? '; its session resumes once there is space' : ''}`
         : `could not write the transcript ${result.writeError.path} (${result.writeError.message}), so the agent was stopped`;
-  } else if (result.cancelled && signal.aborted && reportedSuccess && !doneWithError) {
-    // Stopped (an operator, a shutdown, its item closed) after the agent said it was done: the
-    // work is finished, and its session would only be told to continue a task that is over.
+  } else if (
+    reportedSuccess &&
+    ((result.cancelled && signal.aborted) ||
+      (!result.cancelled && !result.timedOut && result.exitCode === null))
+  ) {
+    // Stopped (an operator, a shutdown, its item closed) or killed after the agent said it was
+    // done: the work is finished, and its session would only be told to continue a task that is over.
     status = 'succeeded';
-    reason = 'the agent reported its result and was stopped before it exited';
+    reason = `the agent reported its result and was ${result.cancelled ? 'stopped' : `killed (${result.signal ?? 'a signal'})`} before it exited`;
   } else if (result.cancelled && stall.stalled && !signal.aborted) {
     status = 'stalled';
     reason = `${executable} printed nothing for ${stallTimeoutMs(deps.execution, automation) / 1000} seconds (stall_timeout_minutes), so it was stopped${knownSession ? '; its session is kept' : ''}`;
