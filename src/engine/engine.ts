@@ -37,6 +37,7 @@ import {
   finishInterruptedRun,
   type PreviousAttempt,
   type RemediationRun,
+  reportedInTranscript,
 } from './executor.js';
 import { CronFeed, cronItem, EventFeed, type Feed, type PollContext } from './feed.js';
 import { createFeed } from './feed-factory.js';
@@ -287,6 +288,8 @@ export class Engine {
       cancel: AbortController;
       /** A remediation run (its task is keyed `remediationKey`): not reconciled with its item. */
       remediation?: boolean;
+      /** Its agent reported its final result (a success) and has only to exit: not stopped. */
+      reported?: boolean;
     }
   >();
   /** Automations paused by an operator (loaded from the store at start). */
@@ -672,7 +675,10 @@ export class Engine {
     }
   }
 
-  private executorDeps(onUpdate?: (run: RunRecord) => void): ExecutorDeps {
+  private executorDeps(
+    onUpdate?: (run: RunRecord) => void,
+    onReported?: (reported: boolean) => void,
+  ): ExecutorDeps {
     const writes = this.writes();
     const leases = this.leases();
     const delivery = createDeliveryDeps(this.settings.automations, this.options);
@@ -689,6 +695,7 @@ export class Engine {
       transcriptsDir: this.options.transcriptsDir,
       ...(this.options.killGraceMs === undefined ? {} : { killGraceMs: this.options.killGraceMs }),
       ...(onUpdate ? { onUpdate } : {}),
+      ...(onReported ? { onReported } : {}),
       ...(this.settings.pricing ? { pricing: this.settings.pricing } : {}),
       budgets: this.costs,
       ...(this.telemetry ? { telemetry: this.telemetry } : {}),
@@ -862,7 +869,8 @@ export class Engine {
 
   /**
    * Stops agents a dead curupira process left running, and closes their runs. A run whose agent
-   * had already exited is finished as its saved outcome says (its session is not resumed).
+   * had already exited is finished as its saved outcome says (its session is not resumed), and so
+   * is one whose transcript ends with the agent's reported success.
    */
   private async recover(): Promise<RunRecord[]> {
     const { store, log, clock } = this.options;
@@ -892,6 +900,19 @@ export class Engine {
         );
         await terminateGroup(pgid, this.options.killGraceMs ?? 10_000);
       }
+      // Its agent had reported its result (the exit was never recorded): finished, not resumed.
+      if (await reportedInTranscript(run)) {
+        const automation = this.settings.automations.find((a) => a.id === run.automationId);
+        const reported = await store.updateRun(run.id, {
+          agentPid: null,
+          agentOutcome: {
+            status: 'succeeded',
+            reason: 'the agent reported its result; its exit was not recorded',
+          },
+        });
+        await finishInterruptedRun(this.executorDeps(), automation, reported);
+        continue;
+      }
       await store.updateRun(run.id, {
         status: 'cancelled',
         reason:
@@ -905,10 +926,13 @@ export class Engine {
 
   /**
    * Saved sessions go first, with their original tasks (of one automation, when resumed by an
-   * operator). A paused automation's sessions are kept for when it is resumed.
+   * operator). A paused automation's sessions are kept for when it is resumed. A session whose
+   * item no longer matches (closed, its label removed: usually why its agent was stopped) is kept
+   * for a person and not resumed; it resumes when its item matches again and is offered anew.
    */
   private async resumeSessions(only?: string): Promise<void> {
     const { store, log } = this.options;
+    const resumable: { automation: ResolvedAutomation; session: SessionRecord }[] = [];
     for (const session of await store.listSessions()) {
       if (only !== undefined && session.automationId !== only) continue;
       if (this.isPaused(session.automationId)) continue;
@@ -922,8 +946,51 @@ export class Engine {
       }
       // A retry or a parked run waits for its time (loadRetries); the watch loop offers it then.
       if (this.retries.has(session.taskKey)) continue;
-      this.offer(automation, session.task, session);
+      resumable.push({ automation, session });
     }
+    const unmatched = await this.unmatchedSessions(resumable);
+    for (const { automation, session } of resumable) {
+      const reason = unmatched.get(session.taskKey);
+      if (reason === undefined) {
+        this.offer(automation, session.task, session);
+        continue;
+      }
+      log.info(
+        { automation: automation.id, id: session.task.item.id, session: session.sessionId, reason },
+        'A saved session is kept, not resumed: its item no longer matches',
+      );
+    }
+  }
+
+  /**
+   * Which saved sessions' items no longer match, by task key: one read per automation (its
+   * trigger's reconciliation). A read that fails leaves them to be resumed, as before the check.
+   */
+  private async unmatchedSessions(
+    sessions: readonly { automation: ResolvedAutomation; session: SessionRecord }[],
+  ): Promise<Map<string, string>> {
+    const reasons = new Map<string, string>();
+    const byAutomation = new Map<ResolvedAutomation, Task[]>();
+    for (const { automation, session } of sessions) {
+      if (!automation.trigger.unmatched) continue;
+      byAutomation.set(automation, [...(byAutomation.get(automation) ?? []), session.task]);
+    }
+    for (const [automation, tasks] of byAutomation) {
+      if (!automation.trigger.unmatched) continue;
+      try {
+        const found = await automation.trigger.unmatched(automation, tasks, {
+          github: this.options.github,
+          signal: this.pollSignal,
+        });
+        for (const [key, reason] of found) reasons.set(key, reason);
+      } catch (error) {
+        this.options.log.warn(
+          { automation: automation.id, error: errorMessage(error) },
+          'Could not check the items of saved sessions; resuming them',
+        );
+      }
+    }
+    return reasons;
   }
 
   private offer(
@@ -1064,7 +1131,10 @@ export class Engine {
           onUpdate,
         )
       : this.screenAndExecute(
-          this.executorDeps(onUpdate),
+          this.executorDeps(onUpdate, (reported) => {
+            const entry = this.running.get(task.key);
+            if (entry) entry.reported = reported;
+          }),
           automation,
           task,
           pending,
@@ -1581,6 +1651,15 @@ export class Engine {
       if (entry.automation.id !== automation.id || reason === undefined) continue;
       forget(entry.task);
       const fields = { automation: automation.id, id: entry.task.item.id, run: entry.info.runId, reason };
+      // An agent that reported its result may well have closed its item itself: it only has to exit.
+      if (entry.reported) {
+        this.unmatchedFinishing.add(entry.task.key);
+        log.info(
+          fields,
+          'The item no longer matches, but its agent already reported its result: not stopped',
+        );
+        continue;
+      }
       if (automation.config.on_unmatch === 'finish') {
         this.unmatchedFinishing.add(entry.task.key);
         log.info(fields, 'The item no longer matches; on_unmatch = "finish" lets the run finish');
@@ -1633,11 +1712,15 @@ export class Engine {
   private async offerUnparked(): Promise<void> {
     const unparked = await this.costs.unparked();
     if (unparked.length === 0) return;
+    const resumable: { automation: ResolvedAutomation; session: SessionRecord }[] = [];
     for (const session of await this.options.store.listSessions()) {
       const automation = this.settings.automations.find((a) => a.id === session.automationId);
       if (!automation || !unparked.includes(automation.id) || this.running.has(session.taskKey)) continue;
-      this.offer(automation, session.task, session);
+      resumable.push({ automation, session });
     }
+    const unmatched = await this.unmatchedSessions(resumable);
+    for (const { automation, session } of resumable)
+      if (!unmatched.has(session.taskKey)) this.offer(automation, session.task, session);
     this.dispatch();
   }
 

@@ -5,6 +5,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEFAULT_PARK_MS, detectLimit, type UsageLimit } from '../agents/limits.js';
 import { loadDriver } from '../agents/registry.js';
@@ -69,6 +70,11 @@ export interface ExecutorDeps {
   killGraceMs?: number;
   /** Called when a run's state changes (for the live status and the chain trigger). */
   onUpdate?(run: RunRecord): void;
+  /**
+   * The agent reported its final result, a success (`true`), or went on working after one
+   * (`false`): reconciliation does not stop an agent that has only to exit.
+   */
+  onReported?(reported: boolean): void;
   /** Opt-in GitHub writes of finished runs (result comments); absent when no automation asks. */
   writes?: RunWrites;
   /**
@@ -168,6 +174,45 @@ function addUsage(total: Usage | null, event: Extract<AgentEvent, { kind: 'usage
   const cost = (total?.costUsd ?? 0) + (event.costUsd ?? 0);
   if (total?.costUsd !== undefined || event.costUsd !== undefined) sum.costUsd = cost;
   return sum;
+}
+
+/**
+ * Whether, after `event`, the agent has reported its final result as a success: its closing event
+ * said so (and no error came before it), with nothing but usage after it.
+ */
+function reportedAfter(reported: boolean, event: AgentEvent, failed: boolean): boolean {
+  if (event.kind === 'done') return !event.isError && !failed;
+  return event.kind === 'usage' || event.kind === 'session' ? reported : false;
+}
+
+/**
+ * Whether a run's transcript ends with its agent reporting success (see `reportedAfter`): read at a
+ * restart for a run whose agent's exit curupira never saw (it died between the agent's last line
+ * and the record of its exit), so that the run is finished rather than its session resumed.
+ */
+export async function reportedInTranscript(run: RunRecord): Promise<boolean> {
+  if (!run.transcriptPath || !run.provider) return false;
+  let text: string;
+  let driver: AgentDriver;
+  try {
+    text = await readFile(run.transcriptPath, 'utf8');
+    driver = await loadDriver(run.provider);
+  } catch {
+    return false;
+  }
+  const parser = driver.createParser();
+  let reported = false;
+  let failed = false;
+  const see = (events: AgentEvent[]): void => {
+    for (const event of events) {
+      if (event.kind === 'done' && event.isError) failed = true;
+      reported = reportedAfter(reported, event, failed);
+    }
+  };
+  // A last line without its newline was cut short: only whole lines count.
+  for (const line of text.split('\n').slice(0, -1)) if (line !== '') see(parser.parseLine(line));
+  see(parser.end());
+  return reported;
 }
 
 /** Words that mark the line of a tool's output saying what went wrong. */
@@ -499,6 +544,13 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
   let budgetReason: string | undefined;
   let reportedError: string | undefined;
   let doneWithError = false;
+  /** The provider's closing event said the task succeeded, and nothing came after it. */
+  let reportedSuccess = false;
+  const setReported = (reported: boolean): void => {
+    if (reported === reportedSuccess) return;
+    reportedSuccess = reported;
+    deps.onReported?.(reported);
+  };
   let knownSession = saved?.sessionId ?? assignedSessionId;
   let writes = Promise.resolve();
   const queue = (work: () => Promise<void>): void => {
@@ -527,6 +579,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
         doneWithError = true;
         if (event.result) reportedError = event.result;
       }
+      setReported(reportedAfter(reportedSuccess, event, doneWithError));
     }
   };
 
@@ -610,6 +663,15 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
       result.writeError.code === 'ENOSPC'
         ? `disk full at ${result.writeError.path}: the transcript could not be written, so the agent was stopped${knownSession ? '; its session resumes once there is space' : ''}`
         : `could not write the transcript ${result.writeError.path} (${result.writeError.message}), so the agent was stopped`;
+  } else if (
+    reportedSuccess &&
+    ((result.cancelled && signal.aborted) ||
+      (!result.cancelled && !result.timedOut && result.exitCode === null))
+  ) {
+    // Stopped (an operator, a shutdown, its item closed) or killed after the agent said it was
+    // done: the work is finished, and its session would only be told to continue a task that is over.
+    status = 'succeeded';
+    reason = `the agent reported its result and was ${result.cancelled ? 'stopped' : `killed (${result.signal ?? 'a signal'})`} before it exited`;
   } else if (result.cancelled && stall.stalled && !signal.aborted) {
     status = 'stalled';
     reason = `${executable} printed nothing for ${stallTimeoutMs(deps.execution, automation) / 1000} seconds (stall_timeout_minutes), so it was stopped${knownSession ? '; its session is kept' : ''}`;
@@ -780,7 +842,7 @@ export async function finishInterruptedRun(
   run: RunRecord,
 ): Promise<RunRecord> {
   const outcome = run.agentOutcome!;
-  const note = 'finished after a restart: curupira stopped after the agent exited';
+  const note = 'finished after a restart: curupira stopped after the agent was done';
   const reason = outcome.reason ? `${outcome.reason} (${note})` : note;
   const finish = async (
     status: RunStatus,

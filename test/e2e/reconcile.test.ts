@@ -6,12 +6,20 @@
  * no GitHub write is configured.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import type { RunRecord } from '../../src/core/types.js';
 import { Engine } from '../../src/engine/engine.js';
-import { createHarness, type Harness, issueAutomation, waitFor, writeRequests } from '../helpers/harness.js';
+import { transcriptsDir } from '../../src/engine/paths.js';
+import {
+  createHarness,
+  filesUnder,
+  type Harness,
+  issueAutomation,
+  waitFor,
+  writeRequests,
+} from '../helpers/harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -65,6 +73,19 @@ async function committed(harness: Harness, title: string): Promise<string> {
 /** GraphQL requests that read the state of active tasks' items (one item or a batch). */
 const itemChecks = (harness: Harness, from = 0): number =>
   harness.sim.requests.slice(from).filter((r) => r.operationName?.startsWith('CurupiraItemState')).length;
+
+const searches = (harness: Harness): number =>
+  harness.sim.requests.filter((r) => r.operationName === 'CurupiraSearchIssues').length;
+
+/** Waits until an agent's transcript holds the provider's closing event (its final result). */
+async function reported(harness: Harness): Promise<void> {
+  const dir = transcriptsDir(harness.settings());
+  await waitFor('the final result in a transcript', () =>
+    (existsSync(dir) ? filesUnder(dir) : [])
+      .filter((f) => f.endsWith('.jsonl'))
+      .some((f) => readFileSync(f, 'utf8').includes('"type":"result"')),
+  );
+}
 
 describe('reconciliation', () => {
   it('closing the issue mid-run stops the agent at the next check, keeps the worktree and says why', async () => {
@@ -151,6 +172,92 @@ describe('reconciliation', () => {
     ]);
     expect(runs[0]!.reason).toBe("label 'agent-ready' removed: dropped from the queue before it started");
     expect(harness.agentRuns('claude')).toHaveLength(1);
+  }, 60_000);
+
+  it('a session stopped because its issue closed is not resumed by later starts; reopening the issue resumes it', async () => {
+    const { harness, runs } = await watching(
+      { titles: ['Stopped [[fake:commit-early]] [[fake:sleep=60]]'] },
+      async (harness, finished) => {
+        await committed(harness, 'Stopped');
+        harness.world.closeIssue('acme/api', 1);
+        await waitFor('the run to end', () => finished.length === 1, 20_000);
+      },
+    );
+    expect(runs.map((r) => r.status)).toEqual(['cancelled']);
+    const sessionId = runs[0]!.sessionId;
+    expect(sessionId).toBeTruthy();
+
+    // A one-shot `run` and a watch, with the issue still closed: the session is kept, not resumed.
+    expect((await harness.run()).runs).toEqual([]);
+    const stop = new AbortController();
+    const before = searches(harness);
+    const watched = harness.run({ mode: 'watch', stop: stop.signal });
+    await waitFor('a poll of the restarted watch', () => searches(harness) > before);
+    stop.abort();
+    expect((await watched).runs).toEqual([]);
+    expect(harness.agentRuns('claude')).toHaveLength(1);
+    const store = await harness.openStore();
+    try {
+      expect((await store.getSession(runs[0]!.taskKey))?.sessionId).toBe(sessionId);
+    } finally {
+      await store.close();
+    }
+
+    // The item matches again: its session resumes.
+    harness.world.reopenIssue('acme/api', 1);
+    const reopened = await harness.run();
+    expect(reopened.runs.map((r) => [r.status, r.resumed, r.sessionId])).toEqual([
+      ['succeeded', true, sessionId],
+    ]);
+    expect(harness.agentRuns('claude').map((c) => c.resumeOf)).toEqual([null, sessionId]);
+  }, 60_000);
+
+  it('an agent that reported its result is not stopped when its issue closes (it closed it itself): the run succeeds', async () => {
+    const { harness, runs } = await watching(
+      { titles: ['Closes itself [[fake:commit]] [[fake:linger=2]]'] },
+      async (harness, finished) => {
+        await reported(harness);
+        harness.world.closeIssue('acme/api', 1);
+        await waitFor('the run to end', () => finished.length === 1, 20_000);
+      },
+    );
+    expect(runs.map((r) => [r.status, r.reason])).toEqual([['succeeded', null]]);
+    // Checks went on while it lingered: the closed item was read, and the agent was let be.
+    expect(itemChecks(harness)).toBeGreaterThanOrEqual(1);
+    const store = await harness.openStore();
+    try {
+      expect(await store.listSessions()).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
+
+  it('a stop that comes after the agent reported its result does not undo the success', async () => {
+    const harness = await createHarness({
+      issues: [{ title: 'Slow to exit [[fake:commit]] [[fake:linger=30]]', labels: ['agent-ready'] }],
+      settingsExtra: POLLING,
+      automation: issueAutomation('fix', { prompt: '${issue_title}' }),
+    });
+    h = harness;
+    const store = await harness.openStore();
+    const stop = new AbortController();
+    const runs: RunRecord[] = [];
+    const engine = new Engine(
+      harness.engineOptions(store, { mode: 'watch', stop: stop.signal, onRun: (run) => runs.push(run) }),
+    );
+    const done = engine.run();
+    try {
+      await reported(harness);
+      const [running] = await store.listRuns();
+      engine.cancel(running!.id);
+      await waitFor('the run to end', () => runs.length === 1, 20_000);
+    } finally {
+      stop.abort();
+      await done;
+      await store.close();
+    }
+    expect(runs.map((r) => r.status)).toEqual(['succeeded']);
+    expect(runs[0]!.reason).toMatch(/reported its result/);
   }, 60_000);
 });
 
