@@ -22,6 +22,7 @@ import { errorMessage } from '../core/errors.js';
 import type { RunRecord, Task } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
 import { getAuthenticatedUser, listIssueComments, listIssueLabels } from '../github/rest.js';
+import { declareWriter } from '../github/writers.js';
 import type { Logger } from '../log.js';
 import { type Actor, isTrusted, type TrustRules } from '../screening/trust.js';
 import type { GitHubWrite, ItemFailures, Store } from '../store/types.js';
@@ -104,6 +105,13 @@ export function escalationWrites(
     { marker: escalateMarker(run.id), write: { kind: 'comment', body } },
   ];
 }
+
+/** `escalated_label` (or its `[settings]` default): the label and comment of an escalated item. */
+export const ESCALATION_WRITER = declareWriter({
+  feature: 'escalation',
+  keys: ['escalated_label'],
+  settingsWide: ['escalated_label'],
+});
 
 interface RestLabel {
   name: string;

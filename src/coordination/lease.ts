@@ -33,7 +33,8 @@ import { errorMessage } from '../core/errors.js';
 import type { RunRecord, Task } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
 import { createIssueComment, deleteIssueComment, updateIssueComment } from '../github/direct-writes.js';
-import { getAuthenticatedUser, listIssueComments, type RestReader } from '../github/rest.js';
+import { getAuthenticatedUser, listIssueComments, type RestReader, withServerDate } from '../github/rest.js';
+import { declareWriter } from '../github/writers.js';
 import type { Logger } from '../log.js';
 import { type TrustRules, trustReason } from '../screening/trust.js';
 import { redact } from '../security/redact.js';
@@ -61,6 +62,13 @@ export function runnerIdOf(settings: Settings): string {
 }
 
 /** The automation's leases: its own `lease_ttl`, else the settings-wide one; undefined: none. */
+/** `lease_ttl` (or its `[settings]` default): the lease comment of each run's item. */
+export const LEASE_WRITER = declareWriter({
+  feature: 'leases',
+  keys: ['lease_ttl'],
+  settingsWide: ['lease_ttl'],
+});
+
 export function leaseConfig(settings: Settings, automation: ResolvedAutomation): LeaseConfig | undefined {
   const text = automation.config.lease_ttl ?? settings.execution.lease_ttl;
   const ttlMs = text === undefined ? undefined : parseDuration(text);
@@ -235,7 +243,11 @@ export class Leases {
   /** GitHub's clock minus ours (ms), from the last answer's `date` header. */
   #offset = 0;
 
-  constructor(readonly deps: LeaseDeps) {}
+  constructor(readonly deps: LeaseDeps) {
+    this.#github = withServerDate(deps.client, (date) => {
+      this.#offset = date - deps.clock.now();
+    });
+  }
 
   /** GitHub's time now, as last measured. */
   serverNow(): number {
@@ -251,18 +263,7 @@ export class Leases {
    * Reads are named operations of src/github/rest.ts; the claim's writes are direct writes
    * (src/github/direct-writes.ts: the agent must not start before the claim is confirmed).
    */
-  readonly #github: RestReader = {
-    rest: async <T>(
-      method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE',
-      path: string,
-      body?: Record<string, unknown>,
-    ): Promise<T> => {
-      const answer = await this.deps.client.restResponse<T>(method, path, body);
-      const date = Date.parse(answer.headers.date ?? answer.headers.Date ?? '');
-      if (!Number.isNaN(date)) this.#offset = date - this.deps.clock.now();
-      return answer.data;
-    },
-  };
+  readonly #github: RestReader;
 
   async #viewerLogin(): Promise<string> {
     this.#viewer ??= (await getAuthenticatedUser(this.#github)).login.toLowerCase();

@@ -25,6 +25,28 @@ export type Json<T> = T extends bigint
 /** What the operations need of a client: one REST request. */
 export type RestReader = Pick<GitHubClient, 'rest'>;
 
+/**
+ * The client as a `RestReader` that hands GitHub's clock (each answer's `date` header, epoch ms) to
+ * `onDate`: the leases measure expiries by it.
+ */
+export function withServerDate(
+  client: Pick<GitHubClient, 'restResponse'>,
+  onDate: (epochMs: number) => void,
+): RestReader {
+  return {
+    async rest<T>(
+      method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE',
+      path: string,
+      body?: Record<string, unknown>,
+    ): Promise<T> {
+      const answer = await client.restResponse<T>(method, path, body);
+      const date = Date.parse(answer.headers.date ?? answer.headers.Date ?? '');
+      if (!Number.isNaN(date)) onDate(date);
+      return answer.data;
+    },
+  };
+}
+
 /** `/repos/{owner}/{name}` of `owner/name`. */
 export function repoPath(repo: string): string {
   const [owner, name] = repo.split('/');
