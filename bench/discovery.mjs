@@ -17,13 +17,16 @@
  *   - bare fetch replay: the exact requests the trigger made (same variables and cursors), sent again
  *     with a bare `fetch`, so the ratio is curupira's own overhead (client, trigger, item building).
  * A raw 100-issue search page is printed for context, as are all absolute milliseconds.
+ * Busy: what the watch loop asks GitHub per poll while tasks run and wait (discovery-busy.mjs).
  *
  *   node bench/discovery.mjs [--dist DIR] [--json FILE]     (DIR defaults to ../dist, or $CURUPIRA_DIST)
+ *   node bench/discovery.mjs --only busy [--dist DIR]      (the busy part alone)
  */
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
+import { busy } from './discovery-busy.mjs';
 
 export const name = 'discovery';
 
@@ -89,6 +92,7 @@ function idlePollsPerHour(Backoff, pollIntervalSeconds) {
 export async function run(options = {}) {
   const dist = options.dist ?? process.env.CURUPIRA_DIST ?? new URL('../dist/', import.meta.url).pathname;
   const out = options.log ?? console.log;
+  if (options.only === 'busy') return { busy: await busy({ dist, log: out }) };
   const m = await loadModules(dist);
 
   const world = new m.SimWorld();
@@ -323,6 +327,7 @@ prompt = "Fix \${issue_number}"
     hour('before (every poll searches)', idleBefore);
     hour('after (change probe, max_staleness_seconds = 600)', idleAfter);
     hour('after (change probe, max_staleness_seconds = 0)', idleAfterNoStaleness);
+    result.busy = await busy({ dist, log: out });
     return result;
   } finally {
     await sim.close();
@@ -335,7 +340,7 @@ function argValue(flag) {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
-  const result = await run({ dist: argValue('--dist') });
+  const result = await run({ dist: argValue('--dist'), only: argValue('--only') });
   const json = argValue('--json');
   if (json) writeFileSync(json, `${JSON.stringify(result, null, 2)}\n`);
 }

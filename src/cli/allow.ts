@@ -7,9 +7,9 @@ import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import { loadSettings } from '../config/load.js';
 import { openStore, stateLocation } from '../store/index.js';
-import { EXIT } from './exit-codes.js';
+import { EXIT, setExitCode } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
-import { type GlobalOptions, setExitCode } from './program.js';
+import type { GlobalOptions } from './program.js';
 import { runFromArgument } from './runs.js';
 
 function localUser(env: NodeJS.ProcessEnv): string {

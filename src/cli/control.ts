@@ -11,17 +11,17 @@ import { errorMessage } from '../core/errors.js';
 import type { RunRecord } from '../core/types.js';
 import { formatCost } from '../cost/prices.js';
 import { stateDir } from '../engine/paths.js';
-import type { DispatchRecord, FleetHost } from '../fleet/types.js';
+import type { DispatchRecord, FleetHost, WaitingTask } from '../fleet/types.js';
 import { pauseReasonKey } from '../retries/unattended.js';
 import { scrub } from '../security/redact.js';
 import type { AutomationCard } from '../server/board-data.js';
 import { connectDaemon, type Daemon } from '../server/client.js';
 import { type BudgetPark, openStore, stateLocation } from '../store/index.js';
 import { UNFINISHED_STATUSES } from '../store/sqlite/schema.js';
-import { EXIT } from './exit-codes.js';
+import { EXIT, setExitCode } from './exit-codes.js';
 import { type FleetAccess, fleetStatusLines, noFleet, type OpenFleet } from './fleet-status.js';
 import { type CliIo, writeLine } from './io.js';
-import { type GlobalOptions, setExitCode } from './program.js';
+import type { GlobalOptions } from './program.js';
 import { runTable } from './runs.js';
 
 export const NO_DAEMON = 'no daemon running; start `curupira serve`';
@@ -109,8 +109,9 @@ async function fleetFromDaemon(io: CliIo, daemon: Daemon): Promise<void> {
     writeLine(io.stdout, `fleet: unavailable (${error?.message ?? `the daemon answered ${answer.status}`})`);
     return;
   }
-  const body = answer.body as { hosts: FleetHost[]; dispatches: DispatchRecord[] };
-  for (const line of fleetStatusLines(body.hosts, Date.now(), body.dispatches)) writeLine(io.stdout, line);
+  const body = answer.body as { hosts: FleetHost[]; dispatches: DispatchRecord[]; waiting?: WaitingTask[] };
+  for (const line of fleetStatusLines(body.hosts, Date.now(), body.dispatches, body.waiting ?? []))
+    writeLine(io.stdout, line);
 }
 
 /** The fleet block read from the shared state itself (no daemon on this host). */
@@ -119,8 +120,12 @@ async function fleetFromState(io: CliIo, settings: Settings, deps: StatusDeps): 
   try {
     access = await deps.openFleet(settings);
     if (!access) return;
-    const [hosts, dispatches] = await Promise.all([access.view.hosts(), access.view.liveDispatches()]);
-    for (const line of fleetStatusLines(hosts, Date.now(), dispatches)) writeLine(io.stdout, line);
+    const [hosts, dispatches, waiting] = await Promise.all([
+      access.view.hosts(),
+      access.view.liveDispatches(),
+      access.view.waiting(),
+    ]);
+    for (const line of fleetStatusLines(hosts, Date.now(), dispatches, waiting)) writeLine(io.stdout, line);
   } catch (error) {
     writeLine(io.stdout, `fleet: unavailable (${scrub(errorMessage(error))})`);
   } finally {

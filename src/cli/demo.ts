@@ -35,11 +35,10 @@ import { openStore, stateLocation } from '../store/index.js';
 import type { PullRequestRecord, Store } from '../store/types.js';
 import { git } from '../workspace/index.js';
 import { followDemoPullRequest } from './demo-loop.js';
-import { EXIT } from './exit-codes.js';
+import { EXIT, setExitCode } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
-import { setExitCode } from './program.js';
 import { signalHandler } from './run.js';
-import { serveEngine } from './serve.js';
+import { serveEngine } from './serve-engine.js';
 
 /** The demo's repository in the simulator (demo.json). */
 const DEMO_REPO = 'acme/widgets';

@@ -17,14 +17,14 @@ import { stateDir } from '../engine/paths.js';
 import { VIEWER } from '../github/operations.js';
 import { silentLogger } from '../log.js';
 import { runCommand } from '../process/command.js';
-import { findExecutable } from '../process/env.js';
+import { buildAgentEnv, buildToolEnv, findExecutable, GIT_ENV } from '../process/env.js';
 import { openStore, postgresStateVersion, redactUrl } from '../store/index.js';
 import type { Store } from '../store/types.js';
 import type { DoctorContext } from '../triggers/types.js';
 import { GitCommandError, git, isGitCheckout, scrub } from '../workspace/git.js';
-import { EXIT } from './exit-codes.js';
+import { EXIT, setExitCode } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
-import { type GlobalOptions, setExitCode } from './program.js';
+import type { GlobalOptions } from './program.js';
 import { githubAccess } from './runtime.js';
 
 export interface Check {
@@ -315,7 +315,10 @@ export async function runDoctor(
     }
   }
   try {
-    const git = await runCommand('git', ['--version'], { env: io.env, timeoutMs: 10_000 });
+    const git = await runCommand('git', ['--version'], {
+      env: buildToolEnv({ source: io.env, allow: GIT_ENV }),
+      timeoutMs: 10_000,
+    });
     emit({ ok: git.exitCode === 0, label: 'git', detail: git.stdout.trim() || git.stderr.trim() });
   } catch (error) {
     emit({ ok: false, label: 'git', detail: errorMessage(error) });
@@ -345,8 +348,16 @@ async function profileOptionsCheck(
   if (fromProfile.length === 0) return undefined;
   let help: string;
   try {
+    // The environment a run gives the agent (without the GitHub token): no other provider's key.
+    const agentEnv = buildAgentEnv({
+      source: env,
+      providerAllowlist: driver.envAllowlist,
+      extra: profile.env,
+      passEnv: profile.pass_env,
+      cwd: dir,
+    });
     const result = await runCommand(executable, [...subcommand, '--help'], {
-      env,
+      env: agentEnv,
       cwd: dir,
       timeoutMs: 10_000,
     });
@@ -414,7 +425,7 @@ async function stateFileCheck(path: string): Promise<{ check: Check; readable: b
     };
   let store: Store | undefined;
   try {
-    // SQLite's quick check reads every page (runs skip it after a clean exit), so damage shows here.
+    // SQLite's quick check reads every page (every command's open runs it too), so damage shows here.
     store = await openStore(path, { readonly: true, integrityCheck: true });
     const runs = await store.listRuns({ limit: Number.POSITIVE_INFINITY });
     const sessions = await store.listSessions();

@@ -29,6 +29,7 @@ import { runLines } from './runs.js';
 import { runCliCaptured } from './testing.js';
 
 const NOW = Date.parse('2026-12-01T12:00:00.000Z');
+const NOW_ISO = new Date(NOW).toISOString();
 
 function host(overrides: Partial<FleetHost> = {}): FleetHost {
   return {
@@ -43,6 +44,8 @@ function host(overrides: Partial<FleetHost> = {}): FleetHost {
     load: 2,
     checkouts: ['acme/api'],
     polling: false,
+    capabilities: null,
+    machine: null,
     stoppedAt: null,
     health: 'healthy',
     ...overrides,
@@ -64,6 +67,7 @@ function dispatch(state: DispatchRecord['state']): DispatchRecord {
     settledAt: null,
     detail: null,
     previousId: null,
+    refused: false,
   };
 }
 
@@ -105,6 +109,28 @@ describe('fleetStatusLines', () => {
     expect(fleetStatusLines([host()], NOW)).toHaveLength(2);
   });
 
+  it('one line per task no live worker can run, with how long it has waited and why, made visible', () => {
+    const lines = fleetStatusLines(
+      [host()],
+      NOW,
+      [],
+      [
+        {
+          taskKey: 'extra:issue:8',
+          automationId: 'extra',
+          repo: 'acme/api',
+          reason: 'no live worker can run it: build-1 has no automation extra',
+          since: '2026-12-01T11:58:00.000Z',
+        },
+        { taskKey: 'k\u001b[2J', automationId: 'a', repo: 'r', reason: 'why\r\nfake', since: NOW_ISO },
+      ],
+    );
+    expect(lines.slice(-2)).toEqual([
+      '  waiting: extra:issue:8 for 2m00s: no live worker can run it: build-1 has no automation extra',
+      '  waiting: k<U+001B>[2J for 0s: why ⏎fake',
+    ]);
+  });
+
   it('a hostile host name or version from the database reaches the terminal without its control characters', () => {
     const evil = host({ name: 'x\u001b[2J\u001b]0;pwned\u0007', version: '1\r\nfake line' });
     const text = fleetStatusLines([evil], NOW).join('\n');
@@ -125,6 +151,7 @@ function fake(hosts: FleetHost[], dispatches: DispatchRecord[] = []): FleetView 
     hosts: async () => hosts,
     liveDispatches: async () => dispatches,
     transcript: async () => undefined,
+    waiting: async () => [],
   };
 }
 
@@ -216,6 +243,7 @@ describe('curupira status without a daemon', () => {
           },
           liveDispatches: async () => [],
           transcript: async () => undefined,
+          waiting: async () => [],
         },
         close: async () => {
           closed = true;
@@ -374,7 +402,7 @@ describe('curupira status on a PostgreSQL state (the real FleetDb)', () => {
     const access = await realOpener(schema.url).openFleet(pgSettings);
     const db = access!.view as FleetDb;
     try {
-      const beat = { pid: 1, version: '0.9.0', checkouts: [] };
+      const beat = { pid: 1, version: '0.9.0', checkouts: [], capabilities: null, machine: 'm' };
       await db.beat({ ...beat, name: 'poll-1', role: 'poller', instance: 'a', capacity: 0, polling: true });
       await db.beat({ ...beat, name: 'build-1', role: 'worker', instance: 'b', capacity: 3, polling: false });
     } finally {

@@ -4,7 +4,14 @@
  * versions come from database rows: control characters are made visible, never sent to a terminal.
  */
 import type { Settings } from '../config/types.js';
-import type { DispatchRecord, DispatchState, FleetHost, FleetView, HostHealth } from '../fleet/types.js';
+import type {
+  DispatchRecord,
+  DispatchState,
+  FleetHost,
+  FleetView,
+  HostHealth,
+  WaitingTask,
+} from '../fleet/types.js';
 import { makeVisible } from '../screening/text.js';
 import { formatDuration } from './status-line.js';
 
@@ -49,12 +56,14 @@ function byName(a: FleetHost, b: FleetHost): number {
 
 /**
  * The fleet block: a heading line, then one line per host (sorted by name), then, when given, one
- * line counting the dispatches not yet settled by state.
+ * line counting the dispatches not yet settled by state, then one line per task that no live
+ * worker can run, with why.
  */
 export function fleetStatusLines(
   hosts: readonly FleetHost[],
   now: number,
   dispatches?: readonly DispatchRecord[],
+  waiting: readonly WaitingTask[] = [],
 ): string[] {
   if (hosts.length === 0) return ['fleet: no host has a heartbeat row yet'];
   const working = hosts.filter((h) => h.health !== 'stopped' && h.health !== 'gone');
@@ -88,6 +97,10 @@ export function fleetStatusLines(
             dispatches.map((d) => d.state),
             STATE_ORDER,
           )} (not yet settled)`,
+    );
+  for (const task of waiting)
+    lines.push(
+      `  waiting: ${makeVisible(task.taskKey)} for ${heartbeatAge(task.since, now).replace(/ ago$/, '')}: ${makeVisible(task.reason)}`,
     );
   return lines;
 }

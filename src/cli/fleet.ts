@@ -22,11 +22,11 @@ import { openStore, stateLocation } from '../store/index.js';
 import { connectionStringWithPassword } from '../store/postgres/open.js';
 import { parseStateUrl } from '../store/postgres/url.js';
 import type { Store } from '../store/types.js';
+import { packageVersion } from '../version.js';
 import type { OpenFleet } from './fleet-status.js';
 import type { CliIo } from './io.js';
 import { engineControls, settingsReloader } from './run.js';
-import { serveEngine } from './serve.js';
-import { packageVersion } from './version.js';
+import { serveEngine } from './serve-engine.js';
 
 export const ROLES: readonly FleetRole[] = ['all', 'poller', 'worker'];
 
@@ -120,7 +120,6 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
   let polling = false;
   try {
     await queue.start();
-    log.info({ host, role, state: redacted }, `Fleet ${role} ${host} started`);
     const works = role !== 'poller';
     const capacity = works
       ? (settings.execution.fleet.host_max_active_tasks ?? settings.execution.max_active_tasks)
@@ -156,6 +155,10 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
       polling: () => polling,
       ...(lifeline ? { lifeline } : {}),
     });
+    // The host name first: a second process claiming a live one's name is refused here, before it
+    // could close that one's runs or stop its agents as a previous process's.
+    if (!(await worker.claim(stop.signal))) return { interrupted: signals.interrupted() };
+    log.info({ host, role, state: redacted }, `Fleet ${role} ${host} started`);
     const working = worker.run(stop.signal, drain.signal);
 
     if (role !== 'worker') {

@@ -27,9 +27,9 @@ import {
   type StrayFile,
   selectForGc,
 } from '../workspace/index.js';
-import { EXIT } from './exit-codes.js';
+import { EXIT, setExitCode } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
-import { type GlobalOptions, setExitCode } from './program.js';
+import type { GlobalOptions } from './program.js';
 import { formatDuration } from './status-line.js';
 
 interface GcOptions {

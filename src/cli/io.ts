@@ -1,5 +1,5 @@
 import { redact } from '../security/redact.js';
-import { programNameFrom } from './version.js';
+import { programNameFrom } from '../version.js';
 
 export { programNameFrom };
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { setFlagsFromString } from 'node:v8';
-import { packageVersion, programNameFrom } from './version.js';
+import { packageVersion, programNameFrom } from '../version.js';
 
 // `--version` answers from this module and version.js alone: not the program (commander, the
 // settings loader, the logger), not even io.js and the redaction patterns it loads.

@@ -7,11 +7,11 @@ import { defaultConfigPath, resolvePath } from '../config/paths.js';
 import { ConfigError, CurupiraError, errorMessage, UsageError } from '../core/errors.js';
 import type { LogLevel } from '../log.js';
 import { registerSecretEnv, scrub } from '../security/redact.js';
-import { EXIT } from './exit-codes.js';
+import { packageVersion } from '../version.js';
+import { clearExitCode, EXIT, exitCodeSet } from './exit-codes.js';
 import type { CliIo } from './io.js';
 import { redactingIo, writeLine } from './io.js';
 import { COMMAND_SUMMARY } from './summary.js';
-import { packageVersion } from './version.js';
 
 export interface GlobalOptions {
   /** Absolute path of the settings file. */
@@ -205,19 +205,12 @@ export async function runCli(argv: readonly string[], given: CliIo): Promise<num
   const program = await createProgram(io, commandIn(argv));
   try {
     await program.parseAsync([...argv], { from: 'user' });
-    return currentExitCode ?? EXIT.ok;
+    return exitCodeSet() ?? EXIT.ok;
   } catch (error) {
     return reportError(error, io);
   } finally {
-    currentExitCode = undefined;
+    clearExitCode();
   }
-}
-
-let currentExitCode: number | undefined;
-
-/** Commands call this to set the exit code without throwing (e.g. `run` when a task failed). */
-export function setExitCode(code: number): void {
-  currentExitCode = code;
 }
 
 export function reportError(error: unknown, io: CliIo): number {

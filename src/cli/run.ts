@@ -12,10 +12,9 @@ import { type EngineOptions, runEngine } from '../features.js';
 import { type Logger, silentLogger } from '../log.js';
 import { acquireStateLock, openStore, stateLocation } from '../store/index.js';
 import type { Store } from '../store/types.js';
-import { EXIT } from './exit-codes.js';
+import { EXIT, setExitCode } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
 import type { GlobalOptions } from './program.js';
-import { setExitCode } from './program.js';
 import { engineLogger, githubAccess } from './runtime.js';
 import { StatusLine } from './status-line.js';
 

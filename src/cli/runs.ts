@@ -17,9 +17,9 @@ import { makeVisible } from '../screening/text.js';
 import { connectDaemon } from '../server/client.js';
 import { openStore, stateLocation } from '../store/index.js';
 import type { Allowance, PullRequestRecord, Store } from '../store/types.js';
-import { EXIT } from './exit-codes.js';
+import { EXIT, setExitCode } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
-import { type GlobalOptions, setExitCode } from './program.js';
+import type { GlobalOptions } from './program.js';
 import { formatDuration } from './status-line.js';
 
 function duration(run: RunRecord): string {

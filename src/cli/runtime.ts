@@ -5,7 +5,7 @@ import { logFile } from '../engine/paths.js';
 import { createGitHubClient, type GitHubClient } from '../github/client.js';
 import { createTokenSource, type TokenSource } from '../github/token.js';
 import { createLogger, type Logger, type LogLevel } from '../log.js';
-import { packageVersion } from './version.js';
+import { packageVersion } from '../version.js';
 
 export function githubHostname(apiUrl: string): string | undefined {
   try {

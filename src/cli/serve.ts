@@ -5,21 +5,13 @@
 import type { Command } from 'commander';
 import { loadSettings } from '../config/load.js';
 import { UsageError } from '../core/errors.js';
-import { stateDir } from '../engine/paths.js';
-import { Engine, type EngineOptions } from '../features.js';
-import type { FleetView } from '../fleet/types.js';
-import { createApp } from '../server/app.js';
-import { Hub } from '../server/hub.js';
-import { type Listening, startListeners } from '../server/listen.js';
-import { loadOrCreateToken, tokenPath } from '../server/token.js';
-import { webhookSecret } from '../server/webhooks.js';
 import { acquireStateLock, openStore, stateLocation } from '../store/index.js';
-import { EXIT } from './exit-codes.js';
+import { EXIT, setExitCode } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
-import { type GlobalOptions, setExitCode } from './program.js';
-import { engineControls, settingsReloader, watchBanner } from './run.js';
+import type { GlobalOptions } from './program.js';
+import { engineControls, settingsReloader } from './run.js';
 import { engineLogger } from './runtime.js';
-import { packageVersion } from './version.js';
+import { serveEngine } from './serve-engine.js';
 
 export const DEFAULT_PORT = 7878;
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
@@ -139,58 +131,4 @@ export function registerWorker(program: Command, io: CliIo, globals: () => Globa
       const { interrupted } = await runFleetRole({ role: 'worker', settings, file, io, log });
       setExitCode(interrupted ? EXIT.interrupted : EXIT.ok);
     });
-}
-
-export interface ServeEngineOptions {
-  /** The engine's options, without the status hooks (the board takes those). */
-  engine: Omit<EngineOptions, 'onStatus' | 'onRun'>;
-  host: string;
-  port: number;
-  /** Print the `run --watch` banner before the URL. */
-  banner: boolean;
-  /** The fleet's hosts and dispatches for the board, `/api/v1/fleet` and `status` (PostgreSQL state only). */
-  fleet?: FleetView;
-}
-
-/**
- * The engine in watch mode behind the board, the API and the control socket, until the engine's
- * stop or drain signal ends it. The URL is printed with the token the first time only.
- */
-export async function serveEngine(io: CliIo, options: ServeEngineOptions): Promise<void> {
-  const { settings, store } = options.engine;
-  const secret = webhookSecret(settings, options.engine.env);
-  const hub = new Hub();
-  const engine = new Engine({
-    ...options.engine,
-    onStatus: (status) => hub.setStatus(status),
-    onRun: () => hub.changed(),
-  });
-  const dir = stateDir(settings);
-  const { token, created } = loadOrCreateToken(dir);
-  const app = createApp({
-    store,
-    engine,
-    hub,
-    token,
-    version: packageVersion(),
-    startedAt: Date.now(),
-    ...(secret === undefined ? {} : { webhookSecret: secret }),
-    ...(options.fleet === undefined ? {} : { fleet: options.fleet }),
-  });
-  let listening: Listening | undefined;
-  try {
-    listening = await startListeners(app, { host: options.host, port: options.port, stateDir: dir });
-    if (options.banner) writeLine(io.stderr, watchBanner(settings));
-    if (created) {
-      writeLine(io.stdout, `Board: ${listening.url}?token=${token}`);
-      writeLine(io.stdout, `(the token is shown this once; it is kept in ${tokenPath(dir)})`);
-    } else {
-      writeLine(io.stdout, `Board: ${listening.url} (open it with ?token=<the token in ${tokenPath(dir)}>)`);
-    }
-    if (listening.socket) writeLine(io.stdout, `Control socket: ${listening.socket}`);
-    await engine.run();
-  } finally {
-    hub.close();
-    await listening?.close();
-  }
 }

@@ -5,9 +5,9 @@ import type { ResolvedAutomation, Settings } from '../config/types.js';
 import { ConfigError } from '../core/errors.js';
 import { BODY_CAP_CHARS } from '../prompt/untrusted.js';
 import { scrub } from '../workspace/git.js';
-import { EXIT } from './exit-codes.js';
+import { EXIT, setExitCode } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
-import { type GlobalOptions, setExitCode } from './program.js';
+import type { GlobalOptions } from './program.js';
 
 export function validMessage(settings: Settings): string {
   const n = settings.automations.length;

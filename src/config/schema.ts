@@ -333,7 +333,7 @@ export const RepositoryTable = z
       })
       .optional()
       .describe(
-        'Executable inside the checkout run once after a fresh clone (relative, no `..`); until it has succeeded once, it runs again before the next agent.',
+        'Executable inside the checkout, run once after curupira clones it (relative, no `..`); never on a checkout that was already there. Until it has succeeded once on that clone, it runs again before the next agent.',
       ),
   })
   .describe('A Git checkout agents work in.');

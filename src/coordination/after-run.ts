@@ -7,7 +7,7 @@ import type { ResolvedAutomation, Settings } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
 import type { RunRecord, Task } from '../core/types.js';
-import type { RunWrites } from '../engine/run-writes.js';
+import type { RunWrites } from '../github/write-port.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
 import type { Escalation } from './escalation.js';

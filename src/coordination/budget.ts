@@ -11,8 +11,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
+import { runInit } from '../core/task-fields.js';
 import { isFailure, type RunRecord, type Task } from '../core/types.js';
-import { runInit } from '../engine/task.js';
 import type { ItemFailures, Store } from '../store/types.js';
 
 /** The automation's budget: its own `max_item_failures`, else the settings-wide one (0: none). */

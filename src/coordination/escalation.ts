@@ -21,6 +21,8 @@ import type { ResolvedAutomation, Settings } from '../config/types.js';
 import { errorMessage } from '../core/errors.js';
 import { isFailure, type RunRecord, type Task } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
+import { getAuthenticatedUser, listIssueComments, listIssueLabels } from '../github/rest.js';
+import { declareWriter } from '../github/writers.js';
 import type { Logger } from '../log.js';
 import { type Actor, isTrusted, type TrustRules } from '../screening/trust.js';
 import type { GitHubWrite, ItemFailures, Store } from '../store/types.js';
@@ -105,6 +107,13 @@ export function escalationWrites(
   ];
 }
 
+/** `escalated_label` (or its `[settings]` default): the label and comment of an escalated item. */
+export const ESCALATION_WRITER = declareWriter({
+  feature: 'escalation',
+  keys: ['escalated_label'],
+  settingsWide: ['escalated_label'],
+});
+
 interface RestLabel {
   name: string;
 }
@@ -115,11 +124,12 @@ interface RestComment {
   author_association?: string;
 }
 
-function issuePath(task: Task): string | undefined {
+/** The task's item on GitHub, when it is an issue or pull request of an `owner/name` repository. */
+function itemOf(task: Task): { repo: string; number: string } | undefined {
   if (!/^\d+$/.test(task.identity.id)) return undefined;
   const [owner, name] = task.identity.repo.split('/');
   if (!owner || !name) return undefined;
-  return `/repos/${encodeURIComponent(owner)}/${encodeURIComponent(name)}/issues/${task.identity.id}`;
+  return { repo: task.identity.repo, number: task.identity.id };
 }
 
 /** The labels the item carried when it was polled. */
@@ -169,8 +179,8 @@ export class Escalation {
   async #gate(automation: ResolvedAutomation, task: Task, resumed: boolean): Promise<EscalationGate> {
     const { store, log } = this.deps;
     const settings = this.deps.settings();
-    const path = issuePath(task);
-    if (!path) return 'run';
+    const item = itemOf(task);
+    if (!item) return 'run';
     const label = escalatedLabel(settings, automation);
     const state = await store.getItemFailures(task.key);
     const fields = { automation: automation.id, id: task.item.id };
@@ -178,37 +188,44 @@ export class Escalation {
       // Lifted once its label went out and a person took it off (read now: a resumed task's labels are old).
       const [sent] = await store.listWrites({ marker: escalateMarker(state.lastRunId, 'label') });
       if (sent?.status !== 'sent') return 'run';
-      if (!hasLabel(await this.#labelsNow(path), label)) {
+      if (!hasLabel(await this.#labelsNow(item), label)) {
         await store.clearItemFailures(task.key);
         log.info({ ...fields, label }, 'The escalated label was removed: the escalation is lifted');
       }
       return 'run';
     }
-    const labels = label && resumed ? await this.#labelsNow(path) : polledLabels(task);
+    const labels = label && resumed ? await this.#labelsNow(item) : polledLabels(task);
     if (label && hasLabel(labels, label)) {
       log.info({ ...fields, label }, 'Escalated on GitHub: not run until a person removes the label');
       return 'held';
     }
-    if (automation.config.result_comment === true) await this.#raiseFromMarkers(automation, task, path);
+    if (automation.config.result_comment === true) await this.#raiseFromMarkers(automation, task, item);
     return 'run';
   }
 
-  async #labelsNow(path: string): Promise<string[]> {
-    const labels = await this.deps.github().rest<RestLabel[]>('GET', `${path}/labels?per_page=100`);
+  async #labelsNow(item: { repo: string; number: string }): Promise<string[]> {
+    const labels: RestLabel[] = await listIssueLabels(this.deps.github(), item.repo, item.number);
     return labels.map((l) => l.name);
   }
 
   /** Raises the local count to the highest one trusted result markers on the item give. */
-  async #raiseFromMarkers(automation: ResolvedAutomation, task: Task, path: string): Promise<void> {
+  async #raiseFromMarkers(
+    automation: ResolvedAutomation,
+    task: Task,
+    item: { repo: string; number: string },
+  ): Promise<void> {
     const { store } = this.deps;
     const digest = itemTextDigest(task);
     const rules = this.#rules(automation);
     const viewer = await this.#viewerLogin();
     let remote = 0;
     for (let page = 1; ; page += 1) {
-      const comments = await this.deps
-        .github()
-        .rest<RestComment[]>('GET', `${path}/comments?per_page=100&page=${page}`);
+      const comments: RestComment[] = await listIssueComments(
+        this.deps.github(),
+        item.repo,
+        item.number,
+        page,
+      );
       for (const c of comments) {
         if (!c.user || !c.body?.includes('<!-- curupira:')) continue;
         const own = c.user.login.toLowerCase() === viewer;
@@ -259,7 +276,7 @@ export class Escalation {
   }
 
   async #viewerLogin(): Promise<string> {
-    this.#viewer ??= (await this.deps.github().rest<{ login: string }>('GET', '/user')).login.toLowerCase();
+    this.#viewer ??= (await getAuthenticatedUser(this.deps.github())).login.toLowerCase();
     return this.#viewer;
   }
 

@@ -7,9 +7,9 @@
 import type { ResolvedAutomation, Settings } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
+import type { Claim } from '../core/feature.js';
+import { runInit } from '../core/task-fields.js';
 import type { RunRecord, Task } from '../core/types.js';
-import type { Claim } from '../engine/executor.js';
-import { runInit } from '../engine/task.js';
 import type { GitHubClient } from '../github/client.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';

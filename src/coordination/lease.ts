@@ -32,6 +32,9 @@ import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
 import type { RunRecord, Task } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
+import { createIssueComment, deleteIssueComment, updateIssueComment } from '../github/direct-writes.js';
+import { getAuthenticatedUser, listIssueComments, type RestReader, withServerDate } from '../github/rest.js';
+import { declareWriter } from '../github/writers.js';
 import type { Logger } from '../log.js';
 import { type TrustRules, trustReason } from '../screening/trust.js';
 import { redact } from '../security/redact.js';
@@ -59,6 +62,13 @@ export function runnerIdOf(settings: Settings): string {
 }
 
 /** The automation's leases: its own `lease_ttl`, else the settings-wide one; undefined: none. */
+/** `lease_ttl` (or its `[settings]` default): the lease comment of each run's item. */
+export const LEASE_WRITER = declareWriter({
+  feature: 'leases',
+  keys: ['lease_ttl'],
+  settingsWide: ['lease_ttl'],
+});
+
 export function leaseConfig(settings: Settings, automation: ResolvedAutomation): LeaseConfig | undefined {
   const text = automation.config.lease_ttl ?? settings.execution.lease_ttl;
   const ttlMs = text === undefined ? undefined : parseDuration(text);
@@ -200,15 +210,6 @@ export function leasedItem(task: Task): ItemRef | undefined {
     : undefined;
 }
 
-function itemPath(item: ItemRef): string {
-  const [owner, name] = item.repo.split('/');
-  return `/repos/${encodeURIComponent(owner ?? '')}/${encodeURIComponent(name ?? '')}/issues/${item.number}`;
-}
-
-function commentPath(item: ItemRef, id: number): string {
-  return `${itemPath(item).replace(/\/issues\/\d+$/, '')}/issues/comments/${id}`;
-}
-
 function byAge(a: Lease, b: Lease): number {
   return a.createdAt.localeCompare(b.createdAt) || a.commentId - b.commentId;
 }
@@ -242,7 +243,11 @@ export class Leases {
   /** GitHub's clock minus ours (ms), from the last answer's `date` header. */
   #offset = 0;
 
-  constructor(readonly deps: LeaseDeps) {}
+  constructor(readonly deps: LeaseDeps) {
+    this.#github = withServerDate(deps.client, (date) => {
+      this.#offset = date - deps.clock.now();
+    });
+  }
 
   /** GitHub's time now, as last measured. */
   serverNow(): number {
@@ -253,19 +258,15 @@ export class Leases {
     return leaseConfig(this.deps.settings(), automation);
   }
 
-  async #request<T>(
-    method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
-    path: string,
-    body?: Record<string, unknown>,
-  ) {
-    const answer = await this.deps.client.restResponse<T>(method, path, body);
-    const date = Date.parse(answer.headers.date ?? answer.headers.Date ?? '');
-    if (!Number.isNaN(date)) this.#offset = date - this.deps.clock.now();
-    return answer.data;
-  }
+  /**
+   * The client the lease operations go through: each answer's `date` header measures GitHub's clock.
+   * Reads are named operations of src/github/rest.ts; the claim's writes are direct writes
+   * (src/github/direct-writes.ts: the agent must not start before the claim is confirmed).
+   */
+  readonly #github: RestReader;
 
   async #viewerLogin(): Promise<string> {
-    this.#viewer ??= (await this.#request<{ login: string }>('GET', '/user')).login.toLowerCase();
+    this.#viewer ??= (await getAuthenticatedUser(this.#github)).login.toLowerCase();
     return this.#viewer;
   }
 
@@ -275,10 +276,7 @@ export class Leases {
     const rules = await this.deps.trust(automation);
     const leases: Lease[] = [];
     for (let page = 1; ; page += 1) {
-      const comments = await this.#request<RestComment[]>(
-        'GET',
-        `${itemPath(item)}/comments?per_page=100&page=${page}`,
-      );
+      const comments: RestComment[] = await listIssueComments(this.#github, item.repo, item.number, page);
       for (const c of comments) {
         const state = parseLeaseState(c.body ?? '');
         if (!state || !c.user) continue;
@@ -368,9 +366,7 @@ export class Leases {
       if (mine) {
         // Our own unexpired lease (this runner, restarted): taken back for the new run.
         const held = state();
-        await this.#request('PATCH', commentPath(item, mine.commentId), {
-          body: leaseBody(held, this.serverNow()),
-        });
+        await updateIssueComment(this.#github, item.repo, mine.commentId, leaseBody(held, this.serverNow()));
         return {
           kind: 'claimed',
           lease: this.#held(item, automation, config, held, mine.commentId),
@@ -378,9 +374,12 @@ export class Leases {
         };
       }
       const held = state();
-      const created = await this.#request<{ id: number }>('POST', `${itemPath(item)}/comments`, {
-        body: leaseBody(held, this.serverNow()),
-      });
+      const created = await createIssueComment(
+        this.#github,
+        item.repo,
+        item.number,
+        leaseBody(held, this.serverNow()),
+      );
       posted = created.id;
       const after = await this.read(automation, item);
       const winner = after.live[0];
@@ -390,7 +389,7 @@ export class Leases {
           lease: this.#held(item, automation, config, held, posted),
           takenBack: false,
         };
-      await this.#request('DELETE', commentPath(item, posted));
+      await deleteIssueComment(this.#github, item.repo, posted);
       posted = undefined;
       const lost = this.#blocked(after, automation, config);
       if (lost.kind !== 'free') return lost;
@@ -409,7 +408,7 @@ export class Leases {
   /** A lease posted but not confirmed goes again: deleted now, or released through the queue. */
   async #withdraw(item: ItemRef, state: LeaseState, commentId: number): Promise<void> {
     try {
-      await this.#request('DELETE', commentPath(item, commentId));
+      await deleteIssueComment(this.#github, item.repo, commentId);
     } catch {
       await this.queueRelease(item, state, 'not started').catch(() => undefined);
     }
@@ -434,7 +433,7 @@ export class Leases {
 
   /** Renews a held lease (a direct edit with a new expiry, by GitHub's clock). */
   async renew(item: ItemRef, commentId: number, state: LeaseState): Promise<void> {
-    await this.#request('PATCH', commentPath(item, commentId), { body: leaseBody(state, this.serverNow()) });
+    await updateIssueComment(this.#github, item.repo, commentId, leaseBody(state, this.serverNow()));
   }
 }
 

@@ -5,12 +5,11 @@
  * sets `lease_ttl` (or `[settings] lease_ttl` is set) and GitHub writes are possible.
  */
 import type { ResolvedAutomation } from '../config/types.js';
-import type { Feature, GateRequest, GateVerdict, KernelPort } from '../core/feature.js';
+import type { Claim, Feature, GateRequest, GateVerdict, KernelPort } from '../core/feature.js';
 import type { RunRecord, Task } from '../core/types.js';
-import type { Claim } from '../engine/executor.js';
-import type { RunWrites } from '../engine/run-writes.js';
 import { createGitHubClient, type GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
+import type { RunWrites } from '../github/write-port.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
 import { type LeaseDeps, type Leases, wantsLeases } from './lease.js';

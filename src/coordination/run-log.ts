@@ -14,17 +14,25 @@
  * Items labelled `agent:log` are never eligible (src/engine/eligibility.ts).
  */
 import type { ResolvedAutomation, Settings } from '../config/types.js';
+import { automationRepo } from '../core/task-fields.js';
 import type { RunRecord, Task } from '../core/types.js';
-import { code, runDuration } from '../engine/run-writes.js';
-import { automationRepo } from '../engine/task.js';
+import { code, runDuration } from '../github/write-port.js';
+import { declareWriter, writerOn } from '../github/writers.js';
 import type { Store, WriteInit } from '../store/types.js';
 import { REPO_PATTERN } from '../triggers/common-schema.js';
 
 export const LOG_LABEL = 'agent:log';
 const DAY_MS = 86_400_000;
 
+/** `run_log = true` (or its `[settings]` default): the run-log issue and one entry per run. */
+export const RUN_LOG_WRITER = declareWriter({
+  feature: 'run log',
+  keys: ['run_log'],
+  settingsWide: ['run_log'],
+});
+
 export function runLogOn(settings: Settings, automation: ResolvedAutomation): boolean {
-  return automation.config.run_log ?? settings.execution.run_log;
+  return writerOn(RUN_LOG_WRITER, automation, settings.execution);
 }
 
 export interface LogWindow {

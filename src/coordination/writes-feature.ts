@@ -4,7 +4,6 @@
  * sweep runs when due; the queue is drained every round and flushed when the engine returns.
  */
 import type { Feature, KernelPort, RunOutcome } from '../core/feature.js';
-import { createRunWrites, type RunWrites, wantsGitHubWrites } from '../engine/run-writes.js';
 import type { GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
@@ -12,6 +11,7 @@ import type { Store } from '../store/types.js';
 import { afterRunWrites } from './after-run.js';
 import type { Escalation } from './escalation.js';
 import type { Leases } from './lease.js';
+import { createRunWrites, type RunWrites, wantsGitHubWrites } from './run-writes.js';
 import { Sweeper } from './sweep.js';
 
 export interface WritesOptions {

@@ -110,13 +110,19 @@ export class GitHubRequestError extends GitHubError {
 /** GraphQL answered with `errors`. */
 export class GitHubGraphQLError extends GitHubError {
   readonly errors: readonly { message: string; type?: string; path?: readonly (string | number)[] }[];
+  /**
+   * What GitHub answered beside the errors, when it answered anything: one field that failed (an
+   * issue that does not exist, `NOT_FOUND` at its path) leaves the others of the query answered.
+   */
+  readonly data: unknown;
 
   constructor(
     errors: readonly { message: string; type?: string; path?: readonly (string | number)[] }[],
-    options?: { cause?: unknown; status?: number },
+    options?: { cause?: unknown; status?: number; data?: unknown },
   ) {
     super('github_graphql', `GitHub GraphQL error: ${errors.map((e) => e.message).join('; ')}`, options);
     this.errors = errors;
+    this.data = options?.data ?? null;
   }
 }
 
@@ -179,4 +185,17 @@ export class ControlError extends CurupiraError {
 export function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message;
   return String(error);
+}
+
+/** Why a classifier could not answer. Each kind blocks a run when the classifier is required. */
+export type ClassifierFailureKind = 'missing' | 'failed' | 'timeout';
+
+export class ClassifierError extends Error {
+  constructor(
+    readonly kind: ClassifierFailureKind,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ClassifierError';
+  }
 }

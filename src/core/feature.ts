@@ -67,6 +67,8 @@ export interface KernelPort {
     task: Task,
     options?: OfferOptions,
   ): 'queued' | 'updated' | 'busy' | 'duplicate' | 'full' | 'skipped';
+  /** Offers saved sessions to resume, except those whose item no longer matches (kept for a person). */
+  resume(sessions: readonly SessionRecord[]): Promise<void>;
   /** Free slots in the scheduler now. */
   capacity(): number;
   /**
@@ -144,3 +146,9 @@ export interface Feature<RunDeps = unknown, Status = unknown> {
   /** The engine returns: flush what is pending (bounded), release what is held. */
   stop?(): Promise<void>;
 }
+
+/** What a claim said: nothing to claim, the item is ours until `release`, or not ours (skipped). */
+export type Claim =
+  | { kind: 'none' }
+  | { kind: 'held'; release(run: RunRecord): Promise<void> }
+  | { kind: 'refused'; reason: string };

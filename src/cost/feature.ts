@@ -54,10 +54,10 @@ export class CostFeature implements Feature<unknown, { budget: BudgetStatus }> {
     try {
       const unparked = await this.budgets.unparked();
       if (unparked.length === 0) return;
-      for (const session of await store.listSessions()) {
-        if (!unparked.includes(session.automationId) || port.running(session.taskKey)) continue;
-        port.offer(session.automationId, session.task, { resume: session });
-      }
+      const sessions = (await store.listSessions()).filter(
+        (session) => unparked.includes(session.automationId) && !port.running(session.taskKey),
+      );
+      await port.resume(sessions);
     } catch (error) {
       log.warn({ error: errorMessage(error) }, 'Could not read the budgets');
     }

@@ -9,7 +9,6 @@ import type { ResolvedAutomation } from '../config/types.js';
 import { errorMessage } from '../core/errors.js';
 import type { Feature, GateRequest, GateVerdict, KernelPort } from '../core/feature.js';
 import type { RunRecord, Task } from '../core/types.js';
-import type { RemediationRun } from '../engine/executor.js';
 import { createGitHubClient, type GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
@@ -20,6 +19,7 @@ import { createFollower, DEFAULT_FOLLOW_INTERVAL_SECONDS } from './follow.js';
 import { followHooks } from './follow-hooks.js';
 import { createDeliveryDeps, openDelivery } from './index.js';
 import { createRemediator, type Remediator } from './remediation.js';
+import type { RemediationRun } from './remediation-types.js';
 
 export interface DeliveryFeatureOptions {
   port: KernelPort;

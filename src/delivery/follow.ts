@@ -26,6 +26,7 @@ import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
 import type { RunRecord } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
+import { getIssue } from '../github/rest.js';
 import { WriteQueue } from '../github/write-queue.js';
 import type { Logger } from '../log.js';
 import type { NotificationEvent } from '../notify/index.js';
@@ -257,10 +258,6 @@ function itemNumber(run: RunRecord | undefined, repo: string): number | undefine
   return Number(run.itemId);
 }
 
-function issuePath(repo: string, number: number): string {
-  return `/repos/${repo}/issues/${number}`;
-}
-
 async function onMerged(
   deps: FollowDeps,
   queue: WriteQueue,
@@ -272,7 +269,7 @@ async function onMerged(
   const at = { repo: record.repo, runId: record.runId };
   if (number !== undefined) {
     if (run?.taskType === 'github-issues') {
-      const issue = await deps.github.rest<{ state: string }>('GET', issuePath(record.repo, number));
+      const issue = await getIssue(deps.github, record.repo, number);
       if (issue.state === 'open') {
         await queue.enqueue({
           ...at,
@@ -349,10 +346,7 @@ async function findChoice(
   const item = itemNumber(run, record.repo);
   const numbers = [record.number!, ...(item !== undefined && item !== record.number ? [item] : [])];
   for (const number of numbers) {
-    const { labels } = await deps.github.rest<{ labels?: LabelJson[] }>(
-      'GET',
-      issuePath(record.repo, number),
-    );
+    const { labels }: { labels?: LabelJson[] } = await getIssue(deps.github, record.repo, number);
     const names = new Set(
       (labels ?? []).map((l) => (typeof l === 'string' ? l : (l.name ?? '')).toLowerCase()),
     );

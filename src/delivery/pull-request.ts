@@ -1,18 +1,18 @@
 /**
- * The pull request side of delivery, over GitHub's REST API: find the open pull request of a
- * branch (to adopt it, or to find the one a killed process opened), open one, read the default
- * branch. Shapes typed against `@octokit/openapi-types`.
+ * The pull request side of delivery, over the GitHub port (src/github/rest.ts, direct-writes.ts):
+ * find the open pull request of a branch (to adopt it, or to find the one a killed process opened),
+ * open one, read the default branch. Shapes typed against `@octokit/openapi-types`.
  */
-import type { components } from '@octokit/openapi-types';
 import type { ResolvedAutomation } from '../config/types.js';
+import { rawPromptContext } from '../core/task-fields.js';
 import type { FieldValue, RunRecord, Task } from '../core/types.js';
-import { rawPromptContext } from '../engine/task.js';
 import type { GitHubClient } from '../github/client.js';
+import { type NewPullRequest, createPullRequest as openPullRequest } from '../github/direct-writes.js';
+import { getPull, getRepository, listOpenPullsByHead, type Schemas } from '../github/rest.js';
 import { markerComment } from '../github/write-queue.js';
 import { renderPrompt } from '../prompt/index.js';
 import { redact } from '../security/redact.js';
 
-type Schemas = components['schemas'];
 /** The fields of GitHub's `pull-request-simple` curupira reads. */
 export type PullJson = Pick<Schemas['pull-request-simple'], 'number' | 'html_url' | 'state' | 'body'> & {
   draft?: boolean;
@@ -21,19 +21,13 @@ export type PullJson = Pick<Schemas['pull-request-simple'], 'number' | 'html_url
   base: Pick<Schemas['pull-request-simple']['base'], 'ref'>;
 };
 
-function repoPath(repo: string): string {
-  const [owner, name] = repo.split('/');
-  return `/repos/${encodeURIComponent(owner ?? '')}/${encodeURIComponent(name ?? '')}`;
-}
-
 /** The hidden marker of the pull requests curupira opens (tells its own from an adopted one). */
 export function deliveryMarker(runId: string): string {
   return markerComment(`delivery run=${runId}`);
 }
 
 export async function defaultBranchOf(client: GitHubClient, repo: string): Promise<string> {
-  return (await client.rest<Pick<Schemas['full-repository'], 'default_branch'>>('GET', repoPath(repo)))
-    .default_branch;
+  return (await getRepository(client, repo)).default_branch;
 }
 
 /** The open pull request whose head is `branch` in `repo` itself, if any. */
@@ -42,25 +36,12 @@ export async function findOpenPullRequest(
   repo: string,
   branch: string,
 ): Promise<PullJson | undefined> {
-  const owner = repo.split('/')[0] ?? '';
-  const head = encodeURIComponent(`${owner}:${branch}`);
-  const list = await client.rest<PullJson[]>(
-    'GET',
-    `${repoPath(repo)}/pulls?head=${head}&state=open&per_page=10`,
-  );
+  const list: PullJson[] = await listOpenPullsByHead(client, repo, branch);
   return list.find((pr) => pr.head.ref === branch);
 }
 
 export async function getPullRequest(client: GitHubClient, repo: string, number: number): Promise<PullJson> {
-  return client.rest<PullJson>('GET', `${repoPath(repo)}/pulls/${number}`);
-}
-
-export interface NewPullRequest {
-  title: string;
-  body: string;
-  head: string;
-  base: string;
-  draft: boolean;
+  return getPull(client, repo, number);
 }
 
 export async function createPullRequest(
@@ -68,13 +49,7 @@ export async function createPullRequest(
   repo: string,
   pr: NewPullRequest,
 ): Promise<PullJson> {
-  return client.rest<PullJson>('POST', `${repoPath(repo)}/pulls`, {
-    title: pr.title,
-    body: pr.body,
-    head: pr.head,
-    base: pr.base,
-    draft: pr.draft,
-  });
+  return openPullRequest(client, repo, pr);
 }
 
 export const DEFAULT_PR_TITLE = '${task_title}';

@@ -5,6 +5,8 @@
  * from the pull request's head), with `instructions` as curupira's own words and `untrusted` fenced
  * as data, then pushes to the same branch. One action in flight per pull request.
  */
+import type { RunRecord } from '../core/types.js';
+
 export interface RemediationRequest {
   cause: 'review' | 'ci' | 'conflict';
   /**
@@ -18,6 +20,20 @@ export interface RemediationRequest {
   instructions: string;
   /** Text from GitHub (review bodies, comments, check output, log tails): fenced, never obeyed. */
   untrusted: readonly { label: string; text: string }[];
+}
+
+/** What a remediation run needs beyond its task (the executor's `RunRequest.remediation`). */
+export interface RemediationRun {
+  /** The agent session to resume (the delivery's newest). */
+  sessionId: string;
+  /** The whole prompt: curupira's instructions and the fenced text from GitHub. */
+  prompt: string;
+  /** The worktree holding the pull request's head branch (kept, or recreated from the head). */
+  worktree: { path: string; branch: string };
+  /** The delivery run (recorded as the run's `upstreamRunId`). */
+  deliveryRunId: string;
+  /** After the agent succeeded: pushes the branch; a `failed` reason fails the run. */
+  push(run: RunRecord): Promise<{ failed?: string; note?: string }>;
 }
 
 /**

@@ -45,7 +45,6 @@ import type { ResolvedAutomation } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
 import type { RunRecord, Task } from '../core/types.js';
-import type { RemediationRun } from '../engine/executor.js';
 import type { GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
@@ -60,7 +59,12 @@ import { pathExists } from '../workspace/remove.js';
 import type { FollowContext, StepOutcome } from './follow.js';
 import { getPullRequest } from './pull-request.js';
 import { branchTip, pushBranch } from './push.js';
-import { ownHeadMark, type RemediationRequest, type RemediationResult } from './remediation-types.js';
+import {
+  ownHeadMark,
+  type RemediationRequest,
+  type RemediationResult,
+  type RemediationRun,
+} from './remediation-types.js';
 
 export const DEFAULT_REMEDIATION_BUDGET = 2;
 

@@ -10,15 +10,15 @@ import { rm } from 'node:fs/promises';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
 import { errorMessage, StateError } from '../core/errors.js';
 import type { Candidate, GateVerdict, KernelPort, RunOutcome } from '../core/feature.js';
+import { classifyFailure } from '../core/outcome.js';
 import { isTerminal, pauseReasonKey, type RunRecord, type Task } from '../core/types.js';
 import { maintainCheckouts } from '../workspace/index.js';
 import { ChainFeed } from './chain.js';
 import { Control } from './control.js';
 import { type ExecutorDeps, executeTask, type RemediationRun } from './executor.js';
 import { EventFeed, type Feed } from './feed.js';
-import { classifyFailure } from './outcome.js';
 import { Reconciler } from './reconcile.js';
-import { recover, resumeSessions } from './recovery.js';
+import { offerSessions, recover, resumeSessions } from './recovery.js';
 import { Reloader } from './reload.js';
 import { Remediations } from './remediations.js';
 import { KernelState, type Pending } from './state.js';
@@ -96,6 +96,7 @@ export class Kernel {
         const automation = s.settings.automations.find((a) => a.id === automationId);
         return automation ? s.offer(automation, task, options) : 'skipped';
       },
+      resume: (sessions) => offerSessions(s, sessions),
       capacity: () => s.core.capacity,
       forget: (taskKey, options) => s.forget(taskKey, options),
       pollSoon: (automationId) => {
@@ -352,7 +353,10 @@ export class Kernel {
           onUpdate,
         )
       : this.gateAndExecute(
-          this.s.executorDeps(onUpdate),
+          this.s.executorDeps(onUpdate, (reported) => {
+            const entry = this.s.running.get(task.key);
+            if (entry) entry.reported = reported;
+          }),
           automation,
           task,
           pending,
@@ -600,13 +604,16 @@ export class Kernel {
       });
       await this.maybeMaintain();
       for (const feature of this.s.features) await feature.tick?.();
+      // A full queue polls nothing (see above) until a run ends, which wakes this loop: a feed
+      // already due must not make the wait 0 and spin the loop meanwhile.
+      const pollable = this.s.core.capacity > 0 ? this.s.feeds.filter((f) => !this.skips(f)) : [];
       const nextPoll = Math.min(
-        ...this.s.feeds.filter((f) => !this.skips(f)).map((f) => f.nextPollAt),
+        ...pollable.map((f) => f.nextPollAt),
         this.reconciler.nextAt(),
         ...this.s.features.map((f) => f.wakeAt?.(clock.now()) ?? Number.POSITIVE_INFINITY),
         Number.POSITIVE_INFINITY,
       );
-      this.s.emitStatus(Number.isFinite(nextPoll) ? nextPoll : undefined);
+      this.s.options.onTick?.(this.s.emitStatus(Number.isFinite(nextPoll) ? nextPoll : undefined));
       const until = Math.min(
         nextPoll,
         this.s.options.reload ? clock.now() + reloadEvery : Number.POSITIVE_INFINITY,

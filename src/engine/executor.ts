@@ -3,7 +3,7 @@
  * a run a restart found with its agent already exited. This module is the run's public face.
  */
 export { completeRun, finishInterruptedRun } from './run/complete.js';
-export { isRemediation, oneLineReason } from './run/helpers.js';
+export { isRemediation, oneLineReason, reportedInTranscript } from './run/helpers.js';
 export { executeTask } from './run/pipeline.js';
 export {
   type Claim,

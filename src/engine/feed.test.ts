@@ -98,4 +98,51 @@ describe('EventFeed', () => {
     expect(second.map((t) => t.item.id)).toEqual(['3', '4']);
     expect(feed.waiting).toBe(1);
   });
+
+  it('knows which items its last search saw matching, dispatched or not, and a 304 keeps that true', async () => {
+    const clock = new FakeClock();
+    let matching = [1, 2, 3].map(item);
+    let changed = true;
+    let searches = 0;
+    const source: TriggerSource = {
+      async discover(request) {
+        searches += 1;
+        const out: Item[] = [];
+        for (const candidate of matching) {
+          if (out.length >= request.limit) break;
+          if (request.wanted && !request.wanted(candidate)) continue;
+          out.push(candidate);
+        }
+        return out;
+      },
+      async probe() {
+        return { changed, etag: 'e1' };
+      },
+    };
+    const feed = new EventFeed(automation(), source, 30, 600_000);
+    const first = await feed.poll(context(clock));
+    for (const task of first) feed.markDispatched(task);
+    const [one, two] = first;
+    const start = clock.now();
+    // The second search pages past 1 and 2 (dispatched) and still saw them match.
+    await clock.advance(30_000);
+    const second = await feed.poll(context(clock));
+    expect(second.map((t) => t.item.id)).toEqual(['3']);
+    for (const task of second) feed.markDispatched(task);
+    expect([one, two].map((t) => feed.matchedSince(t!.key, start + 30_000))).toEqual([true, true]);
+    // Nothing changed since (a 304): still true a poll later.
+    changed = false;
+    await clock.advance(60_000);
+    await feed.poll(context(clock));
+    expect(searches).toBe(2);
+    expect(feed.matchedSince(one!.key, start + 90_000)).toBe(true);
+    // Issue 1 closed: the next search no longer returns it.
+    changed = true;
+    matching = [2, 3].map(item);
+    await clock.advance(120_000);
+    await feed.poll(context(clock));
+    expect(feed.matchedSince(one!.key, start + 210_000)).toBe(false);
+    expect(feed.matchedSince(two!.key, start + 210_000)).toBe(true);
+    expect(feed.matchedSince(two!.key, start + 210_001)).toBe(false);
+  });
 });

@@ -6,45 +6,19 @@
  */
 import { createHash } from 'node:crypto';
 import type { AutomationFor, ResolvedAutomation } from '../config/types.js';
-import type { Clock } from '../core/clock.js';
+import { classifyFailure, nextPollAfterFailure } from '../core/outcome.js';
 import type { Item, Task } from '../core/types.js';
-import type { Logger } from '../log.js';
-import type { CronState, Store } from '../store/types.js';
+import type { CronState } from '../store/types.js';
 import { decideMissed, dueOccurrence, parseScheduleDate, startOfDay } from '../triggers/cron/schedule.js';
 import type { TriggerSource } from '../triggers/source.js';
+import type { Feed, PollContext } from '../triggers/types.js';
 import { Backoff } from './backoff.js';
 import { neverEligible } from './eligibility.js';
 import { IdleGate } from './idle-gate.js';
 import { baselineInfo, baselineState, takeBaseline, unremembered, usesMemory } from './memory.js';
-import { classifyFailure, nextPollAfterFailure } from './outcome.js';
 import { recordSkippedRun, taskFromItem } from './task.js';
 
-export interface PollContext {
-  store: Store;
-  clock: Clock;
-  log: Logger;
-  /** Items per poll (`batch_size`). */
-  limit: number;
-  /** Look without claiming or recording anything (`run --dry-run`). */
-  preview: boolean;
-  signal?: AbortSignal;
-}
-
-export interface Feed {
-  readonly automation: ResolvedAutomation;
-  /** When this feed wants to be polled next (epoch ms). */
-  nextPollAt: number;
-  /** New tasks (already-dispatched fingerprints left out). */
-  poll(context: PollContext): Promise<Task[]>;
-  /** The task was accepted by the scheduler: never offer it again in this process. */
-  markDispatched(task: Task): void;
-  /** A run of one of this feed's tasks ended. */
-  runFinished(task: Task, context: PollContext): Promise<void>;
-  /** Matching items the last poll did not reach (beyond `batch_size`); 0 when none or unknown. */
-  readonly waiting?: number;
-  /** Open items matching the trigger at the last poll, when the source reports it. */
-  readonly matching?: number | undefined;
-}
+export type { Feed, PollContext };
 
 /** How many matches the first poll of an `ignore_backlog` automation records (GitHub Search's cap). */
 export const BACKLOG_LIMIT = 1000;
@@ -65,6 +39,10 @@ export class EventFeed implements Feed {
   private mustSearch = false;
   /** Fingerprints the last poll returned that the engine has not taken yet (a full queue, a busy task). */
   private readonly offered = new Set<string>();
+  /** Task keys of every item the last search saw matching, new or already dispatched. */
+  private matched = new Set<string>();
+  /** When those items were last known to match (epoch ms). */
+  private matchedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     readonly automation: ResolvedAutomation,
@@ -98,7 +76,10 @@ export class EventFeed implements Feed {
     const memory = usesMemory(this.automation);
     const baseline = memory ? await baselineState(context.store, this.automation) : 'current';
     const limit = baseline === 'current' ? context.limit : Math.max(context.limit, BACKLOG_LIMIT);
+    const probedAt = context.clock.now();
     if (!context.preview && (await this.idle(context, baseline === 'current'))) {
+      // Nothing changed since the last search: what it saw matching still matches.
+      this.matchedAt = probedAt;
       this.nextPollAt = context.clock.now() + this.backoff.next(false);
       return [];
     }
@@ -106,13 +87,20 @@ export class EventFeed implements Feed {
     this.mustSearch = false;
     let items: Item[];
     let report: { matching: number; examined: number } | undefined;
+    const matched = new Set<string>();
     try {
       items = await this.source.discover({
         limit,
         ...(context.signal ? { signal: context.signal } : {}),
         // Page past what this process already dispatched (the baseline poll must see everything).
         ...(baseline === 'current'
-          ? { wanted: (item: Item) => !this.seen.has(taskFromItem(this.automation, item).fingerprint) }
+          ? {
+              wanted: (item: Item) => {
+                const task = taskFromItem(this.automation, item);
+                matched.add(task.key);
+                return !this.seen.has(task.fingerprint);
+              },
+            }
           : {}),
         onTotal: (r) => {
           report = r;
@@ -131,6 +119,11 @@ export class EventFeed implements Feed {
     let tasks = items
       .filter((item) => !neverEligible(item))
       .map((item) => taskFromItem(this.automation, item));
+    if (!context.preview) {
+      for (const task of tasks) matched.add(task.key);
+      this.matched = matched;
+      this.matchedAt = searchStartedAt;
+    }
     if (baseline !== 'current') {
       const ignoreBacklog = this.automation.config.ignore_backlog;
       if (!context.preview) {
@@ -153,6 +146,10 @@ export class EventFeed implements Feed {
     for (const task of tasks) this.offered.add(task.fingerprint);
     this.nextPollAt = context.clock.now() + this.backoff.next(tasks.length > 0);
     return tasks;
+  }
+
+  matchedSince(taskKey: string, since: number): boolean {
+    return this.matchedAt >= since && this.matched.has(taskKey);
   }
 
   markDispatched(task: Task): void {

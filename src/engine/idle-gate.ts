@@ -1,7 +1,7 @@
 /**
  * Idle polls that cost nothing (issue 15, item 8). Before its search, an event feed asks GitHub a
  * cheap question whose answer changes whenever an issue or pull request of the repository changes
- * (`GET /repos/{o}/{r}/issues?state=all&sort=updated&direction=desc&per_page=1`) with the ETag of
+ * (`probeIssueChanges` in src/github/rest.ts: the most recently updated item) with the ETag of
  * the last answer. A 304 costs no rate-limit point and means nothing changed: the search is skipped.
  * Any change runs the search at once; a search still runs at least every `max_staleness_seconds`
  * (0: only on a change), and whenever the feed has reasons of its own (items forgotten or waiting).

@@ -6,6 +6,7 @@ import type { Task } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
 import type { Logger } from '../log.js';
 import { runCommand } from '../process/command.js';
+import { buildAgentEnv } from '../process/env.js';
 import { renderPrompt } from '../prompt/index.js';
 import type { Store } from '../store/types.js';
 import { branchName, worktreePath } from '../workspace/paths.js';
@@ -88,7 +89,15 @@ export async function describeTask(
     ? checkoutPath
     : worktreePath(checkoutPath, automation.id, task.identity.taskType, task.identity.id);
   const branch = main ? undefined : branchName(automation.id, task.identity.taskType, task.identity.id);
-  const version = await probeVersion(driver.versionArgs, executable, env);
+  // The probe gets the environment a run gives the agent (without the GitHub token), nothing more.
+  const probeEnv = buildAgentEnv({
+    source: env,
+    providerAllowlist: driver.envAllowlist,
+    extra: profile.env,
+    passEnv: profile.pass_env,
+    cwd: process.cwd(),
+  });
+  const version = await probeVersion(driver.versionArgs, executable, probeEnv);
   const agentPrompt = saved ? RESUME_SESSION_PROMPT : prompt;
   const invocation = driver.buildInvocation({
     profile,

@@ -37,10 +37,8 @@ export class Reconciler {
   }
 
   /**
-   * Reconciliation (watch mode): once per poll interval, while an automation has tasks queued or
-   * running, the trigger reads their items again. An item closed, deleted or no longer matching
-   * drops its queued task (recorded as cancelled) and stops its running agent through the same
-   * per-run cancel the board uses (`on_unmatch = "stop"`), or lets it finish (`"finish"`).
+   * Once per poll interval, the trigger reads again the items its feed has not seen matching since
+   * the last check (in one request per 100 items); what stopped matching is dropped or stopped.
    */
   async reconcile(): Promise<void> {
     const now = this.s.options.clock.now();
@@ -62,7 +60,11 @@ export class Reconciler {
       else if (due === undefined) this.reconcileAt.set(automation.id, now + interval);
       if (tasks.length === 0 || due === undefined || due > now) continue;
       this.reconcileAt.set(automation.id, now + interval);
-      const reasons = await automation.trigger.unmatched(automation, tasks, {
+      // What the feed saw matching since the last check needs no second read; the rest is read in
+      // one request per 100 items.
+      const unread = tasks.filter((task) => !feed.matchedSince?.(task.key, now - interval));
+      if (unread.length === 0) continue;
+      const reasons = await automation.trigger.unmatched(automation, unread, {
         github: this.s.options.github,
         signal: this.s.pollSignal,
       });
@@ -100,6 +102,15 @@ export class Reconciler {
       if (entry.automation.id !== automation.id || reason === undefined) continue;
       forget(entry.task);
       const fields = { automation: automation.id, id: entry.task.item.id, run: entry.info.runId, reason };
+      // An agent that reported its result may well have closed its item itself: it only has to exit.
+      if (entry.reported) {
+        this.unmatchedFinishing.add(entry.task.key);
+        log.info(
+          fields,
+          'The item no longer matches, but its agent already reported its result: not stopped',
+        );
+        continue;
+      }
       if (automation.config.on_unmatch === 'finish') {
         this.unmatchedFinishing.add(entry.task.key);
         log.info(fields, 'The item no longer matches; on_unmatch = "finish" lets the run finish');

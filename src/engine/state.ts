@@ -13,7 +13,7 @@ import type { ExecutorDeps, PreviousAttempt, RemediationRun } from './executor.j
 import { EventFeed, type Feed, type PollContext } from './feed.js';
 import { createFeed } from './feed-factory.js';
 import { locksFor, type OfferResult, SchedulerCore } from './scheduler.js';
-import type { ExecutorDepsPart, KernelOptions, RunningTask } from './types.js';
+import type { EngineStatus, ExecutorDepsPart, KernelOptions, RunningTask } from './types.js';
 import { Wakeup } from './wakeup.js';
 
 /** A task waiting in the scheduler's queue, with what its run needs. */
@@ -50,6 +50,8 @@ export interface RunningEntry {
   cancel: AbortController;
   /** A remediation run (its task is keyed `remediationKey`): not reconciled with its item. */
   remediation?: boolean;
+  /** Its agent reported its final result (a success) and has only to exit: not stopped. */
+  reported?: boolean;
 }
 
 export class KernelState {
@@ -136,8 +138,8 @@ export class KernelState {
     };
   }
 
-  emitStatus(nextPollAt?: number): void {
-    this.options.onStatus?.({
+  emitStatus(nextPollAt?: number): EngineStatus {
+    const status: EngineStatus = {
       mode: this.options.mode,
       running: [...this.running.values()].map((r) => r.info),
       queued: this.core.queuedCount,
@@ -147,7 +149,9 @@ export class KernelState {
       draining: !this.stopping && this.options.drainSignal?.aborted === true,
       waiting: this.feeds.reduce((sum, f) => sum + (f.waiting ?? 0), 0),
       ...Object.assign({}, ...this.features.map((f) => f.engineStatus?.() ?? {})),
-    });
+    };
+    this.options.onStatus?.(status);
+    return status;
   }
 
   /** The event feeds forget an item (see `KernelPort.forget`). */
@@ -161,7 +165,7 @@ export class KernelState {
   }
 
   /** The executor's dependencies for one run: the kernel's own, and what the features contribute. */
-  executorDeps(onUpdate?: (run: RunRecord) => void): ExecutorDeps {
+  executorDeps(onUpdate?: (run: RunRecord) => void, onReported?: (reported: boolean) => void): ExecutorDeps {
     const contributed: ExecutorDepsPart = Object.assign({}, ...this.features.map((f) => f.runDeps?.() ?? {}));
     const { options } = this;
     return {
@@ -175,6 +179,7 @@ export class KernelState {
       transcriptsDir: options.transcriptsDir,
       ...(options.killGraceMs === undefined ? {} : { killGraceMs: options.killGraceMs }),
       ...(onUpdate ? { onUpdate } : {}),
+      ...(onReported ? { onReported } : {}),
       ...(this.settings.pricing ? { pricing: this.settings.pricing } : {}),
     };
   }

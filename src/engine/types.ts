@@ -158,7 +158,10 @@ export interface KernelOptions {
   reloadIntervalMs?: number;
   killGraceMs?: number;
   onStatus?(status: EngineStatus): void;
+  /** Run settled: a run reached its final record (tests wait on it instead of sleeping). */
   onRun?(run: RunRecord): void;
+  /** Tick finished: one round of the watch loop (polls, dispatch, follow-ups) is done; what it left. */
+  onTick?(status: EngineStatus): void;
   /**
    * The features, in order (src/features.ts builds the list); each reaches the kernel through
    * `port` only. Without it the kernel runs with none.

@@ -6,7 +6,16 @@
  */
 import pg from 'pg';
 import { LOCK_HELD_BY, type PollerFence } from './election.js';
-import type { DispatchRecord, DispatchState, FleetHost, FleetRole, FleetView, HostHealth } from './types.js';
+import type {
+  DispatchRecord,
+  DispatchState,
+  FleetHost,
+  FleetRole,
+  FleetView,
+  HostCapabilities,
+  HostHealth,
+  WaitingTask,
+} from './types.js';
 import { JOBS_CHANNEL, wakePayload } from './wakeups.js';
 
 export interface FleetTiming {
@@ -27,6 +36,22 @@ export interface HostBeat {
   capacity: number;
   checkouts: readonly string[];
   polling: boolean;
+  /** What it can run (src/fleet/placement.ts); null: nothing advertised. */
+  capabilities: HostCapabilities | null;
+  /** The operating system's host name of the machine it runs on. */
+  machine: string;
+}
+
+/** A host row as a process claiming the name reads it (FleetDb.hostRow). */
+export interface HostRow {
+  instance: string;
+  pid: number;
+  machine: string | null;
+  /** Database time of its last heartbeat (ISO). */
+  heartbeatAt: string;
+  /** Seconds since that heartbeat, by the database's clock. */
+  silentFor: number;
+  stopped: boolean;
 }
 
 export interface DispatchInit {
@@ -64,6 +89,7 @@ export interface DispatchRow {
   detail: string | null;
   previous_id: string | null;
   cancel_requested: boolean;
+  refused: boolean;
 }
 
 function iso(value: Date | null): string | null {
@@ -85,6 +111,7 @@ function dispatchFromRow(row: DispatchRow): DispatchRecord {
     settledAt: iso(row.settled_at),
     detail: row.detail,
     previousId: row.previous_id,
+    refused: row.refused === true,
   };
 }
 
@@ -123,25 +150,52 @@ export class FleetDb implements FleetView {
 
   /** Records a heartbeat (database time); a new instance of the same host replaces the old row. */
   async beat(host: HostBeat): Promise<void> {
-    await this.query(
-      `INSERT INTO fleet_hosts (name, role, pid, instance, version, started_at, heartbeat_at, capacity, checkouts, polling, stopped_at)
-       VALUES ($1, $2, $3, $4, $5, now(), now(), $6, $7, $8, NULL)
-       ON CONFLICT (name) DO UPDATE SET
-         role = EXCLUDED.role, pid = EXCLUDED.pid, version = EXCLUDED.version,
-         started_at = CASE WHEN fleet_hosts.instance = EXCLUDED.instance THEN fleet_hosts.started_at ELSE now() END,
-         instance = EXCLUDED.instance, heartbeat_at = now(), capacity = EXCLUDED.capacity,
-         checkouts = EXCLUDED.checkouts, polling = EXCLUDED.polling, stopped_at = NULL`,
-      [
-        host.name,
-        host.role,
-        host.pid,
-        host.instance,
-        host.version,
-        host.capacity,
-        JSON.stringify(host.checkouts),
-        host.polling,
-      ],
+    await this.query(UPSERT_HOST, beatValues(host));
+  }
+
+  /**
+   * Takes the host name for this process: true when the row is now this instance's. The name is
+   * taken only from `previous` (the instance the caller found there and judged dead), from a
+   * process that stopped cleanly, or from one silent for `heartbeat_timeout`; a live holder keeps
+   * it, whatever two starting processes race for.
+   */
+  async claimHost(host: HostBeat, previous: string | undefined): Promise<boolean> {
+    const rows = await this.query(
+      `${UPSERT_HOST}
+       WHERE fleet_hosts.instance = EXCLUDED.instance OR fleet_hosts.instance = $12
+          OR fleet_hosts.stopped_at IS NOT NULL
+          OR fleet_hosts.heartbeat_at < now() - make_interval(secs => $11)
+       RETURNING name`,
+      [...beatValues(host), this.timing.heartbeatTimeout, previous ?? null],
     );
+    return rows.length > 0;
+  }
+
+  /** The row of a host name, as a process about to claim it reads it; undefined when there is none. */
+  async hostRow(name: string): Promise<HostRow | undefined> {
+    const rows = await this.query<{
+      instance: string;
+      pid: number;
+      machine: string | null;
+      heartbeat_at: Date;
+      silent_for: number;
+      stopped: boolean;
+    }>(
+      `SELECT instance, pid, machine, heartbeat_at, stopped_at IS NOT NULL AS stopped,
+         EXTRACT(EPOCH FROM (now() - heartbeat_at))::float8 AS silent_for
+       FROM fleet_hosts WHERE name = $1`,
+      [name],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    return {
+      instance: row.instance,
+      pid: row.pid,
+      machine: row.machine,
+      heartbeatAt: row.heartbeat_at.toISOString(),
+      silentFor: row.silent_for,
+      stopped: row.stopped,
+    };
   }
 
   /** A clean stop: the host's row says so (its running jobs wait `resume_grace` for it). */
@@ -165,6 +219,8 @@ export class FleetDb implements FleetView {
       checkouts: string;
       polling: boolean;
       stopped_at: Date | null;
+      capabilities: string | null;
+      machine: string | null;
       silent_for: number;
       load: number;
     }>(
@@ -184,6 +240,8 @@ export class FleetDb implements FleetView {
       load: row.load,
       checkouts: parseCheckouts(row.checkouts),
       polling: row.polling,
+      capabilities: parseCapabilities(row.capabilities),
+      machine: row.machine,
       stoppedAt: iso(row.stopped_at),
       health: hostHealth(row.silent_for, row.stopped_at !== null, this.timing),
     }));
@@ -382,6 +440,55 @@ export class FleetDb implements FleetView {
   }
 
   /**
+   * The worker refuses a dispatch it cannot run (`reason`): it is taken back at once, never
+   * started, and its poller places it elsewhere. False when it is no longer this host's.
+   */
+  async refuse(id: string, host: string, reason: string): Promise<boolean> {
+    const rows = await this.query(
+      `UPDATE fleet_dispatches SET state = 'taken_back', refused = true, started_at = NULL,
+         finished_at = now(), settled_at = now(), detail = $3
+       WHERE id = $1 AND host = $2 AND ${LIVE} RETURNING id`,
+      [id, host, `refused by ${host}: ${reason}`],
+    );
+    return rows.length > 0;
+  }
+
+  // ---- Tasks no live worker can run ----
+
+  /** Records (or updates the reason of) a task waiting because no live worker can run it. */
+  async setWaiting(task: Omit<WaitingTask, 'since'>): Promise<void> {
+    await this.query(
+      `INSERT INTO fleet_waiting (task_key, automation_id, repo, reason) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (task_key) DO UPDATE SET reason = EXCLUDED.reason,
+         since = CASE WHEN fleet_waiting.reason = EXCLUDED.reason THEN fleet_waiting.since ELSE now() END`,
+      [task.taskKey, task.automationId, task.repo, task.reason],
+    );
+  }
+
+  /** The task waits no more (placed, or given up); with no key, every task (a new poller starts). */
+  async clearWaiting(taskKey?: string): Promise<void> {
+    if (taskKey === undefined) await this.query('DELETE FROM fleet_waiting');
+    else await this.query('DELETE FROM fleet_waiting WHERE task_key = $1', [taskKey]);
+  }
+
+  async waiting(): Promise<WaitingTask[]> {
+    const rows = await this.query<{
+      task_key: string;
+      automation_id: string;
+      repo: string;
+      reason: string;
+      since: Date;
+    }>('SELECT * FROM fleet_waiting ORDER BY since, task_key');
+    return rows.map((row) => ({
+      taskKey: row.task_key,
+      automationId: row.automation_id,
+      repo: row.repo,
+      reason: row.reason,
+      since: row.since.toISOString(),
+    }));
+  }
+
+  /**
    * The poller did the after-run work of a done (or taken back) dispatch. With `fence`, only while
    * its session holds the poller lock: false when it did not (nothing was written).
    */
@@ -431,6 +538,51 @@ export class FleetDb implements FleetView {
       `SELECT host, count(*)::int AS load FROM fleet_dispatches WHERE ${LIVE} GROUP BY host`,
     );
     return new Map(rows.map((row) => [row.host, row.load]));
+  }
+}
+
+const UPSERT_HOST = `INSERT INTO fleet_hosts (name, role, pid, instance, version, started_at, heartbeat_at, capacity, checkouts, polling, stopped_at, capabilities, machine)
+       VALUES ($1, $2, $3, $4, $5, now(), now(), $6, $7, $8, NULL, $9, $10)
+       ON CONFLICT (name) DO UPDATE SET
+         role = EXCLUDED.role, pid = EXCLUDED.pid, version = EXCLUDED.version,
+         started_at = CASE WHEN fleet_hosts.instance = EXCLUDED.instance THEN fleet_hosts.started_at ELSE now() END,
+         instance = EXCLUDED.instance, heartbeat_at = now(), capacity = EXCLUDED.capacity,
+         checkouts = EXCLUDED.checkouts, polling = EXCLUDED.polling, stopped_at = NULL,
+         capabilities = EXCLUDED.capabilities, machine = EXCLUDED.machine`;
+
+function beatValues(host: HostBeat): unknown[] {
+  return [
+    host.name,
+    host.role,
+    host.pid,
+    host.instance,
+    host.version,
+    host.capacity,
+    JSON.stringify(host.checkouts),
+    host.polling,
+    host.capabilities === null ? null : JSON.stringify(host.capabilities),
+    host.machine,
+  ];
+}
+
+function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
+/** A host's advertised capabilities; null when it advertised none (or the text does not parse). */
+function parseCapabilities(text: string | null): HostCapabilities | null {
+  if (text === null) return null;
+  try {
+    const value = JSON.parse(text) as Record<string, unknown> | null;
+    if (typeof value !== 'object' || value === null) return null;
+    return {
+      automations: strings(value.automations),
+      repositories: strings(value.repositories),
+      providers: strings(value.providers),
+      sandbox: 'none',
+    };
+  } catch {
+    return null;
   }
 }
 

@@ -3,10 +3,12 @@
  * table's guards, placement by capacity and affinity, the liveness sweep's take-backs, and the
  * restart of a taken-back task elsewhere. Real processes are in test/e2e/fleet*.test.ts.
  */
+import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freshSchema, TEST_PG_URL, type TestSchema } from '../../test/helpers/pg.js';
+import type { Settings } from '../config/types.js';
 import { identityKey, type Task } from '../core/types.js';
 import type { DispatchedTask } from '../engine/engine.js';
 import { createLogger, silentLogger } from '../log.js';
@@ -17,6 +19,7 @@ import { PollerLock } from './election.js';
 import { FleetDb, type FleetTiming, fleetPool, hostHealth } from './fleet-db.js';
 import type { FleetQueue } from './queue.js';
 import { attemptSummary, FleetRunner, takeBackAfter } from './runner.js';
+import { FleetWorker } from './worker.js';
 
 const TIMING: FleetTiming = { heartbeatInterval: 1, heartbeatTimeout: 5, resumeGrace: 10 };
 
@@ -67,6 +70,8 @@ async function host(
     capacity,
     checkouts,
     polling: false,
+    capabilities: null,
+    machine: 'test',
   });
 }
 
@@ -129,14 +134,23 @@ afterEach(async () => {
   await schema.drop();
 });
 
-function runner(): { runner: FleetRunner; stop: AbortController } {
+function runner(log = silentLogger()): { runner: FleetRunner; stop: AbortController } {
   const stop = new AbortController();
-  const r = new FleetRunner({ db, queue, store, log: silentLogger(), timing: TIMING, watchIntervalMs: 20 });
+  const r = new FleetRunner({ db, queue, store, log, timing: TIMING, watchIntervalMs: 20 });
   r.start(stop.signal);
   return { runner: r, stop };
 }
 
 const never = new AbortController().signal;
+
+/** Waits until a JSON log line in `lines` has the message `msg`. */
+async function waitForLine(lines: readonly string[], msg: string): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (lines.some((line) => (JSON.parse(line) as { msg?: string }).msg === msg)) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`nothing logged '${msg}'`);
+}
 
 async function waitForDispatch(taskKey: string) {
   for (let i = 0; i < 200; i++) {
@@ -145,6 +159,15 @@ async function waitForDispatch(taskKey: string) {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   throw new Error(`no dispatch for ${taskKey}`);
+}
+
+async function waitForValue<T>(look: () => Promise<T | undefined>): Promise<T> {
+  for (let i = 0; i < 200; i++) {
+    const value = await look();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error('timed out');
 }
 
 describe('fleet dispatches', () => {
@@ -179,7 +202,14 @@ describe('FleetRunner', () => {
     await host('near', 1, ['acme/api']);
     await host('far', 1);
     await host('poller', 0, ['acme/api'], 'poller');
-    const { runner: r, stop } = runner();
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const { runner: r, stop } = runner(createLogger({ console: sink, format: 'json' }));
     const first = r.run(job('1'), { cancel: never, stop: stop.signal }, () => {});
     const a = await waitForDispatch(task('1').key);
     expect(a.host).toBe('near');
@@ -188,7 +218,8 @@ describe('FleetRunner', () => {
     expect(b.host).toBe('far');
     // Both full: a third waits until one finishes.
     const third = r.run(job('3'), { cancel: never, stop: stop.signal }, () => {});
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Its first look found no room (the runner says so once, then looks again every 500 ms).
+    await waitForLine(lines, 'No worker has room: waiting');
     expect(await db.unsettledFor(task('3').key)).toBeUndefined();
     const run = await store.createRun({
       automationId: 'fix',
@@ -325,11 +356,164 @@ describe('FleetRunner', () => {
     await db.claim(busy!.id, 'home');
     await db.finish(busy!.id, 'home', null);
     expect((await waitForDispatch(task('9').key)).host).toBe('home');
+    // why: the waiting task looks again every 500 ms and says nothing when it still finds no room,
+    // so only time shows that a look after home freed left it waiting.
     await new Promise((resolve) => setTimeout(resolve, 700));
     expect(await db.unsettledFor(task('11').key)).toBeUndefined();
     stop.abort();
     await Promise.all([resumed, fresh, third]);
   });
+
+  it('places a task only on a host that can run it; a refused one goes elsewhere at once; one no host can run waits with why', async () => {
+    const can = (automations: string[]) => ({
+      automations,
+      repositories: ['acme/api'],
+      providers: ['claude'],
+      sandbox: 'none' as const,
+    });
+    const beat = (name: string, capabilities: ReturnType<typeof can> | null) =>
+      db.beat({
+        name,
+        role: 'worker',
+        pid: 1,
+        instance: `i-${name}`,
+        version: 'test',
+        capacity: 2,
+        checkouts: [],
+        polling: false,
+        capabilities,
+        machine: 'test',
+      });
+    // `a` comes first by name but has no automation fix; `b` advertises nothing (any job).
+    await beat('a', can(['other']));
+    await beat('b', null);
+    const { runner: r, stop } = runner();
+    const running = r.run(job('1'), { cancel: never, stop: stop.signal }, () => {});
+    const first = await waitForDispatch(task('1').key);
+    expect(first.host).toBe('b');
+    // `b` refuses it after all: never run, never done; no other host can run it, so it waits, saying why.
+    await db.claim(first.id, 'b');
+    expect(await db.refuse(first.id, 'b', 'automation fix is not configured on this host')).toBe(true);
+    const why = await waitForValue(async () => (await db.waiting())[0]);
+    expect(why).toMatchObject({
+      taskKey: task('1').key,
+      automationId: 'fix',
+      repo: 'acme/api',
+      reason:
+        'no live worker can run it: a has no automation fix; b refused it (refused by b: automation fix is not configured on this host)',
+    });
+    const refused = (await db.states([first.id])).get(first.id);
+    expect(refused).toMatchObject({ state: 'taken_back', refused: true, startedAt: null });
+    expect(refused?.settledAt).not.toBeNull();
+    // A host that can run it comes: placed there, and it waits no more.
+    await beat('c', can(['fix', 'other']));
+    const second = await waitForValue(async () => {
+      const found = await db.unsettledFor(task('1').key);
+      return found && found.id !== first.id ? found : undefined;
+    });
+    expect(second).toMatchObject({ host: 'c', previousId: first.id, refused: false });
+    await waitForValue(async () => ((await db.waiting()).length === 0 ? true : undefined));
+    expect(sent.map((s) => s.host)).toEqual(['b', 'c']);
+    stop.abort();
+    await expect(running).resolves.toBeUndefined();
+  });
+
+  it('a worker refuses a job its settings cannot run: taken back as refused, never run, never done', async () => {
+    const inserted = await db.insertDispatch({
+      id: randomUUID(),
+      taskKey: task('1').key,
+      automationId: 'fix',
+      repo: 'acme/api',
+      host: 'w',
+      payload: JSON.stringify(job('1')),
+      previousId: null,
+    });
+    let ran = 0;
+    const worker = new FleetWorker({
+      host: 'w',
+      role: 'worker',
+      capacity: 1,
+      version: 'test',
+      db,
+      queue: { fetch: async () => [], complete: async () => {} } as unknown as FleetQueue,
+      engine: {
+        startWorker: async () => [],
+        executeDispatched: async () => {
+          ran += 1;
+          return undefined;
+        },
+      },
+      store,
+      // A settings file with no automation at all: only `automations` is read for this.
+      settings: () => ({ automations: [] }) as unknown as Settings,
+      log: silentLogger(),
+      timing: TIMING,
+    });
+    const stop = new AbortController();
+    const working = worker.run(stop.signal);
+    const row = await waitForValue(async () => {
+      const found = (await db.states([inserted!.id])).get(inserted!.id);
+      return found?.state === 'taken_back' ? found : undefined;
+    });
+    stop.abort();
+    await working;
+    expect(row).toMatchObject({
+      refused: true,
+      startedAt: null,
+      runId: null,
+      detail: 'refused by w: automation fix is not configured on this host',
+    });
+    expect(ran).toBe(0);
+    // It advertised that it can run nothing, so no poller places such a job there again.
+    expect((await db.hosts()).find((h) => h.name === 'w')?.capabilities).toEqual({
+      automations: [],
+      repositories: [],
+      providers: [],
+      sandbox: 'none',
+    });
+  });
+
+  it.each([
+    ['a poller', 'poller', 0, 'the database does not answer'],
+    ['a worker', 'worker', 1, "stopping this host's agents"],
+  ] as const)(
+    '%s cut off from the database for heartbeat_timeout says what it does (a poller runs no agents)',
+    async (_label, role, capacity, said) => {
+      const lines: string[] = [];
+      const sink = new Writable({
+        write(chunk, _encoding, done) {
+          lines.push(String(chunk));
+          done();
+        },
+      });
+      const own = fleetPool(parseStateUrl(schema.url).connectionString, schema.schema);
+      const timing = { heartbeatInterval: 0.1, heartbeatTimeout: 0.4, resumeGrace: 1 };
+      const worker = new FleetWorker({
+        host: 'h',
+        role,
+        capacity,
+        version: 'test',
+        db: new FleetDb(own, timing),
+        queue: { fetch: async () => [], complete: async () => {} } as unknown as FleetQueue,
+        engine: { startWorker: async () => [], executeDispatched: async () => undefined },
+        store,
+        settings: () => ({ automations: [] }) as unknown as Settings,
+        log: createLogger({ console: sink, format: 'json' }),
+        timing,
+      });
+      const stop = new AbortController();
+      const working = worker.run(stop.signal);
+      await waitForValue(async () => ((await db.hosts()).length > 0 ? true : undefined));
+      await own.end(); // every statement fails from now on
+      const line = await waitForValue(async () =>
+        lines.find((l) => l.includes('No heartbeat for heartbeat_timeout')),
+      );
+      stop.abort();
+      await working;
+      expect(line).toContain(said);
+      if (role === 'poller') expect(lines.join('')).not.toContain('agents');
+    },
+  );
 
   it("summarises a lost attempt in curupira's words", () => {
     const text = attemptSummary(undefined, {
@@ -346,6 +530,7 @@ describe('FleetRunner', () => {
       settledAt: null,
       detail: 'host h1 stopped answering',
       previousId: null,
+      refused: false,
     });
     expect(text).toContain('Host: h1; started 2026-01-01T00:00:01.000Z');
     expect(text).toContain('Why: host h1 stopped answering.');

@@ -15,6 +15,7 @@ import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
 import type { PollerFence } from './election.js';
 import type { FleetDb, FleetTiming } from './fleet-db.js';
+import { type JobNeeds, lacks, NO_LIVE_WORKER, unplaceable } from './placement.js';
 import type { FleetQueue } from './queue.js';
 import { sleep } from './sleep.js';
 import type { DispatchRecord, FleetHost } from './types.js';
@@ -32,6 +33,9 @@ export interface FleetRunnerOptions {
   /** The database refused a dispatch: this process no longer holds the poller lock. */
   onFenced?: () => void;
 }
+
+/** Hosts that refused one task, with the instance that did (a restarted host is asked again). */
+type Refusals = Map<string, { instance: string | undefined; reason: string }>;
 
 interface Watch {
   resolve(record: DispatchRecord | undefined): void;
@@ -73,6 +77,8 @@ export class FleetRunner implements TaskRunner {
   /** Starts the watch and the liveness sweep; `stop` ends both. */
   start(stop: AbortSignal): void {
     const interval = this.options.watchIntervalMs ?? 250;
+    // Tasks a previous poller left waiting are offered again here: each says so again if it must.
+    void this.options.db.clearWaiting().catch(() => {});
     let sinceSweep = Number.POSITIVE_INFINITY;
     this.timer = setInterval(() => {
       void this.poll();
@@ -151,10 +157,11 @@ export class FleetRunner implements TaskRunner {
     let current = job;
     let dispatch = await db.unsettledFor(job.task.key);
     let previous: DispatchRecord | undefined;
+    const refusals: Refusals = new Map();
     for (;;) {
       if (signals.stop.aborted) return undefined;
       if (!dispatch) {
-        const placing = this.placeWhenRoom(current, signals.stop, async (placed) => {
+        const placing = this.placeWhenRoom(current, refusals, signals.stop, async (placed) => {
           const fence = this.fence();
           if (fence === 'lost') return { job: placed.job, record: 'fenced' as const };
           const record = await db.insertDispatch(
@@ -207,6 +214,18 @@ export class FleetRunner implements TaskRunner {
           if (fence !== 'lost') await db.settle(final.id, fence);
         }
         return run;
+      }
+      if (final.refused) {
+        // Its host cannot run it: placed at once on one that can (or it waits, saying why).
+        const instance = (await db.hosts().catch(() => [])).find((h) => h.name === final.host)?.instance;
+        refusals.set(final.host, { instance, reason: final.detail ?? 'refused' });
+        log.warn(
+          { task: final.taskKey, host: final.host, detail: final.detail },
+          'A worker refused a task it cannot run: placing it on another host',
+        );
+        previous = final;
+        dispatch = undefined;
+        continue;
       }
       // Taken back from a lost host: placed again, on another host.
       log.info(
@@ -262,12 +281,37 @@ export class FleetRunner implements TaskRunner {
    */
   private async placeWhenRoom<T>(
     job: DispatchedTask,
+    refusals: Refusals,
     stop: AbortSignal,
     take: (placed: { host: string; job: DispatchedTask }) => Promise<T>,
   ): Promise<T | undefined> {
     let current = job;
     let waitedLogged = false;
     let reserved: string | undefined;
+    /** Why no live worker can run it, as `fleet_waiting` shows it now. */
+    let shown: string | undefined;
+    const show = async (reason: string | undefined): Promise<void> => {
+      if (reason === shown) return;
+      const { db, log } = this.options;
+      const task = current.task;
+      try {
+        if (reason === undefined) await db.clearWaiting(task.key);
+        else {
+          // No worker up yet is the fleet starting; live workers that cannot run it need an operator.
+          if (reason === NO_LIVE_WORKER) log.info({ task: task.key }, 'No live worker yet: the task waits');
+          else log.warn({ task: task.key, reason }, 'No live worker can run a task: it waits');
+          await db.setWaiting({
+            taskKey: task.key,
+            automationId: current.automationId,
+            repo: task.identity.repo,
+            reason,
+          });
+        }
+        shown = reason;
+      } catch (error) {
+        log.warn({ task: task.key, error: errorMessage(error) }, 'Could not record why a task waits');
+      }
+    };
     const unreserve = (): void => {
       if (reserved === undefined) return;
       const left = (this.reserved.get(reserved) ?? 1) - 1;
@@ -280,13 +324,14 @@ export class FleetRunner implements TaskRunner {
         // The look and, when it found room, the caller's dispatch row are one step: the slot is
         // taken before the next look.
         const step = this.placing.then(async () => {
-          const outcome = await this.placeOnce(current, reserved);
+          const outcome = await this.placeOnce(current, reserved, refusals);
           if (outcome.host === undefined) return { outcome };
           return { outcome, taken: await take({ host: outcome.host, job: outcome.job }) };
         });
         this.placing = step.catch(() => undefined);
         const { outcome, taken } = await step;
         current = outcome.job;
+        await show(outcome.cannot);
         if (outcome.host !== undefined) return taken;
         if (outcome.home !== reserved) {
           unreserve();
@@ -295,7 +340,7 @@ export class FleetRunner implements TaskRunner {
             this.reserved.set(reserved, (this.reserved.get(reserved) ?? 0) + 1);
           }
         }
-        if (!waitedLogged) {
+        if (!waitedLogged && outcome.cannot === undefined) {
           waitedLogged = true;
           this.options.log.info({ task: current.task.key }, 'No worker has room: waiting');
         }
@@ -304,6 +349,7 @@ export class FleetRunner implements TaskRunner {
       return undefined;
     } finally {
       unreserve();
+      if (shown !== undefined) await show(undefined);
     }
   }
 
@@ -315,19 +361,37 @@ export class FleetRunner implements TaskRunner {
   private async placeOnce(
     job: DispatchedTask,
     reservedBy: string | undefined,
-  ): Promise<{ host?: string; home?: string; job: DispatchedTask }> {
+    refusals: Refusals,
+  ): Promise<{ host?: string; home?: string; cannot?: string; job: DispatchedTask }> {
     let current = job;
-    const hosts = await this.liveWorkers();
+    const live = await this.liveWorkers();
+    const needs: JobNeeds = { automationId: current.automationId, repo: current.task.identity.repo };
+    const refusedNow = new Map(
+      live.flatMap((h) => {
+        const refusal = refusals.get(h.name);
+        return refusal && refusal.instance === h.instance ? [[h.name, refusal.reason] as const] : [];
+      }),
+    );
+    // Only hosts that can run it: they advertise its automation and repository, and did not refuse it.
+    const hosts = live.filter((h) => !refusedNow.has(h.name) && lacks(h.capabilities, needs) === undefined);
+    const cannot = hosts.length === 0 ? unplaceable(live, needs, refusedNow) : undefined;
+    if (cannot !== undefined) return { cannot, job: current };
     const loads = new Map(hosts.map((h) => [h.name, h.load]));
     if (current.resume) {
       const home = await this.sessionHost(current);
       const host = home === undefined ? undefined : hosts.find((h) => h.name === home);
-      if (home !== undefined && host) {
+      if (home !== undefined && !host && live.some((h) => h.name === home)) {
+        // Its host lives but cannot run it any more: start afresh on one that can.
+        this.options.log.info(
+          { task: current.task.key, host: home },
+          'A saved session lives on a host that cannot run it any more: starting afresh elsewhere',
+        );
+        current = { ...current, resume: false };
+      } else if (home !== undefined && host) {
         const others = (this.reserved.get(host.name) ?? 0) - (reservedBy === host.name ? 1 : 0);
         if ((loads.get(host.name) ?? 0) + others < host.capacity) return { host: host.name, job: current };
         return { home: host.name, job: current };
-      }
-      if (home !== undefined) {
+      } else if (home !== undefined) {
         // Its host is gone: the session cannot be continued anywhere else.
         this.options.log.info(
           { task: current.task.key, host: home },

@@ -9,6 +9,21 @@ export type FleetRole = 'all' | 'poller' | 'worker';
 /** Health of a host, from its last heartbeat (database time). */
 export type HostHealth = 'healthy' | 'late' | 'gone' | 'stopped';
 
+/**
+ * What a worker can run, as it advertises it on every heartbeat: the poller places a job only on a
+ * host whose capabilities cover it (src/fleet/placement.ts).
+ */
+export interface HostCapabilities {
+  /** Ids of the automations its settings file configures. */
+  automations: string[];
+  /** `owner/name` of the repositories those automations work on. */
+  repositories: string[];
+  /** Agent providers its automations' profiles use. */
+  providers: string[];
+  /** The sandbox it runs agents in: `none` for now (no job asks for one yet). */
+  sandbox: 'none';
+}
+
 /** One fleet process as its heartbeat row records it (table `fleet_hosts`). */
 export interface FleetHost {
   /** `[settings.fleet] host`, or the machine's host name. */
@@ -29,6 +44,10 @@ export interface FleetHost {
   checkouts: string[];
   /** True while it holds the poller lock. */
   polling: boolean;
+  /** What it can run; null from a host that does not advertise it (it is given any job). */
+  capabilities: HostCapabilities | null;
+  /** The machine it runs on (its operating system's host name); null when not recorded. */
+  machine: string | null;
   /** When it stopped cleanly; null while it runs (or died). */
   stoppedAt: string | null;
   /** From `heartbeatAt` against the database's clock and `heartbeat_timeout`. */
@@ -58,6 +77,19 @@ export interface DispatchRecord {
   detail: string | null;
   /** The dispatch this one took over from (a restart on another host). */
   previousId: string | null;
+  /** Its host refused it (it cannot run it): placed again elsewhere at once. */
+  refused: boolean;
+}
+
+/** A task the poller cannot place because no live worker can run it (table `fleet_waiting`). */
+export interface WaitingTask {
+  taskKey: string;
+  automationId: string;
+  /** `owner/name`. */
+  repo: string;
+  /** Why no live worker can run it, e.g. `no live worker has automation extra`. */
+  reason: string;
+  since: string;
 }
 
 /** What the board, the API and `curupira status` read about the fleet. */
@@ -67,4 +99,6 @@ export interface FleetView {
   liveDispatches(): Promise<DispatchRecord[]>;
   /** A run's transcript as the worker that ran it shared it (undefined when none was). */
   transcript(runId: string): Promise<string | undefined>;
+  /** Tasks waiting because no live worker can run them, oldest first. */
+  waiting(): Promise<WaitingTask[]>;
 }

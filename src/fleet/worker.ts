@@ -8,15 +8,18 @@
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
+import { hostname } from 'node:os';
 import type { Settings } from '../config/types.js';
-import { errorMessage } from '../core/errors.js';
+import { errorMessage, StateError } from '../core/errors.js';
 import { isTerminal, type RunRecord } from '../core/types.js';
 import type { DispatchedTask, Kernel as Engine } from '../engine/engine.js';
 import { automationRepo } from '../engine/task.js';
 import type { Logger } from '../log.js';
 import type { Lifeline } from '../process/lifeline.js';
+import { processAlive } from '../process/process-group.js';
 import type { Store } from '../store/types.js';
-import type { FleetDb, FleetTiming } from './fleet-db.js';
+import type { FleetDb, FleetTiming, HostBeat, HostRow } from './fleet-db.js';
+import { capabilitiesOf, refusalOf } from './placement.js';
 import type { FleetQueue } from './queue.js';
 import { sleep } from './sleep.js';
 import type { FleetRole } from './types.js';
@@ -76,6 +79,8 @@ export class FleetWorker {
   private stopping = false;
   /** Jobs this worker ran to the end (for tests and the benchmark). */
   finished = 0;
+  /** The host name is this process's (`claim`). */
+  private claimed = false;
 
   constructor(private readonly options: FleetWorkerOptions) {}
 
@@ -92,10 +97,10 @@ export class FleetWorker {
     return [...repos].sort();
   }
 
-  private async beat(): Promise<void> {
-    const { db, host, role, capacity, version } = this.options;
-    const sent = Date.now();
-    await db.beat({
+  /** This host's heartbeat row: what it can run is advertised on every beat (a worker only). */
+  private heartbeatRow(): HostBeat {
+    const { host, role, capacity, version } = this.options;
+    return {
       name: host,
       role,
       pid: process.pid,
@@ -104,9 +109,55 @@ export class FleetWorker {
       capacity,
       checkouts: this.checkouts(),
       polling: this.options.polling?.() ?? false,
-    });
+      capabilities: capacity > 0 ? capabilitiesOf(this.options.settings()) : null,
+      machine: hostname(),
+    };
+  }
+
+  private async beat(): Promise<void> {
+    const sent = Date.now();
+    await this.options.db.beat(this.heartbeatRow());
     // When it was sent: the database's heartbeat_at is no older than that.
     this.lastBeat = sent;
+  }
+
+  /**
+   * Takes the host name before anything else runs: a second process claiming the name of a live
+   * one (its heartbeat keeps moving, another instance) is refused with a `state_locked` error, so
+   * it never closes the first one's runs or stops its agents as "left running by a previous
+   * process". A previous process that is dead is taken over: at once when it ran on this machine
+   * (its pid is gone), else once its heartbeat is `heartbeat_timeout` old or seen not to move.
+   */
+  async claim(signal: AbortSignal = new AbortController().signal): Promise<boolean> {
+    if (this.claimed) return true;
+    const { db, host, timing } = this.options;
+    const machine = hostname();
+    let watched: HostRow | undefined;
+    for (;;) {
+      const row = await db.hostRow(host);
+      const free =
+        row === undefined ||
+        row.instance === this.instance ||
+        row.stopped ||
+        row.silentFor > timing.heartbeatTimeout ||
+        (row.machine === machine && !processAlive(row.pid));
+      if (free) {
+        const sent = Date.now();
+        if (await db.claimHost(this.heartbeatRow(), row?.instance)) {
+          this.lastBeat = sent;
+          this.claimed = true;
+          return true;
+        }
+        watched = undefined; // another process took it meanwhile: look again
+        continue;
+      }
+      if (watched?.instance === row.instance && watched.heartbeatAt !== row.heartbeatAt)
+        throw hostTakenError(host, row);
+      if (watched?.instance !== row.instance) watched = row;
+      // A live holder beats every heartbeat_interval: the next look tells.
+      await sleep(Math.min(250, timing.heartbeatInterval * 250), signal);
+      if (signal.aborted) return false;
+    }
   }
 
   /**
@@ -115,7 +166,7 @@ export class FleetWorker {
    */
   async run(stop: AbortSignal, drain?: AbortSignal): Promise<void> {
     const { log, timing } = this.options;
-    await this.beat();
+    if (!(await this.claim(stop))) return;
     const interrupted = await this.options.engine.startWorker();
     if (interrupted.length > 0)
       log.info({ count: interrupted.length }, 'Closed runs a previous process of this host left unfinished');
@@ -182,10 +233,14 @@ export class FleetWorker {
     const silent = (Date.now() - this.lastBeat) / 1000;
     if (this.fenced || silent < this.options.timing.heartbeatTimeout) return;
     this.fenced = true;
-    this.options.log.error(
-      { running: this.running.size },
-      "No heartbeat for heartbeat_timeout: stopping this host's agents and taking no work until the database answers (their sessions are kept)",
-    );
+    // A poller runs no agents: it has none to stop.
+    if (this.options.capacity === 0)
+      this.options.log.error({}, 'No heartbeat for heartbeat_timeout: the database does not answer');
+    else
+      this.options.log.error(
+        { running: this.running.size },
+        "No heartbeat for heartbeat_timeout: stopping this host's agents and taking no work until the database answers (their sessions are kept)",
+      );
     for (const entry of this.running.values()) {
       entry.fencedOut = true;
       entry.abort.abort();
@@ -224,7 +279,7 @@ export class FleetWorker {
         continue;
       }
       const job = parseJob(payload);
-      if (!job) continue;
+      if (!job || (await this.refused(dispatch.id, job))) continue;
       this.options.log.info(
         { task: dispatch.taskKey, dispatch: dispatch.id },
         'Resuming a dispatch this host was running',
@@ -302,7 +357,28 @@ export class FleetWorker {
       await this.options.db.finish(dispatchId, this.options.host, null, 'unreadable task');
       return;
     }
+    if (await this.refused(dispatchId, job)) return;
     this.start(dispatchId, job);
+  }
+
+  /**
+   * True when this host cannot run the job (its settings have no such automation, or it works on
+   * another repository): the dispatch goes back to the poller, which places it elsewhere at once.
+   */
+  private async refused(dispatchId: string, job: DispatchedTask): Promise<boolean> {
+    const refusal = refusalOf(this.options.settings().automations, {
+      automationId: job.automationId,
+      repo: job.task.identity.repo,
+    });
+    if (refusal === undefined) return false;
+    this.options.log.warn(
+      { task: job.task.key, automation: job.automationId, reason: refusal },
+      'Refusing a job this host cannot run: its poller places it on another host',
+    );
+    await this.options.db.refuse(dispatchId, this.options.host, refusal).catch((error: unknown) => {
+      this.options.log.warn({ error: errorMessage(error), dispatch: dispatchId }, 'Could not refuse a job');
+    });
+    return true;
   }
 
   private start(dispatchId: string, job: DispatchedTask): void {
@@ -354,6 +430,14 @@ export class FleetWorker {
     entry.done = done;
     this.running.set(dispatchId, entry);
   }
+}
+
+function hostTakenError(host: string, row: HostRow): StateError {
+  const where = row.machine ? ` on ${row.machine}` : '';
+  return new StateError(
+    `host name '${host}' is in use by a live curupira process (pid ${row.pid}${where}, heartbeat ${Math.round(row.silentFor)} s ago): set a distinct \`host\` in [settings.fleet] for this process, or stop the other one first`,
+    { code: 'state_locked' },
+  );
 }
 
 function parseJob(payload: string): DispatchedTask | undefined {

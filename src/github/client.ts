@@ -378,7 +378,7 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
     if ((body.data === null || body.data === undefined) && errors.every(isServerFailure)) {
       throw new RetryableError(new GitHubGraphQLError(errors), undefined);
     }
-    throw new GitHubGraphQLError(errors);
+    throw new GitHubGraphQLError(errors, { data: body.data });
   }
 
   async function restResponse<T>(

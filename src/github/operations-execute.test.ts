@@ -58,7 +58,7 @@ const VARIABLES: Record<keyof typeof OPERATIONS, Record<string, unknown>> = {
   VIEWER: {},
   SCREENING_CONTEXT: { owner: 'acme', name: 'api', number: 1, comments: 30, timeline: true },
   TEAM_MEMBERS: { org: 'acme', slug: 'maintainers', after: null },
-  ITEM_STATE: { owner: 'acme', name: 'api', number: 1 },
+  ITEM_STATES: { owner0: 'acme', name0: 'api' },
 };
 
 /** What each operation must find in the world above: proof every selected field was answered. */
@@ -130,9 +130,10 @@ const EXPECTED: Record<keyof typeof OPERATIONS, (data: Record<string, unknown>) 
         },
       },
     }),
-  ITEM_STATE: (data) =>
-    expect(data.repository).toEqual({
-      issueOrPullRequest: { __typename: 'Issue', state: 'OPEN', labels: { nodes: [{ name: 'bug' }] } },
+  ITEM_STATES: (data) =>
+    expect(data.r0).toEqual({
+      n1: { __typename: 'Issue', state: 'OPEN', labels: { nodes: [{ name: 'bug' }] } },
+      n2: { __typename: 'PullRequest', pullRequestState: 'OPEN', labels: { nodes: [{ name: 'bug' }] } },
     }),
 };
 

@@ -136,17 +136,79 @@ export const SCREENING_CONTEXT = `query CurupiraScreeningContext($owner: String!
   ${RATE_LIMIT}
 }`;
 
-/** An active task's item, re-read at each poll (reconciliation): still there, its state and labels. */
-export const ITEM_STATE = `query CurupiraItemState($owner: String!, $name: String!, $number: Int!) {
-  repository(owner: $owner, name: $name) {
-    issueOrPullRequest(number: $number) {
-      __typename
-      ... on Issue { state labels(first: 100) { nodes { name } } }
-      ... on PullRequest { pullRequestState: state labels(first: 100) { nodes { name } } }
-    }
-  }
-  ${RATE_LIMIT}
+/** An issue or pull request to read again: its repository (`owner/name`) and number. */
+export interface ItemRef {
+  readonly repo: string;
+  readonly number: number;
+}
+
+/** Items one reconciliation request reads at most (as many as GitHub's `nodes(ids:)` takes). */
+export const ITEM_STATES_PER_REQUEST = 100;
+
+const ITEM_STATE_FIELDS = `fragment CurupiraItemStateFields on IssueOrPullRequest {
+  __typename
+  ... on Issue { state }
+  ... on PullRequest { pullRequestState: state }
+  ... on Labelable { labels(first: 100) { nodes { name } } }
 }`;
+
+export interface ItemStatesOperation {
+  readonly query: string;
+  readonly variables: Record<string, string>;
+  /** Each item's answer by `owner/name#number`: its state and labels, or null when GitHub has none. */
+  nodes(data: unknown): Map<string, ItemStateNode | null>;
+}
+
+/** `owner/name#number`: how `ItemStatesOperation.nodes` names an item. */
+export const itemRefKey = (item: ItemRef): string => `${item.repo}#${item.number}`;
+
+/**
+ * The state and labels of many issues and pull requests in one request (reconciliation reads every
+ * active task's item with one of these per check, not one request per item). Each repository is
+ * the alias `r<i>` (owner and name are variables), each item `n<number>` inside it. Its cost is one
+ * point per 100 items: the only connection is each item's labels (selected once, on `Labelable`).
+ */
+export function itemStatesOperation(items: readonly ItemRef[]): ItemStatesOperation {
+  const repos = new Map<string, Set<number>>();
+  for (const { repo, number } of items) {
+    if (!Number.isSafeInteger(number) || number < 1) throw new Error(`not an item number: ${number}`);
+    const numbers = repos.get(repo) ?? new Set<number>();
+    numbers.add(number);
+    repos.set(repo, numbers);
+  }
+  const variables: Record<string, string> = {};
+  const definitions: string[] = [];
+  const selections: string[] = [];
+  [...repos].forEach(([repo, numbers], i) => {
+    const [owner = '', name = ''] = repo.split('/');
+    variables[`owner${i}`] = owner;
+    variables[`name${i}`] = name;
+    definitions.push(`$owner${i}: String!, $name${i}: String!`);
+    const fields = [...numbers].map(
+      (n) => `    n${n}: issueOrPullRequest(number: ${n}) { ...CurupiraItemStateFields }`,
+    );
+    selections.push(`  r${i}: repository(owner: $owner${i}, name: $name${i}) {\n${fields.join('\n')}\n  }`);
+  });
+  const query = `query CurupiraItemStates(${definitions.join(', ')}) {
+${selections.join('\n')}
+  ${RATE_LIMIT}
+}
+${ITEM_STATE_FIELDS}`;
+  return {
+    query,
+    variables,
+    nodes(data) {
+      const answer = (data ?? {}) as Record<string, Record<string, ItemStateNode | null> | null>;
+      const found = new Map<string, ItemStateNode | null>();
+      [...repos].forEach(([repo, numbers], i) => {
+        const repository = answer[`r${i}`] ?? null;
+        for (const number of numbers)
+          found.set(itemRefKey({ repo, number }), repository?.[`n${number}`] ?? null);
+      });
+      return found;
+    },
+  };
+}
 
 /** The members of an organization's team (`trusted_authors = ["@org/team"]`). */
 export const TEAM_MEMBERS = `query CurupiraTeamMembers($org: String!, $slug: String!, $after: String) {
@@ -170,7 +232,11 @@ export const OPERATIONS = {
   VIEWER,
   SCREENING_CONTEXT,
   TEAM_MEMBERS,
-  ITEM_STATE,
+  /** One shape of the generated query (two items of one repository); its tests cover the others. */
+  ITEM_STATES: itemStatesOperation([
+    { repo: 'acme/api', number: 1 },
+    { repo: 'acme/api', number: 2 },
+  ]).query,
 } as const;
 
 // ---- Response shapes (what the selections above return) ----
@@ -292,18 +358,14 @@ export interface ScreeningContextPage {
   repository: { issueOrPullRequest: ScreeningContextNode | null } | null;
 }
 
-export interface ItemStatePage {
-  repository: {
-    issueOrPullRequest:
-      | { __typename: 'Issue'; state: string; labels: { nodes: ({ name: string } | null)[] } | null }
-      | {
-          __typename: 'PullRequest';
-          pullRequestState: string;
-          labels: { nodes: ({ name: string } | null)[] } | null;
-        }
-      | null;
-  } | null;
-}
+/** An issue's or pull request's state and labels, as reconciliation reads them. */
+export type ItemStateNode =
+  | { __typename: 'Issue'; state: string; labels: { nodes: ({ name: string } | null)[] } | null }
+  | {
+      __typename: 'PullRequest';
+      pullRequestState: string;
+      labels: { nodes: ({ name: string } | null)[] } | null;
+    };
 
 export interface TeamMembersPage {
   organization: {

@@ -6,6 +6,7 @@ import type { Clock } from '../core/clock.js';
 import { AgentNotFoundError, GitHubAuthError } from '../core/errors.js';
 import { registerSecret } from '../log.js';
 import { runCommand } from '../process/command.js';
+import { buildToolEnv, GH_CLI_ENV } from '../process/env.js';
 
 export const TOKEN_CACHE_MS = 5 * 60_000;
 
@@ -35,7 +36,10 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
     if (options.hostname && options.hostname !== 'github.com') args.push('--hostname', options.hostname);
     let result: Awaited<ReturnType<typeof runCommand>>;
     try {
-      result = await runCommand('gh', args, { env: options.env, timeoutMs: 30_000 });
+      result = await runCommand('gh', args, {
+        env: buildToolEnv({ source: options.env, allow: GH_CLI_ENV }),
+        timeoutMs: 30_000,
+      });
     } catch (error) {
       if (error instanceof AgentNotFoundError) {
         throw new GitHubAuthError(

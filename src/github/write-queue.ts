@@ -27,6 +27,14 @@ import { crashPoint } from '../process/crash-point.js';
 import { redact } from '../security/redact.js';
 import type { GitHubWrite, Store, WriteInit, WriteRecord } from '../store/types.js';
 import type { GitHubClient } from './client.js';
+import {
+  getAuthenticatedUser,
+  getLabel,
+  issuePath,
+  listIssueComments,
+  listIssuesByCreator,
+  repoPath,
+} from './rest.js';
 
 /** Waits after attempts 1..7 (the 8th failure is final): 2+4+8+16+30+50+70 s = 180 s, about 3 minutes. */
 export const WRITE_BACKOFF_MS: readonly number[] = [2000, 4000, 8000, 16_000, 30_000, 50_000, 70_000];
@@ -79,13 +87,8 @@ export function checkMarker(marker: string): string {
   return marker;
 }
 
-function issuePath(write: WriteRecord): string {
-  return `${repoPath(write)}/issues/${write.number}`;
-}
-
-function repoPath(write: WriteRecord): string {
-  const [owner, name] = write.repo.split('/');
-  return `/repos/${encodeURIComponent(owner ?? '')}/${encodeURIComponent(name ?? '')}`;
+function itemPath(write: WriteRecord): string {
+  return issuePath(write.repo, write.number);
 }
 
 /** The body as posted: redacted, with the marker at the end unless the caller placed it. */
@@ -277,7 +280,7 @@ export class WriteQueue {
       case 'add-labels':
         await this.#ensureLabels(write, w.labels);
         await this.#paced(() =>
-          this.#client.rest('POST', `${issuePath(write)}/labels`, { labels: w.labels.map((l) => l.name) }),
+          this.#client.rest('POST', `${itemPath(write)}/labels`, { labels: w.labels.map((l) => l.name) }),
         );
         return undefined;
       case 'remove-label':
@@ -285,7 +288,7 @@ export class WriteQueue {
         return undefined;
       case 'set-state':
         await this.#paced(() =>
-          this.#client.rest('PATCH', issuePath(write), {
+          this.#client.rest('PATCH', itemPath(write), {
             state: w.state,
             ...(w.stateReason !== undefined ? { state_reason: w.stateReason } : {}),
           }),
@@ -295,7 +298,7 @@ export class WriteQueue {
   }
 
   async #viewerLogin(): Promise<string> {
-    this.#viewer ??= (await this.#client.rest<{ login: string }>('GET', '/user')).login;
+    this.#viewer ??= (await getAuthenticatedUser(this.#client)).login;
     return this.#viewer;
   }
 
@@ -304,10 +307,7 @@ export class WriteQueue {
     const login = (await this.#viewerLogin()).toLowerCase();
     const hidden = markerComment(write.marker);
     for (let page = 1; ; page += 1) {
-      const comments = await this.#client.rest<RestComment[]>(
-        'GET',
-        `${issuePath(write)}/comments?per_page=100&page=${page}`,
-      );
+      const comments: RestComment[] = await listIssueComments(this.#client, write.repo, write.number, page);
       const found = comments.find(
         (c) => c.user?.login.toLowerCase() === login && (c.body ?? '').includes(hidden),
       );
@@ -325,11 +325,12 @@ export class WriteQueue {
     const body = commentBody(write.marker, issue.body);
     const hidden = markerComment(write.marker);
     const label = issue.labels[0]?.name;
-    const filter = `state=all&creator=${encodeURIComponent(login)}${label ? `&labels=${encodeURIComponent(label)}` : ''}`;
     for (let page = 1; ; page += 1) {
-      const issues = await this.#client.rest<RestIssue[]>(
-        'GET',
-        `${repoPath(write)}/issues?${filter}&per_page=100&page=${page}`,
+      const issues: RestIssue[] = await listIssuesByCreator(
+        this.#client,
+        write.repo,
+        { creator: login, label },
+        page,
       );
       const found = issues.find(
         (i) => i.user?.login.toLowerCase() === login.toLowerCase() && (i.body ?? '').includes(hidden),
@@ -339,7 +340,7 @@ export class WriteQueue {
     }
     await this.#ensureLabels(write, issue.labels);
     const created = await this.#paced(() =>
-      this.#client.rest<{ number: number }>('POST', `${repoPath(write)}/issues`, {
+      this.#client.rest<{ number: number }>('POST', `${repoPath(write.repo)}/issues`, {
         title: redact(issue.title),
         body,
         labels: issue.labels.map((l) => l.name),
@@ -354,12 +355,12 @@ export class WriteQueue {
     if (!existing && editOnly) return undefined;
     if (existing) {
       if (existing.body === body) return existing.id;
-      const path = `${repoPath(write)}/issues/comments/${existing.id}`;
+      const path = `${repoPath(write.repo)}/issues/comments/${existing.id}`;
       await this.#paced(() => this.#client.rest('PATCH', path, { body }));
       return existing.id;
     }
     const created = await this.#paced(() =>
-      this.#client.rest<{ id: number }>('POST', `${issuePath(write)}/comments`, { body }),
+      this.#client.rest<{ id: number }>('POST', `${itemPath(write)}/comments`, { body }),
     );
     return created.id;
   }
@@ -371,14 +372,14 @@ export class WriteQueue {
   ): Promise<void> {
     for (const label of labels) {
       try {
-        await this.#client.rest('GET', `${repoPath(write)}/labels/${encodeURIComponent(label.name)}`);
+        await getLabel(this.#client, write.repo, label.name);
         continue;
       } catch (error) {
         if (!(error instanceof GitHubRequestError && error.status === 404)) throw error;
       }
       try {
         await this.#paced(() =>
-          this.#client.rest('POST', `${repoPath(write)}/labels`, {
+          this.#client.rest('POST', `${repoPath(write.repo)}/labels`, {
             name: label.name,
             ...(label.color !== undefined ? { color: label.color } : {}),
             ...(label.description !== undefined ? { description: label.description } : {}),
@@ -394,7 +395,7 @@ export class WriteQueue {
   async #removeLabel(write: WriteRecord, label: string): Promise<void> {
     try {
       await this.#paced(() =>
-        this.#client.rest('DELETE', `${issuePath(write)}/labels/${encodeURIComponent(label)}`),
+        this.#client.rest('DELETE', `${itemPath(write)}/labels/${encodeURIComponent(label)}`),
       );
     } catch (error) {
       // Already gone: the state we wanted.

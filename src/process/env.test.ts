@@ -5,7 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getDriver, loadDrivers } from '../agents/registry.js';
 import { PROVIDERS } from '../agents/schemas.js';
 import { redact } from '../log.js';
-import { buildAgentEnv, findExecutable, isSecretEnvName, matchesEnvPattern } from './env.js';
+import {
+  buildAgentEnv,
+  buildToolEnv,
+  findExecutable,
+  GIT_ENV,
+  isSecretEnvName,
+  matchesEnvPattern,
+} from './env.js';
 
 beforeAll(() => loadDrivers());
 
@@ -180,6 +187,38 @@ describe('buildAgentEnv', () => {
   it('points PWD at the worktree whatever the caller’s PWD or the profile say', () => {
     const env = buildAgentEnv({ source, providerAllowlist: [], extra: { PWD: '/nope' }, cwd: '/w/tree' });
     expect(env.PWD).toBe('/w/tree');
+  });
+});
+
+describe('buildToolEnv', () => {
+  const source = {
+    PATH: '/usr/bin',
+    HOME: '/home/me',
+    GIT_CONFIG_GLOBAL: '/etc/gitconfig-ci',
+    GIT_SSH_COMMAND: 'ssh -i key',
+    GIT_DIR: '/elsewhere/.git',
+    GH_TOKEN: 'ghp-canary',
+    GITHUB_TOKEN: 'ghs-canary',
+    ANTHROPIC_API_KEY: 'sk-ant-canary',
+    SECRET_X: 'x',
+  };
+
+  it('gives git the base and its own variables, never a provider key, a token or one that redirects it', () => {
+    expect(buildToolEnv({ source, allow: GIT_ENV, extra: { LC_ALL: 'C' } })).toEqual({
+      PATH: '/usr/bin',
+      HOME: '/home/me',
+      GIT_CONFIG_GLOBAL: '/etc/gitconfig-ci',
+      GIT_SSH_COMMAND: 'ssh -i key',
+      LC_ALL: 'C',
+    });
+  });
+
+  it('passes a GitHub token only when the allowlist names it', () => {
+    expect(buildToolEnv({ source, allow: ['GH_TOKEN'] })).toEqual({
+      PATH: '/usr/bin',
+      HOME: '/home/me',
+      GH_TOKEN: 'ghp-canary',
+    });
   });
 });
 

@@ -1,5 +1,6 @@
 /**
- * The environment an agent runs with. It is built from named pieces, never inherited wholesale:
+ * The environment of every process curupira starts, built from named pieces, never inherited
+ * wholesale. An agent's (`buildAgentEnv`):
  * a small base every CLI needs (PATH, HOME, locale, terminal, proxies, CA bundles), the variables
  * the provider itself reads, what the profile passes through or sets, and `PWD` = the worktree.
  * Variables that would point git at another repository are always dropped, and GitHub tokens only
@@ -150,4 +151,50 @@ export function findExecutable(name: string, path: string | undefined, cwd?: str
     if (isExecutableFile(candidate)) return candidate;
   }
   return undefined;
+}
+
+/**
+ * What git reads besides the base: its own variables (configuration such as `GIT_CONFIG_GLOBAL`,
+ * `GIT_SSH_COMMAND`, `GIT_ASKPASS`, tracing, the commit identity), ssh's agent and askpass, curl's
+ * CA bundle and the GnuPG home for signing. The variables that point git at another repository are
+ * dropped all the same (`GIT_LOCATION_ENV`).
+ */
+export const GIT_ENV: readonly string[] = ['GIT_*', 'SSH_ASKPASS', 'CURL_CA_BUNDLE', 'GNUPGHOME'];
+
+/**
+ * What the GitHub CLI reads to answer `gh auth token`: its configuration folder and host, and the
+ * tokens it would print (it is the token's source; it runs only when GH_TOKEN and GITHUB_TOKEN are unset).
+ */
+export const GH_CLI_ENV: readonly string[] = ['GH_CONFIG_DIR', 'GH_HOST', ...GITHUB_TOKEN_ENV];
+
+export interface BuildToolEnvOptions {
+  /** Curupira's own environment, the only place values are copied from. */
+  source: NodeJS.ProcessEnv;
+  /** Names or prefixes (`PREFIX*`) allowed besides `BASE_ENV`. */
+  allow?: readonly string[];
+  /** Set as given, last. */
+  extra?: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * The environment of a helper process (git, a setup script, `gh auth token`, an agent CLI's
+ * `--version` or `--help`): `BASE_ENV` plus the names `allow` lists, without the variables that
+ * point git elsewhere, and without the GitHub tokens unless `allow` names them; then `extra`.
+ * Nothing else of curupira's environment (provider keys, other secrets) reaches it.
+ */
+export function buildToolEnv(options: BuildToolEnvOptions): Record<string, string> {
+  const allow = options.allow ?? [];
+  const patterns = [...BASE_ENV, ...allow];
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(options.source)) {
+    if (value === undefined || !matchesEnvPattern(name, patterns)) continue;
+    if (GIT_LOCATION_ENV.includes(name)) continue;
+    if (GITHUB_TOKEN_ENV.includes(name) && !allow.includes(name)) continue;
+    env[name] = value;
+  }
+  for (const [name, value] of Object.entries(options.extra ?? {})) {
+    if (value === undefined) delete env[name];
+    else env[name] = value;
+  }
+  return env;
 }

@@ -34,6 +34,8 @@ describe.runIf(process.platform === 'linux')('lifeline', () => {
     lifeline.watch(forgotten);
     lifeline.forget(forgotten);
     // Nothing happens while the parent lives.
+    // why: this shows an absence (no group stopped while the pipe is open); the lifeline reports
+    // nothing it could be waited on for, so a stretch of time is the only witness.
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(groupAlive(watched)).toBe(true);
     // The pipe closes (what the parent's death does, even by SIGKILL).

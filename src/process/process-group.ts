@@ -18,6 +18,16 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
   }
 }
 
+/** True while a process with this pid exists on this machine (one we may not signal counts too). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /**
  * Pids of the group's members that are still running. Zombies are not counted: they have already
  * exited and only wait for a parent to reap them (some container inits never do). Linux only;

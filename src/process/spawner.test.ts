@@ -1,3 +1,6 @@
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCommand } from './command.js';
 import { helperPid } from './spawner.js';
@@ -27,8 +30,13 @@ describe('the command helper', () => {
   it('reports a command as failed, not run again, when the helper dies under it; the next one starts a new helper', async () => {
     await runCommand(node, ['-e', '0'], { env });
     const first = helperPid()!;
-    const running = runCommand(node, ['-e', 'setTimeout(() => {}, 3000)'], { env });
-    await new Promise((done) => setTimeout(done, 300));
+    // The command says it runs by creating a file; the helper is killed under it once it does.
+    const started = join(mkdtempSync(join(tmpdir(), 'curupira-spawner-')), 'started');
+    const script = `require('node:fs').writeFileSync(${JSON.stringify(started)}, ''); setTimeout(() => {}, 3000)`;
+    const running = runCommand(node, ['-e', script], { env });
+    for (let i = 0; i < 500 && !existsSync(started); i += 1)
+      await new Promise((done) => setTimeout(done, 10));
+    expect(existsSync(started)).toBe(true);
     process.kill(first, 'SIGKILL');
     await expect(running).rejects.toThrow(/helper exited while the command ran/);
     const after = await runCommand(node, ['-e', 'process.stdout.write(String(process.ppid))'], { env });

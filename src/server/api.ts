@@ -148,8 +148,12 @@ function readRoutes(api: Hono, ctx: ServerContext): void {
   );
   api.get('/fleet', async (c) => {
     if (!ctx.fleet) throw new ApiError('no_fleet', NO_FLEET_MESSAGE);
-    const [hosts, dispatches] = await Promise.all([ctx.fleet.hosts(), ctx.fleet.liveDispatches()]);
-    return json(c, { hosts, dispatches });
+    const [hosts, dispatches, waiting] = await Promise.all([
+      ctx.fleet.hosts(),
+      ctx.fleet.liveDispatches(),
+      ctx.fleet.waiting(),
+    ]);
+    return json(c, { hosts, dispatches, waiting });
   });
   api.get('/openapi.json', (c) => json(c, openApiDocument(ctx.version)));
 }

@@ -75,8 +75,12 @@ async function fleetGlance(ctx: ServerContext): Promise<FleetGlance | undefined>
 
 async function fleetNow(ctx: ServerContext) {
   if (!ctx.fleet) throw new ApiError('no_fleet', NO_FLEET_MESSAGE);
-  const [hosts, dispatches] = await Promise.all([ctx.fleet.hosts(), ctx.fleet.liveDispatches()]);
-  return { hosts, dispatches, now: Date.now() };
+  const [hosts, dispatches, waiting] = await Promise.all([
+    ctx.fleet.hosts(),
+    ctx.fleet.liveDispatches(),
+    ctx.fleet.waiting(),
+  ]);
+  return { hosts, dispatches, waiting, now: Date.now() };
 }
 
 function pageRoutes(app: Hono, ctx: ServerContext): void {
@@ -87,12 +91,12 @@ function pageRoutes(app: Hono, ctx: ServerContext): void {
     ),
   );
   app.get('/fleet', async (c) => {
-    const { hosts, dispatches, now } = await fleetNow(ctx);
-    return sendHtml(c, fleetPage(hosts, dispatches, ctx.token, now));
+    const { hosts, dispatches, waiting, now } = await fleetNow(ctx);
+    return sendHtml(c, fleetPage(hosts, dispatches, ctx.token, now, waiting));
   });
   app.get('/fleet/live', async (c) => {
-    const { hosts, dispatches, now } = await fleetNow(ctx);
-    return sendHtml(c, fleetLive(hosts, dispatches, now));
+    const { hosts, dispatches, waiting, now } = await fleetNow(ctx);
+    return sendHtml(c, fleetLive(hosts, dispatches, now, waiting));
   });
   // Every open board fetches this after a change notice: one render per change serves them all.
   let cached: { version: number; at: number; page: Html } | undefined;

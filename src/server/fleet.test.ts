@@ -37,6 +37,8 @@ function fleetHost(overrides: Partial<FleetHost> = {}): FleetHost {
     load: 2,
     checkouts: ['acme/api'],
     polling: true,
+    capabilities: null,
+    machine: null,
     stoppedAt: null,
     health: 'healthy',
     ...overrides,
@@ -58,6 +60,7 @@ function dispatch(overrides: Partial<DispatchRecord> = {}): DispatchRecord {
     settledAt: null,
     detail: null,
     previousId: null,
+    refused: false,
     ...overrides,
   };
 }
@@ -71,6 +74,7 @@ function fakeFleet(
     hosts: async () => hosts,
     liveDispatches: async () => dispatches,
     transcript: async (runId) => transcripts.get(runId),
+    waiting: async () => [],
   };
 }
 
@@ -143,7 +147,7 @@ describe('GET /api/v1/fleet', () => {
     const response = await get(app(fakeFleet(hosts, dispatches)), '/api/v1/fleet');
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toContain('application/json');
-    expect(await response.json()).toEqual({ hosts, dispatches });
+    expect(await response.json()).toEqual({ hosts, dispatches, waiting: [] });
   });
 
   it('is 404 with a clear JSON error on the embedded store, and needs the token like every route', async () => {
@@ -167,6 +171,7 @@ describe('GET /api/v1/fleet', () => {
       },
       liveDispatches: async () => [],
       transcript: async () => undefined,
+      waiting: async () => [],
     };
     const response = await get(app(broken), '/api/v1/fleet');
     expect(response.status).toBe(500);
@@ -186,7 +191,7 @@ describe('GET /api/v1/fleet', () => {
 });
 
 describe('the fleet page', () => {
-  it('lists every host: name, role, health, load/capacity, heartbeat age, poller, checkouts, version', async () => {
+  it('lists every host: name, role, health, load/capacity, heartbeat age, poller, checkouts, what it can run, version', async () => {
     const hosts = [
       fleetHost({ name: 'poll-1', role: 'poller', capacity: 0, load: 0, checkouts: [], polling: true }),
       fleetHost({
@@ -196,6 +201,12 @@ describe('the fleet page', () => {
         health: 'late',
         heartbeatAt: '2026-12-01T11:58:55.000Z',
         checkouts: ['acme/api', 'acme/web'],
+        capabilities: {
+          automations: ['fix', 'triage'],
+          repositories: ['acme/api'],
+          providers: ['claude'],
+          sandbox: 'none',
+        },
         version: '0.9.1',
       }),
     ];
@@ -207,8 +218,8 @@ describe('the fleet page', () => {
         .replace(/\|+/g, '|'),
     );
     expect(rows).toEqual([
-      '|build-2|worker|late|2/4|1m05s ago|-|acme/api, acme/web|0.9.1|4242 · |2026-12-01 10:00 UTC|',
-      '|poll-1|poller|healthy|-|3s ago|polling|-|0.9.0|4242 · |2026-12-01 10:00 UTC|',
+      '|build-2|worker|late|2/4|1m05s ago|-|acme/api, acme/web|fix, triage|0.9.1|4242 · |2026-12-01 10:00 UTC|',
+      '|poll-1|poller|healthy|-|3s ago|polling|-|-|0.9.0|4242 · |2026-12-01 10:00 UTC|',
     ]);
     expect(text).toContain('<tr class="host health-late" data-host="build-2">');
     expect(text).toContain('<a href="/runs/r_0000000001AAAAAAAA">r_0000000001AAAAAAAA</a>');
@@ -248,6 +259,30 @@ describe('the fleet page', () => {
     // An unparseable heartbeat time says so instead of printing NaN.
     expect(text).toContain('? ago');
     expect(text).not.toContain('NaN');
+  });
+
+  it('lists the tasks no live worker can run, with why (escaped), and has no such section when there are none', () => {
+    const waiting = [
+      {
+        taskKey: 'extra:issue:8',
+        automationId: 'extra',
+        repo: 'acme/api',
+        reason: 'no live worker can run it: build-1 has no automation extra',
+        since: '2026-12-01T11:59:00.000Z',
+      },
+      { taskKey: EVIL, automationId: EVIL, repo: EVIL, reason: EVIL, since: EVIL },
+    ];
+    const text = fleetPage([fleetHost()], [], TOKEN, NOW, waiting).text;
+    noScript(text);
+    expect(text).toContain('Waiting: no live worker can run them <span class="count">2</span>');
+    const row = /<tr class="waiting" data-task="extra:issue:8">[\s\S]*?<\/tr>/.exec(text)?.[0] ?? '';
+    expect(
+      row
+        .replace(/\s*\n\s*/g, '')
+        .replace(/<[^>]+>/g, '|')
+        .replace(/\|+/g, '|'),
+    ).toBe('|extra|acme/api|extra:issue:8|1m00s|no live worker can run it: build-1 has no automation extra|');
+    expect(fleetPage([fleetHost()], [], TOKEN, NOW).text).not.toContain('Waiting:');
   });
 
   it('says so when no host has a row yet, and when nothing is dispatched', () => {
@@ -307,6 +342,7 @@ describe('the board with a fleet', () => {
       },
       liveDispatches: async () => [],
       transcript: async () => undefined,
+      waiting: async () => [],
     };
     const response = await get(app(broken), '/');
     expect(response.status).toBe(200);

@@ -98,7 +98,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
       },
       '/fleet': {
         get: op(
-          'The fleet (PostgreSQL state only): `hosts` (name, role, health, load, capacity, heartbeatAt, polling, checkouts, version…) and `dispatches` not yet settled, oldest first; 404 `no_fleet` on the embedded store',
+          'The fleet (PostgreSQL state only): `hosts` (name, role, health, load, capacity, heartbeatAt, polling, checkouts, capabilities, version…), `dispatches` not yet settled, oldest first, and `waiting`: tasks no live worker can run, with the reason; 404 `no_fleet` on the embedded store',
         ),
       },
       '/events': { get: op('Server-sent `change` events when the board changes') },

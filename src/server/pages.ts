@@ -3,7 +3,7 @@
 import type { AgentEvent } from '../agents/types.js';
 import { CALM_STATUSES, isTerminal, type RunRecord } from '../core/types.js';
 import { formatCost } from '../cost/prices.js';
-import type { DispatchRecord, FleetHost } from '../fleet/types.js';
+import type { DispatchRecord, FleetHost, WaitingTask } from '../fleet/types.js';
 import { pendingNote } from '../retries/unattended.js';
 import type { PullRequestRecord } from '../store/types.js';
 import type { AutomationCard, BoardData } from './board-data.js';
@@ -194,8 +194,26 @@ function hostRow(host: FleetHost, now: number): Html {
   <td title="${host.heartbeatAt}">${age(host.heartbeatAt, now)} ago</td>
   <td>${host.polling ? html`<span class="tag polling">polling</span>` : '-'}</td>
   <td class="checkouts">${host.checkouts.length === 0 ? '-' : host.checkouts.join(', ')}</td>
+  <td class="runs">${canRun(host)}</td>
   <td>${host.version}</td>
   <td>${host.pid} · ${when(host.startedAt)}</td>
+</tr>`;
+}
+
+/** What a worker advertises it can run (its automations); `-` for a poller, `any` when it says nothing. */
+function canRun(host: FleetHost): string {
+  if (host.capacity === 0) return '-';
+  if (host.capabilities === null) return 'any';
+  return host.capabilities.automations.length === 0 ? 'nothing' : host.capabilities.automations.join(', ');
+}
+
+function waitingRow(task: WaitingTask, now: number): Html {
+  return html`<tr class="waiting" data-task="${task.taskKey}">
+  <td>${task.automationId}</td>
+  <td>${task.repo}</td>
+  <td class="clip" title="${task.taskKey}">${task.taskKey}</td>
+  <td title="${task.since}">${age(task.since, now)}</td>
+  <td>${task.reason}</td>
 </tr>`;
 }
 
@@ -208,7 +226,7 @@ function dispatchRow(dispatch: DispatchRecord, now: number): Html {
   <td>${dispatch.repo}</td>
   <td class="clip" title="${dispatch.taskKey}">${dispatch.taskKey}</td>
   <td>${dispatch.host}</td>
-  <td><span class="tag">${dispatch.state.replace('_', ' ')}</span>${dispatch.previousId ? html` <span class="muted">(taken over)</span>` : ''}</td>
+  <td><span class="tag">${dispatch.state.replace('_', ' ')}</span>${dispatch.refused ? html` <span class="muted">(refused)</span>` : ''}${dispatch.previousId ? html` <span class="muted">(taken over)</span>` : ''}</td>
   <td>${run}</td>
   <td title="${dispatch.enqueuedAt}">${age(dispatch.enqueuedAt, now)} ago</td>
   <td>${dispatch.detail ?? ''}</td>
@@ -220,6 +238,7 @@ export function fleetLive(
   hosts: readonly FleetHost[],
   dispatches: readonly DispatchRecord[],
   now: number,
+  waiting: readonly WaitingTask[] = [],
 ): Html {
   const sorted = [...hosts].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return html`<div id="live">
@@ -228,7 +247,7 @@ export function fleetLive(
   ${
     hosts.length === 0
       ? html`<p class="empty">no host has a heartbeat row yet</p>`
-      : html`<table class="fleet"><thead><tr><th>host</th><th>role</th><th>health</th><th>load/capacity</th><th>heartbeat</th><th>poller</th><th>checkouts</th><th>version</th><th>pid · started</th></tr></thead><tbody>${sorted.map((h) => hostRow(h, now))}</tbody></table>`
+      : html`<table class="fleet"><thead><tr><th>host</th><th>role</th><th>health</th><th>load/capacity</th><th>heartbeat</th><th>poller</th><th>checkouts</th><th>can run</th><th>version</th><th>pid · started</th></tr></thead><tbody>${sorted.map((h) => hostRow(h, now))}</tbody></table>`
   }
 </section>
 <section class="fleet-dispatches">
@@ -239,6 +258,14 @@ export function fleetLive(
       : html`<table class="fleet"><thead><tr><th>automation</th><th>repository</th><th>task</th><th>host</th><th>state</th><th>run</th><th>enqueued</th><th>detail</th></tr></thead><tbody>${dispatches.map((d) => dispatchRow(d, now))}</tbody></table>`
   }
 </section>
+${
+  waiting.length === 0
+    ? ''
+    : html`<section class="fleet-waiting">
+  <h2>Waiting: no live worker can run them <span class="count">${waiting.length}</span></h2>
+  <table class="fleet"><thead><tr><th>automation</th><th>repository</th><th>task</th><th>waiting for</th><th>why</th></tr></thead><tbody>${waiting.map((t) => waitingRow(t, now))}</tbody></table>
+</section>`
+}
 </div>`;
 }
 
@@ -248,10 +275,11 @@ export function fleetPage(
   dispatches: readonly DispatchRecord[],
   token: string,
   now: number,
+  waiting: readonly WaitingTask[] = [],
 ): Html {
   const body = html`<header class="top"><h1><a href="/">curupira</a></h1><span>fleet</span></header>
 <main class="fleet-page">
-${fleetLive(hosts, dispatches, now)}
+${fleetLive(hosts, dispatches, now, waiting)}
 <p id="connection" class="muted">refreshed every few seconds</p>
 </main>`;
   return page('curupira fleet', token, body, 'fleet.js');

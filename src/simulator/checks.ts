@@ -27,10 +27,9 @@
  * `status-check-policy`). Tests script CI with `simChecks(world)`.
  */
 import type { components } from '@octokit/openapi-types';
-import { sha1Hex } from './ids.js';
-import { branchSha } from './pulls.js';
-import { HTML_BASE } from './resolvers.js';
-import { paged, type RestRequest, type RestResponse, restError, userJson } from './rest.js';
+import { branchSha } from './branches.js';
+import { HTML_BASE, sha1Hex } from './ids.js';
+import { paged, type RestRequest, type RestResponse, restError, userJson } from './rest-json.js';
 import type { SimPullRequest, SimRepository, SimWorld } from './world.js';
 
 type Schemas = components['schemas'];

@@ -53,3 +53,6 @@ export function sha1Hex(text: string): string {
 export function isoSeconds(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
+
+/** Where GitHub's web pages are: the start of every `html_url` and `url` the simulator answers. */
+export const HTML_BASE = 'https://github.com';

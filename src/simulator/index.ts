@@ -11,7 +11,8 @@ export {
 } from './faults.js';
 export { type GraphQLResponse, handleGraphQL } from './graphql.js';
 export { RateLimiter, type RateLimitResource, type RateLimitState, rateLimitHeaders } from './rate-limit.js';
-export { paginate, SEARCH_RESULT_CAP } from './resolvers.js';
+export { paginate } from './resolver-kit.js';
+export { SEARCH_RESULT_CAP } from './resolvers.js';
 export { githubSchema, githubSchemaPath } from './schema.js';
 export { DEFAULT_SORT, parseSearchQuery, searchIssues, tokenizeSearchQuery } from './search.js';
 export {

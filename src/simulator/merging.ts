@@ -29,8 +29,8 @@ import { join, relative } from 'node:path';
 import type { components } from '@octokit/openapi-types';
 import { runCommandSyncStatus } from '../process/command-sync.js';
 import { simChecks } from './checks.js';
-import { HTML_BASE } from './resolvers.js';
-import { type RestRequest, type RestResponse, restError } from './rest.js';
+import { HTML_BASE } from './ids.js';
+import { type RestRequest, type RestResponse, restError } from './rest-json.js';
 import type { SimPullRequest, SimRepository, SimWorld } from './world.js';
 
 type Schemas = components['schemas'];

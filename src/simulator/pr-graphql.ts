@@ -16,8 +16,9 @@
  */
 import { runCommandSync } from '../process/command-sync.js';
 import { type SimCheckRun, type SimCommitStatus, simChecks } from './checks.js';
+import { HTML_BASE } from './ids.js';
 import { forcedUpdates } from './merging.js';
-import { HTML_BASE, paginate, type ResolverContext, typedError } from './resolvers.js';
+import { paginate, type ResolverContext, typedError } from './resolver-kit.js';
 import { permissionOf } from './reviews.js';
 import type { SimIssueOrPullRequest, SimPullRequest, SimRepository, SimReview, SimWorld } from './world.js';
 

@@ -15,10 +15,10 @@
  * (`Closes #N`, `fixes #N`, `resolves #N`) link the issue, so merging closes it, as on GitHub.
  */
 import type { components } from '@octokit/openapi-types';
-import { runCommandSync } from '../process/command-sync.js';
+import { branchSha, gitIn } from './branches.js';
+import { HTML_BASE } from './ids.js';
 import { mergeability, mergingRoute } from './merging.js';
-import { HTML_BASE } from './resolvers.js';
-import { issueJson, type RestRequest, type RestResponse, restError, userJson } from './rest.js';
+import { issueJson, type RestRequest, type RestResponse, restError, userJson } from './rest-json.js';
 import type { SimPullRequest, SimRepository, SimWorld } from './world.js';
 
 type Schemas = components['schemas'];
@@ -58,27 +58,6 @@ export type PullRequestJson = Pick<
   | 'changed_files'
   | 'author_association'
 > & { user: SimUserJson; head: RefJson; base: RefJson };
-
-/** Runs git in a backing bare repository; undefined when it exits non-zero. */
-function gitIn(gitDir: string, args: string[]): string | undefined {
-  return runCommandSync('git', args, {
-    cwd: gitDir,
-    env: {
-      PATH: process.env.PATH ?? '',
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      LC_ALL: 'C',
-    },
-  });
-}
-
-/** The commit a branch of the backing repository points at. */
-export function branchSha(repo: SimRepository, branch: string): string | undefined {
-  if (!repo.gitDir) return undefined;
-  return (
-    gitIn(repo.gitDir, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`]) || undefined
-  );
-}
 
 interface Comparison {
   commits: number;

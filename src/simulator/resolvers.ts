@@ -15,9 +15,10 @@ import {
   getNamedType,
   isLeafType,
 } from 'graphql';
-import { decodeCursor, encodeCursor, isoSeconds, sha1Hex } from './ids.js';
+import { HTML_BASE, isoSeconds, sha1Hex } from './ids.js';
 import { mergeability } from './merging.js';
 import { PR_GRAPHQL_RESOLVERS, pullRequestFields, timelineItems } from './pr-graphql.js';
+import { paginate, type ResolverContext, typedError } from './resolver-kit.js';
 import { searchIssues } from './search.js';
 import {
   graphqlLogin,
@@ -37,88 +38,14 @@ import {
   type SimReview,
   type SimStatusField,
   type SimTeam,
-  type SimWorld,
 } from './world.js';
 
 /** GitHub serves at most this many results of one search, whatever `issueCount` says. */
 export const SEARCH_RESULT_CAP = 1000;
 
-export const HTML_BASE = 'https://github.com';
-
-export interface RateLimitSnapshot {
-  readonly limit: number;
-  readonly cost: number;
-  readonly remaining: number;
-  readonly used: number;
-  readonly resetAt: number;
-  readonly nodeCount: number;
-}
-
-export interface ResolverContext {
-  readonly world: SimWorld;
-  readonly viewer: SimActor;
-  readonly rateLimit: RateLimitSnapshot;
-}
-
 type Args = Record<string, unknown>;
 type Resolver<S> = (source: S, args: Args, ctx: ResolverContext, info: GraphQLResolveInfo) => unknown;
 type ResolverTable<S> = Record<string, Resolver<S>>;
-
-/** An execution error with GitHub's `type` (`NOT_FOUND`, `INVALID_CURSOR_ARGUMENTS`…). */
-export function typedError(type: string, message: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { type } });
-}
-
-interface PageArgs {
-  first?: number | null;
-  last?: number | null;
-  after?: string | null;
-  before?: string | null;
-}
-
-interface Connection<T> {
-  totalCount: number;
-  nodes: T[];
-  edges: { cursor: string; node: T }[];
-  pageInfo: {
-    hasNextPage: boolean;
-    hasPreviousPage: boolean;
-    startCursor: string | null;
-    endCursor: string | null;
-  };
-}
-
-function cursorPosition(cursor: string): number {
-  const position = decodeCursor(cursor);
-  if (position === undefined)
-    throw typedError('INVALID_CURSOR_ARGUMENTS', `\`${cursor}\` does not appear to be a valid cursor.`);
-  return position;
-}
-
-/** Relay pagination over `all` with opaque cursors (`cursor:N`, base64), as GitHub's search uses. */
-export function paginate<T>(all: readonly T[], args: PageArgs): Connection<T> {
-  let start = 0;
-  let end = all.length;
-  if (typeof args.after === 'string') start = Math.min(all.length, cursorPosition(args.after));
-  if (typeof args.before === 'string') end = Math.max(start, Math.min(end, cursorPosition(args.before) - 1));
-  const windowEnd = end;
-  if (typeof args.first === 'number') end = Math.min(end, start + Math.max(0, args.first));
-  if (typeof args.last === 'number') start = Math.max(start, end - Math.max(0, args.last));
-  if (args.first == null && args.last == null) end = start;
-  const nodes = all.slice(start, end);
-  const edges = nodes.map((node, index) => ({ cursor: encodeCursor(start + index + 1), node }));
-  return {
-    totalCount: all.length,
-    nodes,
-    edges,
-    pageInfo: {
-      hasNextPage: end < windowEnd || (typeof args.before !== 'string' && end < all.length),
-      hasPreviousPage: start > 0,
-      startCursor: edges[0]?.cursor ?? null,
-      endCursor: edges.at(-1)?.cursor ?? null,
-    },
-  };
-}
 
 function itemUrl(item: SimIssueOrPullRequest): string {
   return `${HTML_BASE}/${item.repo}/${item.__typename === 'Issue' ? 'issues' : 'pull'}/${item.number}`;

@@ -18,9 +18,9 @@
  * `reviewDecision`), `addReviewComment` (an inline comment), `setPermission`.
  */
 import type { components } from '@octokit/openapi-types';
-import { branchSha } from './pulls.js';
-import { HTML_BASE } from './resolvers.js';
-import { type RestRequest, type RestResponse, restError, userJson } from './rest.js';
+import { branchSha } from './branches.js';
+import { HTML_BASE } from './ids.js';
+import { type RestRequest, type RestResponse, restError, userJson } from './rest-json.js';
 import type { ReviewState, SimPullRequest, SimRepository, SimReview, SimWorld } from './world.js';
 
 type Schemas = components['schemas'];

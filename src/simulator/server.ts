@@ -31,7 +31,8 @@ import { jobLogDownload } from './checks.js';
 import { type FaultKind, FaultQueue, type FaultSpec, parseFault } from './faults.js';
 import { handleGraphQL } from './graphql.js';
 import { RateLimiter, type RateLimitState, rateLimitHeaders } from './rate-limit.js';
-import { handleRest, REST_DOCS, type RestResponse, restError } from './rest.js';
+import { handleRest } from './rest.js';
+import { REST_DOCS, type RestResponse, restError } from './rest-json.js';
 import {
   type IssueInput,
   type IssueStateReason,

@@ -10,9 +10,9 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
-import { packageVersion } from '../cli/version.js';
 import { isFailure, type RunRecord } from '../core/types.js';
 import type { RateLimitInfo } from '../github/client.js';
+import { packageVersion } from '../version.js';
 import type { RunPhase, RunTrace, Telemetry } from './types.js';
 
 export interface OtelOptions {

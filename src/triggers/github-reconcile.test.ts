@@ -47,7 +47,7 @@ describe('whyUnmatched', () => {
     );
   });
 
-  it('reads each item from GitHub (the simulator): a missing issue counts as deleted', async () => {
+  it('reads the items from GitHub (the simulator) 100 to a request: a missing issue or repository counts as deleted', async () => {
     const world = new SimWorld();
     world.addToken('t', 'alice');
     world.addRepo('acme/api');
@@ -72,6 +72,19 @@ describe('whyUnmatched', () => {
         ['k2', 'item closed'],
         ['k99', 'item deleted'],
       ]);
+      // One request for all of them, however many (100 items a request).
+      const reads = () => sim.requests.filter((r) => r.operationName === 'CurupiraItemStates');
+      expect(reads().map((r) => r.cost)).toEqual([1]);
+      const many = Array.from({ length: 150 }, (_, i) => task(String(i + 1)));
+      const gone = { ...task('5'), key: 'gone', identity: { ...task('5').identity, repo: 'acme/gone' } };
+      const again = await unmatchedItems(client, [...many, gone], FILTERS);
+      expect(again.get('k1')).toBeUndefined();
+      expect([again.get('k2'), again.get('k150'), again.get('gone')]).toEqual([
+        'item closed',
+        'item deleted',
+        'item deleted',
+      ]);
+      expect(reads().map((r) => r.cost)).toEqual([1, 1, 1]);
     } finally {
       await sim.close();
     }

@@ -1,6 +1,7 @@
 /** Hook bodies several triggers share. */
 import type { GitHubClient } from '../github/client.js';
 import { SEARCH_COUNT } from '../github/operations.js';
+import { probeIssueChanges } from '../github/rest.js';
 import type { TriggerSource } from './source.js';
 import type { DoctorContext, ResolveContext, TriggerCheck } from './types.js';
 
@@ -43,7 +44,5 @@ export function repositoryChanges(
   repo: string,
   github: () => GitHubClient,
 ): NonNullable<TriggerSource['probe']> {
-  const [owner = '', name = ''] = repo.split('/');
-  const path = `/repos/${encodeURIComponent(owner)}/${encodeURIComponent(name)}/issues?state=all&sort=updated&direction=desc&per_page=1`;
-  return (etag) => github().conditionalGet(path, etag);
+  return (etag) => probeIssueChanges(github(), repo, etag);
 }

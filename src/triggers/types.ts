@@ -8,7 +8,6 @@ import type { z } from 'zod';
 import type { AnyAutomation, AutomationFor, ResolvedAutomation } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import type { Task } from '../core/types.js';
-import type { Feed } from '../engine/feed.js';
 import type { GitHubClient } from '../github/client.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
@@ -19,6 +18,40 @@ export type { TriggerType } from './registry.js';
 export interface ExplainLine {
   label: string;
   value: string;
+}
+
+export interface PollContext {
+  store: Store;
+  clock: Clock;
+  log: Logger;
+  /** Items per poll (`batch_size`). */
+  limit: number;
+  /** Look without claiming or recording anything (`run --dry-run`). */
+  preview: boolean;
+  signal?: AbortSignal;
+}
+
+/** One automation's source of tasks, as the engine polls it (built by the trigger's `createFeed`). */
+export interface Feed {
+  readonly automation: ResolvedAutomation;
+  /** When this feed wants to be polled next (epoch ms). */
+  nextPollAt: number;
+  /** New tasks (already-dispatched fingerprints left out). */
+  poll(context: PollContext): Promise<Task[]>;
+  /** The task was accepted by the scheduler: never offer it again in this process. */
+  markDispatched(task: Task): void;
+  /** A run of one of this feed's tasks ended. */
+  runFinished(task: Task, context: PollContext): Promise<void>;
+  /** Matching items the last poll did not reach (beyond `batch_size`); 0 when none or unknown. */
+  readonly waiting?: number;
+  /** Open items matching the trigger at the last poll, when the source reports it. */
+  readonly matching?: number | undefined;
+  /**
+   * True when this task's item was seen matching at `since` or later: in a search's results, or
+   * unchanged since such a search (a change probe answered "not modified"). Reconciliation need
+   * not read such an item again.
+   */
+  matchedSince?(taskKey: string, since: number): boolean;
 }
 
 /**

@@ -5,9 +5,10 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../log.js';
 import { ensureCheckout } from './checkout.js';
 import { git, revParse, statusPorcelain } from './git.js';
@@ -159,30 +160,107 @@ describe('ensureCheckout after a kill during the first clone', () => {
   });
 });
 
-describe('ensureCheckout and an interrupted setup script', () => {
-  const script = '#!/bin/sh\necho run >> "$PWD/setup-runs.txt"\n[ -f fail-setup ] && exit 3\nexit 0\n';
+describe('ensureCheckout and the setup script of a checkout it did not clone', () => {
+  const script = '#!/bin/sh\necho run >> "$PWD/setup-runs.txt"\nexit 0\n';
 
-  it('runs a setup that never finished (killed) before the checkout is used again', async () => {
+  it('never runs the setup script of a `path` that points at an existing checkout', async () => {
     const repo = await setUp({
       files: { 'README.md': '# s\n', 'setup.sh': { content: script, executable: true } },
     });
-    // The state a kill -9 during the setup script leaves: the clone in place, no record of success.
-    await ensureCheckout(options(repo));
+    // The user's own clone, made before curupira ever saw it.
+    await mkdir(dirname(repo.checkoutPath), { recursive: true });
+    await git(['clone', '-q', '--', repo.url, repo.checkoutPath], { cwd: dirname(repo.checkoutPath) });
+
+    for (let i = 0; i < 2; i++) {
+      const result = await ensureCheckout(options(repo, 'setup.sh'));
+      expect(result.freshClone).toBe(false);
+    }
     expect(existsSync(join(repo.checkoutPath, 'setup-runs.txt'))).toBe(false);
+  });
+
+  it('never runs a setup script set after curupira cloned the checkout without one', async () => {
+    const repo = await setUp({
+      files: { 'README.md': '# s\n', 'setup.sh': { content: script, executable: true } },
+    });
+    expect((await ensureCheckout(options(repo))).freshClone).toBe(true);
+    expect((await ensureCheckout(options(repo, 'setup.sh'))).freshClone).toBe(false);
+    expect(existsSync(join(repo.checkoutPath, 'setup-runs.txt'))).toBe(false);
+  });
+});
+
+describe('ensureCheckout and an interrupted setup script', () => {
+  const DIST = join(import.meta.dirname, '../../dist');
+  let flag: string;
+  let flagDir: string;
+
+  /**
+   * The script: counts its runs in the checkout; while `flag` exists it removes it, leaves its pid
+   * beside it and waits (to be killed with the process that started it); fails while `fail-setup`
+   * is in the checkout.
+   */
+  function hangingScript(): string {
+    return `#!/bin/sh\necho run >> "$PWD/setup-runs.txt"\nif [ -f '${flag}' ]; then rm -f '${flag}'; echo $$ > '${flag}.pid'; exec sleep 30; fi\n[ -f fail-setup ] && exit 3\nexit 0\n`;
+  }
+
+  /**
+   * A separate Node process (the built module) clones with the setup script, and is killed with
+   * SIGKILL while the script runs: the state a kill -9 of curupira during the setup leaves.
+   */
+  async function killDuringSetup(repo: OriginRepo): Promise<void> {
+    await writeFile(flag, '');
+    const code = `const { ensureCheckout } = await import(${JSON.stringify(join(DIST, 'workspace/checkout.js'))});
+const { silentLogger } = await import(${JSON.stringify(join(DIST, 'log.js'))});
+await ensureCheckout({ alias: 'sample', remote: ${JSON.stringify(repo.url)}, path: ${JSON.stringify(repo.checkoutPath)}, setupScript: 'setup.sh', timeoutMs: 60000, log: silentLogger() });
+console.log('setup finished');`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', code], {
+      detached: true,
+      stdio: 'ignore',
+    });
+    const exited = new Promise<void>((done) => child.once('exit', () => done()));
+    const deadline = Date.now() + 30_000;
+    while (!existsSync(`${flag}.pid`)) {
+      if (Date.now() > deadline) throw new Error('the setup script never started');
+      await new Promise((wake) => setTimeout(wake, 20));
+    }
+    process.kill(-child.pid!, 'SIGKILL');
+    await exited;
+    const sleeper = Number((await readFile(`${flag}.pid`, 'utf8')).trim());
+    try {
+      process.kill(sleeper, 'SIGKILL');
+    } catch {
+      // already gone with its group
+    }
+  }
+
+  beforeEach(async () => {
+    flagDir = await mkdtemp(join(tmpdir(), 'curupira-setup-flag-'));
+    flag = join(flagDir, 'hang');
+  });
+  afterEach(async () => {
+    await rm(flagDir, { recursive: true, force: true });
+  });
+
+  it('runs a setup that a kill -9 interrupted before the checkout is used again, then never again', async () => {
+    const repo = await setUp({
+      files: { 'README.md': '# s\n', 'setup.sh': { content: hangingScript(), executable: true } },
+    });
+    await killDuringSetup(repo);
+    // The clone was in place when the setup started, and stays.
+    expect(await readFile(join(repo.checkoutPath, 'setup-runs.txt'), 'utf8')).toBe('run\n');
 
     const again = await ensureCheckout(options(repo, 'setup.sh'));
     expect(again.freshClone).toBe(false);
-    expect(await readFile(join(repo.checkoutPath, 'setup-runs.txt'), 'utf8')).toBe('run\n');
-    // Done once it succeeded: not run a second time.
+    expect(await readFile(join(repo.checkoutPath, 'setup-runs.txt'), 'utf8')).toBe('run\nrun\n');
+    // Done once it succeeded: not run a third time.
     await ensureCheckout(options(repo, 'setup.sh'));
-    expect(await readFile(join(repo.checkoutPath, 'setup-runs.txt'), 'utf8')).toBe('run\n');
+    expect(await readFile(join(repo.checkoutPath, 'setup-runs.txt'), 'utf8')).toBe('run\nrun\n');
   });
 
-  it('runs the setup again after it failed on an existing checkout, until it succeeds', async () => {
+  it('runs an interrupted setup again after it failed on the kept checkout, until it succeeds', async () => {
     const repo = await setUp({
-      files: { 'README.md': '# s\n', 'setup.sh': { content: script, executable: true } },
+      files: { 'README.md': '# s\n', 'setup.sh': { content: hangingScript(), executable: true } },
     });
-    await ensureCheckout(options(repo));
+    await killDuringSetup(repo);
     await writeFile(join(repo.checkoutPath, 'fail-setup'), '');
     await expect(ensureCheckout(options(repo, 'setup.sh'))).rejects.toThrow(
       /setup script setup.sh failed with status 3/,
@@ -193,6 +271,6 @@ describe('ensureCheckout and an interrupted setup script', () => {
     await rm(join(repo.checkoutPath, 'fail-setup'));
     await ensureCheckout(options(repo, 'setup.sh'));
     await ensureCheckout(options(repo, 'setup.sh'));
-    expect(await readFile(join(repo.checkoutPath, 'setup-runs.txt'), 'utf8')).toBe('run\nrun\nrun\n');
+    expect(await readFile(join(repo.checkoutPath, 'setup-runs.txt'), 'utf8')).toBe('run\nrun\nrun\nrun\n');
   });
 });

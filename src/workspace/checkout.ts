@@ -1,25 +1,32 @@
 /**
  * The base checkout of a repository alias: cloned once per destination, then left alone. The
- * alias's `setup_script` runs right after a fresh clone; if it fails the fresh clone is removed, so
- * the next run clones and sets up again. A setup that was interrupted (or failed) on a checkout that
- * stays runs again before the next agent: it counts as done only once it has succeeded.
+ * alias's `setup_script` runs only after a fresh clone made by curupira (as the reference says): a
+ * checkout that was already there (a `path` pointing at the user's own clone, or a clone made before
+ * `setup_script` was set) is never set up. If the setup fails the fresh clone is removed, so the next
+ * run clones and sets up again. A setup that was interrupted (a kill) on a clone that stays runs
+ * again before the next agent: the clone carries a "setup pending" marker from before it is moved
+ * into place until the setup has succeeded.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, realpath, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { CurupiraError, errorMessage, WorkspaceError } from '../core/errors.js';
 import type { Logger } from '../log.js';
 import { type CommandResult, runCommand } from '../process/command.js';
 import { type CheckoutState, checkoutState, countUnpushedCommits, git, isolatedEnv, scrub } from './git.js';
 import { repoLockKey, withLock } from './lock.js';
-import { isInside, sha256Hex, worktreesRoot } from './paths.js';
+import { isInside, worktreesRoot } from './paths.js';
 import { pathExists, removeTree } from './remove.js';
 import { forgetFetch, resolveDefaultBranch } from './worktree.js';
 
 /** `<parent>/.<name>.clone-<random>`: where a clone is made before it is moved into place. */
 const CLONE_INFIX = '.clone-';
-/** In the checkout's git directory: the hash of the setup script path, written once it succeeded. */
-const SETUP_MARKER = 'curupira-setup-done';
+/**
+ * In the git directory of a clone curupira made with a setup script to run: written before the clone
+ * is moved into place, removed once the setup has succeeded. Its presence on an existing checkout
+ * means a setup that never finished.
+ */
+const SETUP_PENDING = 'curupira-setup-pending';
 
 /**
  * Checkouts this process has found complete, by path: later runs check them with a file lookup (the
@@ -37,7 +44,10 @@ export interface EnsureCheckoutOptions {
   remote: string;
   /** Absolute destination: the alias's `path`, or `workspace_dir/<alias>`. */
   path: string;
-  /** Relative path of an executable inside the checkout, run once after a fresh clone. */
+  /**
+   * Relative path of an executable inside the checkout, run once after a fresh clone (never on a
+   * checkout that this module did not clone).
+   */
   setupScript?: string;
   /** Deadline for the clone and the setup script together, in milliseconds. */
   timeoutMs: number;
@@ -58,8 +68,9 @@ export interface CheckoutResult {
  *
  * A clone is made in a temporary folder beside the destination and moved into place only once it is
  * complete (HEAD resolves, origin's default branch is known), so a kill during the clone never leaves
- * a half clone that later looks like a checkout. The setup script counts as done only once it has
- * succeeded (a marker in the checkout's git directory); otherwise it runs again on the next call.
+ * a half clone that later looks like a checkout. The setup script runs only on a clone made here;
+ * it counts as done only once it has succeeded (a marker in the clone's git directory says it is
+ * pending until then), otherwise it runs again on the next call.
  */
 export async function ensureCheckout(options: EnsureCheckoutOptions): Promise<CheckoutResult> {
   const { alias, remote, setupScript, log, signal } = options;
@@ -93,10 +104,10 @@ export async function ensureCheckout(options: EnsureCheckoutOptions): Promise<Ch
       const broken = state === null ? null : await incompleteReason(state);
       if (state !== null && broken === null) {
         knownCheckouts.set(checkout, state);
-        if (setupScript !== undefined && !(await setupDone(state.gitDir, setupScript))) {
-          // An earlier setup was interrupted or failed: run it again before any agent works here.
+        if (setupScript !== undefined && (await setupPending(state.gitDir))) {
+          // A clone of ours whose setup was interrupted or failed: run it again before any agent works here.
           await runSetupScript({ checkout, script: setupScript, alias, deadline, log, signal });
-          await markSetupDone(state.gitDir, setupScript);
+          await markSetupDone(state.gitDir);
         }
         return { path: checkout, freshClone: false };
       }
@@ -105,7 +116,15 @@ export async function ensureCheckout(options: EnsureCheckoutOptions): Promise<Ch
     }
     forgetFetch(checkout);
 
-    const gitDir = await cloneIntoPlace({ alias, remote, checkout, deadline, log, signal });
+    const gitDir = await cloneIntoPlace({
+      alias,
+      remote,
+      checkout,
+      deadline,
+      log,
+      signal,
+      setupPending: setupScript !== undefined,
+    });
     if (setupScript !== undefined) {
       try {
         await runSetupScript({ checkout, script: setupScript, alias, deadline, log, signal });
@@ -113,7 +132,7 @@ export async function ensureCheckout(options: EnsureCheckoutOptions): Promise<Ch
         await discardClone(checkout, alias, log);
         throw error;
       }
-      await markSetupDone(gitDir, setupScript);
+      await markSetupDone(gitDir);
     }
     return { path: checkout, freshClone: true };
   });
@@ -126,6 +145,8 @@ interface CloneRequest {
   deadline: number;
   log: Logger;
   signal?: AbortSignal;
+  /** Mark the clone's setup as pending before it is moved into place. */
+  setupPending: boolean;
 }
 
 /**
@@ -164,6 +185,7 @@ async function cloneIntoPlace(request: CloneRequest): Promise<string> {
       );
     }
     await resolveDefaultBranch(temp, { network: false });
+    if (request.setupPending) await writeFile(join(state.gitDir, SETUP_PENDING), '');
     await rename(temp, checkout);
     return join(checkout, '.git');
   } catch (error) {
@@ -219,18 +241,13 @@ async function isUnreadableGitOnly(path: string): Promise<boolean> {
   return (await stat(join(path, '.git'))).isDirectory();
 }
 
-/** The marker the setup script's success leaves in the checkout's git directory. */
-function setupMarker(gitDir: string): string {
-  return join(gitDir, SETUP_MARKER);
+/** True when the checkout is a clone of ours whose setup has not succeeded yet. */
+async function setupPending(gitDir: string): Promise<boolean> {
+  return pathExists(join(gitDir, SETUP_PENDING));
 }
 
-async function setupDone(gitDir: string, script: string): Promise<boolean> {
-  const text = await readFile(setupMarker(gitDir), 'utf8').catch(() => null);
-  return text?.trim() === sha256Hex(script);
-}
-
-async function markSetupDone(gitDir: string, script: string): Promise<void> {
-  await writeFile(setupMarker(gitDir), `${sha256Hex(script)}\n`);
+async function markSetupDone(gitDir: string): Promise<void> {
+  await rm(join(gitDir, SETUP_PENDING), { force: true });
 }
 
 function assertRelativeScript(script: string): void {

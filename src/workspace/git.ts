@@ -6,6 +6,7 @@
 import { realpath, stat } from 'node:fs/promises';
 import { AgentNotFoundError, CurupiraError, WorkspaceError } from '../core/errors.js';
 import { type CommandResult, runCommand } from '../process/command.js';
+import { buildToolEnv, GIT_ENV } from '../process/env.js';
 import { scrub } from '../security/redact.js';
 
 export { scrub };
@@ -66,25 +67,54 @@ export class GitCommandError extends WorkspaceError {
   }
 }
 
+/** The git subcommands that talk to a remote, and so may need a credential helper. */
+const NETWORK_COMMANDS = new Set(['clone', 'fetch', 'ls-remote']);
+
 /**
- * This process's environment minus the variables that redirect git to another repository, plus
- * `GIT_TERMINAL_PROMPT=0` so a missing credential fails fast instead of hanging an unattended run.
- * The setup script runs with this.
+ * What a helper process of the workspace (git, the setup script) runs with: built from this
+ * process's environment through the allowlist (`buildToolEnv`: the base, git's own variables; no
+ * provider key, no GitHub token, nothing unknown), minus the variables that redirect git to
+ * another repository, plus `GIT_TERMINAL_PROMPT=0` so a missing credential fails fast instead of
+ * hanging an unattended run. The setup script runs with this.
  */
 export function isolatedEnv(
   extra: Readonly<Record<string, string | undefined>> = {},
+  allow: readonly string[] = [],
 ): Record<string, string | undefined> {
-  const env: Record<string, string | undefined> = { ...process.env };
+  const env: Record<string, string | undefined> = buildToolEnv({
+    source: process.env,
+    allow: [...GIT_ENV, ...allow],
+  });
   for (const name of REDIRECTING_VARIABLES) delete env[name];
   env.GIT_TERMINAL_PROMPT = '0';
   return { ...env, ...extra };
 }
 
-/** What git itself runs with: `isolatedEnv`, no credential-manager dialogs, and `LC_ALL=C` output. */
+/** The git command of an argv: its first word that is not an option (`-c k=v` and `-C dir` skipped). */
+function subcommand(args: readonly string[]): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '-c' || arg === '-C') i++;
+    else if (!arg.startsWith('-')) return arg;
+  }
+  return undefined;
+}
+
+/**
+ * What git itself runs with: `isolatedEnv`, no credential-manager dialogs, and `LC_ALL=C` output.
+ * The commands that read a remote (clone, fetch, ls-remote) also keep GH_TOKEN and GITHUB_TOKEN,
+ * for a credential helper that reads them (`gh auth git-credential`, set by `gh auth setup-git`);
+ * no other git command has them. A push gets the token its own way (src/delivery/push.ts).
+ */
 export function sanitizedGitEnv(
   extra: Readonly<Record<string, string | undefined>> = {},
+  args: readonly string[] = [],
 ): Record<string, string | undefined> {
-  return isolatedEnv({ GCM_INTERACTIVE: 'never', LC_ALL: 'C', ...extra });
+  const network = NETWORK_COMMANDS.has(subcommand(args) ?? '');
+  return isolatedEnv(
+    { GCM_INTERACTIVE: 'never', LC_ALL: 'C', ...extra },
+    network ? ['GH_TOKEN', 'GITHUB_TOKEN'] : [],
+  );
 }
 
 /** Runs git and returns its result whatever the exit code; throws only when git cannot start. */
@@ -92,7 +122,7 @@ export async function gitResult(args: readonly string[], options: GitOptions): P
   try {
     return await runCommand('git', options.autoMaintenance ? args : [...NO_AUTO_MAINTENANCE, ...args], {
       cwd: options.cwd,
-      env: sanitizedGitEnv(options.env),
+      env: sanitizedGitEnv(options.env, args),
       timeoutMs: options.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS,
       signal: options.signal,
     });

@@ -137,7 +137,8 @@ describe('the board in chromium', () => {
       labels: ['agent-ready'],
       author: 'octocat',
     });
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    // A whole round of the loop: a paused automation is not polled, so nothing starts.
+    expect(await served.round()).toMatchObject({ running: [], queued: 0 });
     expect(served.runs).toHaveLength(0);
     // Run now polls a paused automation once.
     await automation.locator('button', { hasText: 'Run now' }).click();
@@ -200,6 +201,8 @@ describe('the board in chromium', () => {
     await expect.poll(() => fetched).toBe(1);
     expect((await post('resume')).status).toBe(200);
     // The resume's change notice reaches the page while the first refresh is still in flight.
+    // why: the page only notes the notice (nothing on it changes while its refresh is held), so no
+    // event tells that the notice has arrived; time is given for it.
     await new Promise((resolve) => setTimeout(resolve, 500));
     held!();
     // One more refresh follows the held one (whose paused state is then on the page), and the
@@ -216,6 +219,8 @@ describe('the board in chromium', () => {
     await page.mouse.move(box.x + 5, box.y + 5);
     await page.mouse.down();
     expect((await post('pause')).status).toBe(200);
+    // why: this shows an absence (no swap while the pointer is down); the page marks nothing when
+    // a notice arrives and is held back, so only time can show that no swap came.
     await new Promise((resolve) => setTimeout(resolve, 700));
     expect(await automation.locator('.tag', { hasText: 'paused' }).count()).toBe(0);
     await page.mouse.up();

@@ -11,9 +11,18 @@
  * Complements secrets.test.ts (provider keys echoed by name, JSON-escaped values): here every
  * variable is printed at once, by two providers, and the GitHub token and the dropped variables
  * are covered too. The canaries match no token shape, so only redaction by value can catch them.
+ *
+ * Issue 34, item 5: every process curupira starts, not only the agents, gets an environment built
+ * from an allowlist. Shims first on PATH (`git`, `claude`, `codex`) and the repository's
+ * `setup_script` write their whole environment to a file before doing their work, for `run` (the
+ * clone, fetch and worktree steps, the setup script, the agents) and
+ * `doctor` (each profile's `--help`, `git --version`, `git ls-remote`). The GitHub token reaches
+ * only git's commands that read a remote (clone, fetch, ls-remote: for a credential helper such as
+ * `gh auth git-credential`); a provider's key only that provider's CLI; an unknown variable nothing.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -33,7 +42,10 @@ const CANARIES = {
   GH_TOKEN: canary('github-token'),
   ANTHROPIC_API_KEY: canary('anthropic-key'),
   OPENAI_API_KEY: canary('openai-key'),
+  GITHUB_TOKEN: canary('github-token-2'),
   DEPLOY_SECRET_TOKEN: canary('deploy-secret'),
+  SECRET_X: canary('secret-x'),
+  UNRELATED_SETTING: canary('unknown-variable'),
   TEAM_VAULT_PASSWORD: canary('passed-on-purpose'),
 } as const;
 type CanaryName = keyof typeof CANARIES;
@@ -57,6 +69,68 @@ let h: Harness;
 let env: NodeJS.ProcessEnv;
 const printed: string[] = [];
 
+/** Where the shims and the setup script write what they saw: one file per process. */
+const recordDir = mkdtempSync(join(tmpdir(), 'curupira-env-record-'));
+const shimDir = join(recordDir, 'bin');
+const ARGV_MARK = '\n---argv---\n';
+
+/** A shell line that writes the environment, then the arguments (NUL-separated), to a new file. */
+function recordLine(name: string): string {
+  return `f=$(/usr/bin/mktemp '${recordDir}/${name}-XXXXXX'); { /usr/bin/env; printf '${ARGV_MARK.replaceAll('\n', '\\n')}'; printf '%s\\0' "$@"; } > "$f"`;
+}
+
+/** A shim named `name` first on PATH that records, then runs `target` with the same arguments. */
+function installShim(name: string, target: string): void {
+  const path = join(shimDir, name);
+  writeFileSync(path, `#!/bin/sh\n${recordLine(name)}\nexec '${target}' "$@"\n`);
+  chmodSync(path, 0o755);
+}
+
+interface Recorded {
+  /** `git`, `claude`, `codex` or `setup`. */
+  name: string;
+  argv: string[];
+  /** The whole environment, as `env` printed it. */
+  envText: string;
+  keys: string[];
+}
+
+function recorded(): Recorded[] {
+  return (
+    readdirSync(recordDir)
+      .filter((f) => f !== 'bin')
+      .map((file) => {
+        const text = readFileSync(join(recordDir, file), 'utf8');
+        const cut = text.indexOf(ARGV_MARK);
+        const envText = cut === -1 ? text : text.slice(0, cut);
+        const argv =
+          cut === -1
+            ? []
+            : text
+                .slice(cut + ARGV_MARK.length)
+                .split('\0')
+                .slice(0, -1);
+        const keys = envText
+          .split('\n')
+          .flatMap((line) => /^([A-Za-z_][A-Za-z0-9_]*)=/.exec(line)?.[1] ?? []);
+        return { name: file.replace(/-[^-]+$/, ''), argv, envText, keys };
+      })
+      // The agents' own git commands (their commits) have the agent's environment: not ours to start.
+      .filter((r) => !r.keys.includes('FAKE_AGENT_LOG') || r.name !== 'git')
+  );
+}
+
+/** git's command word: the first argument that is not an option (`-c k=v`, `-C dir` skipped). */
+function gitCommand(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '-c' || argv[i] === '-C') i++;
+    else if (!argv[i]!.startsWith('-')) return argv[i];
+  }
+  return undefined;
+}
+
+const SETUP_SCRIPT = `#!/bin/sh\n${recordLine('setup')}\nexit 0\n`;
+
 async function cli(args: string[]) {
   const result = await runBuiltCli(['--config', h.settingsFile, ...args], { env });
   printed.push(result.stdout, result.stderr);
@@ -70,7 +144,10 @@ beforeAll(async () => {
       { title: 'codex fails', body: '[[fake:fail]]', labels: ['to-codex'] },
     ],
     agentEnv: { FAKE_AGENT_PRINT_ENV: '1' },
-    profileExtra: 'pass_env = ["TEAM_VAULT_PASSWORD"]',
+    // A model adds `--model`, which doctor checks against each CLI's `--help`.
+    profileExtra: 'pass_env = ["TEAM_VAULT_PASSWORD"]\nmodel = "canary-model"',
+    originFiles: { 'setup.sh': { content: SETUP_SCRIPT, executable: true } },
+    repositoryExtra: 'setup_script = "setup.sh"',
     automation: `${issueAutomation('talk', { labels: ['to-claude'], prompt: '${issue_title}: ${issue_body}' })}
 ${issueAutomation('break', { labels: ['to-codex'], prompt: '${issue_title}: ${issue_body}', extra: 'profile = "cx"' })}
 [agents.profiles.cx]
@@ -83,15 +160,21 @@ provider = "codex"
   // The codex profile gets the fake's knobs too (the harness sets them on the main profile only).
   const text = readFileSync(h.settingsFile, 'utf8').replace(
     '[agents.profiles.cx]\nprovider = "codex"\n',
-    `[agents.profiles.cx]\nprovider = "codex"\nenv = { FAKE_AGENT_LOG = ${JSON.stringify(h.logDir)}, FAKE_AGENT_PRINT_ENV = "1" }\n`,
+    `[agents.profiles.cx]\nprovider = "codex"\nmodel = "canary-model"\nenv = { FAKE_AGENT_LOG = ${JSON.stringify(h.logDir)}, FAKE_AGENT_PRINT_ENV = "1" }\n`,
   );
   h.writeSettings(text);
-  env = { ...h.env, ...CANARIES };
+  mkdirSync(shimDir, { recursive: true });
+  installShim('git', '/usr/bin/git');
+  installShim('claude', join(h.binDir, 'claude'));
+  installShim('codex', join(h.binDir, 'codex'));
+  env = { ...h.env, ...CANARIES, PATH: `${shimDir}:${h.env.PATH}` };
   await cli(['run']);
+  await cli(['doctor']);
 }, 120_000);
 
 afterAll(async () => {
   await h?.cleanup();
+  rmSync(recordDir, { recursive: true, force: true });
 });
 
 describe('canaries in the GitHub token, provider keys and secret-named variables', () => {
@@ -155,5 +238,64 @@ describe('canaries in the GitHub token, provider keys and secret-named variables
     }
     expect(printed.length).toBeGreaterThanOrEqual(10);
     for (const output of printed) expect(leaks(output)).toEqual([]);
+  });
+});
+
+describe('canaries in the environment of every process curupira starts', () => {
+  const NETWORK = ['clone', 'fetch', 'ls-remote'];
+
+  it('recorded each kind of process: git steps, the setup script, the agents and doctor’s probes', () => {
+    const all = recorded();
+    const git = all.filter((r) => r.name === 'git').map((r) => gitCommand(r.argv));
+    for (const command of ['clone', 'fetch', 'worktree', 'ls-remote'])
+      expect(git, command).toContain(command);
+    expect(all.some((r) => r.name === 'git' && r.argv.includes('--version'))).toBe(true);
+    // The setup script ran once, after the fresh clone.
+    expect(all.filter((r) => r.name === 'setup')).toHaveLength(1);
+    for (const agent of ['claude', 'codex']) {
+      const calls = all.filter((r) => r.name === agent);
+      expect(
+        calls.some((r) => r.argv.includes('--help')),
+        `${agent} --help`,
+      ).toBe(true);
+      expect(calls.some((r) => !r.argv.includes('--help'))).toBe(true);
+    }
+  });
+
+  it('the GitHub token reaches only git’s commands that read a remote', () => {
+    for (const r of recorded()) {
+      const what = `${r.name} ${r.argv.slice(0, 6).join(' ')}`;
+      const found = leaks(r.envText).filter((n) => n === 'GH_TOKEN' || n === 'GITHUB_TOKEN');
+      if (r.name === 'git' && NETWORK.includes(gitCommand(r.argv) ?? '')) continue;
+      expect(found, what).toEqual([]);
+      expect(r.keys, what).not.toContain('GH_TOKEN');
+      expect(r.keys, what).not.toContain('GITHUB_TOKEN');
+    }
+  });
+
+  it('a provider’s key reaches only that provider’s CLI (its run and doctor’s --help); unknown variables nothing', () => {
+    const allowed: Record<string, CanaryName[]> = {
+      claude: ['ANTHROPIC_API_KEY', 'TEAM_VAULT_PASSWORD'],
+      codex: ['OPENAI_API_KEY'],
+      git: ['GH_TOKEN', 'GITHUB_TOKEN'],
+      setup: [],
+    };
+    const all = recorded();
+    expect(all.length).toBeGreaterThan(10);
+    for (const r of all) {
+      const what = `${r.name} ${r.argv.slice(0, 6).join(' ')}`;
+      expect(
+        leaks(r.envText).filter((n) => !allowed[r.name]!.includes(n)),
+        what,
+      ).toEqual([]);
+      for (const name of ['DEPLOY_SECRET_TOKEN', 'SECRET_X', 'UNRELATED_SETTING']) {
+        expect(r.keys, what).not.toContain(name);
+      }
+    }
+    // Each CLI's probes see what its runs see: its own key.
+    for (const r of all.filter((c) => c.name === 'claude'))
+      expect(leaks(r.envText)).toContain('ANTHROPIC_API_KEY');
+    for (const r of all.filter((c) => c.name === 'codex'))
+      expect(leaks(r.envText)).toContain('OPENAI_API_KEY');
   });
 });

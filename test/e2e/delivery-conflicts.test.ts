@@ -20,7 +20,6 @@ import { Engine } from '../../src/features.js';
 import type { NotificationEvent } from '../../src/notify/index.js';
 import { simChecks } from '../../src/simulator/checks.js';
 import { commitToBranch, forcedUpdates, mergeability } from '../../src/simulator/merging.js';
-import type { Store } from '../../src/store/types.js';
 import { git } from '../../src/workspace/git.js';
 import {
   createHarness,
@@ -31,34 +30,13 @@ import {
   runBuiltCli,
   waitFor,
 } from '../helpers/harness.js';
+import { watchUntil } from '../helpers/watch.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
   await h?.cleanup();
   h = undefined;
 });
-
-/** Runs the engine in watch mode until `until` holds, then stops it. */
-async function watchUntil(
-  harness: Harness,
-  store: Store,
-  events: NotificationEvent[],
-  what: string,
-  until: () => Promise<boolean>,
-): Promise<void> {
-  const stop = new AbortController();
-  const engine = new Engine({
-    ...harness.engineOptions(store, { mode: 'watch', stop: stop.signal }),
-    notifier: recordingNotifier(events),
-  });
-  const done = engine.run();
-  try {
-    await waitFor(what, until, 30_000);
-  } finally {
-    stop.abort();
-    await done;
-  }
-}
 
 describe('a delivered pull request whose base comes to conflict with it', () => {
   it('one notice per (head, base) pair, needs a person, notified once; nothing forced', async () => {
@@ -143,17 +121,21 @@ describe('resolve_conflicts = true', () => {
     const harness = h;
     const tip = async () => (await git(['rev-parse', `refs/heads/${run.branch}`], { cwd: gitDir })).trim();
     try {
-      await watchUntil(harness, store, events, 'the resolved branch', async () => {
-        const delivery = await store.getPullRequest(run.id);
-        return delivery?.headSha !== head && (await tip()) !== head;
-      });
+      await watchUntil(
+        harness,
+        'the resolved branch',
+        async () => {
+          const delivery = await store.getPullRequest(run.id);
+          return delivery?.headSha !== head && (await tip()) !== head;
+        },
+        { store, events },
+      );
       // Looked at again (a new process reads each delivery at once): the pair is gone, no second run.
       await watchUntil(
         harness,
-        store,
-        events,
         'a look after the resolution',
         async () => (await store.getPullRequest(run.id))?.gate !== 'conflicted',
+        { store, events },
       );
       const delivery = (await store.getPullRequest(run.id))!;
       expect(delivery.gate).not.toBe('needs_human');
@@ -208,10 +190,15 @@ describe('a delivered pull request whose base moves on', () => {
     try {
       // Until the update is done and recognized (GitHub's update is in the background: a later sweep
       // may be the one that sees the new head).
-      await watchUntil(h, store, events, 'the update of the branch', async () => {
-        const now = await tip();
-        return now !== head && (await store.getPullRequestMark(run.id, ownHeadMark(now))) !== undefined;
-      });
+      await watchUntil(
+        h,
+        'the update of the branch',
+        async () => {
+          const now = await tip();
+          return now !== head && (await store.getPullRequestMark(run.id, ownHeadMark(now))) !== undefined;
+        },
+        { store, events },
+      );
       const updated = await tip();
       expect((await git(['show', '-s', '--format=%P', updated], { cwd: gitDir })).trim().split(' ')).toEqual([
         head,

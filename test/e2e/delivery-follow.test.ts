@@ -10,20 +10,12 @@ import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../src/core/types.js';
 import { CHOICE_LABELS } from '../../src/delivery/follow.js';
-import { Engine } from '../../src/features.js';
 import type { NotificationEvent } from '../../src/notify/index.js';
 import type { PullRequestRecord } from '../../src/store/types.js';
 import { git } from '../../src/workspace/git.js';
-import {
-  createHarness,
-  type Harness,
-  issueAutomation,
-  onlyRun,
-  recordingNotifier,
-  runBuiltCli,
-  waitFor,
-} from '../helpers/harness.js';
+import { createHarness, type Harness, issueAutomation, onlyRun, runBuiltCli } from '../helpers/harness.js';
 import { serveInProcess } from '../helpers/serve.js';
+import { watchUntil } from '../helpers/watch.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -41,32 +33,6 @@ async function world(title: string, extra = ''): Promise<Harness> {
     }),
     settingsExtra: '[settings.polling]\npoll_interval_seconds = 0.2',
   });
-}
-
-/** Runs the engine in watch mode until `until` holds, then stops it; returns the runs it made. */
-async function watchUntil(
-  harness: Harness,
-  events: NotificationEvent[],
-  until: (store: Awaited<ReturnType<Harness['openStore']>>) => Promise<boolean>,
-): Promise<RunRecord[]> {
-  const store = await harness.openStore();
-  const stop = new AbortController();
-  const runs: RunRecord[] = [];
-  const options = harness.engineOptions(store, {
-    mode: 'watch',
-    stop: stop.signal,
-    onRun: (r) => runs.push(r),
-  });
-  const engine = new Engine({ ...options, notifier: recordingNotifier(events) });
-  const done = engine.run();
-  try {
-    await waitFor('the follow-up', () => until(store), 30_000);
-  } finally {
-    stop.abort();
-    await done;
-    await store.close();
-  }
-  return runs;
 }
 
 async function delivery(harness: Harness, runId: string): Promise<PullRequestRecord> {
@@ -103,8 +69,9 @@ describe('a merged pull request', () => {
     const harness = h;
     const runs = await watchUntil(
       h,
-      events,
+      'the follow-up',
       stateOf(run.id, 'merged', () => !harness.world.issue('acme/api', 1)!.labels.includes('agent:failed')),
+      { events },
     );
     expect(runs).toEqual([]);
     const store = await h.openStore();
@@ -159,7 +126,9 @@ describe('a pull request closed unmerged', () => {
     const events: NotificationEvent[] = [];
     const harness = h;
     const commented = () => harness.world.item('acme/api', 2)!.comments.length > 0;
-    expect(await watchUntil(h, events, stateOf(first.id, 'needs_human', commented))).toEqual([]);
+    expect(
+      await watchUntil(h, 'the follow-up', stateOf(first.id, 'needs_human', commented), { events }),
+    ).toEqual([]);
     const comments = h.world.item('acme/api', 2)!.comments;
     expect(comments).toHaveLength(1);
     for (const label of Object.values(CHOICE_LABELS)) expect(comments[0]!.body).toContain(label);
@@ -171,12 +140,18 @@ describe('a pull request closed unmerged', () => {
     // The person deletes the old branch (curupira never force-pushes over it) and picks re-develop.
     await git(['branch', '-D', first.branch!], { cwd: h.origin.url });
     h.world.addLabels('acme/api', 2, [CHOICE_LABELS.redevelop]);
-    const runs = await watchUntil(h, events, async (store) => {
-      const next = (await store.listPullRequests()).find((p) => p.runId !== first.id);
-      return (
-        next?.state === 'open' && !harness.world.item('acme/api', 2)!.labels.includes(CHOICE_LABELS.redevelop)
-      );
-    });
+    const runs = await watchUntil(
+      h,
+      'the follow-up',
+      async (store) => {
+        const next = (await store.listPullRequests()).find((p) => p.runId !== first.id);
+        return (
+          next?.state === 'open' &&
+          !harness.world.item('acme/api', 2)!.labels.includes(CHOICE_LABELS.redevelop)
+        );
+      },
+      { events },
+    );
     const second = onlyRun(runs);
     expect(second.id).not.toBe(first.id);
     expect(second.status).toBe('succeeded');
@@ -198,12 +173,15 @@ describe('a pull request closed unmerged', () => {
     const harness = h;
     await watchUntil(
       h,
-      events,
+      'the follow-up',
       stateOf(run.id, 'needs_human', () => harness.world.item('acme/api', 2)!.comments.length > 0),
+      { events },
     );
     h.world.addLabels('acme/api', 1, [CHOICE_LABELS.abandon]);
     const unlabeled = () => !harness.world.issue('acme/api', 1)!.labels.includes(CHOICE_LABELS.abandon);
-    expect(await watchUntil(h, events, stateOf(run.id, 'abandoned', unlabeled))).toEqual([]);
+    expect(await watchUntil(h, 'the follow-up', stateOf(run.id, 'abandoned', unlabeled), { events })).toEqual(
+      [],
+    );
     expect((await delivery(h, run.id)).detail).toContain('label agent:abandon on #1');
     expect(h.world.issue('acme/api', 1)!.labels).not.toContain(CHOICE_LABELS.abandon);
     expect(existsSync(run.worktreePath!)).toBe(false);

@@ -7,44 +7,19 @@
  * keeps it from merging. No branch is ever rewritten.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { Engine } from '../../src/features.js';
 import type { NotificationEvent } from '../../src/notify/index.js';
 import { simChecks } from '../../src/simulator/checks.js';
 import { forcedUpdates } from '../../src/simulator/merging.js';
 import { setPermission, submitReview } from '../../src/simulator/reviews.js';
-import type { Store } from '../../src/store/types.js';
 import { git } from '../../src/workspace/git.js';
-import {
-  createHarness,
-  type Harness,
-  issueAutomation,
-  onlyRun,
-  recordingNotifier,
-  waitFor,
-} from '../helpers/harness.js';
+import { createHarness, type Harness, issueAutomation, onlyRun } from '../helpers/harness.js';
+import { watchUntil } from '../helpers/watch.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
   await h?.cleanup();
   h = undefined;
 });
-
-async function watchUntil(harness: Harness, store: Store, what: string, until: () => Promise<boolean>) {
-  const stop = new AbortController();
-  const events: NotificationEvent[] = [];
-  const engine = new Engine({
-    ...harness.engineOptions(store, { mode: 'watch', stop: stop.signal }),
-    notifier: recordingNotifier(events),
-  });
-  const done = engine.run();
-  try {
-    await waitFor(what, until, 30_000);
-  } finally {
-    stop.abort();
-    await done;
-  }
-  return events;
-}
 
 /** A delivered, ready pull request #2 with a green check and alice's (write access) approval. */
 async function approvedAndGreen(extra: string): Promise<{ harness: Harness; runId: string; head: string }> {
@@ -77,11 +52,15 @@ describe('merge = "auto"', () => {
     try {
       // The look that merges it also ends the delivery: one watch process, no second look needed
       // (follow_interval is the default 300 s, so a second look could not come within the wait).
-      const events = await watchUntil(
+      const events: NotificationEvent[] = [];
+      await watchUntil(
         harness,
-        store,
         'the merged run',
         async () => (await store.getRun(runId))?.status === 'merged',
+        {
+          store,
+          events,
+        },
       );
       expect(harness.world.pullRequest('acme/api', 2)!.state).toBe('MERGED');
       expect((await store.getPullRequest(runId))!.state).toBe('merged');
@@ -109,9 +88,12 @@ describe('merge = "auto"', () => {
     try {
       await watchUntil(
         harness,
-        store,
         'the ready gate',
         async () => (await store.getPullRequest(runId))?.gate === 'ready',
+        {
+          store,
+          events: [],
+        },
       );
       const delivery = (await store.getPullRequest(runId))!;
       expect(delivery.state).toBe('open');

@@ -25,12 +25,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../src/core/types.js';
 import { REMEDIATION_MARKS } from '../../src/delivery/remediation.js';
 import { REVIEW_MARKS } from '../../src/delivery/steps/reviews.js';
-import { Engine } from '../../src/features.js';
 import type { CrashPoint } from '../../src/process/crash-point.js';
 import { setPermission, submitReview } from '../../src/simulator/reviews.js';
 import type { Store } from '../../src/store/types.js';
 import { git, gitResult } from '../../src/workspace/git.js';
-import { createHarness, type Harness, issueAutomation, startBuiltCli, waitFor } from '../helpers/harness.js';
+import { createHarness, type Harness, issueAutomation, startBuiltCli } from '../helpers/harness.js';
+import { watchUntil } from '../helpers/watch.js';
 
 const TRIALS = 10;
 
@@ -149,50 +149,10 @@ async function killed(harness: Harness, args: string[], kill: Kill): Promise<voi
     return;
   }
   const cli = startBuiltCli(args, { env: harness.env });
+  // why: a kill after a chosen delay lands wherever the process happens to be: that is the trial.
   await sleep(kill.delayMs);
   cli.child.kill('SIGKILL');
   await cli.done;
-}
-
-/**
- * The engine in watch mode, in this process, until `until` holds after at least `sweeps` complete
- * sweeps of the delivered pull requests (a sweep starts by listing the open ones: the start of the
- * next one tells the one before is over).
- */
-async function watchUntil(
-  harness: Harness,
-  until: (store: Store) => Promise<boolean>,
-  sweeps = 0,
-): Promise<RunRecord[]> {
-  const store = await harness.openStore();
-  let started = 0;
-  const counting = new Proxy(store, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop, target) as unknown;
-      if (typeof value !== 'function') return value;
-      if (prop !== 'listPullRequests') return value.bind(target);
-      return (filter?: Parameters<Store['listPullRequests']>[0]) => {
-        if (filter?.states?.join() === 'open,needs_human') started += 1;
-        return target.listPullRequests(filter);
-      };
-    },
-  });
-  const stop = new AbortController();
-  const runs: RunRecord[] = [];
-  const options = harness.engineOptions(counting, {
-    mode: 'watch',
-    stop: stop.signal,
-    onRun: (r) => runs.push(r),
-  });
-  const done = new Engine(options).run();
-  try {
-    await waitFor('the follow-up', async () => started > sweeps && (await until(store)), 60_000);
-  } finally {
-    stop.abort();
-    await done;
-    await store.close();
-  }
-  return runs;
 }
 
 interface AgentCommit {
@@ -270,12 +230,12 @@ async function trial(delivery: Kill, follow: Kill): Promise<void> {
   const answered = async (s: Store) =>
     (await s.listPullRequestMarks(deliveryRun.id)).some((m) => m.key.startsWith('handled:')) &&
     (await s.getPullRequestMark(deliveryRun.id, REMEDIATION_MARKS.action)) === undefined;
-  await watchUntil(harness, answered);
+  await watchUntil(harness, 'the follow-up', answered, { ticks: 1, timeoutMs: 60_000 });
   // A fresh process looks at the pull request once more: it finds the review answered, moves its
   // high-water mark past it, and starts nothing.
   const passedOver = async (s: Store) =>
     (await answered(s)) && (await s.getPullRequestMark(deliveryRun.id, REVIEW_MARKS.reviews)) !== undefined;
-  expect(await watchUntil(harness, passedOver, 1)).toEqual([]);
+  expect(await watchUntil(harness, 'the follow-up', passedOver, { ticks: 1, timeoutMs: 60_000 })).toEqual([]);
 
   // Exactly one pull request, one delivery.
   expect(pulls()).toHaveLength(1);

@@ -7,10 +7,9 @@ import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadSettings } from '../../src/config/load.js';
 import { ControlError } from '../../src/core/errors.js';
-import type { RunRecord } from '../../src/core/types.js';
-import { Engine } from '../../src/features.js';
 import type { Store } from '../../src/store/types.js';
 import { createHarness, type Harness, issueAutomation, waitFor } from '../helpers/harness.js';
+import { startWatching, type Watching } from '../helpers/watch.js';
 
 let h: Harness | undefined;
 let store: Store | undefined;
@@ -23,24 +22,13 @@ afterEach(async () => {
 
 const FAST = '[settings.polling]\npoll_interval_seconds = 0.2\ncron_poll_interval_seconds = 0.2';
 
-async function watching(harness: Harness): Promise<{
-  engine: Engine;
-  runs: RunRecord[];
-  stop: () => Promise<void>;
-}> {
+async function watching(harness: Harness): Promise<Watching> {
   store = await harness.openStore();
-  const stop = new AbortController();
-  const runs: RunRecord[] = [];
-  const engine = new Engine(
-    harness.engineOptions(store, { mode: 'watch', stop: stop.signal, onRun: (run) => runs.push(run) }),
-  );
-  const done = engine.run();
+  const watching = await startWatching(harness, { store });
   return {
-    engine,
-    runs,
+    ...watching,
     stop: async () => {
-      stop.abort();
-      await done;
+      await watching.stop();
       await store?.close();
       store = undefined;
     },
@@ -56,8 +44,11 @@ describe('engine controls', () => {
     await daemon.stop();
     h.world.addIssue('acme/api', { title: 'Later', body: '', labels: ['agent-ready'], author: 'octocat' });
     daemon = await watching(h);
-    await new Promise((resolve) => setTimeout(resolve, 800));
+    // A whole round of the loop, which polls every automation due and starts what it found.
+    const round = await daemon.round();
+    expect(round).toMatchObject({ running: [], queued: 0 });
     expect(daemon.runs).toHaveLength(0);
+    expect(daemon.engine.automations()[0]?.lastPollAt).toBeUndefined();
     expect(daemon.engine.automations()[0]).toMatchObject({ id: 'fix', paused: true });
     await daemon.engine.setPaused('fix', false);
     await waitFor('the run after resume', () => daemon.runs.length === 1);
@@ -75,26 +66,20 @@ describe('engine controls', () => {
     expect(searches()).toBe(0);
 
     store = await h.openStore();
-    const stop = new AbortController();
-    const runs: RunRecord[] = [];
     const file = h.settingsFile;
     let last = readFileSync(file, 'utf8');
-    const engine = new Engine(
-      h.engineOptions(store, {
-        mode: 'watch',
-        stop: stop.signal,
-        onRun: (run) => runs.push(run),
-        reloadIntervalMs: 50,
-        reload: () => {
-          const text = readFileSync(file, 'utf8');
-          if (text === last) return undefined;
-          last = text;
-          return loadSettings(file).settings;
-        },
-      }),
-    );
-    const done = engine.run();
-    await new Promise((resolve) => setTimeout(resolve, 600));
+    const daemon = await startWatching(h, {
+      store,
+      reloadIntervalMs: 50,
+      reload: () => {
+        const text = readFileSync(file, 'utf8');
+        if (text === last) return undefined;
+        last = text;
+        return loadSettings(file).settings;
+      },
+    });
+    const { engine, runs } = daemon;
+    expect(await daemon.round()).toMatchObject({ running: [], queued: 0 });
     expect(runs).toHaveLength(0);
     expect(searches()).toBe(0);
     expect(engine.automations()[0]).toMatchObject({ id: 'fix', paused: true, disabled: true });
@@ -108,14 +93,13 @@ describe('engine controls', () => {
     h.configure({ automation: issueAutomation('fix', { prompt: 'Fix ${issue_title}' }) });
     await waitFor('the reload', () => engine.automations()[0]?.disabled === false);
     expect(engine.automations()[0]?.paused).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(await daemon.round()).toMatchObject({ running: [], queued: 0 });
     expect(runs).toHaveLength(0);
     await engine.setPaused('fix', false);
     await waitFor('the run once both are lifted', () => runs.length === 1);
     expect(runs[0]?.status).toBe('succeeded');
     expect(searches()).toBeGreaterThan(0); // the count above sees this automation's polls
-    stop.abort();
-    await done;
+    await daemon.stop();
   });
 
   it('run now fires a schedule at once, whatever its next occurrence', async () => {
@@ -130,7 +114,7 @@ prompt = "Yearly chores"
 `,
     });
     const daemon = await watching(h);
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(await daemon.round()).toMatchObject({ running: [], queued: 0 });
     expect(daemon.runs).toHaveLength(0);
     expect(daemon.engine.trigger('yearly')).toBe('fired');
     await waitFor('the fired run', () => daemon.runs.length === 1);

@@ -3,6 +3,7 @@
  * SIGKILL mid-run and started again; in-process engines cover restarts after success and failure,
  * watch-mode dedup, a graceful stop, and a prompt that changed meanwhile.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RESUME_SESSION_PROMPT } from '../../src/engine/executor.js';
@@ -131,6 +132,54 @@ describe('crash safety (the built CLI, killed with SIGKILL)', () => {
   );
 });
 
+describe('a kill after the agent reported its result (the built CLI)', () => {
+  it('the restart finishes the run as the agent reported (succeeded) instead of resuming its session', async () => {
+    const h = await createHarness({
+      automation: issueAutomation('fix', {
+        prompt: 'Fix: ${issue_title} [[fake:commit]] [[fake:linger=30]]',
+      }),
+    });
+    const args = ['--config', h.settingsFile, 'run'];
+    const first = startBuiltCli(args, { env: h.env });
+    try {
+      // The agent printed its closing event and is slow to exit: curupira dies before it sees the exit.
+      const run = await waitFor(
+        'the final result in the transcript',
+        async () => {
+          const [found] = await withStore(h, (store) => store.listRuns());
+          return found?.transcriptPath &&
+            existsSync(found.transcriptPath) &&
+            readFileSync(found.transcriptPath, 'utf8').includes('"type":"result"')
+            ? found
+            : undefined;
+        },
+        20_000,
+        100,
+      );
+      first.child.kill('SIGKILL');
+      await first.done;
+      // Its last step closed its issue (so the restart's poll finds nothing new to start).
+      h.world.closeIssue('acme/api', 1);
+      const [agent] = h.agentRuns('claude');
+      expect(isRunning(agent!.pid)).toBe(true);
+
+      const second = await runBuiltCli(args, { env: h.env, timeoutMs: 30_000 });
+      expect(second.code, second.stderr).toBe(0);
+      expect(isRunning(agent!.pid)).toBe(false);
+      // No second agent: the finished session was not resumed.
+      expect(h.agentRuns('claude')).toHaveLength(1);
+      const runs = await withStore(h, (store) => store.listRuns({ limit: Number.POSITIVE_INFINITY }));
+      expect(runs.map((r) => [r.id, r.status, r.commits])).toEqual([[run.id, 'succeeded', 1]]);
+      expect(runs[0]!.reason).toContain('the agent reported its result');
+      expect(await sessionsOf(h, 'fix')).toEqual([]);
+    } finally {
+      if (first.child.exitCode === null && first.child.signalCode === null) first.child.kill('SIGKILL');
+      for (const call of h.agentRuns('claude')) if (isRunning(call.pid)) process.kill(call.pid, 'SIGKILL');
+      await h.cleanup().catch((error: unknown) => console.error('cleanup failed', error));
+    }
+  }, 60_000);
+});
+
 describe('Ctrl+C on the built CLI', () => {
   it('a second Ctrl+C stops the agent, keeps its session for the next start, and exits 130', async () => {
     const h = await createHarness({
@@ -146,8 +195,12 @@ describe('Ctrl+C on the built CLI', () => {
         100,
       );
       // The first Ctrl+C lets the agent finish; the second stops it now.
+      let stderr = '';
+      cli.child.stderr!.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
       cli.child.kill('SIGINT');
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await waitFor('the first Ctrl+C to be taken', () => stderr.includes('running agents finish first'));
       cli.child.kill('SIGINT');
       const result = await cli.done;
       expect(result.code, result.stderr).toBe(130);

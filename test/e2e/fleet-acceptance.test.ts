@@ -49,6 +49,8 @@ async function everyItemOnce(f: TestFleet, items: number) {
     300,
   );
   // A few polls of every poller later, still nothing more.
+  // why: an idle poller spaces its polls out (backoff) and a standby does not poll, so no count of
+  // polls is reached in a set time (empty polls double the wait); a stretch of time stands in.
   await new Promise((resolve) => setTimeout(resolve, 3000));
   const final = await allRuns(f);
   expect(final).toHaveLength(items);
@@ -93,6 +95,16 @@ async function twoPollersTwoWorkers(f: TestFleet): Promise<{ p1: FleetProcess; p
 /** Waits until `process` logged `text`. */
 function logged(process: FleetProcess, text: string, timeoutMs = 20_000): Promise<boolean> {
   return waitFor(`${process.name} to log '${text}'`, () => process.output().includes(text), timeoutMs, 100);
+}
+
+/** Waits until the poller has settled every dispatch (a run's after-run work done, or taken back). */
+async function everyDispatchSettled(f: TestFleet): Promise<void> {
+  await waitFor(
+    'every dispatch settled',
+    async () => (await dispatchRows(f)).every((row) => row.settled_at !== null),
+    30_000,
+    200,
+  );
 }
 
 /** The issue number a fake agent invocation worked on (prompts start with `Fix #N`). */
@@ -154,6 +166,8 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet acceptance (issue 17)'
     );
     const elapsed = Date.now() - started;
     // A few more seconds: a poll after the last run must not start anything again.
+    // why: an idle poller spaces its polls out (backoff), so no count of polls is reached in a set
+    // time (empty polls double the wait); a stretch of time stands in.
     await new Promise((resolve) => setTimeout(resolve, 6000));
     const final = await allRuns(f);
     expect(final).toHaveLength(ITEMS);
@@ -432,6 +446,8 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet acceptance (issue 17)'
         expect(itemOf(first.prompt)).toBe('1');
         expect(first.cwd).toContain('/hosts/w1/');
         await logged(f.start('worker', 'w2'), 'Fleet worker w2 started');
+        // why: the scenario cuts w1 off a while into its run, with w2 up for a second (its first
+        // heartbeats written, its queue in place); that is the setting of the test, not a wait.
         await new Promise((resolve) => setTimeout(resolve, 1000));
         const cutAt = Date.now();
         if (how === 'cut') proxy.cut();
@@ -467,7 +483,7 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet acceptance (issue 17)'
           60_000,
           200,
         );
-        await new Promise((resolve) => setTimeout(resolve, 2000));
+        await everyDispatchSettled(f);
         const final = await allRuns(f);
         const byItem = (item: string) => final.filter((r) => r.itemId === item);
         expect(byItem('1').map((r) => [r.host, r.status])).toEqual(
@@ -538,11 +554,13 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet acceptance (issue 17)'
         else proxy.blackhole();
         await waitFor('the cut-off agent to stop', () => !agentAlive(first.pid), 15_000, 100);
         const stoppedAfter = Date.now() - cutAt;
+        // why: the outage goes on a little past the agent's stop (still well inside resume_grace):
+        // its length is the scenario, not a wait for something to happen.
         await new Promise((resolve) => setTimeout(resolve, 500));
         proxy.restore();
         await logged(w1, 'The database answers again: taking work again');
         await aSucceededRun(f, 60_000);
-        await new Promise((resolve) => setTimeout(resolve, 1000));
+        await everyDispatchSettled(f);
         const final = await allRuns(f);
         expect(final.filter((r) => r.status === 'succeeded').map((r) => r.host)).toEqual(['w1']);
         expect(final.filter((r) => r.reason?.startsWith('taken back:'))).toEqual([]);

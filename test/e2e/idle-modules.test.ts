@@ -145,7 +145,7 @@ describe('--version and --help', () => {
         [...new Set(version.loaded.filter((url) => !url.startsWith('node:')))].map((url) =>
           url.slice(url.indexOf('/dist/')),
         ),
-      ).toEqual(['/dist/cli/main.js', '/dist/cli/version.js']);
+      ).toEqual(['/dist/cli/main.js', '/dist/version.js']);
       const help = await loads(['--help']);
       expect(help.stdout).toContain('Commands:');
       expect(help.loaded.some((url) => url.includes('/node_modules/commander/'))).toBe(true);

@@ -48,6 +48,7 @@ describe('load (slow)', () => {
     while (!finished) {
       const rss = rssKb(cli.child.pid!);
       if (rss !== undefined) samples.push([harness.agentRuns('claude').length, rss]);
+      // why: RSS is sampled at a steady pace while the CLI works; this paces the samples, it waits for nothing.
       await sleep(500);
     }
     const result = await cli.done;

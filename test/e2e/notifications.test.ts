@@ -76,6 +76,16 @@ async function watchOnce(
   };
 }
 
+/** No notification in the state file waits to be sent (each went out, or gave up). */
+async function nothingPending(harness: Harness): Promise<boolean> {
+  const store = await harness.openStore();
+  try {
+    return (await store.listNotifications({ status: 'pending' })).length === 0;
+  } finally {
+    await store.close();
+  }
+}
+
 describe('notifications from the engine', () => {
   it('delivers each event exactly once per target across retries and a restart, signed, with no secret', async () => {
     receiver = await startReceiver({ failFirst: 1000 });
@@ -127,7 +137,8 @@ describe('notifications from the engine', () => {
         accepted('slack').length > 0 &&
         accepted('ops').some((r) => r.headers['x-curupira-delivery'] === `run:${failedRun}:failed`),
     );
-    await new Promise((r) => setTimeout(r, 1000));
+    // Everything in the state file has gone out: a duplicate would be a row still to send.
+    await waitFor('nothing left to send', () => nothingPending(h!));
     await second.stop();
 
     const ids = accepted('ops').map((r) => String(r.headers['x-curupira-delivery']));
@@ -205,7 +216,7 @@ events = ["failed"]
         () => receiver!.accepted().some((r) => r.headers['x-curupira-delivery'] === pending!.eventId),
         60_000,
       );
-      await new Promise((r) => setTimeout(r, 1000));
+      await waitFor('nothing left to send', () => nothingPending(h!));
     } finally {
       second.child.kill('SIGTERM');
       await second.done;

@@ -29,6 +29,7 @@ import {
   runInterval,
   waitFor,
 } from '../helpers/harness.js';
+import { nextRound } from '../helpers/watch.js';
 
 let h: Harness | undefined;
 let store: Store | undefined;
@@ -68,6 +69,8 @@ interface Daemon {
   messages: string[];
   /** Moves the engine's clock `ms` ahead of the real one. */
   ahead(ms: number): void;
+  /** Wakes the engine; a whole round of its loop that began after the call (the status it left). */
+  round(): Promise<EngineStatus>;
   stop(): Promise<void>;
 }
 
@@ -75,6 +78,7 @@ function watching(harness: Harness, db: Store): Daemon {
   const stop = new AbortController();
   const runs: RunRecord[] = [];
   const statuses: EngineStatus[] = [];
+  const ticks: EngineStatus[] = [];
   const messages: string[] = [];
   let offset = 0;
   const clock: Clock = {
@@ -96,7 +100,7 @@ function watching(harness: Harness, db: Store): Daemon {
     onStatus: (status) => statuses.push(structuredClone(status)),
     log,
   });
-  const engine = new Engine({ ...options, clock });
+  const engine = new Engine({ ...options, clock, onTick: (status) => ticks.push(structuredClone(status)) });
   const done = engine.run();
   return {
     engine,
@@ -106,6 +110,7 @@ function watching(harness: Harness, db: Store): Daemon {
     ahead: (ms) => {
       offset += ms;
     },
+    round: () => nextRound(engine, ticks),
     stop: async () => {
       stop.abort();
       await done;
@@ -233,7 +238,8 @@ describe('remediation runs through the scheduler', () => {
       await waitFor('the remediation handed over', () => daemon.messages.includes('Remediation started'));
       // Handed to the scheduler, which holds it: queued, nothing running.
       await waitFor('the remediation queued', () => daemon.statuses.some((s) => s.queued === 1));
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // A whole round of the loop, which dispatches what the scheduler lets through: still held.
+      expect(await daemon.round()).toMatchObject({ running: [], queued: 1 });
       expect(await remediationsOf(db, delivery.id)).toEqual([]);
       expect(daemon.statuses.every((s) => s.running.length === 0)).toBe(true);
       expect(daemon.statuses.at(-1)!.queued).toBe(1);

@@ -18,7 +18,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../src/core/types.js';
 import { REMEDIATION_MARKS } from '../../src/delivery/remediation.js';
 import { REVIEW_MARKS } from '../../src/delivery/steps/reviews.js';
-import { Engine } from '../../src/features.js';
 import type { NotificationEvent } from '../../src/notify/index.js';
 import { simChecks } from '../../src/simulator/checks.js';
 import { setPermission, submitReview } from '../../src/simulator/reviews.js';
@@ -29,10 +28,10 @@ import {
   type Harness,
   issueAutomation,
   onlyRun,
-  recordingNotifier,
   startBuiltCli,
   waitFor,
 } from '../helpers/harness.js';
+import { watchUntil } from '../helpers/watch.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -54,31 +53,6 @@ async function world(extra = ''): Promise<Harness> {
   setPermission(harness.world, 'acme/api', 'alice', 'write');
   setPermission(harness.world, 'acme/api', 'mallory', 'read');
   return harness;
-}
-
-/** Runs the engine in watch mode until `until` holds, then stops it; returns the runs it made. */
-async function watchUntil(
-  harness: Harness,
-  until: (store: Store) => Promise<boolean>,
-  events: NotificationEvent[] = [],
-): Promise<RunRecord[]> {
-  const store = await harness.openStore();
-  const stop = new AbortController();
-  const runs: RunRecord[] = [];
-  const options = harness.engineOptions(store, {
-    mode: 'watch',
-    stop: stop.signal,
-    onRun: (r) => runs.push(r),
-  });
-  const done = new Engine({ ...options, notifier: recordingNotifier(events) }).run();
-  try {
-    await waitFor('the follow-up', () => until(store), 40_000);
-  } finally {
-    stop.abort();
-    await done;
-    await store.close();
-  }
-  return runs;
 }
 
 /** The delivery: one drain run that commits, pushes and opens pull request #2. */
@@ -127,7 +101,7 @@ describe('remediation of review feedback', () => {
       comments: [{ path: 'src/parse.ts', line: 7, body: 'Off by one here.' }],
     });
 
-    const runs = await watchUntil(h, handled(delivery.id, 1));
+    const runs = await watchUntil(h, 'the follow-up', handled(delivery.id, 1), { timeoutMs: 40_000 });
     const remediation = onlyRun(runs);
     expect(remediation).toMatchObject({
       status: 'succeeded',
@@ -179,7 +153,7 @@ describe('remediation of review feedback', () => {
     });
     const passed = async (store: Store) =>
       (await store.getPullRequestMark(delivery.id, REVIEW_MARKS.comments)) !== undefined;
-    expect(await watchUntil(h, passed)).toEqual([]);
+    expect(await watchUntil(h, 'the follow-up', passed, { timeoutMs: 40_000 })).toEqual([]);
     expect(remediationRuns(h, delivery.sessionId!)).toEqual([]);
 
     submitReview(h.world, 'acme/api', 2, {
@@ -187,7 +161,7 @@ describe('remediation of review feedback', () => {
       state: 'COMMENTED',
       body: 'Possible null dereference in parse(). [[fake:commit]]',
     });
-    const runs = await watchUntil(h, handled(delivery.id, 1));
+    const runs = await watchUntil(h, 'the follow-up', handled(delivery.id, 1), { timeoutMs: 40_000 });
     expect(onlyRun(runs)).toMatchObject({ status: 'succeeded', upstreamRunId: delivery.id });
     const calls = remediationRuns(h, delivery.sessionId!);
     expect(calls).toHaveLength(1);
@@ -203,7 +177,9 @@ describe('remediation of review feedback', () => {
       state: 'CHANGES_REQUESTED',
       body: 'First round. [[fake:commit]]',
     });
-    expect(await watchUntil(h, handled(delivery.id, 1))).toHaveLength(1);
+    expect(await watchUntil(h, 'the follow-up', handled(delivery.id, 1), { timeoutMs: 40_000 })).toHaveLength(
+      1,
+    );
 
     submitReview(h.world, 'acme/api', 2, {
       author: 'alice',
@@ -215,7 +191,7 @@ describe('remediation of review feedback', () => {
     const gated = async (store: Store) =>
       (await store.getPullRequest(delivery.id))?.gate === 'needs_human' &&
       harness.world.item('acme/api', 2)!.comments.length > 0;
-    expect(await watchUntil(h, gated, events)).toEqual([]);
+    expect(await watchUntil(h, 'the follow-up', gated, { events, timeoutMs: 40_000 })).toEqual([]);
     const comments = h.world.item('acme/api', 2)!.comments;
     expect(comments).toHaveLength(1);
     expect(comments[0]!.body).toContain('remediation_budget');
@@ -239,7 +215,7 @@ describe('remediation of failing checks (the CI step through the same remediator
         log: 'FAIL src/parse.test.ts: expected 3, got 2 [[fake:commit]]\n##[error]Process completed with exit code 1.\n',
       },
     });
-    const runs = await watchUntil(h, handled(delivery.id, 1));
+    const runs = await watchUntil(h, 'the follow-up', handled(delivery.id, 1), { timeoutMs: 40_000 });
     expect(onlyRun(runs)).toMatchObject({ status: 'succeeded', upstreamRunId: delivery.id });
     const [call] = remediationRuns(h, delivery.sessionId!);
     expect(call!.argv).toEqual(expect.arrayContaining(['--resume', delivery.sessionId!]));

@@ -15,6 +15,7 @@ import {
   runBuiltCli,
   waitFor,
 } from '../helpers/harness.js';
+import { startWatching } from '../helpers/watch.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -117,12 +118,20 @@ describe('a hostile issue in watch mode', () => {
       issues: [{ title: 'Crash on start', body: HOSTILE }],
       settingsExtra: '[settings.polling]\npoll_interval_seconds = 0.2',
     });
-    const stop = new AbortController();
-    const runs: RunRecord[] = [];
-    const watching = h.run({ mode: 'watch', stop: stop.signal, onRun: (run) => runs.push(run) });
+    const daemon = await startWatching(h);
+    const { engine, runs } = daemon;
     try {
       const blocked = await waitFor('the blocked run', () => runs.find((r) => r.status === 'blocked'));
-      await new Promise((resolve) => setTimeout(resolve, 800));
+      // Two more polls of the item (the second begun after the first ended, after the block), then
+      // a whole round of the loop: the item found again starts nothing, not even a blocked run.
+      const polls = new Set<number>();
+      const since = Date.now();
+      await waitFor('two polls after the block', () => {
+        const at = engine.automations()[0]?.lastPollAt ?? 0;
+        if (at > since) polls.add(at);
+        return polls.size >= 2;
+      });
+      expect(await daemon.round()).toMatchObject({ running: [], queued: 0 });
       expect(runs).toHaveLength(1);
       const store = await h.openStore();
       await store.addAllowance(blocked.id, 'bob');
@@ -131,8 +140,7 @@ describe('a hostile issue in watch mode', () => {
       expect(ran.screeningReason).toContain(`allowed once by bob`);
       expect(h.agentRuns('claude')).toHaveLength(1);
     } finally {
-      stop.abort();
-      await watching;
+      await daemon.stop();
     }
     expect(runs.map((r) => r.status)).toEqual(['blocked', 'succeeded']);
   });
@@ -345,6 +353,7 @@ describe('classifier_command (the real runner)', () => {
     expect(failing.reason).toContain('failed');
     expect(failing.reason).toContain('model not loaded');
     const slow = await rerun(
+      // why: the classifier's own process outlasts its timeout; the test waits for the timeout, not for it.
       [process.execPath, script('slow', 'await new Promise((r) => setTimeout(r, 10000));')],
       'classifier_timeout = 0.5',
     );

@@ -7,7 +7,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Provider } from '../../src/agents/schemas.js';
 import { FakeClock } from '../../src/core/clock.js';
-import type { RunRecord } from '../../src/core/types.js';
 import { RESUME_SESSION_PROMPT } from '../../src/engine/executor.js';
 import { Engine, type EngineEvent } from '../../src/features.js';
 import { pauseReasonKey } from '../../src/retries/unattended.js';
@@ -21,15 +20,13 @@ import {
   waitFor,
   writeRequests,
 } from '../helpers/harness.js';
+import { startWatching } from '../helpers/watch.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
   await h?.cleanup();
   h = undefined;
 });
-
-/** Lets real time pass (agents are real processes) without moving the engine's clock. */
-const settle = (ms = 300) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('retries (injected clock)', () => {
   it('retries a failing task after 10 s then 20 s, resuming its session, until the failure budget escalates it', async () => {
@@ -42,16 +39,12 @@ describe('retries (injected clock)', () => {
     const store = await harness.openStore();
     const clock = new FakeClock(Date.UTC(2026, 11, 1, 14, 0, 0));
     const start = clock.now();
-    const stop = new AbortController();
-    const runs: RunRecord[] = [];
     const events: EngineEvent[] = [];
-    const engine = new Engine({
-      ...harness.engineOptions(store, { mode: 'watch', stop: stop.signal, onRun: (run) => runs.push(run) }),
-      clock,
-      random: () => 0.5,
-      onEvent: (event) => events.push(event),
+    const daemon = await startWatching(harness, {
+      store,
+      engine: { clock, random: () => 0.5, onEvent: (event) => events.push(event) },
     });
-    const done = engine.run();
+    const { engine, runs } = daemon;
     try {
       await waitFor('the first run', () => runs.length === 1, 30_000);
       expect(runs[0]).toMatchObject({ status: 'failed', attempt: 1, resumed: false });
@@ -68,7 +61,8 @@ describe('retries (injected clock)', () => {
 
       // Not before its backoff.
       await clock.advance(9_000);
-      await settle();
+      // A whole round of the loop at the new time offers what is due: nothing yet.
+      expect(await daemon.round()).toMatchObject({ running: [], queued: 0, retrying: 1 });
       expect(runs).toHaveLength(1);
       await clock.advance(1_000);
       await waitFor('the second try', () => runs.length === 2, 30_000);
@@ -77,7 +71,7 @@ describe('retries (injected clock)', () => {
       expect((await store.getRun(runs[0]!.id))?.retryAt).toBeNull();
 
       await clock.advance(19_000);
-      await settle();
+      expect(await daemon.round()).toMatchObject({ running: [], queued: 0, retrying: 1 });
       expect(runs).toHaveLength(2);
       await clock.advance(1_000);
       await waitFor('the third try', () => runs.length === 3, 30_000);
@@ -87,11 +81,11 @@ describe('retries (injected clock)', () => {
       expect(engine.automations()[0]!.retries).toBeUndefined();
 
       await clock.advance(10 * 60_000);
-      await settle(500);
+      // The item is polled again at the new time (its poll is due) and stays escalated.
+      expect(await daemon.round()).toMatchObject({ running: [], queued: 0, retrying: 0 });
       expect(runs).toHaveLength(3);
     } finally {
-      stop.abort();
-      await done;
+      await daemon.stop();
       await store.close();
     }
     const agentRuns = harness.agentRuns('claude');
@@ -205,13 +199,8 @@ describe('usage limits (slow: one world per provider)', () => {
     const harness = h;
     const store = await harness.openStore();
     const clock = new FakeClock(now);
-    const stop = new AbortController();
-    const runs: RunRecord[] = [];
-    const engine = new Engine({
-      ...harness.engineOptions(store, { mode: 'watch', stop: stop.signal, onRun: (run) => runs.push(run) }),
-      clock,
-    });
-    const done = engine.run();
+    const daemon = await startWatching(harness, { store, engine: { clock } });
+    const { engine, runs } = daemon;
     try {
       await waitFor('the parked run', () => runs.length === 1, 30_000);
       expect(runs[0]).toMatchObject({
@@ -224,15 +213,14 @@ describe('usage limits (slow: one world per provider)', () => {
         retries: [{ itemId: '1', note: expect.stringMatching(/^parked until \d\d:\d\d:\d\d$/) }],
       });
       await clock.advance(reset * 1000 - now - 60_000);
-      await settle();
+      expect(await daemon.round()).toMatchObject({ running: [], queued: 0, retrying: 1 });
       expect(runs).toHaveLength(1);
       await clock.advance(60_000);
       await waitFor('the run after the reset', () => runs.length === 2, 30_000);
       // The continue prompt carries no directive: the resumed session finishes the task.
       expect(runs[1]).toMatchObject({ status: 'succeeded', resumed: true, attempt: 1 });
     } finally {
-      stop.abort();
-      await done;
+      await daemon.stop();
       await store.close();
     }
     expect(harness.agentRuns('claude').map((r) => r.resumeOf !== null)).toEqual([false, true]);

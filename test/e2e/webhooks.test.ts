@@ -58,7 +58,8 @@ describe('GitHub webhooks on curupira serve', () => {
 
     const forged = await deliver(s, labeled(1), 'delivery-1', 'not-the-secret');
     expect(forged.status).toBe(401);
-    await new Promise((r) => setTimeout(r, 1000));
+    // A whole round of the loop after the refusal: a delivery that asked for a poll would have had it.
+    expect(await s.round()).toMatchObject({ running: [], queued: 0 });
     expect(s.engine.automations()[0]?.lastPollAt).toBe(polledAt);
     expect(h.agentRuns('claude')).toHaveLength(0);
 
@@ -78,7 +79,7 @@ describe('GitHub webhooks on curupira serve', () => {
     const again = await deliver(s, labeled(1), 'delivery-1');
     expect(again.status).toBe(200);
     expect(await again.json()).toEqual({ duplicate: true, polled: [] });
-    await new Promise((r) => setTimeout(r, 1000));
+    expect(await s.round()).toMatchObject({ running: [], queued: 0 });
     expect(h.agentRuns('claude')).toHaveLength(1);
   });
 });

@@ -34,6 +34,8 @@ export interface HostOptions {
   extra?: string;
   /** Its own `state_db_url` (a proxy in front of the same server and schema). */
   stateDbUrl?: string;
+  /** Automations left out of its settings file (a host configured with fewer of them). */
+  without?: string[];
 }
 
 export interface TestFleet {
@@ -65,11 +67,14 @@ export async function createTestFleet(options: TestFleetOptions = {}): Promise<T
     harness,
     schema,
     settingsFor(name, host = '') {
-      const { extra = '', stateDbUrl } = typeof host === 'string' ? { extra: host } : host;
+      const { extra = '', stateDbUrl, without = [] } = typeof host === 'string' ? { extra: host } : host;
       const hostDir = join(harness.dir, 'hosts', name);
       mkdirSync(hostDir, { recursive: true });
       let text = base();
       if (stateDbUrl) text = text.replace(/^state_db_url = .*$/m, `state_db_url = "${stateDbUrl}"`);
+      // An automation's table runs to the next table header or the end of the file.
+      for (const id of without)
+        text = text.replace(new RegExp(`^\\[automations\\.${id}\\]\\n(?:(?!\\[).*\\n?)*`, 'm'), '');
       text = text
         .replace(/^workspace_dir = .*$/m, `workspace_dir = "${join(hostDir, 'workspaces')}"`)
         .replace(/^state_db_path = .*$/m, `state_db_path = "${join(hostDir, 'state', 'state.sqlite3')}"`)

@@ -3,13 +3,14 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Hono } from 'hono';
 import type { RunRecord } from '../../src/core/types.js';
-import { Engine } from '../../src/features.js';
+import { Engine, type EngineStatus } from '../../src/features.js';
 import { createApp } from '../../src/server/app.js';
 import { Hub } from '../../src/server/hub.js';
 import { type Listening, startListeners } from '../../src/server/listen.js';
 import { loadOrCreateToken } from '../../src/server/token.js';
 import type { Store } from '../../src/store/types.js';
 import type { Harness } from './harness.js';
+import { nextRound } from './watch.js';
 
 export interface Served {
   app: Hono;
@@ -18,6 +19,11 @@ export interface Served {
   token: string;
   /** Runs the engine finished, in order. */
   runs: RunRecord[];
+  /**
+   * Wakes the engine and waits for a whole round of its watch loop that began after this call
+   * (what a test checks before saying that something did not happen); the status it left.
+   */
+  round(): Promise<EngineStatus>;
   /** With `listen`: the board's URL (`http://127.0.0.1:<port>/`). */
   url: string | undefined;
   stop(): Promise<void>;
@@ -31,8 +37,9 @@ export async function serveInProcess(
   const stop = new AbortController();
   const hub = new Hub(20);
   const runs: RunRecord[] = [];
-  const engine = new Engine(
-    harness.engineOptions(store, {
+  const ticks: EngineStatus[] = [];
+  const engine = new Engine({
+    ...harness.engineOptions(store, {
       mode: 'watch',
       stop: stop.signal,
       onRun: (run) => {
@@ -41,7 +48,8 @@ export async function serveInProcess(
       },
       onStatus: (status) => hub.setStatus(status),
     }),
-  );
+    onTick: (status) => ticks.push(status),
+  });
   const done = engine.run();
   const dir = join(harness.dir, 'state');
   mkdirSync(dir, { recursive: true });
@@ -63,6 +71,7 @@ export async function serveInProcess(
     store,
     token,
     runs,
+    round: () => nextRound(engine, ticks),
     url: listening?.url,
     async stop() {
       stop.abort();

@@ -25,6 +25,8 @@
  *   [[fake:sleep-first=N]] the same, but only the first time a prompt line carrying it is seen in
  *                          $FAKE_AGENT_LOG: a restart of the same task does not wait again
  *   [[fake:commit-early]]  commit a file right after announcing the session, before any sleep
+ *   [[fake:linger=N]]      wait N seconds after the closing event before exiting: an agent that
+ *                          has reported its result (and, say, closed its issue) but not exited yet
  *   [[fake:merge=BRANCH]]  fetch origin's BRANCH and merge it, conflicts resolved in favour of the
  *                          agent's side (`-X ours`): what an agent asked to resolve conflicts does
  *   [[fake:usage=N]]       (codex) finish a first turn that used N input tokens right after
@@ -1390,6 +1392,7 @@ async function main() {
   const final = 'Done: the task is complete.';
   out.text(final);
   out.finish(final);
+  for (const d of wanted) if (d.name === 'linger') await sleep(Number(d.value) || 0);
 }
 
 await main();

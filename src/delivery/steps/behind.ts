@@ -11,9 +11,11 @@
  * records `ownHeadMark(sha)`, so that curupira's own update never passes for a person's push.
  */
 import { GitHubRequestError } from '../../core/errors.js';
+import { updatePullRequestBranch } from '../../github/direct-writes.js';
+import { getPull } from '../../github/rest.js';
 import type { FollowContext, FollowStep } from '../follow.js';
 import { ownHeadMark } from '../remediation-types.js';
-import { actionRefusal, compareRefs, mergeFields, refusalMessage, repoPath } from './merge-state.js';
+import { actionRefusal, compareRefs, mergeFields, refusalMessage } from './merge-state.js';
 import { type ChecksReader, greenForActing, restChecks } from './readiness.js';
 
 export const UPDATE_MARKS = {
@@ -90,9 +92,7 @@ export function behindStep(options: { checks?: ChecksReader } = {}): FollowStep 
       JSON.stringify({ head: pr.head.sha, base: baseSha } satisfies Pending),
     );
     try {
-      await deps.github.rest('PUT', `${repoPath(record.repo)}/pulls/${pr.number}/update-branch`, {
-        expected_head_sha: pr.head.sha,
-      });
+      await updatePullRequestBranch(deps.github, record.repo, pr.number, pr.head.sha);
     } catch (error) {
       const message = refusalMessage(error);
       if (!(error instanceof GitHubRequestError) || message === undefined) throw error;
@@ -103,10 +103,7 @@ export function behindStep(options: { checks?: ChecksReader } = {}): FollowStep 
     await deps.store.setPullRequestMark(record.runId, UPDATE_MARKS.requested(pair), 'requested');
     deps.log.info({ run: record.runId, number: pr.number, base }, 'Asked GitHub to update the branch');
     // GitHub may have updated it already (the simulator does at once).
-    const now = await deps.github.rest<{ head: { sha: string } }>(
-      'GET',
-      `${repoPath(record.repo)}/pulls/${pr.number}`,
-    );
+    const now = await getPull(deps.github, record.repo, pr.number);
     await recordOwnUpdate(context, now.head.sha);
     return {
       gate: 'behind',

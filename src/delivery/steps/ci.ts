@@ -18,6 +18,14 @@
  */
 import { errorMessage, GitHubRequestError } from '../../core/errors.js';
 import type { GitHubClient } from '../../github/client.js';
+import { rerunFailedJobs as rerunWorkflowJobs } from '../../github/direct-writes.js';
+import {
+  downloadJobLogs,
+  getActionsJob,
+  getCombinedStatus,
+  getRequiredStatusChecks,
+  listCheckRunsForRef,
+} from '../../github/rest.js';
 import { capText } from '../../prompt/untrusted.js';
 import type { FollowStep, StepOutcome } from '../follow.js';
 import { noteExhausted } from '../remediation.js';
@@ -83,11 +91,6 @@ export interface CiView {
   required: string[] | undefined;
 }
 
-function repoPath(repo: string): string {
-  const [owner, name] = repo.split('/');
-  return `/repos/${encodeURIComponent(owner ?? '')}/${encodeURIComponent(name ?? '')}`;
-}
-
 function isStatus(error: unknown, ...statuses: number[]): boolean {
   return error instanceof GitHubRequestError && statuses.includes(error.status ?? 0);
 }
@@ -99,10 +102,7 @@ async function requiredChecks(
   branch: string,
 ): Promise<string[] | undefined> {
   try {
-    const policy = await github.rest<{ contexts?: string[]; checks?: { context: string }[] }>(
-      'GET',
-      `${repoPath(repo)}/branches/${encodeURIComponent(branch)}/protection/required_status_checks`,
-    );
+    const policy = await getRequiredStatusChecks(github, repo, branch);
     return [...new Set([...(policy.contexts ?? []), ...(policy.checks ?? []).map((c) => c.context)])];
   } catch (error) {
     if (isStatus(error, 403, 404)) return undefined;
@@ -113,10 +113,7 @@ async function requiredChecks(
 async function checkRuns(github: GitHubClient, repo: string, sha: string): Promise<CheckRunJson[]> {
   const runs: CheckRunJson[] = [];
   for (let page = 1; page <= PAGES; page++) {
-    const { total_count, check_runs } = await github.rest<{
-      total_count: number;
-      check_runs: CheckRunJson[];
-    }>('GET', `${repoPath(repo)}/commits/${sha}/check-runs?per_page=100&page=${page}`);
+    const { total_count, check_runs } = await listCheckRunsForRef(github, repo, sha, page);
     runs.push(...check_runs);
     if (check_runs.length === 0 || runs.length >= total_count) break;
   }
@@ -160,10 +157,7 @@ export async function readChecks(
   baseBranch: string,
 ): Promise<CiView> {
   const required = await requiredChecks(github, repo, baseBranch);
-  const combined = await github.rest<{ statuses: StatusJson[] }>(
-    'GET',
-    `${repoPath(repo)}/commits/${sha}/status?per_page=100`,
-  );
+  const combined = await getCombinedStatus(github, repo, sha);
   const all = [
     ...(await checkRuns(github, repo, sha)).map(runVerdict),
     ...combined.statuses.map(statusVerdict),
@@ -229,7 +223,7 @@ function decodeLog(data: unknown): string {
 
 async function jobLogTail(github: GitHubClient, repo: string, jobId: number): Promise<string> {
   try {
-    const data = await github.rest<unknown>('GET', `${repoPath(repo)}/actions/jobs/${jobId}/logs`);
+    const data = await downloadJobLogs(github, repo, jobId);
     const tail = logTail(decodeLog(data));
     return tail === '' ? '(the job’s log is empty)' : tail;
   } catch (error) {
@@ -305,10 +299,7 @@ async function rerunFailedJobs(
   for (const check of failing) {
     if (check.jobId === undefined) continue;
     try {
-      const job = await deps.github.rest<{ run_id: number }>(
-        'GET',
-        `${repoPath(record.repo)}/actions/jobs/${check.jobId}`,
-      );
+      const job = await getActionsJob(deps.github, record.repo, check.jobId);
       runIds.add(Number(job.run_id));
     } catch (error) {
       if (!isStatus(error, 404)) throw error;
@@ -320,7 +311,7 @@ async function rerunFailedJobs(
   let started = 0;
   for (const id of runIds) {
     try {
-      await deps.github.rest('POST', `${repoPath(record.repo)}/actions/runs/${id}/rerun-failed-jobs`);
+      await rerunWorkflowJobs(deps.github, record.repo, id);
       started += 1;
     } catch (error) {
       deps.log.warn(

@@ -1,26 +1,14 @@
 /**
  * What the conflict, moving-base and merge steps read of a pull request over GitHub's REST API:
  * its mergeability (`mergeable` is null while GitHub computes it), how far its head is behind its
- * base (`GET /repos/{o}/{r}/compare/{base}...{head}`), its changed files, and whether the automation
+ * base (`compareCommits` in src/github/rest.ts), its changed files, and whether the automation
  * may act on the delivery's repository at all.
  */
-import type { components } from '@octokit/openapi-types';
 import { GitHubError } from '../../core/errors.js';
 import type { GitHubClient } from '../../github/client.js';
+import { compareCommits, listPullFiles, type Schemas } from '../../github/rest.js';
 import type { FollowContext } from '../follow.js';
 import type { PullJson } from '../pull-request.js';
-
-type Schemas = components['schemas'];
-
-export function repoPath(repo: string): string {
-  const [owner, name] = repo.split('/');
-  return `/repos/${encodeURIComponent(owner ?? '')}/${encodeURIComponent(name ?? '')}`;
-}
-
-/** A branch name in a path: each segment encoded, the slashes kept (GitHub reads them so). */
-export function refPath(ref: string): string {
-  return ref.split('/').map(encodeURIComponent).join('/');
-}
 
 /** The fields of GitHub's full `pull-request` these steps read (the follower's GET returns them). */
 export interface MergeFields {
@@ -58,7 +46,7 @@ export function compareRefs(
   base: string,
   head: string,
 ): Promise<Comparison> {
-  return client.rest<Comparison>('GET', `${repoPath(repo)}/compare/${refPath(base)}...${refPath(head)}`);
+  return compareCommits<Comparison>(client, repo, base, head);
 }
 
 /** Every file the pull request changes (`GET pulls/{n}/files`, up to GitHub's 3000). */
@@ -69,10 +57,7 @@ export async function pullRequestFiles(
 ): Promise<string[]> {
   const out: string[] = [];
   for (let page = 1; page <= 30; page += 1) {
-    const files = await client.rest<Pick<Schemas['diff-entry'], 'filename'>[]>(
-      'GET',
-      `${repoPath(repo)}/pulls/${number}/files?per_page=100&page=${page}`,
-    );
+    const files = await listPullFiles(client, repo, number, page);
     out.push(...files.map((f) => f.filename));
     if (files.length < 100) break;
   }

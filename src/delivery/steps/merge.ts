@@ -14,6 +14,7 @@
  *   code. Once per head. The follower reads the pull request again and ends the delivery at once.
  */
 import { GitHubRequestError } from '../../core/errors.js';
+import { mergePullRequest } from '../../github/direct-writes.js';
 import type { FollowStep } from '../follow.js';
 import {
   actionRefusal,
@@ -22,7 +23,6 @@ import {
   plain,
   pullRequestFiles,
   refusalMessage,
-  repoPath,
 } from './merge-state.js';
 import { greenForActing, type ReadinessReader, restReadiness } from './readiness.js';
 
@@ -81,11 +81,10 @@ export function mergeStep(options: { readiness?: ReadinessReader } = {}): Follow
     // The outcome is marked after the request: killed before it, the next sweep asks again (and
     // after it, sees the pull request merged).
     try {
-      const merged = await deps.github.rest<{ sha: string; merged: boolean }>(
-        'PUT',
-        `${repoPath(record.repo)}/pulls/${pr.number}/merge`,
-        { merge_method: method, sha: pr.head.sha },
-      );
+      const merged = await mergePullRequest(deps.github, record.repo, pr.number, {
+        method,
+        sha: pr.head.sha,
+      });
       await deps.store.setPullRequestMark(record.runId, key, `merged ${merged.sha}`);
       deps.log.info(
         { run: record.runId, number: pr.number, method, sha: merged.sha },

@@ -15,12 +15,9 @@
  * The steps take a `ReadinessReader`, so tests script the answers; `restReadiness` is the default,
  * read once per look at a pull request however many steps ask.
  */
-import type { components } from '@octokit/openapi-types';
+import { getCollaboratorPermission, listPullReviews, type Schemas } from '../../github/rest.js';
 import type { FollowContext } from '../follow.js';
 import { type CiView, readChecks } from './ci.js';
-import { repoPath } from './merge-state.js';
-
-type Schemas = components['schemas'];
 
 export interface Readiness {
   checks: 'success' | 'pending' | 'failure' | 'none';
@@ -88,13 +85,9 @@ async function writers(context: FollowContext, reviews: readonly ReviewJson[]): 
       .map((r) => r.user?.login)
       .filter((l): l is string => typeof l === 'string' && !l.toLowerCase().endsWith('[bot]')),
   );
-  const path = repoPath(context.record.repo);
   const out = new Set<string>();
   for (const login of logins) {
-    const { permission } = await context.deps.github.rest<{ permission: string }>(
-      'GET',
-      `${path}/collaborators/${encodeURIComponent(login)}/permission`,
-    );
+    const { permission } = await getCollaboratorPermission(context.deps.github, context.record.repo, login);
     if (WRITE_ACCESS.has(permission)) out.add(login);
   }
   return out;
@@ -134,9 +127,10 @@ export const restChecks: ChecksReader = (context) =>
 export const restReadiness: ReadinessReader = async (context) => {
   const checks = await restChecks(context);
   const reviews = await once(reviewsCache, context, async () => {
-    const list = await context.deps.github.rest<ReviewJson[]>(
-      'GET',
-      `${repoPath(context.record.repo)}/pulls/${context.pr.number}/reviews?per_page=100`,
+    const list: ReviewJson[] = await listPullReviews(
+      context.deps.github,
+      context.record.repo,
+      context.pr.number,
     );
     const trusted = await writers(context, list);
     return reviewVerdict(list, (login) => trusted.has(login));

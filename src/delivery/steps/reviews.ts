@@ -4,7 +4,7 @@
  * high-water mark (the highest id handled, per kind).
  *
  * - Only trusted accounts are heard: people with write or admin permission on the repository
- *   (`GET /repos/{o}/{r}/collaborators/{login}/permission`) and the automation's `trusted_bots`.
+ *   (`getCollaboratorPermission` in src/github/rest.ts) and the automation's `trusted_bots`.
  *   Anything else is never acted on and never reaches a prompt. curupira's own comments (they
  *   carry its hidden marker) are skipped.
  * - A pure approval (APPROVED, no body, no inline comment) is noted, never remediated.
@@ -19,13 +19,17 @@
  * feedback to answer; `ready` when approved; `awaiting_review` for a non-draft pull request with
  * no verdict; budget spent → `needs_human` (src/delivery/remediation.ts `noteExhausted`).
  */
-import type { components } from '@octokit/openapi-types';
-import type { GitHubClient } from '../../github/client.js';
+import {
+  getCollaboratorPermission,
+  listIssueComments,
+  listPullReviewComments,
+  listPullReviews,
+  type Schemas,
+} from '../../github/rest.js';
 import type { FollowContext, FollowStep, StepOutcome } from '../follow.js';
 import { noteExhausted } from '../remediation.js';
 import type { RemediationRequest } from '../remediation-types.js';
 
-type Schemas = components['schemas'];
 type Login = { login: string } | null;
 type ReviewJson = Pick<Schemas['pull-request-review'], 'body' | 'state'> & { id: number; user: Login };
 type ReviewCommentJson = Pick<
@@ -33,7 +37,6 @@ type ReviewCommentJson = Pick<
   'body' | 'path' | 'line' | 'original_line'
 > & { id: number; pull_request_review_id: number | null; user: Login };
 type IssueCommentJson = Pick<Schemas['issue-comment'], 'body'> & { id: number; user: Login };
-type PermissionJson = Pick<Schemas['repository-collaborator-permission'], 'permission'>;
 
 /** High-water marks, per kind: the highest id curupira acted on (or passed over). */
 export const REVIEW_MARKS = {
@@ -46,15 +49,11 @@ type Kind = keyof typeof REVIEW_MARKS;
 const OWN_MARKER = '<!-- curupira:';
 const MAX_PAGES = 10;
 
-function repoPath(repo: string): string {
-  const [owner, name] = repo.split('/');
-  return `/repos/${encodeURIComponent(owner ?? '')}/${encodeURIComponent(name ?? '')}`;
-}
-
-async function listAll<T>(github: GitHubClient, path: string): Promise<T[]> {
+/** Every page of a list (up to MAX_PAGES of 100). */
+async function listAll<T>(readPage: (page: number) => Promise<T[]>): Promise<T[]> {
   const all: T[] = [];
   for (let page = 1; page <= MAX_PAGES; page += 1) {
-    const batch = await github.rest<T[]>('GET', `${path}?per_page=100&page=${page}`);
+    const batch = await readPage(page);
     all.push(...batch);
     if (batch.length < 100) break;
   }
@@ -76,11 +75,7 @@ function trustJudge(context: FollowContext): (login: string | undefined) => Prom
     if (key.endsWith('[bot]')) return Promise.resolve(false);
     let answer = known.get(key);
     if (!answer) {
-      answer = deps.github
-        .rest<PermissionJson>(
-          'GET',
-          `${repoPath(record.repo)}/collaborators/${encodeURIComponent(login)}/permission`,
-        )
+      answer = getCollaboratorPermission(deps.github, record.repo, login)
         .then((p) => p.permission === 'admin' || p.permission === 'write' || p.permission === 'maintain')
         .catch(() => false);
       known.set(key, answer);
@@ -128,11 +123,11 @@ function requestOf(context: FollowContext, feedback: Feedback): RemediationReque
 
 export const reviewsStep: FollowStep = async (context) => {
   const { deps, record, pr } = context;
-  const base = `${repoPath(record.repo)}/pulls/${record.number}`;
+  const { repo, number } = record;
   const [reviews, inline, comments] = await Promise.all([
-    listAll<ReviewJson>(deps.github, `${base}/reviews`),
-    listAll<ReviewCommentJson>(deps.github, `${base}/comments`),
-    listAll<IssueCommentJson>(deps.github, `${repoPath(record.repo)}/issues/${record.number}/comments`),
+    listAll<ReviewJson>((page) => listPullReviews(deps.github, repo, number!, page)),
+    listAll<ReviewCommentJson>((page) => listPullReviewComments(deps.github, repo, number!, page)),
+    listAll<IssueCommentJson>((page) => listIssueComments(deps.github, repo, number!, page)),
   ]);
   const trusted = trustJudge(context);
   const seen = await highWater(context);

@@ -124,7 +124,7 @@ export async function finishInterruptedRun(
   run: RunRecord,
 ): Promise<RunRecord> {
   const outcome = run.agentOutcome!;
-  const note = 'finished after a restart: curupira stopped after the agent exited';
+  const note = 'finished after a restart: curupira stopped after the agent was done';
   const reason = outcome.reason ? `${outcome.reason} (${note})` : note;
   const finish = async (
     status: RunStatus,

@@ -1,4 +1,6 @@
 /** Small pieces of a run: the agent CLI's version, usage sums, one-line reasons, stored prompts. */
+import { readFile } from 'node:fs/promises';
+import { loadDriver } from '../../agents/registry.js';
 import type { AgentDriver, AgentEvent } from '../../agents/types.js';
 import type { ExecutionSettings, ResolvedAutomation } from '../../config/types.js';
 import type { RunRecord, Task, Usage } from '../../core/types.js';
@@ -36,37 +38,7 @@ export function addUsage(total: Usage | null, event: Extract<AgentEvent, { kind:
   return sum;
 }
 
-/** Words that mark the line of a tool's output saying what went wrong. */
-const ERROR_LINE =
-  /\b(?:error|fatal|failed|failure|unexpected|not found|denied|invalid|refused|unauthori[sz]ed|forbidden|panic|exception|cannot|could not|unable|no such)\b/i;
-
-/**
- * One line for a run record from a tool's output: the first line (what failed), the line that says
- * what went wrong (`fatal: …`, `error: …`, else the first carrying an error word), then the last
- * lines for context, joined by ` | `, at most `max` characters.
- */
-export function oneLineReason(text: string, max = 500): string {
-  const lines = text
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l !== '');
-  if (lines.length <= 1) return (lines[0] ?? '').slice(0, max);
-  const strong = lines.findIndex((l, i) => i > 0 && /^(?:fatal|error|panic)\b/i.test(l));
-  const key = strong >= 0 ? strong : lines.findIndex((l) => ERROR_LINE.test(l));
-  // No line names an error: the last three say the most.
-  if (key < 0) return clip(lines.slice(-3).join(' | '), max);
-  const chosen = new Set<number>([0, key]);
-  for (let i = lines.length - 1; i > key && chosen.size < 3; i -= 1) chosen.add(i);
-  const line = [...chosen]
-    .sort((a, b) => a - b)
-    .map((i) => lines[i]!)
-    .join(' | ');
-  return clip(line, max);
-}
-
-function clip(line: string, max: number): string {
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
-}
+export { oneLineReason } from '../../core/reason.js';
 
 /** The longest prompt kept in a run record; a resumed session keeps the whole prompt once. */
 const STORED_PROMPT_CHARS = 100_000;
@@ -136,4 +108,43 @@ export async function isRemediation(store: Store, run: RunRecord): Promise<boole
   return (
     delivery !== undefined && delivery.automationId === run.automationId && delivery.taskKey === run.taskKey
   );
+}
+
+/**
+ * Whether, after `event`, the agent has reported its final result as a success: its closing event
+ * said so (and no error came before it), with nothing but usage after it.
+ */
+export function reportedAfter(reported: boolean, event: AgentEvent, failed: boolean): boolean {
+  if (event.kind === 'done') return !event.isError && !failed;
+  return event.kind === 'usage' || event.kind === 'session' ? reported : false;
+}
+
+/**
+ * Whether a run's transcript ends with its agent reporting success (see `reportedAfter`): read at a
+ * restart for a run whose agent's exit curupira never saw (it died between the agent's last line
+ * and the record of its exit), so that the run is finished rather than its session resumed.
+ */
+export async function reportedInTranscript(run: RunRecord): Promise<boolean> {
+  if (!run.transcriptPath || !run.provider) return false;
+  let text: string;
+  let driver: AgentDriver;
+  try {
+    text = await readFile(run.transcriptPath, 'utf8');
+    driver = await loadDriver(run.provider);
+  } catch {
+    return false;
+  }
+  const parser = driver.createParser();
+  let reported = false;
+  let failed = false;
+  const see = (events: AgentEvent[]): void => {
+    for (const event of events) {
+      if (event.kind === 'done' && event.isError) failed = true;
+      reported = reportedAfter(reported, event, failed);
+    }
+  };
+  // A last line without its newline was cut short: only whole lines count.
+  for (const line of text.split('\n').slice(0, -1)) if (line !== '') see(parser.parseLine(line));
+  see(parser.end());
+  return reported;
 }

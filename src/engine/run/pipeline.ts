@@ -10,6 +10,7 @@ import { DEFAULT_PARK_MS, detectLimit } from '../../agents/limits.js';
 import { loadDriver } from '../../agents/registry.js';
 import type { AgentDriver, AgentEvent } from '../../agents/types.js';
 import { errorMessage } from '../../core/errors.js';
+import { agentOutcome, classifyFailure, runStatusFor } from '../../core/outcome.js';
 import type { RunRecord, RunStatus, Usage } from '../../core/types.js';
 import type { RunMeter } from '../../cost/budget.js';
 import { runCost } from '../../cost/prices.js';
@@ -23,7 +24,6 @@ import { renderPrompt } from '../../prompt/index.js';
 import type { SessionRecord, Store } from '../../store/types.js';
 import type { RunTrace } from '../../telemetry/types.js';
 import { ensureCheckout, finishWorktree, headCommit, prepareWorktree } from '../../workspace/index.js';
-import { agentOutcome, classifyFailure, runStatusFor } from '../outcome.js';
 import { stallTimeoutMs, watchForStall } from '../stall.js';
 import { promptContext, promptTemplateHash, runInit } from '../task.js';
 import { type Cleaned, completeRun } from './complete.js';
@@ -33,6 +33,7 @@ import {
   oneLineReason,
   poolSize,
   remediationSession,
+  reportedAfter,
   storedPrompt,
 } from './helpers.js';
 import {
@@ -544,6 +545,7 @@ class RunPipeline {
       timeoutMs: this.timeoutMs,
       stopping: signal.aborted,
       ...(watch.budgetReason === undefined ? {} : { budgetReason: watch.budgetReason }),
+      reported: watch.reported,
       doneWithError: watch.doneWithError,
       ...(watch.reportedError === undefined ? {} : { reportedError: watch.reportedError }),
       ...(limit ? { limit: { ...limit, provider: launch.driver.displayName } } : {}),
@@ -592,6 +594,10 @@ class RunPipeline {
     };
   }
 
+  reportedChanged(reported: boolean): void {
+    this.deps.onReported?.(reported);
+  }
+
   announceSession(sessionId: string): Promise<void> {
     return this.saveSession(sessionId);
   }
@@ -616,6 +622,8 @@ class AgentWatch {
   budgetReason: string | undefined;
   reportedError: string | undefined;
   doneWithError = false;
+  /** The provider's closing event said the task succeeded, and nothing came after it. */
+  reported = false;
   usage: Usage | null = null;
   knownSession: string | undefined;
   writes: Promise<void> = Promise.resolve();
@@ -661,6 +669,13 @@ class AgentWatch {
         this.doneWithError = true;
         if (event.result) this.reportedError = event.result;
       }
+      this.setReported(reportedAfter(this.reported, event, this.doneWithError));
     }
+  }
+
+  private setReported(reported: boolean): void {
+    if (reported === this.reported) return;
+    this.reported = reported;
+    this.pipeline.reportedChanged(reported);
   }
 }

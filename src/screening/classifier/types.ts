@@ -4,18 +4,7 @@
  * (benign) to 1 (injection); the policy compares the highest score with a threshold.
  */
 
-/** Why a classifier could not answer. Each kind blocks a run when the classifier is required. */
-export type ClassifierFailureKind = 'missing' | 'failed' | 'timeout';
-
-export class ClassifierError extends Error {
-  constructor(
-    readonly kind: ClassifierFailureKind,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'ClassifierError';
-  }
-}
+export { ClassifierError, type ClassifierFailureKind } from '../../core/errors.js';
 
 export interface ClassifyOptions {
   /** Abort when the engine stops. */

@@ -164,6 +164,22 @@ export const PG_MIGRATIONS: readonly string[] = [
     saved_at TIMESTAMPTZ NOT NULL DEFAULT now()
   );
   `,
+  // 3: placement only where a job can run (src/fleet/runner.ts). A host advertises what it can
+  // run and the machine it is on (a second process claiming a live host name is refused); a worker
+  // that refuses a job says so on its dispatch; a task no live worker can run waits in
+  // fleet_waiting with the reason, for `status` and the fleet page.
+  `
+  ALTER TABLE fleet_hosts ADD COLUMN capabilities TEXT;
+  ALTER TABLE fleet_hosts ADD COLUMN machine TEXT;
+  ALTER TABLE fleet_dispatches ADD COLUMN refused BOOLEAN NOT NULL DEFAULT false;
+  CREATE TABLE fleet_waiting (
+    task_key TEXT PRIMARY KEY,
+    automation_id TEXT NOT NULL,
+    repo TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    since TIMESTAMPTZ NOT NULL DEFAULT now()
+  );
+  `,
 ];
 
 /** The schema version this build writes and understands. */

@@ -1,3 +1,4 @@
+/** At the top of src/, not in cli/, because telemetry reports the version too; `--version` loads this module alone. */
 import { readFileSync } from 'node:fs';
 
 let cached: string | undefined;
@@ -5,7 +6,7 @@ let cached: string | undefined;
 /** The package version, read from package.json beside src/ or dist/. */
 export function packageVersion(): string {
   if (cached) return cached;
-  const json = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  const json = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
     version: string;
   };
   cached = json.version;

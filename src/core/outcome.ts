@@ -14,10 +14,9 @@
  *   text changes or an operator allows it (`curupira allow`).
  */
 
-import { GitHubRateLimitError, PromptRenderError } from '../core/errors.js';
-import type { RunStatus } from '../core/types.js';
-import { ClassifierError } from '../screening/classifier/types.js';
-import { oneLineReason as oneLine } from './run/helpers.js';
+import { ClassifierError, GitHubRateLimitError, PromptRenderError } from './errors.js';
+import { oneLineReason as oneLine } from './reason.js';
+import type { RunStatus } from './types.js';
 
 export type Outcome =
   | { readonly action: 'cancel' }
@@ -77,6 +76,8 @@ export interface AgentExit {
   stopping: boolean;
   /** Why a budget stopped the agent, if one did. */
   budgetReason?: string;
+  /** The agent's closing event said the task succeeded, and nothing but usage came after it. */
+  reported: boolean;
   /** The agent's final event said it failed, and what it reported. */
   doneWithError: boolean;
   reportedError?: string;
@@ -110,6 +111,16 @@ export function agentOutcome(exit: AgentExit): {
           : `could not write the transcript ${writeError.path} (${writeError.message}), so the agent was stopped`,
     };
   }
+  if (
+    exit.reported &&
+    ((exit.cancelled && exit.stopping) || (!exit.cancelled && !exit.timedOut && exit.exitCode === null))
+  )
+    // Stopped (an operator, a shutdown, its item closed) or killed after the agent said it was
+    // done: the work is finished, and its session would only be told to continue a task that is over.
+    return {
+      status: 'succeeded',
+      reason: `the agent reported its result and was ${exit.cancelled ? 'stopped' : `killed (${exit.signal ?? 'a signal'})`} before it exited`,
+    };
   if (exit.cancelled && exit.stalled && !exit.stopping)
     return {
       status: 'stalled',

@@ -1,7 +1,7 @@
 /**
  * What a run writes to GitHub, through the write queue (src/github/write-queue.ts). Strictly
- * opt-in: with none of the write keys (see `wantsGitHubWrites`) the engine builds none of this and
- * sends no write request.
+ * opt-in: with none of the keys its writers declare (`githubWriters`, src/github/writers.ts) the
+ * engine builds none of this and sends no write request.
  *
  * `result_comment`: one result comment per run on the item (issues and pull requests only), marked
  * `<!-- curupira:result run=<id> -->`; the same run reporting again (a resumed or recovered run)
@@ -10,62 +10,52 @@
  */
 
 import type { AnyAutomation, Settings } from '../config/types.js';
-import { itemTextDigest } from '../coordination/budget.js';
-import { failuresMarker, predictFailures } from '../coordination/escalation.js';
 import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
 import { isFailure, type RunRecord, type Task } from '../core/types.js';
 import { createGitHubClient, type GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
-import { type DrainResult, WriteQueue } from '../github/write-queue.js';
+import { code, type RunWrites, runDuration } from '../github/write-port.js';
+import { WriteQueue } from '../github/write-queue.js';
+import { declareWriter, type GitHubWriter, type SettingsWideKey, writesWanted } from '../github/writers.js';
 import type { Logger } from '../log.js';
 import type { GitHubWrite, Store, WriteInit } from '../store/types.js';
+import { itemTextDigest } from './budget.js';
+import { ESCALATION_WRITER, failuresMarker, predictFailures } from './escalation.js';
+import { LEASE_WRITER } from './lease.js';
+import { RUN_LOG_WRITER } from './run-log.js';
+
+export type { RunWrites };
 
 /** Task types whose id is an issue or pull request number in `identity.repo`. */
 const ITEM_TASK_TYPES = new Set(['github-issues', 'github-pull-requests']);
 
-export interface RunWrites {
-  /** Queues what a starting run writes (its `status_label`). Never throws. */
-  started(automation: AnyAutomation, task: Task, run: RunRecord): Promise<void>;
-  /** Queues what a finished run writes (nothing unless its automation opted in). Never throws. */
-  finished(automation: AnyAutomation, task: Task, run: RunRecord): Promise<void>;
-  /** Queues an edit of the comment holding `marker` (nothing is posted when none is found): lease releases. */
-  queueEdit(
-    item: { repo: string; number: number },
-    runId: string,
-    marker: string,
-    body: string,
-  ): Promise<void>;
-  /** The run's record changed after `finished` (the reason of a stop): its result comment is edited. */
-  resultChanged(automation: AnyAutomation, task: Task, run: RunRecord): Promise<void>;
-  /** Queues the writes of a task's item (escalation). Never throws. */
-  forItem(task: Task, run: RunRecord, writes: { marker: string; write: GitHubWrite }[]): Promise<void>;
-  /** Queues writes with their own target (the run log, the sweep's repairs). Never throws. */
-  queue(writes: readonly WriteInit[]): Promise<void>;
-  /** Sends what is due now (one drain at a time: a second waits for the first). Never throws. */
-  drain(): Promise<DrainResult | undefined>;
-  /** Sends until nothing is pending (retries included), or until `signal` aborts. Never throws. */
-  flush(signal?: AbortSignal): Promise<void>;
+/** `result_comment = true`: one result comment per run on its item. */
+export const RESULT_COMMENT_WRITER = declareWriter({ feature: 'result comment', keys: ['result_comment'] });
+
+/** `status_label`, `failed_label`, `blocked_label`: the labels of a run's state on its item. */
+export const STATE_LABELS_WRITER = declareWriter({
+  feature: 'state labels',
+  keys: ['status_label', 'failed_label', 'blocked_label'],
+});
+
+/**
+ * Every feature that writes through the queue, each declared beside its keys. A function, not a
+ * constant: the coordination modules import this one, so their declarations are read at call time.
+ */
+export function githubWriters(): readonly GitHubWriter[] {
+  return [RESULT_COMMENT_WRITER, STATE_LABELS_WRITER, LEASE_WRITER, ESCALATION_WRITER, RUN_LOG_WRITER];
 }
 
 /**
- * True when any automation asks for a GitHub write: only then does the engine build `RunWrites`.
- * `execution` carries the settings-wide defaults of `escalated_label`, `run_log` and `lease_ttl`.
+ * True when any automation turns on a declared writer: only then does the engine build `RunWrites`.
+ * `execution` carries the settings-wide defaults (`escalated_label`, `run_log`, `lease_ttl`).
  */
 export function wantsGitHubWrites(
   automations: readonly AnyAutomation[],
-  execution?: Pick<Settings['execution'], 'escalated_label' | 'run_log' | 'lease_ttl'>,
+  execution?: Partial<Pick<Settings['execution'], SettingsWideKey>>,
 ): boolean {
-  return automations.some(
-    ({ config }) =>
-      config.result_comment === true ||
-      (config.lease_ttl ?? execution?.lease_ttl) !== undefined ||
-      config.status_label !== undefined ||
-      config.failed_label !== undefined ||
-      config.blocked_label !== undefined ||
-      (config.escalated_label ?? execution?.escalated_label) !== undefined ||
-      (config.run_log ?? execution?.run_log) === true,
-  );
+  return writesWanted(githubWriters(), automations, execution);
 }
 
 /** The label writes of a run's end: the status label off, the exit label on (or the failed one off). */
@@ -94,18 +84,6 @@ export function exitLabelWrites(
 
 export function resultMarker(runId: string): string {
   return `result run=${runId}`;
-}
-
-/** How long a run took, from `from` (default its start) to its end: `42 s`, `2 min 5 s`. */
-export function runDuration(run: RunRecord, from = run.startedAt): string | undefined {
-  if (!from || !run.finishedAt) return undefined;
-  const seconds = Math.max(0, Math.round((Date.parse(run.finishedAt) - Date.parse(from)) / 1000));
-  return seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
-}
-
-/** Text that came from elsewhere (reasons quote agents and items) goes in a code span, ticks removed. */
-export function code(text: string): string {
-  return `\`${text.replace(/`/g, "'").replace(/[\r\n]+/g, ' ')}\``;
 }
 
 /** The result comment's body (the queue adds the hidden marker and redacts it). */
