@@ -61,6 +61,29 @@ export interface FeatureOptions {
 
 export type EngineOptions = Omit<KernelOptions, 'features'> & FeatureOptions;
 
+/** What a registered feature's factory is given: the engine's options and the kernel's port. */
+export interface FeatureContext {
+  options: EngineOptions;
+  port: KernelPort;
+}
+
+export type FeatureFactory = (context: FeatureContext) => Feature<ExecutorDepsPart>;
+
+/** Features registered from outside this list (tests, plugins): they come after the built-in ones. */
+const registered: FeatureFactory[] = [];
+
+/**
+ * Adds a feature to every engine made from now on, after the built-in ones; returns the function
+ * that removes it again. A new feature is a folder with its factory and one call here.
+ */
+export function registerFeature(factory: FeatureFactory): () => void {
+  registered.push(factory);
+  return () => {
+    const at = registered.indexOf(factory);
+    if (at >= 0) registered.splice(at, 1);
+  };
+}
+
 /** The features in their order (see the head of this file). */
 export function createFeatures(
   options: EngineOptions,
@@ -159,7 +182,8 @@ export function createFeatures(
     ...(options.random ? { random: options.random } : {}),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
   });
-  return [telemetry, cost, failures, writes, notify, delivery, leases, screening, retries];
+  const extra = registered.map((factory) => factory({ options, port }));
+  return [telemetry, cost, failures, writes, notify, delivery, leases, screening, retries, ...extra];
 }
 
 /** The kernel with the feature list: what `curupira run`, `serve` and the fleet's hosts run. */

@@ -106,7 +106,7 @@ export interface OfferOptions {
  * return it updated: counted, planned for a retry); `afterRun` hooks react to the final record;
  * `beforePoll` and `tick` run once per watch round, before and after the polls.
  */
-export interface Feature<RunDeps = unknown, Status = unknown> {
+export interface Feature<RunDeps = never, Status = unknown> {
   readonly name: string;
   /** Before the first round: state a previous process left (budgets, retries). */
   start?(): Promise<void>;

@@ -18,7 +18,7 @@ export interface CostOptions {
   onBudgetReached(event: BudgetReachedEvent): void;
 }
 
-export class CostFeature implements Feature<unknown, { budget: BudgetStatus }> {
+export class CostFeature implements Feature<{ budgets: CostBudgets }, { budget: BudgetStatus }> {
   readonly name = 'cost';
   readonly budgets: CostBudgets;
 

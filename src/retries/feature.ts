@@ -34,7 +34,7 @@ export interface RetriesStatus {
   parkedUntil: number;
 }
 
-export class RetriesFeature implements Feature<unknown, RetriesStatus> {
+export class RetriesFeature implements Feature<never, RetriesStatus> {
   readonly name = 'retries';
   /** Retries waiting for their backoff, and providers parked by a usage limit. */
   readonly book = new RetryBook();
