@@ -67,4 +67,6 @@ export interface FleetView {
   liveDispatches(): Promise<DispatchRecord[]>;
   /** A run's transcript as the worker that ran it shared it (undefined when none was). */
   transcript(runId: string): Promise<string | undefined>;
+  /** Since when (ISO time) this process has not reached the database; undefined while it does. */
+  unreachableSince?(): string | undefined;
 }
