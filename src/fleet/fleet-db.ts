@@ -113,15 +113,22 @@ export class FleetDb implements FleetView {
   queries = 0;
   /** Since when (epoch ms) the database has not answered this process; undefined while it does. */
   private downSince: number | undefined;
-  /** When (epoch ms) the database last answered again after it did not (the process's start at first). */
-  private upSince = Date.now();
+  /** When (epoch ms) the database last answered again after it did not. */
+  private upSince: number;
 
   constructor(
     private readonly pool: pg.Pool,
     private readonly timing: FleetTiming,
     /** The state's schema: names the wake-up a host listens for (wakeups.ts). */
     private readonly schema = 'curupira',
-  ) {}
+    /**
+     * Since when this process counts the database as reached (epoch ms; default now): a process
+     * just started cannot tell a host that stopped beating from one the database was away for.
+     */
+    connectedSince = Date.now(),
+  ) {
+    this.upSince = connectedSince;
+  }
 
   private async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
     this.queries += 1;
