@@ -176,8 +176,10 @@ export function durableStore(store: Store, options: DurableStoreOptions): Durabl
     for (const journal of [...journals.values()]) {
       try {
         const current = await store.getRun(journal.runId);
-        // Closed meanwhile by a restart of this host from its saved outcome: done already.
-        if (!current || (isTerminal(current.status) && current.status !== 'cancelled')) {
+        // Closed meanwhile (by a restart of this host from its saved outcome, or taken back by the
+        // poller): that record stands, unless this host's agent succeeded, which wins over a take-back.
+        const succeeded = journal.patch.agentOutcome?.status === 'succeeded';
+        if (!current || (isTerminal(current.status) && !(current.status === 'cancelled' && succeeded))) {
           drop(journal.runId);
           continue;
         }
