@@ -50,7 +50,19 @@ export function unreachable(error: unknown): boolean {
 /** Methods never sent twice: a counter counts twice. */
 const ONCE = new Set(['recordItemFailure', 'recordResumeFailure', 'close', 'exclusive']);
 
+/**
+ * A run closed while this host could not write (by a restart of this host from its saved outcome,
+ * or taken back by the poller): that record stands, unless this host's agent succeeded, which wins
+ * over a take-back.
+ */
+function closedMeanwhile(current: RunRecord, journal: Journal): boolean {
+  if (!isTerminal(current.status)) return false;
+  return !(current.status === 'cancelled' && journal.patch.agentOutcome?.status === 'succeeded');
+}
+
 interface Journal {
+  /** A write of it was not answered. */
+  failed?: boolean;
   runId: string;
   /** Every patch since the agent exited, merged in order. */
   patch: RunPatch;
@@ -63,6 +75,8 @@ export function durableStore(store: Store, options: DurableStoreOptions): Durabl
   const known = new Map<string, RunRecord>();
   const journals = new Map<string, Journal>();
   const created = new Set<string>();
+  /** Runs a write of which went unanswered: their final record is not sent over one closed meanwhile. */
+  const unanswered = new Set<string>();
 
   const remember = (record: RunRecord): RunRecord => {
     known.set(record.id, record);
@@ -118,17 +132,51 @@ export function durableStore(store: Store, options: DurableStoreOptions): Durabl
 
   async function updateRun(id: string, patch: RunPatch): Promise<RunRecord> {
     let journal = journals.get(id);
-    if (!journal && patch.agentOutcome) {
+    // Kept on disk: a success (a stopped or failed agent's run is closed by whoever can, as before).
+    if (!journal && patch.agentOutcome?.status === 'succeeded') {
       journal = { runId: id, patch: {}, ...(known.get(id) ? { record: known.get(id)! } : {}) };
       journals.set(id, journal);
     }
-    if (!journal) return remember(await retried(() => store.updateRun(id, patch)));
+    if (!journal) {
+      return remember(
+        await retried(async () => {
+          // A final record sent again after an unanswered try: one closed meanwhile (taken back) stands.
+          if (unanswered.has(id) && patch.status !== undefined && isTerminal(patch.status)) {
+            const current = await store.getRun(id);
+            if (current && isTerminal(current.status)) return current;
+          }
+          try {
+            return await store.updateRun(id, patch);
+          } catch (error) {
+            unanswered.add(id);
+            throw error;
+          }
+        }),
+      );
+    }
     // From the agent's exit on, the result is on disk before the database is asked.
     journal.patch = { ...journal.patch, ...patch };
     if (journal.record) journal.record = { ...journal.record, ...patch } as RunRecord;
     save(journal);
     try {
-      const record = await retried(() => store.updateRun(id, journal.patch));
+      const record = await retried(async () => {
+        // After a write that was not answered, the record may have been closed meanwhile (taken
+        // back by the poller while this host was cut off): that record stands (see `closedMeanwhile`).
+        if (journal.failed) {
+          const current = await store.getRun(id);
+          if (current && closedMeanwhile(current, journal)) {
+            drop(id);
+            return current;
+          }
+        }
+        try {
+          return await store.updateRun(id, journal.patch);
+        } catch (error) {
+          journal.failed = true;
+          throw error;
+        }
+      });
+      if (!journals.has(id)) return remember(record);
       journal.record = record;
       if (isTerminal(record.status)) drop(id);
       else save(journal);
@@ -176,10 +224,7 @@ export function durableStore(store: Store, options: DurableStoreOptions): Durabl
     for (const journal of [...journals.values()]) {
       try {
         const current = await store.getRun(journal.runId);
-        // Closed meanwhile (by a restart of this host from its saved outcome, or taken back by the
-        // poller): that record stands, unless this host's agent succeeded, which wins over a take-back.
-        const succeeded = journal.patch.agentOutcome?.status === 'succeeded';
-        if (!current || (isTerminal(current.status) && !(current.status === 'cancelled' && succeeded))) {
+        if (!current || closedMeanwhile(current, journal)) {
           drop(journal.runId);
           continue;
         }
