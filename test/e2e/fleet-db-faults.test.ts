@@ -188,9 +188,8 @@ function refused(seconds: number): Fault {
 }
 
 /**
- * Each case takes 2–3 minutes on two shared cores (60 items through five processes), so one runs
- * by default and the other three with CURUPIRA_SLOW_FLEET=1 (all four: about 10 minutes), keeping
- * the whole suite well under its 15 minutes.
+ * Each case takes 40 s (a quiet machine) to 3 minutes (two busy shared cores): the sessions cut and
+ * the cluster restart run by default, the two refusals through the proxy with CURUPIRA_SLOW_FLEET=1.
  */
 const SLOW = process.env.CURUPIRA_SLOW_FLEET === '1';
 
