@@ -823,11 +823,12 @@ export class Engine {
   /**
    * A worker's start: budget parks and baselines are read, and this host's runs that a dead
    * process left unfinished are closed (their sessions resume when the poller hands them back).
+   * `inFlight`: runs this process still runs (a host back from a database cut), left alone.
    */
-  async startWorker(): Promise<RunRecord[]> {
+  async startWorker(inFlight?: ReadonlySet<string>): Promise<RunRecord[]> {
     await this.loadBaselines();
     await this.costs.refresh();
-    return this.recover();
+    return this.recover(inFlight);
   }
 
   /**
@@ -872,7 +873,7 @@ export class Engine {
    * had already exited is finished as its saved outcome says (its session is not resumed), and so
    * is one whose transcript ends with the agent's reported success.
    */
-  private async recover(): Promise<RunRecord[]> {
+  private async recover(inFlight?: ReadonlySet<string>): Promise<RunRecord[]> {
     const { store, log, clock } = this.options;
     const closed: RunRecord[] = [];
     // A fleet poller's unfinished runs belong to the hosts running them (src/fleet/ takes back a lost host's).
@@ -881,6 +882,8 @@ export class Engine {
       this.options.host === undefined ? undefined : { host: this.options.host },
     );
     for (const run of unfinished) {
+      // A fleet host back from a database cut: its runs still in flight here are not left over.
+      if (inFlight?.has(run.id)) continue;
       closed.push(run);
       if (run.agentOutcome) {
         const automation = this.settings.automations.find((a) => a.id === run.automationId);

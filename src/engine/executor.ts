@@ -553,9 +553,15 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
   };
   let knownSession = saved?.sessionId ?? assignedSessionId;
   let writes = Promise.resolve();
+  // A start (or session) the store did not take stops the agent: a run nobody can see as
+  // started, or a session nobody can resume, would be run again from scratch later.
+  const unrecorded = new AbortController();
+  let unrecordedReason: string | undefined;
   const queue = (work: () => Promise<void>): void => {
     writes = writes.then(work).catch((error: unknown) => {
       log.error({ ...runFields, error: errorMessage(error) }, 'Could not save the agent session');
+      unrecordedReason ??= errorMessage(error);
+      unrecorded.abort();
     });
   };
   const onEvents = (events: AgentEvent[]): void => {
@@ -628,7 +634,7 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
         const startedAt = iso();
         queue(() => update({ status: 'running', startedAt, agentPid: pid }));
       },
-      signal: AbortSignal.any([signal, stall.signal, budgetStop.signal]),
+      signal: AbortSignal.any([signal, stall.signal, budgetStop.signal, unrecorded.signal]),
     });
     onEvents(parser.end());
   } catch (error) {
@@ -675,6 +681,9 @@ export async function executeTask(deps: ExecutorDeps, request: RunRequest): Prom
   } else if (result.cancelled && stall.stalled && !signal.aborted) {
     status = 'stalled';
     reason = `${executable} printed nothing for ${stallTimeoutMs(deps.execution, automation) / 1000} seconds (stall_timeout_minutes), so it was stopped${knownSession ? '; its session is kept' : ''}`;
+  } else if (result.cancelled && unrecordedReason !== undefined && !signal.aborted) {
+    status = 'cancelled';
+    reason = `the run's start could not be recorded (${unrecordedReason}), so the agent was stopped${knownSession ? '; its session is kept' : ''}`;
   } else if (result.cancelled && budgetReason !== undefined && !signal.aborted) {
     status = 'cancelled';
     reason = `${budgetReason}${knownSession ? '; the session is kept and resumes then' : ''}`;
