@@ -11,6 +11,7 @@ import { errorMessage } from '../core/errors.js';
 import type { RunRecord } from '../core/types.js';
 import { formatCost } from '../cost/prices.js';
 import { stateDir } from '../engine/paths.js';
+import { unreachable } from '../fleet/durable-store.js';
 import type { DispatchRecord, FleetHost, WaitingTask } from '../fleet/types.js';
 import { pauseReasonKey } from '../retries/unattended.js';
 import { scrub } from '../security/redact.js';
@@ -105,8 +106,14 @@ async function fleetFromDaemon(io: CliIo, daemon: Daemon): Promise<void> {
   const answer = await daemon.call('GET', '/fleet');
   if (answer.status === 404) return;
   if (answer.status >= 300) {
-    const error = answer.body.error as { message?: string } | undefined;
-    writeLine(io.stdout, `fleet: unavailable (${error?.message ?? `the daemon answered ${answer.status}`})`);
+    const error = answer.body.error as { code?: string; message?: string } | undefined;
+    if (error?.code === 'database_unreachable' && error.message)
+      writeLine(io.stdout, `fleet: ${error.message}`);
+    else
+      writeLine(
+        io.stdout,
+        `fleet: unavailable (${error?.message ?? `the daemon answered ${answer.status}`})`,
+      );
     return;
   }
   const body = answer.body as { hosts: FleetHost[]; dispatches: DispatchRecord[]; waiting?: WaitingTask[] };
@@ -127,7 +134,10 @@ async function fleetFromState(io: CliIo, settings: Settings, deps: StatusDeps): 
     ]);
     for (const line of fleetStatusLines(hosts, Date.now(), dispatches, waiting)) writeLine(io.stdout, line);
   } catch (error) {
-    writeLine(io.stdout, `fleet: unavailable (${scrub(errorMessage(error))})`);
+    writeLine(
+      io.stdout,
+      `fleet: ${unreachable(error) ? 'database unreachable' : 'unavailable'} (${scrub(errorMessage(error))})`,
+    );
   } finally {
     await access?.close();
   }

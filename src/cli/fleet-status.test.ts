@@ -437,7 +437,7 @@ describe('curupira status on a PostgreSQL state (the real FleetDb)', () => {
     // The state itself is the SQLite file here: only the fleet block meets the unreachable server.
     await printStatus(io, settings, realOpener('postgres://curupira:hunter2@127.0.0.1:1/none'));
     await flushed();
-    expect(out()).toMatch(/fleet: unavailable \(.+\)\n$/);
+    expect(out()).toMatch(/fleet: database unreachable \(.+\)\n$/);
     expect(out()).not.toContain('hunter2');
   });
 });

@@ -5,14 +5,18 @@
  * `FleetRunner` handing tasks to workers; losing the lock ends that engine and it stands by again.
  */
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import type { Settings } from '../config/types.js';
-import { UsageError } from '../core/errors.js';
+import { errorMessage, UsageError } from '../core/errors.js';
+import { stateDir } from '../engine/paths.js';
 import { Engine } from '../features.js';
 import { COUNT_QUERIES_ENV, startQueryCount } from '../fleet/count-queries.js';
+import { durableStore } from '../fleet/durable-store.js';
 import { PollerLock } from '../fleet/election.js';
 import { FleetDb, type FleetTiming, fleetPool } from '../fleet/fleet-db.js';
 import { FleetQueue } from '../fleet/queue.js';
 import { FleetRunner, fleetKillGraceMs } from '../fleet/runner.js';
+import { sleep } from '../fleet/sleep.js';
 import type { FleetRole } from '../fleet/types.js';
 import { JobWakeups, wakePayload } from '../fleet/wakeups.js';
 import { FleetWorker } from '../fleet/worker.js';
@@ -118,6 +122,12 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
   let closeWakeups: JobWakeups | undefined;
   let lifeline: Lifeline | undefined;
   let polling = false;
+  // Ends the worker when this process ends on an error: nothing may keep beating on a closed pool.
+  const ending = new AbortController();
+  let working: Promise<void> | undefined;
+  let failure: unknown;
+  // A cut of the database costs a statement a few tries, not the run (durable-store.ts).
+  const retryMs = timing.heartbeatTimeout * 1000;
   try {
     await queue.start();
     const works = role !== 'poller';
@@ -127,8 +137,15 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
     // An agent of this host must not outlive it: killed, it could not stop them, and the poller
     // restarts their tasks elsewhere (half the heartbeat timeout from SIGTERM to SIGKILL, at most 10 s).
     if (works) lifeline = startLifeline(fleetKillGraceMs(timing));
+    // What this host's runs write survives a cut: their results wait on its disk for the database.
+    const workerStore = durableStore(hostStore(store, host), {
+      retryMs,
+      dir: join(stateDir(settings), 'fleet-results'),
+      log,
+      host,
+    });
     const workerEngine = new Engine({
-      ...engineBase(hostStore(store, host)),
+      ...engineBase(workerStore),
       mode: 'watch',
       host,
       // A cut-off host's agents are stopped within this, well before the poller takes their work back.
@@ -148,7 +165,7 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
       db,
       queue,
       engine: workerEngine,
-      store,
+      store: workerStore,
       settings: () => settings,
       log,
       timing,
@@ -159,7 +176,13 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
     // could close that one's runs or stop its agents as a previous process's.
     if (!(await worker.claim(stop.signal))) return { interrupted: signals.interrupted() };
     log.info({ host, role, state: redacted }, `Fleet ${role} ${host} started`);
-    const working = worker.run(stop.signal, drain.signal);
+    const workerStop = AbortSignal.any([stop.signal, ending.signal]);
+    working = worker.run(workerStop, drain.signal).catch((error: unknown) => {
+      // Its own loop gave up (it never should): the process ends, non-zero, for its service manager.
+      failure ??= error;
+      ending.abort();
+    });
+    const pollerStore = durableStore(store, { retryMs, log });
 
     if (role !== 'worker') {
       lock = new PollerLock({
@@ -171,20 +194,21 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
         log,
       });
       const held = lock;
-      const ended = AbortSignal.any([stop.signal, drain.signal]);
-      while (!ended.aborted) {
+      const ended = AbortSignal.any([stop.signal, drain.signal, ending.signal]);
+      for (let failures = 0; !ended.aborted; ) {
         if (!(await lock.acquire(ended))) break;
         polling = true;
         log.info({ host }, 'This process is the poller now');
         void worker.beatNow();
         const pollStop = new AbortController();
         const onLost = (): void => pollStop.abort();
-        lock.lost.addEventListener('abort', onLost, { once: true });
-        stop.signal.addEventListener('abort', onLost, { once: true });
+        const lost = lock.lost;
+        lost.addEventListener('abort', onLost, { once: true });
+        ended.addEventListener('abort', onLost, { once: true });
         const runner = new FleetRunner({
           db,
           queue,
-          store,
+          store: pollerStore,
           log,
           timing,
           fence: () => held.fence(),
@@ -192,23 +216,47 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
         });
         runner.start(pollStop.signal);
         const engine = {
-          ...engineBase(store),
+          ...engineBase(pollerStore),
           mode: 'watch' as const,
           runner,
           host,
           stopSignal: pollStop.signal,
           reload: settingsReloader(options.file),
         };
-        if (options.listen) await serveEngine(io, { engine, fleet: db, ...options.listen });
-        else await new Engine(engine).run();
+        let failed = false;
+        try {
+          if (options.listen) await serveEngine(io, { engine, fleet: db, ...options.listen });
+          else await new Engine(engine).run();
+          failures = 0;
+        } catch (error) {
+          // The database went away under the engine (its start reads the state): not a reason to
+          // stop polling for good. The lock is given up; this process stands by and tries again.
+          failed = true;
+          log.error(
+            { error: errorMessage(error) },
+            'The poller stopped on an error; standing by to poll again',
+          );
+        } finally {
+          // Every election adds these: removed, or a long life of re-elections piles them up.
+          lost.removeEventListener('abort', onLost);
+          ended.removeEventListener('abort', onLost);
+        }
         pollStop.abort();
         polling = false;
         void worker.beatNow();
         await lock.release();
+        if (failed) {
+          failures += 1;
+          await sleep(Math.min(10_000, 500 * 2 ** failures), ended);
+        }
       }
     }
     await working;
+    if (failure !== undefined) throw failure;
   } finally {
+    // The worker stops (its agents, its heartbeat) before the pools it uses close.
+    ending.abort();
+    await working;
     process.off('SIGINT', signals.handle);
     process.off('SIGTERM', signals.handle);
     lifeline?.close();

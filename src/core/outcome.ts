@@ -74,6 +74,8 @@ export interface AgentExit {
   timeoutMs: number;
   /** curupira itself was stopping (a cancel, a stop or reconciliation). */
   stopping: boolean;
+  /** Why the store did not take the run's start or session, when that stopped the agent. */
+  unrecordedReason?: string;
   /** Why a budget stopped the agent, if one did. */
   budgetReason?: string;
   /** The agent's closing event said the task succeeded, and nothing but usage came after it. */
@@ -125,6 +127,11 @@ export function agentOutcome(exit: AgentExit): {
     return {
       status: 'stalled',
       reason: `${exit.executable} printed nothing for ${exit.stallMs / 1000} seconds (stall_timeout_minutes), so it was stopped${kept('; its session is kept')}`,
+    };
+  if (exit.cancelled && exit.unrecordedReason !== undefined && !exit.stopping)
+    return {
+      status: 'cancelled',
+      reason: `the run's start could not be recorded (${exit.unrecordedReason}), so the agent was stopped${kept('; its session is kept')}`,
     };
   if (exit.cancelled && exit.budgetReason !== undefined && !exit.stopping)
     return {

@@ -220,11 +220,12 @@ export class Kernel {
   /**
    * A worker's start: budget parks and baselines are read, and this host's runs that a dead
    * process left unfinished are closed (their sessions resume when the poller hands them back).
+   * `inFlight`: runs this process still runs (a host back from a database cut), left alone.
    */
-  async startWorker(): Promise<RunRecord[]> {
+  async startWorker(inFlight?: ReadonlySet<string>): Promise<RunRecord[]> {
     await this.s.loadBaselines();
     for (const feature of this.s.features) await feature.start?.();
-    return recover(this.s);
+    return recover(this.s, inFlight);
   }
 
   /**

@@ -15,7 +15,7 @@ import type { KernelState } from './state.js';
  * had already exited is finished as its saved outcome says (its session is not resumed), and so
  * is one whose transcript ends with the agent's reported success.
  */
-export async function recover(s: KernelState): Promise<RunRecord[]> {
+export async function recover(s: KernelState, inFlight?: ReadonlySet<string>): Promise<RunRecord[]> {
   const { store, log, clock } = s.options;
   const closed: RunRecord[] = [];
   // A fleet poller's unfinished runs belong to the hosts running them (src/fleet/ takes back a lost host's).
@@ -24,6 +24,8 @@ export async function recover(s: KernelState): Promise<RunRecord[]> {
     s.options.host === undefined ? undefined : { host: s.options.host },
   );
   for (const run of unfinished) {
+    // A fleet host back from a database cut: its runs still in flight here are not left over.
+    if (inFlight?.has(run.id)) continue;
     closed.push(run);
     if (run.agentOutcome) {
       const automation = s.settings.automations.find((a) => a.id === run.automationId);

@@ -5,6 +5,7 @@
  * unique index refuses a second live dispatch of a task whatever any poller believes.
  */
 import pg from 'pg';
+import { isConnectionError } from '../store/postgres/errors.js';
 import { LOCK_HELD_BY, type PollerFence } from './election.js';
 import type {
   DispatchRecord,
@@ -129,21 +130,83 @@ export function hostHealth(
 
 const LIVE = `state IN ('queued', 'running')`;
 
+/** Waits between the tries of a statement the database did not answer (ms): 0.25, 0.5, 1, 2, 2… s. */
+export function retryDelayMs(failures: number): number {
+  return Math.min(2000, 250 * 2 ** failures);
+}
+
 export class FleetDb implements FleetView {
   /** Statements sent, for the benchmark's queries-per-run figure. */
   queries = 0;
+  /** Since when (epoch ms) the database has not answered this process; undefined while it does. */
+  private downSince: number | undefined;
+  /** When (epoch ms) the database last answered again after it did not. */
+  private upSince: number;
 
   constructor(
     private readonly pool: pg.Pool,
     private readonly timing: FleetTiming,
     /** The state's schema: names the wake-up a host listens for (wakeups.ts). */
     private readonly schema = 'curupira',
-  ) {}
+    /**
+     * Since when this process counts the database as reached (epoch ms; default now): a process
+     * just started cannot tell a host that stopped beating from one the database was away for.
+     */
+    connectedSince = Date.now(),
+  ) {
+    this.upSince = connectedSince;
+  }
 
   private async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
     this.queries += 1;
-    const result = await this.pool.query<R>(text, values);
-    return result.rows;
+    try {
+      const result = await this.pool.query<R>(text, values);
+      if (this.downSince !== undefined) {
+        this.downSince = undefined;
+        this.upSince = Date.now();
+      }
+      return result.rows;
+    } catch (error) {
+      if (isConnectionError(error)) this.downSince ??= Date.now();
+      throw error;
+    }
+  }
+
+  /**
+   * Since when this process has not reached the database (an ISO time), or undefined while it does:
+   * what the board and `status` say.
+   */
+  unreachableSince(): string | undefined {
+    return this.downSince === undefined ? undefined : new Date(this.downSince).toISOString();
+  }
+
+  /**
+   * Seconds this process has reached the database without a break (since its start, or since the
+   * database answered again after a cut): a host's silence is not counted beyond it, since its
+   * heartbeats could not land while nobody could reach the database.
+   */
+  connectedFor(): number {
+    if (this.downSince !== undefined) return 0;
+    return (Date.now() - this.upSince) / 1000;
+  }
+
+  /**
+   * A statement that may be sent again (its effect is the same when it is): tried again while the
+   * database does not answer, for up to `withinMs`.
+   */
+  private async retried<T>(
+    action: () => Promise<T>,
+    withinMs = this.timing.heartbeatTimeout * 1000,
+  ): Promise<T> {
+    const until = Date.now() + withinMs;
+    for (let failures = 0; ; failures += 1) {
+      try {
+        return await action();
+      } catch (error) {
+        if (!isConnectionError(error) || Date.now() >= until) throw error;
+        await new Promise((resolve) => setTimeout(resolve, retryDelayMs(failures)));
+      }
+    }
   }
 
   // ---- Hosts ----
@@ -200,9 +263,11 @@ export class FleetDb implements FleetView {
 
   /** A clean stop: the host's row says so (its running jobs wait `resume_grace` for it). */
   async stopped(name: string, instance: string): Promise<void> {
-    await this.query(
-      'UPDATE fleet_hosts SET stopped_at = now(), polling = false WHERE name = $1 AND instance = $2',
-      [name, instance],
+    await this.retried(() =>
+      this.query(
+        'UPDATE fleet_hosts SET stopped_at = now(), polling = false WHERE name = $1 AND instance = $2',
+        [name, instance],
+      ),
     );
   }
 
@@ -228,23 +293,29 @@ export class FleetDb implements FleetView {
          (SELECT count(*)::int FROM fleet_dispatches d WHERE d.host = h.name AND d.${LIVE}) AS load
        FROM fleet_hosts h ORDER BY h.name`,
     );
-    return rows.map((row) => ({
-      name: row.name,
-      role: row.role,
-      pid: row.pid,
-      instance: row.instance,
-      version: row.version,
-      startedAt: row.started_at.toISOString(),
-      heartbeatAt: row.heartbeat_at.toISOString(),
-      capacity: row.capacity,
-      load: row.load,
-      checkouts: parseCheckouts(row.checkouts),
-      polling: row.polling,
-      capabilities: parseCapabilities(row.capabilities),
-      machine: row.machine,
-      stoppedAt: iso(row.stopped_at),
-      health: hostHealth(row.silent_for, row.stopped_at !== null, this.timing),
-    }));
+    return rows
+      .map((row) => ({
+        name: row.name,
+        role: row.role,
+        pid: row.pid,
+        instance: row.instance,
+        version: row.version,
+        startedAt: row.started_at.toISOString(),
+        heartbeatAt: row.heartbeat_at.toISOString(),
+        capacity: row.capacity,
+        load: row.load,
+        checkouts: parseCheckouts(row.checkouts),
+        polling: row.polling,
+        capabilities: parseCapabilities(row.capabilities),
+        machine: row.machine,
+        stoppedAt: iso(row.stopped_at),
+        health: hostHealth(row.silent_for, row.stopped_at !== null, this.timing),
+      }))
+      .map((host) => ({
+        ...host,
+        // A dead or frozen poller's row still says `polling`: only a live holder polls.
+        polling: host.polling && (host.health === 'healthy' || host.health === 'late'),
+      }));
   }
 
   /** Wakes a host that listens for its jobs (a lost notification only delays it to its fallback fetch). */
@@ -274,7 +345,26 @@ export class FleetDb implements FleetView {
       init.payload,
       init.previousId,
     ];
-    const rows = await this.query<DispatchRow & { fenced?: boolean }>(
+    let sent = false;
+    const rows = await this.retried(async () => {
+      if (sent) {
+        // Sent before and unanswered: the row, if it was recorded, has this id.
+        const found = await this.query<DispatchRow & { fenced?: boolean }>(
+          'SELECT * FROM fleet_dispatches WHERE id = $1',
+          [init.id],
+        );
+        if (found[0]) return found;
+      }
+      sent = true;
+      return this.insertRows(values, fence);
+    });
+    const row = rows[0];
+    if (row?.fenced) return 'fenced';
+    return row?.id ? dispatchFromRow(row) : null;
+  }
+
+  private insertRows(values: unknown[], fence: PollerFence | undefined) {
+    return this.query<DispatchRow & { fenced?: boolean }>(
       fence
         ? `WITH fence AS (SELECT ${LOCK_HELD_BY('$8::int', '$9::text')} AS held),
                 inserted AS (
@@ -287,9 +377,6 @@ export class FleetDb implements FleetView {
            ON CONFLICT DO NOTHING RETURNING *`,
       fence ? [...values, fence.pid, fence.lockName] : values,
     );
-    const row = rows[0];
-    if (row?.fenced) return 'fenced';
-    return row?.id ? dispatchFromRow(row) : null;
   }
 
   /** The task's dispatch that no poller settled yet (live, or done and waiting for its bookkeeping). */
@@ -385,12 +472,23 @@ export class FleetDb implements FleetView {
 
   /** A worker takes its queued dispatch; undefined when it is no longer queued for this host. */
   async claim(id: string, host: string): Promise<{ dispatch: DispatchRecord; payload: string } | undefined> {
-    const rows = await this.query<DispatchRow>(
-      `UPDATE fleet_dispatches SET state = 'running', started_at = now()
-       WHERE id = $1 AND host = $2 AND state = 'queued' RETURNING *`,
-      [id, host],
-    );
-    return rows[0] ? { dispatch: dispatchFromRow(rows[0]), payload: rows[0].payload } : undefined;
+    let sent = false;
+    return this.retried(async () => {
+      if (sent) {
+        // Sent before and unanswered: a claim that took effect left the row running, not started by anyone.
+        const rows = await this.query<DispatchRow>('SELECT * FROM fleet_dispatches WHERE id = $1', [id]);
+        const row = rows[0];
+        if (row && row.host === host && row.state === 'running' && row.run_id === null)
+          return { dispatch: dispatchFromRow(row), payload: row.payload };
+      }
+      sent = true;
+      const rows = await this.query<DispatchRow>(
+        `UPDATE fleet_dispatches SET state = 'running', started_at = now()
+         WHERE id = $1 AND host = $2 AND state = 'queued' RETURNING *`,
+        [id, host],
+      );
+      return rows[0] ? { dispatch: dispatchFromRow(rows[0]), payload: rows[0].payload } : undefined;
+    });
   }
 
   /** This host's dispatches still queued or running (a worker's start, or its return). */
@@ -417,9 +515,11 @@ export class FleetDb implements FleetView {
 
   /** The run a dispatch started (recorded as soon as the worker knows it). False: no longer this host's. */
   async setRun(id: string, host: string, runId: string): Promise<boolean> {
-    const rows = await this.query(
-      `UPDATE fleet_dispatches SET run_id = $3 WHERE id = $1 AND host = $2 AND state = 'running' RETURNING id`,
-      [id, host, runId],
+    const rows = await this.retried(() =>
+      this.query(
+        `UPDATE fleet_dispatches SET run_id = $3 WHERE id = $1 AND host = $2 AND state = 'running' RETURNING id`,
+        [id, host, runId],
+      ),
     );
     return rows.length > 0;
   }
@@ -431,12 +531,22 @@ export class FleetDb implements FleetView {
     runId: string | null,
     detail: string | null = null,
   ): Promise<boolean> {
-    const rows = await this.query(
-      `UPDATE fleet_dispatches SET state = 'done', finished_at = now(), run_id = COALESCE($3, run_id), detail = $4
-       WHERE id = $1 AND host = $2 AND state = 'running' RETURNING id`,
-      [id, host, runId, detail],
-    );
-    return rows.length > 0;
+    let sent = false;
+    return this.retried(async () => {
+      // Sent before and unanswered: it may have taken effect; the row says whether it did.
+      if (sent) {
+        const rows = await this.query<DispatchRow>('SELECT * FROM fleet_dispatches WHERE id = $1', [id]);
+        const row = rows[0];
+        if (row && row.host === host && row.state === 'done') return true;
+      }
+      sent = true;
+      const rows = await this.query(
+        `UPDATE fleet_dispatches SET state = 'done', finished_at = now(), run_id = COALESCE($3, run_id), detail = $4
+         WHERE id = $1 AND host = $2 AND state = 'running' RETURNING id`,
+        [id, host, runId, detail],
+      );
+      return rows.length > 0;
+    });
   }
 
   /**
@@ -493,9 +603,11 @@ export class FleetDb implements FleetView {
    * its session holds the poller lock: false when it did not (nothing was written).
    */
   async settle(id: string, fence?: PollerFence): Promise<boolean> {
-    const rows = await this.query(
-      `UPDATE fleet_dispatches SET settled_at = now() WHERE id = $1 AND settled_at IS NULL${fence ? ` AND ${LOCK_HELD_BY('$2::int', '$3::text')}` : ''} RETURNING id`,
-      fence ? [id, fence.pid, fence.lockName] : [id],
+    const rows = await this.retried(() =>
+      this.query(
+        `UPDATE fleet_dispatches SET settled_at = now() WHERE id = $1 AND settled_at IS NULL${fence ? ` AND ${LOCK_HELD_BY('$2::int', '$3::text')}` : ''} RETURNING id`,
+        fence ? [id, fence.pid, fence.lockName] : [id],
+      ),
     );
     return rows.length > 0;
   }
@@ -518,17 +630,23 @@ export class FleetDb implements FleetView {
     const rows = await this.query<
       DispatchRow & { silent_for: number | null; stopped_for: number | null; heartbeat_at: Date | null }
     >(
-      `SELECT d.*, EXTRACT(EPOCH FROM (now() - h.heartbeat_at))::float8 AS silent_for,
-         EXTRACT(EPOCH FROM (now() - h.stopped_at))::float8 AS stopped_for
+      `SELECT d.*,
+         CASE WHEN h.heartbeat_at IS NOT NULL
+           THEN EXTRACT(EPOCH FROM (now() - greatest(h.heartbeat_at, pg_postmaster_start_time())))::float8 END AS silent_for,
+         CASE WHEN h.stopped_at IS NOT NULL
+           THEN EXTRACT(EPOCH FROM (now() - greatest(h.stopped_at, pg_postmaster_start_time())))::float8 END AS stopped_for
        FROM fleet_dispatches d LEFT JOIN fleet_hosts h ON h.name = d.host
        WHERE d.${LIVE} AND (h.name IS NULL OR h.stopped_at IS NOT NULL OR h.heartbeat_at < now() - make_interval(secs => $1))
        ORDER BY d.enqueued_at`,
       [this.timing.heartbeatTimeout],
     );
+    // Silence is counted only while this process reached the database: a host could not beat
+    // while nobody could (a restarted server, a cut network), and it gets heartbeat_timeout again.
+    const reached = this.connectedFor();
     return rows.map((row) => ({
       dispatch: dispatchFromRow(row),
-      silentFor: row.silent_for,
-      stoppedFor: row.stopped_for,
+      silentFor: row.silent_for === null ? null : Math.min(row.silent_for, reached),
+      stoppedFor: row.stopped_for === null ? null : Math.min(row.stopped_for, reached),
     }));
   }
 

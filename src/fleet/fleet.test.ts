@@ -8,6 +8,7 @@ import { Writable } from 'node:stream';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freshSchema, TEST_PG_URL, type TestSchema } from '../../test/helpers/pg.js';
+import { startTcpProxy } from '../../test/helpers/tcp-proxy.js';
 import type { Settings } from '../config/types.js';
 import { identityKey, type Task } from '../core/types.js';
 import type { DispatchedTask } from '../engine/engine.js';
@@ -124,7 +125,8 @@ beforeEach(async () => {
   store = await openPostgresStore(schema.url);
   const { connectionString } = parseStateUrl(schema.url);
   pool = fleetPool(connectionString, schema.schema);
-  db = new FleetDb(pool, TIMING);
+  // Reached since long ago: the heartbeat ages these tests set count in full.
+  db = new FleetDb(pool, TIMING, 'curupira', 0);
   sent = [];
 });
 
@@ -316,6 +318,52 @@ describe('FleetRunner', () => {
     expect(payload2.previousAttempt).toBeUndefined();
     stop.abort();
     await Promise.all([running, queuedRun]);
+  });
+
+  it('counts no silence while the poller itself could not reach the database: hosts get heartbeat_timeout once it answers', async () => {
+    const proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(TEST_PG_URL).port || 5432) });
+    const { connectionString } = parseStateUrl(schema.url);
+    const viaProxy = fleetPool(
+      connectionString.replace(/127\.0\.0\.1:\d+/, `127.0.0.1:${proxy.port}`),
+      schema.schema,
+    );
+    const cutOff = new FleetDb(viaProxy, TIMING, 'curupira', 0);
+    const stop = new AbortController();
+    try {
+      await host('w', 2);
+      const r = new FleetRunner({
+        db: cutOff,
+        queue,
+        store,
+        log: silentLogger(),
+        timing: TIMING,
+        watchIntervalMs: 20,
+      });
+      r.start(stop.signal);
+      const running = r.run(job('1'), { cancel: never, stop: stop.signal }, () => {});
+      const d = await waitForDispatch(task('1').key);
+      await db.claim(d.id, 'w');
+      // The database is away for the poller (and, as far as it can tell, for everybody).
+      proxy.cut();
+      await expect(cutOff.hosts()).rejects.toThrow();
+      expect(cutOff.unreachableSince()).toMatch(/^\d{4}-/);
+      // Back, with the host's heartbeat long past every bound: nothing is taken back yet.
+      proxy.restore();
+      await silence('w', takeBackAfter(TIMING) + 10);
+      await r.sweep();
+      expect(cutOff.unreachableSince()).toBeUndefined();
+      expect((await db.get(d.id))?.dispatch.state).toBe('running');
+      // The host beats again within heartbeat_timeout: its work stays.
+      await host('w', 2);
+      await r.sweep();
+      expect((await db.get(d.id))?.dispatch.state).toBe('running');
+      stop.abort();
+      await running;
+    } finally {
+      stop.abort();
+      await viaProxy.end();
+      await proxy.close();
+    }
   });
 
   it('sends a saved session back to its own host while it lives, else starts afresh elsewhere', async () => {

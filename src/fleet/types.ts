@@ -101,4 +101,6 @@ export interface FleetView {
   transcript(runId: string): Promise<string | undefined>;
   /** Tasks waiting because no live worker can run them, oldest first. */
   waiting(): Promise<WaitingTask[]>;
+  /** Since when (ISO time) this process has not reached the database; undefined while it does. */
+  unreachableSince?(): string | undefined;
 }

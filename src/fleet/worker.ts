@@ -18,6 +18,7 @@ import type { Logger } from '../log.js';
 import type { Lifeline } from '../process/lifeline.js';
 import { processAlive } from '../process/process-group.js';
 import type { Store } from '../store/types.js';
+import { unreachable } from './durable-store.js';
 import type { FleetDb, FleetTiming, HostBeat, HostRow } from './fleet-db.js';
 import { capabilitiesOf, refusalOf } from './placement.js';
 import type { FleetQueue } from './queue.js';
@@ -33,8 +34,11 @@ export interface FleetWorkerOptions {
   db: FleetDb;
   queue: FleetQueue;
   engine: Pick<Engine, 'executeDispatched' | 'startWorker'>;
-  /** Reads the runs of this host's interrupted dispatches (the engine's store). */
-  store: Pick<Store, 'getRun'>;
+  /**
+   * Reads the runs of this host's interrupted dispatches (the engine's store); `replay` writes the
+   * run results this host kept on disk while the database was away (durable-store.ts).
+   */
+  store: Pick<Store, 'getRun'> & { replay?: () => Promise<number> };
   settings: () => Settings;
   log: Logger;
   timing: FleetTiming;
@@ -61,6 +65,8 @@ interface Running {
   done: Promise<void>;
   /** Stopped because this host was cut off: the dispatch stays this host's, to resume. */
   fencedOut: boolean;
+  /** The run it recorded (null until the engine created it). */
+  runId: string | null;
 }
 
 /** A transcript larger than this stays on its host only (16 MiB). */
@@ -77,6 +83,12 @@ export class FleetWorker {
   /** A heartbeat is on its way (one at a time: a silent network must not pile them up). */
   private beating = false;
   private stopping = false;
+  /**
+   * Something could not be written while the database was away (a run's end, a dispatch's
+   * finish, a claim): once it answers, this host's unfinished runs and dispatches are gone through.
+   */
+  private needsRecovery = false;
+  private recovering = false;
   /** Jobs this worker ran to the end (for tests and the benchmark). */
   finished = 0;
   /** The host name is this process's (`claim`). */
@@ -167,10 +179,28 @@ export class FleetWorker {
   async run(stop: AbortSignal, drain?: AbortSignal): Promise<void> {
     const { log, timing } = this.options;
     if (!(await this.claim(stop))) return;
-    const interrupted = await this.options.engine.startWorker();
-    if (interrupted.length > 0)
-      log.info({ count: interrupted.length }, 'Closed runs a previous process of this host left unfinished');
-    await this.resumeOwn();
+    // The database may be away at the start too: asked again, with backoff, until it answers.
+    for (let failures = 0; ; failures += 1) {
+      if (stop.aborted || drain?.aborted) return;
+      try {
+        await this.beat();
+        await this.options.store.replay?.();
+        const interrupted = await this.options.engine.startWorker();
+        if (interrupted.length > 0)
+          log.info(
+            { count: interrupted.length },
+            'Closed runs a previous process of this host left unfinished',
+          );
+        await this.resumeOwn();
+        break;
+      } catch (error) {
+        log.warn(
+          { error: errorMessage(error) },
+          'Could not start working: the database does not answer; trying again',
+        );
+        await sleep(Math.min(5000, 250 * 2 ** failures), stop);
+      }
+    }
 
     const heartbeat = setInterval(() => void this.heartbeat(), timing.heartbeatInterval * 1000);
     const fetchEvery = this.options.fetchIntervalMs ?? 250;
@@ -202,6 +232,7 @@ export class FleetWorker {
     // The deadline is checked on every tick, whatever an earlier beat still waits for: over a
     // network that drops packets a statement fails only at its timeout, later than
     // heartbeat_timeout, and by then the poller may be giving this host's work to another.
+    if (this.stopping) return;
     this.fenceWhenSilent();
     if (this.beating) return;
     this.beating = true;
@@ -211,12 +242,15 @@ export class FleetWorker {
       void this.options.wakeups?.ensure();
       if (this.fenced) {
         this.fenced = false;
+        this.needsRecovery = true;
         this.options.log.warn({}, 'The database answers again: taking work again');
-        await this.returnFromCut();
       }
+      if (this.needsRecovery) await this.returnFromCut();
       for (const id of await this.options.db.cancelRequests(this.options.host))
         this.running.get(id)?.abort.abort();
     } catch (error) {
+      // A clean stop closes the pool under a beat in flight: nothing to say.
+      if (this.stopping) return;
       const silent = (Date.now() - this.lastBeat) / 1000;
       this.options.log.warn(
         { error: errorMessage(error), silentFor: Math.round(silent) },
@@ -253,12 +287,22 @@ export class FleetWorker {
    * that were not taken back meanwhile resume.
    */
   private async returnFromCut(): Promise<void> {
-    if (this.fenced || this.stopping || this.running.size > 0) return;
+    if (this.fenced || this.stopping || this.recovering) return;
+    const running = [...this.running.values()];
+    // A run being created now would look unfinished: gone through at the next heartbeat.
+    if (running.some((entry) => entry.runId === null)) return;
+    this.recovering = true;
+    this.needsRecovery = false;
     try {
-      await this.options.engine.startWorker();
+      // The results kept on disk first: a run whose agent exited is finished as its result says.
+      await this.options.store.replay?.();
+      await this.options.engine.startWorker(new Set(running.map((entry) => entry.runId!)));
       await this.resumeOwn();
     } catch (error) {
+      this.needsRecovery = true;
       this.options.log.warn({ error: errorMessage(error) }, 'Could not resume this host’s dispatches');
+    } finally {
+      this.recovering = false;
     }
   }
 
@@ -275,7 +319,7 @@ export class FleetWorker {
       const last = dispatch.runId ? await this.options.store.getRun(dispatch.runId) : undefined;
       if (last && isTerminal(last.status) && last.status !== 'cancelled') {
         await this.copyTranscript(last);
-        await this.options.db.finish(dispatch.id, this.options.host, last.id);
+        if (await this.options.db.finish(dispatch.id, this.options.host, last.id)) this.finished += 1;
         continue;
       }
       const job = parseJob(payload);
@@ -349,6 +393,8 @@ export class FleetWorker {
     if (this.running.has(dispatchId)) return;
     const claimed = await this.options.db.claim(dispatchId, this.options.host).catch((error: unknown) => {
       this.options.log.warn({ error: errorMessage(error), dispatch: dispatchId }, 'Could not claim a job');
+      // Its row stays queued for this host: taken once the database answers.
+      this.needsRecovery = true;
       return undefined;
     });
     if (!claimed) return;
@@ -384,7 +430,7 @@ export class FleetWorker {
   private start(dispatchId: string, job: DispatchedTask): void {
     const { db, host, log, engine, lifeline } = this.options;
     const abort = new AbortController();
-    const entry: Running = { abort, done: Promise.resolve(), fencedOut: false };
+    const entry: Running = { abort, done: Promise.resolve(), fencedOut: false, runId: null };
     let recorded: string | null = null;
     let agent: number | null = null;
     const onUpdate = (run: RunRecord): void => {
@@ -396,18 +442,27 @@ export class FleetWorker {
       }
       if (run.id === recorded) return;
       recorded = run.id;
+      entry.runId = run.id;
       void db.setRun(dispatchId, host, run.id).catch(() => {});
     };
     const done = (async () => {
       let run: RunRecord | undefined;
+      let lostDatabase = false;
       try {
         run = await engine.executeDispatched(job, abort.signal, onUpdate);
       } catch (error) {
+        lostDatabase = unreachable(error);
         log.error({ task: job.task.key, error: errorMessage(error) }, 'A dispatched task failed to run');
       }
       // Stopped by this host's own stop or cut: the dispatch stays this host's, to resume.
       // (Checked on the entry: the database may answer again before this run has ended.)
       if ((this.stopping || entry.fencedOut) && (!run || run.status === 'cancelled')) return;
+      // The database went away under the run: its record (and what the agent did, kept on disk
+      // when it exited) is gone through once it answers; the dispatch stays this host's till then.
+      if (lostDatabase || (run && !isTerminal(run.status))) {
+        this.needsRecovery = true;
+        return;
+      }
       // Before the dispatch is done, so the poller's board can show it as soon as the run ends.
       if (run) await this.copyTranscript(run);
       try {
@@ -418,7 +473,12 @@ export class FleetWorker {
             'Finished a dispatch that was taken back meanwhile; its result stays in the run history',
           );
       } catch (error) {
-        log.error({ task: job.task.key, error: errorMessage(error) }, 'Could not record a finished dispatch');
+        // Left running for this host: finished from its run once the database answers.
+        this.needsRecovery = true;
+        log.warn(
+          { task: job.task.key, error: errorMessage(error) },
+          'Could not record a finished dispatch yet: recorded once the database answers',
+        );
       }
     })().finally(() => {
       if (agent !== null) lifeline?.forget(agent);

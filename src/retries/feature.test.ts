@@ -89,7 +89,7 @@ describe('the retries feature', () => {
     expect(feature.defers(outcome.task.key)).toBe(true);
     await feature.beforePoll();
     expect(port.offers).toEqual([]);
-    clock.advance(at - clock.now());
+    await clock.advance(at - clock.now());
     await feature.beforePoll();
     expect(port.offers.map((o) => [o.task.key, o.options?.retry?.attempt])).toEqual([[outcome.task.key, 2]]);
     expect(feature.defers(outcome.task.key)).toBe(false);
@@ -119,7 +119,7 @@ describe('the retries feature', () => {
     const candidate = { automationId: 'fix', provider: 'claude', remediation: false };
     expect(feature.holds(candidate)).toBe(true);
     expect(feature.holds({ ...candidate, provider: 'codex' })).toBe(false);
-    clock.advance(60_000);
+    await clock.advance(60_000);
     expect(feature.holds(candidate)).toBe(false);
   });
 

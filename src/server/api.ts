@@ -5,7 +5,7 @@ import { ControlError } from '../core/errors.js';
 import { isTerminal, RUN_STATUSES, type RunRecord, type RunStatus } from '../core/types.js';
 import { redact } from '../log.js';
 import { automationCards, boardData } from './board-data.js';
-import { ApiError, NO_FLEET_MESSAGE } from './errors.js';
+import { ApiError, NO_FLEET_MESSAGE, throwWhenUnreachable } from './errors.js';
 import { openApiDocument } from './openapi.js';
 import { followRun } from './run-events.js';
 import type { ServerContext } from './server-context.js';
@@ -148,6 +148,7 @@ function readRoutes(api: Hono, ctx: ServerContext): void {
   );
   api.get('/fleet', async (c) => {
     if (!ctx.fleet) throw new ApiError('no_fleet', NO_FLEET_MESSAGE);
+    throwWhenUnreachable(ctx.fleet);
     const [hosts, dispatches, waiting] = await Promise.all([
       ctx.fleet.hosts(),
       ctx.fleet.liveDispatches(),

@@ -9,7 +9,7 @@ import { apiRoutes, json } from './api.js';
 import { BOARD_CSS, BOARD_JS, FLEET_JS, RUN_JS } from './assets.js';
 import { authenticated, tokenLogin } from './auth.js';
 import { boardData } from './board-data.js';
-import { ApiError, HTTP_STATUS, NO_FLEET_MESSAGE } from './errors.js';
+import { ApiError, HTTP_STATUS, NO_FLEET_MESSAGE, throwWhenUnreachable } from './errors.js';
 import type { Html } from './html.js';
 import {
   boardLive,
@@ -66,15 +66,20 @@ async function transcriptOf(
 /** The board header's fleet badge: the hosts, `unavailable` when they cannot be read, nothing without a fleet. */
 async function fleetGlance(ctx: ServerContext): Promise<FleetGlance | undefined> {
   if (!ctx.fleet) return undefined;
+  const away = (): FleetGlance | undefined => {
+    const since = ctx.fleet?.unreachableSince?.();
+    return since === undefined ? undefined : { unreachableSince: since };
+  };
   try {
-    return await ctx.fleet.hosts();
+    return away() ?? (await ctx.fleet.hosts());
   } catch {
-    return 'unavailable';
+    return away() ?? 'unavailable';
   }
 }
 
 async function fleetNow(ctx: ServerContext) {
   if (!ctx.fleet) throw new ApiError('no_fleet', NO_FLEET_MESSAGE);
+  throwWhenUnreachable(ctx.fleet);
   const [hosts, dispatches, waiting] = await Promise.all([
     ctx.fleet.hosts(),
     ctx.fleet.liveDispatches(),

@@ -1,5 +1,6 @@
 /** Errors the API answers with: `{ "error": { "code", "message" } }` and an HTTP status per code. */
 import type { ControlReason } from '../core/errors.js';
+import type { FleetView } from '../fleet/types.js';
 
 export type ApiErrorCode =
   | ControlReason
@@ -9,9 +10,10 @@ export type ApiErrorCode =
   | 'method_not_allowed'
   | 'not_blocked'
   | 'no_fleet'
+  | 'database_unreachable'
   | 'internal';
 
-export const HTTP_STATUS: Record<ApiErrorCode, 400 | 401 | 404 | 405 | 409 | 500> = {
+export const HTTP_STATUS: Record<ApiErrorCode, 400 | 401 | 404 | 405 | 409 | 500 | 503> = {
   unauthorized: 401,
   not_found: 404,
   bad_request: 400,
@@ -26,6 +28,7 @@ export const HTTP_STATUS: Record<ApiErrorCode, 400 | 401 | 404 | 405 | 409 | 500
   worktree_not_kept: 409,
   not_blocked: 409,
   no_fleet: 404,
+  database_unreachable: 503,
 };
 
 /** What `/api/v1/fleet` and `/fleet` answer on the embedded store. */
@@ -39,4 +42,10 @@ export class ApiError extends Error {
   ) {
     super(message);
   }
+}
+
+/** While the database does not answer this process, the fleet's API and page say since when (503). */
+export function throwWhenUnreachable(fleet: FleetView | undefined): void {
+  const since = fleet?.unreachableSince?.();
+  if (since !== undefined) throw new ApiError('database_unreachable', `database unreachable since ${since}`);
 }

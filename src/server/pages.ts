@@ -129,13 +129,15 @@ function column(id: string, title: string, cards: Html[], total = cards.length):
 }
 
 /** What the board's header says of the fleet: its hosts, or that they could not be read. */
-export type FleetGlance = readonly FleetHost[] | 'unavailable';
+export type FleetGlance = readonly FleetHost[] | 'unavailable' | { unreachableSince: string };
 
 /** The board's link to the fleet page: `3 hosts · 1 gone`, hot when a host is late or gone. */
 function fleetBadge(fleet: FleetGlance | undefined): Html | '' {
   if (fleet === undefined) return '';
   if (fleet === 'unavailable')
     return html`<a id="fleet" class="badge hot" href="/fleet">fleet unavailable</a>`;
+  if ('unreachableSince' in fleet)
+    return html`<a id="fleet" class="badge hot" href="/fleet">database unreachable since ${fleet.unreachableSince.slice(11, 19)} UTC</a>`;
   const troubled = fleet.filter((h) => h.health === 'late' || h.health === 'gone');
   const words = [`${fleet.length} host${fleet.length === 1 ? '' : 's'}`];
   for (const health of ['late', 'gone'] as const) {

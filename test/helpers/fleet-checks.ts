@@ -8,14 +8,13 @@ import type { RunRecord } from '../../src/core/types.js';
 import type { DispatchRow } from '../../src/fleet/fleet-db.js';
 import type { TestFleet } from './fleet.js';
 import { type FakeInvocation, isRunning } from './harness.js';
-import { TEST_PG_URL } from './pg.js';
 
 /** A `fleet_dispatches` row as the database returns it (src/fleet/fleet-db.ts). */
 export type { DispatchRow };
 
 /** Every row of `fleet_dispatches`, oldest first. */
 export async function dispatchRows(fleet: TestFleet): Promise<DispatchRow[]> {
-  const client = new pg.Client({ connectionString: TEST_PG_URL });
+  const client = new pg.Client({ connectionString: fleet.schema.serverUrl });
   await client.connect();
   try {
     const result = await client.query<DispatchRow>(

@@ -51,11 +51,13 @@ export interface TestFleet {
 
 export interface TestFleetOptions extends HarnessOptions {
   maxActive?: number;
+  /** The PostgreSQL server and database (default: the machine's, `TEST_PG_URL`). */
+  serverUrl?: string;
   timing?: Partial<FleetTiming>;
 }
 
 export async function createTestFleet(options: TestFleetOptions = {}): Promise<TestFleet> {
-  const schema = await freshSchema('fleet');
+  const schema = await freshSchema('fleet', options.serverUrl);
   const timing = { heartbeatInterval: 1, heartbeatTimeout: 4, resumeGrace: 2, ...options.timing };
   const harness = await createHarness({
     ...options,

@@ -12,6 +12,8 @@ export interface TcpProxy {
   port: number;
   /** Connections forwarded so far. */
   readonly connections: number;
+  /** Local ports of the open connections to the target (a server's `client_port` of each). */
+  upstreamPorts(): number[];
   readonly mode: 'open' | 'cut' | 'blackhole';
   cut(): void;
   blackhole(): void;
@@ -64,6 +66,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     },
     get mode() {
       return mode;
+    },
+    upstreamPorts() {
+      return [...pairs].flatMap((pair) => (pair.upstream?.localPort ? [pair.upstream.localPort] : []));
     },
     cut() {
       mode = 'cut';

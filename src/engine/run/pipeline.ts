@@ -478,7 +478,7 @@ class RunPipeline {
           const startedAt = this.iso();
           watch.queue(() => this.update({ status: 'running', startedAt, agentPid: pid }));
         },
-        signal: AbortSignal.any([signal, stall.signal, watch.budgetStop.signal]),
+        signal: AbortSignal.any([signal, stall.signal, watch.budgetStop.signal, watch.unrecorded.signal]),
       });
       watch.events(watch.parser.end());
     } catch (error) {
@@ -545,6 +545,7 @@ class RunPipeline {
       timeoutMs: this.timeoutMs,
       stopping: signal.aborted,
       ...(watch.budgetReason === undefined ? {} : { budgetReason: watch.budgetReason }),
+      ...(watch.unrecordedReason === undefined ? {} : { unrecordedReason: watch.unrecordedReason }),
       reported: watch.reported,
       doneWithError: watch.doneWithError,
       ...(watch.reportedError === undefined ? {} : { reportedError: watch.reportedError }),
@@ -619,6 +620,9 @@ class RunPipeline {
 class AgentWatch {
   readonly parser: ReturnType<AgentDriver['createParser']>;
   readonly budgetStop = new AbortController();
+  /** Aborted when the store did not take the run's start or session (see `queue`). */
+  readonly unrecorded = new AbortController();
+  unrecordedReason: string | undefined;
   budgetReason: string | undefined;
   reportedError: string | undefined;
   doneWithError = false;
@@ -639,11 +643,17 @@ class AgentWatch {
     this.transcriptPath = pipeline.transcriptPath;
   }
 
-  /** Record writes happen one after another, in the order the agent's output asked for them. */
+  /**
+   * Record writes happen one after another, in the order the agent's output asked for them. A
+   * start (or session) the store did not take stops the agent: a run nobody can see as started,
+   * or a session nobody can resume, would be run again from scratch later.
+   */
   queue(work: () => Promise<void>): void {
     const { log, runFields } = this.pipeline.watchContext;
     this.writes = this.writes.then(work).catch((error: unknown) => {
       log.error({ ...runFields, error: errorMessage(error) }, 'Could not save the agent session');
+      this.unrecordedReason ??= errorMessage(error);
+      this.unrecorded.abort();
     });
   }
 

@@ -1,0 +1,264 @@
+/**
+ * Issue 33: a fleet that survives its database. One poller and a standby, three workers and 60
+ * items on PostgreSQL, with the built CLI, the simulator and fake agents; mid-way the database
+ * misbehaves: every connection of the fleet is ended again and again for 10 s, the database refuses
+ * connections for 10 s and for 60 s (through a TCP proxy), and a cluster of the test's own is
+ * stopped and started. After each, every item's agent succeeded exactly once, no run came after a
+ * success, no run was left unfinished, no task ran twice at once, and every process still answers
+ * (a SIGTERM ends it cleanly). The time from the database's return to the last success is printed.
+ *
+ * The heartbeat settings are the fast ones of the other fleet tests (1 s / 4 s / 2 s): every fault
+ * here is longer than heartbeat_timeout, so each ends in the documented path (a cut-off worker
+ * stops its agents and resumes their sessions when the database answers; nothing is taken back
+ * because the poller could not see the workers either).
+ */
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTestFleet, type FleetProcess, type TestFleet } from '../helpers/fleet.js';
+import { allRuns, dispatchRows, watchAgents } from '../helpers/fleet-checks.js';
+import { issueAutomation, unfenced, waitFor } from '../helpers/harness.js';
+import { type PrivateCluster, postgresBin, startPrivateCluster } from '../helpers/pg-cluster.js';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+
+let fleet: TestFleet | undefined;
+let proxy: TcpProxy | undefined;
+let cluster: PrivateCluster | undefined;
+
+afterEach(async () => {
+  await fleet?.cleanup().catch(() => undefined);
+  fleet = undefined;
+  await proxy?.close();
+  proxy = undefined;
+  await cluster?.destroy();
+  cluster = undefined;
+});
+
+const ITEMS = 60;
+
+function itemOf(prompt: string | undefined): string {
+  return /Fix #(\d+)/.exec(unfenced(prompt ?? ''))?.[1] ?? '?';
+}
+
+function logged(process: FleetProcess, text: string, timeoutMs = 60_000): Promise<boolean> {
+  return waitFor(`${process.name} to log '${text}'`, () => process.output().includes(text), timeoutMs, 100);
+}
+
+/** Waits `ms` while checking, every 200 ms, that no fleet process died meanwhile. */
+async function holdFor(ms: number, processes: FleetProcess[]): Promise<void> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    for (const p of processes) expect(p.child.exitCode, `${p.name} exited during the fault`).toBeNull();
+    await new Promise((resolve) => setTimeout(resolve, Math.min(200, Math.max(0, until - Date.now()))));
+  }
+}
+
+interface Fault {
+  /** Connect the fleet through the TCP proxy (the fault uses it). */
+  viaProxy: boolean;
+  /** The fault; resolves when the database is back (epoch ms). */
+  apply(processes: FleetProcess[]): Promise<number>;
+}
+
+async function survives(label: string, fault: Fault): Promise<void> {
+  const f = fleet!;
+  const server = new URL(f.schema.serverUrl);
+  proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(server.port || 5432) });
+  const viaProxy = f.schema.url.replace(`127.0.0.1:${server.port || 5432}`, `127.0.0.1:${proxy.port}`);
+  const host = fault.viaProxy ? { stateDbUrl: viaProxy } : {};
+  const agents = watchAgents(
+    () => f.harness.agentRuns('claude'),
+    (call) => itemOf(call.prompt),
+  );
+  const processes: FleetProcess[] = [];
+  try {
+    const p1 = f.start('poller', 'p1', host);
+    processes.push(p1);
+    await logged(p1, 'This process is the poller now');
+    const p2 = f.start('poller', 'p2', host);
+    processes.push(p2);
+    await logged(p2, 'Another process is the poller; standing by to take over');
+    for (const name of ['w1', 'w2', 'w3']) processes.push(f.start('worker', name, host));
+    await waitFor(
+      'a dozen finished runs, and some running',
+      async () => {
+        const runs = await allRuns(f);
+        const done = runs.filter((r) => r.finishedAt !== null).length;
+        return done >= 12 && runs.length > done ? true : undefined;
+      },
+      120_000,
+      200,
+    );
+    const faultAt = Date.now();
+    const returnedAt = await fault.apply(processes);
+    const runs = await waitFor(
+      `${ITEMS} succeeded runs`,
+      async () => {
+        const all = await allRuns(f).catch(() => undefined);
+        if (!all) return undefined;
+        return all.filter((r) => r.status === 'succeeded').length >= ITEMS ? all : undefined;
+      },
+      240_000,
+      300,
+    ).catch((error: unknown) => {
+      for (const p of processes) console.error(`--- ${p.name}\n${p.output().slice(-5000)}`);
+      throw error;
+    });
+    const successTimes = runs.filter((r) => r.status === 'succeeded').map((r) => Date.parse(r.finishedAt!));
+    const lastSuccess = Math.max(...successTimes);
+    const firstAfter = Math.min(...successTimes.filter((t) => t >= returnedAt));
+    const leftAtReturn = successTimes.filter((t) => t >= returnedAt).length;
+    // A few polls later, still nothing more.
+    await waitFor('a few polls more', () => Date.now() - lastSuccess > 3000 || undefined, 10_000, 100);
+    const final = await allRuns(f);
+    const succeeded = final.filter((r) => r.status === 'succeeded');
+    // Every item's agent succeeded exactly once.
+    expect(succeeded).toHaveLength(ITEMS);
+    expect(new Set(succeeded.map((r) => r.itemId)).size).toBe(ITEMS);
+    // No run left unfinished.
+    expect(final.filter((r) => r.finishedAt === null).map((r) => `${r.itemId}:${r.status}`)).toEqual([]);
+    // No run after a success (neither a run record nor an agent started after it).
+    const calls = f.harness.agentRuns('claude');
+    const after: string[] = [];
+    for (const run of succeeded) {
+      const finished = Date.parse(run.finishedAt!);
+      for (const other of final)
+        if (other.itemId === run.itemId && other.id !== run.id && Date.parse(other.createdAt) > finished)
+          after.push(`run ${other.id} of #${run.itemId}`);
+      for (const call of calls)
+        if (itemOf(call.prompt) === run.itemId && Date.parse(call.time) > finished)
+          after.push(`agent ${call.pid} of #${run.itemId}`);
+    }
+    expect(after).toEqual([]);
+    // No concurrent duplicate: neither two live dispatches nor two live agents of one item.
+    const rows = await dispatchRows(f);
+    expect(rows.filter((row) => row.settled_at === null).map((row) => row.state)).toEqual([]);
+    const live = new Map<string, number>();
+    for (const row of rows.filter((r) => r.state !== 'taken_back'))
+      live.set(row.task_key, (live.get(row.task_key) ?? 0) + 1);
+    expect([...live.values()].filter((n) => n > 1)).toEqual([]);
+    expect(agents.concurrent()).toEqual([]);
+    // No process wedged: each is alive, and a SIGTERM ends each cleanly and soon.
+    for (const p of processes) expect(p.child.exitCode, `${p.name} exited`).toBeNull();
+    for (const p of processes) p.child.kill('SIGTERM');
+    const codes = await Promise.all(
+      processes.map((p) =>
+        Promise.race([
+          p.done.then((r) => String(r.code ?? r.signal)),
+          new Promise<string>((resolve) => setTimeout(() => resolve('wedged'), 30_000).unref()),
+        ]),
+      ),
+    );
+    codes.forEach((code, i) => {
+      if (code === 'wedged')
+        console.error(`--- ${processes[i]!.name}\n${processes[i]!.output().slice(-3000)}`);
+    });
+    expect(codes).toEqual(processes.map(() => expect.stringMatching(/^(0|130|143)$/)));
+    for (const p of processes) expect(p.output()).not.toContain('Cannot use a pool');
+    const restarted = final.filter((r) => r.status !== 'succeeded').length;
+    const takenBack = rows.filter((r) => r.state === 'taken_back').length;
+    console.info(
+      `fleet database faults (${label}): the database was back ${((returnedAt - faultAt) / 1000).toFixed(1)} s after the fault began; first success ${((firstAfter - returnedAt) / 1000).toFixed(1)} s and last ${((lastSuccess - returnedAt) / 1000).toFixed(1)} s after its return (${leftAtReturn} items left then); ${final.length} runs (${restarted} interrupted and resumed), ${takenBack} dispatches taken back, ${calls.length} agent calls for ${ITEMS} items`,
+    );
+  } finally {
+    agents.stop();
+  }
+}
+
+async function newFleet(serverUrl?: string): Promise<TestFleet> {
+  return createTestFleet({
+    issues: Array.from({ length: ITEMS }, (_, i) => ({ title: `Item ${i + 1} [[fake:sleep=2]]` })),
+    automation: issueAutomation('fix', { prompt: 'Fix #${issue_number}: ${issue_title}' }),
+    maxActive: 9,
+    ...(serverUrl ? { serverUrl } : {}),
+    settingsExtra: '\n[settings.polling]\nbatch_size = 100\npoll_interval_seconds = 2',
+  });
+}
+
+/** The proxy refuses every connection (and resets those open) for `seconds`. */
+function refused(seconds: number): Fault {
+  return {
+    viaProxy: true,
+    async apply(processes) {
+      proxy!.cut();
+      await holdFor(seconds * 1000, processes);
+      proxy!.restore();
+      return Date.now();
+    },
+  };
+}
+
+/**
+ * Each case takes 40 s (a quiet machine) to 3 minutes (two busy shared cores): the sessions cut and
+ * the cluster restart run by default, the two refusals through the proxy with CURUPIRA_SLOW_FLEET=1.
+ */
+const SLOW = process.env.CURUPIRA_SLOW_FLEET === '1';
+
+describe.runIf(process.env.CURUPIRA_BUILT === '1')('a fleet that survives its database (issue 33)', () => {
+  it('every connection of the fleet ended again and again for 10 s (pg_terminate_backend)', async () => {
+    fleet = await newFleet();
+    await survives('sessions terminated for 10 s', {
+      viaProxy: true,
+      async apply(processes) {
+        const admin = new pg.Client({ connectionString: fleet!.schema.serverUrl });
+        await admin.connect();
+        let ended = 0;
+        try {
+          const until = Date.now() + 10_000;
+          while (Date.now() < until) {
+            const ports = proxy!.upstreamPorts();
+            if (ports.length > 0) {
+              const result = await admin.query<{ n: number }>(
+                `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+                  WHERE client_addr = '127.0.0.1' AND client_port = ANY($1::int[]) AND pid <> pg_backend_pid()`,
+                [ports],
+              );
+              ended += result.rows[0]?.n ?? 0;
+            }
+            await holdFor(200, processes);
+          }
+        } finally {
+          await admin.end();
+        }
+        expect(ended).toBeGreaterThan(10);
+        return Date.now();
+      },
+    });
+  }, 400_000);
+
+  it.runIf(SLOW)(
+    'the database refuses connections for 10 s (slow)',
+    async () => {
+      fleet = await newFleet();
+      await survives('refused for 10 s', refused(10));
+    },
+    400_000,
+  );
+
+  it.runIf(SLOW)(
+    'the database refuses connections for 60 s (slow)',
+    async () => {
+      fleet = await newFleet();
+      await survives('refused for 60 s', refused(60));
+    },
+    480_000,
+  );
+
+  // The machine's shared server is never stopped: a cluster of this test's own is.
+  it.runIf(postgresBin() !== undefined)(
+    'a PostgreSQL cluster of its own stopped and started',
+    async () => {
+      cluster = await startPrivateCluster();
+      fleet = await newFleet(cluster.url);
+      await survives('cluster stopped and started', {
+        viaProxy: false,
+        async apply(processes) {
+          await cluster!.stop();
+          await holdFor(5000, processes);
+          await cluster!.start();
+          return Date.now();
+        },
+      });
+    },
+    400_000,
+  );
+});
