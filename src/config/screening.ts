@@ -1,7 +1,7 @@
 /**
  * `[settings.screening]` and `[automations.<id>.screening]`: the schema (a leaf module, zod only, so
  * the trigger schemas can compose it) and the one function that merges an automation's override
- * over the file's defaults. Screening itself lives in src/screening/ and src/engine/screen.ts.
+ * over the file's defaults. Screening itself lives in src/screening/ (its gate: src/screening/gate.ts).
  */
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';

@@ -69,7 +69,7 @@ export async function checkBudget(
 
 /**
  * After a run: a success forgets the item's failures; a failure, a timeout or a stall counts one
- * more (each retry is a run, so each failed try counts: see src/engine/retry.ts), and
+ * more (each retry is a run, so each failed try counts: see src/retries/retry.ts), and
  * the run that reaches the budget says in its reason that the item is now escalated.
  */
 export async function countRun(

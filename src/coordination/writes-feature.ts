@@ -1,5 +1,5 @@
 /**
- * Opt-in GitHub writes as a feature (src/engine/run-writes.ts): built the first time an automation
+ * Opt-in GitHub writes as a feature (run-writes.ts): built the first time an automation
  * asks for a write; a finished run's result, escalation and run-log writes are queued; the repair
  * sweep runs when due; the queue is drained every round and flushed when the engine returns.
  */

@@ -1,6 +1,6 @@
 /**
  * Typed errors with a stable code. Callers match on the class or `code`, never on message text.
- * `src/engine/outcome.ts` is the one place that maps an error to what happens to a run or a poll;
+ * `src/core/outcome.ts` is the one place that maps an error to what happens to a run or a poll;
  * `src/cli/program.ts` maps a code to the prefix of the message a command prints.
  */
 

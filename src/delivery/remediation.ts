@@ -25,7 +25,7 @@
  * | `exhausted` | the `rounds.head` whose spent budget was already told (one comment, one `needs_human`) |
  * | `own-head:<sha>` | a head curupira pushed (`ownHeadMark`) |
  *
- * Scheduling: `execute` is the engine's scheduler (src/engine/engine.ts `remediate`): the run waits
+ * Scheduling: `execute` is the engine's scheduler (src/engine/remediations.ts): the run waits
  * for a slot of `max_active_tasks` and for the item's lock (never beside another run of the item),
  * and not while its automation is paused or parked. Meanwhile it is `live` here, so the follower
  * does not ask for it twice. An engine that stops (or drains) before it started answers
@@ -39,7 +39,7 @@
  * step) pushes what a finished run left unpushed, or starts the action once more (attempt 2) when
  * its run was cut short; a second cut gives the key up (marked handled). The engine's own restart
  * recovery never runs it again: the item's open delivery holds its saved session back, and a
- * remediation run finished after a restart never delivers (src/engine/executor.ts).
+ * remediation run finished after a restart never delivers (src/engine/run/complete.ts).
  */
 import type { ResolvedAutomation } from '../config/types.js';
 import type { Clock } from '../core/clock.js';

@@ -1,6 +1,6 @@
 /**
  * What a run writes to GitHub, as the engine offers it to features: `RunWrites` queues writes
- * through the write queue (built by src/engine/run-writes.ts), and the text helpers the comments
+ * through the write queue (built by src/coordination/run-writes.ts), and the text helpers the comments
  * share. Types and pure functions only, so features need not import the engine.
  */
 import type { AnyAutomation } from '../config/types.js';

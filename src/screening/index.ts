@@ -1,4 +1,4 @@
-/** Deterministic screening of untrusted issue and pull-request text; the engine's gate is src/engine/screen.ts. */
+/** Deterministic screening of untrusted issue and pull-request text; the engine's gate is src/screening/gate.ts, behind src/screening/feature.ts. */
 
 export type { PolicyOptions, ScreeningMode, SeverityAction, Verdict, VerdictAction } from './policy.js';
 export { DEFAULT_POLICY, DEFAULT_THRESHOLDS, decide } from './policy.js';
