@@ -606,15 +606,18 @@ export class Kernel {
       await this.maybeMaintain();
       for (const feature of this.s.features) await feature.tick?.();
       // A full queue polls nothing (see above) until a run ends, which wakes this loop: a feed
-      // already due must not make the wait 0 and spin the loop meanwhile.
-      const pollable = this.s.core.capacity > 0 ? this.s.feeds.filter((f) => !this.skips(f)) : [];
-      const nextPoll = Math.min(
-        ...pollable.map((f) => f.nextPollAt),
+      // already due must not make the wait 0 and spin the loop meanwhile. The status still shows
+      // when each feed is due.
+      const due = this.s.feeds.filter((f) => !this.skips(f)).map((f) => f.nextPollAt);
+      const others = Math.min(
         this.reconciler.nextAt(),
         ...this.s.features.map((f) => f.wakeAt?.(clock.now()) ?? Number.POSITIVE_INFINITY),
-        Number.POSITIVE_INFINITY,
       );
-      this.s.options.onTick?.(this.s.emitStatus(Number.isFinite(nextPoll) ? nextPoll : undefined));
+      const nextPoll = Math.min(...(this.s.core.capacity > 0 ? due : []), others);
+      const shown = Math.min(...due, others);
+      // Emitted whether or not anyone waits on the round (an optional call would skip its argument).
+      const status = this.s.emitStatus(Number.isFinite(shown) ? shown : undefined);
+      this.s.options.onTick?.(status);
       const until = Math.min(
         nextPoll,
         this.s.options.reload ? clock.now() + reloadEvery : Number.POSITIVE_INFINITY,
