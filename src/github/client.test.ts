@@ -52,6 +52,19 @@ function clientFor(options: Partial<GitHubClientOptions> = {}): GitHubClient {
   });
 }
 
+/**
+ * Until the simulator has answered every request it received: a request the client abandoned (a
+ * slow response) is still charged to the rate-limit window when it is handled, and must not land
+ * in the next test's fresh window.
+ */
+async function simulatorSettled(): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (sim.requests.some((r) => r.fault === 'slow' && r.status === 0)) {
+    if (Date.now() > deadline) throw new Error('the simulator still handles an abandoned request');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 /** Keeps the simulator's clock on the fake clock while time moves. */
 async function advance(ms: number): Promise<void> {
   const target = clock.now() + ms;
@@ -145,6 +158,7 @@ describe('transient failures', () => {
     expect(result.data.viewer.login).toBe('alice');
     expect(client.stats.retries).toBe(1);
     expect(sim.requests).toHaveLength(2);
+    await simulatorSettled();
   });
 
   it('responses that stay slow fail with GitHubTransientError', async () => {
@@ -154,6 +168,7 @@ describe('transient failures', () => {
     expect(error).toBeInstanceOf(GitHubTransientError);
     expect(error.message).toBe('GitHub request failed: timed out after 40 ms');
     expect(client.stats.requests).toBe(2);
+    await simulatorSettled();
   });
 
   it('a dropped connection is retried', async () => {
