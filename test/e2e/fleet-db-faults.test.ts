@@ -225,8 +225,8 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('a fleet that survives its da
     });
   }, 400_000);
 
-  it.runIf(SLOW)(
-    'the database refuses connections for 10 s (slow)',
+  it(
+    'the database refuses connections for 10 s',
     async () => {
       fleet = await newFleet();
       await survives('refused for 10 s', refused(10));
