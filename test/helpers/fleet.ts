@@ -53,12 +53,19 @@ export interface TestFleetOptions extends HarnessOptions {
   maxActive?: number;
   /** The PostgreSQL server and database (default: the machine's, `TEST_PG_URL`). */
   serverUrl?: string;
-  timing?: Partial<FleetTiming>;
+  /** The heartbeat settings written to each host (default: 1 s / 4 s / 2 s); 'defaults' writes none. */
+  timing?: Partial<FleetTiming> | 'defaults';
 }
 
 export async function createTestFleet(options: TestFleetOptions = {}): Promise<TestFleet> {
   const schema = await freshSchema('fleet', options.serverUrl);
-  const timing = { heartbeatInterval: 1, heartbeatTimeout: 4, resumeGrace: 2, ...options.timing };
+  const timing =
+    options.timing === 'defaults'
+      ? undefined
+      : { heartbeatInterval: 1, heartbeatTimeout: 4, resumeGrace: 2, ...options.timing };
+  const heartbeat = timing
+    ? `heartbeat_interval = ${timing.heartbeatInterval}\nheartbeat_timeout = ${timing.heartbeatTimeout}\nresume_grace = ${timing.resumeGrace}\n`
+    : '';
   const harness = await createHarness({
     ...options,
     settingsExtra: `state_db_url = "${schema.url}"\nmax_active_tasks = ${options.maxActive ?? 4}\n${options.settingsExtra ?? ''}`,
@@ -82,7 +89,7 @@ export async function createTestFleet(options: TestFleetOptions = {}): Promise<T
         .replace(/^state_db_path = .*$/m, `state_db_path = "${join(hostDir, 'state', 'state.sqlite3')}"`)
         .replace(
           /^\[settings\.github\]$/m,
-          `[settings.fleet]\nhost = "${name}"\nheartbeat_interval = ${timing.heartbeatInterval}\nheartbeat_timeout = ${timing.heartbeatTimeout}\nresume_grace = ${timing.resumeGrace}\n${extra}\n\n[settings.github]`,
+          `[settings.fleet]\nhost = "${name}"\n${heartbeat}${extra}\n\n[settings.github]`,
         );
       const file = join(hostDir, 'settings.toml');
       writeFileSync(file, text);
