@@ -4,7 +4,7 @@
  */
 import type { ResolvedAutomation } from '../config/types.js';
 import type { RunInit, Store } from '../store/types.js';
-import type { FieldValue, RunStatus, Task } from './types.js';
+import type { FieldValue, RunRecord, RunStatus, Task } from './types.js';
 
 /** The forge identity used for `${repo}` and identities: the trigger's `repo`, else the alias. */
 export function automationRepo(automation: ResolvedAutomation): string {
@@ -74,4 +74,21 @@ export async function recordSkippedRun(
   const run = await store.createRun({ ...runInit(automation, task, 'skipped'), reason });
   await store.updateRun(run.id, { finishedAt: at });
   return run.id;
+}
+
+/** Enough of a task from its run record: its identity and key (a remediation, a completion after a restart). */
+export function taskOfRun(run: RunRecord): Task {
+  return {
+    key: run.taskKey,
+    fingerprint: '',
+    identity: { automationId: run.automationId, repo: run.repo, taskType: run.taskType, id: run.itemId },
+    item: {
+      id: run.itemId,
+      title: run.itemTitle,
+      url: run.itemUrl,
+      body: '',
+      fields: {},
+      itemKey: run.itemKey,
+    },
+  };
 }

@@ -12,6 +12,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadSettingsFromText } from '../config/load.js';
 import type { ResolvedAutomation } from '../config/types.js';
 import { systemClock } from '../core/clock.js';
+import { taskOfRun } from '../core/task-fields.js';
 import type { RunRecord } from '../core/types.js';
 import type { RemediationRun } from '../engine/executor.js';
 import { runInit } from '../engine/task.js';
@@ -27,7 +28,7 @@ import { ensureCheckout } from '../workspace/index.js';
 import { branchName, worktreePath } from '../workspace/paths.js';
 import { commitFiles, createOrigin, isolateGitForTests, type OriginRepo } from '../workspace/testing.js';
 import { pushBranch } from './push.js';
-import { createRemediator, REMEDIATION_MARKS, type Remediator, taskOfRun } from './remediation.js';
+import { createRemediator, REMEDIATION_MARKS, type Remediator } from './remediation.js';
 import { ownHeadMark, type RemediationRequest } from './remediation-types.js';
 
 const TOKEN = 'ghp_remediationTestToken0000000000000001';

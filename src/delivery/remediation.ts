@@ -41,9 +41,11 @@
  * recovery never runs it again: the item's open delivery holds its saved session back, and a
  * remediation run finished after a restart never delivers (src/engine/run/complete.ts).
  */
+
 import type { ResolvedAutomation } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
+import { taskOfRun } from '../core/task-fields.js';
 import type { RunRecord, Task } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
@@ -139,23 +141,6 @@ function parse<T>(value: string | undefined): T | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** The task of a delivery's item, from its run record (a remediation needs only its identity). */
-export function taskOfRun(run: RunRecord): Task {
-  return {
-    key: run.taskKey,
-    fingerprint: '',
-    identity: { automationId: run.automationId, repo: run.repo, taskType: run.taskType, id: run.itemId },
-    item: {
-      id: run.itemId,
-      title: run.itemTitle,
-      url: run.itemUrl,
-      body: '',
-      fields: {},
-      itemKey: run.itemKey,
-    },
-  };
 }
 
 /** The prompt of a remediation: curupira's instructions, then each text from GitHub fenced. */

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { loadDriver } from '../../agents/registry.js';
 import type { AgentDriver, AgentEvent } from '../../agents/types.js';
 import type { ExecutionSettings, ResolvedAutomation } from '../../config/types.js';
+import { taskOfRun } from '../../core/task-fields.js';
 import type { RunRecord, Task, Usage } from '../../core/types.js';
 import { runCommand } from '../../process/command.js';
 import type { SessionRecord, Store } from '../../store/types.js';
@@ -54,21 +55,7 @@ export function poolSize(execution: ExecutionSettings): number {
 }
 
 /** Enough of a task to name its session: completion needs only the key. */
-export function taskStub(run: RunRecord): Task {
-  return {
-    key: run.taskKey,
-    fingerprint: '',
-    identity: { automationId: run.automationId, repo: run.repo, taskType: run.taskType, id: run.itemId },
-    item: {
-      id: run.itemId,
-      title: run.itemTitle,
-      url: run.itemUrl,
-      body: '',
-      fields: {},
-      itemKey: run.itemKey,
-    },
-  };
-}
+export const taskStub = taskOfRun;
 
 /**
  * The session a remediation resumes: the delivery's, told `prompt` (kept as the session's prompt,
