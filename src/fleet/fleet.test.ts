@@ -551,7 +551,14 @@ describe('FleetRunner', () => {
       });
       const stop = new AbortController();
       const working = worker.run(stop.signal);
-      await waitForValue(async () => ((await db.hosts()).length > 0 ? true : undefined));
+      // Started, and beating on its interval: the claim's beat, the start's, then the interval's. A
+      // cut before that is a worker that cannot start (it waits for the database, with no agents).
+      const beats = new Set<string>();
+      await waitForValue(async () => {
+        const at = (await db.hosts()).find((h) => h.name === 'h')?.heartbeatAt;
+        if (at) beats.add(at);
+        return beats.size >= 3 ? true : undefined;
+      });
       await own.end(); // every statement fails from now on
       const line = await waitForValue(async () =>
         lines.find((l) => l.includes('No heartbeat for heartbeat_timeout')),
