@@ -1,5 +1,5 @@
 // The one command that checks everything: build, typecheck, lint, then every vitest test
-// (the schema and docs snapshot checks are tests too). The last line is `N passed, N failed`.
+// (the schema and docs snapshot checks are tests too). The last line is `N passed, N failed, N skipped`.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -10,6 +10,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const node = process.execPath;
 let passed = 0;
 let failed = 0;
+let skipped = 0;
 
 function step(name, args, env = {}) {
   const started = Date.now();
@@ -112,14 +113,11 @@ if (existsSync(report)) {
     );
     failed += 1;
   }
-  if (results.numPendingTests + results.numTodoTests > 0) {
-    console.log(
-      `(${results.numPendingTests + results.numTodoTests} skipped; each skip says why in its test)`,
-    );
-  }
+  skipped = results.numPendingTests + results.numTodoTests;
+  if (skipped > 0) console.log(`(${skipped} skipped; each skip says why in its test)`);
 } else {
   console.log('the test run produced no report');
   failed += 1;
 }
-console.log(`${passed} passed, ${failed} failed`);
+console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(failed === 0 ? 0 : 1);
