@@ -18,7 +18,7 @@ import { connectDaemon } from '../server/client.js';
 import { openStore, stateLocation } from '../store/index.js';
 import type { Allowance, PullRequestRecord, Store } from '../store/types.js';
 import { EXIT, setExitCode } from './exit-codes.js';
-import { type CliIo, writeLine } from './io.js';
+import { type CliIo, writeJson, writeLine } from './io.js';
 import type { GlobalOptions } from './program.js';
 import { formatDuration } from './status-line.js';
 
@@ -277,7 +277,7 @@ export function registerRuns(program: Command, io: CliIo, globals: () => GlobalO
           limit: Number(options.limit),
         });
         if (options.json) {
-          writeLine(io.stdout, JSON.stringify(list, null, 2));
+          writeJson(io.stdout, list);
           return;
         }
         if (list.length === 0) {
@@ -315,7 +315,7 @@ export function registerRuns(program: Command, io: CliIo, globals: () => GlobalO
         const run = await runFromArgument(store, id, io);
         if (!run) return;
         if (options.json) {
-          writeLine(io.stdout, JSON.stringify(run, null, 2));
+          writeJson(io.stdout, run);
           return;
         }
         if (options.follow && !isTerminal(run.status)) {
