@@ -7,7 +7,12 @@ import type { z } from 'zod';
 import type { Profile } from '../agents/schemas.js';
 import { analyzePrompt, formatPlaceholderList, unknownPlaceholders } from '../prompt/index.js';
 import { IDENTIFIER_PATTERN } from '../triggers/common-schema.js';
-import { acceptedTriggerNames, findTriggerDefinition, impliedTriggerName } from '../triggers/registry.js';
+import {
+  acceptedTriggerNames,
+  findTriggerDefinition,
+  impliedTriggerName,
+  triggerDefinitions,
+} from '../triggers/registry.js';
 import type { TriggerDefinition } from '../triggers/types.js';
 import { type Collector, isTable, validate } from './issues.js';
 import type { KeyPath } from './toml-locations.js';
@@ -56,6 +61,21 @@ function triggerOf(
   return trigger;
 }
 
+/**
+ * For a table without `trigger_type` whose unknown placeholders are all another trigger's fields:
+ * which trigger the table was taken for, and the line that makes it the other one.
+ */
+function otherTriggerHint(table: Record<string, unknown>, unknown: readonly string[]): string {
+  if (table.trigger_type !== undefined) return '';
+  const implied = findTriggerDefinition(impliedTriggerName(table));
+  const other = triggerDefinitions().find(
+    (d) => d !== implied && unknown.every((field) => d.promptFields.includes(field)),
+  );
+  if (!implied || !other) return '';
+  const kind = implied.type === 'github-issues' ? 'an issue trigger' : `a ${implied.type} trigger`;
+  return `; this table is ${kind} (it has no trigger_type); add trigger_type = "${other.type}"`;
+}
+
 /** The prompt's syntax and placeholders; unknown placeholders and syntax errors are problems. */
 function checkPrompt(
   id: string,
@@ -78,7 +98,7 @@ function checkPrompt(
       if (unknown.length > 0) {
         out.add(
           [...path, 'prompt'],
-          `unsupported prompt placeholders for '${id}': ${formatPlaceholderList(unknown)}`,
+          `unsupported prompt placeholders for '${id}': ${formatPlaceholderList(unknown)}${otherTriggerHint(table, unknown)}`,
         );
       }
     } catch (error) {
