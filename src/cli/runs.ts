@@ -280,6 +280,11 @@ export function registerRuns(program: Command, io: CliIo, globals: () => GlobalO
           writeJson(io.stdout, list);
           return;
         }
+        const known = settings.automations.map((a) => a.id);
+        if (list.length === 0 && options.automation && !known.includes(options.automation))
+          throw new UsageError(
+            `unknown automation '${options.automation}': no run has it and the settings have none by that name (automations: ${known.join(', ') || 'none'})`,
+          );
         if (list.length === 0) {
           const filters = [
             ...(options.automation ? [`--automation ${options.automation}`] : []),

@@ -50,6 +50,41 @@ function startServe(harness: Harness): { started: StartedCli; output: () => stri
 }
 
 describe('CLI control without a daemon', () => {
+  it('status lists the runs that need attention, not only their count', async () => {
+    h = await createHarness({ issues: [] });
+    const store = await h.openStore();
+    const failed = await store.createRun({
+      automationId: 'fix',
+      taskKey: 'fix:issue:7',
+      repo: 'acme/api',
+      taskType: 'github-issues',
+      itemId: '7',
+      itemKey: 'issue:7',
+      itemTitle: 'Broken build',
+      itemUrl: 'https://github.com/acme/api/issues/7',
+      status: 'failed',
+    });
+    await store.updateRun(failed.id, { finishedAt: new Date().toISOString(), reason: 'agent exited 1' });
+    await store.close();
+    const status = await cli(h, 'status');
+    expect(status.stdout).toContain('1 need attention\n');
+    expect(status.stdout).toMatch(
+      /needs attention \(`curupira runs show ID` for one\):\n {2}.*\n {2}.*failed .*#7 .*"Broken build"/,
+    );
+    expect(status.stdout).toContain(failed.id);
+  });
+
+  it('runs --automation names an automation that neither the settings nor the history has', async () => {
+    h = await createHarness({ issues: [] });
+    const unknown = await cli(h, 'runs', '--automation', 'nope');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stdout).toBe('');
+    expect(unknown.stderr).toBe(
+      "error: unknown automation 'nope': no run has it and the settings have none by that name (automations: fix)\n",
+    );
+    expect((await cli(h, 'runs', '--automation', 'fix')).stdout).toBe('No runs yet.\n');
+  });
+
   it('status reads the state file; pause and resume write it; cancel and trigger say none runs', async () => {
     h = await createHarness({ issues: [] });
     const status = await cli(h, 'status');
