@@ -210,3 +210,41 @@ describe('board and run pages escape what GitHub and agents wrote', () => {
     expect(text).toContain('curupira/&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;');
   });
 });
+
+describe('items without a GitHub number, and a live run', () => {
+  const fired = run({
+    taskType: 'cron',
+    repo: 'acme/shop',
+    itemId: '1796266800',
+    itemKey: 'cron:1796266800',
+    itemTitle: 'nightly',
+    itemUrl: 'cron://nightly',
+    scheduledFor: '2026-12-03T03:00:00.000Z',
+  });
+
+  it('names a schedule fire and a chained run readably, with no dead cron:// link', () => {
+    const page = runPage(fired, undefined, 'tok').text;
+    expect(page).toMatch(/<dt>item<\/dt><dd>schedule fired 2026-12-03 03:00 UTC<\/dd>/);
+    expect(page).not.toContain('cron://');
+    expect(page).not.toContain('#1796266800');
+    const card = boardPage(board([fired]), 'tok').text;
+    expect(card).toContain('fix · schedule fired 2026-12-03 03:00 UTC ·');
+    expect(card).not.toContain('#1796266800');
+    const chained = run({ taskType: 'after', itemId: 'r_0000000009ZZZZZZZZ', itemUrl: 'cron://nightly' });
+    expect(runPage(chained, undefined, 'tok').text).toMatch(
+      /<dt>item<\/dt><dd>after run r_0000000009ZZZZZZZZ<\/dd>/,
+    );
+  });
+
+  it('a running run’s worktree is in use, not removed', () => {
+    const live = runPage(
+      run({ status: 'running', finishedAt: null, worktreeKept: false }),
+      undefined,
+      'tok',
+    ).text;
+    expect(live).toMatch(/<dt>worktree<\/dt><dd>\/w\/.* \(in use\)<\/dd>/);
+    expect(live).not.toContain('(removed)');
+    const done = runPage(run({ status: 'succeeded', worktreeKept: false }), undefined, 'tok').text;
+    expect(done).toContain('(removed)');
+  });
+});

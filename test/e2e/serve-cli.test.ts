@@ -74,6 +74,40 @@ describe('CLI control without a daemon', () => {
     expect(status.stdout).toContain(failed.id);
   });
 
+  it('runs names a schedule fire readably, without a dead cron:// link', async () => {
+    h = await createHarness({
+      issues: [],
+      automation: `${issueAutomation('fix', { prompt: 'Fix ${issue_number}' })}
+[automations.nightly]
+repository = "api"
+schedule = "0 3 * * *"
+prompt = "Tidy up"
+`,
+    });
+    const store = await h.openStore();
+    const fired = await store.createRun({
+      automationId: 'nightly',
+      taskKey: 'nightly:cron:1796266800',
+      repo: 'acme/api',
+      taskType: 'cron',
+      itemId: '1796266800',
+      itemKey: 'cron:1796266800',
+      itemTitle: 'nightly',
+      itemUrl: 'cron://nightly',
+      status: 'succeeded',
+      scheduledFor: '2026-12-03T03:00:00.000Z',
+    });
+    await store.close();
+    const list = await cli(h, 'runs');
+    expect(list.stdout).toContain('nightly     schedule 0 3 * * * fired 2026-12-03 03:00 UTC  "nightly"');
+    expect(list.stdout).not.toContain('#1796266800');
+    const shown = await cli(h, 'runs', 'show', fired.id);
+    expect(shown.stdout).toContain(
+      '  item:        schedule 0 3 * * * fired 2026-12-03 03:00 UTC "nightly"\n',
+    );
+    expect(shown.stdout).not.toContain('cron://');
+  });
+
   it('runs --automation names an automation that neither the settings nor the history has', async () => {
     h = await createHarness({ issues: [] });
     const unknown = await cli(h, 'runs', '--automation', 'nope');
