@@ -248,3 +248,20 @@ describe('items without a GitHub number, and a live run', () => {
     expect(done).toContain('(removed)');
   });
 });
+
+describe('the live run page', () => {
+  it('streams from the first event it did not render, so none shows twice', () => {
+    const live = run({ status: 'running', finishedAt: null });
+    const rendered = runPage(
+      live,
+      [
+        { kind: 'session', sessionId: 's-1' },
+        { kind: 'assistant', text: 'looking' },
+      ],
+      'tok',
+    ).text;
+    expect(rendered.match(/session s-1/g)).toHaveLength(1);
+    expect(rendered).toContain('data-events="/api/v1/runs/r_0000000001AAAAAAAA/events?from=2"');
+    expect(runPage(live, undefined, 'tok').text).toContain('/events?from=0"');
+  });
+});

@@ -389,7 +389,7 @@ export function runPage(
     ? `${run.usage.inputTokens} input (${run.usage.cachedInputTokens} cached), ${run.usage.outputTokens} output tokens${run.usage.costUsd === undefined ? '' : `, $${run.usage.costUsd.toFixed(4)}`}`
     : null;
   const body = html`<header class="top"><h1><a href="/">curupira</a></h1><span>run ${run.id}</span></header>
-<main class="run-page" data-run="${run.id}" data-live="${live ? 'true' : 'false'}" data-events="${base}/events">
+<main class="run-page" data-run="${run.id}" data-live="${live ? 'true' : 'false'}" data-events="${base}/events?from=${events?.length ?? 0}">
   <h2>${run.itemTitle}</h2>
   <dl class="facts">
     ${field('status', html`<span class="tag status status-${run.status}" id="run-status">${run.status}</span>`)}
