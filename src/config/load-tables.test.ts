@@ -88,5 +88,16 @@ prompt = "Review #\${pull_request_number}: \${pull_request_title}"
         /^automations\.review\.prompt: .*this table is an issue trigger \(it has no trigger_type\); add trigger_type = "github-pull-requests"/,
       ),
     ]);
+    const byKeys = problems(`${MINIMAL}
+[automations.review]
+repository = "app"
+repo = "acme/app"
+draft = false
+review = "required"
+prompt = "Review"
+`);
+    expect(byKeys).toContain(
+      `automations.review.trigger_type: this table is an issue trigger (it has no trigger_type), but 'draft', 'review' are keys of github-pull-requests: add trigger_type = "github-pull-requests"`,
+    );
   });
 });
