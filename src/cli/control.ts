@@ -175,6 +175,21 @@ async function statusFromDaemon(io: CliIo, daemon: Daemon): Promise<void> {
     writeLine(io.stdout, 'in progress:');
     for (const line of runTable(state.running)) writeLine(io.stdout, `  ${line}`);
   }
+  if (state.attentionCount > 0) {
+    const listed = await daemon.call('GET', `/runs?attention=true&limit=${ATTENTION_LISTED}`);
+    const runs = (listed.body as { runs?: RunRecord[] } | undefined)?.runs;
+    if (listed.status === 200 && runs) attentionLines(io, runs, state.attentionCount);
+  }
+}
+
+/** How many of the runs that need attention `status` lists (newest first). */
+const ATTENTION_LISTED = 10;
+
+function attentionLines(io: CliIo, runs: readonly RunRecord[], count: number): void {
+  if (runs.length === 0) return;
+  const more = count > runs.length ? ` (the newest ${runs.length} of ${count})` : '';
+  writeLine(io.stdout, `needs attention${more} (\`curupira runs show ID\` for one):`);
+  for (const line of runTable(runs)) writeLine(io.stdout, `  ${line}`);
 }
 
 async function statusFromFile(io: CliIo, settings: Settings): Promise<void> {
@@ -199,6 +214,8 @@ async function statusFromFile(io: CliIo, settings: Settings): Promise<void> {
       writeLine(io.stdout, 'left unfinished (a start closes them):');
       for (const line of runTable(unfinished)) writeLine(io.stdout, `  ${line}`);
     }
+    if (attention > 0)
+      attentionLines(io, await store.listRuns({ attention: true, limit: ATTENTION_LISTED }), attention);
   } finally {
     await store.close();
   }

@@ -7,6 +7,8 @@
  * closed). No GitHub account, no model key, nothing outside one temporary folder.
  */
 import {
+  accessSync,
+  constants,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -16,7 +18,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { delimiter, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { installFakeAgents } from '../agents/fake/install.js';
 import { loadDrivers } from '../agents/registry.js';
@@ -117,6 +119,23 @@ Fix issue #\${issue_number}: \${issue_title}
 
 /** What a demo puts in its folder; a later demo there replaces exactly these. */
 const DEMO_ENTRIES = ['seed', 'remote', 'bin', 'workspaces', 'state', 'settings.toml'] as const;
+/**
+ * How the reader types the command: its own name when it is on PATH (installed globally or
+ * linked), else `npx curupira` (run from a clone or a project that has it as a dependency).
+ */
+export function commandFor(io: Pick<CliIo, 'env' | 'programName'>): string {
+  for (const folder of (io.env.PATH ?? '').split(delimiter)) {
+    if (folder === '') continue;
+    try {
+      accessSync(join(folder, io.programName), constants.X_OK);
+      return io.programName;
+    } catch {
+      // Not in this folder.
+    }
+  }
+  return 'npx curupira';
+}
+
 const DEMO_MARK = 'by `curupira demo`';
 
 /**
@@ -322,6 +341,7 @@ export function registerDemo(program: Command, io: CliIo): void {
           }
         }
         const delivered = runs.find((run) => run.status === 'succeeded' && deliveries.get(run.id)?.number);
+        const cmd = commandFor(io);
         const loop = delivered
           ? await followDemoPullRequest(
               { io, settings, world, repo: DEMO_REPO, remote, engine },
@@ -338,10 +358,10 @@ export function registerDemo(program: Command, io: CliIo): void {
           );
           const where = [
             `  export CURUPIRA_CONFIG=${settingsFile}`,
-            '  curupira runs                  # both runs: the delivery (now merged) and its remediation',
-            `  curupira runs show ${delivered.id}   # the delivery: its branch, pull request #${number}, transcript`,
-            `  curupira runs show ${loop.remediation?.id ?? '-'}   # the remediation: the review fenced in its prompt, the resumed session`,
-            '  curupira demo --serve          # the demo again, ending on the board (`curupira serve`)',
+            `  ${cmd} runs                  # both runs: the delivery (now merged) and its remediation`,
+            `  ${cmd} runs show ${delivered.id}   # the delivery: its branch, pull request #${number}, transcript`,
+            `  ${cmd} runs show ${loop.remediation?.id ?? '-'}   # the remediation: the review fenced in its prompt, the resumed session`,
+            `  ${cmd} demo --serve          # the demo again, ending on the board (\`${cmd} serve\`)`,
             '  docs/from-issue-to-merged-pr.md: each step, its settings, what curupira reads and writes',
           ];
           writeLine(io.stdout, 'Where to look (the state file in the folder above keeps it all):');
@@ -352,11 +372,11 @@ export function registerDemo(program: Command, io: CliIo): void {
           io.stdout,
           'Next: look around the folder above, then point curupira at your own repository:',
         );
-        writeLine(io.stdout, '  curupira init --repo OWNER/NAME   # a commented starter settings file, then');
-        writeLine(io.stdout, '  curupira validate --explain   # what each automation will do');
-        writeLine(io.stdout, '  curupira doctor               # token, API, matches, agent CLIs');
-        writeLine(io.stdout, '  curupira run --dry-run        # the first task that would run');
-        writeLine(io.stdout, '  curupira serve                # the board, the JSON API and CLI control');
+        writeLine(io.stdout, `  ${cmd} init --repo OWNER/NAME   # a commented starter settings file, then`);
+        writeLine(io.stdout, `  ${cmd} validate --explain   # what each automation will do`);
+        writeLine(io.stdout, `  ${cmd} doctor               # token, API, matches, agent CLIs`);
+        writeLine(io.stdout, `  ${cmd} run --dry-run        # the first task that would run`);
+        writeLine(io.stdout, `  ${cmd} serve                # the board, the JSON API and CLI control`);
         const ok = runs.length > 0 && runs.every((r) => r.status === 'succeeded') && loop.ok;
         setExitCode(ok ? EXIT.ok : EXIT.failure);
         if (options.serve) {
@@ -373,7 +393,7 @@ export function registerDemo(program: Command, io: CliIo): void {
           writeLine(io.stdout, '');
           writeLine(
             io.stdout,
-            'See these runs on the board: `npm run demo -- --serve` (or `curupira demo --serve`).',
+            `See these runs on the board: \`npm run demo -- --serve\` (or \`${cmd} demo --serve\`).`,
           );
         }
       } finally {

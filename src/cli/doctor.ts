@@ -23,7 +23,7 @@ import type { Store } from '../store/types.js';
 import type { DoctorContext } from '../triggers/types.js';
 import { GitCommandError, git, isGitCheckout, scrub } from '../workspace/git.js';
 import { EXIT, setExitCode } from './exit-codes.js';
-import { type CliIo, writeLine } from './io.js';
+import { type CliIo, writeJson, writeLine } from './io.js';
 import type { GlobalOptions } from './program.js';
 import { githubAccess } from './runtime.js';
 
@@ -456,7 +456,7 @@ export function registerDoctor(program: Command, io: CliIo, globals: () => Globa
       const failed = checks.filter((c) => !c.ok).length;
       setExitCode(failed === 0 ? EXIT.ok : EXIT.failure);
       if (options.json) {
-        writeLine(io.stdout, JSON.stringify({ ok: failed === 0, checks }, null, 2));
+        writeJson(io.stdout, { ok: failed === 0, checks });
         return;
       }
       writeLine(

@@ -28,7 +28,7 @@ import {
   selectForGc,
 } from '../workspace/index.js';
 import { EXIT, setExitCode } from './exit-codes.js';
-import { type CliIo, writeLine } from './io.js';
+import { type CliIo, writeJson, writeLine } from './io.js';
 import type { GlobalOptions } from './program.js';
 import { formatDuration } from './status-line.js';
 
@@ -117,42 +117,35 @@ export function registerGc(program: Command, io: CliIo, globals: () => GlobalOpt
         strayFailed.has(f.path) ? 'failed' : selectedStrays.includes(f) ? done : 'keep';
 
       if (options.json) {
-        writeLine(
-          io.stdout,
-          JSON.stringify(
-            {
-              worktrees: kept.map((w) => ({
-                action: actionOf(w),
-                kind: w.kind,
-                path: w.path,
-                checkout: w.checkoutPath,
-                automation: w.automationId,
-                branch: w.branch,
-                unpushedCommits: w.unpushedCommits,
-                dirty: w.dirty,
-                changedFiles: w.changedFiles.length,
-                locked: w.locked,
-                modifiedAt: w.modifiedAt.toISOString(),
-                untouchedSeconds: Math.round((now - w.modifiedAt.getTime()) / 1000),
-                ...(failedPaths.has(w.path) ? { error: failedPaths.get(w.path) } : {}),
-              })),
-              strayFiles: strays.map((f) => ({
-                action: strayAction(f),
-                path: f.path,
-                worktree: f.worktreePath,
-                sizeBytes: f.sizeBytes,
-                modifiedAt: f.modifiedAt.toISOString(),
-                ...(strayFailed.has(f.path) ? { error: strayFailed.get(f.path) } : {}),
-              })),
-              dryRun,
-              removed: result.removed.length + strayResult.removed.length,
-              ...(pooledRemoved > 0 ? { pooledRemoved } : {}),
-              refused: withheldAction === 'refused' ? withheld.size : 0,
-            },
-            null,
-            2,
-          ),
-        );
+        writeJson(io.stdout, {
+          worktrees: kept.map((w) => ({
+            action: actionOf(w),
+            kind: w.kind,
+            path: w.path,
+            checkout: w.checkoutPath,
+            automation: w.automationId,
+            branch: w.branch,
+            unpushedCommits: w.unpushedCommits,
+            dirty: w.dirty,
+            changedFiles: w.changedFiles.length,
+            locked: w.locked,
+            modifiedAt: w.modifiedAt.toISOString(),
+            untouchedSeconds: Math.round((now - w.modifiedAt.getTime()) / 1000),
+            ...(failedPaths.has(w.path) ? { error: failedPaths.get(w.path) } : {}),
+          })),
+          strayFiles: strays.map((f) => ({
+            action: strayAction(f),
+            path: f.path,
+            worktree: f.worktreePath,
+            sizeBytes: f.sizeBytes,
+            modifiedAt: f.modifiedAt.toISOString(),
+            ...(strayFailed.has(f.path) ? { error: strayFailed.get(f.path) } : {}),
+          })),
+          dryRun,
+          removed: result.removed.length + strayResult.removed.length,
+          ...(pooledRemoved > 0 ? { pooledRemoved } : {}),
+          refused: withheldAction === 'refused' ? withheld.size : 0,
+        });
       } else {
         if (pooledRemoved > 0) {
           writeLine(

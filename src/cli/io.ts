@@ -1,4 +1,4 @@
-import { redact } from '../security/redact.js';
+import { redact, redactedJson } from '../security/redact.js';
 import { programNameFrom } from '../version.js';
 
 export { programNameFrom };
@@ -26,6 +26,9 @@ export function processIo(): CliIo {
   };
 }
 
+/** On a redacting stream: the stream under it (`writeJson` redacts before serializing instead). */
+const UNREDACTED = Symbol('unredacted');
+
 /**
  * A stream whose writes are redacted (`src/security/redact.ts`); everything else is the stream's own
  * (`isTTY`, `columns`, events), so it stands in wherever the stream did.
@@ -33,6 +36,7 @@ export function processIo(): CliIo {
 export function redactingStream<S extends NodeJS.WritableStream>(stream: S): S {
   return new Proxy(stream, {
     get(target, property) {
+      if (property === UNREDACTED) return target;
       if (property === 'write') {
         return (chunk: unknown, ...rest: unknown[]) =>
           (target.write as (...args: unknown[]) => boolean)(
@@ -48,6 +52,16 @@ export function redactingStream<S extends NodeJS.WritableStream>(stream: S): S {
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
+}
+
+/**
+ * Prints `value` as JSON (indented, one line break after), its strings redacted before it is
+ * serialized; the redacting stream's pass over the text is skipped, since redacting serialized
+ * JSON can break it (`src/security/redact.ts`, `redactedJson`).
+ */
+export function writeJson(stream: NodeJS.WritableStream, value: unknown): void {
+  const under = (stream as { [UNREDACTED]?: NodeJS.WritableStream })[UNREDACTED] ?? stream;
+  under.write(`${redactedJson(value, 2)}\n`);
 }
 
 /** `io` with what it prints redacted. */

@@ -75,12 +75,12 @@ describe('curupira runs', () => {
       '-c',
       file,
       '--automation',
-      'x',
+      'fix',
       '--status',
       'failed,timed_out',
     ]);
     expect(other.stdout).toBe(
-      'No runs match --automation x --status failed,timed_out; `curupira runs` lists them all.\n',
+      'No runs match --automation fix --status failed,timed_out; `curupira runs` lists them all.\n',
     );
   });
 

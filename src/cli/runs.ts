@@ -6,7 +6,7 @@ import { loadDrivers } from '../agents/registry.js';
 import { renderEvents, renderTranscriptFile, transcriptEvents } from '../agents/transcript.js';
 import type { AgentEvent } from '../agents/types.js';
 import { loadSettings } from '../config/load.js';
-import type { Settings } from '../config/types.js';
+import type { ResolvedAutomation, Settings } from '../config/types.js';
 import { UsageError } from '../core/errors.js';
 import { isTerminal, RUN_STATUSES, type RunRecord, type RunStatus } from '../core/types.js';
 import { formatCost } from '../cost/prices.js';
@@ -17,8 +17,9 @@ import { makeVisible } from '../screening/text.js';
 import { connectDaemon } from '../server/client.js';
 import { openStore, stateLocation } from '../store/index.js';
 import type { Allowance, PullRequestRecord, Store } from '../store/types.js';
+import { runItemLink, runItemName } from '../triggers/registry.js';
 import { EXIT, setExitCode } from './exit-codes.js';
-import { type CliIo, writeLine } from './io.js';
+import { type CliIo, writeJson, writeLine } from './io.js';
 import type { GlobalOptions } from './program.js';
 import { formatDuration } from './status-line.js';
 
@@ -87,12 +88,14 @@ export function runLines(
   transcript: string[] | undefined,
   allowances: readonly Allowance[] = [],
   delivery?: PullRequestRecord,
+  automations: readonly ResolvedAutomation[] = [],
 ): string[] {
+  const link = runItemLink(run);
   const lines = [
     `run ${run.id}`,
     `  automation:  ${run.automationId}`,
     `  status:      ${run.status}${run.reason ? ` (${run.reason})` : ''}`,
-    `  item:        ${run.repo}#${run.itemId} ${JSON.stringify(run.itemTitle)} ${run.itemUrl}`,
+    `  item:        ${runItemName(run, automations)} ${JSON.stringify(run.itemTitle)}${link ? ` ${link}` : ''}`,
     `  item key:    ${run.itemKey}`,
     `  created:     ${run.createdAt} (times are UTC)`,
     `  started:     ${run.startedAt ?? '-'}`,
@@ -147,6 +150,7 @@ export function runLines(
 export function runTable(
   list: readonly RunRecord[],
   maxAttemptsOf?: (automationId: string) => number | undefined,
+  automations: readonly ResolvedAutomation[] = [],
 ): string[] {
   const rows = list.map((run) => [
     run.id,
@@ -155,7 +159,7 @@ export function runTable(
     duration(run),
     formatCost(run.costUsd),
     run.automationId,
-    `${run.repo}#${run.itemId}`,
+    runItemName(run, automations),
     `${JSON.stringify(run.itemTitle)}${run.worktreeKept ? '  [kept worktree]' : ''}`,
   ]);
   const header = ['ID', 'STATUS', 'CREATED (UTC)', 'TIME', 'COST', 'AUTOMATION', 'ITEM', 'TITLE'];
@@ -277,9 +281,14 @@ export function registerRuns(program: Command, io: CliIo, globals: () => GlobalO
           limit: Number(options.limit),
         });
         if (options.json) {
-          writeLine(io.stdout, JSON.stringify(list, null, 2));
+          writeJson(io.stdout, list);
           return;
         }
+        const known = settings.automations.map((a) => a.id);
+        if (list.length === 0 && options.automation && !known.includes(options.automation))
+          throw new UsageError(
+            `unknown automation '${options.automation}': no run has it and the settings have none by that name (automations: ${known.join(', ') || 'none'})`,
+          );
         if (list.length === 0) {
           const filters = [
             ...(options.automation ? [`--automation ${options.automation}`] : []),
@@ -296,7 +305,7 @@ export function registerRuns(program: Command, io: CliIo, globals: () => GlobalO
           const automation = settings.automations.find((a) => a.id === id);
           return automation ? maxAttempts(settings, automation) : undefined;
         };
-        for (const line of runTable(list, attemptsOf)) writeLine(io.stdout, line);
+        for (const line of runTable(list, attemptsOf, settings.automations)) writeLine(io.stdout, line);
       } finally {
         await store.close();
       }
@@ -315,11 +324,12 @@ export function registerRuns(program: Command, io: CliIo, globals: () => GlobalO
         const run = await runFromArgument(store, id, io);
         if (!run) return;
         if (options.json) {
-          writeLine(io.stdout, JSON.stringify(run, null, 2));
+          writeJson(io.stdout, run);
           return;
         }
         if (options.follow && !isTerminal(run.status)) {
-          for (const line of runLines(run, undefined)) writeLine(io.stdout, line);
+          for (const line of runLines(run, undefined, [], undefined, settings.automations))
+            writeLine(io.stdout, line);
           await followFromDaemon(io, stateDir(settings), run.id);
           return;
         }
@@ -335,7 +345,8 @@ export function registerRuns(program: Command, io: CliIo, globals: () => GlobalO
           (run.upstreamRunId
             ? await store.getPullRequest(run.upstreamRunId).catch(() => undefined)
             : undefined);
-        for (const line of runLines(run, transcript, allowances, delivery)) writeLine(io.stdout, line);
+        for (const line of runLines(run, transcript, allowances, delivery, settings.automations))
+          writeLine(io.stdout, line);
       } finally {
         await store.close();
       }

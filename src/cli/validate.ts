@@ -6,7 +6,7 @@ import { ConfigError } from '../core/errors.js';
 import { BODY_CAP_CHARS } from '../prompt/untrusted.js';
 import { scrub } from '../workspace/git.js';
 import { EXIT, setExitCode } from './exit-codes.js';
-import { type CliIo, writeLine } from './io.js';
+import { type CliIo, writeJson, writeLine } from './io.js';
 import type { GlobalOptions } from './program.js';
 
 export function validMessage(settings: Settings): string {
@@ -131,7 +131,7 @@ export function registerValidate(program: Command, io: CliIo, globals: () => Glo
     .action((options: { explain?: boolean; json?: boolean }) => {
       if (options.json) {
         const { code, report } = validationReport(globals().config, new Date());
-        writeLine(io.stdout, JSON.stringify(report, null, 2));
+        writeJson(io.stdout, report);
         setExitCode(code);
         return;
       }

@@ -7,9 +7,14 @@ import type { z } from 'zod';
 import type { Profile } from '../agents/schemas.js';
 import { analyzePrompt, formatPlaceholderList, unknownPlaceholders } from '../prompt/index.js';
 import { IDENTIFIER_PATTERN } from '../triggers/common-schema.js';
-import { acceptedTriggerNames, findTriggerDefinition, impliedTriggerName } from '../triggers/registry.js';
+import {
+  acceptedTriggerNames,
+  findTriggerDefinition,
+  impliedTriggerName,
+  triggerDefinitions,
+} from '../triggers/registry.js';
 import type { TriggerDefinition } from '../triggers/types.js';
-import { type Collector, isTable, validate } from './issues.js';
+import { type Collector, isTable, knownKeys, validate } from './issues.js';
 import type { KeyPath } from './toml-locations.js';
 import type { AgentDefaults, AnyAutomation, RepositorySettings, ResolvedAutomation } from './types.js';
 
@@ -56,6 +61,46 @@ function triggerOf(
   return trigger;
 }
 
+/**
+ * For a table without `trigger_type` whose unknown placeholders are all another trigger's fields:
+ * which trigger the table was taken for, and the line that makes it the other one.
+ */
+function otherTriggerHint(table: Record<string, unknown>, unknown: readonly string[]): string {
+  if (table.trigger_type !== undefined) return '';
+  const implied = findTriggerDefinition(impliedTriggerName(table));
+  const other = triggerDefinitions().find(
+    (d) => d !== implied && unknown.every((field) => d.promptFields.includes(field)),
+  );
+  if (!implied || !other) return '';
+  const kind = implied.type === 'github-issues' ? 'an issue trigger' : `a ${implied.type} trigger`;
+  return `; this table is ${kind} (it has no trigger_type); add trigger_type = "${other.type}"`;
+}
+
+/**
+ * A table without `trigger_type` whose unknown keys are all another trigger's keys (`draft`,
+ * `review` of a pull-request table taken for an issue trigger): one problem that says so.
+ */
+function hintOtherTriggerByKeys(
+  table: Record<string, unknown>,
+  trigger: TriggerDefinition,
+  path: KeyPath,
+  out: Collector,
+): void {
+  if (table.trigger_type !== undefined) return;
+  const known = knownKeys(trigger.schema);
+  const unknown = Object.keys(table).filter((key) => !known.includes(key));
+  if (unknown.length === 0) return;
+  const other = triggerDefinitions().find(
+    (d) => d !== trigger && unknown.every((key) => knownKeys(d.schema).includes(key)),
+  );
+  if (!other) return;
+  const kind = trigger.type === 'github-issues' ? 'an issue trigger' : `a ${trigger.type} trigger`;
+  out.add(
+    [...path, 'trigger_type'],
+    `this table is ${kind} (it has no trigger_type), but ${unknown.map((k) => `'${k}'`).join(', ')} ${unknown.length === 1 ? 'is a key' : 'are keys'} of ${other.type}: add trigger_type = "${other.type}"`,
+  );
+}
+
 /** The prompt's syntax and placeholders; unknown placeholders and syntax errors are problems. */
 function checkPrompt(
   id: string,
@@ -78,7 +123,7 @@ function checkPrompt(
       if (unknown.length > 0) {
         out.add(
           [...path, 'prompt'],
-          `unsupported prompt placeholders for '${id}': ${formatPlaceholderList(unknown)}`,
+          `unsupported prompt placeholders for '${id}': ${formatPlaceholderList(unknown)}${otherTriggerHint(table, unknown)}`,
         );
       }
     } catch (error) {
@@ -120,6 +165,7 @@ export function loadAutomation(
   // The trigger's schema is the table's type: this is where the two are joined (`trigger.schema`
   // is typed as any schema, since the registry holds every trigger's).
   const config = validate(trigger.schema as z.ZodType<ResolvedAutomation['config']>, table, path, out);
+  if (!config) hintOtherTriggerByKeys(table, trigger, path, out);
   // Cross-checks that only need the raw table run even when other fields are invalid.
   const { repository, profileName } = referencesOf(id, table, path, ctx);
   const { promptSyntax, placeholders } = checkPrompt(id, table, trigger.promptFields, path, out);

@@ -48,3 +48,56 @@ describe('the loader follows SettingsFile', () => {
     }
   });
 });
+
+describe('keys a trigger cannot honour', () => {
+  const board = (extra: string) => `${MINIMAL}
+[automations.cards]
+trigger_type = "github-project-items"
+repository = "app"
+project_owner = "acme"
+project_number = 5
+status = "Ready"
+prompt = "Do \${item_title}"
+${extra}`;
+
+  it('a github-project-items automation refuses lease_ttl, the state labels and result_comment, saying why', () => {
+    expect(problems(board(''))).toEqual([]);
+    const found = problems(
+      board(
+        'lease_ttl = "1 hour"\nstatus_label = "agent:working"\nfailed_label = "agent:failed"\nresult_comment = true',
+      ),
+    );
+    for (const key of ['lease_ttl', 'status_label', 'failed_label', 'result_comment'])
+      expect(found.find((p) => p.startsWith(`automations.cards.${key}:`))).toMatch(
+        /github-project-items automation writes nothing to its cards.*github-issues or github-pull-requests automation/,
+      );
+    expect(problems(board('result_comment = false'))).toEqual([]);
+  });
+});
+
+describe('a table that reads like another trigger', () => {
+  it('a pull-request prompt without trigger_type is told it is an issue trigger and what to add', () => {
+    const found = problems(`${MINIMAL}
+[automations.review]
+repository = "app"
+repo = "acme/app"
+prompt = "Review #\${pull_request_number}: \${pull_request_title}"
+`);
+    expect(found).toEqual([
+      expect.stringMatching(
+        /^automations\.review\.prompt: .*this table is an issue trigger \(it has no trigger_type\); add trigger_type = "github-pull-requests"/,
+      ),
+    ]);
+    const byKeys = problems(`${MINIMAL}
+[automations.review]
+repository = "app"
+repo = "acme/app"
+draft = false
+review = "required"
+prompt = "Review"
+`);
+    expect(byKeys).toContain(
+      `automations.review.trigger_type: this table is an issue trigger (it has no trigger_type), but 'draft', 'review' are keys of github-pull-requests: add trigger_type = "github-pull-requests"`,
+    );
+  });
+});

@@ -578,7 +578,8 @@ const INVALID: InvalidCase[] = [
     name: 'PR placeholder in an issue prompt',
     toml: `${BASE_REPO}[automations.fix]\nrepository = "api"\nrepo = "acme/api"\nprompt = "\${pull_request_number}"\n`,
     path: 'automations.fix.prompt',
-    message: "unsupported prompt placeholders for 'fix': ['pull_request_number']",
+    message:
+      "unsupported prompt placeholders for 'fix': ['pull_request_number']; this table is an issue trigger (it has no trigger_type); add trigger_type = \"github-pull-requests\"",
   },
   {
     name: 'Jinja syntax error',

@@ -514,7 +514,7 @@ export function releaseOutcome(run: RunRecord): string {
  * lease comment, if this account wrote one, is edited to `outcome` through the write queue (an edit
  * only: nothing is posted where no lease comment is found). For the engine at start (interrupted
  * runs nobody resumes) and for the repair sweep (any finished run of this runner whose lease may
- * still stand).
+ * still stand). Runs of automations that take no lease (no `lease_ttl`) are skipped.
  */
 export async function releaseStaleLeases(
   leases: Leases,
@@ -522,8 +522,14 @@ export async function releaseStaleLeases(
   outcome = 'interrupted',
 ): Promise<number> {
   let queued = 0;
-  const runnerId = runnerIdOf(leases.deps.settings());
+  const settings = leases.deps.settings();
+  const runnerId = runnerIdOf(settings);
+  // Only the runs of automations that take leases had one to release.
+  const leasing = new Set(
+    settings.automations.filter((a) => leaseConfig(settings, a) !== undefined).map((a) => a.id),
+  );
   for (const run of runs) {
+    if (!leasing.has(run.automationId)) continue;
     if (!LEASED_TASK_TYPES.has(run.taskType) || !/^\d+$/.test(run.itemId)) continue;
     const item = { repo: run.repo, number: Number(run.itemId) };
     await leases.queueRelease(item, { automation: run.automationId, runner: runnerId, run: run.id }, outcome);

@@ -15,10 +15,12 @@ import { createGitHubClient } from '../github/client.js';
 import { staticTokenSource } from '../github/token.js';
 import { WriteQueue } from '../github/write-queue.js';
 import { silentLogger } from '../log.js';
+import type { TrustRules } from '../screening/trust.js';
 import { type Simulator, startSimulator } from '../simulator/server.js';
 import { SimWorld } from '../simulator/world.js';
 import { openStore } from '../store/index.js';
 import type { Store, WriteInit } from '../store/types.js';
+import { Leases } from './lease.js';
 import { LOG_LABEL, logIssueMarker, logIssueTitle, logWindow } from './run-log.js';
 import { runSweep, type SweepContext, Sweeper } from './sweep.js';
 
@@ -65,7 +67,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function settings(extra = ''): Settings {
+function settings(extra = '', more = ''): Settings {
   return loadSettingsFromText(
     `[settings]
 workspace_dir = "ws"
@@ -83,7 +85,7 @@ repository = "api"
 repo = "acme/api"
 labels = ["agent-ready"]
 prompt = "Fix \${issue_title}"
-`,
+${more}`,
     join(dir, 'settings.toml'),
   ).settings;
 }
@@ -135,6 +137,61 @@ describe('the repair sweep', () => {
     await runSweep(context(settings()));
     await queue.runUntilIdle();
     expect(world.item('acme/api', 1)!.labels).toEqual([]);
+  });
+
+  it('releases leases only for runs of automations that take them', async () => {
+    // `fix` takes leases; `triage` takes none.
+    const leased = settings(
+      '',
+      `lease_ttl = "1 hour"
+[automations.triage]
+trigger_type = "github-issues"
+repository = "api"
+repo = "acme/api"
+labels = ["triage"]
+prompt = "Triage \${issue_title}"
+`,
+    );
+    expect(leased.automations.map((a) => [a.id, a.config.lease_ttl])).toEqual([
+      ['fix', '1 hour'],
+      ['triage', undefined],
+    ]);
+    const edits: string[] = [];
+    const client = createGitHubClient({
+      apiUrl: sim.url,
+      tokens: staticTokenSource(TOKEN),
+      clock,
+      maxAttempts: 1,
+    });
+    const leases = new Leases({
+      client,
+      clock,
+      log: silentLogger(),
+      settings: () => leased,
+      trust: async () => ({ users: [], teams: [], associations: [] }) as unknown as TrustRules,
+      queueEdit: async (_item, runId) => {
+        edits.push(runId);
+      },
+    });
+    const finished = async (automationId: string) => {
+      const run = await store.createRun({
+        automationId,
+        taskKey: `${automationId}:issue:1`,
+        repo: 'acme/api',
+        taskType: 'github-issues',
+        itemId: '1',
+        itemKey: 'issue:1',
+        itemTitle: 'Crash',
+        itemUrl: 'https://github.com/acme/api/issues/1',
+        status: 'running',
+      });
+      const now = new Date(clock.now()).toISOString();
+      return store.updateRun(run.id, { status: 'succeeded', startedAt: now, finishedAt: now });
+    };
+    const fix = await finished('fix');
+    await finished('triage');
+    await runSweep({ ...context(leased), leases });
+    expect(edits).toEqual([fix.id]);
   });
 
   it('runs when due: every reconcile_interval_minutes, never with 0', async () => {

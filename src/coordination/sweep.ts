@@ -12,7 +12,8 @@
  *
  * - `stale-leases` (with leases): a run of the last day that started its agent and finished, but
  *   whose lease release never reached the queue (a process killed between the two), has its lease
- *   comment edited to the run's outcome (an edit only: nothing is posted where no lease is found).
+ *   comment edited to the run's outcome (an edit only: nothing is posted where no lease is found);
+ *   runs of automations that take no lease are left alone.
  */
 import type { Settings } from '../config/types.js';
 import type { Clock } from '../core/clock.js';

@@ -4,6 +4,7 @@ import {
   REDACTED,
   redact,
   redactDeep,
+  redactedJson,
   registerSecret,
   registerSecretEnv,
 } from './redact.js';
@@ -65,6 +66,36 @@ describe('redact by pattern', () => {
     expect(redact('"authorization": "token abcdef123456"')).toBe(`"authorization": "token ${REDACTED}"`);
     expect(redact('clone https://bot:hunter2hunter2@github.example/acme/api.git')).toBe(
       `clone https://bot:${REDACTED}@github.example/acme/api.git`,
+    );
+  });
+
+  it('leaves placeholders alone and never cuts a JSON escape in two', () => {
+    for (const text of [
+      'curl -H "Authorization: Bearer <token>" https://api.example',
+      'Authorization: Bearer $GITHUB_TOKEN',
+      'Authorization: token ${{ secrets.GITHUB_TOKEN }}',
+      'https://user:<password>@host.example',
+    ])
+      expect(redact(text)).toBe(text);
+    const texts = [
+      'curl -H "Authorization: Bearer <token>" and "Authorization: Bearer abc.def-123"',
+      'Authorization: Bearer abcdef123456\\',
+      'clone https://bot:hunt"er2@host.example',
+      '-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA" }, "next": "still here',
+      'key\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n"',
+    ];
+    for (const text of texts) {
+      const serialized = JSON.stringify({ text, list: [text] });
+      expect(() => JSON.parse(redact(serialized))).not.toThrow();
+      expect(redact(serialized)).not.toMatch(
+        /abc\.def-123|abcdef123456|MIIEpAIBAAKCAQEA|b3BlbnNzaC1rZXktdjEAAAAA/,
+      );
+    }
+    expect(redact(JSON.stringify({ text: `line\nghp_${'a'.repeat(36)}` }))).toBe(
+      `{"text":"line\\n${REDACTED}"}`,
+    );
+    expect(JSON.parse(redactedJson({ text: texts[0] })).text).toBe(
+      `curl -H "Authorization: Bearer <token>" and "Authorization: Bearer ${REDACTED}"`,
     );
   });
 
@@ -133,5 +164,12 @@ describe('createLineRedactor', () => {
       `${REDACTED} and then`,
       'an ordinary line',
     ]);
+  });
+
+  it('a key inside a JSON line ends with that line: the next lines are kept', () => {
+    const redactLine = createLineRedactor();
+    const first = JSON.stringify({ text: '-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n' });
+    expect(JSON.parse(redactLine(first))).toEqual({ text: REDACTED });
+    expect(redactLine('{"type":"result"}')).toBe('{"type":"result"}');
   });
 });

@@ -74,34 +74,50 @@ export function registerSecretEnv(env: NodeJS.ProcessEnv): void {
 
 const PRIVATE_KEY_BEGIN = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----/g;
 const PRIVATE_KEY_END = /-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----/g;
-/** A whole block, or from its BEGIN line to the end of the text when the END is not in it. */
-const PRIVATE_KEY_BLOCK =
-  /-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)/g;
+/**
+ * What a key's body is made of when its END is not in the text: base64 lines, their headers
+ * (`Proc-Type: 4,ENCRYPTED`) and line breaks, also as escaped inside a JSON string (`\n`). Never a
+ * quote or another backslash, so the block stops where a JSON string ends.
+ */
+const KEY_BODY = String.raw`(?:[A-Za-z0-9+/=:,. \t\r\n-]|\\[nrt])*`;
+/** A whole block, or from its BEGIN line to the end of the key's body when the END is not in it. */
+const PRIVATE_KEY_BLOCK = new RegExp(
+  `-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:${KEY_BODY}-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|${KEY_BODY})`,
+  'g',
+);
+/** A line that goes on with a key's body to its end (the next lines are the key's too). */
+const KEY_BODY_TO_END = new RegExp(`^${KEY_BODY}$`);
 
 const AWS_ACCESS_KEY = /(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])/g;
 /** A 40-character AWS secret key shape, standing alone. */
-const AWS_SECRET_SHAPE = /(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])/g;
+const AWS_SECRET_SHAPE = /(?<!(?<!\\)[A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])/g;
 /** How far from an access key a secret key shape is taken for its secret key. */
 const AWS_NEARBY_CHARS = 200;
 
 /**
  * Patterns replaced whole. Each starts at a fixed prefix that cannot follow its own characters, or
- * has bounded parts, so that a hostile 16 MiB line costs linear time.
+ * has bounded parts, so that a hostile 16 MiB line costs linear time. A letter after a backslash is
+ * an escape (`\n` in JSON text), not part of a word: a token right after one is still found.
  */
 const TOKEN_PATTERNS: readonly RegExp[] = [
-  /(?<![A-Za-z0-9_])(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}/g,
-  /(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{20,}/g,
-  /(?<![A-Za-z0-9_-])sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}/g,
-  /(?<![A-Za-z0-9-])xox[abprs]-[A-Za-z0-9-]{10,}/g,
-  /(?<![A-Za-z0-9-])xapp-[A-Za-z0-9-]{10,}/g,
-  /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g,
+  /(?<!(?<!\\)[A-Za-z0-9_])(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}/g,
+  /(?<!(?<!\\)[A-Za-z0-9_])github_pat_[A-Za-z0-9_]{20,}/g,
+  /(?<!(?<!\\)[A-Za-z0-9_-])sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}/g,
+  /(?<!(?<!\\)[A-Za-z0-9-])xox[abprs]-[A-Za-z0-9-]{10,}/g,
+  /(?<!(?<!\\)[A-Za-z0-9-])xapp-[A-Za-z0-9-]{10,}/g,
+  /(?<!(?<!\\)[A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g,
 ];
 
-/** Patterns whose first group (a label) is kept and the rest replaced. */
+/**
+ * Patterns whose first group (a label) is kept and the rest replaced. The replaced part matches
+ * only what a secret can be made of: a header's token is RFC 6750's token characters, so a
+ * placeholder (`Bearer <token>`, `Bearer $TOKEN`) is left alone, and nothing replaced ever holds a
+ * quote or a backslash (text that is JSON stays JSON).
+ */
 const LABELLED_PATTERNS: readonly RegExp[] = [
-  /(authorization["']?\s*[:=]\s*["']?(?:bearer|token|basic)\s+)[^\s"']+/gi,
+  /(authorization["']?\s*[:=]\s*["']?(?:bearer|token|basic)\s+)[A-Za-z0-9._~+/-]+=*(?![^\s"'\\,;)\]}])/gi,
   /(\b(?:aws_?)?secret_?access_?key["']?\s*[:=]\s*["']?)[A-Za-z0-9/+]{40}/gi,
-  /(\b[a-z][a-z0-9+.-]{0,31}:\/\/[^/\s:@]{1,256}:)[^/\s@]{1,256}(?=@)/gi,
+  /(\b[a-z][a-z0-9+.-]{0,31}:\/\/[^/\s:@]{1,256}:)[^/\s@<>"'\\{}]{1,256}(?=@)/gi,
 ];
 
 /** Secret key shapes near an AWS access key. */
@@ -146,7 +162,15 @@ export function redact(text: string): string {
 
 /** Removes credentials from text that may quote a remote URL (`https://user:token@host`), then redacts it. */
 export function scrub(text: string): string {
-  return redact(text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, '$1[redacted]@'));
+  return redact(text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/)[^/\s@<>"'\\{}]+@/gi, '$1[redacted]@'));
+}
+
+/**
+ * `value` as JSON with its strings redacted before it is serialized: redacting the serialized text
+ * instead could cut an escape in two (`\"` → `[redacted]"`) or miss a token after one (`\nghp_…`).
+ */
+export function redactedJson(value: unknown, space?: number): string {
+  return JSON.stringify(redactDeep(value), null, space);
 }
 
 /**
@@ -186,7 +210,10 @@ export function createLineRedactor(): (line: string) => string {
     }
     const begin = lastMatch(text, PRIVATE_KEY_BEGIN);
     const end = lastMatch(text, PRIVATE_KEY_END);
-    if (begin !== undefined && (end === undefined || end < begin)) insideKey = true;
+    // The next lines are the key's only when this one goes on with its body to the end (a key
+    // inside a JSON string of one line ends with that string).
+    if (begin !== undefined && (end === undefined || end < begin) && KEY_BODY_TO_END.test(text.slice(begin)))
+      insideKey = true;
     return prefix + redact(text);
   };
 }

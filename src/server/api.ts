@@ -3,7 +3,7 @@ import { type Context, Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { ControlError } from '../core/errors.js';
 import { isTerminal, RUN_STATUSES, type RunRecord, type RunStatus } from '../core/types.js';
-import { redact } from '../log.js';
+import { redactedJson } from '../security/redact.js';
 import { automationCards, boardData } from './board-data.js';
 import { ApiError, NO_FLEET_MESSAGE, throwWhenUnreachable } from './errors.js';
 import { openApiDocument } from './openapi.js';
@@ -13,9 +13,9 @@ import { removeKeptWorktree } from './worktree.js';
 
 export const MAX_PAGE = 500;
 
-/** JSON with secrets redacted, as in logs and transcripts. */
+/** JSON with secrets redacted (in its values, before it is serialized), as in logs and transcripts. */
 export function json(c: Context, body: unknown, status: 200 | 202 = 200): Response {
-  return c.body(redact(JSON.stringify(body)), status, { 'content-type': 'application/json; charset=utf-8' });
+  return c.body(redactedJson(body), status, { 'content-type': 'application/json; charset=utf-8' });
 }
 
 /** A run without its prompt (lists stay small; `GET /runs/{id}` has it). */
@@ -123,9 +123,9 @@ function readRoutes(api: Hono, ctx: ServerContext): void {
           await stream.writeSSE({
             id: String(item.index),
             event: 'agent',
-            data: redact(JSON.stringify(item.event)),
+            data: redactedJson(item.event),
           });
-        else await stream.writeSSE({ event: item.kind, data: redact(JSON.stringify(runSummary(item.run))) });
+        else await stream.writeSSE({ event: item.kind, data: redactedJson(runSummary(item.run)) });
       }
     });
   });

@@ -210,3 +210,58 @@ describe('board and run pages escape what GitHub and agents wrote', () => {
     expect(text).toContain('curupira/&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;');
   });
 });
+
+describe('items without a GitHub number, and a live run', () => {
+  const fired = run({
+    taskType: 'cron',
+    repo: 'acme/shop',
+    itemId: '1796266800',
+    itemKey: 'cron:1796266800',
+    itemTitle: 'nightly',
+    itemUrl: 'cron://nightly',
+    scheduledFor: '2026-12-03T03:00:00.000Z',
+  });
+
+  it('names a schedule fire and a chained run readably, with no dead cron:// link', () => {
+    const page = runPage(fired, undefined, 'tok').text;
+    expect(page).toMatch(/<dt>item<\/dt><dd>schedule fired 2026-12-03 03:00 UTC<\/dd>/);
+    expect(page).not.toContain('cron://');
+    expect(page).not.toContain('#1796266800');
+    const card = boardPage(board([fired]), 'tok').text;
+    expect(card).toContain('fix · schedule fired 2026-12-03 03:00 UTC ·');
+    expect(card).not.toContain('#1796266800');
+    const chained = run({ taskType: 'after', itemId: 'r_0000000009ZZZZZZZZ', itemUrl: 'cron://nightly' });
+    expect(runPage(chained, undefined, 'tok').text).toMatch(
+      /<dt>item<\/dt><dd>after run r_0000000009ZZZZZZZZ<\/dd>/,
+    );
+  });
+
+  it('a running run’s worktree is in use, not removed', () => {
+    const live = runPage(
+      run({ status: 'running', finishedAt: null, worktreeKept: false }),
+      undefined,
+      'tok',
+    ).text;
+    expect(live).toMatch(/<dt>worktree<\/dt><dd>\/w\/.* \(in use\)<\/dd>/);
+    expect(live).not.toContain('(removed)');
+    const done = runPage(run({ status: 'succeeded', worktreeKept: false }), undefined, 'tok').text;
+    expect(done).toContain('(removed)');
+  });
+});
+
+describe('the live run page', () => {
+  it('streams from the first event it did not render, so none shows twice', () => {
+    const live = run({ status: 'running', finishedAt: null });
+    const rendered = runPage(
+      live,
+      [
+        { kind: 'session', sessionId: 's-1' },
+        { kind: 'assistant', text: 'looking' },
+      ],
+      'tok',
+    ).text;
+    expect(rendered.match(/session s-1/g)).toHaveLength(1);
+    expect(rendered).toContain('data-events="/api/v1/runs/r_0000000001AAAAAAAA/events?from=2"');
+    expect(runPage(live, undefined, 'tok').text).toContain('/events?from=0"');
+  });
+});

@@ -6,6 +6,7 @@ import { formatCost } from '../cost/prices.js';
 import type { DispatchRecord, FleetHost, WaitingTask } from '../fleet/types.js';
 import { pendingNote } from '../retries/unattended.js';
 import type { PullRequestRecord } from '../store/types.js';
+import { runItemLink, runItemName } from '../triggers/registry.js';
 import type { AutomationCard, BoardData } from './board-data.js';
 import { type Html, html, raw } from './html.js';
 
@@ -110,7 +111,7 @@ function runActions(run: RunRecord): Html[] {
 function runCard(run: RunRecord): Html {
   return html`<article class="card run status-${run.status}" data-run="${run.id}" data-status="${run.status}">
   <h3><a href="/runs/${encodeURIComponent(run.id)}">${run.itemTitle}</a></h3>
-  <div class="detail"><span class="tag status">${run.status.replace('_', ' ')}</span> ${run.automationId} · ${run.repo}#${run.itemId} · <span class="cost">${formatCost(run.costUsd)}</span></div>
+  <div class="detail"><span class="tag status">${run.status.replace('_', ' ')}</span> ${run.automationId} · ${runItemName(run)} · <span class="cost">${formatCost(run.costUsd)}</span></div>
   ${run.reason ? html`<div class="detail reason">${run.reason}</div>` : ''}
   ${run.retryAt ? html`<div class="detail retry">${pendingNote(run)}</div>` : ''}
   ${run.host ? html`<div class="detail clip host" title="${run.host}">host ${run.host}</div>` : ''}
@@ -370,6 +371,12 @@ function missingTranscript(run: RunRecord): Html {
   return html`<p class="muted">No transcript was saved for this run.</p>`;
 }
 
+/** The run's item: a link where GitHub has one, else its name (a schedule's fire, a chain's run). */
+function itemField(run: RunRecord): Html | string {
+  const link = runItemLink(run);
+  return link ? html`<a href="${link}" rel="noreferrer">${runItemName(run)}</a>` : runItemName(run);
+}
+
 export function runPage(
   run: RunRecord,
   events: AgentEvent[] | undefined,
@@ -382,18 +389,18 @@ export function runPage(
     ? `${run.usage.inputTokens} input (${run.usage.cachedInputTokens} cached), ${run.usage.outputTokens} output tokens${run.usage.costUsd === undefined ? '' : `, $${run.usage.costUsd.toFixed(4)}`}`
     : null;
   const body = html`<header class="top"><h1><a href="/">curupira</a></h1><span>run ${run.id}</span></header>
-<main class="run-page" data-run="${run.id}" data-live="${live ? 'true' : 'false'}" data-events="${base}/events">
+<main class="run-page" data-run="${run.id}" data-live="${live ? 'true' : 'false'}" data-events="${base}/events?from=${events?.length ?? 0}">
   <h2>${run.itemTitle}</h2>
   <dl class="facts">
     ${field('status', html`<span class="tag status status-${run.status}" id="run-status">${run.status}</span>`)}
     ${field('outcome', run.reason)}
     ${field('automation', run.automationId)}
     ${field('host', run.host ?? null)}
-    ${field('item', html`<a href="${run.itemUrl}" rel="noreferrer">${run.repo}#${run.itemId}</a>`)}
+    ${field('item', itemField(run))}
     ${field('agent', run.profile ? `${run.profile} (${run.provider ?? '-'})` : null)}
     ${field('session', run.sessionId)}
     ${field('branch', run.branch)}
-    ${field('worktree', run.worktreePath ? `${run.worktreePath}${run.worktreeKept ? ` (kept: ${run.commits} unpushed commits or changes)` : ' (removed)'}` : null)}
+    ${field('worktree', run.worktreePath ? `${run.worktreePath}${live ? ' (in use)' : run.worktreeKept ? ` (kept: ${run.commits} unpushed commits or changes)` : ' (removed)'}` : null)}
     ${deliveryFields(delivery)}
     ${field('usage', usage)}
     ${field('cost', `${formatCost(run.costUsd)}${run.model ? ` (${run.model})` : ''}`)}

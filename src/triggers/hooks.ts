@@ -20,6 +20,31 @@ export function defaultTimezone(_config: unknown, context: ResolveContext): stri
   return context.defaultTimezone;
 }
 
+/** The keys whose writes go to a run's issue or pull request (leases, state labels, result comments). */
+const ITEM_WRITE_KEYS = [
+  'lease_ttl',
+  'status_label',
+  'failed_label',
+  'blocked_label',
+  'result_comment',
+] as const;
+
+/**
+ * A problem for each key of `config` that writes to a run's issue or pull request, for a trigger
+ * whose runs have none to write to (`why` says so): such a key would validate and write nothing.
+ */
+export function refuseItemWrites(
+  config: Partial<Record<(typeof ITEM_WRITE_KEYS)[number], unknown>>,
+  context: ResolveContext,
+  why: string,
+): void {
+  for (const key of ITEM_WRITE_KEYS) {
+    const value = config[key];
+    if (value === undefined || value === false) continue;
+    context.problem(key, `${why}: ${key} would write nothing; remove it`);
+  }
+}
+
 /** Doctor's line for a GitHub search: how many items match now. */
 export async function searchCountCheck(
   query: string,

@@ -3,6 +3,8 @@
  * `TriggerDefinition<AutomationOf<'type', Table>>`, and one line in `BUILT_IN_TRIGGERS`; the
  * `TriggerType` names and the `ResolvedAutomation` union are read from this object's type.
  */
+import type { ResolvedAutomation } from '../config/types.js';
+import type { RunRecord } from '../core/types.js';
 import { afterTrigger } from './after/index.js';
 import { cronTrigger } from './cron/index.js';
 import { githubIssuesTrigger } from './github-issues/index.js';
@@ -87,4 +89,19 @@ export function findTriggerDefinition(name: string): TriggerDefinition | undefin
 /** Every spelling `trigger_type` accepts. */
 export function acceptedTriggerNames(): string[] {
   return triggerDefinitions().flatMap((d) => [...d.aliases, d.type]);
+}
+
+/**
+ * How a run's item reads to a person: `acme/api#12`, or its trigger's own name for it (a
+ * schedule's fire, a chain's upstream run). `automations`: the settings', to find the run's.
+ */
+export function runItemName(run: RunRecord, automations: readonly ResolvedAutomation[] = []): string {
+  const definition = findTriggerDefinition(run.taskType);
+  const automation = automations.find((a) => a.id === run.automationId && a.trigger === definition);
+  return definition?.itemName?.(run, automation) ?? `${run.repo}#${run.itemId}`;
+}
+
+/** The run's item link, when a browser can open it (a schedule's `cron://` is no link). */
+export function runItemLink(run: Pick<RunRecord, 'itemUrl'>): string | undefined {
+  return /^https?:\/\//i.test(run.itemUrl) ? run.itemUrl : undefined;
 }

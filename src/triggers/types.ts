@@ -7,7 +7,7 @@
 import type { z } from 'zod';
 import type { AnyAutomation, AutomationFor, ResolvedAutomation } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
-import type { Task } from '../core/types.js';
+import type { RunRecord, Task } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
@@ -176,6 +176,11 @@ export interface TriggerDefinition<A extends AnyAutomation = ResolvedAutomation>
     tasks: readonly Task[],
     context: { github(): GitHubClient; signal?: AbortSignal },
   ): Promise<Map<string, string>>;
+  /**
+   * How a run's item reads to a person where it has no `owner/name#number` (a schedule's fire, a
+   * chain's upstream run); absent: `repo#id`. `automation` is the run's, when the settings still have it.
+   */
+  itemName?(run: RunRecord, automation: A | undefined): string;
   /** The run this task follows, recorded on its run (chains); undefined for the others. */
   upstreamRunId(task: Task): string | undefined;
   /**

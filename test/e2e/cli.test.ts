@@ -448,7 +448,7 @@ async function expectTheWholeLoop(demoDir: string, stdout: string): Promise<void
     `   f. curupira read pull request #5 merged and ended its delivery: run ${delivery.id} is merged (${delivery.reason}).`,
     "      Issue #1: closed (completed) (GitHub closes it for the body's `Closes #1`; without one, curupira closes it).",
     `From issue to merged pull request: issue #1 → run ${delivery.id} → draft pull request #5 → review → remediation run ${remediation.id} (same session) → checks green → merged → issue closed.`,
-    `  curupira runs show ${remediation.id}   # the remediation: the review fenced in its prompt, the resumed session`,
+    `  npx curupira runs show ${remediation.id}   # the remediation: the review fenced in its prompt, the resumed session`,
   ];
   const printed = stdout.split('\n');
   for (const line of lines) expect(printed).toContain(line);
@@ -466,9 +466,12 @@ describe('demo', () => {
     expect(result.stdout).toMatch(/: succeeded\n/);
     expect(result.stdout).toContain('acme/widgets#1 "Widget list crashes when a widget has no name"');
     expect(result.stdout).toContain('assistant: ');
+    // `curupira` is not on this PATH: every command it suggests works from here.
     expect(result.stdout.trimEnd().split('\n').at(-1)).toBe(
-      'See these runs on the board: `npm run demo -- --serve` (or `curupira demo --serve`).',
+      'See these runs on the board: `npm run demo -- --serve` (or `npx curupira demo --serve`).',
     );
+    expect(result.stdout).toMatch(/^ {2}npx curupira runs {2}/m);
+    expect(result.stdout).not.toMatch(/^ {2}curupira /m);
     expect(existsSync(join(demoDir, 'settings.toml'))).toBe(true);
     await expectTheWholeLoop(demoDir, result.stdout);
 

@@ -135,4 +135,41 @@ describe('the failure budget', () => {
     expect(runs[0]).toMatchObject({ status: 'failed', resumed: true });
     expect(harness.agentRuns('claude')).toHaveLength(4);
   }, 120_000);
+
+  it('curupira reset of an item an escalated_label holds says the label still holds it', async () => {
+    h = await createHarness({
+      issues: [],
+      automation: issueAutomation('fix', {
+        prompt: '${issue_title}',
+        extra: 'escalated_label = "agent:escalated"',
+      }),
+    });
+    const store = await h.openStore();
+    const run = await store.createRun({
+      automationId: 'fix',
+      taskKey: 'fix:issue:1',
+      repo: 'acme/api',
+      taskType: 'github-issues',
+      itemId: '1',
+      itemKey: 'issue:1',
+      itemTitle: 'Broken',
+      itemUrl: 'https://github.com/acme/api/issues/1',
+      status: 'failed',
+    });
+    const failure = {
+      taskKey: run.taskKey,
+      automationId: 'fix',
+      itemKey: 'issue:1',
+      runId: run.id,
+      textDigest: 'd',
+      limit: 1,
+    };
+    expect((await store.recordItemFailure(failure)).escalatedAt).not.toBeNull();
+    await store.close();
+    const reset = await runBuiltCli(['--config', h.settingsFile, 'reset', run.id], { env: h.env });
+    expect(reset.stderr).toBe('');
+    expect(reset.stdout).toBe(
+      "Reset fix acme/api#1: its escalation (1 failures) is removed here, but the item still carries the label 'agent:escalated' (escalated_label) on GitHub, which holds it back: remove that label and it runs again the next time it is dispatched.\n",
+    );
+  });
 });

@@ -50,6 +50,75 @@ function startServe(harness: Harness): { started: StartedCli; output: () => stri
 }
 
 describe('CLI control without a daemon', () => {
+  it('status lists the runs that need attention, not only their count', async () => {
+    h = await createHarness({ issues: [] });
+    const store = await h.openStore();
+    const failed = await store.createRun({
+      automationId: 'fix',
+      taskKey: 'fix:issue:7',
+      repo: 'acme/api',
+      taskType: 'github-issues',
+      itemId: '7',
+      itemKey: 'issue:7',
+      itemTitle: 'Broken build',
+      itemUrl: 'https://github.com/acme/api/issues/7',
+      status: 'failed',
+    });
+    await store.updateRun(failed.id, { finishedAt: new Date().toISOString(), reason: 'agent exited 1' });
+    await store.close();
+    const status = await cli(h, 'status');
+    expect(status.stdout).toContain('1 need attention\n');
+    expect(status.stdout).toMatch(
+      /needs attention \(`curupira runs show ID` for one\):\n {2}.*\n {2}.*failed .*#7 .*"Broken build"/,
+    );
+    expect(status.stdout).toContain(failed.id);
+  });
+
+  it('runs names a schedule fire readably, without a dead cron:// link', async () => {
+    h = await createHarness({
+      issues: [],
+      automation: `${issueAutomation('fix', { prompt: 'Fix ${issue_number}' })}
+[automations.nightly]
+repository = "api"
+schedule = "0 3 * * *"
+prompt = "Tidy up"
+`,
+    });
+    const store = await h.openStore();
+    const fired = await store.createRun({
+      automationId: 'nightly',
+      taskKey: 'nightly:cron:1796266800',
+      repo: 'acme/api',
+      taskType: 'cron',
+      itemId: '1796266800',
+      itemKey: 'cron:1796266800',
+      itemTitle: 'nightly',
+      itemUrl: 'cron://nightly',
+      status: 'succeeded',
+      scheduledFor: '2026-12-03T03:00:00.000Z',
+    });
+    await store.close();
+    const list = await cli(h, 'runs');
+    expect(list.stdout).toContain('nightly     schedule 0 3 * * * fired 2026-12-03 03:00 UTC  "nightly"');
+    expect(list.stdout).not.toContain('#1796266800');
+    const shown = await cli(h, 'runs', 'show', fired.id);
+    expect(shown.stdout).toContain(
+      '  item:        schedule 0 3 * * * fired 2026-12-03 03:00 UTC "nightly"\n',
+    );
+    expect(shown.stdout).not.toContain('cron://');
+  });
+
+  it('runs --automation names an automation that neither the settings nor the history has', async () => {
+    h = await createHarness({ issues: [] });
+    const unknown = await cli(h, 'runs', '--automation', 'nope');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stdout).toBe('');
+    expect(unknown.stderr).toBe(
+      "error: unknown automation 'nope': no run has it and the settings have none by that name (automations: fix)\n",
+    );
+    expect((await cli(h, 'runs', '--automation', 'fix')).stdout).toBe('No runs yet.\n');
+  });
+
   it('status reads the state file; pause and resume write it; cancel and trigger say none runs', async () => {
     h = await createHarness({ issues: [] });
     const status = await cli(h, 'status');

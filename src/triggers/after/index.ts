@@ -32,6 +32,7 @@ export const afterTrigger: TriggerDefinition<AfterResolved> = {
     },
   },
   screening: { unscreened: 'a chained run follows one of your own runs' },
+  itemName: (run) => `after run ${run.itemId}`,
   // A chain's task is the upstream run it follows (its item id is that run's id).
   upstreamRunId: (task) => task.item.id,
   resolveTimezone: defaultTimezone,

@@ -36,6 +36,17 @@ export const cronTrigger: TriggerDefinition<CronResolved> = {
     },
   },
   screening: { unscreened: 'a schedule carries no third-party text' },
+  itemName(run, automation) {
+    const at =
+      run.scheduledFor ??
+      (/^\d+$/.test(run.itemId) ? new Date(Number(run.itemId) * 1000).toISOString() : null);
+    const when = at
+      ? automation
+        ? formatInZone(new Date(at), automation.timezone).replace(/ \(.*\)$/, '')
+        : `${at.slice(0, 16).replace('T', ' ')} UTC`
+      : undefined;
+    return `schedule${automation ? ` ${automation.config.schedule}` : ''}${when ? ` fired ${when}` : ''}`;
+  },
   upstreamRunId: noUpstreamRun,
   resolveTimezone(config, context) {
     let timezone = context.defaultTimezone;

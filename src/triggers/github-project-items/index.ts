@@ -8,7 +8,7 @@ import {
   USER_PROJECT_ITEMS,
 } from '../../github/operations.js';
 import { PAGE_SIZE } from '../../github/search.js';
-import { defaultTimezone, noUpstreamRun, stringField } from '../hooks.js';
+import { noUpstreamRun, refuseItemWrites, stringField } from '../hooks.js';
 import type { SourceFactory } from '../source.js';
 import type { TriggerDefinition } from '../types.js';
 import {
@@ -234,5 +234,12 @@ export const githubProjectItemsTrigger: TriggerDefinition<GitHubProjectItemsReso
     },
   },
   upstreamRunId: noUpstreamRun,
-  resolveTimezone: defaultTimezone,
+  resolveTimezone(config, context) {
+    refuseItemWrites(
+      config,
+      context,
+      'a github-project-items automation writes nothing to its cards (leases, labels and result comments go only to the issue or pull request of a github-issues or github-pull-requests automation; docs/coordination.md)',
+    );
+    return context.defaultTimezone;
+  },
 };
