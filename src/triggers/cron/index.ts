@@ -36,6 +36,7 @@ export const cronTrigger: TriggerDefinition<CronResolved> = {
     },
   },
   screening: { unscreened: 'a schedule carries no third-party text' },
+  nextFire: (automation, now) => nextFireTimes(automation.config.schedule, automation.timezone, now, 1)[0],
   upstreamRunId: noUpstreamRun,
   resolveTimezone(config, context) {
     let timezone = context.defaultTimezone;
