@@ -5,10 +5,9 @@
  */
 
 import type { ResolvedAutomation, Settings } from '../config/types.js';
-import { type RunRecord, TERMINAL_STATUSES } from '../core/types.js';
+import { type RunRecord, TERMINAL_STATUSES, UNFINISHED_STATUSES } from '../core/types.js';
 import type { BudgetStatus } from '../cost/budget.js';
 import type { AutomationStatus, EngineStatus } from '../engine/engine.js';
-import { UNFINISHED_STATUSES } from '../store/sqlite/schema.js';
 import type { Store } from '../store/types.js';
 
 /** What the server needs from the engine: its view and its controls. */
