@@ -8,6 +8,7 @@ import {
   issueTask,
 } from '../../test/helpers/feature-setup.js';
 import { createGitHubClient } from '../github/client.js';
+import { staticTokenSource } from '../github/token.js';
 import { silentLogger } from '../log.js';
 import { FailureBudgetFeature } from './failure-budget-feature.js';
 

@@ -62,9 +62,10 @@ profile = "main"
 ${options.automations ?? ISSUE_AUTOMATION}`,
     join(dir, 'settings.toml'),
   );
-  const store = await openStore(join(dir, 'state.sqlite3'));
-  stores.push(store);
   const clock = new FakeClock(options.now ?? Date.UTC(2026, 11, 3, 12, 0, 0));
+  // The store stamps its rows with the same clock.
+  const store = await openStore(join(dir, 'state.sqlite3'), { now: () => clock.now() });
+  stores.push(store);
   return {
     dir,
     settings,
