@@ -6,15 +6,16 @@ import {
   gateRequest,
   ISSUE_AUTOMATION,
   issueTask,
+  SIM_TOKEN,
+  simulatorWithIssue,
 } from '../../test/helpers/feature-setup.js';
 import { createGitHubClient } from '../github/client.js';
 import { staticTokenSource } from '../github/token.js';
 import { silentLogger } from '../log.js';
-import { type Simulator, SimWorld, startSimulator } from '../simulator/index.js';
+import type { Simulator } from '../simulator/index.js';
 import { LeasesFeature } from './leases-feature.js';
 import { createRunWrites } from './run-writes.js';
 
-const TOKEN = 'ghp_leasesFeatureTest000000000000000001';
 let sim: Simulator | undefined;
 afterEach(async () => {
   await sim?.close();
@@ -25,15 +26,10 @@ afterEach(async () => {
 const LEASED = ISSUE_AUTOMATION.replace('prompt = "Fix"', 'prompt = "Fix"\nlease_ttl = "1 hour"');
 
 async function setup(automations: string, options: { writes?: boolean } = {}) {
-  const world = new SimWorld();
-  world.addRepo('acme/api');
-  world.addUser('octocat');
-  world.addToken(TOKEN, 'octocat');
-  world.addIssue('acme/api', { title: 'Crash', body: '', labels: ['agent-ready'], author: 'octocat' });
-  sim = await startSimulator({ world });
+  sim = await simulatorWithIssue();
   const apiUrl = sim.url;
   const s = await featureSetup({ automations, mode: 'watch' });
-  const tokens = staticTokenSource(TOKEN);
+  const tokens = staticTokenSource(SIM_TOKEN);
   const log = silentLogger();
   const writes =
     options.writes === false

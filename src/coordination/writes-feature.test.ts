@@ -6,16 +6,17 @@ import {
   finishedRun,
   ISSUE_AUTOMATION,
   issueTask,
+  SIM_TOKEN,
+  simulatorWithIssue,
 } from '../../test/helpers/feature-setup.js';
 import { createGitHubClient } from '../github/client.js';
 import { staticTokenSource } from '../github/token.js';
 import { silentLogger } from '../log.js';
-import { type Simulator, SimWorld, startSimulator } from '../simulator/index.js';
+import type { Simulator } from '../simulator/index.js';
 import { Escalation } from './escalation.js';
 import { resultMarker } from './run-writes.js';
 import { WritesFeature } from './writes-feature.js';
 
-const TOKEN = 'ghp_writesFeatureTest000000000000000001';
 let sim: Simulator | undefined;
 afterEach(async () => {
   await sim?.close();
@@ -24,14 +25,9 @@ afterEach(async () => {
 });
 
 async function setup(automations = ISSUE_AUTOMATION) {
-  const world = new SimWorld();
-  world.addRepo('acme/api');
-  world.addUser('octocat');
-  world.addToken(TOKEN, 'octocat');
-  world.addIssue('acme/api', { title: 'Crash', body: '', labels: ['agent-ready'], author: 'octocat' });
-  sim = await startSimulator({ world });
+  sim = await simulatorWithIssue();
   const s = await featureSetup({ automations });
-  const tokens = staticTokenSource(TOKEN);
+  const tokens = staticTokenSource(SIM_TOKEN);
   const github = () => createGitHubClient({ apiUrl: sim!.url, tokens, clock: s.clock });
   const feature = new WritesFeature({
     port: s.port,

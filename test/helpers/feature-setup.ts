@@ -13,6 +13,7 @@ import type { RunOutcome } from '../../src/core/feature.js';
 import { runInit } from '../../src/core/task-fields.js';
 import type { Item, RunRecord, RunStatus, Task } from '../../src/core/types.js';
 import { taskFromItem } from '../../src/engine/task.js';
+import { type Simulator, SimWorld, startSimulator } from '../../src/simulator/index.js';
 import { openStore } from '../../src/store/index.js';
 import type { RunPatch, Store } from '../../src/store/types.js';
 import { type FakePort, fakePort } from './fake-port.js';
@@ -110,4 +111,17 @@ export async function finishedRun(
 
 export function gateRequest(automation: ResolvedAutomation, task: Task, resumed = false) {
   return { automation, task, resumed, signal: new AbortController().signal };
+}
+
+/** The token the simulator of `simulatorWithIssue` accepts (user `octocat`). */
+export const SIM_TOKEN = 'ghp_featureSetupToken00000000000000001';
+
+/** The local GitHub simulator with acme/api and its issue #1 (by octocat, labelled agent-ready). */
+export async function simulatorWithIssue(): Promise<Simulator> {
+  const world = new SimWorld();
+  world.addRepo('acme/api');
+  world.addUser('octocat');
+  world.addToken(SIM_TOKEN, 'octocat');
+  world.addIssue('acme/api', { title: 'Crash', body: '', labels: ['agent-ready'], author: 'octocat' });
+  return startSimulator({ world });
 }
