@@ -21,8 +21,7 @@ async function setup() {
     store: s.store,
     log: silentLogger(),
     // Without GitHub writes, escalation reads nothing on GitHub: this client is never called.
-    github: () =>
-      createGitHubClient({ apiUrl: 'http://127.0.0.1:9', tokens: { token: async () => 'unused' } as never }),
+    github: () => createGitHubClient({ apiUrl: 'http://127.0.0.1:9', tokens: staticTokenSource('unused') }),
     writing: () => false,
   });
   return { ...s, feature };
