@@ -387,7 +387,6 @@ async function profileOptionsCheck(
 async function stateDatabaseCheck(url: string): Promise<{ check: Check; readable: boolean; store?: Store }> {
   const label = 'state database';
   const where = redactUrl(url);
-  let store: Store | undefined;
   try {
     if ((await postgresStateVersion(url)) === 0) {
       return {
@@ -395,8 +394,31 @@ async function stateDatabaseCheck(url: string): Promise<{ check: Check; readable
         readable: true,
       };
     }
-    store = await openStore(url, { readonly: true });
-    const runs = await store.countRuns();
+    return await readableStore(
+      label,
+      where,
+      () => openStore(url, { readonly: true }),
+      (store) => store.countRuns(),
+    );
+  } catch (error) {
+    return { check: { ok: false, label, detail: errorMessage(error) }, readable: false };
+  }
+}
+
+/**
+ * Opens the state read-only and counts what it holds: the check, and the store for the trigger
+ * checks that read it (closed here when it does not read).
+ */
+async function readableStore(
+  label: string,
+  where: string,
+  open: () => Promise<Store>,
+  countRuns: (store: Store) => Promise<number>,
+): Promise<{ check: Check; readable: boolean; store?: Store }> {
+  let store: Store | undefined;
+  try {
+    store = await open();
+    const runs = await countRuns(store);
     const sessions = await store.listSessions();
     return {
       check: {
@@ -423,25 +445,14 @@ async function stateFileCheck(path: string): Promise<{ check: Check; readable: b
       check: { ok: true, label, detail: `${path} is empty; the first run initialises it` },
       readable: true,
     };
-  let store: Store | undefined;
-  try {
-    // SQLite's quick check reads every page (every command's open runs it too), so damage shows here.
-    store = await openStore(path, { readonly: true, integrityCheck: true });
-    const runs = await store.listRuns({ limit: Number.POSITIVE_INFINITY });
-    const sessions = await store.listSessions();
-    return {
-      check: {
-        ok: true,
-        label,
-        detail: `${path} is curupira's and readable (${runs.length} run${runs.length === 1 ? '' : 's'}, ${sessions.length} saved session${sessions.length === 1 ? '' : 's'})`,
-      },
-      readable: true,
-      store,
-    };
-  } catch (error) {
-    await store?.close();
-    return { check: { ok: false, label, detail: errorMessage(error) }, readable: false };
-  }
+  // SQLite's quick check reads every page (every command's open runs it too), so damage shows here;
+  // every run is read, so every row of the ledger parses.
+  return readableStore(
+    label,
+    path,
+    () => openStore(path, { readonly: true, integrityCheck: true }),
+    async (store) => (await store.listRuns({ limit: Number.POSITIVE_INFINITY })).length,
+  );
 }
 
 export function registerDoctor(program: Command, io: CliIo, globals: () => GlobalOptions): void {

@@ -7,8 +7,9 @@ import { z } from 'zod';
 import { PROFILE_SCHEMAS, PROVIDERS } from '../agents/schemas.js';
 import { durationSetting, MIN_LEASE_TTL, RUNNER_ID_PATTERN } from '../coordination/duration.js';
 import { publishedJsonSchema } from '../core/json-schema.js';
-import { BudgetUsd, PricingTable } from '../cost/schema.js';
+import { costSettingsShape, PricingTable } from '../cost/schema.js';
 import { NotificationsTable } from '../notify/schema.js';
+import { telemetrySettingsShape } from '../telemetry/schema.js';
 import { Identifier } from '../triggers/common-schema.js';
 import { BUILT_IN_TRIGGERS } from '../triggers/registry.js';
 import { describeType, isTable } from './issues.js';
@@ -155,13 +156,7 @@ export const SettingsTable = z
       .max(100_000_000)
       .default(1_000_000)
       .describe('Tail of each output stream kept in memory; the full stream goes to the transcript file.'),
-    otlp_endpoint: z
-      .string()
-      .regex(/^https?:\/\/\S+$/, 'otlp_endpoint must be an http(s) URL (OTLP/HTTP); grpc:// is not supported')
-      .optional()
-      .describe(
-        'OpenTelemetry collector (OTLP/HTTP, e.g. `http://127.0.0.1:4318`): with it, curupira exports a trace per run and its metrics to `<url>/v1/traces` and `<url>/v1/metrics` (docs/telemetry.md); without it no telemetry code is loaded (curupira extension).',
-      ),
+    otlp_endpoint: telemetrySettingsShape.otlp_endpoint,
     history_limit: z
       .number()
       .int()
@@ -263,15 +258,7 @@ export const SettingsTable = z
       .describe(
         "This curupira's name in the leases it writes (`runner build-1`). Default: the host name. Two processes sharing one must be the same runner restarted: a runner takes back its own unexpired leases (curupira extension).",
       ),
-    max_cost_per_run: BudgetUsd.optional().describe(
-      'Default USD budget of one run (an automation can set its own): at 80 % a warning, at 100 % the agent is stopped (its session kept, the run `cancelled` with `budget reached`) and the automation parks until the next UTC day. Costs come from `[pricing]` and the built-in list prices (docs/cost.md); a run of unknown cost never counts (curupira extension).',
-    ),
-    max_cost_per_automation_per_day: BudgetUsd.optional().describe(
-      'Default USD budget of each automation per UTC day (an automation sets its own with `max_cost_per_day`): at 80 % a warning, at 100 % its running agents are stopped (sessions kept) and it parks until the next UTC day (curupira extension).',
-    ),
-    max_cost_per_day: BudgetUsd.optional().describe(
-      'USD budget of all automations together per UTC day: at 80 % a warning, at 100 % every running agent is stopped (sessions kept) and every automation parks until the next UTC day (curupira extension).',
-    ),
+    ...costSettingsShape,
     shutdown: z
       .enum(['stop', 'drain'])
       .default('stop')
@@ -285,13 +272,7 @@ export const SettingsTable = z
       .describe(
         'Environment variable holding the secret of a GitHub webhook: with it, `curupira serve` accepts signed deliveries on `POST /webhooks/github` and polls the automations they concern at once (docs/webhooks.md); without it that route does not exist (curupira extension).',
       ),
-    otlp_headers_env: z
-      .string()
-      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name (letters, digits, `_`)')
-      .optional()
-      .describe(
-        'Environment variable holding headers sent with every OTLP export, as `key=value,key2=value2` (an API key); never logged (curupira extension).',
-      ),
+    otlp_headers_env: telemetrySettingsShape.otlp_headers_env,
     polling: PollingTable.prefault({}),
     github: GitHubTable.prefault({}),
     screening: ScreeningTable.prefault({}),

@@ -87,6 +87,9 @@ export const RUN_STATUSES = [
 ] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
+/** Statuses of runs that have not finished: a process that died may have left them behind. */
+export const UNFINISHED_STATUSES = ['queued', 'preparing', 'running'] as const satisfies readonly RunStatus[];
+
 export const TERMINAL_STATUSES: readonly RunStatus[] = [
   'succeeded',
   'failed',

@@ -1,4 +1,8 @@
-/** The `[pricing]` table and the budget keys' shape (composed into the settings schema). */
+/**
+ * The cost feature's settings: the `[pricing]` table and its budget keys, of `[settings]` and of
+ * every automation (composed into the settings schema by src/config/schema.ts and
+ * src/triggers/common-schema.ts).
+ */
 import { z } from 'zod';
 
 const PerMillion = z.number().min(0, 'must be 0 or more').refine(Number.isFinite, 'must be a finite number');
@@ -28,3 +32,26 @@ export const BudgetUsd = z
   .number()
   .positive('must be greater than 0')
   .refine(Number.isFinite, 'must be a finite number');
+
+/** The cost feature's keys of `[settings]`. */
+export const costSettingsShape = {
+  max_cost_per_run: BudgetUsd.optional().describe(
+    'Default USD budget of one run (an automation can set its own): at 80 % a warning, at 100 % the agent is stopped (its session kept, the run `cancelled` with `budget reached`) and the automation parks until the next UTC day. Costs come from `[pricing]` and the built-in list prices (docs/cost.md); a run of unknown cost never counts (curupira extension).',
+  ),
+  max_cost_per_automation_per_day: BudgetUsd.optional().describe(
+    'Default USD budget of each automation per UTC day (an automation sets its own with `max_cost_per_day`): at 80 % a warning, at 100 % its running agents are stopped (sessions kept) and it parks until the next UTC day (curupira extension).',
+  ),
+  max_cost_per_day: BudgetUsd.optional().describe(
+    'USD budget of all automations together per UTC day: at 80 % a warning, at 100 % every running agent is stopped (sessions kept) and every automation parks until the next UTC day (curupira extension).',
+  ),
+};
+
+/** The cost feature's keys of every automation table. */
+export const costAutomationShape = {
+  max_cost_per_run: BudgetUsd.optional().describe(
+    'This automation’s USD budget per run; default `[settings] max_cost_per_run` (docs/cost.md) (curupira extension).',
+  ),
+  max_cost_per_day: BudgetUsd.optional().describe(
+    'This automation’s USD budget per UTC day; default `[settings] max_cost_per_automation_per_day` (docs/cost.md) (curupira extension).',
+  ),
+};

@@ -105,17 +105,13 @@ export class ChainFeed implements Feed {
     private readonly intervalSeconds: number,
   ) {}
 
-  get upstream(): string {
-    return this.automation.config.after;
-  }
-
-  /** Poll at once (an upstream run just finished). */
-  nudge(): void {
-    this.nextPollAt = 0;
+  /** Polls at once when its upstream's run settled. */
+  settled(automationId: string): void {
+    if (automationId === this.automation.config.after) this.nextPollAt = 0;
   }
 
   /** Takes the chain's baseline when the engine starts, before any upstream run can finish. */
-  async init(context: PollContext): Promise<void> {
+  async start(context: PollContext): Promise<void> {
     await this.since(context);
   }
 

@@ -4,11 +4,9 @@
  */
 import { ControlError } from '../core/errors.js';
 import { isTerminal, pauseReasonKey, type RunRecord } from '../core/types.js';
-import { CronFeed, cronItem, EventFeed } from './feed.js';
 import type { Reconciler } from './reconcile.js';
 import { resumeSessions } from './recovery.js';
 import type { KernelState } from './state.js';
-import { taskFromItem } from './task.js';
 import type { AutomationStatus, RetryResult } from './types.js';
 
 export class Control {
@@ -29,7 +27,7 @@ export class Control {
         id,
         paused: this.s.isPaused(id),
         disabled: this.s.disabled(id),
-        ...(feed instanceof EventFeed && feed.baseline ? { baseline: feed.baseline } : {}),
+        ...(feed.baseline ? { baseline: feed.baseline } : {}),
         nextPollAt: feed.nextPollAt,
         ...(last ? { lastPollAt: last.at, lastFound: last.found } : {}),
         ...(error === undefined ? {} : { lastError: error }),
@@ -82,9 +80,8 @@ export class Control {
   trigger(id: string): 'fired' | 'polling' {
     const automation = this.s.automation(id);
     const feed = this.s.feeds.find((f) => f.automation.id === id);
-    if (feed instanceof CronFeed) {
-      const item = cronItem(feed.automation, new Date(this.s.options.clock.now()), false);
-      this.s.offer(automation, taskFromItem(automation, item));
+    if (feed?.fire) {
+      this.s.offer(automation, feed.fire(new Date(this.s.options.clock.now())));
       this.dispatch();
       this.s.wakeup.wake();
       return 'fired';
@@ -96,14 +93,14 @@ export class Control {
   }
 
   /**
-   * A GitHub webhook concerns these automations: each event automation that is not paused polls
+   * A GitHub webhook concerns these automations: each event-driven one that is not paused polls
    * now instead of at its next interval (schedules and chains are not moved). Returns those polled.
    */
   pollNow(ids: readonly string[]): string[] {
     const polled: string[] = [];
     for (const feed of this.s.feeds) {
       const id = feed.automation.id;
-      if (!ids.includes(id) || !(feed instanceof EventFeed) || this.s.isPaused(id)) continue;
+      if (!ids.includes(id) || !feed.eventDriven || this.s.isPaused(id)) continue;
       feed.nextPollAt = 0;
       polled.push(id);
     }
@@ -153,13 +150,12 @@ export class Control {
       return 'resumed';
     }
     const feed = this.s.feeds.find((f) => f.automation.id === automation.id);
-    if (feed instanceof CronFeed && run.scheduledFor) {
-      const item = cronItem(feed.automation, new Date(run.scheduledFor), false);
-      this.s.offer(automation, taskFromItem(automation, item));
+    if (feed?.fire && run.scheduledFor) {
+      this.s.offer(automation, feed.fire(new Date(run.scheduledFor)));
       this.dispatch();
       return 'fired';
     }
-    if (feed instanceof EventFeed) {
+    if (feed?.forgetKey) {
       feed.forgetKey(run.taskKey);
       this.trigger(automation.id);
       return 'polling';

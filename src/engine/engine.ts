@@ -13,10 +13,9 @@ import type { Candidate, GateVerdict, KernelPort, RunOutcome } from '../core/fea
 import { classifyFailure } from '../core/outcome.js';
 import { isTerminal, pauseReasonKey, type RunRecord, type Task } from '../core/types.js';
 import { maintainCheckouts } from '../workspace/index.js';
-import { ChainFeed } from './chain.js';
 import { Control } from './control.js';
 import { type ExecutorDeps, executeTask, type RemediationRun } from './executor.js';
-import { EventFeed, type Feed } from './feed.js';
+import type { Feed } from './feed.js';
 import { Reconciler } from './reconcile.js';
 import { offerSessions, recover, resumeSessions } from './recovery.js';
 import { Reloader } from './reload.js';
@@ -433,14 +432,12 @@ export class Kernel {
       run.status !== 'blocked' &&
       run.status !== 'skipped' &&
       run.status !== 'escalated' &&
-      feed instanceof EventFeed &&
+      feed?.forget &&
       automation.config.once
     ) {
       feed.forget(task);
     }
-    for (const chain of this.s.feeds) {
-      if (chain instanceof ChainFeed && chain.upstream === automation.id) chain.nudge();
-    }
+    for (const other of this.s.feeds) other.settled?.(automation.id);
     await this.prune(automation.id);
   }
 
@@ -522,12 +519,12 @@ export class Kernel {
     for (const feature of this.s.features) await feature.start?.();
     const interrupted = await recover(this.s);
     for (const automation of this.s.settings.automations) await this.prune(automation.id);
-    for (const feed of this.s.feeds) if (feed instanceof ChainFeed) await feed.init(this.s.pollContext());
+    for (const feed of this.s.feeds) await feed.start?.(this.s.pollContext());
     // A poller taking over: what ran under the previous one counts as dispatched, and what it
     // handed out is awaited, never sent again.
     for (const job of (await this.s.options.runner?.dispatched?.()) ?? []) {
       const feed = this.s.feeds.find((f) => f.automation.id === job.automationId);
-      if (feed instanceof EventFeed) feed.markDispatched(job.task);
+      if (feed?.eventDriven) feed.markDispatched(job.task);
     }
     for (const job of (await this.s.options.runner?.adopt?.()) ?? []) {
       const automation = this.s.settings.automations.find((a) => a.id === job.automationId);

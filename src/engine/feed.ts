@@ -24,6 +24,7 @@ export type { Feed, PollContext };
 export const BACKLOG_LIMIT = 1000;
 
 export class EventFeed implements Feed {
+  readonly eventDriven = true;
   nextPollAt = 0;
   waiting = 0;
   matching: number | undefined;
@@ -298,6 +299,10 @@ export class CronFeed implements Feed {
       { automation: this.automation.id, scheduledFor: task.item.scheduledFor, run: runId },
       'Skipped a missed scheduled run',
     );
+  }
+
+  fire(at: Date): Task {
+    return taskFromItem(this.automation, cronItem(this.automation, at, false));
   }
 
   markDispatched(task: Task): void {

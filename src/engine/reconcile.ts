@@ -6,7 +6,7 @@
  */
 import type { ResolvedAutomation } from '../config/types.js';
 import type { Task } from '../core/types.js';
-import { EventFeed, type Feed } from './feed.js';
+import type { Feed } from './feed.js';
 import type { KernelState } from './state.js';
 import { runInit } from './task.js';
 
@@ -80,9 +80,7 @@ export class Reconciler {
   ): Promise<void> {
     const { log, store, clock } = this.s.options;
     // Offered again if the item matches again later (a saved session then resumes).
-    const forget = (task: Task): void => {
-      if (feed instanceof EventFeed) feed.forget(task);
-    };
+    const forget = (task: Task): void => feed.forget?.(task);
     const dropped = this.s.core.clearQueue(
       (c) => c.automationId === automation.id && reasons.has(c.task.key),
     );

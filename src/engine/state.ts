@@ -10,7 +10,7 @@ import type { Feature, OfferOptions } from '../core/feature.js';
 import type { RunRecord, Task } from '../core/types.js';
 import type { SessionRecord } from '../store/types.js';
 import type { ExecutorDeps, PreviousAttempt, RemediationRun } from './executor.js';
-import { EventFeed, type Feed, type PollContext } from './feed.js';
+import type { Feed, PollContext } from './feed.js';
 import { createFeed } from './feed-factory.js';
 import { locksFor, type OfferResult, SchedulerCore } from './scheduler.js';
 import type { EngineStatus, ExecutorDepsPart, KernelOptions, RunningTask } from './types.js';
@@ -157,7 +157,7 @@ export class KernelState {
   /** The event feeds forget an item (see `KernelPort.forget`). */
   forget(taskKey: string, options: { automationId?: string; task?: Task; pollNow?: boolean } = {}): void {
     for (const feed of this.feeds) {
-      if (!(feed instanceof EventFeed)) continue;
+      if (!feed.forget || !feed.forgetKey) continue;
       if (options.automationId !== undefined && feed.automation.id !== options.automationId) continue;
       if (options.task) feed.forget(options.task);
       else if (feed.forgetKey(taskKey) && options.pollNow) feed.nextPollAt = 0;
@@ -233,8 +233,7 @@ export class KernelState {
   /** The board's "baseline set" line for event feeds with item memory not read yet (new or reloaded). */
   async loadBaselines(): Promise<void> {
     for (const feed of this.feeds)
-      if (feed instanceof EventFeed && feed.baseline === undefined)
-        await feed.loadBaseline(this.options.store);
+      if (feed.baseline === undefined) await feed.loadBaseline?.(this.options.store);
   }
 }
 

@@ -52,18 +52,19 @@ export function ownStateLabels(automation: ResolvedAutomation): ReadonlySet<stri
   );
 }
 
-function describeSource(task: Task, field: string): string {
-  const author = (task.item.fields.issue_author ??
-    task.item.fields.pull_request_author ??
-    task.item.fields.item_author) as string | null | undefined;
-  if (field === 'upstream_summary') {
-    return `the outcome of run ${task.item.id} of automation '${String(task.item.fields.upstream_automation)}' (it quotes that agent and its task)`;
-  }
+function describeSource(automation: ResolvedAutomation, task: Task, field: string): string {
+  const described = automation.trigger.describeField?.(task, field);
+  if (described !== undefined) return described;
+  const authorField = automation.trigger.authorField;
+  const author = authorField === undefined ? undefined : task.item.fields[authorField];
   if (field === 'comments')
     return `comments on ${task.identity.repo}#${task.item.id} by trusted actors (each headed by its author)`;
   const what = field.replace(/_/g, ' ');
   // Labels are applied by whoever can label, not necessarily by the item's author.
-  const by = author && !field.endsWith('_labels') ? ` (written by @${author})` : '';
+  const by =
+    typeof author === 'string' && author !== '' && !field.endsWith('_labels')
+      ? ` (written by @${author})`
+      : '';
   return `${what} of ${task.identity.repo}#${task.item.id}${by}`;
 }
 
@@ -82,7 +83,7 @@ export function promptContext(
     syntax: automation.promptSyntax,
     mode: automation.config.untrusted_text,
     fence,
-    describe: (field) => describeSource(task, field),
+    describe: (field) => describeSource(automation, task, field),
   });
 }
 

@@ -5,12 +5,10 @@
  */
 
 import type { ResolvedAutomation, Settings } from '../config/types.js';
-import { type RunRecord, TERMINAL_STATUSES } from '../core/types.js';
+import { type RunRecord, TERMINAL_STATUSES, UNFINISHED_STATUSES } from '../core/types.js';
 import type { BudgetStatus } from '../cost/budget.js';
 import type { AutomationStatus, EngineStatus } from '../engine/engine.js';
-import { UNFINISHED_STATUSES } from '../store/sqlite/schema.js';
 import type { Store } from '../store/types.js';
-import { nextFireTimes } from '../triggers/cron/schedule.js';
 
 /** What the server needs from the engine: its view and its controls. */
 export interface EngineView {
@@ -75,8 +73,7 @@ function iso(ms: number | undefined): string | null {
 }
 
 function nextFire(automation: ResolvedAutomation, now: Date): string | null {
-  if (automation.triggerType !== 'cron') return null;
-  const next = nextFireTimes(automation.config.schedule, automation.timezone, now, 1)[0];
+  const next = automation.trigger.nextFire?.(automation, now);
   return next ? next.toISOString() : null;
 }
 

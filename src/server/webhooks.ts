@@ -21,6 +21,7 @@ import { envValue } from '../config/env.js';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
 import { ConfigError, type ConfigIssue } from '../core/errors.js';
 import { registerSecret } from '../security/redact.js';
+import type { WebhookPayload } from '../triggers/types.js';
 import type { ServerContext } from './server-context.js';
 
 export const WEBHOOK_PATH = '/webhooks/github';
@@ -31,53 +32,16 @@ const DEDUP_MS = 7 * 24 * 3600_000;
 /** The second poll after a delivery, for a search index that has not caught up yet. */
 export const FOLLOW_UP_MS = 10_000;
 
-/** Which trigger types each GitHub event can concern. */
-const EVENT_TRIGGERS: Record<string, readonly string[]> = {
-  issues: ['github-issues'],
-  pull_request: ['github-pull-requests'],
-  pull_request_review: ['github-pull-requests'],
-  pull_request_review_comment: ['github-pull-requests'],
-  pull_request_review_thread: ['github-pull-requests'],
-  check_suite: ['github-pull-requests'],
-  check_run: ['github-pull-requests'],
-  status: ['github-pull-requests'],
-  projects_v2_item: ['github-project-items'],
-};
-
-interface Payload {
-  repository?: { full_name?: string };
-  organization?: { login?: string };
-  sender?: { login?: string };
-  issue?: { pull_request?: unknown };
-}
-
-function triggerTypes(event: string, payload: Payload): readonly string[] {
-  // A comment on a pull request arrives as `issue_comment` with `issue.pull_request` set.
-  if (event === 'issue_comment')
-    return payload.issue?.pull_request ? ['github-pull-requests'] : ['github-issues'];
-  return EVENT_TRIGGERS[event] ?? [];
-}
-
-function sameLogin(a: string | undefined, b: string | undefined): boolean {
-  return a !== undefined && b !== undefined && a.toLowerCase() === b.toLowerCase();
-}
-
-/** The automations a delivery concerns: their trigger type reads this event, on this repository. */
+/** The automations a delivery concerns: their trigger reads this event, and says the delivery is theirs. */
 export function concernedAutomations(
   automations: readonly ResolvedAutomation[],
   event: string,
-  payload: Payload,
+  payload: WebhookPayload,
 ): string[] {
-  const types = triggerTypes(event, payload);
-  const repo = payload.repository?.full_name;
   return automations
-    .filter((a) => types.includes(a.triggerType))
     .filter((a) => {
-      if (a.triggerType === 'github-project-items') {
-        const owner = payload.organization?.login;
-        return owner === undefined || sameLogin(a.config.project_owner, owner);
-      }
-      return a.config.repo === undefined || sameLogin(a.config.repo, repo);
+      const hook = a.trigger.webhooks;
+      return hook?.events.includes(event) === true && hook.concerns(a, event, payload);
     })
     .map((a) => a.id);
 }
@@ -87,13 +51,13 @@ function answer(c: Context, status: 200 | 202 | 400 | 401 | 404, body: Record<st
 }
 
 /** The JSON a delivery carries (`application/json`, or the form GitHub sends as `payload=`). */
-function parsePayload(body: string, contentType: string | undefined): Payload | undefined {
+function parsePayload(body: string, contentType: string | undefined): WebhookPayload | undefined {
   try {
     const text = contentType?.startsWith('application/x-www-form-urlencoded')
       ? (new URLSearchParams(body).get('payload') ?? '')
       : body;
     const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null ? (value as Payload) : undefined;
+    return typeof value === 'object' && value !== null ? (value as WebhookPayload) : undefined;
   } catch {
     return undefined;
   }

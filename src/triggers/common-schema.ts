@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { ScreeningOverride } from '../config/screening.js';
 import { durationSetting, MIN_LEASE_TTL } from '../coordination/duration.js';
-import { BudgetUsd } from '../cost/schema.js';
+import { costAutomationShape } from '../cost/schema.js';
 
 export const IDENTIFIER_PATTERN = /^[A-Za-z0-9_-]+$/;
 export const Identifier = z
@@ -100,12 +100,7 @@ export const automationBaseShape = {
     .describe(
       'This automation’s failure budget per item; default `[settings] max_item_failures` (curupira extension).',
     ),
-  max_cost_per_run: BudgetUsd.optional().describe(
-    'This automation’s USD budget per run; default `[settings] max_cost_per_run` (docs/cost.md) (curupira extension).',
-  ),
-  max_cost_per_day: BudgetUsd.optional().describe(
-    'This automation’s USD budget per UTC day; default `[settings] max_cost_per_automation_per_day` (docs/cost.md) (curupira extension).',
-  ),
+  ...costAutomationShape,
   result_comment: z
     .boolean()
     .default(false)

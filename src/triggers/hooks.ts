@@ -3,7 +3,7 @@ import type { GitHubClient } from '../github/client.js';
 import { SEARCH_COUNT } from '../github/operations.js';
 import { probeIssueChanges } from '../github/rest.js';
 import type { TriggerSource } from './source.js';
-import type { DoctorContext, ResolveContext, TriggerCheck } from './types.js';
+import type { DoctorContext, ResolveContext, TriggerCheck, WebhookPayload } from './types.js';
 
 /** `upstreamRunId` of a trigger whose tasks follow no other run. */
 export function noUpstreamRun(): undefined {
@@ -70,4 +70,24 @@ export function repositoryChanges(
   github: () => GitHubClient,
 ): NonNullable<TriggerSource['probe']> {
   return (etag) => probeIssueChanges(github(), repo, etag);
+}
+
+function sameLogin(a: string | undefined, b: string | undefined): boolean {
+  return a !== undefined && b !== undefined && a.toLowerCase() === b.toLowerCase();
+}
+
+/** A webhook delivery concerns an automation of one repository when it comes from that repository. */
+export function sameRepository(repo: string | undefined, payload: WebhookPayload): boolean {
+  return repo === undefined || sameLogin(repo, payload.repository?.full_name);
+}
+
+/** A webhook delivery concerns a project's automation when it comes from the project's owner (or names none). */
+export function sameOwner(owner: string, payload: WebhookPayload): boolean {
+  const login = payload.organization?.login;
+  return login === undefined || sameLogin(owner, login);
+}
+
+/** A comment on a pull request arrives as `issue_comment` with `issue.pull_request` set. */
+export function commentOnPullRequest(event: string, payload: WebhookPayload): boolean {
+  return event === 'issue_comment' && Boolean(payload.issue?.pull_request);
 }

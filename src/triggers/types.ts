@@ -52,6 +52,32 @@ export interface Feed {
    * not read such an item again.
    */
   matchedSince?(taskKey: string, since: number): boolean;
+
+  // Capabilities: what a feed can do beyond polling. The kernel and the server ask for these,
+  // never for a feed's class or its trigger's name.
+
+  /**
+   * Polls a source whose items change (issues, pull requests, cards): a webhook or "run now" polls
+   * it at once, and a poller taking over counts what its predecessor dispatched as dispatched here.
+   */
+  readonly eventDriven?: boolean;
+  /** Item memory (`once`, `ignore_backlog`): whether the baseline is taken, and when (the board). */
+  readonly baseline?: { set: boolean; at: string | null } | undefined;
+  /** Reads the baseline's state from the store, before the first poll. */
+  loadBaseline?(store: Store): Promise<void>;
+  /** Offers this task again on the next poll (a launch that never started the agent, an unmatched item). */
+  forget?(task: Task): void;
+  /** Offers the task with this key again on the next poll; false when it was never dispatched. */
+  forgetKey?(key: string): boolean;
+  /**
+   * Fires from a schedule: the task of an occurrence at `at` ("run now" fires one at this instant;
+   * retrying a run fires its `scheduledFor` occurrence again).
+   */
+  fire?(at: Date): Task;
+  /** Called once when the engine starts, before any run can finish (a chain's baseline). */
+  start?(context: PollContext): Promise<void>;
+  /** A run of automation `automationId` settled (a chain polls at once after its upstream's). */
+  settled?(automationId: string): void;
 }
 
 /**
@@ -123,6 +149,22 @@ export type ScreeningHook<A extends AnyAutomation> =
   | { readonly unscreened: string }
   | { target(automation: A, task: Task): ScreenTarget };
 
+/** The parts of a GitHub webhook payload a trigger reads to tell whether a delivery concerns it. */
+export interface WebhookPayload {
+  repository?: { full_name?: string };
+  organization?: { login?: string };
+  sender?: { login?: string };
+  issue?: { pull_request?: unknown };
+}
+
+/** A trigger whose items GitHub announces by webhook: a delivery makes its automations poll at once. */
+export interface WebhookHook<A extends AnyAutomation> {
+  /** The `X-GitHub-Event` names that may concern it. */
+  readonly events: readonly string[];
+  /** Whether this delivery (of one of `events`) concerns the automation: its repository, its owner. */
+  concerns(automation: A, event: string, payload: WebhookPayload): boolean;
+}
+
 /** Where the loader reports a problem of one automation table (key relative to the table). */
 export interface ResolveContext {
   id: string;
@@ -181,6 +223,17 @@ export interface TriggerDefinition<A extends AnyAutomation = ResolvedAutomation>
    * chain's upstream run); absent: `repo#id`. `automation` is the run's, when the settings still have it.
    */
   itemName?(run: RunRecord, automation: A | undefined): string;
+  /** GitHub webhooks that concern its automations; absent: a delivery never polls them. */
+  readonly webhooks?: WebhookHook<A>;
+  /** Schedules: the next time the automation fires after `now` (the board); absent: not scheduled. */
+  nextFire?(automation: A, now: Date): Date | undefined;
+  /** The prompt field with the login of the item's author (named in the fence of its untrusted text). */
+  readonly authorField?: string;
+  /**
+   * How the fence heading names the source of one of its untrusted fields, when the default
+   * (`<field> of <repo>#<id>`, by its author) would mislead; undefined: the default.
+   */
+  describeField?(task: Task, field: string): string | undefined;
   /** The run this task follows, recorded on its run (chains); undefined for the others. */
   upstreamRunId(task: Task): string | undefined;
   /**

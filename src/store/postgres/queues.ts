@@ -14,19 +14,29 @@
  */
 import type pg from 'pg';
 import { StateError } from '../../core/errors.js';
+import {
+  type MarkRow,
+  markFromRow,
+  NOTIFICATION_COLUMNS,
+  type NotificationRow,
+  notificationFromRow,
+  PULL_REQUEST_COLUMNS,
+  type PullRequestRow,
+  pullRequestFromRow,
+  WRITE_COLUMNS,
+  type WriteRow,
+  writeFromRow,
+} from '../queue-rows.js';
 import type {
-  GitHubWrite,
   NotificationInit,
   NotificationPatch,
   NotificationRecord,
   NotificationStatus,
   PullRequestFilter,
-  PullRequestGate,
   PullRequestInit,
   PullRequestMark,
   PullRequestPatch,
   PullRequestRecord,
-  PullRequestState,
   Store,
   WriteInit,
   WritePatch,
@@ -139,161 +149,6 @@ export interface PgQueuesOptions {
   /** How messages name the database: the store's URL without its password; default `PostgreSQL`. */
   location?: string;
 }
-
-/** pg returns BIGINT as a string; ids and comment ids stay far below 2^53. */
-type Big = string | number;
-
-interface WriteRow {
-  id: Big;
-  marker: string;
-  repo: string;
-  item_number: number;
-  write_json: string;
-  run_id: string | null;
-  status: WriteStatus;
-  attempts: number;
-  next_attempt_at: string;
-  last_error: string | null;
-  result_id: Big | null;
-  created_at: string;
-  sent_at: string | null;
-}
-
-function writeFromRow(row: WriteRow): WriteRecord {
-  return {
-    id: Number(row.id),
-    marker: row.marker,
-    repo: row.repo,
-    number: row.item_number,
-    write: JSON.parse(row.write_json) as GitHubWrite,
-    runId: row.run_id,
-    status: row.status,
-    attempts: row.attempts,
-    nextAttemptAt: row.next_attempt_at,
-    lastError: row.last_error,
-    resultId: row.result_id === null ? null : Number(row.result_id),
-    createdAt: row.created_at,
-    sentAt: row.sent_at,
-  };
-}
-
-interface NotificationRow {
-  id: Big;
-  key: string;
-  target: string;
-  event_id: string;
-  event: string;
-  payload_json: string;
-  status: NotificationStatus;
-  attempts: number;
-  next_attempt_at: string;
-  last_error: string | null;
-  created_at: string;
-  sent_at: string | null;
-}
-
-function notificationFromRow(row: NotificationRow): NotificationRecord {
-  return {
-    id: Number(row.id),
-    key: row.key,
-    target: row.target,
-    eventId: row.event_id,
-    event: row.event,
-    payload: row.payload_json,
-    status: row.status,
-    attempts: row.attempts,
-    nextAttemptAt: row.next_attempt_at,
-    lastError: row.last_error,
-    createdAt: row.created_at,
-    sentAt: row.sent_at,
-  };
-}
-
-interface PullRequestRow {
-  run_id: string;
-  automation_id: string;
-  task_key: string;
-  repo: string;
-  delivery: 'pr' | 'branch';
-  head_branch: string;
-  head_sha: string | null;
-  base_branch: string | null;
-  number: number | null;
-  url: string | null;
-  adopted: boolean;
-  state: PullRequestState;
-  detail: string | null;
-  since: string;
-  gate: PullRequestGate | null;
-  gate_since: string | null;
-  gate_detail: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-function pullRequestFromRow(row: PullRequestRow): PullRequestRecord {
-  return {
-    runId: row.run_id,
-    automationId: row.automation_id,
-    taskKey: row.task_key,
-    repo: row.repo,
-    delivery: row.delivery,
-    headBranch: row.head_branch,
-    headSha: row.head_sha,
-    baseBranch: row.base_branch,
-    number: row.number,
-    url: row.url,
-    adopted: row.adopted,
-    state: row.state,
-    detail: row.detail,
-    since: row.since,
-    gate: row.gate,
-    gateSince: row.gate_since,
-    gateDetail: row.gate_detail,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
-
-interface MarkRow {
-  run_id: string;
-  key: string;
-  value: string;
-  at: string;
-}
-
-function markFromRow(row: MarkRow): PullRequestMark {
-  return { runId: row.run_id, key: row.key, value: row.value, at: row.at };
-}
-
-const WRITE_COLUMNS: Record<keyof WritePatch, string> = {
-  status: 'status',
-  attempts: 'attempts',
-  nextAttemptAt: 'next_attempt_at',
-  lastError: 'last_error',
-  resultId: 'result_id',
-  sentAt: 'sent_at',
-};
-
-const NOTIFICATION_COLUMNS: Record<keyof NotificationPatch, string> = {
-  status: 'status',
-  attempts: 'attempts',
-  nextAttemptAt: 'next_attempt_at',
-  lastError: 'last_error',
-  sentAt: 'sent_at',
-};
-
-const PULL_REQUEST_COLUMNS: Record<keyof PullRequestPatch, string> = {
-  headSha: 'head_sha',
-  baseBranch: 'base_branch',
-  number: 'number',
-  url: 'url',
-  adopted: 'adopted',
-  state: 'state',
-  detail: 'detail',
-  gate: 'gate',
-  gateDetail: 'gate_detail',
-};
 
 type Value = string | number | boolean | null;
 
@@ -417,17 +272,28 @@ export class PgQueues implements Pick<Store, QueueMethods> {
   }
 
   async updateWrite(id: number, patch: WritePatch): Promise<WriteRecord> {
+    return writeFromRow(
+      await this.#patchById<WriteRow>('writes', 'write', id, assignments(patch, WRITE_COLUMNS, 2)),
+    );
+  }
+
+  /** Sets a patch's columns of the row with this id (or reads it when the patch sets none). */
+  async #patchById<R extends pg.QueryResultRow>(
+    table: 'writes' | 'notifications',
+    what: string,
+    id: number,
+    { sets, values }: { sets: string[]; values: Value[] },
+  ): Promise<R> {
     this.#writable();
-    const { sets, values } = assignments(patch, WRITE_COLUMNS, 2);
-    const rows = await this.#query<WriteRow>(
+    const rows = await this.#query<R>(
       sets.length === 0
-        ? 'SELECT * FROM writes WHERE id = $1'
-        : `UPDATE writes SET ${sets.join(', ')} WHERE id = $1 RETURNING *`,
+        ? `SELECT * FROM ${table} WHERE id = $1`
+        : `UPDATE ${table} SET ${sets.join(', ')} WHERE id = $1 RETURNING *`,
       [id, ...values],
     );
     const row = rows[0];
-    if (!row) throw new StateError(`write ${id} does not exist in state database ${this.#location}`);
-    return writeFromRow(row);
+    if (!row) throw new StateError(`${what} ${id} does not exist in state database ${this.#location}`);
+    return row;
   }
 
   async enqueueNotification(init: NotificationInit): Promise<NotificationRecord> {
@@ -467,17 +333,14 @@ export class PgQueues implements Pick<Store, QueueMethods> {
   }
 
   async updateNotification(id: number, patch: NotificationPatch): Promise<NotificationRecord> {
-    this.#writable();
-    const { sets, values } = assignments(patch, NOTIFICATION_COLUMNS, 2);
-    const rows = await this.#query<NotificationRow>(
-      sets.length === 0
-        ? 'SELECT * FROM notifications WHERE id = $1'
-        : `UPDATE notifications SET ${sets.join(', ')} WHERE id = $1 RETURNING *`,
-      [id, ...values],
+    return notificationFromRow(
+      await this.#patchById<NotificationRow>(
+        'notifications',
+        'notification',
+        id,
+        assignments(patch, NOTIFICATION_COLUMNS, 2),
+      ),
     );
-    const row = rows[0];
-    if (!row) throw new StateError(`notification ${id} does not exist in state database ${this.#location}`);
-    return notificationFromRow(row);
   }
 
   async recordWebhookDelivery(delivery: {

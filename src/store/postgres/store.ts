@@ -10,7 +10,7 @@
  */
 import type pg from 'pg';
 import { StateError } from '../../core/errors.js';
-import { CALM_STATUSES, type RunRecord } from '../../core/types.js';
+import { type RunRecord, UNFINISHED_STATUSES } from '../../core/types.js';
 import {
   type AllowanceRow,
   allowanceFromRow,
@@ -27,8 +27,8 @@ import {
   type SessionRow,
   sessionFromRow,
 } from '../rows.js';
-import { createRunIdGenerator, type RunIdGenerator } from '../sqlite/run-id.js';
-import { INDEXED_CALM_STATUSES, UNFINISHED_STATUSES } from '../sqlite/schema.js';
+import { createRunIdGenerator, type RunIdGenerator } from '../run-id.js';
+import { attentionSql } from '../sql.js';
 import type {
   Allowance,
   BudgetPark,
@@ -59,14 +59,8 @@ import { PgQueues } from './queues.js';
 
 type Param = string | number | boolean | null | readonly (string | boolean | null)[];
 
-const quoted = (statuses: readonly string[]) => statuses.map((s) => `'${s}'`).join(', ');
-const LATER_CALM = CALM_STATUSES.filter((s) => !(INDEXED_CALM_STATUSES as readonly string[]).includes(s));
-
-/**
- * Runs that need a human: the words of the `runs_attention` index in schema.ts (so it is used), and
- * the calm statuses added since as one more AND term (as ATTENTION_SQL in ../sqlite/store.ts).
- */
-export const PG_ATTENTION_SQL = `dismissed_at IS NULL AND (worktree_kept OR status NOT IN (${quoted([...UNFINISHED_STATUSES, ...INDEXED_CALM_STATUSES])}))${LATER_CALM.length > 0 ? ` AND (worktree_kept OR status NOT IN (${quoted(LATER_CALM)}))` : ''}`;
+/** Runs that need a human (see `attentionSql`). */
+export const PG_ATTENTION_SQL = attentionSql('worktree_kept');
 
 const DEFAULT_LIST_LIMIT = 50;
 /** Tries of `createRun` when another process took the id meanwhile (never seen in practice). */

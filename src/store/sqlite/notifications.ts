@@ -1,44 +1,13 @@
 /** The `notifications` and `webhook_deliveries` tables (migration 8), for `SqliteStore`. */
 import type Database from 'better-sqlite3';
 import { StateError } from '../../core/errors.js';
+import { NOTIFICATION_COLUMNS, type NotificationRow, notificationFromRow } from '../queue-rows.js';
 import type {
   NotificationInit,
   NotificationPatch,
   NotificationRecord,
   NotificationStatus,
 } from '../types.js';
-
-interface NotificationRow {
-  id: number;
-  key: string;
-  target: string;
-  event_id: string;
-  event: string;
-  payload_json: string;
-  status: NotificationStatus;
-  attempts: number;
-  next_attempt_at: string;
-  last_error: string | null;
-  created_at: string;
-  sent_at: string | null;
-}
-
-function fromRow(row: NotificationRow): NotificationRecord {
-  return {
-    id: row.id,
-    key: row.key,
-    target: row.target,
-    eventId: row.event_id,
-    event: row.event,
-    payload: row.payload_json,
-    status: row.status,
-    attempts: row.attempts,
-    nextAttemptAt: row.next_attempt_at,
-    lastError: row.last_error,
-    createdAt: row.created_at,
-    sentAt: row.sent_at,
-  };
-}
 
 type Sql = (source: string) => Database.Statement;
 
@@ -47,7 +16,9 @@ export function enqueueNotification(sql: Sql, init: NotificationInit, now: strin
     `INSERT INTO notifications (key, target, event_id, event, payload_json, status, attempts, next_attempt_at, created_at)
      VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?) ON CONFLICT (key) DO NOTHING`,
   ).run(init.key, init.target, init.eventId, init.event, init.payload, init.notBefore ?? now, now);
-  return fromRow(sql('SELECT * FROM notifications WHERE key = ?').get(init.key) as NotificationRow);
+  return notificationFromRow(
+    sql('SELECT * FROM notifications WHERE key = ?').get(init.key) as NotificationRow,
+  );
 }
 
 export function listDueNotifications(sql: Sql, dueBy: string, limit: number): NotificationRecord[] {
@@ -55,7 +26,7 @@ export function listDueNotifications(sql: Sql, dueBy: string, limit: number): No
     `SELECT * FROM notifications WHERE status = 'pending' AND next_attempt_at <= ?
      ORDER BY next_attempt_at, id LIMIT ?`,
   ).all(dueBy, limit) as NotificationRow[];
-  return rows.map(fromRow);
+  return rows.map(notificationFromRow);
 }
 
 export function listNotifications(sql: Sql, filter: { status?: NotificationStatus }): NotificationRecord[] {
@@ -64,16 +35,8 @@ export function listNotifications(sql: Sql, filter: { status?: NotificationStatu
       ? sql('SELECT * FROM notifications ORDER BY id').all()
       : sql('SELECT * FROM notifications WHERE status = ? ORDER BY id').all(filter.status)
   ) as NotificationRow[];
-  return rows.map(fromRow);
+  return rows.map(notificationFromRow);
 }
-
-const PATCH_COLUMNS: Record<keyof NotificationPatch, string> = {
-  status: 'status',
-  attempts: 'attempts',
-  nextAttemptAt: 'next_attempt_at',
-  lastError: 'last_error',
-  sentAt: 'sent_at',
-};
 
 export function updateNotification(
   sql: Sql,
@@ -82,7 +45,7 @@ export function updateNotification(
   path: string,
 ): NotificationRecord {
   const keys = (Object.keys(patch) as (keyof NotificationPatch)[]).filter((k) => patch[k] !== undefined);
-  const sets = keys.map((k) => `${PATCH_COLUMNS[k]} = ?`);
+  const sets = keys.map((k) => `${NOTIFICATION_COLUMNS[k]} = ?`);
   const values = keys.map((k) => patch[k] as string | number | null);
   const row = (
     sets.length === 0
@@ -90,7 +53,7 @@ export function updateNotification(
       : sql(`UPDATE notifications SET ${sets.join(', ')} WHERE id = ? RETURNING *`).get(...values, id)
   ) as NotificationRow | undefined;
   if (!row) throw new StateError(`notification ${id} does not exist in state database ${path}`);
-  return fromRow(row);
+  return notificationFromRow(row);
 }
 
 export function recordWebhookDelivery(

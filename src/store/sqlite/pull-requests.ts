@@ -1,63 +1,22 @@
 /** The `pull_requests` table (migration 9): each run's delivery and its pull request, for `SqliteStore`. */
 import type Database from 'better-sqlite3';
 import { StateError } from '../../core/errors.js';
+import {
+  type MarkRow,
+  markFromRow,
+  PULL_REQUEST_COLUMNS,
+  type PullRequestRow,
+  pullRequestFromRow,
+} from '../queue-rows.js';
 import type {
   PullRequestFilter,
-  PullRequestGate,
   PullRequestInit,
   PullRequestMark,
   PullRequestPatch,
   PullRequestRecord,
-  PullRequestState,
 } from '../types.js';
 
-interface PullRequestRow {
-  run_id: string;
-  automation_id: string;
-  task_key: string;
-  repo: string;
-  delivery: 'pr' | 'branch';
-  head_branch: string;
-  head_sha: string | null;
-  base_branch: string | null;
-  number: number | null;
-  url: string | null;
-  adopted: number;
-  state: PullRequestState;
-  detail: string | null;
-  since: string;
-  gate: PullRequestGate | null;
-  gate_since: string | null;
-  gate_detail: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
 type Sql = (source: string) => Database.Statement;
-
-function fromRow(row: PullRequestRow): PullRequestRecord {
-  return {
-    runId: row.run_id,
-    automationId: row.automation_id,
-    taskKey: row.task_key,
-    repo: row.repo,
-    delivery: row.delivery,
-    headBranch: row.head_branch,
-    headSha: row.head_sha,
-    baseBranch: row.base_branch,
-    number: row.number,
-    url: row.url,
-    adopted: row.adopted === 1,
-    state: row.state,
-    detail: row.detail,
-    since: row.since,
-    gate: row.gate,
-    gateSince: row.gate_since,
-    gateDetail: row.gate_detail,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
 
 export function beginPullRequest(sql: Sql, init: PullRequestInit, now: string): PullRequestRecord {
   sql(
@@ -74,20 +33,10 @@ export function beginPullRequest(sql: Sql, init: PullRequestInit, now: string): 
     now,
     now,
   );
-  return fromRow(sql('SELECT * FROM pull_requests WHERE run_id = ?').get(init.runId) as PullRequestRow);
+  return pullRequestFromRow(
+    sql('SELECT * FROM pull_requests WHERE run_id = ?').get(init.runId) as PullRequestRow,
+  );
 }
-
-const COLUMNS: Record<keyof PullRequestPatch, string> = {
-  headSha: 'head_sha',
-  baseBranch: 'base_branch',
-  number: 'number',
-  url: 'url',
-  adopted: 'adopted',
-  state: 'state',
-  detail: 'detail',
-  gate: 'gate',
-  gateDetail: 'gate_detail',
-};
 
 export function updatePullRequest(
   sql: Sql,
@@ -101,7 +50,7 @@ export function updatePullRequest(
     | undefined;
   if (!current) throw new StateError(`run ${runId} has no delivery in state database ${path}`);
   const keys = (Object.keys(patch) as (keyof PullRequestPatch)[]).filter((k) => patch[k] !== undefined);
-  const sets = keys.map((k) => `${COLUMNS[k]} = ?`);
+  const sets = keys.map((k) => `${PULL_REQUEST_COLUMNS[k]} = ?`);
   const values = keys.map((k) => {
     const value = patch[k];
     return typeof value === 'boolean' ? (value ? 1 : 0) : (value as string | number | null);
@@ -120,12 +69,12 @@ export function updatePullRequest(
     ...values,
     runId,
   ) as PullRequestRow;
-  return fromRow(row);
+  return pullRequestFromRow(row);
 }
 
 export function getPullRequest(sql: Sql, runId: string): PullRequestRecord | undefined {
   const row = sql('SELECT * FROM pull_requests WHERE run_id = ?').get(runId) as PullRequestRow | undefined;
-  return row ? fromRow(row) : undefined;
+  return row ? pullRequestFromRow(row) : undefined;
 }
 
 export function listPullRequests(sql: Sql, filter: PullRequestFilter): PullRequestRecord[] {
@@ -141,18 +90,7 @@ export function listPullRequests(sql: Sql, filter: PullRequestFilter): PullReque
   const rows = sql(`SELECT * FROM pull_requests ${clause} ORDER BY created_at, run_id`).all(
     ...params,
   ) as PullRequestRow[];
-  return rows.map(fromRow);
-}
-
-interface MarkRow {
-  run_id: string;
-  key: string;
-  value: string;
-  at: string;
-}
-
-function markFromRow(row: MarkRow): PullRequestMark {
-  return { runId: row.run_id, key: row.key, value: row.value, at: row.at };
+  return rows.map(pullRequestFromRow);
 }
 
 export function getPullRequestMark(sql: Sql, runId: string, key: string): PullRequestMark | undefined {

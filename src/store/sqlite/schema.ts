@@ -9,9 +9,6 @@
 /** `PRAGMA application_id` of a curupira state file: the ASCII bytes `CURU`. */
 export const APPLICATION_ID = 0x43555255;
 
-/** Statuses of runs that have not finished: a process that died may have left them behind. */
-export const UNFINISHED_STATUSES = ['queued', 'preparing', 'running'] as const;
-
 export const MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE sessions (
@@ -97,7 +94,7 @@ export const MIGRATIONS: readonly string[] = [
   `,
   // 3: operator controls from `curupira serve`: automations paused by hand (kept across restarts)
   // and runs dismissed from the board's Needs attention column; a partial index keeps that column
-  // fast at any ledger size (its WHERE must match ATTENTION_SQL in store.ts word for word).
+  // fast at any ledger size (its WHERE must match `attentionSql` in ../sql.ts word for word).
   `
   CREATE TABLE automation_controls (
     automation_id TEXT PRIMARY KEY,
@@ -261,13 +258,6 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE runs ADD COLUMN host TEXT;
   `,
 ];
-
-/**
- * The calm statuses (core/types.ts CALM_STATUSES) the `runs_attention` index of migration 3 names;
- * calm statuses added later (`merged`) are one more term of ATTENTION_SQL in store.ts, so the index
- * still serves it without a migration.
- */
-export const INDEXED_CALM_STATUSES = ['succeeded', 'skipped', 'cancelled'] as const;
 
 /** The schema version this build writes and understands. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -4,7 +4,7 @@
  */
 import type Database from 'better-sqlite3';
 import { StateError } from '../../core/errors.js';
-import { CALM_STATUSES, type RunRecord, type Usage } from '../../core/types.js';
+import { type RunRecord, UNFINISHED_STATUSES, type Usage } from '../../core/types.js';
 import {
   type AllowanceRow,
   allowanceFromRow,
@@ -21,6 +21,8 @@ import {
   type SessionRow,
   sessionFromRow,
 } from '../rows.js';
+import { createRunIdGenerator, type RunIdGenerator } from '../run-id.js';
+import { attentionSql } from '../sql.js';
 import type {
   Allowance,
   BudgetPark,
@@ -50,18 +52,10 @@ import type {
 import { toStateError } from './errors.js';
 import * as notifications from './notifications.js';
 import * as pullRequests from './pull-requests.js';
-import { createRunIdGenerator, type RunIdGenerator } from './run-id.js';
-import { INDEXED_CALM_STATUSES, UNFINISHED_STATUSES } from './schema.js';
 import * as writes from './writes.js';
 
-const quoted = (statuses: readonly string[]) => statuses.map((s) => `'${s}'`).join(', ');
-const LATER_CALM = CALM_STATUSES.filter((s) => !(INDEXED_CALM_STATUSES as readonly string[]).includes(s));
-
-/**
- * Runs that need a human: the same words as the `runs_attention` index in schema.ts (so it is used),
- * and the calm statuses added since (an index term plus one more AND term still uses the index).
- */
-export const ATTENTION_SQL = `dismissed_at IS NULL AND (worktree_kept = 1 OR status NOT IN (${quoted([...UNFINISHED_STATUSES, ...INDEXED_CALM_STATUSES])}))${LATER_CALM.length > 0 ? ` AND (worktree_kept = 1 OR status NOT IN (${quoted(LATER_CALM)}))` : ''}`;
+/** Runs that need a human (see `attentionSql`). */
+export const ATTENTION_SQL = attentionSql('worktree_kept = 1');
 
 /** The WHERE clause and parameters of a run filter. */
 function runWhere(filter: RunFilter): { clause: string; params: (string | number)[] } {

@@ -1,41 +1,8 @@
 /** The `writes` table (migration 5): rows of the GitHub write queue, for `SqliteStore`. */
 import type Database from 'better-sqlite3';
 import { StateError } from '../../core/errors.js';
-import type { GitHubWrite, WriteInit, WritePatch, WriteRecord, WriteStatus } from '../types.js';
-
-interface WriteRow {
-  id: number;
-  marker: string;
-  repo: string;
-  item_number: number;
-  write_json: string;
-  run_id: string | null;
-  status: WriteStatus;
-  attempts: number;
-  next_attempt_at: string;
-  last_error: string | null;
-  result_id: number | null;
-  created_at: string;
-  sent_at: string | null;
-}
-
-function writeFromRow(row: WriteRow): WriteRecord {
-  return {
-    id: row.id,
-    marker: row.marker,
-    repo: row.repo,
-    number: row.item_number,
-    write: JSON.parse(row.write_json) as GitHubWrite,
-    runId: row.run_id,
-    status: row.status,
-    attempts: row.attempts,
-    nextAttemptAt: row.next_attempt_at,
-    lastError: row.last_error,
-    resultId: row.result_id,
-    createdAt: row.created_at,
-    sentAt: row.sent_at,
-  };
-}
+import { WRITE_COLUMNS, type WriteRow, writeFromRow } from '../queue-rows.js';
+import type { WriteInit, WritePatch, WriteRecord, WriteStatus } from '../types.js';
 
 type Sql = (source: string) => Database.Statement;
 
@@ -91,18 +58,9 @@ export function listWrites(
   return (sql(`SELECT * FROM writes ${clause} ORDER BY id`).all(...params) as WriteRow[]).map(writeFromRow);
 }
 
-const PATCH_COLUMNS: Record<keyof WritePatch, string> = {
-  status: 'status',
-  attempts: 'attempts',
-  nextAttemptAt: 'next_attempt_at',
-  lastError: 'last_error',
-  resultId: 'result_id',
-  sentAt: 'sent_at',
-};
-
 export function updateWrite(sql: Sql, id: number, patch: WritePatch, path: string): WriteRecord {
   const keys = (Object.keys(patch) as (keyof WritePatch)[]).filter((k) => patch[k] !== undefined);
-  const sets = keys.map((k) => `${PATCH_COLUMNS[k]} = ?`);
+  const sets = keys.map((k) => `${WRITE_COLUMNS[k]} = ?`);
   const values = keys.map((k) => patch[k] as string | number | null);
   const row = (
     sets.length === 0

@@ -33,6 +33,10 @@ export const afterTrigger: TriggerDefinition<AfterResolved> = {
   },
   screening: { unscreened: 'a chained run follows one of your own runs' },
   itemName: (run) => `after run ${run.itemId}`,
+  describeField: (task, field) =>
+    field === 'upstream_summary'
+      ? `the outcome of run ${task.item.id} of automation '${String(task.item.fields.upstream_automation)}' (it quotes that agent and its task)`
+      : undefined,
   // A chain's task is the upstream run it follows (its item id is that run's id).
   upstreamRunId: (task) => task.item.id,
   resolveTimezone: defaultTimezone,

@@ -47,6 +47,7 @@ export const cronTrigger: TriggerDefinition<CronResolved> = {
       : undefined;
     return `schedule${automation ? ` ${automation.config.schedule}` : ''}${when ? ` fired ${when}` : ''}`;
   },
+  nextFire: (automation, now) => nextFireTimes(automation.config.schedule, automation.timezone, now, 1)[0],
   upstreamRunId: noUpstreamRun,
   resolveTimezone(config, context) {
     let timezone = context.defaultTimezone;

@@ -4,9 +4,11 @@ import { searchAll } from '../../github/search.js';
 import { githubItem } from '../github-item.js';
 import { unmatchedItems } from '../github-reconcile.js';
 import {
+  commentOnPullRequest,
   defaultTimezone,
   noUpstreamRun,
   repositoryChanges,
+  sameRepository,
   searchCountCheck,
   stringField,
 } from '../hooks.js';
@@ -59,6 +61,12 @@ export const githubIssuesTrigger: TriggerDefinition<GitHubIssuesResolved> = {
       labels: automation.config.labels,
     }),
   },
+  webhooks: {
+    events: ['issues', 'issue_comment'],
+    concerns: (automation, event, payload) =>
+      !commentOnPullRequest(event, payload) && sameRepository(automation.config.repo, payload),
+  },
+  authorField: 'issue_author',
   unmatched: (automation, tasks, context) =>
     unmatchedItems(context.github(), tasks, automation.config, context.signal),
   upstreamRunId: noUpstreamRun,

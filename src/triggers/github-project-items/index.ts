@@ -8,7 +8,7 @@ import {
   USER_PROJECT_ITEMS,
 } from '../../github/operations.js';
 import { PAGE_SIZE } from '../../github/search.js';
-import { noUpstreamRun, refuseItemWrites, stringField } from '../hooks.js';
+import { noUpstreamRun, refuseItemWrites, sameOwner, stringField } from '../hooks.js';
 import type { SourceFactory } from '../source.js';
 import type { TriggerDefinition } from '../types.js';
 import {
@@ -233,6 +233,11 @@ export const githubProjectItemsTrigger: TriggerDefinition<GitHubProjectItemsReso
       };
     },
   },
+  webhooks: {
+    events: ['projects_v2_item'],
+    concerns: (automation, _event, payload) => sameOwner(automation.config.project_owner, payload),
+  },
+  authorField: 'item_author',
   upstreamRunId: noUpstreamRun,
   resolveTimezone(config, context) {
     refuseItemWrites(

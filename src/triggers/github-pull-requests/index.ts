@@ -4,9 +4,11 @@ import { searchAll } from '../../github/search.js';
 import { githubItem } from '../github-item.js';
 import { unmatchedItems } from '../github-reconcile.js';
 import {
+  commentOnPullRequest,
   defaultTimezone,
   noUpstreamRun,
   repositoryChanges,
+  sameRepository,
   searchCountCheck,
   stringField,
 } from '../hooks.js';
@@ -123,6 +125,22 @@ export const githubPullRequestsTrigger: TriggerDefinition<GitHubPullRequestsReso
       labels: automation.config.labels,
     }),
   },
+  webhooks: {
+    events: [
+      'pull_request',
+      'pull_request_review',
+      'pull_request_review_comment',
+      'pull_request_review_thread',
+      'check_suite',
+      'check_run',
+      'status',
+      'issue_comment',
+    ],
+    concerns: (automation, event, payload) =>
+      (event !== 'issue_comment' || commentOnPullRequest(event, payload)) &&
+      sameRepository(automation.config.repo, payload),
+  },
+  authorField: 'pull_request_author',
   unmatched: (automation, tasks, context) =>
     unmatchedItems(context.github(), tasks, automation.config, context.signal),
   upstreamRunId: noUpstreamRun,
