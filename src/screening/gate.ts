@@ -21,10 +21,11 @@ import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
 import { classifyFailure, runStatusFor } from '../core/outcome.js';
 import { recordSkippedRun, runInit } from '../core/task-fields.js';
-import type { RunRecord, Task } from '../core/types.js';
+import type { FieldValue, RunRecord, Task } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
 import { getCollaboratorPermission } from '../github/rest.js';
 import type { Logger } from '../log.js';
+import { revealHidden } from '../prompt/hidden.js';
 import type { Store } from '../store/types.js';
 import type { ScreenTarget } from '../triggers/types.js';
 import { type Classifier, ClassifierError, type ClassifierSettings } from './classifier/types.js';
@@ -78,6 +79,71 @@ async function loadScanners(): Promise<Scanners> {
 }
 
 export async function gateTask(
+  deps: GateDeps,
+  automation: ResolvedAutomation,
+  task: Task,
+  screening: ScreeningSettings,
+  signal: AbortSignal,
+): Promise<Gate> {
+  const gate = await screenTask(deps, automation, task, screening, signal);
+  if (gate.kind !== 'run') return gate;
+  // Hidden text is removed from the prompt whatever was decided (src/prompt/hidden.ts); the run
+  // records what was removed.
+  const removed = await hiddenFindings(automation, gate.task);
+  if (removed.length === 0) return gate;
+  const base = gate.screening ?? {
+    findings: [],
+    reason: screening.mode === 'off' ? 'screening is off' : 'not screened',
+    digest: '',
+  };
+  const reason = `${base.reason}; hidden text removed from the prompt (${removed.length} part${removed.length === 1 ? '' : 's'})`;
+  return { ...gate, screening: { ...base, reason, findings: [...base.findings, ...removed] } };
+}
+
+/** The longest removed text a finding keeps (made visible). */
+const REMOVED_KEPT = 2000;
+
+/** One `hidden-text/removed-*` finding per part removed from an untrusted prompt field. */
+async function hiddenFindings(automation: ResolvedAutomation, task: Task): Promise<Finding[]> {
+  const values: Record<string, FieldValue> = {
+    task_title: task.item.title,
+    task_body: task.item.body,
+    ...task.item.fields,
+    ...(task.item.volatile ?? {}),
+  };
+  const fields = automation.trigger.untrustedFields.filter((name) => values[name] !== undefined);
+  const strings = (value: FieldValue, path: string, out: Array<[string, string]>): void => {
+    if (typeof value === 'string') out.push([path, value]);
+    else if (Array.isArray(value)) value.forEach((v, i) => strings(v, `${path}[${i}]`, out));
+    else if (value !== null && typeof value === 'object')
+      for (const [k, v] of Object.entries(value)) strings(v as FieldValue, `${path}.${k}`, out);
+  };
+  const texts: Array<[string, string]> = [];
+  for (const name of fields) strings(values[name]!, name, texts);
+  const findings: Finding[] = [];
+  const seen = new Set<string>();
+  for (const [field, text] of texts) {
+    if (seen.has(text)) continue; // task_title repeats issue_title
+    seen.add(text);
+    const { removed } = revealHidden(text);
+    if (removed.length === 0) continue;
+    const { makeVisible } = await loadScanners();
+    for (const part of removed) {
+      const shown = makeVisible(part.text);
+      findings.push({
+        scanner: 'hidden-text',
+        rule: `removed-${part.kind}`,
+        severity: 'low',
+        field,
+        offset: part.offset,
+        excerpt: shown.length > REMOVED_KEPT ? `${shown.slice(0, REMOVED_KEPT)}…` : shown,
+      });
+    }
+  }
+  return findings;
+}
+
+async function screenTask(
   deps: GateDeps,
   automation: ResolvedAutomation,
   task: Task,
