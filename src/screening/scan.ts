@@ -61,6 +61,15 @@ function scanText(name: string, text: string, scanners: readonly Scanner[]): Fin
   return inField;
 }
 
+/** The scanners that read the item as a whole: those that match wording (a sentence can be split). */
+const WHOLE_ITEM = new Set([
+  'instruction-override',
+  'role-spoofing',
+  'credential-fishing',
+  'exfiltration',
+  'intent',
+]);
+
 const key = (f: Finding) => `${f.field}\u0000${f.scanner}\u0000${f.rule}\u0000${f.severity}`;
 
 /**
@@ -98,7 +107,11 @@ export function scan(input: ScreenInput, scanners: readonly Scanner[] = SCANNERS
       whole += `${field.text}\n\n`;
     }
     const seen = new Set(findings.map((f) => `${f.scanner}\u0000${f.rule}`));
-    for (const finding of scanText('item', whole, readers)) {
+    for (const finding of scanText(
+      'item',
+      whole,
+      readers.filter((s) => WHOLE_ITEM.has(s.id)),
+    )) {
       if (seen.has(`${finding.scanner}\u0000${finding.rule}`)) continue;
       let i = starts.length - 1;
       while (i > 0 && starts[i]! > finding.offset) i -= 1;
