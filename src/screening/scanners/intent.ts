@@ -25,8 +25,9 @@
  * characters and URL-encoding decoded), so a payload in confusables or percent-escapes is read.
  *
  * Severity: high when the request is directed (an imperative position, "please", "could you",
- * words to the agent in the same paragraph); a request in code is high only when its line speaks to
- * the agent. In a text that discusses attacks, a quoted request is medium.
+ * words to the agent in the same paragraph); a request in code is high when its line (or the
+ * one above, or the prose before inline code) speaks to the agent, and not reported otherwise. In
+ * a text that discusses attacks, a quoted request is medium.
  */
 import { AGENT_VOCATIVE, DISCUSSION_CUE, hasImperativeLead, isQuoted } from '../lexicon.js';
 import type { Hit, Scanner, Severity, TextView } from '../types.js';
@@ -203,7 +204,9 @@ function scan(view: TextView): Hit[] {
         let start = offset;
         while (start > 0 && view.inCode(start - 1) && text[start - 1] !== '\n') start -= 1;
         const asked = start > 0 && text[start - 1] !== '\n' && askedToRun(text, start);
-        severity = asked || codeLineAddressed(text, offset) ? 'high' : 'low';
+        // Unasked code (a log, a reproduction, a script) is not a request: nothing to report.
+        if (!asked && !codeLineAddressed(text, offset)) continue;
+        severity = 'high';
       } else if (
         !mustDirect ||
         directed(text, offset, paragraphAround(text, offset)) ||
