@@ -23,7 +23,7 @@ import { itemScores, loadClassifiers, runnerCosts, standIn, THRESHOLD } from './
 
 export const name = 'screening';
 
-const CORPORA = ['seed-a', 'seed-b'];
+const CORPORA = ['seed-a', 'seed-b', 'hand-c'];
 const TIMING_PASSES = 5;
 /** Thresholds at which the classifier's effect is also reported. */
 const SWEEP = [0.3, 0.5, 0.8];

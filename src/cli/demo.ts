@@ -75,12 +75,12 @@ task_timeout_minutes = 5
 [settings.github]
 api_url = "${apiUrl}"   # the local GitHub simulator (real use: leave the default)
 
-# Issue text is written by strangers: it is screened before any agent sees it. A classifier model
-# is required by default, and without one every issue run is blocked. The demo has none, so it
-# screens with the deterministic scanners alone; \`required = false\` accepts that risk. For real
-# repositories set classifier_model (a Prompt Guard model folder) or classifier_command instead.
-[settings.screening]
-required = false
+# Issue text is written by strangers. An issue runs when it is vouched for: its author is trusted
+# (OWNER, MEMBER, COLLABORATOR, or listed in trusted_authors), or a trusted person applied the
+# label this automation matches on. Vouched text is still scanned (findings are warnings) and its
+# hidden text removed. An unvouched issue needs a classifier (classifier_model or
+# classifier_command under [settings.screening]); without one it is held. The demo's issue is by a
+# stranger and labelled by a maintainer, so it runs with nothing else installed.
 
 [repositories.widgets]
 remote = "file://${remote}"
@@ -290,7 +290,7 @@ export function registerDemo(program: Command, io: CliIo): void {
         writeLine(io.stdout, '4. Running the engine (the same code as `curupira run`)…');
         writeLine(
           io.stdout,
-          '   Screening runs without a classifier (the demo sets required = false): deterministic scanners only.',
+          '   Screening: the agent-ready issue was labelled by a maintainer, so it is vouched for and runs without a classifier.',
         );
         const store = await openStore(stateLocation(settings.execution));
         const log = createLogger({ console: io.stderr, file: logFile(settings) });

@@ -84,13 +84,15 @@ max_active_tasks = 1                   # agents running at once
 # [settings.github]
 # api_url = "https://api.github.com"   # https://HOST/api/v3 for GitHub Enterprise Server
 
-# Issue and pull-request text is written by strangers: it is screened before any agent sees it
-# (docs/screening.md). A classifier is required: until one is set, every issue run is blocked,
-# visibly (\`curupira runs\` shows why; \`curupira doctor\` checks it).
+# Issue and pull-request text is written by strangers (docs/screening.md). An item runs when it is
+# vouched for: its author is trusted (OWNER, MEMBER, COLLABORATOR or trusted_authors), or a trusted
+# person applied the label the automation matches on. Its text is still scanned and hidden text
+# removed. An unvouched item needs a classifier; without one it is held, visibly (\`curupira runs\`
+# shows why; \`curupira validate\` says what happens to unvouched items).
 [settings.screening]
 # classifier_model = "~/.curupira/models/prompt-guard"  # a Prompt Guard model.onnx + tokenizer.json
 # classifier_command = ["python3", "/path/to/classify.py"] # reads {"texts": […]}, answers {"scores": […]}
-# required = false                      # accept the risk: deterministic scanners only
+# required = false                      # unvouched items too: deterministic scanners only
 # mode = "block"                        # "warn" never blocks; "off" turns screening off
 # trusted_authors = ["alice", "app/dependabot", "@acme/maintainers"]  # scanned, never blocked
 # min_author_association = "COLLABORATOR"  # OWNER, MEMBER and COLLABORATOR are trusted

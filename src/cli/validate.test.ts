@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadSettingsFromText } from '../config/load.js';
 import { runCliCaptured } from './testing.js';
-import { explainAutomation, screeningSummary } from './validate.js';
+import { explainAutomation, screeningSummary, unvouchedLines } from './validate.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'curupira-validate-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -122,9 +122,38 @@ prompt = "x"
       '/work/s.toml',
     );
     expect(settings.automations.map((a) => screeningSummary(a, settings))).toEqual([
-      'block; no classifier, and one is required: every run is blocked; trusted: alice and association ≥ COLLABORATOR',
+      'block; no classifier: vouched items run, unvouched ones are held; trusted: alice and association ≥ COLLABORATOR',
       'block; no classifier (scanners only); trusted: alice and association ≥ COLLABORATOR; labels must come from a trusted actor',
       'not screened (a schedule carries no third-party text)',
+    ]);
+  });
+});
+
+describe('validate: unvouched items', () => {
+  it('says in one line per distinct answer what happens to an unvouched item', () => {
+    const { settings } = loadSettingsFromText(
+      `[repositories.api]
+remote = "https://github.com/acme/api.git"
+[automations.triage]
+repository = "api"
+repo = "acme/api"
+prompt = "x"
+[automations.relaxed]
+repository = "api"
+repo = "acme/api"
+prompt = "x"
+[automations.relaxed.screening]
+required = false
+[automations.nightly]
+repository = "api"
+schedule = "0 3 * * *"
+prompt = "x"
+`,
+      '/work/s.toml',
+    );
+    expect(unvouchedLines(settings)).toEqual([
+      'Unvouched items (triage) — an untrusted author, with no matching label applied by a trusted actor — are held (blocked): no classifier is configured; set classifier_model or classifier_command under [settings.screening], or required = false to screen them with the scanners alone.',
+      'Unvouched items (relaxed) — an untrusted author, with no matching label applied by a trusted actor — run when the deterministic scanners find nothing to block (required = false, no classifier).',
     ]);
   });
 });

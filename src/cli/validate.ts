@@ -26,12 +26,49 @@ export function screeningSummary(automation: ResolvedAutomation, settings: Setti
     : modelDir
       ? `classifier model ${modelDir}`
       : s.required && s.mode === 'block'
-        ? 'no classifier, and one is required: every run is blocked'
+        ? 'no classifier: vouched items run, unvouched ones are held'
         : 'no classifier (scanners only)';
   const trusted = s.trustedAuthors.length > 0 ? `${s.trustedAuthors.join(', ')} and ` : '';
   return `${s.mode}; ${classifier}; trusted: ${trusted}association ≥ ${s.minAuthorAssociation}${
     s.requireTrustedLabeler ? '; labels must come from a trusted actor' : ''
   }`;
+}
+
+/**
+ * What happens to an item nobody trusted vouched for (its author is not trusted and no trusted
+ * actor applied the labels the automation matches on), in a few words; undefined when the
+ * automation is not screened.
+ */
+export function unvouchedSummary(automation: ResolvedAutomation, settings: Settings): string | undefined {
+  const hook = automation.trigger.screening;
+  if (hook && 'unscreened' in hook) return undefined;
+  const s = resolveScreening(settings.execution.screening, automation.config.screening, settings.dir);
+  if (s.mode === 'off') return 'run unscreened (screening is off)';
+  if (s.mode === 'warn') return 'run; findings are only warnings (mode = "warn")';
+  const { command, modelDir } = s.classifier;
+  if (command || modelDir)
+    return `run only when the scanners and the classifier (${command ? command.join(' ') : modelDir}) find nothing to block`;
+  if (!s.required)
+    return 'run when the deterministic scanners find nothing to block (required = false, no classifier)';
+  return 'are held (blocked): no classifier is configured; set classifier_model or classifier_command under [settings.screening], or required = false to screen them with the scanners alone';
+}
+
+/**
+ * `validate`'s one line per distinct answer: what happens to unvouched items, for which automations.
+ * Vouched items (a trusted author, or labels a trusted actor applied) always run, scanned.
+ */
+export function unvouchedLines(settings: Settings): string[] {
+  const groups = new Map<string, string[]>();
+  for (const automation of settings.automations) {
+    const what = unvouchedSummary(automation, settings);
+    if (what === undefined) continue;
+    groups.set(what, [...(groups.get(what) ?? []), automation.id]);
+  }
+  const all = groups.size === 1 && [...groups.values()][0]!.length === settings.automations.length;
+  return [...groups].map(
+    ([what, ids]) =>
+      `Unvouched items${all ? '' : ` (${ids.join(', ')})`} — an untrusted author, with no matching label applied by a trusted actor — ${what}.`,
+  );
 }
 
 /** What `--explain` shows of one automation, as label/value rows. Remote credentials are scrubbed. */
@@ -138,6 +175,7 @@ export function registerValidate(program: Command, io: CliIo, globals: () => Glo
       const { settings, warnings } = loadSettings(globals().config);
       for (const warning of warnings) writeLine(io.stderr, `warning: ${warning}`);
       writeLine(io.stdout, validMessage(settings));
+      for (const line of unvouchedLines(settings)) writeLine(io.stdout, line);
       if (options.explain) {
         const now = new Date();
         for (const automation of settings.automations) {

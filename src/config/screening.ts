@@ -21,7 +21,7 @@ export const TRUSTED_ACTOR_PATTERN =
 const DESCRIPTIONS = {
   mode: '`block`: findings at a `block` threshold (and a required classifier that cannot answer) block the run; `warn`: never block, record warnings; `off`: no screening.',
   required:
-    'A classifier must answer for every event-triggered run; when it is missing, fails or times out the run is blocked. Default: true unless `mode = "off"`. `false` accepts the risk of screening with the deterministic scanners alone.',
+    'An unvouched event-triggered item (its author is not trusted, and no trusted actor applied the labels the automation matches on) needs a classifier; when it is missing, fails or times out, the item is held as a blocked run. Vouched items never need one. Default: true unless `mode = "off"`. `false` lets unvouched items run when the deterministic scanners find nothing to block.',
   classifier_command:
     'argv of a classifier program: reads `{"texts": [...]}` as JSON on stdin, answers `{"scores": [...]}` (0 benign … 1 injection).',
   classifier_model:
@@ -32,9 +32,9 @@ const DESCRIPTIONS = {
   thresholds:
     'What each finding severity does: `block`, `warn` or `ignore`. Default: `high` and `critical` block, `low` and `medium` warn.',
   trusted_authors:
-    'Actors whose text is scanned but never blocked: logins (`alice`), bots (`app/dependabot`) and teams (`@acme/maintainers`, resolved through GitHub).',
+    'Actors who vouch for an item, as its author or by applying the labels the automation matches on (its text is then scanned but never blocked, and needs no classifier): logins (`alice`), bots (`app/dependabot`) and teams (`@acme/maintainers`, resolved through GitHub).',
   min_author_association:
-    "Actors whose GitHub `authorAssociation` on the item's repository is at least this are trusted (OWNER > MEMBER > COLLABORATOR > CONTRIBUTOR > FIRST_TIME_CONTRIBUTOR > FIRST_TIMER > NONE).",
+    "Actors whose GitHub `authorAssociation` on the item's repository is at least this are trusted and vouch for the items they write or label (OWNER > MEMBER > COLLABORATOR > CONTRIBUTOR > FIRST_TIME_CONTRIBUTOR > FIRST_TIMER > NONE; a labeler with write access counts as COLLABORATOR).",
   require_trusted_labeler:
     "Skip an item unless every label the automation matches on was last applied (per the item's timeline) by a trusted actor.",
 } as const;

@@ -10,13 +10,26 @@
  *   still work; printing a whole list prints one block around its JSON, and `| join` one block
  *   around the joined values.
  *
+ * Before either, hidden text (hidden.ts: invisible characters, HTML and markdown comments, hidden
+ * elements) is removed from every untrusted string, whatever screening decided.
+ *
  * With `untrusted_text = "raw"` nothing is fenced (unsafe: the text reads as instructions); bodies
- * are still capped.
+ * are still capped and hidden text still removed.
  */
 
 import type { FieldValue } from '../core/types.js';
 import type { Fence } from './fence.js';
 import { compactJson, flattenValue } from './fields.js';
+import { revealHidden } from './hidden.js';
+
+/** `value` with hidden text removed from every string in it (hidden.ts). */
+export function revealDeep(value: FieldValue): FieldValue {
+  if (typeof value === 'string') return revealHidden(value).text;
+  if (Array.isArray(value)) return value.map(revealDeep);
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, revealDeep(v as FieldValue)]));
+  return value;
+}
 
 /** The longest body a prompt holds (seed 004); screening reads the whole text. */
 export const BODY_CAP_CHARS = 6000;
@@ -145,7 +158,7 @@ export function guardUntrusted(
   const guarded: Record<string, FieldValue> = { ...context };
   for (const field of options.fields) {
     if (!Object.hasOwn(guarded, field)) continue;
-    const value = capBodies(field, guarded[field] as FieldValue);
+    const value = capBodies(field, revealDeep(guarded[field] as FieldValue));
     if (options.mode === 'raw') guarded[field] = value;
     else if (options.syntax === 'jinja')
       guarded[field] = fenceDeep(value, options.describe(field), options.fence);

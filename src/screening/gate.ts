@@ -2,12 +2,15 @@
  * The screening gate, run once per item about to run (not per poll), before its prompt is rendered.
  * Event triggers only: a trigger whose hook says `unscreened` (schedules, chains) passes untouched.
  *
- * 1. Read the item's newest comments, its author's association and (for `require_trusted_labeler`)
- *    who applied its labels.
- * 2. Decide trust by actor. Comments by untrusted authors never enter the prompt; a label that made
- *    the item match, applied by an untrusted actor, skips the item.
- * 3. Scan title, body, author, head branch and every comment; ask the classifier. Only text by an
- *    untrusted item author that enters the prompt can block; everything else is kept as warnings.
+ * 1. Read the item's newest comments, its author's association and (when the automation matches on
+ *    labels) who applied each label, in one request.
+ * 2. Decide trust by actor. The item is *vouched* when its author is trusted, or when every label
+ *    the automation matches on was last applied by a trusted actor. Comments by untrusted authors
+ *    never enter the prompt; with `require_trusted_labeler`, a matching label applied by an
+ *    untrusted actor skips the item.
+ * 3. Scan title, body, author, head branch and every comment. A vouched item needs no classifier and
+ *    its findings are warnings. An unvouched item asks the classifier (required unless
+ *    `required = false`); only its author's text that enters the prompt can block.
  * 4. A blocked item becomes a `blocked` run (no worktree, no agent). The same text is not screened
  *    into a new record again (`held`) until it changes or `curupira allow` lets that digest through once.
  */
@@ -18,9 +21,11 @@ import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
 import { classifyFailure, runStatusFor } from '../core/outcome.js';
 import { recordSkippedRun, runInit } from '../core/task-fields.js';
-import type { RunRecord, Task } from '../core/types.js';
+import type { FieldValue, RunRecord, Task } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
+import { getCollaboratorPermission } from '../github/rest.js';
 import type { Logger } from '../log.js';
+import { revealHidden } from '../prompt/hidden.js';
 import type { Store } from '../store/types.js';
 import type { ScreenTarget } from '../triggers/types.js';
 import { type Classifier, ClassifierError, type ClassifierSettings } from './classifier/types.js';
@@ -80,6 +85,71 @@ export async function gateTask(
   screening: ScreeningSettings,
   signal: AbortSignal,
 ): Promise<Gate> {
+  const gate = await screenTask(deps, automation, task, screening, signal);
+  if (gate.kind !== 'run') return gate;
+  // Hidden text is removed from the prompt whatever was decided (src/prompt/hidden.ts); the run
+  // records what was removed.
+  const removed = await hiddenFindings(automation, gate.task);
+  if (removed.length === 0) return gate;
+  const base = gate.screening ?? {
+    findings: [],
+    reason: screening.mode === 'off' ? 'screening is off' : 'not screened',
+    digest: '',
+  };
+  const reason = `${base.reason}; hidden text removed from the prompt (${removed.length} part${removed.length === 1 ? '' : 's'})`;
+  return { ...gate, screening: { ...base, reason, findings: [...base.findings, ...removed] } };
+}
+
+/** The longest removed text a finding keeps (made visible). */
+const REMOVED_KEPT = 2000;
+
+/** One `hidden-text/removed-*` finding per part removed from an untrusted prompt field. */
+async function hiddenFindings(automation: ResolvedAutomation, task: Task): Promise<Finding[]> {
+  const values: Record<string, FieldValue> = {
+    task_title: task.item.title,
+    task_body: task.item.body,
+    ...task.item.fields,
+    ...(task.item.volatile ?? {}),
+  };
+  const fields = automation.trigger.untrustedFields.filter((name) => values[name] !== undefined);
+  const strings = (value: FieldValue, path: string, out: Array<[string, string]>): void => {
+    if (typeof value === 'string') out.push([path, value]);
+    else if (Array.isArray(value)) value.forEach((v, i) => strings(v, `${path}[${i}]`, out));
+    else if (value !== null && typeof value === 'object')
+      for (const [k, v] of Object.entries(value)) strings(v as FieldValue, `${path}.${k}`, out);
+  };
+  const texts: Array<[string, string]> = [];
+  for (const name of fields) strings(values[name]!, name, texts);
+  const findings: Finding[] = [];
+  const seen = new Set<string>();
+  for (const [field, text] of texts) {
+    if (seen.has(text)) continue; // task_title repeats issue_title
+    seen.add(text);
+    const { removed } = revealHidden(text);
+    if (removed.length === 0) continue;
+    const { makeVisible } = await loadScanners();
+    for (const part of removed) {
+      const shown = makeVisible(part.text);
+      findings.push({
+        scanner: 'hidden-text',
+        rule: `removed-${part.kind}`,
+        severity: 'low',
+        field,
+        offset: part.offset,
+        excerpt: shown.length > REMOVED_KEPT ? `${shown.slice(0, REMOVED_KEPT)}…` : shown,
+      });
+    }
+  }
+  return findings;
+}
+
+async function screenTask(
+  deps: GateDeps,
+  automation: ResolvedAutomation,
+  task: Task,
+  screening: ScreeningSettings,
+  signal: AbortSignal,
+): Promise<Gate> {
   const target = screenTarget(automation, task);
   if (!target) return { kind: 'run', task };
   const wantsComments = automation.placeholders.includes('comments');
@@ -87,7 +157,8 @@ export async function gateTask(
     return { kind: 'run', task };
   let context: ItemContext;
   try {
-    context = await readItemContext(deps.github(), target, { timeline: screening.requireTrustedLabeler });
+    const timeline = screening.requireTrustedLabeler || target.labels.length > 0;
+    context = await readItemContext(deps.github(), target, { timeline });
   } catch (error) {
     const status = runStatusFor(classifyFailure(error, { stage: 'screening', stopping: signal.aborted }));
     const why = `could not read the item's comments and authors for screening: ${errorMessage(error)}`;
@@ -95,8 +166,9 @@ export async function gateTask(
   }
   const rules = await trustRules(deps, screening);
   const author = context.author ?? (target.author ? { login: target.author, bot: false } : null);
+  const labelers = await labelersOf(deps, target, context, rules);
   if (screening.requireTrustedLabeler) {
-    const problem = labelerProblem(automation.id, target, context, rules, screening);
+    const problem = labelerProblem(automation.id, target, labelers, screening);
     if (problem) {
       const at = new Date(deps.clock.now()).toISOString();
       const id = await recordSkippedRun(deps.store, automation, task, problem, at);
@@ -112,7 +184,8 @@ export async function gateTask(
 
   const fields = screenFields(target, author, comments);
   const digest = digestOf(fields);
-  const exposed = trustReason(author, rules) === undefined ? ITEM_FIELDS : new Set<string>();
+  const vouched = vouchOf(author, rules, target, labelers);
+  const exposed = vouched ? new Set<string>() : ITEM_FIELDS;
   const { scan } = await loadScanners();
   const findings = scan({ fields });
   const allowance = await deps.store.takeAllowance(task.key, digest);
@@ -125,8 +198,19 @@ export async function gateTask(
     return { kind: 'run', task: ready, screening: { findings, reason, digest } };
   }
   let verdict = judge(findings, exposed, screening);
+  if (vouched) {
+    // Vouched: the scanners' findings are warnings and no classifier is asked.
+    const reason = `vouched (${vouched}): ${verdict.reason}`;
+    return { kind: 'run', task: ready, screening: { reason, findings, digest } };
+  }
   if (verdict.action !== 'block') {
-    const classified = await classifyFields(deps, screening, fields, signal);
+    const classified = await classifyFields(
+      deps,
+      screening,
+      fields,
+      signal,
+      unvouchedWhy(author, labelers, screening),
+    );
     findings.push(...classified.findings);
     verdict = classified.failure ?? judge(findings, exposed, screening);
     if (classified.warning) verdict = { ...verdict, reason: `${verdict.reason}; ${classified.warning}` };
@@ -192,13 +276,20 @@ async function classifyFields(
   screening: ScreeningSettings,
   fields: readonly ScreenField[],
   signal: AbortSignal,
+  unvouched: string,
 ): Promise<Classified> {
   const settings = screening.classifier;
   const mustBlock = screening.required && screening.mode === 'block';
   const classifier = deps.classifier(settings);
   if (!classifier) {
     if (!mustBlock) return { findings: [], warning: 'screened without a classifier (required = false)' };
-    return { findings: [], failure: { action: 'block', reason: `blocked: ${missingClassifier()}` } };
+    return {
+      findings: [],
+      failure: {
+        action: 'block',
+        reason: `blocked: ${unvouched}, so a classifier must screen it, and ${missingClassifier()}`,
+      },
+    };
   }
   try {
     const scores = await withTimeout(
@@ -295,6 +386,15 @@ export async function trustRules(deps: GateDeps, screening: ScreeningSettings): 
   };
 }
 
+/** Who last applied one of the labels the automation matches on, and whether they are trusted. */
+export interface Labeler {
+  label: string;
+  /** Undefined when the timeline shows no labeled event for it; null for a deleted account. */
+  actor?: Actor | null;
+  /** Why the actor is trusted; undefined when not. */
+  trusted?: string;
+}
+
 /** An actor's association where the item shows it (as its author or a commenter). */
 function knownAssociation(actor: Actor, context: ItemContext): Actor {
   if (actor.association !== undefined) return actor;
@@ -305,21 +405,107 @@ function knownAssociation(actor: Actor, context: ItemContext): Actor {
   return association === undefined ? actor : { ...actor, association };
 }
 
-function labelerProblem(
-  id: string,
+/**
+ * A labeler's association where the item does not show it: the repository's owner is OWNER; a
+ * person with write or admin permission on the repository is (at least) a COLLABORATOR; anyone
+ * else, or a permission that cannot be read, stays unknown (not trusted unless listed).
+ */
+async function labelerAssociation(deps: GateDeps, repo: string, actor: Actor): Promise<Actor> {
+  if (actor.bot) return actor;
+  if (repo.split('/')[0]!.toLowerCase() === actor.login.toLowerCase())
+    return { ...actor, association: 'OWNER' };
+  try {
+    const { permission } = await getCollaboratorPermission(deps.github(), repo, actor.login);
+    return permission === 'admin' || permission === 'write'
+      ? { ...actor, association: 'COLLABORATOR' }
+      : actor;
+  } catch (error) {
+    deps.log.warn(
+      { repo, login: actor.login, error: errorMessage(error) },
+      "Could not read a labeler's permission; the label does not vouch for the item",
+    );
+    return actor;
+  }
+}
+
+/** Each matching label's last labeler and their trust (read from the timeline, once per dispatch). */
+async function labelersOf(
+  deps: GateDeps,
   target: ScreenTarget,
   context: ItemContext,
   rules: TrustRules,
+): Promise<Labeler[]> {
+  const out: Labeler[] = [];
+  const looked = new Map<string, Promise<Actor>>();
+  for (const label of target.labels) {
+    const event = context.labelEvents.findLast((e) => e.label.toLowerCase() === label.toLowerCase());
+    if (!event) {
+      out.push({ label });
+      continue;
+    }
+    let actor = event.actor ? knownAssociation(event.actor, context) : null;
+    // The author's association is what GitHub says of them; anyone else who labelled the item and
+    // is not trusted by what the item shows (their association as a commenter, if any) is looked up.
+    const isAuthor = actor?.login.toLowerCase() === context.author?.login.toLowerCase();
+    if (actor && !isAuthor && trustReason(actor, rules) === undefined && target.source) {
+      const key = actor.login.toLowerCase();
+      if (!looked.has(key)) looked.set(key, labelerAssociation(deps, target.source.repo, actor));
+      actor = await looked.get(key)!;
+    }
+    const trusted = trustReason(actor, rules);
+    out.push({ label, actor, ...(trusted ? { trusted } : {}) });
+  }
+  return out;
+}
+
+/** Why the item is vouched for (its author, or every matching label's labeler), or undefined. */
+export function vouchOf(
+  author: Actor | null,
+  rules: TrustRules,
+  target: ScreenTarget,
+  labelers: readonly Labeler[],
+): string | undefined {
+  const byAuthor = trustReason(author, rules);
+  if (byAuthor) return `author @${author!.login}: ${byAuthor}`;
+  if (target.labels.length === 0 || labelers.some((l) => !l.trusted)) return undefined;
+  return labelers.map((l) => `'${l.label}' applied by @${l.actor!.login}: ${l.trusted}`).join('; ');
+}
+
+function unvouchedWhy(
+  author: Actor | null,
+  labelers: readonly Labeler[],
+  screening: ScreeningSettings,
+): string {
+  const who = author
+    ? `@${author.login} (association ${author.association ?? 'unknown'}, below ${screening.minAuthorAssociation}, and not in trusted_authors)`
+    : 'an unknown author';
+  const labels =
+    labelers.length === 0
+      ? 'the automation matches on no label'
+      : labelers
+          .filter((l) => !l.trusted)
+          .map((l) =>
+            l.actor === undefined
+              ? `the timeline does not show who applied '${l.label}'`
+              : `'${l.label}' was applied by @${l.actor?.login ?? 'ghost'}, who is not trusted`,
+          )
+          .join('; ');
+  return `the item is not vouched for: its author ${who} is not trusted and ${labels}`;
+}
+
+function labelerProblem(
+  id: string,
+  target: ScreenTarget,
+  labelers: readonly Labeler[],
   screening: ScreeningSettings,
 ): string | undefined {
   if (target.labels.length === 0)
     return `require_trusted_labeler: automation '${id}' matches on no label, so no labeler can be checked`;
-  for (const label of target.labels) {
-    const event = context.labelEvents.findLast((e) => e.label.toLowerCase() === label.toLowerCase());
-    if (!event) return `require_trusted_labeler: the item's timeline does not show who applied '${label}'`;
-    const actor = event.actor ? knownAssociation(event.actor, context) : null;
-    if (trustReason(actor, rules) === undefined)
-      return `require_trusted_labeler: '${label}' was applied by @${event.actor?.login ?? 'ghost'}, who is not trusted (not in trusted_authors, and association ${actor?.association ?? 'unknown'} is below ${screening.minAuthorAssociation})`;
+  for (const { label, actor, trusted } of labelers) {
+    if (actor === undefined)
+      return `require_trusted_labeler: the item's timeline does not show who applied '${label}'`;
+    if (!trusted)
+      return `require_trusted_labeler: '${label}' was applied by @${actor?.login ?? 'ghost'}, who is not trusted (not in trusted_authors, and association ${actor?.association ?? 'unknown'} is below ${screening.minAuthorAssociation})`;
   }
   return undefined;
 }

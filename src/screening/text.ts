@@ -155,3 +155,100 @@ export function excerptOf(text: string, offset: number, length: number): string 
   if (i < text.length) out += '…';
   return out;
 }
+
+/** Latin look-alikes from Cyrillic and Greek (the common confusables), by character. */
+const CONFUSABLES: Record<string, string> = {
+  а: 'a',
+  в: 'b',
+  е: 'e',
+  к: 'k',
+  м: 'm',
+  н: 'h',
+  о: 'o',
+  р: 'p',
+  с: 'c',
+  т: 't',
+  у: 'y',
+  х: 'x',
+  і: 'i',
+  ј: 'j',
+  ѕ: 's',
+  ԁ: 'd',
+  һ: 'h',
+  ӏ: 'l',
+  ԛ: 'q',
+  ԝ: 'w',
+  ɡ: 'g',
+  ı: 'i',
+  А: 'A',
+  В: 'B',
+  Е: 'E',
+  К: 'K',
+  М: 'M',
+  Н: 'H',
+  О: 'O',
+  Р: 'P',
+  С: 'C',
+  Т: 'T',
+  У: 'Y',
+  Х: 'X',
+  І: 'I',
+  Ј: 'J',
+  Ѕ: 'S',
+  Ԁ: 'D',
+  Ԛ: 'Q',
+  Ԝ: 'W',
+  α: 'a',
+  ε: 'e',
+  ι: 'i',
+  κ: 'k',
+  ν: 'v',
+  ο: 'o',
+  ρ: 'p',
+  τ: 't',
+  υ: 'u',
+  χ: 'x',
+  Α: 'A',
+  Β: 'B',
+  Ε: 'E',
+  Ζ: 'Z',
+  Η: 'H',
+  Ι: 'I',
+  Κ: 'K',
+  Μ: 'M',
+  Ν: 'N',
+  Ο: 'O',
+  Ρ: 'P',
+  Τ: 'T',
+  Υ: 'Y',
+  Χ: 'X',
+};
+const CONFUSABLE_CHAR = new RegExp(`[${Object.keys(CONFUSABLES).join('')}]`, 'u');
+
+/**
+ * `text` as a reader sees it, for matching: NFKC (fullwidth and styled letters to plain ones),
+ * zero-width characters dropped, tag characters read as the ASCII they spell, look-alike letters
+ * in a word that mixes scripts turned into Latin ones, and runs of URL escapes decoded. Offsets
+ * do not match `text`'s; findings on it point at the field.
+ */
+export function normalised(text: string): string {
+  let out = text.normalize('NFKC');
+  const latin = (out.match(/[A-Za-z]/g) ?? []).length;
+  const other = (out.match(/[\p{Script=Cyrillic}\p{Script=Greek}]/gu) ?? []).length;
+  out = out.replace(/[\u200b-\u200d\u2060-\u2064\ufeff\u180e\u00ad]/g, '');
+  out = out.replace(/[\u{e0020}-\u{e007e}]/gu, (c) => String.fromCharCode(c.codePointAt(0)! - 0xe0000));
+  out = out.replace(/[\p{L}\p{M}]+/gu, (word) =>
+    CONFUSABLE_CHAR.test(word) &&
+    (/[A-Za-z]/.test(word) || (latin > other && [...word].every((c) => CONFUSABLES[c] !== undefined)))
+      ? [...word].map((c) => CONFUSABLES[c] ?? c).join('')
+      : word,
+  );
+  out = out.replace(/[^\s%]*(?:%[0-9A-Fa-f]{2}[^\s%]*){3,}/g, (run) => {
+    try {
+      return decodeURIComponent(run.replace(/\+/g, ' '));
+    } catch {
+      return run;
+    }
+  });
+  return out;
+}

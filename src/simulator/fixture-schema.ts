@@ -26,6 +26,9 @@ const issueShape = {
     .describe('Default: the next free number (issues first, then pull requests).'),
   author: Login.optional(),
   labels: z.array(z.string()).optional().describe('Label names; created in the repository when missing.'),
+  labeledBy: Login.optional().describe(
+    'Who applied the labels, as the timeline shows it. Default: the author.',
+  ),
   assignees: z.array(Login).optional(),
   milestone: z.string().nullable().optional().describe('Milestone title; created when missing.'),
   createdAt: Timestamp.optional(),

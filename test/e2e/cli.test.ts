@@ -315,11 +315,11 @@ prompt = "Fix \${issue_number}\\n\\n\${issue_body}"
     expect(lines).toContain(`ok    repository widgets: file://${origin.url} answers (default branch main)`);
     expect(lines.find((l) => l.startsWith('ok    git:'))).toMatch(/git version/);
     expect(lines.find((l) => l.startsWith('ok    state folder:'))).toBeDefined();
-    // No classifier and no `required = false`: screening would block every issue run.
-    expect(lines.find((l) => l.startsWith('FAIL  screening:'))).toContain(
-      'no classifier is configured, and one is required: every run of automations nothing, fix is blocked',
+    // No classifier and no `required = false`: vouched items run, unvouched ones are held.
+    expect(lines.find((l) => l.startsWith('ok    screening:'))).toContain(
+      'no classifier for automations nothing, fix: vouched items',
     );
-    expect(lines.at(-1)).toBe('2 checks failed.');
+    expect(lines.at(-1)).toBe('1 check failed.');
     expect(result.code).toBe(1);
     expect(result.stdout + result.stderr).not.toContain(DEMO_TOKEN);
   });

@@ -154,7 +154,7 @@ describe('the classifier', () => {
       classify,
     });
 
-  it('is required by default: with none configured every issue run is blocked, naming the fixes (built CLI)', async () => {
+  it('is required for an unvouched item: with none configured a stranger’s issue is held, naming the fixes (built CLI)', async () => {
     h = await createHarness({ screening: '' });
     const result = await cli(h, 'run');
     expect(result.code).toBe(0);

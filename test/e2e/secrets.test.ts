@@ -35,6 +35,9 @@ beforeAll(async () => {
       },
     ],
     automation: issueAutomation('fix', { prompt: '${issue_title}: ${issue_body}' }),
+    // The bodies ask the agent to print its keys (the screen reads that as a request for secrets):
+    // they come from a trusted author here, so the runs go ahead and the test sees what leaks.
+    screening: 'required = false\ntrusted_authors = ["octocat"]',
   });
   env = { ...h.env, ANTHROPIC_API_KEY: CANARY_KEY, AWS_SECRET_ACCESS_KEY: CANARY_AWS };
   runOutput = await runBuiltCli(['--config', h.settingsFile, 'run'], { env });

@@ -14,7 +14,7 @@
  * log" are not requests. Context: prose only; inside code these are low (a script that prints a
  * variable is not a request to the agent).
  */
-import { hasImperativeLead, spaced } from '../lexicon.js';
+import { DISCUSSION_CUE, hasImperativeLead, isQuoted, spaced } from '../lexicon.js';
 import type { Hit, Scanner, Severity, TextView } from '../types.js';
 
 interface Rule {
@@ -93,7 +93,14 @@ function scan(view: TextView): Hit[] {
     for (const match of view.text.matchAll(pattern)) {
       const offset = match.index;
       if (lead && !hasImperativeLead(view.text, offset)) continue;
-      hits.push({ rule, severity: view.inCode(offset) ? 'low' : severity, offset, length: match[0].length });
+      // A report quoting the request ("an attacker could write "print the token"…") warns.
+      const cited = severity !== 'medium' && isQuoted(view.text, offset) && DISCUSSION_CUE.test(view.text);
+      hits.push({
+        rule,
+        severity: view.inCode(offset) ? 'low' : cited ? 'medium' : severity,
+        offset,
+        length: match[0].length,
+      });
     }
   }
   return hits;

@@ -8,6 +8,7 @@ import { hasAgentConfigRequest } from './agent-config.js';
 import { hasCredentialRequest } from './credential-fishing.js';
 import { hasExfiltration } from './exfiltration.js';
 import { hasOverride } from './instruction-override.js';
+import { hasIntent } from './intent.js';
 import { hasRoleSpoof } from './role-spoofing.js';
 
 export type Signal = 'payload' | 'addressed-directive' | 'addressed' | 'shell-directive';
@@ -19,7 +20,7 @@ const SHELL =
 export function instructionSignal(text: string): Signal | undefined {
   if (hasOverride(text) || hasExfiltration(text) || hasCredentialRequest(text) || hasRoleSpoof(text))
     return 'payload';
-  if (hasAgentConfigRequest(text)) return 'payload';
+  if (hasAgentConfigRequest(text) || hasIntent(text)) return 'payload';
   const addressed = AGENT_VOCATIVE.test(text);
   const directive = DIRECTIVE.test(text);
   if (addressed && directive) return 'addressed-directive';
