@@ -114,7 +114,7 @@ async function hiddenFindings(automation: ResolvedAutomation, task: Task): Promi
   const fields = automation.trigger.untrustedFields.filter((name) => values[name] !== undefined);
   const strings = (value: FieldValue, path: string, out: Array<[string, string]>): void => {
     if (typeof value === 'string') out.push([path, value]);
-    else if (Array.isArray(value)) value.forEach((v, i) => strings(v, `${path}[${i}]`, out));
+    else if (Array.isArray(value)) for (const [i, v] of value.entries()) strings(v, `${path}[${i}]`, out);
     else if (value !== null && typeof value === 'object')
       for (const [k, v] of Object.entries(value)) strings(v as FieldValue, `${path}.${k}`, out);
   };
