@@ -140,7 +140,9 @@ prompt = "Yearly chores"
     await waitFor('both runs to end', () => daemon.runs.length === 2);
     const cancelled = daemon.runs.find((r) => r.id === slow.id)!;
     expect(cancelled.status).toBe('cancelled');
-    expect(cancelled.reason).toBe('cancelled by an operator; its session is kept (retry resumes it)');
+    expect(cancelled.reason).toBe(
+      'cancelled by an operator; its session is kept and is not resumed until the run is retried',
+    );
     expect(daemon.runs.find((r) => r.id !== slow.id)?.status).toBe('succeeded');
     expect(await store!.getSession(slow.taskKey)).toMatchObject({ sessionId: slow.sessionId });
     expect(() => daemon.engine.cancel(slow.id)).toThrow(ControlError);
@@ -150,6 +152,47 @@ prompt = "Yearly chores"
     );
     expect(resumed.sessionId).toBe(slow.sessionId);
     daemon.engine.cancel(resumed.id);
+    await daemon.stop();
+  });
+
+  it('a cancel sticks: neither a restart of the watch nor `run` resumes or reruns it, only a retry does', async () => {
+    h = await createHarness({
+      settingsExtra: FAST,
+      issues: [{ title: 'Slow one [[fake:sleep-first=30]]', labels: ['agent-ready'] }],
+    });
+    let daemon = await watching(h);
+    const slow = await waitFor('the slow run to start', async () =>
+      (await store!.listRuns({ status: ['running'] })).find((r) => r.sessionId !== null),
+    );
+    daemon.engine.cancel(slow.id);
+    await waitFor('the cancelled run', () => daemon.runs.length === 1);
+    expect(daemon.runs[0]).toMatchObject({ id: slow.id, status: 'cancelled' });
+    expect(daemon.runs[0]!.reason).toBe(
+      'cancelled by an operator; its session is kept and is not resumed until the run is retried',
+    );
+    await daemon.stop();
+
+    // A new watch (what `serve` does at start) and a one-shot `run`: the item waits for a person.
+    daemon = await watching(h);
+    await daemon.round();
+    await daemon.round();
+    expect(daemon.runs).toEqual([]);
+    await daemon.stop();
+    const drained = await h.run();
+    expect(drained.runs).toEqual([]);
+    store = await h.openStore();
+    expect(await store.listRuns({ automationId: 'fix' })).toHaveLength(1);
+    expect(await store.getSession(slow.taskKey)).toMatchObject({ sessionId: slow.sessionId });
+    expect(h.agentRuns('claude')).toHaveLength(1);
+    await store.close();
+    store = undefined;
+
+    // A person's retry resumes it, and from then on it runs as any other item.
+    daemon = await watching(h);
+    await daemon.round();
+    expect(await daemon.engine.retry(slow.id)).toBe('resumed');
+    await waitFor('the resumed run', () => daemon.runs.length === 1);
+    expect(daemon.runs[0]).toMatchObject({ status: 'succeeded', resumed: true, sessionId: slow.sessionId });
     await daemon.stop();
   });
 
