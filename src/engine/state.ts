@@ -200,7 +200,7 @@ export class KernelState {
           : {}),
         serialAutomation: automation.trigger.serialRuns,
       }),
-      priority: resume ? 'resume' : 'normal',
+      priority: retry ? 'retry' : resume ? 'resume' : 'normal',
     });
     if (result === 'queued' || result === 'updated')
       this.pending.set(task.key, {
