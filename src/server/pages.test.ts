@@ -210,3 +210,11 @@ describe('board and run pages escape what GitHub and agents wrote', () => {
     expect(text).toContain('curupira/&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;');
   });
 });
+
+describe('the pages’ scripts', () => {
+  it('parse as JavaScript (an escape lost in a template string breaks every button)', async () => {
+    const { Script } = await import('node:vm');
+    const { BOARD_JS, FLEET_JS, RUN_JS } = await import('./assets.js');
+    for (const script of [BOARD_JS, FLEET_JS, RUN_JS]) expect(() => new Script(script)).not.toThrow();
+  });
+});
