@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadSettings } from '../../src/config/load.js';
 import { ControlError } from '../../src/core/errors.js';
 import type { Store } from '../../src/store/types.js';
-import { createHarness, type Harness, issueAutomation, waitFor } from '../helpers/harness.js';
+import { createHarness, type Harness, issueAutomation, runBuiltCli, waitFor } from '../helpers/harness.js';
 import { startWatching, type Watching } from '../helpers/watch.js';
 
 let h: Harness | undefined;
@@ -178,8 +178,11 @@ prompt = "Yearly chores"
     await daemon.round();
     expect(daemon.runs).toEqual([]);
     await daemon.stop();
-    const drained = await h.run();
-    expect(drained.runs).toEqual([]);
+    const drained = await runBuiltCli(['--config', h.settingsFile, 'run'], { env: h.env });
+    expect(drained.stdout).toBe(
+      `No run started.\n  still cancelled: fix acme/api#1 "Slow one [[fake:sleep-first=30]]": an operator cancelled run ${slow.id}; Retry on the board (or POST /api/v1/runs/${slow.id}/retry) runs it again\n`,
+    );
+    expect(drained.code).toBe(0);
     store = await h.openStore();
     expect(await store.listRuns({ automationId: 'fix' })).toHaveLength(1);
     expect(await store.getSession(slow.taskKey)).toMatchObject({ sessionId: slow.sessionId });
