@@ -117,6 +117,18 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet: a cancel sticks', () 
       30_000,
       300,
     );
+    // Stopped once the poller settled that dispatch (a poller stopped before leaves it to the next
+    // poller to take over, which is another test's matter).
+    const url = await board(poller);
+    await waitFor(
+      'the dispatch settled',
+      async () => {
+        const answer = await fetch(`${url}api/v1/fleet`, { headers: { authorization: `Bearer ${token}` } });
+        return ((await answer.json()) as { dispatches: unknown[] }).dispatches.length === 0;
+      },
+      30_000,
+      300,
+    );
     for (const cli of [poller, worker]) {
       cli.child.kill('SIGTERM');
       await cli.done.catch(() => undefined);
