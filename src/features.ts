@@ -3,13 +3,14 @@
  * (`curupira run`, `serve`, the fleet's hosts, the demo) and tests import this file.
  *
  * The order matters where hooks of several features meet:
- * - gates: a budget park, the failure budget, an open delivery, a lease, then screening (the
+ * - gates: an operator's cancel, a budget park, the failure budget, an open delivery, a lease, then screening (the
  *   first answer other than `go` wins, so the cheap local checks come before GitHub reads);
  * - after a run: counted (failure budget), planned (retries); then its writes, its notification,
  *   an automatic pause;
  * - teardown runs backwards: remediations settle, notifications and writes flush, telemetry last.
  */
 
+import { CancelHoldFeature } from './coordination/cancel-hold-feature.js';
 import { FailureBudgetFeature } from './coordination/failure-budget-feature.js';
 import { LeasesFeature } from './coordination/leases-feature.js';
 import { WritesFeature } from './coordination/writes-feature.js';
@@ -183,7 +184,8 @@ export function createFeatures(
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
   });
   const extra = registered.map((factory) => factory({ options, port }));
-  return [telemetry, cost, failures, writes, notify, delivery, leases, screening, retries, ...extra];
+  const cancels = new CancelHoldFeature({ store, log });
+  return [telemetry, cancels, cost, failures, writes, notify, delivery, leases, screening, retries, ...extra];
 }
 
 /** The kernel with the feature list: what `curupira run`, `serve` and the fleet's hosts run. */

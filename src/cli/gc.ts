@@ -17,6 +17,7 @@ import { silentLogger } from '../log.js';
 import { openStore, stateLocation } from '../store/index.js';
 import {
   emptyPools,
+  holdsWork,
   type KeptWorktree,
   listKeptWorktrees,
   listStrayFiles,
@@ -215,11 +216,6 @@ async function protectedWorktrees(statePath: string): Promise<Set<string>> {
     await store.close();
   }
   return paths;
-}
-
-/** Work that exists nowhere else, or that git cannot vouch for (a folder it does not know). */
-function holdsWork(worktree: KeptWorktree): boolean {
-  return worktree.unpushedCommits > 0 || worktree.dirty !== false;
 }
 
 function isInteractive(io: CliIo): boolean {

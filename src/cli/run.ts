@@ -168,9 +168,12 @@ export function registerRun(program: Command, io: CliIo, globals: () => GlobalOp
         for (const line of summarizeRuns(result.runs, result.discoveryErrors.length > 0, result.held.length))
           writeLine(io.stdout, line);
         for (const run of result.held) {
+          const item = `${run.automationId} ${run.repo}#${run.itemId} ${JSON.stringify(run.itemTitle)}`;
           writeLine(
             io.stdout,
-            `  still blocked: ${run.automationId} ${run.repo}#${run.itemId} ${JSON.stringify(run.itemTitle)}: unchanged since run ${run.id}; \`curupira allow ${run.id}\` lets it run once`,
+            run.status === 'cancelled'
+              ? `  still cancelled: ${item}: an operator cancelled run ${run.id}; Retry on the board (or POST /api/v1/runs/${run.id}/retry) runs it again`
+              : `  still blocked: ${item}: unchanged since run ${run.id}; \`curupira allow ${run.id}\` lets it run once`,
           );
         }
         for (const { automationId, message } of result.discoveryErrors) {

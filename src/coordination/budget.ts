@@ -11,6 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
+import { changedNothing } from '../core/outcome.js';
 import { runInit } from '../core/task-fields.js';
 import { isFailure, type RunRecord, type Task } from '../core/types.js';
 import type { ItemFailures, Store } from '../store/types.js';
@@ -68,7 +69,7 @@ export async function checkBudget(
 }
 
 /**
- * After a run: a success forgets the item's failures; a failure, a timeout or a stall counts one
+ * After a run: a success that changed something forgets the item's failures; a failure, a timeout or a stall counts one
  * more (each retry is a run, so each failed try counts: see src/retries/retry.ts), and
  * the run that reaches the budget says in its reason that the item is now escalated.
  */
@@ -80,7 +81,9 @@ export async function countRun(
   run: RunRecord,
 ): Promise<RunRecord> {
   if (run.status === 'succeeded') {
-    await store.clearItemFailures(task.key);
+    // A run that changed nothing proves nothing: after a failed try it leaves the count as it is,
+    // so a loop of failing fresh runs and empty resumes still reaches the budget.
+    if (!changedNothing(run)) await store.clearItemFailures(task.key);
     return run;
   }
   if (!isFailure(run.status)) return run;

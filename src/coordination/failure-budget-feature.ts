@@ -56,6 +56,11 @@ export class FailureBudgetFeature implements Feature {
     return countRun(this.options.store, this.options.port.settings(), automation, task, run);
   }
 
+  /** A person asking again is the reset an escalation waits for. */
+  async retried(run: RunRecord): Promise<void> {
+    if (run.status === 'escalated') await this.options.store.clearItemFailures(run.taskKey);
+  }
+
   /** Watch mode: an escalated item reset (`curupira reset`) since it was held back is polled again. */
   async beforePoll(): Promise<void> {
     try {

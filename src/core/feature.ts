@@ -44,6 +44,8 @@ export interface RunOutcome {
   run: RunRecord;
   /** An operator or reconciliation cancelled it (its reason was rewritten after it finished). */
   renoted: boolean;
+  /** Who cancelled it: an operator (the board, the API, `curupira cancel`) or reconciliation (its item no longer matches). */
+  cancelledBy?: 'operator' | 'unmatched';
 }
 
 /** A scheduler candidate, as the `holds` hook sees it. */
@@ -121,6 +123,8 @@ export interface Feature<RunDeps = never, Status = unknown> {
   afterRun?(outcome: RunOutcome): Promise<void>;
   /** Whatever became of a dispatched run, even one that could not be recorded (release what it held). */
   finished?(automationId: string, task: Task): Promise<void>;
+  /** A person asked for a finished run's task again (Retry on the board, the API): lift what holds it. */
+  retried?(run: RunRecord): Promise<void>;
   /** A remediation run of a delivered pull request finished. */
   remediated?(automationId: string, run: RunRecord): void;
   /** A feed was polled (`error`: the poll failed). */

@@ -53,6 +53,21 @@ export function runStatusFor(outcome: Outcome): Extract<RunStatus, 'cancelled' |
   return outcome.action === 'cancel' ? 'cancelled' : 'failed';
 }
 
+/**
+ * A run that succeeded without changing anything. Its reason starts with `no changes` (the only
+ * reasons that do are these, written where a run ends: src/engine/run/complete.ts, a remediation's
+ * push). Such a run does not reset its item's failure count (src/coordination/budget.ts), and a
+ * chain after an automation that delivers does not fire on it unless it asks (`on_no_changes`).
+ */
+export const NO_CHANGES_PREFIX = 'no changes';
+export const NO_CHANGES_REASON = `${NO_CHANGES_PREFIX}: the agent finished without a commit or a changed file`;
+export const NO_CHANGES_TO_DELIVER_REASON = `${NO_CHANGES_PREFIX} to deliver: the agent made no commit (nothing was pushed)`;
+export const NO_NEW_COMMIT_REASON = `${NO_CHANGES_PREFIX}: the agent made no new commit (nothing pushed)`;
+
+export function changedNothing(run: { readonly status: RunStatus; readonly reason: string | null }): boolean {
+  return run.status === 'succeeded' && run.reason !== null && run.reason.startsWith(NO_CHANGES_PREFIX);
+}
+
 /** When a feed whose poll failed with `outcome` is polled again: after its backoff, or later when parked. */
 export function nextPollAfterFailure(outcome: Outcome, backoffUntil: number): number {
   return outcome.action === 'park' ? Math.max(backoffUntil, outcome.until.getTime()) : backoffUntil;

@@ -28,8 +28,11 @@ export function followHooks(
     removeWorktree: async (run: RunRecord) => {
       const automation = source.automation(run.automationId);
       if (!automation || !run.worktreeKept) return;
-      const result = await removeRunWorktree(source.store, automation.repository.checkoutPath, run);
-      if (result.kind !== 'removed')
+      // Its pull request merged: the commits landed, nothing is lost.
+      const result = await removeRunWorktree(source.store, automation.repository.checkoutPath, run, {
+        confirm: true,
+      });
+      if (result.kind === 'not-kept' || result.kind === 'failed')
         source.log.warn({ run: run.id, reason: result.reason }, 'Kept the worktree of a finished delivery');
     },
   };

@@ -45,6 +45,7 @@
 import type { ResolvedAutomation } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
+import { NO_NEW_COMMIT_REASON } from '../core/outcome.js';
 import { taskOfRun } from '../core/task-fields.js';
 import type { RunRecord, Task } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
@@ -208,8 +209,7 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
     const sha = await branchTip(cwd, record.headBranch);
     if (!sha) return { failed: `the branch ${record.headBranch} is gone from the worktree` };
     const current = await store.getPullRequest(record.runId);
-    if (current?.headSha === sha)
-      return { note: 'no changes: the agent made no new commit (nothing pushed)' };
+    if (current?.headSha === sha) return { note: NO_NEW_COMMIT_REASON };
     crashPoint('remediation-pushing');
     // Own before the push: a crash after it leaves the pushed head known as ours (`recover` moves
     // `headSha` to it), never ours taken for a human's.

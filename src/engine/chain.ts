@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { loadDrivers } from '../agents/registry.js';
 import { transcriptEvents } from '../agents/transcript.js';
 import type { AutomationFor } from '../config/types.js';
+import { changedNothing } from '../core/outcome.js';
 import {
   FAILED_STATUSES,
   type Item,
@@ -103,7 +104,14 @@ export class ChainFeed implements Feed {
   constructor(
     readonly automation: AutomationFor<'after'>,
     private readonly intervalSeconds: number,
+    /** The upstream automation delivers (`deliver` is set): its runs that changed nothing do not fire by default. */
+    private readonly upstreamDelivers = false,
   ) {}
+
+  /** Whether an upstream run that changed nothing starts this chain (`on_no_changes`). */
+  private firesOnNoChanges(): boolean {
+    return (this.automation.config.on_no_changes ?? (this.upstreamDelivers ? 'skip' : 'fire')) === 'fire';
+  }
 
   /** Polls at once when its upstream's run settled. */
   settled(automationId: string): void {
@@ -136,8 +144,13 @@ export class ChainFeed implements Feed {
       status: OUTCOMES[config.on],
       limit: LOOKBACK,
     });
+    const fires = this.firesOnNoChanges();
     const candidates = upstream.filter(
-      (run) => run.finishedAt !== null && run.finishedAt >= since && !this.dispatched.has(run.id),
+      (run) =>
+        run.finishedAt !== null &&
+        run.finishedAt >= since &&
+        !this.dispatched.has(run.id) &&
+        (fires || !changedNothing(run)),
     );
     if (candidates.length === 0) return [];
     const done = new Set(

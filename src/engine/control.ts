@@ -115,21 +115,25 @@ export class Control {
     entry.cancel.abort();
   }
 
-  async noteCancelled(run: RunRecord): Promise<RunRecord> {
-    if (run.status !== 'cancelled') return run;
+  /** A cancelled run's reason says who cancelled it and what was kept. */
+  async noteCancelled(run: RunRecord): Promise<{ run: RunRecord; by?: 'operator' | 'unmatched' }> {
+    if (run.status !== 'cancelled') return { run };
     const session = await this.s.options.store.getSession(run.taskKey);
     const unmatched = this.reconciler.stopReason(run.taskKey);
     if (unmatched !== undefined) {
       const kept = [session ? 'its session' : '', run.worktreeKept ? 'its worktree' : '']
         .filter((k) => k !== '')
         .join(' and ');
-      return this.s.options.store.updateRun(run.id, {
+      const noted = await this.s.options.store.updateRun(run.id, {
         reason: `${unmatched}: the agent was stopped (on_unmatch = "stop")${kept ? `; ${kept} ${kept.includes(' and ') ? 'are' : 'is'} kept` : ''}`,
       });
+      return { run: noted, by: 'unmatched' };
     }
-    return this.s.options.store.updateRun(run.id, {
-      reason: `cancelled by an operator${session ? '; its session is kept (retry resumes it)' : ''}`,
+    // The item is held until a person retries it (src/coordination/cancel-hold-feature.ts).
+    const noted = await this.s.options.store.updateRun(run.id, {
+      reason: `cancelled by an operator; ${session ? 'its session is kept and is not resumed' : 'the item does not run again'} until the run is retried`,
     });
+    return { run: noted, by: 'operator' };
   }
 
   /**
@@ -141,8 +145,8 @@ export class Control {
     if (!run) throw new ControlError('run_not_found', `no run ${runId}`);
     if (!isTerminal(run.status)) throw new ControlError('run_active', `run ${runId} has not finished`);
     const automation = this.s.automation(run.automationId);
-    // A person asking again is the reset an escalation waits for.
-    if (run.status === 'escalated') await this.s.options.store.clearItemFailures(run.taskKey);
+    // A person asking again lifts what holds the item (an escalation, a cancel).
+    for (const feature of this.s.features) await feature.retried?.(run);
     const session = await this.s.options.store.getSession(run.taskKey);
     if (session) {
       this.s.offer(automation, session.task, { resume: session });

@@ -80,27 +80,40 @@ describe('CronFeed', () => {
     expect(await store.listRuns({ automationId: 'nightly' })).toEqual([]);
   });
 
-  it.each([
-    { missed: '', action: 'runs' },
-    { missed: 'missed = "run"', action: 'runs' },
-    { missed: 'missed = "skip"', action: 'skips' },
-  ])(
-    'on first start, a tick that passed earlier today: $action with [$missed]',
-    async ({ missed, action }) => {
-      const clock = new FakeClock(Date.parse('2026-03-02T10:00:00Z'));
-      const feed = new CronFeed(automation(`schedule = "0 3 * * *"\n${missed}`), 1);
-      const tasks = await feed.poll(context(clock));
-      if (action === 'runs') {
-        expect(tasks.map((t) => [t.item.scheduledFor, t.item.missed])).toEqual([
-          ['2026-03-02T03:00:00.000Z', true],
-        ]);
-      } else {
-        expect(tasks).toEqual([]);
-        const [run] = await store.listRuns({ automationId: 'nightly' });
-        expect(run).toMatchObject({ status: 'skipped', scheduledFor: '2026-03-02T03:00:00.000Z' });
-      }
+  it.each(['', 'missed = "run"', 'missed = "skip"'])(
+    'a schedule added at 08:08 does not fire (or record) that day’s 03:00, which was before it existed [%s]',
+    async (missed) => {
+      const clock = new FakeClock(Date.parse('2026-03-02T08:08:00Z'));
+      const config = automation(`schedule = "0 3 * * *"\n${missed}`);
+      expect(await pollAndFinish(new CronFeed(config, 1), clock)).toEqual([]);
+      expect(await store.getCronState('nightly')).toMatchObject({ lastScheduledFor: null });
+      // A restart later that day still knows when it was first seen (the state keeps it).
+      await clock.set(Date.parse('2026-03-02T20:00:00Z'));
+      expect(await pollAndFinish(new CronFeed(config, 1), clock)).toEqual([]);
+      expect(await store.listRuns({ automationId: 'nightly' })).toEqual([]);
+      // The next day's fire is the first one, on time.
+      await clock.set(Date.parse('2026-03-03T03:00:20Z'));
+      const tasks = await new CronFeed(config, 1).poll(context(clock));
+      expect(tasks.map((t) => [t.item.scheduledFor, t.item.missed])).toEqual([
+        ['2026-03-03T03:00:00.000Z', false],
+      ]);
     },
   );
+
+  it('a fire that is on time when the schedule is first seen still runs', async () => {
+    const clock = new FakeClock(Date.parse('2026-03-02T03:01:00Z'));
+    const feed = new CronFeed(automation('schedule = "0 3 * * *"'), 1);
+    expect(await pollAndFinish(feed, clock)).toEqual(['2026-03-02T03:00:00.000Z']);
+  });
+
+  it('start_date opens the window before the schedule was first seen', async () => {
+    const clock = new FakeClock(Date.parse('2026-03-02T08:08:00Z'));
+    const feed = new CronFeed(automation('schedule = "0 3 * * *"\nstart_date = 2026-03-02'), 1);
+    const tasks = await feed.poll(context(clock));
+    expect(tasks.map((t) => [t.item.scheduledFor, t.item.missed])).toEqual([
+      ['2026-03-02T03:00:00.000Z', true],
+    ]);
+  });
 
   it('a tick from before today is not run on first start', async () => {
     const clock = new FakeClock(Date.parse('2026-03-02T01:00:00Z'));

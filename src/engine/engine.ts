@@ -365,8 +365,14 @@ export class Kernel {
     const done = execution
       .then(async (finished) => {
         if (!finished) return;
-        const noted = cancel.signal.aborted ? await this.control.noteCancelled(finished) : finished;
-        const outcome: RunOutcome = { automation, task, run: noted, renoted: noted !== finished };
+        const noted = cancel.signal.aborted ? await this.control.noteCancelled(finished) : { run: finished };
+        const outcome: RunOutcome = {
+          automation,
+          task,
+          run: noted.run,
+          renoted: noted.run !== finished,
+          ...(noted.by ? { cancelledBy: noted.by } : {}),
+        };
         for (const feature of this.s.features)
           if (feature.runEnded) outcome.run = await feature.runEnded(outcome);
         for (const feature of this.s.features) await feature.afterRun?.(outcome);

@@ -5,12 +5,17 @@ import type { FeedKit } from '../triggers/types.js';
 import { ChainFeed } from './chain.js';
 import { CronFeed, EventFeed, type Feed } from './feed.js';
 
-export function feedKit(polling: PollingSettings): FeedKit {
+/** `automations`: every configured automation (a chain looks up its upstream's `deliver`). */
+export function feedKit(polling: PollingSettings, automations: readonly ResolvedAutomation[] = []): FeedKit {
   return {
     polled: (automation, source) =>
       new EventFeed(automation, source, polling.poll_interval_seconds, polling.max_staleness_seconds * 1000),
     schedule: (automation) => new CronFeed(automation, polling.cron_poll_interval_seconds),
-    chain: (automation) => new ChainFeed(automation, polling.cron_poll_interval_seconds),
+    chain: (automation) => {
+      const upstream = automations.find((a) => a.id === automation.config.after);
+      const delivers = upstream !== undefined && 'deliver' in upstream.config && !!upstream.config.deliver;
+      return new ChainFeed(automation, polling.cron_poll_interval_seconds, delivers);
+    },
   };
 }
 
@@ -18,11 +23,12 @@ export function createFeed(
   automation: ResolvedAutomation,
   polling: PollingSettings,
   context: SourceContext,
+  automations: readonly ResolvedAutomation[] = [],
 ): Feed {
   return automation.trigger.createFeed(automation, {
     github: context.github,
     clock: context.clock,
     log: context.log,
-    feeds: feedKit(polling),
+    feeds: feedKit(polling, automations),
   });
 }

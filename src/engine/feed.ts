@@ -9,7 +9,12 @@ import type { AutomationFor, ResolvedAutomation } from '../config/types.js';
 import { classifyFailure, nextPollAfterFailure } from '../core/outcome.js';
 import type { Item, Task } from '../core/types.js';
 import type { CronState } from '../store/types.js';
-import { decideMissed, dueOccurrence, parseScheduleDate, startOfDay } from '../triggers/cron/schedule.js';
+import {
+  decideMissed,
+  dueOccurrence,
+  MISSED_THRESHOLD_MS,
+  parseScheduleDate,
+} from '../triggers/cron/schedule.js';
 import type { TriggerSource } from '../triggers/source.js';
 import type { Feed, PollContext } from '../triggers/types.js';
 import { Backoff } from './backoff.js';
@@ -233,11 +238,11 @@ export class CronFeed implements Feed {
     const hash = cronConfigHash(this.automation);
     const existing = await context.store.getCronState(this.automation.id);
     if (existing && existing.configHash === hash) return existing;
-    // First sight of a schedule: a tick that already passed today is due (the reference runs it);
-    // a changed schedule starts from now.
-    const createdAt = existing
-      ? nowIso
-      : startOfDay(new Date(nowIso), this.automation.timezone).toISOString();
+    // First sight of a schedule (kept in the state across restarts): the missed-run policy applies
+    // only to fires after it, so a daily 03:00 added at 08:08 does not fire that day's 03:00. A fire
+    // still on time at first sight runs (it is not missed); `start_date` opens the window earlier.
+    // A changed schedule starts from now.
+    const createdAt = existing ? nowIso : new Date(Date.parse(nowIso) - MISSED_THRESHOLD_MS).toISOString();
     const fresh: CronState = {
       automationId: this.automation.id,
       createdAt,

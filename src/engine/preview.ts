@@ -28,7 +28,7 @@ export async function previewFirstTask(
 ): Promise<{ automation: ResolvedAutomation; task: Task } | undefined> {
   for (const automation of settings.automations) {
     if (automation.config.enabled === false) continue;
-    const feed = createFeed(automation, settings.execution.polling, deps);
+    const feed = createFeed(automation, settings.execution.polling, deps, settings.automations);
     const tasks = await feed.poll({
       store: deps.store,
       clock: deps.clock,

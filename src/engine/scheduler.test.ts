@@ -110,6 +110,19 @@ describe('SchedulerCore', () => {
     expect(core.snapshot().queued.map((c) => c.task.item.id)).toEqual(['r1', 'r2', 'new']);
   });
 
+  it('lets retries and new items take turns, whatever order they were queued in', () => {
+    const core = new SchedulerCore({ maxActive: 1, maxPending: 10 });
+    for (const id of ['r1', 'r2', 'r3']) core.offer({ ...candidate('a', id), priority: 'retry' });
+    core.offer(candidate('a', 'new1'));
+    core.offer(candidate('a', 'new2'));
+    const order: string[] = [];
+    for (let next = core.next(); next; next = core.next()) {
+      order.push(next.task.item.id);
+      core.finish(next.task.key);
+    }
+    expect(order).toEqual(['r1', 'new1', 'r2', 'new2', 'r3']);
+  });
+
   it('clears the queue selectively', () => {
     const core = new SchedulerCore({ maxActive: 1, maxPending: 10 });
     core.offer(candidate('a', '1'));

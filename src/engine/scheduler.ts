@@ -5,6 +5,10 @@
  *
  * Exclusivity: a task key never runs twice at once; `checkout = "main"` runs never share their
  * checkout; cron runs of one automation never overlap.
+ *
+ * Fairness: retries and new items share the slots. A retry joins the queue when its backoff ends,
+ * behind what already waits, and after a retry starts, a new item waiting goes next: a backlog of
+ * failing items can never keep a new one out for more than one run.
  */
 import type { Task } from '../core/types.js';
 
@@ -13,8 +17,11 @@ export interface Candidate {
   automationId: string;
   /** Resources the run holds while it runs; two runs sharing a key never run together. */
   locks: readonly string[];
-  /** Saved sessions resume before new work. */
-  priority?: 'resume' | 'normal';
+  /**
+   * Saved sessions resume before new work (`resume`); a retry after its backoff (`retry`) queues
+   * behind what is already waiting and takes turns with new items (see `next`).
+   */
+  priority?: 'resume' | 'normal' | 'retry';
   /**
    * Queued even when the queue is full (`max_pending_tasks`): remediation runs of delivered pull
    * requests, at most one per pull request, which must wait their turn rather than be refused.
@@ -50,6 +57,8 @@ export class SchedulerCore {
   private readonly queue: Candidate[] = [];
   private readonly running = new Map<string, Candidate>();
   private readonly held = new Set<string>();
+  /** The last candidate started was a retry: a new item waiting goes next. */
+  private retryLast = false;
 
   constructor(limits: { maxActive: number; maxPending: number }) {
     this.maxActive = limits.maxActive;
@@ -69,7 +78,7 @@ export class SchedulerCore {
     const queued = this.queue.findIndex((c) => c.task.key === key);
     if (queued >= 0) {
       const old = this.queue[queued]!;
-      if (old.task.fingerprint === candidate.task.fingerprint || old.priority === 'resume')
+      if (old.task.fingerprint === candidate.task.fingerprint || (old.priority ?? 'normal') !== 'normal')
         return 'duplicate';
       this.queue[queued] = { ...candidate, ...(old.priority ? { priority: old.priority } : {}) };
       return 'updated';
@@ -95,10 +104,17 @@ export class SchedulerCore {
    */
   next(held?: (candidate: Candidate) => boolean): Candidate | undefined {
     if (this.running.size >= this.maxActive) return undefined;
-    const index = this.queue.findIndex((c) => c.locks.every((lock) => !this.held.has(lock)) && !held?.(c));
+    const ready = (c: Candidate): boolean => c.locks.every((lock) => !this.held.has(lock)) && !held?.(c);
+    let index = this.queue.findIndex(ready);
     if (index < 0) return undefined;
+    // Retries and new items take turns.
+    if (this.retryLast && this.queue[index]?.priority === 'retry') {
+      const fresh = this.queue.findIndex((c) => c.priority !== 'retry' && ready(c));
+      if (fresh >= 0) index = fresh;
+    }
     const [candidate] = this.queue.splice(index, 1);
     if (!candidate) return undefined;
+    this.retryLast = candidate.priority === 'retry';
     this.running.set(candidate.task.key, candidate);
     for (const lock of candidate.locks) this.held.add(lock);
     return candidate;

@@ -119,7 +119,12 @@ export class KernelState {
     return settings.automations.map((automation) => {
       const old = previous.find((f) => f.automation.id === automation.id);
       if (old && sameAutomation(old.automation, automation)) return old;
-      return createFeed(automation, settings.execution.polling, { github: this.options.github, clock, log });
+      return createFeed(
+        automation,
+        settings.execution.polling,
+        { github: this.options.github, clock, log },
+        settings.automations,
+      );
     });
   }
 
@@ -200,7 +205,7 @@ export class KernelState {
           : {}),
         serialAutomation: automation.trigger.serialRuns,
       }),
-      priority: resume ? 'resume' : 'normal',
+      priority: retry ? 'retry' : resume ? 'resume' : 'normal',
     });
     if (result === 'queued' || result === 'updated')
       this.pending.set(task.key, {

@@ -209,7 +209,9 @@ function actionRoutes(api: Hono, ctx: ServerContext): void {
   });
   api.post('/runs/:id/remove-worktree', async (c) => {
     const run = await mustRun(ctx, c.req.param('id'));
-    const updated = await removeKeptWorktree(ctx, run);
+    // Only `{"confirm": true}` confirms; no body, another body or one that is not JSON does not.
+    const asked = (await c.req.json().catch(() => undefined)) as { confirm?: unknown } | undefined;
+    const updated = await removeKeptWorktree(ctx, run, asked?.confirm === true);
     ctx.hub.changed();
     return json(c, { run: runSummary(updated) });
   });

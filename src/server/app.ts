@@ -30,7 +30,21 @@ function wantsHtml(c: Context): boolean {
   return !c.req.path.startsWith('/api/');
 }
 
-function errorResponse(c: Context, code: ApiError['code'], message: string): Response {
+/** Every string in a value, redacted (before it is serialized: a JSON escape is never cut). */
+function redactValues(value: unknown): unknown {
+  if (typeof value === 'string') return redact(value);
+  if (Array.isArray(value)) return value.map(redactValues);
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactValues(v)]));
+  return value;
+}
+
+function errorResponse(
+  c: Context,
+  code: ApiError['code'],
+  message: string,
+  extra?: Readonly<Record<string, unknown>>,
+): Response {
   const status = HTTP_STATUS[code];
   if (wantsHtml(c)) {
     return c.html(
@@ -38,7 +52,8 @@ function errorResponse(c: Context, code: ApiError['code'], message: string): Res
       status,
     );
   }
-  return c.body(JSON.stringify({ error: { code, message: redact(message) } }), status, {
+  const more = extra ? (redactValues(extra) as Record<string, unknown>) : {};
+  return c.body(JSON.stringify({ error: { code, message: redact(message) }, ...more }), status, {
     'content-type': 'application/json; charset=utf-8',
   });
 }
@@ -166,7 +181,7 @@ export function createApp(ctx: ServerContext): Hono {
   pageRoutes(app, ctx);
   app.notFound((c) => errorResponse(c, 'not_found', `no route ${c.req.method} ${c.req.path}`));
   app.onError((error, c) => {
-    if (error instanceof ApiError) return errorResponse(c, error.code, error.message);
+    if (error instanceof ApiError) return errorResponse(c, error.code, error.message, error.extra);
     return errorResponse(c, 'internal', errorMessage(error));
   });
   return app;

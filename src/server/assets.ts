@@ -58,12 +58,23 @@ table.fleet td.num { text-align: right; white-space: nowrap; }
 
 const COMMON_JS = `
 const token = document.querySelector('meta[name="curupira-token"]').content;
+async function post(url, body) {
+  const headers = { authorization: 'Bearer ' + token };
+  if (body) headers['content-type'] = 'application/json';
+  const response = await fetch(url, { method: 'POST', headers, body: body ? JSON.stringify(body) : undefined });
+  return { response, answer: await response.json().catch(() => ({})) };
+}
 async function act(button) {
   button.disabled = true;
   try {
-    const response = await fetch(button.dataset.action, { method: 'POST', headers: { authorization: 'Bearer ' + token } });
-    const body = await response.json().catch(() => ({}));
-    if (!response.ok) alert((body.error && body.error.message) || ('failed: ' + response.status));
+    let { response, answer } = await post(button.dataset.action);
+    // The server names what an action would lose (a worktree's unpushed commits): ask first.
+    if (response.status === 409 && answer.error && answer.error.code === 'confirmation_required') {
+      const question = answer.error.message.split(' Send {')[0] + '\\n\\nRemove it anyway?';
+      if (!confirm(question)) return;
+      ({ response, answer } = await post(button.dataset.action, { confirm: true }));
+    }
+    if (!response.ok) alert((answer.error && answer.error.message) || ('failed: ' + response.status));
   } finally {
     button.disabled = false;
   }

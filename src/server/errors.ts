@@ -9,6 +9,7 @@ export type ApiErrorCode =
   | 'bad_request'
   | 'method_not_allowed'
   | 'not_blocked'
+  | 'confirmation_required'
   | 'no_fleet'
   | 'database_unreachable'
   | 'internal';
@@ -27,6 +28,7 @@ export const HTTP_STATUS: Record<ApiErrorCode, 400 | 401 | 404 | 405 | 409 | 500
   not_retryable: 409,
   worktree_not_kept: 409,
   not_blocked: 409,
+  confirmation_required: 409,
   no_fleet: 404,
   database_unreachable: 503,
 };
@@ -39,6 +41,8 @@ export class ApiError extends Error {
   constructor(
     readonly code: ApiErrorCode,
     message: string,
+    /** More of the answer, beside `error` (what a removal would lose…). */
+    readonly extra?: Readonly<Record<string, unknown>>,
   ) {
     super(message);
   }

@@ -127,7 +127,19 @@ export function openApiDocument(version: string): Record<string, unknown> {
         }),
       },
       '/runs/{id}/remove-worktree': {
-        post: op('Remove the kept worktree (as `curupira gc`)', { parameters: [run] }),
+        post: op('Remove the kept worktree (as `curupira gc`)', {
+          parameters: [run],
+          description:
+            'A worktree that holds unpushed commits or changed files is removed only with the body `{"confirm": true}`; without it nothing is deleted and the answer is 409 `confirmation_required` with `wouldLose` (path, branch, unpushedCommits, changedFiles).',
+          requestBody: {
+            required: false,
+            content: {
+              'application/json': {
+                schema: { type: 'object', properties: { confirm: { type: 'boolean' } } },
+              },
+            },
+          },
+        }),
       },
     },
   };

@@ -265,3 +265,11 @@ describe('the live run page', () => {
     expect(runPage(live, undefined, 'tok').text).toContain('/events?from=0"');
   });
 });
+
+describe('the pages’ scripts', () => {
+  it('parse as JavaScript (an escape lost in a template string breaks every button)', async () => {
+    const { Script } = await import('node:vm');
+    const { BOARD_JS, FLEET_JS, RUN_JS } = await import('./assets.js');
+    for (const script of [BOARD_JS, FLEET_JS, RUN_JS]) expect(() => new Script(script)).not.toThrow();
+  });
+});

@@ -65,6 +65,14 @@ export interface KeptWorktree {
   locked: boolean;
 }
 
+/**
+ * Work that exists nowhere else, or that git cannot vouch for (a folder it does not know): what
+ * `curupira gc`, the board and the API remove only after an explicit confirmation.
+ */
+export function holdsWork(worktree: Pick<KeptWorktree, 'unpushedCommits' | 'dirty'>): boolean {
+  return worktree.unpushedCommits > 0 || worktree.dirty !== false;
+}
+
 /** Every worktree folder under the given checkouts' `.worktrees` folders, newest first. */
 export async function listKeptWorktrees(
   checkoutPaths: readonly string[],

@@ -4,6 +4,7 @@ export {
   emptyPools,
   type GcResult,
   type GcSelection,
+  holdsWork,
   type KeptKind,
   type KeptWorktree,
   listKeptWorktrees,

@@ -90,6 +90,31 @@ describe('chained automations', () => {
     );
   });
 
+  it('a run that changed nothing does not fire an on = "success" chain after an automation that delivers, unless on_no_changes = "fire"', async () => {
+    const fix = (prompt: string) => `${defaultAutomation(prompt)}deliver = "branch"\n`;
+    h = await createHarness({ automation: fix('Fix ${issue_number}') + REVIEW('success') });
+    const idle = await h.run();
+    expect(idle.runs.find((r) => r.automationId === 'fix')).toMatchObject({
+      status: 'succeeded',
+      reason: 'no changes: the agent finished without a commit or a changed file',
+    });
+    expect(idle.runs.find((r) => r.automationId === 'review')).toBeUndefined();
+    // The same run, fired by the chain when it asks to be.
+    await h.cleanup();
+    h = await createHarness({
+      automation: `${fix('Fix ${issue_number}') + REVIEW('success')}on_no_changes = "fire"\n`,
+    });
+    const fired = await h.run();
+    expect(fired.runs.find((r) => r.automationId === 'review')?.status).toBe('succeeded');
+    // A run with a commit fires it by default.
+    await h.cleanup();
+    h = await createHarness({ automation: fix('Fix ${issue_number} [[fake:commit]]') + REVIEW('success') });
+    const committed = await h.run();
+    const upstream = committed.runs.find((r) => r.automationId === 'fix')!;
+    expect(upstream.status, upstream.reason ?? '').toBe('succeeded');
+    expect(committed.runs.find((r) => r.automationId === 'review')?.upstreamRunId).toBe(upstream.id);
+  });
+
   it('on = "any" runs after both outcomes', async () => {
     h = await createHarness({
       issues: [

@@ -8,11 +8,11 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type BrowserContext, chromium, type Dialog, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PROVIDERS } from '../../src/agents/schemas.js';
 import type { RunRecord } from '../../src/core/types.js';
-import { createHarness, type Harness, issueAutomation, ROOT } from '../helpers/harness.js';
+import { createHarness, type Harness, issueAutomation, ROOT, waitFor } from '../helpers/harness.js';
 import { type Served, serveInProcess } from '../helpers/serve.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -58,9 +58,11 @@ afterEach(async () => {
   h = undefined;
 });
 
-async function openBoard(): Promise<Page> {
+/** `onDialog`: a test that expects the page to ask answers here; any other dialog fails it. */
+async function openBoard(onDialog?: (dialog: Dialog) => void): Promise<Page> {
   const page = await browser!.newPage();
   page.on('dialog', (dialog) => {
+    if (onDialog) return onDialog(dialog);
     throw new Error(`unexpected dialog: ${dialog.message()}`);
   });
   await page.goto(`${served!.url}?token=${served!.token}`);
@@ -233,7 +235,13 @@ describe('the board in chromium', () => {
       issues: [{ title: 'Commit [[fake:commit]]', labels: ['agent-ready'] }],
     });
     served = await serveInProcess(h, { listen: true });
-    const page = await openBoard();
+    // The button asks first, naming the work it would delete; a "no" deletes nothing.
+    const questions: string[] = [];
+    const replies: boolean[] = [false, true];
+    const page = await openBoard((dialog) => {
+      questions.push(dialog.message());
+      void (replies.shift() ? dialog.accept() : dialog.dismiss());
+    });
     const kept = column(page, 'attention').locator('article.run');
     await kept.first().waitFor({ timeout: 15_000 });
     const first = await kept.first().getAttribute('data-run');
@@ -241,7 +249,17 @@ describe('the board in chromium', () => {
     const path = (await served.store.getRun(first!))!.worktreePath!;
     expect(existsSync(path)).toBe(true);
     await kept.first().locator('button', { hasText: 'Remove worktree' }).click();
+    await waitFor('the question', () => questions.length === 1);
+    const branch = (await served.store.getRun(first!))!.branch!;
+    expect(questions[0]).toBe(
+      `${path} holds 1 unpushed commit on ${branch}: removing it deletes that work and the branch.\n\nRemove it anyway?`,
+    );
+    await kept.first().locator('button:enabled', { hasText: 'Remove worktree' }).waitFor();
+    expect(existsSync(path)).toBe(true);
+    expect((await served.store.getRun(first!))!.worktreeKept).toBe(true);
+    await kept.first().locator('button', { hasText: 'Remove worktree' }).click();
     await column(page, 'done').locator(`article.run[data-run="${first}"]`).waitFor();
+    expect(questions).toHaveLength(2);
     expect(existsSync(path)).toBe(false);
     await column(page, 'done')
       .locator(`article.run[data-run="${first}"] button`, { hasText: 'Retry' })

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadSettings } from '../../src/config/load.js';
 import { ControlError } from '../../src/core/errors.js';
 import type { Store } from '../../src/store/types.js';
-import { createHarness, type Harness, issueAutomation, waitFor } from '../helpers/harness.js';
+import { createHarness, type Harness, issueAutomation, runBuiltCli, waitFor } from '../helpers/harness.js';
 import { startWatching, type Watching } from '../helpers/watch.js';
 
 let h: Harness | undefined;
@@ -140,7 +140,9 @@ prompt = "Yearly chores"
     await waitFor('both runs to end', () => daemon.runs.length === 2);
     const cancelled = daemon.runs.find((r) => r.id === slow.id)!;
     expect(cancelled.status).toBe('cancelled');
-    expect(cancelled.reason).toBe('cancelled by an operator; its session is kept (retry resumes it)');
+    expect(cancelled.reason).toBe(
+      'cancelled by an operator; its session is kept and is not resumed until the run is retried',
+    );
     expect(daemon.runs.find((r) => r.id !== slow.id)?.status).toBe('succeeded');
     expect(await store!.getSession(slow.taskKey)).toMatchObject({ sessionId: slow.sessionId });
     expect(() => daemon.engine.cancel(slow.id)).toThrow(ControlError);
@@ -150,6 +152,50 @@ prompt = "Yearly chores"
     );
     expect(resumed.sessionId).toBe(slow.sessionId);
     daemon.engine.cancel(resumed.id);
+    await daemon.stop();
+  });
+
+  it('a cancel sticks: neither a restart of the watch nor `run` resumes or reruns it, only a retry does', async () => {
+    h = await createHarness({
+      settingsExtra: FAST,
+      issues: [{ title: 'Slow one [[fake:sleep-first=30]]', labels: ['agent-ready'] }],
+    });
+    let daemon = await watching(h);
+    const slow = await waitFor('the slow run to start', async () =>
+      (await store!.listRuns({ status: ['running'] })).find((r) => r.sessionId !== null),
+    );
+    daemon.engine.cancel(slow.id);
+    await waitFor('the cancelled run', () => daemon.runs.length === 1);
+    expect(daemon.runs[0]).toMatchObject({ id: slow.id, status: 'cancelled' });
+    expect(daemon.runs[0]!.reason).toBe(
+      'cancelled by an operator; its session is kept and is not resumed until the run is retried',
+    );
+    await daemon.stop();
+
+    // A new watch (what `serve` does at start) and a one-shot `run`: the item waits for a person.
+    daemon = await watching(h);
+    await daemon.round();
+    await daemon.round();
+    expect(daemon.runs).toEqual([]);
+    await daemon.stop();
+    const drained = await runBuiltCli(['--config', h.settingsFile, 'run'], { env: h.env });
+    expect(drained.stdout).toBe(
+      `No run started.\n  still cancelled: fix acme/api#1 "Slow one [[fake:sleep-first=30]]": an operator cancelled run ${slow.id}; Retry on the board (or POST /api/v1/runs/${slow.id}/retry) runs it again\n`,
+    );
+    expect(drained.code).toBe(0);
+    store = await h.openStore();
+    expect(await store.listRuns({ automationId: 'fix' })).toHaveLength(1);
+    expect(await store.getSession(slow.taskKey)).toMatchObject({ sessionId: slow.sessionId });
+    expect(h.agentRuns('claude')).toHaveLength(1);
+    await store.close();
+    store = undefined;
+
+    // A person's retry resumes it, and from then on it runs as any other item.
+    daemon = await watching(h);
+    await daemon.round();
+    expect(await daemon.engine.retry(slow.id)).toBe('resumed');
+    await waitFor('the resumed run', () => daemon.runs.length === 1);
+    expect(daemon.runs[0]).toMatchObject({ status: 'succeeded', resumed: true, sessionId: slow.sessionId });
     await daemon.stop();
   });
 

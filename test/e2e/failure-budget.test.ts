@@ -35,6 +35,28 @@ async function failing(settingsExtra = ''): Promise<Harness> {
 }
 
 describe('the failure budget', () => {
+  it('a resume that changed nothing after a failure does not reset the count: fresh failures escalate the item', async () => {
+    // Fresh runs fail; each resume of the failed session "succeeds" without changing anything.
+    h = await createHarness({
+      issues: [{ title: 'Broken [[fake:fail]]', labels: ['agent-ready'] }],
+      automation: issueAutomation('fix', { prompt: '${issue_title}' }),
+    });
+    const harness = h;
+    const runs: RunRecord[] = [];
+    for (let i = 0; i < 5; i += 1) runs.push(onlyRun((await harness.run()).runs));
+    expect(runs.map((r) => [r.status, r.resumed])).toEqual([
+      ['failed', false],
+      ['succeeded', true],
+      ['failed', false],
+      ['succeeded', true],
+      ['failed', false],
+    ]);
+    expect(runs[1]!.reason).toBe('no changes: the agent finished without a commit or a changed file');
+    expect(runs[4]!.reason).toContain('; escalated: failed 3 times');
+    expect(onlyRun((await harness.run()).runs).status).toBe('escalated');
+    expect(harness.agentRuns('claude')).toHaveLength(5);
+  });
+
   it('stops a failing resume loop after 3 failures, says so in runs, and runs again after reset', async () => {
     const harness = await failing();
     const failed = [];

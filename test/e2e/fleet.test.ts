@@ -77,3 +77,87 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet', () => {
     expect(status.stdout).toMatch(/p1.*poller/);
   }, 120_000);
 });
+
+describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet: a cancel sticks', () => {
+  it('a run cancelled on the board is neither resumed nor rerun when the fleet restarts, until retried', async () => {
+    fleet = await createTestFleet({ issues: [{ title: 'Slow one [[fake:sleep-first=30]]' }], maxActive: 1 });
+    const f = fleet;
+    // The token is printed on the first start only; later starts print the URL alone.
+    let token = '';
+    const board = async (poller: { output(): string }) => {
+      const found = await waitFor(
+        'the board URL',
+        () => /Board: (http:\/\/\S+?)(?:\?token=(\S+)| )/.exec(poller.output()),
+        30_000,
+      );
+      token ||= found[2] ?? '';
+      return found[1]!;
+    };
+    const post = async (url: string, path: string) =>
+      fetch(`${url}api/v1${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    let poller = f.start('poller', 'p1');
+    let worker = f.start('worker', 'w1');
+    const running = await waitFor(
+      'the slow run to start',
+      async () => {
+        const store = await f.openStore();
+        try {
+          return (await store.listRuns({ status: ['running'] })).find((r) => r.sessionId !== null);
+        } finally {
+          await store.close();
+        }
+      },
+      60_000,
+      300,
+    );
+    expect((await post(await board(poller), `/runs/${running.id}/cancel`)).status).toBe(202);
+    await waitFor(
+      'the cancelled run',
+      async () => (await finishedRuns(f)).some((r) => r.id === running.id && r.status === 'cancelled'),
+      30_000,
+      300,
+    );
+    // Stopped once the poller settled that dispatch (a poller stopped before leaves it to the next
+    // poller to take over, which is another test's matter).
+    const url = await board(poller);
+    await waitFor(
+      'the dispatch settled',
+      async () => {
+        const answer = await fetch(`${url}api/v1/fleet`, { headers: { authorization: `Bearer ${token}` } });
+        return ((await answer.json()) as { dispatches: unknown[] }).dispatches.length === 0;
+      },
+      30_000,
+      300,
+    );
+    for (const cli of [poller, worker]) {
+      cli.child.kill('SIGTERM');
+      await cli.done.catch(() => undefined);
+    }
+
+    // The fleet starts again (a session lives in its host's worktree: it is offered to w1 again):
+    // the poller offers the saved session and the worker's gate holds it, since the cancel is in the
+    // shared state, not in either process.
+    poller = f.start('poller', 'p1');
+    worker = f.start('worker', 'w1');
+    await waitFor(
+      'the worker to hold the cancelled item',
+      () => worker.output().includes('Cancelled by an operator: not run until that run is retried'),
+      60_000,
+      300,
+    );
+    expect((await finishedRuns(f)).map((r) => r.id)).toEqual([running.id]);
+    expect(f.harness.agentRuns('claude')).toHaveLength(1);
+
+    // A person's retry resumes it.
+    const retried = await post(await board(poller), `/runs/${running.id}/retry`);
+    expect(await retried.json()).toMatchObject({ result: 'resumed' });
+    const resumed = await waitFor(
+      'the resumed run',
+      async () => (await finishedRuns(f)).find((r) => r.id !== running.id),
+      60_000,
+      300,
+    );
+    expect(resumed).toMatchObject({ status: 'succeeded', resumed: true, sessionId: running.sessionId });
+    expect(f.harness.agentRuns('claude')).toHaveLength(2);
+  }, 180_000);
+});

@@ -217,11 +217,37 @@ describe('serve: API', () => {
     expect(run).toMatchObject({ status: 'succeeded', worktreeKept: true });
     const state = await body(await call(served, '/api/v1/state'));
     expect(state.attentionCount).toBe(1);
-    const removed = await call(served, `/api/v1/runs/${run.id}/remove-worktree`, { method: 'POST' });
+    // Unpushed work is named and nothing is deleted without an explicit confirmation (gc's rule).
+    for (const init of [{}, { body: '{}' }, { body: '{"confirm":false}' }, { body: 'confirm' }]) {
+      const refused = await call(served, `/api/v1/runs/${run.id}/remove-worktree`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        ...init,
+      });
+      expect(refused.status, JSON.stringify(init)).toBe(409);
+      const answer = await body(refused);
+      expect(answer).toMatchObject({
+        error: { code: 'confirmation_required' },
+        wouldLose: { unpushedCommits: 1, changedFiles: [], branch: run.branch },
+      });
+      expect((answer.error as { message: string }).message).toBe(
+        `${run.worktreePath} holds 1 unpushed commit on ${run.branch}: removing it deletes that work and the branch. Send {"confirm": true} to remove it anyway.`,
+      );
+      expect(existsSync(run.worktreePath!)).toBe(true);
+    }
+    expect((await served.store.getRun(run.id))?.worktreeKept).toBe(true);
+    const removed = await call(served, `/api/v1/runs/${run.id}/remove-worktree`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ confirm: true }),
+    });
     expect(removed.status).toBe(200);
     expect(existsSync(run.worktreePath!)).toBe(false);
     expect((await served.store.getRun(run.id))?.worktreeKept).toBe(false);
-    const again = await call(served, `/api/v1/runs/${run.id}/remove-worktree`, { method: 'POST' });
+    const again = await call(served, `/api/v1/runs/${run.id}/remove-worktree`, {
+      method: 'POST',
+      body: JSON.stringify({ confirm: true }),
+    });
     expect(await body(again)).toMatchObject({ error: { code: 'worktree_not_kept' } });
     expect((await body(await call(served, '/api/v1/state'))).attentionCount).toBe(0);
   });

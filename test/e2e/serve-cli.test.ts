@@ -207,7 +207,7 @@ describe('curupira serve', () => {
     expect(followed.stdout).toContain('live events:');
     expect(followed.stdout).toContain(`[session ${run.sessionId}]`);
     expect(followed.stdout).toContain(
-      `run ${run.id} ended: cancelled (cancelled by an operator; its session is kept (retry resumes it))`,
+      `run ${run.id} ended: cancelled (cancelled by an operator; its session is kept and is not resumed until the run is retried)`,
     );
     daemon.child.kill('SIGTERM');
     const ended = await daemon.done;

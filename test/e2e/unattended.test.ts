@@ -97,6 +97,44 @@ describe('retries (injected clock)', () => {
     expect(writeRequests(harness)).toEqual([]);
   }, 120_000);
 
+  it('retries and new items take turns: a new item waits behind at most one retry (max_active_tasks = 1)', async () => {
+    h = await createHarness({
+      settingsExtra: 'max_active_tasks = 1\nmax_item_failures = 0\npause_after_failures = 0',
+      issues: [1, 2, 3, 4, 5].map((n) => ({ title: `Broken ${n} [[fake:fail]]`, labels: ['agent-ready'] })),
+      agentEnv: { FAKE_AGENT_FAIL_RESUME: '1' },
+      automation: issueAutomation('fix', { prompt: '${issue_title}' }),
+    });
+    const harness = h;
+    const store = await harness.openStore();
+    const clock = new FakeClock(Date.UTC(2026, 11, 1, 14, 0, 0));
+    const daemon = await startWatching(harness, { store, engine: { clock, random: () => 0.5 } });
+    const { runs } = daemon;
+    try {
+      await waitFor('the first try of each failing item', () => runs.length === 5, 60_000);
+      expect(runs.map((r) => [r.itemTitle, r.status, r.attempt])).toEqual(
+        [1, 2, 3, 4, 5].map((n) => [`Broken ${n} [[fake:fail]]`, 'failed', 1]),
+      );
+      // A new item arrives while every retry is due.
+      harness.world.addIssue('acme/api', {
+        title: 'New work',
+        body: '',
+        labels: ['agent-ready'],
+        author: 'octocat',
+      });
+      await clock.advance(60_000);
+      await waitFor('the new item', () => runs.some((r) => r.itemTitle === 'New work'), 60_000);
+      const after = runs.slice(5);
+      const at = after.findIndex((r) => r.itemTitle === 'New work');
+      expect(after.slice(0, at).every((r) => r.attempt === 2)).toBe(true);
+      // It starts after at most one retry, not after all five.
+      expect(at).toBeLessThanOrEqual(1);
+      expect(after[at]).toMatchObject({ status: 'succeeded', attempt: 1 });
+    } finally {
+      await daemon.stop();
+      await store.close();
+    }
+  }, 120_000);
+
   it('a one-shot `curupira run` leaves the retry to the next run: one try per run, and `runs` shows no retry', async () => {
     h = await createHarness({
       issues: [{ title: 'Broken [[fake:fail]]', labels: ['agent-ready'] }],

@@ -5,6 +5,7 @@
  */
 import type { ResolvedAutomation } from '../../config/types.js';
 import { errorMessage } from '../../core/errors.js';
+import { NO_CHANGES_REASON, NO_CHANGES_TO_DELIVER_REASON } from '../../core/outcome.js';
 import { isFailure, type RunRecord, type RunStatus, type Task } from '../../core/types.js';
 import { deliverRun } from '../../delivery/deliver.js';
 import { crashPoint } from '../../process/crash-point.js';
@@ -98,8 +99,7 @@ export async function completeRun(
       branch: run.branch,
     });
     if (result.kind === 'failed') [status, reason] = ['failed', result.reason];
-    else if (result.kind === 'no-changes')
-      reason ??= 'no changes to deliver: the agent made no commit (nothing was pushed)';
+    else if (result.kind === 'no-changes') reason ??= NO_CHANGES_TO_DELIVER_REASON;
     else delivered = true;
   }
   const cleaned = await input.cleanup();
@@ -109,7 +109,7 @@ export async function completeRun(
     const changed = input.worktree
       ? cleaned.patch.worktreeKept === true
       : await hasChanges(input.cwd).catch(() => true);
-    if (!changed) reason = 'no changes: the agent finished without a commit or a changed file';
+    if (!changed) reason = NO_CHANGES_REASON;
   }
   return input.finish(status, reason, cleaned.patch);
 }

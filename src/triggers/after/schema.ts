@@ -14,6 +14,12 @@ export const AfterAutomation = z
       .describe(
         'Which upstream outcomes start a run: `success`, `failure` (failed, timed out or stalled) or `any`.',
       ),
+    on_no_changes: z
+      .enum(['fire', 'skip'])
+      .optional()
+      .describe(
+        'Whether an upstream run that succeeded without changing anything (its reason says `no changes`) starts this chain: `fire` or `skip`. Default: `skip` when the upstream automation delivers (`deliver` is set: there is nothing to review), else `fire`.',
+      ),
     repo: RepoSlug.optional().describe('`owner/name` exposed as `${repo}`; default the repository alias.'),
   })
   .describe('A chained automation (curupira extension): runs when another automation’s run finishes.');
@@ -47,7 +53,13 @@ export const afterTable: TriggerTable<AfterResolved> = {
       failure: 'fails, times out or stalls',
       any: 'finishes (any outcome)',
     }[c.on];
-    return [{ label: 'runs when', value: `a run of '${c.after}' ${outcome}` }];
+    if (c.on === 'failure') return [{ label: 'runs when', value: `a run of '${c.after}' ${outcome}` }];
+    const noChanges = {
+      fire: 'a run that changed nothing too',
+      skip: 'not a run that changed nothing',
+      default: `a run that changed nothing only when '${c.after}' does not deliver`,
+    }[c.on_no_changes ?? 'default'];
+    return [{ label: 'runs when', value: `a run of '${c.after}' ${outcome} (${noChanges})` }];
   },
 };
 
