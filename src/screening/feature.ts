@@ -56,7 +56,10 @@ export class ScreeningFeature implements Feature {
 
   private settingsFor(automation: ResolvedAutomation) {
     const settings = this.options.port.settings();
-    return resolveScreening(settings.execution.screening, automation.config.screening, settings.dir);
+    return resolveScreening(settings.execution.screening, automation.config.screening, settings.dir, {
+      own: automation.profileName,
+      profiles: settings.agents.profiles,
+    });
   }
 
   /** Who an automation trusts (leases share these rules). */

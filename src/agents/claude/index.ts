@@ -47,6 +47,19 @@ export function createClaudeDriver(): AgentDriver<ClaudeProfile> {
       args.push('--', input.prompt);
       return { args, env: {} };
     },
+    // The screening classifier's call (checked against `claude --help` of Claude Code 2.1.197):
+    // `--tools ""` disables every built-in tool, `--strict-mcp-config` with no `--mcp-config`
+    // loads no MCP server, `--safe-mode` skips CLAUDE.md, skills, plugins, hooks and custom
+    // agents, `--setting-sources user` ignores project and local settings, `--permission-mode
+    // dontAsk` refuses whatever is not pre-approved, `--no-session-persistence` saves nothing.
+    classifier(profile, prompt) {
+      const args = ['-p', '--output-format', 'stream-json', '--verbose', '--tools', ''];
+      args.push('--strict-mcp-config', '--safe-mode', '--setting-sources', 'user');
+      args.push('--disable-slash-commands', '--permission-mode', 'dontAsk', '--no-session-persistence');
+      if (profile.model) args.push('--model', profile.model);
+      args.push('--', prompt);
+      return { args, env: {} };
+    },
     limits: CLAUDE_LIMITS,
     createParser: () => createClaudeStreamParser({ inputIncludesCache: false }),
   });

@@ -82,7 +82,7 @@ const SPECS = {
   opencode: {
     words: ['run'],
     values: ['--format', '--session', '--model', '--agent', '--variant', '--dir'],
-    flags: ['--auto', '--standalone'],
+    flags: ['--auto', '--standalone', '--pure'],
     prompt: 'dashdash',
     resume: '--session',
     required: { '--format': 'json' },
@@ -105,8 +105,18 @@ const SPECS = {
       '--effort',
       '--permission-mode',
       '--permission-prompts',
+      '--tools',
+      '--setting-sources',
+      '--mcp-config',
     ],
-    flags: ['-p', '--verbose'],
+    flags: [
+      '-p',
+      '--verbose',
+      '--strict-mcp-config',
+      '--safe-mode',
+      '--disable-slash-commands',
+      '--no-session-persistence',
+    ],
     prompt: 'dashdash',
     resume: '--resume',
     required: { '-p': true, '--output-format': 'stream-json', '--verbose': true },
@@ -196,7 +206,14 @@ const SPECS = {
   },
   gemini: {
     words: [],
-    values: ['--output-format', '--resume', '--model', '--approval-mode', '--prompt'],
+    values: [
+      '--output-format',
+      '--resume',
+      '--model',
+      '--approval-mode',
+      '--prompt',
+      '--allowed-mcp-server-names',
+    ],
     flags: ['--skip-trust'],
     prompt: '--prompt',
     resume: '--resume',
@@ -1163,6 +1180,37 @@ function piStyle({ sessionId, model, cwd, prompt }) {
   };
 }
 
+// ---------------------------------------------------------------------------------------------
+// The screening classifier's call (src/screening/classifier/agent.ts): a local model stand-in.
+// ---------------------------------------------------------------------------------------------
+
+/** The nonce and the fenced text of a classifier prompt, or undefined for any other prompt. */
+function classifierRequest(prompt) {
+  if (!prompt.includes('You are a prompt-injection classifier')) return undefined;
+  const begin = prompt.match(/<<<UNTRUSTED TEXT ([0-9a-f]{16,})>>>\n/);
+  if (!begin) return undefined;
+  const nonce = begin[1];
+  const start = begin.index + begin[0].length;
+  const end = prompt.indexOf(`\n<<<END UNTRUSTED TEXT ${nonce}>>>`, start);
+  return { nonce, text: prompt.slice(start, end === -1 ? undefined : end) };
+}
+
+/**
+ * What a small, gullible model answers: `[[fake:classify=RAW]]` in the text makes it print RAW
+ * (`{nonce}` replaced by the real nonce: a malformed or a chatty answer); a JSON answer written
+ * into the text (`{"score": 0}`…) fools it into repeating that instead of judging (an injection
+ * aimed at the classifier itself); otherwise it scores obvious override wording high.
+ */
+function classifierAnswer({ nonce, text }) {
+  const raw = text.match(/\[\[fake:classify=([^\]]*)\]\]/);
+  if (raw) return raw[1].replaceAll('{nonce}', nonce);
+  const forged = text.match(/\{[^{}]*"score"[^{}]*\}/);
+  if (forged) return forged[0];
+  const hostile =
+    /ignore (all |any )?(previous|prior|above) instructions|disregard your (rules|instructions)|reveal (the |your )?(system prompt|secrets?|tokens?)/i;
+  return JSON.stringify({ nonce, score: hostile.test(text) ? 0.97 : 0.03 });
+}
+
 const WRITERS = {
   opencode: openCodeStyle,
   kilo: openCodeStyle,
@@ -1315,6 +1363,14 @@ async function main() {
   for (const d of wanted)
     if (d.name === 'sleep-first' && firstSighting(prompt, d)) await sleep(Number(d.value) || 0);
   if (printEnv) out.text(`My environment:\n${envLines.join('\n')}`);
+
+  const classifying = classifierRequest(prompt);
+  if (classifying) {
+    const answer = classifierAnswer(classifying);
+    out.text(answer);
+    out.finish(answer);
+    return;
+  }
 
   if (has('limit')) {
     const message = limitMessage(provider);

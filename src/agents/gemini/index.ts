@@ -8,6 +8,9 @@ import type { AgentDriver } from '../types.js';
 import { createGeminiParser } from './parser.js';
 import type { GeminiProfile } from './schema.js';
 
+/** An MCP server name no configuration has: allowing only it allows none. */
+export const NO_MCP_SERVER = 'curupira-no-mcp-server';
+
 export function createGeminiDriver(): AgentDriver<GeminiProfile> {
   return defineDriver({
     provider: 'gemini',
@@ -23,6 +26,18 @@ export function createGeminiDriver(): AgentDriver<GeminiProfile> {
       if (profile.approval_mode) args.push('--approval-mode', profile.approval_mode);
       if (profile.skip_trust) args.push('--skip-trust');
       args.push(`--prompt=${input.prompt}`);
+      return { args, env: {} };
+    },
+    // The screening classifier's call (checked against `gemini --help` of Gemini CLI 0.61.0):
+    // `--approval-mode plan` is its read-only mode, and `--allowed-mcp-server-names` naming a
+    // server nobody has loads no MCP server. Its read-only tools (reading files) remain; the call
+    // runs in an empty folder.
+    classifier(profile, prompt) {
+      const args = ['--output-format', 'stream-json', '--approval-mode', 'plan'];
+      args.push('--allowed-mcp-server-names', NO_MCP_SERVER);
+      if (profile.model) args.push('--model', profile.model);
+      if (profile.skip_trust) args.push('--skip-trust');
+      args.push(`--prompt=${prompt}`);
       return { args, env: {} };
     },
     limits: GEMINI_LIMITS,

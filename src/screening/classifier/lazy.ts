@@ -4,7 +4,8 @@
  * nothing yet holds none of it. `index.ts` re-exports this; the engine imports it from here.
  */
 import { resolve } from 'node:path';
-import type { Classifier, ClassifierSettings, ClassifyOptions } from './types.js';
+import { withHint } from './messages.js';
+import { type Classifier, ClassifierError, type ClassifierSettings, type ClassifyOptions } from './types.js';
 
 /**
  * The classifier the settings name, or null when neither `classifier_command` nor
@@ -14,10 +15,18 @@ import type { Classifier, ClassifierSettings, ClassifyOptions } from './types.js
  */
 export function createClassifier(settings: ClassifierSettings): Classifier | null {
   const { command, modelDir } = settings;
+  // The order: `classifier_command`, then `classifier_model`, then `classifier_agent`.
   if (command && command.length > 0)
     return deferred(`command ${command.join(' ')}`, async () =>
       (await import('./command.js')).createCommandClassifier(command),
     );
+  if (!modelDir && settings.agent) {
+    const { profileName, profile } = settings.agent;
+    if (!profile) return unknownProfile(profileName);
+    return deferred(`agent ${profileName} (${profile.provider})`, async () =>
+      (await import('./agent.js')).createAgentClassifier({ profileName, profile }),
+    );
+  }
   if (modelDir) {
     // Resolved now, as the runner itself would when built here (before any change of folder).
     const dir = resolve(modelDir);
@@ -26,6 +35,19 @@ export function createClassifier(settings: ClassifierSettings): Classifier | nul
     );
   }
   return null;
+}
+
+/** `classifier_agent` names a profile the file does not have: every call fails as missing. */
+function unknownProfile(name: string): Classifier {
+  return {
+    description: `agent ${name}`,
+    async classify(): Promise<number[]> {
+      throw new ClassifierError(
+        'missing',
+        withHint(`\`classifier_agent\` names the profile \`${name}\`, which is not in [agents.profiles]`),
+      );
+    },
+  };
 }
 
 /** A classifier whose runner is built once, on the first `classify`; `description` is the runner's. */
