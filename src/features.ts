@@ -163,6 +163,7 @@ export function createFeatures(
     log,
     github,
     writes: () => writes?.writes(),
+    env,
     ...(options.classifierFactory ? { classifierFactory: options.classifierFactory } : {}),
   });
   leases = new LeasesFeature({

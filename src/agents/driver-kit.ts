@@ -49,7 +49,10 @@ export function assertProvider(expected: Provider, profile: { provider: string }
 }
 
 /** A driver as written in its folder: `invocation` gets the profile, checked to be this provider's. */
-export type DriverSpec<P extends Profile> = Omit<AgentDriver<P>, 'buildInvocation' | 'classifierInvocation'> & {
+export type DriverSpec<P extends Profile> = Omit<
+  AgentDriver<P>,
+  'buildInvocation' | 'classifierInvocation'
+> & {
   invocation(profile: P, input: BuildInvocationInput<P>): AgentInvocation;
   /** The no-tools, read-only, one-shot call (`AgentDriver.classifierInvocation`). */
   classifier?(profile: P, prompt: string): AgentInvocation;

@@ -28,7 +28,7 @@ const DESCRIPTIONS = {
   classifier_model:
     'Folder of a local Prompt Guard–format model (`model.onnx` and `tokenizer.json`); `~` expands, relative paths resolve against the settings file.',
   classifier_agent:
-    'Score the text with an agent CLI you already have: `true` asks the automation\'s own profile, a string names a profile in `[agents.profiles]`. It runs in the provider\'s tool-free, read-only mode and must answer strict JSON (claude, codex, gemini, opencode); see docs/screening.md#the-agent-classifier. Used when neither `classifier_command` nor `classifier_model` is set.',
+    "Score the text with an agent CLI you already have: `true` asks the automation's own profile, a string names a profile in `[agents.profiles]`. It runs in the provider's tool-free, read-only mode and must answer strict JSON (claude, codex, gemini, opencode); see docs/screening.md#the-agent-classifier. Used when neither `classifier_command` nor `classifier_model` is set.",
   classifier_timeout:
     'Seconds the classifier may take for one item before the run is blocked (when required).',
   classifier_threshold: 'A classifier score at or above this is a `high` finding.',
@@ -178,7 +178,8 @@ function agentOf(
   agents: { own: string; profiles: Readonly<Record<string, Profile>> } | undefined,
 ): { profileName: string; profile?: Profile } {
   const profileName = agent === true ? (agents?.own ?? 'the automation’s profile') : agent;
-  const profile = agents && Object.hasOwn(agents.profiles, profileName) ? agents.profiles[profileName] : undefined;
+  const profile =
+    agents && Object.hasOwn(agents.profiles, profileName) ? agents.profiles[profileName] : undefined;
   return { profileName, ...(profile ? { profile } : {}) };
 }
 

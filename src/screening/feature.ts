@@ -24,6 +24,8 @@ export interface ScreeningOptions {
   log: Logger;
   github(): GitHubClient;
   writes(): RunWrites | undefined;
+  /** The engine's environment (what an agent classifier's CLI environment is built from). */
+  env?: NodeJS.ProcessEnv;
   /** Builds the screening classifier (default `createClassifier`; tests pass scripted ones). */
   classifierFactory?(settings: ClassifierSettings): Classifier | null;
 }
@@ -48,7 +50,12 @@ export class ScreeningFeature implements Feature {
       classifier: (settings) => {
         const key = JSON.stringify(settings);
         if (!this.classifiers.has(key))
-          this.classifiers.set(key, (this.options.classifierFactory ?? createClassifier)(settings));
+          this.classifiers.set(
+            key,
+            this.options.classifierFactory
+              ? this.options.classifierFactory(settings)
+              : createClassifier(settings, this.options.env),
+          );
         return this.classifiers.get(key) ?? null;
       },
     };

@@ -62,7 +62,14 @@ export function createCodexDriver(): AgentDriver<CodexProfile> {
     // (no writes, no network) with approvals never granted, no MCP server (`mcp_servers` replaced
     // by an empty table), no execpolicy rules, no saved session, outside any git repository.
     classifier(profile, prompt) {
-      const args = ['exec', '--sandbox', 'read-only', '--skip-git-repo-check', '--ephemeral', '--ignore-rules'];
+      const args = [
+        'exec',
+        '--sandbox',
+        'read-only',
+        '--skip-git-repo-check',
+        '--ephemeral',
+        '--ignore-rules',
+      ];
       args.push('--config', `approval_policy=${JSON.stringify('never')}`, '--config', 'mcp_servers={}');
       if (profile.model) args.push('--model', profile.model);
       args.push('--json', '--', prompt);

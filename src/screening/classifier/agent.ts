@@ -80,7 +80,8 @@ export function parseVerdict(answer: string, nonce: string): number | string {
   } catch {
     return `its answer is not JSON: ${tailOf(body, 200)}`;
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'its answer is not an object';
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return 'its answer is not an object';
   const keys = Object.keys(value).sort();
   if (keys.length !== 2 || keys[0] !== 'nonce' || keys[1] !== 'score')
     return `its answer has the keys ${JSON.stringify(keys)}, not exactly "nonce" and "score"`;
@@ -170,21 +171,31 @@ export function createAgentClassifier(options: AgentClassifierOptions): Classifi
             });
           } catch (error) {
             if (error instanceof AgentNotFoundError)
-              throw new ClassifierError('missing', withHint(`${name} cannot run: \`${executable}\` was not found`));
-            throw new ClassifierError('failed', withHint(`${name} could not start: ${(error as Error).message}`));
+              throw new ClassifierError(
+                'missing',
+                withHint(`${name} cannot run: \`${executable}\` was not found`),
+              );
+            throw new ClassifierError(
+              'failed',
+              withHint(`${name} could not start: ${(error as Error).message}`),
+            );
           }
           if (result.cancelled && classifyOptions.signal)
             throw classifyOptions.signal.reason ?? new DOMException('aborted', 'AbortError');
           if (result.timedOut) throw timeout(name, classifyOptions.timeoutMs, texts.length);
           const stderr = tailOf(result.stderrTail, 300);
           const detail = stderr === '' ? '' : `; its stderr ended with: ${stderr}`;
-          if (result.stdoutTooLarge) throw failed(`it printed more than ${MAX_STDOUT_BYTES / 1024 / 1024} MiB`);
+          if (result.stdoutTooLarge)
+            throw failed(`it printed more than ${MAX_STDOUT_BYTES / 1024 / 1024} MiB`);
           if (result.exitCode !== 0)
             throw failed(
               `${result.exitCode === null ? `it was killed by ${result.signal}` : `it exited with status ${result.exitCode}`}${detail}`,
             );
           const parser = driver.createParser();
-          const events = [...result.stdout.split('\n').flatMap((line) => parser.parseLine(line)), ...parser.end()];
+          const events = [
+            ...result.stdout.split('\n').flatMap((line) => parser.parseLine(line)),
+            ...parser.end(),
+          ];
           const said = answerOf(events);
           if ('problem' in said) throw failed(said.problem);
           const verdict = parseVerdict(said.answer, nonce);

@@ -13,7 +13,7 @@ import { type Classifier, ClassifierError, type ClassifierSettings, type Classif
  * here: a missing program or model is reported by the first `classify` call, as a
  * `ClassifierError('missing')`.
  */
-export function createClassifier(settings: ClassifierSettings): Classifier | null {
+export function createClassifier(settings: ClassifierSettings, env?: NodeJS.ProcessEnv): Classifier | null {
   const { command, modelDir } = settings;
   // The order: `classifier_command`, then `classifier_model`, then `classifier_agent`.
   if (command && command.length > 0)
@@ -24,7 +24,7 @@ export function createClassifier(settings: ClassifierSettings): Classifier | nul
     const { profileName, profile } = settings.agent;
     if (!profile) return unknownProfile(profileName);
     return deferred(`agent ${profileName} (${profile.provider})`, async () =>
-      (await import('./agent.js')).createAgentClassifier({ profileName, profile }),
+      (await import('./agent.js')).createAgentClassifier({ profileName, profile, ...(env ? { env } : {}) }),
     );
   }
   if (modelDir) {
