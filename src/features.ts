@@ -152,6 +152,7 @@ export function createFeatures(
     log,
     github,
     stopSignal,
+    env,
     ...tokens,
     notify: (event) => notify.notify(event),
     remediate: (automation, task, remediation, onRun) =>

@@ -67,6 +67,7 @@ import {
   type RemediationResult,
   type RemediationRun,
 } from './remediation-types.js';
+import { heldReason, reviewDelivery, reviewFailure } from './review.js';
 
 export const DEFAULT_REMEDIATION_BUDGET = 2;
 
@@ -104,6 +105,8 @@ export interface RemediatorDeps {
   clock: Clock;
   github: GitHubClient;
   tokens?: TokenSource;
+  /** The engine's environment: its secret-looking values count as secrets in the review. */
+  env?: NodeJS.ProcessEnv;
   automation(id: string): ResolvedAutomation | undefined;
   /**
    * Runs a remediation (the engine: through its scheduler, then `executeTask`); `onRun` sees the
@@ -204,12 +207,25 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
     automation: ResolvedAutomation,
     record: PullRequestRecord,
     cwd: string,
-  ): Promise<{ failed?: string; note?: string }> => {
+  ): Promise<{ failed?: string; note?: string; held?: string }> => {
     const sha = await branchTip(cwd, record.headBranch);
     if (!sha) return { failed: `the branch ${record.headBranch} is gone from the worktree` };
     const current = await store.getPullRequest(record.runId);
     if (current?.headSha === sha)
       return { note: 'no changes: the agent made no new commit (nothing pushed)' };
+    // The new commits only: what was pushed before was reviewed then (or pushed by a person).
+    try {
+      const findings = await reviewDelivery({
+        cwd,
+        from: current?.headSha ?? `refs/remotes/origin/${record.baseBranch ?? 'HEAD'}`,
+        to: sha,
+        allow: automation.config.allow_config_edits,
+        ...(deps.env ? { env: deps.env } : {}),
+      });
+      if (findings.length > 0) return { held: heldReason(findings, record.headBranch) };
+    } catch (error) {
+      return { held: reviewFailure(error) };
+    }
     crashPoint('remediation-pushing');
     // Own before the push: a crash after it leaves the pushed head known as ours (`recover` moves
     // `headSha` to it), never ours taken for a human's.

@@ -17,6 +17,9 @@
  *
  *   [[fake:commit]]        create a file and commit it in the working directory
  *   [[fake:dirty]]         leave an uncommitted file behind
+ *   [[fake:commit-file=P]] write the file P (a relative path; folders created) and commit it
+ *   [[fake:commit-env=N]]  write the value of variable N into leaked.txt and commit it (an agent
+ *                          that leaks a secret it was given)
  *   [[fake:fail]]          report an error event, write to stderr, exit 1
  *   [[fake:limit]]         fail as the provider's CLI does when the account hit its usage or
  *                          rate limit, with that CLI's real message (see LIMIT_MESSAGES; the reset
@@ -1416,6 +1419,19 @@ async function main() {
       process.exitCode = 1;
       return;
     }
+  }
+
+  for (const d of wanted) {
+    if ((d.name !== 'commit-file' && d.name !== 'commit-env') || !d.value) continue;
+    const file = d.name === 'commit-file' ? d.value : 'leaked.txt';
+    if (file.startsWith('/') || file.split('/').includes('..')) continue;
+    mkdirSync(join(cwd, file, '..'), { recursive: true });
+    const content =
+      d.name === 'commit-file' ? `written by the fake ${provider} agent\n` : `config: ${process.env[d.value] ?? ''}\n`;
+    writeFileSync(join(cwd, file), content);
+    const add = git(['add', '--', file]);
+    const commit = add.ok ? git(['commit', '-q', '-m', `${provider}: write ${file}`]) : add;
+    out.tool(`git commit ${file}`, commit.output || 'committed', !commit.ok);
   }
 
   if (has('commit') || has('dirty')) {

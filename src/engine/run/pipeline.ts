@@ -509,6 +509,10 @@ class RunPipeline {
       intervalMs: automation.config.checkpoint_interval * 1000,
       startedAt: this.baseCommit,
       log: this.log,
+      env: this.deps.env,
+      ...(automation.config.allow_config_edits === undefined
+        ? {}
+        : { allowConfigEdits: automation.config.allow_config_edits }),
       ...(delivery.tokens ? { tokens: delivery.tokens } : {}),
     });
   }
