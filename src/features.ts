@@ -30,6 +30,7 @@ import { RetriesFeature } from './retries/feature.js';
 import type { EngineEvent } from './retries/unattended.js';
 import type { Classifier, ClassifierSettings } from './screening/classifier/types.js';
 import { ScreeningFeature } from './screening/feature.js';
+import { PullRequestConfigFeature } from './screening/pr-config.js';
 import { TelemetryFeature } from './telemetry/feature.js';
 
 export type {
@@ -177,6 +178,15 @@ export function createFeatures(
     writes: () => writes?.writes(),
     trust: (automation) => screening.trust(automation),
   });
+  const prConfig = new PullRequestConfigFeature({
+    port,
+    store,
+    log,
+    github,
+    writes: () => writes?.writes(),
+    trust: (automation) => screening.trust(automation),
+    screeningOff: (automation) => screening.off(automation),
+  });
   const retries = new RetriesFeature({
     port,
     store,
@@ -185,7 +195,19 @@ export function createFeatures(
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
   });
   const extra = registered.map((factory) => factory({ options, port }));
-  return [telemetry, cost, failures, writes, notify, delivery, leases, screening, retries, ...extra];
+  return [
+    telemetry,
+    cost,
+    failures,
+    writes,
+    notify,
+    delivery,
+    leases,
+    screening,
+    prConfig,
+    retries,
+    ...extra,
+  ];
 }
 
 /** The kernel with the feature list: what `curupira run`, `serve` and the fleet's hosts run. */

@@ -288,6 +288,7 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
       prompt: remediationPrompt(action.request, record.headBranch),
       worktree: { path: worktree.path, branch: worktree.branch },
       deliveryRunId: record.runId,
+      ...(record.baseBranch ? { baseBranch: record.baseBranch } : {}),
       push: (run) => pushHead(automation, record, run.worktreePath ?? worktree.path),
     };
     let noted = false;

@@ -69,6 +69,11 @@ export class ScreeningFeature implements Feature {
     });
   }
 
+  /** Whether screening is off for an automation (`mode = "off"`). */
+  off(automation: ResolvedAutomation): boolean {
+    return this.settingsFor(automation).mode === 'off';
+  }
+
   /** Who an automation trusts (leases share these rules). */
   trust(automation: ResolvedAutomation): Promise<TrustRules> {
     return trustRules(this.deps(), this.settingsFor(automation));

@@ -1427,7 +1427,9 @@ async function main() {
     if (file.startsWith('/') || file.split('/').includes('..')) continue;
     mkdirSync(join(cwd, file, '..'), { recursive: true });
     const content =
-      d.name === 'commit-file' ? `written by the fake ${provider} agent\n` : `config: ${process.env[d.value] ?? ''}\n`;
+      d.name === 'commit-file'
+        ? `written by the fake ${provider} agent\n`
+        : `config: ${process.env[d.value] ?? ''}\n`;
     writeFileSync(join(cwd, file), content);
     const add = git(['add', '--', file]);
     const commit = add.ok ? git(['commit', '-q', '-m', `${provider}: write ${file}`]) : add;
