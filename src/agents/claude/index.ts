@@ -1,6 +1,9 @@
 /**
  * Claude Code: `claude -p --output-format stream-json --verbose [--resume ID] [--model M]
- * [--agent A] [--effort E] [--permission-mode P] [--permission-prompts Q] -- MSG`.
+ * [--agent A] [--effort E] [--permission-mode P] [--permission-prompts Q] --strict-mcp-config
+ * [--mcp-config FILE…] -- MSG`. `--strict-mcp-config` (checked against Claude Code 2.1.197's
+ * `--help`: "Only use MCP servers from --mcp-config, ignoring all other MCP configurations") keeps
+ * the MCP servers an unattended run may load to the profile's `mcp_config` list.
  */
 import { defineDriver } from '../driver-kit.js';
 import { CLAUDE_LIMITS } from '../limits.js';
@@ -44,6 +47,9 @@ export function createClaudeDriver(): AgentDriver<ClaudeProfile> {
       if (profile.effort) args.push('--effort', profile.effort);
       if (profile.permission_mode) args.push('--permission-mode', profile.permission_mode);
       if (profile.permission_prompts) args.push('--permission-prompts', profile.permission_prompts);
+      // Only the MCP servers the profile lists, never what the repository declares (`.mcp.json`).
+      args.push('--strict-mcp-config');
+      for (const config of profile.mcp_config) args.push('--mcp-config', config);
       args.push('--', input.prompt);
       return { args, env: {} };
     },

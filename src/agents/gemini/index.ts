@@ -1,6 +1,8 @@
 /**
  * Gemini CLI: `gemini --output-format stream-json [--resume ID] [--model M] [--approval-mode X]
- * [--skip-trust] --prompt=MSG`. The session id comes from the stream's `init` event.
+ * [--skip-trust] --allowed-mcp-server-names NAMES --prompt=MSG`. The allowed names are the
+ * profile's `mcp_servers` (none by default: a name no configuration has), so the MCP servers a
+ * repository declares are not loaded (checked against Gemini CLI 0.61.0's `--help`). The session id comes from the stream's `init` event.
  */
 import { defineDriver } from '../driver-kit.js';
 import { GEMINI_LIMITS } from '../limits.js';
@@ -25,6 +27,11 @@ export function createGeminiDriver(): AgentDriver<GeminiProfile> {
       if (profile.model) args.push('--model', profile.model);
       if (profile.approval_mode) args.push('--approval-mode', profile.approval_mode);
       if (profile.skip_trust) args.push('--skip-trust');
+      // Only the MCP servers the profile names, never what the repository declares.
+      args.push(
+        '--allowed-mcp-server-names',
+        profile.mcp_servers.length > 0 ? profile.mcp_servers.join(',') : NO_MCP_SERVER,
+      );
       args.push(`--prompt=${input.prompt}`);
       return { args, env: {} };
     },
