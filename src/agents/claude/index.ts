@@ -49,7 +49,7 @@ export function createClaudeDriver(): AgentDriver<ClaudeProfile> {
       if (profile.permission_prompts) args.push('--permission-prompts', profile.permission_prompts);
       // Only the MCP servers the profile lists, never what the repository declares (`.mcp.json`).
       args.push('--strict-mcp-config');
-      for (const config of profile.mcp_config) args.push('--mcp-config', config);
+      for (const config of profile.mcp_config ?? []) args.push('--mcp-config', config);
       args.push('--', input.prompt);
       return { args, env: {} };
     },

@@ -30,7 +30,7 @@ export function createGeminiDriver(): AgentDriver<GeminiProfile> {
       // Only the MCP servers the profile names, never what the repository declares.
       args.push(
         '--allowed-mcp-server-names',
-        profile.mcp_servers.length > 0 ? profile.mcp_servers.join(',') : NO_MCP_SERVER,
+        (profile.mcp_servers ?? []).length > 0 ? profile.mcp_servers.join(',') : NO_MCP_SERVER,
       );
       args.push(`--prompt=${input.prompt}`);
       return { args, env: {} };
