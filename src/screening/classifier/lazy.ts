@@ -4,8 +4,7 @@
  * nothing yet holds none of it. `index.ts` re-exports this; the engine imports it from here.
  */
 import { resolve } from 'node:path';
-import { withHint } from './messages.js';
-import { type Classifier, ClassifierError, type ClassifierSettings, type ClassifyOptions } from './types.js';
+import type { Classifier, ClassifierSettings, ClassifyOptions } from './types.js';
 
 /**
  * The classifier the settings name, or null when neither `classifier_command` nor
@@ -42,6 +41,11 @@ function unknownProfile(name: string): Classifier {
   return {
     description: `agent ${name}`,
     async classify(): Promise<number[]> {
+      // Loaded here, as the runners are: an idle daemon holds none of the classifier modules.
+      const [{ withHint }, { ClassifierError }] = await Promise.all([
+        import('./messages.js'),
+        import('./types.js'),
+      ]);
       throw new ClassifierError(
         'missing',
         withHint(`\`classifier_agent\` names the profile \`${name}\`, which is not in [agents.profiles]`),
