@@ -32,6 +32,8 @@ import { type Classifier, ClassifierError, type ClassifyOptions } from './types.
 
 const MAX_STDOUT_BYTES = 4 * 1024 * 1024;
 const MAX_STDERR_BYTES = 16 * 1024;
+/** Calls of one item in flight at once. */
+const CONCURRENT_CALLS = 3;
 
 /** The fixed instruction, always before the text. */
 export const CLASSIFIER_INSTRUCTION = [
@@ -134,11 +136,28 @@ export function createAgentClassifier(options: AgentClassifierOptions): Classifi
           ),
         );
       const deadline = Date.now() + classifyOptions.timeoutMs;
-      const scores: number[] = [];
-      for (const text of texts) {
-        const left = deadline - Date.now();
-        if (left <= 0) throw timeout(name, classifyOptions.timeoutMs, texts.length);
-        scores.push(await scoreOne(text, left));
+      // The calls still running stop when one fails, or when the caller aborts.
+      const stopOthers = new AbortController();
+      const onAbort = (): void => stopOthers.abort(classifyOptions.signal?.reason);
+      classifyOptions.signal?.addEventListener('abort', onAbort, { once: true });
+      const scores: number[] = new Array(texts.length);
+      // A few calls at once (each is a model round trip); the first failure fails the whole item.
+      let next = 0;
+      const worker = async (): Promise<void> => {
+        while (next < texts.length) {
+          const index = next++;
+          const left = deadline - Date.now();
+          if (left <= 0) throw timeout(name, classifyOptions.timeoutMs, texts.length);
+          scores[index] = await scoreOne(texts[index]!, left);
+        }
+      };
+      try {
+        await Promise.all(Array.from({ length: Math.min(CONCURRENT_CALLS, texts.length) }, worker));
+      } catch (error) {
+        stopOthers.abort();
+        throw error;
+      } finally {
+        classifyOptions.signal?.removeEventListener('abort', onAbort);
       }
       return scores;
 
@@ -167,7 +186,7 @@ export function createAgentClassifier(options: AgentClassifierOptions): Classifi
               timeoutMs,
               maxStdoutBytes: MAX_STDOUT_BYTES,
               maxStderrBytes: MAX_STDERR_BYTES,
-              ...(classifyOptions.signal ? { signal: classifyOptions.signal } : {}),
+              signal: stopOthers.signal,
             });
           } catch (error) {
             if (error instanceof AgentNotFoundError)
@@ -180,8 +199,10 @@ export function createAgentClassifier(options: AgentClassifierOptions): Classifi
               withHint(`${name} could not start: ${(error as Error).message}`),
             );
           }
-          if (result.cancelled && classifyOptions.signal)
-            throw classifyOptions.signal.reason ?? new DOMException('aborted', 'AbortError');
+          if (result.cancelled)
+            throw classifyOptions.signal?.aborted
+              ? (classifyOptions.signal.reason ?? new DOMException('aborted', 'AbortError'))
+              : failed('stopped: another field of the item failed');
           if (result.timedOut) throw timeout(name, classifyOptions.timeoutMs, texts.length);
           const stderr = tailOf(result.stderrTail, 300);
           const detail = stderr === '' ? '' : `; its stderr ended with: ${stderr}`;
