@@ -31,6 +31,7 @@ import { RetriesFeature } from './retries/feature.js';
 import type { EngineEvent } from './retries/unattended.js';
 import type { Classifier, ClassifierSettings } from './screening/classifier/types.js';
 import { ScreeningFeature } from './screening/feature.js';
+import { PullRequestConfigFeature } from './screening/pr-config.js';
 import { TelemetryFeature } from './telemetry/feature.js';
 
 export type {
@@ -153,6 +154,7 @@ export function createFeatures(
     log,
     github,
     stopSignal,
+    env,
     ...tokens,
     notify: (event) => notify.notify(event),
     remediate: (automation, task, remediation, onRun) =>
@@ -164,6 +166,7 @@ export function createFeatures(
     log,
     github,
     writes: () => writes?.writes(),
+    env,
     ...(options.classifierFactory ? { classifierFactory: options.classifierFactory } : {}),
   });
   leases = new LeasesFeature({
@@ -176,6 +179,15 @@ export function createFeatures(
     writes: () => writes?.writes(),
     trust: (automation) => screening.trust(automation),
   });
+  const prConfig = new PullRequestConfigFeature({
+    port,
+    store,
+    log,
+    github,
+    writes: () => writes?.writes(),
+    trust: (automation) => screening.trust(automation),
+    screeningOff: (automation) => screening.off(automation),
+  });
   const retries = new RetriesFeature({
     port,
     store,
@@ -185,7 +197,20 @@ export function createFeatures(
   });
   const extra = registered.map((factory) => factory({ options, port }));
   const cancels = new CancelHoldFeature({ store, log });
-  return [telemetry, cancels, cost, failures, writes, notify, delivery, leases, screening, retries, ...extra];
+  return [
+    telemetry,
+    cancels,
+    cost,
+    failures,
+    writes,
+    notify,
+    delivery,
+    leases,
+    screening,
+    prConfig,
+    retries,
+    ...extra,
+  ];
 }
 
 /** The kernel with the feature list: what `curupira run`, `serve` and the fleet's hosts run. */

@@ -49,19 +49,32 @@ export function assertProvider(expected: Provider, profile: { provider: string }
 }
 
 /** A driver as written in its folder: `invocation` gets the profile, checked to be this provider's. */
-export type DriverSpec<P extends Profile> = Omit<AgentDriver<P>, 'buildInvocation'> & {
+export type DriverSpec<P extends Profile> = Omit<
+  AgentDriver<P>,
+  'buildInvocation' | 'classifierInvocation'
+> & {
   invocation(profile: P, input: BuildInvocationInput<P>): AgentInvocation;
+  /** The no-tools, read-only, one-shot call (`AgentDriver.classifierInvocation`). */
+  classifier?(profile: P, prompt: string): AgentInvocation;
 };
 
 /** The driver `spec` describes; a profile of another provider reaching it throws. */
 export function defineDriver<P extends Profile>(spec: DriverSpec<P>): AgentDriver<P> {
-  const { invocation, ...driver } = spec;
+  const { invocation, classifier, ...driver } = spec;
   return {
     ...driver,
     buildInvocation(input) {
       assertProvider(spec.provider, input.profile);
       return invocation(input.profile, input);
     },
+    ...(classifier
+      ? {
+          classifierInvocation(profile: P, prompt: string) {
+            assertProvider(spec.provider, profile);
+            return classifier(profile, prompt);
+          },
+        }
+      : {}),
   };
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DRIVER_MODULES, getDriver, listDrivers, loadDriver } from './registry.js';
+import { CLASSIFIER_PROVIDERS, DRIVER_MODULES, getDriver, listDrivers, loadDriver } from './registry.js';
 import { PROVIDERS } from './schemas.js';
 
 describe('agent driver registry', () => {
@@ -44,5 +44,17 @@ describe('agent driver registry', () => {
     const drivers = await listDrivers();
     expect(drivers.filter((d) => d.assignsSessionId).map((d) => d.provider)).toEqual(['copilot']);
     expect(drivers.filter((d) => d.versionArgs).map((d) => d.provider)).toEqual(['opencode']);
+  });
+});
+
+describe('CLASSIFIER_PROVIDERS', () => {
+  it('lists exactly the drivers with a tool-free classifier call', async () => {
+    const drivers = await listDrivers();
+    expect(
+      drivers
+        .filter((d) => d.classifierInvocation)
+        .map((d) => d.provider)
+        .sort(),
+    ).toEqual([...CLASSIFIER_PROVIDERS].sort());
   });
 });

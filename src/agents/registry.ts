@@ -24,6 +24,12 @@ export const DRIVER_MODULES: { readonly [P in Provider]: () => Promise<Factory<P
   qwen: async () => (await import('./qwen/index.js')).createQwenDriver,
 };
 
+/**
+ * The providers whose driver has a tool-free classifier call (`classifierInvocation`), for code
+ * that must know without loading the drivers (`curupira doctor`); registry.test.ts keeps it true.
+ */
+export const CLASSIFIER_PROVIDERS: readonly Provider[] = ['claude', 'codex', 'gemini', 'opencode'];
+
 const loaded = new Map<Provider, () => AgentDriver>();
 
 function provider(name: string): Provider {

@@ -79,4 +79,11 @@ export interface AgentDriver<P extends Profile = Profile> {
   readonly limits?: readonly LimitPattern[];
   buildInvocation(input: BuildInvocationInput<P>): AgentInvocation;
   createParser(): AgentStreamParser;
+  /**
+   * A one-shot call that only answers in text: no tools, nothing written, no MCP server, no
+   * project configuration, no saved session (the screening classifier `classifier_agent`; see
+   * docs/screening.md). The stream format is the usual one (`createParser` reads it). Absent for a
+   * provider whose CLI offers no such mode that we checked against its `--help`.
+   */
+  classifierInvocation?(profile: P, prompt: string): AgentInvocation;
 }

@@ -282,6 +282,17 @@ prompt = "Tidy up"
       ok: false,
       detail: `classifier_model ${dir} lacks model.onnx and tokenizer.json; every run of automation triage is blocked until it has them`,
     });
+    expect(check(issues('classifier_agent = true'))[0]).toMatchObject({
+      ok: true,
+      detail: expect.stringMatching(
+        /^classifier agent \S+ \((claude|codex|gemini|opencode), tool-free, one call per field\) for automation triage$/,
+      ),
+    });
+    expect(check(issues('classifier_agent = "nope"'))[0]).toMatchObject({
+      ok: false,
+      detail:
+        'classifier_agent names the profile nope, which is not in [agents.profiles]; every run of automation triage is blocked until it is',
+    });
     expect(check(issues('', '[automations.triage.screening]\nmode = "off"'))[0]).toMatchObject({
       ok: true,
       detail: 'off for automation triage: text written by strangers reaches the agent unscreened',

@@ -2,11 +2,12 @@
  * `curupira doctor`: one line per check, so a user sees at once what stands between them and a
  * first run. Exit 1 when any check fails. The token is never printed.
  */
+
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { helpOptions, profileOptions } from '../agents/help-options.js';
-import { loadDriver } from '../agents/registry.js';
+import { CLASSIFIER_PROVIDERS, loadDriver } from '../agents/registry.js';
 import type { Profile } from '../agents/schemas.js';
 import { loadSettings } from '../config/load.js';
 import { resolveScreening, type ScreeningSettings } from '../config/screening.js';
@@ -183,6 +184,7 @@ export function screeningChecks(settings: Settings, env: NodeJS.ProcessEnv): Che
       settings.execution.screening,
       automation.config.screening,
       settings.dir,
+      { own: automation.profileName, profiles: settings.agents.profiles },
     );
     const key = JSON.stringify([screening.mode, screening.required, screening.classifier]);
     const group = groups.get(key) ?? { screening, ids: [] };
@@ -224,6 +226,27 @@ export function screeningChecks(settings: Settings, env: NodeJS.ProcessEnv): Che
             label,
             detail: `classifier_model ${modelDir} lacks ${missing.join(' and ')}; every run of ${which} is blocked until it has them`,
           };
+    }
+    const agent = screening.classifier.agent;
+    if (agent) {
+      const profile = agent.profile;
+      if (!profile)
+        return {
+          ok: false,
+          label,
+          detail: `classifier_agent names the profile ${agent.profileName}, which is not in [agents.profiles]; every run of ${which} is blocked until it is`,
+        };
+      if (!CLASSIFIER_PROVIDERS.includes(profile.provider))
+        return {
+          ok: false,
+          label,
+          detail: `classifier_agent: ${profile.provider} (profile ${agent.profileName}) has no tool-free mode curupira knows (claude, codex, gemini, opencode do); every run of ${which} is blocked`,
+        };
+      return {
+        ok: true,
+        label,
+        detail: `classifier agent ${agent.profileName} (${profile.provider}, tool-free, one call per field) for ${which}`,
+      };
     }
     if (!screening.required || screening.mode === 'warn')
       return {

@@ -20,7 +20,7 @@ prompt = "Fix \${issue_number}"
 const file = join(dir, 'x.toml');
 writeFileSync(file, SETTINGS);
 const VALID =
-  'Configuration is valid (1 automation; max active tasks: 1).\nUnvouched items — an untrusted author, with no matching label applied by a trusted actor — are held (blocked): no classifier is configured; set classifier_model or classifier_command under [settings.screening], or required = false to screen them with the scanners alone.\n';
+  'Configuration is valid (1 automation; max active tasks: 1).\nUnvouched items — an untrusted author, with no matching label applied by a trusted actor — are held (blocked): no classifier is configured; set classifier_model, classifier_command or classifier_agent = true under [settings.screening], or required = false to screen them with the scanners alone.\n';
 
 describe('--config', () => {
   it('is accepted before or after the command, long or short', async () => {

@@ -152,7 +152,7 @@ prompt = "x"
       '/work/s.toml',
     );
     expect(unvouchedLines(settings)).toEqual([
-      'Unvouched items (triage) — an untrusted author, with no matching label applied by a trusted actor — are held (blocked): no classifier is configured; set classifier_model or classifier_command under [settings.screening], or required = false to screen them with the scanners alone.',
+      'Unvouched items (triage) — an untrusted author, with no matching label applied by a trusted actor — are held (blocked): no classifier is configured; set classifier_model, classifier_command or classifier_agent = true under [settings.screening], or required = false to screen them with the scanners alone.',
       'Unvouched items (relaxed) — an untrusted author, with no matching label applied by a trusted actor — run when the deterministic scanners find nothing to block (required = false, no classifier).',
     ]);
   });

@@ -50,7 +50,7 @@ export function unvouchedSummary(automation: ResolvedAutomation, settings: Setti
     return `run only when the scanners and the classifier (${command ? command.join(' ') : modelDir}) find nothing to block`;
   if (!s.required)
     return 'run when the deterministic scanners find nothing to block (required = false, no classifier)';
-  return 'are held (blocked): no classifier is configured; set classifier_model or classifier_command under [settings.screening], or required = false to screen them with the scanners alone';
+  return 'are held (blocked): no classifier is configured; set classifier_model, classifier_command or classifier_agent = true under [settings.screening], or required = false to screen them with the scanners alone';
 }
 
 /**

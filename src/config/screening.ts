@@ -6,6 +6,7 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
+import type { Profile } from '../agents/schemas.js';
 import { ASSOCIATION_ORDER } from '../screening/trust.js';
 
 /** GitHub's `authorAssociation` values, most trusted first. */
@@ -26,6 +27,8 @@ const DESCRIPTIONS = {
     'argv of a classifier program: reads `{"texts": [...]}` as JSON on stdin, answers `{"scores": [...]}` (0 benign … 1 injection).',
   classifier_model:
     'Folder of a local Prompt Guard–format model (`model.onnx` and `tokenizer.json`); `~` expands, relative paths resolve against the settings file.',
+  classifier_agent:
+    "Score the text with an agent CLI you already have: `true` asks the automation's own profile, a string names a profile in `[agents.profiles]`. It runs in the provider's tool-free, read-only mode and must answer strict JSON (claude, codex, gemini, opencode); see docs/screening.md#the-agent-classifier. Used when neither `classifier_command` nor `classifier_model` is set.",
   classifier_timeout:
     'Seconds the classifier may take for one item before the run is blocked (when required).',
   classifier_threshold: 'A classifier score at or above this is a `high` finding.',
@@ -51,6 +54,7 @@ const keys = {
   required: z.boolean(),
   classifier_command: z.array(z.string().min(1)).min(1),
   classifier_model: z.string().min(1),
+  classifier_agent: z.union([z.boolean(), z.string().min(1)]),
   classifier_timeout: z.number().positive('must be greater than 0').max(600),
   classifier_threshold: z.number().min(0).max(1),
   thresholds: Thresholds,
@@ -68,6 +72,7 @@ export const ScreeningTable = z
     required: keys.required.optional().describe(DESCRIPTIONS.required),
     classifier_command: keys.classifier_command.optional().describe(DESCRIPTIONS.classifier_command),
     classifier_model: keys.classifier_model.optional().describe(DESCRIPTIONS.classifier_model),
+    classifier_agent: keys.classifier_agent.optional().describe(DESCRIPTIONS.classifier_agent),
     classifier_timeout: keys.classifier_timeout.default(30).describe(DESCRIPTIONS.classifier_timeout),
     classifier_threshold: keys.classifier_threshold.default(0.8).describe(DESCRIPTIONS.classifier_threshold),
     thresholds: keys.thresholds.default({}).describe(DESCRIPTIONS.thresholds),
@@ -91,6 +96,7 @@ export const ScreeningOverride = z
     required: keys.required.optional().describe(DESCRIPTIONS.required),
     classifier_command: keys.classifier_command.optional().describe(DESCRIPTIONS.classifier_command),
     classifier_model: keys.classifier_model.optional().describe(DESCRIPTIONS.classifier_model),
+    classifier_agent: keys.classifier_agent.optional().describe(DESCRIPTIONS.classifier_agent),
     classifier_timeout: keys.classifier_timeout.optional().describe(DESCRIPTIONS.classifier_timeout),
     classifier_threshold: keys.classifier_threshold.optional().describe(DESCRIPTIONS.classifier_threshold),
     thresholds: keys.thresholds.optional().describe(DESCRIPTIONS.thresholds),
@@ -116,6 +122,11 @@ export interface ScreeningSettings {
     command?: readonly string[];
     /** Absolute. */
     modelDir?: string;
+    /**
+     * `classifier_agent` (`false` is left out): the profile it names, the automation's own for
+     * `true`; `profile` is undefined when no such profile exists or no profiles were given.
+     */
+    agent?: { profileName: string; profile?: Profile };
     timeoutSeconds: number;
     threshold: number;
   };
@@ -137,17 +148,21 @@ export function resolveScreening(
   base: ScreeningTable,
   override: ScreeningOverride | undefined,
   dir: string,
+  /** The automation's profile name and the file's profiles, for `classifier_agent`. */
+  agents?: { own: string; profiles: Readonly<Record<string, Profile>> },
 ): ScreeningSettings {
   const o = override ?? {};
   const mode = o.mode ?? base.mode;
   const command = o.classifier_command ?? base.classifier_command;
   const model = o.classifier_model ?? base.classifier_model;
+  const agent = o.classifier_agent ?? base.classifier_agent;
   return {
     mode,
     required: o.required ?? base.required ?? mode !== 'off',
     classifier: {
       ...(command ? { command } : {}),
       ...(model ? { modelDir: resolveFrom(model, dir) } : {}),
+      ...(agent !== undefined && agent !== false ? { agent: agentOf(agent, agents) } : {}),
       timeoutSeconds: o.classifier_timeout ?? base.classifier_timeout,
       threshold: o.classifier_threshold ?? base.classifier_threshold,
     },
@@ -158,9 +173,19 @@ export function resolveScreening(
   };
 }
 
+function agentOf(
+  agent: true | string,
+  agents: { own: string; profiles: Readonly<Record<string, Profile>> } | undefined,
+): { profileName: string; profile?: Profile } {
+  const profileName = agent === true ? (agents?.own ?? 'the automation’s profile') : agent;
+  const profile =
+    agents && Object.hasOwn(agents.profiles, profileName) ? agents.profiles[profileName] : undefined;
+  return { profileName, ...(profile ? { profile } : {}) };
+}
+
 /** What a user reads when a required classifier is missing: what is missing and the two fixes. */
 export function missingClassifierMessage(where: string): string {
-  return `no classifier is configured (${where}) and screening requires one: set classifier_model = "<folder with a Prompt Guard model.onnx and tokenizer.json>" or classifier_command = ["prog", "args"…] under [settings.screening], or set required = false there to accept the risk of screening with the deterministic scanners alone`;
+  return `no classifier is configured (${where}) and screening requires one: set classifier_model = "<folder with a Prompt Guard model.onnx and tokenizer.json>" classifier_command = ["prog", "args"…] or classifier_agent = true under [settings.screening], or set required = false there to accept the risk of screening with the deterministic scanners alone`;
 }
 
 /** The loader's screening warnings for loaded settings. */

@@ -32,6 +32,7 @@ import {
   renderPullRequest,
 } from './pull-request.js';
 import { branchTip, containedIn, pushBranch } from './push.js';
+import { type DeliveryFinding, heldReason, reviewDelivery, reviewFailure } from './review.js';
 
 export interface DeliveryDeps {
   store: Store;
@@ -52,12 +53,16 @@ export interface DeliveryRequest {
   cwd: string;
   branch: string;
   signal?: AbortSignal;
+  /** The engine's environment: its secret-looking values count as secrets in the review. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export type DeliveryResult =
   | { kind: 'no-changes' }
   | { kind: 'delivered'; record: PullRequestRecord }
-  | { kind: 'failed'; reason: string };
+  | { kind: 'failed'; reason: string }
+  /** Not pushed: the agent's commits carry a secret or an unasked configuration edit (review.ts). */
+  | { kind: 'held'; reason: string; findings: DeliveryFinding[] };
 
 /** True when some automation delivers its branches: only then does the engine build delivery. */
 export function wantsDelivery(automations: readonly { config: { deliver?: unknown } }[]): boolean {
@@ -110,6 +115,13 @@ export async function deliverRun(deps: DeliveryDeps, request: DeliveryRequest): 
     const sha = await branchTip(cwd, branch);
     const base = record?.baseBranch ?? (await baseBranch(deps, request));
     if (!sha || (!record && (await containedIn(cwd, sha, base)))) return { kind: 'no-changes' };
+    if (!record || record.state === 'pushing') {
+      const held = await review(request, base, sha);
+      if (held) {
+        deps.log.warn({ ...fields, findings: held.findings.length }, 'Delivery held for a person');
+        return held;
+      }
+    }
     record ??= await deps.store.beginPullRequest({
       runId: run.id,
       automationId: automation.id,
@@ -152,6 +164,27 @@ export async function deliverRun(deps: DeliveryDeps, request: DeliveryRequest): 
     const record = await deps.store.getPullRequest(run.id).catch(() => undefined);
     if (record) await deps.store.updatePullRequest(run.id, { detail: reason }).catch(() => undefined);
     return { kind: 'failed', reason };
+  }
+}
+
+/** The review of the commits to push (review.ts): a hold, or undefined when they may go. */
+async function review(
+  request: DeliveryRequest,
+  base: string,
+  sha: string,
+): Promise<Extract<DeliveryResult, { kind: 'held' }> | undefined> {
+  try {
+    const findings = await reviewDelivery({
+      cwd: request.cwd,
+      from: `refs/remotes/origin/${base}`,
+      to: sha,
+      allow: request.automation.config.allow_config_edits,
+      ...(request.env ? { env: request.env } : {}),
+    });
+    if (findings.length === 0) return undefined;
+    return { kind: 'held', reason: heldReason(findings, request.branch), findings };
+  } catch (error) {
+    return { kind: 'held', reason: reviewFailure(error), findings: [] };
   }
 }
 

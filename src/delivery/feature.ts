@@ -28,6 +28,8 @@ export interface DeliveryFeatureOptions {
   github(): GitHubClient;
   tokens?: TokenSource;
   stopSignal: AbortSignal;
+  /** The engine's environment (the review of what a remediation pushes). */
+  env?: NodeJS.ProcessEnv;
   notify(event: NotificationEvent): void;
   /** Runs a remediation through the kernel's scheduler (see `Kernel.remediate`). */
   remediate(
@@ -90,6 +92,7 @@ export class DeliveryFeature implements Feature<{ delivery: DeliveryDeps }> {
       log,
       github,
       tokens,
+      ...(this.options.env ? { env: this.options.env } : {}),
       automation: (id) => this.automation(id),
       execute: (automation, task, remediation, onRun) =>
         this.options.remediate(automation, task, remediation, onRun),

@@ -32,8 +32,13 @@ export interface RemediationRun {
   worktree: { path: string; branch: string };
   /** The delivery run (recorded as the run's `upstreamRunId`). */
   deliveryRunId: string;
-  /** After the agent succeeded: pushes the branch; a `failed` reason fails the run. */
-  push(run: RunRecord): Promise<{ failed?: string; note?: string }>;
+  /** The branch the pull request merges into: the agent configuration comes from it. */
+  baseBranch?: string;
+  /**
+   * After the agent succeeded: pushes the branch; a `failed` reason fails the run, a `held` one
+   * (the commits carry a secret or an unasked configuration edit: nothing pushed) blocks it.
+   */
+  push(run: RunRecord): Promise<{ failed?: string; note?: string; held?: string }>;
 }
 
 /**

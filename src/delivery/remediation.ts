@@ -68,6 +68,7 @@ import {
   type RemediationResult,
   type RemediationRun,
 } from './remediation-types.js';
+import { heldReason, reviewDelivery, reviewFailure } from './review.js';
 
 export const DEFAULT_REMEDIATION_BUDGET = 2;
 
@@ -105,6 +106,8 @@ export interface RemediatorDeps {
   clock: Clock;
   github: GitHubClient;
   tokens?: TokenSource;
+  /** The engine's environment: its secret-looking values count as secrets in the review. */
+  env?: NodeJS.ProcessEnv;
   automation(id: string): ResolvedAutomation | undefined;
   /**
    * Runs a remediation (the engine: through its scheduler, then `executeTask`); `onRun` sees the
@@ -205,11 +208,24 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
     automation: ResolvedAutomation,
     record: PullRequestRecord,
     cwd: string,
-  ): Promise<{ failed?: string; note?: string }> => {
+  ): Promise<{ failed?: string; note?: string; held?: string }> => {
     const sha = await branchTip(cwd, record.headBranch);
     if (!sha) return { failed: `the branch ${record.headBranch} is gone from the worktree` };
     const current = await store.getPullRequest(record.runId);
     if (current?.headSha === sha) return { note: NO_NEW_COMMIT_REASON };
+    // The new commits only: what was pushed before was reviewed then (or pushed by a person).
+    try {
+      const findings = await reviewDelivery({
+        cwd,
+        from: current?.headSha ?? `refs/remotes/origin/${record.baseBranch ?? 'HEAD'}`,
+        to: sha,
+        allow: automation.config.allow_config_edits,
+        ...(deps.env ? { env: deps.env } : {}),
+      });
+      if (findings.length > 0) return { held: heldReason(findings, record.headBranch) };
+    } catch (error) {
+      return { held: reviewFailure(error) };
+    }
     crashPoint('remediation-pushing');
     // Own before the push: a crash after it leaves the pushed head known as ours (`recover` moves
     // `headSha` to it), never ours taken for a human's.
@@ -272,6 +288,7 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
       prompt: remediationPrompt(action.request, record.headBranch),
       worktree: { path: worktree.path, branch: worktree.branch },
       deliveryRunId: record.runId,
+      ...(record.baseBranch ? { baseBranch: record.baseBranch } : {}),
       push: (run) => pushHead(automation, record, run.worktreePath ?? worktree.path),
     };
     let noted = false;

@@ -29,6 +29,8 @@ export interface FilterOptions {
   /** How much of stderr's end is kept. */
   maxStderrBytes: number;
   signal?: AbortSignal;
+  /** The working directory (default: ours). */
+  cwd?: string;
 }
 
 export interface FilterResult {
@@ -44,10 +46,11 @@ export interface FilterResult {
 
 /** Throws `AgentNotFoundError` when the program does not exist; resolves with what it did otherwise. */
 export async function runFilter(options: FilterOptions): Promise<FilterResult> {
-  const resolved = findExecutable(options.executable, options.env.PATH);
+  const resolved = findExecutable(options.executable, options.env.PATH, options.cwd);
   if (!resolved) throw new AgentNotFoundError(options.executable);
   const child = spawn(resolved, [...options.args], {
     env: { ...options.env },
+    ...(options.cwd ? { cwd: options.cwd } : {}),
     stdio: ['pipe', 'pipe', 'pipe'],
     detached: true,
     shell: false,

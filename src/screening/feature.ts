@@ -24,6 +24,8 @@ export interface ScreeningOptions {
   log: Logger;
   github(): GitHubClient;
   writes(): RunWrites | undefined;
+  /** The engine's environment (what an agent classifier's CLI environment is built from). */
+  env?: NodeJS.ProcessEnv;
   /** Builds the screening classifier (default `createClassifier`; tests pass scripted ones). */
   classifierFactory?(settings: ClassifierSettings): Classifier | null;
 }
@@ -48,7 +50,12 @@ export class ScreeningFeature implements Feature {
       classifier: (settings) => {
         const key = JSON.stringify(settings);
         if (!this.classifiers.has(key))
-          this.classifiers.set(key, (this.options.classifierFactory ?? createClassifier)(settings));
+          this.classifiers.set(
+            key,
+            this.options.classifierFactory
+              ? this.options.classifierFactory(settings)
+              : createClassifier(settings, this.options.env),
+          );
         return this.classifiers.get(key) ?? null;
       },
     };
@@ -56,7 +63,15 @@ export class ScreeningFeature implements Feature {
 
   private settingsFor(automation: ResolvedAutomation) {
     const settings = this.options.port.settings();
-    return resolveScreening(settings.execution.screening, automation.config.screening, settings.dir);
+    return resolveScreening(settings.execution.screening, automation.config.screening, settings.dir, {
+      own: automation.profileName,
+      profiles: settings.agents.profiles,
+    });
+  }
+
+  /** Whether screening is off for an automation (`mode = "off"`). */
+  off(automation: ResolvedAutomation): boolean {
+    return this.settingsFor(automation).mode === 'off';
   }
 
   /** Who an automation trusts (leases share these rules). */

@@ -312,13 +312,13 @@ async function classifyFields(
     // The runners' messages end with the fix; a message that does not gets it here.
     const fix = what.includes('required = false')
       ? ''
-      : '; fix the classifier (classifier_model / classifier_command under [settings.screening]) or set required = false to accept the risk';
+      : '; fix the classifier (classifier_model / classifier_command / classifier_agent under [settings.screening]) or set required = false to accept the risk';
     return { findings: [], failure: { action: 'block', reason: `blocked: ${what}${fix}` } };
   }
 }
 
 function missingClassifier(): string {
-  return 'no classifier is configured and screening requires one: set classifier_model (a folder with a Prompt Guard model.onnx and tokenizer.json) or classifier_command (a program that scores texts) under [settings.screening], or set required = false there to accept the risk of screening with the deterministic scanners alone';
+  return 'no classifier is configured and screening requires one: set classifier_model (a folder with a Prompt Guard model.onnx and tokenizer.json) classifier_command (a program that scores texts) or classifier_agent = true (the automation’s own agent CLI, asked in a tool-free call) under [settings.screening], or set required = false there to accept the risk of screening with the deterministic scanners alone';
 }
 
 function kindOf(error: unknown): string {

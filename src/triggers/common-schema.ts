@@ -185,6 +185,12 @@ export const automationBaseShape = {
     .describe(
       'With `deliver = "pr"`: the branch the pull request merges into; default the repository’s default branch.',
     ),
+  allow_config_edits: z
+    .union([z.boolean(), z.array(z.string().min(1))])
+    .optional()
+    .describe(
+      'With `deliver`: agent or CI configuration (AGENTS.md, CLAUDE.md, `.claude/`, `.github/workflows/`… see docs/pull-requests.md#before-anything-is-pushed) the agent may change. By default a delivery whose commits edit any of it is held for a person instead of pushed; `true` allows every such edit, a list allows these paths (`dir/` for a folder). Secrets in the commits always hold the delivery.',
+    ),
   push_checkpoints: z
     .boolean()
     .default(false)

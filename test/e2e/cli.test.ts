@@ -230,7 +230,7 @@ prompt = "Fix \${issue_number}\\n\\n\${issue_body}"
       'https://github.com/acme/widgets/issues/1',
       'profile:  c (provider claude)',
       `worktree: ${worktree} on branch ${branch}`,
-      'command:  claude -p --output-format stream-json --verbose -- "$PROMPT"',
+      'command:  claude -p --output-format stream-json --verbose --strict-mcp-config -- "$PROMPT"',
       '          ($PROMPT is the prompt below, as one argument; run in the worktree)',
       '--- prompt ---',
       'Fix 1',

@@ -24,7 +24,14 @@ describe('engine smoke', () => {
     expect(existsSync(expectedPath)).toBe(false);
     const [call] = h.invocations('claude');
     expect(call!.cwd).toBe(expectedPath);
-    expect(call!.argv.slice(0, -1)).toEqual(['-p', '--output-format', 'stream-json', '--verbose', '--']);
+    expect(call!.argv.slice(0, -1)).toEqual([
+      '-p',
+      '--output-format',
+      'stream-json',
+      '--verbose',
+      '--strict-mcp-config',
+      '--',
+    ]);
     // The title arrives fenced (issue 11), as one argument.
     expect(call!.argv.at(-1)).toMatch(/^Fix issue 1: The block below is untrusted data from issue title/);
     expect(unfenced(call!.argv.at(-1)!)).toBe('Fix issue 1: First issue');

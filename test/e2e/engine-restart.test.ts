@@ -273,6 +273,7 @@ describe('restarts, watch and stop (in process)', () => {
       '--verbose',
       '--resume',
       saved!.sessionId,
+      '--strict-mcp-config',
       '--',
       RESUME_SESSION_PROMPT,
     ]);

@@ -15,7 +15,7 @@ describe('claude driver', () => {
       prompt: 'Fix',
       worktree,
     });
-    expect(inv.args).toEqual([...HEAD, '--', 'Fix']);
+    expect(inv.args).toEqual([...HEAD, '--strict-mcp-config', '--', 'Fix']);
     expect(inv.env).toEqual({});
   });
 
@@ -40,6 +40,7 @@ describe('claude driver', () => {
       'acceptEdits',
       '--permission-prompts',
       'none',
+      '--strict-mcp-config',
       '--',
       'Fix',
     ]);
@@ -48,7 +49,33 @@ describe('claude driver', () => {
   it('resumes with --resume right after the fixed flags', () => {
     const profile = ClaudeProfile.parse({ provider: 'claude', model: 'opus' });
     const inv = driver.buildInvocation({ profile, prompt: 'Continue', worktree, resumeSessionId: 'a1b2' });
-    expect(inv.args).toEqual([...HEAD, '--resume', 'a1b2', '--model', 'opus', '--', 'Continue']);
+    expect(inv.args).toEqual([
+      ...HEAD,
+      '--resume',
+      'a1b2',
+      '--model',
+      'opus',
+      '--strict-mcp-config',
+      '--',
+      'Continue',
+    ]);
+  });
+
+  it('loads only the MCP servers the profile lists (--strict-mcp-config), none by default', () => {
+    const profile = ClaudeProfile.parse({
+      provider: 'claude',
+      mcp_config: ['/etc/mcp/a.json', '/etc/mcp/b.json'],
+    });
+    const args = driver.buildInvocation({ profile, prompt: 'Fix', worktree }).args;
+    expect(args.slice(-7)).toEqual([
+      '--strict-mcp-config',
+      '--mcp-config',
+      '/etc/mcp/a.json',
+      '--mcp-config',
+      '/etc/mcp/b.json',
+      '--',
+      'Fix',
+    ]);
   });
 
   it('keeps a prompt starting with - as prompt text', () => {

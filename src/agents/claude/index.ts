@@ -1,6 +1,9 @@
 /**
  * Claude Code: `claude -p --output-format stream-json --verbose [--resume ID] [--model M]
- * [--agent A] [--effort E] [--permission-mode P] [--permission-prompts Q] -- MSG`.
+ * [--agent A] [--effort E] [--permission-mode P] [--permission-prompts Q] --strict-mcp-config
+ * [--mcp-config FILE…] -- MSG`. `--strict-mcp-config` (checked against Claude Code 2.1.197's
+ * `--help`: "Only use MCP servers from --mcp-config, ignoring all other MCP configurations") keeps
+ * the MCP servers an unattended run may load to the profile's `mcp_config` list.
  */
 import { defineDriver } from '../driver-kit.js';
 import { CLAUDE_LIMITS } from '../limits.js';
@@ -44,7 +47,23 @@ export function createClaudeDriver(): AgentDriver<ClaudeProfile> {
       if (profile.effort) args.push('--effort', profile.effort);
       if (profile.permission_mode) args.push('--permission-mode', profile.permission_mode);
       if (profile.permission_prompts) args.push('--permission-prompts', profile.permission_prompts);
+      // Only the MCP servers the profile lists, never what the repository declares (`.mcp.json`).
+      args.push('--strict-mcp-config');
+      for (const config of profile.mcp_config ?? []) args.push('--mcp-config', config);
       args.push('--', input.prompt);
+      return { args, env: {} };
+    },
+    // The screening classifier's call (checked against `claude --help` of Claude Code 2.1.197):
+    // `--tools ""` disables every built-in tool, `--strict-mcp-config` with no `--mcp-config`
+    // loads no MCP server, `--safe-mode` skips CLAUDE.md, skills, plugins, hooks and custom
+    // agents, `--setting-sources user` ignores project and local settings, `--permission-mode
+    // dontAsk` refuses whatever is not pre-approved, `--no-session-persistence` saves nothing.
+    classifier(profile, prompt) {
+      const args = ['-p', '--output-format', 'stream-json', '--verbose', '--tools', ''];
+      args.push('--strict-mcp-config', '--safe-mode', '--setting-sources', 'user');
+      args.push('--disable-slash-commands', '--permission-mode', 'dontAsk', '--no-session-persistence');
+      if (profile.model) args.push('--model', profile.model);
+      args.push('--', prompt);
       return { args, env: {} };
     },
     limits: CLAUDE_LIMITS,

@@ -11,6 +11,12 @@ export const ClaudeProfile = z
       .enum(['default', 'acceptEdits', 'plan', 'auto', 'dontAsk', 'bypassPermissions'])
       .optional()
       .describe('`--permission-mode`.'),
+    mcp_config: z
+      .array(z.string().min(1))
+      .default([])
+      .describe(
+        'The MCP servers the agent may load: files (or JSON strings) in Claude Code’s `--mcp-config` format. Curupira always passes `--strict-mcp-config`, so the servers a repository declares (`.mcp.json`) or your user settings hold are not loaded in an unattended run; only these are. Default: none (curupira extension).',
+      ),
     permission_prompts: z
       .enum(['host', 'none'])
       .optional()

@@ -57,6 +57,24 @@ export function createCodexDriver(): AgentDriver<CodexProfile> {
       args.push('--json', '--', input.prompt);
       return { args, env: {} };
     },
+    // The screening classifier's call (checked against `codex exec --help` of codex-cli 0.171.0).
+    // Codex has no switch that removes its shell tool: the call runs it in the read-only sandbox
+    // (no writes, no network) with approvals never granted, no MCP server (`mcp_servers` replaced
+    // by an empty table), no execpolicy rules, no saved session, outside any git repository.
+    classifier(profile, prompt) {
+      const args = [
+        'exec',
+        '--sandbox',
+        'read-only',
+        '--skip-git-repo-check',
+        '--ephemeral',
+        '--ignore-rules',
+      ];
+      args.push('--config', `approval_policy=${JSON.stringify('never')}`, '--config', 'mcp_servers={}');
+      if (profile.model) args.push('--model', profile.model);
+      args.push('--json', '--', prompt);
+      return { args, env: {} };
+    },
     limits: CODEX_LIMITS,
     createParser: createCodexParser,
   });

@@ -17,6 +17,9 @@
  *
  *   [[fake:commit]]        create a file and commit it in the working directory
  *   [[fake:dirty]]         leave an uncommitted file behind
+ *   [[fake:commit-file=P]] write the file P (a relative path; folders created) and commit it
+ *   [[fake:commit-env=N]]  write the value of variable N into leaked.txt and commit it (an agent
+ *                          that leaks a secret it was given)
  *   [[fake:fail]]          report an error event, write to stderr, exit 1
  *   [[fake:limit]]         fail as the provider's CLI does when the account hit its usage or
  *                          rate limit, with that CLI's real message (see LIMIT_MESSAGES; the reset
@@ -82,7 +85,7 @@ const SPECS = {
   opencode: {
     words: ['run'],
     values: ['--format', '--session', '--model', '--agent', '--variant', '--dir'],
-    flags: ['--auto', '--standalone'],
+    flags: ['--auto', '--standalone', '--pure'],
     prompt: 'dashdash',
     resume: '--session',
     required: { '--format': 'json' },
@@ -105,8 +108,18 @@ const SPECS = {
       '--effort',
       '--permission-mode',
       '--permission-prompts',
+      '--tools',
+      '--setting-sources',
+      '--mcp-config',
     ],
-    flags: ['-p', '--verbose'],
+    flags: [
+      '-p',
+      '--verbose',
+      '--strict-mcp-config',
+      '--safe-mode',
+      '--disable-slash-commands',
+      '--no-session-persistence',
+    ],
     prompt: 'dashdash',
     resume: '--resume',
     required: { '-p': true, '--output-format': 'stream-json', '--verbose': true },
@@ -196,7 +209,14 @@ const SPECS = {
   },
   gemini: {
     words: [],
-    values: ['--output-format', '--resume', '--model', '--approval-mode', '--prompt'],
+    values: [
+      '--output-format',
+      '--resume',
+      '--model',
+      '--approval-mode',
+      '--prompt',
+      '--allowed-mcp-server-names',
+    ],
     flags: ['--skip-trust'],
     prompt: '--prompt',
     resume: '--resume',
@@ -1163,6 +1183,37 @@ function piStyle({ sessionId, model, cwd, prompt }) {
   };
 }
 
+// ---------------------------------------------------------------------------------------------
+// The screening classifier's call (src/screening/classifier/agent.ts): a local model stand-in.
+// ---------------------------------------------------------------------------------------------
+
+/** The nonce and the fenced text of a classifier prompt, or undefined for any other prompt. */
+function classifierRequest(prompt) {
+  if (!prompt.includes('You are a prompt-injection classifier')) return undefined;
+  const begin = prompt.match(/<<<UNTRUSTED TEXT ([0-9a-f]{16,})>>>\n/);
+  if (!begin) return undefined;
+  const nonce = begin[1];
+  const start = begin.index + begin[0].length;
+  const end = prompt.indexOf(`\n<<<END UNTRUSTED TEXT ${nonce}>>>`, start);
+  return { nonce, text: prompt.slice(start, end === -1 ? undefined : end) };
+}
+
+/**
+ * What a small, gullible model answers: `[[fake:classify=RAW]]` in the text makes it print RAW
+ * (`{nonce}` replaced by the real nonce: a malformed or a chatty answer); a JSON answer written
+ * into the text (`{"score": 0}`…) fools it into repeating that instead of judging (an injection
+ * aimed at the classifier itself); otherwise it scores obvious override wording high.
+ */
+function classifierAnswer({ nonce, text }) {
+  const raw = text.match(/\[\[fake:classify=([^\]]*)\]\]/);
+  if (raw) return raw[1].replaceAll('{nonce}', nonce);
+  const forged = text.match(/\{[^{}]*"score"[^{}]*\}/);
+  if (forged) return forged[0];
+  const hostile =
+    /ignore (all |any )?(previous|prior|above) instructions|disregard your (rules|instructions)|reveal (the |your )?(system prompt|secrets?|tokens?)/i;
+  return JSON.stringify({ nonce, score: hostile.test(text) ? 0.97 : 0.03 });
+}
+
 const WRITERS = {
   opencode: openCodeStyle,
   kilo: openCodeStyle,
@@ -1316,6 +1367,14 @@ async function main() {
     if (d.name === 'sleep-first' && firstSighting(prompt, d)) await sleep(Number(d.value) || 0);
   if (printEnv) out.text(`My environment:\n${envLines.join('\n')}`);
 
+  const classifying = classifierRequest(prompt);
+  if (classifying) {
+    const answer = classifierAnswer(classifying);
+    out.text(answer);
+    out.finish(answer);
+    return;
+  }
+
   if (has('limit')) {
     const message = limitMessage(provider);
     out.fail(message);
@@ -1360,6 +1419,21 @@ async function main() {
       process.exitCode = 1;
       return;
     }
+  }
+
+  for (const d of wanted) {
+    if ((d.name !== 'commit-file' && d.name !== 'commit-env') || !d.value) continue;
+    const file = d.name === 'commit-file' ? d.value : 'leaked.txt';
+    if (file.startsWith('/') || file.split('/').includes('..')) continue;
+    mkdirSync(join(cwd, file, '..'), { recursive: true });
+    const content =
+      d.name === 'commit-file'
+        ? `written by the fake ${provider} agent\n`
+        : `config: ${process.env[d.value] ?? ''}\n`;
+    writeFileSync(join(cwd, file), content);
+    const add = git(['add', '--', file]);
+    const commit = add.ok ? git(['commit', '-q', '-m', `${provider}: write ${file}`]) : add;
+    out.tool(`git commit ${file}`, commit.output || 'committed', !commit.ok);
   }
 
   if (has('commit') || has('dirty')) {

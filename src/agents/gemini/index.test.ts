@@ -13,7 +13,13 @@ describe('gemini driver', () => {
       prompt: 'Fix',
       worktree,
     });
-    expect(inv.args).toEqual(['--output-format', 'stream-json', '--prompt=Fix']);
+    expect(inv.args).toEqual([
+      '--output-format',
+      'stream-json',
+      '--allowed-mcp-server-names',
+      'curupira-no-mcp-server',
+      '--prompt=Fix',
+    ]);
   });
 
   it('passes every option in the reference order, and resumes with --resume', () => {
@@ -34,9 +40,17 @@ describe('gemini driver', () => {
         '--approval-mode',
         'auto_edit',
         '--skip-trust',
+        '--allowed-mcp-server-names',
+        'curupira-no-mcp-server',
         '--prompt=Fix',
       ],
     );
+  });
+
+  it('allows only the MCP servers the profile names', () => {
+    const profile = GeminiProfile.parse({ provider: 'gemini', mcp_servers: ['docs', 'search'] });
+    const args = driver.buildInvocation({ profile, prompt: 'Fix', worktree }).args;
+    expect(args.slice(-3)).toEqual(['--allowed-mcp-server-names', 'docs,search', '--prompt=Fix']);
   });
 
   it('keeps a prompt starting with - inside the --prompt= argument', () => {

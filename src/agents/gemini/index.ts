@@ -1,12 +1,17 @@
 /**
  * Gemini CLI: `gemini --output-format stream-json [--resume ID] [--model M] [--approval-mode X]
- * [--skip-trust] --prompt=MSG`. The session id comes from the stream's `init` event.
+ * [--skip-trust] --allowed-mcp-server-names NAMES --prompt=MSG`. The allowed names are the
+ * profile's `mcp_servers` (none by default: a name no configuration has), so the MCP servers a
+ * repository declares are not loaded (checked against Gemini CLI 0.61.0's `--help`). The session id comes from the stream's `init` event.
  */
 import { defineDriver } from '../driver-kit.js';
 import { GEMINI_LIMITS } from '../limits.js';
 import type { AgentDriver } from '../types.js';
 import { createGeminiParser } from './parser.js';
 import type { GeminiProfile } from './schema.js';
+
+/** An MCP server name no configuration has: allowing only it allows none. */
+export const NO_MCP_SERVER = 'curupira-no-mcp-server';
 
 export function createGeminiDriver(): AgentDriver<GeminiProfile> {
   return defineDriver({
@@ -22,7 +27,24 @@ export function createGeminiDriver(): AgentDriver<GeminiProfile> {
       if (profile.model) args.push('--model', profile.model);
       if (profile.approval_mode) args.push('--approval-mode', profile.approval_mode);
       if (profile.skip_trust) args.push('--skip-trust');
+      // Only the MCP servers the profile names, never what the repository declares.
+      args.push(
+        '--allowed-mcp-server-names',
+        (profile.mcp_servers ?? []).length > 0 ? profile.mcp_servers.join(',') : NO_MCP_SERVER,
+      );
       args.push(`--prompt=${input.prompt}`);
+      return { args, env: {} };
+    },
+    // The screening classifier's call (checked against `gemini --help` of Gemini CLI 0.61.0):
+    // `--approval-mode plan` is its read-only mode, and `--allowed-mcp-server-names` naming a
+    // server nobody has loads no MCP server. Its read-only tools (reading files) remain; the call
+    // runs in an empty folder.
+    classifier(profile, prompt) {
+      const args = ['--output-format', 'stream-json', '--approval-mode', 'plan'];
+      args.push('--allowed-mcp-server-names', NO_MCP_SERVER);
+      if (profile.model) args.push('--model', profile.model);
+      if (profile.skip_trust) args.push('--skip-trust');
+      args.push(`--prompt=${prompt}`);
       return { args, env: {} };
     },
     limits: GEMINI_LIMITS,

@@ -54,6 +54,19 @@ export function createOpenCodeDriver(): AgentDriver<OpenCodeProfile> {
       args.push('--', input.prompt);
       return { args, env };
     },
+    // The screening classifier's call (checked against `opencode run --help` of opencode 1.18.33
+    // and its configuration loader): every permission denied (`OPENCODE_PERMISSION`, merged over
+    // the configuration, so MCP tools too), the project's configuration ignored
+    // (`OPENCODE_DISABLE_PROJECT_CONFIG`), no external plugin (`--pure`).
+    classifier(profile, prompt) {
+      const args = ['run', '--format', 'json', '--pure'];
+      if (profile.model) args.push('--model', profile.model);
+      args.push('--', prompt);
+      return {
+        args,
+        env: { OPENCODE_PERMISSION: JSON.stringify({ '*': 'deny' }), OPENCODE_DISABLE_PROJECT_CONFIG: '1' },
+      };
+    },
     limits: API_LIMITS,
     createParser: createOpenCodeStreamParser,
   });

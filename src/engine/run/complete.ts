@@ -79,6 +79,7 @@ export async function completeRun(
   if (status === 'succeeded' && input.remediation) {
     const pushed = await input.remediation.push(run);
     if (pushed.failed) [status, reason] = ['failed', pushed.failed];
+    else if (pushed.held) [status, reason] = ['blocked', pushed.held];
     else {
       delivered = true;
       if (pushed.note) reason ??= pushed.note;
@@ -97,8 +98,10 @@ export async function completeRun(
       run,
       cwd: run.worktreePath,
       branch: run.branch,
+      env: deps.env,
     });
     if (result.kind === 'failed') [status, reason] = ['failed', result.reason];
+    else if (result.kind === 'held') [status, reason] = ['blocked', result.reason];
     else if (result.kind === 'no-changes') reason ??= NO_CHANGES_TO_DELIVER_REASON;
     else delivered = true;
   }

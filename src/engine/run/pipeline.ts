@@ -23,6 +23,7 @@ import { RUN_ID_ENV } from '../../process/process-group.js';
 import { renderPrompt } from '../../prompt/index.js';
 import type { SessionRecord, Store } from '../../store/types.js';
 import type { RunTrace } from '../../telemetry/types.js';
+import { pinAgentConfig } from '../../workspace/agent-config.js';
 import { ensureCheckout, finishWorktree, headCommit, prepareWorktree } from '../../workspace/index.js';
 import { stallTimeoutMs, watchForStall } from '../stall.js';
 import { promptContext, promptTemplateHash, runInit } from '../task.js';
@@ -274,7 +275,7 @@ class RunPipeline {
       // The remediator prepared the pull request's worktree (kept, or recreated from its head).
       this.worktree = { ...remediation.worktree };
       this.cwd = this.worktree.path;
-      return true;
+      return remediation.baseBranch ? this.pinAgentConfig(remediation.baseBranch) : true;
     }
     try {
       const checkout = await ensureCheckout({
@@ -307,12 +308,33 @@ class RunPipeline {
         this.cutFrom = prepared.baseCommit;
       }
       this.cwd = prepared.path;
-      return true;
     } catch (error) {
       const status = runStatusFor(classifyFailure(error, { stage: 'checkout', stopping: signal.aborted }));
       return this.finish(
         status,
         status === 'cancelled' ? 'stopped while preparing the checkout' : errorMessage(error),
+      );
+    }
+    // A pull request's run: the agent configuration is the base branch's, whatever the worktree
+    // was cut from (src/workspace/agent-config.ts).
+    const prBase = task.item.fields.pull_request_base_ref;
+    return typeof prBase === 'string' && prBase !== '' ? this.pinAgentConfig(prBase) : true;
+  }
+
+  /** The worktree's agent configuration becomes the base branch's; a failure fails the run (closed). */
+  private async pinAgentConfig(baseBranch: string): Promise<true | RunRecord> {
+    try {
+      const { restored } = await pinAgentConfig({ cwd: this.cwd, base: `refs/remotes/origin/${baseBranch}` });
+      if (restored.length > 0)
+        this.log.info(
+          { ...this.runFields, base: baseBranch, files: restored },
+          'Agent configuration taken from the base branch',
+        );
+      return true;
+    } catch (error) {
+      return this.finish(
+        'failed',
+        `could not take the agent configuration from the base branch ${baseBranch}: ${errorMessage(error)}`,
       );
     }
   }
@@ -509,6 +531,10 @@ class RunPipeline {
       intervalMs: automation.config.checkpoint_interval * 1000,
       startedAt: this.baseCommit,
       log: this.log,
+      env: this.deps.env,
+      ...(automation.config.allow_config_edits === undefined
+        ? {}
+        : { allowConfigEdits: automation.config.allow_config_edits }),
       ...(delivery.tokens ? { tokens: delivery.tokens } : {}),
     });
   }

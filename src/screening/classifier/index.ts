@@ -2,6 +2,13 @@
  * Classifier runners for screening: `classifier_command` (a program speaking JSON on stdin and
  * stdout) and `classifier_model` (a local Prompt Guard model through onnxruntime-node).
  */
+export {
+  answerOf,
+  CLASSIFIER_INSTRUCTION,
+  classifierPrompt,
+  createAgentClassifier,
+  parseVerdict,
+} from './agent.js';
 export { createCommandClassifier, parseScores } from './command.js';
 export { createClassifier } from './lazy.js';
 export { FIX_HINT } from './messages.js';

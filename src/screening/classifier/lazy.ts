@@ -12,12 +12,20 @@ import type { Classifier, ClassifierSettings, ClassifyOptions } from './types.js
  * here: a missing program or model is reported by the first `classify` call, as a
  * `ClassifierError('missing')`.
  */
-export function createClassifier(settings: ClassifierSettings): Classifier | null {
+export function createClassifier(settings: ClassifierSettings, env?: NodeJS.ProcessEnv): Classifier | null {
   const { command, modelDir } = settings;
+  // The order: `classifier_command`, then `classifier_model`, then `classifier_agent`.
   if (command && command.length > 0)
     return deferred(`command ${command.join(' ')}`, async () =>
       (await import('./command.js')).createCommandClassifier(command),
     );
+  if (!modelDir && settings.agent) {
+    const { profileName, profile } = settings.agent;
+    if (!profile) return unknownProfile(profileName);
+    return deferred(`agent ${profileName} (${profile.provider})`, async () =>
+      (await import('./agent.js')).createAgentClassifier({ profileName, profile, ...(env ? { env } : {}) }),
+    );
+  }
   if (modelDir) {
     // Resolved now, as the runner itself would when built here (before any change of folder).
     const dir = resolve(modelDir);
@@ -26,6 +34,24 @@ export function createClassifier(settings: ClassifierSettings): Classifier | nul
     );
   }
   return null;
+}
+
+/** `classifier_agent` names a profile the file does not have: every call fails as missing. */
+function unknownProfile(name: string): Classifier {
+  return {
+    description: `agent ${name}`,
+    async classify(): Promise<number[]> {
+      // Loaded here, as the runners are: an idle daemon holds none of the classifier modules.
+      const [{ withHint }, { ClassifierError }] = await Promise.all([
+        import('./messages.js'),
+        import('./types.js'),
+      ]);
+      throw new ClassifierError(
+        'missing',
+        withHint(`\`classifier_agent\` names the profile \`${name}\`, which is not in [agents.profiles]`),
+      );
+    },
+  };
 }
 
 /** A classifier whose runner is built once, on the first `classify`; `description` is the runner's. */

@@ -9,7 +9,8 @@ export const FIX_HINT =
   'e.g. Llama Prompt Guard 2 exported to ONNX) on this machine and set `classifier_model` to that ' +
   'directory, or set `classifier_command` to a program that reads {"texts": [...]} as JSON on stdin ' +
   'and prints {"scores": [...]}; see docs/screening.md#classifier. Setting `required = false` in ' +
-  '[settings.screening] lets runs go ahead on the scanners alone.';
+  '[settings.screening] lets runs go ahead on the scanners alone. `classifier_agent = true` asks ' +
+  "the automation's own agent CLI instead (claude, codex, gemini, opencode).";
 
 /** `message` followed by the fix hint. */
 export function withHint(message: string): string {

@@ -4,6 +4,8 @@
  * (benign) to 1 (injection); the policy compares the highest score with a threshold.
  */
 
+import type { Profile } from '../../agents/schemas.js';
+
 export { ClassifierError, type ClassifierFailureKind } from '../../core/errors.js';
 
 export interface ClassifyOptions {
@@ -26,6 +28,8 @@ export interface ClassifierSettings {
   command?: readonly string[];
   /** `classifier_model`: a directory holding a Prompt Guard–format ONNX model and its `tokenizer.json`. */
   modelDir?: string;
+  /** `classifier_agent`, resolved to the profile it names (the automation's own for `true`). */
+  agent?: { profileName: string; profile?: Profile };
   /** `classifier_timeout` in seconds. */
   timeoutSeconds: number;
   /** `classifier_threshold`: a score at or above this blocks (default 0.8). */
