@@ -12,6 +12,8 @@ export interface CheckpointOptions {
   cwd: string;
   remote: string;
   branch: string;
+  /** The branch on the remote (the delivery's readable name). */
+  remoteBranch?: string;
   intervalMs: number;
   /** The tip the run started from: not pushed (nothing of the agent's yet). */
   startedAt: string | null;
@@ -40,6 +42,7 @@ export function startCheckpoints(options: CheckpointOptions): Checkpoints {
         cwd: options.cwd,
         remote: options.remote,
         branch: options.branch,
+        ...(options.remoteBranch ? { remoteBranch: options.remoteBranch } : {}),
         ...(options.tokens ? { tokens: options.tokens } : {}),
       });
       last = tip;

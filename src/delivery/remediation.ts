@@ -204,9 +204,10 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
     automation: ResolvedAutomation,
     record: PullRequestRecord,
     cwd: string,
+    localBranch: string = record.headBranch,
   ): Promise<{ failed?: string; note?: string }> => {
-    const sha = await branchTip(cwd, record.headBranch);
-    if (!sha) return { failed: `the branch ${record.headBranch} is gone from the worktree` };
+    const sha = await branchTip(cwd, localBranch);
+    if (!sha) return { failed: `the branch ${localBranch} is gone from the worktree` };
     const current = await store.getPullRequest(record.runId);
     if (current?.headSha === sha)
       return { note: 'no changes: the agent made no new commit (nothing pushed)' };
@@ -218,7 +219,8 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
       await pushBranch({
         cwd,
         remote: automation.repository.remote,
-        branch: record.headBranch,
+        branch: localBranch,
+        remoteBranch: record.headBranch,
         ...(deps.tokens ? { tokens: deps.tokens } : {}),
       });
     } catch (error) {
@@ -265,6 +267,7 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
       checkoutPath: automation.repository.checkoutPath,
       path,
       branch: record.headBranch,
+      ...(delivery.branch ? { localBranch: delivery.branch } : {}),
       log,
     });
     const remediation: RemediationRun = {
@@ -272,7 +275,7 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
       prompt: remediationPrompt(action.request, record.headBranch),
       worktree: { path: worktree.path, branch: worktree.branch },
       deliveryRunId: record.runId,
-      push: (run) => pushHead(automation, record, run.worktreePath ?? worktree.path),
+      push: (run) => pushHead(automation, record, run.worktreePath ?? worktree.path, worktree.branch),
     };
     let noted = false;
     const onRun = (run: RunRecord): void => {
@@ -326,7 +329,7 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
       // Its worktree is gone when the push was done (nothing was left unpushed to keep it).
       const pushed =
         run.worktreePath && (await pathExists(run.worktreePath))
-          ? await pushHead(automation, record, run.worktreePath)
+          ? await pushHead(automation, record, run.worktreePath, run.branch ?? record.headBranch)
           : await notePushedHead(record);
       if (pushed.failed) {
         log.warn({ run: run.id, reason: pushed.failed }, 'Could not push a remediation after a restart');

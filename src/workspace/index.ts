@@ -20,6 +20,7 @@ export {
   assertInside,
   assertSafeSegment,
   branchName,
+  deliveryBranchName,
   isInside,
   sha256Hex,
   worktreeName,
@@ -35,6 +36,8 @@ export {
   type PreparedWorktree,
   type PrepareWorktreeOptions,
   prepareWorktree,
+  remoteTrackingCommit,
   resolveDefaultBranch,
+  type StartFrom,
   type WorktreeInspection,
 } from './worktree.js';
