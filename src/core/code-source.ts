@@ -113,3 +113,20 @@ export function describeCodeSource(
     }
   }
 }
+
+/** Which code a finished or running run's agent saw, from its record (the run page); null when unknown. */
+export function describeRunCode(run: {
+  taskType: string;
+  itemId: string;
+  baseCommit?: string | null;
+  headCommit?: string | null;
+}): string | null {
+  const short = (sha: string) => sha.slice(0, 12);
+  if (run.headCommit) {
+    const what =
+      run.taskType === 'github-pull-requests' ? `pull request #${run.itemId}’s` : 'the pull request’s';
+    return `${what} head ${short(run.headCommit)}${run.baseCommit ? ` (base ${short(run.baseCommit)})` : ''}`;
+  }
+  if (run.baseCommit) return `a new branch from ${short(run.baseCommit)} (the base it was cut from)`;
+  return null;
+}
