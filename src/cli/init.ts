@@ -130,6 +130,17 @@ Resolve issue \${issue_number}: \${issue_title}
 Commit your change on the current branch.
 """
 
+# Pull requests to review, on their own code (worktree_from = "head"), once per head commit
+# (once = "head": a restart does not pay for the same review again; a new push does).
+# [automations.review-pull-requests]
+# trigger_type = "github-pull-requests"
+# repository = ${tomlString(alias)}
+# repo = ${tomlString(repo)}
+# labels = ["review-needed"]
+# worktree_from = "head"
+# once = "head"
+# prompt = "Review pull request \${pull_request_number} at \${pull_request_head_sha}: \${pull_request_title}"
+
 # A chain: runs after each successful run of resolve-issues, in its own worktree.
 # [automations.review]
 # after = "resolve-issues"

@@ -74,6 +74,7 @@ export function previewLines(preview: TaskPreview): string[] {
     preview.branch
       ? `worktree: ${preview.cwd} on branch ${preview.branch}`
       : `checkout: ${preview.cwd} (the shared checkout as it is)`,
+    `code:     ${preview.code}`,
     `command:  ${argv.join(' ')}`,
   ];
   if (preview.promptArgIndex !== undefined) {

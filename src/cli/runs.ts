@@ -7,6 +7,7 @@ import { renderEvents, renderTranscriptFile, transcriptEvents } from '../agents/
 import type { AgentEvent } from '../agents/types.js';
 import { loadSettings } from '../config/load.js';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
+import { describeRunCode } from '../core/code-source.js';
 import { UsageError } from '../core/errors.js';
 import { isTerminal, RUN_STATUSES, type RunRecord, type RunStatus } from '../core/types.js';
 import { formatCost } from '../cost/prices.js';
@@ -117,6 +118,8 @@ export function runLines(
   }
   lines.push(`  cost:        ${formatCost(run.costUsd)}${run.model ? ` (${run.model})` : ''}`);
   if (run.branch) lines.push(`  branch:      ${run.branch}`);
+  const code = describeRunCode(run);
+  if (code) lines.push(`  code:        ${code}`);
   if (run.worktreePath) {
     lines.push(
       `  worktree:    ${run.worktreePath} ${

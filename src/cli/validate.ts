@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { loadSettings } from '../config/load.js';
 import { resolveScreening } from '../config/screening.js';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
+import { describeCodeSetting } from '../core/code-source.js';
 import { ConfigError } from '../core/errors.js';
 import { BODY_CAP_CHARS } from '../prompt/untrusted.js';
 import { scrub } from '../workspace/git.js';
@@ -92,6 +93,7 @@ export function explainRows(
         ? 'main (the shared checkout as it is; one run at a time)'
         : 'worktree (a new worktree and branch per task)',
     ],
+    ['code', `the agent sees ${describeCodeSetting(automation.config, automation.triggerType)}`],
     [
       'profile',
       `${automation.profileName} (provider ${automation.profile.provider}${automation.profile.model ? `, model ${automation.profile.model}` : ''})`,
@@ -127,7 +129,19 @@ function deliveryRows(automation: ResolvedAutomation): [string, string][] {
   const c = automation.config;
   if (!c.deliver) return [];
   if (c.deliver === 'branch')
-    return [['delivery', 'WRITES: pushes the run’s branch when it succeeds (never forced); no pull request']];
+    return [
+      [
+        'delivery',
+        'WRITES: pushes the run’s branch (as curupira/<automation>/<number>-<title>) when it succeeds (never forced); no pull request',
+      ],
+    ];
+  if (c.deliver === 'head')
+    return [
+      [
+        'delivery',
+        'WRITES: pushes the agent’s commits to the pull request’s own branch when it succeeds (fast-forward only; never to a fork’s branch)',
+      ],
+    ];
   const base = c.pr_base_branch ? ` into ${c.pr_base_branch}` : '';
   const actions = [
     `answers trusted reviews${c.trusted_bots.length > 0 ? ` (and ${c.trusted_bots.join(', ')})` : ''} and failing checks${c.rerun_failed_checks ? ' (failed jobs re-run once first)' : ''} with up to ${c.remediation_budget} remediation run${c.remediation_budget === 1 ? '' : 's'} in the same session`,
@@ -140,7 +154,7 @@ function deliveryRows(automation: ResolvedAutomation): [string, string][] {
   return [
     [
       'delivery',
-      `WRITES: pushes the run’s branch and opens a ${c.pr_draft ? 'draft ' : ''}pull request${base} (or adopts the open one)`,
+      `WRITES: pushes the run’s branch (as curupira/<automation>/<number>-<title>) and opens a ${c.pr_draft ? 'draft ' : ''}pull request${base} (or adopts the open one)`,
     ],
     ['follow-up', `every ${c.follow_interval} s while watching: ${actions.join('; ')}`],
   ];

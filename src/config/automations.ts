@@ -152,6 +152,48 @@ function referencesOf(id: string, table: Record<string, unknown>, path: KeyPath,
   return { repository, profileName };
 }
 
+/**
+ * Keys that validate one by one but cannot work together: each pair is an error that says why,
+ * never a setting that silently does nothing (issue 25).
+ */
+function checkDelivery(
+  config: ResolvedAutomation['config'],
+  triggerType: string,
+  path: KeyPath,
+  out: Collector,
+): void {
+  const fromHead = config.worktree_from === 'head';
+  if (config.checkout === 'main' && config.deliver) {
+    out.add(
+      [...path, 'deliver'],
+      `deliver = "${config.deliver}" pushes the run's own branch, but checkout = "main" works in the shared checkout on no branch of its own, so nothing would be delivered: remove deliver, or use checkout = "worktree"`,
+    );
+  }
+  if (config.checkout === 'main' && fromHead) {
+    out.add(
+      [...path, 'worktree_from'],
+      'worktree_from = "head" makes a worktree at the pull request\'s head, but checkout = "main" uses the shared checkout as it is: remove one of them',
+    );
+  }
+  if (config.deliver === 'head' && triggerType !== 'github-pull-requests') {
+    out.add(
+      [...path, 'deliver'],
+      'deliver = "head" pushes back to a pull request\'s own branch: only github-pull-requests automations know that branch',
+    );
+  } else if (config.deliver === 'head' && !fromHead) {
+    out.add(
+      [...path, 'deliver'],
+      'deliver = "head" pushes back to the pull request\'s own branch, which needs worktree_from = "head" (a worktree at that branch\'s head)',
+    );
+  }
+  if (config.deliver === 'head' && config.pr_base_branch !== undefined) {
+    out.add(
+      [...path, 'pr_base_branch'],
+      'pr_base_branch is for deliver = "pr"; deliver = "head" opens no pull request',
+    );
+  }
+}
+
 /** One automation table (`table` is already known to be a table with a valid id). */
 export function loadAutomation(
   id: string,
@@ -178,6 +220,7 @@ export function loadAutomation(
       })
     : defaultTimezone;
 
+  if (config) checkDelivery(config, trigger.type, path, out);
   if (!config || !repository || !profileName) return undefined;
   const profile = ctx.profiles[profileName];
   if (!profile) return undefined;

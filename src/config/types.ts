@@ -24,8 +24,10 @@ import type {
 export interface SharedAutomationFields extends AutomationBase {
   /** `owner/name` of the items; required by the search triggers, optional elsewhere. */
   repo?: string;
-  /** Item memory (event triggers). */
-  once?: boolean;
+  /** Item memory (event triggers); `'head'`: once per pull-request head commit. */
+  once?: boolean | 'head';
+  /** Which code a pull-request worktree holds (pull-request and project-item triggers). */
+  worktree_from?: 'default_branch' | 'head';
   ignore_backlog?: boolean;
 }
 

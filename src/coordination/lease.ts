@@ -314,14 +314,16 @@ export class Leases {
         reason: `leased by ${shown(runner)} (automation ${shown(other)}, run ${shown(run)}, until ${untilText(expires ?? '', view.serverNow)})`,
       };
     }
-    const done = automation.config.once
-      ? view.released.find(
-          (l) =>
-            l.state.automation === automation.id &&
-            l.state.runner !== config.runnerId &&
-            l.state.released === 'succeeded',
-        )
-      : undefined;
+    // `once = "head"` runs a pull request again for new commits: a lease names no commit.
+    const done =
+      automation.config.once === true
+        ? view.released.find(
+            (l) =>
+              l.state.automation === automation.id &&
+              l.state.runner !== config.runnerId &&
+              l.state.released === 'succeeded',
+          )
+        : undefined;
     if (done)
       return {
         kind: 'done',

@@ -210,6 +210,13 @@ export interface RunRecord {
    * one-process store, which records no host.
    */
   readonly host?: string | null;
+  /**
+   * Which code the agent saw (issue 25): the commit of the base its worktree was cut from (the
+   * default branch, `pr_base_branch`, or the pull request's base), and the pull request's head
+   * commit for a worktree at that head (`worktree_from = "head"`); null when unknown or not so.
+   */
+  readonly baseCommit?: string | null;
+  readonly headCommit?: string | null;
 }
 
 /** One screening finding as a run records it (the shape of `Finding` in src/screening/). */

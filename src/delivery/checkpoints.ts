@@ -15,6 +15,8 @@ export interface CheckpointOptions {
   cwd: string;
   remote: string;
   branch: string;
+  /** The branch on the remote (the delivery's readable name). */
+  remoteBranch?: string;
   intervalMs: number;
   /** The tip the run started from: not pushed (nothing of the agent's yet). */
   startedAt: string | null;
@@ -67,6 +69,7 @@ export function startCheckpoints(options: CheckpointOptions): Checkpoints {
         cwd: options.cwd,
         remote: options.remote,
         branch: options.branch,
+        ...(options.remoteBranch ? { remoteBranch: options.remoteBranch } : {}),
         ...(options.tokens ? { tokens: options.tokens } : {}),
       });
       last = tip;

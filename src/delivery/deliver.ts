@@ -11,6 +11,7 @@
  */
 import type { ResolvedAutomation } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
+import { codeSource } from '../core/code-source.js';
 import { errorMessage } from '../core/errors.js';
 import type { RunRecord, Task } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
@@ -20,6 +21,7 @@ import { crashPoint } from '../process/crash-point.js';
 import type { PullRequestRecord, Store } from '../store/types.js';
 import { REPO_PATTERN } from '../triggers/common-schema.js';
 import { git } from '../workspace/git.js';
+import { deliveryBranchName } from '../workspace/paths.js';
 import { pathExists } from '../workspace/remove.js';
 import { resolveDefaultBranch } from '../workspace/worktree.js';
 import { HOLDING_STATES } from './follow.js';
@@ -33,6 +35,7 @@ import {
 } from './pull-request.js';
 import { branchTip, containedIn, pushBranch } from './push.js';
 import { type DeliveryFinding, heldReason, reviewDelivery, reviewFailure } from './review.js';
+import { changeSummary, finalAgentMessage, quoted } from './summary.js';
 
 export interface DeliveryDeps {
   store: Store;
@@ -62,7 +65,24 @@ export type DeliveryResult =
   | { kind: 'delivered'; record: PullRequestRecord }
   | { kind: 'failed'; reason: string }
   /** Not pushed: the agent's commits carry a secret or an unasked configuration edit (review.ts). */
-  | { kind: 'held'; reason: string; findings: DeliveryFinding[] };
+  | { kind: 'held'; reason: string; findings: DeliveryFinding[] }
+  /** `deliver = "head"`: the commits went to the pull request's own branch (no delivery record). */
+  | { kind: 'pushed-head'; branch: string; sha: string; number: number }
+  /** `deliver = "head"` on a pull request whose branch cannot be pushed to (a fork's): kept locally. */
+  | { kind: 'not-pushed'; reason: string };
+
+/**
+ * The branch a delivery pushes to: the one its record names (a restart finds the same), else the
+ * readable name made from the run's own item id and title (recorded when the run was created, so
+ * the same after a restart).
+ */
+export function remoteBranchOf(
+  automation: Pick<ResolvedAutomation, 'id'>,
+  run: Pick<RunRecord, 'itemId' | 'itemTitle'>,
+  record?: Pick<PullRequestRecord, 'headBranch'>,
+): string {
+  return record?.headBranch ?? deliveryBranchName(automation.id, run.itemId, run.itemTitle);
+}
 
 /** True when some automation delivers its branches: only then does the engine build delivery. */
 export function wantsDelivery(automations: readonly { config: { deliver?: unknown } }[]): boolean {
@@ -99,6 +119,7 @@ export async function deliverRun(deps: DeliveryDeps, request: DeliveryRequest): 
   const { automation, task, run, cwd, branch } = request;
   const mode = automation.config.deliver;
   if (!mode) return { kind: 'no-changes' };
+  if (mode === 'head') return deliverToHead(deps, request);
   if (mode === 'pr' && (!REPO_PATTERN.test(task.identity.repo) || !deps.github)) {
     return {
       kind: 'failed',
@@ -116,26 +137,30 @@ export async function deliverRun(deps: DeliveryDeps, request: DeliveryRequest): 
     const base = record?.baseBranch ?? (await baseBranch(deps, request));
     if (!sha || (!record && (await containedIn(cwd, sha, base)))) return { kind: 'no-changes' };
     if (!record || record.state === 'pushing') {
-      const held = await review(request, base, sha);
+      const held = await review(request, `refs/remotes/origin/${base}`, sha);
       if (held) {
         deps.log.warn({ ...fields, findings: held.findings.length }, 'Delivery held for a person');
         return held;
       }
     }
+    // Recorded before the first push: a restart pushes to (and looks for the pull request of) the
+    // same remote branch.
     record ??= await deps.store.beginPullRequest({
       runId: run.id,
       automationId: automation.id,
       taskKey: task.key,
       repo: task.identity.repo,
       delivery: mode,
-      headBranch: branch,
+      headBranch: remoteBranchOf(automation, run),
     });
+    const remoteBranch = record.headBranch;
     crashPoint('delivery-begun');
     if (record.state === 'pushing' || record.headSha !== sha) {
       await pushBranch({
         cwd,
         remote: automation.repository.remote,
         branch,
+        remoteBranch,
         ...(deps.tokens ? { tokens: deps.tokens } : {}),
         ...(request.signal ? { signal: request.signal } : {}),
       });
@@ -144,11 +169,11 @@ export async function deliverRun(deps: DeliveryDeps, request: DeliveryRequest): 
         baseBranch: base,
         ...(record.state === 'pushing' ? { state: 'pushed' as const } : {}),
       });
-      deps.log.info({ ...fields, sha }, 'Pushed the branch');
+      deps.log.info({ ...fields, remoteBranch, sha }, 'Pushed the branch');
     }
     crashPoint('delivery-pushed');
     if (mode === 'branch' || record.number !== null) return { kind: 'delivered', record };
-    const pr = await withRetries(deps, () => ensurePullRequest(deps, request, base, sha));
+    const pr = await withRetries(deps, () => ensurePullRequest(deps, request, base, sha, remoteBranch));
     record = await deps.store.updatePullRequest(run.id, {
       number: pr.number,
       url: pr.html_url,
@@ -170,13 +195,13 @@ export async function deliverRun(deps: DeliveryDeps, request: DeliveryRequest): 
 /** The review of the commits to push (review.ts): a hold, or undefined when they may go. */
 async function review(
   request: DeliveryRequest,
-  base: string,
+  from: string,
   sha: string,
 ): Promise<Extract<DeliveryResult, { kind: 'held' }> | undefined> {
   try {
     const findings = await reviewDelivery({
       cwd: request.cwd,
-      from: `refs/remotes/origin/${base}`,
+      from,
       to: sha,
       allow: request.automation.config.allow_config_edits,
       ...(request.env ? { env: request.env } : {}),
@@ -194,21 +219,71 @@ async function ensurePullRequest(
   request: DeliveryRequest,
   base: string,
   sha: string,
+  remoteBranch: string,
 ): Promise<PullJson> {
   const github = deps.github!;
-  const { automation, task, run, cwd, branch } = request;
-  const open = await findOpenPullRequest(github, task.identity.repo, branch);
+  const { automation, task, run, cwd } = request;
+  const open = await findOpenPullRequest(github, task.identity.repo, remoteBranch);
   if (open) return open;
-  const { title, body } = renderPullRequest(automation, task, run, await commitsAhead(cwd, base, sha));
+  const message = await finalAgentMessage(run.transcriptPath, run.provider);
+  const notes = {
+    changes: await changeSummary(cwd, `refs/remotes/origin/${base}`, sha),
+    agentMessage: message ? quoted(message) : '',
+  };
+  const commits = await commitsAhead(cwd, base, sha);
+  const { title, body } = renderPullRequest(automation, task, run, commits, notes, remoteBranch);
   const created = await createPullRequest(github, task.identity.repo, {
     title,
     body,
-    head: branch,
+    head: remoteBranch,
     base,
     draft: automation.config.pr_draft,
   });
   crashPoint('delivery-pr-opened');
   return created;
+}
+
+/**
+ * `deliver = "head"`: the agent's commits go back to the pull request's own branch, fast-forward
+ * only, when that branch is in this repository. A fork's branch is never pushed to: the commits stay
+ * in the kept worktree and the run says so. Repeating it after a kill -9 pushes the same commit.
+ */
+async function deliverToHead(deps: DeliveryDeps, request: DeliveryRequest): Promise<DeliveryResult> {
+  const { automation, task, run, cwd, branch } = request;
+  const source = codeSource(automation.config, task);
+  if (source.kind !== 'pr_head')
+    return { kind: 'failed', reason: 'deliver = "head" needs a pull request and worktree_from = "head"' };
+  const fields = { automation: automation.id, run: run.id, branch, number: source.number };
+  try {
+    const sha = await branchTip(cwd, branch);
+    const tracking = `pull/${source.number}/head`;
+    const start = run.headCommit ?? null;
+    if (!sha || sha === start || (await containedIn(cwd, sha, tracking))) return { kind: 'no-changes' };
+    if (source.fromFork || !source.headRef)
+      return {
+        kind: 'not-pushed',
+        reason: `not pushed: pull request #${source.number}'s branch is in a fork, which curupira never pushes to; the commits are kept in the worktree`,
+      };
+    const held = await review(request, tracking, sha);
+    if (held) {
+      deps.log.warn({ ...fields, findings: held.findings.length }, 'Delivery held for a person');
+      return held;
+    }
+    await pushBranch({
+      cwd,
+      remote: automation.repository.remote,
+      branch,
+      remoteBranch: source.headRef,
+      ...(deps.tokens ? { tokens: deps.tokens } : {}),
+      ...(request.signal ? { signal: request.signal } : {}),
+    });
+    deps.log.info({ ...fields, remoteBranch: source.headRef, sha }, "Pushed to the pull request's branch");
+    return { kind: 'pushed-head', branch: source.headRef, sha, number: source.number };
+  } catch (error) {
+    const reason = `could not push to pull request #${source.number}'s branch ${source.headRef ?? ''}: ${errorMessage(error)}`;
+    deps.log.warn({ ...fields, error: errorMessage(error) }, 'Delivery failed');
+    return { kind: 'failed', reason };
+  }
 }
 
 async function withRetries<T>(deps: DeliveryDeps, action: () => Promise<T>): Promise<T> {

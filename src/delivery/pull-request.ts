@@ -56,8 +56,22 @@ export const DEFAULT_PR_TITLE = '${task_title}';
 export const DEFAULT_PR_BODY = `{% if closes %}{{ closes }}
 
 {% endif %}{{ summary }}
+{% if changes %}
+{{ changes }}
+{% endif %}{% if agent_message %}
+**The agent’s final message:**
 
+{{ agent_message }}
+{% endif %}
 {{ transcript }}`;
+
+/** What the run produced, for the body (src/delivery/summary.ts): trusted text only. */
+export interface PullRequestNotes {
+  /** Commits and changed files, as Markdown. */
+  changes: string;
+  /** The agent's final message, quoted. */
+  agentMessage: string;
+}
 
 /** What a pull request template can read: the item's fields (unfenced) and the run's. */
 export function pullRequestContext(
@@ -65,16 +79,20 @@ export function pullRequestContext(
   task: Task,
   run: RunRecord,
   commits: number,
+  notes: PullRequestNotes = { changes: '', agentMessage: '' },
+  headBranch = run.branch ?? '',
 ): Record<string, FieldValue> {
   const issue = task.identity.taskType === 'github-issues' && /^\d+$/.test(task.item.id);
   const plural = commits === 1 ? '' : 's';
   return {
     ...rawPromptContext(automation, task),
     run_id: run.id,
-    branch: run.branch ?? '',
+    branch: headBranch,
     commits,
     closes: issue ? `Closes #${task.item.id}` : '',
-    summary: `curupira run \`${run.id}\` of automation \`${automation.id}\` (agent ${run.provider ?? '-'}) made ${commits} commit${plural} on \`${run.branch ?? ''}\`.`,
+    summary: `curupira run \`${run.id}\` of automation \`${automation.id}\` (agent ${run.provider ?? '-'}) made ${commits} commit${plural} on \`${headBranch}\`.`,
+    changes: notes.changes,
+    agent_message: notes.agentMessage,
     transcript: `To read the agent's transcript: \`curupira runs show ${run.id}\``,
   };
 }
@@ -85,8 +103,10 @@ export function renderPullRequest(
   task: Task,
   run: RunRecord,
   commits: number,
+  notes?: PullRequestNotes,
+  headBranch?: string,
 ): { title: string; body: string } {
-  const context = pullRequestContext(automation, task, run, commits);
+  const context = pullRequestContext(automation, task, run, commits, notes, headBranch);
   const title = renderPrompt(automation.config.pr_title ?? DEFAULT_PR_TITLE, context, 'auto', automation.id)
     .replace(/\s+/g, ' ')
     .trim()

@@ -62,6 +62,8 @@ export interface PushOptions {
   /** The remote URL from the settings. */
   remote: string;
   branch: string;
+  /** The branch on the remote (default `branch`): a delivery's readable name, or a pull request's head. */
+  remoteBranch?: string;
   tokens?: TokenSource;
   signal?: AbortSignal;
   timeoutMs?: number;
@@ -72,14 +74,15 @@ export async function branchTip(cwd: string, branch: string): Promise<string | n
   return revParse(cwd, `refs/heads/${branch}`);
 }
 
-/** Pushes the branch's tip to the remote's branch of the same name (fast-forward only); returns the commit. */
+/** Pushes the branch's tip to the remote's branch (`remoteBranch`, fast-forward only); returns the commit. */
 export async function pushBranch(options: PushOptions): Promise<string> {
   const { cwd, remote, branch } = options;
+  const target = options.remoteBranch ?? branch;
   const sha = await branchTip(cwd, branch);
   if (!sha) throw new Error(`branch ${branch} does not exist in ${cwd}`);
   const token = httpsHost(remote) && options.tokens ? await options.tokens.get() : undefined;
   const push = () =>
-    git(['push', '--quiet', '--no-verify', remote, `${sha}:refs/heads/${branch}`], {
+    git(['push', '--quiet', '--no-verify', remote, `${sha}:refs/heads/${target}`], {
       cwd,
       env: pushEnv(remote, token),
       ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
@@ -98,7 +101,7 @@ export async function pushBranch(options: PushOptions): Promise<string> {
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }
-  await git(['update-ref', `refs/remotes/origin/${branch}`, sha], { cwd });
+  await git(['update-ref', `refs/remotes/origin/${target}`, sha], { cwd });
   return sha;
 }
 

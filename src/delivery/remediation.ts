@@ -208,9 +208,10 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
     automation: ResolvedAutomation,
     record: PullRequestRecord,
     cwd: string,
+    localBranch: string = record.headBranch,
   ): Promise<{ failed?: string; note?: string; held?: string }> => {
-    const sha = await branchTip(cwd, record.headBranch);
-    if (!sha) return { failed: `the branch ${record.headBranch} is gone from the worktree` };
+    const sha = await branchTip(cwd, localBranch);
+    if (!sha) return { failed: `the branch ${localBranch} is gone from the worktree` };
     const current = await store.getPullRequest(record.runId);
     if (current?.headSha === sha) return { note: NO_NEW_COMMIT_REASON };
     // The new commits only: what was pushed before was reviewed then (or pushed by a person).
@@ -234,7 +235,8 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
       await pushBranch({
         cwd,
         remote: automation.repository.remote,
-        branch: record.headBranch,
+        branch: localBranch,
+        remoteBranch: record.headBranch,
         ...(deps.tokens ? { tokens: deps.tokens } : {}),
       });
     } catch (error) {
@@ -281,6 +283,7 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
       checkoutPath: automation.repository.checkoutPath,
       path,
       branch: record.headBranch,
+      ...(delivery.branch ? { localBranch: delivery.branch } : {}),
       log,
     });
     const remediation: RemediationRun = {
@@ -289,7 +292,7 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
       worktree: { path: worktree.path, branch: worktree.branch },
       deliveryRunId: record.runId,
       ...(record.baseBranch ? { baseBranch: record.baseBranch } : {}),
-      push: (run) => pushHead(automation, record, run.worktreePath ?? worktree.path),
+      push: (run) => pushHead(automation, record, run.worktreePath ?? worktree.path, worktree.branch),
     };
     let noted = false;
     const onRun = (run: RunRecord): void => {
@@ -343,7 +346,7 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
       // Its worktree is gone when the push was done (nothing was left unpushed to keep it).
       const pushed =
         run.worktreePath && (await pathExists(run.worktreePath))
-          ? await pushHead(automation, record, run.worktreePath)
+          ? await pushHead(automation, record, run.worktreePath, run.branch ?? record.headBranch)
           : await notePushedHead(record);
       if (pushed.failed) {
         log.warn({ run: run.id, reason: pushed.failed }, 'Could not push a remediation after a restart');

@@ -16,6 +16,7 @@ import { maintainCheckouts } from '../workspace/index.js';
 import { Control } from './control.js';
 import { type ExecutorDeps, executeTask, type RemediationRun } from './executor.js';
 import type { Feed } from './feed.js';
+import { memoryKey } from './memory.js';
 import { Reconciler } from './reconcile.js';
 import { offerSessions, recover, resumeSessions } from './recovery.js';
 import { Reloader } from './reload.js';
@@ -414,7 +415,9 @@ export class Kernel {
     for (const feature of this.s.features) feature.launched?.(automation, task, run);
     if (!automation.config.once) return;
     this.s.options.store
-      .recordItemKeys(automation.id, [{ itemKey: task.item.itemKey, runId: run.id, skipped: false }])
+      .recordItemKeys(automation.id, [
+        { itemKey: memoryKey(automation, task), runId: run.id, skipped: false },
+      ])
       .catch((error: unknown) => {
         this.s.options.log.error(
           { automation: automation.id, error: errorMessage(error) },

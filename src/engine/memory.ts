@@ -16,6 +16,7 @@ const NOT_FILTERS = new Set([
   'prompt_syntax',
   'profile',
   'checkout',
+  'worktree_from',
   'repository',
   'once',
   'ignore_backlog',
@@ -31,6 +32,17 @@ export function filterHash(automation: ResolvedAutomation): string {
     .update(JSON.stringify([automation.triggerType, filters]))
     .digest('hex')
     .slice(0, 16);
+}
+
+/**
+ * The key an item is remembered by: its item key, or with `once = "head"` (pull requests) the item
+ * key and its head commit (`pr:7@<sha>`), so new commits make a new key and a restart does not.
+ */
+export function memoryKey(automation: ResolvedAutomation, task: Task): string {
+  const sha = task.item.fields.pull_request_head_sha;
+  if (automation.config.once === 'head' && typeof sha === 'string' && sha !== '')
+    return `${task.item.itemKey}@${sha}`;
+  return task.item.itemKey;
 }
 
 export function usesMemory(automation: ResolvedAutomation): boolean {
@@ -73,7 +85,7 @@ export async function unremembered(
 ): Promise<Task[]> {
   const out: Task[] = [];
   for (const task of tasks) {
-    if (!(await store.hasItemKey(automation.id, task.item.itemKey))) out.push(task);
+    if (!(await store.hasItemKey(automation.id, memoryKey(automation, task)))) out.push(task);
   }
   return out;
 }
@@ -93,7 +105,8 @@ export async function takeBaseline(
   let skipped = 0;
   if (automation.config.ignore_backlog) {
     for (const task of backlog) {
-      if (await store.hasItemKey(automation.id, task.item.itemKey)) continue;
+      const key = memoryKey(automation, task);
+      if (await store.hasItemKey(automation.id, key)) continue;
       const runId = await recordSkippedRun(
         store,
         automation,
@@ -101,7 +114,7 @@ export async function takeBaseline(
         'ignore_backlog: it already matched when this automation started watching',
         now,
       );
-      await store.recordItemKeys(automation.id, [{ itemKey: task.item.itemKey, runId, skipped: true }]);
+      await store.recordItemKeys(automation.id, [{ itemKey: key, runId, skipped: true }]);
       skipped += 1;
     }
   }

@@ -26,10 +26,12 @@ describe('previewLines', () => {
       envNames: ['OPENCODE_DB'],
       cwd: '/w/api',
       branch: undefined,
+      code: 'the shared checkout as it is',
     });
     expect(lines).toEqual([
       'profile:  oc (provider opencode)',
       'checkout: /w/api (the shared checkout as it is)',
+      'code:     the shared checkout as it is',
       `command:  opencode run --session sess-1 "$PROMPT" --model 'a b'`,
       '          ($PROMPT is the resume message below, as one argument; run in the checkout)',
       'env:      also sets OPENCODE_DB',

@@ -2,6 +2,7 @@
 import { loadDriver } from '../agents/registry.js';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
+import { codeSource, describeCodeSource } from '../core/code-source.js';
 import type { Task } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
 import type { Logger } from '../log.js';
@@ -62,6 +63,8 @@ export interface TaskPreview {
   cwd: string;
   /** The branch of its worktree; undefined with `checkout = "main"` (the shared checkout as it is). */
   branch: string | undefined;
+  /** Which code the agent would see, in words (issue 25). */
+  code: string;
 }
 
 /** The placeholder copilot's invocation carries where curupira picks a session id at start. */
@@ -119,6 +122,7 @@ export async function describeTask(
     envNames: Object.keys(invocation.env).sort(),
     cwd,
     branch,
+    code: describeCodeSource(codeSource(automation.config, task)),
   };
 }
 

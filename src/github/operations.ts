@@ -24,6 +24,7 @@ const PULL_REQUEST_FIELDS = `
   headRefName
   baseRefName
   headRefOid
+  isCrossRepository
   mergeable
   mergeStateStatus
   additions
@@ -271,6 +272,8 @@ export interface PullRequestNode extends Omit<IssueNode, '__typename'> {
   headRefName: string;
   baseRefName: string;
   headRefOid: string;
+  /** The head branch lives in a fork (the pull request is only reachable as `pull/<n>/head`). */
+  isCrossRepository?: boolean;
   mergeable: 'MERGEABLE' | 'CONFLICTING' | 'UNKNOWN';
   mergeStateStatus: string | null;
   additions: number;

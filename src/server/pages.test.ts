@@ -158,6 +158,18 @@ describe('board and run pages escape what GitHub and agents wrote', () => {
     expect(runPage(run(), undefined, 'tok').text).toMatch(/cost<\/dt>\s*<dd>–/);
   });
 
+  it('the run page says which code the agent saw: a pull request’s head and base, or the base it was cut from', () => {
+    const head = 'a'.repeat(40);
+    const base = 'b'.repeat(40);
+    const prRun = run({ taskType: 'github-pull-requests', itemId: '7', headCommit: head, baseCommit: base });
+    expect(runPage(prRun, undefined, 'tok').text).toMatch(
+      /code<\/dt>\s*<dd>pull request #7’s head aaaaaaaaaaaa \(base bbbbbbbbbbbb\)/,
+    );
+    expect(runPage(run({ baseCommit: base }), undefined, 'tok').text).toMatch(
+      /code<\/dt>\s*<dd>a new branch from bbbbbbbbbbbb/,
+    );
+  });
+
   it('the run page shows the delivery: pull request, its follow-up gate, all escaped; only http(s) links', () => {
     const delivery: PullRequestRecord = {
       runId: 'r1',

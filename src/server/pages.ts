@@ -1,6 +1,7 @@
 /** The board and the run page: server-rendered HTML; every value from GitHub or an agent is escaped. */
 
 import type { AgentEvent } from '../agents/types.js';
+import { describeRunCode } from '../core/code-source.js';
 import { CALM_STATUSES, isTerminal, type RunRecord } from '../core/types.js';
 import { formatCost } from '../cost/prices.js';
 import type { DispatchRecord, FleetHost, WaitingTask } from '../fleet/types.js';
@@ -400,6 +401,7 @@ export function runPage(
     ${field('agent', run.profile ? `${run.profile} (${run.provider ?? '-'})` : null)}
     ${field('session', run.sessionId)}
     ${field('branch', run.branch)}
+    ${field('code', describeRunCode(run))}
     ${field('worktree', run.worktreePath ? `${run.worktreePath}${live ? ' (in use)' : run.worktreeKept ? ` (kept: ${run.commits} unpushed commits or changes)` : ' (removed)'}` : null)}
     ${deliveryFields(delivery)}
     ${field('usage', usage)}

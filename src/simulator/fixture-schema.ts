@@ -51,6 +51,7 @@ const PullRequest = z.strictObject({
   headRefName: z.string().optional(),
   baseRefName: z.string().optional(),
   headRefOid: z.string().optional(),
+  isCrossRepository: z.boolean().optional().describe('The head branch is in a fork. Default `false`.'),
   mergeable: z.enum(['MERGEABLE', 'CONFLICTING', 'UNKNOWN']).optional(),
   mergeStateStatus: z
     .enum(['BEHIND', 'BLOCKED', 'CLEAN', 'DIRTY', 'DRAFT', 'HAS_HOOKS', 'UNKNOWN', 'UNSTABLE'])

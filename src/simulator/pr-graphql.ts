@@ -93,8 +93,27 @@ function branchOid(repo: SimRepository, branch: string): string | undefined {
  */
 export function headOid(world: SimWorld, pr: SimPullRequest): string {
   const repo = world.repo(pr.repo);
-  if (pr.state !== 'MERGED' && repo) return branchOid(repo, pr.headRefName) ?? pr.headRefOid;
+  if (pr.state !== 'MERGED' && repo && !pr.isCrossRepository) {
+    const oid = branchOid(repo, pr.headRefName) ?? pr.headRefOid;
+    syncPullRef(repo, pr.number, oid);
+    return oid;
+  }
+  if (repo) syncPullRef(repo, pr.number, pr.headRefOid);
   return pr.headRefOid;
+}
+
+/**
+ * `refs/pull/<n>/head` in the backing bare repository, as GitHub keeps it for every pull request
+ * (a fork's too): set to the head commit whenever the simulator reads it, when that commit is in
+ * the repository. A git client fetches it straight from the bare repository.
+ */
+export function syncPullRef(repo: SimRepository, number: number, oid: string): void {
+  if (!repo.gitDir) return;
+  const ref = `refs/pull/${number}/head`;
+  const current = git(repo.gitDir, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]) || undefined;
+  if (current === oid) return;
+  if (!git(repo.gitDir, ['rev-parse', '--verify', '--quiet', `${oid}^{commit}`])) return;
+  git(repo.gitDir, ['update-ref', ref, oid]);
 }
 
 /** A commit name git may take as an argument (never an option). */

@@ -195,7 +195,7 @@ const pullRequestResolvers: ResolverTable<SimPullRequest> = {
     mergeability(ctx.world, pr)?.state.toUpperCase() ?? pr.mergeStateStatus,
   mergedBy: () => null,
   permalink: (pr) => itemUrl(pr),
-  isCrossRepository: () => false,
+  isCrossRepository: (pr) => pr.isCrossRepository === true,
   maintainerCanModify: () => false,
   baseRefOid: (pr) => sha1Hex(`${pr.repo}:${pr.baseRefName}`),
   headRef: (pr) => (pr.state === 'MERGED' ? null : ref(pr.repo, pr.headRefName)),

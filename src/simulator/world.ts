@@ -210,6 +210,8 @@ export interface SimPullRequest extends SimItemBase {
   headRefName: string;
   baseRefName: string;
   headRefOid: string;
+  /** The head branch is in a fork: only `headRefOid` (and `refs/pull/<n>/head`) names its commit. */
+  isCrossRepository: boolean;
   mergeable: MergeableState;
   mergeStateStatus: MergeStateStatus;
   additions: number;
@@ -363,6 +365,7 @@ export interface PullRequestInput extends Omit<IssueInput, 'state' | 'stateReaso
   headRefName?: string;
   baseRefName?: string;
   headRefOid?: string;
+  isCrossRepository?: boolean;
   mergeable?: MergeableState;
   mergeStateStatus?: MergeStateStatus;
   additions?: number;
@@ -825,6 +828,7 @@ export class SimWorld {
       headRefName: input.headRefName ?? `patch-${number}`,
       baseRefName: input.baseRefName ?? repo.defaultBranch,
       headRefOid: input.headRefOid ?? sha1Hex(`${repo.nameWithOwner}#${number}:${input.headRefName ?? ''}`),
+      isCrossRepository: input.isCrossRepository ?? false,
       mergeable,
       mergeStateStatus:
         input.mergeStateStatus ?? (draft ? 'DRAFT' : mergeable === 'CONFLICTING' ? 'DIRTY' : 'CLEAN'),

@@ -61,6 +61,8 @@ export interface RunRow {
   attempt: number;
   retry_at: string | null;
   host: string | null;
+  base_commit?: string | null;
+  head_commit?: string | null;
 }
 
 export interface SessionRow {
@@ -154,6 +156,8 @@ export function runFromRow(row: RunRow): RunRecord {
     attempt: row.attempt,
     retryAt: row.retry_at,
     host: row.host,
+    baseCommit: row.base_commit ?? null,
+    headCommit: row.head_commit ?? null,
   };
 }
 
@@ -242,6 +246,8 @@ export const PATCH_COLUMNS = {
   screenedDigest: 'screened_digest',
   retryAt: 'retry_at',
   host: 'host',
+  baseCommit: 'base_commit',
+  headCommit: 'head_commit',
 } as const satisfies { readonly [K in keyof Required<RunPatch>]: keyof RunRow };
 
 export type PatchKey = keyof typeof PATCH_COLUMNS;

@@ -223,6 +223,8 @@ describe.each(STORE_BACKENDS)('the store ($name)', ({ name, backend: makeBackend
         attempt: 1,
         retryAt: null,
         host: null,
+        baseCommit: null,
+        headCommit: null,
       });
       expect(await store.getRun(run.id)).toEqual(run);
       expect(await store.getRun('r_missing')).toBeUndefined();

@@ -101,6 +101,10 @@ export interface RunPatch {
   retryAt?: string | null;
   /** The fleet host that runs it (migration 12). */
   host?: string | null;
+  /** The base commit the worktree was cut from (migration 13). */
+  baseCommit?: string | null;
+  /** The pull request's head commit a `worktree_from = "head"` worktree started at (migration 13). */
+  headCommit?: string | null;
 }
 
 /** An operator's `curupira allow RUN_ID`: the blocked text of that run may run once. */

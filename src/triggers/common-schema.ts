@@ -153,10 +153,10 @@ export const automationBaseShape = {
       'Write to GitHub (opt-in): one issue labelled `agent:log` per `log_window_days` window in the automation’s repository, with one comment per finished run (run id, automation, item, outcome, duration); when a window ends a new log issue opens and the old one is closed. Default `[settings] run_log` (curupira extension).',
     ),
   deliver: z
-    .enum(['pr', 'branch'])
+    .enum(['pr', 'branch', 'head'])
     .optional()
     .describe(
-      'Write to GitHub (opt-in): what happens to the agent’s commits when a run succeeds. `branch` pushes the run’s branch to the repository’s remote (never forced; an https remote gets the token through an in-memory credential helper, never a URL, file or the agent’s environment); `pr` pushes it and opens a pull request (or adopts the one already open for the branch). Unset: the branch stays local (the default). A run with nothing to push opens nothing and ends `succeeded` with `no changes`. See docs/pull-requests.md.',
+      'Write to GitHub (opt-in): what happens to the agent’s commits when a run succeeds. `branch` pushes the run’s branch to the repository’s remote under a readable name (`curupira/<automation>/<number>-<title slug>`; never forced; an https remote gets the token through an in-memory credential helper, never a URL, file or the agent’s environment); `pr` pushes it and opens a pull request (or adopts the one already open for the branch); `head` (pull-request automations with `worktree_from = "head"`) pushes the commits back to the pull request’s own head branch, fast-forward only, and only when that branch is in the same repository (a fork’s is never pushed to). Unset: the branch stays local (the default). A run with nothing to push opens nothing and ends `succeeded` with `no changes`. `checkout = "main"` has no branch of its own to deliver: the two together are an error. See docs/pull-requests.md.',
     ),
   pr_draft: z
     .boolean()
@@ -176,14 +176,14 @@ export const automationBaseShape = {
     .min(1)
     .optional()
     .describe(
-      'With `deliver = "pr"`: the pull request body, a template like `pr_title` (also `closes`, `summary` and `transcript`); default `Closes #N` (issues), a short run summary and the `curupira runs show` command for the transcript. Redacted before it is sent.',
+      'With `deliver = "pr"`: the pull request body, a template like `pr_title` (also `closes`, `summary`, `changes`, `agent_message` and `transcript`); default `Closes #N` (issues), a summary of the change (commits and changed files), the agent’s final message (quoted) and the `curupira runs show` command for the transcript. Redacted before it is sent; the item’s own text (written by strangers) is never put in it by default.',
     ),
   pr_base_branch: z
     .string()
     .min(1)
     .optional()
     .describe(
-      'With `deliver = "pr"`: the branch the pull request merges into; default the repository’s default branch.',
+      'With `deliver = "pr"`: the branch the pull request merges into; default the repository’s default branch. The run’s worktree is cut from this branch (as the remote has it), so the pull request carries only the agent’s commits.',
     ),
   allow_config_edits: z
     .union([z.boolean(), z.array(z.string().min(1))])
@@ -316,6 +316,19 @@ export const githubFilterShape = {
     '`project:…`, e.g. `acme/5` (membership only; for a board column use github-project-items).',
   ),
   sort: z.enum(SORTS).default('created-asc').describe('Appended as `sort:…`.'),
+} as const;
+
+/**
+ * Which code a pull-request automation's worktree holds (curupira extension, issue 25): seed 000's
+ * default branch, or the pull request's own head commit.
+ */
+export const headWorktreeShape = {
+  worktree_from: z
+    .enum(['default_branch', 'head'])
+    .default('default_branch')
+    .describe(
+      'Which code the agent sees (curupira extension): `default_branch` (default, seed 000): a new branch cut from the repository’s default branch; `head`: a new branch at the pull request’s head commit (`pull_request_head_sha`, fetched as `pull/<number>/head`, so a fork’s pull request works too), the run recording the base and head commits. With `deliver = "head"` the agent’s commits are pushed back to the pull request’s branch when it is in the same repository. On a project board, only pull-request cards get their head.',
+    ),
 } as const;
 
 /** Item memory for event triggers (curupira extension, from the automations seed). */

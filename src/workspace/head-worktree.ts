@@ -21,8 +21,13 @@ export interface HeadWorktreeOptions {
   checkoutPath: string;
   /** Where the worktree lives (the delivery's worktree path). */
   path: string;
-  /** The pull request's head branch (a `curupira/…` branch). */
+  /** The pull request's head branch on the remote (a `curupira/…` branch). */
   branch: string;
+  /**
+   * The delivery's local branch, when its name differs from the remote one (issue 25: the local
+   * worktree branch keeps seed 000's formula): a kept worktree on it is continued as it is.
+   */
+  localBranch?: string;
   log: Logger;
   timeoutMs?: number;
   signal?: AbortSignal;
@@ -65,7 +70,9 @@ export async function prepareHeadWorktree(options: HeadWorktreeOptions): Promise
     const fields = { path, branch, remoteHead };
     if (await pathExists(path)) {
       const entry = await findWorktree(checkout, path);
-      if (!entry || entry.prunable || entry.branch !== branch) {
+      const onBranch =
+        entry?.branch === branch || (options.localBranch && entry?.branch === options.localBranch);
+      if (!entry || entry.prunable || !onBranch) {
         throw new WorkspaceError(
           `the folder ${path} is in the way of the pull request's worktree (not a worktree of ${branch})`,
           { code: 'workspace_path' },
@@ -76,7 +83,7 @@ export async function prepareHeadWorktree(options: HeadWorktreeOptions): Promise
         await git(['merge', '--ff-only', '--quiet', remoteHead], { cwd: path });
       }
       log.info(fields, 'Reusing the kept worktree of the pull request');
-      return { path, branch, reused: true, remoteHead };
+      return { path, branch: entry.branch ?? branch, reused: true, remoteHead };
     }
     if (!remoteHead) {
       throw new WorkspaceError(`the pull request's branch ${branch} is not on the remote`, {

@@ -21,6 +21,7 @@ export {
   assertInside,
   assertSafeSegment,
   branchName,
+  deliveryBranchName,
   isInside,
   sha256Hex,
   worktreeName,
@@ -36,6 +37,8 @@ export {
   type PreparedWorktree,
   type PrepareWorktreeOptions,
   prepareWorktree,
+  remoteTrackingCommit,
   resolveDefaultBranch,
+  type StartFrom,
   type WorktreeInspection,
 } from './worktree.js';

@@ -41,6 +41,27 @@ export function branchName(automationId: string, taskType: string, taskId: strin
   return `curupira/${automationId}/${worktreeName(taskType, taskId)}`;
 }
 
+/**
+ * The branch a delivery pushes to GitHub (issue 25): `curupira/<automation>/<number>-<title slug>`,
+ * a name a reviewer can read. The number (an issue or pull request number; any other id as 12 hex
+ * of its sha256) keeps it unique per item; the slug is the title in lowercase letters, digits and
+ * `-` only (at most 40 characters), so text from strangers can shape nothing but a word list. The
+ * delivery records it before the first push, so a restart finds the same branch whatever the title
+ * became. The local worktree branch keeps `branchName`'s formula.
+ */
+export function deliveryBranchName(automationId: string, itemId: string, title: string): string {
+  assertSafeSegment(automationId, 'automation id');
+  const id = /^[0-9]{1,20}$/.test(itemId) ? itemId : sha256Hex(itemId).slice(0, 12);
+  const slug = title
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .slice(0, 40)
+    .replace(/^-+|-+$/g, '');
+  return `curupira/${automationId}/${slug ? `${id}-${slug}` : id}`;
+}
+
 /** `<dirname(checkout)>/<basename(checkout)>.worktrees`: every worktree of one checkout lives below it. */
 export function worktreesRoot(checkoutPath: string): string {
   const checkout = resolve(checkoutPath);

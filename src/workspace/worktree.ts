@@ -18,6 +18,7 @@ import {
   listTreeFiles,
   listWorktrees,
   revParse,
+  scrub,
   statusPorcelain,
   statusWithBranch,
   type WorktreeEntry,
@@ -75,6 +76,26 @@ export interface PrepareWorktreeOptions {
    * checkpoint of the lost attempt), a new branch starts at its tip instead of the base.
    */
   continuePushed?: boolean;
+  /** The branch checkpoints are pushed to (a delivery's readable name); default the task's branch. */
+  pushedBranch?: string;
+  /**
+   * Cut the new branch from another commit than origin's default branch (issue 25): a remote ref
+   * fetched into a remote-tracking ref (`refs/pull/7/head` → `refs/remotes/origin/pull/7/head`, or a
+   * `pr_base_branch`), at `commit` when that commit is there (the head the prompt names), else at
+   * the ref's tip. A missing ref is an error that names it.
+   */
+  startFrom?: StartFrom;
+}
+
+export interface StartFrom {
+  /** The ref on the remote: `refs/pull/7/head`, `refs/heads/release`. */
+  remoteRef: string;
+  /** Where it is fetched to: `refs/remotes/origin/pull/7/head`, `refs/remotes/origin/release`. */
+  trackingRef: string;
+  /** The commit to start at, when it is in what was fetched (else the tip). */
+  commit?: string;
+  /** What it is, for messages: `pull request #7's head`, `pr_base_branch release`. */
+  label: string;
 }
 
 export interface PreparedWorktree {
@@ -222,9 +243,14 @@ async function registerWorktree(
       timeoutMs,
       ...(signal ? { signal } : {}),
     });
-    const pushedTip = options.continuePushed ? await remoteBranchTip(checkout, branch) : null;
+    const start = options.startFrom
+      ? await fetchStart(checkout, options.startFrom, { timeoutMs, ...(signal ? { signal } : {}) })
+      : fetched;
+    const pushedTip = options.continuePushed
+      ? await remoteBranchTip(checkout, options.pushedBranch ?? branch)
+      : null;
     if (pushedTip) log.info({ ...fields, commit: pushedTip }, 'Continuing from the pushed checkpoint');
-    const base = pushedTip ? { ...fetched, commit: pushedTip } : fetched;
+    const base = pushedTip ? { ...start, commit: pushedTip } : start;
     // With reuse, a finished run's clean worktree from the pool: moved here and switched to a new
     // branch at the commit the fetch found, writing only the files that differ.
     if (options.reuse && (await takeFromPool({ checkout, target, branch, commit: base.commit, log }))) {
@@ -291,6 +317,36 @@ async function registerWorktree(
     };
     return { prepared, unpopulated: false };
   });
+}
+
+/** The commit of `origin/<branch>` as last fetched, or null. */
+export async function remoteTrackingCommit(checkout: string, branch: string): Promise<string | null> {
+  return revParse(checkout, `refs/remotes/origin/${branch}`);
+}
+
+/** The commit a `startFrom` names, fetched from origin into its remote-tracking ref. */
+async function fetchStart(
+  checkout: string,
+  start: StartFrom,
+  options: { timeoutMs: number; signal?: AbortSignal },
+): Promise<DefaultBranch> {
+  const fetched = await gitResult(
+    ['fetch', '--quiet', '--no-tags', 'origin', `+${start.remoteRef}:${start.trackingRef}`],
+    { cwd: checkout, ...options },
+  );
+  if (fetched.exitCode !== 0) {
+    throw new WorkspaceError(
+      `could not fetch ${start.label} (${start.remoteRef}) from origin: ${scrub(fetched.stderr.trim()) || `git exited ${fetched.exitCode}`}`,
+    );
+  }
+  const tip = await revParse(checkout, start.trackingRef);
+  if (!tip) throw new WorkspaceError(`${start.label} (${start.remoteRef}) is not on origin`);
+  let commit = tip;
+  if (start.commit && start.commit !== tip) {
+    const known = await gitResult(['cat-file', '-e', `${start.commit}^{commit}`], { cwd: checkout });
+    if (known.exitCode === 0) commit = start.commit;
+  }
+  return { ref: start.trackingRef.replace(/^refs\/remotes\//, ''), fullRef: start.trackingRef, commit };
 }
 
 /**

@@ -22,7 +22,7 @@ import type { PullRequestRecord } from '../../src/store/types.js';
 import { git } from '../../src/workspace/git.js';
 import { branchName, worktreePath } from '../../src/workspace/paths.js';
 import { createOrigin, type OriginRepo } from '../../src/workspace/testing.js';
-import { CLI, ROOT, runBuiltCli } from '../helpers/harness.js';
+import { CLI, deliveredBranch, ROOT, runBuiltCli } from '../helpers/harness.js';
 
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const FIXTURE = join(ROOT, 'src/simulator/fixtures/demo.json');
@@ -118,7 +118,7 @@ describe('validate and schema', () => {
     expect(result.stdout).toMatch(/next fires: {3}\d{4}-\d\d-\d\d 09:00 Europe\/Rome/);
     // What delivery writes and how the pull request is followed, before anything runs.
     expect(result.stdout).toContain(
-      'delivery:       WRITES: pushes the run’s branch and opens a draft pull request (or adopts the open one)',
+      'delivery:       WRITES: pushes the run’s branch (as curupira/<automation>/<number>-<title>) and opens a draft pull request (or adopts the open one)',
     );
     expect(result.stdout).toMatch(
       /follow-up: {6}every 300 s while watching: answers trusted reviews \(and copilot-pull-request-reviewer\[bot\]\) and failing checks \(failed jobs re-run once first\) with up to 2 remediation runs in the same session; a conflict needs a person; updates a branch behind its base; a person merges/,
@@ -230,11 +230,11 @@ prompt = "Fix \${issue_number}\\n\\n\${issue_body}"
       'https://github.com/acme/widgets/issues/1',
       'profile:  c (provider claude)',
       `worktree: ${worktree} on branch ${branch}`,
+      'code:     the default branch',
       'command:  claude -p --output-format stream-json --verbose --strict-mcp-config -- "$PROMPT"',
       '          ($PROMPT is the prompt below, as one argument; run in the worktree)',
       '--- prompt ---',
       'Fix 1',
-      '',
     ]);
     // The body arrives fenced, as in a real run.
     const begin = lines.findIndex((l) => /^----- BEGIN UNTRUSTED DATA [0-9a-f]+ -----$/.test(l));
@@ -414,7 +414,12 @@ async function expectTheWholeLoop(demoDir: string, stdout: string): Promise<void
     expect(delivery.sessionId).toBeTruthy();
     expect(remediation.sessionId).toBe(delivery.sessionId);
     record = (await store.getPullRequest(delivery.id))!;
-    expect(record).toMatchObject({ number: 5, state: 'merged', delivery: 'pr', headBranch: delivery.branch });
+    expect(record).toMatchObject({
+      number: 5,
+      state: 'merged',
+      delivery: 'pr',
+      headBranch: deliveredBranch(delivery),
+    });
     expect(await store.getPullRequest(remediation.id)).toBeUndefined();
   } finally {
     await store.close();

@@ -23,6 +23,7 @@ import { commitToBranch, forcedUpdates, mergeability } from '../../src/simulator
 import { git } from '../../src/workspace/git.js';
 import {
   createHarness,
+  deliveredBranch,
   type Harness,
   issueAutomation,
   onlyRun,
@@ -49,12 +50,12 @@ describe('a delivered pull request whose base comes to conflict with it', () => 
     expect(run.status).toBe('succeeded');
     const gitDir = h.origin.url;
     // The file the agent added, added on the base too with other content: an add/add conflict.
-    const [file] = (await git(['diff', '--name-only', `main...${run.branch}`], { cwd: gitDir }))
+    const [file] = (await git(['diff', '--name-only', `main...${deliveredBranch(run)}`], { cwd: gitDir }))
       .trim()
       .split('\n');
     expect(file).toMatch(/^fake-claude-/);
     const base = commitToBranch(gitDir, 'main', { [file!]: 'the base wrote this first\n' });
-    const head = (await git(['rev-parse', `refs/heads/${run.branch}`], { cwd: gitDir })).trim();
+    const head = (await git(['rev-parse', `refs/heads/${deliveredBranch(run)}`], { cwd: gitDir })).trim();
 
     const events: NotificationEvent[] = [];
     const store = await h.openStore();
@@ -110,16 +111,17 @@ describe('resolve_conflicts = true', () => {
     const run = onlyRun((await h.run()).runs);
     expect(run.status).toBe('succeeded');
     const gitDir = h.origin.url;
-    const [file] = (await git(['diff', '--name-only', `main...${run.branch}`], { cwd: gitDir }))
+    const [file] = (await git(['diff', '--name-only', `main...${deliveredBranch(run)}`], { cwd: gitDir }))
       .trim()
       .split('\n');
     const base = commitToBranch(gitDir, 'main', { [file!]: 'the base wrote this first\n' });
-    const head = (await git(['rev-parse', `refs/heads/${run.branch}`], { cwd: gitDir })).trim();
+    const head = (await git(['rev-parse', `refs/heads/${deliveredBranch(run)}`], { cwd: gitDir })).trim();
 
     const store = await h.openStore();
     const events: NotificationEvent[] = [];
     const harness = h;
-    const tip = async () => (await git(['rev-parse', `refs/heads/${run.branch}`], { cwd: gitDir })).trim();
+    const tip = async () =>
+      (await git(['rev-parse', `refs/heads/${deliveredBranch(run)}`], { cwd: gitDir })).trim();
     try {
       await watchUntil(
         harness,
@@ -174,7 +176,7 @@ describe('a delivered pull request whose base moves on', () => {
     });
     const run = onlyRun((await h.run()).runs);
     const gitDir = h.origin.url;
-    const branch = run.branch!;
+    const branch = deliveredBranch(run);
     const head = (await git(['rev-parse', `refs/heads/${branch}`], { cwd: gitDir })).trim();
     simChecks(h.world).addCheckRun('acme/api', {
       name: 'test',

@@ -36,8 +36,19 @@ async function trial(point: string): Promise<void> {
     expect(new Set(delivered.map((d) => d.number))).toEqual(new Set([pulls[0]!.number]));
     const first = runs.find((r) => r.id === delivered[0]!.runId)!;
     expect(first.status, first.reason ?? '').toBe('succeeded');
-    const remote = (await git(['rev-parse', `refs/heads/${first.branch}`], { cwd: h.origin.url })).trim();
+    // The same readable branch before and after the kill: one curupira branch on the remote.
+    expect(delivered[0]!.headBranch).toBe('curupira/fix/1-crash-fake-commit');
+    const branches = (
+      await git(['for-each-ref', '--format=%(refname)', 'refs/heads/curupira'], { cwd: h.origin.url })
+    )
+      .trim()
+      .split('\n');
+    expect(branches).toEqual(['refs/heads/curupira/fix/1-crash-fake-commit']);
+    const remote = (
+      await git(['rev-parse', `refs/heads/${delivered[0]!.headBranch}`], { cwd: h.origin.url })
+    ).trim();
     expect(pulls[0]!.__typename === 'PullRequest' && pulls[0]!.headRefOid).toBe(remote);
+    expect(pulls[0]!.__typename === 'PullRequest' && pulls[0]!.headRefName).toBe(delivered[0]!.headBranch);
   } finally {
     await store.close();
   }

@@ -13,7 +13,14 @@ import { CHOICE_LABELS } from '../../src/delivery/follow.js';
 import type { NotificationEvent } from '../../src/notify/index.js';
 import type { PullRequestRecord } from '../../src/store/types.js';
 import { git } from '../../src/workspace/git.js';
-import { createHarness, type Harness, issueAutomation, onlyRun, runBuiltCli } from '../helpers/harness.js';
+import {
+  createHarness,
+  deliveredBranch,
+  type Harness,
+  issueAutomation,
+  onlyRun,
+  runBuiltCli,
+} from '../helpers/harness.js';
 import { serveInProcess } from '../helpers/serve.js';
 import { watchUntil } from '../helpers/watch.js';
 
@@ -138,7 +145,7 @@ describe('a pull request closed unmerged', () => {
     expect((await h.run()).runs).toEqual([]);
 
     // The person deletes the old branch (curupira never force-pushes over it) and picks re-develop.
-    await git(['branch', '-D', first.branch!], { cwd: h.origin.url });
+    await git(['branch', '-D', deliveredBranch(first)], { cwd: h.origin.url });
     h.world.addLabels('acme/api', 2, [CHOICE_LABELS.redevelop]);
     const runs = await watchUntil(
       h,
@@ -157,7 +164,7 @@ describe('a pull request closed unmerged', () => {
     expect(second.status).toBe('succeeded');
     expect(await delivery(h, first.id)).toMatchObject({ state: 'redeveloped' });
     expect(await delivery(h, second.id)).toMatchObject({ state: 'open', number: 3 });
-    expect(h.world.pullRequest('acme/api', 3)!.headRefName).toBe(first.branch);
+    expect(h.world.pullRequest('acme/api', 3)!.headRefName).toBe(deliveredBranch(first));
     expect(h.world.item('acme/api', 2)!.labels).not.toContain(CHOICE_LABELS.redevelop);
     // Still one comment: the needs-a-person notice is not repeated.
     expect(h.world.item('acme/api', 2)!.comments).toHaveLength(1);

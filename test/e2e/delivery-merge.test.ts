@@ -12,7 +12,13 @@ import { simChecks } from '../../src/simulator/checks.js';
 import { forcedUpdates } from '../../src/simulator/merging.js';
 import { setPermission, submitReview } from '../../src/simulator/reviews.js';
 import { git } from '../../src/workspace/git.js';
-import { createHarness, type Harness, issueAutomation, onlyRun } from '../helpers/harness.js';
+import {
+  createHarness,
+  deliveredBranch,
+  type Harness,
+  issueAutomation,
+  onlyRun,
+} from '../helpers/harness.js';
 import { watchUntil } from '../helpers/watch.js';
 
 let h: Harness | undefined;
@@ -33,7 +39,9 @@ async function approvedAndGreen(extra: string): Promise<{ harness: Harness; runI
   });
   h = harness;
   const run = onlyRun((await harness.run()).runs);
-  const head = (await git(['rev-parse', `refs/heads/${run.branch}`], { cwd: harness.origin.url })).trim();
+  const head = (
+    await git(['rev-parse', `refs/heads/${deliveredBranch(run)}`], { cwd: harness.origin.url })
+  ).trim();
   simChecks(harness.world).addCheckRun('acme/api', {
     name: 'test',
     headSha: head,

@@ -29,7 +29,13 @@ import type { CrashPoint } from '../../src/process/crash-point.js';
 import { setPermission, submitReview } from '../../src/simulator/reviews.js';
 import type { Store } from '../../src/store/types.js';
 import { git, gitResult } from '../../src/workspace/git.js';
-import { createHarness, type Harness, issueAutomation, startBuiltCli } from '../helpers/harness.js';
+import {
+  createHarness,
+  deliveredBranch,
+  type Harness,
+  issueAutomation,
+  startBuiltCli,
+} from '../helpers/harness.js';
 import { watchUntil } from '../helpers/watch.js';
 
 const TRIALS = 10;
@@ -215,7 +221,7 @@ async function trial(delivery: Kill, follow: Kill): Promise<void> {
   } finally {
     await store.close();
   }
-  const branch = deliveryRun.branch!;
+  const branch = deliveredBranch(deliveryRun);
   const deliveredSha = (await git(['rev-parse', `refs/heads/${branch}`], { cwd: harness.origin.url })).trim();
   expect(harness.world.pullRequest('acme/api', 2)!.headRefOid).toBe(deliveredSha);
 

@@ -9,9 +9,9 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { git } from '../../src/workspace/git.js';
-import { branchName } from '../../src/workspace/paths.js';
 import {
   createHarness,
+  deliveredBranch,
   filesUnder,
   type Harness,
   issueAutomation,
@@ -79,13 +79,13 @@ describe('deliver = "pr"', () => {
     const run = onlyRun((await h.run()).runs);
     expect(run.status).toBe('succeeded');
     expect(run.branch).toBeTruthy();
-    const sha = await remoteSha(h, run.branch!);
+    const sha = await remoteSha(h, deliveredBranch(run));
     expect(sha).toMatch(/^[0-9a-f]{40}$/);
     const pr = h.world.pullRequest('acme/api', 2)!;
     expect(pr).toBeDefined();
     expect(pr.isDraft).toBe(true);
     expect(pr.title).toBe('fix: Broken login (#1)');
-    expect(pr.headRefName).toBe(run.branch);
+    expect(pr.headRefName).toBe(deliveredBranch(run));
     expect(pr.headRefOid).toBe(sha);
     expect(pr.baseRefName).toBe('main');
     expect(pr.body).toContain('Closes #1');
@@ -111,7 +111,7 @@ describe('deliver = "pr"', () => {
     // `runs show` names the pull request (the built CLI: `node scripts/build.mjs` first).
     const shown = await runBuiltCli(['--config', h.settingsFile, 'runs', 'show', run.id], { env: h.env });
     expect(shown.stdout).toMatch(/pull req\.: +#2 https:\/\/github\.com\/acme\/api\/pull\/2 open since /);
-    expect(shown.stdout).toContain(`pushed:      ${run.branch} at ${sha!.slice(0, 12)}`);
+    expect(shown.stdout).toContain(`pushed:      ${deliveredBranch(run)} at ${sha!.slice(0, 12)}`);
     // Merging the pull request in the simulator closes the issue it names.
     h.world.mergePullRequest('acme/api', 2);
     expect(h.world.issue('acme/api', 1)!.state).toBe('CLOSED');
@@ -142,12 +142,12 @@ describe('deliver = "pr"', () => {
     // Opened for the run's branch before curupira delivers (as an agent that opens its own would).
     h.world.addPullRequest('acme/api', {
       title: 'Opened by the agent',
-      headRefName: branchName('fix', 'github-issues', '1'),
+      headRefName: 'curupira/fix/1-adopt-fake-commit',
       author: 'octocat',
     });
     const run = onlyRun((await h.run()).runs);
     expect(run.status).toBe('succeeded');
-    expect(run.branch).toBe(branchName('fix', 'github-issues', '1'));
+    expect(deliveredBranch(run)).toBe('curupira/fix/1-adopt-fake-commit');
     expect(pullPosts(h)).toHaveLength(0);
     const pulls = h.world.allItems().filter((i) => i.__typename === 'PullRequest');
     expect(pulls).toHaveLength(1);
@@ -164,7 +164,7 @@ describe('deliver = "pr"', () => {
     const run = onlyRun((await h.run()).runs);
     expect(run.status).toBe('succeeded');
     expect(run.reason).toMatch(/^no changes/);
-    expect(await remoteSha(h, run.branch!)).toBeNull();
+    expect(await remoteSha(h, deliveredBranch(run))).toBeNull();
     expect(pullPosts(h)).toHaveLength(0);
     // Reads only: no write request of any kind.
     expect(h.sim.requests.filter((r) => r.method !== 'GET' && !r.path.endsWith('/graphql'))).toEqual([]);
@@ -182,7 +182,7 @@ describe('deliver = "branch"', () => {
     h = await world('Push only [[fake:commit]]', 'deliver = "branch"');
     const run = onlyRun((await h.run()).runs);
     expect(run.status).toBe('succeeded');
-    expect(await remoteSha(h, run.branch!)).toMatch(/^[0-9a-f]{40}$/);
+    expect(await remoteSha(h, deliveredBranch(run))).toMatch(/^[0-9a-f]{40}$/);
     expect(h.world.allItems().filter((i) => i.__typename === 'PullRequest')).toEqual([]);
     expect(h.sim.requests.filter((r) => r.path.includes('/pulls'))).toEqual([]);
     const store = await h.openStore();
@@ -206,7 +206,7 @@ describe('push_checkpoints', () => {
       'deliver = "branch"\npush_checkpoints = true\ncheckpoint_interval = 1',
     );
     const harness = h;
-    const branch = branchName('fix', 'github-issues', '1');
+    const branch = 'curupira/fix/1-long-fake-commit-early-fake-sleep-6-fake'; // the readable name, cut at 40
     let pushedWhileRunning: string | null = null;
     let checking = false;
     const poll = setInterval(() => {
@@ -224,7 +224,7 @@ describe('push_checkpoints', () => {
     try {
       const run = onlyRun((await h.run()).runs);
       expect(run.status).toBe('succeeded');
-      finalSha = await remoteSha(h, run.branch!);
+      finalSha = await remoteSha(h, deliveredBranch(run));
     } finally {
       clearInterval(poll);
     }

@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { git } from '../../src/workspace/git.js';
-import { branchName } from '../../src/workspace/paths.js';
+import { deliveryBranchName } from '../../src/workspace/paths.js';
 import { createTestFleet, type FleetProcess, type TestFleet } from '../helpers/fleet.js';
 import {
   agentAlive,
@@ -257,7 +257,12 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet acceptance (issue 17)'
       const p1 = f.start('poller', 'p1');
       const w1 = f.start('worker', 'w1');
       const first = await firstAgent(f, [p1, w1]);
-      const branch = branchName('fix', 'github-issues', '1');
+      // Checkpoints go to the delivery's readable branch (issue 25), which the restart continues from.
+      const branch = deliveryBranchName(
+        'fix',
+        '1',
+        'Long [[fake:commit-early]] [[fake:sleep-first=12]] [[fake:commit]]',
+      );
       const checkpoint = await waitFor('a checkpoint push', () => remoteSha(f, branch), 20_000, 100);
       f.start('worker', 'w2');
       await logged(f.start('worker', 'w3'), 'Fleet worker w3 started');

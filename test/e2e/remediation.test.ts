@@ -25,6 +25,7 @@ import type { Store } from '../../src/store/types.js';
 import { git, gitResult } from '../../src/workspace/git.js';
 import {
   createHarness,
+  deliveredBranch,
   type Harness,
   issueAutomation,
   onlyRun,
@@ -60,7 +61,7 @@ async function deliver(harness: Harness): Promise<RunRecord> {
   const run = onlyRun((await harness.run()).runs);
   expect(run.status).toBe('succeeded');
   expect(run.sessionId).toBeTruthy();
-  expect(harness.world.pullRequest('acme/api', 2)!.headRefName).toBe(run.branch);
+  expect(harness.world.pullRequest('acme/api', 2)!.headRefName).toBe(deliveredBranch(run));
   return run;
 }
 
@@ -93,7 +94,7 @@ describe('remediation of review feedback', () => {
   it('a trusted change request: the same session resumes with the review fenced, and pushes to the same pull request', async () => {
     h = await world();
     const delivery = await deliver(h);
-    const [pushed] = await branchUpdates(h, delivery.branch!);
+    const [pushed] = await branchUpdates(h, deliveredBranch(delivery));
     submitReview(h.world, 'acme/api', 2, {
       author: 'alice',
       state: 'CHANGES_REQUESTED',
@@ -124,7 +125,7 @@ describe('remediation of review feedback', () => {
     expect(prompt.replace(fenced, '')).not.toContain('empty line');
 
     // Pushed to the same branch, fast-forward only; the delivery row follows the new head.
-    const updates = await expectFastForwardOnly(h, delivery.branch!);
+    const updates = await expectFastForwardOnly(h, deliveredBranch(delivery));
     expect(updates[0]).toBe(pushed);
     expect(updates).toHaveLength(2);
     expect(h.world.allItems().filter((i) => i.__typename === 'PullRequest')).toHaveLength(1);
@@ -197,7 +198,7 @@ describe('remediation of review feedback', () => {
     expect(comments[0]!.body).toContain('remediation_budget');
     expect(events.map((e) => e.event)).toEqual(['needs_human']);
     expect(remediationRuns(h, delivery.sessionId!)).toHaveLength(1);
-    expect(await expectFastForwardOnly(h, delivery.branch!)).toHaveLength(2);
+    expect(await expectFastForwardOnly(h, deliveredBranch(delivery))).toHaveLength(2);
   }, 120_000);
 });
 
@@ -224,7 +225,7 @@ describe('remediation of failing checks (the CI step through the same remediator
     const blocks = [...call!.prompt!.matchAll(fenced)].map((m) => m[2]!);
     expect(blocks.some((b) => b.includes('expected 3, got 2'))).toBe(true);
     expect(call!.prompt!.replace(fenced, '')).not.toContain('expected 3, got 2');
-    const updates = await expectFastForwardOnly(h, delivery.branch!);
+    const updates = await expectFastForwardOnly(h, deliveredBranch(delivery));
     expect(updates).toHaveLength(2);
     expect(h.world.allItems().filter((i) => i.__typename === 'PullRequest')).toHaveLength(1);
   }, 120_000);
@@ -267,7 +268,7 @@ describe('remediation under kill -9 (slow)', () => {
         await again.done;
       }
       // One push beyond the delivery's, fast-forward; the agent resumed the same session each time.
-      expect(await expectFastForwardOnly(h, delivery.branch!)).toHaveLength(2);
+      expect(await expectFastForwardOnly(h, deliveredBranch(delivery))).toHaveLength(2);
       const calls = remediationRuns(h, delivery.sessionId!);
       expect(calls.length).toBeGreaterThanOrEqual(1);
       expect(calls.length).toBeLessThanOrEqual(2);

@@ -2,6 +2,7 @@
  * An end-to-end world for engine tests: a local GitHub simulator, a bare git "origin" with a
  * commit, the fake agent CLIs on PATH, and a settings file wired to all three, in a temp folder.
  */
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,6 +22,7 @@ import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { SimWorld } from '../../src/simulator/world.js';
 import { openStore } from '../../src/store/index.js';
 import type { Store } from '../../src/store/types.js';
+import { deliveryBranchName } from '../../src/workspace/paths.js';
 import {
   createOrigin,
   isolateGitForTests,
@@ -344,6 +346,11 @@ export function runBuiltCli(
       resolve({ code, signal, stdout, stderr });
     });
   });
+}
+
+/** The branch a delivery of `run` pushes to GitHub (its readable name; the local branch differs). */
+export function deliveredBranch(run: Pick<RunRecord, 'automationId' | 'itemId' | 'itemTitle'>): string {
+  return deliveryBranchName(run.automationId, run.itemId, run.itemTitle);
 }
 
 export function onlyRun(runs: readonly RunRecord[]): RunRecord {

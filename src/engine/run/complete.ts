@@ -7,7 +7,7 @@ import type { ResolvedAutomation } from '../../config/types.js';
 import { errorMessage } from '../../core/errors.js';
 import { NO_CHANGES_REASON, NO_CHANGES_TO_DELIVER_REASON } from '../../core/outcome.js';
 import { isFailure, type RunRecord, type RunStatus, type Task } from '../../core/types.js';
-import { deliverRun } from '../../delivery/deliver.js';
+import { type DeliveryResult, deliverRun } from '../../delivery/deliver.js';
 import { crashPoint } from '../../process/crash-point.js';
 import type { Store } from '../../store/types.js';
 import { finishWorktree, hasChanges, headCommit } from '../../workspace/index.js';
@@ -103,7 +103,11 @@ export async function completeRun(
     if (result.kind === 'failed') [status, reason] = ['failed', result.reason];
     else if (result.kind === 'held') [status, reason] = ['blocked', result.reason];
     else if (result.kind === 'no-changes') reason ??= NO_CHANGES_TO_DELIVER_REASON;
-    else delivered = true;
+    else if (result.kind === 'not-pushed') reason = joinReason(reason, result.reason);
+    else {
+      delivered = true;
+      reason = joinReason(reason, deliveredNote(result));
+    }
   }
   const cleaned = await input.cleanup();
   crashPoint('run-cleaned');
@@ -115,6 +119,22 @@ export async function completeRun(
     if (!changed) reason = NO_CHANGES_REASON;
   }
   return input.finish(status, reason, cleaned.patch);
+}
+
+function joinReason(reason: string | null, note: string): string {
+  return reason ? `${reason}; ${note}` : note;
+}
+
+/** The run's summary line names what its delivery did: the pull request, or the branch pushed. */
+function deliveredNote(
+  result: Exclude<DeliveryResult, { kind: 'failed' | 'held' | 'no-changes' | 'not-pushed' }>,
+): string {
+  if (result.kind === 'pushed-head')
+    return `pushed ${result.sha.slice(0, 12)} to pull request #${result.number}'s branch ${result.branch}`;
+  const { record } = result;
+  if (record.number !== null)
+    return `${record.adopted ? 'adopted' : 'opened'} pull request #${record.number}${record.url ? ` ${record.url}` : ''} (branch ${record.headBranch})`;
+  return `pushed branch ${record.headBranch}`;
 }
 
 /**

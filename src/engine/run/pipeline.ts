@@ -9,12 +9,14 @@ import { join } from 'node:path';
 import { DEFAULT_PARK_MS, detectLimit } from '../../agents/limits.js';
 import { loadDriver } from '../../agents/registry.js';
 import type { AgentDriver, AgentEvent } from '../../agents/types.js';
+import { type CodeSource, codeSource } from '../../core/code-source.js';
 import { errorMessage } from '../../core/errors.js';
 import { agentOutcome, classifyFailure, runStatusFor } from '../../core/outcome.js';
 import type { RunRecord, RunStatus, Usage } from '../../core/types.js';
 import type { RunMeter } from '../../cost/budget.js';
 import { runCost } from '../../cost/prices.js';
 import { startCheckpoints } from '../../delivery/checkpoints.js';
+import { remoteBranchOf } from '../../delivery/deliver.js';
 import type { Logger } from '../../log.js';
 import { argvProblem, spawnAgent } from '../../process/agent.js';
 import { crashPoint } from '../../process/crash-point.js';
@@ -24,7 +26,14 @@ import { renderPrompt } from '../../prompt/index.js';
 import type { SessionRecord, Store } from '../../store/types.js';
 import type { RunTrace } from '../../telemetry/types.js';
 import { pinAgentConfig } from '../../workspace/agent-config.js';
-import { ensureCheckout, finishWorktree, headCommit, prepareWorktree } from '../../workspace/index.js';
+import {
+  ensureCheckout,
+  finishWorktree,
+  headCommit,
+  prepareWorktree,
+  remoteTrackingCommit,
+  type StartFrom,
+} from '../../workspace/index.js';
 import { stallTimeoutMs, watchForStall } from '../stall.js';
 import { promptContext, promptTemplateHash, runInit } from '../task.js';
 import { type Cleaned, completeRun } from './complete.js';
@@ -80,6 +89,8 @@ class RunPipeline {
   private readonly timeoutMs: number;
   /** The agent process started (a session id chosen before it names something from then on). */
   private spawned = false;
+  /** Which code the agent sees, recorded with the worktree (issue 25). */
+  private code: { baseCommit?: string | null; headCommit?: string | null } = {};
 
   constructor(
     private readonly deps: ExecutorDeps,
@@ -291,6 +302,8 @@ class RunPipeline {
         this.cwd = checkout.path;
         return true;
       }
+      const source = codeSource(automation.config, task);
+      const startFrom = startFromOf(source);
       const prepared = await prepareWorktree({
         checkoutPath: checkout.path,
         automationId: automation.id,
@@ -300,12 +313,30 @@ class RunPipeline {
         signal,
         ...(discoveredAt === undefined ? {} : { freshSince: discoveredAt }),
         reuse: this.deps.execution.reuse_worktrees,
-        ...(previousAttempt ? { continuePushed: true } : {}),
+        ...(previousAttempt
+          ? { continuePushed: true, pushedBranch: remoteBranchOf(automation, this.run) }
+          : {}),
+        ...(startFrom ? { startFrom } : {}),
       });
       this.worktree = { path: prepared.path, branch: prepared.branch };
       if (!prepared.reused && !prepared.reusedBranch && prepared.baseCommit) {
         this.baseCommit = prepared.baseCommit;
         this.cutFrom = prepared.baseCommit;
+        this.code =
+          source.kind === 'pr_head'
+            ? {
+                headCommit: prepared.baseCommit,
+                baseCommit: source.baseRef ? await remoteTrackingCommit(checkout.path, source.baseRef) : null,
+              }
+            : { baseCommit: prepared.baseCommit };
+        log.info(
+          {
+            ...this.fields,
+            base: this.code.baseCommit ?? undefined,
+            head: this.code.headCommit ?? undefined,
+          },
+          'The agent sees the code at this commit',
+        );
       }
       this.cwd = prepared.path;
     } catch (error) {
@@ -455,7 +486,7 @@ class RunPipeline {
     const env = { ...baseEnv, ...invocation.env, [RUN_ID_ENV]: this.run.id };
     const transcriptPath = join(deps.transcriptsDir, automation.id, `${this.run.id}.jsonl`);
     // The run counts as running (and, for `once`, its item as handled) only once the agent has started.
-    await this.update({ ...this.where(), transcriptPath });
+    await this.update({ ...this.where(), ...this.code, transcriptPath });
     const tooLong = argvProblem(invocation.args, env);
     if (tooLong)
       return this.failBeforeAgent('failed', `could not start ${executable}: ${tooLong}`, assignedSessionId);
@@ -522,12 +553,15 @@ class RunPipeline {
   private startCheckpoints(): ReturnType<typeof startCheckpoints> | undefined {
     const { automation } = this.request;
     const { delivery } = this.deps;
-    if (!delivery || !automation.config.deliver || !automation.config.push_checkpoints || !this.worktree)
+    const { deliver } = automation.config;
+    // `deliver = "head"` pushes to someone's pull request: only a finished, successful run does.
+    if (!delivery || !deliver || deliver === 'head' || !automation.config.push_checkpoints || !this.worktree)
       return undefined;
     return startCheckpoints({
       cwd: this.cwd,
       remote: automation.repository.remote,
       branch: this.worktree.branch,
+      remoteBranch: remoteBranchOf(automation, this.run),
       intervalMs: automation.config.checkpoint_interval * 1000,
       startedAt: this.baseCommit,
       log: this.log,
@@ -636,6 +670,24 @@ class RunPipeline {
   get transcriptPath(): string {
     return this.run.transcriptPath ?? '';
   }
+}
+
+/** Where a worktree starts when it is not the default branch (issue 25). */
+function startFromOf(source: CodeSource): StartFrom | undefined {
+  if (source.kind === 'base_branch')
+    return {
+      remoteRef: `refs/heads/${source.branch}`,
+      trackingRef: `refs/remotes/origin/${source.branch}`,
+      label: `pr_base_branch ${source.branch}`,
+    };
+  if (source.kind === 'pr_head')
+    return {
+      remoteRef: `refs/pull/${source.number}/head`,
+      trackingRef: `refs/remotes/origin/pull/${source.number}/head`,
+      ...(source.headSha ? { commit: source.headSha } : {}),
+      label: `pull request #${source.number}'s head`,
+    };
+  return undefined;
 }
 
 /**

@@ -180,6 +180,12 @@ export const PG_MIGRATIONS: readonly string[] = [
     since TIMESTAMPTZ NOT NULL DEFAULT now()
   );
   `,
+  // 4 (SQLite 13, issue 25): which code the agent saw: the base commit its worktree was cut from
+  // and, for a worktree at a pull request's head, that head commit.
+  `
+  ALTER TABLE runs ADD COLUMN base_commit TEXT;
+  ALTER TABLE runs ADD COLUMN head_commit TEXT;
+  `,
 ];
 
 /** The schema version this build writes and understands. */

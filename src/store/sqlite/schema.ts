@@ -257,6 +257,13 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE runs ADD COLUMN host TEXT;
   `,
+  // 13 (issue 25): which code the agent saw. The commit of the base its worktree was cut from (the
+  // default branch, `pr_base_branch`, or a pull request's base) and, for a worktree at a pull
+  // request's head (`worktree_from = "head"`), that head commit.
+  `
+  ALTER TABLE runs ADD COLUMN base_commit TEXT;
+  ALTER TABLE runs ADD COLUMN head_commit TEXT;
+  `,
 ];
 
 /** The schema version this build writes and understands. */

@@ -47,6 +47,11 @@ export const githubIssuesTable: TriggerTable<GitHubIssuesResolved> = {
     const lines: ExplainLine[] = [{ label: 'search query', value: issueSearchQuery(config) }];
     if (config.once)
       lines.push({ label: 'item memory', value: 'once: an issue fires at most once (issue:<number>)' });
+    else
+      lines.push({
+        label: 'item memory',
+        value: `none: every start of \`run\`, \`run --watch\` or \`serve\` runs each matching issue again${config.deliver === 'pr' ? ' (unless its pull request is open)' : ''} (set once = true to run it once)`,
+      });
     if (config.ignore_backlog)
       lines.push({
         label: 'backlog',

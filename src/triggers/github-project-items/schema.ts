@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AutomationOf } from '../../config/types.js';
-import { automationBaseShape, eventMemoryShape, RepoSlug } from '../common-schema.js';
+import { automationBaseShape, eventMemoryShape, headWorktreeShape, RepoSlug } from '../common-schema.js';
 import type { ExplainLine, TriggerTable } from '../types.js';
 
 export const ITEM_KINDS = ['issue', 'pull_request', 'draft_issue'] as const;
@@ -37,6 +37,7 @@ export const GitHubProjectItemsAutomation = z
       .describe('State of the card’s issue or pull request (draft issues count as open).'),
     include_archived: z.boolean().default(false).describe('Also run archived cards.'),
     ...eventMemoryShape,
+    ...headWorktreeShape,
   })
   .describe('Issues and pull requests in one column of a GitHub Projects (v2) board.');
 export type GitHubProjectItemsAutomation = z.infer<typeof GitHubProjectItemsAutomation>;
@@ -86,6 +87,12 @@ export const githubProjectItemsTable: TriggerTable<GitHubProjectItemsResolved> =
       },
     ];
     if (c.once) lines.push({ label: 'item memory', value: 'once: a card fires at most once (item:<id>)' });
+    else
+      lines.push({
+        label: 'item memory',
+        value:
+          'none: every start of `run`, `run --watch` or `serve` runs each card in the column again (set once = true to run it once)',
+      });
     if (c.ignore_backlog)
       lines.push({
         label: 'backlog',

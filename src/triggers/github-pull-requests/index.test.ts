@@ -281,6 +281,7 @@ describe('github-pull-requests: items', () => {
       volatile: {
         pull_request_mergeable: 'MERGEABLE',
         pull_request_merge_state_status: 'CLEAN',
+        pull_request_from_fork: false,
       },
     });
     expect([...Object.keys(item!.fields), ...Object.keys(item!.volatile ?? {})]).toEqual([
@@ -298,6 +299,7 @@ describe('github-pull-requests: items', () => {
     expect(byNumber.get('4')?.volatile).toEqual({
       pull_request_mergeable: 'CONFLICTING',
       pull_request_merge_state_status: 'DIRTY',
+      pull_request_from_fork: false,
     });
     expect(byNumber.get('3')?.fields.pull_request_author).toBe('dependabot');
   });
@@ -313,6 +315,7 @@ describe('github-pull-requests: items', () => {
       expect(after.volatile).toEqual({
         pull_request_mergeable: 'CONFLICTING',
         pull_request_merge_state_status: 'DIRTY',
+        pull_request_from_fork: false,
       });
     } finally {
       pr.mergeable = 'MERGEABLE';

@@ -1,7 +1,12 @@
 import { z } from 'zod';
 import type { AutomationOf } from '../../config/types.js';
 import { compileSearchQuery } from '../../github/query.js';
-import { automationBaseShape, eventMemoryShape, githubFilterShape } from '../common-schema.js';
+import {
+  automationBaseShape,
+  eventMemoryShape,
+  githubFilterShape,
+  headWorktreeShape,
+} from '../common-schema.js';
 import type { ExplainLine, TriggerTable } from '../types.js';
 
 export const MERGE_STATES = [
@@ -34,6 +39,13 @@ export const GitHubPullRequestsAutomation = z
       .default([])
       .describe('Post-filter after the search: keep only these `mergeStateStatus` values.'),
     ...eventMemoryShape,
+    once: z
+      .union([z.boolean(), z.literal('head')])
+      .default(false)
+      .describe(
+        'Remember every dispatched pull request in the state file so it never fires again for this automation (`true`: `pr:<number>`, whatever is pushed to it later), or, with `"head"`, once per head commit (`pr:<number>@<head sha>`): new commits run it again, a restart does not. Default `false`: nothing is remembered across restarts (seed 000), so each `run`, `run --watch` or `serve` start runs every matching pull request again (curupira extension).',
+      ),
+    ...headWorktreeShape,
   })
   .describe(
     'Pull requests of one repository matching typed filters; `mergeable` and `merge_state` filter after the search.',
@@ -60,6 +72,7 @@ export const PULL_REQUEST_PROMPT_FIELDS = [
   'pull_request_changed_files',
   'pull_request_mergeable',
   'pull_request_merge_state_status',
+  'pull_request_from_fork',
 ] as const;
 
 export function pullRequestSearchQuery(config: GitHubPullRequestsAutomation): string {
@@ -96,8 +109,20 @@ export const githubPullRequestsTable: TriggerTable<GitHubPullRequestsResolved> =
       { label: 'search query', value: pullRequestSearchQuery(config) },
       { label: 'post-filters', value: describePostFilters(config) },
     ];
-    if (config.once)
+    if (config.once === 'head')
+      lines.push({
+        label: 'item memory',
+        value:
+          'once = "head": a pull request runs once per head commit (pr:<number>@<sha>); new commits run it again, a restart does not',
+      });
+    else if (config.once)
       lines.push({ label: 'item memory', value: 'once: a pull request fires at most once (pr:<number>)' });
+    else
+      lines.push({
+        label: 'item memory',
+        value:
+          'none: every start of `run`, `run --watch` or `serve` runs each matching pull request again (set once = "head" to run once per head commit)',
+      });
     if (config.ignore_backlog)
       lines.push({
         label: 'backlog',

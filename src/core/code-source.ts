@@ -1,0 +1,132 @@
+/**
+ * Which code a run's agent sees (issue 25): seed 000's default branch, the base a pull request
+ * will target (`pr_base_branch`), or a pull request's own head commit (`worktree_from = "head"`).
+ * Pure: the pipeline fetches what this names, and `validate --explain`, `run --dry-run` and the
+ * run page say it in words.
+ */
+import type { Task } from './types.js';
+
+/** The keys of an automation this reads. */
+export interface CodeSourceConfig {
+  checkout?: 'worktree' | 'main';
+  worktree_from?: 'default_branch' | 'head';
+  pr_base_branch?: string;
+  deliver?: 'pr' | 'branch' | 'head';
+}
+
+export type CodeSource =
+  | { kind: 'checkout' }
+  | { kind: 'default_branch' }
+  | { kind: 'base_branch'; branch: string }
+  | {
+      kind: 'pr_head';
+      number: number;
+      /** The head commit the item named when it was found (the prompt's `pull_request_head_sha`). */
+      headSha: string | null;
+      /** The head branch's name, when known (in a fork for `fromFork`). */
+      headRef: string | null;
+      /** The branch the pull request merges into, when known. */
+      baseRef: string | null;
+      fromFork: boolean;
+    };
+
+function text(value: unknown): string | null {
+  return typeof value === 'string' && value !== '' ? value : null;
+}
+
+/** The pull request a task is about (its number), or undefined. */
+function pullRequestOf(task: Task): CodeSource | undefined {
+  const { fields } = task.item;
+  const volatile = task.item.volatile ?? {};
+  if (task.identity.taskType === 'github-pull-requests') {
+    const number = Number(task.item.id);
+    if (!Number.isInteger(number) || number <= 0) return undefined;
+    return {
+      kind: 'pr_head',
+      number,
+      headSha: text(fields.pull_request_head_sha),
+      headRef: text(fields.pull_request_head_ref),
+      baseRef: text(fields.pull_request_base_ref),
+      fromFork: volatile.pull_request_from_fork === true,
+    };
+  }
+  if (task.identity.taskType === 'github-project-items' && fields.item_type === 'pull_request') {
+    const number = Number(fields.item_number);
+    if (!Number.isInteger(number) || number <= 0) return undefined;
+    return { kind: 'pr_head', number, headSha: null, headRef: null, baseRef: null, fromFork: false };
+  }
+  return undefined;
+}
+
+/** The code a task's worktree starts from. */
+export function codeSource(config: CodeSourceConfig, task: Task): CodeSource {
+  if (config.checkout === 'main') return { kind: 'checkout' };
+  if (config.worktree_from === 'head') {
+    const pr = pullRequestOf(task);
+    if (pr) return pr;
+  }
+  if (config.pr_base_branch) return { kind: 'base_branch', branch: config.pr_base_branch };
+  return { kind: 'default_branch' };
+}
+
+/** What an automation's agents will see, before any task is known (`validate --explain`). */
+export function describeCodeSetting(config: CodeSourceConfig, triggerType: string): string {
+  if (config.checkout === 'main') return 'the shared checkout as it is (no fetch, no branch of its own)';
+  if (config.worktree_from === 'head') {
+    const cards =
+      triggerType === 'github-project-items'
+        ? ' (a card that is not a pull request: the default branch)'
+        : '';
+    const push =
+      config.deliver === 'head'
+        ? '; its commits are pushed back to the pull request’s branch when it is in the same repository'
+        : '';
+    return `the pull request’s own code: a new branch at its head commit (fetched as pull/<number>/head, forks included)${cards}${push}`;
+  }
+  if (config.pr_base_branch)
+    return `a new branch cut from ${config.pr_base_branch}, the branch the pull request targets`;
+  const pr =
+    triggerType === 'github-pull-requests' || triggerType === 'github-project-items'
+      ? ' — NOT the pull request’s own code (set worktree_from = "head" for that)'
+      : '';
+  return `a new branch cut from the repository’s default branch${pr}`;
+}
+
+/** One task's code in words (`run --dry-run`, the run page). */
+export function describeCodeSource(
+  source: CodeSource,
+  commits?: { base?: string | null; head?: string | null },
+): string {
+  const short = (sha: string | null | undefined) => (sha ? ` ${sha.slice(0, 12)}` : '');
+  switch (source.kind) {
+    case 'checkout':
+      return 'the shared checkout as it is';
+    case 'default_branch':
+      return `the default branch${short(commits?.base)}`;
+    case 'base_branch':
+      return `${source.branch}${short(commits?.base)} (the pull request’s base)`;
+    case 'pr_head': {
+      const head = commits?.head ?? source.headSha;
+      const from = source.headRef ? ` (${source.fromFork ? 'a fork’s ' : ''}${source.headRef})` : '';
+      const base = source.baseRef ? `; base ${source.baseRef}${short(commits?.base)}` : '';
+      return `pull request #${source.number}’s head${short(head)}${from}${base}`;
+    }
+  }
+}
+
+/** Which code a finished or running run's agent saw, from its record (the run page); null when unknown. */
+export function describeRunCode(run: {
+  taskType: string;
+  itemId: string;
+  baseCommit?: string | null;
+  headCommit?: string | null;
+}): string | null {
+  const short = (sha: string) => sha.slice(0, 12);
+  if (run.headCommit) {
+    const what =
+      run.taskType === 'github-pull-requests' ? `pull request #${run.itemId}’s` : 'the pull request’s';
+    return `${what} head ${short(run.headCommit)}${run.baseCommit ? ` (base ${short(run.baseCommit)})` : ''}`;
+  }
+  if (run.baseCommit) return `a new branch from ${short(run.baseCommit)} (the base it was cut from)`;
+  return null;
+}
