@@ -143,6 +143,8 @@ export interface RunFilter {
   attention?: boolean;
   /** true: only runs whose task runs again by itself (a `retryAt` is set: a retry, a parked run). */
   retryPending?: boolean;
+  /** Only the runs of this task (`identityKey`): an item's attempts. */
+  taskKey?: string;
   /** Only runs of this agent profile. */
   profile?: string;
   /** Only runs on this repository (`owner/name`). */

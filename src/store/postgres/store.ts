@@ -95,6 +95,7 @@ function runWhere(filter: RunFilter, p: ReturnType<typeof parameters>): string {
   if (filter.attention !== undefined) {
     where.push(filter.attention ? PG_ATTENTION_SQL : `NOT (${PG_ATTENTION_SQL})`);
   }
+  if (filter.taskKey !== undefined) where.push(`task_key = ${p.add(filter.taskKey)}`);
   if (filter.profile !== undefined) where.push(`profile = ${p.add(filter.profile)}`);
   if (filter.repo !== undefined) where.push(`repo = ${p.add(filter.repo)}`);
   if (filter.text !== undefined && filter.text !== '')

@@ -260,6 +260,14 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE runs ADD COLUMN host TEXT;
   `,
+  // 13 (issue 28): the board's search and figures. Runs by task (an item's attempts), by creation
+  // time (a figures window), by agent profile and by repository, each newest first.
+  `
+  CREATE INDEX IF NOT EXISTS runs_by_task ON runs (task_key, id);
+  CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created_at);
+  CREATE INDEX IF NOT EXISTS runs_by_profile ON runs (profile, id);
+  CREATE INDEX IF NOT EXISTS runs_by_repo ON runs (repo, id);
+  `,
 ];
 
 /**

@@ -85,6 +85,10 @@ function runWhere(filter: RunFilter): { clause: string; params: (string | number
   }
   if (filter.retryPending === true) where.push('retry_at IS NOT NULL');
   if (filter.attention !== undefined) where.push(filter.attention ? ATTENTION_SQL : `NOT (${ATTENTION_SQL})`);
+  if (filter.taskKey !== undefined) {
+    where.push('task_key = ?');
+    params.push(filter.taskKey);
+  }
   if (filter.profile !== undefined) {
     where.push('profile = ?');
     params.push(filter.profile);
