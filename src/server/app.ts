@@ -4,10 +4,12 @@ import { type Context, Hono } from 'hono';
 import { loadDrivers } from '../agents/registry.js';
 import { transcriptEvents } from '../agents/transcript.js';
 import { errorMessage } from '../core/errors.js';
+import { stateDir } from '../engine/paths.js';
 import { redact } from '../log.js';
 import { apiRoutes, json } from './api.js';
-import { BOARD_CSS, BOARD_JS, FLEET_JS, RUN_JS } from './assets.js';
+import { ACTIONS_JS, BOARD_CSS, BOARD_JS, FLEET_JS, RUN_JS } from './assets.js';
 import { authenticated, tokenLogin } from './auth.js';
+import { automationPageRoutes } from './automation-page.js';
 import { boardData } from './board-data.js';
 import { ApiError, HTTP_STATUS, NO_FLEET_MESSAGE, throwWhenUnreachable } from './errors.js';
 import type { Html } from './html.js';
@@ -21,6 +23,8 @@ import {
   runPage,
 } from './pages.js';
 import type { ServerContext } from './server-context.js';
+import { tokenPath } from './token.js';
+import { tokenPage } from './token-page.js';
 import { webhookRoutes } from './webhooks.js';
 
 /** How long one rendering of the live board serves the clients that ask for the same change. */
@@ -41,6 +45,15 @@ function errorResponse(c: Context, code: ApiError['code'], message: string): Res
   return c.body(JSON.stringify({ error: { code, message: redact(message) } }), status, {
     'content-type': 'application/json; charset=utf-8',
   });
+}
+
+/** Where the token is kept (the settings' state folder), or null when the settings cannot say. */
+function tokenFileOf(ctx: ServerContext): string | null {
+  try {
+    return tokenPath(stateDir(ctx.engine.currentSettings()));
+  } catch {
+    return null;
+  }
 }
 
 function sendHtml(c: Context, page: Html): Response {
@@ -132,6 +145,8 @@ function pageRoutes(app: Hono, ctx: ServerContext): void {
   app.get('/assets/board.js', (c) => asset(c, BOARD_JS, 'text/javascript; charset=utf-8'));
   app.get('/assets/run.js', (c) => asset(c, RUN_JS, 'text/javascript; charset=utf-8'));
   app.get('/assets/fleet.js', (c) => asset(c, FLEET_JS, 'text/javascript; charset=utf-8'));
+  app.get('/assets/actions.js', (c) => asset(c, ACTIONS_JS, 'text/javascript; charset=utf-8'));
+  automationPageRoutes(app, sendHtml as (c: never, page: Html) => Response, ctx);
 }
 
 export function createApp(ctx: ServerContext): Hono {
@@ -152,6 +167,11 @@ export function createApp(ctx: ServerContext): Hono {
   app.use('*', tokenLogin(ctx.token));
   app.use('*', async (c, next) => {
     if (!authenticated(c, ctx.token)) {
+      if (wantsHtml(c))
+        return c.html(
+          tokenPage(tokenFileOf(ctx), new URL(c.req.url).origin, c.req.query('token') !== undefined).text,
+          401,
+        );
       return errorResponse(
         c,
         'unauthorized',

@@ -90,7 +90,7 @@ function figuresOf(runs: readonly RunRecord[], prs: ReadonlyMap<string, PullRequ
       if (Number.isFinite(took) && took >= 0) durations.push(took);
     }
     const pr = prs.get(run.id);
-    if (!pr || pr.delivery !== 'pr' || pr.number === null) continue;
+    if (pr?.delivery !== 'pr' || pr.number === null) continue;
     opened += 1;
     if (pr.state !== 'merged') continue;
     merged += 1;
@@ -151,6 +151,37 @@ export async function loadFigures(
   return computeFigures(runs, pullRequests, window, automationId);
 }
 
+/** What `GET /api/v1/state` and `curupira status --json` carry: fleet-wide and per automation. */
+export interface StatusFigures {
+  window: FigureWindow;
+  total: Figures;
+  byProfile: Record<string, Figures>;
+  byAutomation: Record<string, { total: Figures; byProfile: Record<string, Figures> }>;
+}
+
+export async function statusFigures(
+  store: Store,
+  automationIds: readonly string[],
+  window: FigureWindow,
+): Promise<StatusFigures> {
+  const [runs, pullRequests] = await Promise.all([
+    store.listRuns({ createdSince: window.from, createdBefore: window.to, limit: Number.POSITIVE_INFINITY }),
+    store.listPullRequests(),
+  ]);
+  const all = computeFigures(runs, pullRequests, window);
+  const byAutomation: StatusFigures['byAutomation'] = {};
+  for (const id of automationIds) {
+    const set = computeFigures(
+      runs.filter((r) => r.automationId === id),
+      pullRequests,
+      window,
+      id,
+    );
+    byAutomation[id] = { total: set.total, byProfile: set.byProfile };
+  }
+  return { window, total: all.total, byProfile: all.byProfile, byAutomation };
+}
+
 /** `42 %`, `-` when unknown. */
 export function percent(rate: number | null): string {
   return rate === null ? '-' : `${Math.round(rate * 100)} %`;
@@ -166,4 +197,33 @@ export function duration(ms: number | null | undefined): string {
   const h = Math.floor(m / 60);
   if (h < 48) return `${h}h${m % 60 === 0 ? '' : `${String(m % 60).padStart(2, '0')}m`}`;
   return `${Math.floor(h / 24)}d${h % 24 === 0 ? '' : `${h % 24}h`}`;
+}
+
+const recent = new WeakMap<Store, { key: string; at: number; value: Promise<StatusFigures> }>();
+
+/**
+ * The last 7 days' figures for the board header and `GET /api/v1/state`, computed at most once per
+ * `ttlMs` per store: every open board asks after each change, and a week's figures need not be
+ * fresher than that. A stale value is served while the next one is computed.
+ */
+export function recentFigures(
+  store: Store,
+  automationIds: readonly string[],
+  now: Date = new Date(),
+  ttlMs = 10_000,
+): Promise<StatusFigures> {
+  const key = automationIds.join('\n');
+  const hit = recent.get(store);
+  if (hit && hit.key === key && now.getTime() - hit.at < ttlMs) return hit.value;
+  const value = statusFigures(store, automationIds, windowEnding(now));
+  const entry = { key, at: now.getTime(), value };
+  if (hit && hit.key === key) {
+    // Stale: answer with the previous figures; the new ones replace them once computed.
+    hit.at = now.getTime();
+    value.then(() => recent.set(store, entry)).catch(() => undefined);
+    return hit.value;
+  }
+  recent.set(store, entry);
+  value.catch(() => recent.delete(store));
+  return value;
 }
