@@ -141,7 +141,9 @@ describe('board and run pages escape what GitHub and agents wrote', () => {
     const text = boardPage(board([run()]), 'tok').text;
     noScript(text);
     expect(text).toContain('Title &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;');
-    expect(text).toContain('branch <span class="branch" title="curupira/&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;">');
+    expect(text).toContain(
+      'branch <span class="branch" title="curupira/&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;">',
+    );
     expect(text).toContain('last poll failed: boom &lt;script&gt;');
     expect(text).toContain('data-action="/api/v1/runs/r_0000000001AAAAAAAA/dismiss"');
     // Cost: the run's (unknown here: –) and the automation's day, parked by its budget.

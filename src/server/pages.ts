@@ -367,6 +367,7 @@ export function runPage(
   events: AgentEvent[] | undefined,
   token: string,
   delivery?: PullRequestRecord,
+  changes?: Html,
 ): Html {
   const live = !isTerminal(run.status);
   const base = `/api/v1/runs/${encodeURIComponent(run.id)}`;
@@ -394,6 +395,7 @@ export function runPage(
   </dl>
   <div class="actions">${runActions(run)}</div>
   ${screeningSection(run)}
+  ${changes ?? ''}
   ${run.prompt ? html`<details class="prompt"><summary>Prompt (${run.prompt.length} characters)</summary><pre>${run.prompt}</pre></details>` : ''}
   <h3 id="conversation-title">${live ? 'Live events' : 'Transcript'}</h3>
   <ol id="conversation" class="conversation">${(events ?? []).map(eventHtml)}</ol>
