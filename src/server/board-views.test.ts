@@ -263,7 +263,7 @@ describe('new pages and fields escape what they show', () => {
     noScript(token);
     expect(token).toContain(`<code id="token-file">/state/${ESCAPED}/serve-token</code>`);
     expect(token).toContain(`http://127.0.0.1:8080/?token=$(cat /state/${ESCAPED}/serve-token)`);
-    expect(token).toContain('not this board's token');
+    expect(token).toContain("not this board's token");
   });
 
   it('a diff: files and hunks, escaped; a renamed file; a large file folded', () => {
