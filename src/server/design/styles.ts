@@ -10,6 +10,7 @@ html { -webkit-text-size-adjust: 100%; }
 body { margin: 0; font: var(--text-md)/1.45 var(--font); color: var(--text); background: var(--bg); }
 a { color: var(--link); text-decoration: none; }
 a:hover { text-decoration: underline; }
+.detail a, .meta a, .gate a, dd a, p a, li a, td a, .notice a { text-decoration: underline; text-underline-offset: 2px; text-decoration-thickness: 1px; }
 :focus-visible { outline: 2px solid var(--focus); outline-offset: 2px; border-radius: 3px; }
 h1, h2, h3 { line-height: 1.25; }
 code, pre, .mono { font-family: var(--mono); font-size: var(--text-sm); }
@@ -53,7 +54,7 @@ main.board { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(1
 .detail.clip, .clip { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .branch { font-family: var(--mono); font-size: var(--text-xs); }
 .tag { display: inline-block; font-size: var(--text-xs); border: 1px solid var(--line); border-radius: var(--radius-sm); padding: 0 var(--space-1); color: var(--muted); font-weight: 500; }
-.pill, .tag.status { --tone: var(--neutral); display: inline-flex; align-items: center; gap: 4px; font-size: var(--text-xs); font-weight: 600; color: var(--tone); border: 1px solid currentColor; border-radius: 999px; padding: 0 var(--space-2); background: var(--surface); white-space: nowrap; }
+.pill, .tag.status { display: inline-flex; align-items: center; gap: 4px; font-size: var(--text-xs); font-weight: 600; color: var(--tone, var(--neutral)); border: 1px solid currentColor; border-radius: 999px; padding: 0 var(--space-2); background: var(--surface); white-space: nowrap; }
 .pill::before, .tag.status::before { content: ""; width: 6px; height: 6px; border-radius: 50%; background: currentColor; }
 ${OUTCOME_CSS}
 .gate { font-size: var(--text-sm); }
