@@ -18,6 +18,9 @@ import {
 import { headerTotals, reloadBanner } from './figures-view.js';
 import { type Html, html, raw } from './html.js';
 
+/** Done cards on the board; older ones are on the runs page. */
+const DONE_SHOWN = 12;
+
 /** Tool inputs and outputs longer than this are collapsed. */
 const LONG_TEXT = 300;
 
@@ -156,7 +159,13 @@ ${reloadBanner(data.engine?.reloadError)}
   ${column(
     'done',
     'Done',
-    data.done.map((r) => runCard(r, data.deliveries?.[r.id], now)),
+    [
+      ...data.done.slice(0, DONE_SHOWN).map((r) => runCard(r, data.deliveries?.[r.id], now)),
+      ...(data.done.length > DONE_SHOWN
+        ? [html`<a class="more" href="/runs">older runs: search every run</a>`]
+        : []),
+    ],
+    Math.min(data.done.length, DONE_SHOWN),
   )}
 </main>
 </div>`;

@@ -104,7 +104,7 @@ describe('the board in chromium', () => {
     const card = column(page, 'in-progress').locator('article.run');
     await card.first().waitFor({ timeout: 15_000 });
     await expect.poll(() => page.locator('#summary').textContent()).toBe('1 running');
-    expect(await card.first().locator('h3').textContent()).toBe(`Slow ${EVIL} [[fake:sleep=3]]`);
+    expect(await card.first().locator('h3 a').textContent()).toBe(`Slow ${EVIL} [[fake:sleep=3]]`);
     await shot(page, '2-running');
     // The live view streams while the agent works.
     const runPage = await browser!.newPage();

@@ -121,7 +121,7 @@ pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: var(--space-1) 0; 
 
 /* Diff */
 .diff-file { border: 1px solid var(--line); border-radius: var(--radius-sm); margin-bottom: var(--space-2); background: var(--surface); }
-.diff-file > summary { padding: var(--space-1) var(--space-2); background: var(--surface-2); font-family: var(--mono); font-size: var(--text-sm); overflow-wrap: anywhere; }
+.diff-file > summary { padding: var(--space-1) var(--space-2); background: var(--surface); border-bottom: 1px solid var(--line); font-family: var(--mono); font-size: var(--text-sm); overflow-wrap: anywhere; }
 .diff-file .stat-add { color: var(--success); }
 .diff-file .stat-del { color: var(--failure); }
 pre.hunk { margin: 0; padding: var(--space-1) 0; white-space: pre; overflow-x: auto; font-size: var(--text-xs); }
