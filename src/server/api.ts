@@ -11,9 +11,8 @@ import {
   FIGURE_WINDOWS,
   type FigureWindowName,
   isWindowName,
-  loadFigures,
   recentFigures,
-  windowEnding,
+  windowFigures,
 } from './figures.js';
 import { openApiDocument } from './openapi.js';
 import { followRun } from './run-events.js';
@@ -139,7 +138,7 @@ function readRoutes(api: Hono, ctx: ServerContext): void {
       !ctx.engine.currentSettings().automations.some((a) => a.id === automation)
     )
       throw new ApiError('automation_not_found', `no automation '${automation}' is configured`);
-    return json(c, await loadFigures(ctx.store, windowEnding(new Date(), window), automation ?? null));
+    return json(c, await windowFigures(ctx.store, window, automation ?? null));
   });
   api.get('/automations', (c) => json(c, { automations: automationCards(ctx.engine, new Date()) }));
   api.get('/runs', async (c) => {

@@ -12,13 +12,7 @@ import { parseWindow, searchFilter } from './api.js';
 import { type AutomationCard, automationCards, deliveriesOf } from './board-data.js';
 import { button, itemName, pullRequestLine, runDuration, statusPill, when } from './cards.js';
 import { ApiError } from './errors.js';
-import {
-  FIGURE_WINDOWS,
-  type FigureSet,
-  type FigureWindowName,
-  loadFigures,
-  windowEnding,
-} from './figures.js';
+import { FIGURE_WINDOWS, type FigureSet, type FigureWindowName, windowFigures } from './figures.js';
 import { figureTiles, profileTable } from './figures-view.js';
 import { type Html, html } from './html.js';
 import type { ServerContext } from './server-context.js';
@@ -273,7 +267,7 @@ export function automationPageRoutes(
     const windowName = parseWindow(c.req.query('window'));
     const { search, filter } = readSearch((n) => c.req.query(n));
     const [figures, failed, found] = await Promise.all([
-      loadFigures(ctx.store, windowEnding(now, windowName), name),
+      windowFigures(ctx.store, windowName, name, now),
       ctx.store.listRuns({ automationId: name, status: ['failed', 'timed_out', 'stalled'], limit: 5 }),
       searchRuns(ctx, { ...filter, automationId: name }),
     ]);

@@ -227,3 +227,37 @@ export function recentFigures(
   value.catch(() => recent.delete(store));
   return value;
 }
+
+const windows = new WeakMap<Store, Map<string, { at: number; value: Promise<FigureSet> }>>();
+
+/**
+ * A window's figures of one automation (or all), computed at most once per `ttlMs` per store: an
+ * automation page and `GET /figures` read up to a month of runs, and figures over days need not be
+ * fresher than that. A stale value is served while the next one is computed.
+ */
+export function windowFigures(
+  store: Store,
+  name: FigureWindowName,
+  automationId: string | null,
+  now: Date = new Date(),
+  ttlMs = 10_000,
+): Promise<FigureSet> {
+  let cache = windows.get(store);
+  if (!cache) {
+    cache = new Map();
+    windows.set(store, cache);
+  }
+  const key = `${automationId ?? ''}\n${name}`;
+  const hit = cache.get(key);
+  if (hit && now.getTime() - hit.at < ttlMs) return hit.value;
+  const value = loadFigures(store, windowEnding(now, name), automationId);
+  const entry = { at: now.getTime(), value };
+  if (hit) {
+    hit.at = now.getTime();
+    value.then(() => cache.set(key, entry)).catch(() => undefined);
+    return hit.value;
+  }
+  cache.set(key, entry);
+  value.catch(() => cache.delete(key));
+  return value;
+}
