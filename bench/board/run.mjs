@@ -50,9 +50,11 @@ async function seed(dist, dir, count) {
   const db = new Database(path);
   const insert =
     db.prepare(`INSERT INTO runs (id, automation_id, task_key, repo, task_type, item_id, item_key,
-    item_title, item_url, status, reason, created_at, started_at, finished_at, worktree_kept, branch, worktree_path)
-    VALUES (?, ?, ?, 'acme/api', 'github-issues', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-  const start = Date.parse('2026-01-01T00:00:00Z');
+    item_title, item_url, status, reason, created_at, started_at, finished_at, worktree_kept, branch, worktree_path,
+    profile, cost_usd)
+    VALUES (?, ?, ?, 'acme/api', 'github-issues', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  // One run a minute up to now: the figures' 7-day window holds the last 10,080 of them.
+  const start = Date.now() - count * 60_000;
   db.transaction(() => {
     for (let i = 0; i < count; i += 1) {
       const [status, kept] = statusOf(i);
@@ -73,6 +75,8 @@ async function seed(dist, dir, count) {
         kept,
         `curupira/fix/github-issues-${i}`,
         kept ? `/w/api.worktrees/fix/${i}` : null,
+        i % 2 === 0 ? 'main' : 'second',
+        0.05 + (i % 7) * 0.01,
       );
     }
   })();
@@ -255,10 +259,17 @@ async function measureSize(dist, count, log) {
         'runs?attention=true': `${u}api/v1/runs?attention=true`,
         'runs, cursor at 90 %': `${u}api/v1/runs?cursor=${cursor}`,
         'run page': `${u}runs/${cursor}`,
+        'automation page (7-day figures)': `${u}automations/fix`,
+        'runs page, filtered': `${u}runs?status=failed&q=number%2012`,
+        'runs?q= (title search)': `${u}api/v1/runs?q=number%2099`,
+        'runs?status=failed&q=': `${u}api/v1/runs?status=failed&q=number%2012`,
+        'runs?profile=second&automation=fix': `${u}api/v1/runs?profile=second&automation=fix`,
+        'figures (7 days, one automation)': `${u}api/v1/figures?automation=fix`,
       };
       const figures = {};
       for (const [route, url] of Object.entries(routes)) figures[route] = await timeGet(url, headers);
       const fcp = await firstPaint(u, token);
+      const automationFcp = await firstPaint(`${u}automations/fix`, token);
       const sse = await sseCost(dist, ctx, u, headers);
       const base = figures.health.p50;
       log(`  ${count.toLocaleString('en')} runs (seeded in ${(seedMs / 1000).toFixed(1)} s)`);
@@ -268,10 +279,19 @@ async function measureSize(dist, count, log) {
         );
       }
       if (fcp !== undefined) log(`    first contentful paint (chromium): ${fcp.toFixed(0)} ms`);
+      if (automationFcp !== undefined)
+        log(`    automation page first contentful paint (chromium): ${automationFcp.toFixed(0)} ms`);
       log(
         `    change notice: ${sse.quietUs.toFixed(3)} µs with no client, ${sse.busyUs.toFixed(3)} µs with ${sse.clients} SSE clients`,
       );
-      return { count, seedMs, figures, firstContentfulPaintMs: fcp ?? null, sse };
+      return {
+        count,
+        seedMs,
+        figures,
+        firstContentfulPaintMs: fcp ?? null,
+        automationFirstContentfulPaintMs: automationFcp ?? null,
+        sse,
+      };
     } finally {
       ctx.hub.close();
       await listening.close();

@@ -17,6 +17,7 @@ import { pauseReasonKey } from '../retries/unattended.js';
 import { scrub } from '../security/redact.js';
 import type { AutomationCard } from '../server/board-data.js';
 import { connectDaemon, type Daemon } from '../server/client.js';
+import { statusFigures, windowEnding } from '../server/figures.js';
 import { type BudgetPark, openStore, stateLocation } from '../store/index.js';
 import { EXIT, setExitCode } from './exit-codes.js';
 import { type FleetAccess, fleetStatusLines, noFleet, type OpenFleet } from './fleet-status.js';
@@ -158,6 +159,53 @@ export async function printStatus(
   }
 }
 
+/**
+ * `curupira status --json`: the daemon's state (`GET /api/v1/state`, figures included) when one
+ * answers, else what the state file says, with the same figures computed from it.
+ */
+export async function printStatusJson(io: CliIo, settings: Settings): Promise<void> {
+  const daemon = await connectDaemon(stateDir(settings));
+  if (daemon) {
+    const answer = await daemon.call('GET', '/state');
+    if (!answered(io, answer)) return;
+    writeLine(io.stdout, JSON.stringify({ daemon: true, ...answer.body }, null, 2));
+    return;
+  }
+  const store = await openStore(stateLocation(settings.execution), { readonly: true });
+  try {
+    const window = windowEnding(new Date());
+    const paused = new Set(await store.listPaused());
+    const figures = await statusFigures(
+      store,
+      settings.automations.map((a) => a.id),
+      window,
+    );
+    writeLine(
+      io.stdout,
+      JSON.stringify(
+        {
+          daemon: false,
+          attentionCount: await store.countRuns({ attention: true }),
+          running: (await store.listRuns({ status: [...UNFINISHED_STATUSES], limit: 20 })).map(
+            ({ prompt: _p, agentOutcome: _o, ...rest }) => rest,
+          ),
+          automations: settings.automations.map((a) => ({
+            id: a.id,
+            triggerType: a.triggerType,
+            paused: paused.has(a.id) || a.config.enabled === false,
+            disabled: a.config.enabled === false,
+          })),
+          figures,
+        },
+        null,
+        2,
+      ),
+    );
+  } finally {
+    await store.close();
+  }
+}
+
 async function statusFromDaemon(io: CliIo, daemon: Daemon): Promise<void> {
   const answer = await daemon.call('GET', '/state');
   if (!answered(io, answer)) return;
@@ -255,8 +303,10 @@ export function registerControl(
   program
     .command('status')
     .description('What the daemon is doing (or, without one, what the state file says).')
-    .action(async () => {
-      await printStatus(io, settings(), deps);
+    .option('--json', 'print the state and the outcome figures of the last 7 days as JSON')
+    .action(async (options: { json?: boolean }) => {
+      if (options.json) await printStatusJson(io, settings());
+      else await printStatus(io, settings(), deps);
     });
   program
     .command('cancel <run>')

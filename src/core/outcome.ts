@@ -184,3 +184,47 @@ export function agentOutcome(exit: AgentExit): {
           }`,
   };
 }
+
+/**
+ * What a run's status means to a person reading the board or the figures: the one map from a
+ * status to its outcome class. `success` includes `merged` and a `succeeded` run that made no
+ * changes; `neutral` is a run that ended without work to judge (cancelled, skipped).
+ */
+export type RunOutcomeClass =
+  | 'running'
+  | 'success'
+  | 'failure'
+  | 'blocked'
+  | 'attention'
+  | 'parked'
+  | 'neutral';
+
+export const RUN_OUTCOME_CLASS = {
+  queued: 'running',
+  preparing: 'running',
+  running: 'running',
+  succeeded: 'success',
+  merged: 'success',
+  failed: 'failure',
+  timed_out: 'failure',
+  stalled: 'failure',
+  blocked: 'blocked',
+  escalated: 'attention',
+  parked: 'parked',
+  cancelled: 'neutral',
+  skipped: 'neutral',
+} as const satisfies Record<RunStatus, RunOutcomeClass>;
+
+export const RUN_OUTCOME_CLASSES: readonly RunOutcomeClass[] = [
+  'success',
+  'failure',
+  'blocked',
+  'attention',
+  'parked',
+  'running',
+  'neutral',
+];
+
+export function runOutcomeClass(status: RunStatus): RunOutcomeClass {
+  return RUN_OUTCOME_CLASS[status] ?? 'attention';
+}

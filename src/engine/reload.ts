@@ -22,6 +22,10 @@ export class Reloader {
     const next = reload();
     if (next === undefined) return;
     if (next instanceof ConfigError) {
+      if (this.s.reloadError?.message !== next.message) {
+        this.s.reloadError = { message: next.message, at: new Date(now).toISOString() };
+        this.s.emitStatus();
+      }
       log.warn({ error: next.message }, 'Configuration reload failed; keeping the last good configuration');
       return;
     }
@@ -48,6 +52,7 @@ export class Reloader {
       return !old || !sameAutomation(old, a);
     });
     this.s.settings = next;
+    this.s.reloadError = null;
     this.s.core.setLimits(this.s.limits());
     this.s.feeds = this.s.buildFeeds(next, this.s.feeds);
     // A waiting remediation keeps its place: its remediator waits for it (it runs with the new settings).

@@ -61,6 +61,8 @@ export class KernelState {
   features: readonly Feature<ExecutorDepsPart>[] = [];
   readonly pending = new Map<string, Pending>();
   readonly running = new Map<string, RunningEntry>();
+  /** The last settings reload that failed (the last good settings are kept), until one succeeds. */
+  reloadError: { message: string; at: string } | null = null;
   /** Automations paused by an operator (loaded from the store at start). */
   readonly paused = new Set<string>();
   /** Why automations were paused automatically (loaded from the store at start). */
@@ -153,6 +155,7 @@ export class KernelState {
       stopping: this.stopping,
       draining: !this.stopping && this.options.drainSignal?.aborted === true,
       waiting: this.feeds.reduce((sum, f) => sum + (f.waiting ?? 0), 0),
+      ...(this.reloadError ? { reloadError: this.reloadError } : {}),
       ...Object.assign({}, ...this.features.map((f) => f.engineStatus?.() ?? {})),
     };
     this.options.onStatus?.(status);

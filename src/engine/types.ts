@@ -82,6 +82,8 @@ export interface EngineStatus {
   parked?: { provider: string; until: number }[];
   /** Tasks waiting for a retry or a reset. */
   retrying?: number;
+  /** The settings file's last reload failed (the last good settings run) until a reload succeeds. */
+  reloadError?: { message: string; at: string };
 }
 
 /** A task as it is handed to whoever runs it (this process, or a fleet host: issue 17), as JSON. */

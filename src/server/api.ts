@@ -3,9 +3,19 @@ import { type Context, Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { ControlError } from '../core/errors.js';
 import { isTerminal, RUN_STATUSES, type RunRecord, type RunStatus } from '../core/types.js';
+
 import { redactedJson } from '../security/redact.js';
+import type { RunFilter } from '../store/types.js';
+
 import { automationCards, boardData } from './board-data.js';
 import { ApiError, NO_FLEET_MESSAGE, throwWhenUnreachable } from './errors.js';
+import {
+  FIGURE_WINDOWS,
+  type FigureWindowName,
+  isWindowName,
+  recentFigures,
+  windowFigures,
+} from './figures.js';
 import { openApiDocument } from './openapi.js';
 import { followRun } from './run-events.js';
 import type { ServerContext } from './server-context.js';
@@ -47,6 +57,37 @@ function parseCursor(value: string | undefined): string | undefined {
   return value;
 }
 
+/** The window of a figures request: `24h`, `7d` (the default) or `30d`. */
+export function parseWindow(value: string | undefined): FigureWindowName {
+  if (value === undefined || value === '') return '7d';
+  if (!isWindowName(value))
+    throw new ApiError(
+      'bad_request',
+      `window must be one of ${Object.keys(FIGURE_WINDOWS).join(', ')}, got '${value}'`,
+    );
+  return value;
+}
+
+/** The run search both the API and the pages take: task, profile, repository, title text. */
+export function searchFilter(query: (name: string) => string | undefined): RunFilter {
+  const filter: RunFilter = {};
+  const text = (name: string, max = 200): string | undefined => {
+    const value = query(name);
+    if (value === undefined || value === '') return undefined;
+    if (value.length > max) throw new ApiError('bad_request', `${name} is longer than ${max} characters`);
+    return value;
+  };
+  const task = text('task', 1000);
+  const profile = text('profile');
+  const repo = text('repo');
+  const q = text('q');
+  if (task !== undefined) filter.taskKey = task;
+  if (profile !== undefined) filter.profile = profile;
+  if (repo !== undefined) filter.repo = repo;
+  if (q !== undefined) filter.text = q;
+  return filter;
+}
+
 async function mustRun(ctx: ServerContext, id: string): Promise<RunRecord> {
   const run = await ctx.store.getRun(id);
   if (!run) throw new ApiError('run_not_found', `no run ${id}`);
@@ -84,7 +125,22 @@ function readRoutes(api: Hono, ctx: ServerContext): void {
       draining: data.engine?.draining ?? false,
       stopping: data.engine?.stopping ?? false,
       automations: data.automations,
+      reloadError: data.engine?.reloadError ?? null,
+      figures: await recentFigures(
+        ctx.store,
+        data.automations.map((a) => a.id),
+      ),
     });
+  });
+  api.get('/figures', async (c) => {
+    const automation = c.req.query('automation');
+    const window = parseWindow(c.req.query('window'));
+    if (
+      automation !== undefined &&
+      !ctx.engine.currentSettings().automations.some((a) => a.id === automation)
+    )
+      throw new ApiError('automation_not_found', `no automation '${automation}' is configured`);
+    return json(c, await windowFigures(ctx.store, window, automation ?? null));
   });
   api.get('/automations', (c) => json(c, { automations: automationCards(ctx.engine, new Date()) }));
   api.get('/runs', async (c) => {
@@ -92,6 +148,7 @@ function readRoutes(api: Hono, ctx: ServerContext): void {
     const cursor = parseCursor(c.req.query('cursor'));
     const attention = c.req.query('attention');
     const rows = await ctx.store.listRuns({
+      ...searchFilter((name) => c.req.query(name)),
       ...(c.req.query('automation') ? { automationId: c.req.query('automation')! } : {}),
       ...(parseStatuses(c.req.query('status')) ? { status: parseStatuses(c.req.query('status'))! } : {}),
       ...(cursor ? { beforeId: cursor } : {}),
@@ -190,7 +247,13 @@ function actionRoutes(api: Hono, ctx: ServerContext): void {
   api.post('/runs/:id/dismiss', async (c) => {
     const run = await mustRun(ctx, c.req.param('id'));
     if (!isTerminal(run.status)) throw new ApiError('run_active', `run ${run.id} has not finished`);
-    const updated = await ctx.store.updateRun(run.id, { dismissedAt: new Date().toISOString() });
+    const at = new Date().toISOString();
+    const updated = await ctx.store.updateRun(run.id, { dismissedAt: at });
+    // `attempts=true`: the item's earlier attempts that still need attention go with it.
+    if (c.req.query('attempts') === 'true') {
+      const earlier = await ctx.store.listRuns({ taskKey: run.taskKey, attention: true, limit: MAX_PAGE });
+      for (const other of earlier) await ctx.store.updateRun(other.id, { dismissedAt: at });
+    }
     ctx.hub.changed();
     return json(c, { run: runSummary(updated) });
   });

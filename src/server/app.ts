@@ -4,11 +4,17 @@ import { type Context, Hono } from 'hono';
 import { loadDrivers } from '../agents/registry.js';
 import { transcriptEvents } from '../agents/transcript.js';
 import { errorMessage } from '../core/errors.js';
+import { isTerminal, type RunRecord } from '../core/types.js';
+import { stateDir } from '../engine/paths.js';
 import { redact } from '../log.js';
+import type { PullRequestRecord } from '../store/types.js';
+import { branchDiff } from '../workspace/diff.js';
 import { apiRoutes, json } from './api.js';
-import { BOARD_CSS, BOARD_JS, FLEET_JS, RUN_JS } from './assets.js';
+import { ACTIONS_JS, BOARD_CSS, BOARD_JS, FLEET_JS, RUN_JS } from './assets.js';
 import { authenticated, tokenLogin } from './auth.js';
+import { automationPageRoutes } from './automation-page.js';
 import { boardData } from './board-data.js';
+import { diffSection, parseDiff } from './diff-view.js';
 import { ApiError, HTTP_STATUS, NO_FLEET_MESSAGE, throwWhenUnreachable } from './errors.js';
 import type { Html } from './html.js';
 import {
@@ -21,6 +27,8 @@ import {
   runPage,
 } from './pages.js';
 import type { ServerContext } from './server-context.js';
+import { tokenPath } from './token.js';
+import { tokenPage } from './token-page.js';
 import { webhookRoutes } from './webhooks.js';
 
 /** How long one rendering of the live board serves the clients that ask for the same change. */
@@ -58,6 +66,15 @@ function errorResponse(
   });
 }
 
+/** Where the token is kept (the settings' state folder), or null when the settings cannot say. */
+function tokenFileOf(ctx: ServerContext): string | null {
+  try {
+    return tokenPath(stateDir(ctx.engine.currentSettings()));
+  } catch {
+    return null;
+  }
+}
+
 function sendHtml(c: Context, page: Html): Response {
   return c.html(redact(page.text), 200, { 'cache-control': 'no-store' });
 }
@@ -76,6 +93,34 @@ async function transcriptOf(
     return transcriptEvents(run.provider, readFileSync(run.transcriptPath, 'utf8'));
   const shared = await ctx.fleet?.transcript(run.id).catch(() => undefined);
   return shared === undefined ? undefined : transcriptEvents(run.provider, shared);
+}
+
+/** The run page's diff: what the run's branch changed, from the checkout (or its kept worktree). */
+async function runChanges(
+  ctx: ServerContext,
+  run: RunRecord,
+  delivery: PullRequestRecord | undefined,
+): Promise<Html> {
+  if (!run.branch || !isTerminal(run.status))
+    return diffSection(
+      undefined,
+      null,
+      run.branch ? 'The diff shows once the run has finished.' : 'This run made no branch.',
+    );
+  const automation = ctx.engine.currentSettings().automations.find((a) => a.id === run.automationId);
+  const cwd =
+    run.worktreeKept && run.worktreePath && existsSync(run.worktreePath)
+      ? run.worktreePath
+      : automation?.repository.checkoutPath;
+  if (!cwd || !existsSync(cwd))
+    return diffSection(undefined, null, 'The repository checkout is not on this machine.');
+  try {
+    const diff = await branchDiff(cwd, run.branch, delivery?.baseBranch ?? null);
+    if (!diff) return diffSection(undefined, null, `The branch ${run.branch} is no longer in the checkout.`);
+    return diffSection(parseDiff(diff.text), diff.base, null);
+  } catch (error) {
+    return diffSection(undefined, null, `The diff could not be read: ${errorMessage(error)}`);
+  }
 }
 
 /** The board header's fleet badge: the hosts, `unavailable` when they cannot be read, nothing without a fleet. */
@@ -141,12 +186,17 @@ function pageRoutes(app: Hono, ctx: ServerContext): void {
       (run.upstreamRunId
         ? await ctx.store.getPullRequest(run.upstreamRunId).catch(() => undefined)
         : undefined);
-    return sendHtml(c, runPage(run, await transcriptOf(ctx, run), ctx.token, delivery));
+    return sendHtml(
+      c,
+      runPage(run, await transcriptOf(ctx, run), ctx.token, delivery, await runChanges(ctx, run, delivery)),
+    );
   });
   app.get('/assets/board.css', (c) => asset(c, BOARD_CSS, 'text/css; charset=utf-8'));
   app.get('/assets/board.js', (c) => asset(c, BOARD_JS, 'text/javascript; charset=utf-8'));
   app.get('/assets/run.js', (c) => asset(c, RUN_JS, 'text/javascript; charset=utf-8'));
   app.get('/assets/fleet.js', (c) => asset(c, FLEET_JS, 'text/javascript; charset=utf-8'));
+  app.get('/assets/actions.js', (c) => asset(c, ACTIONS_JS, 'text/javascript; charset=utf-8'));
+  automationPageRoutes(app, sendHtml as (c: never, page: Html) => Response, ctx);
 }
 
 export function createApp(ctx: ServerContext): Hono {
@@ -167,6 +217,11 @@ export function createApp(ctx: ServerContext): Hono {
   app.use('*', tokenLogin(ctx.token));
   app.use('*', async (c, next) => {
     if (!authenticated(c, ctx.token)) {
+      if (wantsHtml(c))
+        return c.html(
+          tokenPage(tokenFileOf(ctx), new URL(c.req.url).origin, c.req.query('token') !== undefined).text,
+          401,
+        );
       return errorResponse(
         c,
         'unauthorized',

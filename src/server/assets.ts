@@ -4,86 +4,151 @@
  * events are written with textContent.
  */
 
-export const BOARD_CSS = `
-:root { color-scheme: light dark; --bg: #f6f7f9; --card: #fff; --line: #d8dde3; --muted: #667; --hot: #c62828; --warn: #a15c00; --ok: #2e7d32; }
-@media (prefers-color-scheme: dark) { :root { --bg: #16181c; --card: #202329; --line: #343a42; --muted: #9aa; } }
-* { box-sizing: border-box; }
-body { margin: 0; font: 14px/1.4 system-ui, sans-serif; background: var(--bg); }
-header.top { display: flex; gap: 1rem; align-items: baseline; padding: .6rem 1rem; border-bottom: 1px solid var(--line); }
-header.top h1 { font-size: 1.1rem; margin: 0; }
-header.top h1 a { color: inherit; text-decoration: none; }
-.badge { padding: .1rem .5rem; border-radius: 1rem; border: 1px solid var(--line); color: inherit; text-decoration: none; }
-.badge.hot { background: var(--hot); color: #fff; border-color: var(--hot); }
-main.board { display: grid; grid-template-columns: repeat(4, minmax(220px, 1fr)); gap: .8rem; padding: .8rem; align-items: start; }
-.column h2 { font-size: .95rem; margin: .2rem 0 .5rem; }
-.count { color: var(--muted); font-weight: normal; }
-.card { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: .5rem .6rem; margin-bottom: .5rem; overflow-wrap: anywhere; }
-.card h3 { font-size: .95rem; margin: 0 0 .25rem; }
-.card.paused { opacity: .7; }
-.detail { color: var(--muted); font-size: .85rem; }
-.detail.error, .detail.reason { color: var(--hot); }
-.detail.warn { color: var(--warn); }
-.detail.clip { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
-.tag { font-size: .75rem; border: 1px solid var(--line); border-radius: 4px; padding: 0 .3rem; }
-.status-succeeded .status, .status-merged .status { color: var(--ok); }
-.status-failed .status, .status-timed_out .status, .status-stalled .status, .status-blocked .status, .status-escalated .status { color: var(--hot); }
-.status-parked .status, .detail.retry { color: var(--warn); }
-.actions { margin-top: .35rem; display: flex; gap: .3rem; flex-wrap: wrap; }
-button.action { font: inherit; font-size: .8rem; padding: .1rem .5rem; cursor: pointer; }
-button.danger { color: var(--hot); }
-.empty, .muted { color: var(--muted); }
-#connection { padding: 0 1rem; font-size: .8rem; }
-main.run-page { padding: 1rem; max-width: 70rem; }
-dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; }
-dt { color: var(--muted); }
-dd { margin: 0; overflow-wrap: anywhere; }
-ol.conversation { list-style: none; padding: 0; }
-.event { border-left: 3px solid var(--line); padding: .3rem .6rem; margin: .4rem 0; background: var(--card); }
-.event.assistant { border-color: #3f51b5; }
-.event.tool { border-color: var(--warn); }
-.event.error { border-color: var(--hot); }
-.event.meta { color: var(--muted); font-size: .85rem; }
-pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: .2rem 0; font: 13px/1.35 ui-monospace, monospace; }
-main.message { padding: 2rem; }
-main.fleet-page { padding: 1rem; }
-table.fleet { border-collapse: collapse; width: 100%; background: var(--card); margin-bottom: 1rem; }
-table.fleet th, table.fleet td { border-bottom: 1px solid var(--line); padding: .25rem .5rem; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
-table.fleet th { color: var(--muted); font-weight: normal; font-size: .85rem; }
-table.fleet td.num { text-align: right; white-space: nowrap; }
-.health-healthy .health { color: var(--ok); }
-.health-late .health { color: var(--warn); }
-.health-gone .health { color: var(--hot); }
-.health-stopped { color: var(--muted); }
-`;
+export { BOARD_CSS } from './design/styles.js';
 
+/**
+ * Actions on every page: a risky one (its button has `data-confirm`) asks first in a dialog that
+ * names what happens; each shows its result in a notice, and one that causes a run (`data-follow`:
+ * a runs query of the API) links to that run once it is recorded. No alert or confirm windows:
+ * the page stays usable, and text from the server goes in with textContent only.
+ */
 const COMMON_JS = `
 const token = document.querySelector('meta[name="curupira-token"]').content;
-async function post(url, body) {
-  const headers = { authorization: 'Bearer ' + token };
-  if (body) headers['content-type'] = 'application/json';
-  const response = await fetch(url, { method: 'POST', headers, body: body ? JSON.stringify(body) : undefined });
-  return { response, answer: await response.json().catch(() => ({})) };
+const auth = { authorization: 'Bearer ' + token };
+const RESULTS = { resumed: 'its session resumes', polling: 'its item is found again at the next poll', fired: 'a run starts', cancelling: 'the agent is being stopped' };
+function notice(text, ok) {
+  let box = document.getElementById('feedback');
+  if (!box) {
+    box = document.createElement('div');
+    box.id = 'feedback';
+    box.setAttribute('aria-live', 'polite');
+    document.body.appendChild(box);
+  }
+  const div = document.createElement('div');
+  div.className = 'notice' + (ok ? '' : ' failed');
+  div.setAttribute('role', ok ? 'status' : 'alert');
+  div.textContent = text;
+  const close = document.createElement('button');
+  close.type = 'button';
+  close.className = 'close';
+  close.textContent = 'Close';
+  close.style.marginLeft = '.5rem';
+  close.addEventListener('click', () => div.remove());
+  div.appendChild(close);
+  box.appendChild(div);
+  return div;
+}
+function confirmAction(text, label) {
+  return new Promise((resolve) => {
+    const dialog = document.createElement('dialog');
+    dialog.className = 'confirm';
+    dialog.setAttribute('aria-labelledby', 'confirm-title');
+    const title = document.createElement('h2');
+    title.id = 'confirm-title';
+    title.textContent = label + '?';
+    const p = document.createElement('p');
+    p.textContent = text;
+    const actions = document.createElement('div');
+    actions.className = 'actions';
+    const no = document.createElement('button');
+    no.type = 'button';
+    no.textContent = 'Keep as it is';
+    no.dataset.answer = 'no';
+    const yes = document.createElement('button');
+    yes.type = 'button';
+    yes.className = 'danger';
+    yes.textContent = label;
+    yes.dataset.answer = 'yes';
+    actions.append(no, yes);
+    dialog.append(title, p, actions);
+    let answer = false;
+    no.addEventListener('click', () => dialog.close());
+    yes.addEventListener('click', () => { answer = true; dialog.close(); });
+    dialog.addEventListener('close', () => { dialog.remove(); resolve(answer); });
+    document.body.appendChild(dialog);
+    dialog.showModal();
+    no.focus();
+  });
+}
+async function newest(url) {
+  try {
+    const response = await fetch(url, { headers: auth });
+    const body = await response.json();
+    return body.runs && body.runs[0] ? body.runs[0].id : '';
+  } catch {
+    return '';
+  }
+}
+async function follow(url, before, box) {
+  const line = document.createElement('div');
+  line.textContent = 'waiting for its run…';
+  box.insertBefore(line, box.lastChild);
+  for (let i = 0; i < 60; i += 1) {
+    const id = await newest(url);
+    if (id && id > before) {
+      line.textContent = 'run: ';
+      const a = document.createElement('a');
+      a.href = '/runs/' + encodeURIComponent(id);
+      a.className = 'caused-run';
+      a.textContent = id;
+      line.appendChild(a);
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  line.textContent = 'no run recorded yet (it may be waiting for a free slot)';
+}
+function outcome(label, body) {
+  if (body.result) return label + ': ' + (RESULTS[body.result] || body.result);
+  if (body.allowedBy) return label + ': allowed by ' + body.allowedBy + '; the item runs at once';
+  if (body.paused === true) return label + ': paused';
+  if (body.paused === false) return label + ': resumed';
+  return label + ': done';
 }
 async function act(button) {
+  const label = button.textContent;
+  if (button.dataset.confirm && !(await confirmAction(button.dataset.confirm, label))) return;
   button.disabled = true;
+  const before = button.dataset.follow ? await newest(button.dataset.follow) : '';
   try {
-    let { response, answer } = await post(button.dataset.action);
-    // The server names what an action would lose (a worktree's unpushed commits): ask first.
-    if (response.status === 409 && answer.error && answer.error.code === 'confirmation_required') {
-      const question = answer.error.message.split(' Send {')[0] + '\\n\\nRemove it anyway?';
-      if (!confirm(question)) return;
-      ({ response, answer } = await post(button.dataset.action, { confirm: true }));
+    // A removal the person already confirmed (the dialog named what is lost) is sent as confirmed.
+    const confirmed = Boolean(button.dataset.confirm) && button.dataset.action.endsWith('/remove-worktree');
+    let response = await fetch(button.dataset.action, confirmed
+      ? { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ confirm: true }) }
+      : { method: 'POST', headers: auth });
+    let body = await response.json().catch(() => ({}));
+    // The server names what the action would lose (a worktree's unpushed commits): ask, then confirm.
+    if (response.status === 409 && body.error && body.error.code === 'confirmation_required') {
+      const question = body.error.message.split(' Send {')[0];
+      if (!(await confirmAction(question, label))) return;
+      response = await fetch(button.dataset.action, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ confirm: true }),
+      });
+      body = await response.json().catch(() => ({}));
     }
-    if (!response.ok) alert((answer.error && answer.error.message) || ('failed: ' + response.status));
+    if (!response.ok) notice(label + ' failed: ' + ((body.error && body.error.message) || response.status), false);
+    else {
+      const box = notice(outcome(label, body), true);
+      if (button.dataset.follow) follow(button.dataset.follow, before, box);
+    }
+  } catch {
+    notice(label + ' failed: the server did not answer', false);
   } finally {
     button.disabled = false;
   }
-  if (typeof refresh === 'function') refresh();
+  if (typeof refresh === 'function') refresh(button);
 }
 document.addEventListener('click', (event) => {
   const button = event.target.closest('button[data-action]');
   if (button) act(button);
 });
+`;
+
+/** The automation and runs pages: an action that causes a run keeps its notice; others reload the page. */
+export const ACTIONS_JS = `${COMMON_JS}
+function refresh(button) { if (!button || !button.dataset.follow) setTimeout(() => location.reload(), 600); }
 `;
 
 /**
@@ -187,7 +252,7 @@ function show(e) {
     case 'done': return item('meta', e.isError ? 'finished with an error' : 'finished', null);
   }
 }
-function refresh() { location.reload(); }
+function refresh(button) { if (!button || !button.dataset.follow) location.reload(); }
 if (main.dataset.live === 'true') {
   const source = new EventSource(main.dataset.events);
   source.addEventListener('agent', (m) => show(JSON.parse(m.data)));

@@ -5,10 +5,18 @@
  */
 
 import type { ResolvedAutomation, Settings } from '../config/types.js';
-import { type RunRecord, TERMINAL_STATUSES, UNFINISHED_STATUSES } from '../core/types.js';
+import {
+  isTerminal,
+  type RunRecord,
+  SUCCESS_STATUSES,
+  TERMINAL_STATUSES,
+  UNFINISHED_STATUSES,
+} from '../core/types.js';
 import type { BudgetStatus } from '../cost/budget.js';
 import type { AutomationStatus, EngineStatus } from '../engine/engine.js';
-import type { Store } from '../store/types.js';
+import type { PullRequestRecord, Store } from '../store/types.js';
+import type { AttentionGroup } from './cards.js';
+import { type FigureSet, recentFigures } from './figures.js';
 
 /** What the server needs from the engine: its view and its controls. */
 export interface EngineView {
@@ -61,8 +69,14 @@ export interface BoardData {
   automations: AutomationCard[];
   inProgress: RunRecord[];
   attention: RunRecord[];
+  /** Needs attention, one entry per item: its latest attempt with the earlier ones. */
+  attentionGroups?: AttentionGroup[];
   done: RunRecord[];
+  /** The delivery (branch, pull request, gate) of each run on the board that has one, by run id. */
+  deliveries?: Record<string, PullRequestRecord>;
   engine: EngineStatus | undefined;
+  /** Fleet-wide figures for the header (over the last 7 days), when computed. */
+  totals?: FigureSet;
 }
 
 /** Cards per run column on the board (the API pages through the rest). */
@@ -145,9 +159,9 @@ export async function boardData(
   now = new Date(),
 ): Promise<BoardData> {
   const cards = automationCards(engine, now);
-  const [inProgress, attention, attentionCount, done] = await Promise.all([
+  const [inProgress, attention, attentionRuns, done] = await Promise.all([
     store.listRuns({ status: [...UNFINISHED_STATUSES], limit: COLUMN_LIMIT }),
-    store.listRuns({ attention: true, limit: COLUMN_LIMIT }),
+    store.listRuns({ attention: true, limit: ATTENTION_READ }),
     store.countRuns({ attention: true }),
     store.listRuns({
       attention: false,
@@ -156,6 +170,16 @@ export async function boardData(
     }),
   ]);
   const timezone = engine.currentSettings().automations[0]?.timezone ?? 'UTC';
+  const { groups } = await groupAttention(store, attention);
+  // Runs past the ones read count as one item each: the count stays one query at any size.
+  const attentionCount = groups.length + Math.max(0, attentionRuns - attention.length);
+  const shownGroups = groups.slice(0, COLUMN_LIMIT);
+  const totals = await recentFigures(
+    store,
+    cards.map((c) => c.id),
+    now,
+  ).catch(() => undefined);
+  const deliveries = await deliveriesOf(store, [...inProgress, ...shownGroups.map((g) => g.latest), ...done]);
   return {
     now: now.toISOString(),
     summary: summaryLine(inProgress.length, status?.queued ?? 0, cards, timezone),
@@ -163,7 +187,70 @@ export async function boardData(
     automations: cards,
     inProgress,
     attention,
+    attentionGroups: shownGroups,
     done,
+    deliveries,
     engine: status,
+    ...(totals
+      ? {
+          totals: {
+            window: totals.window,
+            automationId: null,
+            total: totals.total,
+            byProfile: totals.byProfile,
+          },
+        }
+      : {}),
   };
+}
+
+/** Runs read for Needs attention before they are grouped by item. */
+const ATTENTION_READ = 100;
+
+/**
+ * Needs attention by item (task): the newest attempt shows, earlier ones fold inside it. An item
+ * whose newest run since succeeded (a retry that worked) no longer needs attention and is left out;
+ * one whose retry is running says so.
+ */
+export async function groupAttention(
+  store: Store,
+  attention: readonly RunRecord[],
+): Promise<{ groups: AttentionGroup[]; resolved: number }> {
+  const byTask = new Map<string, RunRecord[]>();
+  for (const run of attention) {
+    const list = byTask.get(run.taskKey) ?? [];
+    list.push(run);
+    byTask.set(run.taskKey, list);
+  }
+  const groups: AttentionGroup[] = [];
+  let resolved = 0;
+  const newest = await Promise.all(
+    [...byTask.keys()].map((taskKey) => store.listRuns({ taskKey, limit: 1 }).then((r) => r[0])),
+  );
+  [...byTask.values()].forEach((runs, i) => {
+    const latest = runs[0]!;
+    const last = newest[i];
+    const later = last && last.id > latest.id ? last : null;
+    if (later && SUCCESS_STATUSES.includes(later.status) && !latest.worktreeKept) {
+      resolved += runs.length;
+      return;
+    }
+    groups.push({
+      latest,
+      earlier: runs.slice(1),
+      running: later && !isTerminal(later.status) ? later : null,
+    });
+  });
+  return { groups, resolved };
+}
+
+/** The deliveries of these runs (a run without one is absent). */
+export async function deliveriesOf(
+  store: Store,
+  runs: readonly RunRecord[],
+): Promise<Record<string, PullRequestRecord>> {
+  const found = await Promise.all(runs.map((r) => store.getPullRequest(r.id).catch(() => undefined)));
+  const out: Record<string, PullRequestRecord> = {};
+  for (const pr of found) if (pr) out[pr.runId] = pr;
+  return out;
 }

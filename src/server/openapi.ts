@@ -53,7 +53,21 @@ export function openApiDocument(version: string): Record<string, unknown> {
     security: [{ bearer: [] }],
     paths: {
       '/health': { get: op('Liveness (no token needed)', { security: [] }) },
-      '/state': { get: op('Summary line, attention count, running runs, automations') },
+      '/state': {
+        get: op('Summary line, attention count, running runs, automations, reload error, 7-day figures'),
+      },
+      '/figures': {
+        get: op('Outcome figures over a window, in total and per agent profile', {
+          parameters: [
+            { name: 'automation', in: 'query', schema: { type: 'string' } },
+            {
+              name: 'window',
+              in: 'query',
+              schema: { type: 'string', enum: ['24h', '7d', '30d'], default: '7d' },
+            },
+          ],
+        }),
+      },
       '/automations': { get: op('Automations with trigger, next fire or poll, last poll and its error') },
       '/runs': {
         get: op('Runs, newest first, paginated', {
@@ -66,6 +80,15 @@ export function openApiDocument(version: string): Record<string, unknown> {
               schema: { type: 'string' },
             },
             { name: 'attention', in: 'query', schema: { type: 'string', enum: ['true', 'false'] } },
+            { name: 'profile', in: 'query', description: 'agent profile', schema: { type: 'string' } },
+            { name: 'repo', in: 'query', description: 'owner/name', schema: { type: 'string' } },
+            { name: 'q', in: 'query', description: 'text in the item title', schema: { type: 'string' } },
+            {
+              name: 'task',
+              in: 'query',
+              description: 'task key: an item’s attempts',
+              schema: { type: 'string' },
+            },
             {
               name: 'limit',
               in: 'query',

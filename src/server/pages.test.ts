@@ -130,7 +130,7 @@ describe('the Scheduled column\'s "is this even polling?" line', () => {
 
   it('an automation disabled in the settings file shows paused, says why, and offers Resume', () => {
     const text = card({ paused: true, disabled: true });
-    expect(text).toContain('fix <span class="tag">paused</span>');
+    expect(text).toContain('fix</a> <span class="tag">paused</span>');
     expect(text).toContain('disabled in the settings file (enabled = false)');
     expect(text).toContain('data-action="/api/v1/automations/fix/resume"');
   });
@@ -141,14 +141,16 @@ describe('board and run pages escape what GitHub and agents wrote', () => {
     const text = boardPage(board([run()]), 'tok').text;
     noScript(text);
     expect(text).toContain('Title &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;');
-    expect(text).toContain('branch curupira/&lt;script&gt;');
+    expect(text).toContain(
+      'branch <span class="branch" title="curupira/&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;">',
+    );
     expect(text).toContain('last poll failed: boom &lt;script&gt;');
     expect(text).toContain('data-action="/api/v1/runs/r_0000000001AAAAAAAA/dismiss"');
     // Cost: the run's (unknown here: –) and the automation's day, parked by its budget.
-    expect(text).toContain('<span class="cost">–</span>');
+    expect(text).toContain('<span class="cost" title="cost">–</span>');
     expect(text).toContain('cost today $1.50 of $2.00');
     expect(text).toContain('budget reached &lt;script&gt;');
-    expect(text).toContain('fix <span class="tag">parked</span>');
+    expect(text).toContain('fix</a> <span class="tag">parked</span>');
   });
 
   it('the run page shows the cost and the model, or – when unknown', () => {

@@ -2,25 +2,32 @@
 
 import type { AgentEvent } from '../agents/types.js';
 import { describeRunCode } from '../core/code-source.js';
-import { CALM_STATUSES, isTerminal, type RunRecord } from '../core/types.js';
+import { isTerminal, type RunRecord } from '../core/types.js';
 import { formatCost } from '../cost/prices.js';
 import type { DispatchRecord, FleetHost, WaitingTask } from '../fleet/types.js';
-import { pendingNote } from '../retries/unattended.js';
 import type { PullRequestRecord } from '../store/types.js';
 import { runItemLink, runItemName } from '../triggers/registry.js';
 import type { AutomationCard, BoardData } from './board-data.js';
+import {
+  button as actionButton,
+  attentionCard,
+  runActions,
+  runCard,
+  safeLink,
+  statusPill,
+  when,
+} from './cards.js';
+import { headerTotals, reloadBanner } from './figures-view.js';
 import { type Html, html, raw } from './html.js';
+
+/** Done cards on the board; older ones are on the runs page. */
+const DONE_SHOWN = 12;
 
 /** Tool inputs and outputs longer than this are collapsed. */
 const LONG_TEXT = 300;
 
-function when(value: string | null): Html {
-  if (!value) return html`-`;
-  return html`<time datetime="${value}">${value.slice(0, 16).replace('T', ' ')} UTC</time>`;
-}
-
 function button(label: string, action: string, extra = ''): Html {
-  return html`<button type="button" class="action ${extra}" data-action="${action}">${label}</button>`;
+  return actionButton({ label, action, danger: extra === 'danger' });
 }
 
 export function page(title: string, token: string, body: Html, script: string): Html {
@@ -35,6 +42,7 @@ export function page(title: string, token: string, body: Html, script: string): 
 </head>
 <body>
 ${body}
+<div id="feedback" aria-live="polite"></div>
 <script src="/assets/${script}"></script>
 </body>
 </html>`;
@@ -81,7 +89,7 @@ function automationCard(card: AutomationCard): Html {
     ? html`<div class="detail">disabled in the settings file (enabled = false)</div>`
     : '';
   return html`<article class="card automation${card.paused ? ' paused' : ''}" data-automation="${card.id}">
-  <h3>${card.id}${card.paused ? html` <span class="tag">paused</span>` : ''}${card.budget?.state === 'parked' ? html` <span class="tag">parked</span>` : ''}</h3>
+  <h3><a href="/automations/${encodeURIComponent(card.id)}">${card.id}</a>${card.paused ? html` <span class="tag">paused</span>` : ''}${card.budget?.state === 'parked' ? html` <span class="tag">parked</span>` : ''}</h3>
   <div class="detail">${card.triggerType}</div>
   ${lines}
   ${disabled}
@@ -93,33 +101,6 @@ function automationCard(card: AutomationCard): Html {
   <div class="actions">${button('Run now', `${base}/run`)}${
     card.paused ? button('Resume', `${base}/resume`) : button('Pause', `${base}/pause`)
   }</div>
-</article>`;
-}
-
-function runActions(run: RunRecord): Html[] {
-  const base = `/api/v1/runs/${encodeURIComponent(run.id)}`;
-  if (!isTerminal(run.status)) return [button('Cancel', `${base}/cancel`, 'danger')];
-  const actions =
-    run.status === 'blocked' && run.screenedDigest
-      ? [button('Allow once', `${base}/allow`)]
-      : [button('Retry', `${base}/retry`)];
-  if (run.worktreeKept) actions.push(button('Remove worktree', `${base}/remove-worktree`, 'danger'));
-  if (!run.dismissedAt && (run.worktreeKept || !CALM_STATUSES.includes(run.status)))
-    actions.push(button('Dismiss', `${base}/dismiss`));
-  return actions;
-}
-
-function runCard(run: RunRecord): Html {
-  return html`<article class="card run status-${run.status}" data-run="${run.id}" data-status="${run.status}">
-  <h3><a href="/runs/${encodeURIComponent(run.id)}">${run.itemTitle}</a></h3>
-  <div class="detail"><span class="tag status">${run.status.replace('_', ' ')}</span> ${run.automationId} · ${runItemName(run)} · <span class="cost">${formatCost(run.costUsd)}</span></div>
-  ${run.reason ? html`<div class="detail reason">${run.reason}</div>` : ''}
-  ${run.retryAt ? html`<div class="detail retry">${pendingNote(run)}</div>` : ''}
-  ${run.host ? html`<div class="detail clip host" title="${run.host}">host ${run.host}</div>` : ''}
-  ${run.branch ? html`<div class="detail clip" title="${run.branch}">branch ${run.branch}</div>` : ''}
-  ${run.worktreeKept ? html`<div class="detail warn clip" title="${run.worktreePath}">kept worktree (${run.commits} unpushed) ${run.worktreePath}</div>` : ''}
-  <div class="detail">${when(run.finishedAt ?? run.startedAt ?? run.createdAt)}</div>
-  <div class="actions">${runActions(run)}</div>
 </article>`;
 }
 
@@ -151,18 +132,43 @@ function fleetBadge(fleet: FleetGlance | undefined): Html | '' {
 
 /** The part of the board that live updates replace; `fleet` only on a fleet's state (issue 17). */
 export function boardLive(data: BoardData, fleet?: FleetGlance): Html {
+  const now = Date.parse(data.now);
   return html`<div id="live">
 <header class="top">
   <h1>curupira</h1>
   <span id="summary">${data.summary}</span>
+  <a class="badge" href="/runs">all runs</a>
   <a id="attention" class="badge${data.attentionCount > 0 ? ' hot' : ''}" href="#column-attention">${data.attentionCount} need attention</a>
   ${fleetBadge(fleet)}
+  ${headerTotals(data.totals)}
 </header>
+${reloadBanner(data.engine?.reloadError)}
 <main class="board">
   ${column('scheduled', 'Scheduled', data.automations.map(automationCard))}
-  ${column('in-progress', 'In progress', data.inProgress.map(runCard))}
-  ${column('attention', 'Needs attention', data.attention.map(runCard), data.attentionCount)}
-  ${column('done', 'Done', data.done.map(runCard))}
+  ${column(
+    'in-progress',
+    'In progress',
+    data.inProgress.map((r) => runCard(r, data.deliveries?.[r.id], now)),
+  )}
+  ${column(
+    'attention',
+    'Needs attention',
+    (data.attentionGroups ?? data.attention.map((latest) => ({ latest, earlier: [], running: null }))).map(
+      (g) => attentionCard(g, data.deliveries?.[g.latest.id], now),
+    ),
+    data.attentionCount,
+  )}
+  ${column(
+    'done',
+    'Done',
+    [
+      ...data.done.slice(0, DONE_SHOWN).map((r) => runCard(r, data.deliveries?.[r.id], now)),
+      ...(data.done.length > DONE_SHOWN
+        ? [html`<a class="more" href="/runs">older runs: search every run</a>`]
+        : []),
+    ],
+    Math.min(data.done.length, DONE_SHOWN),
+  )}
 </main>
 </div>`;
 }
@@ -343,11 +349,6 @@ function screeningSection(run: RunRecord): Html | '' {
 </section>`;
 }
 
-/** A link only to an http(s) address (a pull request's URL as GitHub gave it); else the plain text. */
-function safeLink(url: string | null, text: string): Html | string {
-  return url && /^https?:\/\//i.test(url) ? html`<a href="${url}" rel="noreferrer">${text}</a>` : text;
-}
-
 /** The run's delivery (issue 13): the pushed branch, its pull request and, while open, its follow-up gate. */
 function deliveryFields(delivery: PullRequestRecord | undefined): Html | '' {
   if (!delivery) return '';
@@ -383,6 +384,7 @@ export function runPage(
   events: AgentEvent[] | undefined,
   token: string,
   delivery?: PullRequestRecord,
+  changes?: Html,
 ): Html {
   const live = !isTerminal(run.status);
   const base = `/api/v1/runs/${encodeURIComponent(run.id)}`;
@@ -393,7 +395,7 @@ export function runPage(
 <main class="run-page" data-run="${run.id}" data-live="${live ? 'true' : 'false'}" data-events="${base}/events?from=${events?.length ?? 0}">
   <h2>${run.itemTitle}</h2>
   <dl class="facts">
-    ${field('status', html`<span class="tag status status-${run.status}" id="run-status">${run.status}</span>`)}
+    ${field('status', statusPill(run.status, 'run-status'))}
     ${field('outcome', run.reason)}
     ${field('automation', run.automationId)}
     ${field('host', run.host ?? null)}
@@ -411,6 +413,7 @@ export function runPage(
   </dl>
   <div class="actions">${runActions(run)}</div>
   ${screeningSection(run)}
+  ${changes ?? ''}
   ${run.prompt ? html`<details class="prompt"><summary>Prompt (${run.prompt.length} characters)</summary><pre>${run.prompt}</pre></details>` : ''}
   <h3 id="conversation-title">${live ? 'Live events' : 'Transcript'}</h3>
   <ol id="conversation" class="conversation">${(events ?? []).map(eventHtml)}</ol>

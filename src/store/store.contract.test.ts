@@ -404,6 +404,38 @@ describe.each(STORE_BACKENDS)('the store ($name)', ({ name, backend: makeBackend
       expect(await store.countRuns()).toBe(6);
     });
 
+    it('searches runs by task, profile, repository, title text (wildcards literal) and creation window', async () => {
+      const store = await open();
+      const start = new Date(clock + 500).toISOString();
+      const seeds: [string, Partial<RunInit>][] = [
+        ['1', { profile: 'claude', itemTitle: 'Fix the Login page' }],
+        ['2', { profile: 'codex', itemTitle: 'login: 100% broken' }],
+        ['3', { profile: 'claude', repo: 'acme/web', itemTitle: 'Docs_typo' }],
+        ['1', { profile: 'codex', itemTitle: 'Fix the Login page' }],
+      ];
+      for (const [id, overrides] of seeds) {
+        clock += 1000;
+        await store.createRun(runInit(id, { status: 'succeeded', ...overrides }));
+      }
+      const ids = (runs: { itemId: string; profile: string | null }[]) =>
+        runs.map((r) => `${r.itemId}:${r.profile}`);
+      expect(ids(await store.listRuns({ taskKey: task('1').key }))).toEqual(['1:codex', '1:claude']);
+      expect(ids(await store.listRuns({ profile: 'claude' }))).toEqual(['3:claude', '1:claude']);
+      expect(ids(await store.listRuns({ repo: 'acme/web' }))).toEqual(['3:claude']);
+      expect(ids(await store.listRuns({ text: 'LOGIN' }))).toEqual(['1:codex', '2:codex', '1:claude']);
+      expect(ids(await store.listRuns({ text: '100%' }))).toEqual(['2:codex']);
+      expect(ids(await store.listRuns({ text: 's_t' }))).toEqual(['3:claude']);
+      expect(await store.listRuns({ text: '%' })).toHaveLength(1);
+      expect(ids(await store.listRuns({ text: 'login', profile: 'codex', limit: 1 }))).toEqual(['1:codex']);
+      const third = new Date(Date.parse(start) + 2000).toISOString();
+      expect(ids(await store.listRuns({ createdSince: third }))).toEqual(['1:codex', '3:claude']);
+      expect(ids(await store.listRuns({ createdSince: start, createdBefore: third }))).toEqual([
+        '2:codex',
+        '1:claude',
+      ]);
+      expect(await store.countRuns({ text: 'login' })).toBe(3);
+    });
+
     it('returns at most 50 runs unless asked for more', async () => {
       const store = await open();
       for (let i = 0; i < 60; i++) await store.createRun(runInit(String(i)));

@@ -147,6 +147,18 @@ export interface RunFilter {
   attention?: boolean;
   /** true: only runs whose task runs again by itself (a `retryAt` is set: a retry, a parked run). */
   retryPending?: boolean;
+  /** Only the runs of this task (`identityKey`): an item's attempts. */
+  taskKey?: string;
+  /** Only runs of this agent profile. */
+  profile?: string;
+  /** Only runs on this repository (`owner/name`). */
+  repo?: string;
+  /** Only runs whose item title contains this text (case-insensitive for ASCII letters). */
+  text?: string;
+  /** Only runs created at or after this time (ISO 8601). */
+  createdSince?: string;
+  /** Only runs created before this time (ISO 8601). */
+  createdBefore?: string;
 }
 
 export interface ItemMemoryEntry {

@@ -12,6 +12,7 @@ import { type BrowserContext, chromium, type Dialog, type Page } from 'playwrigh
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PROVIDERS } from '../../src/agents/schemas.js';
 import type { RunRecord } from '../../src/core/types.js';
+import { seriousViolations } from '../helpers/axe.js';
 import { createHarness, type Harness, issueAutomation, ROOT, waitFor } from '../helpers/harness.js';
 import { type Served, serveInProcess } from '../helpers/serve.js';
 
@@ -74,6 +75,14 @@ function column(page: Page, name: string) {
   return page.locator(`section[data-column="${name}"]`);
 }
 
+/** Answers yes in the page's confirmation dialog, which names what the action does. */
+async function confirm(page: Page, says: RegExp): Promise<void> {
+  const dialog = page.locator('dialog.confirm');
+  await dialog.waitFor();
+  expect(await dialog.locator('p').textContent()).toMatch(says);
+  await dialog.locator('button[data-answer="yes"]').click();
+}
+
 async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 }
@@ -97,7 +106,7 @@ describe('the board in chromium', () => {
     const card = column(page, 'in-progress').locator('article.run');
     await card.first().waitFor({ timeout: 15_000 });
     await expect.poll(() => page.locator('#summary').textContent()).toBe('1 running');
-    expect(await card.first().locator('h3').textContent()).toBe(`Slow ${EVIL} [[fake:sleep=3]]`);
+    expect(await card.first().locator('h3 a').textContent()).toBe(`Slow ${EVIL} [[fake:sleep=3]]`);
     await shot(page, '2-running');
     // The live view streams while the agent works.
     const runPage = await browser!.newPage();
@@ -164,6 +173,10 @@ describe('the board in chromium', () => {
     const running = column(page, 'in-progress').locator('article.run');
     await running.first().waitFor({ timeout: 15_000 });
     await running.first().locator('button', { hasText: 'Cancel' }).click();
+    await confirm(
+      page,
+      /^Cancel the run on acme\/api#\d+ “Long \[\[fake:sleep=30\]\]”\? Its agent is stopped now/,
+    );
     await column(page, 'done').locator('article.run[data-status="cancelled"]').waitFor({ timeout: 15_000 });
     expect(
       await column(page, 'done').locator('article.run[data-status="cancelled"] .reason').textContent(),
@@ -229,45 +242,48 @@ describe('the board in chromium', () => {
     await automation.locator('.tag', { hasText: 'paused' }).waitFor({ timeout: 5_000 });
   });
 
-  it('removes a kept worktree from its card, and retry runs the item again', async () => {
+  it("shows a run's diff on its page; removes a kept worktree after a confirmation; a succeeded run offers no Retry", async () => {
     h = await createHarness({
       settingsExtra: FAST,
       issues: [{ title: 'Commit [[fake:commit]]', labels: ['agent-ready'] }],
     });
     served = await serveInProcess(h, { listen: true });
-    // The button asks first, naming the work it would delete; a "no" deletes nothing.
-    const questions: string[] = [];
-    const replies: boolean[] = [false, true];
-    const page = await openBoard((dialog) => {
-      questions.push(dialog.message());
-      void (replies.shift() ? dialog.accept() : dialog.dismiss());
-    });
+    const page = await openBoard();
     const kept = column(page, 'attention').locator('article.run');
     await kept.first().waitFor({ timeout: 15_000 });
     const first = await kept.first().getAttribute('data-run');
     expect(await kept.first().locator('.warn').textContent()).toMatch(/^kept worktree \(1 unpushed\) /);
     const path = (await served.store.getRun(first!))!.worktreePath!;
     expect(existsSync(path)).toBe(true);
+    // The run page shows what the run changed: its files and hunks.
+    const runPage = await browser!.newPage();
+    await runPage.goto(new URL(`/runs/${first}`, served.url).href);
+    await runPage.locator('#diff .diff-file').first().waitFor();
+    expect(await runPage.locator('#diff h3').textContent()).toMatch(/^Changes 1 file, \+\d+ −\d+ against /);
+    expect(await runPage.locator('#diff pre.hunk .add').count()).toBeGreaterThan(0);
+    expect(await seriousViolations(runPage)).toEqual([]);
+    await shot(runPage, '8-run-diff');
+    // The button asks first, naming the work it would delete; a "no" deletes nothing.
     await kept.first().locator('button', { hasText: 'Remove worktree' }).click();
-    await waitFor('the question', () => questions.length === 1);
-    const branch = (await served.store.getRun(first!))!.branch!;
-    expect(questions[0]).toBe(
-      `${path} holds 1 unpushed commit on ${branch}: removing it deletes that work and the branch.\n\nRemove it anyway?`,
-    );
-    await kept.first().locator('button:enabled', { hasText: 'Remove worktree' }).waitFor();
+    const question = page.locator('dialog.confirm');
+    await question.waitFor();
+    await question.locator('button[data-answer="no"]').click();
+    await question.waitFor({ state: 'detached' });
     expect(existsSync(path)).toBe(true);
     expect((await served.store.getRun(first!))!.worktreeKept).toBe(true);
     await kept.first().locator('button', { hasText: 'Remove worktree' }).click();
-    await column(page, 'done').locator(`article.run[data-run="${first}"]`).waitFor();
-    expect(questions).toHaveLength(2);
+    await confirm(
+      page,
+      /^Remove the kept worktree .*\? Its 1 unpushed commit and any changes are deleted for good\.$/,
+    );
+    await page.locator('#feedback .notice', { hasText: 'Remove worktree: done' }).waitFor();
+    const done = column(page, 'done').locator(`article.run[data-run="${first}"]`);
+    await done.waitFor();
     expect(existsSync(path)).toBe(false);
-    await column(page, 'done')
-      .locator(`article.run[data-run="${first}"] button`, { hasText: 'Retry' })
-      .click();
-    await column(page, 'attention')
-      .locator(`article.run:not([data-run="${first}"])`)
-      .waitFor({ timeout: 15_000 });
-    await shot(page, '8-retried');
+    expect(await done.getAttribute('data-status')).toBe('succeeded');
+    expect(await done.locator('.pill.status').getAttribute('data-outcome')).toBe('success');
+    expect(await done.locator('button', { hasText: 'Retry' }).count()).toBe(0);
+    await shot(page, '8-removed');
   });
 
   it("renders every provider's transcript; a blocked run shows its reason and findings, and Allow once runs it", async () => {
@@ -316,6 +332,10 @@ describe('the board in chromium', () => {
     );
     await shot(runPage, '11-blocked-run');
     await blocked.locator('button', { hasText: 'Allow once' }).click();
+    await confirm(
+      page,
+      /despite \d+ critical findings? \(.*instruction-override\/ignore-previous.*\)\? An agent runs on this text/,
+    );
     await column(page, 'done')
       .locator('article.run[data-status="succeeded"]', { hasText: 'Crash on start' })
       .waitFor({ timeout: 15_000 });

@@ -2,6 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Hono } from 'hono';
+import { settingsReloader } from '../../src/cli/run.js';
 import type { RunRecord } from '../../src/core/types.js';
 import { Engine, type EngineStatus } from '../../src/features.js';
 import { createApp } from '../../src/server/app.js';
@@ -31,7 +32,7 @@ export interface Served {
 
 export async function serveInProcess(
   harness: Harness,
-  options: { listen?: boolean; webhookSecret?: string } = {},
+  options: { listen?: boolean; webhookSecret?: string; reload?: boolean } = {},
 ): Promise<Served> {
   const store = await harness.openStore();
   const stop = new AbortController();
@@ -47,6 +48,8 @@ export async function serveInProcess(
         hub.changed();
       },
       onStatus: (status) => hub.setStatus(status),
+      // Watch the settings file as `curupira serve` does, checked every 100 ms.
+      ...(options.reload ? { reload: settingsReloader(harness.settings().file), reloadIntervalMs: 100 } : {}),
     }),
     onTick: (status) => ticks.push(status),
   });

@@ -186,6 +186,14 @@ export const PG_MIGRATIONS: readonly string[] = [
   ALTER TABLE runs ADD COLUMN base_commit TEXT;
   ALTER TABLE runs ADD COLUMN head_commit TEXT;
   `,
+  // 5 (SQLite 14, issue 28): the board's search and figures. Runs by task (an item's attempts), by creation
+  // time (a figures window), by agent profile and by repository, each newest first.
+  `
+  CREATE INDEX IF NOT EXISTS runs_by_task ON runs (task_key, id);
+  CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created_at);
+  CREATE INDEX IF NOT EXISTS runs_by_profile ON runs (profile, id);
+  CREATE INDEX IF NOT EXISTS runs_by_repo ON runs (repo, id);
+  `,
 ];
 
 /** The schema version this build writes and understands. */

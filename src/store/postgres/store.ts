@@ -89,6 +89,13 @@ function runWhere(filter: RunFilter, p: ReturnType<typeof parameters>): string {
   if (filter.attention !== undefined) {
     where.push(filter.attention ? PG_ATTENTION_SQL : `NOT (${PG_ATTENTION_SQL})`);
   }
+  if (filter.taskKey !== undefined) where.push(`task_key = ${p.add(filter.taskKey)}`);
+  if (filter.profile !== undefined) where.push(`profile = ${p.add(filter.profile)}`);
+  if (filter.repo !== undefined) where.push(`repo = ${p.add(filter.repo)}`);
+  if (filter.text !== undefined && filter.text !== '')
+    where.push(`item_title ILIKE ${p.add(`%${filter.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`)}`);
+  if (filter.createdSince !== undefined) where.push(`created_at >= ${p.add(filter.createdSince)}`);
+  if (filter.createdBefore !== undefined) where.push(`created_at < ${p.add(filter.createdBefore)}`);
   return where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
 }
 

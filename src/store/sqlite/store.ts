@@ -79,6 +79,30 @@ function runWhere(filter: RunFilter): { clause: string; params: (string | number
   }
   if (filter.retryPending === true) where.push('retry_at IS NOT NULL');
   if (filter.attention !== undefined) where.push(filter.attention ? ATTENTION_SQL : `NOT (${ATTENTION_SQL})`);
+  if (filter.taskKey !== undefined) {
+    where.push('task_key = ?');
+    params.push(filter.taskKey);
+  }
+  if (filter.profile !== undefined) {
+    where.push('profile = ?');
+    params.push(filter.profile);
+  }
+  if (filter.repo !== undefined) {
+    where.push('repo = ?');
+    params.push(filter.repo);
+  }
+  if (filter.text !== undefined && filter.text !== '') {
+    where.push("item_title LIKE ? ESCAPE '\\'");
+    params.push(`%${filter.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+  }
+  if (filter.createdSince !== undefined) {
+    where.push('created_at >= ?');
+    params.push(filter.createdSince);
+  }
+  if (filter.createdBefore !== undefined) {
+    where.push('created_at < ?');
+    params.push(filter.createdBefore);
+  }
   return { clause: where.length > 0 ? `WHERE ${where.join(' AND ')}` : '', params };
 }
 

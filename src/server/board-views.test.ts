@@ -1,0 +1,310 @@
+import { describe, expect, it } from 'vitest';
+import type { RunRecord } from '../core/types.js';
+import type { PullRequestRecord } from '../store/types.js';
+import { automationPage, runsPage } from './automation-page.js';
+import type { AutomationCard } from './board-data.js';
+import { attentionCard, itemName, readableBranch, runActionButtons, runCard } from './cards.js';
+import { diffSection, parseDiff } from './diff-view.js';
+import { computeFigures } from './figures.js';
+import { headerTotals, reloadBanner } from './figures-view.js';
+import { tokenPage } from './token-page.js';
+
+const EVIL = '<script>alert("x")</script>';
+const ESCAPED = '&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;';
+
+function noScript(text: string): void {
+  expect(text).not.toContain('<script>alert');
+  expect(text).not.toMatch(/<img|<svg|onerror=/i);
+}
+
+function run(overrides: Partial<RunRecord> = {}): RunRecord {
+  return {
+    id: 'r_0000000001AAAAAAAA',
+    automationId: `fix${EVIL}`,
+    taskKey: 'k',
+    repo: 'acme/api',
+    taskType: 'github-issues',
+    itemId: '7',
+    itemKey: 'issue:7',
+    itemTitle: `Title ${EVIL}`,
+    itemUrl: 'https://github.com/acme/api/issues/7',
+    status: 'succeeded',
+    reason: null,
+    createdAt: '2026-01-01T00:00:00.000Z',
+    startedAt: '2026-01-01T00:00:01.000Z',
+    finishedAt: '2026-01-01T00:02:01.000Z',
+    profile: `main${EVIL}`,
+    provider: 'claude',
+    sessionId: 's',
+    resumed: false,
+    exitCode: 0,
+    signal: null,
+    transcriptPath: null,
+    branch: `curupira/${EVIL}/a-very-long-branch-name-that-goes-on-and-on-for-ever`,
+    worktreePath: null,
+    worktreeKept: false,
+    commits: 0,
+    usage: null,
+    prompt: null,
+    scheduledFor: null,
+    upstreamRunId: null,
+    agentPid: null,
+    agentOutcome: null,
+    screeningFindings: null,
+    screeningReason: null,
+    screenedDigest: null,
+    costUsd: 0.42,
+    ...overrides,
+  };
+}
+
+function pr(overrides: Partial<PullRequestRecord> = {}): PullRequestRecord {
+  return {
+    runId: 'r_0000000001AAAAAAAA',
+    automationId: 'fix',
+    taskKey: 'k',
+    repo: 'acme/api',
+    delivery: 'pr',
+    headBranch: `curupira/${EVIL}`,
+    headSha: 'abc',
+    baseBranch: 'main',
+    number: 12,
+    url: 'https://github.com/acme/api/pull/12',
+    adopted: false,
+    state: 'open',
+    detail: null,
+    since: '2026-01-01T01:00:00.000Z',
+    gate: 'changes_requested',
+    gateSince: null,
+    gateDetail: `octocat asked: ${EVIL}`,
+    createdAt: '2026-01-01T00:03:00.000Z',
+    updatedAt: '2026-01-01T00:03:00.000Z',
+    ...overrides,
+  };
+}
+
+const NOW = Date.parse('2026-01-01T01:00:00.000Z');
+
+describe('cards say what happened', () => {
+  it('a merged run and a run with no changes are successes (green), with no Retry', () => {
+    for (const [status, reason] of [
+      ['merged', 'merged: pull request #5 merged'],
+      ['succeeded', 'no changes: the agent finished without a commit or a changed file'],
+    ] as const) {
+      const text = runCard(run({ status, reason }), undefined, NOW).text;
+      expect(text).toContain('outcome-success');
+      expect(text).not.toContain('outcome-failure');
+      expect(text).not.toContain('>Retry<');
+    }
+    expect(runCard(run({ status: 'failed' }), undefined, NOW).text).toContain('>Retry<');
+    expect(runCard(run({ status: 'failed' }), undefined, NOW).text).toContain('outcome-failure');
+    expect(runCard(run({ status: 'blocked' }), undefined, NOW).text).toContain('outcome-blocked');
+    expect(runCard(run({ status: 'parked' }), undefined, NOW).text).toContain('outcome-parked');
+    expect(runCard(run({ status: 'running', finishedAt: null }), undefined, NOW).text).toContain(
+      'outcome-running',
+    );
+  });
+
+  it('shows the item number, agent, duration, cost and the pull request with its gate, all escaped', () => {
+    const text = runCard(run(), pr(), NOW).text;
+    noScript(text);
+    expect(text).toContain(`Title ${ESCAPED}</a> <span class="number">acme/api#7</span>`);
+    expect(text).toContain(`main${ESCAPED} (claude)`);
+    expect(text).toContain('>2m<');
+    expect(text).toContain('$0.42');
+    expect(text).toContain('<a href="https://github.com/acme/api/pull/12" rel="noreferrer">PR #12</a>');
+    expect(text).toContain('changes requested');
+    expect(text).toContain(`octocat asked: ${ESCAPED}`);
+    expect(text).toContain(`href="/automations/fix%3Cscript%3Ealert(%22x%22)%3C%2Fscript%3E"`);
+    // A pull request link only to http(s).
+    expect(runCard(run(), pr({ url: 'javascript:alert(1)' }), NOW).text).not.toContain('javascript:');
+  });
+
+  it('names a scheduled item by its occurrence, and shortens a long branch keeping both ends', () => {
+    expect(
+      itemName(
+        run({
+          taskType: 'cron',
+          itemId: '1796266800',
+          itemKey: 'cron:1796266800',
+          itemUrl: 'cron://shop',
+          scheduledFor: '2026-12-01T02:30:00.000Z',
+        }),
+      ),
+    ).toEqual({ title: `Title ${EVIL}`, ref: 'schedule fired 2026-12-01 02:30 UTC' });
+    const branch = 'curupira/fix/github-issues-1234-make-the-login-page-faster-and-smaller';
+    const short = readableBranch(branch);
+    expect(short.length).toBe(40);
+    expect(short.startsWith('curupira/fix/')).toBe(true);
+    expect(short.endsWith('smaller')).toBe(true);
+    const card = runCard(run({ status: 'failed' }), undefined, NOW).text;
+    expect(card).toContain(
+      `title="curupira/${ESCAPED}/a-very-long-branch-name-that-goes-on-and-on-for-ever"`,
+    );
+  });
+
+  it('asks before a cancel, a worktree removal and allowing a critical finding, naming what happens', () => {
+    const cancel = runActionButtons(run({ status: 'running', finishedAt: null }));
+    expect(cancel.map((b) => b.label)).toEqual(['Cancel']);
+    expect(cancel[0]!.confirm).toMatch(
+      /^Cancel the run on acme\/api#7 .*Its agent is stopped now; its session is kept\.$/,
+    );
+    const blocked = run({
+      status: 'blocked',
+      screenedDigest: 'd',
+      screeningFindings: [
+        {
+          scanner: 'exfiltration',
+          rule: 'send-secrets',
+          severity: 'critical',
+          field: 'body',
+          offset: 0,
+          excerpt: 'x',
+        },
+      ],
+    });
+    const allow = runActionButtons(blocked).find((b) => b.label === 'Allow once')!;
+    expect(allow.confirm).toContain('despite 1 critical finding (exfiltration/send-secrets)');
+    expect(
+      runActionButtons({ ...blocked, screeningFindings: [] }).find((b) => b.label === 'Allow once')!.confirm,
+    ).toBeUndefined();
+    const kept = runActionButtons(
+      run({ status: 'failed', worktreeKept: true, worktreePath: '/w/x', commits: 2 }),
+    );
+    expect(kept.map((b) => b.label)).toEqual(['Retry', 'Remove worktree', 'Dismiss']);
+    expect(kept[1]!.confirm).toBe(
+      'Remove the kept worktree /w/x? Its 2 unpushed commits and any changes are deleted for good.',
+    );
+    const card = runCard(run({ status: 'running', finishedAt: null, itemTitle: EVIL }), undefined, NOW).text;
+    noScript(card);
+    expect(card).toContain(`data-confirm="Cancel the run on acme/api#7 “${ESCAPED}”?`);
+  });
+
+  it('one card per item in Needs attention, the earlier attempts folded inside; Dismiss takes them along', () => {
+    const latest = run({ id: 'r_2', status: 'failed', reason: `second ${EVIL}` });
+    const first = run({ id: 'r_1', status: 'timed_out', reason: `first ${EVIL}` });
+    const text = attentionCard({ latest, earlier: [first], running: null }, undefined, NOW).text;
+    noScript(text);
+    expect(text.match(/<article/g)).toHaveLength(1);
+    expect(text).toContain('1 earlier attempt</summary>');
+    expect(text).toContain(`first ${ESCAPED}`);
+    expect(text).toContain('data-action="/api/v1/runs/r_2/dismiss?attempts=true"');
+  });
+});
+
+describe('new pages and fields escape what they show', () => {
+  const card: AutomationCard = {
+    id: `fix${EVIL}`,
+    triggerType: 'github-issues',
+    paused: false,
+    disabled: false,
+    explain: [{ label: 'search query', value: `label:${EVIL}` }],
+    nextFireAt: null,
+    nextPollAt: '2026-01-01T01:00:30.000Z',
+    lastPollAt: '2026-01-01T01:00:00.000Z',
+    lastFound: 1,
+    waiting: 0,
+    matching: 3,
+    lastError: `boom ${EVIL}`,
+    baseline: null,
+    pausedReason: null,
+    parkedUntil: null,
+    retries: [],
+    budget: null,
+  };
+  const window = { from: '2025-12-25T00:00:00.000Z', to: '2026-01-01T00:00:00.000Z' };
+
+  it('the automation page: name, trigger, errors, figures per profile, runs and filters', () => {
+    const figures = computeFigures(
+      [run(), run({ id: 'r_2', profile: 'codex' })],
+      [pr({ state: 'merged' })],
+      window,
+    );
+    const text = automationPage({
+      card,
+      figures,
+      windowName: '7d',
+      failed: [run({ status: 'failed', reason: `exit ${EVIL}` })],
+      runs: [run()],
+      next: 'r_0000000001AAAAAAAA',
+      deliveries: { r_0000000001AAAAAAAA: pr() },
+      search: { q: EVIL, profile: EVIL },
+      token: 'tok',
+      now: NOW,
+    }).text;
+    noScript(text);
+    expect(text).toContain(`<h2>fix${ESCAPED}`);
+    expect(text).toContain(`last poll failed: boom ${ESCAPED}`);
+    expect(text).toContain(`exit ${ESCAPED}`);
+    expect(text).toContain(`<th scope="row">main${ESCAPED}</th>`);
+    expect(text).toContain(`name="q" value="${ESCAPED}"`);
+    expect(text).toContain('polling · next poll');
+    expect(text).toContain('rel="next" id="older"');
+    expect(text).toContain('href="/automations/fix%3Cscript%3Ealert(%22x%22)%3C%2Fscript%3E?q=%3Cscript%3E');
+  });
+
+  it('the runs page, the header totals, the reload banner and the token page', () => {
+    const runs = runsPage({
+      automations: [`fix${EVIL}`],
+      runs: [run()],
+      next: null,
+      deliveries: {},
+      search: { automation: `fix${EVIL}` },
+      token: 'tok',
+      now: NOW,
+    }).text;
+    noScript(runs);
+    expect(runs).toContain(`<option value="fix${ESCAPED}" selected>`);
+    const totals = String(headerTotals(computeFigures([run()], [], window)));
+    expect(totals).toContain('<b>1</b> runs');
+    const banner = reloadBanner({ message: `settings.toml:3: ${EVIL}`, at: '2026-01-01T00:00:00.000Z' });
+    expect(String(banner)).toContain(`settings.toml:3: ${ESCAPED}`);
+    expect(String(banner)).toContain('keeps running with the last good settings');
+    const token = tokenPage(`/state/${EVIL}/serve-token`, 'http://127.0.0.1:8080', true).text;
+    noScript(token);
+    expect(token).toContain(`<code id="token-file">/state/${ESCAPED}/serve-token</code>`);
+    expect(token).toContain(`http://127.0.0.1:8080/?token=$(cat /state/${ESCAPED}/serve-token)`);
+    expect(token).toContain("not this board's token");
+  });
+
+  it('a diff: files and hunks, escaped; a renamed file; a large file folded', () => {
+    const big = Array.from({ length: 250 }, (_, i) => `+line ${i}`).join('\n');
+    const text = [
+      `diff --git a/src/${EVIL}.ts b/src/${EVIL}.ts`,
+      'index 1..2 100644',
+      `--- a/src/${EVIL}.ts`,
+      `+++ b/src/${EVIL}.ts`,
+      '@@ -1,2 +1,2 @@ function x()',
+      ' keep',
+      `-old ${EVIL}`,
+      `+new ${EVIL}`,
+      'diff --git a/old.md b/new.md',
+      'similarity index 90%',
+      'rename from old.md',
+      'rename to new.md',
+      'diff --git a/big.txt b/big.txt',
+      'new file mode 100644',
+      '--- /dev/null',
+      '+++ b/big.txt',
+      '@@ -0,0 +1,250 @@',
+      big,
+      '',
+    ].join('\n');
+    const files = parseDiff(text);
+    expect(files.map((f) => [f.path, f.from, f.added, f.removed])).toEqual([
+      [`src/${EVIL}.ts`, null, 1, 1],
+      ['new.md', 'old.md', 0, 0],
+      ['big.txt', null, 250, 0],
+    ]);
+    const html = diffSection(files, 'origin/main', null).text;
+    noScript(html);
+    expect(html).toContain('3 files, +251 −1 against origin/main');
+    expect(html).toContain(`<span class="del">-old ${ESCAPED}</span>`);
+    expect(html).toContain(`<span class="add">+new ${ESCAPED}</span>`);
+    expect(html).toContain(`data-file="src/${ESCAPED}.ts"`);
+    expect(html).toContain('old.md → new.md');
+    expect(html).toMatch(/<details class="diff-file" data-file="big.txt">/);
+    expect(html).toMatch(/<details class="diff-file" open data-file="new.md">/);
+    expect(diffSection(undefined, null, `gone ${EVIL}`).text).toContain(`gone ${ESCAPED}`);
+  });
+});
