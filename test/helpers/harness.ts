@@ -219,6 +219,7 @@ profile = "main"
 [agents.profiles.main]
 provider = "${p.provider ?? 'claude'}"
 env = ${tomlInlineTable({ FAKE_AGENT_LOG: logDir, ...(p.agentEnv ?? {}) })}
+sandbox_write_paths = ${JSON.stringify([logDir])}
 ${p.profileExtra ?? ''}
 
 ${p.automation ?? defaultAutomation()}
