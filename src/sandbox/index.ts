@@ -25,7 +25,7 @@ import { createNoSandbox } from './none/index.js';
 import { type KeyForward, startEgressProxy } from './proxy.js';
 import { sandboxBackend } from './registry.js';
 import { STARTER_SOURCE } from './starter.js';
-import type { SandboxLimits, SandboxMode, SandboxPolicy, SandboxSpec } from './types.js';
+import type { SandboxBackend, SandboxLimits, SandboxMode, SandboxPolicy, SandboxSpec } from './types.js';
 
 export type { SandboxMode, SandboxPolicy } from './types.js';
 export { SANDBOX_MODES } from './types.js';
@@ -78,6 +78,8 @@ export interface SandboxRequest {
   /** GitHub's hosts, when the profile is given the token. */
   githubHosts: readonly string[];
   limits: SandboxLimits;
+  /** The backend to use (tests); default the registry's bubblewrap. */
+  backend?: SandboxBackend;
 }
 
 export interface PreparedSandbox {
@@ -195,7 +197,7 @@ export async function prepareSandbox(request: SandboxRequest): Promise<PreparedS
     };
   };
   if (choice.mode === 'none') return none(`none: sandbox = "none" (${choice.source})`);
-  const backend = sandboxBackend('bubblewrap');
+  const backend = request.backend ?? sandboxBackend('bubblewrap');
   const probe = await backend.probe();
   if (!probe.ok) {
     if (choice.mode === 'auto')

@@ -65,6 +65,7 @@ describe.skipIf(!probe.ok)('sandbox escape suite (bubblewrap)', () => {
   const servers: (Server | HttpServer)[] = [];
   let targets: Record<string, unknown>;
   let h: Harness;
+  let modelKeys: string[] = [];
 
   beforeEach(async () => {
     h = await createHarness({ provider: 'claude' });
@@ -106,6 +107,14 @@ describe.skipIf(!probe.ok)('sandbox escape suite (bubblewrap)', () => {
       forkCount: FORKS,
     };
     h.env.ANTHROPIC_API_KEY = CANARY;
+    // The model API's stand-in: it records the key each request carried.
+    const model = createHttpServer((req, res) => {
+      modelKeys.push(String(req.headers['x-api-key'] ?? ''));
+      res.end('{"type":"message"}');
+    });
+    modelKeys = [];
+    h.env.ANTHROPIC_BASE_URL = `http://127.0.0.1:${await listen(model)}`;
+    servers.push(model);
     // An SSH agent's socket the operator has (a plain unix socket stands in for it).
     const agentSocket = createServer(() => {});
     await new Promise<void>((resolve) => agentSocket.listen(join(home, 'ssh-agent.sock'), resolve));
@@ -165,6 +174,8 @@ prompt = "Fix issue \${issue_number}"
   it('without a sandbox, the hostile agent gets through every time (so the suite can fail)', async () => {
     const { run, results } = await hostileRun('none');
     for (const name of ATTEMPTS) expect(results[name], name).toMatchObject({ ok: true });
+    expect(results['call model api']).toMatchObject({ ok: true });
+    expect(modelKeys).toEqual([CANARY]);
     expect(run.screeningFindings?.some((f) => f.rule === 'policy' && f.excerpt.startsWith('none'))).toBe(
       true,
     );
@@ -177,6 +188,9 @@ prompt = "Fix issue \${issue_number}"
       expect(results[name], `${name}: ${results[name]?.detail} (${policy?.excerpt})`).toMatchObject({
         ok: false,
       });
+    // The agent reached its model through the key proxy, which put the real key on the request.
+    expect(results['call model api']).toMatchObject({ ok: true });
+    expect(modelKeys).toEqual([CANARY]);
     const blocked = (run.screeningFindings ?? [])
       .filter((f) => f.rule === 'blocked-connection')
       .map((f) => f.excerpt);
@@ -195,6 +209,36 @@ prompt = "Fix issue \${issue_number}"
       ]),
     );
     expect(policy?.excerpt).toMatch(/^bubblewrap \(sandbox = "required"/);
+  });
+});
+
+describe.skipIf(!probe.ok)('the default sandbox', () => {
+  let h: Harness | undefined;
+  afterEach(async () => {
+    await h?.cleanup();
+    h = undefined;
+  });
+
+  it('an automation on issues (text strangers write) runs its fake agent in the sandbox, and it commits', async () => {
+    h = await createHarness({ provider: 'claude' });
+    h.env.SSH_AUTH_SOCK = join(h.dir, 'agent.sock');
+    h.configure({
+      automation: `[automations.fix]
+trigger_type = "github-issues"
+repository = "api"
+repo = "acme/api"
+labels = ["agent-ready"]
+prompt = "Fix issue \${issue_number} [[fake:commit]]"
+`,
+    });
+    const run = onlyRun((await h.run()).runs);
+    expect(run.status, run.reason ?? '').toBe('succeeded');
+    expect(run.commits).toBeGreaterThan(0);
+    const policy = run.screeningFindings?.find((f) => f.rule === 'policy');
+    expect(policy?.excerpt).toMatch(/^bubblewrap \(sandbox = "auto", the default for text strangers write\)/);
+    // The fake agent saw the private home, not curupira's, and no SSH agent.
+    const [call] = h.agentRuns('claude');
+    expect(call!.env.keys).not.toContain('SSH_AUTH_SOCK');
   });
 });
 
