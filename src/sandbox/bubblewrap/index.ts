@@ -9,6 +9,7 @@ import { lstatSync, readlinkSync } from 'node:fs';
 import { runCommand } from '../../process/command.js';
 import { findExecutable } from '../../process/env.js';
 import { createControlGroup } from '../limits.js';
+import { procNetPort, SHELL_STARTER } from '../starter.js';
 import type { SandboxBackend, SandboxProbe, SandboxSpec, WrappedCommand } from '../types.js';
 
 /** Folders of the system, read-only (a symlink such as /bin → usr/bin stays a symlink). */
@@ -97,14 +98,15 @@ export function createBubblewrapBackend(
           unenforced.push('memory and process count: neither a cgroup nor prlimit (util-linux) is available');
         }
       }
-      argv.push(
-        process.execPath,
-        `${INSIDE_RUN_DIR}/starter.cjs`,
-        String(spec.proxyPort),
-        `${INSIDE_RUN_DIR}/egress.sock`,
-        executable,
-        ...args,
-      );
+      const socat = findExecutable('socat', '/usr/bin:/bin');
+      const sh = findExecutable('sh', '/usr/bin:/bin');
+      if (socat && sh) {
+        argv.push(sh, '-c', SHELL_STARTER, 'sh', procNetPort(spec.proxyPort), String(spec.proxyPort));
+        argv.push(`${INSIDE_RUN_DIR}/egress.sock`, executable, ...args);
+      } else {
+        argv.push(process.execPath, `${INSIDE_RUN_DIR}/starter.cjs`, String(spec.proxyPort));
+        argv.push(`${INSIDE_RUN_DIR}/egress.sock`, executable, ...args);
+      }
       return {
         executable: bwrap,
         args: argv,
