@@ -134,6 +134,23 @@ function policyLimits(limits: SandboxLimits, unenforced: readonly string[]): str
   return [...lines, ...unenforced.map((line) => `not enforced: ${line}`)];
 }
 
+/**
+ * What git run by curupira outside the sandbox (status, push, worktree removal) would execute or
+ * obey: each git directory's hooks (created empty when missing, so that none can be added) and
+ * config files, and the worktree's `.git` pointer. Mounted read-only over the writable ones.
+ */
+export function gitProtectedPaths(cwd: string, gitDirs: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const dir of gitDirs) {
+    const hooks = join(dir, 'hooks');
+    if (!existsSync(hooks)) mkdirSync(hooks, { recursive: true });
+    out.push(hooks, join(dir, 'config'), join(dir, 'config.worktree'), join(dir, 'info'));
+  }
+  const pointer = join(cwd, '.git');
+  if (existsSync(pointer) && !statSync(pointer).isDirectory()) out.push(pointer);
+  return out.filter((path) => existsSync(path));
+}
+
 /** The effective sandbox without starting it (for `validate --explain` and `run --dry-run`). */
 export async function describeSandbox(
   choice: SandboxChoice,
@@ -267,12 +284,14 @@ export async function prepareSandbox(request: SandboxRequest): Promise<PreparedS
       const full = expandPath(path, request.realHome);
       return full && existsSync(full) ? [full] : [];
     });
-  const writable = [...gitWriteDirs(request.cwd), ...paths(request.profile.writePaths)];
+  const gitDirs = gitWriteDirs(request.cwd);
+  const writable = [...gitDirs, ...paths(request.profile.writePaths)];
   const readOnly = [...installDirs(request.executable), ...paths(request.profile.readPaths)];
   const spec: SandboxSpec = {
     cwd: request.cwd,
     writable,
     readOnly,
+    protectedPaths: gitProtectedPaths(request.cwd, gitDirs),
     home,
     homeInside,
     runDir,

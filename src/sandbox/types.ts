@@ -30,6 +30,12 @@ export interface SandboxSpec {
   writable: readonly string[];
   /** Read-only paths besides the system's (the agent CLI's install, the profile's paths). */
   readOnly: readonly string[];
+  /**
+   * Read-only inside writable ones, mounted last: what git outside the sandbox would execute or
+   * obey later (hooks, config, the worktree's `.git` pointer), so that nothing the agent writes
+   * runs outside it.
+   */
+  protectedPaths: readonly string[];
   /** The private home on the host, mounted at `homeInside`. */
   home: string;
   homeInside: string;
