@@ -21,6 +21,7 @@ import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { gitWriteDirs } from '../agents/git-dirs.js';
 import type { DriverSandbox } from '../agents/types.js';
 import type { ScreeningFinding } from '../core/types.js';
+import { registerSecret } from '../security/redact.js';
 import { createNoSandbox } from './none/index.js';
 import { type KeyForward, startEgressProxy } from './proxy.js';
 import { sandboxBackend } from './registry.js';
@@ -256,6 +257,8 @@ export async function prepareSandbox(request: SandboxRequest): Promise<PreparedS
       if (!value) continue;
       const placeholder = `curupira-placeholder-${randomBytes(12).toString('hex')}`;
       swaps.push({ placeholder, key: value });
+      // Whatever the agent prints of its placeholder is scrubbed as its key would have been.
+      registerSecret(placeholder);
       env[name] = placeholder;
     }
     if (swaps.length === 0) continue;

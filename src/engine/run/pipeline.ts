@@ -486,7 +486,7 @@ class RunPipeline {
       });
       if (sandbox.policy.backend === 'none' && sandbox.policy.summary.includes('"auto"'))
         this.log.warn({ ...this.runFields, reason: sandbox.policy.summary }, 'Agent runs without a sandbox');
-      return { ...launch, executable: sandbox.executable, args: sandbox.args, env: sandbox.env, sandbox };
+      return { ...launch, sandbox };
     } catch (error) {
       const status = runStatusFor(classifyFailure(error, { stage: 'launch' }));
       return this.failBeforeAgent(status, errorMessage(error), launch.assignedSessionId);
@@ -503,11 +503,13 @@ class RunPipeline {
     this.trace?.phase('agent');
     let result: Awaited<ReturnType<typeof spawnAgent>>;
     try {
+      // The sandbox's argv and environment when there is one; messages still name the agent's CLI.
+      const started = launch.sandbox ?? launch;
       result = await spawnAgent({
-        executable: launch.executable,
-        args: launch.args,
+        executable: started.executable,
+        args: started.args,
         cwd: this.cwd,
-        env: launch.env,
+        env: started.env,
         timeoutMs: this.timeoutMs,
         ...(deps.killGraceMs === undefined ? {} : { killGraceMs: deps.killGraceMs }),
         maxOutputBytes: deps.execution.max_output_bytes,
