@@ -11,7 +11,6 @@ import {
   createHarness,
   fakeProcessAlive,
   type Harness,
-  isRunning,
   issueAutomation,
   peakOverlap,
   runInterval,
