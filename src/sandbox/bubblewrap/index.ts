@@ -82,7 +82,8 @@ export function createBubblewrapBackend(
       for (const path of spec.readOnly) if (kind(path)) argv.push('--ro-bind', path, path);
       argv.push('--bind', spec.cwd, spec.cwd);
       for (const path of spec.writable) if (kind(path)) argv.push('--bind', path, path);
-      for (const path of spec.protectedPaths) if (kind(path)) argv.push('--ro-bind', path, path);
+      // -try: git (another run's, in the shared checkout) may be replacing a config file this instant.
+      for (const path of spec.protectedPaths) if (kind(path)) argv.push('--ro-bind-try', path, path);
       argv.push('--ro-bind', spec.starter, `${INSIDE_RUN_DIR}/starter.cjs`);
       argv.push('--bind', spec.proxySocket, `${INSIDE_RUN_DIR}/egress.sock`);
       argv.push('--chdir', spec.cwd, '--');
