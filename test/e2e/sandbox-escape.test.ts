@@ -164,7 +164,6 @@ prompt = "Fix issue \${issue_number}"
     'write other worktree',
     'ssh agent socket',
     'plant git hook',
-    'edit git config',
     'repoint .git',
     'call serve api',
     'connect postgres',
@@ -177,6 +176,7 @@ prompt = "Fix issue \${issue_number}"
   it('without a sandbox, the hostile agent gets through every time (so the suite can fail)', async () => {
     const { run, results } = await hostileRun('none');
     for (const name of ATTEMPTS) expect(results[name], name).toMatchObject({ ok: true });
+    expect(results['edit git config']).toMatchObject({ ok: true });
     expect(results['call model api']).toMatchObject({ ok: true });
     expect(modelKeys).toEqual([CANARY]);
     expect(run.screeningFindings?.some((f) => f.rule === 'policy' && f.excerpt.startsWith('none'))).toBe(
@@ -191,6 +191,8 @@ prompt = "Fix issue \${issue_number}"
       expect(results[name], `${name}: ${results[name]?.detail} (${policy?.excerpt})`).toMatchObject({
         ok: false,
       });
+    // A known gap (docs/sandbox.md): the shared git config stays writable.
+    expect(results['edit git config']).toMatchObject({ ok: true });
     // The agent reached its model through the key proxy, which put the real key on the request.
     expect(results['call model api']).toMatchObject({ ok: true });
     expect(modelKeys).toEqual([CANARY]);
