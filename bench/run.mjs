@@ -7,7 +7,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
-const BENCHMARKS = ['discovery', 'dispatch', 'screening', 'board', 'sse', 'webhooks', 'fleet'];
+const BENCHMARKS = ['discovery', 'dispatch', 'screening', 'board', 'sse', 'webhooks', 'fleet', 'sandbox'];
 /** Benchmarks that live in their own folder (with data beside them). */
 const MODULES = { screening: './screening/run.mjs', board: './board/run.mjs', sse: './board/sse.mjs' };
 

@@ -22,25 +22,36 @@ function step(name, args, env = {}) {
   return ok;
 }
 
-// The board's browser tests drive Debian's chromium (playwright-core downloads no browser).
-const CHROMIUM = '/usr/bin/chromium';
-function ensureChromium() {
-  if (existsSync(CHROMIUM)) return;
+/** Installs a Debian package with apt-get (directly as root, else through `sudo -n`). */
+function aptInstall(name, pkg, consequence) {
   const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   const apt = asRoot ? ['apt-get'] : ['sudo', '-n', 'apt-get'];
-  console.log(`\n== chromium: ${CHROMIUM} is missing; installing it for the board's browser tests:`);
-  for (const args of [['update'], ['install', '-y', '--no-install-recommends', 'chromium']]) {
+  for (const args of [['update'], ['install', '-y', '--no-install-recommends', pkg]]) {
     console.log(`   ${[...apt, ...args].join(' ')}`);
     const result = spawnSync(apt[0], [...apt.slice(1), ...args], { stdio: 'inherit' });
     if (result.status !== 0) {
       console.log(
-        `== chromium: could not install it (exit ${result.status ?? result.error?.message}); the browser tests will fail`,
+        `== ${name}: could not install it (exit ${result.status ?? result.error?.message}); ${consequence}`,
       );
       return;
     }
   }
 }
-ensureChromium();
+
+// The board's browser tests drive Debian's chromium (playwright-core downloads no browser).
+const CHROMIUM = '/usr/bin/chromium';
+if (!existsSync(CHROMIUM)) {
+  console.log(`\n== chromium: ${CHROMIUM} is missing; installing it for the board's browser tests:`);
+  aptInstall('chromium', 'chromium', 'the browser tests will fail');
+}
+
+// The sandbox tests (test/e2e/sandbox-escape.test.ts) need Debian's bubblewrap; where user
+// namespaces are off they are skipped, saying why.
+const BWRAP = '/usr/bin/bwrap';
+if (!existsSync(BWRAP)) {
+  console.log(`\n== bubblewrap: ${BWRAP} is missing; installing it for the sandbox tests:`);
+  aptInstall('bubblewrap', 'bubblewrap', 'the sandbox tests will be skipped');
+}
 
 // The PostgreSQL store and fleet tests need the machine's server: started when it is down.
 ensurePostgres();

@@ -57,6 +57,26 @@ export interface AgentStreamParser {
   end(): AgentEvent[];
 }
 
+/** What a provider needs inside a sandbox (declared by its driver, `AgentDriver.sandbox`). */
+export interface DriverSandbox {
+  /** Files and folders under the home the CLI reads (its config and credentials), copied into the private home. */
+  readonly homePaths: readonly string[];
+  /** Hosts (`host` or `host:port`, port 443 when absent) the CLI must reach: its model API. */
+  readonly hosts: readonly string[];
+  /**
+   * Keys the key proxy keeps outside: the agent gets a placeholder in `keyEnv` and a base URL in
+   * `baseUrlEnv` pointing at the proxy, which swaps the placeholder for the real key on the way
+   * to `baseUrlEnv`'s real value (or `defaultBaseUrl`).
+   */
+  readonly keys?: readonly KeyRoute[];
+}
+
+export interface KeyRoute {
+  readonly keyEnv: readonly string[];
+  readonly baseUrlEnv: string;
+  readonly defaultBaseUrl: string;
+}
+
 export interface AgentDriver<P extends Profile = Profile> {
   readonly provider: Provider;
   readonly displayName: string;
@@ -77,6 +97,8 @@ export interface AgentDriver<P extends Profile = Profile> {
    * limits.ts): a failed run matching one is parked until the reset instead of failing.
    */
   readonly limits?: readonly LimitPattern[];
+  /** What a sandbox must let through for this CLI (docs/sandbox.md); nothing when absent. */
+  readonly sandbox?: DriverSandbox;
   buildInvocation(input: BuildInvocationInput<P>): AgentInvocation;
   createParser(): AgentStreamParser;
   /**

@@ -19,6 +19,8 @@ import { VIEWER } from '../github/operations.js';
 import { silentLogger } from '../log.js';
 import { runCommand } from '../process/command.js';
 import { buildAgentEnv, buildToolEnv, findExecutable, GIT_ENV } from '../process/env.js';
+import { createBubblewrapBackend } from '../sandbox/bubblewrap/index.js';
+import { sandboxChoice } from '../sandbox/choice.js';
 import { openStore, postgresStateVersion, redactUrl } from '../store/index.js';
 import type { Store } from '../store/types.js';
 import type { DoctorContext } from '../triggers/types.js';
@@ -347,10 +349,39 @@ export async function runDoctor(
     emit({ ok: false, label: 'git', detail: errorMessage(error) });
   }
   for (const check of screeningChecks(settings, io.env)) emit(check);
+  const sandbox = await sandboxCheck(settings, io.env);
+  if (sandbox) emit(sandbox);
   const folder = writableFolder(stateDir(settings));
   emit({ ok: folder.ok, label: 'state folder', detail: folder.detail });
   emit(state.check);
   return checks;
+}
+
+/**
+ * Issue 26: whether the sandbox the automations ask for starts here (bubblewrap installed, user
+ * namespaces allowed), and what to install or enable when it does not. A failure only fails the
+ * check where an automation requires a sandbox; with `auto` its runs go unsandboxed, which is said.
+ */
+export async function sandboxCheck(settings: Settings, env: NodeJS.ProcessEnv): Promise<Check | undefined> {
+  const choices = settings.automations.map((automation) => ({
+    id: automation.id,
+    mode: sandboxChoice(automation, settings.execution).mode,
+  }));
+  const wanting = choices.filter((choice) => choice.mode !== 'none');
+  if (wanting.length === 0)
+    return { ok: true, label: 'sandbox', detail: 'not used: every automation has sandbox = "none"' };
+  const probe = await createBubblewrapBackend({ path: env.PATH, env }).probe();
+  const ids = wanting.map((choice) => choice.id).join(', ');
+  if (probe.ok) return { ok: true, label: 'sandbox', detail: `bubblewrap starts (sandboxed: ${ids})` };
+  const strict = wanting.filter((choice) => choice.mode !== 'auto').map((choice) => choice.id);
+  return {
+    ok: strict.length === 0,
+    label: 'sandbox',
+    detail:
+      strict.length > 0
+        ? `${probe.reason}; runs of ${strict.join(', ')} fail until it starts`
+        : `${probe.reason}; runs of ${ids} go unsandboxed (sandbox = "auto")`,
+  };
 }
 
 /**

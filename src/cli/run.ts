@@ -1,7 +1,8 @@
 import { statSync } from 'node:fs';
 import type { Command } from 'commander';
+import { loadDriver } from '../agents/registry.js';
 import { loadSettings } from '../config/load.js';
-import type { Settings } from '../config/types.js';
+import type { ResolvedAutomation, Settings } from '../config/types.js';
 import { systemClock } from '../core/clock.js';
 import { type ConfigError, UsageError } from '../core/errors.js';
 import type { RunRecord } from '../core/types.js';
@@ -10,6 +11,8 @@ import { logFile, transcriptsDir } from '../engine/paths.js';
 import { describeTask, previewFirstTask, quoteForDisplay, type TaskPreview } from '../engine/preview.js';
 import { type EngineOptions, runEngine } from '../features.js';
 import { type Logger, silentLogger } from '../log.js';
+import { githubHosts, sandboxChoice, sandboxLimits } from '../sandbox/choice.js';
+import { describeSandbox } from '../sandbox/index.js';
 import { acquireStateLock, openStore, stateLocation } from '../store/index.js';
 import type { Store } from '../store/types.js';
 import { EXIT, setExitCode } from './exit-codes.js';
@@ -96,6 +99,32 @@ export function previewLines(preview: TaskPreview): string[] {
   return lines;
 }
 
+/** The sandbox the run would get here: backend (probed), writable paths, hosts, limits, or none and why. */
+export async function sandboxPreview(automation: ResolvedAutomation, settings: Settings): Promise<string[]> {
+  const { profile } = automation;
+  const driver = await loadDriver(profile.provider);
+  const hosts = [
+    ...(driver.sandbox?.hosts ?? []),
+    ...profile.sandbox_hosts,
+    ...automation.config.sandbox_hosts,
+    ...(profile.github_token ? githubHosts(settings.execution.github.api_url) : []),
+  ];
+  const policy = await describeSandbox(
+    sandboxChoice(automation, settings.execution),
+    hosts,
+    sandboxLimits(settings.execution),
+  );
+  const lines = [`sandbox:  ${policy.summary}`];
+  if (policy.backend !== 'none') {
+    lines.push(`          writable: ${[...policy.writable, ...profile.sandbox_write_paths].join(', ')}`);
+    lines.push(`          hosts: ${policy.hosts.join(', ') || 'none'}`);
+    if (driver.sandbox?.keys?.length)
+      lines.push('          model keys: held outside by the key proxy when set in the environment');
+    lines.push(`          limits: ${policy.limits.join(', ')}`);
+  }
+  return lines;
+}
+
 async function dryRun(settings: Settings, io: CliIo): Promise<void> {
   const log = silentLogger();
   const access = githubAccess(settings, io.env, log);
@@ -114,6 +143,7 @@ async function dryRun(settings: Settings, io: CliIo): Promise<void> {
     writeLine(io.stdout, task.item.url);
     for (const line of previewLines(await describeTask(automation, task, store, io.env)))
       writeLine(io.stdout, line);
+    for (const line of await sandboxPreview(automation, settings)) writeLine(io.stdout, line);
     writeLine(io.stdout, 'Dry run: no task was reserved or executed.');
   } finally {
     await store.close();

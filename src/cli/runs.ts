@@ -41,11 +41,22 @@ function parseStatuses(value: string | undefined): RunStatus[] | undefined {
   return statuses as RunStatus[];
 }
 
+/** The run's sandbox (issue 26): its policy, and every connection it refused. */
+export function sandboxLines(run: RunRecord): string[] {
+  const findings = (run.screeningFindings ?? []).filter((f) => f.scanner === 'sandbox');
+  const lines: string[] = [];
+  for (const f of findings) {
+    if (f.rule === 'policy') lines.push(`  sandbox:     ${f.excerpt}`);
+    else lines.push(`    ${f.severity.padEnd(8)} ${f.excerpt}`);
+  }
+  return lines;
+}
+
 /** What screening found and decided, and any allowance of a blocked run. */
 export function screeningLines(run: RunRecord, allowances: readonly Allowance[] = []): string[] {
-  if (run.screeningReason === null && run.screeningFindings === null) return [];
+  const findings = (run.screeningFindings ?? []).filter((f) => f.scanner !== 'sandbox');
+  if (run.screeningReason === null && findings.length === 0) return [];
   const lines = [`  screening:   ${run.screeningReason ?? '-'}`];
-  const findings = run.screeningFindings ?? [];
   if (findings.length > 0) {
     lines.push(`  findings:    ${findings.length}`);
     for (const f of findings)
@@ -102,6 +113,7 @@ export function runLines(
     `  started:     ${run.startedAt ?? '-'}`,
     `  finished:    ${run.finishedAt ?? '-'} (${duration(run)})`,
   ];
+  lines.push(...sandboxLines(run));
   lines.push(...screeningLines(run, allowances));
   if (run.scheduledFor) lines.push(`  scheduled:   ${run.scheduledFor}`);
   if (run.upstreamRunId) lines.push(`  after run:   ${run.upstreamRunId}`);

@@ -5,6 +5,7 @@ import type { ResolvedAutomation, Settings } from '../config/types.js';
 import { describeCodeSetting } from '../core/code-source.js';
 import { ConfigError } from '../core/errors.js';
 import { BODY_CAP_CHARS } from '../prompt/untrusted.js';
+import { sandboxChoice, sandboxLimits } from '../sandbox/choice.js';
 import { scrub } from '../workspace/git.js';
 import { EXIT, setExitCode } from './exit-codes.js';
 import { type CliIo, writeJson, writeLine } from './io.js';
@@ -121,7 +122,30 @@ export function explainRows(
       `${untrusted.join(', ')} (written by anyone who can open an item; ${fenced ? 'fenced as data' : 'inserted raw (unsafe)'}, bodies capped at ${BODY_CAP_CHARS} characters)`,
     ]);
   }
+  if (settings) rows.push(['sandbox', sandboxRow(automation, settings)]);
   return rows;
+}
+
+/** The effective sandbox as configured (what starts here is `run --dry-run`'s and `doctor`'s to say). */
+function sandboxRow(automation: ResolvedAutomation, settings: Settings): string {
+  const choice = sandboxChoice(automation, settings.execution);
+  if (choice.mode === 'none') return `none (${choice.source}): the agent reaches what curupira's user can`;
+  const profile = automation.profile;
+  const hosts = [
+    `${profile.provider}'s API`,
+    ...profile.sandbox_hosts,
+    ...automation.config.sandbox_hosts,
+    ...(profile.github_token ? ['GitHub'] : []),
+  ];
+  const limits = sandboxLimits(settings.execution);
+  const start =
+    choice.mode === 'auto'
+      ? 'bubblewrap where it starts, else none with a warning on the run'
+      : choice.mode === 'required'
+        ? 'the best sandbox that starts, else the run fails'
+        : 'bubblewrap, else the run fails';
+  const writable = ['the worktree and its git directories', ...profile.sandbox_write_paths];
+  return `${choice.mode} (${choice.source}): ${start}; writable: ${writable.join(', ')}; private home and /tmp; hosts: ${hosts.join(', ')}; limits: ${limits.memoryMb} MiB, ${limits.maxProcesses} processes`;
 }
 
 /** What `deliver` writes, and how a delivered pull request is followed (docs/pull-requests.md). */

@@ -369,6 +369,19 @@ function loadWarnings(settings: Settings): string[] {
         `automations.${automation.id}: checkout = "main" runs in ${automation.repository.checkoutPath}, cloned by curupira; set repositories.${automation.repository.alias}.path to use an existing checkout`,
       );
     }
+    // Issue 26: opting out of the sandbox where strangers write the text is allowed, and said.
+    const sandbox =
+      automation.config.sandbox ?? automation.profile.sandbox_mode ?? settings.execution.sandbox;
+    if (sandbox === 'none' && automation.trigger.untrustedFields.length > 0) {
+      const from = automation.config.sandbox
+        ? 'the automation'
+        : automation.profile.sandbox_mode
+          ? `profile '${automation.profileName}'`
+          : '[settings] sandbox';
+      warnings.push(
+        `automations.${automation.id}: sandbox = "none" (${from}) runs the agent on text strangers write with everything curupira's user can reach (keys, tokens, other worktrees, the network); see docs/sandbox.md`,
+      );
+    }
   }
   return warnings;
 }

@@ -273,6 +273,30 @@ export const SettingsTable = z
         'Environment variable holding the secret of a GitHub webhook: with it, `curupira serve` accepts signed deliveries on `POST /webhooks/github` and polls the automations they concern at once (docs/webhooks.md); without it that route does not exist (curupira extension).',
       ),
     otlp_headers_env: telemetrySettingsShape.otlp_headers_env,
+    sandbox: z
+      .enum(['none', 'auto', 'required', 'bubblewrap'])
+      .optional()
+      .describe(
+        'Where agents run (docs/sandbox.md): `bubblewrap` (a sandbox with a private home, only the worktree writable, no network but an allow-list through curupira’s egress proxy, model keys kept outside; a run fails when it cannot start), `required` (the best sandbox that starts here, else the run fails with the reason), `auto` (a sandbox where one starts, else none with a warning on the run) or `none` (the agent reaches what curupira’s user can). Unset: `auto` for automations whose items carry text strangers write (issues, pull requests, project items), `none` for the others. A profile (`sandbox_mode`) and an automation (`sandbox`) override it (curupira extension).',
+      ),
+    sandbox_memory_mb: z
+      .number()
+      .int()
+      .min(64)
+      .max(1_048_576)
+      .default(8192)
+      .describe(
+        'Memory ceiling of a sandboxed run in MiB: the whole sandbox where curupira may create a cgroup, else each process’s address space (curupira extension).',
+      ),
+    sandbox_max_processes: z
+      .number()
+      .int()
+      .min(8)
+      .max(1_000_000)
+      .default(1024)
+      .describe(
+        'Processes and threads a sandboxed run may hold at once (a cgroup, else RLIMIT_NPROC where the agent’s user is not root); reported on the run where it cannot apply (curupira extension).',
+      ),
     polling: PollingTable.prefault({}),
     github: GitHubTable.prefault({}),
     screening: ScreeningTable.prefault({}),

@@ -59,6 +59,12 @@ export interface SpawnAgentOptions {
   onSpawn?(pid: number): void;
   /** Aborting stops the agent and its group. */
   signal?: AbortSignal;
+  /**
+   * Called with the started process's pid before it goes on (a sandbox places it in its control
+   * group): the process gets a pipe as fd 3 and waits reading it (bubblewrap's `--block-fd 3`);
+   * once this resolves, a byte on that pipe lets it go.
+   */
+  beforeStart?(pid: number): Promise<void>;
 }
 
 export interface AgentProcessResult {
@@ -229,7 +235,7 @@ export async function spawnAgent(options: SpawnAgentOptions): Promise<AgentProce
   const child = spawn(resolved, [...options.args], {
     cwd,
     env: { ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: options.beforeStart ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
     detached: true,
     shell: false,
   });
@@ -249,6 +255,15 @@ export async function spawnAgent(options: SpawnAgentOptions): Promise<AgentProce
   child.on('error', () => {});
 
   const pid = child.pid!;
+  if (options.beforeStart) {
+    const gate = child.stdio[3] as import('node:stream').Writable | null;
+    try {
+      await options.beforeStart(pid);
+    } finally {
+      gate?.on('error', () => {});
+      gate?.end('go');
+    }
+  }
   let exitedYet = false;
   let timedOut = false;
   let cancelled = false;

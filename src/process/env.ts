@@ -7,6 +7,10 @@
  * reach the agent when the profile asks for them. The value of every secret-looking variable the
  * agent gets is registered with the logger's redaction, so that whatever the agent prints of it is
  * scrubbed from logs, transcripts and run records.
+ *
+ * In a sandbox (src/sandbox/), this environment is then rewritten for the inside: HOME becomes the
+ * private home, SSH_AUTH_SOCK and the XDG folders are dropped, the proxy variables point at the
+ * egress proxy, and model keys become placeholders; nothing of BASE_ENV reaches past that.
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';

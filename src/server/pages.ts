@@ -333,8 +333,8 @@ function field(label: string, value: Html | string | null): Html {
 
 /** What screening found in the item's text: the verdict and every finding (excerpts as recorded). */
 function screeningSection(run: RunRecord): Html | '' {
-  if (!run.screeningReason && !run.screeningFindings?.length) return '';
-  const findings = run.screeningFindings ?? [];
+  const findings = (run.screeningFindings ?? []).filter((f) => f.scanner !== 'sandbox');
+  if (!run.screeningReason && findings.length === 0) return '';
   return html`<section class="screening" id="screening">
   <h3>Screening</h3>
   ${run.screeningReason ? html`<p class="detail${run.status === 'blocked' ? ' error' : ''}">${run.screeningReason}</p>` : ''}
@@ -346,6 +346,19 @@ function screeningSection(run: RunRecord): Html | '' {
             html`<tr class="severity-${f.severity}"><td>${f.severity}</td><td>${f.scanner}/${f.rule}</td><td>${f.field}</td><td>${String(f.offset)}</td><td><code>${f.excerpt}</code></td></tr>`,
         )}</tbody></table>`
   }
+</section>`;
+}
+
+/** The run's sandbox (issue 26): the policy it ran under and the connections it refused. */
+function sandboxSection(run: RunRecord): Html | '' {
+  const findings = (run.screeningFindings ?? []).filter((f) => f.scanner === 'sandbox');
+  if (findings.length === 0) return '';
+  const policy = findings.find((f) => f.rule === 'policy');
+  const blocked = findings.filter((f) => f.rule !== 'policy');
+  return html`<section class="sandbox" id="sandbox">
+  <h3>Sandbox</h3>
+  ${policy ? html`<p class="detail${policy.severity === 'low' ? '' : ' error'}">${policy.excerpt}</p>` : ''}
+  ${blocked.length === 0 ? '' : html`<ul class="blocked">${blocked.map((f) => html`<li><code>${f.excerpt}</code></li>`)}</ul>`}
 </section>`;
 }
 
@@ -412,6 +425,7 @@ export function runPage(
     ${field('finished', run.finishedAt)}
   </dl>
   <div class="actions">${runActions(run)}</div>
+  ${sandboxSection(run)}
   ${screeningSection(run)}
   ${changes ?? ''}
   ${run.prompt ? html`<details class="prompt"><summary>Prompt (${run.prompt.length} characters)</summary><pre>${run.prompt}</pre></details>` : ''}

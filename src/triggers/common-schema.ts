@@ -66,6 +66,20 @@ export const automationBaseShape = {
     .describe(
       'While `curupira run --watch` has a task of this automation queued or running, each poll interval its item is read again (issue and pull-request triggers): closed, deleted, a required label removed or an excluded label added drops the queued task and, with `stop`, stops the running agent (its session and a worktree with work are kept; the run is recorded as cancelled with the reason); `finish` lets the agent finish (curupira extension).',
     ),
+  sandbox: z
+    .enum(['none', 'auto', 'required', 'bubblewrap'])
+    .optional()
+    .describe(
+      'This automation’s sandbox, over the profile’s `sandbox_mode` and `[settings] sandbox`: `required` fails its runs, with the reason, where no sandbox can start (curupira extension; docs/sandbox.md).',
+    ),
+  sandbox_hosts: z
+    .array(
+      z.string().regex(/^(?:\*\.)?[A-Za-z0-9.-]+(?::\d{1,5})?$/, 'must be `host`, `host:port` or `*.domain`'),
+    )
+    .default([])
+    .describe(
+      'Hosts this automation’s sandboxed agents may reach besides the provider’s API, e.g. package registries (`registry.npmjs.org`, `*.pypi.org`) (curupira extension).',
+    ),
   max_attempts: z
     .number()
     .int()

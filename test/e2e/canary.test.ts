@@ -148,6 +148,10 @@ beforeAll(async () => {
     profileExtra: 'pass_env = ["TEAM_VAULT_PASSWORD"]\nmodel = "canary-model"',
     originFiles: { 'setup.sh': { content: SETUP_SCRIPT, executable: true } },
     repositoryExtra: 'setup_script = "setup.sh"',
+    // This audits the environment curupira builds for each process (the allowlists), which the
+    // shims record from outside any sandbox; a sandbox then narrows the agent's further (private
+    // home, placeholders for model keys: test/e2e/sandbox-escape.test.ts).
+    settingsExtra: 'sandbox = "none"',
     automation: `${issueAutomation('talk', { labels: ['to-claude'], prompt: '${issue_title}: ${issue_body}' })}
 ${issueAutomation('break', { labels: ['to-codex'], prompt: '${issue_title}: ${issue_body}', extra: 'profile = "cx"' })}
 [agents.profiles.cx]

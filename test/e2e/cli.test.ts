@@ -245,11 +245,10 @@ prompt = "Fix \${issue_number}\\n\\n\${issue_body}"
       'Expected: unnamed widgets show as "(unnamed)".',
     ]);
     expect(lines[begin + 4]).toMatch(/^----- END UNTRUSTED DATA [0-9a-f]+ -----$/);
-    expect(lines.slice(begin + 5)).toEqual([
-      '--- end of prompt ---',
-      'Dry run: no task was reserved or executed.',
-      '',
-    ]);
+    expect(lines[begin + 5]).toBe('--- end of prompt ---');
+    // Then the sandbox the run would get here (issue 26; test/e2e/sandbox-policy.test.ts has the details).
+    expect(lines[begin + 6]).toMatch(/^sandbox: {2}(bubblewrap|none: )/);
+    expect(lines.slice(-2)).toEqual(['Dry run: no task was reserved or executed.', '']);
     expect(existsSync(join(dir, 'state'))).toBe(false);
     expect(existsSync(join(dir, 'ws'))).toBe(false);
   });

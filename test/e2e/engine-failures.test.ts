@@ -9,11 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../src/core/types.js';
 import {
   createHarness,
+  fakeProcessAlive,
   type Harness,
-  isRunning,
   issueAutomation,
   peakOverlap,
   runInterval,
+  STUBBORN_CHILD,
   unfenced,
 } from '../helpers/harness.js';
 
@@ -92,8 +93,8 @@ describe('failures', () => {
     const children = h.childPids().slice(before);
     expect(children).toHaveLength(1);
     // The grandchild ignores SIGTERM and would have lived two minutes.
-    expect(isRunning(children[0]!)).toBe(false);
-    expect(isRunning(call!.pid)).toBe(false);
+    expect(fakeProcessAlive(children[0]!, STUBBORN_CHILD)).toBe(false);
+    expect(fakeProcessAlive(call!.pid, 'fake-agent.mjs')).toBe(false);
     // A timed-out session is resumable, as a failed one is.
     expect((await sessions()).some((s) => s.automationId === 'slow' && s.sessionId === run.sessionId)).toBe(
       true,
@@ -112,7 +113,7 @@ describe('failures', () => {
     expect(run.status, run.reason ?? '').toBe('succeeded');
     const children = h.childPids().slice(before);
     expect(children).toHaveLength(1);
-    expect(isRunning(children[0]!)).toBe(false);
+    expect(fakeProcessAlive(children[0]!, STUBBORN_CHILD)).toBe(false);
   });
 
   it('a failing setup script fails the run with its output, removes the fresh clone, never starts the agent', async () => {
@@ -156,6 +157,7 @@ ${issueAutomation('missing', { labels: ['solo'], prompt: '${issue_title}', extra
     const profile = (executable: string) => `[agents.profiles.pilot]
 provider = "copilot"
 env = { FAKE_AGENT_LOG = "${h.logDir}" }
+sandbox_write_paths = ["${h.logDir}"]
 ${executable}
 
 ${issueAutomation('pilot', { labels: ['solo'], prompt: 'Pilot: ${issue_title}', extra: 'profile = "pilot"' })}`;

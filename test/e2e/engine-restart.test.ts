@@ -10,14 +10,24 @@ import { RESUME_SESSION_PROMPT } from '../../src/engine/executor.js';
 import type { SessionRecord, Store } from '../../src/store/types.js';
 import {
   createHarness,
+  fakeProcessAlive,
   type Harness,
   isRunning,
   issueAutomation,
   runBuiltCli,
+  STUBBORN_CHILD,
   startBuiltCli,
   unfenced,
   waitFor,
 } from '../helpers/harness.js';
+
+/**
+ * These tests follow agents that outlive a crashed curupira (orphans found again by pid at the next
+ * start), which only unsandboxed agents do: a sandboxed agent dies with curupira (bubblewrap's
+ * --die-with-parent) and its pids belong to its own namespace. The sandbox's side is
+ * test/e2e/sandbox-escape.test.ts.
+ */
+const UNSANDBOXED = 'sandbox_mode = "none"';
 
 async function withStore<T>(h: Harness, use: (store: Store) => Promise<T>): Promise<T> {
   const store = await h.openStore();
@@ -43,6 +53,7 @@ describe('crash safety (the built CLI, killed with SIGKILL)', () => {
     '$provider, checkout = $checkout: the restart stops the orphan, resumes the same session once, closes the dead run',
     async ({ provider, checkout }) => {
       const h = await createHarness({
+        profileExtra: UNSANDBOXED,
         provider,
         automation: issueAutomation('fix', {
           prompt: 'Fix #${issue_number}: ${issue_title} [[fake:sleep=20]]',
@@ -135,6 +146,7 @@ describe('crash safety (the built CLI, killed with SIGKILL)', () => {
 describe('a kill after the agent reported its result (the built CLI)', () => {
   it('the restart finishes the run as the agent reported (succeeded) instead of resuming its session', async () => {
     const h = await createHarness({
+      profileExtra: UNSANDBOXED,
       automation: issueAutomation('fix', {
         prompt: 'Fix: ${issue_title} [[fake:commit]] [[fake:linger=30]]',
       }),
@@ -183,6 +195,7 @@ describe('a kill after the agent reported its result (the built CLI)', () => {
 describe('Ctrl+C on the built CLI', () => {
   it('a second Ctrl+C stops the agent, keeps its session for the next start, and exits 130', async () => {
     const h = await createHarness({
+      profileExtra: UNSANDBOXED,
       automation: issueAutomation('fix', { prompt: 'Fix: ${issue_title} [[fake:sleep=20]]' }),
     });
     const cli = startBuiltCli(['--config', h.settingsFile, 'run'], { env: h.env });
@@ -206,7 +219,7 @@ describe('Ctrl+C on the built CLI', () => {
       expect(result.code, result.stderr).toBe(130);
       expect(result.stderr).toContain('running agents finish first (press Ctrl+C again to stop them now');
       const [call] = h.agentRuns('claude');
-      expect(isRunning(call!.pid)).toBe(false);
+      expect(fakeProcessAlive(call!.pid, 'fake-agent.mjs')).toBe(false);
       const runs = await withStore(h, (store) => store.listRuns());
       expect(runs.map((r) => r.status)).toEqual(['cancelled']);
       expect(await sessionsOf(h, 'fix')).toEqual([session]);
@@ -222,7 +235,7 @@ describe('Ctrl+C on the built CLI', () => {
 describe('restarts, watch and stop (in process)', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await createHarness();
+    h = await createHarness({ profileExtra: UNSANDBOXED });
   });
   afterAll(async () => {
     await h?.cleanup();
@@ -372,9 +385,9 @@ describe('restarts, watch and stop (in process)', () => {
     expect(run.reason).toContain('the session resumes on the next start');
     expect(await sessionsOf(h, 'stopper')).toEqual(saved);
     const [call] = h.agentRuns('claude').filter((c) => c.prompt?.startsWith('Stop:'));
-    expect(isRunning(call!.pid)).toBe(false);
+    expect(fakeProcessAlive(call!.pid, 'fake-agent.mjs')).toBe(false);
     const children = h.childPids().slice(childrenBefore);
     expect(children).toHaveLength(1);
-    expect(isRunning(children[0]!)).toBe(false);
+    expect(fakeProcessAlive(children[0]!, STUBBORN_CHILD)).toBe(false);
   });
 });

@@ -12,8 +12,8 @@ import { Engine, type EngineEvent } from '../../src/features.js';
 import { pauseReasonKey } from '../../src/retries/unattended.js';
 import {
   createHarness,
+  fakeProcessAlive,
   type Harness,
-  isRunning,
   issueAutomation,
   onlyRun,
   runBuiltCli,
@@ -165,7 +165,7 @@ describe('stalls', () => {
     );
     expect(run.reason).toContain('its session is kept');
     const [agent] = h.agentRuns('claude');
-    expect(isRunning(agent!.pid)).toBe(false);
+    expect(fakeProcessAlive(agent!.pid, 'fake-agent.mjs')).toBe(false);
     // A stall is a failure: it counts against the budget.
     const store = await h.openStore();
     try {
@@ -279,6 +279,7 @@ ${issueAutomation('codex-fix', { prompt: 'Fix issue ${issue_number}', extra: 'pr
 [agents.profiles.other]
 provider = "codex"
 env = { FAKE_AGENT_LOG = ${JSON.stringify(harness.logDir)} }
+sandbox_write_paths = [${JSON.stringify(harness.logDir)}]
 `,
     });
     const result = await harness.run();

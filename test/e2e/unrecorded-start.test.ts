@@ -8,7 +8,7 @@ import { afterEach, expect, it } from 'vitest';
 import { StateError } from '../../src/core/errors.js';
 import { runEngine } from '../../src/features.js';
 import type { Store } from '../../src/store/types.js';
-import { createHarness, type Harness, isRunning, issueAutomation } from '../helpers/harness.js';
+import { createHarness, fakeProcessAlive, type Harness, issueAutomation } from '../helpers/harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -57,7 +57,7 @@ it('an agent whose session could not be saved is stopped at once, its run cancel
   }
   const calls = h.agentRuns('claude');
   expect(calls).toHaveLength(1);
-  expect(isRunning(calls[0]!.pid)).toBe(false);
+  expect(fakeProcessAlive(calls[0]!.pid, 'fake-agent.mjs')).toBe(false);
   // Stopped at once, not after its 20 s of work.
   expect(elapsed).toBeLessThan(15_000);
 }, 60_000);

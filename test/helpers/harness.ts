@@ -221,6 +221,7 @@ profile = "main"
 [agents.profiles.main]
 provider = "${p.provider ?? 'claude'}"
 env = ${tomlInlineTable({ FAKE_AGENT_LOG: logDir, ...(p.agentEnv ?? {}) })}
+sandbox_write_paths = ${JSON.stringify([logDir])}
 ${p.profileExtra ?? ''}
 
 ${p.automation ?? defaultAutomation()}
@@ -396,6 +397,32 @@ export function startBuiltCli(
  * True while `pid` is a running process. A zombie (exited, waiting for a parent that may never
  * reap it, as some container inits do) counts as gone.
  */
+/**
+ * Whether a process a fake agent recorded is still alive, whichever PID namespace it recorded its
+ * pid in (a sandboxed agent sees its own, issue 26): a live process whose command line holds
+ * `marker` and whose pid, as seen from its own namespace (the last `NSpid` entry), is `pid`.
+ */
+export function fakeProcessAlive(pid: number, marker: string): boolean {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const nspid = /^NSpid:\s+(.+)$/m
+        .exec(readFileSync(`/proc/${entry}/status`, 'utf8'))?.[1]
+        ?.trim()
+        .split(/\s+/);
+      if (Number(nspid?.at(-1)) !== pid) continue;
+      if (!readFileSync(`/proc/${entry}/cmdline`, 'latin1').includes(marker)) continue;
+      if (isRunning(Number(entry))) return true;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return false;
+}
+
+/** What the stubborn grandchild of `[[fake:spawn-child]]` has on its command line. */
+export const STUBBORN_CHILD = "process.on('SIGTERM'";
+
 export function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);

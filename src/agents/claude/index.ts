@@ -39,6 +39,18 @@ export function createClaudeDriver(): AgentDriver<ClaudeProfile> {
       'BASH_DEFAULT_TIMEOUT_MS',
       'BASH_MAX_TIMEOUT_MS',
     ],
+    // Claude Code reads ANTHROPIC_BASE_URL: in a sandbox the key proxy holds the key.
+    sandbox: {
+      homePaths: ['.claude/.credentials.json', '.claude/settings.json', '.claude.json'],
+      hosts: ['api.anthropic.com', 'statsig.anthropic.com'],
+      keys: [
+        {
+          keyEnv: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'],
+          baseUrlEnv: 'ANTHROPIC_BASE_URL',
+          defaultBaseUrl: 'https://api.anthropic.com',
+        },
+      ],
+    },
     invocation(profile, input) {
       const args = ['-p', '--output-format', 'stream-json', '--verbose'];
       if (input.resumeSessionId) args.push('--resume', input.resumeSessionId);

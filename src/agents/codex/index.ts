@@ -36,6 +36,18 @@ export function createCodexDriver(): AgentDriver<CodexProfile> {
     installUrl: 'https://github.com/openai/codex',
     assignsSessionId: false,
     envAllowlist: ['OPENAI_*', 'CODEX_*', 'AZURE_OPENAI_*'],
+    // Codex reads OPENAI_BASE_URL with an API key; a ChatGPT login (auth.json) must go inside.
+    sandbox: {
+      homePaths: ['.codex/auth.json', '.codex/config.toml'],
+      hosts: ['api.openai.com', 'chatgpt.com'],
+      keys: [
+        {
+          keyEnv: ['OPENAI_API_KEY', 'CODEX_API_KEY'],
+          baseUrlEnv: 'OPENAI_BASE_URL',
+          defaultBaseUrl: 'https://api.openai.com/v1',
+        },
+      ],
+    },
     invocation(profile, input) {
       const args = ['exec'];
       if (profile.agent) args.push('--profile', profile.agent);

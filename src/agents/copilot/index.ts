@@ -22,6 +22,11 @@ export function createCopilotDriver(): AgentDriver<CopilotProfile> {
     installUrl: 'https://github.com/github/copilot-cli',
     assignsSessionId: true,
     envAllowlist: ['COPILOT_*', 'GH_HOST'],
+    // Copilot CLI authenticates with a GitHub token (the profile's `github_token`) or its own login.
+    sandbox: {
+      homePaths: ['.copilot/config.json'],
+      hosts: ['api.githubcopilot.com', '*.githubcopilot.com', 'api.github.com', 'github.com'],
+    },
     invocation(profile, input) {
       const sessionId = input.resumeSessionId ?? input.assignedSessionId;
       if (!sessionId) {

@@ -16,6 +16,11 @@ export function createCursorDriver(): AgentDriver<CursorProfile> {
     installUrl: 'https://cursor.com/cli',
     assignsSessionId: false,
     envAllowlist: ['CURSOR_*'],
+    // Cursor's agent keeps its login in its config folder: it goes inside.
+    sandbox: {
+      homePaths: ['.cursor/cli-config.json', '.config/cursor'],
+      hosts: ['api2.cursor.sh', '*.cursor.sh', 'cursor.com'],
+    },
     invocation(profile, input) {
       const args = ['--print', '--output-format', 'stream-json'];
       if (input.resumeSessionId) args.push('--resume', input.resumeSessionId);

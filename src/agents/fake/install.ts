@@ -4,7 +4,7 @@
  * `fake-agent.mjs` with the current Node. Put `binDir` first on an agent's PATH and curupira
  * drives the fakes exactly as it would drive the real tools.
  */
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PROVIDERS, type Provider } from '../schemas.js';
@@ -52,7 +52,9 @@ export function installFakeAgents(
   options: InstallFakeAgentsOptions = {},
 ): Record<Provider, string> {
   mkdirSync(binDir, { recursive: true });
-  const script = fakeAgentScript();
+  // A copy beside the wrappers: a sandbox that lets the agent read its CLI's folder reads it all.
+  const script = join(binDir, 'fake-agent.mjs');
+  copyFileSync(fakeAgentScript(), script);
   const paths = {} as Record<Provider, string>;
   for (const provider of PROVIDERS) {
     const path = join(binDir, FAKE_EXECUTABLES[provider]);

@@ -21,6 +21,18 @@ export function createGeminiDriver(): AgentDriver<GeminiProfile> {
     installUrl: 'https://github.com/google-gemini/gemini-cli',
     assignsSessionId: false,
     envAllowlist: ['GEMINI_*', 'GOOGLE_*'],
+    // Gemini CLI reads GOOGLE_GEMINI_BASE_URL with GEMINI_API_KEY; an OAuth login must go inside.
+    sandbox: {
+      homePaths: ['.gemini/settings.json', '.gemini/oauth_creds.json', '.gemini/google_accounts.json'],
+      hosts: ['generativelanguage.googleapis.com', 'oauth2.googleapis.com', 'cloudcode-pa.googleapis.com'],
+      keys: [
+        {
+          keyEnv: ['GEMINI_API_KEY', 'GOOGLE_API_KEY'],
+          baseUrlEnv: 'GOOGLE_GEMINI_BASE_URL',
+          defaultBaseUrl: 'https://generativelanguage.googleapis.com',
+        },
+      ],
+    },
     invocation(profile, input) {
       const args = ['--output-format', 'stream-json'];
       if (input.resumeSessionId) args.push('--resume', input.resumeSessionId);

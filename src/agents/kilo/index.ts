@@ -16,6 +16,11 @@ export function createKiloDriver(): AgentDriver<KiloProfile> {
     installUrl: 'https://kilo.ai/cli',
     assignsSessionId: false,
     envAllowlist: ['KILO_*', 'KILOCODE_*', 'OPENCODE_*', ...COMMON_MODEL_ENV],
+    // Kilo (an OpenCode fork) keeps its credentials in its data folder: they go inside.
+    sandbox: {
+      homePaths: ['.local/share/kilo/auth.json', '.config/kilo'],
+      hosts: ['api.kilocode.ai', 'kilocode.ai', 'api.anthropic.com', 'api.openai.com', 'openrouter.ai'],
+    },
     invocation(profile, input) {
       const args = ['run', '--format', 'json'];
       if (input.resumeSessionId) args.push('--session', input.resumeSessionId);

@@ -35,6 +35,11 @@ export function createOpenCodeDriver(): AgentDriver<OpenCodeProfile> {
     assignsSessionId: false,
     envAllowlist: ['OPENCODE_*', ...COMMON_MODEL_ENV],
     versionArgs: ['--version'],
+    // OpenCode takes its providers' URLs from its configuration: its keys go inside (auth.json).
+    sandbox: {
+      homePaths: ['.local/share/opencode/auth.json', '.config/opencode'],
+      hosts: ['api.anthropic.com', 'api.openai.com', 'opencode.ai', 'models.dev'],
+    },
     invocation(profile, input) {
       const args = ['run', '--format', 'json'];
       const env: Record<string, string> = {};

@@ -17,6 +17,11 @@ export function createPiDriver(): AgentDriver<PiProfile> {
     installUrl: 'https://github.com/badlogic/pi-mono/tree/main/packages/coding-agent',
     assignsSessionId: false,
     envAllowlist: ['PI_*', ...COMMON_MODEL_ENV],
+    // pi keeps its model keys in its agent folder: they go inside.
+    sandbox: {
+      homePaths: ['.pi/agent/auth.json', '.pi/agent/settings.json', '.pi/agent/models.json'],
+      hosts: ['api.anthropic.com', 'api.openai.com', 'generativelanguage.googleapis.com', 'openrouter.ai'],
+    },
     invocation(profile, input) {
       const args = ['--mode', 'json'];
       if (input.resumeSessionId) args.push('--session', input.resumeSessionId);

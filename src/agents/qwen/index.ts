@@ -17,6 +17,18 @@ export function createQwenDriver(): AgentDriver<QwenProfile> {
     assignsSessionId: false,
     // Qwen Code talks to OpenAI-compatible endpoints (DashScope among them).
     envAllowlist: ['QWEN_*', 'OPENAI_*', 'DASHSCOPE_*'],
+    // Qwen Code's OpenAI-compatible mode reads OPENAI_BASE_URL and OPENAI_API_KEY.
+    sandbox: {
+      homePaths: ['.qwen/settings.json', '.qwen/oauth_creds.json'],
+      hosts: ['dashscope.aliyuncs.com', 'dashscope-intl.aliyuncs.com', 'chat.qwen.ai'],
+      keys: [
+        {
+          keyEnv: ['OPENAI_API_KEY'],
+          baseUrlEnv: 'OPENAI_BASE_URL',
+          defaultBaseUrl: 'https://api.openai.com/v1',
+        },
+      ],
+    },
     invocation(profile, input) {
       const args = ['--output-format', 'stream-json'];
       if (input.resumeSessionId) args.push('--resume', input.resumeSessionId);

@@ -5,7 +5,7 @@
  * without a final status. Each step either hands on to the next or finishes the run.
  */
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { DEFAULT_PARK_MS, detectLimit } from '../../agents/limits.js';
 import { loadDriver } from '../../agents/registry.js';
 import type { AgentDriver, AgentEvent } from '../../agents/types.js';
@@ -20,9 +20,11 @@ import { remoteBranchOf } from '../../delivery/deliver.js';
 import type { Logger } from '../../log.js';
 import { argvProblem, spawnAgent } from '../../process/agent.js';
 import { crashPoint } from '../../process/crash-point.js';
-import { buildAgentEnv } from '../../process/env.js';
+import { buildAgentEnv, findExecutable } from '../../process/env.js';
 import { RUN_ID_ENV } from '../../process/process-group.js';
 import { renderPrompt } from '../../prompt/index.js';
+import { githubHosts, sandboxChoice, sandboxLimits } from '../../sandbox/choice.js';
+import { type PreparedSandbox, prepareSandbox } from '../../sandbox/index.js';
 import type { SessionRecord, Store } from '../../store/types.js';
 import type { RunTrace } from '../../telemetry/types.js';
 import { pinAgentConfig } from '../../workspace/agent-config.js';
@@ -64,6 +66,8 @@ interface Launch {
   env: Record<string, string>;
   /** The session id curupira chose for a provider that takes one (`assignsSessionId`). */
   assignedSessionId?: string;
+  /** The run's sandbox (`none` included): what actually starts, and what it found. */
+  sandbox?: PreparedSandbox;
 }
 
 export async function executeTask(deps: ExecutorDeps, request: RunRequest): Promise<RunRecord> {
@@ -491,13 +495,55 @@ class RunPipeline {
     if (tooLong)
       return this.failBeforeAgent('failed', `could not start ${executable}: ${tooLong}`, assignedSessionId);
     if (this.baseCommit === null) this.baseCommit = await headCommit(this.cwd).catch(() => null);
-    return {
+    const launch: Launch = {
       driver,
       executable,
       args: invocation.args,
       env,
       ...(assignedSessionId ? { assignedSessionId } : {}),
     };
+    return this.contain(launch);
+  }
+
+  /**
+   * Step 6b: the sandbox (src/sandbox/): the agent's argv and environment for the inside, or the
+   * run fails closed when its automation requires a sandbox that cannot start. A CLI that is not
+   * installed is left to the agent step, which reports it as before.
+   */
+  private async contain(launch: Launch): Promise<Launch | RunRecord> {
+    const { automation, task } = this.request;
+    const { profile } = automation;
+    const { deps } = this;
+    const resolved = findExecutable(launch.executable, launch.env.PATH, this.cwd);
+    if (!resolved) return launch;
+    try {
+      const sandbox = await prepareSandbox({
+        choice: sandboxChoice(automation, deps.execution),
+        runId: this.run.id,
+        homeKey: `${task.key}\0${automation.profileName}`,
+        cwd: this.cwd,
+        env: launch.env,
+        executable: resolved,
+        args: launch.args,
+        realHome: deps.env.HOME,
+        stateDir: join(dirname(deps.execution.state_db_path), 'sandbox'),
+        driver: launch.driver.sandbox,
+        profile: {
+          readPaths: profile.sandbox_read_paths,
+          writePaths: profile.sandbox_write_paths,
+          hosts: profile.sandbox_hosts,
+        },
+        automationHosts: automation.config.sandbox_hosts,
+        githubHosts: profile.github_token ? githubHosts(deps.execution.github.api_url) : [],
+        limits: sandboxLimits(deps.execution),
+      });
+      if (sandbox.policy.backend === 'none' && sandbox.policy.summary.includes('"auto"'))
+        this.log.warn({ ...this.runFields, reason: sandbox.policy.summary }, 'Agent runs without a sandbox');
+      return { ...launch, sandbox };
+    } catch (error) {
+      const status = runStatusFor(classifyFailure(error, { stage: 'launch' }));
+      return this.failBeforeAgent(status, errorMessage(error), launch.assignedSessionId);
+    }
   }
 
   /** Step 7: the agent runs, watched for its session, usage, budget, silence and checkpoints. */
@@ -510,11 +556,13 @@ class RunPipeline {
     this.trace?.phase('agent');
     let result: Awaited<ReturnType<typeof spawnAgent>>;
     try {
+      // The sandbox's argv and environment when there is one; messages still name the agent's CLI.
+      const started = launch.sandbox ?? launch;
       result = await spawnAgent({
-        executable: launch.executable,
-        args: launch.args,
+        executable: started.executable,
+        args: started.args,
         cwd: this.cwd,
-        env: launch.env,
+        env: started.env,
         timeoutMs: this.timeoutMs,
         ...(deps.killGraceMs === undefined ? {} : { killGraceMs: deps.killGraceMs }),
         maxOutputBytes: deps.execution.max_output_bytes,
@@ -532,9 +580,11 @@ class RunPipeline {
           watch.queue(() => this.update({ status: 'running', startedAt, agentPid: pid }));
         },
         signal: AbortSignal.any([signal, stall.signal, watch.budgetStop.signal, watch.unrecorded.signal]),
+        ...(launch.sandbox?.place ? { beforeStart: launch.sandbox.place } : {}),
       });
       watch.events(watch.parser.end());
     } catch (error) {
+      await launch.sandbox?.dispose();
       stall.stop();
       await checkpoints?.stop();
       watch.meter?.end();
@@ -543,6 +593,7 @@ class RunPipeline {
       return this.failBeforeAgent(status, errorMessage(error), launch.assignedSessionId);
     }
     stall.stop();
+    await launch.sandbox?.dispose();
     await checkpoints?.stop();
     await watch.writes;
     watch.meter?.end();
@@ -624,6 +675,9 @@ class RunPipeline {
       agentPid: null,
       agentOutcome: { status, reason },
       ...(retryAt ? { retryAt } : {}),
+      ...(launch.sandbox
+        ? { screeningFindings: [...(this.run.screeningFindings ?? []), ...launch.sandbox.findings()] }
+        : {}),
     });
     crashPoint('agent-exited');
     return completeRun(deps, automation, this.request.task, this.run, {

@@ -1,0 +1,108 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { githubHosts, sandboxChoice } from './choice.js';
+import { prepareSandbox, type SandboxRequest, SandboxUnavailableError } from './index.js';
+import type { SandboxBackend } from './types.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+const broken: SandboxBackend = {
+  name: 'bubblewrap',
+  probe: async () => ({ ok: false, reason: 'bwrap is not installed: install the bubblewrap package' }),
+  wrap: async () => {
+    throw new Error('never called');
+  },
+};
+
+function request(mode: SandboxRequest['choice']['mode'], backend: SandboxBackend): SandboxRequest {
+  const dir = mkdtempSync(join(tmpdir(), 'sbx-unit-'));
+  dirs.push(dir);
+  return {
+    choice: { mode, source: 'the automation' },
+    runId: 'r1',
+    homeKey: 'k',
+    cwd: dir,
+    env: { PATH: '/usr/bin', HOME: dir, SSH_AUTH_SOCK: '/x', ANTHROPIC_API_KEY: 'sk-real' },
+    executable: '/usr/bin/true',
+    args: ['a'],
+    realHome: dir,
+    stateDir: join(dir, 'sandbox'),
+    driver: undefined,
+    profile: { readPaths: [], writePaths: [], hosts: [] },
+    automationHosts: [],
+    githubHosts: [],
+    limits: { memoryMb: 1024, maxProcesses: 64 },
+    backend,
+  };
+}
+
+describe('the sandbox step when no sandbox can start', () => {
+  it('required: the run fails closed, with the reason', async () => {
+    const attempt = prepareSandbox(request('required', broken));
+    await expect(attempt).rejects.toBeInstanceOf(SandboxUnavailableError);
+    await expect(prepareSandbox(request('bubblewrap', broken))).rejects.toThrow(
+      /no sandbox can start here and sandbox = "bubblewrap" \(the automation\): bwrap is not installed/,
+    );
+  });
+
+  it('auto: the agent runs unsandboxed, and the run carries a warning that says why', async () => {
+    const prepared = await prepareSandbox(request('auto', broken));
+    expect(prepared.executable).toBe('/usr/bin/true');
+    expect(prepared.policy.backend).toBe('none');
+    const [finding] = prepared.findings();
+    expect(finding).toMatchObject({ scanner: 'sandbox', rule: 'policy', severity: 'medium' });
+    expect(finding!.excerpt).toMatch(/^none: bwrap is not installed.*sandbox = "auto"/);
+  });
+
+  it('none: nothing changes', async () => {
+    const prepared = await prepareSandbox(request('none', broken));
+    expect(prepared.args).toEqual(['a']);
+    expect(prepared.env.SSH_AUTH_SOCK).toBe('/x');
+    expect(prepared.findings()[0]!.excerpt).toBe('none: sandbox = "none" (the automation)');
+  });
+});
+
+describe('which sandbox a run gets', () => {
+  const trigger = (untrusted: string[]) => ({ untrustedFields: untrusted }) as never;
+  const profile = (mode?: string) => (mode ? { sandbox_mode: mode } : {}) as never;
+
+  it('defaults to auto where the trigger hands over text strangers write, none elsewhere', () => {
+    expect(
+      sandboxChoice({ config: {} as never, profile: profile(), trigger: trigger(['title']) }, {}).mode,
+    ).toBe('auto');
+    expect(sandboxChoice({ config: {} as never, profile: profile(), trigger: trigger([]) }, {}).mode).toBe(
+      'none',
+    );
+  });
+
+  it('the automation wins over the profile, the profile over the settings', () => {
+    const t = trigger(['title']);
+    expect(
+      sandboxChoice(
+        { config: { sandbox: 'required' } as never, profile: profile('none'), trigger: t },
+        {
+          sandbox: 'none',
+        },
+      ),
+    ).toEqual({ mode: 'required', source: 'the automation' });
+    expect(
+      sandboxChoice({ config: {} as never, profile: profile('none'), trigger: t }, { sandbox: 'required' }),
+    ).toEqual({ mode: 'none', source: 'the profile' });
+    expect(
+      sandboxChoice({ config: {} as never, profile: profile(), trigger: t }, { sandbox: 'bubblewrap' }),
+    ).toEqual({
+      mode: 'bubblewrap',
+      source: '[settings] sandbox',
+    });
+  });
+
+  it('GitHub hosts include the configured API host', () => {
+    expect(githubHosts('http://127.0.0.1:8080')).toContain('127.0.0.1:8080');
+    expect(githubHosts('https://ghe.example/api/v3')).toContain('ghe.example');
+  });
+});

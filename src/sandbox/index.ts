@@ -1,0 +1,349 @@
+/**
+ * The sandbox step of a run: decides the effective sandbox (the `sandbox` key, what can start
+ * here), and for a contained run prepares everything the backend needs: a private home holding
+ * only the provider's declared files, a folder of the run's own with the in-sandbox starter and
+ * the egress proxy's socket, the agent's environment rewritten for the inside (no SSH agent, the
+ * private home, the proxy, placeholders where the model keys were), and the argv that starts it.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { gitWriteDirs } from '../agents/git-dirs.js';
+import type { DriverSandbox } from '../agents/types.js';
+import type { ScreeningFinding } from '../core/types.js';
+import { registerSecret } from '../security/redact.js';
+import { createNoSandbox } from './none/index.js';
+import { type KeyForward, startEgressProxy } from './proxy.js';
+import { sandboxBackend } from './registry.js';
+import { STARTER_SOURCE } from './starter.js';
+import type { SandboxBackend, SandboxLimits, SandboxMode, SandboxPolicy, SandboxSpec } from './types.js';
+
+export type { SandboxMode, SandboxPolicy } from './types.js';
+export { SANDBOX_MODES } from './types.js';
+
+/** The port the in-sandbox forwarder listens on (the sandbox's own loopback: no clash with the host). */
+export const INSIDE_PROXY_PORT = 3128;
+
+/** Files every provider's agent gets in its private home: git's identity and settings. */
+const COMMON_HOME_PATHS = ['.gitconfig', '.config/git/config', '.config/git/ignore'];
+
+/** Variables never passed into a sandbox: they point at what the sandbox hides. */
+const DROPPED_ENV = [
+  'SSH_AUTH_SOCK',
+  'SSH_AGENT_PID',
+  'XDG_RUNTIME_DIR',
+  'XDG_CONFIG_HOME',
+  'XDG_DATA_HOME',
+  'XDG_CACHE_HOME',
+  'XDG_STATE_HOME',
+  'DBUS_SESSION_BUS_ADDRESS',
+  'GNUPGHOME',
+  'GH_CONFIG_DIR',
+];
+
+export interface SandboxChoice {
+  mode: SandboxMode;
+  /** Where the mode came from: `automation`, `profile`, `settings`, or the default's reason. */
+  source: string;
+}
+
+export interface SandboxRequest {
+  choice: SandboxChoice;
+  runId: string;
+  /** Names the private home: runs of one task share it (a resumed session finds its files). */
+  homeKey: string;
+  cwd: string;
+  /** The agent's environment, as built for an unsandboxed run. */
+  env: Readonly<Record<string, string>>;
+  /** The agent CLI, resolved to an absolute path. */
+  executable: string;
+  args: readonly string[];
+  /** curupira's own HOME (where the provider's files are copied from). */
+  realHome: string | undefined;
+  /** Where private homes are kept (`<state folder>/sandbox`). */
+  stateDir: string;
+  driver: DriverSandbox | undefined;
+  profile: { readPaths: readonly string[]; writePaths: readonly string[]; hosts: readonly string[] };
+  /** Hosts the automation names (package registries). */
+  automationHosts: readonly string[];
+  /** GitHub's hosts, when the profile is given the token. */
+  githubHosts: readonly string[];
+  limits: SandboxLimits;
+  /** The backend to use (tests); default the registry's bubblewrap. */
+  backend?: SandboxBackend;
+}
+
+export interface PreparedSandbox {
+  policy: SandboxPolicy;
+  executable: string;
+  args: string[];
+  env: Record<string, string>;
+  place?(pid: number): Promise<void>;
+  /** Findings for the run: the policy and every blocked connection. */
+  findings(): ScreeningFinding[];
+  dispose(): Promise<void>;
+}
+
+/** A run that must not start: no sandbox could, and the automation requires one. */
+export class SandboxUnavailableError extends Error {
+  readonly code = 'sandbox_unavailable';
+}
+
+/** Expands `~/` against `home`; keeps absolute paths; refuses relative ones. */
+export function expandPath(path: string, home: string | undefined): string | undefined {
+  if (path === '~' || path.startsWith('~/')) return home ? join(home, path.slice(1)) : undefined;
+  return isAbsolute(path) ? resolve(path) : undefined;
+}
+
+function canonical(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+/** The agent CLI's install: its folder, and the package root behind a symlinked npm bin. */
+export function installDirs(executable: string): string[] {
+  const dirs = new Set<string>([dirname(executable)]);
+  const real = canonical(executable);
+  dirs.add(dirname(real));
+  const marker = `${sep}node_modules${sep}`;
+  const at = real.lastIndexOf(marker);
+  if (at >= 0) {
+    const rest = real.slice(at + marker.length).split(sep);
+    const depth = rest[0]?.startsWith('@') ? 2 : 1;
+    dirs.add(real.slice(0, at + marker.length) + rest.slice(0, depth).join(sep));
+  }
+  const node = dirname(dirname(process.execPath));
+  if (!node.startsWith('/usr')) dirs.add(node);
+  return [...dirs];
+}
+
+function policyLimits(limits: SandboxLimits, unenforced: readonly string[]): string[] {
+  const lines = [`memory ${limits.memoryMb} MiB`, `processes ${limits.maxProcesses}`];
+  return [...lines, ...unenforced.map((line) => `not enforced: ${line}`)];
+}
+
+/**
+ * What git run by curupira outside the sandbox (status, push, worktree removal) would execute or
+ * obey: each git directory's hooks (created empty when missing, so that none can be added) and
+ * `info`, and the worktree's `.git` pointer. Mounted read-only over the writable ones.
+ */
+export function gitProtectedPaths(cwd: string, gitDirs: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const dir of gitDirs) {
+    const hooks = join(dir, 'hooks');
+    if (!existsSync(hooks)) mkdirSync(hooks, { recursive: true });
+    // Not the config files: another run's git replaces the shared config while a sandbox starts,
+    // and bubblewrap then fails to mount over it (a known gap: docs/sandbox.md).
+    out.push(hooks, join(dir, 'info'));
+  }
+  const pointer = join(cwd, '.git');
+  if (existsSync(pointer) && !statSync(pointer).isDirectory()) out.push(pointer);
+  return out.filter((path) => existsSync(path));
+}
+
+/** The effective sandbox without starting it (for `validate --explain` and `run --dry-run`). */
+export async function describeSandbox(
+  choice: SandboxChoice,
+  hosts: readonly string[],
+  limits: SandboxLimits,
+): Promise<SandboxPolicy> {
+  if (choice.mode === 'none')
+    return {
+      backend: 'none',
+      summary: `none: sandbox = "none" (${choice.source})`,
+      writable: [],
+      hosts: [],
+      limits: [],
+    };
+  const probe = await sandboxBackend('bubblewrap').probe();
+  if (!probe.ok) {
+    const summary =
+      choice.mode === 'auto'
+        ? `none: ${probe.reason} (sandbox = "auto", ${choice.source}: the agent runs unsandboxed)`
+        : `unavailable: ${probe.reason} (sandbox = "${choice.mode}", ${choice.source}: runs fail)`;
+    return { backend: 'none', summary, writable: [], hosts: [], limits: [] };
+  }
+  return {
+    backend: 'bubblewrap',
+    summary: `bubblewrap (sandbox = "${choice.mode}", ${choice.source})`,
+    writable: ['the worktree', 'its git directories', 'a private home', 'a private /tmp'],
+    hosts: [...new Set(hosts)],
+    limits: policyLimits(limits, []),
+  };
+}
+
+function finding(rule: string, severity: ScreeningFinding['severity'], excerpt: string): ScreeningFinding {
+  return { scanner: 'sandbox', rule, severity, field: 'sandbox', offset: 0, excerpt };
+}
+
+function copyHomeFiles(realHome: string | undefined, home: string, paths: readonly string[]): void {
+  if (!realHome) return;
+  for (const relative of paths) {
+    if (relative.includes('..') || isAbsolute(relative)) continue;
+    const source = join(realHome, relative);
+    if (!existsSync(source)) continue;
+    const target = join(home, relative);
+    mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
+    cpSync(source, target, { recursive: true, dereference: true, force: true });
+  }
+}
+
+/** The sandbox of one run, ready to start; throws SandboxUnavailableError when it must not run. */
+export async function prepareSandbox(request: SandboxRequest): Promise<PreparedSandbox> {
+  const { choice } = request;
+  const none = async (summary: string, warning?: string): Promise<PreparedSandbox> => {
+    const wrapped = await createNoSandbox().wrap(undefined as never, request.executable, request.args);
+    const policy: SandboxPolicy = { backend: 'none', summary, writable: [], hosts: [], limits: [] };
+    return {
+      policy,
+      executable: wrapped.executable,
+      args: wrapped.args,
+      env: { ...request.env },
+      findings: () => [finding('policy', warning ? 'medium' : 'low', summary)],
+      dispose: wrapped.dispose,
+    };
+  };
+  if (choice.mode === 'none') return none(`none: sandbox = "none" (${choice.source})`);
+  const backend = request.backend ?? sandboxBackend('bubblewrap');
+  const probe = await backend.probe();
+  if (!probe.ok) {
+    if (choice.mode === 'auto')
+      return none(`none: ${probe.reason} (sandbox = "auto": the agent ran unsandboxed)`, 'warning');
+    throw new SandboxUnavailableError(
+      `no sandbox can start here and sandbox = "${choice.mode}" (${choice.source}): ${probe.reason}`,
+    );
+  }
+
+  const homeInside = request.realHome && isAbsolute(request.realHome) ? request.realHome : '/home/agent';
+  const home = join(
+    request.stateDir,
+    'homes',
+    createHash('sha256').update(request.homeKey).digest('hex').slice(0, 24),
+  );
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  copyHomeFiles(request.realHome, home, [...COMMON_HOME_PATHS, ...(request.driver?.homePaths ?? [])]);
+
+  const runDir = mkdtempSync(join(tmpdir(), 'cur-sbx-'));
+  const starter = join(runDir, 'starter.cjs');
+  writeFileSync(starter, STARTER_SOURCE, { mode: 0o444 });
+  const proxySocket = join(runDir, 'egress.sock');
+
+  // The environment inside: the private home, the proxy, and placeholders for the keys.
+  const env: Record<string, string> = { ...request.env };
+  for (const name of DROPPED_ENV) delete env[name];
+  env.HOME = homeInside;
+  env.TMPDIR = '/tmp';
+  const proxyUrl = `http://127.0.0.1:${INSIDE_PROXY_PORT}`;
+  for (const name of ['HTTPS_PROXY', 'HTTP_PROXY', 'https_proxy', 'http_proxy', 'ALL_PROXY', 'all_proxy'])
+    env[name] = proxyUrl;
+  env.NO_PROXY = '127.0.0.1,localhost';
+  env.no_proxy = env.NO_PROXY;
+  const keys: KeyForward[] = [];
+  for (const route of request.driver?.keys ?? []) {
+    const swaps: { placeholder: string; key: string }[] = [];
+    for (const name of route.keyEnv) {
+      const value = env[name];
+      if (!value) continue;
+      const placeholder = `curupira-placeholder-${randomBytes(12).toString('hex')}`;
+      swaps.push({ placeholder, key: value });
+      // Whatever the agent prints of its placeholder is scrubbed as its key would have been.
+      registerSecret(placeholder);
+      env[name] = placeholder;
+    }
+    if (swaps.length === 0) continue;
+    keys.push({ baseUrl: request.env[route.baseUrlEnv] || route.defaultBaseUrl, swaps });
+    env[route.baseUrlEnv] = `${proxyUrl}/_key/${keys.length - 1}`;
+  }
+
+  const hosts = [
+    ...(request.driver?.hosts ?? []),
+    ...request.profile.hosts,
+    ...request.automationHosts,
+    ...request.githubHosts,
+  ];
+  const blocked: string[] = [];
+  const proxy = await startEgressProxy({
+    socketPath: proxySocket,
+    allow: hosts,
+    keys,
+    onBlocked: (target) => {
+      if (blocked.length < 100 && !blocked.includes(target)) blocked.push(target);
+    },
+  });
+
+  const paths = (list: readonly string[]): string[] =>
+    list.flatMap((path) => {
+      const full = expandPath(path, request.realHome);
+      return full && existsSync(full) ? [full] : [];
+    });
+  const gitDirs = gitWriteDirs(request.cwd);
+  const writable = [...gitDirs, ...paths(request.profile.writePaths)];
+  const readOnly = [...installDirs(request.executable), ...paths(request.profile.readPaths)];
+  const spec: SandboxSpec = {
+    cwd: request.cwd,
+    writable,
+    readOnly,
+    protectedPaths: gitProtectedPaths(request.cwd, gitDirs),
+    home,
+    homeInside,
+    runDir,
+    proxySocket,
+    starter,
+    proxyPort: INSIDE_PROXY_PORT,
+    limits: request.limits,
+  };
+  let wrapped: Awaited<ReturnType<typeof backend.wrap>>;
+  try {
+    wrapped = await backend.wrap(spec, request.executable, request.args);
+  } catch (error) {
+    await proxy.close();
+    rmSync(runDir, { recursive: true, force: true });
+    throw error;
+  }
+  const policy: SandboxPolicy = {
+    backend: backend.name,
+    summary: `${backend.name} (sandbox = "${choice.mode}", ${choice.source})`,
+    writable: [request.cwd, ...writable, `${homeInside} (private)`, '/tmp (private)'],
+    hosts: [...new Set(hosts)],
+    limits: policyLimits(request.limits, wrapped.unenforced),
+  };
+  const policyLine = `${policy.summary}; writable: ${policy.writable.join(', ')}; hosts: ${policy.hosts.join(', ') || 'none'}${keys.length ? '; model keys held by the key proxy' : ''}; limits: ${policy.limits.join(', ')}`;
+  return {
+    policy,
+    executable: wrapped.executable,
+    args: wrapped.args,
+    env,
+    ...(wrapped.place ? { place: wrapped.place } : {}),
+    findings: () => [
+      finding('policy', 'low', policyLine),
+      ...blocked.map((target) => finding('blocked-connection', 'high', `blocked connection to ${target}`)),
+    ],
+    dispose: async () => {
+      await proxy.close();
+      await wrapped.dispose();
+      rmSync(runDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** True when `path` is a folder (for the profile's paths in `validate`). */
+export function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,155 @@
+/**
+ * The limits of a sandbox: a control group when this process may create one (cgroup v2 with the
+ * `pids` and `memory` controllers delegated, or v1's `pids` and `memory` hierarchies writable),
+ * which bounds the whole sandbox; otherwise resource limits set by `prlimit` at the sandbox's
+ * start (memory then bounds each process's address space, and the process count holds only
+ * where the agent's user is not root, which is exempt from RLIMIT_NPROC). What could not be
+ * applied is reported, never silently skipped.
+ */
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { SandboxLimits } from './types.js';
+
+const ROOT = '/sys/fs/cgroup';
+
+export interface ControlGroup {
+  /** What it bounds, for the policy. */
+  applied: string[];
+  unenforced: string[];
+  place(pid: number): void;
+  dispose(): Promise<void>;
+}
+
+function ownPaths(): Map<string, string> {
+  const paths = new Map<string, string>();
+  let text = '';
+  try {
+    text = readFileSync('/proc/self/cgroup', 'utf8');
+  } catch {
+    return paths;
+  }
+  for (const line of text.split('\n')) {
+    const match = /^\d+:([^:]*):(.*)$/.exec(line);
+    if (!match) continue;
+    const controllers = match[1] ?? '';
+    if (controllers === '') paths.set('unified', match[2] ?? '/');
+    for (const name of controllers.split(',')) if (name) paths.set(name, match[2] ?? '/');
+  }
+  return paths;
+}
+
+function tryWrite(path: string, value: string): boolean {
+  try {
+    writeFileSync(path, value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function tryMkdir(path: string): boolean {
+  try {
+    mkdirSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Every descendant of `pid` (threads' children included), `pid` first. */
+function descendants(pid: number): number[] {
+  const found = [pid];
+  for (let i = 0; i < found.length; i += 1) {
+    const current = found[i]!;
+    try {
+      const children = readFileSync(`/proc/${current}/task/${current}/children`, 'utf8');
+      for (const child of children.trim().split(/\s+/)) if (child) found.push(Number(child));
+    } catch {
+      // gone, or no children file on this kernel
+    }
+  }
+  return found;
+}
+
+async function removeDirs(dirs: string[]): Promise<void> {
+  for (const dir of dirs) {
+    for (let attempt = 0; attempt < 20; attempt += 1) {
+      try {
+        rmdirSync(dir);
+        break;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') break;
+        // why: the kernel frees a cgroup a moment after its last process is reaped.
+        await delay(25);
+      }
+    }
+  }
+}
+
+/** A control group per sandbox, or undefined when this host gives us none. */
+export function createControlGroup(name: string, limits: SandboxLimits): ControlGroup | undefined {
+  const own = ownPaths();
+  const memoryBytes = String(limits.memoryMb * 1024 * 1024);
+  const unified = own.get('unified');
+  if (unified !== undefined && existsSync(join(ROOT, 'cgroup.controllers'))) {
+    const dir = join(ROOT, unified, name);
+    if (tryMkdir(dir)) {
+      const pids = tryWrite(join(dir, 'pids.max'), String(limits.maxProcesses));
+      const memory = tryWrite(join(dir, 'memory.max'), memoryBytes);
+      if (pids || memory) return group([dir], pids, memory, limits);
+      void removeDirs([dir]);
+    }
+  }
+  const pidsPath = own.get('pids');
+  const memoryPath = own.get('memory');
+  const dirs: string[] = [];
+  let pids = false;
+  let memory = false;
+  if (pidsPath !== undefined) {
+    const dir = join(ROOT, 'pids', pidsPath, name);
+    if (tryMkdir(dir)) {
+      dirs.push(dir);
+      pids = tryWrite(join(dir, 'pids.max'), String(limits.maxProcesses));
+    }
+  }
+  if (memoryPath !== undefined) {
+    const dir = join(ROOT, 'memory', memoryPath, name);
+    if (tryMkdir(dir)) {
+      dirs.push(dir);
+      memory = tryWrite(join(dir, 'memory.limit_in_bytes'), memoryBytes);
+    }
+  }
+  if (!pids && !memory) {
+    void removeDirs(dirs);
+    return undefined;
+  }
+  return group(dirs, pids, memory, limits);
+}
+
+function group(dirs: string[], pids: boolean, memory: boolean, limits: SandboxLimits): ControlGroup {
+  const applied: string[] = [];
+  const unenforced: string[] = [];
+  if (pids) applied.push(`at most ${limits.maxProcesses} processes (cgroup)`);
+  else unenforced.push('process count: the pids cgroup controller is not available to curupira');
+  if (memory) applied.push(`at most ${limits.memoryMb} MiB of memory (cgroup)`);
+  else unenforced.push('memory: the memory cgroup controller is not available to curupira');
+  return {
+    applied,
+    unenforced,
+    place(pid) {
+      // A fork in flight while its parent moves leaves the child behind: once a move is written,
+      // such a fork has finished, so the next look finds it. Stop when a look finds nothing new.
+      const placed = new Set<number>();
+      for (let round = 0; round < 10; round += 1) {
+        const fresh = descendants(pid).filter((member) => !placed.has(member));
+        if (fresh.length === 0) break;
+        for (const member of fresh) {
+          placed.add(member);
+          for (const dir of dirs) tryWrite(join(dir, 'cgroup.procs'), String(member));
+        }
+      }
+    },
+    dispose: () => removeDirs(dirs),
+  };
+}

@@ -1,0 +1,81 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { hostAllowed, startEgressProxy } from './proxy.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function viaSocket(
+  socketPath: string,
+  options: { method?: string; path: string; headers?: Record<string, string> },
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath, ...options }, (res) => {
+      let body = '';
+      res.on('data', (chunk) => {
+        body += chunk;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('connect', (res, socket) => {
+      socket.destroy();
+      resolve({ status: res.statusCode ?? 0, body: '' });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('the egress proxy', () => {
+  it('matches hosts, ports and wildcard domains', () => {
+    expect(hostAllowed(['api.anthropic.com'], 'api.anthropic.com', 443)).toBe(true);
+    expect(hostAllowed(['api.anthropic.com'], 'api.anthropic.com', 80)).toBe(false);
+    expect(hostAllowed(['api.anthropic.com'], 'evil.com', 443)).toBe(false);
+    expect(hostAllowed(['*.pypi.org'], 'files.pypi.org', 443)).toBe(true);
+    expect(hostAllowed(['*.pypi.org'], 'pypi.org.evil.com', 443)).toBe(false);
+    expect(hostAllowed(['127.0.0.1:8080'], '127.0.0.1', 8080)).toBe(true);
+  });
+
+  it('refuses a tunnel off the list and reports it; swaps the placeholder for the real key', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'proxy-unit-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const seen: { url: string; key: string }[] = [];
+    const upstream = createServer((req, res) => {
+      seen.push({ url: req.url ?? '', key: String(req.headers['x-api-key']) });
+      res.end('ok');
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => upstream.close(() => resolve())));
+    const port = (upstream.address() as { port: number }).port;
+    const blocked: string[] = [];
+    const socketPath = join(dir, 'egress.sock');
+    const proxy = await startEgressProxy({
+      socketPath,
+      allow: ['api.example.com'],
+      keys: [
+        { baseUrl: `http://127.0.0.1:${port}/base`, swaps: [{ placeholder: 'PLACEHOLDER', key: 'sk-real' }] },
+      ],
+      onBlocked: (target) => blocked.push(target),
+    });
+    cleanups.push(() => proxy.close());
+
+    const tunnel = await viaSocket(socketPath, { method: 'CONNECT', path: `127.0.0.1:${port}` });
+    expect(tunnel.status).toBe(403);
+    const plain = await viaSocket(socketPath, { path: `http://127.0.0.1:${port}/x` });
+    expect(plain.status).toBe(403);
+    expect(blocked).toEqual([`127.0.0.1:${port}`, `127.0.0.1:${port}`]);
+
+    const keyed = await viaSocket(socketPath, {
+      path: '/_key/0/v1/messages',
+      headers: { 'x-api-key': 'PLACEHOLDER' },
+    });
+    expect(keyed).toEqual({ status: 200, body: 'ok' });
+    expect(seen).toEqual([{ url: '/base/v1/messages', key: 'sk-real' }]);
+    expect((await viaSocket(socketPath, { path: '/_key/7/x' })).status).toBe(404);
+  });
+});

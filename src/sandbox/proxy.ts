@@ -1,0 +1,168 @@
+/**
+ * The egress and key proxy of one sandboxed run, listening on a unix socket that is the sandbox's
+ * only way out (its network namespace has nothing but its own loopback; a forwarder inside turns
+ * `127.0.0.1:PORT` into this socket).
+ *
+ * - `CONNECT host:port` (HTTPS through `HTTPS_PROXY`): tunnelled when the host is on the
+ *   allow-list, else refused with 403 and reported (`onBlocked`).
+ * - A plain request in absolute form (`GET http://host/…` through `HTTP_PROXY`): forwarded when
+ *   allowed, else refused the same way.
+ * - A request to `/_key/<n>/…` (a provider's base URL pointing here): forwarded to key route
+ *   `n`'s real base URL, with the placeholder the agent holds replaced by the real key in every
+ *   header and in the query. The real key never enters the sandbox.
+ */
+import { createServer as createHttpServer, request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { connect, type Server, type Socket } from 'node:net';
+
+export interface KeyForward {
+  /** The real API base URL (`https://api.anthropic.com`). */
+  baseUrl: string;
+  /** Each value the agent holds in place of a key, and the real key put on the request for it. */
+  swaps: readonly { placeholder: string; key: string }[];
+}
+
+export interface EgressProxyOptions {
+  socketPath: string;
+  /** `host`, `host:port` or `*.domain` (port 443 unless given). */
+  allow: readonly string[];
+  keys: readonly KeyForward[];
+  onBlocked(target: string): void;
+}
+
+export interface EgressProxy {
+  close(): Promise<void>;
+}
+
+/** True when `host:port` is on the allow-list. */
+export function hostAllowed(allow: readonly string[], host: string, port: number): boolean {
+  const name = host.toLowerCase().replace(/^\[|\]$/g, '');
+  for (const entry of allow) {
+    const match = /^(.*?)(?::(\d+))?$/.exec(entry.toLowerCase());
+    if (!match) continue;
+    const pattern = match[1] ?? '';
+    const wanted = match[2] ? Number(match[2]) : 443;
+    if (wanted !== port) continue;
+    if (pattern.startsWith('*.')) {
+      if (name.endsWith(pattern.slice(1))) return true;
+    } else if (name === pattern) {
+      return true;
+    }
+  }
+  return false;
+}
+
+function splitTarget(target: string): { host: string; port: number } | undefined {
+  const match = /^\[?([^\]\s]+?)\]?:(\d{1,5})$/.exec(target);
+  if (!match) return undefined;
+  return { host: match[1]!, port: Number(match[2]) };
+}
+
+function refuse(socket: Socket, status: string): void {
+  socket.end(`HTTP/1.1 ${status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+}
+
+function swap(value: string, key: KeyForward): string {
+  let out = value;
+  for (const { placeholder, key: real } of key.swaps) out = out.split(placeholder).join(real);
+  return out;
+}
+
+/** Forwards one request to `url`, headers passed through (hop-by-hop ones dropped). */
+function forward(
+  req: IncomingMessage,
+  res: import('node:http').ServerResponse,
+  url: URL,
+  rewrite: (value: string) => string,
+): void {
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    if (['host', 'connection', 'proxy-connection', 'proxy-authorization', 'keep-alive'].includes(name))
+      continue;
+    headers[name] = Array.isArray(value) ? value.map(rewrite) : rewrite(value);
+  }
+  headers.host = url.host;
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  const upstream = send(url, { method: req.method ?? 'GET', headers }, (answer) => {
+    res.writeHead(answer.statusCode ?? 502, answer.headers);
+    answer.pipe(res);
+  });
+  upstream.on('error', () => {
+    if (!res.headersSent) res.writeHead(502);
+    res.end();
+  });
+  req.pipe(upstream);
+}
+
+export async function startEgressProxy(options: EgressProxyOptions): Promise<EgressProxy> {
+  const sockets = new Set<Socket>();
+  const server: Server = createHttpServer((req, res) => {
+    const raw = req.url ?? '/';
+    const keyed = /^\/_key\/(\d+)(\/.*)?$/.exec(raw);
+    if (keyed) {
+      const key = options.keys[Number(keyed[1])];
+      if (!key) {
+        res.writeHead(404).end();
+        return;
+      }
+      const base = key.baseUrl.replace(/\/+$/, '');
+      const url = new URL(base + swap(keyed[2] ?? '/', key));
+      forward(req, res, url, (value) => swap(value, key));
+      return;
+    }
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      res.writeHead(400).end();
+      return;
+    }
+    const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+    if (url.protocol !== 'http:' || !hostAllowed(options.allow, url.hostname, port)) {
+      options.onBlocked(`${url.hostname}:${port}`);
+      res.writeHead(403, { 'content-type': 'text/plain' }).end('blocked by the sandbox\n');
+      return;
+    }
+    forward(req, res, url, (value) => value);
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  server.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
+    client.on('error', () => {});
+    const target = splitTarget(req.url ?? '');
+    if (!target || !hostAllowed(options.allow, target.host, target.port)) {
+      options.onBlocked(target ? `${target.host}:${target.port}` : String(req.url ?? '?'));
+      refuse(client, '403 Forbidden');
+      return;
+    }
+    const upstream = connect(target.port, target.host);
+    sockets.add(upstream);
+    upstream.once('close', () => sockets.delete(upstream));
+    upstream.once('connect', () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (head.length > 0) upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    upstream.on('error', () => {
+      if (client.writable) refuse(client, '502 Bad Gateway');
+    });
+    client.on('error', () => upstream.destroy());
+    client.on('close', () => upstream.destroy());
+  });
+  server.on('clientError', (_error, socket) => socket.destroy());
+  await new Promise<void>((resolveListen, reject) => {
+    server.once('error', reject);
+    server.listen(options.socketPath, () => resolveListen());
+  });
+  return {
+    close: () =>
+      new Promise<void>((resolveClose) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolveClose());
+      }),
+  };
+}
