@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { AutomationOf } from '../../config/types.js';
 import { compileSearchQuery } from '../../github/query.js';
 import { automationBaseShape, eventMemoryShape, githubFilterShape } from '../common-schema.js';
+import { memoryLines } from '../explain.js';
 import type { ExplainLine, TriggerTable } from '../types.js';
 
 export const GitHubIssuesAutomation = z
@@ -45,19 +46,10 @@ export const githubIssuesTable: TriggerTable<GitHubIssuesResolved> = {
   explain(automation: GitHubIssuesResolved): ExplainLine[] {
     const config = automation.config;
     const lines: ExplainLine[] = [{ label: 'search query', value: issueSearchQuery(config) }];
-    if (config.once)
-      lines.push({ label: 'item memory', value: 'once: an issue fires at most once (issue:<number>)' });
-    else
-      lines.push({
-        label: 'item memory',
-        value: `none: every start of \`run\`, \`run --watch\` or \`serve\` runs each matching issue again${config.deliver === 'pr' ? ' (unless its pull request is open)' : ''} (set once = true to run it once)`,
-      });
-    if (config.ignore_backlog)
-      lines.push({
-        label: 'backlog',
-        value: 'ignored: issues matching at the first poll are recorded as skipped',
-      });
-    return lines;
+    const memory = config.once
+      ? 'once: an issue fires at most once (issue:<number>)'
+      : `none: every start of \`run\`, \`run --watch\` or \`serve\` runs each matching issue again${config.deliver === 'pr' ? ' (unless its pull request is open)' : ''} (set once = true to run it once)`;
+    return [...lines, ...memoryLines(memory, config.ignore_backlog, 'issues matching')];
   },
 };
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AutomationOf } from '../../config/types.js';
 import { automationBaseShape, eventMemoryShape, headWorktreeShape, RepoSlug } from '../common-schema.js';
+import { memoryLines } from '../explain.js';
 import type { ExplainLine, TriggerTable } from '../types.js';
 
 export const ITEM_KINDS = ['issue', 'pull_request', 'draft_issue'] as const;
@@ -86,19 +87,10 @@ export const githubProjectItemsTable: TriggerTable<GitHubProjectItemsResolved> =
           .join('; '),
       },
     ];
-    if (c.once) lines.push({ label: 'item memory', value: 'once: a card fires at most once (item:<id>)' });
-    else
-      lines.push({
-        label: 'item memory',
-        value:
-          'none: every start of `run`, `run --watch` or `serve` runs each card in the column again (set once = true to run it once)',
-      });
-    if (c.ignore_backlog)
-      lines.push({
-        label: 'backlog',
-        value: 'ignored: cards in the column at the first poll are recorded as skipped',
-      });
-    return lines;
+    const memory = c.once
+      ? 'once: a card fires at most once (item:<id>)'
+      : 'none: every start of `run`, `run --watch` or `serve` runs each card in the column again (set once = true to run it once)';
+    return [...lines, ...memoryLines(memory, c.ignore_backlog, 'cards in the column')];
   },
 };
 

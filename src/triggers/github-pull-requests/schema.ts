@@ -7,6 +7,7 @@ import {
   githubFilterShape,
   headWorktreeShape,
 } from '../common-schema.js';
+import { memoryLines } from '../explain.js';
 import type { ExplainLine, TriggerTable } from '../types.js';
 
 export const MERGE_STATES = [
@@ -109,26 +110,13 @@ export const githubPullRequestsTable: TriggerTable<GitHubPullRequestsResolved> =
       { label: 'search query', value: pullRequestSearchQuery(config) },
       { label: 'post-filters', value: describePostFilters(config) },
     ];
-    if (config.once === 'head')
-      lines.push({
-        label: 'item memory',
-        value:
-          'once = "head": a pull request runs once per head commit (pr:<number>@<sha>); new commits run it again, a restart does not',
-      });
-    else if (config.once)
-      lines.push({ label: 'item memory', value: 'once: a pull request fires at most once (pr:<number>)' });
-    else
-      lines.push({
-        label: 'item memory',
-        value:
-          'none: every start of `run`, `run --watch` or `serve` runs each matching pull request again (set once = "head" to run once per head commit)',
-      });
-    if (config.ignore_backlog)
-      lines.push({
-        label: 'backlog',
-        value: 'ignored: pull requests matching at the first poll are recorded as skipped',
-      });
-    return lines;
+    const memory =
+      config.once === 'head'
+        ? 'once = "head": a pull request runs once per head commit (pr:<number>@<sha>); new commits run it again, a restart does not'
+        : config.once
+          ? 'once: a pull request fires at most once (pr:<number>)'
+          : 'none: every start of `run`, `run --watch` or `serve` runs each matching pull request again (set once = "head" to run once per head commit)';
+    return [...lines, ...memoryLines(memory, config.ignore_backlog, 'pull requests matching')];
   },
 };
 
