@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PROVIDERS } from '../../src/agents/schemas.js';
 import type { RunRecord } from '../../src/core/types.js';
 import { seriousViolations } from '../helpers/axe.js';
-import { createHarness, type Harness, issueAutomation, ROOT, waitFor } from '../helpers/harness.js';
+import { createHarness, type Harness, issueAutomation, ROOT } from '../helpers/harness.js';
 import { type Served, serveInProcess } from '../helpers/serve.js';
 
 const CHROMIUM = '/usr/bin/chromium';
