@@ -364,23 +364,9 @@ export class Kernel {
           AbortSignal.any([this.s.runAbort.signal, cancel.signal]),
         );
     const done = execution
-      .then(async (finished) => {
-        if (!finished) return;
-        const noted = cancel.signal.aborted ? await this.control.noteCancelled(finished) : { run: finished };
-        const outcome: RunOutcome = {
-          automation,
-          task,
-          run: noted.run,
-          renoted: noted.run !== finished,
-          ...(noted.by ? { cancelledBy: noted.by } : {}),
-        };
-        for (const feature of this.s.features)
-          if (feature.runEnded) outcome.run = await feature.runEnded(outcome);
-        for (const feature of this.s.features) await feature.afterRun?.(outcome);
-        this.s.runs.push(outcome.run);
-        this.s.options.onRun?.(outcome.run);
-        await this.afterRun(automation, task, outcome.run, feed);
-      })
+      .then((finished) =>
+        finished ? this.settle(automation, task, finished, cancel.signal, feed) : undefined,
+      )
       .catch((error: unknown) => {
         this.s.options.log.error(
           { automation: automation.id, id: task.item.id, error: errorMessage(error) },
@@ -408,6 +394,30 @@ export class Kernel {
       });
     this.s.running.set(task.key, { task, automation, info, done, cancel });
     this.s.emitStatus();
+  }
+
+  /** A run finished: its outcome through every feature, then the kernel's own follow-up. */
+  private async settle(
+    automation: ResolvedAutomation,
+    task: Task,
+    finished: RunRecord,
+    cancelled: AbortSignal,
+    feed: Feed | undefined,
+  ): Promise<void> {
+    const noted = cancelled.aborted ? await this.control.noteCancelled(finished) : { run: finished };
+    const outcome: RunOutcome = {
+      automation,
+      task,
+      run: noted.run,
+      renoted: noted.run !== finished,
+      ...(noted.by ? { cancelledBy: noted.by } : {}),
+    };
+    for (const feature of this.s.features)
+      if (feature.runEnded) outcome.run = await feature.runEnded(outcome);
+    for (const feature of this.s.features) await feature.afterRun?.(outcome);
+    this.s.runs.push(outcome.run);
+    this.s.options.onRun?.(outcome.run);
+    await this.afterRun(automation, task, outcome.run, feed);
   }
 
   /** The agent started: for `once`, the item counts as handled from now on. */
