@@ -264,7 +264,7 @@ async function deliverToHead(deps: DeliveryDeps, request: DeliveryRequest): Prom
         kind: 'not-pushed',
         reason: `not pushed: pull request #${source.number}'s branch is in a fork, which curupira never pushes to; the commits are kept in the worktree`,
       };
-    const held = await review(request, tracking, sha);
+    const held = await review(request, `refs/remotes/origin/${tracking}`, sha);
     if (held) {
       deps.log.warn({ ...fields, findings: held.findings.length }, 'Delivery held for a person');
       return held;

@@ -55,6 +55,7 @@ import { crashPoint } from '../process/crash-point.js';
 import { createFence } from '../prompt/fence.js';
 import { capText } from '../prompt/untrusted.js';
 import type { PullRequestRecord, Store } from '../store/types.js';
+import { git } from '../workspace/git.js';
 import { originUrl, prepareHeadWorktree, remoteRepoName } from '../workspace/head-worktree.js';
 import { ensureCheckout } from '../workspace/index.js';
 import { worktreePath } from '../workspace/paths.js';
@@ -286,6 +287,18 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
       ...(delivery.branch ? { localBranch: delivery.branch } : {}),
       log,
     });
+    // The base too, as origin/<base>: the agent merges it without the network (a sandboxed run has
+    // none but its allow-list), and sees the base as it is now.
+    if (record.baseBranch)
+      await git(
+        [
+          'fetch',
+          '--quiet',
+          'origin',
+          `+refs/heads/${record.baseBranch}:refs/remotes/origin/${record.baseBranch}`,
+        ],
+        { cwd: automation.repository.checkoutPath },
+      );
     const remediation: RemediationRun = {
       sessionId: action.sessionId,
       prompt: remediationPrompt(action.request, record.headBranch),

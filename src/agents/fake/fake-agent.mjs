@@ -30,7 +30,7 @@
  *   [[fake:commit-early]]  commit a file right after announcing the session, before any sleep
  *   [[fake:linger=N]]      wait N seconds after the closing event before exiting: an agent that
  *                          has reported its result (and, say, closed its issue) but not exited yet
- *   [[fake:merge=BRANCH]]  fetch origin's BRANCH and merge it, conflicts resolved in favour of the
+ *   [[fake:merge=BRANCH]]  merge origin/BRANCH (fetched first when missing), conflicts resolved in favour of the
  *                          agent's side (`-X ours`): what an agent asked to resolve conflicts does
  *   [[fake:usage=N]]       (codex) finish a first turn that used N input tokens right after
  *                          announcing the session, before any sleep: live usage for budgets
@@ -1405,12 +1405,25 @@ async function main() {
 
   const mergeFrom = wanted.find((d) => d.name === 'merge' && d.value)?.value;
   if (mergeFrom) {
-    const fetched = git(['fetch', '-q', 'origin', mergeFrom]);
+    // What curupira fetched for the run (origin/BRANCH), else a fetch of its own.
+    const tracking = `refs/remotes/origin/${mergeFrom}`;
+    const local = git(['rev-parse', '--verify', '-q', tracking]).ok;
+    const fetched = local ? { ok: true } : git(['fetch', '-q', 'origin', mergeFrom]);
     const merged = fetched.ok
-      ? git(['merge', '--no-edit', '-X', 'ours', '-m', `${provider}: merge ${mergeFrom}`, 'FETCH_HEAD'])
+      ? git([
+          'merge',
+          '--no-edit',
+          '-X',
+          'ours',
+          '-m',
+          `${provider}: merge ${mergeFrom}`,
+          local ? tracking : 'FETCH_HEAD',
+        ])
       : fetched;
     out.tool(
-      `git fetch origin ${mergeFrom} && git merge -X ours FETCH_HEAD`,
+      local
+        ? `git merge -X ours origin/${mergeFrom}`
+        : `git fetch origin ${mergeFrom} && git merge -X ours FETCH_HEAD`,
       merged.output || 'merged',
       !merged.ok,
     );

@@ -60,7 +60,7 @@ function request(context: FollowContext, base: string, pair: string, files: stri
     budgeted: false,
     instructions: [
       `Pull request #${pr.number} cannot be merged: its branch conflicts with the base branch \`${safeBase}\` (head ${pr.head.sha}, base ${pair.split('..')[1]}).`,
-      `Merge the base into the branch: run \`git fetch origin ${safeBase}\` and \`git merge origin/${safeBase}\`, resolve every conflict keeping the intent of both sides, check that the project still builds and its tests pass, then commit the merge.`,
+      `Merge the base into the branch: curupira has just fetched it as \`origin/${safeBase}\`, so run \`git merge origin/${safeBase}\` (no fetch needed: a sandboxed run may have no network), resolve every conflict keeping the intent of both sides, check that the project still builds and its tests pass, then commit the merge.`,
       'Never rebase, never amend or rewrite commits that were pushed, never force-push: curupira pushes the branch when you finish.',
       files.length > 0
         ? 'The files changed on both sides (where git is likely to find the conflicts) are listed below as data.'
