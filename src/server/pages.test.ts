@@ -242,7 +242,7 @@ describe('items without a GitHub number, and a live run', () => {
     expect(page).not.toContain('cron://');
     expect(page).not.toContain('#1796266800');
     const card = boardPage(board([fired]), 'tok').text;
-    expect(card).toContain('fix · schedule fired 2026-12-03 03:00 UTC ·');
+    expect(card).toContain('<span class="number">schedule fired 2026-12-03 03:00 UTC</span>');
     expect(card).not.toContain('#1796266800');
     const chained = run({ taskType: 'after', itemId: 'r_0000000009ZZZZZZZZ', itemUrl: 'cron://nightly' });
     expect(runPage(chained, undefined, 'tok').text).toMatch(

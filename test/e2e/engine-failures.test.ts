@@ -94,7 +94,7 @@ describe('failures', () => {
     expect(children).toHaveLength(1);
     // The grandchild ignores SIGTERM and would have lived two minutes.
     expect(fakeProcessAlive(children[0]!, STUBBORN_CHILD)).toBe(false);
-    expect(fakeProcessAlive(call!.pid, 'fake-agent.mjs')).toBe(false);
+    expect(fakeProcessAlive(call!.pid, join(h!.binDir, 'fake-agent.mjs'))).toBe(false);
     // A timed-out session is resumable, as a failed one is.
     expect((await sessions()).some((s) => s.automationId === 'slow' && s.sessionId === run.sessionId)).toBe(
       true,

@@ -219,7 +219,7 @@ describe('Ctrl+C on the built CLI', () => {
       expect(result.code, result.stderr).toBe(130);
       expect(result.stderr).toContain('running agents finish first (press Ctrl+C again to stop them now');
       const [call] = h.agentRuns('claude');
-      expect(fakeProcessAlive(call!.pid, 'fake-agent.mjs')).toBe(false);
+      expect(fakeProcessAlive(call!.pid, join(h!.binDir, 'fake-agent.mjs'))).toBe(false);
       const runs = await withStore(h, (store) => store.listRuns());
       expect(runs.map((r) => r.status)).toEqual(['cancelled']);
       expect(await sessionsOf(h, 'fix')).toEqual([session]);
@@ -385,7 +385,7 @@ describe('restarts, watch and stop (in process)', () => {
     expect(run.reason).toContain('the session resumes on the next start');
     expect(await sessionsOf(h, 'stopper')).toEqual(saved);
     const [call] = h.agentRuns('claude').filter((c) => c.prompt?.startsWith('Stop:'));
-    expect(fakeProcessAlive(call!.pid, 'fake-agent.mjs')).toBe(false);
+    expect(fakeProcessAlive(call!.pid, join(h!.binDir, 'fake-agent.mjs'))).toBe(false);
     const children = h.childPids().slice(childrenBefore);
     expect(children).toHaveLength(1);
     expect(fakeProcessAlive(children[0]!, STUBBORN_CHILD)).toBe(false);

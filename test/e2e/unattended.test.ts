@@ -4,6 +4,7 @@
  * usage-limit message parking its runs while other providers keep running, and auto-pause.
  * Agents are the fake CLIs; GitHub is the simulator; no write request is sent.
  */
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Provider } from '../../src/agents/schemas.js';
 import { FakeClock } from '../../src/core/clock.js';
@@ -165,7 +166,7 @@ describe('stalls', () => {
     );
     expect(run.reason).toContain('its session is kept');
     const [agent] = h.agentRuns('claude');
-    expect(fakeProcessAlive(agent!.pid, 'fake-agent.mjs')).toBe(false);
+    expect(fakeProcessAlive(agent!.pid, join(h!.binDir, 'fake-agent.mjs'))).toBe(false);
     // A stall is a failure: it counts against the budget.
     const store = await h.openStore();
     try {

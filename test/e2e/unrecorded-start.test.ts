@@ -4,6 +4,7 @@
  * running unseen: it is stopped at once, its run recorded as cancelled with the reason, so the
  * item is not run a second time from scratch next to work nobody can see.
  */
+import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { StateError } from '../../src/core/errors.js';
 import { runEngine } from '../../src/features.js';
@@ -57,7 +58,7 @@ it('an agent whose session could not be saved is stopped at once, its run cancel
   }
   const calls = h.agentRuns('claude');
   expect(calls).toHaveLength(1);
-  expect(fakeProcessAlive(calls[0]!.pid, 'fake-agent.mjs')).toBe(false);
+  expect(fakeProcessAlive(calls[0]!.pid, join(h!.binDir, 'fake-agent.mjs'))).toBe(false);
   // Stopped at once, not after its 20 s of work.
   expect(elapsed).toBeLessThan(15_000);
 }, 60_000);
