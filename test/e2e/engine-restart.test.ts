@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RESUME_SESSION_PROMPT } from '../../src/engine/executor.js';
 import type { SessionRecord, Store } from '../../src/store/types.js';
 import {
+  agentHostPid,
   createHarness,
   fakeProcessAlive,
   type Harness,
@@ -135,7 +136,10 @@ describe('crash safety (the built CLI, killed with SIGKILL)', () => {
         expect(second.stdout).toContain('1 run: 1 succeeded');
       } finally {
         if (first.child.exitCode === null && first.child.signalCode === null) first.child.kill('SIGKILL');
-        for (const call of h.agentRuns(provider)) if (isRunning(call.pid)) process.kill(call.pid, 'SIGKILL');
+        for (const call of h.agentRuns(provider)) {
+          const pid = agentHostPid(call);
+          if (pid !== undefined) process.kill(pid, 'SIGKILL');
+        }
         await h.cleanup().catch((error: unknown) => console.error('cleanup failed', error));
       }
     },
@@ -186,7 +190,10 @@ describe('a kill after the agent reported its result (the built CLI)', () => {
       expect(await sessionsOf(h, 'fix')).toEqual([]);
     } finally {
       if (first.child.exitCode === null && first.child.signalCode === null) first.child.kill('SIGKILL');
-      for (const call of h.agentRuns('claude')) if (isRunning(call.pid)) process.kill(call.pid, 'SIGKILL');
+      for (const call of h.agentRuns('claude')) {
+        const pid = agentHostPid(call);
+        if (pid !== undefined) process.kill(pid, 'SIGKILL');
+      }
       await h.cleanup().catch((error: unknown) => console.error('cleanup failed', error));
     }
   }, 60_000);
@@ -226,7 +233,10 @@ describe('Ctrl+C on the built CLI', () => {
       expect(result.stdout).toContain('1 run: 1 cancelled');
     } finally {
       if (cli.child.exitCode === null && cli.child.signalCode === null) cli.child.kill('SIGKILL');
-      for (const call of h.agentRuns('claude')) if (isRunning(call.pid)) process.kill(call.pid, 'SIGKILL');
+      for (const call of h.agentRuns('claude')) {
+        const pid = agentHostPid(call);
+        if (pid !== undefined) process.kill(pid, 'SIGKILL');
+      }
       await h.cleanup().catch((error: unknown) => console.error('cleanup failed', error));
     }
   }, 60_000);

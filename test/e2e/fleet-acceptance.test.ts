@@ -286,7 +286,7 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet acceptance (issue 17)'
       );
       // Never two agents of the item alive at once: the killed worker's agent was gone before the restart.
       expect(agents.concurrent()).toEqual([]);
-      const lastAlive = agents.lastSeenAlive(first.pid) ?? 0;
+      const lastAlive = agents.lastSeenAlive(first) ?? 0;
       expect(lastAlive).toBeLessThan(Date.parse(calls[1]!.time));
       // Its lifeline stopped it as soon as the worker died, not when its sleep ended.
       expect(lastAlive - killedAt).toBeLessThan(3000);
@@ -458,7 +458,7 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet acceptance (issue 17)'
         if (how === 'cut') proxy.cut();
         else proxy.blackhole();
         // Its agent is stopped by its own host once heartbeat_timeout passed without the database.
-        await waitFor('the cut-off agent to stop', () => !agentAlive(first.pid), 15_000, 100);
+        await waitFor('the cut-off agent to stop', () => !agentAlive(first), 15_000, 100);
         const stoppedAfter = Date.now() - cutAt;
         expect(stoppedAfter).toBeLessThan(7000);
         // Stopped before the poller could take the job back (its heartbeat is older than the cut).
@@ -557,7 +557,7 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet acceptance (issue 17)'
         const cutAt = Date.now();
         if (how === 'cut') proxy.cut();
         else proxy.blackhole();
-        await waitFor('the cut-off agent to stop', () => !agentAlive(first.pid), 15_000, 100);
+        await waitFor('the cut-off agent to stop', () => !agentAlive(first), 15_000, 100);
         const stoppedAfter = Date.now() - cutAt;
         // why: the outage goes on a little past the agent's stop (still well inside resume_grace):
         // its length is the scenario, not a wait for something to happen.

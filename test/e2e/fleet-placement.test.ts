@@ -112,7 +112,7 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet placement (issue 33)',
     f.start('poller', 'p1');
     const first = f.start('worker', 'w1');
     const agent = await waitFor('the agent', () => f.harness.agentRuns('claude')[0], 60_000, 100);
-    expect(agentAlive(agent.pid)).toBe(true);
+    expect(agentAlive(agent)).toBe(true);
 
     const second = f.start('worker', 'w1');
     const result = await waitFor(
@@ -126,7 +126,7 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet placement (issue 33)',
     expect(result.stderr).toContain('set a distinct `host` in [settings.fleet]');
     expect(second.output()).not.toContain('left running by a previous curupira process');
     // The first one's agent ran on, untouched, to its success.
-    expect(agentAlive(agent.pid)).toBe(true);
+    expect(agentAlive(agent)).toBe(true);
     const runs = await waitFor(
       'the run to succeed',
       async () => {

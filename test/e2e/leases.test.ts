@@ -11,9 +11,9 @@ import type { RunRecord } from '../../src/core/types.js';
 import { createLogger } from '../../src/log.js';
 import { openStore } from '../../src/store/index.js';
 import {
+  agentHostPid,
   createHarness,
   type Harness,
-  isRunning,
   issueAutomation,
   runBuiltCli,
   startBuiltCli,
@@ -232,7 +232,10 @@ async function killMidRun(harness: Harness): Promise<{ commentId: number; agentP
 }
 
 function killAgents(harness: Harness): void {
-  for (const call of harness.agentRuns('claude')) if (isRunning(call.pid)) process.kill(call.pid, 'SIGKILL');
+  for (const call of harness.agentRuns('claude')) {
+    const pid = agentHostPid(call);
+    if (pid !== undefined) process.kill(pid, 'SIGKILL');
+  }
 }
 
 describe('kill -9 during a leased run (the built CLI, slow)', () => {

@@ -16,9 +16,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
+  agentHostPid,
+  agentRunning,
   createHarness,
   type Harness,
-  isRunning,
   issueAutomation,
   runBuiltCli,
   startBuiltCli,
@@ -73,7 +74,7 @@ describe('kill -9 storm (slow)', () => {
       // An item an agent works on now, else the first still open.
       const busy = harness
         .agentRuns('claude')
-        .filter((c) => isRunning(c.pid))
+        .filter((c) => agentRunning(c))
         .map((c) => /Fix #(\d+)/.exec(c.prompt ?? '')?.[1])
         .find((n) => n !== undefined && !closed.has(n) && !closing.includes(n));
       const number =
@@ -102,8 +103,9 @@ describe('kill -9 storm (slow)', () => {
       }
       if (random() < 0.4) {
         for (const call of harness.agentRuns('claude')) {
-          if (isRunning(call.pid) && random() < 0.5) {
-            process.kill(call.pid, 'SIGKILL');
+          const pid = agentHostPid(call);
+          if (pid !== undefined && random() < 0.5) {
+            process.kill(pid, 'SIGKILL');
             agentKills += 1;
           }
         }
@@ -185,7 +187,7 @@ describe('kill -9 storm (slow)', () => {
     expect(
       harness
         .agentRuns('claude')
-        .filter((c) => isRunning(c.pid))
+        .filter((c) => agentRunning(c))
         .map((c) => c.pid),
     ).toEqual([]);
     // No commit an agent made was lost: none is unreachable in the checkout.

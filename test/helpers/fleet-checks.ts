@@ -2,12 +2,11 @@
  * What the fleet acceptance tests (issue 17) read back: the dispatch rows of a test schema, runs
  * of the shared store, and the checks that no task ever had two live dispatches or two live agents.
  */
-import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import type { RunRecord } from '../../src/core/types.js';
 import type { DispatchRow } from '../../src/fleet/fleet-db.js';
 import type { TestFleet } from './fleet.js';
-import { type FakeInvocation, isRunning } from './harness.js';
+import { agentHostPid, agentRunning, type FakeInvocation } from './harness.js';
 
 /** A `fleet_dispatches` row as the database returns it (src/fleet/fleet-db.ts). */
 export type { DispatchRow };
@@ -72,7 +71,7 @@ export interface AgentWatch {
   /** Items that had two live agents at one sample, with the pids. */
   concurrent(): { item: string; pids: number[] }[];
   /** When an invocation's pid was last seen alive (epoch ms), if ever. */
-  lastSeenAlive(pid: number): number | undefined;
+  lastSeenAlive(call: FakeInvocation): number | undefined;
   stop(): void;
 }
 
@@ -82,14 +81,16 @@ export function watchAgents(
   everyMs = 100,
 ): AgentWatch {
   const found: { item: string; pids: number[] }[] = [];
-  const lastAlive = new Map<number, number>();
+  const lastAlive = new Map<string, number>();
+  const idOf = (call: FakeInvocation): string => `${call.time} ${call.cwd} ${call.pid}`;
   const timer = setInterval(() => {
     const live = new Map<string, number[]>();
     for (const call of invocations()) {
-      if (!agentAlive(call.pid)) continue;
-      lastAlive.set(call.pid, Date.now());
+      const pid = agentHostPid(call);
+      if (pid === undefined) continue;
+      lastAlive.set(idOf(call), Date.now());
       const item = key(call);
-      live.set(item, [...(live.get(item) ?? []), call.pid]);
+      live.set(item, [...(live.get(item) ?? []), pid]);
     }
     for (const [item, pids] of live) {
       const seen = found.some((f) => f.item === item && f.pids.join() === pids.join());
@@ -98,17 +99,12 @@ export function watchAgents(
   }, everyMs);
   return {
     concurrent: () => [...found],
-    lastSeenAlive: (pid) => lastAlive.get(pid),
+    lastSeenAlive: (call) => lastAlive.get(idOf(call)),
     stop: () => clearInterval(timer),
   };
 }
 
-/** True while `pid` is a live fake agent (not a later process that reused its pid). */
-export function agentAlive(pid: number): boolean {
-  if (!isRunning(pid)) return false;
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('fake-agent');
-  } catch {
-    return false;
-  }
+/** True while the invocation's fake agent runs (not a later process that reused its pid). */
+export function agentAlive(call: Pick<FakeInvocation, 'pid' | 'cwd'>): boolean {
+  return agentRunning(call);
 }

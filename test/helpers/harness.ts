@@ -4,7 +4,16 @@
  */
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { installFakeAgents } from '../../src/agents/fake/install.js';
 import type { Provider } from '../../src/agents/schemas.js';
@@ -418,6 +427,37 @@ export function fakeProcessAlive(pid: number, marker: string): boolean {
     }
   }
   return false;
+}
+
+/**
+ * The host pid of a fake agent's invocation while it runs, else undefined. A sandboxed agent
+ * records its pid inside its own PID namespace (where it is a small number that every sandbox
+ * shares), so the process is found by that inner pid together with its working folder.
+ */
+export function agentHostPid(call: Pick<FakeInvocation, 'pid' | 'cwd'>): number | undefined {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const inner = /^NSpid:\s+(.+)$/m
+        .exec(readFileSync(`/proc/${entry}/status`, 'utf8'))?.[1]
+        ?.trim()
+        .split(/\s+/)
+        .at(-1);
+      if (Number(inner) !== call.pid) continue;
+      if (!readFileSync(`/proc/${entry}/cmdline`, 'latin1').includes('fake-agent')) continue;
+      const cwd = readlinkSync(`/proc/${entry}/cwd`);
+      if (cwd !== call.cwd && !cwd.startsWith(`${call.cwd} `)) continue;
+      if (isRunning(Number(entry))) return Number(entry);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return undefined;
+}
+
+/** True while the fake agent of this invocation runs (sandboxed or not). */
+export function agentRunning(call: Pick<FakeInvocation, 'pid' | 'cwd'>): boolean {
+  return agentHostPid(call) !== undefined;
 }
 
 /** What the stubborn grandchild of `[[fake:spawn-child]]` has on its command line. */
