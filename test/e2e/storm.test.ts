@@ -63,7 +63,8 @@ describe('kill -9 storm (slow)', () => {
       // Unsandboxed on purpose: this storm checks curupira's own crash safety with agents that outlive
       // it (a sandboxed agent dies with curupira: --die-with-parent). With the sandbox one run in one
       // storm resumed a session that had finished: that case is still open (docs/sandbox.md).
-      settingsExtra: 'sandbox = "none"\nmax_active_tasks = 4\n[settings.polling]\npoll_interval_seconds = 0.5',
+      settingsExtra:
+        'sandbox = "none"\nmax_active_tasks = 4\n[settings.polling]\npoll_interval_seconds = 0.5',
       agentEnv: { FAKE_AGENT_EXCLUSIVE: exclusive },
     });
     const harness = h;
