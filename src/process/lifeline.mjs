@@ -14,6 +14,8 @@ const groups = new Set();
 let pending = '';
 
 function alive(pgid) {
+  // kill(-1) would reach every process, kill(0) our own group: never a group id below 2.
+  if (!Number.isInteger(pgid) || pgid < 2) return false;
   try {
     process.kill(-pgid, 0);
     return true;
@@ -23,6 +25,7 @@ function alive(pgid) {
 }
 
 function signal(pgid, name) {
+  if (!Number.isInteger(pgid) || pgid < 2) return;
   try {
     process.kill(-pgid, name);
   } catch {

@@ -10,6 +10,9 @@ const POLL_MS = 25;
 /** Sends `signal` to every process in the group; false when the group no longer exists. */
 /** `signal` 0 only checks that the group exists. */
 export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  // kill(-1) signals every process this user may signal, and kill(0) our own group: a group id
+  // read as 0 or 1 (a process seen across PID namespaces, a parse gone wrong) is never signalled.
+  if (!Number.isInteger(pgid) || pgid < 2) return false;
   try {
     process.kill(-pgid, signal);
     return true;
