@@ -2,10 +2,11 @@
  * The operator's controls (`curupira serve`: the board, the API and the CLI over the socket):
  * what each automation is doing, pause and resume, run now, cancel, retry.
  */
-import { ControlError } from '../core/errors.js';
+import { ControlError, errorMessage } from '../core/errors.js';
 import { isTerminal, pauseReasonKey, type RunRecord } from '../core/types.js';
 import type { Reconciler } from './reconcile.js';
 import { resumeSessions } from './recovery.js';
+import type { OfferResult } from './scheduler.js';
 import type { KernelState } from './state.js';
 import type { AutomationStatus, RetryResult } from './types.js';
 
@@ -149,13 +150,13 @@ export class Control {
     for (const feature of this.s.features) await feature.retried?.(run);
     const session = await this.s.options.store.getSession(run.taskKey);
     if (session) {
-      this.s.offer(automation, session.task, { resume: session });
+      this.later(runId, this.s.offer(automation, session.task, { resume: session }), run.taskKey);
       this.dispatch();
       return 'resumed';
     }
     const feed = this.s.feeds.find((f) => f.automation.id === automation.id);
     if (feed?.fire && run.scheduledFor) {
-      this.s.offer(automation, feed.fire(new Date(run.scheduledFor)));
+      this.later(runId, this.s.offer(automation, feed.fire(new Date(run.scheduledFor))), run.taskKey);
       this.dispatch();
       return 'fired';
     }
@@ -168,5 +169,23 @@ export class Control {
       'not_retryable',
       `run ${runId} has no saved session and its trigger cannot fire it again`,
     );
+  }
+
+  /** A retry whose task is in flight is not dropped as a duplicate: it is asked again when that task ends. */
+  private later(runId: string, offered: OfferResult, taskKey: string): void {
+    if (offered === 'duplicate' || offered === 'busy') this.s.retryWhenFree.set(taskKey, runId);
+  }
+
+  /** A task's slot is free: a retry asked while it was in flight starts now. */
+  freed(taskKey: string): void {
+    const runId = this.s.retryWhenFree.get(taskKey);
+    if (runId === undefined) return;
+    this.s.retryWhenFree.delete(taskKey);
+    this.retry(runId).catch((error: unknown) => {
+      this.s.options.log.warn(
+        { run: runId, error: errorMessage(error) },
+        'A retry asked during a run could not start',
+      );
+    });
   }
 }

@@ -390,6 +390,7 @@ export class Kernel {
         this.reconciler.ended(task.key);
         this.s.core.finish(task.key);
         if (this.s.changedWhileRunning.delete(task.key) && feed) feed.nextPollAt = 0;
+        this.control.freed(task.key);
         this.s.wakeup.wake();
       });
     this.s.running.set(task.key, { task, automation, info, done, cancel });

@@ -82,6 +82,11 @@ export class KernelState {
   started = 0;
   /** Tasks whose item changed while their run was going: polled again as soon as that run ends. */
   readonly changedWhileRunning = new Set<string>();
+  /**
+   * Retries asked while their task was in flight (a held dispatch still settling, another run of the
+   * item): the run id to retry again as soon as that task's slot is free.
+   */
+  readonly retryWhenFree = new Map<string, string>();
   /** When each automation was last polled, and the new tasks that poll found. */
   readonly lastPolls = new Map<string, { at: number; found: number }>();
   /** The last poll error per automation, until a poll succeeds. */

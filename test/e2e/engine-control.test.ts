@@ -199,6 +199,58 @@ prompt = "Yearly chores"
     await daemon.stop();
   });
 
+  it('a retry that arrives while its item is being held is not lost: it resumes once the hold settles', async () => {
+    // What a fleet under load showed: the worker's gate had read the hold, the retry lifted it and
+    // offered the session while that held dispatch was still in flight, and the offer was dropped
+    // as a duplicate, so the retry answered "resumed" and nothing ever ran.
+    h = await createHarness({
+      settingsExtra: FAST,
+      issues: [{ title: 'Slow one [[fake:sleep-first=30]]', labels: ['agent-ready'] }],
+    });
+    let daemon = await watching(h);
+    const slow = await waitFor('the slow run to start', async () =>
+      (await store!.listRuns({ status: ['running'] })).find((r) => r.sessionId !== null),
+    );
+    daemon.engine.cancel(slow.id);
+    await waitFor('the cancelled run', () => daemon.runs.length === 1);
+    await daemon.stop();
+
+    // The next watch's gate reads the hold, then is kept waiting until the retry has been asked.
+    store = await h.openStore();
+    const real = store;
+    let gateRead: () => void = () => undefined;
+    const read = new Promise<void>((resolve) => {
+      gateRead = resolve;
+    });
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let first = true;
+    const slowGate: Store = Object.create(real, {
+      getMeta: {
+        value: async (key: string) => {
+          const value = await real.getMeta(key);
+          if (key.startsWith('cancelled:') && first) {
+            first = false;
+            gateRead();
+            await released;
+          }
+          return value;
+        },
+      },
+    });
+    const started = await startWatching(h, { store: slowGate });
+    daemon = started;
+    await read;
+    expect(await daemon.engine.retry(slow.id)).toBe('resumed');
+    release();
+    const resumed = await waitFor('the resumed run', () => daemon.runs[0]);
+    expect(resumed).toMatchObject({ status: 'succeeded', resumed: true, sessionId: slow.sessionId });
+    expect(h.agentRuns('claude')).toHaveLength(2);
+    await daemon.stop();
+  });
+
   it('retry of a failed run without a session polls the item again; unknown ids are refused', async () => {
     h = await createHarness({
       settingsExtra: FAST,
