@@ -27,6 +27,7 @@ import { loadSettings } from '../config/load.js';
 import type { Settings } from '../config/types.js';
 import { systemClock } from '../core/clock.js';
 import { UsageError } from '../core/errors.js';
+import { importOptional, SIMULATOR_PACKAGES } from '../core/optional.js';
 import type { RunRecord } from '../core/types.js';
 import { logFile, transcriptsDir } from '../engine/paths.js';
 import { runEngine } from '../features.js';
@@ -258,6 +259,13 @@ export function registerDemo(program: Command, io: CliIo): void {
     .option('--serve', 'then keep going as `curupira serve`: the board with the demo runs, until Ctrl+C')
     .option('--port <n>', 'with --serve: the board port (0 picks a free one)', '0')
     .action(async (options: { dir?: string; serve?: boolean; port: string }) => {
+      // Before any folder is made: an install without the simulator's packages says so and stops.
+      const { githubSchemaPath, startSimulator } = await importOptional(
+        () => import('../simulator/index.js'),
+        'curupira demo (its GitHub simulator)',
+        SIMULATOR_PACKAGES,
+      );
+      githubSchemaPath(); // says now, not at the first request, when the schema's package is missing
       const dir = options.dir ? resolve(io.cwd, options.dir) : mkdtempSync(join(tmpdir(), 'curupira-demo-'));
       const fresh = prepareDemoFolder(dir);
       writeLine(
@@ -268,7 +276,6 @@ export function registerDemo(program: Command, io: CliIo): void {
         io.stdout,
         '1. Starting a local GitHub simulator with acme/widgets and four issues (one labelled agent-ready)…',
       );
-      const { startSimulator } = await import('../simulator/index.js');
       const { DEMO_TOKEN, demoWorld } = await import('../simulator/demo.js');
       const world = demoWorld();
       const sim = await startSimulator({ world });

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { errorMessage, UsageError } from '../core/errors.js';
+import { importOptional, SIMULATOR_PACKAGES } from '../core/optional.js';
 import { type CliIo, writeLine } from './io.js';
 
 export function registerSimulator(program: Command, io: CliIo): void {
@@ -29,7 +30,12 @@ export function registerSimulator(program: Command, io: CliIo): void {
       // The simulator (GitHub's schema, graphql-js) loads only for this command.
       if (options.token !== undefined && options.token.trim() === '')
         throw new UsageError('--token must not be empty');
-      const { readFixture, startSimulator, worldFromFixture } = await import('../simulator/index.js');
+      const { githubSchemaPath, readFixture, startSimulator, worldFromFixture } = await importOptional(
+        () => import('../simulator/index.js'),
+        'The GitHub simulator (curupira simulator)',
+        SIMULATOR_PACKAGES,
+      );
+      githubSchemaPath(); // says now, not at the first request, when the schema's package is missing
       const { demoFixture } = await import('../simulator/demo.js');
       let world: ReturnType<typeof worldFromFixture>;
       try {

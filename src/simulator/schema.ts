@@ -7,6 +7,8 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSchema, type GraphQLSchema } from 'graphql';
+import { UsageError } from '../core/errors.js';
+import { OPTIONAL_INSTALL_HINT } from '../core/optional.js';
 
 const PACKAGE = '@octokit/graphql-schema';
 
@@ -35,7 +37,9 @@ export function githubSchemaPath(): string {
     const candidate = join(folder, PACKAGE, 'schema.graphql');
     if (existsSync(candidate)) return candidate;
   }
-  throw new Error(`cannot find ${PACKAGE}/schema.graphql; is the package installed?`);
+  throw new UsageError(
+    `the GitHub simulator needs ${PACKAGE} (its schema.graphql), an optional dependency this install left out (--omit=optional). ${OPTIONAL_INSTALL_HINT}`,
+  );
 }
 
 /** GitHub's schema. The published SDL repeats a few field definitions, so SDL checks are skipped. */

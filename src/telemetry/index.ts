@@ -3,12 +3,16 @@
  * when an endpoint is set, so without one start-up and idle memory are unchanged.
  */
 import type { ExecutionSettings } from '../config/types.js';
+import { importOptional } from '../core/optional.js';
 import { observeRateLimits } from '../github/client.js';
 import type { Logger } from '../log.js';
 import { registerSecret } from '../security/redact.js';
 import type { Telemetry } from './types.js';
 
 export type { RunPhase, RunTrace, Telemetry } from './types.js';
+
+/** The optional dependencies `otel.ts` imports. */
+export const OTEL_PACKAGES = ['@opentelemetry/'] as const;
 
 /** How long a stop waits for the last exports. */
 const SHUTDOWN_LIMIT_MS = 5000;
@@ -57,7 +61,12 @@ export async function loadTelemetry(options: TelemetryOptions): Promise<Telemetr
   // Header values are credentials (an API key): redacted wherever one would be shown.
   registerSecret(variable ? env[variable] : undefined);
   for (const value of Object.values(headers)) registerSecret(value);
-  const { createTelemetry } = await (options.load ?? (() => import('./otel.js')))();
+  // The OpenTelemetry packages are optional dependencies: an install without them says so here.
+  const { createTelemetry } = await importOptional(
+    options.load ?? (() => import('./otel.js')),
+    'OpenTelemetry export (otlp_endpoint)',
+    OTEL_PACKAGES,
+  );
   const telemetry = createTelemetry({
     endpoint,
     headers,

@@ -125,6 +125,93 @@ describe('idle run --watch', () => {
   }, 60_000);
 });
 
+/**
+ * Every package an idle `run --watch` loads, by name: the settings (smol-toml, zod), the log
+ * (pino and its parts), the state file (better-sqlite3), the GitHub client (Octokit's core) and
+ * the command line (commander). A package that joins them makes every daemon heavier at rest
+ * (issue 31): it is either loaded on first use or added here on purpose.
+ */
+const IDLE_PACKAGES = [
+  '@octokit/auth-token',
+  '@octokit/core',
+  '@octokit/endpoint',
+  '@octokit/graphql',
+  '@octokit/request',
+  '@octokit/request-error',
+  '@octokit/webhooks-methods',
+  '@pinojs/redact',
+  'atomic-sleep',
+  'before-after-hook',
+  'better-sqlite3',
+  'bindings',
+  'commander',
+  'content-type',
+  'file-uri-to-path',
+  'json-with-bigint',
+  'on-exit-leak-free',
+  'pino',
+  'pino-std-serializers',
+  'quick-format-unescaped',
+  'safe-stable-stringify',
+  'smol-toml',
+  'sonic-boom',
+  'thread-stream',
+  'universal-user-agent',
+  'zod',
+];
+
+/** The package names in a module list (the last `node_modules/` segment of each path). */
+function packagesIn(loaded: readonly string[]): string[] {
+  const names = new Set<string>();
+  for (const entry of loaded) {
+    const match = /.*\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(entry);
+    if (match) names.add(match[1]!);
+  }
+  return [...names].sort();
+}
+
+describe('idle run --watch with 50 automations', () => {
+  it('loads exactly the packages watching needs, and none of what only a run loads', async () => {
+    const automations = Array.from(
+      { length: 50 },
+      (_, i) => `[automations.watch${i}]
+trigger_type = "github-issues"
+repository = "api"
+repo = "acme/api"
+labels = ["label-${i}"]
+prompt = "Fix \${issue_number}"
+`,
+    ).join('\n');
+    h = await createHarness({
+      issues: [],
+      settingsExtra: '[settings.polling]\npoll_interval_seconds = 0.2\n',
+      automation: automations,
+    });
+    const log = join(h.dir, 'loads.txt');
+    const env = { ...h.env, NODE_OPTIONS: `--import=${hookFiles(h.dir, log)}` };
+    const cli = startBuiltCli(['--config', h.settingsFile, 'run', '--watch'], { env });
+    try {
+      // Idle: every automation has searched once, and the change probes of later polls go on.
+      const searches = () => h!.sim.requests.filter((r) => r.path === '/graphql').length;
+      const probes = () =>
+        h!.sim.requests.filter((r) => r.method === 'GET' && r.path === '/repos/acme/api/issues').length;
+      await waitFor('a search of every automation', () => searches() >= 50, 30_000);
+      const seen = probes();
+      await waitFor('later polls', () => probes() > seen + 50, 30_000);
+      const idle = readFileSync(log, 'utf8').split('\n').filter(Boolean);
+      expect(packagesIn(idle)).toEqual(IDLE_PACKAGES);
+      for (const [what, pattern] of NOT_AT_IDLE)
+        expect(
+          idle.filter((url) => pattern.test(url)),
+          `${what} loaded at idle`,
+        ).toEqual([]);
+    } finally {
+      cli.child.kill('SIGKILL');
+      await cli.done;
+    }
+  }, 90_000);
+});
+
 describe('--version and --help', () => {
   it('--version loads main.js and version.js alone; --help no settings schema, zod, logger or command module', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'curupira-start-up-'));

@@ -141,14 +141,19 @@ describe('leases', () => {
 });
 
 /** A settings file for another runner on the same simulator: its own state, workspaces and runner id. */
-function otherRunner(harness: Harness, runner: string): string {
-  const text = readFileSync(harness.settingsFile, 'utf8')
+/**
+ * Runner `runner`'s settings: the harness's, with its own workspace, state file and runner id.
+ * `awake` drops a `[[fake:sleep=N]]` from its prompts, for a runner whose own run need not outlast a kill.
+ */
+function otherRunner(harness: Harness, runner: string, options: { awake?: boolean } = {}): string {
+  let text = readFileSync(harness.settingsFile, 'utf8')
     .replace(join(harness.dir, 'workspaces'), join(harness.dir, `workspaces-${runner}`))
     .replace(
       join(harness.dir, 'state', 'state.sqlite3'),
       join(harness.dir, `state-${runner}`, 'state.sqlite3'),
     )
     .replace(/runner_id = "[^"]*"/, `runner_id = "${runner}"`);
+  if (options.awake) text = text.replaceAll(/ \[\[fake:sleep=\d+\]\]/g, '');
   const file = join(harness.dir, `settings-${runner}.toml`);
   writeFileSync(file, text);
   return file;
@@ -289,7 +294,8 @@ describe('kill -9 during a leased run (the built CLI, slow)', () => {
     let skew = 0;
     h = await createHarness({ ...sleeping(), simulatorNow: () => Date.now() + skew });
     const harness = h;
-    const fileB = otherRunner(harness, 'host-b');
+    // B's own run comes after A's kill: its agent need not sleep (A's 20 s would be waited out).
+    const fileB = otherRunner(harness, 'host-b', { awake: true });
     try {
       const killed = await killMidRun(harness);
       killAgents(harness);

@@ -330,13 +330,13 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the built CLI as a child process. */
+/** Runs the built CLI as a child process (`cli`: another copy's `main.js`). */
 export function runBuiltCli(
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {},
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number; cli?: string } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
+    const child = spawn(process.execPath, [options.cli ?? CLI, ...args], {
       env: options.env ?? process.env,
       cwd: options.cwd ?? ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
