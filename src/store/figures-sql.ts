@@ -26,7 +26,9 @@ function where(filter: RunFigureFilter, d: FiguresDialect): { clause: string; pa
   let clause = `r.created_at >= ${d.param(1)} AND r.created_at < ${d.param(2)}`;
   if (filter.automationId !== undefined) {
     params.push(filter.automationId);
-    clause += ` AND r.automation_id = ${d.param(3)}`;
+    // Not by the automation's index: a window is a few days of a ledger that may hold years of
+    // one automation (at 100,000 runs SQLite chose it and read 66,000 rows instead of 6,700).
+    clause += ` AND (r.automation_id || '') = ${d.param(3)}`;
   }
   return { clause, params };
 }
