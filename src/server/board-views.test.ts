@@ -388,7 +388,7 @@ describe('new pages and fields escape what they show', () => {
     expect(text).toContain(`<dd>fix${ESCAPED}</dd>`);
     expect(text).toContain('<h3>Review thread</h3>');
     expect(text).toContain(
-      `changes requested by @alice${ESCAPED}; approved by @carol · 2 reviews, 1 inline comments, 1 comments`,
+      `changes requested by @alice${ESCAPED}; approved by @carol · 2 reviews, 1 inline comment, 1 comment`,
     );
     expect(text).toContain(`<blockquote>Please ${ESCAPED}</blockquote>`);
     expect(text).toContain(`@bob${ESCAPED}`);

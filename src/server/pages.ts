@@ -391,7 +391,8 @@ function reviewSection(summary: ReviewSummary | undefined): Html | '' {
     summary.changesRequestedBy.length > 0 ? `changes requested by ${people(summary.changesRequestedBy)}` : '',
     summary.approvedBy.length > 0 ? `approved by ${people(summary.approvedBy)}` : '',
   ].filter((v) => v !== '');
-  const counts = `${summary.reviews} reviews, ${summary.inlineComments} inline comments, ${summary.comments} comments`;
+  const n = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`;
+  const counts = `${n(summary.reviews, 'review')}, ${n(summary.inlineComments, 'inline comment')}, ${n(summary.comments, 'comment')}`;
   return html`<section class="reviews" id="reviews">
   <h3>Review thread</h3>
   <p class="detail">${verdicts.length > 0 ? `${verdicts.join('; ')} · ` : 'no verdict yet · '}${counts}</p>
