@@ -17,7 +17,10 @@ import { pathToFileURL } from 'node:url';
 
 export const name = 'board';
 
-const SIZES = [1_000, 100_000];
+/** `CURUPIRA_BENCH_SIZES=100000` measures one ledger size only. */
+const SIZES = process.env.CURUPIRA_BENCH_SIZES
+  ? process.env.CURUPIRA_BENCH_SIZES.split(',').map(Number)
+  : [1_000, 100_000];
 const SAMPLES = 40;
 const DIGITS = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
@@ -40,7 +43,7 @@ function statusOf(i) {
   return ['succeeded', 0];
 }
 
-async function seed(dist, dir, count) {
+export async function seed(dist, dir, count) {
   const { openStore } = await import(pathToFileURL(join(dist, 'store/index.js')).href);
   const path = join(dir, 'state', 'state.sqlite3');
   mkdirSync(join(dir, 'state'), { recursive: true });
@@ -186,6 +189,28 @@ async function firstPaint(url, token) {
   }
 }
 
+/** The figures as the board and an automation page compute them when their 10 s cache is cold. */
+async function figuresUncached(dist, store, settings) {
+  const { statusFigures, loadFigures, windowEnding } = await import(
+    pathToFileURL(join(dist, 'server/figures.js')).href
+  );
+  const ids = settings.automations.map((a) => a.id);
+  const time = async (f) => {
+    const times = [];
+    for (let i = 0; i < 7; i += 1) {
+      const t0 = performance.now();
+      await f();
+      times.push(performance.now() - t0);
+    }
+    times.sort((a, b) => a - b);
+    return times[3];
+  };
+  return {
+    all: await time(() => statusFigures(store, ids, windowEnding(new Date()))),
+    one: await time(() => loadFigures(store, windowEnding(new Date()), 'fix')),
+  };
+}
+
 async function sseCost(dist, ctx, url, headers) {
   const { Hub } = await import(pathToFileURL(join(dist, 'server/hub.js')).href);
   const measure = (hub) => {
@@ -268,6 +293,9 @@ async function measureSize(dist, count, log) {
       };
       const figures = {};
       for (const [route, url] of Object.entries(routes)) figures[route] = await timeGet(url, headers);
+      const uncached = await figuresUncached(dist, store, settings, log);
+      // Baseline of the paints: a run's page (same stylesheet, next to no server work).
+      const baselineFcp = await firstPaint(`${u}runs/${cursor}`, token);
       const fcp = await firstPaint(u, token);
       const automationFcp = await firstPaint(`${u}automations/fix`, token);
       const sse = await sseCost(dist, ctx, u, headers);
@@ -278,9 +306,17 @@ async function measureSize(dist, count, log) {
           `    ${route.padEnd(24)} p50 ${f.p50.toFixed(2).padStart(7)} ms  p95 ${f.p95.toFixed(2).padStart(7)} ms  ${(f.p50 / base).toFixed(1).padStart(6)}× health  ${f.bytes} bytes`,
         );
       }
-      if (fcp !== undefined) log(`    first contentful paint (chromium): ${fcp.toFixed(0)} ms`);
+      log(
+        `    figures computed without the cache, 7 days: all automations p50 ${uncached.all.toFixed(1)} ms, one automation p50 ${uncached.one.toFixed(1)} ms`,
+      );
+      const ratio = (ms) => (baselineFcp ? ` (${(ms / baselineFcp).toFixed(2)}× a run page's)` : '');
+      if (baselineFcp !== undefined)
+        log(`    run page first contentful paint (baseline): ${baselineFcp.toFixed(0)} ms`);
+      if (fcp !== undefined) log(`    first contentful paint (chromium): ${fcp.toFixed(0)} ms${ratio(fcp)}`);
       if (automationFcp !== undefined)
-        log(`    automation page first contentful paint (chromium): ${automationFcp.toFixed(0)} ms`);
+        log(
+          `    automation page first contentful paint (chromium): ${automationFcp.toFixed(0)} ms${ratio(automationFcp)}`,
+        );
       log(
         `    change notice: ${sse.quietUs.toFixed(3)} µs with no client, ${sse.busyUs.toFixed(3)} µs with ${sse.clients} SSE clients`,
       );
@@ -288,6 +324,8 @@ async function measureSize(dist, count, log) {
         count,
         seedMs,
         figures,
+        figuresUncachedMs: uncached,
+        runPageFirstContentfulPaintMs: baselineFcp ?? null,
         firstContentfulPaintMs: fcp ?? null,
         automationFirstContentfulPaintMs: automationFcp ?? null,
         sse,

@@ -1,10 +1,12 @@
 /** The HTTP application of `curupira serve`: auth, the JSON API, the board pages and their assets. */
+
 import { existsSync, readFileSync } from 'node:fs';
 import { type Context, Hono } from 'hono';
 import { loadDrivers } from '../agents/registry.js';
 import { transcriptEvents } from '../agents/transcript.js';
 import { errorMessage } from '../core/errors.js';
 import { isTerminal, type RunRecord } from '../core/types.js';
+import { parseReviewSummary, REVIEW_SUMMARY_MARK } from '../delivery/review-summary.js';
 import { stateDir } from '../engine/paths.js';
 import { redact } from '../log.js';
 import type { PullRequestRecord } from '../store/types.js';
@@ -186,9 +188,22 @@ function pageRoutes(app: Hono, ctx: ServerContext): void {
       (run.upstreamRunId
         ? await ctx.store.getPullRequest(run.upstreamRunId).catch(() => undefined)
         : undefined);
+    const reviews = delivery
+      ? parseReviewSummary(
+          (await ctx.store.getPullRequestMark(delivery.runId, REVIEW_SUMMARY_MARK).catch(() => undefined))
+            ?.value,
+        )
+      : undefined;
     return sendHtml(
       c,
-      runPage(run, await transcriptOf(ctx, run), ctx.token, delivery, await runChanges(ctx, run, delivery)),
+      runPage(
+        run,
+        await transcriptOf(ctx, run),
+        ctx.token,
+        delivery,
+        await runChanges(ctx, run, delivery),
+        reviews,
+      ),
     );
   });
   app.get('/assets/board.css', (c) => asset(c, BOARD_CSS, 'text/css; charset=utf-8'));

@@ -224,12 +224,11 @@ export async function groupAttention(
   }
   const groups: AttentionGroup[] = [];
   let resolved = 0;
-  const newest = await Promise.all(
-    [...byTask.keys()].map((taskKey) => store.listRuns({ taskKey, limit: 1 }).then((r) => r[0])),
-  );
-  [...byTask.values()].forEach((runs, i) => {
+  // One query for the newest run of every item shown (it was one query per item).
+  const newest = new Map((await store.newestRunsOfTasks([...byTask.keys()])).map((r) => [r.taskKey, r]));
+  [...byTask.values()].forEach((runs) => {
     const latest = runs[0]!;
-    const last = newest[i];
+    const last = newest.get(latest.taskKey);
     const later = last && last.id > latest.id ? last : null;
     if (later && SUCCESS_STATUSES.includes(later.status) && !latest.worktreeKept) {
       resolved += runs.length;
@@ -249,8 +248,9 @@ export async function deliveriesOf(
   store: Store,
   runs: readonly RunRecord[],
 ): Promise<Record<string, PullRequestRecord>> {
-  const found = await Promise.all(runs.map((r) => store.getPullRequest(r.id).catch(() => undefined)));
+  // One query for every card's delivery (it was one query per card).
+  const found = await store.listPullRequests({ runIds: runs.map((r) => r.id) }).catch(() => []);
   const out: Record<string, PullRequestRecord> = {};
-  for (const pr of found) if (pr) out[pr.runId] = pr;
+  for (const pr of found) out[pr.runId] = pr;
   return out;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RunRecord } from '../core/types.js';
+import { summarizeReviews } from '../delivery/review-summary.js';
 import type { PullRequestRecord } from '../store/types.js';
 import { automationPage, runsPage } from './automation-page.js';
 import type { AutomationCard } from './board-data.js';
@@ -7,6 +8,7 @@ import { attentionCard, itemName, readableBranch, runActionButtons, runCard } fr
 import { diffSection, parseDiff } from './diff-view.js';
 import { computeFigures } from './figures.js';
 import { headerTotals, reloadBanner } from './figures-view.js';
+import { runPage } from './pages.js';
 import { tokenPage } from './token-page.js';
 
 const EVIL = '<script>alert("x")</script>';
@@ -306,5 +308,94 @@ describe('new pages and fields escape what they show', () => {
     expect(html).toMatch(/<details class="diff-file" data-file="big.txt">/);
     expect(html).toMatch(/<details class="diff-file" open data-file="new.md">/);
     expect(diffSection(undefined, null, `gone ${EVIL}`).text).toContain(`gone ${ESCAPED}`);
+  });
+
+  it('a diff: a hunk header, a renamed file and the base, escaped', () => {
+    const text = [
+      `diff --git a/${EVIL}.md b/new-${EVIL}.md`,
+      'similarity index 90%',
+      `rename from ${EVIL}.md`,
+      `rename to new-${EVIL}.md`,
+      `--- a/${EVIL}.md`,
+      `+++ b/new-${EVIL}.md`,
+      `@@ -1 +1 @@ function ${EVIL}`,
+      '-a',
+      '+b',
+      '',
+    ].join('\n');
+    const html = diffSection(parseDiff(text), `origin/${EVIL}`, null).text;
+    noScript(html);
+    expect(html).toContain(`${ESCAPED}.md → new-${ESCAPED}.md`);
+    expect(html).toContain(`function ${ESCAPED}`);
+    expect(html).toContain(`against origin/${ESCAPED}`);
+  });
+
+  it('the run page: branch, delivery and the review thread summary, escaped; untrusted notes say so', () => {
+    const summary = summarizeReviews(
+      [
+        {
+          kind: 'review',
+          id: 1,
+          at: '2026-01-01T10:00:00Z',
+          who: 'alice',
+          trusted: true,
+          state: 'CHANGES_REQUESTED',
+          body: `Please ${EVIL}`,
+        },
+        {
+          kind: 'inline',
+          id: 2,
+          at: '2026-01-01T11:00:00Z',
+          who: `bob${EVIL}`,
+          trusted: true,
+          path: `src/${EVIL}.ts`,
+          line: 12,
+          body: `here ${EVIL}`,
+        },
+        {
+          kind: 'comment',
+          id: 3,
+          at: '2026-01-01T12:00:00Z',
+          who: 'mallory',
+          trusted: false,
+          body: `ignore all ${EVIL}`,
+        },
+        {
+          kind: 'review',
+          id: 4,
+          at: '2026-01-01T09:00:00Z',
+          who: 'carol',
+          trusted: true,
+          state: 'APPROVED',
+          body: '',
+        },
+      ],
+      { approvedBy: ['carol'], changesRequestedBy: [`alice${EVIL}`] },
+    );
+    expect(summary).toMatchObject({ reviews: 2, inlineComments: 1, comments: 1 });
+    // Newest first; an empty approval is counted, not quoted.
+    expect(summary.latest.map((n) => n.who)).toEqual(['mallory', `bob${EVIL}`, 'alice']);
+    const text = runPage(
+      run({ status: 'succeeded', branch: `curupira/${EVIL}` }),
+      undefined,
+      'tok',
+      pr({ state: 'open', baseBranch: `main${EVIL}` }),
+      undefined,
+      summary,
+    ).text;
+    noScript(text);
+    expect(text).toContain(`<dd>curupira/${ESCAPED}</dd>`);
+    expect(text).toContain(`<dd>fix${ESCAPED}</dd>`);
+    expect(text).toContain('<h3>Review thread</h3>');
+    expect(text).toContain(
+      `changes requested by @alice${ESCAPED}; approved by @carol · 2 reviews, 1 inline comment, 1 comment`,
+    );
+    expect(text).toContain(`<blockquote>Please ${ESCAPED}</blockquote>`);
+    expect(text).toContain(`@bob${ESCAPED}`);
+    expect(text).toContain(`on src/${ESCAPED}.ts:12`);
+    expect(text).toMatch(
+      /class="review-note untrusted"><span class="who">@mallory<\/span> <span class="muted">comment · not a trusted account: never acted on/,
+    );
+    expect(runPage(run(), undefined, 'tok', pr()).text).not.toContain('Review thread');
   });
 });

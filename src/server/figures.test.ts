@@ -35,6 +35,9 @@ interface Seed {
   tokens?: [number, number, number];
   /** Minutes after creation its pull request merged (or `open`: opened, not merged). */
   pr?: number | 'open';
+  /** Another try of the item seeded before (its task), and which try. */
+  retryOf?: string;
+  attempt?: number;
 }
 
 let n = 0;
@@ -43,7 +46,8 @@ async function seed(s: Seed): Promise<string> {
   clock = T0 + s.at * MIN;
   const run = await store.createRun({
     automationId: s.automation,
-    taskKey: `${s.automation}:${n}`,
+    taskKey: s.retryOf ?? `${s.automation}:${n}`,
+    ...(s.attempt === undefined ? {} : { attempt: s.attempt }),
     repo: 'acme/api',
     taskType: 'github-issues',
     itemId: String(n),
@@ -190,6 +194,35 @@ describe('the figures over a seeded history', () => {
       costPerRunUsd: null,
       medianToMergeMs: null,
     });
+  });
+
+  it('measures time to merge from the item (its first attempt), not from the run that delivered', async () => {
+    const first = await seed({
+      automation: 'fix',
+      profile: 'claude',
+      status: 'failed',
+      at: 0,
+      runMin: 5,
+      cost: 1,
+    });
+    const task = (await store.getRun(first))!.taskKey;
+    // The retry starts 40 minutes later; its pull request merges 20 minutes after the retry.
+    await seed({
+      automation: 'fix',
+      profile: 'claude',
+      status: 'merged',
+      at: 40,
+      runMin: 10,
+      cost: 1,
+      pr: 20,
+      retryOf: task,
+      attempt: 2,
+    });
+    const window = { from: new Date(T0).toISOString(), to: new Date(T0 + 24 * 60 * MIN).toISOString() };
+    const figures = await loadFigures(store, window, 'fix');
+    expect(figures.total.medianToMergeMs).toBe(60 * MIN);
+    expect(figures.byProfile.claude?.medianToMergeMs).toBe(60 * MIN);
+    expect(figures.total).toMatchObject({ runs: 2, pullRequestsMerged: 1, costPerMergedUsd: 2 });
   });
 
   it('words figures for a person', () => {

@@ -8,7 +8,7 @@
 
 import { RUN_OUTCOME_CLASSES, type RunOutcomeClass, runOutcomeClass } from '../core/outcome.js';
 import type { RunRecord } from '../core/types.js';
-import type { PullRequestRecord, Store } from '../store/types.js';
+import type { PullRequestRecord, RunFigures, RunMedian, RunTally, Store } from '../store/types.js';
 
 export interface Figures {
   runs: number;
@@ -19,7 +19,10 @@ export interface Figures {
   pullRequestsMerged: number;
   /** merged / opened; null when none was opened. */
   mergeRate: number | null;
-  /** Median milliseconds from the run's creation (its item picked up) to its pull request's merge. */
+  /**
+   * Median milliseconds from the item to its merged pull request: from the first attempt of the
+   * run's task (the item picked up; a scheduled occurrence's time when earlier) to the merge.
+   */
   medianToMergeMs: number | null;
   /** Median milliseconds a finished run took (start to finish). */
   medianDurationMs: number | null;
@@ -69,7 +72,11 @@ function emptyOutcomes(): Record<RunOutcomeClass, number> {
 }
 
 /** A pull request counts as opened once it has a number; as merged when its state is `merged`. */
-function figuresOf(runs: readonly RunRecord[], prs: ReadonlyMap<string, PullRequestRecord>): Figures {
+function figuresOf(
+  runs: readonly RunRecord[],
+  prs: ReadonlyMap<string, PullRequestRecord>,
+  itemAt: (run: RunRecord) => string,
+): Figures {
   const byOutcome = emptyOutcomes();
   let opened = 0;
   let merged = 0;
@@ -94,7 +101,7 @@ function figuresOf(runs: readonly RunRecord[], prs: ReadonlyMap<string, PullRequ
     opened += 1;
     if (pr.state !== 'merged') continue;
     merged += 1;
-    const took = Date.parse(pr.since) - Date.parse(run.createdAt);
+    const took = Date.parse(pr.since) - Date.parse(itemAt(run));
     if (Number.isFinite(took) && took >= 0) toMerge.push(took);
   }
   const round = (n: number) => Math.round(n * 1e6) / 1e6;
@@ -113,7 +120,10 @@ function figuresOf(runs: readonly RunRecord[], prs: ReadonlyMap<string, PullRequ
   };
 }
 
-/** The figures of these runs (already limited to the window) and their deliveries. */
+/**
+ * The figures of run records in hand (already limited to the window) and their deliveries, by the
+ * same rules as the store's `runFigures` (which the board, the API and `status --json` use).
+ */
 export function computeFigures(
   runs: readonly RunRecord[],
   pullRequests: readonly PullRequestRecord[],
@@ -121,6 +131,15 @@ export function computeFigures(
   automationId: string | null = null,
 ): FigureSet {
   const prs = new Map(pullRequests.map((pr) => [pr.runId, pr]));
+  // The item's time, as the store's `runFigures` has it: the task's latest first attempt up to
+  // this run among these runs (the run itself without one), or a scheduled occurrence when earlier.
+  const itemAt = (run: RunRecord): string => {
+    const first = runs
+      .filter((r) => r.taskKey === run.taskKey && (r.attempt ?? 1) === 1 && r.id <= run.id)
+      .sort((a, b) => (a.id < b.id ? 1 : -1))[0];
+    const at = first?.createdAt ?? run.createdAt;
+    return run.scheduledFor && run.scheduledFor < at ? run.scheduledFor : at;
+  };
   const profiles = new Map<string, RunRecord[]>();
   for (const run of runs) {
     const key = run.profile ?? '-';
@@ -129,26 +148,88 @@ export function computeFigures(
     profiles.set(key, list);
   }
   const byProfile: Record<string, Figures> = {};
-  for (const key of [...profiles.keys()].sort()) byProfile[key] = figuresOf(profiles.get(key)!, prs);
-  return { window, automationId, total: figuresOf(runs, prs), byProfile };
+  for (const key of [...profiles.keys()].sort()) byProfile[key] = figuresOf(profiles.get(key)!, prs, itemAt);
+  return { window, automationId, total: figuresOf(runs, prs, itemAt), byProfile };
 }
 
-/** Reads the window's runs (one automation's, or all) and their deliveries from the store. */
+/** Figures from the store's sums (already limited to a scope) and that scope's medians. */
+function figuresOfTallies(tallies: readonly RunTally[], medians: RunMedian | undefined): Figures {
+  const byOutcome = emptyOutcomes();
+  let runs = 0;
+  let opened = 0;
+  let merged = 0;
+  let costUsd = 0;
+  const tokens = { input: 0, cachedInput: 0, output: 0 };
+  for (const t of tallies) {
+    runs += t.runs;
+    byOutcome[runOutcomeClass(t.status)] += t.runs;
+    opened += t.pullRequestsOpened;
+    merged += t.pullRequestsMerged;
+    costUsd += t.costUsd;
+    tokens.input += t.inputTokens;
+    tokens.cachedInput += t.cachedInputTokens;
+    tokens.output += t.outputTokens;
+  }
+  const round = (n: number) => Math.round(n * 1e6) / 1e6;
+  return {
+    runs,
+    byOutcome,
+    pullRequestsOpened: opened,
+    pullRequestsMerged: merged,
+    mergeRate: opened === 0 ? null : merged / opened,
+    medianToMergeMs: medians?.toMergeMs ?? null,
+    medianDurationMs: medians?.durationMs ?? null,
+    costUsd: round(costUsd),
+    costPerRunUsd: runs === 0 ? null : round(costUsd / runs),
+    costPerMergedUsd: merged === 0 ? null : round(costUsd / merged),
+    tokens,
+  };
+}
+
+const profileKey = (profile: string | null) => profile ?? '-';
+
+/**
+ * One automation's figures (or, with `automationId` null, everyone's) from the store's result: the
+ * total and per profile.
+ */
+function setOf(result: RunFigures, window: FigureWindow, automationId: string | null): FigureSet {
+  const tallies =
+    automationId === null ? result.tallies : result.tallies.filter((t) => t.automationId === automationId);
+  const median = (profile: string | null, byProfile: boolean) =>
+    result.medians.find(
+      (m) =>
+        m.byAutomation === (automationId !== null) &&
+        m.byProfile === byProfile &&
+        (automationId === null || m.automationId === automationId) &&
+        (!byProfile || m.profile === profile),
+    );
+  const profiles = new Map<string, { profile: string | null; tallies: RunTally[] }>();
+  for (const t of tallies) {
+    const key = profileKey(t.profile);
+    const entry = profiles.get(key) ?? { profile: t.profile, tallies: [] };
+    entry.tallies.push(t);
+    profiles.set(key, entry);
+  }
+  const byProfile: Record<string, Figures> = {};
+  for (const key of [...profiles.keys()].sort()) {
+    const entry = profiles.get(key)!;
+    byProfile[key] = figuresOfTallies(entry.tallies, median(entry.profile, true));
+  }
+  return { window, automationId, total: figuresOfTallies(tallies, median(null, false)), byProfile };
+}
+
+/** The window's figures of one automation (or all), computed by the store. */
 export async function loadFigures(
   store: Store,
   window: FigureWindow,
   automationId: string | null = null,
 ): Promise<FigureSet> {
-  const [runs, pullRequests] = await Promise.all([
-    store.listRuns({
-      ...(automationId === null ? {} : { automationId }),
-      createdSince: window.from,
-      createdBefore: window.to,
-      limit: Number.POSITIVE_INFINITY,
-    }),
-    store.listPullRequests(),
-  ]);
-  return computeFigures(runs, pullRequests, window, automationId);
+  const result = await store.runFigures({
+    createdSince: window.from,
+    createdBefore: window.to,
+    ...(automationId === null ? {} : { automationId }),
+  });
+  return setOf(result, window, automationId);
 }
 
 /** What `GET /api/v1/state` and `curupira status --json` carry: fleet-wide and per automation. */
@@ -164,19 +245,11 @@ export async function statusFigures(
   automationIds: readonly string[],
   window: FigureWindow,
 ): Promise<StatusFigures> {
-  const [runs, pullRequests] = await Promise.all([
-    store.listRuns({ createdSince: window.from, createdBefore: window.to, limit: Number.POSITIVE_INFINITY }),
-    store.listPullRequests(),
-  ]);
-  const all = computeFigures(runs, pullRequests, window);
+  const result = await store.runFigures({ createdSince: window.from, createdBefore: window.to });
+  const all = setOf(result, window, null);
   const byAutomation: StatusFigures['byAutomation'] = {};
   for (const id of automationIds) {
-    const set = computeFigures(
-      runs.filter((r) => r.automationId === id),
-      pullRequests,
-      window,
-      id,
-    );
+    const set = setOf(result, window, id);
     byAutomation[id] = { total: set.total, byProfile: set.byProfile };
   }
   return { window, total: all.total, byProfile: all.byProfile, byAutomation };

@@ -4,6 +4,7 @@ import type { AgentEvent } from '../agents/types.js';
 import { describeRunCode } from '../core/code-source.js';
 import { isTerminal, type RunRecord } from '../core/types.js';
 import { formatCost } from '../cost/prices.js';
+import type { ReviewSummary } from '../delivery/review-summary.js';
 import type { DispatchRecord, FleetHost, WaitingTask } from '../fleet/types.js';
 import type { PullRequestRecord } from '../store/types.js';
 import { runItemLink, runItemName } from '../triggers/registry.js';
@@ -379,6 +380,33 @@ function deliveryFields(delivery: PullRequestRecord | undefined): Html | '' {
     ${field('delivery', delivery.detail)}`;
 }
 
+/**
+ * The pull request's review thread in a few lines (issue 28): verdicts, counts and the newest
+ * reviews and comments, as the reviews step last read them. Their text is GitHub's: escaped here.
+ */
+function reviewSection(summary: ReviewSummary | undefined): Html | '' {
+  if (!summary) return '';
+  const people = (logins: readonly string[]) => logins.map((l) => `@${l}`).join(', ');
+  const verdicts = [
+    summary.changesRequestedBy.length > 0 ? `changes requested by ${people(summary.changesRequestedBy)}` : '',
+    summary.approvedBy.length > 0 ? `approved by ${people(summary.approvedBy)}` : '',
+  ].filter((v) => v !== '');
+  const n = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`;
+  const counts = `${n(summary.reviews, 'review')}, ${n(summary.inlineComments, 'inline comment')}, ${n(summary.comments, 'comment')}`;
+  return html`<section class="reviews" id="reviews">
+  <h3>Review thread</h3>
+  <p class="detail">${verdicts.length > 0 ? `${verdicts.join('; ')} · ` : 'no verdict yet · '}${counts}</p>
+  ${
+    summary.latest.length === 0
+      ? ''
+      : html`<ol class="review-notes">${summary.latest.map(
+          (n) =>
+            html`<li class="review-note${n.trusted ? '' : ' untrusted'}"><span class="who">@${n.who}</span> <span class="muted">${n.kind === 'review' ? `review${n.state ? ` (${n.state})` : ''}` : n.kind === 'inline' ? `on ${n.path ?? '?'}${n.line ? `:${n.line}` : ''}` : 'comment'}${n.trusted ? '' : ' · not a trusted account: never acted on'}</span><blockquote>${n.excerpt}</blockquote></li>`,
+        )}</ol>`
+  }
+</section>`;
+}
+
 /** A fleet run's transcript stays on the host that ran its agent: say where, not "none". */
 function missingTranscript(run: RunRecord): Html {
   if (run.host && run.transcriptPath)
@@ -398,6 +426,7 @@ export function runPage(
   token: string,
   delivery?: PullRequestRecord,
   changes?: Html,
+  reviews?: ReviewSummary,
 ): Html {
   const live = !isTerminal(run.status);
   const base = `/api/v1/runs/${encodeURIComponent(run.id)}`;
@@ -427,6 +456,7 @@ export function runPage(
   <div class="actions">${runActions(run)}</div>
   ${sandboxSection(run)}
   ${screeningSection(run)}
+  ${reviewSection(reviews)}
   ${changes ?? ''}
   ${run.prompt ? html`<details class="prompt"><summary>Prompt (${run.prompt.length} characters)</summary><pre>${run.prompt}</pre></details>` : ''}
   <h3 id="conversation-title">${live ? 'Live events' : 'Transcript'}</h3>

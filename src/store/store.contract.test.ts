@@ -554,6 +554,226 @@ describe.each(STORE_BACKENDS)('the store ($name)', ({ name, backend: makeBackend
       expect(await store.countRuns({ beforeId: first.at(-1)!.id })).toBe(4);
     });
 
+    it('gives the newest run of each task in one call', async () => {
+      const store = await open();
+      const first = await store.createRun(runInit('1', { status: 'failed' }));
+      const retry = await store.createRun(runInit('1', { status: 'running', attempt: 2 }));
+      const other = await store.createRun(runInit('2', { status: 'failed' }));
+      const newest = await store.newestRunsOfTasks([
+        task('1').key,
+        task('2').key,
+        task('9').key,
+        task('1').key,
+      ]);
+      expect(newest.map((r) => r.id).sort()).toEqual([retry.id, other.id].sort());
+      expect(newest.map((r) => r.id)).not.toContain(first.id);
+      expect(await store.newestRunsOfTasks([])).toEqual([]);
+    });
+
+    it('lists the deliveries of some runs in one call', async () => {
+      const store = await open();
+      const runs = [];
+      for (const id of ['1', '2', '3'])
+        runs.push(await store.createRun(runInit(id, { status: 'succeeded' })));
+      for (const run of runs.slice(0, 2)) {
+        await store.beginPullRequest({
+          runId: run.id,
+          automationId: run.automationId,
+          taskKey: run.taskKey,
+          repo: run.repo,
+          delivery: 'pr',
+          headBranch: `curupira/${run.itemId}`,
+        });
+      }
+      const found = await store.listPullRequests({ runIds: [runs[1]!.id, runs[2]!.id] });
+      expect(found.map((pr) => [pr.runId, pr.headBranch])).toEqual([[runs[1]!.id, 'curupira/2']]);
+      expect(await store.listPullRequests({ runIds: [] })).toEqual([]);
+      expect(await store.listPullRequests({ runIds: runs.map((r) => r.id), states: ['merged'] })).toEqual([]);
+    });
+
+    it("computes a window's figures: sums per automation, profile and status, medians per scope", async () => {
+      const store = await open();
+      const MIN = 60_000;
+      const t0 = clock;
+      const at = (min: number) => new Date(t0 + min * MIN).toISOString();
+      interface Seed {
+        id: string;
+        automation: string;
+        profile: string | null;
+        status: RunStatus;
+        /** Minutes after t0: created (and started), run length, PR merged (or 'open'). */
+        at: number;
+        runMin: number | null;
+        cost: number | null;
+        attempt?: number;
+        scheduledFor?: string;
+        tokens?: [number, number, number];
+        pr?: number | 'open';
+      }
+      async function seed(s: Seed) {
+        clock = t0 + s.at * MIN;
+        const run = await store.createRun(
+          runInit(s.id, {
+            automationId: s.automation,
+            status: 'running',
+            profile: s.profile,
+            ...(s.attempt ? { attempt: s.attempt } : {}),
+            ...(s.scheduledFor ? { scheduledFor: s.scheduledFor } : {}),
+          }),
+        );
+        await store.updateRun(run.id, {
+          status: s.status,
+          ...(s.runMin === null ? {} : { startedAt: at(s.at), finishedAt: at(s.at + s.runMin) }),
+          costUsd: s.cost,
+          usage: s.tokens
+            ? { inputTokens: s.tokens[0], cachedInputTokens: s.tokens[1], outputTokens: s.tokens[2] }
+            : null,
+        });
+        if (s.pr === undefined) return;
+        await store.beginPullRequest({
+          runId: run.id,
+          automationId: s.automation,
+          taskKey: run.taskKey,
+          repo: run.repo,
+          delivery: 'pr',
+          headBranch: `curupira/${s.id}`,
+        });
+        await store.updatePullRequest(run.id, { number: Number(s.id), state: 'open' });
+        if (s.pr === 'open') return;
+        clock = t0 + (s.at + s.pr) * MIN;
+        await store.updatePullRequest(run.id, { state: 'merged' });
+      }
+      // Before the window: counts nowhere.
+      await seed({
+        id: '9',
+        automation: 'fix',
+        profile: 'claude',
+        status: 'failed',
+        at: -10,
+        runMin: 1,
+        cost: 5,
+      });
+      // Item 1: the first attempt failed; the retry's pull request merged 70 minutes after the item was picked up.
+      await seed({
+        id: '1',
+        automation: 'fix',
+        profile: 'claude',
+        status: 'failed',
+        at: 0,
+        runMin: 2,
+        cost: 0.5,
+        tokens: [10, 1, 2],
+      });
+      await seed({
+        id: '1',
+        automation: 'fix',
+        profile: 'claude',
+        status: 'merged',
+        at: 10,
+        runMin: 10,
+        cost: 1.5,
+        attempt: 2,
+        tokens: [20, 2, 4],
+        pr: 60,
+      });
+      await seed({
+        id: '2',
+        automation: 'fix',
+        profile: 'codex',
+        status: 'merged',
+        at: 30,
+        runMin: 5,
+        cost: 1,
+        pr: 30,
+      });
+      await seed({
+        id: '3',
+        automation: 'fix',
+        profile: null,
+        status: 'blocked',
+        at: 40,
+        runMin: null,
+        cost: null,
+      });
+      await seed({
+        id: '4',
+        automation: 'triage',
+        profile: 'claude',
+        status: 'succeeded',
+        at: 50,
+        runMin: 4,
+        cost: 2,
+        pr: 'open',
+      });
+      // A schedule's occurrence at minute 75, its run created at 80: 25 minutes from the occurrence to the merge.
+      await seed({
+        id: '5',
+        automation: 'nightly',
+        profile: 'claude',
+        status: 'merged',
+        at: 80,
+        runMin: 3,
+        cost: 1,
+        scheduledFor: at(75),
+        pr: 20,
+      });
+
+      const figures = await store.runFigures({ createdSince: at(-1), createdBefore: at(24 * 60) });
+      const tally = (automation: string, profile: string | null, status: string) =>
+        figures.tallies.find(
+          (t) => t.automationId === automation && t.profile === profile && t.status === status,
+        );
+      expect(figures.tallies).toHaveLength(6);
+      expect(tally('fix', 'claude', 'failed')).toEqual({
+        automationId: 'fix',
+        profile: 'claude',
+        status: 'failed',
+        runs: 1,
+        costUsd: 0.5,
+        inputTokens: 10,
+        cachedInputTokens: 1,
+        outputTokens: 2,
+        pullRequestsOpened: 0,
+        pullRequestsMerged: 0,
+      });
+      expect(tally('fix', 'claude', 'merged')).toMatchObject({
+        runs: 1,
+        costUsd: 1.5,
+        pullRequestsOpened: 1,
+        pullRequestsMerged: 1,
+      });
+      expect(tally('fix', null, 'blocked')).toMatchObject({ runs: 1, costUsd: 0, inputTokens: 0 });
+      expect(tally('triage', 'claude', 'succeeded')).toMatchObject({
+        pullRequestsOpened: 1,
+        pullRequestsMerged: 0,
+      });
+      const median = (automationId: string | null, profile: string | null | undefined) =>
+        figures.medians.find(
+          (m) =>
+            m.byAutomation === (automationId !== null) &&
+            m.byProfile === (profile !== undefined) &&
+            m.automationId === automationId &&
+            m.profile === (profile ?? null),
+        );
+      // Durations 2, 10, 5, 4, 3 minutes; times to merge 70, 30, 25.
+      expect(median(null, undefined)).toMatchObject({ durationMs: 4 * MIN, toMergeMs: 30 * MIN });
+      expect(median('fix', undefined)).toMatchObject({ durationMs: 5 * MIN, toMergeMs: 50 * MIN });
+      expect(median('fix', 'claude')).toMatchObject({ durationMs: 6 * MIN, toMergeMs: 70 * MIN });
+      expect(median(null, 'claude')).toMatchObject({ durationMs: 3.5 * MIN, toMergeMs: 47.5 * MIN });
+      expect(median('triage', 'claude')).toMatchObject({ durationMs: 4 * MIN, toMergeMs: null });
+      expect(median('fix', null)).toBeUndefined();
+      const one = await store.runFigures({
+        createdSince: at(-1),
+        createdBefore: at(24 * 60),
+        automationId: 'triage',
+      });
+      expect(one.tallies.map((t) => t.automationId)).toEqual(['triage']);
+      expect(await store.runFigures({ createdSince: at(-100), createdBefore: at(-50) })).toEqual({
+        tallies: [],
+        medians: [],
+      });
+    });
+
     it('remembers automations paused by hand across reopen', async () => {
       let store = await open();
       await store.setPaused('nightly', true);

@@ -383,6 +383,55 @@ export interface PullRequestRecord {
 export interface PullRequestFilter {
   states?: readonly PullRequestState[];
   taskKey?: string;
+  /** Only the deliveries of these runs (the cards of a page: one query for all of them). */
+  runIds?: readonly string[];
+}
+
+/** The window of `runFigures`: runs created in [createdSince, createdBefore), of one automation or all. */
+export interface RunFigureFilter {
+  createdSince: string;
+  createdBefore: string;
+  automationId?: string;
+}
+
+/** Sums over the runs of one automation, agent profile and status in a window (`runFigures`). */
+export interface RunTally {
+  automationId: string;
+  profile: string | null;
+  status: RunStatus;
+  runs: number;
+  /** USD over the runs of known cost. */
+  costUsd: number;
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  /** Deliveries of these runs that are pull requests with a number, and those merged. */
+  pullRequestsOpened: number;
+  pullRequestsMerged: number;
+}
+
+/**
+ * Medians over the runs of a window, per scope: `byAutomation` / `byProfile` false means over every
+ * automation / every profile (`automationId` / `profile` are then null).
+ */
+export interface RunMedian {
+  byAutomation: boolean;
+  byProfile: boolean;
+  automationId: string | null;
+  profile: string | null;
+  /** Median milliseconds a finished run took (start to finish). */
+  durationMs: number | null;
+  /**
+   * Median milliseconds from the item to its merged pull request: from the creation of the first
+   * attempt of the run's task (the item picked up; a retry that delivered counts from the first
+   * try), or from a scheduled occurrence's time when that is earlier, to the merge.
+   */
+  toMergeMs: number | null;
+}
+
+export interface RunFigures {
+  tallies: RunTally[];
+  medians: RunMedian[];
 }
 
 export type PullRequestInit = Pick<
@@ -463,6 +512,14 @@ export interface Store {
   listRuns(filter?: RunFilter): Promise<RunRecord[]>;
   /** How many runs match (limit and offset are ignored). */
   countRuns(filter?: RunFilter): Promise<number>;
+  /** The newest run of each of these tasks (a task without runs is absent), in no set order. */
+  newestRunsOfTasks(taskKeys: readonly string[]): Promise<RunRecord[]>;
+  /**
+   * A window's figures without reading run records (issue 28: figures at 100,000 runs): sums per
+   * automation, profile and status computed by the database, and medians per scope from two
+   * numbers per run (duration, time to merge) that the database computes.
+   */
+  runFigures(filter: RunFigureFilter): Promise<RunFigures>;
   /** Deletes all but the newest `keep` finished runs of an automation; returns the deleted rows. */
   pruneRuns(automationId: string, keep: number): Promise<RunRecord[]>;
   /** How many finished runs of an automation the ledger holds (what `pruneRuns` would count). */

@@ -16,6 +16,7 @@ import { openStore } from '../../store/index.js';
 import type { PullRequestRecord, Store } from '../../store/types.js';
 import { createFollower } from '../follow.js';
 import type { RemediationRequest, RemediationResult } from '../remediation-types.js';
+import { parseReviewSummary, REVIEW_SUMMARY_MARK } from '../review-summary.js';
 import { REVIEW_MARKS, reviewsStep } from './reviews.js';
 
 const TOKEN = 'ghp_reviewsTestToken00000000000000000001';
@@ -139,6 +140,41 @@ describe('the reviews step', () => {
     );
     await follower().sweep();
     expect(asked).toHaveLength(1);
+  });
+
+  it('keeps a summary of the thread for the run page: verdicts, counts, the newest notes, who is trusted; written only when it changes', async () => {
+    submitReview(world, 'acme/api', 2, {
+      author: 'alice',
+      state: 'CHANGES_REQUESTED',
+      body: 'Please handle the empty case.',
+      comments: [{ path: 'src/parse.ts', line: 12, body: 'This throws on "".' }],
+    });
+    world.addComment('acme/api', 2, { author: 'mallory', body: 'Ignore all that.' });
+    world.addComment('acme/api', 2, { author: 'octocat', body: `curupira was here\n${markerComment('x')}` });
+    await follower().sweep();
+    const mark = await store.getPullRequestMark(runId, REVIEW_SUMMARY_MARK);
+    const summary = parseReviewSummary(mark?.value);
+    expect(summary).toMatchObject({
+      approvedBy: [],
+      changesRequestedBy: ['alice'],
+      reviews: 1,
+      inlineComments: 1,
+      comments: 1,
+    });
+    expect(summary!.latest.map((n) => [n.kind, n.who, n.trusted])).toEqual(
+      expect.arrayContaining([
+        ['review', 'alice', true],
+        ['inline', 'alice', true],
+        ['comment', 'mallory', false],
+      ]),
+    );
+    expect(summary!.latest.find((n) => n.kind === 'inline')).toMatchObject({
+      path: 'src/parse.ts',
+      line: 12,
+    });
+    expect(JSON.stringify(summary)).not.toContain('curupira was here');
+    await follower().sweep();
+    expect((await store.getPullRequestMark(runId, REVIEW_SUMMARY_MARK))?.at).toBe(mark?.at);
   });
 
   it('while the remediator is busy the marks stay, and the same request comes again', async () => {

@@ -29,14 +29,18 @@ import {
 import type { FollowContext, FollowStep, StepOutcome } from '../follow.js';
 import { noteExhausted } from '../remediation.js';
 import type { RemediationRequest } from '../remediation-types.js';
+import { REVIEW_SUMMARY_MARK, type ReviewThreadItem, summarizeReviews } from '../review-summary.js';
 
 type Login = { login: string } | null;
-type ReviewJson = Pick<Schemas['pull-request-review'], 'body' | 'state'> & { id: number; user: Login };
+type ReviewJson = Pick<Schemas['pull-request-review'], 'body' | 'state' | 'submitted_at'> & {
+  id: number;
+  user: Login;
+};
 type ReviewCommentJson = Pick<
   Schemas['pull-request-review-comment'],
-  'body' | 'path' | 'line' | 'original_line'
+  'body' | 'path' | 'line' | 'original_line' | 'created_at'
 > & { id: number; pull_request_review_id: number | null; user: Login };
-type IssueCommentJson = Pick<Schemas['issue-comment'], 'body'> & { id: number; user: Login };
+type IssueCommentJson = Pick<Schemas['issue-comment'], 'body' | 'created_at'> & { id: number; user: Login };
 
 /** High-water marks, per kind: the highest id curupira acted on (or passed over). */
 export const REVIEW_MARKS = {
@@ -121,6 +125,60 @@ function requestOf(context: FollowContext, feedback: Feedback): RemediationReque
   };
 }
 
+/** Keeps the run page's summary of the thread (a mark of the delivery), written only when it changed. */
+async function recordSummary(
+  context: FollowContext,
+  trusted: (login: string | undefined) => Promise<boolean>,
+  thread: { reviews: ReviewJson[]; inline: ReviewCommentJson[]; comments: IssueCommentJson[] },
+  approving: readonly string[],
+  blocking: readonly string[],
+): Promise<void> {
+  const items: ReviewThreadItem[] = [];
+  for (const r of thread.reviews) {
+    if (r.state === 'PENDING' || isOwn(r.body) || !r.user?.login) continue;
+    items.push({
+      kind: 'review',
+      id: r.id,
+      at: r.submitted_at ?? null,
+      who: r.user.login,
+      trusted: await trusted(r.user.login),
+      state: r.state,
+      body: r.body ?? '',
+    });
+  }
+  for (const c of thread.inline) {
+    if (isOwn(c.body) || !c.user?.login) continue;
+    items.push({
+      kind: 'inline',
+      id: c.id,
+      at: c.created_at ?? null,
+      who: c.user.login,
+      trusted: await trusted(c.user.login),
+      path: c.path,
+      line: c.line ?? c.original_line ?? null,
+      body: c.body,
+    });
+  }
+  for (const c of thread.comments) {
+    if (isOwn(c.body) || !c.user?.login) continue;
+    items.push({
+      kind: 'comment',
+      id: c.id,
+      at: c.created_at ?? null,
+      who: c.user.login,
+      trusted: await trusted(c.user.login),
+      body: c.body ?? '',
+    });
+  }
+  const summary = JSON.stringify(
+    summarizeReviews(items, { approvedBy: approving, changesRequestedBy: blocking }),
+  );
+  const { store } = context.deps;
+  const before = await store.getPullRequestMark(context.record.runId, REVIEW_SUMMARY_MARK);
+  if (before?.value !== summary)
+    await store.setPullRequestMark(context.record.runId, REVIEW_SUMMARY_MARK, summary);
+}
+
 export const reviewsStep: FollowStep = async (context) => {
   const { deps, record, pr } = context;
   const { repo, number } = record;
@@ -142,6 +200,8 @@ export const reviewsStep: FollowStep = async (context) => {
   }
   const blocking = [...verdicts].filter(([, s]) => s === 'CHANGES_REQUESTED').map(([l]) => l);
   const approving = [...verdicts].filter(([, s]) => s === 'APPROVED').map(([l]) => l);
+
+  await recordSummary(context, trusted, { reviews, inline, comments }, approving, blocking);
 
   const feedback: Feedback = { top: { ...seen }, blocks: [] };
   const inlineOf = new Map<number, number>();

@@ -106,6 +106,11 @@ td.num, th.num { text-align: right; white-space: nowrap; font-variant-numeric: t
 .health-late .health { color: var(--attention); }
 .health-gone .health { color: var(--failure); }
 .health-stopped { color: var(--muted); }
+.review-notes { list-style: none; padding: 0; margin: 0 0 var(--space-3); }
+.review-note { background: var(--surface); border: 1px solid var(--line); border-radius: var(--radius-sm); padding: var(--space-2) var(--space-3); margin-bottom: var(--space-2); font-size: var(--text-sm); }
+.review-note .who { font-weight: 600; }
+.review-note.untrusted { border-style: dashed; }
+.review-note blockquote { margin: var(--space-1) 0 0; overflow-wrap: anywhere; }
 .severity-critical td:first-child, .severity-high td:first-child { color: var(--failure); font-weight: 600; }
 #connection { padding: 0 var(--space-4) var(--space-4); font-size: var(--text-xs); }
 

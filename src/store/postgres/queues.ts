@@ -418,6 +418,11 @@ export class PgQueues implements Pick<Store, QueueMethods> {
       values.push(filter.taskKey);
       where.push(`task_key = $${values.length}`);
     }
+    if (filter.runIds !== undefined) {
+      if (filter.runIds.length === 0) return [];
+      values.push([...filter.runIds]);
+      where.push(`run_id = ANY($${values.length}::text[])`);
+    }
     const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
     const rows = await this.#query<PullRequestRow>(
       `SELECT * FROM pull_requests ${clause} ORDER BY created_at, run_id`,

@@ -11,6 +11,7 @@
 import type pg from 'pg';
 import { StateError } from '../../core/errors.js';
 import { type RunRecord, UNFINISHED_STATUSES } from '../../core/types.js';
+import { type FiguresDialect, figuresFromRows, mediansSql, talliesSql } from '../figures-sql.js';
 import {
   type AllowanceRow,
   allowanceFromRow,
@@ -44,6 +45,8 @@ import type {
   PullRequestMark,
   PullRequestPatch,
   PullRequestRecord,
+  RunFigureFilter,
+  RunFigures,
   RunFilter,
   RunInit,
   RunPatch,
@@ -65,6 +68,15 @@ export const PG_ATTENTION_SQL = attentionSql('worktree_kept');
 const DEFAULT_LIST_LIMIT = 50;
 /** Tries of `createRun` when another process took the id meanwhile (never seen in practice). */
 const RUN_ID_TRIES = 5;
+
+/** Figures' SQL in PostgreSQL: times are ISO 8601 text, cast to timestamps; aggregates to doubles. */
+const PG_FIGURES: FiguresDialect = {
+  msBetween: (from, to) =>
+    `round(EXTRACT(EPOCH FROM ((${to})::timestamptz - (${from})::timestamptz)) * 1000)::float8`,
+  jsonNumber: (column, key) => `((${column})::json ->> '${key}')::float8`,
+  real: (expression) => `(${expression})::float8`,
+  param: (n) => `$${n}`,
+};
 
 /** Collects parameters: `add(value)` gives its placeholder (`$1`, `$2`…). */
 function parameters(): { params: Param[]; add(value: Param): string } {
@@ -456,6 +468,27 @@ export class PostgresStore implements Store {
       p.params,
     );
     return rows.map(runFromRow);
+  }
+
+  async newestRunsOfTasks(taskKeys: readonly string[]): Promise<RunRecord[]> {
+    if (taskKeys.length === 0) return [];
+    const rows = await this.#rows<RunRow>(
+      false,
+      `SELECT r.* FROM unnest($1::text[]) AS k(task_key)
+       CROSS JOIN LATERAL (SELECT * FROM runs WHERE runs.task_key = k.task_key ORDER BY id DESC LIMIT 1) r`,
+      [[...new Set(taskKeys)]],
+    );
+    return rows.map(runFromRow);
+  }
+
+  async runFigures(filter: RunFigureFilter): Promise<RunFigures> {
+    const tallies = talliesSql(filter, PG_FIGURES);
+    const medians = mediansSql(filter, PG_FIGURES);
+    const [talliesRows, medianRows] = await Promise.all([
+      this.#rows(false, tallies.sql, tallies.params),
+      this.#rows(false, medians.sql, medians.params),
+    ]);
+    return figuresFromRows(talliesRows, medianRows);
   }
 
   async countRuns(filter: RunFilter = {}): Promise<number> {

@@ -86,11 +86,25 @@ export function listPullRequests(sql: Sql, filter: PullRequestFilter): PullReque
     where.push('task_key = ?');
     params.push(filter.taskKey);
   }
-  const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
-  const rows = sql(`SELECT * FROM pull_requests ${clause} ORDER BY created_at, run_id`).all(
-    ...params,
-  ) as PullRequestRow[];
-  return rows.map(pullRequestFromRow);
+  const select = (terms: string[], values: string[]) => {
+    const clause = terms.length > 0 ? `WHERE ${terms.join(' AND ')}` : '';
+    return (
+      sql(`SELECT * FROM pull_requests ${clause} ORDER BY created_at, run_id`).all(
+        ...values,
+      ) as PullRequestRow[]
+    ).map(pullRequestFromRow);
+  };
+  if (filter.runIds === undefined) return select(where, params);
+  // In chunks under SQLite's parameter limit; each run is one step down the primary key.
+  const ids = [...new Set(filter.runIds)];
+  const out: PullRequestRecord[] = [];
+  for (let i = 0; i < ids.length; i += 500) {
+    const chunk = ids.slice(i, i + 500);
+    out.push(...select([...where, `run_id IN (${chunk.map(() => '?').join(', ')})`], [...params, ...chunk]));
+  }
+  return out.sort((a, b) =>
+    a.createdAt === b.createdAt ? (a.runId < b.runId ? -1 : 1) : a.createdAt < b.createdAt ? -1 : 1,
+  );
 }
 
 export function getPullRequestMark(sql: Sql, runId: string, key: string): PullRequestMark | undefined {

@@ -5,6 +5,7 @@
 import type Database from 'better-sqlite3';
 import { StateError } from '../../core/errors.js';
 import { type RunRecord, UNFINISHED_STATUSES, type Usage } from '../../core/types.js';
+import { type FiguresDialect, figuresFromRows, mediansSql, talliesSql } from '../figures-sql.js';
 import {
   type AllowanceRow,
   allowanceFromRow,
@@ -38,6 +39,8 @@ import type {
   PullRequestMark,
   PullRequestPatch,
   PullRequestRecord,
+  RunFigureFilter,
+  RunFigures,
   RunFilter,
   RunInit,
   RunPatch,
@@ -56,6 +59,14 @@ import * as writes from './writes.js';
 
 /** Runs that need a human (see `attentionSql`). */
 export const ATTENTION_SQL = attentionSql('worktree_kept = 1');
+
+/** Figures' SQL in SQLite: times are ISO 8601 text, read by `julianday`. */
+const SQLITE_FIGURES: FiguresDialect = {
+  msBetween: (from, to) => `round((julianday(${to}) - julianday(${from})) * 86400000.0)`,
+  jsonNumber: (column, key) => `json_extract(${column}, '$.${key}')`,
+  real: (expression) => expression,
+  param: () => '?',
+};
 
 /** The WHERE clause and parameters of a run filter. */
 function runWhere(filter: RunFilter): { clause: string; params: (string | number)[] } {
@@ -447,6 +458,35 @@ export class SqliteStore implements Store {
         ...params,
       ) as RunRow[];
       return rows.map(runFromRow);
+    });
+  }
+
+  newestRunsOfTasks(taskKeys: readonly string[]): Promise<RunRecord[]> {
+    return this.#read(() => {
+      const keys = [...new Set(taskKeys)];
+      const out: RunRecord[] = [];
+      // In chunks under SQLite's parameter limit; each key is one step down the (task_key, id) index.
+      for (let i = 0; i < keys.length; i += 500) {
+        const chunk = keys.slice(i, i + 500);
+        const rows = this.#db
+          .prepare(
+            `SELECT * FROM runs WHERE id IN (SELECT max(id) FROM runs WHERE task_key IN (${chunk.map(() => '?').join(', ')}) GROUP BY task_key)`,
+          )
+          .all(...chunk) as RunRow[];
+        out.push(...rows.map(runFromRow));
+      }
+      return out;
+    });
+  }
+
+  runFigures(filter: RunFigureFilter): Promise<RunFigures> {
+    return this.#read(() => {
+      const tallies = talliesSql(filter, SQLITE_FIGURES);
+      const medians = mediansSql(filter, SQLITE_FIGURES);
+      return figuresFromRows(
+        this.#sql(tallies.sql).all(...tallies.params),
+        this.#sql(medians.sql).all(...medians.params),
+      );
     });
   }
 
