@@ -18,7 +18,7 @@ import { makeVisible } from '../screening/text.js';
 import { connectDaemon } from '../server/client.js';
 import { openStore, stateLocation } from '../store/index.js';
 import type { Allowance, PullRequestRecord, Store } from '../store/types.js';
-import { runItemLink, runItemName } from '../triggers/registry.js';
+import { findTriggerDefinition, runItemLink, runItemName } from '../triggers/registry.js';
 import { EXIT, setExitCode } from './exit-codes.js';
 import { type CliIo, writeJson, writeLine } from './io.js';
 import type { GlobalOptions } from './program.js';
@@ -130,7 +130,7 @@ export function runLines(
   }
   lines.push(`  cost:        ${formatCost(run.costUsd)}${run.model ? ` (${run.model})` : ''}`);
   if (run.branch) lines.push(`  branch:      ${run.branch}`);
-  const code = describeRunCode(run);
+  const code = describeRunCode(run, findTriggerDefinition(run.taskType));
   if (code) lines.push(`  code:        ${code}`);
   if (run.worktreePath) {
     lines.push(

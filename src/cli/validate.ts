@@ -94,7 +94,7 @@ export function explainRows(
         ? 'main (the shared checkout as it is; one run at a time)'
         : 'worktree (a new worktree and branch per task)',
     ],
-    ['code', `the agent sees ${describeCodeSetting(automation.config, automation.triggerType)}`],
+    ['code', `the agent sees ${describeCodeSetting(automation.config, automation.trigger)}`],
     [
       'profile',
       `${automation.profileName} (provider ${automation.profile.provider}${automation.profile.model ? `, model ${automation.profile.model}` : ''})`,

@@ -61,6 +61,11 @@ function triggerOf(
   return trigger;
 }
 
+/** How a problem names a table of this trigger: `an issue trigger`, `a cron trigger`. */
+function describeTrigger(trigger: TriggerDefinition): string {
+  return trigger.describedAs ?? `a ${trigger.type} trigger`;
+}
+
 /**
  * For a table without `trigger_type` whose unknown placeholders are all another trigger's fields:
  * which trigger the table was taken for, and the line that makes it the other one.
@@ -72,8 +77,7 @@ function otherTriggerHint(table: Record<string, unknown>, unknown: readonly stri
     (d) => d !== implied && unknown.every((field) => d.promptFields.includes(field)),
   );
   if (!implied || !other) return '';
-  const kind = implied.type === 'github-issues' ? 'an issue trigger' : `a ${implied.type} trigger`;
-  return `; this table is ${kind} (it has no trigger_type); add trigger_type = "${other.type}"`;
+  return `; this table is ${describeTrigger(implied)} (it has no trigger_type); add trigger_type = "${other.type}"`;
 }
 
 /**
@@ -94,10 +98,9 @@ function hintOtherTriggerByKeys(
     (d) => d !== trigger && unknown.every((key) => knownKeys(d.schema).includes(key)),
   );
   if (!other) return;
-  const kind = trigger.type === 'github-issues' ? 'an issue trigger' : `a ${trigger.type} trigger`;
   out.add(
     [...path, 'trigger_type'],
-    `this table is ${kind} (it has no trigger_type), but ${unknown.map((k) => `'${k}'`).join(', ')} ${unknown.length === 1 ? 'is a key' : 'are keys'} of ${other.type}: add trigger_type = "${other.type}"`,
+    `this table is ${describeTrigger(trigger)} (it has no trigger_type), but ${unknown.map((k) => `'${k}'`).join(', ')} ${unknown.length === 1 ? 'is a key' : 'are keys'} of ${other.type}: add trigger_type = "${other.type}"`,
   );
 }
 
@@ -158,7 +161,7 @@ function referencesOf(id: string, table: Record<string, unknown>, path: KeyPath,
  */
 function checkDelivery(
   config: ResolvedAutomation['config'],
-  triggerType: string,
+  trigger: TriggerDefinition,
   path: KeyPath,
   out: Collector,
 ): void {
@@ -175,10 +178,11 @@ function checkDelivery(
       'worktree_from = "head" makes a worktree at the pull request\'s head, but checkout = "main" uses the shared checkout as it is: remove one of them',
     );
   }
-  if (config.deliver === 'head' && triggerType !== 'github-pull-requests') {
+  if (config.deliver === 'head' && trigger.githubItem !== 'pull-request') {
+    const knowing = triggerDefinitions().filter((d) => d.githubItem === 'pull-request');
     out.add(
       [...path, 'deliver'],
-      'deliver = "head" pushes back to a pull request\'s own branch: only github-pull-requests automations know that branch',
+      `deliver = "head" pushes back to a pull request's own branch: only ${knowing.map((d) => d.type).join(', ')} automations know that branch`,
     );
   } else if (config.deliver === 'head' && !fromHead) {
     out.add(
@@ -220,7 +224,7 @@ export function loadAutomation(
       })
     : defaultTimezone;
 
-  if (config) checkDelivery(config, trigger.type, path, out);
+  if (config) checkDelivery(config, trigger, path, out);
   if (!config || !repository || !profileName) return undefined;
   const profile = ctx.profiles[profileName];
   if (!profile) return undefined;
@@ -242,36 +246,36 @@ export function loadAutomation(
 
 /** A chain must name another automation, and following chain links must never come back. */
 export function checkChains(tables: Record<string, unknown>, out: Collector): void {
-  const upstreamOf = new Map<string, string>();
+  const upstreamOf = new Map<string, { upstream: string; key: string }>();
   for (const [id, table] of Object.entries(tables)) {
     if (!isTable(table)) continue;
     const name = table.trigger_type ?? impliedTriggerName(table);
-    const upstream =
-      typeof name === 'string' ? findTriggerDefinition(name)?.upstreamAutomation?.(table) : undefined;
-    if (upstream !== undefined) upstreamOf.set(id, upstream);
+    const key = typeof name === 'string' ? findTriggerDefinition(name)?.upstreamKey : undefined;
+    const upstream = key === undefined ? undefined : table[key];
+    if (key !== undefined && typeof upstream === 'string') upstreamOf.set(id, { upstream, key });
   }
   const reported = new Set<string>();
-  for (const [id, upstream] of upstreamOf) {
-    const path = ['automations', id, 'after'];
+  for (const [id, { upstream, key }] of upstreamOf) {
+    const path = ['automations', id, key];
     if (upstream === id) {
       out.add(path, `automation '${id}' cannot run after itself`);
       continue;
     }
     if (!(upstream in tables)) {
-      out.add(path, `automation '${upstream}' (named by 'after') does not exist`);
+      out.add(path, `automation '${upstream}' (named by '${key}') does not exist`);
       continue;
     }
     const chain = [id];
     let current = upstream;
     while (upstreamOf.has(current) && !chain.includes(current)) {
       chain.push(current);
-      current = upstreamOf.get(current)!;
+      current = upstreamOf.get(current)!.upstream;
     }
     if (current === id) {
       const loop = [...chain, id];
-      const key = [...loop].slice(0, -1).sort().join(',');
-      if (reported.has(key)) continue;
-      reported.add(key);
+      const members = [...loop].slice(0, -1).sort().join(',');
+      if (reported.has(members)) continue;
+      reported.add(members);
       out.add(path, `chained automations loop: ${loop.join(' → ')}`);
     }
   }

@@ -3,7 +3,8 @@
  * definitions' prompt fields), so the reference can never drift from what validates.
  */
 import { PROVIDERS } from '../agents/schemas.js';
-import { BUILT_IN_TRIGGERS } from '../triggers/registry.js';
+import { BUILT_IN_TRIGGERS, defaultTrigger } from '../triggers/registry.js';
+import type { TriggerDefinition } from '../triggers/types.js';
 import { COMMON_PROMPT_FIELDS } from './load.js';
 
 type JsonSchema = {
@@ -139,6 +140,17 @@ function subTableSections(schema: JsonSchema, parent: string, heading: string): 
   });
 }
 
+/** `with a `schedule` key is `cron`, …, and any other is <the default>`, from the built-in triggers. */
+function impliedTriggersText(): string {
+  const article = (word: string) => (/^[aeiou]/i.test(word) ? 'an' : 'a');
+  const implied = Object.values(BUILT_IN_TRIGGERS).flatMap((d: TriggerDefinition) =>
+    d.impliedBy === undefined ? [] : [`${article(d.impliedBy)} \`${d.impliedBy}\` key is \`${d.type}\``],
+  );
+  const fallback = defaultTrigger();
+  const parts = implied.map((text, i) => (i === 0 ? `with ${text}` : `one with ${text}`));
+  return `${parts.join(', ')}, and any other is \`${fallback.aliases[0] ?? fallback.type}\``;
+}
+
 export function renderConfigurationReference(root: Record<string, unknown>): string {
   const schema = root as JsonSchema;
   const props = schema.properties!;
@@ -192,7 +204,7 @@ export function renderConfigurationReference(root: Record<string, unknown>): str
     '## `[automations.<id>]`',
     '',
     'One table per automation, run in file order. `trigger_type` picks the trigger; when it is omitted, a table',
-    'with a `schedule` key is `cron`, one with an `after` key is `after`, and any other is `plugins-py/github-issues`.',
+    `${impliedTriggersText()}.`,
     'The `plugins-py/` prefix is optional.',
     '',
     `Every prompt may use the common placeholders ${COMMON_PROMPT_FIELDS.map((f) => `\`${f}\``).join(', ')}, plus its`,

@@ -15,9 +15,9 @@ import { parse as parseToml, TomlError } from 'smol-toml';
 import type { z } from 'zod';
 import { isProvider, PROVIDERS, type Profile } from '../agents/schemas.js';
 import { ConfigError } from '../core/errors.js';
+import { isValidTimezone } from '../core/schedule.js';
 import type { PriceOverrides } from '../cost/prices.js';
 import type { PriceTable } from '../cost/schema.js';
-import { isValidTimezone } from '../triggers/cron/schedule.js';
 import { type AutomationContext, checkChains, loadAutomation } from './automations.js';
 import {
   type Collector,

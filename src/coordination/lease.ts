@@ -26,6 +26,7 @@
  * so a lease comment someone deleted is not posted again. The client given here should be built with
  * `maxAttempts: 1`: a blind client-level retry of the claim's POST could post two leases.
  */
+
 import { hostname } from 'node:os';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
@@ -38,10 +39,8 @@ import { declareWriter } from '../github/writers.js';
 import type { Logger } from '../log.js';
 import { type TrustRules, trustReason } from '../screening/trust.js';
 import { redact } from '../security/redact.js';
+import { numberedItem } from '../triggers/registry.js';
 import { parseDuration, RUNNER_ID_PATTERN } from './duration.js';
-
-/** Task types whose id is an issue or pull request number: the only items that are leased. */
-const LEASED_TASK_TYPES = new Set(['github-issues', 'github-pull-requests']);
 
 export interface LeaseConfig {
   ttlMs: number;
@@ -204,10 +203,9 @@ export interface ItemRef {
   number: number;
 }
 
+/** The item a task leases: only an issue or a pull request numbered in its repository is leased. */
 export function leasedItem(task: Task): ItemRef | undefined {
-  return LEASED_TASK_TYPES.has(task.identity.taskType) && /^\d+$/.test(task.identity.id)
-    ? { repo: task.identity.repo, number: Number(task.identity.id) }
-    : undefined;
+  return numberedItem(task.identity.taskType, task.identity.repo, task.identity.id);
 }
 
 function byAge(a: Lease, b: Lease): number {
@@ -532,8 +530,8 @@ export async function releaseStaleLeases(
   );
   for (const run of runs) {
     if (!leasing.has(run.automationId)) continue;
-    if (!LEASED_TASK_TYPES.has(run.taskType) || !/^\d+$/.test(run.itemId)) continue;
-    const item = { repo: run.repo, number: Number(run.itemId) };
+    const item = numberedItem(run.taskType, run.repo, run.itemId);
+    if (!item) continue;
     await leases.queueRelease(item, { automation: run.automationId, runner: runnerId, run: run.id }, outcome);
     queued += 1;
   }

@@ -20,15 +20,13 @@ import { WriteQueue } from '../github/write-queue.js';
 import { declareWriter, type GitHubWriter, type SettingsWideKey, writesWanted } from '../github/writers.js';
 import type { Logger } from '../log.js';
 import type { GitHubWrite, Store, WriteInit } from '../store/types.js';
+import { numberedItem } from '../triggers/registry.js';
 import { itemTextDigest } from './budget.js';
 import { ESCALATION_WRITER, failuresMarker, predictFailures } from './escalation.js';
 import { LEASE_WRITER } from './lease.js';
 import { RUN_LOG_WRITER } from './run-log.js';
 
 export type { RunWrites };
-
-/** Task types whose id is an issue or pull request number in `identity.repo`. */
-const ITEM_TASK_TYPES = new Set(['github-issues', 'github-pull-requests']);
 
 /** `result_comment = true`: one result comment per run on its item. */
 export const RESULT_COMMENT_WRITER = declareWriter({ feature: 'result comment', keys: ['result_comment'] });
@@ -153,10 +151,7 @@ export function createRunWrites(options: RunWritesOptions): RunWrites {
     return next;
   };
   const drain = () => serial(() => quietly('send GitHub writes', () => queue.drain()));
-  const target = (task: Task) =>
-    ITEM_TASK_TYPES.has(task.identity.taskType) && /^\d+$/.test(task.identity.id)
-      ? { repo: task.identity.repo, number: Number(task.identity.id) }
-      : undefined;
+  const target = (task: Task) => numberedItem(task.identity.taskType, task.identity.repo, task.identity.id);
   const enqueueAll = async (writes: readonly WriteInit[]) => {
     if (writes.length === 0) return;
     await quietly('queue GitHub writes', async () => {

@@ -30,53 +30,39 @@ export type CodeSource =
       fromFork: boolean;
     };
 
-function text(value: unknown): string | null {
-  return typeof value === 'string' && value !== '' ? value : null;
-}
+/** The pull request a task is about: its number and, when its item said, its head and base. */
+export type PullRequestHead = Omit<Extract<CodeSource, { kind: 'pr_head' }>, 'kind'>;
 
-/** The pull request a task is about (its number), or undefined. */
-function pullRequestOf(task: Task): CodeSource | undefined {
-  const { fields } = task.item;
-  const volatile = task.item.volatile ?? {};
-  if (task.identity.taskType === 'github-pull-requests') {
-    const number = Number(task.item.id);
-    if (!Number.isInteger(number) || number <= 0) return undefined;
-    return {
-      kind: 'pr_head',
-      number,
-      headSha: text(fields.pull_request_head_sha),
-      headRef: text(fields.pull_request_head_ref),
-      baseRef: text(fields.pull_request_base_ref),
-      fromFork: volatile.pull_request_from_fork === true,
-    };
-  }
-  if (task.identity.taskType === 'github-project-items' && fields.item_type === 'pull_request') {
-    const number = Number(fields.item_number);
-    if (!Number.isInteger(number) || number <= 0) return undefined;
-    return { kind: 'pr_head', number, headSha: null, headRef: null, baseRef: null, fromFork: false };
-  }
-  return undefined;
+/**
+ * What a task's item is on GitHub: an issue or a pull request whose number is the task's id in its
+ * repository, or a project card (an issue, a pull request or a draft).
+ */
+export type GitHubItemKind = 'issue' | 'pull-request' | 'card';
+
+/** What this module asks of a task's trigger (its definition provides both). */
+export interface CodeSourceTrigger {
+  readonly githubItem?: GitHubItemKind | undefined;
+  /** The pull request a task is about, or undefined (an issue, a draft card, a schedule). */
+  pullRequest?(task: Task): PullRequestHead | undefined;
 }
 
 /** The code a task's worktree starts from. */
-export function codeSource(config: CodeSourceConfig, task: Task): CodeSource {
+export function codeSource(config: CodeSourceConfig, task: Task, trigger: CodeSourceTrigger): CodeSource {
   if (config.checkout === 'main') return { kind: 'checkout' };
   if (config.worktree_from === 'head') {
-    const pr = pullRequestOf(task);
-    if (pr) return pr;
+    const pr = trigger.pullRequest?.(task);
+    if (pr) return { kind: 'pr_head', ...pr };
   }
   if (config.pr_base_branch) return { kind: 'base_branch', branch: config.pr_base_branch };
   return { kind: 'default_branch' };
 }
 
 /** What an automation's agents will see, before any task is known (`validate --explain`). */
-export function describeCodeSetting(config: CodeSourceConfig, triggerType: string): string {
+export function describeCodeSetting(config: CodeSourceConfig, trigger: CodeSourceTrigger): string {
   if (config.checkout === 'main') return 'the shared checkout as it is (no fetch, no branch of its own)';
   if (config.worktree_from === 'head') {
     const cards =
-      triggerType === 'github-project-items'
-        ? ' (a card that is not a pull request: the default branch)'
-        : '';
+      trigger.githubItem === 'card' ? ' (a card that is not a pull request: the default branch)' : '';
     const push =
       config.deliver === 'head'
         ? '; its commits are pushed back to the pull request’s branch when it is in the same repository'
@@ -86,7 +72,7 @@ export function describeCodeSetting(config: CodeSourceConfig, triggerType: strin
   if (config.pr_base_branch)
     return `a new branch cut from ${config.pr_base_branch}, the branch the pull request targets`;
   const pr =
-    triggerType === 'github-pull-requests' || triggerType === 'github-project-items'
+    trigger.githubItem === 'pull-request' || trigger.githubItem === 'card'
       ? ' — NOT the pull request’s own code (set worktree_from = "head" for that)'
       : '';
   return `a new branch cut from the repository’s default branch${pr}`;
@@ -114,17 +100,18 @@ export function describeCodeSource(
   }
 }
 
-/** Which code a finished or running run's agent saw, from its record (the run page); null when unknown. */
-export function describeRunCode(run: {
-  taskType: string;
-  itemId: string;
-  baseCommit?: string | null;
-  headCommit?: string | null;
-}): string | null {
+/**
+ * Which code a finished or running run's agent saw, from its record (the run page); null when
+ * unknown. `trigger`: the run's trigger, when it is still known.
+ */
+export function describeRunCode(
+  run: { itemId: string; baseCommit?: string | null; headCommit?: string | null },
+  trigger: CodeSourceTrigger | undefined,
+): string | null {
   const short = (sha: string) => sha.slice(0, 12);
   if (run.headCommit) {
     const what =
-      run.taskType === 'github-pull-requests' ? `pull request #${run.itemId}’s` : 'the pull request’s';
+      trigger?.githubItem === 'pull-request' ? `pull request #${run.itemId}’s` : 'the pull request’s';
     return `${what} head ${short(run.headCommit)}${run.baseCommit ? ` (base ${short(run.baseCommit)})` : ''}`;
   }
   if (run.baseCommit) return `a new branch from ${short(run.baseCommit)} (the base it was cut from)`;

@@ -51,7 +51,7 @@ export interface TaskIdentity {
   readonly automationId: string;
   /** Forge identity (`owner/name`), or the repository alias when the trigger has none (cron, after). */
   readonly repo: string;
-  /** `github-issues`, `github-pull-requests`, `github-project-items`, `cron`, `after`. */
+  /** The canonical type of the task's trigger (`TriggerDefinition.type`). */
   readonly taskType: string;
   readonly id: string;
 }

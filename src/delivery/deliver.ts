@@ -250,7 +250,7 @@ async function ensurePullRequest(
  */
 async function deliverToHead(deps: DeliveryDeps, request: DeliveryRequest): Promise<DeliveryResult> {
   const { automation, task, run, cwd, branch } = request;
-  const source = codeSource(automation.config, task);
+  const source = codeSource(automation.config, task, automation.trigger);
   if (source.kind !== 'pr_head')
     return { kind: 'failed', reason: 'deliver = "head" needs a pull request and worktree_from = "head"' };
   const fields = { automation: automation.id, run: run.id, branch, number: source.number };

@@ -31,6 +31,7 @@ import { WriteQueue } from '../github/write-queue.js';
 import type { Logger } from '../log.js';
 import type { NotificationEvent } from '../notify/index.js';
 import type { PullRequestGate, PullRequestRecord, PullRequestState, Store } from '../store/types.js';
+import { findTriggerDefinition, numberedItem } from '../triggers/registry.js';
 import { getPullRequest, type PullJson } from './pull-request.js';
 import type { RemediationRequest, RemediationResult } from './remediation-types.js';
 import { behindStep, ownUpdateStep } from './steps/behind.js';
@@ -253,9 +254,8 @@ async function followOpen(
 
 /** The run's item number in the pull request's repository (issue or pull request triggers), if any. */
 function itemNumber(run: RunRecord | undefined, repo: string): number | undefined {
-  if (!run || run.repo !== repo || !run.taskType.startsWith('github-') || !/^\d+$/.test(run.itemId))
-    return undefined;
-  return Number(run.itemId);
+  if (!run || run.repo !== repo) return undefined;
+  return numberedItem(run.taskType, run.repo, run.itemId)?.number;
 }
 
 async function onMerged(
@@ -268,7 +268,7 @@ async function onMerged(
   const number = itemNumber(run, record.repo);
   const at = { repo: record.repo, runId: record.runId };
   if (number !== undefined) {
-    if (run?.taskType === 'github-issues') {
+    if (run && findTriggerDefinition(run.taskType)?.githubItem === 'issue') {
       const issue = await getIssue(deps.github, record.repo, number);
       if (issue.state === 'open') {
         await queue.enqueue({

@@ -82,7 +82,7 @@ export function pullRequestContext(
   notes: PullRequestNotes = { changes: '', agentMessage: '' },
   headBranch = run.branch ?? '',
 ): Record<string, FieldValue> {
-  const issue = task.identity.taskType === 'github-issues' && /^\d+$/.test(task.item.id);
+  const issue = automation.trigger.githubItem === 'issue' && /^\d+$/.test(task.item.id);
   const plural = commits === 1 ? '' : 's';
   return {
     ...rawPromptContext(automation, task),

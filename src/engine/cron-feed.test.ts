@@ -8,7 +8,8 @@ import { FakeClock } from '../core/clock.js';
 import { silentLogger } from '../log.js';
 import { openStore } from '../store/index.js';
 import type { Store } from '../store/types.js';
-import { CronFeed, type PollContext } from './feed.js';
+import { scheduleOf } from '../triggers/cron/item.js';
+import { type PollContext, ScheduleFeed } from './feed.js';
 
 let dir: string;
 let store: Store;
@@ -41,7 +42,7 @@ function context(clock: FakeClock, preview = false): PollContext {
 }
 
 /** One poll, then (like the engine) the run finishes at once. */
-async function pollAndFinish(feed: CronFeed, clock: FakeClock): Promise<string[]> {
+async function pollAndFinish(feed: ScheduleFeed, clock: FakeClock): Promise<string[]> {
   const tasks = await feed.poll(context(clock));
   for (const task of tasks) {
     feed.markDispatched(task);
@@ -50,10 +51,14 @@ async function pollAndFinish(feed: CronFeed, clock: FakeClock): Promise<string[]
   return tasks.map((t) => t.item.scheduledFor!);
 }
 
-describe('CronFeed', () => {
+function cronFeed(cron: AutomationFor<'cron'>, intervalSeconds: number): ScheduleFeed {
+  return new ScheduleFeed(cron, scheduleOf(cron), intervalSeconds);
+}
+
+describe('ScheduleFeed of a cron automation', () => {
   it('fires once per occurrence, in the automation’s timezone', async () => {
     const clock = new FakeClock(Date.parse('2026-01-10T07:00:00Z'));
-    const feed = new CronFeed(automation('schedule = "0 9 * * *"', 'Europe/Rome'), 1);
+    const feed = cronFeed(automation('schedule = "0 9 * * *"', 'Europe/Rome'), 1);
     expect(await pollAndFinish(feed, clock)).toEqual([]);
     await clock.set(Date.parse('2026-01-10T08:00:05Z')); // 09:00 in Rome (UTC+1 in winter)
     const [task] = await feed.poll(context(clock));
@@ -70,7 +75,7 @@ describe('CronFeed', () => {
 
   it('coalesces a long sleep into one occurrence and runs it when missed = "run"', async () => {
     const clock = new FakeClock(Date.parse('2026-03-02T10:00:00Z'));
-    const feed = new CronFeed(automation('schedule = "*/5 * * * *"\nmissed = "run"'), 1);
+    const feed = cronFeed(automation('schedule = "*/5 * * * *"\nmissed = "run"'), 1);
     await pollAndFinish(feed, clock);
     await clock.advance(3 * 3600_000 + 4 * 60_000); // asleep for three hours: 36 ticks passed
     const tasks = await feed.poll(context(clock));
@@ -85,15 +90,15 @@ describe('CronFeed', () => {
     async (missed) => {
       const clock = new FakeClock(Date.parse('2026-03-02T08:08:00Z'));
       const config = automation(`schedule = "0 3 * * *"\n${missed}`);
-      expect(await pollAndFinish(new CronFeed(config, 1), clock)).toEqual([]);
+      expect(await pollAndFinish(cronFeed(config, 1), clock)).toEqual([]);
       expect(await store.getCronState('nightly')).toMatchObject({ lastScheduledFor: null });
       // A restart later that day still knows when it was first seen (the state keeps it).
       await clock.set(Date.parse('2026-03-02T20:00:00Z'));
-      expect(await pollAndFinish(new CronFeed(config, 1), clock)).toEqual([]);
+      expect(await pollAndFinish(cronFeed(config, 1), clock)).toEqual([]);
       expect(await store.listRuns({ automationId: 'nightly' })).toEqual([]);
       // The next day's fire is the first one, on time.
       await clock.set(Date.parse('2026-03-03T03:00:20Z'));
-      const tasks = await new CronFeed(config, 1).poll(context(clock));
+      const tasks = await cronFeed(config, 1).poll(context(clock));
       expect(tasks.map((t) => [t.item.scheduledFor, t.item.missed])).toEqual([
         ['2026-03-03T03:00:00.000Z', false],
       ]);
@@ -102,13 +107,13 @@ describe('CronFeed', () => {
 
   it('a fire that is on time when the schedule is first seen still runs', async () => {
     const clock = new FakeClock(Date.parse('2026-03-02T03:01:00Z'));
-    const feed = new CronFeed(automation('schedule = "0 3 * * *"'), 1);
+    const feed = cronFeed(automation('schedule = "0 3 * * *"'), 1);
     expect(await pollAndFinish(feed, clock)).toEqual(['2026-03-02T03:00:00.000Z']);
   });
 
   it('start_date opens the window before the schedule was first seen', async () => {
     const clock = new FakeClock(Date.parse('2026-03-02T08:08:00Z'));
-    const feed = new CronFeed(automation('schedule = "0 3 * * *"\nstart_date = 2026-03-02'), 1);
+    const feed = cronFeed(automation('schedule = "0 3 * * *"\nstart_date = 2026-03-02'), 1);
     const tasks = await feed.poll(context(clock));
     expect(tasks.map((t) => [t.item.scheduledFor, t.item.missed])).toEqual([
       ['2026-03-02T03:00:00.000Z', true],
@@ -117,13 +122,13 @@ describe('CronFeed', () => {
 
   it('a tick from before today is not run on first start', async () => {
     const clock = new FakeClock(Date.parse('2026-03-02T01:00:00Z'));
-    const feed = new CronFeed(automation('schedule = "0 3 * * *"'), 1);
+    const feed = cronFeed(automation('schedule = "0 3 * * *"'), 1);
     expect(await feed.poll(context(clock))).toEqual([]);
   });
 
   it('skips a missed fire with missed = "skip" and leaves a run record saying so', async () => {
     const clock = new FakeClock(Date.parse('2026-03-02T10:00:00Z'));
-    const feed = new CronFeed(automation('schedule = "0 * * * *"\nmissed = "skip"'), 1);
+    const feed = cronFeed(automation('schedule = "0 * * * *"\nmissed = "skip"'), 1);
     await pollAndFinish(feed, clock);
     await clock.set(Date.parse('2026-03-02T11:03:01Z')); // 181 s after the 11:00 fire
     expect(await feed.poll(context(clock))).toEqual([]);
@@ -139,7 +144,7 @@ describe('CronFeed', () => {
 
   it('a fire noticed 179 s late is on time', async () => {
     const clock = new FakeClock(Date.parse('2026-03-02T10:00:00Z'));
-    const feed = new CronFeed(automation('schedule = "0 * * * *"'), 1);
+    const feed = cronFeed(automation('schedule = "0 * * * *"'), 1);
     await pollAndFinish(feed, clock);
     await clock.set(Date.parse('2026-03-02T11:02:59Z'));
     const tasks = await feed.poll(context(clock));
@@ -150,12 +155,12 @@ describe('CronFeed', () => {
   it('resumes a claimed occurrence after a restart, without calling it missed', async () => {
     const clock = new FakeClock(Date.parse('2026-03-02T10:00:00Z'));
     const config = automation('schedule = "0 * * * *"');
-    await pollAndFinish(new CronFeed(config, 1), clock);
+    await pollAndFinish(cronFeed(config, 1), clock);
     await clock.set(Date.parse('2026-03-02T11:00:10Z'));
-    const first = await new CronFeed(config, 1).poll(context(clock)); // claimed; then the process dies
+    const first = await cronFeed(config, 1).poll(context(clock)); // claimed; then the process dies
     expect(first).toHaveLength(1);
     await clock.set(Date.parse('2026-03-02T15:00:00Z')); // restarted four hours later
-    const again = await new CronFeed(config, 1).poll(context(clock));
+    const again = await cronFeed(config, 1).poll(context(clock));
     expect(again.map((t) => t.item.scheduledFor)).toEqual(['2026-03-02T11:00:00.000Z']);
     expect(again[0]!.key).toBe(first[0]!.key);
     expect(again[0]!.item.missed).toBe(false);
@@ -163,7 +168,7 @@ describe('CronFeed', () => {
 
   it('honours start and end dates (inclusive, in the timezone)', async () => {
     const clock = new FakeClock(Date.parse('2026-04-01T00:00:00Z'));
-    const feed = new CronFeed(
+    const feed = cronFeed(
       automation(
         'schedule = "0 12 * * *"\nstart_date = 2026-04-03\nend_date = 2026-04-04',
         'America/New_York',
@@ -180,7 +185,7 @@ describe('CronFeed', () => {
 
   it('runs a daily job exactly once across the fall-back night in New York', async () => {
     const clock = new FakeClock(Date.parse('2026-10-31T12:00:00Z'));
-    const feed = new CronFeed(automation('schedule = "30 1 * * *"', 'America/New_York'), 1);
+    const feed = cronFeed(automation('schedule = "30 1 * * *"', 'America/New_York'), 1);
     const fired: string[] = [];
     for (let t = Date.parse('2026-11-01T04:00:00Z'); t <= Date.parse('2026-11-01T08:00:00Z'); t += 60_000) {
       await clock.set(t);
@@ -191,7 +196,7 @@ describe('CronFeed', () => {
 
   it('runs a daily job once on the spring-forward day in Rome, at the first valid time', async () => {
     const clock = new FakeClock(Date.parse('2026-03-28T12:00:00Z'));
-    const feed = new CronFeed(automation('schedule = "30 2 * * *"', 'Europe/Rome'), 1);
+    const feed = cronFeed(automation('schedule = "30 2 * * *"', 'Europe/Rome'), 1);
     const fired: string[] = [];
     for (let t = Date.parse('2026-03-29T00:00:00Z'); t <= Date.parse('2026-03-29T04:00:00Z'); t += 60_000) {
       await clock.set(t);
@@ -202,9 +207,9 @@ describe('CronFeed', () => {
 
   it('resets its marks when the schedule changes', async () => {
     const clock = new FakeClock(Date.parse('2026-03-02T10:00:00Z'));
-    await pollAndFinish(new CronFeed(automation('schedule = "0 * * * *"'), 1), clock);
+    await pollAndFinish(cronFeed(automation('schedule = "0 * * * *"'), 1), clock);
     await clock.set(Date.parse('2026-03-02T10:30:00Z'));
-    const changed = new CronFeed(automation('schedule = "15 * * * *"'), 1);
+    const changed = cronFeed(automation('schedule = "15 * * * *"'), 1);
     // 10:15 passed before the change: a new baseline starts now, so it is not due.
     expect(await pollAndFinish(changed, clock)).toEqual([]);
     await clock.set(Date.parse('2026-03-02T11:15:20Z'));
@@ -213,10 +218,7 @@ describe('CronFeed', () => {
 
   it('previews without writing', async () => {
     const clock = new FakeClock(Date.parse('2026-03-02T10:10:00Z'));
-    const feed = new CronFeed(
-      automation('schedule = "0 * * * *"\nstart_date = 2026-03-01\nmissed = "skip"'),
-      1,
-    );
+    const feed = cronFeed(automation('schedule = "0 * * * *"\nstart_date = 2026-03-01\nmissed = "skip"'), 1);
     const tasks = await feed.poll(context(clock, true));
     expect(tasks).toHaveLength(0); // the 10:00 fire is due but 600 s late: missed, and skipped
     await clock.set(Date.parse('2026-03-02T11:00:30Z'));

@@ -159,12 +159,6 @@ export class Kernel {
     return this.control.retry(runId);
   }
 
-  /** A candidate waits in the queue: a remediation of a paused automation, or a feature holds it. */
-  private holds(candidate: Candidate): boolean {
-    if (candidate.remediation && this.s.isPaused(candidate.automationId)) return true;
-    return this.s.features.some((f) => f.holds?.(candidate) === true);
-  }
-
   /** The features' gates, in order: the first answer other than `go` wins. */
   private async gate(
     automation: ResolvedAutomation,
@@ -303,7 +297,7 @@ export class Kernel {
       const candidate = this.s.core.next((c) => {
         const pending = this.s.pending.get(c.task.key);
         if (!pending) return false;
-        return this.holds({
+        return holds(this.s, {
           automationId: c.automationId,
           provider: pending.automation.profile.provider,
           remediation: pending.remediation !== undefined,
@@ -585,7 +579,7 @@ export class Kernel {
           cutShort = true;
           break;
         }
-        if (this.skips(feed)) continue;
+        if (skips(this.s, feed)) continue;
         offered += await this.pollFeed(feed);
         this.dispatch();
       }
@@ -610,7 +604,7 @@ export class Kernel {
       this.dispatch();
       for (const feed of this.s.feeds) {
         if (this.s.winding || this.s.sizeReached) break;
-        if (feed.nextPollAt > clock.now() || this.s.core.capacity === 0 || this.skips(feed)) continue;
+        if (feed.nextPollAt > clock.now() || this.s.core.capacity === 0 || skips(this.s, feed)) continue;
         this.s.forced.delete(feed.automation.id);
         await this.pollFeed(feed);
         this.dispatch();
@@ -625,7 +619,7 @@ export class Kernel {
       // A full queue polls nothing (see above) until a run ends, which wakes this loop: a feed
       // already due must not make the wait 0 and spin the loop meanwhile. The status still shows
       // when each feed is due.
-      const due = this.s.feeds.filter((f) => !this.skips(f)).map((f) => f.nextPollAt);
+      const due = this.s.feeds.filter((f) => !skips(this.s, f)).map((f) => f.nextPollAt);
       const others = Math.min(
         this.reconciler.nextAt(),
         ...this.s.features.map((f) => f.wakeAt?.(clock.now()) ?? Number.POSITIVE_INFINITY),
@@ -654,17 +648,21 @@ export class Kernel {
     const checkouts = new Set(this.s.settings.automations.map((a) => a.repository.checkoutPath));
     await maintainCheckouts([...checkouts]);
   }
+}
 
-  /**
-   * A paused (or disabled) feed is not polled, unless an operator asked to run it now; a feed
-   * parked by its budget is not polled until the next UTC day.
-   */
-  private skips(feed: Feed): boolean {
-    const id = feed.automation.id;
-    return (
-      (this.s.isPaused(id) && !this.s.forced.has(id)) || this.s.features.some((f) => f.parks?.(id) === true)
-    );
-  }
+/** A candidate waits in the queue: a remediation of a paused automation, or a feature holds it. */
+function holds(s: KernelState, candidate: Candidate): boolean {
+  if (candidate.remediation && s.isPaused(candidate.automationId)) return true;
+  return s.features.some((f) => f.holds?.(candidate) === true);
+}
+
+/**
+ * A paused (or disabled) feed is not polled, unless an operator asked to run it now; a feed
+ * parked by its budget is not polled until the next UTC day.
+ */
+function skips(s: KernelState, feed: Feed): boolean {
+  const id = feed.automation.id;
+  return (s.isPaused(id) && !s.forced.has(id)) || s.features.some((f) => f.parks?.(id) === true);
 }
 
 /** The plain-data form of a pending task, for a `TaskRunner`. */

@@ -3,18 +3,19 @@ import type { PollingSettings, ResolvedAutomation } from '../config/types.js';
 import type { SourceContext } from '../triggers/source.js';
 import type { FeedKit } from '../triggers/types.js';
 import { ChainFeed } from './chain.js';
-import { CronFeed, EventFeed, type Feed } from './feed.js';
+import { EventFeed, type Feed, ScheduleFeed } from './feed.js';
 
 /** `automations`: every configured automation (a chain looks up its upstream's `deliver`). */
 export function feedKit(polling: PollingSettings, automations: readonly ResolvedAutomation[] = []): FeedKit {
   return {
     polled: (automation, source) =>
       new EventFeed(automation, source, polling.poll_interval_seconds, polling.max_staleness_seconds * 1000),
-    schedule: (automation) => new CronFeed(automation, polling.cron_poll_interval_seconds),
-    chain: (automation) => {
-      const upstream = automations.find((a) => a.id === automation.config.after);
+    schedule: (automation, schedule) =>
+      new ScheduleFeed(automation, schedule, polling.cron_poll_interval_seconds),
+    chain: (automation, chain) => {
+      const upstream = automations.find((a) => a.id === chain.upstream);
       const delivers = upstream !== undefined && 'deliver' in upstream.config && !!upstream.config.deliver;
-      return new ChainFeed(automation, polling.cron_poll_interval_seconds, delivers);
+      return new ChainFeed(automation, chain, polling.cron_poll_interval_seconds, delivers);
     },
   };
 }

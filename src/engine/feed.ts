@@ -1,22 +1,17 @@
 /**
  * Feeds turn triggers into tasks. An event feed polls its source with the seed's backoff and
- * remembers (per automation, per process) the fingerprints it dispatched; a cron feed checks the
- * clock, claims due occurrences in the store (coalescing overdue ticks into one) and routes late
+ * remembers (per automation, per process) the fingerprints it dispatched; a schedule feed checks
+ * the clock, claims due occurrences in the store (coalescing overdue ticks into one) and routes late
  * fires through the `missed` policy.
  */
 import { createHash } from 'node:crypto';
-import type { AutomationFor, ResolvedAutomation } from '../config/types.js';
+import type { ResolvedAutomation } from '../config/types.js';
 import { classifyFailure, nextPollAfterFailure } from '../core/outcome.js';
+import { decideMissed, dueOccurrence, MISSED_THRESHOLD_MS, parseScheduleDate } from '../core/schedule.js';
 import type { Item, Task } from '../core/types.js';
 import type { CronState } from '../store/types.js';
-import {
-  decideMissed,
-  dueOccurrence,
-  MISSED_THRESHOLD_MS,
-  parseScheduleDate,
-} from '../triggers/cron/schedule.js';
 import type { TriggerSource } from '../triggers/source.js';
-import type { Feed, PollContext } from '../triggers/types.js';
+import type { Feed, PollContext, ScheduleSpec } from '../triggers/types.js';
 import { Backoff } from './backoff.js';
 import { neverEligible } from './eligibility.js';
 import { IdleGate } from './idle-gate.js';
@@ -186,56 +181,41 @@ export class EventFeed implements Feed {
 }
 
 /** Hash of what decides a schedule: a change resets its marks. */
-export function cronConfigHash(automation: AutomationFor<'cron'>): string {
-  const c = automation.config;
+export function scheduleHash(schedule: ScheduleSpec): string {
   return createHash('sha256')
     .update(
-      JSON.stringify([c.schedule, automation.timezone, String(c.start_date ?? ''), String(c.end_date ?? '')]),
+      JSON.stringify([
+        schedule.expr,
+        schedule.timezone,
+        String(schedule.startDate ?? ''),
+        String(schedule.endDate ?? ''),
+      ]),
     )
     .digest('hex')
     .slice(0, 16);
 }
 
-export function cronItem(automation: AutomationFor<'cron'>, occurrence: Date, missed: boolean): Item {
-  const c = automation.config;
-  const epoch = String(Math.floor(occurrence.getTime() / 1000));
-  return {
-    id: epoch,
-    title: automation.id,
-    url: `cron://${automation.id}`,
-    body: '',
-    itemKey: `cron:${epoch}`,
-    scheduledFor: occurrence.toISOString(),
-    missed,
-    fields: {
-      cron_schedule: c.schedule,
-      cron_timezone: automation.timezone,
-      cron_scheduled_for: occurrence.toISOString(),
-      cron_missed: missed,
-    },
-  };
-}
-
-export class CronFeed implements Feed {
+/** A feed that fires from a schedule (its trigger reads the schedule from its table). */
+export class ScheduleFeed implements Feed {
   nextPollAt = 0;
   private emitted: string | undefined;
 
   constructor(
-    readonly automation: AutomationFor<'cron'>,
+    readonly automation: ResolvedAutomation,
+    private readonly schedule: ScheduleSpec,
     private readonly intervalSeconds: number,
   ) {}
 
   private window(): { start?: Date; end?: Date } {
-    const c = this.automation.config;
-    const tz = this.automation.timezone;
+    const { startDate, endDate, timezone } = this.schedule;
     return {
-      ...(c.start_date === undefined ? {} : { start: parseScheduleDate(c.start_date, tz, 'start') }),
-      ...(c.end_date === undefined ? {} : { end: parseScheduleDate(c.end_date, tz, 'end') }),
+      ...(startDate === undefined ? {} : { start: parseScheduleDate(startDate, timezone, 'start') }),
+      ...(endDate === undefined ? {} : { end: parseScheduleDate(endDate, timezone, 'end') }),
     };
   }
 
   private async state(context: PollContext, nowIso: string): Promise<CronState> {
-    const hash = cronConfigHash(this.automation);
+    const hash = scheduleHash(this.schedule);
     const existing = await context.store.getCronState(this.automation.id);
     if (existing && existing.configHash === hash) return existing;
     // First sight of a schedule (kept in the state across restarts): the missed-run policy applies
@@ -260,11 +240,10 @@ export class CronFeed implements Feed {
     this.nextPollAt = nowMs + this.intervalSeconds * 1000;
     const now = new Date(nowMs);
     const state = await this.state(context, now.toISOString());
-    const c = this.automation.config;
     const { start, end } = this.window();
     const occurrence = dueOccurrence({
-      expr: c.schedule,
-      timezone: this.automation.timezone,
+      expr: this.schedule.expr,
+      timezone: this.schedule.timezone,
       ...(start ? { startDate: start } : {}),
       ...(end ? { endDate: end } : {}),
       state,
@@ -274,8 +253,8 @@ export class CronFeed implements Feed {
     const claimed = state.pendingScheduledFor !== null;
     const decision = claimed
       ? { action: 'run' as const, missed: false, lateMs: 0 }
-      : decideMissed(c.missed ?? 'run', occurrence, now);
-    const task = taskFromItem(this.automation, cronItem(this.automation, occurrence, decision.missed));
+      : decideMissed(this.schedule.missed ?? 'run', occurrence, now);
+    const task = taskFromItem(this.automation, this.schedule.item(occurrence, decision.missed));
     if (context.preview) return decision.action === 'run' ? [task] : [];
     if (decision.action === 'skip') {
       await this.recordSkippedMiss(context, task, decision.lateMs);
@@ -307,7 +286,7 @@ export class CronFeed implements Feed {
   }
 
   fire(at: Date): Task {
-    return taskFromItem(this.automation, cronItem(this.automation, at, false));
+    return taskFromItem(this.automation, this.schedule.item(at, false));
   }
 
   markDispatched(task: Task): void {

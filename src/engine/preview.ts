@@ -122,7 +122,7 @@ export async function describeTask(
     envNames: Object.keys(invocation.env).sort(),
     cwd,
     branch,
-    code: describeCodeSource(codeSource(automation.config, task)),
+    code: describeCodeSource(codeSource(automation.config, task, automation.trigger)),
   };
 }
 

@@ -135,7 +135,12 @@ export function retryDelayMs(failures: number): number {
   return Math.min(2000, 250 * 2 ** failures);
 }
 
-export class FleetDb implements FleetView {
+/**
+ * The fleet's connection to its database: counts statements, notices when the database does not
+ * answer, and sends again a statement whose effect is the same when it is. The fleet's tables are
+ * read and written by the classes below, one per table group.
+ */
+class FleetConnection {
   /** Statements sent, for the benchmark's queries-per-run figure. */
   queries = 0;
   /** Since when (epoch ms) the database has not answered this process; undefined while it does. */
@@ -145,9 +150,9 @@ export class FleetDb implements FleetView {
 
   constructor(
     private readonly pool: pg.Pool,
-    private readonly timing: FleetTiming,
+    protected readonly timing: FleetTiming,
     /** The state's schema: names the wake-up a host listens for (wakeups.ts). */
-    private readonly schema = 'curupira',
+    protected readonly schema = 'curupira',
     /**
      * Since when this process counts the database as reached (epoch ms; default now): a process
      * just started cannot tell a host that stopped beating from one the database was away for.
@@ -157,7 +162,7 @@ export class FleetDb implements FleetView {
     this.upSince = connectedSince;
   }
 
-  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
+  protected async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
     this.queries += 1;
     try {
       const result = await this.pool.query<R>(text, values);
@@ -194,7 +199,7 @@ export class FleetDb implements FleetView {
    * A statement that may be sent again (its effect is the same when it is): tried again while the
    * database does not answer, for up to `withinMs`.
    */
-  private async retried<T>(
+  protected async retried<T>(
     action: () => Promise<T>,
     withinMs = this.timing.heartbeatTimeout * 1000,
   ): Promise<T> {
@@ -208,9 +213,10 @@ export class FleetDb implements FleetView {
       }
     }
   }
+}
 
-  // ---- Hosts ----
-
+/** The hosts of the fleet (`fleet_hosts`): heartbeats, the claim of a host name, health, wake-ups. */
+class FleetHostsDb extends FleetConnection {
   /** Records a heartbeat (database time); a new instance of the same host replaces the old row. */
   async beat(host: HostBeat): Promise<void> {
     await this.query(UPSERT_HOST, beatValues(host));
@@ -322,7 +328,13 @@ export class FleetDb implements FleetView {
   async wake(host: string): Promise<void> {
     await this.query('SELECT pg_notify($1, $2)', [JOBS_CHANNEL, wakePayload(this.schema, host)]);
   }
+}
 
+/**
+ * The fleet's state in PostgreSQL: its hosts (above), and the dispatches, their results and
+ * transcripts, cancel requests and the waiting list.
+ */
+export class FleetDb extends FleetHostsDb implements FleetView {
   // ---- Dispatches ----
 
   /**

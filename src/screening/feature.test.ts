@@ -8,11 +8,11 @@ import {
   ISSUE_AUTOMATION,
   issueTask,
 } from '../../test/helpers/feature-setup.js';
-import { cronItem } from '../engine/feed.js';
 import { taskFromItem } from '../engine/task.js';
 import { createGitHubClient } from '../github/client.js';
 import { staticTokenSource } from '../github/token.js';
 import { silentLogger } from '../log.js';
+import { cronItem } from '../triggers/cron/item.js';
 import { ScreeningFeature } from './feature.js';
 
 afterEach(cleanupFeatureSetups);

@@ -7,7 +7,7 @@ import { formatCost } from '../cost/prices.js';
 import type { ReviewSummary } from '../delivery/review-summary.js';
 import type { DispatchRecord, FleetHost, WaitingTask } from '../fleet/types.js';
 import type { PullRequestRecord } from '../store/types.js';
-import { runItemLink, runItemName } from '../triggers/registry.js';
+import { findTriggerDefinition, runItemLink, runItemName } from '../triggers/registry.js';
 import type { AutomationCard, BoardData } from './board-data.js';
 import {
   button as actionButton,
@@ -445,7 +445,7 @@ export function runPage(
     ${field('agent', run.profile ? `${run.profile} (${run.provider ?? '-'})` : null)}
     ${field('session', run.sessionId)}
     ${field('branch', run.branch)}
-    ${field('code', describeRunCode(run))}
+    ${field('code', describeRunCode(run, findTriggerDefinition(run.taskType)))}
     ${field('worktree', run.worktreePath ? `${run.worktreePath}${live ? ' (in use)' : run.worktreeKept ? ` (kept: ${run.commits} unpushed commits or changes)` : ' (removed)'}` : null)}
     ${deliveryFields(delivery)}
     ${field('usage', usage)}

@@ -456,20 +456,21 @@ function parseItemRef(ref: string): { repo: string; number: number } {
   return { repo: match[1]!, number: Number(match[2]) };
 }
 
-export class SimWorld {
-  private readonly clock: () => number;
-  private seq = 0;
-  private readonly nodes = new Map<string, SimNode>();
-  private readonly actors = new Map<string, SimActor>();
-  private readonly organizations = new Map<string, SimOrganization>();
-  private readonly repos = new Map<string, SimRepository>();
-  private readonly projects: SimProject[] = [];
-  private readonly tokens = new Map<string, string>();
+/** The world's accounts: users, bots, organizations, tokens, teams (and its clock and node ids). */
+export class SimAccounts {
+  protected readonly clock: () => number;
+  protected seq = 0;
+  protected readonly nodes = new Map<string, SimNode>();
+  protected readonly actors = new Map<string, SimActor>();
+  protected readonly organizations = new Map<string, SimOrganization>();
+  protected readonly repos = new Map<string, SimRepository>();
+  protected readonly projects: SimProject[] = [];
+  protected readonly tokens = new Map<string, string>();
   /** `repo\u0000login` (lower case) → authorAssociation, besides OWNER for the repository's owner. */
-  private readonly associations = new Map<string, string>();
-  private readonly teams = new Map<string, SimTeam>();
+  protected readonly associations = new Map<string, string>();
+  protected readonly teams = new Map<string, SimTeam>();
   /** When set, a token the world does not know authenticates as this login (the CLI's default). */
-  private anyTokenLogin: string | undefined;
+  protected anyTokenLogin: string | undefined;
 
   constructor(options: WorldOptions = {}) {
     const start =
@@ -486,7 +487,7 @@ export class SimWorld {
     return isoSeconds(this.clock());
   }
 
-  private register<T extends SimNode>(kind: NodeKind, build: (id: string, databaseId: number) => T): T {
+  protected register<T extends SimNode>(kind: NodeKind, build: (id: string, databaseId: number) => T): T {
     this.seq += 1;
     const node = build(nodeId(kind, this.seq), this.seq);
     this.nodes.set(node.id, node);
@@ -575,7 +576,7 @@ export class SimWorld {
 
   /** `authorAssociation` of `login` on `repo`: OWNER for its owner, else what was set, else NONE. */
   association(repoName: string, login: string): string {
-    const repo = this.repo(repoName);
+    const repo = this.repos.get(repoName.trim().toLowerCase());
     if (repo && repo.owner.toLowerCase() === login.toLowerCase()) return 'OWNER';
     return this.associations.get(`${repoName}\u0000${canonicalLogin(login)}`.toLowerCase()) ?? 'NONE';
   }
@@ -601,7 +602,7 @@ export class SimWorld {
     return this.teams.get(`${org}/${slug}`.toLowerCase());
   }
 
-  private recordLabeled(item: SimIssueOrPullRequest, names: readonly string[], actor: string): void {
+  protected recordLabeled(item: SimIssueOrPullRequest, names: readonly string[], actor: string): void {
     for (const label of names) {
       const event = this.register<SimLabeledEvent>('LabeledEvent', (id, databaseId) => ({
         __typename: 'LabeledEvent',
@@ -615,7 +616,10 @@ export class SimWorld {
       item.labelEvents.push(event);
     }
   }
+}
 
+/** Repositories, their labels and milestones. */
+export class SimRepositories extends SimAccounts {
   // ── repositories, labels, milestones ───────────────────────────────────────────────────────
 
   addRepo(
@@ -659,7 +663,7 @@ export class SimWorld {
     return [...this.repos.values()];
   }
 
-  private requireRepo(nameWithOwner: string): SimRepository {
+  protected requireRepo(nameWithOwner: string): SimRepository {
     const repo = this.repo(nameWithOwner);
     if (!repo) throw new Error(`the simulated world has no repository '${nameWithOwner}'`);
     return repo;
@@ -725,9 +729,9 @@ export class SimWorld {
     return this.repo(repoName)?.milestones.find((m) => m.number === number);
   }
 
-  // ── issues and pull requests ───────────────────────────────────────────────────────────────
+  // ── what an item takes from its repository: a number, labels, users, a milestone ─────────────
 
-  private takeNumber(repo: SimRepository, wanted: number | undefined): number {
+  protected takeNumber(repo: SimRepository, wanted: number | undefined): number {
     if (wanted !== undefined) {
       if (!Number.isInteger(wanted) || wanted < 1) throw new Error(`invalid issue number ${wanted}`);
       if (repo.items.has(wanted)) {
@@ -742,7 +746,7 @@ export class SimWorld {
     return number;
   }
 
-  private labelNames(repo: SimRepository, names: readonly string[] | undefined): string[] {
+  protected labelNames(repo: SimRepository, names: readonly string[] | undefined): string[] {
     const out: string[] = [];
     for (const name of names ?? []) {
       const label = this.addLabel(repo.nameWithOwner, name);
@@ -751,16 +755,21 @@ export class SimWorld {
     return out;
   }
 
-  private userLogins(logins: readonly string[] | undefined): string[] {
+  protected userLogins(logins: readonly string[] | undefined): string[] {
     return [...new Set((logins ?? []).map((login) => this.addUser(login).login))];
   }
 
-  private milestoneNumber(repo: SimRepository, title: string | null | undefined): number | null {
+  protected milestoneNumber(repo: SimRepository, title: string | null | undefined): number | null {
     if (title === undefined || title === null) return null;
     return this.addMilestone(repo.nameWithOwner, title).number;
   }
+}
 
-  private baseFields(
+/** Issues, pull requests, their comments, reviews, events and labels. */
+export class SimItems extends SimRepositories {
+  // ── issues and pull requests ───────────────────────────────────────────────────────────────
+
+  protected baseFields(
     repo: SimRepository,
     input: IssueInput | PullRequestInput,
     id: string,
@@ -789,7 +798,7 @@ export class SimWorld {
     };
   }
 
-  private addInitialComments(item: SimIssueOrPullRequest, comments: IssueInput['comments']): void {
+  protected addInitialComments(item: SimIssueOrPullRequest, comments: IssueInput['comments']): void {
     for (const comment of comments ?? []) {
       const input = typeof comment === 'string' ? { body: comment } : comment;
       this.addComment(item.repo, item.number, input);
@@ -865,7 +874,7 @@ export class SimWorld {
     return item?.__typename === 'PullRequest' ? item : undefined;
   }
 
-  private requireItem(repoName: string, number: number): SimIssueOrPullRequest {
+  protected requireItem(repoName: string, number: number): SimIssueOrPullRequest {
     const item = this.item(repoName, number);
     if (!item) throw new Error(`the simulated world has no issue or pull request ${repoName}#${number}`);
     return item;
@@ -878,7 +887,7 @@ export class SimWorld {
     return out;
   }
 
-  private touch(item: SimIssueOrPullRequest): void {
+  protected touch(item: SimIssueOrPullRequest): void {
     item.updatedAt = this.timestamp();
   }
 
@@ -920,7 +929,7 @@ export class SimWorld {
   }
 
   /** Records a timeline event by `actor` (default the item's author). */
-  private recordEvent(
+  protected recordEvent(
     item: SimIssueOrPullRequest,
     event: SimIssueEvent['event'],
     actor: string | undefined,
@@ -1108,7 +1117,13 @@ export class SimWorld {
     }
     return item;
   }
+}
 
+/**
+ * A GitHub the simulator serves: accounts, repositories, issues and pull requests (the classes
+ * above, one per part), Projects v2, lookups by node id and fixtures.
+ */
+export class SimWorld extends SimItems {
   // ── Projects v2 ────────────────────────────────────────────────────────────────────────────
 
   addProject(owner: string, input: ProjectInput): SimProject {
@@ -1160,7 +1175,7 @@ export class SimWorld {
     return this.projects;
   }
 
-  private resolveProject(project: SimProject | string): SimProject {
+  protected resolveProject(project: SimProject | string): SimProject {
     if (typeof project !== 'string') return project;
     const match = /^([^/\s]+)\/(\d+)$/.exec(project.trim());
     const found = match ? this.project(match[1]!, Number(match[2])) : undefined;
@@ -1168,7 +1183,7 @@ export class SimWorld {
     return found;
   }
 
-  private statusOptionId(project: SimProject, status: string | null | undefined): string | null {
+  protected statusOptionId(project: SimProject, status: string | null | undefined): string | null {
     if (status === undefined || status === null) return null;
     const option = project.statusField.options.find((o) => o.name.toLowerCase() === status.toLowerCase());
     if (!option) {
@@ -1286,7 +1301,7 @@ export class SimWorld {
     return this;
   }
 
-  private loadProject(input: FixtureProject): void {
+  protected loadProject(input: FixtureProject): void {
     const project = this.addProject(input.owner, {
       title: input.title,
       number: input.number,
@@ -1305,7 +1320,7 @@ export class SimWorld {
     }
   }
 
-  private loadRepo(repo: FixtureRepo): void {
+  protected loadRepo(repo: FixtureRepo): void {
     const name = repo.name;
     this.addRepo(name, {
       defaultBranch: repo.defaultBranch,

@@ -180,6 +180,25 @@ export function sessionFromRow(row: SessionRow): SessionRecord {
   };
 }
 
+/** A session's values in the column order of both backends' `INSERT INTO sessions`. */
+export function sessionValues(session: SessionRecord): (string | null)[] {
+  return [
+    session.taskKey,
+    session.automationId,
+    session.runId,
+    session.provider,
+    session.profile,
+    session.sessionId,
+    session.prompt,
+    session.promptTemplateHash,
+    JSON.stringify(session.task),
+    session.worktreePath,
+    session.branch,
+    session.createdAt,
+    session.updatedAt,
+  ];
+}
+
 export function itemFailuresFromRow(row: ItemFailuresRow): ItemFailures {
   return {
     taskKey: row.task_key,

@@ -6,6 +6,7 @@ import {
   BUILT_IN_TRIGGERS,
   findTriggerDefinition,
   missingHooks,
+  numberedItem,
   registerTrigger,
 } from './registry.js';
 import type { TriggerDefinition, TriggerType } from './types.js';
@@ -49,5 +50,23 @@ describe('trigger registry', () => {
     unregister();
     expect(findTriggerDefinition('ticks')).toBeUndefined();
     expect(acceptedTriggerNames()).not.toContain('ticks');
+  });
+
+  it('an item is numbered on GitHub only when its trigger says its items are issues or pull requests', () => {
+    const unregister = [
+      registerTrigger({ ...BUILT_IN_TRIGGERS.cron, type: 'tickets', githubItem: 'issue' }),
+      registerTrigger({ ...BUILT_IN_TRIGGERS.cron, type: 'reviews', githubItem: 'pull-request' }),
+      registerTrigger({ ...BUILT_IN_TRIGGERS.cron, type: 'boards', githubItem: 'card' }),
+    ];
+    try {
+      expect(numberedItem('tickets', 'acme/api', '12')).toEqual({ repo: 'acme/api', number: 12 });
+      expect(numberedItem('reviews', 'acme/api', '7')).toEqual({ repo: 'acme/api', number: 7 });
+      expect(numberedItem('boards', 'acme/api', '7')).toBeUndefined();
+      expect(numberedItem('cron', 'nightly', '1767225600')).toBeUndefined();
+      expect(numberedItem('tickets', 'acme/api', 'PVTI_x')).toBeUndefined();
+      expect(numberedItem('unknown', 'acme/api', '3')).toBeUndefined();
+    } finally {
+      for (const remove of unregister) remove();
+    }
   });
 });

@@ -72,6 +72,11 @@ export function registerTrigger(definition: TriggerDefinition): () => void {
 /** The trigger of a table that names none and has no key implying one (the reference's default). */
 const DEFAULT_TRIGGER: TriggerType = 'github-issues';
 
+/** The trigger of a table that names none and implies none. */
+export function defaultTrigger(): TriggerDefinition {
+  return BUILT_IN_TRIGGERS[DEFAULT_TRIGGER];
+}
+
 /** The trigger of a table without `trigger_type`: the first whose `impliedBy` key it has, else issues. */
 export function impliedTriggerName(table: Readonly<Record<string, unknown>>): string {
   const implied = triggerDefinitions().find((d) => d.impliedBy !== undefined && d.impliedBy in table);
@@ -99,6 +104,21 @@ export function runItemName(run: RunRecord, automations: readonly ResolvedAutoma
   const definition = findTriggerDefinition(run.taskType);
   const automation = automations.find((a) => a.id === run.automationId && a.trigger === definition);
   return definition?.itemName?.(run, automation) ?? `${run.repo}#${run.itemId}`;
+}
+
+/**
+ * The issue or pull request a task's (or run's) item is, when its trigger numbers its items in the
+ * repository (`githubItem` is `issue` or `pull-request`): where comments, labels and leases go.
+ */
+export function numberedItem(
+  taskType: string,
+  repo: string,
+  id: string,
+): { repo: string; number: number } | undefined {
+  const kind = findTriggerDefinition(taskType)?.githubItem;
+  return (kind === 'issue' || kind === 'pull-request') && /^\d+$/.test(id)
+    ? { repo, number: Number(id) }
+    : undefined;
 }
 
 /** The run's item link, when a browser can open it (a schedule's `cron://` is no link). */

@@ -5,9 +5,10 @@
  * trigger type name; adding a trigger is one folder plus one line in `registry.ts`.
  */
 import type { z } from 'zod';
-import type { AnyAutomation, AutomationFor, ResolvedAutomation } from '../config/types.js';
+import type { AnyAutomation, ResolvedAutomation } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
-import type { RunRecord, Task } from '../core/types.js';
+import type { GitHubItemKind, PullRequestHead } from '../core/code-source.js';
+import type { Item, RunRecord, RunStatus, Task } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
@@ -80,6 +81,34 @@ export interface Feed {
   settled?(automationId: string): void;
 }
 
+/** A schedule, as a trigger reads it from its table, for the engine's schedule feed. */
+export interface ScheduleSpec {
+  /** A five-field cron expression, in `timezone`. */
+  readonly expr: string;
+  readonly timezone: string;
+  /** The first and last day it may fire (as written: a TOML date or a string). */
+  readonly startDate?: string | Date | undefined;
+  readonly endDate?: string | Date | undefined;
+  /** What becomes of a fire noticed late (default `run`). */
+  readonly missed?: 'run' | 'skip' | undefined;
+  /** The item of the occurrence at `occurrence`; `missed` when it fired late. */
+  item(occurrence: Date, missed: boolean): Item;
+}
+
+/** A chain, as a trigger reads it from its table, for the engine's chain feed. */
+export interface ChainSpec {
+  /** The automation whose finished runs start this one. */
+  readonly upstream: string;
+  /** The statuses of upstream runs that start it. */
+  readonly statuses: readonly RunStatus[];
+  /** Whether an upstream run that changed nothing starts it; absent: only when the upstream does not deliver. */
+  readonly onNoChanges?: 'fire' | 'skip' | undefined;
+  /** What decides the chain, as text: a change takes a new baseline (older upstream runs no longer fire). */
+  readonly identity: string;
+  /** The items of these upstream runs, in order. */
+  items(runs: readonly RunRecord[]): Promise<Item[]>;
+}
+
 /**
  * The feeds the engine offers a trigger (passed in, so `src/triggers` never imports the engine at
  * run time). Intervals come from `[settings.polling]`.
@@ -88,9 +117,9 @@ export interface FeedKit {
   /** Polls `source` every `poll_interval_seconds`, with the seed's backoff and item memory. */
   polled(automation: ResolvedAutomation, source: TriggerSource): Feed;
   /** Checks a schedule every `cron_poll_interval_seconds`, claiming due occurrences in the store. */
-  schedule(automation: AutomationFor<'cron'>): Feed;
+  schedule(automation: ResolvedAutomation, schedule: ScheduleSpec): Feed;
   /** Looks for finished upstream runs every `cron_poll_interval_seconds`. */
-  chain(automation: AutomationFor<'after'>): Feed;
+  chain(automation: ResolvedAutomation, chain: ChainSpec): Feed;
 }
 
 export interface FeedContext extends SourceContext {
@@ -195,10 +224,21 @@ export interface TriggerDefinition<A extends AnyAutomation = ResolvedAutomation>
   /** A key that, in a table without `trigger_type`, selects this trigger (`schedule` → cron). */
   readonly impliedBy?: string;
   /**
-   * The automation this one runs after, read from its raw table (chains), so the loader can check
-   * that it exists and that no chain loops; absent for triggers that follow no other automation.
+   * The key of its table that names the automation this one runs after (chains), so the loader can
+   * check that it exists and that no chain loops; absent for triggers that follow no other automation.
    */
-  upstreamAutomation?(table: Readonly<Record<string, unknown>>): string | undefined;
+  readonly upstreamKey?: string;
+  /** How a problem names a table of this trigger (`an issue trigger`); absent: `a <type> trigger`. */
+  readonly describedAs?: string;
+  /**
+   * What its tasks' items are on GitHub: an `issue` or a `pull-request` numbered by the task's id in
+   * its repository (result comments, state labels and leases go on it; a merged pull request closes
+   * an issue; `deliver = "head"` needs a pull request's branch), or a project `card` (which may be
+   * either, or a draft). Absent: no GitHub item (schedules, chains).
+   */
+  readonly githubItem?: GitHubItemKind;
+  /** The pull request a task is about (`worktree_from = "head"` starts from its head); absent: none. */
+  pullRequest?(task: Task): PullRequestHead | undefined;
   /** At most one run of the automation at a time (schedules: occurrences run in order). */
   readonly serialRuns: boolean;
   /** Lines describing what the automation will do, for `validate --explain`. */

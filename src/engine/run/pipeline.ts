@@ -306,7 +306,7 @@ class RunPipeline {
         this.cwd = checkout.path;
         return true;
       }
-      const source = codeSource(automation.config, task);
+      const source = codeSource(automation.config, task, automation.trigger);
       const startFrom = startFromOf(source);
       const prepared = await prepareWorktree({
         checkoutPath: checkout.path,

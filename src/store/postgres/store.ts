@@ -27,6 +27,7 @@ import {
   runFromRow,
   type SessionRow,
   sessionFromRow,
+  sessionValues,
 } from '../rows.js';
 import { createRunIdGenerator, type RunIdGenerator } from '../run-id.js';
 import { attentionSql } from '../sql.js';
@@ -257,21 +258,7 @@ export class PostgresStore implements Store {
          task_json = excluded.task_json, worktree_path = excluded.worktree_path,
          branch = excluded.branch, created_at = excluded.created_at, updated_at = excluded.updated_at,
          resume_failures = CASE WHEN s.session_id = excluded.session_id THEN s.resume_failures ELSE 0 END`,
-      [
-        session.taskKey,
-        session.automationId,
-        session.runId,
-        session.provider,
-        session.profile,
-        session.sessionId,
-        session.prompt,
-        session.promptTemplateHash,
-        JSON.stringify(session.task),
-        session.worktreePath,
-        session.branch,
-        session.createdAt,
-        session.updatedAt,
-      ],
+      sessionValues(session),
     );
   }
 

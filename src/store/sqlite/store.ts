@@ -21,6 +21,7 @@ import {
   runFromRow,
   type SessionRow,
   sessionFromRow,
+  sessionValues,
 } from '../rows.js';
 import { createRunIdGenerator, type RunIdGenerator } from '../run-id.js';
 import { attentionSql } from '../sql.js';
@@ -244,21 +245,7 @@ export class SqliteStore implements Store {
            branch = excluded.branch, created_at = excluded.created_at, updated_at = excluded.updated_at,
            resume_failures = CASE WHEN sessions.session_id = excluded.session_id
              THEN sessions.resume_failures ELSE 0 END`,
-      ).run(
-        session.taskKey,
-        session.automationId,
-        session.runId,
-        session.provider,
-        session.profile,
-        session.sessionId,
-        session.prompt,
-        session.promptTemplateHash,
-        JSON.stringify(session.task),
-        session.worktreePath,
-        session.branch,
-        session.createdAt,
-        session.updatedAt,
-      );
+      ).run(...sessionValues(session));
     }, options);
   }
 

@@ -2,6 +2,7 @@
 import type { RunRecord } from '../../core/types.js';
 import { defaultTimezone } from '../hooks.js';
 import type { TriggerDefinition } from '../types.js';
+import { chainOf } from './item.js';
 import { type AfterResolved, afterTable } from './schema.js';
 
 function lastRunText(run: RunRecord | undefined): string {
@@ -12,10 +13,10 @@ function lastRunText(run: RunRecord | undefined): string {
 export const afterTrigger: TriggerDefinition<AfterResolved> = {
   ...afterTable,
   impliedBy: 'after',
-  upstreamAutomation: (table) => (typeof table.after === 'string' ? table.after : undefined),
+  upstreamKey: 'after',
   serialRuns: false,
   createFeed(automation, context) {
-    return context.feeds.chain(automation);
+    return context.feeds.chain(automation, chainOf(automation));
   },
   doctor: {
     needs: 'state',

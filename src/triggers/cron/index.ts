@@ -1,7 +1,9 @@
 /** The cron trigger's definition: a schedule the engine checks against its clock. */
+
+import { isValidTimezone, nextFireTimes, parseScheduleDate } from '../../core/schedule.js';
 import { noUpstreamRun } from '../hooks.js';
 import type { TriggerDefinition } from '../types.js';
-import { isValidTimezone, nextFireTimes, parseScheduleDate } from './schedule.js';
+import { scheduleOf } from './item.js';
 import { type CronResolved, cronTable, formatInZone } from './schema.js';
 
 function tryDate(
@@ -25,7 +27,7 @@ export const cronTrigger: TriggerDefinition<CronResolved> = {
   // Occurrences of one schedule run one after the other.
   serialRuns: true,
   createFeed(automation, context) {
-    return context.feeds.schedule(automation);
+    return context.feeds.schedule(automation, scheduleOf(automation));
   },
   doctor: {
     needs: 'clock',

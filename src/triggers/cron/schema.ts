@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { AutomationOf } from '../../config/types.js';
+import { nextFireTimes, parseScheduleDate, validateCronExpression } from '../../core/schedule.js';
 import { automationBaseShape, RepoSlug, withoutItemKeys } from '../common-schema.js';
 import type { ExplainLine, TriggerTable } from '../types.js';
-import { nextFireTimes, parseScheduleDate, validateCronExpression } from './schedule.js';
 
 /** A TOML date or datetime (smol-toml gives a Date subclass), or the same written as a string. */
 const ScheduleDate = z

@@ -45,6 +45,8 @@ export const createGitHubIssuesSource: SourceFactory<GitHubIssuesResolved> = (au
 export const githubIssuesTrigger: TriggerDefinition<GitHubIssuesResolved> = {
   ...githubIssuesTable,
   serialRuns: false,
+  describedAs: 'an issue trigger',
+  githubItem: 'issue',
   createFeed(automation, context) {
     return context.feeds.polled(automation, createGitHubIssuesSource(automation, context));
   },

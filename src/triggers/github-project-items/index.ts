@@ -210,6 +210,14 @@ export const createGitHubProjectItemsSource: SourceFactory<GitHubProjectItemsRes
 export const githubProjectItemsTrigger: TriggerDefinition<GitHubProjectItemsResolved> = {
   ...githubProjectItemsTable,
   serialRuns: false,
+  githubItem: 'card',
+  pullRequest(task) {
+    const { fields } = task.item;
+    if (fields.item_type !== 'pull_request') return undefined;
+    const number = Number(fields.item_number);
+    if (!Number.isInteger(number) || number <= 0) return undefined;
+    return { number, headSha: null, headRef: null, baseRef: null, fromFork: false };
+  },
   createFeed(automation, context) {
     return context.feeds.polled(automation, createGitHubProjectItemsSource(automation, context));
   },

@@ -108,6 +108,19 @@ export const createGitHubPullRequestsSource: SourceFactory<GitHubPullRequestsRes
 export const githubPullRequestsTrigger: TriggerDefinition<GitHubPullRequestsResolved> = {
   ...githubPullRequestsTable,
   serialRuns: false,
+  githubItem: 'pull-request',
+  pullRequest(task) {
+    const { fields } = task.item;
+    const number = Number(task.item.id);
+    if (!Number.isInteger(number) || number <= 0) return undefined;
+    return {
+      number,
+      headSha: stringField(fields.pull_request_head_sha),
+      headRef: stringField(fields.pull_request_head_ref),
+      baseRef: stringField(fields.pull_request_base_ref),
+      fromFork: task.item.volatile?.pull_request_from_fork === true,
+    };
+  },
   createFeed(automation, context) {
     return context.feeds.polled(automation, createGitHubPullRequestsSource(automation, context));
   },

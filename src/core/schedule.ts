@@ -1,5 +1,5 @@
 /**
- * The pure scheduling math of the `cron` trigger: validating five-field expressions and timezones,
+ * The pure scheduling math of schedules: validating five-field expressions and timezones,
  * reading start/end dates, enumerating fire times, picking the occurrence that is due, and deciding
  * what to do with one that fired while curupira was not looking. No I/O; time is always passed in.
  *
@@ -24,8 +24,7 @@
  * other, which holds for every zone in use today.
  */
 
-import { ConfigError, StateError } from '../../core/errors.js';
-import type { CronState } from '../../store/types.js';
+import { ConfigError, StateError } from './errors.js';
 
 export const INVALID_SCHEDULE_MESSAGE = 'schedule must be a valid five-field cron expression';
 
@@ -557,7 +556,8 @@ export interface DueOccurrenceInput {
   startDate?: Date | undefined;
   /** Parsed `end_date` (edge 'end'), inclusive. */
   endDate?: Date | undefined;
-  state: Pick<CronState, 'createdAt' | 'lastScheduledFor' | 'pendingScheduledFor'>;
+  /** The schedule's marks, as the store keeps them (ISO instants). */
+  state: { createdAt: string; lastScheduledFor: string | null; pendingScheduledFor: string | null };
   now: Date;
 }
 

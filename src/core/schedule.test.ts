@@ -1,6 +1,6 @@
 import { parse } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, StateError } from '../../core/errors.js';
+import { ConfigError, StateError } from './errors.js';
 import {
   classifyLateness,
   type DueOccurrenceInput,
