@@ -40,7 +40,7 @@ export function missingHooks(definition: Partial<Record<keyof TriggerDefinition,
   for (const name of REQUIRED.lists) if (!Array.isArray(definition[name])) missing.push(name);
   const doctor = definition.doctor as Partial<TriggerDefinition['doctor']> | undefined;
   if (typeof doctor?.check !== 'function') missing.push('doctor.check');
-  if (!['github', 'clock', 'state'].includes(String(doctor?.needs))) missing.push('doctor.needs');
+  if (!['github', 'clock', 'service', 'state'].includes(String(doctor?.needs))) missing.push('doctor.needs');
   return missing;
 }
 
