@@ -23,7 +23,7 @@ describe('trigger registry', () => {
 
   it('reads the automation union from the registry: one line adds a built-in trigger', () => {
     expectTypeOf<TriggerType>().toEqualTypeOf<
-      'github-issues' | 'github-pull-requests' | 'github-project-items' | 'cron' | 'after'
+      'github-issues' | 'github-pull-requests' | 'github-project-items' | 'cron' | 'after' | 'linear'
     >();
     expectTypeOf<ResolvedAutomation['triggerType']>().toEqualTypeOf<TriggerType>();
     expectTypeOf<AutomationFor<'cron'>['config']['schedule']>().toEqualTypeOf<CronAutomation['schedule']>();

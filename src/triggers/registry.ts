@@ -10,6 +10,7 @@ import { cronTrigger } from './cron/index.js';
 import { githubIssuesTrigger } from './github-issues/index.js';
 import { githubProjectItemsTrigger } from './github-project-items/index.js';
 import { githubPullRequestsTrigger } from './github-pull-requests/index.js';
+import { linearTrigger } from './linear/index.js';
 import type { TriggerDefinition } from './types.js';
 
 export const BUILT_IN_TRIGGERS = {
@@ -18,6 +19,7 @@ export const BUILT_IN_TRIGGERS = {
   'github-project-items': githubProjectItemsTrigger,
   cron: cronTrigger,
   after: afterTrigger,
+  linear: linearTrigger,
 } as const;
 
 /** The canonical type of a built-in trigger. */
