@@ -308,7 +308,7 @@ export async function runDoctor(
   }
   const offline = settings.automations.every((a) => a.trigger.doctor.needs !== 'github');
   if (offline)
-    emit({ ok: true, label: 'GitHub', detail: 'not needed: every automation is a schedule or a chain' });
+    emit({ ok: true, label: 'GitHub', detail: 'not needed: no automation reads its work from GitHub' });
   else await githubChecks(settings, io, emit);
   const local = { github: noGitHub, clock: systemClock, log: silentLogger(), service: noService };
   await automationChecks(settings, 'clock', local, emit);

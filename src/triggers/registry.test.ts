@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { AutomationFor, ResolvedAutomation } from '../config/types.js';
 import type { CronAutomation } from './cron/schema.js';
@@ -49,5 +51,18 @@ describe('trigger registry', () => {
     unregister();
     expect(findTriggerDefinition('ticks')).toBeUndefined();
     expect(acceptedTriggerNames()).not.toContain('ticks');
+  });
+});
+
+describe('a source outside GitHub', () => {
+  it('is one folder that reaches its service through the trigger context alone: no GitHub module, no other trigger', () => {
+    const folder = join(import.meta.dirname, 'linear');
+    const imports = readdirSync(folder)
+      .filter((name) => name.endsWith('.ts'))
+      .flatMap((name) =>
+        [...readFileSync(join(folder, name), 'utf8').matchAll(/from '([^']+)'/g)].map((m) => m[1]!),
+      );
+    expect(imports.filter((path) => /github|\.\.\/(?!\.\.\/)[a-z-]+\/(index|schema)/.test(path))).toEqual([]);
+    expect(imports.some((path) => path === '../service.js')).toBe(true);
   });
 });
