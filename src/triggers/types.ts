@@ -246,6 +246,12 @@ export interface TriggerDefinition<A extends AnyAutomation = ResolvedAutomation>
    * chain's upstream run); absent: `repo#id`. `automation` is the run's, when the settings still have it.
    */
   itemName?(run: RunRecord, automation: A | undefined): string;
+  /**
+   * The line a delivered pull request's body opens with to link its item, which the item's
+   * tracker recognises (`Closes #12` on GitHub, `Fixes ENG-7` for Linear); absent or undefined:
+   * none (the `closes` field of `pr_body` is empty).
+   */
+  closingReference?(task: Task): string | undefined;
   /** GitHub webhooks that concern its automations; absent: a delivery never polls them. */
   readonly webhooks?: WebhookHook<A>;
   /** Schedules: the next time the automation fires after `now` (the board); absent: not scheduled. */

@@ -146,11 +146,37 @@ describe('a Linear automation', () => {
     );
   });
 
+  it('validate refuses deliver = "pr" without the GitHub repository it opens pull requests on', async () => {
+    h.configure({ automation: table(linear.url, 'deliver = "pr"') });
+    const result = await cli('validate');
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('automations.lin.repo: deliver = "pr" opens the pull request on GitHub');
+  });
+
   it('validate --explain shows the compiled filter and where the key comes from', async () => {
     const explain = await cli('validate', '--explain');
     expect(explain.code).toBe(0);
     expect(explain.stdout).toContain('(key from the LINEAR_API_KEY environment variable)');
     expect(explain.stdout).toContain('"labels":{"some":{"name":{"in":["agent"]}}}');
     expect(explain.stdout).not.toContain(KEY);
+  });
+
+  it('delivers a pull request that links back: the key in its branch name and `Fixes ENG-7` in its body', async () => {
+    linear.addIssue({
+      team: 'ENG',
+      number: 7,
+      title: 'Crash on start [[fake:commit]]',
+      labels: ['agent'],
+      creatorId: 'u-ada',
+      createdAt: '2026-01-01T00:00:00Z',
+    });
+    h.configure({ automation: table(linear.url, 'deliver = "pr"\nrepo = "acme/api"') });
+    const [run] = (await h.run()).runs;
+    expect(run!.status).toBe('succeeded');
+    const pr = h.world.pullRequest('acme/api', 1)!;
+    expect(pr.headRefName).toBe('curupira/lin/eng-7-crash-on-start-fake-commit');
+    expect(pr.body.startsWith('Fixes ENG-7\n')).toBe(true);
+    // Nothing was written to Linear: write-back is not asked for.
+    expect(linear.writes).toEqual([]);
   });
 });

@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import type { AutomationOf } from '../../config/types.js';
-import { automationBaseShape, eventMemoryShape, StringOrList, withoutItemKeys } from '../common-schema.js';
+import {
+  automationBaseShape,
+  eventMemoryShape,
+  RepoSlug,
+  StringOrList,
+  withoutItemKeys,
+} from '../common-schema.js';
 import { memoryLines } from '../explain.js';
 import type { ExplainLine, TriggerTable } from '../types.js';
 
@@ -14,6 +20,9 @@ export const LinearAutomation = z
     ...automationBaseShape,
     ...withoutItemKeys('a Linear issue'),
     team: Name.describe('Key of the Linear team whose issues run (`ENG`).'),
+    repo: RepoSlug.optional().describe(
+      'The GitHub repository (`owner/name`) of `repository`, where `deliver = "pr"` opens pull requests; required with it.',
+    ),
     project: Name.optional().describe('Only issues of this project (its name).'),
     state: Name.optional().describe(
       'Only issues in this workflow state (its name, `Todo`); omitted: every state but completed and canceled ones.',
