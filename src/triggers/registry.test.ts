@@ -25,7 +25,7 @@ describe('trigger registry', () => {
 
   it('reads the automation union from the registry: one line adds a built-in trigger', () => {
     expectTypeOf<TriggerType>().toEqualTypeOf<
-      'github-issues' | 'github-pull-requests' | 'github-project-items' | 'cron' | 'after' | 'linear'
+      'github-issues' | 'github-pull-requests' | 'github-project-items' | 'cron' | 'after' | 'linear' | 'jira'
     >();
     expectTypeOf<ResolvedAutomation['triggerType']>().toEqualTypeOf<TriggerType>();
     expectTypeOf<AutomationFor<'cron'>['config']['schedule']>().toEqualTypeOf<CronAutomation['schedule']>();
@@ -56,13 +56,17 @@ describe('trigger registry', () => {
 
 describe('a source outside GitHub', () => {
   it('is one folder that reaches its service through the trigger context alone: no GitHub module, no other trigger', () => {
-    const folder = join(import.meta.dirname, 'linear');
-    const imports = readdirSync(folder)
-      .filter((name) => name.endsWith('.ts'))
-      .flatMap((name) =>
-        [...readFileSync(join(folder, name), 'utf8').matchAll(/from '([^']+)'/g)].map((m) => m[1]!),
+    for (const source of ['linear', 'jira']) {
+      const folder = join(import.meta.dirname, source);
+      const imports = readdirSync(folder)
+        .filter((name) => name.endsWith('.ts'))
+        .flatMap((name) =>
+          [...readFileSync(join(folder, name), 'utf8').matchAll(/from '([^']+)'/g)].map((m) => m[1]!),
+        );
+      expect(imports.filter((path) => /github|\.\.\/(?!\.\.\/)[a-z-]+\/(index|schema)/.test(path))).toEqual(
+        [],
       );
-    expect(imports.filter((path) => /github|\.\.\/(?!\.\.\/)[a-z-]+\/(index|schema)/.test(path))).toEqual([]);
-    expect(imports.some((path) => path === '../service.js')).toBe(true);
+      expect(imports.some((path) => path === '../service.js')).toBe(true);
+    }
   });
 });

@@ -10,6 +10,7 @@ import { cronTrigger } from './cron/index.js';
 import { githubIssuesTrigger } from './github-issues/index.js';
 import { githubProjectItemsTrigger } from './github-project-items/index.js';
 import { githubPullRequestsTrigger } from './github-pull-requests/index.js';
+import { jiraTrigger } from './jira/index.js';
 import { linearTrigger } from './linear/index.js';
 import type { TriggerDefinition } from './types.js';
 
@@ -20,6 +21,7 @@ export const BUILT_IN_TRIGGERS = {
   cron: cronTrigger,
   after: afterTrigger,
   linear: linearTrigger,
+  jira: jiraTrigger,
 } as const;
 
 /** The canonical type of a built-in trigger. */
