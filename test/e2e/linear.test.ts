@@ -179,4 +179,34 @@ describe('a Linear automation', () => {
     // Nothing was written to Linear: write-back is not asked for.
     expect(linear.writes).toEqual([]);
   });
+
+  it('ignore_backlog: issues matching at the first poll are recorded as skipped; a later one runs', async () => {
+    linear.addIssue({
+      team: 'ENG',
+      number: 1,
+      title: 'Old one',
+      labels: ['agent'],
+      createdAt: '2026-01-01T00:00:00Z',
+    });
+    h.configure({ automation: table(linear.url, 'ignore_backlog = true') });
+    expect((await h.run()).runs).toEqual([]);
+    const store = await h.openStore();
+    try {
+      const skipped = await store.listRuns({ automationId: 'lin' });
+      expect(skipped.map((r) => [r.itemKey, r.status])).toEqual([['linear:ENG-1', 'skipped']]);
+      expect(skipped[0]!.reason).toMatch(/^ignore_backlog/);
+    } finally {
+      await store.close();
+    }
+    linear.addIssue({
+      team: 'ENG',
+      number: 2,
+      title: 'New one',
+      labels: ['agent'],
+      createdAt: '2026-01-02T00:00:00Z',
+    });
+    const second = await h.run();
+    expect(second.runs.map((r) => [r.itemKey, r.status])).toEqual([['linear:ENG-2', 'succeeded']]);
+    expect(h.agentRuns('claude')).toHaveLength(1);
+  });
 });
