@@ -115,7 +115,7 @@ describe('doctor: the state file', () => {
       `ok    state file: ${join(dir, 'fresh', 'state', 'state.sqlite3')} will be created on the first run`,
     );
     expect(out).toContain("ok    automation review: runs after 'nightly' (cron; no runs yet)");
-    expect(out).toContain('ok    GitHub: not needed: every automation is a schedule or a chain');
+    expect(out).toContain('ok    GitHub: not needed: no automation reads its work from GitHub');
     expect(result.code).toBe(0);
   });
 

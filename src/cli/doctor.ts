@@ -23,6 +23,7 @@ import { createBubblewrapBackend } from '../sandbox/bubblewrap/index.js';
 import { sandboxChoice } from '../sandbox/choice.js';
 import { openStore, postgresStateVersion, redactUrl } from '../store/index.js';
 import type { Store } from '../store/types.js';
+import { createServiceKit, noService } from '../triggers/service.js';
 import type { DoctorContext } from '../triggers/types.js';
 import { GitCommandError, git, isGitCheckout, scrub } from '../workspace/git.js';
 import { EXIT, setExitCode } from './exit-codes.js';
@@ -89,13 +90,18 @@ async function githubChecks(settings: Settings, io: CliIo, emit: (c: Check) => v
     });
     return;
   }
-  await automationChecks(settings, 'github', { github: access.client, clock: systemClock, log }, emit);
+  await automationChecks(
+    settings,
+    'github',
+    { github: access.client, clock: systemClock, log, service: noService },
+    emit,
+  );
 }
 
 /** Each automation's own check (its trigger's `doctor` hook) among those that need `needs`. */
 async function automationChecks(
   settings: Settings,
-  needs: 'github' | 'clock' | 'state',
+  needs: 'github' | 'clock' | 'service' | 'state',
   context: Omit<DoctorContext, 'automations' | 'storeReadable'> & { storeReadable?: boolean },
   emit: (c: Check) => void,
 ): Promise<void> {
@@ -302,10 +308,16 @@ export async function runDoctor(
   }
   const offline = settings.automations.every((a) => a.trigger.doctor.needs !== 'github');
   if (offline)
-    emit({ ok: true, label: 'GitHub', detail: 'not needed: every automation is a schedule or a chain' });
+    emit({ ok: true, label: 'GitHub', detail: 'not needed: no automation reads its work from GitHub' });
   else await githubChecks(settings, io, emit);
-  const local = { github: noGitHub, clock: systemClock, log: silentLogger() };
+  const local = { github: noGitHub, clock: systemClock, log: silentLogger(), service: noService };
   await automationChecks(settings, 'clock', local, emit);
+  await automationChecks(
+    settings,
+    'service',
+    { ...local, service: createServiceKit({ env: io.env, dir: settings.dir }) },
+    emit,
+  );
   const state =
     settings.execution.state_db_url === undefined
       ? await stateFileCheck(settings.execution.state_db_path)

@@ -261,6 +261,10 @@ function prefixFor(error: CurupiraError): string {
     case 'github_request':
     case 'github_graphql':
       return 'GitHub error: ';
+    case 'source_auth':
+    case 'source_rate_limit':
+    case 'source_request':
+      return 'Source error: ';
     default:
       return 'Error: ';
   }

@@ -15,6 +15,7 @@ import { githubHosts, sandboxChoice, sandboxLimits } from '../sandbox/choice.js'
 import { describeSandbox } from '../sandbox/index.js';
 import { acquireStateLock, openStore, stateLocation } from '../store/index.js';
 import type { Store } from '../store/types.js';
+import { createServiceKit } from '../triggers/service.js';
 import { EXIT, setExitCode } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
 import type { GlobalOptions } from './program.js';
@@ -130,7 +131,13 @@ async function dryRun(settings: Settings, io: CliIo): Promise<void> {
   const access = githubAccess(settings, io.env, log);
   const store = await openStore(stateLocation(settings.execution), { readonly: true });
   try {
-    const found = await previewFirstTask(settings, { github: access.client, clock: systemClock, log, store });
+    const found = await previewFirstTask(settings, {
+      github: access.client,
+      clock: systemClock,
+      log,
+      store,
+      service: createServiceKit({ env: io.env, dir: settings.dir }),
+    });
     if (!found) {
       writeLine(io.stdout, 'No matching task is currently available.');
       return;

@@ -12,6 +12,9 @@ export type ErrorCode =
   | 'github_transient'
   | 'github_request'
   | 'github_graphql'
+  | 'source_auth'
+  | 'source_rate_limit'
+  | 'source_request'
   | 'agent_not_found'
   | 'agent_start'
   | 'workspace'
@@ -123,6 +126,36 @@ export class GitHubGraphQLError extends GitHubError {
     super('github_graphql', `GitHub GraphQL error: ${errors.map((e) => e.message).join('; ')}`, options);
     this.errors = errors;
     this.data = options?.data ?? null;
+  }
+}
+
+/**
+ * A source other than GitHub (Linear, Jira) refused its credential, or none was given. The message
+ * says where the credential was looked for, never its value.
+ */
+export class SourceAuthError extends CurupiraError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('source_auth', message, options);
+  }
+}
+
+/** A source other than GitHub said to wait; `resetAt` says when it takes requests again. */
+export class SourceRateLimitError extends CurupiraError {
+  readonly resetAt: Date | undefined;
+
+  constructor(message: string, options?: { cause?: unknown; resetAt?: Date }) {
+    super('source_rate_limit', message, options);
+    this.resetAt = options?.resetAt;
+  }
+}
+
+/** A source other than GitHub refused a request, failed, or answered something unreadable. */
+export class SourceRequestError extends CurupiraError {
+  readonly status: number | undefined;
+
+  constructor(message: string, options?: { cause?: unknown; status?: number }) {
+    super('source_request', message, options);
+    this.status = options?.status;
   }
 }
 

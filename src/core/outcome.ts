@@ -14,7 +14,7 @@
  *   text changes or an operator allows it (`curupira allow`).
  */
 
-import { ClassifierError, GitHubRateLimitError, PromptRenderError } from './errors.js';
+import { ClassifierError, GitHubRateLimitError, PromptRenderError, SourceRateLimitError } from './errors.js';
 import { oneLineReason as oneLine } from './reason.js';
 import type { RunStatus } from './types.js';
 
@@ -38,7 +38,7 @@ export interface FailureContext {
 export function classifyFailure(error: unknown, context: FailureContext): Outcome {
   if (context.stopping) return { action: 'cancel' };
   if (context.stage === 'discovery') {
-    if (error instanceof GitHubRateLimitError && error.resetAt)
+    if ((error instanceof GitHubRateLimitError || error instanceof SourceRateLimitError) && error.resetAt)
       return { action: 'park', until: error.resetAt };
     return { action: 'retry' };
   }

@@ -82,14 +82,13 @@ export function pullRequestContext(
   notes: PullRequestNotes = { changes: '', agentMessage: '' },
   headBranch = run.branch ?? '',
 ): Record<string, FieldValue> {
-  const issue = automation.trigger.githubItem === 'issue' && /^\d+$/.test(task.item.id);
   const plural = commits === 1 ? '' : 's';
   return {
     ...rawPromptContext(automation, task),
     run_id: run.id,
     branch: headBranch,
     commits,
-    closes: issue ? `Closes #${task.item.id}` : '',
+    closes: automation.trigger.closingReference?.(task) ?? '',
     summary: `curupira run \`${run.id}\` of automation \`${automation.id}\` (agent ${run.provider ?? '-'}) made ${commits} commit${plural} on \`${headBranch}\`.`,
     changes: notes.changes,
     agent_message: notes.agentMessage,

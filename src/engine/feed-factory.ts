@@ -30,6 +30,7 @@ export function createFeed(
     github: context.github,
     clock: context.clock,
     log: context.log,
+    service: context.service,
     feeds: feedKit(polling, automations),
   });
 }

@@ -12,6 +12,7 @@ import { silentLogger } from '../log.js';
 import { type RecordedRequest, type Simulator, startSimulator } from '../simulator/server.js';
 import { SimWorld } from '../simulator/world.js';
 import type { Store } from '../store/types.js';
+import { noService } from '../triggers/service.js';
 import type { EventFeed, PollContext } from './feed.js';
 import { createFeed } from './feed-factory.js';
 
@@ -58,6 +59,7 @@ prompt = "Fix \${issue_number}"
     github: () => client,
     clock,
     log: silentLogger(),
+    service: noService,
   }) as EventFeed;
   const context: PollContext = { store: {} as Store, clock, log: silentLogger(), limit: 100, preview: false };
   /** One poll; what it found is taken by the engine (marked dispatched). */

@@ -10,6 +10,7 @@ import { runCommand } from '../process/command.js';
 import { buildAgentEnv } from '../process/env.js';
 import { renderPrompt } from '../prompt/index.js';
 import type { Store } from '../store/types.js';
+import type { ServiceKit } from '../triggers/service.js';
 import { branchName, worktreePath } from '../workspace/paths.js';
 import { RESUME_SESSION_PROMPT } from './executor.js';
 import { createFeed } from './feed-factory.js';
@@ -19,6 +20,7 @@ export interface PreviewDeps {
   github(): GitHubClient;
   clock: Clock;
   log: Logger;
+  service: ServiceKit;
   /** A read-only view of the state file, when there is one (cron marks). */
   store: Store;
 }

@@ -9,6 +9,7 @@ import { ControlError } from '../core/errors.js';
 import type { Feature, OfferOptions } from '../core/feature.js';
 import type { RunRecord, Task } from '../core/types.js';
 import type { SessionRecord } from '../store/types.js';
+import { createServiceKit } from '../triggers/service.js';
 import type { ExecutorDeps, PreviousAttempt, RemediationRun } from './executor.js';
 import type { Feed, PollContext } from './feed.js';
 import { createFeed } from './feed-factory.js';
@@ -129,7 +130,12 @@ export class KernelState {
       return createFeed(
         automation,
         settings.execution.polling,
-        { github: this.options.github, clock, log },
+        {
+          github: this.options.github,
+          clock,
+          log,
+          service: this.options.service ?? createServiceKit({ env: this.options.env, dir: settings.dir }),
+        },
         settings.automations,
       );
     });

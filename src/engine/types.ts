@@ -12,6 +12,7 @@ import type { GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
+import type { ServiceKit } from '../triggers/service.js';
 import type { ExecutorDeps, PreviousAttempt, RemediationRun } from './executor.js';
 
 /** What the engine knows of one automation now (for the board and `curupira status`). */
@@ -148,6 +149,8 @@ export interface KernelOptions {
   env: NodeJS.ProcessEnv;
   /** The GitHub client, created on first use. */
   github(): GitHubClient;
+  /** Credentials and HTTP for sources outside GitHub; default: from `env`, over the platform's fetch. */
+  service?: ServiceKit;
   tokens?: TokenSource;
   transcriptsDir: string;
   /** Aborting stops now: no new runs; running agents are stopped and their sessions kept. */

@@ -5,6 +5,7 @@ import { silentLogger } from '../log.js';
 import { type Simulator, startSimulator } from '../simulator/server.js';
 import { SimWorld } from '../simulator/world.js';
 import { createGitHubIssuesSource } from '../triggers/github-issues/index.js';
+import { noService } from '../triggers/service.js';
 import { createGitHubClient, type GitHubClient } from './client.js';
 import { type IssueNode, SEARCH_ISSUES } from './operations.js';
 import { PAGE_SIZE, searchAll } from './search.js';
@@ -127,6 +128,7 @@ prompt = "Fix \${issue_number}"
       github: () => client,
       clock: new FakeClock(),
       log: silentLogger(),
+      service: noService,
     });
     const items = await source.discover({ limit: settings.execution.polling.batch_size });
     expect(items).toHaveLength(1000);

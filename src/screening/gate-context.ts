@@ -59,8 +59,9 @@ function localContext(target: ScreenTarget): ItemContext {
 export async function readItemContext(
   github: GitHubClient,
   target: ScreenTarget,
-  options: { timeline: boolean },
+  options: { timeline: boolean; signal?: AbortSignal },
 ): Promise<ItemContext> {
+  if (target.read) return { ...(await target.read(options.signal)), labelEvents: [] };
   if (!target.source) return localContext(target);
   const [owner, name] = target.source.repo.split('/');
   const { data } = await github.graphql<ScreeningContextPage>(SCREENING_CONTEXT, {

@@ -158,7 +158,7 @@ async function screenTask(
   let context: ItemContext;
   try {
     const timeline = screening.requireTrustedLabeler || target.labels.length > 0;
-    context = await readItemContext(deps.github(), target, { timeline });
+    context = await readItemContext(deps.github(), target, { timeline, signal });
   } catch (error) {
     const status = runStatusFor(classifyFailure(error, { stage: 'screening', stopping: signal.aborted }));
     const why = `could not read the item's comments and authors for screening: ${errorMessage(error)}`;

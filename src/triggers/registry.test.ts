@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { AutomationFor, ResolvedAutomation } from '../config/types.js';
 import type { CronAutomation } from './cron/schema.js';
@@ -24,7 +26,7 @@ describe('trigger registry', () => {
 
   it('reads the automation union from the registry: one line adds a built-in trigger', () => {
     expectTypeOf<TriggerType>().toEqualTypeOf<
-      'github-issues' | 'github-pull-requests' | 'github-project-items' | 'cron' | 'after'
+      'github-issues' | 'github-pull-requests' | 'github-project-items' | 'cron' | 'after' | 'linear' | 'jira'
     >();
     expectTypeOf<ResolvedAutomation['triggerType']>().toEqualTypeOf<TriggerType>();
     expectTypeOf<AutomationFor<'cron'>['config']['schedule']>().toEqualTypeOf<CronAutomation['schedule']>();
@@ -67,6 +69,23 @@ describe('trigger registry', () => {
       expect(numberedItem('unknown', 'acme/api', '3')).toBeUndefined();
     } finally {
       for (const remove of unregister) remove();
+    }
+  });
+});
+
+describe('a source outside GitHub', () => {
+  it('is one folder that reaches its service through the trigger context alone: no GitHub module, no other trigger', () => {
+    for (const source of ['linear', 'jira']) {
+      const folder = join(import.meta.dirname, source);
+      const imports = readdirSync(folder)
+        .filter((name) => name.endsWith('.ts'))
+        .flatMap((name) =>
+          [...readFileSync(join(folder, name), 'utf8').matchAll(/from '([^']+)'/g)].map((m) => m[1]!),
+        );
+      expect(imports.filter((path) => /github|\.\.\/(?!\.\.\/)[a-z-]+\/(index|schema)/.test(path))).toEqual(
+        [],
+      );
+      expect(imports.some((path) => path === '../service.js')).toBe(true);
     }
   });
 });

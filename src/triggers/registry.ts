@@ -10,6 +10,8 @@ import { cronTrigger } from './cron/index.js';
 import { githubIssuesTrigger } from './github-issues/index.js';
 import { githubProjectItemsTrigger } from './github-project-items/index.js';
 import { githubPullRequestsTrigger } from './github-pull-requests/index.js';
+import { jiraTrigger } from './jira/index.js';
+import { linearTrigger } from './linear/index.js';
 import type { TriggerDefinition } from './types.js';
 
 export const BUILT_IN_TRIGGERS = {
@@ -18,6 +20,8 @@ export const BUILT_IN_TRIGGERS = {
   'github-project-items': githubProjectItemsTrigger,
   cron: cronTrigger,
   after: afterTrigger,
+  linear: linearTrigger,
+  jira: jiraTrigger,
 } as const;
 
 /** The canonical type of a built-in trigger. */
@@ -40,7 +44,7 @@ export function missingHooks(definition: Partial<Record<keyof TriggerDefinition,
   for (const name of REQUIRED.lists) if (!Array.isArray(definition[name])) missing.push(name);
   const doctor = definition.doctor as Partial<TriggerDefinition['doctor']> | undefined;
   if (typeof doctor?.check !== 'function') missing.push('doctor.check');
-  if (!['github', 'clock', 'state'].includes(String(doctor?.needs))) missing.push('doctor.needs');
+  if (!['github', 'clock', 'service', 'state'].includes(String(doctor?.needs))) missing.push('doctor.needs');
   return missing;
 }
 

@@ -4,6 +4,7 @@ import type { Clock } from '../core/clock.js';
 import type { Item } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
 import type { Logger } from '../log.js';
+import type { ServiceKit } from './service.js';
 
 export interface DiscoverRequest {
   /** Items wanted at most (`batch_size`). */
@@ -35,6 +36,8 @@ export interface SourceContext {
   github(): GitHubClient;
   clock: Clock;
   log: Logger;
+  /** A source outside GitHub: its credential (environment or file) and HTTP to its service. */
+  service: ServiceKit;
 }
 
 export type SourceFactory<A extends AnyAutomation = ResolvedAutomation> = (

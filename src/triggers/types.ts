@@ -12,6 +12,7 @@ import type { Item, RunRecord, RunStatus, Task } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
+import type { ServiceKit } from './service.js';
 import type { SourceContext, TriggerSource } from './source.js';
 
 export type { TriggerType } from './registry.js';
@@ -135,6 +136,8 @@ export interface TriggerCheck {
 export interface DoctorContext {
   /** The GitHub client; only triggers whose check needs `github` may call it. */
   github(): GitHubClient;
+  /** A source outside GitHub: its credential and HTTP (checks that need `service`). */
+  service: ServiceKit;
   clock: Clock;
   log: Logger;
   /** Every automation of the settings file. */
@@ -148,10 +151,10 @@ export interface DoctorContext {
 export interface DoctorHook<A extends AnyAutomation> {
   /**
    * What the check needs, which decides when doctor makes it: `github` after the token and API
-   * checks (and only then is GitHub checked at all), `clock` right after, `state` once the state
-   * file is open.
+   * checks (and only then is GitHub checked at all), `clock` right after, `service` (the trigger's
+   * own service, reached with its own credential) next, `state` once the state file is open.
    */
-  readonly needs: 'github' | 'clock' | 'state';
+  readonly needs: 'github' | 'clock' | 'service' | 'state';
   check(automation: A, context: DoctorContext): Promise<TriggerCheck>;
 }
 
@@ -167,6 +170,26 @@ export interface ScreenTarget {
   headBranch?: string;
   /** The labels the automation matches on (what `require_trusted_labeler` checks). */
   labels: readonly string[];
+  /**
+   * A source outside GitHub reads its item's author and newest comments itself (oldest first),
+   * each actor's `association` mapped from the source's own roles onto GitHub's ladder (OWNER …
+   * NONE) so that `min_author_association` and `trusted_authors` judge them alike. Absent: read
+   * from GitHub (`source`) or from the target alone.
+   */
+  read?(signal?: AbortSignal): Promise<ScreenContext>;
+}
+
+/** One actor of a source's item, as screening judges it. */
+export interface ScreenActor {
+  login: string;
+  bot: boolean;
+  association?: string;
+}
+
+/** What a source outside GitHub says of its item: its author and newest comments, oldest first. */
+export interface ScreenContext {
+  author: ScreenActor | null;
+  comments: { author: ScreenActor | null; createdAt: string; body: string }[];
 }
 
 /**
@@ -263,6 +286,12 @@ export interface TriggerDefinition<A extends AnyAutomation = ResolvedAutomation>
    * chain's upstream run); absent: `repo#id`. `automation` is the run's, when the settings still have it.
    */
   itemName?(run: RunRecord, automation: A | undefined): string;
+  /**
+   * The line a delivered pull request's body opens with to link its item, which the item's
+   * tracker recognises (`Closes #12` on GitHub, `Fixes ENG-7` for Linear); absent or undefined:
+   * none (the `closes` field of `pr_body` is empty).
+   */
+  closingReference?(task: Task): string | undefined;
   /** GitHub webhooks that concern its automations; absent: a delivery never polls them. */
   readonly webhooks?: WebhookHook<A>;
   /** Schedules: the next time the automation fires after `now` (the board); absent: not scheduled. */

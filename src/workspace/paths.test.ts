@@ -6,6 +6,7 @@ import { WorkspaceError } from '../core/errors.js';
 import {
   assertInside,
   branchName,
+  deliveryBranchName,
   isInside,
   sha256Hex,
   worktreeName,
@@ -81,5 +82,18 @@ describe('isInside', () => {
     await expect(assertInside(parent, join(parent, 'escape'), 'refusing to delete')).rejects.toThrow(
       /refusing to delete .* is outside/,
     );
+  });
+});
+
+describe('deliveryBranchName', () => {
+  it('keeps an issue number, and a tracker key lower-cased (Linear and Jira link the branch back)', () => {
+    expect(deliveryBranchName('fix', '12', 'Broken login')).toBe('curupira/fix/12-broken-login');
+    expect(deliveryBranchName('lin', 'ENG-7', 'Crash on start')).toBe('curupira/lin/eng-7-crash-on-start');
+  });
+
+  it('hashes any other id, so nothing but a word list comes from strangers', () => {
+    const branch = deliveryBranchName('board', 'PVTI_lADOAB', 'Card');
+    expect(branch).toMatch(/^curupira\/board\/[0-9a-f]{12}-card$/);
+    expect(deliveryBranchName('x', 'ENG-7; rm -rf', 't')).toMatch(/^curupira\/x\/[0-9a-f]{12}-t$/);
   });
 });

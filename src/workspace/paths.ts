@@ -43,15 +43,23 @@ export function branchName(automationId: string, taskType: string, taskId: strin
 
 /**
  * The branch a delivery pushes to GitHub (issue 25): `curupira/<automation>/<number>-<title slug>`,
- * a name a reviewer can read. The number (an issue or pull request number; any other id as 12 hex
- * of its sha256) keeps it unique per item; the slug is the title in lowercase letters, digits and
+ * a name a reviewer can read. The number (an issue or pull request number, a tracker's key such as
+ * `eng-7` lower-cased, which Linear and Jira link back to the item; any other id as 12 hex of its
+ * sha256) keeps it unique per item; the slug is the title in lowercase letters, digits and
  * `-` only (at most 40 characters), so text from strangers can shape nothing but a word list. The
  * delivery records it before the first push, so a restart finds the same branch whatever the title
  * became. The local worktree branch keeps `branchName`'s formula.
  */
+/** A tracker's issue key (`ENG-7`, Linear's and Jira's): kept in the branch name, so the tracker links it. */
+const TRACKER_KEY = /^[A-Za-z][A-Za-z0-9]{0,9}-[0-9]{1,10}$/;
+
 export function deliveryBranchName(automationId: string, itemId: string, title: string): string {
   assertSafeSegment(automationId, 'automation id');
-  const id = /^[0-9]{1,20}$/.test(itemId) ? itemId : sha256Hex(itemId).slice(0, 12);
+  const id = /^[0-9]{1,20}$/.test(itemId)
+    ? itemId
+    : TRACKER_KEY.test(itemId)
+      ? itemId.toLowerCase()
+      : sha256Hex(itemId).slice(0, 12);
   const slug = title
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')

@@ -8,6 +8,7 @@ import { staticTokenSource } from '../../github/token.js';
 import { silentLogger } from '../../log.js';
 import { type Simulator, startSimulator } from '../../simulator/server.js';
 import { SimWorld } from '../../simulator/world.js';
+import { noService } from '../service.js';
 import { createGitHubIssuesSource } from './index.js';
 import { ISSUE_PROMPT_FIELDS } from './schema.js';
 
@@ -147,6 +148,7 @@ async function discover(lines: string, options: { repo?: string; limit?: number 
     github: () => client,
     clock: new FakeClock(),
     log: silentLogger(),
+    service: noService,
   });
   return source.discover({ limit: options.limit ?? 100 });
 }

@@ -69,6 +69,7 @@ export const githubIssuesTrigger: TriggerDefinition<GitHubIssuesResolved> = {
       !commentOnPullRequest(event, payload) && sameRepository(automation.config.repo, payload),
   },
   authorField: 'issue_author',
+  closingReference: (task) => (/^\d+$/.test(task.item.id) ? `Closes #${task.item.id}` : undefined),
   unmatched: (automation, tasks, context) =>
     unmatchedItems(context.github(), tasks, automation.config, context.signal),
   upstreamRunId: noUpstreamRun,

@@ -10,6 +10,7 @@ import { silentLogger } from '../../log.js';
 import { type Simulator, startSimulator } from '../../simulator/server.js';
 import type { SimProjectItem } from '../../simulator/world.js';
 import { SimWorld } from '../../simulator/world.js';
+import { noService } from '../service.js';
 import { createGitHubProjectItemsSource } from './index.js';
 import { PROJECT_ITEM_PROMPT_FIELDS } from './schema.js';
 
@@ -119,6 +120,7 @@ async function discover(lines: string, limit = 100): Promise<Item[]> {
     github: () => client,
     clock: new FakeClock(),
     log: silentLogger(),
+    service: noService,
   });
   return source.discover({ limit });
 }
@@ -224,7 +226,7 @@ describe('github-project-items: owners', () => {
   it('a user board is remembered as one: later polls make one request', async () => {
     const source = createGitHubProjectItemsSource(
       automation('project_owner = "alice"\nproject_number = 1\nstatus = "Ready"'),
-      { github: () => client, clock: new FakeClock(), log: silentLogger() },
+      { github: () => client, clock: new FakeClock(), log: silentLogger(), service: noService },
     );
     await source.discover({ limit: 100 });
     sim.resetRequests();

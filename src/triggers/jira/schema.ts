@@ -1,0 +1,131 @@
+import { z } from 'zod';
+import type { AutomationOf } from '../../config/types.js';
+import { automationBaseShape, eventMemoryShape, RepoSlug, withoutItemKeys } from '../common-schema.js';
+import { memoryLines } from '../explain.js';
+import type { ExplainLine, TriggerTable } from '../types.js';
+
+/** A JQL value as written: no control characters (it is quoted, never spliced). */
+const Value = z
+  .string()
+  .refine((v) => v.trim().length > 0, 'must not be empty')
+  .refine((v) => !/[\u0000-\u001f\u007f]/.test(v), 'must not contain control characters');
+const Values = z
+  .union([Value, z.array(Value)])
+  .transform((v) => (Array.isArray(v) ? v : [v]))
+  .default([]);
+
+export const JiraAutomation = z
+  .strictObject({
+    ...automationBaseShape,
+    ...withoutItemKeys('a Jira issue'),
+    site_url: z
+      .url({ protocol: /^https?$/ })
+      .describe(
+        'The Jira Cloud site, `https://<name>.atlassian.net` (a test points it at a local stand-in).',
+      ),
+    project: Value.describe('Key of the Jira project whose issues run (`ENG`).'),
+    issue_types: Values.describe('Only these issue types (`Bug`, `Task`…): `issuetype in (…)`.'),
+    statuses: Values.describe(
+      'Only issues in these statuses: `status in (…)`; omitted: every status not in the Done category.',
+    ),
+    labels: Values.describe('Every label is required: `labels = "…"` each.'),
+    components: Values.describe('Any of these components: `component in (…)`.'),
+    assignee: Value.optional().describe(
+      'Only issues assigned to this account id, `me` (the token’s user) or `none` (unassigned).',
+    ),
+    email: z.email().describe('The Atlassian account email the API token belongs to (basic authentication).'),
+    api_token_env: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')
+      .default('JIRA_API_TOKEN')
+      .describe('Environment variable holding the Atlassian API token (never put it in the settings file).'),
+    api_token_file: z
+      .string()
+      .optional()
+      .describe(
+        'A file holding the API token, read when the variable is unset (relative to the settings file).',
+      ),
+    repo: RepoSlug.optional().describe(
+      'The GitHub repository (`owner/name`) of `repository`, where `deliver = "pr"` opens pull requests; required with it.',
+    ),
+    ...eventMemoryShape,
+  })
+  .describe('Issues of a Jira project matching typed filters compiled to JQL (Jira Cloud REST API v3).');
+export type JiraAutomation = z.infer<typeof JiraAutomation>;
+
+export const JIRA_PROMPT_FIELDS = [
+  'jira_key',
+  'jira_summary',
+  'jira_description',
+  'jira_url',
+  'jira_project',
+  'jira_issue_type',
+  'jira_labels',
+  'jira_components',
+  'jira_priority',
+  'jira_assignee',
+  'jira_reporter',
+  'jira_created_at',
+] as const;
+
+/** A JQL string literal: double-quoted, with `"` and `\` escaped. */
+export function jqlString(value: string): string {
+  return `"${value.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+}
+
+function list(values: readonly string[]): string {
+  return `(${values.map(jqlString).join(', ')})`;
+}
+
+/** The JQL the automation's keys compile to, oldest issues first. */
+export function compileJql(config: JiraAutomation): string {
+  const clauses = [`project = ${jqlString(config.project)}`];
+  if (config.issue_types.length > 0) clauses.push(`issuetype in ${list(config.issue_types)}`);
+  clauses.push(config.statuses.length > 0 ? `status in ${list(config.statuses)}` : 'statusCategory != Done');
+  for (const label of config.labels) clauses.push(`labels = ${jqlString(label)}`);
+  if (config.components.length > 0) clauses.push(`component in ${list(config.components)}`);
+  if (config.assignee === 'me') clauses.push('assignee = currentUser()');
+  else if (config.assignee === 'none') clauses.push('assignee is EMPTY');
+  else if (config.assignee !== undefined) clauses.push(`assignee = ${jqlString(config.assignee)}`);
+  return `${clauses.join(' AND ')} ORDER BY created ASC`;
+}
+
+/** Where the token is read from, in words (never the token). */
+export function tokenSource(config: JiraAutomation): string {
+  return config.api_token_file === undefined
+    ? `the ${config.api_token_env} environment variable`
+    : `the ${config.api_token_env} environment variable, else the file ${config.api_token_file}`;
+}
+
+export const jiraTable: TriggerTable<JiraResolved> = {
+  type: 'jira',
+  aliases: [],
+  description: 'Issues of a Jira project',
+  schema: JiraAutomation,
+  promptFields: [...JIRA_PROMPT_FIELDS, 'jira_status', 'comments'],
+  untrustedFields: [
+    'jira_summary',
+    'jira_description',
+    'jira_labels',
+    'jira_reporter',
+    'task_title',
+    'task_body',
+    'comments',
+  ],
+  explain(automation: JiraResolved): ExplainLine[] {
+    const { config } = automation;
+    const memory = config.once
+      ? 'once: an issue fires at most once (jira:<key>)'
+      : 'none: every start of `run`, `run --watch` or `serve` runs each matching issue again (set once = true to run it once)';
+    return [
+      {
+        label: 'Jira API',
+        value: `${config.site_url} as ${config.email} (token from ${tokenSource(config)})`,
+      },
+      { label: 'JQL', value: compileJql(config) },
+      ...memoryLines(memory, config.ignore_backlog, 'issues matching'),
+    ];
+  },
+};
+
+export type JiraResolved = AutomationOf<'jira', JiraAutomation>;
