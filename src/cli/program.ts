@@ -49,6 +49,7 @@ const MODULES: readonly (readonly [names: readonly string[], load: () => Promise
   [['simulator'], async () => (await import('./simulator.js')).registerSimulator],
   [['demo'], async () => (await import('./demo.js')).registerDemo],
   [['init'], async () => (await import('./init.js')).registerInit],
+  [['mcp'], async () => (await import('./mcp.js')).registerMcp],
 ];
 
 function moduleOf(command: string): (() => Promise<Register>) | undefined {
@@ -95,6 +96,7 @@ const SETTINGS_COMMANDS = new Set([
   'pause',
   'resume',
   'trigger',
+  'mcp',
 ]);
 
 function configHelp(): string {

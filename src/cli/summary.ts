@@ -58,4 +58,5 @@ export const COMMAND_SUMMARY: readonly (readonly [term: string, description: str
     'init [options]',
     'Write a commented starter settings file (one repository, one agent, one automation); never overwrites.',
   ],
+  ['mcp [options]', 'Serve the MCP tools (automations, runs) over stdio, for agents and people.'],
 ];
