@@ -50,6 +50,7 @@ const MODULES: readonly (readonly [names: readonly string[], load: () => Promise
   [['demo'], async () => (await import('./demo.js')).registerDemo],
   [['init'], async () => (await import('./init.js')).registerInit],
   [['mcp'], async () => (await import('./mcp.js')).registerMcp],
+  [['findings'], async () => (await import('./findings.js')).registerFindings],
 ];
 
 function moduleOf(command: string): (() => Promise<Register>) | undefined {
@@ -97,6 +98,7 @@ const SETTINGS_COMMANDS = new Set([
   'resume',
   'trigger',
   'mcp',
+  'findings',
 ]);
 
 function configHelp(): string {

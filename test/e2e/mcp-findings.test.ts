@@ -171,6 +171,34 @@ describe('the findings tools', () => {
       [leak.title, 'resolved', c1, c2],
       ['Off-by-one in paging', 'open', c2, null],
     ]);
+    // The CLI lists them (open by default; --status all; --json).
+    const listed = await runBuiltCli(['findings', '-c', h.settingsFile], { env: h.env });
+    expect(listed.stderr).toBe('');
+    expect(listed.stdout.split('\n').filter(Boolean)).toEqual([
+      expect.stringMatching(
+        /^#\d+ +fix +high +security +src\/db\.ts:14-16 {2}SQL built from user-input {2}\(last seen at cccccccccccc\)$/,
+      ),
+      expect.stringMatching(
+        /^#\d+ +fix +low +bug +src\/api\.ts:40 {2}Off-by-one in paging {2}\(last seen at cccccccccccc\)$/,
+      ),
+    ]);
+    const resolvedOnly = await runBuiltCli(['findings', '-c', h.settingsFile, '--status', 'resolved'], {
+      env: h.env,
+    });
+    expect(resolvedOnly.stdout).toMatch(
+      /src\/log\.ts:3 {2}Token written to the log {2}\(resolved at cccccccccccc\)\n$/,
+    );
+    const json = await runBuiltCli(
+      ['findings', '-c', h.settingsFile, '--status', 'all', '--json', '--watch', 'fix'],
+      {
+        env: h.env,
+      },
+    );
+    expect((JSON.parse(json.stdout) as unknown[]).length).toBe(3);
+    expect(
+      (await runBuiltCli(['findings', '-c', h.settingsFile, '--watch', 'other'], { env: h.env })).stdout,
+    ).toBe('No open findings for other.\n');
+
     const store = await h.openStore();
     try {
       expect(JSON.parse((await store.getMeta(reviewDoneKey(secondRun)))!)).toMatchObject({
