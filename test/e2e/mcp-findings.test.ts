@@ -9,6 +9,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { reviewDoneKey } from '../../src/mcp/findings-tools.js';
 import { CLI, createHarness, type Harness, ROOT, runBuiltCli } from '../helpers/harness.js';
+import { serveInProcess } from '../helpers/serve.js';
 
 let h: Harness;
 const clients: Client[] = [];
@@ -207,6 +208,31 @@ describe('the findings tools', () => {
       });
     } finally {
       await store.close();
+    }
+  });
+
+  it('the API lists them: GET /api/v1/findings (open by default; status, watch)', async () => {
+    const report = await agent(await reviewRun(), 'd'.repeat(40));
+    await report('findings_report', sql);
+    const { data } = await report('findings_report', leak);
+    await report('findings_resolve', { id: (data.finding as { id: number }).id, resolution: 'fixed' });
+    const served = await serveInProcess(h);
+    try {
+      const get = async (path: string) => {
+        const response = await served.app.request(path, {
+          headers: { authorization: `Bearer ${served.token}` },
+        });
+        return {
+          status: response.status,
+          body: (await response.json()) as { findings?: { title: string }[] },
+        };
+      };
+      expect((await get('/api/v1/findings')).body.findings!.map((f) => f.title)).toEqual([sql.title]);
+      expect((await get('/api/v1/findings?status=all&watch=fix')).body.findings).toHaveLength(2);
+      expect((await get('/api/v1/findings?watch=other')).body.findings).toEqual([]);
+      expect((await get('/api/v1/findings?status=closed')).status).toBe(400);
+    } finally {
+      await served.stop();
     }
   });
 
