@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { findingFingerprint, findingPathProblem } from '../review/fingerprint.js';
+import { type ReviewDone, reviewDoneKey } from '../review/progress.js';
 import { FINDING_SEVERITIES, type FindingRecord, type Store } from '../store/types.js';
 import { type McpTool, type ToolAnswer, tool } from './stdio.js';
 
@@ -17,17 +18,6 @@ export interface ReviewRun {
   repo: string;
   /** The commit the review is pinned to. */
   commit: string;
-}
-
-/** Where `findings_done` leaves its word for the engine (a meta key of the run). */
-export function reviewDoneKey(runId: string): string {
-  return `review-done:${runId}`;
-}
-
-export interface ReviewDone {
-  summary: string;
-  reviewedCommit: string;
-  at: string;
 }
 
 function line(f: FindingRecord): string {

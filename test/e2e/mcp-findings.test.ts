@@ -7,7 +7,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { reviewDoneKey } from '../../src/mcp/findings-tools.js';
+import { reviewDoneKey } from '../../src/review/progress.js';
 import { CLI, createHarness, type Harness, ROOT, runBuiltCli } from '../helpers/harness.js';
 import { serveInProcess } from '../helpers/serve.js';
 
