@@ -60,8 +60,12 @@ export function redactingStream<S extends NodeJS.WritableStream>(stream: S): S {
  * JSON can break it (`src/security/redact.ts`, `redactedJson`).
  */
 export function writeJson(stream: NodeJS.WritableStream, value: unknown): void {
-  const under = (stream as { [UNREDACTED]?: NodeJS.WritableStream })[UNREDACTED] ?? stream;
-  under.write(`${redactedJson(value, 2)}\n`);
+  unredacted(stream).write(`${redactedJson(value, 2)}\n`);
+}
+
+/** The stream under a redacting one (for a writer that redacts values before it serializes them). */
+export function unredacted(stream: NodeJS.WritableStream): NodeJS.WritableStream {
+  return (stream as { [UNREDACTED]?: NodeJS.WritableStream })[UNREDACTED] ?? stream;
 }
 
 /** `io` with what it prints redacted. */

@@ -49,6 +49,8 @@ const MODULES: readonly (readonly [names: readonly string[], load: () => Promise
   [['simulator'], async () => (await import('./simulator.js')).registerSimulator],
   [['demo'], async () => (await import('./demo.js')).registerDemo],
   [['init'], async () => (await import('./init.js')).registerInit],
+  [['mcp'], async () => (await import('./mcp.js')).registerMcp],
+  [['findings'], async () => (await import('./findings.js')).registerFindings],
 ];
 
 function moduleOf(command: string): (() => Promise<Register>) | undefined {
@@ -95,6 +97,8 @@ const SETTINGS_COMMANDS = new Set([
   'pause',
   'resume',
   'trigger',
+  'mcp',
+  'findings',
 ]);
 
 function configHelp(): string {

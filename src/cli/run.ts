@@ -1,6 +1,8 @@
 import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { loadDriver } from '../agents/registry.js';
+import { automationsFileOf } from '../config/automations-file.js';
 import { loadSettings } from '../config/load.js';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
 import { systemClock } from '../core/clock.js';
@@ -309,11 +311,15 @@ export function engineControls(
   return { stop, drain, access, signals: signalHandler(settings, log, stop, drain), engineBase };
 }
 
-/** Watch mode's reload hook: the settings file again when its mtime changed. */
+/**
+ * Watch mode's reload hook: the settings again when the settings file or the automations file
+ * beside it (what `curupira mcp` writes) changed.
+ */
 export function settingsReloader(file: string): () => Settings | ConfigError | undefined {
-  let mtime = fileMtime(file);
+  const both = () => `${fileMtime(file)}/${fileMtime(automationsFileOf(resolve(file)))}`;
+  let mtime = both();
   return () => {
-    const current = fileMtime(file);
+    const current = both();
     if (current === mtime) return undefined;
     mtime = current;
     try {

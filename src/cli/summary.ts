@@ -58,4 +58,9 @@ export const COMMAND_SUMMARY: readonly (readonly [term: string, description: str
     'init [options]',
     'Write a commented starter settings file (one repository, one agent, one automation); never overwrites.',
   ],
+  ['mcp [options]', 'Serve the MCP tools (automations, runs) over stdio, for agents and people.'],
+  [
+    'findings [options]',
+    'List the findings of code-review watches (open ones by default), from the state file.',
+  ],
 ];

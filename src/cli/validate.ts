@@ -100,6 +100,11 @@ export function explainRows(
       `${automation.profileName} (provider ${automation.profile.provider}${automation.profile.model ? `, model ${automation.profile.model}` : ''})`,
     ],
   ];
+  if (automation.automationsFile)
+    rows.unshift([
+      'written in',
+      `${automation.automationsFile} (the automations file \`curupira mcp\` writes)`,
+    ]);
   if (automation.config.enabled === false)
     rows.unshift([
       'state',

@@ -20,6 +20,12 @@ import type { PriceOverrides } from '../cost/prices.js';
 import type { PriceTable } from '../cost/schema.js';
 import { type AutomationContext, checkChains, loadAutomation } from './automations.js';
 import {
+  automationsFileOf,
+  checkAgentWrittenTable,
+  checkAutomationsFileKeys,
+  readAutomationsFile,
+} from './automations-file.js';
+import {
   type Collector,
   checkKnownKeys,
   collector,
@@ -71,16 +77,47 @@ export function loadSettings(file: string): LoadedSettings {
         : `cannot read configuration file ${absolute}: ${code ?? String(error)}`;
     throw new ConfigError([{ path: '', message }], 'config_file_not_found');
   }
-  return loadSettingsFromText(text, absolute);
+  const automationsFile = automationsFileOf(absolute);
+  let extraText: string | undefined;
+  try {
+    extraText = readAutomationsFile(automationsFile);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new ConfigError([
+      {
+        path: '',
+        message: `cannot read the automations file ${automationsFile}: ${code ?? String(error)}`,
+        file: automationsFile,
+      },
+    ]);
+  }
+  return loadSettingsFromText(
+    text,
+    absolute,
+    extraText === undefined ? undefined : { text: extraText, file: automationsFile },
+  );
 }
 
-/** Loads settings from TOML text; `file` names the source in messages and anchors relative paths. */
-export function loadSettingsFromText(text: string, file: string): LoadedSettings {
+/** The automations file's text (see config/automations-file.ts), when there is one. */
+export interface AutomationsText {
+  text: string;
+  file: string;
+}
+
+/**
+ * Loads settings from TOML text; `file` names the source in messages and anchors relative paths.
+ * `extra` is the automations file beside it: its `[automations.<id>]` tables join the settings
+ * file's, validated by the same pipeline, its problems located in it.
+ */
+export function loadSettingsFromText(text: string, file: string, extra?: AutomationsText): LoadedSettings {
   const absolute = resolve(file);
   const dir = dirname(absolute);
   const raw = parseSettingsToml(text, absolute);
   const locations = locateKeys(text);
   const out = collector(absolute, locations);
+  const extraFile = extra ? resolve(extra.file) : undefined;
+  const extraRaw = extra && extraFile ? parseSettingsToml(extra.text, extraFile) : undefined;
+  const extraOut = extra && extraFile ? collector(extraFile, locateKeys(extra.text)) : undefined;
 
   checkKnownKeys(SettingsFile, raw, [], out);
   const execution = loadExecution(raw.settings, dir, out);
@@ -96,12 +133,42 @@ export function loadSettingsFromText(text: string, file: string): LoadedSettings
     profileNames,
     defaults,
   });
-  // Cross-checks: chained automations name an existing automation and never loop.
-  if (isTable(raw.automations)) checkChains(raw.automations, out);
+  const extraTables = extraRaw && extraOut ? agentTables(extraRaw, raw.automations, extraOut) : {};
+  if (extraOut && extraFile) {
+    const extraLocations = locateKeys(extra!.text);
+    const line = (id: string) => extraLocations.exact(['automations', id])?.line ?? 0;
+    for (const id of Object.keys(extraTables).sort((a, b) => line(a) - line(b))) {
+      const table = extraTables[id]!;
+      checkAgentWrittenTable(id, table, extraOut);
+      const resolved = loadAutomation(id, table, {
+        out: extraOut,
+        repositories,
+        repositoryAliases: isTable(raw.repositories) ? new Set(Object.keys(raw.repositories)) : undefined,
+        profiles,
+        profileNames,
+        defaults,
+      });
+      if (resolved) automations.push({ ...resolved, automationsFile: extraFile });
+    }
+  }
+  // Cross-checks: chained automations name an existing automation and never loop (across both files).
+  if (isTable(raw.automations)) {
+    const both = { ...raw.automations, ...extraTables };
+    const routed: Collector = {
+      issues: out.issues,
+      add: (path, message) =>
+        (extraOut && typeof path[1] === 'string' && path[1] in extraTables ? extraOut : out).add(
+          path,
+          message,
+        ),
+    };
+    checkChains(both, routed);
+  }
   checkSharedPaths(repositories, out);
   const notifications = loadNotifications(raw.notifications, raw.automations, out);
 
-  if (out.issues.length > 0) throw new ConfigError(sortIssues(out.issues));
+  const issues = [...sortIssues(out.issues), ...sortIssues(extraOut?.issues ?? [])];
+  if (issues.length > 0) throw new ConfigError(issues);
   if (!execution || !defaults)
     throw new ConfigError([{ path: '', message: 'invalid configuration', file: absolute }]);
 
@@ -115,8 +182,34 @@ export function loadSettingsFromText(text: string, file: string): LoadedSettings
     ...(assistant ? { assistant } : {}),
     notifications,
     ...(pricing ? { pricing: pricesOf(pricing) } : {}),
+    ...(extraFile ? { automationsFile: extraFile } : { automationsFile: automationsFileOf(absolute) }),
   };
   return { settings, warnings: [...loadWarnings(settings), ...screeningWarningsFor(settings)] };
+}
+
+/**
+ * The automations file's tables that may join the settings: its own key problems recorded, and an
+ * id the settings file already uses refused (the settings file's table wins).
+ */
+function agentTables(
+  raw: Record<string, unknown>,
+  mainTables: unknown,
+  out: Collector,
+): Record<string, Record<string, unknown>> {
+  checkAutomationsFileKeys(raw, out);
+  const tables: Record<string, Record<string, unknown>> = {};
+  if (!isTable(raw.automations)) return tables;
+  const record = FILE.automations as unknown as z.ZodRecord<z.ZodType<string>, z.ZodType>;
+  for (const [id, table] of Object.entries(raw.automations)) {
+    const path = ['automations', id];
+    if (!record.keyType.safeParse(id).success)
+      out.add(path, 'automation id must contain only letters, digits, `_` and `-`');
+    else if (!isTable(table)) out.add(path, `expected a table, got ${describeType(table)}`);
+    else if (isTable(mainTables) && id in mainTables)
+      out.add(path, `automation '${id}' is already defined in the settings file; choose another id`);
+    else tables[id] = table;
+  }
+  return tables;
 }
 
 /** `[pricing]`: optional; each `"<provider>/<model>"` row checked by the schema. */

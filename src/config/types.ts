@@ -61,6 +61,8 @@ interface ResolvedAutomationBase {
   promptSyntax: 'template' | 'jinja';
   /** Placeholders the prompt uses, in first-use order. */
   placeholders: string[];
+  /** Set when the automation is written in the automations file (`curupira mcp`), not the settings file. */
+  automationsFile?: string;
 }
 
 /** An automation of one trigger type: the type and its validated table travel together. */
@@ -102,8 +104,10 @@ export interface Settings {
     defaults: AgentDefaults;
     profiles: Record<string, Profile>;
   };
-  /** In file order. */
+  /** In file order: the settings file's, then the automations file's. */
   automations: ResolvedAutomation[];
+  /** The automations file beside the settings file (what `curupira mcp` writes), whether or not it exists. */
+  automationsFile?: string;
   assistant?: z.output<typeof AssistantTable>;
   /** `[notifications.<name>]` targets, by name (empty when the file has none). */
   notifications: Record<string, NotificationTable>;

@@ -161,6 +161,19 @@ function readRoutes(api: Hono, ctx: ServerContext): void {
       nextCursor: rows.length > limit ? page.at(-1)!.id : null,
     });
   });
+  api.get('/findings', async (c) => {
+    // Findings of code-review watches (issue 29), oldest first: open ones unless `status` says otherwise.
+    const status = c.req.query('status') ?? 'open';
+    if (status !== 'open' && status !== 'resolved' && status !== 'all')
+      throw new ApiError('bad_request', `status must be open, resolved or all, got '${status}'`);
+    const watch = c.req.query('watch');
+    const findings = await ctx.store.listFindings({
+      ...(watch ? { watch } : {}),
+      ...(status === 'all' ? {} : { status }),
+      limit: parseLimit(c.req.query('limit')),
+    });
+    return json(c, { findings });
+  });
   api.get('/runs/:id', async (c) => {
     const run = await mustRun(ctx, c.req.param('id'));
     // The run's delivery (docs/pull-requests.md): branch, pull request, state, since when, detail.

@@ -103,6 +103,28 @@ export function openApiDocument(version: string): Record<string, unknown> {
           ],
         }),
       },
+      '/findings': {
+        get: op('Findings of code-review watches, oldest first (docs/review-watches.md)', {
+          parameters: [
+            {
+              name: 'watch',
+              in: 'query',
+              description: 'the watch’s automation id',
+              schema: { type: 'string' },
+            },
+            {
+              name: 'status',
+              in: 'query',
+              schema: { type: 'string', enum: ['open', 'resolved', 'all'], default: 'open' },
+            },
+            {
+              name: 'limit',
+              in: 'query',
+              schema: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
+            },
+          ],
+        }),
+      },
       '/runs/{id}': {
         get: op(
           'One run, and its delivery (`delivery`: branch, pull request, state, since, detail, and while open its follow-up `gate`, `gateSince`, `gateDetail`; null when none)',

@@ -282,6 +282,57 @@ export interface NotificationInit {
   notBefore?: string;
 }
 
+/** How bad a finding of a code review is, worst first. */
+export const FINDING_SEVERITIES = ['critical', 'high', 'medium', 'low', 'info'] as const;
+export type FindingSeverity = (typeof FINDING_SEVERITIES)[number];
+
+/** What a review reports of one problem (`findings_report`), with the run and commit it was seen at. */
+export interface FindingInit {
+  /** The watch (its automation id) that owns the finding. */
+  watch: string;
+  repo: string;
+  /** Same fingerprint, same finding (see src/review/fingerprint.ts). */
+  fingerprint: string;
+  file: string;
+  lineStart: number;
+  lineEnd: number;
+  severity: FindingSeverity;
+  category: string;
+  title: string;
+  detail: string;
+  commit: string;
+  runId: string;
+}
+
+export interface FindingRecord {
+  id: number;
+  watch: string;
+  repo: string;
+  fingerprint: string;
+  file: string;
+  lineStart: number;
+  lineEnd: number;
+  severity: FindingSeverity;
+  category: string;
+  title: string;
+  detail: string;
+  status: 'open' | 'resolved';
+  firstSeenCommit: string;
+  lastSeenCommit: string;
+  firstRunId: string;
+  lastRunId: string;
+  firstSeenAt: string;
+  lastSeenAt: string;
+  resolvedAt: string | null;
+  resolvedCommit: string | null;
+  resolvedRunId: string | null;
+  /** What the review said when it resolved the finding. */
+  resolution: string | null;
+}
+
+/** What recording a finding did: a new one, one still open seen again, or a resolved one back. */
+export type FindingOutcome = 'new' | 'seen-again' | 'reopened';
+
 export interface NotificationRecord {
   id: number;
   key: string;
@@ -575,6 +626,23 @@ export interface Store {
 
   /** Queues a notification; one that already has this key is left as it is. Returns the row. */
   enqueueNotification(init: NotificationInit): Promise<NotificationRecord>;
+
+  /**
+   * Records a finding of a review: a new row, or the watch's row with the same fingerprint updated
+   * (lines, text, last-seen commit and run) and open again if it was resolved.
+   */
+  recordFinding(init: FindingInit): Promise<{ finding: FindingRecord; outcome: FindingOutcome }>;
+  /** Marks an open finding resolved at `commit` by `runId`; undefined when no open finding has that id. */
+  resolveFinding(
+    id: number,
+    resolved: { commit: string; runId: string; resolution: string },
+  ): Promise<FindingRecord | undefined>;
+  /** Findings, oldest first: of one watch, of one status, at most `limit` (default all). */
+  listFindings(filter?: {
+    watch?: string;
+    status?: FindingRecord['status'];
+    limit?: number;
+  }): Promise<FindingRecord[]>;
   /** Pending notifications whose next attempt is due at `dueBy` (ISO 8601), oldest due first. */
   listDueNotifications(dueBy: string, limit?: number): Promise<NotificationRecord[]>;
   /** Notifications in queue order, optionally only those with a status. */

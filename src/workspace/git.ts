@@ -232,6 +232,27 @@ export async function revParse(cwd: string, ref: string): Promise<string | null>
   return result.stdout.trim() || null;
 }
 
+/** True when commit `ancestor` is `descendant` or one of its ancestors (false when either is unknown). */
+export async function isAncestor(cwd: string, ancestor: string, descendant: string): Promise<boolean> {
+  const result = await gitResult(['merge-base', '--is-ancestor', ancestor, descendant], { cwd });
+  return result.exitCode === 0;
+}
+
+/**
+ * Commits reachable from `to` and not from `from` (all of `to`'s history when `from` is null),
+ * newest first, at most `max` of them, first parents only: the commits that reached a branch.
+ */
+export async function commitsBetween(
+  cwd: string,
+  from: string | null,
+  to: string,
+  max: number,
+): Promise<string[]> {
+  const range = from === null ? [to] : [`${from}..${to}`];
+  const out = await git(['rev-list', '--first-parent', `--max-count=${max}`, ...range, '--'], { cwd });
+  return out.split('\n').filter((line) => line !== '');
+}
+
 /** The commit HEAD names at `cwd`, or null (an unborn branch). */
 export async function headCommit(cwd: string): Promise<string | null> {
   return revParse(cwd, 'HEAD');

@@ -194,6 +194,36 @@ export const PG_MIGRATIONS: readonly string[] = [
   CREATE INDEX IF NOT EXISTS runs_by_profile ON runs (profile, id);
   CREATE INDEX IF NOT EXISTS runs_by_repo ON runs (repo, id);
   `,
+  // (issue 29, as SQLite's findings migration): findings of code-review watches, one row per
+  // distinct problem of a watch (its fingerprint).
+  `
+  CREATE TABLE IF NOT EXISTS findings (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    watch ${KEY} NOT NULL,
+    repo TEXT NOT NULL,
+    fingerprint ${KEY} NOT NULL,
+    file TEXT NOT NULL,
+    line_start INTEGER NOT NULL,
+    line_end INTEGER NOT NULL,
+    severity TEXT NOT NULL,
+    category TEXT NOT NULL,
+    title TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    status TEXT NOT NULL,
+    first_seen_commit TEXT NOT NULL,
+    last_seen_commit TEXT NOT NULL,
+    first_run_id ${KEY} NOT NULL,
+    last_run_id ${KEY} NOT NULL,
+    first_seen_at ${KEY} NOT NULL,
+    last_seen_at ${KEY} NOT NULL,
+    resolved_at ${KEY},
+    resolved_commit TEXT,
+    resolved_run_id ${KEY},
+    resolution TEXT,
+    UNIQUE (watch, fingerprint)
+  );
+  CREATE INDEX IF NOT EXISTS findings_by_watch ON findings (watch, status, id);
+  `,
 ];
 
 /** The schema version this build writes and understands. */

@@ -13,6 +13,12 @@ import { StateError } from '../../core/errors.js';
 import { type RunRecord, UNFINISHED_STATUSES } from '../../core/types.js';
 import { type FiguresDialect, figuresFromRows, mediansSql, talliesSql } from '../figures-sql.js';
 import {
+  FINDING_INSERT_COLUMNS,
+  FINDING_SEEN_AGAIN,
+  type FindingRow,
+  findingFromRow,
+} from '../findings-rows.js';
+import {
   type AllowanceRow,
   allowanceFromRow,
   type CronRow,
@@ -35,6 +41,9 @@ import type {
   Allowance,
   BudgetPark,
   CronState,
+  FindingInit,
+  FindingOutcome,
+  FindingRecord,
   ItemFailures,
   ItemMemoryEntry,
   NotificationInit,
@@ -712,6 +721,63 @@ export class PostgresStore implements Store {
 
   updateWrite(id: number, patch: WritePatch): Promise<WriteRecord> {
     return this.#delegate(true, (q) => q.updateWrite(id, patch));
+  }
+
+  async recordFinding(init: FindingInit): Promise<{ finding: FindingRecord; outcome: FindingOutcome }> {
+    const now = this.#iso();
+    // The CTE reads the row as it was before this statement: what the finding was before the report.
+    const row = await this.#row<FindingRow & { prior: string | null }>(
+      true,
+      `WITH prior AS (SELECT status FROM findings WHERE watch = $1 AND fingerprint = $3)
+       INSERT INTO findings AS f (${FINDING_INSERT_COLUMNS})
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'open', $11, $11, $12, $12, $13, $13)
+       ON CONFLICT (watch, fingerprint) DO UPDATE SET ${FINDING_SEEN_AGAIN}
+       RETURNING f.*, (SELECT status FROM prior) AS prior`,
+      [
+        init.watch,
+        init.repo,
+        init.fingerprint,
+        init.file,
+        init.lineStart,
+        init.lineEnd,
+        init.severity,
+        init.category,
+        init.title,
+        init.detail,
+        init.commit,
+        init.runId,
+        now,
+      ],
+    );
+    if (!row) throw new StateError(`recording a finding in ${this.path} returned no row`);
+    const outcome: FindingOutcome =
+      row.prior === null ? 'new' : row.prior === 'resolved' ? 'reopened' : 'seen-again';
+    return { finding: findingFromRow(row), outcome };
+  }
+
+  async resolveFinding(
+    id: number,
+    resolved: { commit: string; runId: string; resolution: string },
+  ): Promise<FindingRecord | undefined> {
+    const row = await this.#row<FindingRow>(
+      true,
+      `UPDATE findings SET status = 'resolved', resolved_at = $1, resolved_commit = $2, resolved_run_id = $3,
+         resolution = $4 WHERE id = $5 AND status = 'open' RETURNING *`,
+      [this.#iso(), resolved.commit, resolved.runId, resolved.resolution, id],
+    );
+    return row ? findingFromRow(row) : undefined;
+  }
+
+  async listFindings(
+    filter: { watch?: string; status?: FindingRecord['status']; limit?: number } = {},
+  ): Promise<FindingRecord[]> {
+    const rows = await this.#rows<FindingRow>(
+      false,
+      `SELECT * FROM findings WHERE ($1::text IS NULL OR watch = $1) AND ($2::text IS NULL OR status = $2)
+       ORDER BY id LIMIT $3`,
+      [filter.watch ?? null, filter.status ?? null, filter.limit ?? null],
+    );
+    return rows.map(findingFromRow);
   }
 
   enqueueNotification(init: NotificationInit): Promise<NotificationRecord> {

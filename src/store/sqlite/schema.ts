@@ -272,6 +272,36 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX IF NOT EXISTS runs_by_profile ON runs (profile, id);
   CREATE INDEX IF NOT EXISTS runs_by_repo ON runs (repo, id);
   `,
+  // (issue 29): findings of code-review watches, one row per distinct problem of a watch (its
+  // fingerprint), with where it was first and last seen and, once fixed, where it was resolved.
+  `
+  CREATE TABLE IF NOT EXISTS findings (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    watch TEXT NOT NULL,
+    repo TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    file TEXT NOT NULL,
+    line_start INTEGER NOT NULL,
+    line_end INTEGER NOT NULL,
+    severity TEXT NOT NULL,
+    category TEXT NOT NULL,
+    title TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    status TEXT NOT NULL,
+    first_seen_commit TEXT NOT NULL,
+    last_seen_commit TEXT NOT NULL,
+    first_run_id TEXT NOT NULL,
+    last_run_id TEXT NOT NULL,
+    first_seen_at TEXT NOT NULL,
+    last_seen_at TEXT NOT NULL,
+    resolved_at TEXT,
+    resolved_commit TEXT,
+    resolved_run_id TEXT,
+    resolution TEXT,
+    UNIQUE (watch, fingerprint)
+  ) STRICT;
+  CREATE INDEX IF NOT EXISTS findings_by_watch ON findings (watch, status, id);
+  `,
 ];
 
 /** The schema version this build writes and understands. */

@@ -7,6 +7,12 @@ import { StateError } from '../../core/errors.js';
 import { type RunRecord, UNFINISHED_STATUSES, type Usage } from '../../core/types.js';
 import { type FiguresDialect, figuresFromRows, mediansSql, talliesSql } from '../figures-sql.js';
 import {
+  FINDING_INSERT_COLUMNS,
+  FINDING_SEEN_AGAIN,
+  type FindingRow,
+  findingFromRow,
+} from '../findings-rows.js';
+import {
   type AllowanceRow,
   allowanceFromRow,
   type CronRow,
@@ -29,6 +35,9 @@ import type {
   Allowance,
   BudgetPark,
   CronState,
+  FindingInit,
+  FindingOutcome,
+  FindingRecord,
   ItemFailures,
   ItemMemoryEntry,
   NotificationInit,
@@ -714,6 +723,71 @@ export class SqliteStore implements Store {
 
   updateWrite(id: number, patch: WritePatch): Promise<WriteRecord> {
     return this.#write(() => writes.updateWrite((s) => this.#sql(s), id, patch, this.path));
+  }
+
+  recordFinding(init: FindingInit): Promise<{ finding: FindingRecord; outcome: FindingOutcome }> {
+    return this.#write(() => {
+      const now = this.#iso();
+      const prior = this.#sql('SELECT status FROM findings WHERE watch = ? AND fingerprint = ?')
+        .pluck()
+        .get(init.watch, init.fingerprint) as string | undefined;
+      const row = this.#sql(
+        `INSERT INTO findings (${FINDING_INSERT_COLUMNS})
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (watch, fingerprint) DO UPDATE SET ${FINDING_SEEN_AGAIN}
+         RETURNING *`,
+      ).get(
+        init.watch,
+        init.repo,
+        init.fingerprint,
+        init.file,
+        init.lineStart,
+        init.lineEnd,
+        init.severity,
+        init.category,
+        init.title,
+        init.detail,
+        init.commit,
+        init.commit,
+        init.runId,
+        init.runId,
+        now,
+        now,
+      ) as FindingRow;
+      const outcome: FindingOutcome =
+        prior === undefined ? 'new' : prior === 'resolved' ? 'reopened' : 'seen-again';
+      return { finding: findingFromRow(row), outcome };
+    });
+  }
+
+  resolveFinding(
+    id: number,
+    resolved: { commit: string; runId: string; resolution: string },
+  ): Promise<FindingRecord | undefined> {
+    return this.#write(() => {
+      const row = this.#sql(
+        `UPDATE findings SET status = 'resolved', resolved_at = ?, resolved_commit = ?, resolved_run_id = ?,
+           resolution = ? WHERE id = ? AND status = 'open' RETURNING *`,
+      ).get(this.#iso(), resolved.commit, resolved.runId, resolved.resolution, id) as FindingRow | undefined;
+      return row ? findingFromRow(row) : undefined;
+    });
+  }
+
+  listFindings(
+    filter: { watch?: string; status?: FindingRecord['status']; limit?: number } = {},
+  ): Promise<FindingRecord[]> {
+    return this.#read(() => {
+      const rows = this.#sql(
+        `SELECT * FROM findings WHERE (? IS NULL OR watch = ?) AND (? IS NULL OR status = ?) ORDER BY id LIMIT ?`,
+      ).all(
+        filter.watch ?? null,
+        filter.watch ?? null,
+        filter.status ?? null,
+        filter.status ?? null,
+        filter.limit ?? -1,
+      ) as FindingRow[];
+      return rows.map(findingFromRow);
+    });
   }
 
   enqueueNotification(init: NotificationInit): Promise<NotificationRecord> {

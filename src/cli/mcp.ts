@@ -1,0 +1,88 @@
+/**
+ * `curupira mcp`: the MCP server over stdio for agents and people (src/mcp/). Stdout carries only
+ * protocol messages; warnings go to stderr.
+ */
+import type { Command } from 'commander';
+import { loadSettings } from '../config/load.js';
+import type { Settings } from '../config/types.js';
+import { UsageError } from '../core/errors.js';
+import { stateDir } from '../engine/paths.js';
+import { automationTools } from '../mcp/automation-tools.js';
+import { findingsTools } from '../mcp/findings-tools.js';
+import { type McpTool, serveStdio } from '../mcp/stdio.js';
+import { connectDaemon } from '../server/client.js';
+import { openStore, stateLocation } from '../store/index.js';
+import type { Store } from '../store/types.js';
+import { packageVersion } from '../version.js';
+import { type CliIo, unredacted, writeLine } from './io.js';
+import type { GlobalOptions } from './program.js';
+import { explainAutomation } from './validate.js';
+
+const REVIEW_INSTRUCTIONS =
+  'You are reviewing code for curupira. Call findings_list first; report each problem you find with findings_report, resolve with findings_resolve the listed findings that are fixed, and end with findings_done.';
+
+async function withStoreOf<T>(settings: Settings, use: (store: Store) => Promise<T>): Promise<T> {
+  const store = await openStore(stateLocation(settings.execution));
+  try {
+    return await use(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** The findings tools for one run of a review watch (`--run`): nothing else is offered to its agent. */
+async function reviewTools(
+  settings: Settings,
+  runId: string,
+  commit: string | undefined,
+): Promise<McpTool[]> {
+  const run = await withStoreOf(settings, (store) => store.getRun(runId));
+  if (!run) throw new UsageError(`no run with id ${runId}`);
+  const pinned = commit ?? run.baseCommit ?? undefined;
+  if (!pinned) throw new UsageError(`run ${runId} has no commit on record; pass --commit`);
+  return findingsTools({ id: run.id, watch: run.automationId, repo: run.repo, commit: pinned }, (use) =>
+    withStoreOf(settings, use),
+  );
+}
+
+const INSTRUCTIONS =
+  'curupira runs coding agents on GitHub work. These tools list its automations and runs, run, pause and resume automations, and create or change automations in the automations file beside its settings file (validated exactly as the settings file is).';
+
+export function registerMcp(program: Command, io: CliIo, globals: () => GlobalOptions): void {
+  program
+    .command('mcp')
+    .description('Serve the MCP tools (automations, runs) over stdio, for agents and people.')
+    .option('--run <id>', 'serve only the findings tools, for this run of a review watch')
+    .option(
+      '--commit <sha>',
+      'with --run: the commit the review is pinned to (default: the run’s base commit)',
+    )
+    .action(async (options: { run?: string; commit?: string }) => {
+      const file = globals().config;
+      // Refuse to start on a broken settings file: the first tool call would fail anyway.
+      const { settings, warnings } = loadSettings(file);
+      for (const warning of warnings) writeLine(io.stderr, `warning: ${warning}`);
+      if (options.commit !== undefined && options.run === undefined)
+        throw new UsageError('--commit goes with --run');
+      const tools = options.run
+        ? await reviewTools(settings, options.run, options.commit)
+        : automationTools({
+            settingsFile: file,
+            daemon: (s) => connectDaemon(stateDir(s)),
+            explain: (automation, s) => explainAutomation(automation, new Date(), s),
+          });
+      const input = io.stdin ?? process.stdin;
+      const out = unredacted(io.stdout);
+      await serveStdio(
+        input as NodeJS.ReadableStream as import('node:stream').Readable,
+        { write: (text) => out.write(text) },
+        tools,
+        {
+          name: 'curupira',
+          version: packageVersion(),
+          instructions: options.run ? REVIEW_INSTRUCTIONS : INSTRUCTIONS,
+        },
+        (error) => writeLine(io.stderr, `mcp: ${error instanceof Error ? error.message : String(error)}`),
+      );
+    });
+}
