@@ -254,6 +254,32 @@ describe('FleetRunner', () => {
     expect((await r.dispatched()).map((j) => j.task.item.id)).toEqual(['1']);
   });
 
+  it('a task is not dropped when the database leaves a statement of its placement unanswered', async () => {
+    await host('w', 1);
+    // The exact step: the first look for a host with room finds every pool connection busy.
+    const hosts = db.hosts.bind(db);
+    let unanswered = 0;
+    db.hosts = async () => {
+      if (unanswered === 0) {
+        unanswered += 1;
+        throw new Error('timeout exceeded when trying to connect');
+      }
+      return hosts();
+    };
+    const { runner: r, stop } = runner();
+    const running = r.run(job('1'), { cancel: never, stop: stop.signal }, () => {});
+    const failed = running.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    // Placed once the database answers, rather than given up (nothing would offer it again).
+    const placed = await Promise.race([waitForDispatch(task('1').key), failed]);
+    expect(placed).toMatchObject({ host: 'w', state: 'queued' });
+    expect(unanswered).toBe(1);
+    stop.abort();
+    expect(await running).toBeUndefined();
+  });
+
   it("takes back a silent host's work: queued at once, running after the grace, restarted elsewhere with the attempt told", async () => {
     await host('lost', 2);
     const { runner: r, stop } = runner();
