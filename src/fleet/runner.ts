@@ -164,7 +164,8 @@ export class FleetRunner implements TaskRunner {
       try {
         return await this.runOnce(job, signals, onUpdate);
       } catch (error) {
-        if (!unreachable(error) || signals.stop.aborted) throw error;
+        if (!unreachable(error)) throw error;
+        if (signals.stop.aborted) return undefined; // the next poller adopts what was recorded
         if (failures === 0)
           this.options.log.warn(
             { task: job.task.key, error: errorMessage(error) },
