@@ -39,6 +39,12 @@ export interface DurableStore extends Store {
   replay(): Promise<number>;
   /** Runs whose result is on disk and not yet in the database. */
   pendingResults(): string[];
+  /**
+   * When (epoch ms) a statement last went unanswered (the database away, or too busy to answer in
+   * time); undefined while none did. A worker tells by it a run its engine stopped because a write
+   * did not land from one stopped for a reason of its own.
+   */
+  unansweredAt(): number | undefined;
 }
 
 /** True when `error` says the database could not be reached (a retry later may cure it). */
@@ -77,6 +83,13 @@ export function durableStore(store: Store, options: DurableStoreOptions): Durabl
   const created = new Set<string>();
   /** Runs a write of which went unanswered: their final record is not sent over one closed meanwhile. */
   const unanswered = new Set<string>();
+  let lastUnanswered: number | undefined;
+  /** Notes an unanswered statement; true when `error` is one. */
+  const isUnanswered = (error: unknown): boolean => {
+    if (!unreachable(error)) return false;
+    lastUnanswered = Date.now();
+    return true;
+  };
 
   const remember = (record: RunRecord): RunRecord => {
     known.set(record.id, record);
@@ -91,7 +104,7 @@ export function durableStore(store: Store, options: DurableStoreOptions): Durabl
       try {
         return await action();
       } catch (error) {
-        if (!unreachable(error) || Date.now() >= until) throw error;
+        if (!isUnanswered(error) || Date.now() >= until) throw error;
         await new Promise((resolve) => setTimeout(resolve, retryDelayMs(failures)));
       }
     }
@@ -202,7 +215,7 @@ export function durableStore(store: Store, options: DurableStoreOptions): Durabl
         created.add(record.id);
         return remember(record);
       } catch (error) {
-        if (!unreachable(error) || Date.now() >= until) throw error;
+        if (!isUnanswered(error) || Date.now() >= until) throw error;
         await new Promise((resolve) => setTimeout(resolve, retryDelayMs(failures)));
         // Unanswered: it may have been recorded. A run of this task on this host that this
         // process did not see created is that one.
@@ -246,6 +259,7 @@ export function durableStore(store: Store, options: DurableStoreOptions): Durabl
     createRun,
     replay,
     pendingResults: () => [...journals.keys()],
+    unansweredAt: () => lastUnanswered,
     async getRun(id: string) {
       const record = await retried(() => store.getRun(id));
       const journal = journals.get(id);

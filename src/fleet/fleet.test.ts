@@ -15,7 +15,8 @@ import type { DispatchedTask } from '../engine/engine.js';
 import { createLogger, silentLogger } from '../log.js';
 import { openPostgresStore } from '../store/postgres/open.js';
 import { parseStateUrl } from '../store/postgres/url.js';
-import type { Store } from '../store/types.js';
+import type { RunPatch, Store } from '../store/types.js';
+import { durableStore } from './durable-store.js';
 import { PollerLock } from './election.js';
 import { FleetDb, type FleetTiming, fleetPool, hostHealth } from './fleet-db.js';
 import type { FleetQueue } from './queue.js';
@@ -251,6 +252,32 @@ describe('FleetRunner', () => {
     // What ran counts as dispatched for a poller taking over.
     await pool.query(`UPDATE runs SET started_at = created_at WHERE id = $1`, [run.id]);
     expect((await r.dispatched()).map((j) => j.task.item.id)).toEqual(['1']);
+  });
+
+  it('a task is not dropped when the database leaves a statement of its placement unanswered', async () => {
+    await host('w', 1);
+    // The exact step: the first look for a host with room finds every pool connection busy.
+    const hosts = db.hosts.bind(db);
+    let unanswered = 0;
+    db.hosts = async () => {
+      if (unanswered === 0) {
+        unanswered += 1;
+        throw new Error('timeout exceeded when trying to connect');
+      }
+      return hosts();
+    };
+    const { runner: r, stop } = runner();
+    const running = r.run(job('1'), { cancel: never, stop: stop.signal }, () => {});
+    const failed = running.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    // Placed once the database answers, rather than given up (nothing would offer it again).
+    const placed = await Promise.race([waitForDispatch(task('1').key), failed]);
+    expect(placed).toMatchObject({ host: 'w', state: 'queued' });
+    expect(unanswered).toBe(1);
+    stop.abort();
+    expect(await running).toBeUndefined();
   });
 
   it("takes back a silent host's work: queued at once, running after the grace, restarted elsewhere with the attempt told", async () => {
@@ -519,6 +546,112 @@ describe('FleetRunner', () => {
       providers: [],
       sandbox: 'none',
     });
+  });
+
+  // The CI failure behind it: under load, a run's start write went unanswered past the store's
+  // retries (a pool whose connections were all busy said 'timeout exceeded when trying to connect',
+  // taken for a lasting error) while the worker's heartbeats landed; the engine stopped the agent,
+  // the worker finished the dispatch as done with an agent that "never started", and a new poller
+  // dispatched the unchanged item a second time.
+  it('a run stopped because its start went unanswered keeps its dispatch: resumed there, never dispatched twice', async () => {
+    const item = task('7');
+    const inserted = await db.insertDispatch({
+      id: randomUUID(),
+      taskKey: item.key,
+      automationId: 'fix',
+      repo: 'acme/api',
+      host: 'w',
+      payload: JSON.stringify(job('7')),
+      previousId: null,
+    });
+    // The exact step: every write of the first run's start fails as a pool too busy to answer does.
+    let faulty: string | undefined;
+    const below = new Proxy(store, {
+      get(target, property, receiver) {
+        if (property === 'updateRun')
+          return async (id: string, patch: RunPatch) => {
+            if (id === faulty && patch.status === 'running')
+              throw new Error('timeout exceeded when trying to connect');
+            return target.updateRun(id, patch);
+          };
+        const value: unknown = Reflect.get(target, property, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const durable = durableStore(below, { retryMs: 300, log: silentLogger(), host: 'w' });
+    const calls: DispatchedTask[] = [];
+    const worker = new FleetWorker({
+      host: 'w',
+      role: 'worker',
+      capacity: 1,
+      version: 'test',
+      db,
+      queue: { fetch: async () => [], complete: async () => {} } as unknown as FleetQueue,
+      engine: {
+        startWorker: async () => [],
+        // What the run pipeline does with the store, reduced to its start and its end.
+        executeDispatched: async (dispatched, _signal, onUpdate) => {
+          calls.push(dispatched);
+          const run = await durable.createRun({
+            automationId: 'fix',
+            taskKey: item.key,
+            repo: 'acme/api',
+            taskType: 'github-issues',
+            itemId: '7',
+            itemKey: 'issue:7',
+            itemTitle: 'Issue 7',
+            itemUrl: 'https://github.com/acme/api/issues/7',
+            status: 'preparing',
+            host: 'w',
+          });
+          if (calls.length === 1) faulty = run.id;
+          onUpdate?.(run);
+          const now = () => new Date().toISOString();
+          try {
+            onUpdate?.(await durable.updateRun(run.id, { status: 'running', startedAt: now() }));
+          } catch (error) {
+            // A start the store did not take stops the agent (AgentWatch in the pipeline).
+            return durable.updateRun(run.id, {
+              status: 'cancelled',
+              reason: `the run's start could not be recorded (${String(error)}), so the agent was stopped`,
+              finishedAt: now(),
+            });
+          }
+          return durable.updateRun(run.id, { status: 'succeeded', finishedAt: now() });
+        },
+      },
+      store: durable,
+      settings: () =>
+        ({
+          automations: [
+            {
+              id: 'fix',
+              config: { repo: 'acme/api' },
+              repository: { alias: 'api', checkoutPath: '/nonexistent' },
+              profile: { provider: 'claude' },
+            },
+          ],
+        }) as unknown as Settings,
+      log: silentLogger(),
+      timing: TIMING,
+    });
+    const stop = new AbortController();
+    const working = worker.run(stop.signal);
+    const row = await waitForValue(async () => {
+      const found = (await db.states([inserted!.id])).get(inserted!.id);
+      return found?.state === 'done' ? found : undefined;
+    });
+    stop.abort();
+    await working;
+    // The first run was stopped at its start; its dispatch resumed it on this host.
+    expect(calls.map((c) => c.resume)).toEqual([false, true]);
+    const runs = await store.listRuns({ limit: 10 });
+    const final = await store.getRun(row.runId!);
+    expect(final?.status).toBe('succeeded');
+    expect(runs.map((r) => r.status).sort()).toEqual(['cancelled', 'succeeded']);
+    // One dispatch of the task, ever: nothing left for a poller to dispatch again.
+    const rows = await pool.query('SELECT state FROM fleet_dispatches WHERE task_key = $1', [item.key]);
+    expect(rows.rows).toEqual([{ state: 'done' }]);
   });
 
   it.each([

@@ -13,8 +13,9 @@ import type { DispatchedTask, TaskRunner } from '../engine/engine.js';
 import type { PreviousAttempt } from '../engine/executor.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
+import { unreachable } from './durable-store.js';
 import type { PollerFence } from './election.js';
-import type { FleetDb, FleetTiming } from './fleet-db.js';
+import { type FleetDb, type FleetTiming, retryDelayMs } from './fleet-db.js';
 import { type JobNeeds, lacks, NO_LIVE_WORKER, unplaceable } from './placement.js';
 import type { FleetQueue } from './queue.js';
 import { sleep } from './sleep.js';
@@ -148,7 +149,35 @@ export class FleetRunner implements TaskRunner {
     });
   }
 
+  /**
+   * Hands the task out and waits for its end. A statement the database leaves unanswered (a cut, a
+   * pool too busy to lend a connection) does not drop the task (this poller would not offer it
+   * again): it is handed out again from the top once the database answers, which finds the
+   * dispatch already recorded, if it was, and waits on that one.
+   */
   async run(
+    job: DispatchedTask,
+    signals: { cancel: AbortSignal; stop: AbortSignal },
+    onUpdate: (run: RunRecord) => void,
+  ): Promise<RunRecord | undefined> {
+    for (let failures = 0; ; failures += 1) {
+      try {
+        return await this.runOnce(job, signals, onUpdate);
+      } catch (error) {
+        if (!unreachable(error)) throw error;
+        if (signals.stop.aborted) return undefined; // the next poller adopts what was recorded
+        if (failures === 0)
+          this.options.log.warn(
+            { task: job.task.key, error: errorMessage(error) },
+            'The database did not answer while handing out a task; trying again',
+          );
+        await sleep(retryDelayMs(failures), signals.stop);
+        if (signals.stop.aborted) return undefined;
+      }
+    }
+  }
+
+  private async runOnce(
     job: DispatchedTask,
     signals: { cancel: AbortSignal; stop: AbortSignal },
     onUpdate: (run: RunRecord) => void,
@@ -210,8 +239,12 @@ export class FleetRunner implements TaskRunner {
         const run = final.runId ? await store.getRun(final.runId) : undefined;
         if (run) this.unsettled.set(final.taskKey, final.id);
         else {
+          // Left unsettled when the database does not answer: the next poller settles it.
           const fence = this.fence();
-          if (fence !== 'lost') await db.settle(final.id, fence);
+          if (fence !== 'lost')
+            await db.settle(final.id, fence).catch((error: unknown) => {
+              log.warn({ task: final.taskKey, error: errorMessage(error) }, 'Could not settle a dispatch');
+            });
         }
         return run;
       }

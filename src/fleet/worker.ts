@@ -38,7 +38,11 @@ export interface FleetWorkerOptions {
    * Reads the runs of this host's interrupted dispatches (the engine's store); `replay` writes the
    * run results this host kept on disk while the database was away (durable-store.ts).
    */
-  store: Pick<Store, 'getRun'> & { replay?: () => Promise<number> };
+  store: Pick<Store, 'getRun'> & {
+    replay?: () => Promise<number>;
+    /** When a statement last went unanswered (durable-store.ts); undefined: never. */
+    unansweredAt?: () => number | undefined;
+  };
   settings: () => Settings;
   log: Logger;
   timing: FleetTiming;
@@ -332,6 +336,12 @@ export class FleetWorker {
     }
   }
 
+  /** A statement of this host's store went unanswered at or after `since` (epoch ms). */
+  private unansweredSince(since: number): boolean {
+    const at = this.options.store.unansweredAt?.();
+    return at !== undefined && at >= since;
+  }
+
   /** Writes a heartbeat now (the process became, or stopped being, the poller: the fleet page says so at once). */
   async beatNow(): Promise<void> {
     await this.heartbeat();
@@ -445,6 +455,7 @@ export class FleetWorker {
       entry.runId = run.id;
       void db.setRun(dispatchId, host, run.id).catch(() => {});
     };
+    const startedAt = Date.now();
     const done = (async () => {
       let run: RunRecord | undefined;
       let lostDatabase = false;
@@ -460,6 +471,18 @@ export class FleetWorker {
       // The database went away under the run: its record (and what the agent did, kept on disk
       // when it exited) is gone through once it answers; the dispatch stays this host's till then.
       if (lostDatabase || (run && !isTerminal(run.status))) {
+        this.needsRecovery = true;
+        return;
+      }
+      // Cancelled by its engine, not by this host, while a statement went unanswered: its agent was
+      // stopped because the start or session it announced could not be recorded. As after a cut, the
+      // dispatch stays this host's and its session resumes once the database answers. Finished here,
+      // it would read as a dispatch whose agent never started, which a new poller dispatches again.
+      if (run?.status === 'cancelled' && !abort.signal.aborted && this.unansweredSince(startedAt)) {
+        log.warn(
+          { task: job.task.key, run: run.id },
+          'A run was stopped because the database did not record it: resumed once the database answers',
+        );
         this.needsRecovery = true;
         return;
       }

