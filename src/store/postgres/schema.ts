@@ -194,6 +194,11 @@ export const PG_MIGRATIONS: readonly string[] = [
   CREATE INDEX IF NOT EXISTS runs_by_profile ON runs (profile, id);
   CREATE INDEX IF NOT EXISTS runs_by_repo ON runs (repo, id);
   `,
+  // 6 (SQLite 15, issue 32): the result the agent reported and the inputs the run was given, as JSON.
+  `
+  ALTER TABLE runs ADD COLUMN result_json TEXT;
+  ALTER TABLE runs ADD COLUMN inputs_json TEXT;
+  `,
 ];
 
 /** The schema version this build writes and understands. */

@@ -272,6 +272,12 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX IF NOT EXISTS runs_by_profile ON runs (profile, id);
   CREATE INDEX IF NOT EXISTS runs_by_repo ON runs (repo, id);
   `,
+  // 15 (issue 32): the result the agent reported (an outcome of the automation's declared set, a
+  // reason, fields) and the inputs the run was given (`--set key=value`), each as JSON.
+  `
+  ALTER TABLE runs ADD COLUMN result_json TEXT;
+  ALTER TABLE runs ADD COLUMN inputs_json TEXT;
+  `,
 ];
 
 /** The schema version this build writes and understands. */
