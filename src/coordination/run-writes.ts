@@ -12,6 +12,7 @@
 import type { AnyAutomation, Settings } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
+import { formatInputs, formatResult } from '../core/result-line.js';
 import { isFailure, type RunRecord, type Task } from '../core/types.js';
 import { createGitHubClient, type GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
@@ -93,6 +94,8 @@ export function resultCommentBody(automation: AnyAutomation, run: RunRecord): st
     '',
   ];
   const rows: [string, string | undefined][] = [
+    ['Outcome', run.result ? code(formatResult(run.result)) : undefined],
+    ['Inputs', run.inputs ? code(formatInputs(run.inputs)) : undefined],
     ['Reason', run.reason ? code(run.reason) : undefined],
     ['Duration', runDuration(run)],
     ['Branch', run.branch ? code(run.branch) : undefined],

@@ -64,3 +64,18 @@ export function parseResultLine(text: string, set: readonly string[]): ParsedRes
   }
   return { kind: 'none' };
 }
+
+/** A reported result in one line, as the seed writes it: `#31 duplicate: same as #12 (of=12)`. */
+export function formatResult(result: RunResult): string {
+  const fields = Object.entries(result.fields ?? {});
+  return `${result.item === undefined ? '' : `#${result.item} `}${result.outcome}${result.reason ? `: ${result.reason}` : ''}${
+    fields.length > 0 ? ` (${fields.map(([k, v]) => `${k}=${v}`).join(', ')})` : ''
+  }`;
+}
+
+/** A run's inputs in one line: `focus=docs, base=main`. */
+export function formatInputs(inputs: Readonly<Record<string, string>>): string {
+  return Object.entries(inputs)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(', ');
+}

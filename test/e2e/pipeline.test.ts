@@ -1,0 +1,81 @@
+/**
+ * Issue 32 (seed 001's pipeline) end to end on the simulator with fake agents that end their final
+ * message with a result line: what each outcome does to the run (its status, the failure budget,
+ * chains), what `runs` and the result comment show, and the label handoffs.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RunRecord } from '../../src/core/types.js';
+import { createHarness, type Harness, issueAutomation, runBuiltCli } from '../helpers/harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.cleanup();
+  h = undefined;
+});
+
+const TRIAGE_PROMPT = 'Triage issue #${issue_number}: ${issue_title}\n${issue_body}';
+
+function byItem(runs: readonly RunRecord[]): Record<string, RunRecord> {
+  return Object.fromEntries(runs.map((run) => [run.itemId, run]));
+}
+
+describe('outcomes the agent reports (issue 32)', () => {
+  it('each result line decides its run: a declared outcome succeeds, noop and skipped are their own, none fails', async () => {
+    h = await createHarness({
+      issues: [
+        { title: 'Crash on start', body: '[[fake:result=#1 ready-for-agent]]' },
+        { title: 'Already fixed', body: '[[fake:result=#2 noop: fixed on main by #9]]' },
+        { title: 'Leased elsewhere', body: '[[fake:result=skipped: leased]]' },
+        { title: 'No result', body: 'The agent says nothing structured.' },
+        { title: 'Off the list', body: '[[fake:result=#5 wontfix]]' },
+        { title: 'Cannot read', body: '[[fake:result=#6 failed: could not read ADR link (404)]]' },
+      ],
+      automation: issueAutomation('triage', {
+        prompt: TRIAGE_PROMPT,
+        extra: 'outcomes = ["ready-for-agent", "needs-info"]\nresult_comment = true',
+      }),
+    });
+    const harness = h;
+    const runs = byItem((await harness.run()).runs);
+    expect(Object.values(runs).map((r) => [r.itemId, r.status, r.result?.outcome ?? null])).toEqual(
+      expect.arrayContaining([
+        ['1', 'succeeded', 'ready-for-agent'],
+        ['2', 'noop', 'noop'],
+        ['3', 'skipped', 'skipped'],
+        ['4', 'failed', null],
+        ['5', 'failed', null],
+        ['6', 'failed', 'failed'],
+      ]),
+    );
+    expect(runs['1']!.result).toEqual({ outcome: 'ready-for-agent', reason: null, item: 1, via: 'line' });
+    expect(runs['2']!.reason).toBe('noop: fixed on main by #9');
+    expect(runs['4']!.reason).toBe(
+      'the agent reported no result: its final message has no result line (one of: ready-for-agent, needs-info, noop, skipped, failed)',
+    );
+    expect(runs['5']!.reason).toContain("the agent reported 'wontfix', which is not one of");
+    expect(runs['6']!.reason).toBe('the agent reported failed: could not read ADR link (404)');
+
+    // The failure budget counts the failures, and leaves noop and skipped items alone.
+    const store = await harness.openStore();
+    try {
+      for (const id of ['1', '2', '3'])
+        expect(await store.getItemFailures(runs[id]!.taskKey)).toBeUndefined();
+      expect((await store.getItemFailures(runs['6']!.taskKey))?.failures).toBe(1);
+    } finally {
+      await store.close();
+    }
+
+    // `runs` and `runs show` carry the result.
+    const cli = (...args: string[]) =>
+      runBuiltCli(['--config', harness.settingsFile, ...args], { env: harness.env });
+    const listed = await cli('runs');
+    expect(listed.stdout).toMatch(/succeeded \(ready-for-agent\)/);
+    expect(listed.stdout).toMatch(/\bnoop\b/);
+    const shown = await cli('runs', 'show', runs['2']!.id);
+    expect(shown.stdout).toContain('  result:      #2 noop: fixed on main by #9 (by its result line)');
+
+    // The result comment says what the agent reported.
+    const comments = harness.world.issue('acme/api', 1)!.comments.map((c) => c.body);
+    expect(comments.some((body) => body.includes('- Outcome: `#1 ready-for-agent`'))).toBe(true);
+  }, 180_000);
+});
