@@ -9,6 +9,7 @@ import { loadDrivers } from '../agents/registry.js';
 import { transcriptEvents } from '../agents/transcript.js';
 import type { AutomationFor } from '../config/types.js';
 import { changedNothing } from '../core/outcome.js';
+import { formatResult } from '../core/result-line.js';
 import {
   FAILED_STATUSES,
   type Item,
@@ -21,12 +22,27 @@ import type { AfterAutomation } from '../triggers/after/schema.js';
 import type { Feed, PollContext } from './feed.js';
 import { taskFromItem } from './task.js';
 
-const OUTCOMES: Record<AfterAutomation['on'], readonly RunStatus[]> = {
+const OUTCOMES: Record<string, readonly RunStatus[]> = {
   // `merged`: a succeeded run whose pull request merged since (each upstream run fires once).
   success: SUCCESS_STATUSES,
   failure: FAILED_STATUSES,
   any: [...SUCCESS_STATUSES, ...FAILED_STATUSES],
 };
+
+/** Statuses a run that reported an outcome can end in (issue 32): `on = "<outcome>"` looks at these. */
+const REPORTING_STATUSES: readonly RunStatus[] = [...SUCCESS_STATUSES, 'noop', 'skipped'];
+
+/**
+ * Which upstream runs `on` fires on: by status (`success`, `failure`, `any`), or by the outcome
+ * the run reported (`on = "ready-for-agent"`), whatever it changed.
+ */
+function chainFilter(on: AfterAutomation['on']): {
+  statuses: readonly RunStatus[];
+  outcome?: string;
+} {
+  const statuses = OUTCOMES[on];
+  return statuses ? { statuses } : { statuses: REPORTING_STATUSES, outcome: on };
+}
 
 /** How far back a chain looks in its upstream's history, per poll. */
 const LOOKBACK = 200;
@@ -77,6 +93,7 @@ export function upstreamItem(run: RunRecord): Item {
       upstream_automation: run.automationId,
       upstream_run_id: run.id,
       upstream_status: run.status,
+      upstream_outcome: run.result ? formatResult(run.result) : null,
       upstream_item: `${run.repo}#${run.itemId}`,
       upstream_item_title: run.itemTitle,
       upstream_item_url: run.itemUrl,
@@ -139,17 +156,20 @@ export class ChainFeed implements Feed {
     this.nextPollAt = context.clock.now() + this.intervalSeconds * 1000;
     const { config } = this.automation;
     const since = await this.since(context);
+    const filter = chainFilter(config.on);
     const upstream = await context.store.listRuns({
       automationId: config.after,
-      status: OUTCOMES[config.on],
+      status: filter.statuses,
       limit: LOOKBACK,
     });
-    const fires = this.firesOnNoChanges();
+    // A chain on an outcome fires on it whatever the run changed (a triage changes no code).
+    const fires = filter.outcome !== undefined || this.firesOnNoChanges();
     const candidates = upstream.filter(
       (run) =>
         run.finishedAt !== null &&
         run.finishedAt >= since &&
         !this.dispatched.has(run.id) &&
+        (filter.outcome === undefined || run.result?.outcome === filter.outcome) &&
         (fires || !changedNothing(run)),
     );
     if (candidates.length === 0) return [];

@@ -43,3 +43,36 @@ export const pipelineAutomationShape = {
       'Inputs a run may be given, each with its default (`inputs = { focus = "", base = "main" }`): `curupira run --set focus=docs` (also `trigger --set` and the API’s `inputs`) overrides one for that run; the prompt reads each as `${name}`; the run record keeps them. A key not declared here is rejected with the declared list.',
     ),
 } as const;
+
+/** The `validate --explain` rows of the pipeline keys: the outcome set, each handoff, the inputs. */
+export function pipelineExplainRows(config: {
+  outcomes?: readonly string[] | undefined;
+  handoffs?: Readonly<Record<string, Handoff>> | undefined;
+  inputs?: Readonly<Record<string, string>> | undefined;
+}): [string, string][] {
+  const rows: [string, string][] = [];
+  if (config.outcomes !== undefined) {
+    const set = [...new Set([...config.outcomes, 'noop', 'skipped', 'failed'])];
+    rows.push([
+      'outcomes',
+      `${set.join(', ')} (the agent ends with one result line, \`#N <outcome>\` or \`<outcome>: <reason>\`, or calls the result tool; none, or one outside the set, fails the run; noop and skipped are neither successes nor failures)`,
+    ]);
+  }
+  for (const [outcome, handoff] of Object.entries(config.handoffs ?? {})) {
+    const parts = [
+      ...(handoff.remove_labels.length > 0 ? [`takes off ${handoff.remove_labels.join(', ')}`] : []),
+      ...(handoff.add_labels.length > 0 ? [`puts on ${handoff.add_labels.join(', ')}`] : []),
+    ];
+    rows.push([
+      `on ${outcome}`,
+      parts.length > 0 ? `${parts.join(', then ')} (write queue)` : 'no label change',
+    ]);
+  }
+  const inputs = Object.entries(config.inputs ?? {});
+  if (inputs.length > 0)
+    rows.push([
+      'inputs',
+      `${inputs.map(([k, v]) => `${k} (default ${JSON.stringify(v)})`).join(', ')}; set per run with --set key=value`,
+    ]);
+  return rows;
+}

@@ -78,4 +78,102 @@ describe('outcomes the agent reports (issue 32)', () => {
     const comments = harness.world.issue('acme/api', 1)!.comments.map((c) => c.body);
     expect(comments.some((body) => body.includes('- Outcome: `#1 ready-for-agent`'))).toBe(true);
   }, 180_000);
+
+  it('outcomes hand items on: labels through the write queue, chains on an outcome; noop fires no chain', async () => {
+    const triage = issueAutomation('triage', {
+      prompt: 'Triage issue #${issue_number}.\n${issue_body}',
+      extra: [
+        'outcomes = ["ready-for-agent", "needs-info"]',
+        '[automations.triage.handoffs.ready-for-agent]',
+        'add_labels = ["agent:ready"]',
+        'remove_labels = ["agent-ready"]',
+        '[automations.triage.handoffs.needs-info]',
+        'add_labels = ["needs-info"]',
+        'remove_labels = ["agent-ready"]',
+      ].join('\n'),
+    });
+    const implement = issueAutomation('implement', {
+      prompt: 'Implement issue #${issue_number}: ${issue_title}',
+      labels: ['agent:ready'],
+      // Either way the item leaves implement's queue: its label is taken off.
+      extra: [
+        'outcomes = ["implemented"]',
+        'deliver = "pr"',
+        '[automations.implement.handoffs.implemented]',
+        'remove_labels = ["agent:ready"]',
+        '[automations.implement.handoffs.noop]',
+        'remove_labels = ["agent:ready"]',
+      ].join('\n'),
+    });
+    const chains = `
+[automations.ask]
+after = "triage"
+on = "needs-info"
+repository = "api"
+prompt = "Ask the author of \${upstream_item} for what is missing: \${upstream_outcome}"
+
+[automations.shepherd]
+after = "implement"
+repository = "api"
+prompt = "Shepherd \${upstream_item}"
+`;
+    h = await createHarness({
+      issues: [
+        {
+          title: 'Crash [[fake:commit]] [[fake:result=#1 implemented]]',
+          body: '[[fake:result=#1 ready-for-agent]]',
+        },
+        { title: 'Vague', body: '[[fake:result=#2 needs-info: no steps to reproduce]]' },
+        {
+          title: 'Typo [[fake:result=#3 noop: already fixed on main]]',
+          body: '[[fake:result=#3 ready-for-agent]]',
+        },
+      ],
+      automation: `${triage}\n${implement}\n${chains}`,
+    });
+    const harness = h;
+    const first = (await harness.run()).runs;
+    const triaged = byItem(first.filter((r) => r.automationId === 'triage'));
+    expect(Object.values(triaged).map((r) => [r.itemId, r.status, r.result?.outcome])).toEqual(
+      expect.arrayContaining([
+        ['1', 'succeeded', 'ready-for-agent'],
+        ['2', 'succeeded', 'needs-info'],
+        ['3', 'succeeded', 'ready-for-agent'],
+      ]),
+    );
+    const labels = (n: number) => harness.world.issue('acme/api', n)!.labels.slice().sort();
+    expect(labels(2)).toEqual(['needs-info']);
+    // #1 and #3 got agent:ready (implement may have run on them, and taken it off, already).
+    const readied = harness.sim.requests.filter(
+      (r) => r.method === 'POST' && /\/issues\/[13]\/labels$/.test(r.path),
+    );
+    expect(readied).toHaveLength(2);
+    // The chain on needs-info ran for #2 only, and saw the outcome.
+    const asked = first.filter((r) => r.automationId === 'ask');
+    expect(asked.map((r) => r.upstreamRunId)).toEqual([triaged['2']!.id]);
+    expect(asked[0]!.prompt).toContain('#2 needs-info: no steps to reproduce');
+
+    // Implement may already have seen a label put during the first pass: the writes go out as runs end.
+    const all = [...first, ...(await harness.run()).runs];
+    const implemented = byItem(all.filter((r) => r.automationId === 'implement'));
+    // #2 (needs-info) gets no implement run; #1 delivers a pull request; #3 was a noop.
+    expect(Object.keys(implemented).sort()).toEqual(['1', '3']);
+    expect(implemented['1']).toMatchObject({ status: 'succeeded', result: { outcome: 'implemented' } });
+    expect(implemented['1']!.reason).toContain('opened pull request #4');
+    expect(implemented['3']).toMatchObject({ status: 'noop', reason: 'noop: already fixed on main' });
+    // The chain after implement fires on the success, never on the noop.
+    all.push(...(await harness.run()).runs);
+    const shepherded = all.filter((r) => r.automationId === 'shepherd');
+    expect(all.filter((r) => r.automationId === 'implement')).toHaveLength(2);
+    expect(all.filter((r) => r.automationId === 'triage')).toHaveLength(3);
+    expect(labels(1)).toEqual([]);
+    expect(labels(3)).toEqual([]);
+    expect(shepherded.map((r) => r.upstreamRunId)).toEqual([implemented['1']!.id]);
+    const store = await harness.openStore();
+    try {
+      expect(await store.getItemFailures(implemented['3']!.taskKey)).toBeUndefined();
+    } finally {
+      await store.close();
+    }
+  }, 300_000);
 });
