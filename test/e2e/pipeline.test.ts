@@ -176,4 +176,32 @@ prompt = "Shepherd \${upstream_item}"
       await store.close();
     }
   }, 300_000);
+
+  it('run --set gives declared inputs to the prompt and the run record; an undeclared key is refused, naming the declared', async () => {
+    h = await createHarness({
+      automation: issueAutomation('fix', {
+        prompt: 'Fix #${issue_number} focusing on ${focus} against ${base}',
+        extra: 'inputs = { focus = "bugs", base = "main" }',
+      }),
+    });
+    const harness = h;
+    const cli = (...args: string[]) =>
+      runBuiltCli(['--config', harness.settingsFile, ...args], { env: harness.env });
+    const refused = await cli('run', '--set', 'focus=docs', '--set', 'colour=blue');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(
+      "unknown input 'colour': 'fix' declares base, focus (inputs = { … } in the automation's table)",
+    );
+    expect(harness.agentRuns('claude')).toHaveLength(0);
+
+    const ran = await cli('run', '--set', 'focus=docs');
+    expect(ran.code).toBe(0);
+    const [call] = harness.agentRuns('claude');
+    expect(call!.prompt).toContain('Fix #1 focusing on docs against main');
+    const store = await harness.openStore();
+    const [run] = await store.listRuns({ automationId: 'fix' }).finally(() => store.close());
+    expect(run!.inputs).toEqual({ focus: 'docs', base: 'main' });
+    const shown = await cli('runs', 'show', run!.id);
+    expect(shown.stdout).toContain('  inputs:      focus=docs, base=main');
+  }, 120_000);
 });

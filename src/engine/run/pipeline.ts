@@ -18,6 +18,7 @@ import { runCost } from '../../cost/prices.js';
 import { startCheckpoints } from '../../delivery/checkpoints.js';
 import { remoteBranchOf } from '../../delivery/deliver.js';
 import type { Logger } from '../../log.js';
+import { runInputs } from '../../pipeline/inputs.js';
 import { lastWords, reportedResultOf } from '../../pipeline/report.js';
 import { argvProblem, spawnAgent } from '../../process/agent.js';
 import { crashPoint } from '../../process/crash-point.js';
@@ -168,7 +169,8 @@ class RunPipeline {
     try {
       this.originalPrompt = renderPrompt(
         automation.config.prompt,
-        promptContext(automation, task),
+        // The inputs come from the operator (`--set`) or the file: trusted, never fenced.
+        { ...promptContext(automation, task), ...runInputs(automation.config.inputs, this.deps.inputs) },
         automation.promptSyntax,
         automation.id,
       );
@@ -204,6 +206,9 @@ class RunPipeline {
       },
       { durable: false },
     );
+    const inputs = runInputs(automation.config.inputs, this.deps.inputs);
+    if (Object.keys(inputs).length > 0)
+      this.run = await this.deps.store.updateRun(this.run.id, { inputs }, { durable: false });
     this.deps.onUpdate?.(this.run);
     this.trace = this.deps.telemetry?.startRun(this.run, this.request.discoveredAt);
   }
