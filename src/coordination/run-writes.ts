@@ -109,9 +109,8 @@ export function handoffWrites(
   const out: { marker: string; write: GitHubWrite }[] = [];
   // Taken off first: an item never carries both the label this step watches and the next one's, so
   // a poll between the two writes cannot offer it to this step again as a changed item.
-  handoff.remove_labels.forEach((label, i) =>
-    out.push({ marker: `handoff run=${run.id} step=remove n=${i}`, write: { kind: 'remove-label', label } }),
-  );
+  for (const [i, label] of handoff.remove_labels.entries())
+    out.push({ marker: `handoff run=${run.id} step=remove n=${i}`, write: { kind: 'remove-label', label } });
   if (handoff.add_labels.length > 0)
     out.push({
       marker: `handoff run=${run.id} step=add`,
