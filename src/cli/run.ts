@@ -13,6 +13,7 @@ import { logFile, transcriptsDir } from '../engine/paths.js';
 import { describeTask, previewFirstTask, quoteForDisplay, type TaskPreview } from '../engine/preview.js';
 import { type EngineOptions, runEngine } from '../features.js';
 import { type Logger, silentLogger } from '../log.js';
+import { checkInputs, parseSetPairs } from '../pipeline/inputs.js';
 import { githubHosts, sandboxChoice, sandboxLimits } from '../sandbox/choice.js';
 import { describeSandbox } from '../sandbox/index.js';
 import { acquireStateLock, openStore, stateLocation } from '../store/index.js';
@@ -29,6 +30,7 @@ interface RunOptions {
   dryRun?: boolean;
   size?: string;
   logFormat?: 'text' | 'json';
+  set?: string[];
 }
 
 export function parseSize(value: string | undefined): number | undefined {
@@ -167,6 +169,12 @@ export function registerRun(program: Command, io: CliIo, globals: () => GlobalOp
     .option('--size <n>', 'start at most N runs, then finish them and exit')
     .option('--dry-run', 'show the first task that would run, without reserving or running anything')
     .option('--log-format <format>', 'text or json log lines', 'text')
+    .option(
+      '--set <key=value>',
+      "an input for this invocation's runs (repeatable): each automation that declares the key in `inputs` reads it as ${key}",
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
     .action(async (options: RunOptions) => {
       checkCombination(options);
       const size = parseSize(options.size);
@@ -175,6 +183,8 @@ export function registerRun(program: Command, io: CliIo, globals: () => GlobalOp
       }
       const { config: file, logLevel } = globals();
       const { settings, warnings } = loadSettings(file);
+      const inputs = parseSetPairs(options.set ?? []);
+      checkInputs(inputs, settings.automations);
       for (const warning of warnings) writeLine(io.stderr, `warning: ${warning}`);
       if (options.dryRun) {
         await dryRun(settings, io);
@@ -201,6 +211,7 @@ export function registerRun(program: Command, io: CliIo, globals: () => GlobalOp
           ...engineBase(store),
           mode: options.watch ? 'watch' : 'drain',
           ...(size === undefined ? {} : { size }),
+          ...(Object.keys(inputs).length > 0 ? { inputs } : {}),
           ...(options.watch ? { reload: settingsReloader(file) } : {}),
           ...(status ? { onStatus: (s) => status.update(s) } : {}),
         });

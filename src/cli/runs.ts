@@ -9,6 +9,7 @@ import { loadSettings } from '../config/load.js';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
 import { describeRunCode } from '../core/code-source.js';
 import { UsageError } from '../core/errors.js';
+import { formatInputs, formatResult } from '../core/result-line.js';
 import { isTerminal, RUN_STATUSES, type RunRecord, type RunStatus } from '../core/types.js';
 import { formatCost } from '../cost/prices.js';
 import { stateDir } from '../engine/paths.js';
@@ -107,6 +108,12 @@ export function runLines(
     `run ${run.id}`,
     `  automation:  ${run.automationId}`,
     `  status:      ${run.status}${run.reason ? ` (${run.reason})` : ''}`,
+    ...(run.result
+      ? [
+          `  result:      ${makeVisible(formatResult(run.result))} (by ${run.result.via === 'tool' ? 'the result tool' : 'its result line'})`,
+        ]
+      : []),
+    ...(run.inputs ? [`  inputs:      ${makeVisible(formatInputs(run.inputs))}`] : []),
     `  item:        ${runItemName(run, automations)} ${JSON.stringify(run.itemTitle)}${link ? ` ${link}` : ''}`,
     `  item key:    ${run.itemKey}`,
     `  created:     ${run.createdAt} (times are UTC)`,
@@ -169,7 +176,7 @@ export function runTable(
 ): string[] {
   const rows = list.map((run) => [
     run.id,
-    run.status,
+    run.result && run.result.outcome !== run.status ? `${run.status} (${run.result.outcome})` : run.status,
     run.createdAt.slice(0, 19).replace('T', ' '),
     duration(run),
     formatCost(run.costUsd),

@@ -4,6 +4,7 @@ import { resolveScreening } from '../config/screening.js';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
 import { describeCodeSetting } from '../core/code-source.js';
 import { ConfigError } from '../core/errors.js';
+import { pipelineExplainRows } from '../pipeline/schema.js';
 import { BODY_CAP_CHARS } from '../prompt/untrusted.js';
 import { sandboxChoice, sandboxLimits } from '../sandbox/choice.js';
 import { scrub } from '../workspace/git.js';
@@ -117,6 +118,7 @@ export function explainRows(
       automation.placeholders.length > 0 ? automation.placeholders.join(', ') : 'none'
     }`,
   ]);
+  rows.push(...pipelineExplainRows(automation.config));
   rows.push(...deliveryRows(automation));
   if (settings) rows.push(['screening', screeningSummary(automation, settings)]);
   const untrusted = automation.placeholders.filter((p) => automation.trigger.untrustedFields.includes(p));

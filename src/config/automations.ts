@@ -5,6 +5,7 @@
  */
 import type { z } from 'zod';
 import type { Profile } from '../agents/schemas.js';
+import { outcomeSet } from '../core/result-line.js';
 import { analyzePrompt, formatPlaceholderList, unknownPlaceholders } from '../prompt/index.js';
 import { IDENTIFIER_PATTERN } from '../triggers/common-schema.js';
 import {
@@ -121,7 +122,7 @@ function checkPrompt(
       const analysis = analyzePrompt(table.prompt, setting);
       promptSyntax = analysis.syntax;
       placeholders = analysis.placeholders;
-      const allowed = new Set<string>([...COMMON_PROMPT_FIELDS, ...promptFields]);
+      const allowed = new Set<string>([...COMMON_PROMPT_FIELDS, ...promptFields, ...inputNames(table)]);
       const unknown = unknownPlaceholders(analysis, allowed);
       if (unknown.length > 0) {
         out.add(
@@ -134,6 +135,45 @@ function checkPrompt(
     }
   }
   return { promptSyntax, placeholders };
+}
+
+/** The input names a table declares (`inputs = { focus = "" }`), valid or not. */
+function inputNames(table: Record<string, unknown>): string[] {
+  return isTable(table.inputs) ? Object.keys(table.inputs) : [];
+}
+
+/**
+ * The pipeline keys together (issue 32): handoffs name outcomes of the set, which needs `outcomes`;
+ * an input never shadows a field the trigger or every automation gives the prompt.
+ */
+function checkPipeline(
+  config: ResolvedAutomation['config'],
+  promptFields: readonly string[],
+  path: KeyPath,
+  out: Collector,
+): void {
+  const handoffs = Object.keys(config.handoffs ?? {});
+  if (handoffs.length > 0 && config.outcomes === undefined) {
+    out.add(
+      [...path, 'handoffs'],
+      'handoffs act on the outcome the agent reports, which needs outcomes = [...] (the closed set it reports from)',
+    );
+  } else if (config.outcomes !== undefined) {
+    const set = outcomeSet(config.outcomes);
+    for (const outcome of handoffs)
+      if (!set.includes(outcome))
+        out.add(
+          [...path, 'handoffs', outcome],
+          `'${outcome}' is not an outcome of this automation (${set.join(', ')})`,
+        );
+  }
+  const fields = new Set<string>([...COMMON_PROMPT_FIELDS, ...promptFields]);
+  for (const name of Object.keys(config.inputs ?? {}))
+    if (fields.has(name))
+      out.add(
+        [...path, 'inputs', name],
+        `input '${name}' has the name of a prompt field: choose another name`,
+      );
 }
 
 /** The repository and profile a table names, checked against the ones the file writes. */
@@ -225,6 +265,7 @@ export function loadAutomation(
     : defaultTimezone;
 
   if (config) checkDelivery(config, trigger, path, out);
+  if (config) checkPipeline(config, trigger.promptFields, path, out);
   if (!config || !repository || !profileName) return undefined;
   const profile = ctx.profiles[profileName];
   if (!profile) return undefined;
@@ -242,6 +283,31 @@ export function loadAutomation(
   };
   // Where a trigger's type and its validated table are joined: `config` passed `trigger.schema`.
   return automation as ResolvedAutomation;
+}
+
+const CHAIN_ON = ['success', 'failure', 'any'];
+
+/** `on = "<outcome>"` names an outcome its upstream declares (or `noop`, `skipped`). */
+function checkChainOutcome(id: string, table: unknown, upstream: unknown, out: Collector): void {
+  if (!isTable(table) || typeof table.on !== 'string' || CHAIN_ON.includes(table.on)) return;
+  const declared =
+    isTable(upstream) && Array.isArray(upstream.outcomes)
+      ? upstream.outcomes.filter((o): o is string => typeof o === 'string')
+      : undefined;
+  const upstreamId = String(table.after);
+  if (declared === undefined) {
+    out.add(
+      ['automations', id, 'on'],
+      `on = "${table.on}" fires on an outcome '${upstreamId}' reports, but '${upstreamId}' declares no outcomes: add outcomes = [...] to it, or use on = "success", "failure" or "any"`,
+    );
+    return;
+  }
+  const set = outcomeSet(declared).filter((o) => o !== 'failed');
+  if (!set.includes(table.on))
+    out.add(
+      ['automations', id, 'on'],
+      `'${table.on}' is not an outcome of '${upstreamId}': use one of ${[...CHAIN_ON, ...set].join(', ')}`,
+    );
 }
 
 /** A chain must name another automation, and following chain links must never come back. */
@@ -271,6 +337,7 @@ export function checkChains(tables: Record<string, unknown>, out: Collector): vo
       chain.push(current);
       current = upstreamOf.get(current)!.upstream;
     }
+    checkChainOutcome(id, tables[id], tables[upstream], out);
     if (current === id) {
       const loop = [...chain, id];
       const members = [...loop].slice(0, -1).sort().join(',');

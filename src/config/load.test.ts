@@ -237,7 +237,8 @@ const INVALID: InvalidCase[] = [
     name: 'chain outcome',
     toml: `${BASE_REPO}${BASE_AUTOMATION}${CHAIN('review', 'fix')}on = "done"\n`,
     path: 'automations.review.on',
-    message: 'must be one of "success", "failure", "any", got "done"',
+    message:
+      'on = "done" fires on an outcome \'fix\' reports, but \'fix\' declares no outcomes: add outcomes = [...] to it, or use on = "success", "failure" or "any"',
   },
 
   {

@@ -12,6 +12,7 @@
 import type { AnyAutomation, Settings } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
+import { formatInputs, formatResult } from '../core/result-line.js';
 import { isFailure, type RunRecord, type Task } from '../core/types.js';
 import { createGitHubClient, type GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
@@ -37,12 +38,22 @@ export const STATE_LABELS_WRITER = declareWriter({
   keys: ['status_label', 'failed_label', 'blocked_label'],
 });
 
+/** `handoffs`: the labels each reported outcome puts on and takes off the item (issue 32). */
+export const HANDOFF_WRITER = declareWriter({ feature: 'outcome handoffs', keys: ['handoffs'] });
+
 /**
  * Every feature that writes through the queue, each declared beside its keys. A function, not a
  * constant: the coordination modules import this one, so their declarations are read at call time.
  */
 export function githubWriters(): readonly GitHubWriter[] {
-  return [RESULT_COMMENT_WRITER, STATE_LABELS_WRITER, LEASE_WRITER, ESCALATION_WRITER, RUN_LOG_WRITER];
+  return [
+    RESULT_COMMENT_WRITER,
+    STATE_LABELS_WRITER,
+    HANDOFF_WRITER,
+    LEASE_WRITER,
+    ESCALATION_WRITER,
+    RUN_LOG_WRITER,
+  ];
 }
 
 /**
@@ -77,6 +88,32 @@ export function exitLabelWrites(
   } else if (blocked && run.status === 'blocked') {
     add(blocked, 'curupira: screening held this item for a person to look at');
   }
+  out.push(...handoffWrites(automation, run));
+  return out;
+}
+
+/**
+ * The handoff of a run's reported outcome (`handoffs.<outcome>`): its labels taken off, then put
+ * on, each one write with its own marker, so a run reporting again writes nothing twice.
+ */
+export function handoffWrites(
+  automation: AnyAutomation,
+  run: RunRecord,
+): { marker: string; write: GitHubWrite }[] {
+  const outcome = run.result?.outcome;
+  const handoff = outcome === undefined ? undefined : automation.config.handoffs?.[outcome];
+  if (!handoff) return [];
+  const description = `curupira: set when '${automation.id}' reports ${outcome}`;
+  const out: { marker: string; write: GitHubWrite }[] = [];
+  // Taken off first: an item never carries both the label this step watches and the next one's, so
+  // a poll between the two writes cannot offer it to this step again as a changed item.
+  for (const [i, label] of handoff.remove_labels.entries())
+    out.push({ marker: `handoff run=${run.id} step=remove n=${i}`, write: { kind: 'remove-label', label } });
+  if (handoff.add_labels.length > 0)
+    out.push({
+      marker: `handoff run=${run.id} step=add`,
+      write: { kind: 'add-labels', labels: handoff.add_labels.map((name) => ({ name, description })) },
+    });
   return out;
 }
 
@@ -91,6 +128,8 @@ export function resultCommentBody(automation: AnyAutomation, run: RunRecord): st
     '',
   ];
   const rows: [string, string | undefined][] = [
+    ['Outcome', run.result ? code(formatResult(run.result)) : undefined],
+    ['Inputs', run.inputs ? code(formatInputs(run.inputs)) : undefined],
     ['Reason', run.reason ? code(run.reason) : undefined],
     ['Duration', runDuration(run)],
     ['Branch', run.branch ? code(run.branch) : undefined],

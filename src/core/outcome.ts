@@ -16,7 +16,8 @@
 
 import { ClassifierError, GitHubRateLimitError, PromptRenderError, SourceRateLimitError } from './errors.js';
 import { oneLineReason as oneLine } from './reason.js';
-import type { RunStatus } from './types.js';
+import { outcomeSet, type ParsedResult } from './result-line.js';
+import type { RunResult, RunStatus } from './types.js';
 
 export type Outcome =
   | { readonly action: 'cancel' }
@@ -106,6 +107,12 @@ export interface AgentExit {
   warning?: string | null;
   /** When a limit without a reset time lets the task run again (epoch ms). */
   parkUntil: number;
+  /**
+   * The automation's declared `outcomes` (issue 32): when set, a run that succeeded is judged by
+   * the result the agent reported (`reported`: its result tool, else its final message's line).
+   */
+  outcomes?: readonly string[];
+  reportedResult?: ParsedResult;
 }
 
 /**
@@ -113,6 +120,59 @@ export interface AgentExit {
  * the order they are tested. `retryAt` is set for a parked run.
  */
 export function agentOutcome(exit: AgentExit): {
+  status: RunStatus;
+  reason: string | null;
+  retryAt?: string;
+  result?: RunResult | null;
+} {
+  const ended = exitOutcome(exit);
+  if (exit.outcomes === undefined) return ended;
+  return { ...ended, ...reportedOutcome(ended, exit.outcomes, exit.reportedResult ?? { kind: 'none' }) };
+}
+
+/**
+ * The outcome map for a reported result (issue 32), applied to a run whose agent succeeded and whose
+ * automation declares `outcomes`: one row per kind of result.
+ *
+ * - a declared outcome: the run succeeded, with that outcome (chains `on = "<outcome>"`, handoffs);
+ * - `noop`: its own status, the item was looked at and there was nothing to do; not a success for
+ *   chains, not a failure for the failure budget (which it leaves alone);
+ * - `skipped`: the run's existing status of that name, nothing claimed or written;
+ * - `failed`: a failure the agent reported, counted like any other;
+ * - no result line, or a `#N word` outside the set: a failure that names the declared set, since
+ *   the handoffs that follow cannot be decided from prose.
+ *
+ * A run that did not succeed keeps its status; the result it reported is kept for the record.
+ */
+export function reportedOutcome(
+  ended: { status: RunStatus; reason: string | null },
+  declared: readonly string[],
+  parsed: ParsedResult,
+): { status: RunStatus; reason: string | null; result: RunResult | null } {
+  const result = parsed.kind === 'result' ? parsed.result : null;
+  if (ended.status !== 'succeeded') return { ...ended, result };
+  const set = outcomeSet(declared).join(', ');
+  if (parsed.kind === 'none')
+    return {
+      status: 'failed',
+      reason: `the agent reported no result: its final message has no result line (one of: ${set})`,
+      result: null,
+    };
+  if (parsed.kind === 'undeclared')
+    return {
+      status: 'failed',
+      reason: `the agent reported '${parsed.outcome}', which is not one of this automation's outcomes (${set})`,
+      result: null,
+    };
+  const { outcome, reason } = parsed.result;
+  const why = reason ?? 'no reason given';
+  if (outcome === 'noop') return { status: 'noop', reason: `noop: ${why}`, result };
+  if (outcome === 'skipped') return { status: 'skipped', reason: `skipped: ${why}`, result };
+  if (outcome === 'failed') return { status: 'failed', reason: `the agent reported failed: ${why}`, result };
+  return { status: 'succeeded', reason: ended.reason, result };
+}
+
+function exitOutcome(exit: AgentExit): {
   status: RunStatus;
   reason: string | null;
   retryAt?: string;
@@ -213,6 +273,7 @@ export const RUN_OUTCOME_CLASS = {
   parked: 'parked',
   cancelled: 'neutral',
   skipped: 'neutral',
+  noop: 'neutral',
 } as const satisfies Record<RunStatus, RunOutcomeClass>;
 
 export const RUN_OUTCOME_CLASSES: readonly RunOutcomeClass[] = [

@@ -84,6 +84,7 @@ export const RUN_STATUSES = [
   'stalled',
   'parked',
   'merged',
+  'noop',
 ] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
@@ -101,13 +102,14 @@ export const TERMINAL_STATUSES: readonly RunStatus[] = [
   'stalled',
   'parked',
   'merged',
+  'noop',
 ];
 
 /**
  * Finished runs that need no human: the board's Done column. `merged`: the run's delivered pull
  * request was merged (src/delivery/follow.ts).
  */
-export const CALM_STATUSES: readonly RunStatus[] = ['succeeded', 'skipped', 'cancelled', 'merged'];
+export const CALM_STATUSES: readonly RunStatus[] = ['succeeded', 'skipped', 'cancelled', 'merged', 'noop'];
 
 /**
  * Runs that failed: they count against the failure budget (`max_item_failures`), are retried
@@ -217,6 +219,27 @@ export interface RunRecord {
    */
   readonly baseCommit?: string | null;
   readonly headCommit?: string | null;
+  /**
+   * The result the agent reported (issue 32): one outcome of the automation's declared set, a
+   * one-line reason and optional fields; null when it reported none or the automation declares no
+   * outcomes.
+   */
+  readonly result?: RunResult | null;
+  /** The inputs this run was given (`--set key=value`, the API's `inputs`); null when none. */
+  readonly inputs?: Readonly<Record<string, string>> | null;
+}
+
+/**
+ * What an agent reported it did (the seed's result line `#N <outcome>`, `noop: <reason>`…, or the
+ * result tool). `noop`, `skipped` and `failed` are always in the set; `via` says how it came.
+ */
+export interface RunResult {
+  readonly outcome: string;
+  readonly reason: string | null;
+  /** The item number the line named (`#31 ready-for-agent`), when it named one. */
+  readonly item?: number;
+  readonly fields?: Readonly<Record<string, string>>;
+  readonly via: 'line' | 'tool';
 }
 
 /** One screening finding as a run records it (the shape of `Finding` in src/screening/). */

@@ -65,12 +65,15 @@ export class ChainFeed implements Feed {
       status: this.chain.statuses,
       limit: LOOKBACK,
     });
-    const fires = this.firesOnNoChanges();
+    // A chain on an outcome fires on it whatever the run changed (a triage changes no code).
+    const { outcome } = this.chain;
+    const fires = outcome !== undefined || this.firesOnNoChanges();
     const candidates = upstream.filter(
       (run) =>
         run.finishedAt !== null &&
         run.finishedAt >= since &&
         !this.dispatched.has(run.id) &&
+        (outcome === undefined || run.result?.outcome === outcome) &&
         (fires || !changedNothing(run)),
     );
     if (candidates.length === 0) return [];

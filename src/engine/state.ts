@@ -200,6 +200,7 @@ export class KernelState {
       ...(onUpdate ? { onUpdate } : {}),
       ...(onReported ? { onReported } : {}),
       ...(this.settings.pricing ? { pricing: this.settings.pricing } : {}),
+      ...(options.inputs ? { inputs: options.inputs } : {}),
     };
   }
 

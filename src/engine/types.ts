@@ -132,6 +132,11 @@ export type ExecutorDepsPart = Partial<ExecutorDeps>;
 
 export interface KernelOptions {
   settings: Settings;
+  /**
+   * Inputs given to this invocation (`curupira run --set key=value`, issue 32): each run takes the
+   * ones its automation declares in `inputs`, over their defaults (checked by src/pipeline/inputs.ts).
+   */
+  inputs?: Readonly<Record<string, string>>;
   /** Where dispatched tasks run (default: here). */
   runner?: TaskRunner;
   /**

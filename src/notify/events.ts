@@ -3,6 +3,7 @@
  * built from it (signed JSON for webhooks, Slack blocks). Both are redacted before they are queued.
  * docs/notifications.md documents the schema; keep it in step.
  */
+import { formatResult } from '../core/result-line.js';
 import { isFailure, type RunRecord } from '../core/types.js';
 import { redactDeep } from '../security/redact.js';
 import type { NotificationEventName } from './schema.js';
@@ -12,6 +13,8 @@ export interface NotifiedRun {
   id: string;
   status: string;
   reason: string | null;
+  /** The result the agent reported (`#31 ready-for-agent`); null when none. */
+  outcome: string | null;
   repo: string;
   item_id: string;
   item_title: string;
@@ -56,6 +59,7 @@ function notifiedRun(run: RunRecord): NotifiedRun {
     id: run.id,
     status: run.status,
     reason: run.reason,
+    outcome: run.result ? formatResult(run.result) : null,
     repo: run.repo,
     item_id: run.itemId,
     item_title: run.itemTitle,
@@ -99,6 +103,7 @@ export function slackPayload(event: NotificationEvent, now: string): Record<stri
     const title = slackEscape(clip(run.item_title, TITLE_LIMIT));
     const link = /^https?:\/\/[^\s|<>]+$/.test(run.item_url) ? `<${run.item_url}|${title}>` : title;
     lines.push(`${slackEscape(run.repo)}#${slackEscape(run.item_id)}: ${link}`);
+    if (run.outcome) lines.push(`outcome: ${slackEscape(clip(run.outcome, 500))}`);
     if (run.reason) lines.push(`>${slackEscape(clip(run.reason, 500)).replace(/\n/g, '\n>')}`);
   }
   for (const [key, value] of Object.entries(payload.details))

@@ -98,6 +98,7 @@ describe('webhook notifications', () => {
         id: run.id,
         status: 'failed',
         reason: 'agent exited with code 1',
+        outcome: null,
         repo: 'acme/api',
         item_id: '12',
         item_title: 'Crash <on> start & stop',

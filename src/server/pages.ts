@@ -2,6 +2,7 @@
 
 import type { AgentEvent } from '../agents/types.js';
 import { describeRunCode } from '../core/code-source.js';
+import { formatInputs, formatResult } from '../core/result-line.js';
 import { isTerminal, type RunRecord } from '../core/types.js';
 import { formatCost } from '../cost/prices.js';
 import type { ReviewSummary } from '../delivery/review-summary.js';
@@ -438,7 +439,9 @@ export function runPage(
   <h2>${run.itemTitle}</h2>
   <dl class="facts">
     ${field('status', statusPill(run.status, 'run-status'))}
+    ${field('result', run.result ? `${formatResult(run.result)} (${run.result.via === 'tool' ? 'result tool' : 'result line'})` : null)}
     ${field('outcome', run.reason)}
+    ${field('inputs', run.inputs ? formatInputs(run.inputs) : null)}
     ${field('automation', run.automationId)}
     ${field('host', run.host ?? null)}
     ${field('item', itemField(run))}

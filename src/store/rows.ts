@@ -7,6 +7,7 @@ import {
   type AgentOutcome,
   RUN_STATUSES,
   type RunRecord,
+  type RunResult,
   type RunStatus,
   type ScreeningFinding,
   type Task,
@@ -63,6 +64,8 @@ export interface RunRow {
   host: string | null;
   base_commit?: string | null;
   head_commit?: string | null;
+  result_json?: string | null;
+  inputs_json?: string | null;
 }
 
 export interface SessionRow {
@@ -158,6 +161,8 @@ export function runFromRow(row: RunRow): RunRecord {
     host: row.host,
     baseCommit: row.base_commit ?? null,
     headCommit: row.head_commit ?? null,
+    result: row.result_json ? (JSON.parse(row.result_json) as RunResult) : null,
+    inputs: row.inputs_json ? (JSON.parse(row.inputs_json) as Record<string, string>) : null,
   };
 }
 
@@ -267,6 +272,8 @@ export const PATCH_COLUMNS = {
   host: 'host',
   baseCommit: 'base_commit',
   headCommit: 'head_commit',
+  result: 'result_json',
+  inputs: 'inputs_json',
 } as const satisfies { readonly [K in keyof Required<RunPatch>]: keyof RunRow };
 
 export type PatchKey = keyof typeof PATCH_COLUMNS;

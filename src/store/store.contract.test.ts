@@ -225,6 +225,8 @@ describe.each(STORE_BACKENDS)('the store ($name)', ({ name, backend: makeBackend
         host: null,
         baseCommit: null,
         headCommit: null,
+        result: null,
+        inputs: null,
       });
       expect(await store.getRun(run.id)).toEqual(run);
       expect(await store.getRun('r_missing')).toBeUndefined();

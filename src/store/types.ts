@@ -3,7 +3,15 @@
  * Async so that a PostgreSQL implementation can serve a fleet later; nothing here may assume one
  * process forever. Killing the process at any instant must leave a consistent store.
  */
-import type { AgentOutcome, RunRecord, RunStatus, ScreeningFinding, Task, Usage } from '../core/types.js';
+import type {
+  AgentOutcome,
+  RunRecord,
+  RunResult,
+  RunStatus,
+  ScreeningFinding,
+  Task,
+  Usage,
+} from '../core/types.js';
 
 /** A running agent session, saved the moment the agent announces it, removed on success. */
 export interface SessionRecord {
@@ -105,6 +113,10 @@ export interface RunPatch {
   baseCommit?: string | null;
   /** The pull request's head commit a `worktree_from = "head"` worktree started at (migration 13). */
   headCommit?: string | null;
+  /** The result the agent reported (migration 15). */
+  result?: RunResult | null;
+  /** The run's inputs (migration 15). */
+  inputs?: Readonly<Record<string, string>> | null;
 }
 
 /** An operator's `curupira allow RUN_ID`: the blocked text of that run may run once. */

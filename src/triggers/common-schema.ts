@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { ScreeningOverride } from '../config/screening.js';
 import { durationSetting, MIN_LEASE_TTL } from '../coordination/duration.js';
 import { costAutomationShape } from '../cost/schema.js';
+import { pipelineAutomationShape } from '../pipeline/schema.js';
 
 export const IDENTIFIER_PATTERN = /^[A-Za-z0-9_-]+$/;
 export const Identifier = z
@@ -115,6 +116,7 @@ export const automationBaseShape = {
       'This automation’s failure budget per item; default `[settings] max_item_failures` (curupira extension).',
     ),
   ...costAutomationShape,
+  ...pipelineAutomationShape,
   result_comment: z
     .boolean()
     .default(false)

@@ -102,6 +102,8 @@ export interface ChainSpec {
   readonly upstream: string;
   /** The statuses of upstream runs that start it. */
   readonly statuses: readonly RunStatus[];
+  /** Only upstream runs that reported this outcome start it (issue 32's `on = "<outcome>"`). */
+  readonly outcome?: string | undefined;
   /** Whether an upstream run that changed nothing starts it; absent: only when the upstream does not deliver. */
   readonly onNoChanges?: 'fire' | 'skip' | undefined;
   /** What decides the chain, as text: a change takes a new baseline (older upstream runs no longer fire). */

@@ -60,6 +60,13 @@ const CASES: Case[] = [
     write: { method: 'POST', path: /\/issues\/1\/labels$/ },
   },
   {
+    key: 'handoffs',
+    line: '[automations.fix.handoffs.ready-for-agent]\nadd_labels = ["agent:ready"]',
+    alsoAutomation: 'outcomes = ["ready-for-agent"]',
+    issue: { title: 'Triage [[fake:result=#1 ready-for-agent]]' },
+    write: { method: 'POST', path: /\/issues\/1\/labels$/ },
+  },
+  {
     key: 'lease_ttl',
     line: 'lease_ttl = "1 hour"',
     issue: COMMIT,
@@ -122,7 +129,8 @@ describe('GitHub writes are opted in by the keys their features declare (slow)',
         ...(c.settingsWide ? { settingsExtra: c.line } : {}),
         automation: issueAutomation('fix', {
           prompt: '${issue_title}',
-          extra: [c.settingsWide ? '' : c.line, c.alsoAutomation ?? ''].filter(Boolean).join('\n'),
+          // A table line (`[automations.fix.handoffs.…]`) goes last: the keys after it would be its own.
+          extra: [c.alsoAutomation ?? '', c.settingsWide ? '' : c.line].filter(Boolean).join('\n'),
         }),
       });
       await h.run();

@@ -40,6 +40,9 @@
  *   [[fake:echo-env=NAME]] say whether NAME is set, and to what
  *   [[fake:stderr-env=NAME]] the same on stderr, before anything else (with [[fake:fail]], the
  *                          failure's stderr carries it)
+ *   [[fake:result=LINE]]   end the final message with LINE on a line of its own: the result line
+ *                          an automation with `outcomes` reads (`#12 ready-for-agent`,
+ *                          `noop: nothing to do`); the last one in the prompt wins
  *
  * Environment: FAKE_AGENT_LOG (a folder: one JSON line per invocation goes to <provider>.jsonl,
  * and one per commit of `[[fake:commit]]`, with its sha and session, to commits.jsonl),
@@ -1476,7 +1479,8 @@ async function main() {
     if (has('dirty')) writeFileSync(join(cwd, `${file}.draft`), 'not committed\n');
   }
 
-  const final = 'Done: the task is complete.';
+  const resultLine = wanted.filter((d) => d.name === 'result' && d.value).at(-1)?.value;
+  const final = `Done: the task is complete.${resultLine ? `\n\n${resultLine.trim()}` : ''}`;
   out.text(final);
   out.finish(final);
   for (const d of wanted) if (d.name === 'linger') await sleep(Number(d.value) || 0);

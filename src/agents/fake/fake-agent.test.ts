@@ -3,6 +3,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } fr
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { outcomeSet, parseResultLine } from '../../core/result-line.js';
+import { lastWords } from '../../pipeline/report.js';
 import { spawnAgent } from '../../process/agent.js';
 import { runCommand } from '../../process/command.js';
 import { buildAgentEnv } from '../../process/env.js';
@@ -173,6 +175,19 @@ describe('fake agent CLIs', () => {
       });
       expect(outcome.log).toMatchObject({ provider, cwd: worktree, resumeOf: null, sessionId: ids[0] });
       expect((outcome.log.env as { values: Record<string, string> }).values.PWD).toBe(worktree);
+    });
+
+    it('ends its final message with the result line it is asked for, which the driver reads back', async () => {
+      const outcome = await run(provider, {
+        prompt: 'Triage issue #7 [[fake:result=#7 needs-info: no steps to reproduce]]',
+        ...assigned,
+      });
+      expect(outcome.exitCode).toBe(0);
+      const words = outcome.events.reduce(lastWords, '');
+      expect(parseResultLine(words, outcomeSet(['ready-for-agent', 'needs-info']))).toEqual({
+        kind: 'result',
+        result: { outcome: 'needs-info', reason: 'no steps to reproduce', item: 7, via: 'line' },
+      });
     });
 
     it('resumes the session it is given and announces the same id', async () => {

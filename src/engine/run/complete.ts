@@ -53,7 +53,7 @@ export async function completeRun(
 ): Promise<RunRecord> {
   const { store, log } = deps;
   let { reason, status } = input;
-  if (status === 'succeeded') {
+  if (finishedWork(status)) {
     // Not durable on its own: the final record is. A power cut that loses both leaves the run
     // unfinished with its outcome saved, which a restart finishes (deleting the session again).
     await store.deleteSession(task.key, { durable: false });
@@ -121,6 +121,11 @@ export async function completeRun(
   return input.finish(status, reason, cleaned.patch);
 }
 
+/** The agent finished its task: succeeded, or reported there was nothing to do (`noop`, `skipped`). */
+function finishedWork(status: RunStatus): boolean {
+  return status === 'succeeded' || status === 'noop' || status === 'skipped';
+}
+
 function joinReason(reason: string | null, note: string): string {
   return reason ? `${reason}; ${note}` : note;
 }
@@ -186,7 +191,7 @@ export async function finishInterruptedRun(
     }
   };
   if (!automation) {
-    if (outcome.status === 'succeeded') await deps.store.deleteSession(run.taskKey);
+    if (finishedWork(outcome.status)) await deps.store.deleteSession(run.taskKey);
     return finish(outcome.status, reason);
   }
   const task = (await deps.store.getSession(run.taskKey))?.task;

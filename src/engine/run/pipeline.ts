@@ -18,6 +18,8 @@ import { runCost } from '../../cost/prices.js';
 import { startCheckpoints } from '../../delivery/checkpoints.js';
 import { remoteBranchOf } from '../../delivery/deliver.js';
 import type { Logger } from '../../log.js';
+import { runInputs } from '../../pipeline/inputs.js';
+import { lastWords, reportedResultOf } from '../../pipeline/report.js';
 import { argvProblem, spawnAgent } from '../../process/agent.js';
 import { crashPoint } from '../../process/crash-point.js';
 import { buildAgentEnv, findExecutable } from '../../process/env.js';
@@ -167,7 +169,8 @@ class RunPipeline {
     try {
       this.originalPrompt = renderPrompt(
         automation.config.prompt,
-        promptContext(automation, task),
+        // The inputs come from the operator (`--set`) or the file: trusted, never fenced.
+        { ...promptContext(automation, task), ...runInputs(automation.config.inputs, this.deps.inputs) },
         automation.promptSyntax,
         automation.id,
       );
@@ -203,6 +206,9 @@ class RunPipeline {
       },
       { durable: false },
     );
+    const inputs = runInputs(automation.config.inputs, this.deps.inputs);
+    if (Object.keys(inputs).length > 0)
+      this.run = await this.deps.store.updateRun(this.run.id, { inputs }, { durable: false });
     this.deps.onUpdate?.(this.run);
     this.trace = this.deps.telemetry?.startRun(this.run, this.request.discoveredAt);
   }
@@ -270,9 +276,25 @@ class RunPipeline {
     await deps.writes?.finished(this.request.automation, this.request.task, run);
     this.trace?.end(run);
     // The reference's result words (`success`, `failure`), with our finer status beside them.
-    const result = status === 'succeeded' ? 'success' : status === 'cancelled' ? 'cancelled' : 'failure';
-    const logFields = { ...this.runFields, result, status, session: run.sessionId ?? undefined };
+    // `noop` and `skipped` (a result the agent reported) are neither: the words say so.
+    const result =
+      status === 'succeeded'
+        ? 'success'
+        : status === 'cancelled'
+          ? 'cancelled'
+          : status === 'noop' || status === 'skipped'
+            ? status
+            : 'failure';
+    const logFields = {
+      ...this.runFields,
+      result,
+      status,
+      session: run.sessionId ?? undefined,
+      ...(run.result ? { outcome: run.result.outcome } : {}),
+    };
     if (status === 'succeeded') log.info({ ...logFields, ...(line ? { note: line } : {}) }, 'Completed task');
+    else if (status === 'noop' || status === 'skipped')
+      log.info({ ...logFields, reason: line }, 'Completed task: nothing to do');
     else if (status === 'cancelled') log.warn({ ...logFields, reason: line }, 'Cancelled task');
     else log.error({ ...logFields, error: line }, 'Failed task');
     return run;
@@ -643,7 +665,17 @@ class RunPipeline {
       result.exitCode === 0 && !watch.doneWithError
         ? undefined
         : detectLimit(launch.driver.limits ?? [], [watch.reportedError, result.stderrTail], now);
-    const { status, reason, retryAt } = agentOutcome({
+    const outcomes = automation.config.outcomes;
+    const reportedResult =
+      outcomes === undefined
+        ? undefined
+        : await reportedResultOf(deps.store, this.run.id, outcomes, watch.finalText);
+    const {
+      status,
+      reason,
+      retryAt,
+      result: reported,
+    } = agentOutcome({
       executable: launch.executable,
       exitCode: result.exitCode,
       signal: result.signal,
@@ -664,6 +696,8 @@ class RunPipeline {
       knownSession: watch.knownSession !== undefined,
       warning: watch.meter?.warning() ?? null,
       parkUntil: now + DEFAULT_PARK_MS,
+      ...(outcomes === undefined ? {} : { outcomes }),
+      ...(reportedResult === undefined ? {} : { reportedResult }),
     });
     this.trace?.phase('cleanup');
     await this.update({
@@ -675,6 +709,7 @@ class RunPipeline {
       agentPid: null,
       agentOutcome: { status, reason },
       ...(retryAt ? { retryAt } : {}),
+      ...(reported === undefined ? {} : { result: reported }),
       ...(launch.sandbox
         ? { screeningFindings: [...(this.run.screeningFindings ?? []), ...launch.sandbox.findings()] }
         : {}),
@@ -762,6 +797,8 @@ class AgentWatch {
   reported = false;
   usage: Usage | null = null;
   knownSession: string | undefined;
+  /** The agent's last words: its closing event's result, else its last message (the result line's place). */
+  finalText = '';
   writes: Promise<void> = Promise.resolve();
   readonly transcriptPath: string;
 
@@ -811,6 +848,7 @@ class AgentWatch {
         this.doneWithError = true;
         if (event.result) this.reportedError = event.result;
       }
+      this.finalText = lastWords(this.finalText, event);
       this.setReported(reportedAfter(this.reported, event, this.doneWithError));
     }
   }

@@ -25,6 +25,8 @@ export const RESUME_SESSION_PROMPT =
 
 export interface ExecutorDeps {
   execution: ExecutionSettings;
+  /** Inputs given to this invocation (`run --set key=value`); each run takes those its automation declares. */
+  inputs?: Readonly<Record<string, string>>;
   store: Store;
   clock: Clock;
   log: Logger;

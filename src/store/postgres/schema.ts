@@ -224,6 +224,11 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX IF NOT EXISTS findings_by_watch ON findings (watch, status, id);
   `,
+  // 7 (SQLite 16, issue 32): the result the agent reported and the inputs the run was given, as JSON.
+  `
+  ALTER TABLE runs ADD COLUMN result_json TEXT;
+  ALTER TABLE runs ADD COLUMN inputs_json TEXT;
+  `,
 ];
 
 /** The schema version this build writes and understands. */

@@ -137,6 +137,10 @@ function patchValue(key: PatchKey, patch: RunPatch): Param {
       return json(patch.usage);
     case 'agentOutcome':
       return json(patch.agentOutcome);
+    case 'result':
+      return json(patch.result);
+    case 'inputs':
+      return json(patch.inputs);
     case 'screeningFindings':
       return json(patch.screeningFindings);
     default:

@@ -3,6 +3,13 @@
  * first, so a test can downgrade a file to version N and watch it migrate up again.
  */
 
+/** Undoes migration 16 (a run's reported result and inputs). */
+export const UNDO_MIGRATION_16 =
+  'ALTER TABLE runs DROP COLUMN result_json; ALTER TABLE runs DROP COLUMN inputs_json;';
+
+/** Undoes migration 15 (the findings of code-review watches). */
+export const UNDO_MIGRATION_15 = 'DROP TABLE IF EXISTS findings;';
+
 /** Undoes migration 14 (the board's search and figures indexes). */
 export const UNDO_MIGRATION_14 = `DROP INDEX IF EXISTS runs_by_task; DROP INDEX IF EXISTS runs_by_created;
   DROP INDEX IF EXISTS runs_by_profile; DROP INDEX IF EXISTS runs_by_repo;`;
@@ -34,6 +41,8 @@ export const UNDO_MIGRATION_7 = `DROP INDEX IF EXISTS runs_retry_due; ALTER TABL
 
 /** Everything after migration 6 (the failure budget), newest first. */
 export const UNDO_AFTER_6 = [
+  UNDO_MIGRATION_16,
+  UNDO_MIGRATION_15,
   UNDO_MIGRATION_14,
   UNDO_MIGRATION_13,
   UNDO_MIGRATION_12,

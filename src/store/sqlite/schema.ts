@@ -272,7 +272,7 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX IF NOT EXISTS runs_by_profile ON runs (profile, id);
   CREATE INDEX IF NOT EXISTS runs_by_repo ON runs (repo, id);
   `,
-  // (issue 29): findings of code-review watches, one row per distinct problem of a watch (its
+  // 15 (issue 29): findings of code-review watches, one row per distinct problem of a watch (its
   // fingerprint), with where it was first and last seen and, once fixed, where it was resolved.
   `
   CREATE TABLE IF NOT EXISTS findings (
@@ -301,6 +301,12 @@ export const MIGRATIONS: readonly string[] = [
     UNIQUE (watch, fingerprint)
   ) STRICT;
   CREATE INDEX IF NOT EXISTS findings_by_watch ON findings (watch, status, id);
+  `,
+  // 16 (issue 32): the result the agent reported (an outcome of the automation's declared set, a
+  // reason, fields) and the inputs the run was given (`--set key=value`), each as JSON.
+  `
+  ALTER TABLE runs ADD COLUMN result_json TEXT;
+  ALTER TABLE runs ADD COLUMN inputs_json TEXT;
   `,
 ];
 

@@ -155,6 +155,10 @@ function patchValue(key: PatchKey, patch: RunPatch): string | number | null {
       return usageJson(patch.usage);
     case 'agentOutcome':
       return patch.agentOutcome ? JSON.stringify(patch.agentOutcome) : null;
+    case 'result':
+      return patch.result ? JSON.stringify(patch.result) : null;
+    case 'inputs':
+      return patch.inputs ? JSON.stringify(patch.inputs) : null;
     case 'screeningFindings':
       return patch.screeningFindings ? JSON.stringify(patch.screeningFindings) : null;
     default:

@@ -2,6 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { loadDrivers } from '../../agents/registry.js';
 import { transcriptEvents } from '../../agents/transcript.js';
+import { formatResult } from '../../core/result-line.js';
 import {
   FAILED_STATUSES,
   type Item,
@@ -12,12 +13,24 @@ import {
 import type { ChainSpec } from '../types.js';
 import type { AfterAutomation, AfterResolved } from './schema.js';
 
-const OUTCOMES: Record<AfterAutomation['on'], readonly RunStatus[]> = {
+const OUTCOMES: Record<string, readonly RunStatus[]> = {
   // `merged`: a succeeded run whose pull request merged since (each upstream run fires once).
   success: SUCCESS_STATUSES,
   failure: FAILED_STATUSES,
   any: [...SUCCESS_STATUSES, ...FAILED_STATUSES],
 };
+
+/** Statuses a run that reported an outcome can end in (issue 32): `on = "<outcome>"` looks at these. */
+const REPORTING_STATUSES: readonly RunStatus[] = [...SUCCESS_STATUSES, 'noop', 'skipped'];
+
+/**
+ * Which upstream runs `on` fires on: by status (`success`, `failure`, `any`), or by the outcome
+ * the run reported (`on = "ready-for-agent"`), whatever it changed.
+ */
+function chainFilter(on: AfterAutomation['on']): { statuses: readonly RunStatus[]; outcome?: string } {
+  const statuses = OUTCOMES[on];
+  return statuses ? { statuses } : { statuses: REPORTING_STATUSES, outcome: on };
+}
 
 function clip(text: string, max: number): string {
   const flat = text.trim();
@@ -65,6 +78,7 @@ export function upstreamItem(run: RunRecord): Item {
       upstream_automation: run.automationId,
       upstream_run_id: run.id,
       upstream_status: run.status,
+      upstream_outcome: run.result ? formatResult(run.result) : null,
       upstream_item: `${run.repo}#${run.itemId}`,
       upstream_item_title: run.itemTitle,
       upstream_item_url: run.itemUrl,
@@ -82,7 +96,7 @@ export function chainOf(automation: AfterResolved): ChainSpec {
   const c = automation.config;
   return {
     upstream: c.after,
-    statuses: OUTCOMES[c.on],
+    ...chainFilter(c.on),
     onNoChanges: c.on_no_changes,
     identity: JSON.stringify([c.after, c.on]),
     async items(runs) {

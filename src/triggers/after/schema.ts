@@ -9,10 +9,18 @@ export const AfterAutomation = z
     ...withoutItemKeys('a chained automation'),
     after: Identifier.describe('The upstream automation whose finished runs start this one.'),
     on: z
-      .enum(['success', 'failure', 'any'])
+      .union([
+        z.enum(['success', 'failure', 'any']),
+        z
+          .string()
+          .regex(
+            /^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$/,
+            'on is `success`, `failure`, `any` or an outcome the upstream automation declares',
+          ),
+      ])
       .default('success')
       .describe(
-        'Which upstream outcomes start a run: `success`, `failure` (failed, timed out or stalled) or `any`.',
+        'Which upstream outcomes start a run: `success`, `failure` (failed, timed out or stalled), `any`, or one outcome the upstream automation reports (`on = "ready-for-agent"`, or `noop`/`skipped`; its `outcomes`, docs/pipeline.md). A run that reported `noop` or `skipped` is neither a success nor a failure.',
       ),
     on_no_changes: z
       .enum(['fire', 'skip'])
@@ -29,6 +37,7 @@ export const AFTER_PROMPT_FIELDS = [
   'upstream_automation',
   'upstream_run_id',
   'upstream_status',
+  'upstream_outcome',
   'upstream_item',
   'upstream_item_title',
   'upstream_item_url',
@@ -45,14 +54,18 @@ export const afterTable: TriggerTable<AfterResolved> = {
   description: 'When another automation’s run finishes',
   schema: AfterAutomation,
   promptFields: AFTER_PROMPT_FIELDS,
-  untrustedFields: ['upstream_item_title', 'upstream_summary', 'task_title'],
+  untrustedFields: ['upstream_item_title', 'upstream_summary', 'upstream_outcome', 'task_title'],
   explain(automation: AfterResolved): ExplainLine[] {
     const c = automation.config;
-    const outcome = {
-      success: 'succeeds',
-      failure: 'fails, times out or stalls',
-      any: 'finishes (any outcome)',
-    }[c.on];
+    const outcome = (
+      {
+        success: 'succeeds',
+        failure: 'fails, times out or stalls',
+        any: 'finishes (any outcome)',
+      } as Record<string, string | undefined>
+    )[c.on];
+    if (outcome === undefined)
+      return [{ label: 'runs when', value: `a run of '${c.after}' reports the outcome ${c.on}` }];
     if (c.on === 'failure') return [{ label: 'runs when', value: `a run of '${c.after}' ${outcome}` }];
     const noChanges = {
       fire: 'a run that changed nothing too',
