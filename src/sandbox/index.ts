@@ -11,6 +11,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readFileSync,
   realpathSync,
   rmSync,
   statSync,
@@ -18,6 +19,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import type { Duplex } from 'node:stream';
 import { gitWriteDirs } from '../agents/git-dirs.js';
 import type { DriverSandbox } from '../agents/types.js';
 import type { ScreeningFinding } from '../core/types.js';
@@ -89,6 +91,8 @@ export interface PreparedSandbox {
   args: string[];
   env: Record<string, string>;
   place?(pid: number): Promise<void>;
+  channel?(socket: Duplex): void;
+  endsWithLeader?: boolean;
   /** Findings for the run: the policy and every blocked connection. */
   findings(): ScreeningFinding[];
   dispose(): Promise<void>;
@@ -135,23 +139,72 @@ function policyLimits(limits: SandboxLimits, unenforced: readonly string[]): str
   return [...lines, ...unenforced.map((line) => `not enforced: ${line}`)];
 }
 
+/** Whether a git config file may turn `extensions.worktreeConfig` on (read loosely: when in doubt, yes). */
+function worktreeConfigOn(configFile: string): boolean {
+  try {
+    return /worktreeconfig/i.test(readFileSync(configFile, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** How the git directories of a run's worktree are mounted. */
+export interface GitLayout {
+  readOnly: string[];
+  writable: string[];
+  /** Files mounted read-only last, over writable folders. */
+  protectedPaths: string[];
+}
+
 /**
- * What git run by curupira outside the sandbox (status, push, worktree removal) would execute or
- * obey: each git directory's hooks (created empty when missing, so that none can be added) and
- * `info`, and the worktree's `.git` pointer. Mounted read-only over the writable ones.
+ * The git directories of the worktree at `cwd` as the sandbox sees them. What git run by curupira
+ * outside the sandbox (status, push, worktree removal) would execute or obey must stay out of the
+ * agent's reach: the shared `config` (`core.hooksPath`, `core.fsmonitor`, filters), the hooks,
+ * `info`, the worktree's `.git` pointer and its git directory's `commondir` and `gitdir` (which
+ * could name another repository, with a config of the agent's).
+ *
+ * For a linked worktree the common directory is mounted read-only as a whole, with exactly what a
+ * commit writes bound writable over it (`objects`, `refs`, `logs`, and the worktree's own git
+ * directory): no file of it is a mount point, so git outside replacing its `config` (a rename)
+ * cannot undo the protection. A checkout used in place (`checkout = "main"`) writes `HEAD` and
+ * `index` at the top of its `.git`, which stays writable; its `config`, `hooks` and `info` are then
+ * mounted read-only one by one (a rename of `config` by git outside during the run would replace
+ * that mount: docs/sandbox.md).
  */
-export function gitProtectedPaths(cwd: string, gitDirs: readonly string[]): string[] {
-  const out: string[] = [];
+export function gitLayout(cwd: string, gitDirs: readonly string[]): GitLayout {
+  const pointer = join(cwd, '.git');
+  const linked = existsSync(pointer) && !statSync(pointer).isDirectory();
+  const [common, own] = gitDirs;
+  if (linked && common && own && own !== common) {
+    const logs = join(common, 'logs');
+    if (!existsSync(logs)) mkdirSync(logs, { recursive: true });
+    // Git reads the worktree's own `config.worktree` only with `extensions.worktreeConfig` on in
+    // the (read-only) shared config. Where it is on, the file is made (empty) and mounted
+    // read-only; elsewhere it is left alone (its presence keeps a worktree out of the pool).
+    const worktreeConfig = join(own, 'config.worktree');
+    if (worktreeConfigOn(join(common, 'config')) && !existsSync(worktreeConfig))
+      writeFileSync(worktreeConfig, '');
+    return {
+      readOnly: [common],
+      writable: [join(common, 'objects'), join(common, 'refs'), logs, own],
+      protectedPaths: [join(own, 'commondir'), join(own, 'gitdir'), worktreeConfig, pointer].filter((path) =>
+        existsSync(path),
+      ),
+    };
+  }
+  const protectedPaths: string[] = [];
   for (const dir of gitDirs) {
     const hooks = join(dir, 'hooks');
+    // Created empty when missing, so that none can be added.
     if (!existsSync(hooks)) mkdirSync(hooks, { recursive: true });
-    // Not the config files: another run's git replaces the shared config while a sandbox starts,
-    // and bubblewrap then fails to mount over it (a known gap: docs/sandbox.md).
-    out.push(hooks, join(dir, 'info'));
+    protectedPaths.push(hooks, join(dir, 'info'), join(dir, 'config'), join(dir, 'config.worktree'));
   }
-  const pointer = join(cwd, '.git');
-  if (existsSync(pointer) && !statSync(pointer).isDirectory()) out.push(pointer);
-  return out.filter((path) => existsSync(path));
+  if (linked) protectedPaths.push(pointer);
+  return {
+    readOnly: [],
+    writable: [...gitDirs],
+    protectedPaths: protectedPaths.filter((path) => existsSync(path)),
+  };
 }
 
 /** The effective sandbox without starting it (for `validate --explain` and `run --dry-run`). */
@@ -289,19 +342,20 @@ export async function prepareSandbox(request: SandboxRequest): Promise<PreparedS
       const full = expandPath(path, request.realHome);
       return full && existsSync(full) ? [full] : [];
     });
-  const gitDirs = gitWriteDirs(request.cwd);
-  const writable = [...gitDirs, ...paths(request.profile.writePaths)];
-  const readOnly = [...installDirs(request.executable), ...paths(request.profile.readPaths)];
+  const git = gitLayout(request.cwd, gitWriteDirs(request.cwd));
+  const writable = [...git.writable, ...paths(request.profile.writePaths)];
+  const readOnly = [...installDirs(request.executable), ...git.readOnly, ...paths(request.profile.readPaths)];
   const spec: SandboxSpec = {
     cwd: request.cwd,
     writable,
     readOnly,
-    protectedPaths: gitProtectedPaths(request.cwd, gitDirs),
+    protectedPaths: git.protectedPaths,
     home,
     homeInside,
     runDir,
     proxySocket,
     starter,
+    cacheDir: request.stateDir,
     proxyPort: INSIDE_PROXY_PORT,
     limits: request.limits,
   };
@@ -327,6 +381,8 @@ export async function prepareSandbox(request: SandboxRequest): Promise<PreparedS
     args: wrapped.args,
     env,
     ...(wrapped.place ? { place: wrapped.place } : {}),
+    ...(wrapped.channel ? { channel: wrapped.channel } : {}),
+    ...(wrapped.endsWithLeader ? { endsWithLeader: true } : {}),
     findings: () => [
       finding('policy', 'low', policyLine),
       ...blocked.map((target) => finding('blocked-connection', 'high', `blocked connection to ${target}`)),

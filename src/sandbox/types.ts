@@ -8,6 +8,7 @@
  * docs/sandbox.md): only the listed paths, no network but the proxy socket, no other process
  * visible, the limits applied or reported.
  */
+import type { Duplex } from 'node:stream';
 
 /** The `sandbox` key: which backend, and what happens when none can start. */
 export type SandboxMode = 'none' | 'auto' | 'required' | 'bubblewrap';
@@ -45,6 +46,8 @@ export interface SandboxSpec {
   proxySocket: string;
   /** The in-sandbox starter script, inside `runDir`. */
   starter: string;
+  /** A folder the backend may keep things in across runs (a copy of /etc's listed files). */
+  cacheDir: string;
   /** The TCP port the starter listens on inside the sandbox's own loopback. */
   proxyPort: number;
   limits: SandboxLimits;
@@ -60,6 +63,10 @@ export interface WrappedCommand {
    * the command goes on once it resolves.
    */
   place?(pid: number): Promise<void>;
+  /** Talks with the started process on its fd 4 (the starter waits there for its forwarder). */
+  channel?(socket: Duplex): void;
+  /** Every process the command starts ends with it (a PID namespace torn down as it exits). */
+  endsWithLeader?: boolean;
   /** Removes what `wrap` created (a cgroup). */
   dispose(): Promise<void>;
 }

@@ -581,6 +581,8 @@ class RunPipeline {
         },
         signal: AbortSignal.any([signal, stall.signal, watch.budgetStop.signal, watch.unrecorded.signal]),
         ...(launch.sandbox?.place ? { beforeStart: launch.sandbox.place } : {}),
+        ...(launch.sandbox?.channel ? { channel: launch.sandbox.channel } : {}),
+        ...(launch.sandbox?.endsWithLeader ? { groupEndsWithLeader: true } : {}),
       });
       watch.events(watch.parser.end());
     } catch (error) {
