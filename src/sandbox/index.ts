@@ -23,6 +23,7 @@ import type { Duplex } from 'node:stream';
 import { gitWriteDirs } from '../agents/git-dirs.js';
 import type { DriverSandbox } from '../agents/types.js';
 import type { ScreeningFinding } from '../core/types.js';
+import { runCommand } from '../process/command.js';
 import { registerSecret } from '../security/redact.js';
 import { createNoSandbox } from './none/index.js';
 import { type KeyForward, startEgressProxy } from './proxy.js';
@@ -393,6 +394,69 @@ export async function prepareSandbox(request: SandboxRequest): Promise<PreparedS
       rmSync(runDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Runs the agent CLI's version probe (`claude --version`) inside a sandbox of its own when the
+ * run's sandbox can start: the CLI's install and the system read-only, an empty private home and
+ * working folder, no network, the run's environment without the model keys. Undefined when the run
+ * has no sandbox (the caller then runs the probe as before) or the probe fails.
+ */
+export async function versionInSandbox(options: {
+  choice: SandboxChoice;
+  executable: string;
+  args: readonly string[];
+  env: Readonly<Record<string, string>>;
+  stateDir: string;
+  limits: SandboxLimits;
+  /** The provider's key variables (left out). */
+  keyEnv?: readonly string[];
+  backend?: SandboxBackend;
+}): Promise<{ sandboxed: boolean; stdout?: string }> {
+  if (options.choice.mode === 'none') return { sandboxed: false };
+  const backend = options.backend ?? sandboxBackend('bubblewrap');
+  if (!(await backend.probe()).ok) return { sandboxed: false };
+  const scratch = mkdtempSync(join(tmpdir(), 'cur-sbx-version-'));
+  try {
+    const [cwd, home, runDir] = ['work', 'home', 'run'].map((name) => join(scratch, name)) as [
+      string,
+      string,
+      string,
+    ];
+    for (const dir of [cwd, home, runDir]) mkdirSync(dir, { mode: 0o700 });
+    const wrapped = await backend.wrap(
+      {
+        cwd,
+        writable: [],
+        readOnly: installDirs(options.executable),
+        protectedPaths: [],
+        home,
+        homeInside: '/home/agent',
+        runDir,
+        proxySocket: join(runDir, 'egress.sock'),
+        starter: join(runDir, 'starter.cjs'),
+        cacheDir: options.stateDir,
+        proxyPort: INSIDE_PROXY_PORT,
+        limits: options.limits,
+        network: false,
+      },
+      options.executable,
+      options.args,
+    );
+    // The run's environment as the agent would get it inside, without the model keys at all.
+    const env: Record<string, string> = { ...options.env, HOME: '/home/agent', TMPDIR: '/tmp' };
+    for (const name of [...DROPPED_ENV, ...(options.keyEnv ?? [])]) delete env[name];
+    try {
+      const result = await runCommand(wrapped.executable, wrapped.args, { env, timeoutMs: 30_000 });
+      return result.exitCode === 0 ? { sandboxed: true, stdout: result.stdout } : { sandboxed: true };
+    } finally {
+      await wrapped.dispose();
+    }
+  } catch {
+    return { sandboxed: true };
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
 }
 
 /** True when `path` is a folder (for the profile's paths in `validate`). */

@@ -51,6 +51,12 @@ export interface SandboxSpec {
   /** The TCP port the starter listens on inside the sandbox's own loopback. */
   proxyPort: number;
   limits: SandboxLimits;
+  /**
+   * False for a short command that needs no network (the CLI's `--version`): no forwarder starts
+   * and nothing is placed in a control group (the limits fall back to prlimit), so the command runs
+   * as a plain child process.
+   */
+  network?: boolean;
 }
 
 export interface WrappedCommand {

@@ -48,7 +48,10 @@ export function createBubblewrapBackend(
       const bwrap = binary();
       if (!bwrap) throw new Error('bwrap is not installed');
       const argv: string[] = ['--unshare-all', '--die-with-parent'];
-      const group = createControlGroup(`curupira-${spec.runDir.split('/').pop() ?? 'run'}`, spec.limits);
+      const network = spec.network !== false;
+      const group = network
+        ? createControlGroup(`curupira-${spec.runDir.split('/').pop() ?? 'run'}`, spec.limits)
+        : undefined;
       if (group) argv.push('--block-fd', '3');
       for (const dir of SYSTEM_DIRS) {
         const what = kind(dir);
@@ -84,8 +87,10 @@ export function createBubblewrapBackend(
       }
       const socat = findExecutable('socat', '/usr/bin:/bin');
       const sh = findExecutable('sh', '/usr/bin:/bin');
-      const shellStarter = Boolean(socat && sh);
-      if (shellStarter) {
+      const shellStarter = network && Boolean(socat && sh);
+      if (!network) {
+        argv.push(executable, ...args);
+      } else if (shellStarter) {
         argv.push(sh!, '-c', SHELL_STARTER, 'sh', String(spec.proxyPort));
         argv.push(`${INSIDE_RUN_DIR}/egress.sock`, executable, ...args);
       } else {
