@@ -118,7 +118,7 @@ function canonical(path: string): string {
   }
 }
 
-/** The agent CLI's install: its folder, and the package root behind a symlinked npm bin. */
+/** The agent CLI's install: its folder, and the node_modules folder behind a symlinked npm bin. */
 export function installDirs(executable: string): string[] {
   const dirs = new Set<string>([dirname(executable)]);
   const real = canonical(executable);
@@ -126,9 +126,9 @@ export function installDirs(executable: string): string[] {
   const marker = `${sep}node_modules${sep}`;
   const at = real.lastIndexOf(marker);
   if (at >= 0) {
-    const rest = real.slice(at + marker.length).split(sep);
-    const depth = rest[0]?.startsWith('@') ? 2 : 1;
-    dirs.add(real.slice(0, at + marker.length) + rest.slice(0, depth).join(sep));
+    // The whole node_modules folder that holds the package: a CLI may run a binary from a sibling
+    // package (Codex's `@openai/codex-linux-x64`).
+    dirs.add(real.slice(0, at + marker.length - 1));
   }
   const node = dirname(dirname(process.execPath));
   if (!node.startsWith('/usr')) dirs.add(node);
