@@ -14,13 +14,13 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { closeSync, mkdirSync, openSync, statSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Readable } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { AgentNotFoundError, CurupiraError } from '../core/errors.js';
 import { createLineRedactor } from '../security/redact.js';
 import { findExecutable } from './env.js';
 import { BoundedTail, LineSplitter } from './output.js';
-import { terminateGroup } from './process-group.js';
+import { signalGroup, terminateGroup } from './process-group.js';
 
 export const DEFAULT_KILL_GRACE_MS = 10_000;
 /** A single line longer than this is cut into pieces, so one runaway line cannot exhaust memory. */
@@ -65,6 +65,17 @@ export interface SpawnAgentOptions {
    * once this resolves, a byte on that pipe lets it go.
    */
   beforeStart?(pid: number): Promise<void>;
+  /**
+   * A conversation with the started process on its fd 4 (a socket; a sandbox's starter waits
+   * there until its proxy forwarder listens). Called once the process has started; the socket is
+   * closed when the agent's run ends.
+   */
+  channel?(socket: Duplex): void;
+  /**
+   * The group's other processes end with its leader (a sandbox's PID namespace: its processes
+   * die as it goes): once the leader exits they get SIGKILL and are not waited for.
+   */
+  groupEndsWithLeader?: boolean;
 }
 
 export interface AgentProcessResult {
@@ -235,7 +246,13 @@ export async function spawnAgent(options: SpawnAgentOptions): Promise<AgentProce
   const child = spawn(resolved, [...options.args], {
     cwd,
     env: { ...options.env },
-    stdio: options.beforeStart ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
+    stdio: [
+      'ignore',
+      'pipe',
+      'pipe',
+      ...(options.beforeStart || options.channel ? [options.beforeStart ? 'pipe' : 'ignore'] : []),
+      ...(options.channel ? ['pipe'] : []),
+    ] as ('ignore' | 'pipe')[],
     detached: true,
     shell: false,
   });
@@ -255,6 +272,11 @@ export async function spawnAgent(options: SpawnAgentOptions): Promise<AgentProce
   child.on('error', () => {});
 
   const pid = child.pid!;
+  const channel = options.channel ? (child.stdio[4] as Duplex | null) : null;
+  if (channel) {
+    channel.on('error', () => {});
+    options.channel?.(channel);
+  }
   if (options.beforeStart) {
     const gate = child.stdio[3] as import('node:stream').Writable | null;
     try {
@@ -328,11 +350,13 @@ export async function spawnAgent(options: SpawnAgentOptions): Promise<AgentProce
 
   const exit = await exited;
   exitedYet = true;
+  channel?.destroy();
   timer?.cancel();
   options.signal?.removeEventListener('abort', onAbort);
 
   // Whatever the agent left running in its group (a dev server, a watcher) is stopped too.
-  await (termination ?? terminate());
+  if (options.groupEndsWithLeader && !termination) signalGroup(pid, 'SIGKILL');
+  else await (termination ?? terminate());
   const drainTimer = new AbortController();
   const drained = await Promise.race([
     pipesClosed.then(() => true),

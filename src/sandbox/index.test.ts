@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { githubHosts, sandboxChoice } from './choice.js';
-import { prepareSandbox, type SandboxRequest, SandboxUnavailableError } from './index.js';
+import { prepareSandbox, type SandboxRequest, SandboxUnavailableError, versionInSandbox } from './index.js';
+import { sandboxBackend } from './registry.js';
 import type { SandboxBackend } from './types.js';
 
 const dirs: string[] = [];
@@ -104,5 +105,61 @@ describe('which sandbox a run gets', () => {
   it('GitHub hosts include the configured API host', () => {
     expect(githubHosts('http://127.0.0.1:8080')).toContain('127.0.0.1:8080');
     expect(githubHosts('https://ghe.example/api/v3')).toContain('ghe.example');
+  });
+});
+
+const bwrap = await sandboxBackend('bubblewrap').probe();
+
+describe('the CLI version probe', () => {
+  it.skipIf(!bwrap.ok)(
+    'runs in a sandbox of its own when the run has one: no real home, no keys',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'sbx-version-'));
+      dirs.push(dir);
+      writeFileSync(join(dir, 'secret.txt'), 'planted');
+      const cli = join(dir, 'bin', 'cli');
+      mkdirSync(join(dir, 'bin'));
+      writeFileSync(
+        cli,
+        `#!/bin/sh\necho "home=$HOME key=\${ANTHROPIC_API_KEY:-none} secret=$(cat ${join(dir, 'secret.txt')} 2>/dev/null || echo unreadable) $1"\n`,
+      );
+      chmodSync(cli, 0o755);
+      // The CLI's folder is readable (its install); the secret beside it is what the real home stands for.
+      rmSync(join(dir, 'secret.txt'));
+      const home = mkdtempSync(join(tmpdir(), 'sbx-version-home-'));
+      dirs.push(home);
+      writeFileSync(join(home, 'secret.txt'), 'planted');
+      writeFileSync(
+        cli,
+        readFileSync(cli, 'utf8').replace(join(dir, 'secret.txt'), join(home, 'secret.txt')),
+      );
+      const env = { PATH: '/usr/bin:/bin', HOME: home, ANTHROPIC_API_KEY: 'sk-real' };
+      const limits = { memoryMb: 1024, maxProcesses: 64 };
+      const contained = await versionInSandbox({
+        choice: { mode: 'required', source: 'the automation' },
+        executable: cli,
+        args: ['--version'],
+        env,
+        stateDir: join(dir, 'state'),
+        limits,
+        keyEnv: ['ANTHROPIC_API_KEY'],
+      });
+      expect(contained).toEqual({
+        sandboxed: true,
+        stdout: 'home=/home/agent key=none secret=unreadable --version\n',
+      });
+      const none = await versionInSandbox({
+        choice: { mode: 'none', source: 'the automation' },
+        executable: cli,
+        args: ['--version'],
+        env,
+        stateDir: join(dir, 'state'),
+        limits,
+      });
+      expect(none).toEqual({ sandboxed: false });
+    },
+  );
+  it.runIf(!bwrap.ok)(`skipped: ${bwrap.reason ?? ''}`, () => {
+    expect(bwrap.ok).toBe(false);
   });
 });

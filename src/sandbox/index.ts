@@ -11,6 +11,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readFileSync,
   realpathSync,
   rmSync,
   statSync,
@@ -18,9 +19,11 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import type { Duplex } from 'node:stream';
 import { gitWriteDirs } from '../agents/git-dirs.js';
 import type { DriverSandbox } from '../agents/types.js';
 import type { ScreeningFinding } from '../core/types.js';
+import { runCommand } from '../process/command.js';
 import { registerSecret } from '../security/redact.js';
 import { createNoSandbox } from './none/index.js';
 import { type KeyForward, startEgressProxy } from './proxy.js';
@@ -89,6 +92,8 @@ export interface PreparedSandbox {
   args: string[];
   env: Record<string, string>;
   place?(pid: number): Promise<void>;
+  channel?(socket: Duplex): void;
+  endsWithLeader?: boolean;
   /** Findings for the run: the policy and every blocked connection. */
   findings(): ScreeningFinding[];
   dispose(): Promise<void>;
@@ -113,7 +118,7 @@ function canonical(path: string): string {
   }
 }
 
-/** The agent CLI's install: its folder, and the package root behind a symlinked npm bin. */
+/** The agent CLI's install: its folder, and the node_modules folder behind a symlinked npm bin. */
 export function installDirs(executable: string): string[] {
   const dirs = new Set<string>([dirname(executable)]);
   const real = canonical(executable);
@@ -121,9 +126,9 @@ export function installDirs(executable: string): string[] {
   const marker = `${sep}node_modules${sep}`;
   const at = real.lastIndexOf(marker);
   if (at >= 0) {
-    const rest = real.slice(at + marker.length).split(sep);
-    const depth = rest[0]?.startsWith('@') ? 2 : 1;
-    dirs.add(real.slice(0, at + marker.length) + rest.slice(0, depth).join(sep));
+    // The whole node_modules folder that holds the package: a CLI may run a binary from a sibling
+    // package (Codex's `@openai/codex-linux-x64`).
+    dirs.add(real.slice(0, at + marker.length - 1));
   }
   const node = dirname(dirname(process.execPath));
   if (!node.startsWith('/usr')) dirs.add(node);
@@ -135,23 +140,72 @@ function policyLimits(limits: SandboxLimits, unenforced: readonly string[]): str
   return [...lines, ...unenforced.map((line) => `not enforced: ${line}`)];
 }
 
+/** Whether a git config file may turn `extensions.worktreeConfig` on (read loosely: when in doubt, yes). */
+function worktreeConfigOn(configFile: string): boolean {
+  try {
+    return /worktreeconfig/i.test(readFileSync(configFile, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** How the git directories of a run's worktree are mounted. */
+export interface GitLayout {
+  readOnly: string[];
+  writable: string[];
+  /** Files mounted read-only last, over writable folders. */
+  protectedPaths: string[];
+}
+
 /**
- * What git run by curupira outside the sandbox (status, push, worktree removal) would execute or
- * obey: each git directory's hooks (created empty when missing, so that none can be added) and
- * `info`, and the worktree's `.git` pointer. Mounted read-only over the writable ones.
+ * The git directories of the worktree at `cwd` as the sandbox sees them. What git run by curupira
+ * outside the sandbox (status, push, worktree removal) would execute or obey must stay out of the
+ * agent's reach: the shared `config` (`core.hooksPath`, `core.fsmonitor`, filters), the hooks,
+ * `info`, the worktree's `.git` pointer and its git directory's `commondir` and `gitdir` (which
+ * could name another repository, with a config of the agent's).
+ *
+ * For a linked worktree the common directory is mounted read-only as a whole, with exactly what a
+ * commit writes bound writable over it (`objects`, `refs`, `logs`, and the worktree's own git
+ * directory): no file of it is a mount point, so git outside replacing its `config` (a rename)
+ * cannot undo the protection. A checkout used in place (`checkout = "main"`) writes `HEAD` and
+ * `index` at the top of its `.git`, which stays writable; its `config`, `hooks` and `info` are then
+ * mounted read-only one by one (a rename of `config` by git outside during the run would replace
+ * that mount: docs/sandbox.md).
  */
-export function gitProtectedPaths(cwd: string, gitDirs: readonly string[]): string[] {
-  const out: string[] = [];
+export function gitLayout(cwd: string, gitDirs: readonly string[]): GitLayout {
+  const pointer = join(cwd, '.git');
+  const linked = existsSync(pointer) && !statSync(pointer).isDirectory();
+  const [common, own] = gitDirs;
+  if (linked && common && own && own !== common) {
+    const logs = join(common, 'logs');
+    if (!existsSync(logs)) mkdirSync(logs, { recursive: true });
+    // Git reads the worktree's own `config.worktree` only with `extensions.worktreeConfig` on in
+    // the (read-only) shared config. Where it is on, the file is made (empty) and mounted
+    // read-only; elsewhere it is left alone (its presence keeps a worktree out of the pool).
+    const worktreeConfig = join(own, 'config.worktree');
+    if (worktreeConfigOn(join(common, 'config')) && !existsSync(worktreeConfig))
+      writeFileSync(worktreeConfig, '');
+    return {
+      readOnly: [common],
+      writable: [join(common, 'objects'), join(common, 'refs'), logs, own],
+      protectedPaths: [join(own, 'commondir'), join(own, 'gitdir'), worktreeConfig, pointer].filter((path) =>
+        existsSync(path),
+      ),
+    };
+  }
+  const protectedPaths: string[] = [];
   for (const dir of gitDirs) {
     const hooks = join(dir, 'hooks');
+    // Created empty when missing, so that none can be added.
     if (!existsSync(hooks)) mkdirSync(hooks, { recursive: true });
-    // Not the config files: another run's git replaces the shared config while a sandbox starts,
-    // and bubblewrap then fails to mount over it (a known gap: docs/sandbox.md).
-    out.push(hooks, join(dir, 'info'));
+    protectedPaths.push(hooks, join(dir, 'info'), join(dir, 'config'), join(dir, 'config.worktree'));
   }
-  const pointer = join(cwd, '.git');
-  if (existsSync(pointer) && !statSync(pointer).isDirectory()) out.push(pointer);
-  return out.filter((path) => existsSync(path));
+  if (linked) protectedPaths.push(pointer);
+  return {
+    readOnly: [],
+    writable: [...gitDirs],
+    protectedPaths: protectedPaths.filter((path) => existsSync(path)),
+  };
 }
 
 /** The effective sandbox without starting it (for `validate --explain` and `run --dry-run`). */
@@ -289,19 +343,20 @@ export async function prepareSandbox(request: SandboxRequest): Promise<PreparedS
       const full = expandPath(path, request.realHome);
       return full && existsSync(full) ? [full] : [];
     });
-  const gitDirs = gitWriteDirs(request.cwd);
-  const writable = [...gitDirs, ...paths(request.profile.writePaths)];
-  const readOnly = [...installDirs(request.executable), ...paths(request.profile.readPaths)];
+  const git = gitLayout(request.cwd, gitWriteDirs(request.cwd));
+  const writable = [...git.writable, ...paths(request.profile.writePaths)];
+  const readOnly = [...installDirs(request.executable), ...git.readOnly, ...paths(request.profile.readPaths)];
   const spec: SandboxSpec = {
     cwd: request.cwd,
     writable,
     readOnly,
-    protectedPaths: gitProtectedPaths(request.cwd, gitDirs),
+    protectedPaths: git.protectedPaths,
     home,
     homeInside,
     runDir,
     proxySocket,
     starter,
+    cacheDir: request.stateDir,
     proxyPort: INSIDE_PROXY_PORT,
     limits: request.limits,
   };
@@ -327,6 +382,8 @@ export async function prepareSandbox(request: SandboxRequest): Promise<PreparedS
     args: wrapped.args,
     env,
     ...(wrapped.place ? { place: wrapped.place } : {}),
+    ...(wrapped.channel ? { channel: wrapped.channel } : {}),
+    ...(wrapped.endsWithLeader ? { endsWithLeader: true } : {}),
     findings: () => [
       finding('policy', 'low', policyLine),
       ...blocked.map((target) => finding('blocked-connection', 'high', `blocked connection to ${target}`)),
@@ -337,6 +394,69 @@ export async function prepareSandbox(request: SandboxRequest): Promise<PreparedS
       rmSync(runDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Runs the agent CLI's version probe (`claude --version`) inside a sandbox of its own when the
+ * run's sandbox can start: the CLI's install and the system read-only, an empty private home and
+ * working folder, no network, the run's environment without the model keys. Undefined when the run
+ * has no sandbox (the caller then runs the probe as before) or the probe fails.
+ */
+export async function versionInSandbox(options: {
+  choice: SandboxChoice;
+  executable: string;
+  args: readonly string[];
+  env: Readonly<Record<string, string>>;
+  stateDir: string;
+  limits: SandboxLimits;
+  /** The provider's key variables (left out). */
+  keyEnv?: readonly string[];
+  backend?: SandboxBackend;
+}): Promise<{ sandboxed: boolean; stdout?: string }> {
+  if (options.choice.mode === 'none') return { sandboxed: false };
+  const backend = options.backend ?? sandboxBackend('bubblewrap');
+  if (!(await backend.probe()).ok) return { sandboxed: false };
+  const scratch = mkdtempSync(join(tmpdir(), 'cur-sbx-version-'));
+  try {
+    const [cwd, home, runDir] = ['work', 'home', 'run'].map((name) => join(scratch, name)) as [
+      string,
+      string,
+      string,
+    ];
+    for (const dir of [cwd, home, runDir]) mkdirSync(dir, { mode: 0o700 });
+    const wrapped = await backend.wrap(
+      {
+        cwd,
+        writable: [],
+        readOnly: installDirs(options.executable),
+        protectedPaths: [],
+        home,
+        homeInside: '/home/agent',
+        runDir,
+        proxySocket: join(runDir, 'egress.sock'),
+        starter: join(runDir, 'starter.cjs'),
+        cacheDir: options.stateDir,
+        proxyPort: INSIDE_PROXY_PORT,
+        limits: options.limits,
+        network: false,
+      },
+      options.executable,
+      options.args,
+    );
+    // The run's environment as the agent would get it inside, without the model keys at all.
+    const env: Record<string, string> = { ...options.env, HOME: '/home/agent', TMPDIR: '/tmp' };
+    for (const name of [...DROPPED_ENV, ...(options.keyEnv ?? [])]) delete env[name];
+    try {
+      const result = await runCommand(wrapped.executable, wrapped.args, { env, timeoutMs: 30_000 });
+      return result.exitCode === 0 ? { sandboxed: true, stdout: result.stdout } : { sandboxed: true };
+    } finally {
+      await wrapped.dispose();
+    }
+  } catch {
+    return { sandboxed: true };
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
 }
 
 /** True when `path` is a folder (for the profile's paths in `validate`). */

@@ -7,6 +7,7 @@
  * applied is reported, never silently skipped.
  */
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { SandboxLimits } from './types.js';
@@ -17,7 +18,8 @@ export interface ControlGroup {
   /** What it bounds, for the policy. */
   applied: string[];
   unenforced: string[];
-  place(pid: number): void;
+  /** Moves `pid` and its descendants into the group. */
+  place(pid: number): Promise<void>;
   dispose(): Promise<void>;
 }
 
@@ -54,6 +56,16 @@ function tryMkdir(path: string): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** Children of `pid` (of its main thread). */
+export function childrenOf(pid: number): number[] {
+  try {
+    const text = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+    return text ? text.split(/\s+/).map(Number) : [];
+  } catch {
+    return [];
   }
 }
 
@@ -137,16 +149,18 @@ function group(dirs: string[], pids: boolean, memory: boolean, limits: SandboxLi
   return {
     applied,
     unenforced,
-    place(pid) {
+    async place(pid) {
       // A fork in flight while its parent moves leaves the child behind: once a move is written,
       // such a fork has finished, so the next look finds it. Stop when a look finds nothing new.
+      // Each move waits for the kernel (cgroup v1 takes an RCU grace period, milliseconds on a
+      // busy machine): written asynchronously, so that the engine's other runs go on meanwhile.
       const placed = new Set<number>();
       for (let round = 0; round < 10; round += 1) {
         const fresh = descendants(pid).filter((member) => !placed.has(member));
         if (fresh.length === 0) break;
         for (const member of fresh) {
           placed.add(member);
-          for (const dir of dirs) tryWrite(join(dir, 'cgroup.procs'), String(member));
+          for (const dir of dirs) await writeFile(join(dir, 'cgroup.procs'), String(member)).catch(() => {});
         }
       }
     },

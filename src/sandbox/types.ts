@@ -8,6 +8,7 @@
  * docs/sandbox.md): only the listed paths, no network but the proxy socket, no other process
  * visible, the limits applied or reported.
  */
+import type { Duplex } from 'node:stream';
 
 /** The `sandbox` key: which backend, and what happens when none can start. */
 export type SandboxMode = 'none' | 'auto' | 'required' | 'bubblewrap';
@@ -45,9 +46,17 @@ export interface SandboxSpec {
   proxySocket: string;
   /** The in-sandbox starter script, inside `runDir`. */
   starter: string;
+  /** A folder the backend may keep things in across runs (a copy of /etc's listed files). */
+  cacheDir: string;
   /** The TCP port the starter listens on inside the sandbox's own loopback. */
   proxyPort: number;
   limits: SandboxLimits;
+  /**
+   * False for a short command that needs no network (the CLI's `--version`): no forwarder starts
+   * and nothing is placed in a control group (the limits fall back to prlimit), so the command runs
+   * as a plain child process.
+   */
+  network?: boolean;
 }
 
 export interface WrappedCommand {
@@ -60,6 +69,10 @@ export interface WrappedCommand {
    * the command goes on once it resolves.
    */
   place?(pid: number): Promise<void>;
+  /** Talks with the started process on its fd 4 (the starter waits there for its forwarder). */
+  channel?(socket: Duplex): void;
+  /** Every process the command starts ends with it (a PID namespace torn down as it exits). */
+  endsWithLeader?: boolean;
   /** Removes what `wrap` created (a cgroup). */
   dispose(): Promise<void>;
 }

@@ -10,6 +10,7 @@
  * Where no sandbox can start (no bubblewrap, user namespaces off), the suite is skipped with the
  * reason, never passed silently.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server } from 'node:net';
@@ -152,6 +153,16 @@ prompt = "Fix issue \${issue_number}"
     const t = targets as { outsideFile: string; otherWorktree: string };
     results['write outside worktree'] = { ok: existsSync(t.outsideFile), detail: t.outsideFile };
     results['write other worktree'] = { ok: existsSync(join(t.otherWorktree, 'pwned.txt')), detail: '' };
+    // Judged on the host too: does the operator's git now read the agent's hooks folder?
+    const checkout = h.settings().automations[0]!.repository.checkoutPath;
+    const hooksPath = spawnSync('git', ['config', '--get', 'core.hooksPath'], {
+      cwd: checkout,
+      encoding: 'utf8',
+    });
+    results['set core.hooksPath'] = {
+      ok: hooksPath.stdout.includes('.pwned-hooks'),
+      detail: `${results['set core.hooksPath']?.detail ?? ''}; host: ${hooksPath.stdout.trim() || 'unset'}`,
+    };
     return { run, results };
   }
 
@@ -164,7 +175,10 @@ prompt = "Fix issue \${issue_number}"
     'write other worktree',
     'ssh agent socket',
     'plant git hook',
+    'edit git config',
+    'set core.hooksPath',
     'repoint .git',
+    'repoint commondir',
     'call serve api',
     'connect postgres',
     'connect loopback port',
@@ -176,7 +190,6 @@ prompt = "Fix issue \${issue_number}"
   it('without a sandbox, the hostile agent gets through every time (so the suite can fail)', async () => {
     const { run, results } = await hostileRun('none');
     for (const name of ATTEMPTS) expect(results[name], name).toMatchObject({ ok: true });
-    expect(results['edit git config']).toMatchObject({ ok: true });
     expect(results['call model api']).toMatchObject({ ok: true });
     expect(modelKeys).toEqual([CANARY]);
     expect(run.screeningFindings?.some((f) => f.rule === 'policy' && f.excerpt.startsWith('none'))).toBe(
@@ -191,8 +204,6 @@ prompt = "Fix issue \${issue_number}"
       expect(results[name], `${name}: ${results[name]?.detail} (${policy?.excerpt})`).toMatchObject({
         ok: false,
       });
-    // A known gap (docs/sandbox.md): the shared git config stays writable.
-    expect(results['edit git config']).toMatchObject({ ok: true });
     // The agent reached its model through the key proxy, which put the real key on the request.
     expect(results['call model api']).toMatchObject({ ok: true });
     expect(modelKeys).toEqual([CANARY]);

@@ -15,14 +15,21 @@ export async function cliVersion(
   driver: AgentDriver,
   executable: string,
   env: Record<string, string>,
+  /** Runs the probe inside the run's sandbox; `sandboxed: false` when the run has none. */
+  inSandbox?: (args: readonly string[]) => Promise<{ sandboxed: boolean; stdout?: string }>,
 ): Promise<string | undefined> {
   if (!driver.versionArgs) return undefined;
-  const key = `${executable}\u0000${env.PATH ?? ''}`;
+  const versionArgs = driver.versionArgs;
+  const key = `${executable}\u0000${env.PATH ?? ''}\u0000${inSandbox ? 'sandbox' : 'none'}`;
   let cached = versionCache.get(key);
   if (!cached) {
-    cached = runCommand(executable, driver.versionArgs, { env, timeoutMs: 30_000 })
-      .then((r) => (r.exitCode === 0 ? r.stdout.trim() : undefined))
-      .catch(() => undefined);
+    const outside = (): Promise<string | undefined> =>
+      runCommand(executable, versionArgs, { env, timeoutMs: 30_000 })
+        .then((r) => (r.exitCode === 0 ? r.stdout.trim() : undefined))
+        .catch(() => undefined);
+    cached = inSandbox
+      ? inSandbox(versionArgs).then((r) => (r.sandboxed ? r.stdout?.trim() || undefined : outside()))
+      : outside();
     versionCache.set(key, cached);
   }
   return cached;

@@ -26,7 +26,7 @@ import { buildAgentEnv, findExecutable } from '../../process/env.js';
 import { RUN_ID_ENV } from '../../process/process-group.js';
 import { renderPrompt } from '../../prompt/index.js';
 import { githubHosts, sandboxChoice, sandboxLimits } from '../../sandbox/choice.js';
-import { type PreparedSandbox, prepareSandbox } from '../../sandbox/index.js';
+import { type PreparedSandbox, prepareSandbox, versionInSandbox } from '../../sandbox/index.js';
 import type { SessionRecord, Store } from '../../store/types.js';
 import type { RunTrace } from '../../telemetry/types.js';
 import { pinAgentConfig } from '../../workspace/agent-config.js';
@@ -488,7 +488,28 @@ class RunPipeline {
       ...(profile.github_token && deps.tokens ? { githubToken: await deps.tokens.get() } : {}),
       cwd: this.cwd,
     });
-    const version = await cliVersion(driver, executable, baseEnv);
+    // The version probe runs in a sandbox of its own when the run will have one (no prompt, but
+    // still the CLI's code, which then never sees curupira's home or keys).
+    const choice = sandboxChoice(automation, deps.execution);
+    const resolvedCli =
+      choice.mode === 'none' ? undefined : findExecutable(executable, baseEnv.PATH, this.cwd);
+    const version = await cliVersion(
+      driver,
+      executable,
+      baseEnv,
+      resolvedCli
+        ? (args) =>
+            versionInSandbox({
+              choice,
+              executable: resolvedCli,
+              args,
+              env: baseEnv,
+              stateDir: join(dirname(deps.execution.state_db_path), 'sandbox'),
+              limits: sandboxLimits(deps.execution),
+              keyEnv: (driver.sandbox?.keys ?? []).flatMap((route) => route.keyEnv),
+            })
+        : undefined,
+    );
     let assignedSessionId: string | undefined;
     if (driver.assignsSessionId) {
       assignedSessionId = saved?.sessionId ?? randomUUID();
@@ -603,6 +624,8 @@ class RunPipeline {
         },
         signal: AbortSignal.any([signal, stall.signal, watch.budgetStop.signal, watch.unrecorded.signal]),
         ...(launch.sandbox?.place ? { beforeStart: launch.sandbox.place } : {}),
+        ...(launch.sandbox?.channel ? { channel: launch.sandbox.channel } : {}),
+        ...(launch.sandbox?.endsWithLeader ? { groupEndsWithLeader: true } : {}),
       });
       watch.events(watch.parser.end());
     } catch (error) {

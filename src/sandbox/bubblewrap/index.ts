@@ -6,38 +6,17 @@
  * its network namespace is the egress proxy's unix socket.
  */
 import { lstatSync, readlinkSync } from 'node:fs';
+import { setTimeout as delay } from 'node:timers/promises';
 import { runCommand } from '../../process/command.js';
 import { findExecutable } from '../../process/env.js';
-import { createControlGroup } from '../limits.js';
-import { procNetPort, SHELL_STARTER } from '../starter.js';
+import { processAlive } from '../../process/process-group.js';
+import { type ControlGroup, childrenOf, createControlGroup } from '../limits.js';
+import { answerStarter, SHELL_STARTER } from '../starter.js';
 import type { SandboxBackend, SandboxProbe, SandboxSpec, WrappedCommand } from '../types.js';
+import { etcLayout } from './etc.js';
 
 /** Folders of the system, read-only (a symlink such as /bin → usr/bin stays a symlink). */
 const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/opt', '/nix/store'];
-/** The files of /etc programs need to resolve names, users, certificates and time; not the rest. */
-const ETC_ENTRIES = [
-  '/etc/alternatives',
-  '/etc/ca-certificates',
-  '/etc/ca-certificates.conf',
-  '/etc/crypto-policies',
-  '/etc/gitconfig',
-  '/etc/group',
-  '/etc/host.conf',
-  '/etc/hosts',
-  '/etc/ld.so.cache',
-  '/etc/ld.so.conf',
-  '/etc/ld.so.conf.d',
-  '/etc/localtime',
-  '/etc/mime.types',
-  '/etc/nsswitch.conf',
-  '/etc/os-release',
-  '/etc/passwd',
-  '/etc/pki',
-  '/etc/resolv.conf',
-  '/etc/ssl',
-  '/etc/timezone',
-];
-
 /** Where the run's folder appears inside. */
 export const INSIDE_RUN_DIR = '/run/curupira';
 
@@ -69,23 +48,29 @@ export function createBubblewrapBackend(
       const bwrap = binary();
       if (!bwrap) throw new Error('bwrap is not installed');
       const argv: string[] = ['--unshare-all', '--die-with-parent'];
-      const group = createControlGroup(`curupira-${spec.runDir.split('/').pop() ?? 'run'}`, spec.limits);
+      const network = spec.network !== false;
+      const group = network
+        ? createControlGroup(`curupira-${spec.runDir.split('/').pop() ?? 'run'}`, spec.limits)
+        : undefined;
       if (group) argv.push('--block-fd', '3');
       for (const dir of SYSTEM_DIRS) {
         const what = kind(dir);
         if (what === 'link') argv.push('--symlink', readlinkSync(dir), dir);
         else if (what === 'dir') argv.push('--ro-bind', dir, dir);
       }
-      for (const entry of ETC_ENTRIES) if (kind(entry)) argv.push('--ro-bind', entry, entry);
+      const etc = etcLayout(spec.cacheDir);
+      argv.push('--ro-bind', etc.dir, '/etc');
+      for (const folder of etc.folders) argv.push('--ro-bind', folder, folder);
       argv.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
       argv.push('--bind', spec.home, spec.homeInside);
       for (const path of spec.readOnly) if (kind(path)) argv.push('--ro-bind', path, path);
       argv.push('--bind', spec.cwd, spec.cwd);
       for (const path of spec.writable) if (kind(path)) argv.push('--bind', path, path);
-      // -try: git (another run's, in the shared checkout) may be replacing a config file this instant.
+      // -try: a file git outside may be replacing this instant (the rename then wins; see gitLayout).
       for (const path of spec.protectedPaths) if (kind(path)) argv.push('--ro-bind-try', path, path);
-      argv.push('--ro-bind', spec.starter, `${INSIDE_RUN_DIR}/starter.cjs`);
-      argv.push('--bind', spec.proxySocket, `${INSIDE_RUN_DIR}/egress.sock`);
+      // The run's folder (the proxy's socket, the Node.js starter) as one read-only mount: a socket
+      // on a read-only mount still accepts connections.
+      argv.push('--ro-bind', spec.runDir, INSIDE_RUN_DIR);
       argv.push('--chdir', spec.cwd, '--');
       const unenforced: string[] = [...(group?.unenforced ?? [])];
       if (!group) {
@@ -102,8 +87,11 @@ export function createBubblewrapBackend(
       }
       const socat = findExecutable('socat', '/usr/bin:/bin');
       const sh = findExecutable('sh', '/usr/bin:/bin');
-      if (socat && sh) {
-        argv.push(sh, '-c', SHELL_STARTER, 'sh', procNetPort(spec.proxyPort), String(spec.proxyPort));
+      const shellStarter = network && Boolean(socat && sh);
+      if (!network) {
+        argv.push(executable, ...args);
+      } else if (shellStarter) {
+        argv.push(sh!, '-c', SHELL_STARTER, 'sh', String(spec.proxyPort));
         argv.push(`${INSIDE_RUN_DIR}/egress.sock`, executable, ...args);
       } else {
         argv.push(process.execPath, `${INSIDE_RUN_DIR}/starter.cjs`, String(spec.proxyPort));
@@ -113,13 +101,36 @@ export function createBubblewrapBackend(
         executable: bwrap,
         args: argv,
         unenforced,
-        ...(group ? { place: async (pid: number) => group.place(pid) } : {}),
+        ...(group ? { place: (pid: number) => placeSandbox(group, pid) } : {}),
+        ...(shellStarter ? { channel: answerStarter } : {}),
+        // --die-with-parent and --unshare-pid: once bwrap exits, its PID namespace's init gets
+        // SIGKILL, and with it every process inside.
+        endsWithLeader: true,
+        // The control group goes once the kernel has freed it, a moment after its last process:
+        // the run does not wait for that.
         dispose: async () => {
-          await group?.dispose();
+          void group?.dispose().catch(() => {});
         },
       };
     },
   };
+}
+
+/**
+ * Puts the sandbox in its control group: bubblewrap clones the sandbox's init, which waits at
+ * --block-fd before it starts anything; that init is moved (bubblewrap itself only waits for it,
+ * and each move costs the kernel a grace period). Should the init not show within a few seconds,
+ * bubblewrap is moved as a whole.
+ */
+async function placeSandbox(group: ControlGroup, pid: number): Promise<void> {
+  const deadline = performance.now() + 5_000;
+  for (let look = 0; performance.now() < deadline; look += 1) {
+    const [init] = childrenOf(pid);
+    if (init !== undefined) return group.place(init);
+    if (!processAlive(pid)) return;
+    await delay(look < 20 ? 1 : 10);
+  }
+  return group.place(pid);
 }
 
 async function probe(bwrap: string | undefined): Promise<SandboxProbe> {
