@@ -13,6 +13,8 @@ import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunStatus } from '../../src/core/types.js';
+import type { DispatchRecord, FleetHost } from '../../src/fleet/types.js';
+import { fleetPage } from '../../src/server/pages.js';
 import type { Store } from '../../src/store/types.js';
 import { seriousViolations } from '../helpers/axe.js';
 import { createHarness, type Harness, issueAutomation, ROOT } from '../helpers/harness.js';
@@ -268,6 +270,59 @@ describe('the board, designed (issue 28)', () => {
     expect(await page.locator('#runs tbody tr td a', { hasText: 'Chore 12' }).count()).toBe(1);
     expect(await seriousViolations(page)).toEqual([]);
     await shot(page, '25-runs-search');
+
+    // The fleet page: without a fleet it says why; with one (its page as a fleet's poller renders
+    // it, served from this origin so its styles load) it lists hosts and dispatches.
+    await page.goto(new URL('/fleet', served.url).href);
+    expect(await page.locator('main, body').first().textContent()).toContain('no fleet');
+    expect(await seriousViolations(page)).toEqual([]);
+    const now = Date.now();
+    const host = (name: string, health: FleetHost['health'], beat: number): FleetHost => ({
+      name,
+      role: name === 'p1' ? 'poller' : 'worker',
+      pid: 4242,
+      instance: `i-${name}`,
+      version: '0.9.0',
+      startedAt: new Date(now - 3_600_000).toISOString(),
+      heartbeatAt: new Date(now - beat).toISOString(),
+      capacity: 4,
+      load: 1,
+      checkouts: ['acme/api'],
+      polling: name === 'p1',
+      capabilities: null,
+      machine: null,
+      stoppedAt: null,
+      health,
+    });
+    const running: DispatchRecord = {
+      id: '0b6f3c1e-0000-4000-8000-000000000001',
+      taskKey: 'fix:issue:7',
+      automationId: 'fix',
+      repo: 'acme/api',
+      host: 'w1',
+      state: 'running',
+      runId: 'r_0000000001AAAAAAAA',
+      enqueuedAt: new Date(now - 120_000).toISOString(),
+      startedAt: new Date(now - 119_000).toISOString(),
+      finishedAt: null,
+      settledAt: null,
+      detail: null,
+      previousId: null,
+      refused: false,
+    };
+    const html = fleetPage(
+      [host('p1', 'healthy', 2_000), host('w1', 'healthy', 3_000), host('w2', 'late', 65_000)],
+      [running],
+      served.token,
+      now,
+    ).text;
+    await page.route('**/fleet-sample', (route) =>
+      route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: html }),
+    );
+    await page.goto(new URL('/fleet-sample', served.url).href);
+    expect(await page.locator('tr.host').count()).toBe(3);
+    expect(await seriousViolations(page)).toEqual([]);
+    await shot(page, '27-fleet');
 
     // The token page: styled, says where the token file is and how to open the board with it.
     await browser!.clearCookies();
