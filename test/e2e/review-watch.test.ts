@@ -123,4 +123,23 @@ describe('a review watch (incremental)', () => {
     );
     expect(h.agentRuns('claude')).toHaveLength(2);
   }, 120_000);
+
+  it('goes back to the last 20 commits, saying so, when the reviewed commit was force-pushed away', async () => {
+    h = await createHarness({ issues: [], automation: WATCH });
+    const before = (await git(['rev-parse', 'refs/heads/main'], { cwd: h.origin.url })).trim();
+    const reviewed = await pushToMain(h, { 'src/a.ts': 'export const a = 1;\n' }, 'add a');
+    const first = onlyRun((await h.run()).runs);
+    expect(first.status, first.reason ?? '').toBe('succeeded');
+    await findingsDone(h, first, reviewed);
+
+    // main is rewritten: the reviewed commit is no longer in its history.
+    await git(['update-ref', 'refs/heads/main', before], { cwd: h.origin.url });
+    const rewritten = await pushToMain(h, { 'src/a.ts': 'export const a = 2;\n' }, 'add a, again');
+    const second = onlyRun((await h.run()).runs);
+    expect(second.status, second.reason ?? '').toBe('succeeded');
+    expect(second.baseCommit).toBe(rewritten);
+    expect(second.prompt).toContain(
+      `history was rewritten: ${reviewed.slice(0, 12)}, reviewed last, is no longer in the branch; back to the last 20 commits`,
+    );
+  }, 120_000);
 });
