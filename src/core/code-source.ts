@@ -73,6 +73,8 @@ export function codeSource(config: CodeSourceConfig, task: Task, trigger: CodeSo
 /** What an automation's agents will see, before any task is known (`validate --explain`). */
 export function describeCodeSetting(config: CodeSourceConfig, trigger: CodeSourceTrigger): string {
   if (config.checkout === 'main') return 'the shared checkout as it is (no fetch, no branch of its own)';
+  if (trigger.pinnedCommit)
+    return 'a new branch at the commit each task is pinned to (read from GitHub when it fires)';
   if (config.worktree_from === 'head') {
     const cards =
       trigger.githubItem === 'card' ? ' (a card that is not a pull request: the default branch)' : '';

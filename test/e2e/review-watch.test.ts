@@ -15,7 +15,7 @@ import type { RunRecord } from '../../src/core/types.js';
 import { reviewedUpTo } from '../../src/review/progress.js';
 import { git } from '../../src/workspace/git.js';
 import { commitFiles } from '../../src/workspace/testing.js';
-import { CLI, createHarness, type Harness, onlyRun, ROOT } from '../helpers/harness.js';
+import { CLI, createHarness, type Harness, onlyRun, ROOT, runBuiltCli } from '../helpers/harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -123,6 +123,15 @@ describe('a review watch (incremental)', () => {
     );
     expect(h.agentRuns('claude')).toHaveLength(2);
   }, 120_000);
+
+  it('is explained by validate --explain: the branch, the scan and the pinned code', async () => {
+    h = await createHarness({ issues: [], automation: WATCH });
+    const shown = await runBuiltCli(['--config', h.settingsFile, 'validate', '--explain'], { env: h.env });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain('acme/api (the default branch)');
+    expect(shown.stdout).toContain('incremental: new commits since the last finished review');
+    expect(shown.stdout).toContain('a new branch at the commit each task is pinned to');
+  }, 60_000);
 
   it('goes back to the last 20 commits, saying so, when the reviewed commit was force-pushed away', async () => {
     h = await createHarness({ issues: [], automation: WATCH });
