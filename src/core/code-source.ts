@@ -28,7 +28,16 @@ export type CodeSource =
       /** The branch the pull request merges into, when known. */
       baseRef: string | null;
       fromFork: boolean;
+    }
+  | {
+      kind: 'commit';
+      /** The branch the commit was read from (fetched to find it). */
+      branch: string;
+      sha: string;
     };
+
+/** The commit a task is pinned to (a review watch's fire): its branch and its sha. */
+export type PinnedCommit = Omit<Extract<CodeSource, { kind: 'commit' }>, 'kind'>;
 
 /** The pull request a task is about: its number and, when its item said, its head and base. */
 export type PullRequestHead = Omit<Extract<CodeSource, { kind: 'pr_head' }>, 'kind'>;
@@ -44,11 +53,15 @@ export interface CodeSourceTrigger {
   readonly githubItem?: GitHubItemKind | undefined;
   /** The pull request a task is about, or undefined (an issue, a draft card, a schedule). */
   pullRequest?(task: Task): PullRequestHead | undefined;
+  /** The commit a task is pinned to, or undefined (every trigger but a review watch). */
+  pinnedCommit?(task: Task): PinnedCommit | undefined;
 }
 
 /** The code a task's worktree starts from. */
 export function codeSource(config: CodeSourceConfig, task: Task, trigger: CodeSourceTrigger): CodeSource {
   if (config.checkout === 'main') return { kind: 'checkout' };
+  const pinned = trigger.pinnedCommit?.(task);
+  if (pinned) return { kind: 'commit', ...pinned };
   if (config.worktree_from === 'head') {
     const pr = trigger.pullRequest?.(task);
     if (pr) return { kind: 'pr_head', ...pr };
@@ -60,6 +73,8 @@ export function codeSource(config: CodeSourceConfig, task: Task, trigger: CodeSo
 /** What an automation's agents will see, before any task is known (`validate --explain`). */
 export function describeCodeSetting(config: CodeSourceConfig, trigger: CodeSourceTrigger): string {
   if (config.checkout === 'main') return 'the shared checkout as it is (no fetch, no branch of its own)';
+  if (trigger.pinnedCommit)
+    return 'a new branch at the commit each task is pinned to (read from GitHub when it fires)';
   if (config.worktree_from === 'head') {
     const cards =
       trigger.githubItem === 'card' ? ' (a card that is not a pull request: the default branch)' : '';
@@ -91,6 +106,8 @@ export function describeCodeSource(
       return `the default branch${short(commits?.base)}`;
     case 'base_branch':
       return `${source.branch}${short(commits?.base)} (the pull request’s base)`;
+    case 'commit':
+      return `${source.branch} at ${source.sha.slice(0, 12)} (the commit the review is pinned to)`;
     case 'pr_head': {
       const head = commits?.head ?? source.headSha;
       const from = source.headRef ? ` (${source.fromFork ? 'a fork’s ' : ''}${source.headRef})` : '';

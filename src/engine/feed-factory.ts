@@ -4,6 +4,7 @@ import type { SourceContext } from '../triggers/source.js';
 import type { FeedKit } from '../triggers/types.js';
 import { ChainFeed } from './chain.js';
 import { EventFeed, type Feed, ScheduleFeed } from './feed.js';
+import { WatchFeed } from './watch-feed.js';
 
 /** `automations`: every configured automation (a chain looks up its upstream's `deliver`). */
 export function feedKit(polling: PollingSettings, automations: readonly ResolvedAutomation[] = []): FeedKit {
@@ -17,6 +18,7 @@ export function feedKit(polling: PollingSettings, automations: readonly Resolved
       const delivers = upstream !== undefined && 'deliver' in upstream.config && !!upstream.config.deliver;
       return new ChainFeed(automation, chain, polling.cron_poll_interval_seconds, delivers);
     },
+    watch: (automation, watch) => new WatchFeed(automation, watch, polling.poll_interval_seconds),
   };
 }
 

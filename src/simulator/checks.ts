@@ -17,6 +17,7 @@
  *                                                            like GitHub's signed URLs) serving text/plain
  *   POST   /repos/{o}/{r}/actions/runs/{run_id}/rerun-failed-jobs   201; the failed jobs (and their
  *                                                            check runs) are queued again, attempt + 1
+ *   GET    /repos/{o}/{r}/branches/{branch}                       the branch and its head commit
  *   GET    /repos/{o}/{r}/branches/{branch}/protection/required_status_checks
  *                                                            `status-check-policy`; 404 "Branch not
  *                                                            protected"; 403 when set unreadable
@@ -809,6 +810,20 @@ export function checksRoute(
       return method === 'POST' ? rerunFailedJobs(request, repo, Number(b)) : notFound();
     }
     return notFound();
+  }
+  if (head === 'branches' && rest.length === 2) {
+    if (method !== 'GET') return notFound();
+    const name = decodeURIComponent(a!);
+    const sha = branchSha(repo, name);
+    if (!sha) return restError(404, 'Branch not found');
+    return {
+      status: 200,
+      body: {
+        name,
+        commit: { sha, url: `${request.apiUrl}/repos/${repo.nameWithOwner}/commits/${sha}` },
+        protected: false,
+      },
+    };
   }
   if (
     head === 'branches' &&

@@ -12,6 +12,7 @@ import { githubProjectItemsTrigger } from './github-project-items/index.js';
 import { githubPullRequestsTrigger } from './github-pull-requests/index.js';
 import { jiraTrigger } from './jira/index.js';
 import { linearTrigger } from './linear/index.js';
+import { reviewWatchTrigger } from './review-watch/index.js';
 import type { TriggerDefinition } from './types.js';
 
 export const BUILT_IN_TRIGGERS = {
@@ -22,6 +23,7 @@ export const BUILT_IN_TRIGGERS = {
   after: afterTrigger,
   linear: linearTrigger,
   jira: jiraTrigger,
+  'review-watch': reviewWatchTrigger,
 } as const;
 
 /** The canonical type of a built-in trigger. */

@@ -7,7 +7,7 @@
 import type { z } from 'zod';
 import type { AnyAutomation, ResolvedAutomation } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
-import type { GitHubItemKind, PullRequestHead } from '../core/code-source.js';
+import type { GitHubItemKind, PinnedCommit, PullRequestHead } from '../core/code-source.js';
 import type { Item, RunRecord, RunStatus, Task } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
 import type { Logger } from '../log.js';
@@ -112,6 +112,21 @@ export interface ChainSpec {
   items(runs: readonly RunRecord[]): Promise<Item[]>;
 }
 
+/** What a watch finds when it looks (see `WatchSpec`). */
+export type WatchLook =
+  /** Nothing to do now (no commit yet, or a look that could not be made). */
+  | undefined
+  /** An item to run. */
+  | { item: Item }
+  /** An item recorded as a skipped run with `reason`, and no agent started (once per item key). */
+  | { item: Item; skip: string };
+
+/** A watch on something the trigger reads itself (a branch's head commit), for the engine's watch feed. */
+export interface WatchSpec {
+  /** Looks once; `context.preview` set: must record nothing. */
+  look(context: PollContext): Promise<WatchLook>;
+}
+
 /**
  * The feeds the engine offers a trigger (passed in, so `src/triggers` never imports the engine at
  * run time). Intervals come from `[settings.polling]`.
@@ -123,6 +138,8 @@ export interface FeedKit {
   schedule(automation: ResolvedAutomation, schedule: ScheduleSpec): Feed;
   /** Looks for finished upstream runs every `cron_poll_interval_seconds`. */
   chain(automation: ResolvedAutomation, chain: ChainSpec): Feed;
+  /** Looks every `poll_interval_seconds` (review watches); one run at a time per item key. */
+  watch(automation: ResolvedAutomation, watch: WatchSpec): Feed;
 }
 
 export interface FeedContext extends SourceContext {
@@ -264,6 +281,8 @@ export interface TriggerDefinition<A extends AnyAutomation = ResolvedAutomation>
   readonly githubItem?: GitHubItemKind;
   /** The pull request a task is about (`worktree_from = "head"` starts from its head); absent: none. */
   pullRequest?(task: Task): PullRequestHead | undefined;
+  /** The commit a task is pinned to (a review): its worktree starts there, whatever `worktree_from` says. */
+  pinnedCommit?(task: Task): PinnedCommit | undefined;
   /** At most one run of the automation at a time (schedules: occurrences run in order). */
   readonly serialRuns: boolean;
   /** Lines describing what the automation will do, for `validate --explain`. */

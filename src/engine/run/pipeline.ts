@@ -792,6 +792,13 @@ function startFromOf(source: CodeSource): StartFrom | undefined {
       trackingRef: `refs/remotes/origin/${source.branch}`,
       label: `pr_base_branch ${source.branch}`,
     };
+  if (source.kind === 'commit')
+    return {
+      remoteRef: `refs/heads/${source.branch}`,
+      trackingRef: `refs/remotes/origin/${source.branch}`,
+      commit: source.sha,
+      label: `${source.branch} at ${source.sha.slice(0, 12)}`,
+    };
   if (source.kind === 'pr_head')
     return {
       remoteRef: `refs/pull/${source.number}/head`,

@@ -1,0 +1,157 @@
+/**
+ * The review-watch trigger (issue 29): a branch kept reviewed. Each poll asks GitHub for the
+ * branch's head commit, fetches it into the repository's checkout and decides the range with
+ * `src/review/range.ts`; nothing new is a skipped run with no agent, anything else a task pinned to
+ * that commit (its worktree starts there) with the range in its prompt. A finished review (its
+ * agent called `findings_done`) moves the watch's "reviewed up to" when the watch next looks.
+ */
+import type { Item } from '../../core/types.js';
+import type { GitHubClient } from '../../github/client.js';
+import { reviewDone, reviewedUpTo, settleReview } from '../../review/progress.js';
+import {
+  baselineScope,
+  describeScope,
+  gitHistory,
+  incrementalScope,
+  NO_NEW_COMMITS,
+  type ReviewScope,
+} from '../../review/range.js';
+import type { Store } from '../../store/types.js';
+import { ensureCheckout } from '../../workspace/checkout.js';
+import { git } from '../../workspace/git.js';
+import { repoLockKey, withLock } from '../../workspace/lock.js';
+import { defaultTimezone, noUpstreamRun, stringField } from '../hooks.js';
+import type { PollContext, TriggerDefinition, WatchLook } from '../types.js';
+import { type ReviewWatchResolved, reviewWatchTable } from './schema.js';
+
+/** How long the clone (first look) and the fetch of the branch may take. */
+const FETCH_TIMEOUT_MS = 10 * 60_000;
+
+/** How many of the watch's newest runs are looked at for a finished review to settle. */
+const SETTLE_WINDOW = 20;
+
+/** The watched branch: as set, or the repository's default branch, asked from GitHub. */
+async function watchedBranch(automation: ReviewWatchResolved, github: GitHubClient): Promise<string> {
+  if (automation.config.branch) return automation.config.branch;
+  const repo = await github.rest<{ default_branch: string }>('GET', `/repos/${automation.config.repo}`);
+  return repo.default_branch;
+}
+
+/** The branch's head commit, as GitHub says it now. */
+async function headOf(
+  automation: ReviewWatchResolved,
+  github: GitHubClient,
+  branch: string,
+): Promise<string> {
+  const answer = await github.rest<{ commit: { sha: string } }>(
+    'GET',
+    `/repos/${automation.config.repo}/branches/${encodeURIComponent(branch)}`,
+  );
+  return answer.commit.sha;
+}
+
+/**
+ * "Reviewed up to" follows the newest of the watch's recent runs whose agent called
+ * `findings_done` (a run that ended any other way moves nothing).
+ */
+async function settleNewest(store: Store, watch: string): Promise<void> {
+  for (const run of await store.listRuns({ automationId: watch, limit: SETTLE_WINDOW })) {
+    if (await reviewDone(store, run.id)) {
+      await settleReview(store, watch, run.id);
+      return;
+    }
+  }
+}
+
+function reviewItem(
+  automation: ReviewWatchResolved,
+  branch: string,
+  head: string,
+  scope: Extract<ReviewScope, { kind: 'review' }> | undefined,
+): Item {
+  const c = automation.config;
+  return {
+    id: head.slice(0, 12),
+    title: `${c.scan === 'baseline' ? 'Baseline review' : 'Review'} of ${c.repo} ${branch} at ${head.slice(0, 12)}`,
+    url: `https://github.com/${c.repo}/commit/${head}`,
+    body: '',
+    itemKey: `review:${c.scan}:${head}`,
+    repo: c.repo,
+    fields: {
+      review_scan: c.scan,
+      review_branch: branch,
+      review_commit: head,
+      review_from: scope?.from ?? '',
+      review_commits: scope ? scope.commits.join('\n') : '',
+      review_range: scope ? describeScope(scope) : NO_NEW_COMMITS,
+    },
+  };
+}
+
+async function look(
+  automation: ReviewWatchResolved,
+  github: GitHubClient,
+  context: PollContext,
+): Promise<WatchLook> {
+  const { repository } = automation;
+  const branch = await watchedBranch(automation, github);
+  const head = await headOf(automation, github, branch);
+  const checkout = await ensureCheckout({
+    alias: repository.alias,
+    remote: repository.remote,
+    path: repository.checkoutPath,
+    ...(repository.setup_script ? { setupScript: repository.setup_script } : {}),
+    timeoutMs: FETCH_TIMEOUT_MS,
+    log: context.log,
+    ...(context.signal ? { signal: context.signal } : {}),
+  });
+  await withLock(repoLockKey(checkout.path), () =>
+    git(['fetch', '--quiet', '--no-tags', 'origin', `+refs/heads/${branch}:refs/remotes/origin/${branch}`], {
+      cwd: checkout.path,
+      timeoutMs: FETCH_TIMEOUT_MS,
+      ...(context.signal ? { signal: context.signal } : {}),
+    }),
+  );
+  if (!context.preview) await settleNewest(context.store, automation.id);
+  const scope: ReviewScope =
+    automation.config.scan === 'baseline'
+      ? baselineScope(head)
+      : await incrementalScope(
+          gitHistory(checkout.path),
+          head,
+          await reviewedUpTo(context.store, automation.id),
+          { wholeFirst: automation.config.first_review === 'whole' },
+        );
+  if (scope.kind === 'skip')
+    return { item: reviewItem(automation, branch, head, undefined), skip: scope.reason };
+  return { item: reviewItem(automation, branch, head, scope) };
+}
+
+export const reviewWatchTrigger: TriggerDefinition<ReviewWatchResolved> = {
+  ...reviewWatchTable,
+  // One review of a watch at a time: the next one's range starts where this one ends.
+  serialRuns: true,
+  createFeed(automation, context) {
+    return context.feeds.watch(automation, { look: (poll) => look(automation, context.github(), poll) });
+  },
+  pinnedCommit(task) {
+    const branch = stringField(task.item.fields.review_branch);
+    const sha = stringField(task.item.fields.review_commit);
+    return branch && sha ? { branch, sha } : undefined;
+  },
+  doctor: {
+    needs: 'github',
+    async check(automation, context) {
+      const github = context.github();
+      const branch = await watchedBranch(automation, github);
+      const head = await headOf(automation, github, branch);
+      return { ok: true, detail: `${automation.config.repo} ${branch} is at ${head.slice(0, 12)}` };
+    },
+  },
+  screening: {
+    unscreened: 'a review watch’s prompt carries commit ids and its own range, no third-party text',
+  },
+  itemName: (run) => `review of ${run.repo} at ${run.itemId}`,
+  upstreamRunId: noUpstreamRun,
+  resolveTimezone: defaultTimezone,
+};

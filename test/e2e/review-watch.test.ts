@@ -1,0 +1,154 @@
+/**
+ * Issue 29, the review watch as a trigger, end to end (the simulator, real git, a fake agent, the
+ * built `curupira mcp` standing in for the agent's `findings_done`): a first incremental review is
+ * pinned to the branch's head read from GitHub, its worktree starts there and its prompt names the
+ * range; after it finished, a tick with no new commit is a skipped run and starts no agent; a new
+ * commit is reviewed alone.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RunRecord } from '../../src/core/types.js';
+import { reviewedUpTo } from '../../src/review/progress.js';
+import { git } from '../../src/workspace/git.js';
+import { commitFiles } from '../../src/workspace/testing.js';
+import { CLI, createHarness, type Harness, onlyRun, ROOT, runBuiltCli } from '../helpers/harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.cleanup();
+  h = undefined;
+});
+
+const WATCH = `[automations.review]
+trigger_type = "review-watch"
+repository = "api"
+repo = "acme/api"
+prompt = "Review \${review_range}. Pinned: \${review_commit}."
+`;
+
+/** Pushes one commit on main (through a clone of origin); returns it. */
+async function pushToMain(harness: Harness, files: Record<string, string>, message: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'curupira-contrib-'));
+  try {
+    await git(['clone', '-q', harness.origin.url, dir], { cwd: tmpdir() });
+    const sha = await commitFiles(dir, files, message);
+    await git(['push', '-q', 'origin', `${sha}:refs/heads/main`], { cwd: dir });
+    return sha;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** The review's agent says it is done, through the findings server (`curupira mcp --run`). */
+async function findingsDone(harness: Harness, run: RunRecord, commit: string): Promise<string> {
+  const client = new Client({ name: 'review-agent', version: '1.0.0' });
+  const env = Object.fromEntries(
+    Object.entries(harness.env).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'mcp', '-c', harness.settingsFile, '--run', run.id, '--commit', commit],
+      env,
+      cwd: ROOT,
+      stderr: 'pipe',
+    }),
+  );
+  try {
+    const result = (await client.callTool({
+      name: 'findings_done',
+      arguments: { summary: 'Nothing to report.', reviewed_commit: commit },
+    })) as { content: { text: string }[] };
+    return result.content[0]!.text;
+  } finally {
+    await client.close();
+  }
+}
+
+async function runsOf(harness: Harness): Promise<RunRecord[]> {
+  const store = await harness.openStore();
+  try {
+    return await store.listRuns({ automationId: 'review' });
+  } finally {
+    await store.close();
+  }
+}
+
+async function markOf(harness: Harness): Promise<string | null> {
+  const store = await harness.openStore();
+  try {
+    return await reviewedUpTo(store, 'review');
+  } finally {
+    await store.close();
+  }
+}
+
+describe('a review watch (incremental)', () => {
+  it('reviews the branch at the head GitHub names, then skips a tick with nothing new without an agent', async () => {
+    h = await createHarness({ issues: [], automation: WATCH });
+    const head = await pushToMain(h, { 'src/a.ts': 'export const a = 1;\n' }, 'add a');
+
+    // First tick: the first review, pinned to main's head, the range in its prompt.
+    const first = onlyRun((await h.run()).runs);
+    expect(first.status, first.reason ?? '').toBe('succeeded');
+    expect(first.taskType).toBe('review-watch');
+    expect(first.baseCommit).toBe(head);
+    expect(first.prompt).toContain(`Pinned: ${head}.`);
+    expect(first.prompt).toContain('(first review: the last 20 commits)');
+    expect(first.prompt).toContain(`..${head.slice(0, 12)}`);
+    expect(h.agentRuns('claude')).toHaveLength(1);
+
+    expect(await findingsDone(h, first, head)).toBe(`Review done at ${head}.`);
+
+    // Second tick, nothing new: a skipped run with the reason, and no agent started.
+    expect((await h.run()).runs).toEqual([]);
+    const skipped = (await runsOf(h)).filter((r) => r.id !== first.id);
+    expect(skipped.map((r) => [r.status, r.reason, r.itemId])).toEqual([
+      ['skipped', 'No new commits since the last review', head.slice(0, 12)],
+    ]);
+    expect(h.agentRuns('claude')).toHaveLength(1);
+    expect(await markOf(h)).toBe(head);
+
+    // A new commit: the third tick reviews that one commit only.
+    const next = await pushToMain(h, { 'src/b.ts': 'export const b = 2;\n' }, 'add b');
+    const third = onlyRun((await h.run()).runs);
+    expect(third.status, third.reason ?? '').toBe('succeeded');
+    expect(third.baseCommit).toBe(next);
+    expect(third.prompt).toContain(
+      `${head.slice(0, 12)}..${next.slice(0, 12)} (1 new commit since ${head.slice(0, 12)})`,
+    );
+    expect(h.agentRuns('claude')).toHaveLength(2);
+  }, 120_000);
+
+  it('is explained by validate --explain: the branch, the scan and the pinned code', async () => {
+    h = await createHarness({ issues: [], automation: WATCH });
+    const shown = await runBuiltCli(['--config', h.settingsFile, 'validate', '--explain'], { env: h.env });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain('acme/api (the default branch)');
+    expect(shown.stdout).toContain('incremental: new commits since the last finished review');
+    expect(shown.stdout).toContain('a new branch at the commit each task is pinned to');
+  }, 60_000);
+
+  it('goes back to the last 20 commits, saying so, when the reviewed commit was force-pushed away', async () => {
+    h = await createHarness({ issues: [], automation: WATCH });
+    const before = (await git(['rev-parse', 'refs/heads/main'], { cwd: h.origin.url })).trim();
+    const reviewed = await pushToMain(h, { 'src/a.ts': 'export const a = 1;\n' }, 'add a');
+    const first = onlyRun((await h.run()).runs);
+    expect(first.status, first.reason ?? '').toBe('succeeded');
+    await findingsDone(h, first, reviewed);
+
+    // main is rewritten: the reviewed commit is no longer in its history.
+    await git(['update-ref', 'refs/heads/main', before], { cwd: h.origin.url });
+    const rewritten = await pushToMain(h, { 'src/a.ts': 'export const a = 2;\n' }, 'add a, again');
+    const second = onlyRun((await h.run()).runs);
+    expect(second.status, second.reason ?? '').toBe('succeeded');
+    expect(second.baseCommit).toBe(rewritten);
+    expect(second.prompt).toContain(
+      `history was rewritten: ${reviewed.slice(0, 12)}, reviewed last, is no longer in the branch; back to the last 20 commits`,
+    );
+  }, 120_000);
+});
