@@ -33,6 +33,7 @@ import type { Classifier, ClassifierSettings } from './screening/classifier/type
 import { ScreeningFeature } from './screening/feature.js';
 import { PullRequestConfigFeature } from './screening/pr-config.js';
 import { TelemetryFeature } from './telemetry/feature.js';
+import { createServiceKit } from './triggers/service.js';
 
 export type {
   AutomationStatus,
@@ -147,6 +148,7 @@ export function createFeatures(
     ...tokens,
     escalation: () => failures.escalation,
     leases: () => leases?.leases(),
+    service: () => createServiceKit({ env, dir: port.settings().dir }),
   });
   const delivery = new DeliveryFeature({
     port,

@@ -17,7 +17,7 @@ import { isFailure, type RunRecord, type Task } from '../core/types.js';
 import { createGitHubClient, type GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
 import { code, type RunWrites, runDuration } from '../github/write-port.js';
-import { WriteQueue } from '../github/write-queue.js';
+import { type ServiceWriteSender, WriteQueue } from '../github/write-queue.js';
 import { declareWriter, type GitHubWriter, type SettingsWideKey, writesWanted } from '../github/writers.js';
 import type { Logger } from '../log.js';
 import type { GitHubWrite, Store, WriteInit } from '../store/types.js';
@@ -64,7 +64,10 @@ export function wantsGitHubWrites(
   automations: readonly AnyAutomation[],
   execution?: Partial<Pick<Settings['execution'], SettingsWideKey>>,
 ): boolean {
-  return writesWanted(githubWriters(), automations, execution);
+  return (
+    writesWanted(githubWriters(), automations, execution) ||
+    automations.some((automation) => automation.trigger.writeBack?.wanted(automation as never) === true)
+  );
 }
 
 /** The label writes of a run's end: the status label off, the exit label on (or the failed one off). */
@@ -153,6 +156,8 @@ export interface RunWritesOptions {
   /** For tests: the client to write with (default one with `maxAttempts: 1`, see write-queue.ts). */
   client?: GitHubClient;
   paceMs?: number;
+  /** Sends the writes to items outside GitHub (a trigger's `writeBack`). */
+  sendServiceWrite?: ServiceWriteSender;
 }
 
 export function createRunWrites(options: RunWritesOptions): RunWrites {
@@ -173,6 +178,7 @@ export function createRunWrites(options: RunWritesOptions): RunWrites {
     clock: options.clock,
     log,
     ...(options.paceMs === undefined ? {} : { paceMs: options.paceMs }),
+    ...(options.sendServiceWrite ? { sendServiceWrite: options.sendServiceWrite } : {}),
   });
   const quietly = async <T>(what: string, action: () => Promise<T>): Promise<T | undefined> => {
     try {
@@ -232,6 +238,10 @@ export function createRunWrites(options: RunWritesOptions): RunWrites {
       const writes = exitLabelWrites(automation, run);
       writes.push(...(await resultWrite(automation, task, run)));
       await enqueue(task, run, writes);
+      // Write-back to an item outside GitHub (a Linear issue), when its trigger has one and is asked.
+      const back = automation.trigger.writeBack;
+      if (back?.wanted(automation as never))
+        await enqueueAll(back.writes(automation as never, task, run, resultCommentBody(automation, run)));
     },
     async queueEdit(item, runId, marker, body) {
       await queue.enqueue({ ...item, runId, marker, write: { kind: 'comment', body, editOnly: true } });

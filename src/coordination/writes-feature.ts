@@ -8,6 +8,7 @@ import type { GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
+import type { ServiceKit } from '../triggers/service.js';
 import { afterRunWrites } from './after-run.js';
 import type { Escalation } from './escalation.js';
 import type { Leases } from './lease.js';
@@ -23,6 +24,8 @@ export interface WritesOptions {
   stopSignal: AbortSignal;
   escalation(): Escalation;
   leases(): Leases | undefined;
+  /** Credentials and HTTP for writes to items outside GitHub (a Linear issue). */
+  service?(): ServiceKit;
 }
 
 export class WritesFeature implements Feature<{ writes: RunWrites }> {
@@ -40,7 +43,22 @@ export class WritesFeature implements Feature<{ writes: RunWrites }> {
     if (!this.built && tokens && wantsGitHubWrites(settings.automations, settings.execution)) {
       const { store, log, stopSignal } = this.options;
       const apiUrl = this.options.github().apiUrl;
-      this.built = createRunWrites({ store, apiUrl, tokens, clock: port.clock, log, signal: stopSignal });
+      const service = this.options.service;
+      this.built = createRunWrites({
+        store,
+        apiUrl,
+        tokens,
+        clock: port.clock,
+        log,
+        signal: stopSignal,
+        async sendServiceWrite(write, record) {
+          const automation = port.settings().automations.find((a) => a.id === write.automation);
+          const back = automation?.trigger.writeBack;
+          if (!automation || !back || !service)
+            throw new Error(`automation ${write.automation} no longer writes to ${write.service}`);
+          await back.send(write, record.marker, automation as never, service(), stopSignal);
+        },
+      });
     }
     return this.built;
   }

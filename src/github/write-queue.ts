@@ -25,7 +25,7 @@ import { GitHubRateLimitError, GitHubRequestError } from '../core/errors.js';
 import { type Logger, silentLogger } from '../log.js';
 import { crashPoint } from '../process/crash-point.js';
 import { redact } from '../security/redact.js';
-import type { GitHubWrite, Store, WriteInit, WriteRecord } from '../store/types.js';
+import type { GitHubWrite, ServiceWrite, Store, WriteInit, WriteRecord } from '../store/types.js';
 import type { GitHubClient } from './client.js';
 import {
   getAuthenticatedUser,
@@ -53,7 +53,14 @@ export interface WriteQueueOptions {
   maxAttempts?: number;
   /** Waits after each failed attempt (default WRITE_BACKOFF_MS; the last one repeats). */
   backoffMs?: readonly number[];
+  /**
+   * Sends a `service` write (an item outside GitHub, such as a Linear issue); without one such a
+   * write fails. It must be idempotent itself: the queue retries it as it retries the others.
+   */
+  sendServiceWrite?: ServiceWriteSender;
 }
+
+export type ServiceWriteSender = (write: ServiceWrite, record: WriteRecord) => Promise<void>;
 
 export interface DrainResult {
   sent: number;
@@ -106,6 +113,7 @@ export class WriteQueue {
   readonly #paceMs: number;
   readonly #maxAttempts: number;
   readonly #backoff: readonly number[];
+  readonly #sendServiceWrite: ServiceWriteSender | undefined;
   #lastWriteAt: number | undefined;
   #viewer: string | undefined;
 
@@ -117,6 +125,7 @@ export class WriteQueue {
     this.#paceMs = options.paceMs ?? DEFAULT_WRITE_PACE_MS;
     this.#maxAttempts = options.maxAttempts ?? DEFAULT_WRITE_ATTEMPTS;
     this.#backoff = options.backoffMs ?? WRITE_BACKOFF_MS;
+    this.#sendServiceWrite = options.sendServiceWrite;
   }
 
   /** Records the write (durably, before any request); `drain` sends it. */
@@ -125,7 +134,9 @@ export class WriteQueue {
     const write: GitHubWrite =
       init.write.kind === 'comment' || init.write.kind === 'create-issue'
         ? { ...init.write, body: redact(init.write.body) }
-        : init.write;
+        : init.write.kind === 'service' && init.write.body !== undefined
+          ? { ...init.write, body: redact(init.write.body) }
+          : init.write;
     const row = await this.#store.enqueueWrite({
       ...init,
       write,
@@ -286,6 +297,12 @@ export class WriteQueue {
       case 'remove-label':
         await this.#removeLabel(write, w.label);
         return undefined;
+      case 'service': {
+        const send = this.#sendServiceWrite;
+        if (!send) throw new Error(`no sender for ${w.service} writes`);
+        await this.#paced(() => send(w, write));
+        return undefined;
+      }
       case 'set-state':
         await this.#paced(() =>
           this.#client.rest('PATCH', itemPath(write), {

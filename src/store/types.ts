@@ -233,7 +233,28 @@ export type GitHubWrite =
       readonly stateReason?: 'completed' | 'not_planned' | 'reopened';
       /** Of the issue the `create-issue` write with this marker made (the record's `number` is 0). */
       readonly onIssueOf?: string;
+    }
+  /**
+   * A write to an item outside GitHub (a Linear issue): sent by the trigger's own sender, which the
+   * write queue is handed (src/triggers/write-back.ts). The record's `repo` is `<service>:<team>`.
+   */
+  | {
+      readonly kind: 'service';
+      /** The trigger type that sends it (`linear`). */
+      readonly service: string;
+      /** The automation whose credentials and endpoint it is sent with. */
+      readonly automation: string;
+      /** The item's key in its service (`ENG-7`). */
+      readonly item: string;
+      readonly action: 'comment' | 'move';
+      /** The comment's text (`comment`). */
+      readonly body?: string;
+      /** The workflow state's name (`move`). */
+      readonly state?: string;
     };
+
+/** A write to an item outside GitHub, sent by its trigger's `writeBack` hook. */
+export type ServiceWrite = Extract<GitHubWrite, { kind: 'service' }>;
 
 export type WriteStatus = 'pending' | 'sent' | 'failed';
 

@@ -11,7 +11,7 @@ import type { GitHubItemKind, PinnedCommit, PullRequestHead } from '../core/code
 import type { Item, RunRecord, RunStatus, Task } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
 import type { Logger } from '../log.js';
-import type { Store } from '../store/types.js';
+import type { ServiceWrite, Store, WriteInit } from '../store/types.js';
 import type { ServiceKit } from './service.js';
 import type { SourceContext, TriggerSource } from './source.js';
 
@@ -313,6 +313,12 @@ export interface TriggerDefinition<A extends AnyAutomation = ResolvedAutomation>
    * none (the `closes` field of `pr_body` is empty).
    */
   closingReference?(task: Task): string | undefined;
+  /**
+   * Write-back to an item outside GitHub (opt-in): whether the automation asks for any, the writes
+   * a finished run queues (through the write queue, as GitHub writes), and how one is sent. Absent:
+   * the trigger writes nothing to its service.
+   */
+  readonly writeBack?: WriteBackHook<A>;
   /** GitHub webhooks that concern its automations; absent: a delivery never polls them. */
   readonly webhooks?: WebhookHook<A>;
   /** Schedules: the next time the automation fires after `now` (the board); absent: not scheduled. */
@@ -338,3 +344,22 @@ export type TriggerTable<A extends AnyAutomation> = Pick<
   TriggerDefinition<A>,
   'type' | 'aliases' | 'description' | 'schema' | 'promptFields' | 'untrustedFields' | 'explain'
 >;
+
+/** See `TriggerDefinition.writeBack`. */
+export interface WriteBackHook<A extends AnyAutomation = ResolvedAutomation> {
+  /** True when the automation's keys ask for a write (only then is the write queue built). */
+  wanted(automation: A): boolean;
+  /**
+   * The writes a finished run queues (each with its own marker); none unless `wanted`. `result` is
+   * the run's result text (as a GitHub result comment says it).
+   */
+  writes(automation: A, task: Task, run: RunRecord, result: string): WriteInit[];
+  /** Sends one queued write (`marker`: its queue marker); must be idempotent (the queue retries it). */
+  send(
+    write: ServiceWrite,
+    marker: string,
+    automation: A,
+    service: ServiceKit,
+    signal?: AbortSignal,
+  ): Promise<void>;
+}

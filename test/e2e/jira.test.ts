@@ -132,3 +132,73 @@ describe('a Jira automation', () => {
     expect(pr.body.startsWith('Fixes ENG-7\n')).toBe(true);
   });
 });
+
+describe('Jira write-back (opt-in)', () => {
+  const WRITE_BACK = 'result_comment = true\nresult_state = "In Review"';
+
+  function addIssue(): void {
+    jira.issues.push({
+      key: 'ENG-7',
+      summary: 'Crash on start',
+      labels: ['agent'],
+      reporter: 'acc-ada',
+      created: '2026-01-01T00:00:00.000+0000',
+    });
+  }
+
+  /** Requests that write, or read only to write (properties, transitions, status); none without the keys. */
+  function writeBackRequests() {
+    return jira.requests.filter(
+      (r) =>
+        (r.method === 'post' && r.path !== '/rest/api/3/search/jql') ||
+        /\/transitions$|expand=properties|fields=status/.test(r.path),
+    );
+  }
+
+  it('sends no write request at all without the keys', async () => {
+    addIssue();
+    const [run] = (await h.run()).runs;
+    expect(run!.status).toBe('succeeded');
+    expect(writeBackRequests()).toEqual([]);
+    expect(jira.writes).toEqual([]);
+  });
+
+  it('comments the result and transitions the issue exactly once, though each write fails once after Jira applied it', async () => {
+    addIssue();
+    h.configure({ automation: table(jira.url, WRITE_BACK) });
+    jira.faults = { failNext: 2, afterApplying: true };
+    const [run] = (await h.run()).runs;
+    expect(run!.status).toBe('succeeded');
+    expect(jira.faults.failNext).toBe(0);
+    expect(jira.writes.map((w) => [w.kind, w.issue, w.status])).toEqual([
+      ['comment', 'ENG-7', undefined],
+      ['transition', 'ENG-7', 'In Review'],
+    ]);
+    expect(jira.writes[0]!.body).toContain(`run \`${run!.id}\` of automation \`tickets\`: **succeeded**`);
+    const store = await h.openStore();
+    try {
+      const queued = await store.listWrites({ runId: run!.id });
+      expect(queued.map((w) => [w.marker, w.status, w.attempts])).toEqual([
+        [`jira-result run=${run!.id}`, 'sent', 2],
+        [`jira-state run=${run!.id}`, 'sent', 2],
+      ]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a kill -9 after Jira took the comment but before the queue noted it: the next start comments no second time', async () => {
+    addIssue();
+    h.configure({ automation: table(jira.url, WRITE_BACK) });
+    const killed = await runBuiltCli(['--config', h.settingsFile, 'run'], {
+      env: { ...h.env, CURUPIRA_TEST_CRASH_AT: 'write-posted' },
+    });
+    expect(killed.signal ?? killed.code).toBe('SIGKILL');
+    expect(jira.writes.map((w) => w.kind)).toEqual(['comment']);
+    const again = await cli('run');
+    expect(again.code).toBe(0);
+    expect(jira.writes.map((w) => w.kind)).toEqual(['comment', 'transition']);
+    expect(jira.issues[0]!.status).toBe('In Review');
+    expect(h.agentRuns('claude')).toHaveLength(1);
+  });
+});

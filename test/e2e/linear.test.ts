@@ -210,3 +210,101 @@ describe('a Linear automation', () => {
     expect(h.agentRuns('claude')).toHaveLength(1);
   });
 });
+
+/** The operations that write to Linear, or read only to write (none without the write-back keys). */
+const WRITE_BACK_OPERATIONS = new Set([
+  'CurupiraLinearComment',
+  'CurupiraLinearMove',
+  'CurupiraLinearCommentIds',
+  'CurupiraLinearStates',
+]);
+
+function writeBackRequests() {
+  return linear.requests.filter((r) => WRITE_BACK_OPERATIONS.has(r.operation));
+}
+
+describe('Linear write-back (opt-in)', () => {
+  const WRITE_BACK = 'result_comment = true\nresult_state = "In Review"';
+
+  function addIssue(): void {
+    linear.addIssue({
+      team: 'ENG',
+      number: 7,
+      title: 'Crash on start',
+      labels: ['agent'],
+      creatorId: 'u-ada',
+      createdAt: '2026-01-01T00:00:00Z',
+    });
+  }
+
+  function issueState(): string | undefined {
+    return linear.issues.find((i) => i.number === 7)?.state?.name;
+  }
+
+  it('sends no write request at all without the keys', async () => {
+    addIssue();
+    const [run] = (await h.run()).runs;
+    expect(run!.status).toBe('succeeded');
+    expect(writeBackRequests()).toEqual([]);
+    expect(linear.writes).toEqual([]);
+    expect(issueState()).toBeUndefined();
+  });
+
+  it('comments the result and moves the issue exactly once, though each write fails once after Linear applied it', async () => {
+    addIssue();
+    h.configure({ automation: table(linear.url, WRITE_BACK) });
+    // The comment's request and then the move's each fail with a 500 after Linear applied them.
+    linear.faults = { failNext: 2, afterApplying: true };
+    const [run] = (await h.run()).runs;
+    expect(run!.status).toBe('succeeded');
+    expect(linear.faults.failNext).toBe(0);
+    const comments = linear.writes.filter((w) => w.kind === 'comment');
+    expect(comments).toHaveLength(1);
+    expect(comments[0]!.issue).toBe('ENG-7');
+    expect(comments[0]!.body).toContain(`run \`${run!.id}\` of automation \`lin\`: **succeeded**`);
+    expect(linear.writes.filter((w) => w.kind === 'move')).toEqual([
+      { kind: 'move', issue: 'ENG-7', stateId: 'state-review' },
+    ]);
+    expect(issueState()).toBe('In Review');
+    const store = await h.openStore();
+    try {
+      const queued = await store.listWrites({ runId: run!.id });
+      expect(queued.map((w) => [w.marker, w.status, w.attempts])).toEqual([
+        [`linear-result run=${run!.id}`, 'sent', 2],
+        [`linear-state run=${run!.id}`, 'sent', 2],
+      ]);
+    } finally {
+      await store.close();
+    }
+    // A later pass (once = true) runs nothing and writes nothing more.
+    expect((await h.run()).runs).toEqual([]);
+    expect(linear.writes).toHaveLength(2);
+  });
+
+  it('retries a write Linear refused before applying it, and comments once', async () => {
+    addIssue();
+    h.configure({ automation: table(linear.url, 'result_comment = true') });
+    linear.faults = { failNext: 1, afterApplying: false };
+    const [run] = (await h.run()).runs;
+    expect(run!.status).toBe('succeeded');
+    expect(linear.writes.map((w) => w.kind)).toEqual(['comment']);
+    // Only result_comment: the issue is not moved.
+    expect(issueState()).toBeUndefined();
+    expect(linear.requests.filter((r) => r.operation === 'CurupiraLinearComment')).toHaveLength(2);
+  });
+
+  it('a kill -9 after Linear took the comment but before the queue noted it: the next start comments no second time', async () => {
+    addIssue();
+    h.configure({ automation: table(linear.url, WRITE_BACK) });
+    const killed = await runBuiltCli(['--config', h.settingsFile, 'run'], {
+      env: { ...h.env, CURUPIRA_TEST_CRASH_AT: 'write-posted' },
+    });
+    expect(killed.signal ?? killed.code).toBe('SIGKILL');
+    expect(linear.writes.map((w) => w.kind)).toEqual(['comment']);
+    const again = await cli('run');
+    expect(again.code).toBe(0);
+    expect(linear.writes.map((w) => w.kind)).toEqual(['comment', 'move']);
+    expect(issueState()).toBe('In Review');
+    expect(h.agentRuns('claude')).toHaveLength(1);
+  });
+});

@@ -50,7 +50,36 @@ export interface StandInJiraIssue {
   assignee?: string;
   reporter?: string;
   created: string;
-  comments?: { author: string; body: string; created: string }[];
+  comments?: {
+    author: string;
+    body: string;
+    created: string;
+    properties?: { key: string; value: unknown }[];
+  }[];
+}
+
+/** A write curupira made (a comment or a transition), in order. */
+export interface StandInJiraWrite {
+  kind: 'comment' | 'transition';
+  issue: string;
+  /** The comment's text (its paragraphs' text, one a line). */
+  body?: string;
+  /** The status a transition moved the issue to. */
+  status?: string;
+}
+
+/** The statuses every issue can move to, each by its own transition. */
+const STATUSES = [
+  { transition: '11', name: 'To Do', category: 'new' },
+  { transition: '21', name: 'In Progress', category: 'indeterminate' },
+  { transition: '31', name: 'In Review', category: 'indeterminate' },
+  { transition: '41', name: 'Done', category: 'done' },
+];
+
+/** The text of an Atlassian Document's paragraphs, one a line. */
+function textOf(doc: unknown): string {
+  const paragraphs = (doc as { content?: { content?: { text?: string }[] }[] }).content ?? [];
+  return paragraphs.map((p) => (p.content ?? []).map((t) => t.text ?? '').join('')).join('\n');
 }
 
 function adf(text: string): unknown {
@@ -74,6 +103,9 @@ export class JiraStandIn {
   readonly requests: { method: string; path: string; authorization: string; body: unknown }[] = [];
   /** Answer the next N requests with 429 and `Retry-After`. */
   throttleNext = 0;
+  readonly writes: StandInJiraWrite[] = [];
+  /** Fail the next N write requests (POST of a comment or a transition) with HTTP 500, after applying them or not. */
+  faults: { failNext: number; afterApplying: boolean } = { failNext: 0, afterApplying: false };
   retryAfterSeconds = 30;
   private server: ReturnType<typeof createServer> | undefined;
   url = '';
@@ -266,10 +298,79 @@ export class JiraStandIn {
             author: this.user(c.author),
             body: adf(c.body),
             created: c.created,
+            ...(url.searchParams.get('expand') === 'properties' ? { properties: c.properties ?? [] } : {}),
           })),
         },
         operationSchema('get', '/rest/api/3/issue/{issueIdOrKey}/comment', 'response'),
       );
+      return;
+    }
+    const transitionsPath = /^\/rest\/api\/3\/issue\/([^/]+)\/transitions$/.exec(path);
+    if (method === 'get' && transitionsPath) {
+      const found = issue(transitionsPath[1]!);
+      if (!found) return this.send(res, 404, { errorMessages: ['Issue does not exist'] });
+      this.send(
+        res,
+        200,
+        {
+          transitions: STATUSES.map((s) => ({
+            id: s.transition,
+            name: `Move to ${s.name}`,
+            to: { name: s.name, statusCategory: { key: s.category } },
+          })),
+        },
+        operationSchema('get', '/rest/api/3/issue/{issueIdOrKey}/transitions', 'response'),
+      );
+      return;
+    }
+    if (method === 'post' && (commentPath || transitionsPath)) {
+      const template = commentPath
+        ? '/rest/api/3/issue/{issueIdOrKey}/comment'
+        : '/rest/api/3/issue/{issueIdOrKey}/transitions';
+      const validate = jiraSchema(operationSchema('post', template, 'request'));
+      if (!validate(body)) {
+        this.send(res, 400, { errorMessages: [ajv.errorsText(validate.errors)] });
+        return;
+      }
+      const found = issue((commentPath ?? transitionsPath)![1]!);
+      if (!found) return this.send(res, 404, { errorMessages: ['Issue does not exist'] });
+      const apply = (): boolean => {
+        if (commentPath) {
+          const { body: doc, properties } = body as {
+            body: unknown;
+            properties?: { key: string; value: unknown }[];
+          };
+          const text = textOf(doc);
+          found.comments ??= [];
+          found.comments.push({
+            author: this.me,
+            body: text,
+            created: new Date().toISOString(),
+            ...(properties ? { properties } : {}),
+          });
+          this.writes.push({ kind: 'comment', issue: found.key, body: text });
+          return true;
+        }
+        const id = (body as { transition?: { id?: string } }).transition?.id;
+        const to = STATUSES.find((s) => s.transition === id);
+        if (!to) return false;
+        found.status = to.name;
+        found.category = to.category;
+        this.writes.push({ kind: 'transition', issue: found.key, status: to.name });
+        return true;
+      };
+      if (this.faults.failNext > 0) {
+        this.faults.failNext -= 1;
+        if (this.faults.afterApplying) apply();
+        this.send(res, 500, { errorMessages: ['Internal server error'] });
+        return;
+      }
+      if (!apply()) return this.send(res, 400, { errorMessages: ['Transition id is not valid'] });
+      if (commentPath) this.send(res, 201, { id: String(found.comments!.length), body: body });
+      else {
+        res.writeHead(204);
+        res.end();
+      }
       return;
     }
     this.send(res, 404, { errorMessages: [`the stand-in does not answer ${method.toUpperCase()} ${path}`] });

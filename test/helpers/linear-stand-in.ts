@@ -32,6 +32,8 @@ export interface StandInUser {
 }
 
 export interface StandInComment {
+  /** Given by the creator (`commentCreate`'s `id`), else made up. */
+  id?: string;
   body: string;
   createdAt: string;
   userId: string;
@@ -223,7 +225,8 @@ export class LinearStandIn {
       assignee: this.user(issue.assigneeId),
       creator: this.user(issue.creatorId),
       comments: ({ first }: { first?: number }) => ({
-        nodes: (issue.comments ?? []).slice(-(first ?? 50)).map((c) => ({
+        nodes: (issue.comments ?? []).slice(-(first ?? 50)).map((c, i) => ({
+          id: c.id ?? `comment-${identifier}-${i}`,
           body: c.body,
           createdAt: c.createdAt,
           user: this.user(c.userId),
@@ -272,9 +275,22 @@ export class LinearStandIn {
       workflowStates: ({ filter }: { filter?: Filter }) => ({
         nodes: this.states.filter((s) => compare(s.name, ((filter?.name ?? {}) as Filter) || {})),
       }),
-      commentCreate: ({ input }: { input: { issueId: string; body: string } }) => {
+      commentCreate: ({ input }: { input: { id?: string; issueId: string; body: string } }) => {
+        const issue = this.issues.find((i) => this.identifier(i) === input.issueId);
+        if (!issue) throw new Error('Entity not found: Issue');
+        // Linear refuses a second entity with an id already taken.
+        if (input.id !== undefined && this.issues.some((i) => i.comments?.some((c) => c.id === input.id)))
+          throw new Error('Conflict: an entity with this id already exists');
         this.writes.push({ kind: 'comment', issue: input.issueId, body: input.body });
-        return { success: true, comment: { id: `comment-${this.writes.length}` } };
+        const id = input.id ?? `comment-${this.writes.length}`;
+        issue.comments ??= [];
+        issue.comments.push({
+          id,
+          body: input.body,
+          createdAt: new Date().toISOString(),
+          userId: this.viewerId,
+        });
+        return { success: true, comment: { id, body: input.body, createdAt: new Date().toISOString() } };
       },
       issueUpdate: ({ id, input }: { id: string; input: { stateId?: string } }) => {
         this.writes.push({ kind: 'move', issue: id, ...(input.stateId ? { stateId: input.stateId } : {}) });

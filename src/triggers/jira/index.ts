@@ -5,6 +5,7 @@ import type { SourceFactory } from '../source.js';
 import type { ScreenActor, TriggerDefinition } from '../types.js';
 import { createJiraClient, type JiraClient } from './client.js';
 import { compileJql, type JiraResolved, jiraTable } from './schema.js';
+import { jiraWriteBack } from './write-back.js';
 
 const PAGE_SIZE = 50;
 const MAX_PAGES = 100;
@@ -191,6 +192,7 @@ export const jiraTrigger: TriggerDefinition<JiraResolved> = {
       },
     }),
   },
+  writeBack: jiraWriteBack,
   authorField: 'jira_reporter',
   // Jira's development panel links a pull request whose branch or title names the key.
   closingReference: (task) => `Fixes ${task.item.id}`,

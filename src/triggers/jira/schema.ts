@@ -18,6 +18,19 @@ export const JiraAutomation = z
   .strictObject({
     ...automationBaseShape,
     ...withoutItemKeys('a Jira issue'),
+    result_comment: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Write to Jira (opt-in): after each run, one comment on the Jira issue with the outcome, duration, branch, token usage and the `curupira runs show` command. Sent through the write queue (retried, redacted, exactly once). Default off: without it and `result_state` curupira writes nothing to Jira.',
+      ),
+    result_state: z
+      .string()
+      .refine((v) => v.trim().length > 0, 'must not be empty')
+      .optional()
+      .describe(
+        'Write to Jira (opt-in): after a run that succeeded, move the issue to this status (its name, `In Review`) by the transition that leads there. Sent through the write queue.',
+      ),
     site_url: z
       .url({ protocol: /^https?$/ })
       .describe(

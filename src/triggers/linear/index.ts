@@ -16,6 +16,7 @@ import {
   type LinearUser,
 } from './queries.js';
 import { type LinearResolved, linearFilter, linearTable } from './schema.js';
+import { linearWriteBack } from './write-back.js';
 
 /** Issues per page (Linear's default and a modest query complexity). */
 const PAGE_SIZE = 50;
@@ -158,6 +159,7 @@ export const linearTrigger: TriggerDefinition<LinearResolved> = {
       },
     }),
   },
+  writeBack: linearWriteBack,
   authorField: 'linear_author',
   // Linear links a pull request whose body says `Fixes ENG-7` (and whose branch names `eng-7`).
   closingReference: (task) => `Fixes ${task.item.id}`,

@@ -48,6 +48,14 @@ export const LINEAR_STATES = `query CurupiraLinearStates($filter: WorkflowStateF
   workflowStates(filter: $filter, first: 1) { nodes { id name } }
 }`;
 
+/** The ids of an issue's newest comments: a write-back comment already posted is among them. */
+export const LINEAR_COMMENT_IDS = `query CurupiraLinearCommentIds($id: String!, $first: Int) {
+  issue(id: $id) {
+    state { name }
+    comments(first: $first, orderBy: createdAt) { nodes { id } }
+  }
+}`;
+
 export const LINEAR_COMMENT = `mutation CurupiraLinearComment($input: CommentCreateInput!) {
   commentCreate(input: $input) { success comment { id } }
 }`;
@@ -61,6 +69,7 @@ export const LINEAR_OPERATIONS = [
   LINEAR_ISSUE_CONTEXT,
   LINEAR_TEAM,
   LINEAR_STATES,
+  LINEAR_COMMENT_IDS,
   LINEAR_COMMENT,
   LINEAR_MOVE,
 ] as const;
@@ -118,4 +127,12 @@ export interface LinearIssueContext {
 export interface LinearTeamAnswer {
   viewer: LinearUser;
   teams: { nodes: { id: string; key: string; name: string }[] };
+}
+
+export interface LinearCommentIds {
+  issue: { state: { name: string }; comments: { nodes: { id: string }[] } };
+}
+
+export interface LinearStatesAnswer {
+  workflowStates: { nodes: { id: string; name: string }[] };
 }

@@ -19,6 +19,15 @@ export const LinearAutomation = z
   .strictObject({
     ...automationBaseShape,
     ...withoutItemKeys('a Linear issue'),
+    result_comment: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Write to Linear (opt-in): after each run, one comment on the Linear issue with the outcome, duration, branch, token usage and the `curupira runs show` command. Sent through the write queue (retried, redacted, exactly once). Default off: without it and `result_state` curupira writes nothing to Linear.',
+      ),
+    result_state: Name.optional().describe(
+      'Write to Linear (opt-in): after a run that succeeded, move the issue to this workflow state of its team (its name, `In Review`). Sent through the write queue.',
+    ),
     team: Name.describe('Key of the Linear team whose issues run (`ENG`).'),
     repo: RepoSlug.optional().describe(
       'The GitHub repository (`owner/name`) of `repository`, where `deliver = "pr"` opens pull requests; required with it.',
