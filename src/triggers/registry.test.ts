@@ -26,7 +26,14 @@ describe('trigger registry', () => {
 
   it('reads the automation union from the registry: one line adds a built-in trigger', () => {
     expectTypeOf<TriggerType>().toEqualTypeOf<
-      'github-issues' | 'github-pull-requests' | 'github-project-items' | 'cron' | 'after' | 'linear' | 'jira'
+      | 'github-issues'
+      | 'github-pull-requests'
+      | 'github-project-items'
+      | 'github-commits'
+      | 'cron'
+      | 'after'
+      | 'linear'
+      | 'jira'
     >();
     expectTypeOf<ResolvedAutomation['triggerType']>().toEqualTypeOf<TriggerType>();
     expectTypeOf<AutomationFor<'cron'>['config']['schedule']>().toEqualTypeOf<CronAutomation['schedule']>();
