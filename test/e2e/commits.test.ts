@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCliCaptured } from '../../src/cli/testing.js';
+import { git } from '../../src/workspace/git.js';
 import { createHarness, type Harness, unfenced } from '../helpers/harness.js';
 
 function commitsAutomation(extra = ''): string {
@@ -62,6 +63,14 @@ describe('the commit trigger', () => {
     expect(result.stdout).toContain('once: a commit fires at most once (commit:<sha>)');
     expect(result.stdout).toContain('ignored: commits already on the branch at the first poll');
     expect(result.stdout).toContain('commit_files');
+  });
+
+  it('is checked by doctor: the branch it resolved and its newest commit touching the folder', async () => {
+    const tip = (await git(['rev-parse', 'main'], { cwd: h.origin.url })).trim();
+    const result = await cli('doctor');
+    expect(result.stdout).toContain(
+      `ok    automation commits: acme/api main (the default branch): newest commit touching src/ ${tip.slice(0, 7)}`,
+    );
   });
 
   it('records the branch’s commits as backlog, then runs a new commit touching the folder once', async () => {
