@@ -241,3 +241,26 @@ describe('quoteSearchValue', () => {
     );
   });
 });
+
+describe('the seed-004 filters (issue 29)', () => {
+  it('labels_any is one OR qualifier, each value quoted as needed, after the required labels', () => {
+    expect(
+      compileSearchQuery(issueFilters({ labels: ['agent'], labels_any: ['bug', 'good first issue'] })),
+    ).toBe('repo:acme/api is:issue is:open label:agent label:bug,"good first issue" sort:created-asc');
+    expect(compileSearchQuery(issueFilters({ labels_any: [] }))).toBe(
+      'repo:acme/api is:issue is:open sort:created-asc',
+    );
+  });
+
+  it('exclude_authors negates each author after `author:`', () => {
+    expect(
+      compileSearchQuery(prFilters({ author: 'octocat', exclude_authors: ['app/dependabot', 'bob'] })),
+    ).toBe('repo:acme/api is:pr is:open author:octocat -author:app/dependabot -author:bob sort:created-asc');
+  });
+
+  it('title is quoted text searched in titles only, before `sort:`', () => {
+    expect(compileSearchQuery(issueFilters({ title: 'flaky test' }))).toBe(
+      'repo:acme/api is:issue is:open "flaky test" in:title sort:created-asc',
+    );
+  });
+});

@@ -319,3 +319,33 @@ describe('github-issues: items', () => {
     expect(sim.requests.at(-1)?.variables).toMatchObject({ first: 2 });
   });
 });
+
+describe('github-issues: the seed-004 filters (issue 29), on the simulator', () => {
+  it('labels_any: at least one of the labels, beside every required one', async () => {
+    expect(await numbers('labels_any = ["docs", "dependencies"]')).toEqual([2, 5]);
+    expect(await numbers('labels = "agent-ready"\nlabels_any = ["docs", "blocked"]')).toEqual([2, 4]);
+    expect(await numbers('labels_any = ["good first issue", "bug"]', { repo: 'acme/web' })).toEqual([1, 2]);
+  });
+
+  it('exclude_authors leaves out each login', async () => {
+    expect(await numbers('exclude_authors = ["bob", "app/dependabot"]')).toEqual([2, 4]);
+  });
+
+  it('title: words in the title only', async () => {
+    expect(await numbers('title = "crash"')).toEqual([1, 4]);
+    expect(await numbers('title = "cache"')).toEqual([]);
+  });
+
+  it('validation refuses a title with a quote and an author that is no login', () => {
+    expect(() => automation('title = "say \\"hi\\""')).toThrow('must not contain `"`');
+    expect(() => automation('exclude_authors = ["bob smith"]')).toThrow('a GitHub login');
+  });
+
+  it('--explain shows the query they compile to', () => {
+    const resolved = automation('labels_any = ["docs", "bug"]\nexclude_authors = ["bob"]\ntitle = "crash"');
+    const lines = resolved.trigger.explain(resolved, new Date(0));
+    expect(lines.find((l) => l.label === 'search query')?.value).toBe(
+      'repo:acme/api is:issue is:open label:docs,bug -author:bob "crash" in:title sort:created-asc',
+    );
+  });
+});
