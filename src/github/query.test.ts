@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileSearchQuery, quoteSearchValue, type SearchFilters } from './query.js';
+import { compileSearchQuery, isBotAuthor, quoteSearchValue, type SearchFilters } from './query.js';
 
 /** The filters an automation gets when it sets only `repo` (the config applies these defaults). */
 function issueFilters(overrides: Partial<SearchFilters> = {}): SearchFilters {
@@ -262,5 +262,23 @@ describe('the seed-004 filters (issue 29)', () => {
     expect(compileSearchQuery(issueFilters({ title: 'flaky test' }))).toBe(
       'repo:acme/api is:issue is:open "flaky test" in:title sort:created-asc',
     );
+  });
+});
+
+describe('ignore_bots (issue 29)', () => {
+  it('leaves out Dependabot and Renovate in the query (other bots are a post-filter)', () => {
+    expect(compileSearchQuery(prFilters({ ignore_bots: true }))).toBe(
+      'repo:acme/api is:pr is:open -author:app/dependabot -author:app/renovate sort:created-asc',
+    );
+    expect(compileSearchQuery(prFilters({ ignore_bots: false }))).toBe(
+      'repo:acme/api is:pr is:open sort:created-asc',
+    );
+  });
+
+  it('a bot author is a Bot actor or a `[bot]` login', () => {
+    expect(isBotAuthor({ __typename: 'Bot', login: 'github-actions' })).toBe(true);
+    expect(isBotAuthor({ login: 'my-app[bot]' })).toBe(true);
+    expect(isBotAuthor({ __typename: 'User', login: 'bob' })).toBe(false);
+    expect(isBotAuthor(null)).toBe(false);
   });
 });

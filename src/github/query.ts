@@ -36,6 +36,8 @@ export interface SearchFilters {
   exclude_authors?: readonly string[] | undefined;
   /** Text searched in titles only (`"…" in:title`); it must not contain `"`. */
   title?: string | undefined;
+  /** Leaves out Dependabot and Renovate here; every other bot is left out after the search (`isBotAuthor`). */
+  ignore_bots?: boolean | undefined;
   milestone?: string;
   /** `owner/number`, e.g. `acme/5`. */
   project?: string;
@@ -49,6 +51,15 @@ export interface SearchFilters {
   review?: ReviewFilter;
   ci_status?: CiStatusFilter;
   linked_issue?: boolean;
+}
+
+/** The bots `ignore_bots` names in the query; search has no qualifier for "any bot". */
+const BOTS_IN_QUERY = ['app/dependabot', 'app/renovate'] as const;
+
+/** An item's author is a bot: a `Bot` actor (GraphQL), or a login GitHub gives apps (`name[bot]`). */
+export function isBotAuthor(author: { __typename?: string; login: string } | null | undefined): boolean {
+  if (!author) return false;
+  return author.__typename === 'Bot' || /\[bot\]$/i.test(author.login);
 }
 
 const NEEDS_QUOTES = /[\s",:]/u;
@@ -115,6 +126,7 @@ export function compileSearchQuery(filters: SearchFilters): string {
   if (filters.assignee !== undefined) parts.push(assigneeQualifier(filters.assignee));
   if (filters.author !== undefined) parts.push(qualifier('author', filters.author));
   for (const author of filters.exclude_authors ?? []) parts.push(`-${qualifier('author', author)}`);
+  if (filters.ignore_bots) parts.push(...BOTS_IN_QUERY.map((bot) => `-author:${bot}`));
   if (filters.milestone !== undefined) parts.push(qualifier('milestone', filters.milestone));
   if (filters.project !== undefined) parts.push(qualifier('project', filters.project));
   parts.push(...(filters.kind === 'pr' ? pullRequestQualifiers(filters) : issueQualifiers(filters)));

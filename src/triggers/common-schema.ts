@@ -347,6 +347,12 @@ export const githubFilterShape = {
     .describe(
       'Text the title must contain, searched in titles only (`"…" in:title`; GitHub matches words, case ignored) (curupira extension, issue 29).',
     ),
+  ignore_bots: z
+    .boolean()
+    .optional()
+    .describe(
+      '`true`: items written by bots never match: `-author:app/dependabot -author:app/renovate` in the query, and every other bot author (a `[bot]` account) left out after the search (curupira extension, issue 29).',
+    ),
   milestone: Text.optional().describe('`milestone:…`.'),
   project: Text.optional().describe(
     '`project:…`, e.g. `acme/5` (membership only; for a board column use github-project-items).',

@@ -2,11 +2,12 @@
  * The commit trigger (issue 29, seed 004's "commits"): each new commit on a repository's branch
  * (empty: the default branch), optionally only those touching a folder, is an item keyed
  * `commit:<sha>`, with its message, author, files and diff size as prompt fields. Discovery reads
- * the branch's newest `lookback` commits (`GET /repos/{o}/{r}/commits`) and, for the ones it
- * offers, each commit's files and stats (`GET /repos/{o}/{r}/commits/{sha}`).
+ * the branch's newest `lookback` commits (`listCommits`) and, for the ones it offers, each
+ * commit's files and stats (`getCommit`).
  */
 import type { Item } from '../../core/types.js';
 import type { GitHubClient } from '../../github/client.js';
+import { getCommit, getRepository, listCommits } from '../../github/rest.js';
 import { defaultTimezone, noUpstreamRun, sameRepository, stringField } from '../hooks.js';
 import type { SourceFactory } from '../source.js';
 import type { TriggerDefinition } from '../types.js';
@@ -29,10 +30,6 @@ export interface CommitJson {
   parents: { sha: string }[];
   stats?: { additions?: number; deletions?: number; total?: number };
   files?: { filename: string }[];
-}
-
-function encodedRepo(repo: string): string {
-  return repo.split('/').map(encodeURIComponent).join('/');
 }
 
 /** A commit as an item; its files and diff size (read later) are volatile: they never change its fingerprint. */
@@ -72,20 +69,17 @@ export function commitItem(commit: CommitJson, branch: string, detail?: CommitJs
 /** The watched branch: the configured one, else the repository's default branch (read now). */
 export async function watchedBranch(github: GitHubClient, config: GitHubCommitsAutomation): Promise<string> {
   if (config.branch !== '') return config.branch;
-  const repo = await github.rest<{ default_branch: string }>('GET', `/repos/${encodedRepo(config.repo)}`);
-  return repo.default_branch;
+  return (await getRepository(github, config.repo)).default_branch;
 }
 
 /** The branch's newest `count` commits (touching `path`), newest first. */
-export async function newestCommits(
+export function newestCommits(
   github: GitHubClient,
   config: GitHubCommitsAutomation,
   branch: string,
   count: number,
 ): Promise<CommitJson[]> {
-  const params = new URLSearchParams({ sha: branch, per_page: String(count) });
-  if (config.path !== undefined) params.set('path', config.path);
-  return github.rest<CommitJson[]>('GET', `/repos/${encodedRepo(config.repo)}/commits?${params}`);
+  return listCommits<CommitJson>(github, config.repo, { sha: branch, path: config.path, count });
 }
 
 export const createGitHubCommitsSource: SourceFactory<GitHubCommitsResolved> = (automation, context) => {
@@ -106,10 +100,7 @@ export const createGitHubCommitsSource: SourceFactory<GitHubCommitsResolved> = (
       onTotal?.({ matching: commits.length, examined: commits.length });
       const items: Item[] = [];
       for (const commit of picked.reverse()) {
-        const detail = await github.rest<CommitJson>(
-          'GET',
-          `/repos/${encodedRepo(config.repo)}/commits/${encodeURIComponent(commit.sha)}`,
-        );
+        const detail = await getCommit<CommitJson>(github, config.repo, commit.sha);
         items.push(commitItem(commit, branch, detail));
       }
       return items;

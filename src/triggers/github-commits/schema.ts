@@ -94,7 +94,7 @@ export const githubCommitsTable: TriggerTable<GitHubCommitsResolved> = {
       { label: 'watches', value: `${config.repo}, ${describeBranch(config)}` },
       {
         label: 'commits',
-        value: `${config.path === undefined ? 'every commit' : `commits touching ${config.path}/`}; each poll reads the newest ${config.lookback} (GET /repos/${config.repo}/commits)`,
+        value: `${config.path === undefined ? 'every commit' : `commits touching ${config.path}/`}; each poll reads the newest ${config.lookback}`,
       },
     ];
     const memory = config.once

@@ -101,6 +101,10 @@ function buildWorld(): SimWorld {
   w.addComment('acme/api', 2, { body: 'ping', author: 'bob' });
   for (let i = 0; i < 2; i += 1) w.addComment('acme/api', 1, { body: `ping ${i}`, author: 'carol' });
   for (let i = 0; i < 4; i += 1) w.addComment('acme/api', 8, { body: `ping ${i}`, author: 'carol' });
+  // acme/bots (issue 29's ignore_bots): #1 by an app no query names, #2 by a person.
+  w.addRepo('acme/bots');
+  w.addIssue('acme/bots', { title: 'Scheduled report', author: 'app/nightly-reporter' });
+  w.addIssue('acme/bots', { title: 'A person asks', author: 'bob' });
   return w;
 }
 
@@ -347,5 +351,19 @@ describe('github-issues: the seed-004 filters (issue 29), on the simulator', () 
     expect(lines.find((l) => l.label === 'search query')?.value).toBe(
       'repo:acme/api is:issue is:open label:docs,bug -author:bob "crash" in:title sort:created-asc',
     );
+  });
+});
+
+describe('github-issues: ignore_bots (issue 29), on the simulator', () => {
+  it('leaves out Dependabot’s issue, and says so in --explain', async () => {
+    expect(await numbers('ignore_bots = true')).toEqual([1, 2, 4, 6, 8]);
+    const resolved = automation('ignore_bots = true');
+    const lines = resolved.trigger.explain(resolved, new Date(0));
+    expect(lines.find((l) => l.label === 'post-filters')?.value).toBe('authors that are bots left out');
+  });
+
+  it('leaves out, after the search, a bot the query does not name', async () => {
+    expect(await numbers('', { repo: 'acme/bots' })).toEqual([1, 2]);
+    expect(await numbers('ignore_bots = true', { repo: 'acme/bots' })).toEqual([2]);
   });
 });

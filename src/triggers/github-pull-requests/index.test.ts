@@ -334,3 +334,12 @@ describe('github-pull-requests: the seed-004 filters (issue 29), on the simulato
     expect(await numbers('draft = false\nexclude_authors = ["app/dependabot"]')).toEqual([1, 5, 8, 9]);
   });
 });
+
+describe('github-pull-requests: ignore_bots (issue 29), on the simulator', () => {
+  it('leaves out Dependabot’s pull requests, and says so in --explain', async () => {
+    expect(await numbers('ignore_bots = true')).toEqual([1, 2, 5, 8, 9]);
+    const resolved = automation('ignore_bots = true');
+    const lines = resolved.trigger.explain(resolved, new Date(0));
+    expect(lines.find((l) => l.label === 'post-filters')?.value).toBe('authors that are bots left out');
+  });
+});
