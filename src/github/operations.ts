@@ -11,7 +11,7 @@ const ISSUE_FIELDS = `
   url
   state
   createdAt
-  author { login }
+  author { __typename login }
   labels(first: 50) { nodes { name } }
   assignees(first: 20) { nodes { login } }
   milestone { title }
@@ -259,7 +259,7 @@ export interface IssueNode {
   url: string;
   state: string;
   createdAt: string;
-  author: { login: string } | null;
+  author: { __typename?: string; login: string } | null;
   labels: { nodes: { name: string }[] } | null;
   assignees: { nodes: { login: string }[] } | null;
   milestone: { title: string } | null;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileSearchQuery, quoteSearchValue, type SearchFilters } from './query.js';
+import { compileSearchQuery, isBotAuthor, quoteSearchValue, type SearchFilters } from './query.js';
 
 /** The filters an automation gets when it sets only `repo` (the config applies these defaults). */
 function issueFilters(overrides: Partial<SearchFilters> = {}): SearchFilters {
@@ -239,5 +239,46 @@ describe('quoteSearchValue', () => {
     expect(compileSearchQuery(issueFilters({ author: 'a,b', milestone: 'x"y' }))).toBe(
       'repo:acme/api is:issue is:open author:"a,b" milestone:"x\\"y" sort:created-asc',
     );
+  });
+});
+
+describe('the seed-004 filters (issue 29)', () => {
+  it('labels_any is one OR qualifier, each value quoted as needed, after the required labels', () => {
+    expect(
+      compileSearchQuery(issueFilters({ labels: ['agent'], labels_any: ['bug', 'good first issue'] })),
+    ).toBe('repo:acme/api is:issue is:open label:agent label:bug,"good first issue" sort:created-asc');
+    expect(compileSearchQuery(issueFilters({ labels_any: [] }))).toBe(
+      'repo:acme/api is:issue is:open sort:created-asc',
+    );
+  });
+
+  it('exclude_authors negates each author after `author:`', () => {
+    expect(
+      compileSearchQuery(prFilters({ author: 'octocat', exclude_authors: ['app/dependabot', 'bob'] })),
+    ).toBe('repo:acme/api is:pr is:open author:octocat -author:app/dependabot -author:bob sort:created-asc');
+  });
+
+  it('title is quoted text searched in titles only, before `sort:`', () => {
+    expect(compileSearchQuery(issueFilters({ title: 'flaky test' }))).toBe(
+      'repo:acme/api is:issue is:open "flaky test" in:title sort:created-asc',
+    );
+  });
+});
+
+describe('ignore_bots (issue 29)', () => {
+  it('leaves out Dependabot and Renovate in the query (other bots are a post-filter)', () => {
+    expect(compileSearchQuery(prFilters({ ignore_bots: true }))).toBe(
+      'repo:acme/api is:pr is:open -author:app/dependabot -author:app/renovate sort:created-asc',
+    );
+    expect(compileSearchQuery(prFilters({ ignore_bots: false }))).toBe(
+      'repo:acme/api is:pr is:open sort:created-asc',
+    );
+  });
+
+  it('a bot author is a Bot actor or a `[bot]` login', () => {
+    expect(isBotAuthor({ __typename: 'Bot', login: 'github-actions' })).toBe(true);
+    expect(isBotAuthor({ login: 'my-app[bot]' })).toBe(true);
+    expect(isBotAuthor({ __typename: 'User', login: 'bob' })).toBe(false);
+    expect(isBotAuthor(null)).toBe(false);
   });
 });

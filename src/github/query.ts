@@ -3,8 +3,8 @@
  *
  * Parts always come in the same order, so a given configuration compiles to the same text every
  * time (the query is shown by `curupira validate --explain` and compared in tests):
- * `repo:` · `is:issue|is:pr` · state · labels · excluded labels · assignee · author · milestone ·
- * project · issue-only or PR-only qualifiers · `sort:`.
+ * `repo:` · `is:issue|is:pr` · state · labels · any-of labels · excluded labels · assignee · author ·
+ * excluded authors · milestone · project · issue-only or PR-only qualifiers · title text · `sort:`.
  */
 
 export type SearchKind = 'issue' | 'pr';
@@ -26,10 +26,18 @@ export interface SearchFilters {
   state: SearchState;
   /** Every label is required. */
   labels: readonly string[];
+  /** At least one of these labels (one `label:a,b` qualifier); absent or empty: no such filter. */
+  labels_any?: readonly string[] | undefined;
   exclude_labels: readonly string[];
   /** A login, `@me`, `none` (no assignee) or `any` (some assignee). */
   assignee?: string;
   author?: string;
+  /** Each becomes `-author:…`. */
+  exclude_authors?: readonly string[] | undefined;
+  /** Text searched in titles only (`"…" in:title`); it must not contain `"`. */
+  title?: string | undefined;
+  /** Leaves out Dependabot and Renovate here; every other bot is left out after the search (`isBotAuthor`). */
+  ignore_bots?: boolean | undefined;
   milestone?: string;
   /** `owner/number`, e.g. `acme/5`. */
   project?: string;
@@ -43,6 +51,15 @@ export interface SearchFilters {
   review?: ReviewFilter;
   ci_status?: CiStatusFilter;
   linked_issue?: boolean;
+}
+
+/** The bots `ignore_bots` names in the query; search has no qualifier for "any bot". */
+const BOTS_IN_QUERY = ['app/dependabot', 'app/renovate'] as const;
+
+/** An item's author is a bot: a `Bot` actor (GraphQL), or a login GitHub gives apps (`name[bot]`). */
+export function isBotAuthor(author: { __typename?: string; login: string } | null | undefined): boolean {
+  if (!author) return false;
+  return author.__typename === 'Bot' || /\[bot\]$/i.test(author.login);
 }
 
 const NEEDS_QUOTES = /[\s",:]/u;
@@ -103,12 +120,17 @@ export function compileSearchQuery(filters: SearchFilters): string {
   const state = stateQualifier(filters.state);
   if (state) parts.push(state);
   for (const label of filters.labels) parts.push(qualifier('label', label));
+  if (filters.labels_any !== undefined && filters.labels_any.length > 0)
+    parts.push(`label:${filters.labels_any.map(quoteSearchValue).join(',')}`);
   for (const label of filters.exclude_labels) parts.push(`-${qualifier('label', label)}`);
   if (filters.assignee !== undefined) parts.push(assigneeQualifier(filters.assignee));
   if (filters.author !== undefined) parts.push(qualifier('author', filters.author));
+  for (const author of filters.exclude_authors ?? []) parts.push(`-${qualifier('author', author)}`);
+  if (filters.ignore_bots) parts.push(...BOTS_IN_QUERY.map((bot) => `-author:${bot}`));
   if (filters.milestone !== undefined) parts.push(qualifier('milestone', filters.milestone));
   if (filters.project !== undefined) parts.push(qualifier('project', filters.project));
   parts.push(...(filters.kind === 'pr' ? pullRequestQualifiers(filters) : issueQualifiers(filters)));
+  if (filters.title !== undefined) parts.push(`"${filters.title}"`, 'in:title');
   parts.push(`sort:${filters.sort}`);
   return parts.join(' ');
 }

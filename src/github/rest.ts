@@ -219,6 +219,32 @@ export function compareCommits<T = Json<Schemas['commit-comparison']>>(
   return client.rest('GET', `${repoPath(repo)}/compare/${refPath(base)}...${refPath(head)}`);
 }
 
+// ---- commits -------------------------------------------------------------------------------------
+
+/** The parts of a `commit` the commit trigger reads (the list leaves out `files` and `stats`). */
+export type CommitEntry = Json<
+  Pick<Schemas['commit'], 'sha' | 'html_url' | 'parents' | 'stats' | 'files'> & {
+    commit: Pick<Schemas['commit']['commit'], 'message' | 'author'>;
+    author: Pick<Schemas['simple-user'], 'login'> | null;
+  }
+>;
+
+/** `GET /repos/{o}/{r}/commits?sha=&path=&per_page=`: the newest `count` commits of `sha`, newest first. */
+export function listCommits<T = CommitEntry>(
+  client: RestReader,
+  repo: string,
+  options: { sha: string; path?: string | undefined; count: number },
+): Promise<T[]> {
+  const params = new URLSearchParams({ sha: options.sha, per_page: String(options.count) });
+  if (options.path !== undefined) params.set('path', options.path);
+  return client.rest('GET', `${repoPath(repo)}/commits?${params}`);
+}
+
+/** `GET /repos/{o}/{r}/commits/{sha}`: one commit with its `files` and `stats`. */
+export function getCommit<T = CommitEntry>(client: RestReader, repo: string, sha: string): Promise<T> {
+  return client.rest('GET', `${repoPath(repo)}/commits/${encodeURIComponent(sha)}`);
+}
+
 // ---- checks and Actions --------------------------------------------------------------------------
 
 /** `GET /repos/{o}/{r}/branches/{branch}/protection/required_status_checks`. */

@@ -50,6 +50,12 @@ project_number = 5
 status = "Todo"
 prompt = "Card"
 
+[automations.commits]
+trigger_type = "github-commits"
+repository = "api"
+repo = "acme/api"
+prompt = "Commit"
+
 [automations.nightly]
 trigger_type = "cron"
 repository = "api"
@@ -225,7 +231,8 @@ describe('which automations a delivery concerns', () => {
     expect(on('issue_comment', { repository: { full_name: 'acme/api' }, issue: {} })).toEqual(['fix']);
     expect(on('projects_v2_item', { organization: { login: 'acme' } })).toEqual(['board']);
     expect(on('projects_v2_item', { organization: { login: 'other' } })).toEqual([]);
-    expect(on('push', { repository: { full_name: 'acme/api' } })).toEqual([]);
+    expect(on('push', { repository: { full_name: 'acme/api' } })).toEqual(['commits']);
+    expect(on('push', { repository: { full_name: 'acme/web' } })).toEqual([]);
     expect(on('ping', {})).toEqual([]);
   });
 });

@@ -34,6 +34,7 @@
 import { createHash } from 'node:crypto';
 import type { components, operations } from '@octokit/openapi-types';
 import { checksRoute } from './checks.js';
+import { commitsRoute } from './commits.js';
 import { HTML_BASE } from './ids.js';
 import { compareRoute } from './merging.js';
 import { pullsRoute } from './pulls.js';
@@ -471,6 +472,8 @@ export function handleRest(request: RestRequest): RestResponse {
     return permissionRoute(request, repo, decodeURIComponent(rest[1]!));
   if (rest[0] === 'pulls') return pullsRoute(request, repo, rest.slice(1));
   if (rest[0] === 'compare' && rest.length >= 2) return compareRoute(request, repo, rest.slice(1).join('/'));
+  const commits = commitsRoute(request, repo, rest);
+  if (commits) return commits;
   const ci = checksRoute(request, repo, rest);
   if (ci) return ci;
   if (rest[0] === 'issues' && rest[1] === 'comments' && rest.length === 3) {

@@ -79,7 +79,8 @@ export function tokenizeSearchQuery(query: string): SearchTerm[] {
   const terms: SearchTerm[] = [];
   let i = 0;
   const n = query.length;
-  const readValue = (): string => {
+  // One value, or a comma list whose parts may each be quoted (`label:bug,"good first issue"`).
+  const readPart = (): string => {
     if (query[i] === '"') {
       i += 1;
       let out = '';
@@ -92,8 +93,16 @@ export function tokenizeSearchQuery(query: string): SearchTerm[] {
       return out;
     }
     const start = i;
-    while (i < n && !/\s/.test(query[i]!)) i += 1;
+    while (i < n && !/\s/.test(query[i]!) && query[i] !== ',') i += 1;
     return query.slice(start, i);
+  };
+  const readValue = (): string => {
+    let out = readPart();
+    while (query[i] === ',') {
+      i += 1;
+      out += `,${readPart()}`;
+    }
+    return out;
   };
   while (i < n) {
     if (/\s/.test(query[i]!)) {

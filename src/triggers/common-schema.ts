@@ -324,9 +324,37 @@ export const githubFilterShape = {
       '`open` → `is:open`; `closed` → `is:closed` (includes merged pull requests); `all` → no qualifier.',
     ),
   labels: StringOrList.describe('One label or a list; every label is required (`label:…` each).'),
+  labels_any: z
+    .union([Text, z.array(Text)])
+    .transform((v) => (Array.isArray(v) ? v : [v]))
+    .optional()
+    .describe(
+      'One label or a list; at least one of them is required (one `label:a,b` qualifier, GitHub’s OR), beside every label of `labels` (curupira extension, issue 29).',
+    ),
   exclude_labels: StringOrList.describe('One label or a list; each becomes `-label:…`.'),
   assignee: Text.optional().describe('A login, `@me`, `none` (→ `no:assignee`) or `any` (→ `assignee:*`).'),
   author: Text.optional().describe('`author:…`, e.g. `app/dependabot`.'),
+  exclude_authors: z
+    .array(
+      z
+        .string()
+        .regex(/^[A-Za-z0-9][A-Za-z0-9/_.-]*(\[bot\])?$/, 'a GitHub login, `app/<name>` or `<name>[bot]`'),
+    )
+    .optional()
+    .describe(
+      'Logins whose items never match: each becomes `-author:…` (`app/dependabot`, `renovate[bot]`, a person) (curupira extension, issue 29).',
+    ),
+  title: Text.refine((v) => !/["\0-\x1f]/.test(v), 'must not contain `"` or control characters')
+    .optional()
+    .describe(
+      'Text the title must contain, searched in titles only (`"…" in:title`; GitHub matches words, case ignored) (curupira extension, issue 29).',
+    ),
+  ignore_bots: z
+    .boolean()
+    .optional()
+    .describe(
+      '`true`: items written by bots never match: `-author:app/dependabot -author:app/renovate` in the query, and every other bot author (a `[bot]` account) left out after the search (curupira extension, issue 29).',
+    ),
   milestone: Text.optional().describe('`milestone:…`.'),
   project: Text.optional().describe(
     '`project:…`, e.g. `acme/5` (membership only; for a board column use github-project-items).',

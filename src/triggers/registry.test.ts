@@ -29,6 +29,7 @@ describe('trigger registry', () => {
       | 'github-issues'
       | 'github-pull-requests'
       | 'github-project-items'
+      | 'github-commits'
       | 'cron'
       | 'after'
       | 'linear'

@@ -7,6 +7,7 @@ import type { ResolvedAutomation } from '../config/types.js';
 import type { RunRecord } from '../core/types.js';
 import { afterTrigger } from './after/index.js';
 import { cronTrigger } from './cron/index.js';
+import { githubCommitsTrigger } from './github-commits/index.js';
 import { githubIssuesTrigger } from './github-issues/index.js';
 import { githubProjectItemsTrigger } from './github-project-items/index.js';
 import { githubPullRequestsTrigger } from './github-pull-requests/index.js';
@@ -19,6 +20,7 @@ export const BUILT_IN_TRIGGERS = {
   'github-issues': githubIssuesTrigger,
   'github-pull-requests': githubPullRequestsTrigger,
   'github-project-items': githubProjectItemsTrigger,
+  'github-commits': githubCommitsTrigger,
   cron: cronTrigger,
   after: afterTrigger,
   linear: linearTrigger,

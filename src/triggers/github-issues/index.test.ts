@@ -101,6 +101,10 @@ function buildWorld(): SimWorld {
   w.addComment('acme/api', 2, { body: 'ping', author: 'bob' });
   for (let i = 0; i < 2; i += 1) w.addComment('acme/api', 1, { body: `ping ${i}`, author: 'carol' });
   for (let i = 0; i < 4; i += 1) w.addComment('acme/api', 8, { body: `ping ${i}`, author: 'carol' });
+  // acme/bots (issue 29's ignore_bots): #1 by an app no query names, #2 by a person.
+  w.addRepo('acme/bots');
+  w.addIssue('acme/bots', { title: 'Scheduled report', author: 'app/nightly-reporter' });
+  w.addIssue('acme/bots', { title: 'A person asks', author: 'bob' });
   return w;
 }
 
@@ -317,5 +321,49 @@ describe('github-issues: items', () => {
   it('batch_size caps what one poll returns', async () => {
     expect(await numbers('', { limit: 2 })).toEqual([1, 2]);
     expect(sim.requests.at(-1)?.variables).toMatchObject({ first: 2 });
+  });
+});
+
+describe('github-issues: the seed-004 filters (issue 29), on the simulator', () => {
+  it('labels_any: at least one of the labels, beside every required one', async () => {
+    expect(await numbers('labels_any = ["docs", "dependencies"]')).toEqual([2, 5]);
+    expect(await numbers('labels = "agent-ready"\nlabels_any = ["docs", "blocked"]')).toEqual([2, 4]);
+    expect(await numbers('labels_any = ["good first issue", "bug"]', { repo: 'acme/web' })).toEqual([1, 2]);
+  });
+
+  it('exclude_authors leaves out each login', async () => {
+    expect(await numbers('exclude_authors = ["bob", "app/dependabot"]')).toEqual([2, 4]);
+  });
+
+  it('title: words in the title only', async () => {
+    expect(await numbers('title = "crash"')).toEqual([1, 4]);
+    expect(await numbers('title = "cache"')).toEqual([]);
+  });
+
+  it('validation refuses a title with a quote and an author that is no login', () => {
+    expect(() => automation('title = "say \\"hi\\""')).toThrow('must not contain `"`');
+    expect(() => automation('exclude_authors = ["bob smith"]')).toThrow('a GitHub login');
+  });
+
+  it('--explain shows the query they compile to', () => {
+    const resolved = automation('labels_any = ["docs", "bug"]\nexclude_authors = ["bob"]\ntitle = "crash"');
+    const lines = resolved.trigger.explain(resolved, new Date(0));
+    expect(lines.find((l) => l.label === 'search query')?.value).toBe(
+      'repo:acme/api is:issue is:open label:docs,bug -author:bob "crash" in:title sort:created-asc',
+    );
+  });
+});
+
+describe('github-issues: ignore_bots (issue 29), on the simulator', () => {
+  it('leaves out Dependabot’s issue, and says so in --explain', async () => {
+    expect(await numbers('ignore_bots = true')).toEqual([1, 2, 4, 6, 8]);
+    const resolved = automation('ignore_bots = true');
+    const lines = resolved.trigger.explain(resolved, new Date(0));
+    expect(lines.find((l) => l.label === 'post-filters')?.value).toBe('authors that are bots left out');
+  });
+
+  it('leaves out, after the search, a bot the query does not name', async () => {
+    expect(await numbers('', { repo: 'acme/bots' })).toEqual([1, 2]);
+    expect(await numbers('ignore_bots = true', { repo: 'acme/bots' })).toEqual([2]);
   });
 });

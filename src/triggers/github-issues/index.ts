@@ -1,5 +1,6 @@
 import type { Item } from '../../core/types.js';
 import { type IssueNode, SEARCH_ISSUES } from '../../github/operations.js';
+import { isBotAuthor } from '../../github/query.js';
 import { searchAll } from '../../github/search.js';
 import { githubItem } from '../github-item.js';
 import { unmatchedItems } from '../github-reconcile.js';
@@ -33,10 +34,14 @@ export const createGitHubIssuesSource: SourceFactory<GitHubIssuesResolved> = (au
         'Issue',
         limit,
         signal,
-        wanted ? (node) => wanted(issueItem(node)) : undefined,
+        wanted || config.ignore_bots
+          ? (node) =>
+              (!config.ignore_bots || !isBotAuthor(node.author)) && (!wanted || wanted(issueItem(node)))
+          : undefined,
       );
       onTotal?.({ matching: result.total, examined: result.examined });
-      return result.nodes.map(issueItem);
+      // `ignore_bots`: the bots the query cannot name are left out here.
+      return result.nodes.filter((node) => !config.ignore_bots || !isBotAuthor(node.author)).map(issueItem);
     },
     probe: repositoryChanges(config.repo, context.github),
   };

@@ -46,6 +46,7 @@ export const githubIssuesTable: TriggerTable<GitHubIssuesResolved> = {
   explain(automation: GitHubIssuesResolved): ExplainLine[] {
     const config = automation.config;
     const lines: ExplainLine[] = [{ label: 'search query', value: issueSearchQuery(config) }];
+    if (config.ignore_bots) lines.push({ label: 'post-filters', value: 'authors that are bots left out' });
     const memory = config.once
       ? 'once: an issue fires at most once (issue:<number>)'
       : `none: every start of \`run\`, \`run --watch\` or \`serve\` runs each matching issue again${config.deliver === 'pr' ? ' (unless its pull request is open)' : ''} (set once = true to run it once)`;

@@ -325,3 +325,21 @@ describe('github-pull-requests: items', () => {
     }
   });
 });
+
+describe('github-pull-requests: the seed-004 filters (issue 29), on the simulator', () => {
+  it('labels_any, exclude_authors and title, alone and with draft = false', async () => {
+    expect(await numbers('labels_any = ["enhancement", "dependencies"]')).toEqual([1, 3, 4]);
+    expect(await numbers('exclude_authors = ["app/dependabot", "carol"]')).toEqual([1, 2]);
+    expect(await numbers('title = "bump"')).toEqual([3, 4]);
+    expect(await numbers('draft = false\nexclude_authors = ["app/dependabot"]')).toEqual([1, 5, 8, 9]);
+  });
+});
+
+describe('github-pull-requests: ignore_bots (issue 29), on the simulator', () => {
+  it('leaves out Dependabot’s pull requests, and says so in --explain', async () => {
+    expect(await numbers('ignore_bots = true')).toEqual([1, 2, 5, 8, 9]);
+    const resolved = automation('ignore_bots = true');
+    const lines = resolved.trigger.explain(resolved, new Date(0));
+    expect(lines.find((l) => l.label === 'post-filters')?.value).toBe('authors that are bots left out');
+  });
+});

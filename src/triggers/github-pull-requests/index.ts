@@ -1,5 +1,6 @@
 import type { Item } from '../../core/types.js';
 import { type PullRequestNode, SEARCH_PULL_REQUESTS } from '../../github/operations.js';
+import { isBotAuthor } from '../../github/query.js';
 import { searchAll } from '../../github/search.js';
 import { githubItem } from '../github-item.js';
 import { unmatchedItems } from '../github-reconcile.js';
@@ -73,6 +74,14 @@ function hasPostFilters(config: GitHubPullRequestsAutomation): boolean {
   return config.mergeable !== undefined || config.merge_state.length > 0;
 }
 
+/** `ignore_bots`: the authors the query cannot leave out (every bot but Dependabot and Renovate). */
+function passesAuthorFilter(
+  node: Pick<PullRequestNode, 'author'>,
+  config: GitHubPullRequestsAutomation,
+): boolean {
+  return !config.ignore_bots || !isBotAuthor(node.author);
+}
+
 export const createGitHubPullRequestsSource: SourceFactory<GitHubPullRequestsResolved> = (
   automation,
   context,
@@ -89,13 +98,15 @@ export const createGitHubPullRequestsSource: SourceFactory<GitHubPullRequestsRes
         'PullRequest',
         limit,
         signal,
-        postFiltered || wanted
+        postFiltered || wanted || config.ignore_bots
           ? (node) =>
-              (!postFiltered || passesPostFilters(node, config)) && (!wanted || wanted(pullRequestItem(node)))
+              (!postFiltered || passesPostFilters(node, config)) &&
+              passesAuthorFilter(node, config) &&
+              (!wanted || wanted(pullRequestItem(node)))
           : undefined,
       );
       onTotal?.({ matching: result.total, examined: result.examined });
-      return result.nodes.map(pullRequestItem);
+      return result.nodes.filter((node) => passesAuthorFilter(node, config)).map(pullRequestItem);
     },
     // CI status and mergeability change without touching a pull request's update time: those
     // filters keep searching on every poll.

@@ -85,6 +85,7 @@ export function describePostFilters(config: GitHubPullRequestsAutomation): strin
   if (config.mergeable !== undefined)
     parts.push(`mergeable = ${config.mergeable ? 'MERGEABLE' : 'CONFLICTING'}`);
   if (config.merge_state.length > 0) parts.push(`mergeStateStatus in [${config.merge_state.join(', ')}]`);
+  if (config.ignore_bots) parts.push('authors that are bots left out');
   return parts.length > 0 ? parts.join('; ') : 'none';
 }
 
