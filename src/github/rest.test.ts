@@ -89,6 +89,7 @@ const CALLS: Record<string, Call> = {
   compareCommits: (c) => rest.compareCommits(c, R, 'main', 'curupira/fix-1'),
   listCommits: (c) => rest.listCommits(c, R, { sha: 'main', path: 'src', count: 20 }),
   getCommit: (c) => rest.getCommit(c, R, 'abc1234'),
+  getBranch: (c) => rest.getBranch(c, R, 'release/1.x'),
   getRequiredStatusChecks: (c) => rest.getRequiredStatusChecks(c, R, 'main'),
   listCheckRunsForRef: (c) => rest.listCheckRunsForRef(c, R, 'abc123', 1),
   getCombinedStatus: (c) => rest.getCombinedStatus(c, R, 'abc123'),

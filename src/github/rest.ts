@@ -245,6 +245,15 @@ export function getCommit<T = CommitEntry>(client: RestReader, repo: string, sha
   return client.rest('GET', `${repoPath(repo)}/commits/${encodeURIComponent(sha)}`);
 }
 
+/** `GET /repos/{o}/{r}/branches/{branch}`: the branch and its head commit. */
+export function getBranch(
+  client: RestReader,
+  repo: string,
+  branch: string,
+): Promise<Json<{ commit: Pick<Schemas['branch-with-protection']['commit'], 'sha'> }>> {
+  return client.rest('GET', `${repoPath(repo)}/branches/${encodeURIComponent(branch)}`);
+}
+
 // ---- checks and Actions --------------------------------------------------------------------------
 
 /** `GET /repos/{o}/{r}/branches/{branch}/protection/required_status_checks`. */

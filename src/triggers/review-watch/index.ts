@@ -7,6 +7,7 @@
  */
 import type { Item } from '../../core/types.js';
 import type { GitHubClient } from '../../github/client.js';
+import { getBranch, getRepository } from '../../github/rest.js';
 import { reviewDone, reviewedUpTo, settleReview } from '../../review/progress.js';
 import {
   baselineScope,
@@ -33,8 +34,7 @@ const SETTLE_WINDOW = 20;
 /** The watched branch: as set, or the repository's default branch, asked from GitHub. */
 async function watchedBranch(automation: ReviewWatchResolved, github: GitHubClient): Promise<string> {
   if (automation.config.branch) return automation.config.branch;
-  const repo = await github.rest<{ default_branch: string }>('GET', `/repos/${automation.config.repo}`);
-  return repo.default_branch;
+  return (await getRepository(github, automation.config.repo)).default_branch;
 }
 
 /** The branch's head commit, as GitHub says it now. */
@@ -43,11 +43,7 @@ async function headOf(
   github: GitHubClient,
   branch: string,
 ): Promise<string> {
-  const answer = await github.rest<{ commit: { sha: string } }>(
-    'GET',
-    `/repos/${automation.config.repo}/branches/${encodeURIComponent(branch)}`,
-  );
-  return answer.commit.sha;
+  return (await getBranch(github, automation.config.repo, branch)).commit.sha;
 }
 
 /**
