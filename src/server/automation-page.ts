@@ -105,7 +105,7 @@ function layout(token: string, title: string, crumb: Html, body: Html): Html {
 <header class="top"><h1><a href="/">curupira</a></h1><span class="crumb">${crumb}</span><a class="badge" href="/runs">all runs</a></header>
 ${body}
 <div id="feedback" aria-live="polite"></div>
-<script src="/assets/actions.js"></script>
+<script src="/assets/actions.js" defer></script>
 </body>
 </html>`;
 }

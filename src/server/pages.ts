@@ -45,7 +45,7 @@ export function page(title: string, token: string, body: Html, script: string): 
 <body>
 ${body}
 <div id="feedback" aria-live="polite"></div>
-<script src="/assets/${script}"></script>
+<script src="/assets/${script}" defer></script>
 </body>
 </html>`;
 }
