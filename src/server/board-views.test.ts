@@ -398,4 +398,36 @@ describe('new pages and fields escape what they show', () => {
     );
     expect(runPage(run(), undefined, 'tok', pr()).text).not.toContain('Review thread');
   });
+
+  it('the run page: screening and sandbox verdicts, each in its own section, escaped', () => {
+    const finding = (scanner: string, rule: string, excerpt: string) => ({
+      scanner,
+      rule,
+      severity: 'high' as const,
+      field: scanner === 'sandbox' ? 'network' : 'body',
+      offset: 0,
+      excerpt,
+    });
+    const text = runPage(
+      run({
+        screeningReason: `flagged ${EVIL}`,
+        screeningFindings: [
+          finding('instruction-override', 'ignore-previous', `ignore previous ${EVIL}`),
+          finding('sandbox', 'policy', `bubblewrap; egress to api.anthropic.com only ${EVIL}`),
+          finding('sandbox', 'egress', `refused 127.0.0.1:5432 ${EVIL}`),
+        ],
+      }),
+      undefined,
+      'tok',
+    ).text;
+    noScript(text);
+    const screening = /<section class="screening"[\s\S]*?<\/section>/.exec(text)?.[0] ?? '';
+    const sandbox = /<section class="sandbox"[\s\S]*?<\/section>/.exec(text)?.[0] ?? '';
+    expect(screening).toContain(`flagged ${ESCAPED}`);
+    expect(screening).toContain(`ignore previous ${ESCAPED}`);
+    expect(screening).not.toContain('refused 127.0.0.1');
+    expect(sandbox).toContain(`bubblewrap; egress to api.anthropic.com only ${ESCAPED}`);
+    expect(sandbox).toContain(`<li><code>refused 127.0.0.1:5432 ${ESCAPED}</code></li>`);
+    expect(runPage(run(), undefined, 'tok').text).not.toContain('class="sandbox"');
+  });
 });
