@@ -1,4 +1,6 @@
 /** Hook bodies several triggers share. */
+
+import type { RunRecord, Task } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
 import { SEARCH_COUNT } from '../github/operations.js';
 import { probeIssueChanges } from '../github/rest.js';
@@ -90,4 +92,33 @@ export function sameOwner(owner: string, payload: WebhookPayload): boolean {
 /** A comment on a pull request arrives as `issue_comment` with `issue.pull_request` set. */
 export function commentOnPullRequest(event: string, payload: WebhookPayload): boolean {
   return event === 'issue_comment' && Boolean(payload.issue?.pull_request);
+}
+
+/**
+ * The hooks a tracker outside GitHub (Linear, Jira) shares: how its item is named, described and
+ * closed by a pull request, and the check that a delivery names its GitHub repository.
+ */
+export function trackerHooks(service: string, prefix: string, authorField: string) {
+  return {
+    authorField,
+    // The tracker links a pull request whose body says `Fixes ENG-7` (and whose branch names `eng-7`).
+    closingReference: (task: Task) => `Fixes ${task.item.id}`,
+    describeField(task: Task, field: string): string {
+      const what = `${service} issue ${task.item.id}`;
+      if (field === 'comments') return `comments on ${what} by trusted actors (each headed by its author)`;
+      const author = stringField(task.item.fields[authorField]);
+      const by = author && !field.endsWith('_labels') ? ` (written by ${author})` : '';
+      return `${field.replace(new RegExp(`^(${prefix}|task)_`), '').replace(/_/g, ' ')} of ${what}${by}`;
+    },
+    itemName: (run: RunRecord) => `${service} ${run.itemId}`,
+    upstreamRunId: noUpstreamRun,
+    resolveTimezone(config: { deliver?: unknown; repo?: unknown }, context: ResolveContext): string {
+      if (config.deliver === 'pr' && config.repo === undefined)
+        context.problem(
+          'repo',
+          'deliver = "pr" opens the pull request on GitHub: name the repository with repo = "owner/name"',
+        );
+      return context.defaultTimezone;
+    },
+  };
 }

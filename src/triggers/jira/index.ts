@@ -1,6 +1,6 @@
 /** Issues of a Jira project, found by JQL over Jira Cloud's REST API v3 (see docs/jira.md). */
 import type { Item } from '../../core/types.js';
-import { noUpstreamRun, stringField } from '../hooks.js';
+import { stringField, trackerHooks } from '../hooks.js';
 import type { SourceFactory } from '../source.js';
 import type { ScreenActor, TriggerDefinition } from '../types.js';
 import { createJiraClient, type JiraClient } from './client.js';
@@ -193,24 +193,5 @@ export const jiraTrigger: TriggerDefinition<JiraResolved> = {
     }),
   },
   writeBack: jiraWriteBack,
-  authorField: 'jira_reporter',
-  // Jira's development panel links a pull request whose branch or title names the key.
-  closingReference: (task) => `Fixes ${task.item.id}`,
-  describeField(task, field) {
-    const what = `Jira issue ${task.item.id}`;
-    if (field === 'comments') return `comments on ${what} by trusted actors (each headed by its author)`;
-    const author = stringField(task.item.fields.jira_reporter);
-    const by = author && !field.endsWith('_labels') ? ` (written by ${author})` : '';
-    return `${field.replace(/^(jira|task)_/, '').replace(/_/g, ' ')} of ${what}${by}`;
-  },
-  itemName: (run) => `Jira ${run.itemId}`,
-  upstreamRunId: noUpstreamRun,
-  resolveTimezone(config, context) {
-    if (config.deliver === 'pr' && config.repo === undefined)
-      context.problem(
-        'repo',
-        'deliver = "pr" opens the pull request on GitHub: name the repository with repo = "owner/name"',
-      );
-    return context.defaultTimezone;
-  },
+  ...trackerHooks('Jira', 'jira', 'jira_reporter'),
 };

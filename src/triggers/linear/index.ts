@@ -1,7 +1,7 @@
 /** Issues of a Linear team, discovered over Linear's GraphQL API (see docs/linear.md). */
 import { SourceRateLimitError } from '../../core/errors.js';
 import type { Item } from '../../core/types.js';
-import { noUpstreamRun, stringField } from '../hooks.js';
+import { stringField, trackerHooks } from '../hooks.js';
 import type { SourceFactory } from '../source.js';
 import type { ScreenActor, TriggerDefinition } from '../types.js';
 import { createLinearClient, type LinearClient } from './client.js';
@@ -160,24 +160,5 @@ export const linearTrigger: TriggerDefinition<LinearResolved> = {
     }),
   },
   writeBack: linearWriteBack,
-  authorField: 'linear_author',
-  // Linear links a pull request whose body says `Fixes ENG-7` (and whose branch names `eng-7`).
-  closingReference: (task) => `Fixes ${task.item.id}`,
-  describeField(task, field) {
-    const what = `Linear issue ${task.item.id}`;
-    if (field === 'comments') return `comments on ${what} by trusted actors (each headed by its author)`;
-    const author = stringField(task.item.fields.linear_author);
-    const by = author && !field.endsWith('_labels') ? ` (written by ${author})` : '';
-    return `${field.replace(/^(linear|task)_/, '').replace(/_/g, ' ')} of ${what}${by}`;
-  },
-  itemName: (run) => `Linear ${run.itemId}`,
-  upstreamRunId: noUpstreamRun,
-  resolveTimezone(config, context) {
-    if (config.deliver === 'pr' && config.repo === undefined)
-      context.problem(
-        'repo',
-        'deliver = "pr" opens the pull request on GitHub: name the repository with repo = "owner/name"',
-      );
-    return context.defaultTimezone;
-  },
+  ...trackerHooks('Linear', 'linear', 'linear_author'),
 };
