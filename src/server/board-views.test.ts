@@ -107,6 +107,17 @@ describe('cards say what happened', () => {
     );
   });
 
+  it('shows the result the agent reported (its outcome and reason), escaped', () => {
+    const text = runCard(
+      run({ result: { outcome: 'needs-info', reason: `no steps ${EVIL}`, item: 7, via: 'line' } }),
+      undefined,
+      NOW,
+    ).text;
+    noScript(text);
+    expect(text).toContain(`reported <span class="outcome-name">#7 needs-info: no steps ${ESCAPED}</span>`);
+    expect(runCard(run(), undefined, NOW).text).not.toContain('reported <span');
+  });
+
   it('shows the item number, agent, duration, cost and the pull request with its gate, all escaped', () => {
     const text = runCard(run(), pr(), NOW).text;
     noScript(text);

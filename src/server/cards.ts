@@ -5,6 +5,7 @@
  */
 
 import { type RunOutcomeClass, runOutcomeClass } from '../core/outcome.js';
+import { formatResult } from '../core/result-line.js';
 import { CALM_STATUSES, isTerminal, type RunRecord, type RunStatus } from '../core/types.js';
 import { formatCost } from '../cost/prices.js';
 import { pendingNote } from '../retries/unattended.js';
@@ -175,6 +176,7 @@ function runBody(run: RunRecord, pr: PullRequestRecord | undefined, now: number)
   <div class="meta">${statusPill(run.status)} <a href="/automations/${encodeURIComponent(run.automationId)}" class="automation-link">${run.automationId}</a>${
     agent ? html` · <span class="agent">${agent}</span>` : ''
   } · <span class="duration" title="duration">${runDuration(run, now)}</span> · <span class="cost" title="cost">${formatCost(run.costUsd)}</span></div>
+  ${run.result ? html`<div class="detail result">reported <span class="outcome-name">${formatResult(run.result)}</span></div>` : ''}
   ${pullRequestLine(pr)}
   ${run.reason ? html`<div class="detail reason">${run.reason}</div>` : ''}
   ${run.retryAt ? html`<div class="detail retry">${pendingNote(run)}</div>` : ''}
