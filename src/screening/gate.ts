@@ -165,7 +165,12 @@ async function screenTask(
     return { kind: 'stopped', run: await recordRun(deps, automation, task, status, why) };
   }
   const rules = await trustRules(deps, screening);
-  const author = context.author ?? (target.author ? { login: target.author, bot: false } : null);
+  const author = await authorWithAssociation(
+    deps,
+    target,
+    context.author ?? (target.author ? { login: target.author, bot: false } : null),
+    rules,
+  );
   const labelers = await labelersOf(deps, target, context, rules);
   if (screening.requireTrustedLabeler) {
     const problem = labelerProblem(automation.id, target, labelers, screening);
@@ -406,11 +411,11 @@ function knownAssociation(actor: Actor, context: ItemContext): Actor {
 }
 
 /**
- * A labeler's association where the item does not show it: the repository's owner is OWNER; a
+ * An actor's association where the item does not show it (a labeler, a commit's author): the repository's owner is OWNER; a
  * person with write or admin permission on the repository is (at least) a COLLABORATOR; anyone
  * else, or a permission that cannot be read, stays unknown (not trusted unless listed).
  */
-async function labelerAssociation(deps: GateDeps, repo: string, actor: Actor): Promise<Actor> {
+async function actorAssociation(deps: GateDeps, repo: string, actor: Actor): Promise<Actor> {
   if (actor.bot) return actor;
   if (repo.split('/')[0]!.toLowerCase() === actor.login.toLowerCase())
     return { ...actor, association: 'OWNER' };
@@ -422,10 +427,27 @@ async function labelerAssociation(deps: GateDeps, repo: string, actor: Actor): P
   } catch (error) {
     deps.log.warn(
       { repo, login: actor.login, error: errorMessage(error) },
-      "Could not read a labeler's permission; the label does not vouch for the item",
+      "Could not read a person's permission on the repository; they do not vouch for the item",
     );
     return actor;
   }
+}
+
+/**
+ * The author as GitHub shows them, or, where the source shows no association (a commit's author),
+ * their permission on the repository looked up as a labeler's is: a commit on the branch by a
+ * writer is vouched for, one by a stranger is not.
+ */
+async function authorWithAssociation(
+  deps: GateDeps,
+  target: ScreenTarget,
+  author: Actor | null,
+  rules: TrustRules,
+): Promise<Actor | null> {
+  const repo = target.repository ?? target.source?.repo;
+  if (!author || author.association !== undefined || author.bot || !repo) return author;
+  if (trustReason(author, rules) !== undefined) return author;
+  return actorAssociation(deps, repo, author);
 }
 
 /** Each matching label's last labeler and their trust (read from the timeline, once per dispatch). */
@@ -449,7 +471,7 @@ async function labelersOf(
     const isAuthor = actor?.login.toLowerCase() === context.author?.login.toLowerCase();
     if (actor && !isAuthor && trustReason(actor, rules) === undefined && target.source) {
       const key = actor.login.toLowerCase();
-      if (!looked.has(key)) looked.set(key, labelerAssociation(deps, target.source.repo, actor));
+      if (!looked.has(key)) looked.set(key, actorAssociation(deps, target.source.repo, actor));
       actor = await looked.get(key)!;
     }
     const trusted = trustReason(actor, rules);

@@ -185,6 +185,11 @@ export interface ScreenTarget {
   body: string;
   /** Login of the item's author, as the trigger read it. */
   author: string | null;
+  /**
+   * The GitHub repository (`owner/name`) whose permissions say how far to trust an actor the item
+   * shows no association for (a commit's author); defaults to `source`'s.
+   */
+  repository?: string;
   /** A pull request's head branch name. */
   headBranch?: string;
   /** The labels the automation matches on (what `require_trusted_labeler` checks). */

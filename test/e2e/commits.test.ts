@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCliCaptured } from '../../src/cli/testing.js';
+import { setPermission } from '../../src/simulator/reviews.js';
 import { git } from '../../src/workspace/git.js';
 import { createHarness, type Harness, unfenced } from '../helpers/harness.js';
 
@@ -114,5 +115,36 @@ describe('the commit trigger', () => {
     } finally {
       await store.close();
     }
+  });
+  it('trusts a commit by its author’s permission on the repository: a writer’s runs, a stranger’s is held', async () => {
+    h.configure({ automation: commitsAutomation(), screening: 'required = true' });
+    setPermission(h.world, 'acme/api', 'maintainer', 'write');
+    h.world.addUser('stranger');
+    const pushAs = async (login: string, file: string, message: string): Promise<string> => {
+      const saved = process.env.GIT_AUTHOR_NAME;
+      process.env.GIT_AUTHOR_NAME = login;
+      try {
+        return await h.origin.push({ [file]: `// ${login}\n` }, message);
+      } finally {
+        process.env.GIT_AUTHOR_NAME = saved;
+      }
+    };
+    const byWriter = await pushAs('maintainer', 'src/writer.ts', 'A writer’s change');
+    const byStranger = await pushAs('stranger', 'src/stranger.ts', 'A stranger’s change');
+    const before = h.agentRuns('claude').length;
+    const result = await cli('run');
+    expect(result.code).not.toBe(2);
+    const store = await h.openStore();
+    try {
+      const recorded = await store.listRuns({ automationId: 'commits', limit: 20 });
+      const of = (sha: string) => recorded.find((r) => r.itemId === sha);
+      expect(of(byWriter)?.status).toBe('succeeded');
+      expect(of(byStranger)?.status).toBe('blocked');
+      expect(of(byStranger)?.reason).toContain('@stranger');
+    } finally {
+      await store.close();
+    }
+    expect(h.agentRuns('claude')).toHaveLength(before + 1);
+    h.configure({ automation: commitsAutomation(), screening: 'required = false' });
   });
 });

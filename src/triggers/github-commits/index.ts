@@ -131,10 +131,11 @@ export const githubCommitsTrigger: TriggerDefinition<GitHubCommitsResolved> = {
     },
   },
   screening: {
-    target: (_automation, task) => ({
+    target: (automation, task) => ({
       title: task.item.title,
       body: task.item.body,
       author: stringField(task.item.fields.commit_author),
+      repository: automation.config.repo,
       labels: [],
     }),
   },
