@@ -113,7 +113,10 @@ function expectKeyNeverHeld(run: RunRecord): void {
 function expectOnlyCanaryReached(model: AnthropicStandIn): void {
   const asked = model.messages();
   expect(asked.length).toBeGreaterThan(0);
-  for (const request of model.requests) expect(request.key).toBe(CANARY);
+  for (const request of asked) expect(request.key).toBe(CANARY);
+  // Whatever else reached the stand-in (unsandboxed, Claude Code's keyless `HEAD /` reachability
+  // check) carried no other key.
+  for (const request of model.requests) if (request.key !== undefined) expect(request.key).toBe(CANARY);
   expect(asked.some((r) => r.body?.tools?.some((t) => t.name === 'Bash'))).toBe(true);
 }
 
@@ -165,6 +168,21 @@ describe.skipIf(skipReason !== undefined)(
       expect(policy?.excerpt).toMatch(/^bubblewrap \(sandbox = "required".*model keys held by the key proxy/);
       // Nothing else was tried: no connection was refused.
       expect(run.screeningFindings?.filter((f) => f.rule === 'blocked-connection')).toEqual([]);
+    }, 180_000);
+
+    it('the same run without a sandbox: the agent holds the canary itself (so the checks above can fail)', async () => {
+      h.configure({
+        automation: issueAutomation('fix', {
+          prompt: 'Fix #${issue_number}: ${issue_title}',
+          extra: 'sandbox = "none"',
+        }),
+      });
+      const run = onlyRun((await h.run()).runs);
+      expect(run.status, run.reason ?? '').toBe('succeeded');
+      expect(run.commits).toBe(1);
+      expect(committed(run, 'env.txt')).toContain(`ANTHROPIC_API_KEY=${CANARY}`);
+      expect(committed(run, 'proc-env.txt')).toContain(`ANTHROPIC_API_KEY=${CANARY}`);
+      expectOnlyCanaryReached(model);
     }, 180_000);
 
     it('after curupira is killed mid-run, the restart resumes the session (--resume) and completes it', async () => {
