@@ -61,7 +61,7 @@ export interface AnthropicStandIn {
   close(): Promise<void>;
 }
 
-/** The tool_use blocks with no tool_result yet: the text of every tool_result in the conversation. */
+/** Every tool_result block of the conversation, oldest first (how far the script has got). */
 export function toolResults(request: MessagesRequest): ContentBlock[] {
   return request.messages.flatMap((message) =>
     typeof message.content === 'string' ? [] : message.content.filter((b) => b.type === 'tool_result'),
