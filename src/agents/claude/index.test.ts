@@ -78,6 +78,18 @@ describe('claude driver', () => {
     ]);
   });
 
+  it('waits for the listed MCP servers before the first model turn (MCP_CONNECTION_NONBLOCKING=0), only when there are some', () => {
+    // Claude Code 2.1.197 connects MCP servers in the background: its first request to the model
+    // may offer WaitForMcpServers instead of the servers' tools (seen against the real CLI,
+    // test/e2e/real-claude-mcp.test.ts). An unattended run's tools must be there from the start.
+    const withServers = ClaudeProfile.parse({ provider: 'claude', mcp_config: ['/etc/mcp/a.json'] });
+    expect(driver.buildInvocation({ profile: withServers, prompt: 'Fix', worktree }).env).toEqual({
+      MCP_CONNECTION_NONBLOCKING: '0',
+    });
+    const bare = ClaudeProfile.parse({ provider: 'claude' });
+    expect(driver.buildInvocation({ profile: bare, prompt: 'Fix', worktree }).env).toEqual({});
+  });
+
   it('keeps a prompt starting with - as prompt text', () => {
     const inv = driver.buildInvocation({
       profile: ClaudeProfile.parse({ provider: 'claude' }),

@@ -63,7 +63,13 @@ export function createClaudeDriver(): AgentDriver<ClaudeProfile> {
       args.push('--strict-mcp-config');
       for (const config of profile.mcp_config ?? []) args.push('--mcp-config', config);
       args.push('--', input.prompt);
-      return { args, env: {} };
+      // Claude Code 2.1.197 connects MCP servers in the background, so its first model turn may see
+      // only a WaitForMcpServers tool instead of theirs; MCP_CONNECTION_NONBLOCKING=0 makes it wait
+      // for them first (checked against the real CLI: test/e2e/real-claude-mcp.test.ts).
+      const env: Record<string, string> = profile.mcp_config?.length
+        ? { MCP_CONNECTION_NONBLOCKING: '0' }
+        : {};
+      return { args, env };
     },
     // The screening classifier's call (checked against `claude --help` of Claude Code 2.1.197):
     // `--tools ""` disables every built-in tool, `--strict-mcp-config` with no `--mcp-config`
