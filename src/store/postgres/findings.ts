@@ -7,6 +7,7 @@ import {
   FINDING_SEEN_AGAIN,
   type FindingRow,
   findingFromRow,
+  findingReportValues,
 } from '../findings-rows.js';
 import type { FindingInit, FindingOutcome, FindingRecord } from '../types.js';
 import type { PgConnection } from './connection.js';
@@ -28,21 +29,7 @@ export class PgFindings {
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'open', $11, $11, $12, $12, $13, $13)
        ON CONFLICT (watch, fingerprint) DO UPDATE SET ${FINDING_SEEN_AGAIN}
        RETURNING f.*, (SELECT status FROM prior) AS prior`,
-      [
-        init.watch,
-        init.repo,
-        init.fingerprint,
-        init.file,
-        init.lineStart,
-        init.lineEnd,
-        init.severity,
-        init.category,
-        init.title,
-        init.detail,
-        init.commit,
-        init.runId,
-        now,
-      ],
+      [...findingReportValues(init), init.commit, init.runId, now],
     );
     if (!row) throw new StateError(`recording a finding in ${this.#c.path} returned no row`);
     const outcome: FindingOutcome =

@@ -6,6 +6,7 @@ import {
   FINDING_SEEN_AGAIN,
   type FindingRow,
   findingFromRow,
+  findingReportValues,
 } from '../findings-rows.js';
 import type { FindingInit, FindingOutcome, FindingRecord } from '../types.js';
 import type { SqliteConnection } from './connection.js';
@@ -32,16 +33,7 @@ export class SqliteFindings {
          RETURNING *`,
         )
         .get(
-          init.watch,
-          init.repo,
-          init.fingerprint,
-          init.file,
-          init.lineStart,
-          init.lineEnd,
-          init.severity,
-          init.category,
-          init.title,
-          init.detail,
+          ...findingReportValues(init),
           init.commit,
           init.commit,
           init.runId,
