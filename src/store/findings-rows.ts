@@ -4,7 +4,7 @@
  * one found again after it was resolved is open again). Shared by both backends: the SQL differs
  * only in types and in how an id is made.
  */
-import type { FindingRecord } from './types.js';
+import type { FindingInit, FindingRecord } from './types.js';
 
 /** A `findings` row as either driver returns it (PostgreSQL's BIGINT id comes back as text). */
 export interface FindingRow {
@@ -69,3 +69,19 @@ export const FINDING_SEEN_AGAIN = `file = excluded.file, line_start = excluded.l
   status = 'open', last_seen_commit = excluded.last_seen_commit, last_run_id = excluded.last_run_id,
   last_seen_at = excluded.last_seen_at, resolved_at = NULL, resolved_commit = NULL, resolved_run_id = NULL,
   resolution = NULL`;
+
+/** The values of a report's own columns, in `FINDING_INSERT_COLUMNS` order up to `detail`. */
+export function findingReportValues(init: FindingInit): (string | number)[] {
+  return [
+    init.watch,
+    init.repo,
+    init.fingerprint,
+    init.file,
+    init.lineStart,
+    init.lineEnd,
+    init.severity,
+    init.category,
+    init.title,
+    init.detail,
+  ];
+}

@@ -14,7 +14,7 @@ import type { Store } from '../types.js';
 import { type ConnectionInfo, openError } from './errors.js';
 import { lookUpPassword, type PasswordLookup, type PasswordTarget } from './pgpass.js';
 import { PG_MIGRATIONS, PG_SCHEMA_VERSION, VERSION_TABLE } from './schema.js';
-import { PostgresStore } from './store.js';
+import { createPostgresStore } from './store.js';
 import { parseStateUrl } from './url.js';
 
 export { isPostgresUrl, redactUrl } from './url.js';
@@ -297,5 +297,5 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     await pool.end().catch(() => {});
     throw openError(error, info);
   }
-  return new PostgresStore(pool, info, { now, readonly });
+  return createPostgresStore(pool, info, { now, readonly });
 }

@@ -10,7 +10,8 @@
  * Ids are BIGINT (a GitHub comment id does not fit an INTEGER), read back as JS numbers.
  *
  * Its own refusals (a missing id, a read-only store) are `StateError`s; a failure of the database
- * is thrown as pg reports it, for `PostgresStore` to say in words without the password (errors.ts).
+ * is thrown as pg reports it, for the store (store.ts, through `PgConnection.guard`) to say in
+ * words without the password (errors.ts).
  */
 import type pg from 'pg';
 import { StateError } from '../../core/errors.js';
@@ -170,7 +171,10 @@ function limitValue(limit: number): number | null {
   return Number.isFinite(limit) && limit >= 0 ? Math.floor(limit) : null;
 }
 
-/** `PostgresStore` delegates these methods here. `pool`'s connections already use the store's schema. */
+/**
+ * The queues part of the PostgreSQL store (store.ts), each method guarded by the store's connection.
+ * `pool`'s connections already use the store's schema.
+ */
 export class PgQueues implements Pick<Store, QueueMethods> {
   readonly #pool: pg.Pool;
   readonly #now: () => number;

@@ -11,6 +11,7 @@
  *
  * Never edit a migration that has shipped: append a new one.
  */
+import { sharedMigrations } from '../migrations-sql.js';
 import { FLEET_TABLES_DDL } from './fleet-schema.js';
 import { QUEUE_TABLES_DDL } from './queues.js';
 
@@ -180,55 +181,12 @@ export const PG_MIGRATIONS: readonly string[] = [
     since TIMESTAMPTZ NOT NULL DEFAULT now()
   );
   `,
-  // 4 (SQLite 13, issue 25): which code the agent saw: the base commit its worktree was cut from
-  // and, for a worktree at a pull request's head, that head commit.
-  `
-  ALTER TABLE runs ADD COLUMN base_commit TEXT;
-  ALTER TABLE runs ADD COLUMN head_commit TEXT;
-  `,
-  // 5 (SQLite 14, issue 28): the board's search and figures. Runs by task (an item's attempts), by creation
-  // time (a figures window), by agent profile and by repository, each newest first.
-  `
-  CREATE INDEX IF NOT EXISTS runs_by_task ON runs (task_key, id);
-  CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created_at);
-  CREATE INDEX IF NOT EXISTS runs_by_profile ON runs (profile, id);
-  CREATE INDEX IF NOT EXISTS runs_by_repo ON runs (repo, id);
-  `,
-  // (issue 29, as SQLite's findings migration): findings of code-review watches, one row per
-  // distinct problem of a watch (its fingerprint).
-  `
-  CREATE TABLE IF NOT EXISTS findings (
-    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    watch ${KEY} NOT NULL,
-    repo TEXT NOT NULL,
-    fingerprint ${KEY} NOT NULL,
-    file TEXT NOT NULL,
-    line_start INTEGER NOT NULL,
-    line_end INTEGER NOT NULL,
-    severity TEXT NOT NULL,
-    category TEXT NOT NULL,
-    title TEXT NOT NULL,
-    detail TEXT NOT NULL,
-    status TEXT NOT NULL,
-    first_seen_commit TEXT NOT NULL,
-    last_seen_commit TEXT NOT NULL,
-    first_run_id ${KEY} NOT NULL,
-    last_run_id ${KEY} NOT NULL,
-    first_seen_at ${KEY} NOT NULL,
-    last_seen_at ${KEY} NOT NULL,
-    resolved_at ${KEY},
-    resolved_commit TEXT,
-    resolved_run_id ${KEY},
-    resolution TEXT,
-    UNIQUE (watch, fingerprint)
-  );
-  CREATE INDEX IF NOT EXISTS findings_by_watch ON findings (watch, status, id);
-  `,
-  // 7 (SQLite 16, issue 32): the result the agent reported and the inputs the run was given, as JSON.
-  `
-  ALTER TABLE runs ADD COLUMN result_json TEXT;
-  ALTER TABLE runs ADD COLUMN inputs_json TEXT;
-  `,
+  // 4–7 (SQLite 13–16): the same in both backends (../migrations-sql.ts).
+  ...sharedMigrations({
+    key: KEY,
+    identity: 'BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY',
+    tableOptions: '',
+  }),
 ];
 
 /** The schema version this build writes and understands. */

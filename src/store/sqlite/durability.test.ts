@@ -13,7 +13,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunInit } from '../types.js';
 import { openStore } from './open.js';
-import { SqliteStore } from './store.js';
+import { createSqliteStore, type SqliteStore } from './store.js';
 
 const FULL = 2;
 const init: RunInit = {
@@ -45,7 +45,7 @@ async function storeWithConnection(): Promise<{ store: SqliteStore; db: Database
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
-  return { store: new SqliteStore(db, path, { readonly: false, now: Date.now }), db };
+  return { store: createSqliteStore(db, path, { readonly: false, now: Date.now }), db };
 }
 
 describe('relaxed writes (durable: false)', () => {

@@ -1,4 +1,4 @@
-/** The `notifications` and `webhook_deliveries` tables (migration 8), for `SqliteStore`. */
+/** The `notifications` and `webhook_deliveries` tables (migration 8), for `SqliteQueues` (queues.ts). */
 import type Database from 'better-sqlite3';
 import { StateError } from '../../core/errors.js';
 import { NOTIFICATION_COLUMNS, type NotificationRow, notificationFromRow } from '../queue-rows.js';

@@ -17,7 +17,7 @@ import { StateError } from '../../core/errors.js';
 import type { Store } from '../types.js';
 import { diskFullError, isBusyError, toStateError, unsafeFileError } from './errors.js';
 import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from './schema.js';
-import { SqliteStore } from './store.js';
+import { createSqliteStore, type SqliteStore } from './store.js';
 
 export interface OpenStoreOptions {
   /**
@@ -189,7 +189,7 @@ function emptyView(path: string, now: () => number): SqliteStore {
   const db = new Database(':memory:');
   migrate(db, path);
   db.pragma('query_only = ON');
-  return new SqliteStore(db, path, { readonly: true, now });
+  return createSqliteStore(db, path, { readonly: true, now });
 }
 
 /**
@@ -235,7 +235,7 @@ function openReadonly(
       quietSnapshot(path) ??
       new Database(path, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
     if (integrityCheck) assertIntact(db, path);
-    return new SqliteStore(db, path, { readonly: true, now });
+    return createSqliteStore(db, path, { readonly: true, now });
   } catch (error) {
     db?.close();
     throw toStateError(error, path);
@@ -273,7 +273,7 @@ export async function openStore(path: string, options: OpenStoreOptions = {}): P
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     migrate(db, absolute);
-    return new SqliteStore(db, absolute, { readonly: false, now });
+    return createSqliteStore(db, absolute, { readonly: false, now });
   } catch (error) {
     db?.close();
     throw toStateError(error, absolute);

@@ -1,4 +1,7 @@
-/** The `pull_requests` table (migration 9): each run's delivery and its pull request, for `SqliteStore`. */
+/**
+ * The `pull_requests` table (migration 9): each run's delivery and its pull request,
+ * for `SqliteQueues` (queues.ts).
+ */
 import type Database from 'better-sqlite3';
 import { StateError } from '../../core/errors.js';
 import {

@@ -5,6 +5,7 @@
  *
  * Never edit a migration that has shipped: append a new one.
  */
+import { sharedMigrations } from '../migrations-sql.js';
 
 /** `PRAGMA application_id` of a curupira state file: the ASCII bytes `CURU`. */
 export const APPLICATION_ID = 0x43555255;
@@ -257,57 +258,12 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE runs ADD COLUMN host TEXT;
   `,
-  // 13 (issue 25): which code the agent saw. The commit of the base its worktree was cut from (the
-  // default branch, `pr_base_branch`, or a pull request's base) and, for a worktree at a pull
-  // request's head (`worktree_from = "head"`), that head commit.
-  `
-  ALTER TABLE runs ADD COLUMN base_commit TEXT;
-  ALTER TABLE runs ADD COLUMN head_commit TEXT;
-  `,
-  // 14 (issue 28): the board's search and figures. Runs by task (an item's attempts), by creation
-  // time (a figures window), by agent profile and by repository, each newest first.
-  `
-  CREATE INDEX IF NOT EXISTS runs_by_task ON runs (task_key, id);
-  CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created_at);
-  CREATE INDEX IF NOT EXISTS runs_by_profile ON runs (profile, id);
-  CREATE INDEX IF NOT EXISTS runs_by_repo ON runs (repo, id);
-  `,
-  // 15 (issue 29): findings of code-review watches, one row per distinct problem of a watch (its
-  // fingerprint), with where it was first and last seen and, once fixed, where it was resolved.
-  `
-  CREATE TABLE IF NOT EXISTS findings (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    watch TEXT NOT NULL,
-    repo TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
-    file TEXT NOT NULL,
-    line_start INTEGER NOT NULL,
-    line_end INTEGER NOT NULL,
-    severity TEXT NOT NULL,
-    category TEXT NOT NULL,
-    title TEXT NOT NULL,
-    detail TEXT NOT NULL,
-    status TEXT NOT NULL,
-    first_seen_commit TEXT NOT NULL,
-    last_seen_commit TEXT NOT NULL,
-    first_run_id TEXT NOT NULL,
-    last_run_id TEXT NOT NULL,
-    first_seen_at TEXT NOT NULL,
-    last_seen_at TEXT NOT NULL,
-    resolved_at TEXT,
-    resolved_commit TEXT,
-    resolved_run_id TEXT,
-    resolution TEXT,
-    UNIQUE (watch, fingerprint)
-  ) STRICT;
-  CREATE INDEX IF NOT EXISTS findings_by_watch ON findings (watch, status, id);
-  `,
-  // 16 (issue 32): the result the agent reported (an outcome of the automation's declared set, a
-  // reason, fields) and the inputs the run was given (`--set key=value`), each as JSON.
-  `
-  ALTER TABLE runs ADD COLUMN result_json TEXT;
-  ALTER TABLE runs ADD COLUMN inputs_json TEXT;
-  `,
+  // 13–16: the same in both backends (../migrations-sql.ts).
+  ...sharedMigrations({
+    key: 'TEXT',
+    identity: 'INTEGER PRIMARY KEY AUTOINCREMENT',
+    tableOptions: ' STRICT',
+  }),
 ];
 
 /** The schema version this build writes and understands. */

@@ -1,4 +1,4 @@
-/** The `writes` table (migration 5): rows of the GitHub write queue, for `SqliteStore`. */
+/** The `writes` table (migration 5): rows of the GitHub write queue, for `SqliteQueues` (queues.ts). */
 import type Database from 'better-sqlite3';
 import { StateError } from '../../core/errors.js';
 import { WRITE_COLUMNS, type WriteRow, writeFromRow } from '../queue-rows.js';
