@@ -36,7 +36,12 @@ export function createCodexDriver(): AgentDriver<CodexProfile> {
     installUrl: 'https://github.com/openai/codex',
     assignsSessionId: false,
     envAllowlist: ['OPENAI_*', 'CODEX_*', 'AZURE_OPENAI_*'],
-    // Codex reads OPENAI_BASE_URL with an API key; a ChatGPT login (auth.json) must go inside.
+    // `codex exec` 0.171.0 sends CODEX_API_KEY (not OPENAI_API_KEY, which only `codex login
+    // --with-api-key` reads) and takes its base URL from the `openai_base_url` setting, never from
+    // OPENAI_BASE_URL: in a sandbox the key proxy holds the key and `--config openai_base_url=…`
+    // (before `exec`, so that `exec resume` takes it too) points Codex at the proxy, which
+    // forwards to OPENAI_BASE_URL when the operator sets it. A ChatGPT login (auth.json) has no
+    // key to hold: it must go inside. Checked against the real CLI (real-cli.test.ts).
     sandbox: {
       homePaths: ['.codex/auth.json', '.codex/config.toml'],
       hosts: ['api.openai.com', 'chatgpt.com'],
@@ -45,6 +50,7 @@ export function createCodexDriver(): AgentDriver<CodexProfile> {
           keyEnv: ['OPENAI_API_KEY', 'CODEX_API_KEY'],
           baseUrlEnv: 'OPENAI_BASE_URL',
           defaultBaseUrl: 'https://api.openai.com/v1',
+          baseUrlArgs: (url) => ['--config', `openai_base_url=${JSON.stringify(url)}`],
         },
       ],
     },
