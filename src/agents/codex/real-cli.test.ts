@@ -16,7 +16,22 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createHarness,
+  type Harness,
+  issueAutomation,
+  onlyRun,
+  runBuiltCli,
+  startBuiltCli,
+  waitFor,
+} from '../../../test/helpers/harness.js';
+import {
+  type OpenAiStandIn,
+  startOpenAiStandIn,
+} from '../../../test/helpers/model-stand-in/openai-responses.js';
+import { RESUME_SESSION_PROMPT } from '../../engine/executor.js';
+import { sandboxBackend } from '../../sandbox/registry.js';
 import { createCodexDriver } from './index.js';
 import { CodexProfile } from './schema.js';
 
@@ -221,4 +236,138 @@ describe.skipIf(!CODEX)('the real Codex CLI (CURUPIRA_REAL_CODEX)', () => {
     expect(plain.stdout).toContain('Read-only file system');
     expect(git(worktree, 'log', '--format=%s', '-1').trim()).not.toBe('blocked');
   }, 120_000);
+});
+
+const bwrap = await sandboxBackend('bubblewrap').probe();
+const CANARY = `canary-codex-${'5'.repeat(32)}`;
+const OPENAI_CANARY = `canary-openai-${'6'.repeat(32)}`;
+
+/**
+ * The real Codex CLI run by curupira (the built CLI and the engine) in the bubblewrap sandbox, its
+ * model API a local stand-in (test/helpers/model-stand-in/openai-responses.ts) reached only through
+ * the sandbox's key proxy. The operator's environment holds canary keys (CODEX_API_KEY, which
+ * `codex exec` sends, and OPENAI_API_KEY); OPENAI_BASE_URL names the stand-in as the real API.
+ * Codex's own sandbox stays off inside ours (`sandbox = "danger-full-access"`): docs/sandbox.md.
+ *
+ * Skipped unless CURUPIRA_REAL_CODEX names a Codex executable (the suite installs nothing and
+ * reaches no network) and bubblewrap can start here. Needs `npm run build` first.
+ */
+describe.skipIf(!CODEX || !bwrap.ok)('the real Codex CLI in curupira’s sandbox (CURUPIRA_REAL_CODEX)', () => {
+  let h: Harness | undefined;
+  let model: OpenAiStandIn | undefined;
+  afterEach(async () => {
+    await model?.close();
+    await h?.cleanup().catch((error: unknown) => console.error('cleanup failed', error));
+    h = undefined;
+    model = undefined;
+  });
+
+  async function world(): Promise<{ h: Harness; model: OpenAiStandIn }> {
+    model = await startOpenAiStandIn();
+    h = await createHarness({
+      provider: 'codex',
+      profileExtra: [
+        `executable = ${JSON.stringify(CODEX)}`,
+        'model = "gpt-5"',
+        'effort = "low"',
+        'sandbox = "danger-full-access"',
+      ].join('\n'),
+      automation: issueAutomation('fix', { prompt: 'Fix #${issue_number}', extra: 'sandbox = "required"' }),
+    });
+    h.env.CODEX_API_KEY = CANARY;
+    h.env.OPENAI_API_KEY = OPENAI_CANARY;
+    h.env.OPENAI_BASE_URL = model.baseUrl;
+    return { h, model };
+  }
+
+  /** The committed file `name` on any branch of the run's checkout. */
+  function committed(harness: Harness, name: string): string {
+    const checkout = harness.settings().automations[0]!.repository.checkoutPath;
+    const commit = git(checkout, 'log', '--all', '-1', '--format=%H', '--', name).trim();
+    expect(commit, `no commit holds ${name}`).not.toBe('');
+    return git(checkout, 'show', `${commit}:${name}`);
+  }
+
+  const COMMIT_ENV =
+    'env > env.txt && git add env.txt && git -c user.name=agent -c user.email=agent@example.invalid commit -q -m "env seen by the agent" && cat env.txt';
+
+  function expectKeyHeldOutside(m: OpenAiStandIn, env: string): void {
+    const posts = m.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/responses'));
+    expect(posts.length).toBeGreaterThanOrEqual(2);
+    // The stand-in got the real (canary) key on every model request...
+    for (const post of posts) expect(post.authorization).toBe(`Bearer ${CANARY}`);
+    // ...which the agent never held: its environment has placeholders and the proxy's address.
+    expect(env).toMatch(/^CODEX_API_KEY=curupira-placeholder-[0-9a-f]{24}$/m);
+    expect(env).toMatch(/^OPENAI_API_KEY=curupira-placeholder-[0-9a-f]{24}$/m);
+    expect(env).toMatch(/^OPENAI_BASE_URL=http:\/\/127\.0\.0\.1:3128\/_key\/0$/m);
+    expect(env).not.toContain('canary-');
+    for (const output of m.toolOutputs()) expect(output).not.toContain('canary-');
+  }
+
+  it('runs a task that commits, the stand-in getting the canary key the agent never held', async () => {
+    const { h, model } = await world();
+    model.script(COMMIT_ENV);
+    const run = onlyRun((await h.run()).runs);
+    expect(run.status, run.reason ?? '').toBe('succeeded');
+    expect(run.commits).toBe(1);
+    const policy = run.screeningFindings?.find((f) => f.scanner === 'sandbox' && f.rule === 'policy');
+    expect(policy?.excerpt).toMatch(/^bubblewrap \(sandbox = "required".*model keys held by the key proxy/);
+    expect(model.calls).toEqual([{ tool: 'exec_command', command: COMMIT_ENV }]);
+    expectKeyHeldOutside(model, committed(h, 'env.txt'));
+    const blocked = run.screeningFindings?.filter((f) => f.rule === 'blocked-connection') ?? [];
+    console.info(`codex in the sandbox, blocked: ${blocked.map((f) => f.excerpt).join('; ') || 'none'}`);
+  }, 180_000);
+
+  it('after kill -9 of curupira mid-run, the restart resumes the Codex session in the sandbox and it commits', async () => {
+    const { h, model } = await world();
+    // Turn 1 hangs in its command (curupira is killed there); the resumed turn commits.
+    model.script('echo started > started.txt && sleep 300', COMMIT_ENV);
+    const args = ['--config', h.settingsFile, 'run'];
+    const first = startBuiltCli(args, { env: h.env });
+    const openStore = h.openStore.bind(h);
+    try {
+      const saved = await waitFor(
+        'the session saved and the shell call handed out',
+        async () => {
+          if (model.calls.length < 1) return undefined;
+          const store = await openStore();
+          try {
+            const [session] = await store.listSessions();
+            return session;
+          } finally {
+            await store.close();
+          }
+        },
+        120_000,
+        100,
+      );
+      first.child.kill('SIGKILL');
+      expect((await first.done).signal).toBe('SIGKILL');
+
+      const second = await runBuiltCli(args, { env: h.env, timeoutMs: 150_000 });
+      expect(second.code, second.stderr).toBe(0);
+      const store = await openStore();
+      const runs = await store.listRuns({ limit: Number.POSITIVE_INFINITY });
+      await store.close();
+      expect(runs).toHaveLength(2);
+      const next = runs.find((r) => r.resumed)!;
+      expect(next, JSON.stringify(runs.map((r) => [r.status, r.reason]))).toMatchObject({
+        status: 'succeeded',
+        sessionId: saved.sessionId,
+      });
+      expect(next.commits).toBe(1);
+      expect(runs.find((r) => r !== next)?.reason).toMatch(/^interrupted/);
+      expect(model.calls.map((c) => c.command)).toEqual([
+        'echo started > started.txt && sleep 300',
+        COMMIT_ENV,
+      ]);
+      // The resumed request carried the first turn's history: the same session went on.
+      const last = model.requests.filter((r) => r.method === 'POST').at(-1)!;
+      expect(last.text).toContain('echo started > started.txt');
+      expect(last.text).toContain(RESUME_SESSION_PROMPT.slice(0, 40));
+      expectKeyHeldOutside(model, committed(h, 'env.txt'));
+    } finally {
+      if (first.child.exitCode === null && first.child.signalCode === null) first.child.kill('SIGKILL');
+    }
+  }, 300_000);
 });
