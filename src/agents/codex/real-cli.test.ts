@@ -11,7 +11,15 @@
  * Last run green with codex-cli 0.171.0.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -239,6 +247,20 @@ describe.skipIf(!CODEX)('the real Codex CLI (CURUPIRA_REAL_CODEX)', () => {
 });
 
 const bwrap = await sandboxBackend('bubblewrap').probe();
+
+/** Whether a process whose command line holds `marker` runs on this machine. */
+function commandRunning(marker: string): boolean {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'latin1').split('\0').join(' ').includes(marker))
+        return true;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return false;
+}
 const CANARY = `canary-codex-${'5'.repeat(32)}`;
 const OPENAI_CANARY = `canary-openai-${'6'.repeat(32)}`;
 
@@ -262,7 +284,8 @@ describe.skipIf(!CODEX || !bwrap.ok)('the real Codex CLI in curupira’s sandbox
     model = undefined;
   });
 
-  async function world(): Promise<{ h: Harness; model: OpenAiStandIn }> {
+  /** `ownSandbox`: Codex's own sandbox (`--sandbox`), inside curupira's. */
+  async function world(ownSandbox = 'danger-full-access'): Promise<{ h: Harness; model: OpenAiStandIn }> {
     model = await startOpenAiStandIn();
     h = await createHarness({
       provider: 'codex',
@@ -270,7 +293,7 @@ describe.skipIf(!CODEX || !bwrap.ok)('the real Codex CLI in curupira’s sandbox
         `executable = ${JSON.stringify(CODEX)}`,
         'model = "gpt-5"',
         'effort = "low"',
-        'sandbox = "danger-full-access"',
+        `sandbox = ${JSON.stringify(ownSandbox)}`,
       ].join('\n'),
       automation: issueAutomation('fix', { prompt: 'Fix #${issue_number}', extra: 'sandbox = "required"' }),
     });
@@ -309,13 +332,25 @@ describe.skipIf(!CODEX || !bwrap.ok)('the real Codex CLI in curupira’s sandbox
     model.script(COMMIT_ENV);
     const run = onlyRun((await h.run()).runs);
     expect(run.status, run.reason ?? '').toBe('succeeded');
-    expect(run.commits).toBe(1);
+    expect(run.commits, model.toolOutputs().join('\n')).toBe(1);
     const policy = run.screeningFindings?.find((f) => f.scanner === 'sandbox' && f.rule === 'policy');
     expect(policy?.excerpt).toMatch(/^bubblewrap \(sandbox = "required".*model keys held by the key proxy/);
     expect(model.calls).toEqual([{ tool: 'exec_command', command: COMMIT_ENV }]);
     expectKeyHeldOutside(model, committed(h, 'env.txt'));
     const blocked = run.screeningFindings?.filter((f) => f.rule === 'blocked-connection') ?? [];
     console.info(`codex in the sandbox, blocked: ${blocked.map((f) => f.excerpt).join('; ') || 'none'}`);
+  }, 180_000);
+
+  it('with Codex’s own workspace-write sandbox inside ours, the agent cannot commit (docs/sandbox.md)', async () => {
+    const { h, model } = await world('workspace-write');
+    model.script(COMMIT_ENV);
+    const run = onlyRun((await h.run()).runs);
+    expect(run.commits).toBe(0);
+    // Codex's bubblewrap nests, but cannot mount over the checkout's git directory, which ours
+    // keeps read-only (only objects, refs, logs and the worktree's own git directory are writable).
+    expect(model.toolOutputs().join('\n')).toMatch(
+      /bwrap: Can't mkdir \S+\/\.git\/\.git: Read-only file system/,
+    );
   }, 180_000);
 
   it('after kill -9 of curupira mid-run, the restart resumes the Codex session in the sandbox and it commits', async () => {
@@ -341,8 +376,12 @@ describe.skipIf(!CODEX || !bwrap.ok)('the real Codex CLI in curupira’s sandbox
         120_000,
         100,
       );
+      // Mid-run: the agent's command is running when curupira is killed.
+      await waitFor('the agent’s command running', () => commandRunning('sleep 300'), 30_000);
       first.child.kill('SIGKILL');
       expect((await first.done).signal).toBe('SIGKILL');
+      // The sandbox went with curupira: no `sleep 300` of the agent's is left.
+      await waitFor('the agent’s command gone with the sandbox', () => !commandRunning('sleep 300'), 10_000);
 
       const second = await runBuiltCli(args, { env: h.env, timeoutMs: 150_000 });
       expect(second.code, second.stderr).toBe(0);
