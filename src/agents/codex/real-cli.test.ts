@@ -172,7 +172,16 @@ describe.skipIf(!CODEX)('the real Codex CLI (CURUPIRA_REAL_CODEX)', () => {
       join(home, 'config.toml'),
       `model = "gpt-5"\nmodel_provider = "standin"\n\n[model_providers.standin]\nname = "standin"\nbase_url = "http://127.0.0.1:${port}/v1"\nwire_api = "responses"\nenv_key = "STANDIN_KEY"\nsupports_websockets = false\nrequest_max_retries = 0\nstream_max_retries = 0\n`,
     );
-    env = { PATH: process.env.PATH ?? '', HOME: root, CODEX_HOME: home, STANDIN_KEY: 'not-a-real-key' };
+    // Codex puts its sandbox helper (codex-linux-sandbox) on PATH from CODEX_HOME, and refuses to
+    // where CODEX_HOME is under the temporary folder: TMPDIR names another one.
+    mkdirSync(join(root, 'tmp'));
+    env = {
+      PATH: process.env.PATH ?? '',
+      HOME: root,
+      CODEX_HOME: home,
+      TMPDIR: join(root, 'tmp'),
+      STANDIN_KEY: 'not-a-real-key',
+    };
     git(root, 'init', '-q', '-b', 'main', checkout);
     git(
       checkout,
