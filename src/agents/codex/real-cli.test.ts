@@ -2,13 +2,15 @@
  * The Codex driver's invocations against the real Codex CLI, driven by a stand-in for the model
  * API on 127.0.0.1 (a Responses API stream that asks for one shell command, then ends the turn).
  * It proves on the real CLI what the fake models: a resume with the sandbox set is accepted, and
- * in the workspace-write sandbox `git commit` works in a linked worktree, fresh and resumed.
+ * in the workspace-write sandbox `git commit` works in a linked worktree, fresh and resumed. The
+ * last block runs it through curupira in curupira's own sandbox and key proxy.
  *
  * Skipped unless CURUPIRA_REAL_CODEX names a Codex executable: the suite installs nothing and
  * reaches no network. Run it with the CLI installed outside the repository, e.g.
  *   (cd /tmp/cli && npm install @openai/codex)
- *   CURUPIRA_REAL_CODEX=/tmp/cli/node_modules/.bin/codex npx vitest run src/agents/codex/real-cli.test.ts
- * Last run green with codex-cli 0.171.0.
+ *   npm run build
+ *   CURUPIRA_BUILT=1 CURUPIRA_REAL_CODEX=/tmp/cli/node_modules/.bin/codex npx vitest run src/agents/codex/real-cli.test.ts
+ * Last run green with codex-cli 0.171.0 (all five tests, 2026-12-04).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import {
