@@ -421,3 +421,7 @@ describe.skipIf(!CODEX || !bwrap.ok)('the real Codex CLI in curupira’s sandbox
     }
   }, 300_000);
 });
+
+describe.runIf(!CODEX || !bwrap.ok)('the real Codex CLI in curupira’s sandbox (not run here)', () => {
+  it.skip(`skipped: ${CODEX ? `no sandbox can start here: ${bwrap.reason ?? ''}` : 'CURUPIRA_REAL_CODEX does not name a Codex executable'}`, () => {});
+});
