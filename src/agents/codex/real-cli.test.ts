@@ -330,6 +330,9 @@ describe.skipIf(!CODEX || !bwrap.ok)('the real Codex CLI in curupira’s sandbox
     expect(posts.length).toBeGreaterThanOrEqual(2);
     // The stand-in got the real (canary) key on every model request...
     for (const post of posts) expect(post.authorization).toBe(`Bearer ${CANARY}`);
+    // Every request that reached it came through the key proxy (the WebSocket attempts too): none
+    // carried a placeholder.
+    for (const request of m.requests) expect(request.authorization).toBe(`Bearer ${CANARY}`);
     // ...which the agent never held: its environment has placeholders and the proxy's address.
     expect(env).toMatch(/^CODEX_API_KEY=curupira-placeholder-[0-9a-f]{24}$/m);
     expect(env).toMatch(/^OPENAI_API_KEY=curupira-placeholder-[0-9a-f]{24}$/m);
@@ -349,6 +352,8 @@ describe.skipIf(!CODEX || !bwrap.ok)('the real Codex CLI in curupira’s sandbox
     expect(model.calls).toEqual([{ tool: 'exec_command', command: COMMIT_ENV }]);
     expectKeyHeldOutside(model, committed(h, 'env.txt'));
     const blocked = run.screeningFindings?.filter((f) => f.rule === 'blocked-connection') ?? [];
+    // The stand-in is reached through the key proxy, never refused.
+    expect(blocked.map((f) => f.excerpt).join('\n')).not.toContain(`:${model.port}`);
     console.info(`codex in the sandbox, blocked: ${blocked.map((f) => f.excerpt).join('; ') || 'none'}`);
   }, 180_000);
 
