@@ -109,11 +109,17 @@ describe('codex driver', () => {
     ]);
   });
 
-  it("names a worktree's git directories (common dir, then its own) as writable roots for workspace-write", () => {
+  it("names what a commit in a worktree writes (the common dir's objects, refs and logs, then its own git dir) as writable roots for workspace-write", () => {
     const { checkout, worktree: linked } = checkoutWithWorktree();
+    // Not the common dir as a whole: in curupira's sandbox it is read-only but for these, and
+    // Codex's bubblewrap cannot set up a writable root there (real-cli.test.ts).
     const gitDirs = [
       '--add-dir',
-      join(checkout, '.git'),
+      join(checkout, '.git', 'objects'),
+      '--add-dir',
+      join(checkout, '.git', 'refs'),
+      '--add-dir',
+      join(checkout, '.git', 'logs'),
       '--add-dir',
       join(checkout, '.git', 'worktrees', 'issue-1'),
     ];

@@ -14,6 +14,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import {
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -288,7 +289,9 @@ const OPENAI_CANARY = `canary-openai-${'6'.repeat(32)}`;
 describe.skipIf(!CODEX || !bwrap.ok)('the real Codex CLI in curupira’s sandbox (CURUPIRA_REAL_CODEX)', () => {
   let h: Harness | undefined;
   let model: OpenAiStandIn | undefined;
+  const homes: string[] = [];
   afterEach(async () => {
+    for (const home of homes.splice(0)) rmSync(home, { recursive: true, force: true });
     await model?.close();
     await h?.cleanup().catch((error: unknown) => console.error('cleanup failed', error));
     h = undefined;
@@ -311,6 +314,13 @@ describe.skipIf(!CODEX || !bwrap.ok)('the real Codex CLI in curupira’s sandbox
     h.env.CODEX_API_KEY = CANARY;
     h.env.OPENAI_API_KEY = OPENAI_CANARY;
     h.env.OPENAI_BASE_URL = model.baseUrl;
+    if (ownSandbox === 'workspace-write') {
+      // Codex puts its sandbox helper on PATH from ~/.codex, and refuses to where that is under the
+      // temporary folder (the harness's HOME is): a home outside it, as an operator's is.
+      const home = mkdtempSync(join('/var/tmp', 'curupira-real-codex-home-'));
+      homes.push(home);
+      h.env.HOME = home;
+    }
     return { h, model };
   }
 
@@ -357,16 +367,21 @@ describe.skipIf(!CODEX || !bwrap.ok)('the real Codex CLI in curupira’s sandbox
     console.info(`codex in the sandbox, blocked: ${blocked.map((f) => f.excerpt).join('; ') || 'none'}`);
   }, 180_000);
 
-  it('with Codex’s own workspace-write sandbox inside ours, the agent cannot commit (docs/sandbox.md)', async () => {
+  it('with Codex’s own workspace-write sandbox inside ours, the agent commits (both sandboxes nest)', async () => {
     const { h, model } = await world('workspace-write');
     model.script(COMMIT_ENV);
     const run = onlyRun((await h.run()).runs);
-    expect(run.commits).toBe(0);
-    // Codex's bubblewrap nests, but cannot mount over the checkout's git directory, which ours
-    // keeps read-only (only objects, refs, logs and the worktree's own git directory are writable).
-    expect(model.toolOutputs().join('\n')).toMatch(
-      /bwrap: Can't mkdir \S+\/\.git\/\.git: Read-only file system/,
-    );
+    // Codex's bubblewrap starts inside ours (user namespaces nest) with the writable roots the
+    // driver names: the common git directory's objects, refs and logs and the worktree's own, as
+    // ours mounts them (naming the common directory whole failed: `bwrap: Can't mkdir
+    // <checkout>/.git/.git: Read-only file system`).
+    expect(run.status, run.reason ?? '').toBe('succeeded');
+    expect(run.commits, model.toolOutputs().join('\n')).toBe(1);
+    expectKeyHeldOutside(model, committed(h, 'env.txt'));
+    // Codex keeps a `.git` in each writable root read-only; none was left behind in the checkout.
+    const gitDir = join(h.settings().automations[0]!.repository.checkoutPath, '.git');
+    for (const root of ['objects', 'refs', 'logs'])
+      expect(existsSync(join(gitDir, root, '.git')), root).toBe(false);
   }, 180_000);
 
   it('after kill -9 of curupira mid-run, the restart resumes the Codex session in the sandbox and it commits', async () => {

@@ -418,7 +418,10 @@ function gitWriteDirs(cwd) {
 function codexReadOnlyGitDir(options, cwd) {
   if (options['--sandbox'] !== 'workspace-write') return undefined;
   const writable = new Set([].concat(options['--add-dir'] ?? []).map((d) => resolve(cwd, d)));
-  return gitWriteDirs(cwd).find((dir) => !writable.has(dir));
+  // A common directory is written where its objects, refs and logs are (what a commit writes).
+  const named = (dir) =>
+    writable.has(dir) || ['objects', 'refs', 'logs'].every((d) => writable.has(join(dir, d)));
+  return gitWriteDirs(cwd).find((dir) => !named(dir));
 }
 
 /** Claude Code refuses to skip permission checks as root unless IS_SANDBOX=1 says it is contained. */
