@@ -281,7 +281,8 @@ const OPENAI_CANARY = `canary-openai-${'6'.repeat(32)}`;
  * model API a local stand-in (test/helpers/model-stand-in/openai-responses.ts) reached only through
  * the sandbox's key proxy. The operator's environment holds canary keys (CODEX_API_KEY, which
  * `codex exec` sends, and OPENAI_API_KEY); OPENAI_BASE_URL names the stand-in as the real API.
- * Codex's own sandbox stays off inside ours (`sandbox = "danger-full-access"`): docs/sandbox.md.
+ * Codex's own sandbox is off inside ours (`sandbox = "danger-full-access"`) but where a test nests
+ * it (`workspace-write`): docs/sandbox.md.
  *
  * Skipped unless CURUPIRA_REAL_CODEX names a Codex executable (the suite installs nothing and
  * reaches no network) and bubblewrap can start here. Needs `npm run build` first.
