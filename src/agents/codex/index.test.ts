@@ -230,6 +230,23 @@ describe('codex driver against the fake Codex CLI (argument rules of codex-cli 0
     ).toContain("unexpected argument '--profile' found");
   });
 
+  it("takes the key proxy's config override before exec, fresh and resumed (as codex-cli 0.171.0 does)", () => {
+    const { worktree: linked } = checkoutWithWorktree();
+    const prefix = driver.sandbox?.keys?.[0]?.baseUrlArgs?.('http://127.0.0.1:3128/_key/0') ?? [];
+    expect(prefix).toEqual(['--config', 'openai_base_url="http://127.0.0.1:3128/_key/0"']);
+    for (const resumeSessionId of [undefined, 'thread-3']) {
+      const args = driver.buildInvocation({
+        profile: profileOf(full),
+        prompt: 'Fix',
+        worktree: linked,
+        ...(resumeSessionId ? { resumeSessionId } : {}),
+      }).args;
+      const result = runFake([...prefix, ...args], linked);
+      expect(result.status, result.stderr).toBe(0);
+      if (resumeSessionId) expect(result.stdout).toContain(`"thread_id":"${resumeSessionId}"`);
+    }
+  });
+
   it('commits from a worktree in the workspace-write sandbox, fresh and resumed', () => {
     for (const resumeSessionId of [undefined, 'thread-2']) {
       const { worktree: linked } = checkoutWithWorktree();
