@@ -75,6 +75,12 @@ export interface KeyRoute {
   readonly keyEnv: readonly string[];
   readonly baseUrlEnv: string;
   readonly defaultBaseUrl: string;
+  /**
+   * For a CLI that takes its base URL from its configuration rather than from `baseUrlEnv`: the
+   * arguments, put before the CLI's own, that point it at `url` (the key proxy). `baseUrlEnv`
+   * still names where the real base URL comes from.
+   */
+  baseUrlArgs?(url: string): readonly string[];
 }
 
 export interface AgentDriver<P extends Profile = Profile> {

@@ -2,6 +2,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createCodexDriver } from '../agents/codex/index.js';
 import { githubHosts, sandboxChoice } from './choice.js';
 import { prepareSandbox, type SandboxRequest, SandboxUnavailableError, versionInSandbox } from './index.js';
 import { sandboxBackend } from './registry.js';
@@ -105,6 +106,65 @@ describe('which sandbox a run gets', () => {
   it('GitHub hosts include the configured API host', () => {
     expect(githubHosts('http://127.0.0.1:8080')).toContain('127.0.0.1:8080');
     expect(githubHosts('https://ghe.example/api/v3')).toContain('ghe.example');
+  });
+});
+
+describe('the key proxy for a CLI that reads its base URL from its configuration (Codex)', () => {
+  it('the agent gets placeholders, and arguments before its own that point Codex at the key proxy', async () => {
+    const seen: { executable: string; args: readonly string[] }[] = [];
+    const recording: SandboxBackend = {
+      name: 'bubblewrap',
+      probe: async () => ({ ok: true }),
+      wrap: async (_spec, executable, args) => {
+        seen.push({ executable, args });
+        return {
+          executable: '/usr/bin/bwrap',
+          args: ['--', executable, ...args],
+          unenforced: [],
+          dispose: async () => {},
+        };
+      },
+    };
+    const base = request('required', recording);
+    const codex = createCodexDriver();
+    const prepared = await prepareSandbox({
+      ...base,
+      env: {
+        PATH: '/usr/bin',
+        HOME: base.cwd,
+        CODEX_API_KEY: 'canary-codex-key',
+        OPENAI_API_KEY: 'canary-openai-key',
+        OPENAI_BASE_URL: 'http://127.0.0.1:4242/v1',
+      },
+      executable: '/usr/bin/true',
+      args: ['exec', '--json', '--', 'fix it'],
+      driver: codex.sandbox,
+    });
+    try {
+      const placeholder = /^curupira-placeholder-[0-9a-f]{24}$/;
+      expect(prepared.env.CODEX_API_KEY).toMatch(placeholder);
+      expect(prepared.env.OPENAI_API_KEY).toMatch(placeholder);
+      expect(JSON.stringify(prepared.env)).not.toContain('canary-');
+      expect(prepared.env.OPENAI_BASE_URL).toBe('http://127.0.0.1:3128/_key/0');
+      // Codex 0.171.0 ignores OPENAI_BASE_URL: its base URL is the `openai_base_url` setting,
+      // given before the subcommand so that `exec resume` takes it too.
+      expect(seen).toEqual([
+        {
+          executable: '/usr/bin/true',
+          args: [
+            '--config',
+            'openai_base_url="http://127.0.0.1:3128/_key/0"',
+            'exec',
+            '--json',
+            '--',
+            'fix it',
+          ],
+        },
+      ]);
+      expect(JSON.stringify(prepared.args)).not.toContain('canary-');
+    } finally {
+      await prepared.dispose();
+    }
   });
 });
 

@@ -306,6 +306,7 @@ export async function prepareSandbox(request: SandboxRequest): Promise<PreparedS
   env.NO_PROXY = '127.0.0.1,localhost';
   env.no_proxy = env.NO_PROXY;
   const keys: KeyForward[] = [];
+  const keyArgs: string[] = [];
   for (const route of request.driver?.keys ?? []) {
     const swaps: { placeholder: string; key: string }[] = [];
     for (const name of route.keyEnv) {
@@ -319,7 +320,9 @@ export async function prepareSandbox(request: SandboxRequest): Promise<PreparedS
     }
     if (swaps.length === 0) continue;
     keys.push({ baseUrl: request.env[route.baseUrlEnv] || route.defaultBaseUrl, swaps });
-    env[route.baseUrlEnv] = `${proxyUrl}/_key/${keys.length - 1}`;
+    const keyUrl = `${proxyUrl}/_key/${keys.length - 1}`;
+    env[route.baseUrlEnv] = keyUrl;
+    if (route.baseUrlArgs) keyArgs.push(...route.baseUrlArgs(keyUrl));
   }
 
   const hosts = [
@@ -362,7 +365,7 @@ export async function prepareSandbox(request: SandboxRequest): Promise<PreparedS
   };
   let wrapped: Awaited<ReturnType<typeof backend.wrap>>;
   try {
-    wrapped = await backend.wrap(spec, request.executable, request.args);
+    wrapped = await backend.wrap(spec, request.executable, [...keyArgs, ...request.args]);
   } catch (error) {
     await proxy.close();
     rmSync(runDir, { recursive: true, force: true });

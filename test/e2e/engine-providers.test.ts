@@ -287,16 +287,18 @@ describe('every provider, happy path', () => {
       expect(call.env.values.PWD).toBe(where.path);
       expect(call.resumeOf).toBeNull();
       if (provider === 'copilot') expect(call.sessionId).toMatch(UUID);
-      // Codex: the checkout's git dir, then the worktree's own (named by git after the folder).
+      // Codex: the checkout's git dir's objects, refs and logs, then the worktree's own (named by
+      // git after the folder).
+      const common = realpathSync(join(checkout, '.git'));
       const gitDirs =
         provider === 'codex'
-          ? [realpathSync(join(checkout, '.git')), realpathSync(join(checkout, '.git', 'worktrees'))]
+          ? [...['objects', 'refs', 'logs'].map((d) => join(common, d)), join(common, 'worktrees')]
           : [];
       const givenGitDirs = call.argv.filter((_, i) => call.argv[i - 1] === '--add-dir');
       expect(givenGitDirs.length).toBe(gitDirs.length);
       if (provider === 'codex') {
-        expect(givenGitDirs[0]).toBe(gitDirs[0]);
-        expect(givenGitDirs[1]!.startsWith(join(gitDirs[1]!, basename(where.path)))).toBe(true);
+        expect(givenGitDirs.slice(0, 3)).toEqual(gitDirs.slice(0, 3));
+        expect(givenGitDirs[3]!.startsWith(join(gitDirs[3]!, basename(where.path)))).toBe(true);
       }
       expect(call.argv).toEqual(CASES[provider].argv(prompt, call.sessionId ?? '', givenGitDirs));
       expect(plain.sessionId).toBe(call.sessionId);

@@ -109,11 +109,17 @@ describe('codex driver', () => {
     ]);
   });
 
-  it("names a worktree's git directories (common dir, then its own) as writable roots for workspace-write", () => {
+  it("names what a commit in a worktree writes (the common dir's objects, refs and logs, then its own git dir) as writable roots for workspace-write", () => {
     const { checkout, worktree: linked } = checkoutWithWorktree();
+    // Not the common dir as a whole: in curupira's sandbox it is read-only but for these, and
+    // Codex's bubblewrap cannot set up a writable root there (real-cli.test.ts).
     const gitDirs = [
       '--add-dir',
-      join(checkout, '.git'),
+      join(checkout, '.git', 'objects'),
+      '--add-dir',
+      join(checkout, '.git', 'refs'),
+      '--add-dir',
+      join(checkout, '.git', 'logs'),
       '--add-dir',
       join(checkout, '.git', 'worktrees', 'issue-1'),
     ];
@@ -222,6 +228,23 @@ describe('codex driver against the fake Codex CLI (argument rules of codex-cli 0
     expect(
       runFake(['exec', 'resume', 'thread-1', '--profile', 'work', '--json', '--', 'x'], linked).stderr,
     ).toContain("unexpected argument '--profile' found");
+  });
+
+  it("takes the key proxy's config override before exec, fresh and resumed (as codex-cli 0.171.0 does)", () => {
+    const { worktree: linked } = checkoutWithWorktree();
+    const prefix = driver.sandbox?.keys?.[0]?.baseUrlArgs?.('http://127.0.0.1:3128/_key/0') ?? [];
+    expect(prefix).toEqual(['--config', 'openai_base_url="http://127.0.0.1:3128/_key/0"']);
+    for (const resumeSessionId of [undefined, 'thread-3']) {
+      const args = driver.buildInvocation({
+        profile: profileOf(full),
+        prompt: 'Fix',
+        worktree: linked,
+        ...(resumeSessionId ? { resumeSessionId } : {}),
+      }).args;
+      const result = runFake([...prefix, ...args], linked);
+      expect(result.status, result.stderr).toBe(0);
+      if (resumeSessionId) expect(result.stdout).toContain(`"thread_id":"${resumeSessionId}"`);
+    }
   });
 
   it('commits from a worktree in the workspace-write sandbox, fresh and resumed', () => {

@@ -11,11 +11,12 @@
  * go JSON-quoted inside one argument.
  *
  * The workspace-write sandbox makes every `.git` it finds read-only, and a worktree's git
- * directories live in the main checkout besides: so unless the sandbox is read-only or off, the
- * worktree's git directories are named with `--add-dir` and the agent can commit. (With no
+ * directories live in the main checkout besides: so unless the sandbox is read-only or off, what a
+ * commit writes there is named with `--add-dir` and the agent can commit. (With no
  * `sandbox` in the profile, Codex's own configuration picks the mode; `--add-dir` is ignored by a
  * read-only sandbox.)
  */
+import { join } from 'node:path';
 import { defineDriver } from '../driver-kit.js';
 import { gitWriteDirs } from '../git-dirs.js';
 import { CODEX_LIMITS } from '../limits.js';
@@ -28,6 +29,20 @@ function needsWritableGitDirs(sandbox: CodexProfile['sandbox']): boolean {
   return sandbox === undefined || sandbox === 'workspace-write';
 }
 
+/**
+ * The writable roots a commit in `worktree` needs. For a linked worktree: the common directory's
+ * `objects`, `refs` and `logs`, then the worktree's own git directory, as curupira's sandbox mounts
+ * them writable (the rest of the common directory stays read-only there, and Codex's bubblewrap
+ * cannot make a writable root of a read-only folder: `Can't mkdir <root>/.git`). For a checkout
+ * used in place: its `.git` folder.
+ */
+function codexWritableGitDirs(worktree: string): string[] {
+  const dirs = gitWriteDirs(worktree);
+  const [common, own] = dirs;
+  if (!common || !own || own === common) return dirs;
+  return [join(common, 'objects'), join(common, 'refs'), join(common, 'logs'), own];
+}
+
 export function createCodexDriver(): AgentDriver<CodexProfile> {
   return defineDriver({
     provider: 'codex',
@@ -36,7 +51,12 @@ export function createCodexDriver(): AgentDriver<CodexProfile> {
     installUrl: 'https://github.com/openai/codex',
     assignsSessionId: false,
     envAllowlist: ['OPENAI_*', 'CODEX_*', 'AZURE_OPENAI_*'],
-    // Codex reads OPENAI_BASE_URL with an API key; a ChatGPT login (auth.json) must go inside.
+    // `codex exec` 0.171.0 sends CODEX_API_KEY (not OPENAI_API_KEY, which only `codex login
+    // --with-api-key` reads) and takes its base URL from the `openai_base_url` setting, never from
+    // OPENAI_BASE_URL: in a sandbox the key proxy holds the key and `--config openai_base_url=…`
+    // (before `exec`, so that `exec resume` takes it too) points Codex at the proxy, which
+    // forwards to OPENAI_BASE_URL when the operator sets it. A ChatGPT login (auth.json) has no
+    // key to hold: it must go inside. Checked against the real CLI (real-cli.test.ts).
     sandbox: {
       homePaths: ['.codex/auth.json', '.codex/config.toml'],
       hosts: ['api.openai.com', 'chatgpt.com'],
@@ -45,6 +65,7 @@ export function createCodexDriver(): AgentDriver<CodexProfile> {
           keyEnv: ['OPENAI_API_KEY', 'CODEX_API_KEY'],
           baseUrlEnv: 'OPENAI_BASE_URL',
           defaultBaseUrl: 'https://api.openai.com/v1',
+          baseUrlArgs: (url) => ['--config', `openai_base_url=${JSON.stringify(url)}`],
         },
       ],
     },
@@ -53,7 +74,7 @@ export function createCodexDriver(): AgentDriver<CodexProfile> {
       if (profile.agent) args.push('--profile', profile.agent);
       if (profile.sandbox) args.push('--sandbox', profile.sandbox);
       if (needsWritableGitDirs(profile.sandbox)) {
-        for (const dir of gitWriteDirs(input.worktree)) args.push('--add-dir', dir);
+        for (const dir of codexWritableGitDirs(input.worktree)) args.push('--add-dir', dir);
       }
       if (input.resumeSessionId) args.push('resume', input.resumeSessionId);
       if (profile.model) args.push('--model', profile.model);

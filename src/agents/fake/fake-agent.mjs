@@ -335,9 +335,25 @@ function clapError(message, usage) {
  * as clap does: the options before `resume` are exec's, the ones after are resume's, and an option
  * the current command does not have is an "unexpected argument".
  */
-function parseCodexArgs(spec, argv) {
+function parseCodexArgs(spec, allArgv) {
+  // `codex -c key=value exec …`: the top-level command's config overrides, which the real CLI
+  // (0.171.0) applies to `exec` and `exec resume` alike (how a sandbox's key proxy points it at
+  // itself).
+  const topConfig = [];
+  let argv = allArgv;
+  while (argv[0] === '-c' || argv[0] === '--config' || argv[0]?.startsWith('--config=')) {
+    if (argv[0].startsWith('--config=')) {
+      topConfig.push(argv[0].slice('--config='.length));
+      argv = argv.slice(1);
+    } else {
+      if (argv.length < 2) clapError(`a value is required for '--config <key=value>' but none was supplied`);
+      topConfig.push(argv[1]);
+      argv = argv.slice(2);
+    }
+  }
   if (argv[0] !== 'exec') usageError('codex', "expected the 'exec' command");
-  const options = {};
+  const options =
+    topConfig.length > 0 ? { '--config': topConfig.length === 1 ? topConfig[0] : topConfig } : {};
   const positionals = [];
   let command = 'exec';
   let values = spec.values;
@@ -418,7 +434,10 @@ function gitWriteDirs(cwd) {
 function codexReadOnlyGitDir(options, cwd) {
   if (options['--sandbox'] !== 'workspace-write') return undefined;
   const writable = new Set([].concat(options['--add-dir'] ?? []).map((d) => resolve(cwd, d)));
-  return gitWriteDirs(cwd).find((dir) => !writable.has(dir));
+  // A common directory is written where its objects, refs and logs are (what a commit writes).
+  const named = (dir) =>
+    writable.has(dir) || ['objects', 'refs', 'logs'].every((d) => writable.has(join(dir, d)));
+  return gitWriteDirs(cwd).find((dir) => !named(dir));
 }
 
 /** Claude Code refuses to skip permission checks as root unless IS_SANDBOX=1 says it is contained. */
