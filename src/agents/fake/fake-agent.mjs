@@ -488,7 +488,7 @@ async function reportThroughMcp(configs, line) {
     new Promise((resolve, reject) => {
       if (answers.has(id)) return resolve(answers.get(id));
       waiting.set(id, resolve);
-      exited.then(() => reject(new Error(`the MCP server exited before answering ${method}`)));
+      void exited.then(() => reject(new Error(`the MCP server exited before answering ${method}`)));
       child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
     });
   try {
