@@ -5,6 +5,8 @@
  * changes any of it in place.
  */
 
+import { resultRules } from '../pipeline/steps.js';
+
 export interface PipelineTemplate {
   repo: string;
   remote: string;
@@ -14,19 +16,7 @@ export interface PipelineTemplate {
   placeholder: boolean;
 }
 
-/** The closed result set, as the prompt tells it (`number`: the item's `#N`, none for a schedule). */
-const RESULT_RULES = (outcomes: string, number?: string) => {
-  const n = number === undefined ? '' : `#${number} `;
-  return `End your final message with one line, and only one, of:
-${outcomes
-  .split(' ')
-  .map((o) => `  ${n}${o}`)
-  .join('\n')}
-  ${n}noop: <reason>      (you looked, there was nothing to do)
-  ${n}skipped: <reason>   (you changed nothing: it is not for you now)
-  ${n}failed: <reason>
-(or report it with the result_report tool when you have it).`;
-};
+const RESULT_RULES = (outcomes: string, number?: string) => resultRules(outcomes.split(' '), number);
 
 export function pipelineSettings(t: PipelineTemplate): string {
   const q = (value: string) => JSON.stringify(value);
@@ -43,6 +33,7 @@ export function pipelineSettings(t: PipelineTemplate): string {
 #             curupira doctor
 # Inputs per run: curupira run --set focus=docs (the keys each automation lists in \`inputs\`).
 # Every key is in docs/configuration.md. Labels and comments are GitHub writes: opt-in, per key.
+# \`step\` fills in the step's keys a table leaves unset; they are written out below to be changed.
 ${t.placeholder ? '#\n# acme/api below is a placeholder: put your repository there (or run `curupira init --pipeline --repo OWNER/NAME`).\n' : ''}
 [settings]
 max_active_tasks = 2
@@ -68,6 +59,7 @@ github_token = true                     # explore files issues with gh
 
 # 1. Explore: looks at the repository and files what it finds, for triage.
 [automations.explore]
+step = "explore"                         # the preset: any key below overrides it
 trigger_type = "cron"
 repository = ${q(t.alias)}
 schedule = "0 6 * * 1"                  # Mondays 06:00
@@ -82,6 +74,7 @@ ${RESULT_RULES('filed')}
 
 # 2. Triage: decides what each new issue needs.
 [automations.triage]
+step = "triage"
 repository = ${q(t.alias)}
 repo = ${q(t.repo)}
 labels = ["needs-triage"]
@@ -114,6 +107,7 @@ add_labels = ["duplicate"]
 
 # 3. Implement: builds it with tests first and delivers a pull request.
 [automations.implement]
+step = "implement"
 repository = ${q(t.alias)}
 repo = ${q(t.repo)}
 labels = ["agent:ready"]
@@ -150,6 +144,7 @@ remove_labels = ["agent:ready"]
 #    checks answered, conflicts resolved, merged when approved and green). This chain runs after
 #    each delivery (on = "implemented", never on a noop) and checks the branch.
 [automations.shepherd]
+step = "shepherd"
 after = "implement"
 on = "implemented"
 repository = ${q(t.alias)}
@@ -164,6 +159,7 @@ ${RESULT_RULES('on-track needs-human')}
 
 # 5. Review: each head of an open pull request once; the verdict lands as a label.
 [automations.review]
+step = "review"
 trigger_type = "github-pull-requests"
 repository = ${q(t.alias)}
 repo = ${q(t.repo)}

@@ -107,6 +107,8 @@ describe('curupira init --pipeline (issue 32)', () => {
       const next = out.indexOf('\nautomation ', start + 1);
       return out.slice(start, next < 0 ? undefined : next);
     };
+    for (const id of ['explore', 'triage', 'implement', 'shepherd', 'review'])
+      expect(section(id)).toMatch(new RegExp(`step:\\s+${id} \\(seed 001's preset`));
     expect(section('explore')).toContain('filed, noop, skipped, failed');
     expect(section('explore')).toContain('focus (default "anything"), explore_batch (default "5")');
     const triage = section('triage');
