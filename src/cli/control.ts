@@ -13,6 +13,7 @@ import { formatCost } from '../cost/prices.js';
 import { stateDir } from '../engine/paths.js';
 import { unreachable } from '../fleet/durable-store.js';
 import type { DispatchRecord, FleetHost, WaitingTask } from '../fleet/types.js';
+import { checkInputs, parseSetPairs } from '../pipeline/inputs.js';
 import { pauseReasonKey } from '../retries/unattended.js';
 import { scrub } from '../security/redact.js';
 import type { AutomationCard } from '../server/board-data.js';
@@ -322,9 +323,22 @@ export function registerControl(
     .description(
       'Run an automation now: a schedule fires at once, an event trigger polls (needs `curupira serve`).',
     )
-    .action(async (id: string) => {
-      await withDaemon(io, settings(), async (daemon) => {
-        const answer = await daemon.call('POST', `/automations/${encodeURIComponent(id)}/run`);
+    .option(
+      '--set <key=value>',
+      "an input for the runs this trigger starts (repeatable): the automation's `inputs` key, read as ${key}",
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .action(async (id: string, options: { set?: string[] }) => {
+      const inputs = parseSetPairs(options.set ?? []);
+      const s = settings();
+      const automation = s.automations.find((a) => a.id === id);
+      if (automation) checkInputs(inputs, [automation]);
+      await withDaemon(io, s, async (daemon) => {
+        const answer = await daemon.call(
+          'POST',
+          `/automations/${encodeURIComponent(id)}/run`,
+          Object.keys(inputs).length > 0 ? { inputs } : undefined,
+        );
         if (answered(io, answer))
           writeLine(io.stdout, answer.body.result === 'fired' ? `Fired ${id}.` : `Polling ${id} now.`);
       });

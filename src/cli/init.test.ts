@@ -81,3 +81,66 @@ describe('curupira init', () => {
     expect(repoFromRemote('https://gitlab.com/o/n.git')).toBeUndefined();
   });
 });
+
+describe('curupira init --pipeline (issue 32)', () => {
+  it('writes the five steps wired by labels and chains; validate --explain shows each outcome set and handoff', async () => {
+    const file = join(dir, 'pipeline', 'settings.toml');
+    const result = await runCliCaptured(['init', '-c', file, '--pipeline', '--repo', 'octo/widgets']);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('Configuration is valid (5 automations;');
+    const { settings } = loadSettingsFromText(readFileSync(file, 'utf8'), file);
+    expect(settings.automations.map((a) => a.id)).toEqual([
+      'explore',
+      'triage',
+      'implement',
+      'shepherd',
+      'review',
+    ]);
+
+    const validate = await runCliCaptured(['validate', '-c', file, '--explain']);
+    expect(validate.code).toBe(0);
+    const out = validate.stdout;
+    const section = (id: string): string => {
+      const start = out.indexOf(`automation ${id}`);
+      expect(start, `no section for ${id} in:\n${out}`).toBeGreaterThanOrEqual(0);
+      const next = out.indexOf('\nautomation ', start + 1);
+      return out.slice(start, next < 0 ? undefined : next);
+    };
+    for (const id of ['explore', 'triage', 'implement', 'shepherd', 'review'])
+      expect(section(id)).toMatch(new RegExp(`step:\\s+${id} \\(seed 001's preset`));
+    expect(section('explore')).toContain('filed, noop, skipped, failed');
+    expect(section('explore')).toContain('focus (default "anything"), explore_batch (default "5")');
+    const triage = section('triage');
+    expect(triage).toContain('ready-for-agent, needs-info, duplicate, noop, skipped, failed');
+    expect(triage).toMatch(/on ready-for-agent:\s+takes off needs-triage, then puts on agent:ready/);
+    expect(triage).toMatch(/on needs-info:\s+takes off needs-triage, then puts on needs-info/);
+    expect(triage).toMatch(/on duplicate:\s+takes off needs-triage, then puts on duplicate/);
+    const implement = section('implement');
+    expect(implement).toContain('label:"agent:ready"');
+    expect(implement).toContain('implemented, noop, skipped, failed');
+    expect(implement).toMatch(/on implemented:\s+takes off agent:ready/);
+    expect(implement).toMatch(/on noop:\s+takes off agent:ready/);
+    const shepherd = section('shepherd');
+    expect(shepherd).toContain("runs when:      a run of 'implement' reports the outcome implemented");
+    expect(shepherd).toContain('on-track, needs-human, noop, skipped, failed');
+    const review = section('review');
+    expect(review).toContain('approve, request-changes, noop, skipped, failed');
+    expect(review).toMatch(/on approve:\s+takes off agent:changes-requested, then puts on agent:approved/);
+  });
+
+  it('refuses --label with --pipeline, and never overwrites', async () => {
+    const file = join(dir, 'pipeline-label', 'settings.toml');
+    const refused = await runCliCaptured(['init', '-c', file, '--pipeline', '--label', 'x']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--label goes without --pipeline');
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('validates for every provider', () => {
+    for (const provider of PROVIDERS)
+      expect(() =>
+        loadSettingsFromText(starterSettings({ provider, pipeline: true }), join(dir, `${provider}.toml`)),
+      ).not.toThrow();
+  });
+});

@@ -9,6 +9,7 @@ import type { Command } from 'commander';
 import { isProvider, PROVIDERS, type Provider } from '../agents/schemas.js';
 import { loadSettings, loadSettingsFromText } from '../config/load.js';
 import { UsageError } from '../core/errors.js';
+import { pipelineSettings } from './init-pipeline.js';
 import { type CliIo, writeLine } from './io.js';
 import type { GlobalOptions } from './program.js';
 import { validMessage } from './validate.js';
@@ -18,6 +19,8 @@ export interface InitOptions {
   repo?: string;
   provider?: string;
   label?: string;
+  /** Seed 001's five-step pipeline (explore, triage, implement, shepherd, review) instead. */
+  pipeline?: boolean;
 }
 
 /** Each provider's starter profile lines: the options a first unattended run most often needs. */
@@ -67,6 +70,18 @@ export function starterSettings(options: InitOptions): string {
   const alias = (repo.split('/')[1] ?? 'api').replace(/[^A-Za-z0-9_-]/g, '-');
   const label = options.label ?? 'agent-ready';
   const placeholder = options.repo === undefined && options.remote === undefined;
+  if (options.pipeline) {
+    if (options.label !== undefined)
+      throw new UsageError('--label goes without --pipeline: the pipeline names its own labels');
+    return pipelineSettings({
+      repo,
+      remote,
+      alias,
+      provider,
+      profileLines: PROFILE_LINES[provider],
+      placeholder,
+    });
+  }
   return `# curupira settings, written by \`curupira init\`.
 #
 # Check it:      curupira validate --explain   (what each automation will do; contacts nothing)
@@ -159,6 +174,10 @@ export function registerInit(program: Command, io: CliIo, globals: () => GlobalO
     .option('--remote <url>', 'the Git URL to clone (default https://github.com/<repo>.git)')
     .option('--provider <name>', `the agent CLI: ${PROVIDERS.join(', ')} (default claude)`)
     .option('--label <name>', 'the issue label that marks work for the agent (default agent-ready)')
+    .option(
+      '--pipeline',
+      'write the five-step issue-to-merge pipeline instead (explore, triage, implement, shepherd, review; docs/pipeline.md)',
+    )
     .action((options: InitOptions) => {
       const file = globals().config;
       const text = starterSettings(options);

@@ -6,9 +6,11 @@ import type { Command } from 'commander';
 import { loadSettings } from '../config/load.js';
 import type { Settings } from '../config/types.js';
 import { UsageError } from '../core/errors.js';
+import type { RunRecord } from '../core/types.js';
 import { stateDir } from '../engine/paths.js';
 import { automationTools } from '../mcp/automation-tools.js';
 import { findingsTools } from '../mcp/findings-tools.js';
+import { resultTools } from '../mcp/result-tools.js';
 import { type McpTool, serveStdio } from '../mcp/stdio.js';
 import { connectDaemon } from '../server/client.js';
 import { openStore, stateLocation } from '../store/index.js';
@@ -30,14 +32,45 @@ async function withStoreOf<T>(settings: Settings, use: (store: Store) => Promise
   }
 }
 
-/** The findings tools for one run of a review watch (`--run`): nothing else is offered to its agent. */
-async function reviewTools(
+const RESULT_INSTRUCTIONS =
+  'You are doing one item of work for curupira. When you are done, report what you did with result_report: one outcome of the listed set, a one-line reason, and the issue or pull request number.';
+
+/**
+ * The tools for one run (`--run`), nothing else: the result tool when its automation declares
+ * `outcomes` (issue 32), the findings tools for a review (issue 29; a review watch's run, or any
+ * run given `--commit`).
+ */
+async function runTools(
   settings: Settings,
   runId: string,
   commit: string | undefined,
-): Promise<McpTool[]> {
+): Promise<{ tools: McpTool[]; instructions: string }> {
   const run = await withStoreOf(settings, (store) => store.getRun(runId));
   if (!run) throw new UsageError(`no run with id ${runId}`);
+  const automation = settings.automations.find((a) => a.id === run.automationId);
+  const outcomes = automation?.config.outcomes;
+  const reviewing =
+    commit !== undefined || outcomes === undefined || automation?.triggerType === 'review-watch';
+  const tools = [
+    ...(outcomes === undefined
+      ? []
+      : resultTools({ id: run.id, outcomes }, (use) => withStoreOf(settings, use))),
+    ...(reviewing ? await reviewTools(settings, run, commit) : []),
+  ];
+  const instructions = [
+    ...(outcomes === undefined ? [] : [RESULT_INSTRUCTIONS]),
+    ...(reviewing ? [REVIEW_INSTRUCTIONS] : []),
+  ].join(' ');
+  return { tools, instructions };
+}
+
+/** The findings tools for one run of a review watch. */
+async function reviewTools(
+  settings: Settings,
+  run: RunRecord,
+  commit: string | undefined,
+): Promise<McpTool[]> {
+  const runId = run.id;
   const pinned = commit ?? run.baseCommit ?? undefined;
   if (!pinned) throw new UsageError(`run ${runId} has no commit on record; pass --commit`);
   return findingsTools({ id: run.id, watch: run.automationId, repo: run.repo, commit: pinned }, (use) =>
@@ -52,7 +85,10 @@ export function registerMcp(program: Command, io: CliIo, globals: () => GlobalOp
   program
     .command('mcp')
     .description('Serve the MCP tools (automations, runs) over stdio, for agents and people.')
-    .option('--run <id>', 'serve only the findings tools, for this run of a review watch')
+    .option(
+      '--run <id>',
+      "serve only this run's tools: the result tool (result_report) when its automation declares outcomes, the findings tools for a review watch's run",
+    )
     .option(
       '--commit <sha>',
       'with --run: the commit the review is pinned to (default: the run’s base commit)',
@@ -64,8 +100,9 @@ export function registerMcp(program: Command, io: CliIo, globals: () => GlobalOp
       for (const warning of warnings) writeLine(io.stderr, `warning: ${warning}`);
       if (options.commit !== undefined && options.run === undefined)
         throw new UsageError('--commit goes with --run');
-      const tools = options.run
-        ? await reviewTools(settings, options.run, options.commit)
+      const forRun = options.run ? await runTools(settings, options.run, options.commit) : undefined;
+      const tools = forRun
+        ? forRun.tools
         : automationTools({
             settingsFile: file,
             daemon: (s) => connectDaemon(stateDir(s)),
@@ -80,7 +117,7 @@ export function registerMcp(program: Command, io: CliIo, globals: () => GlobalOp
         {
           name: 'curupira',
           version: packageVersion(),
-          instructions: options.run ? REVIEW_INSTRUCTIONS : INSTRUCTIONS,
+          instructions: forRun ? forRun.instructions : INSTRUCTIONS,
         },
         (error) => writeLine(io.stderr, `mcp: ${error instanceof Error ? error.message : String(error)}`),
       );

@@ -9,6 +9,7 @@
  * adds only what a schema cannot say: messages for the record tables (`[repositories.<alias>]`…),
  * checks across tables, and resolved paths.
  */
+
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
@@ -18,6 +19,7 @@ import { ConfigError } from '../core/errors.js';
 import { isValidTimezone } from '../core/schedule.js';
 import type { PriceOverrides } from '../cost/prices.js';
 import type { PriceTable } from '../cost/schema.js';
+import { withStepPresets } from '../pipeline/steps.js';
 import { type AutomationContext, checkChains, loadAutomation } from './automations.js';
 import {
   automationsFileOf,
@@ -113,6 +115,8 @@ export function loadSettingsFromText(text: string, file: string, extra?: Automat
   const absolute = resolve(file);
   const dir = dirname(absolute);
   const raw = parseSettingsToml(text, absolute);
+  // `step = "triage"` fills in that step's keys under the table's own (src/pipeline/steps.ts).
+  if (isTable(raw.automations)) raw.automations = withStepPresets(raw.automations);
   const locations = locateKeys(text);
   const out = collector(absolute, locations);
   const extraFile = extra ? resolve(extra.file) : undefined;

@@ -77,17 +77,21 @@ export class Control {
   /**
    * Runs an automation now: a schedule fires an occurrence at this instant; an event trigger polls
    * at once (its matching items start as usual). Works on a paused automation too, once.
+   * `inputs` (issue 32, checked by the caller) go to the runs it starts: the fired occurrence, or
+   * the items that poll offers; they win over the engine's own (`run --set`).
    */
-  trigger(id: string): 'fired' | 'polling' {
+  trigger(id: string, inputs?: Readonly<Record<string, string>>): 'fired' | 'polling' {
     const automation = this.s.automation(id);
     const feed = this.s.feeds.find((f) => f.automation.id === id);
     if (feed?.fire) {
-      this.s.offer(automation, feed.fire(new Date(this.s.options.clock.now())));
+      this.s.offer(automation, feed.fire(new Date(this.s.options.clock.now())), inputs ? { inputs } : {});
       this.dispatch();
       this.s.wakeup.wake();
       return 'fired';
     }
     if (feed) feed.nextPollAt = 0;
+    if (inputs) this.s.triggerInputs.set(id, inputs);
+    else this.s.triggerInputs.delete(id);
     if (this.s.isPaused(id)) this.s.forced.add(id);
     this.s.wakeup.wake();
     return 'polling';

@@ -138,8 +138,8 @@ export class Kernel {
     return this.control.setPaused(id, paused, reason);
   }
 
-  trigger(id: string): 'fired' | 'polling' {
-    return this.control.trigger(id);
+  trigger(id: string, inputs?: Readonly<Record<string, string>>): 'fired' | 'polling' {
+    return this.control.trigger(id, inputs);
   }
 
   pollNow(ids: readonly string[]): string[] {
@@ -188,6 +188,8 @@ export class Kernel {
     pending: Pending,
     signal: AbortSignal,
   ): Promise<RunRecord | undefined> {
+    // Inputs a trigger gave this run win over the engine's own (`run --set`).
+    if (pending.inputs) deps = { ...deps, inputs: { ...deps.inputs, ...pending.inputs } };
     const verdict = await this.gate(automation, task, pending.resume !== undefined, signal);
     if (verdict.kind === 'hold') {
       if (verdict.previous) this.s.held.push(verdict.previous);
@@ -281,9 +283,11 @@ export class Kernel {
     this.s.discoveryErrors.delete(feed.automation.id);
     // Real time, not the engine's clock: it is compared with when git fetches started.
     const discoveredAt = Date.now();
+    const inputs = this.s.triggerInputs.get(feed.automation.id);
+    this.s.triggerInputs.delete(feed.automation.id);
     let offered = 0;
     for (const task of tasks) {
-      const result = this.s.offer(feed.automation, task, { discoveredAt });
+      const result = this.s.offer(feed.automation, task, { discoveredAt, ...(inputs ? { inputs } : {}) });
       if (result === 'queued' || result === 'busy') offered += 1;
       if (result === 'full') break;
     }

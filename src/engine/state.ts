@@ -30,6 +30,8 @@ export interface Pending {
   remediation?: RemediationTurn;
   /** A fleet restart after its host was lost (see `DispatchedTask`). */
   previousAttempt?: PreviousAttempt;
+  /** Inputs a trigger gave this run (issue 32), over the engine's own. */
+  inputs?: Readonly<Record<string, string>>;
 }
 
 /** A remediation handed to the scheduler: what it runs, and who waits for its record. */
@@ -70,6 +72,8 @@ export class KernelState {
   readonly pauseReasons = new Map<string, string>();
   /** Paused automations an operator asked to poll once anyway ("run now"). */
   readonly forced = new Set<string>();
+  /** Inputs a "run now" gave an event automation: the items its next poll offers get them. */
+  readonly triggerInputs = new Map<string, Readonly<Record<string, string>>>();
   /** Every run this engine recorded, in order, with its final state. */
   readonly runs: RunRecord[] = [];
   /** Items found again whose unchanged text an earlier run holds (blocked): nothing new recorded. */
@@ -208,9 +212,9 @@ export class KernelState {
   offer(
     automation: ResolvedAutomation,
     task: Task,
-    options: OfferOptions & { discoveredAt?: number } = {},
+    options: OfferOptions & { discoveredAt?: number; inputs?: Readonly<Record<string, string>> } = {},
   ): OfferResult {
-    const { resume, discoveredAt, retry } = options;
+    const { resume, discoveredAt, retry, inputs } = options;
     const result = this.core.offer({
       task,
       automationId: automation.id,
@@ -228,6 +232,7 @@ export class KernelState {
         ...(resume ? { resume } : {}),
         ...(discoveredAt === undefined ? {} : { discoveredAt }),
         ...(retry ?? {}),
+        ...(inputs ? { inputs } : {}),
       });
     // A changed item whose older version runs now is not marked: it is offered again when that run ends.
     if (result === 'busy') this.changedWhileRunning.add(task.key);

@@ -107,3 +107,79 @@ inputs = { task_title = "x" }
     ]);
   });
 });
+
+describe('step presets (issue 32)', () => {
+  it('step = "triage" fills in the filters, outcomes, handoffs, lease and prompt; --explain shows them', () => {
+    const { settings } = load(`
+[automations.triage]
+step = "triage"
+repository = "app"
+repo = "acme/app"
+`);
+    const triage = settings.automations.find((a) => a.id === 'triage')!;
+    expect(triage.triggerType).toBe('github-issues');
+    expect(triage.config).toMatchObject({
+      labels: ['needs-triage'],
+      outcomes: ['ready-for-agent', 'needs-info', 'duplicate'],
+      lease_ttl: '1 hour',
+      handoffs: { 'ready-for-agent': { remove_labels: ['needs-triage'], add_labels: ['agent:ready'] } },
+    });
+    expect(triage.config.prompt).toContain('#${issue_number} needs-info');
+    const text = explainAutomation(triage, new Date(0)).join('\n');
+    expect(text).toMatch(/step:\s+triage \(seed 001's preset/);
+    expect(text).toContain('ready-for-agent, needs-info, duplicate, noop, skipped, failed');
+    expect(text).toMatch(/on needs-info:\s+takes off needs-triage, then puts on needs-info/);
+  });
+
+  it("the table's own keys win; review and explore bring their triggers; shepherd chains on implemented", () => {
+    const { settings } = load(`
+[automations.implement]
+step = "implement"
+repository = "app"
+repo = "acme/app"
+labels = ["ready"]
+prompt = "Fix #\${issue_number}"
+
+[automations.shepherd]
+step = "shepherd"
+after = "implement"
+repository = "app"
+
+[automations.review]
+step = "review"
+repository = "app"
+repo = "acme/app"
+
+[automations.explore]
+step = "explore"
+repository = "app"
+schedule = "0 3 * * *"
+`);
+    const of = (id: string) => settings.automations.find((a) => a.id === id)!;
+    expect(of('implement').config).toMatchObject({
+      labels: ['ready'],
+      prompt: 'Fix #${issue_number}',
+      outcomes: ['implemented'],
+      deliver: 'pr',
+      lease_ttl: '3 hours',
+    });
+    expect(of('shepherd').triggerType).toBe('after');
+    expect(of('shepherd').config).toMatchObject({ on: 'implemented', outcomes: ['on-track', 'needs-human'] });
+    expect(of('review').triggerType).toBe('github-pull-requests');
+    expect(of('review').config).toMatchObject({ once: 'head', worktree_from: 'head', draft: false });
+    expect(of('explore').triggerType).toBe('cron');
+    expect(of('explore').config).toMatchObject({ schedule: '0 3 * * *', outcomes: ['filed'] });
+  });
+
+  it('an unknown step is refused with the list', () => {
+    expect(
+      problems(`
+[automations.fix]
+step = "deploy"
+repository = "app"
+repo = "acme/app"
+prompt = "Fix"
+`).join('\n'),
+    ).toMatch(/automations\.fix\.step: .*explore.*triage.*implement.*shepherd.*review/);
+  });
+});

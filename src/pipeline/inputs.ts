@@ -21,6 +21,25 @@ export function parseSetPairs(pairs: readonly string[]): Record<string, string> 
 }
 
 /**
+ * Inputs given as JSON (the API's `{"inputs": {"focus": "docs"}}`): an object of strings with the
+ * names `--set` takes; anything else is a usage error naming what is wrong.
+ */
+export function inputsFromJson(value: unknown): Record<string, string> {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw new UsageError('inputs must be an object of strings (inputs = { "key": "value" })');
+  const out: Record<string, string> = {};
+  for (const [key, text] of Object.entries(value)) {
+    if (!INPUT_NAME.test(key))
+      throw new UsageError(`inputs: '${key}' is not an input name (lowercase letters, digits and _)`);
+    if (typeof text !== 'string')
+      throw new UsageError(`inputs: '${key}' must be a string (inputs = { "key": "value" })`);
+    out[key] = text;
+  }
+  return out;
+}
+
+/**
  * Given inputs checked against what the automations declare: each key must be an input of at least
  * one of them (each automation then takes only its own). A problem names the declared inputs.
  */

@@ -20,6 +20,8 @@ import type { Store } from '../store/types.js';
 export interface ReportedResult {
   outcome: string;
   reason?: string;
+  /** The issue or pull request number it is about (the line's `#N`). */
+  item?: number;
   fields?: Record<string, string>;
 }
 
@@ -42,6 +44,8 @@ export async function recordReportedResult(
   const set = outcomeSet(declared);
   if (!OUTCOME_PATTERN.test(report.outcome) || !set.includes(report.outcome))
     return { ok: false, error: `unknown outcome '${report.outcome}': report one of ${set.join(', ')}` };
+  if (report.item !== undefined && (!Number.isInteger(report.item) || report.item < 1))
+    return { ok: false, error: 'number: the issue or pull request number, a whole number from 1' };
   const fields = Object.entries(report.fields ?? {});
   if (fields.length > MAX_FIELDS) return { ok: false, error: `at most ${MAX_FIELDS} fields` };
   for (const [key, value] of fields)
@@ -58,6 +62,7 @@ export async function recordReportedResult(
   const result: RunResult = {
     outcome: report.outcome,
     reason,
+    ...(report.item === undefined ? {} : { item: report.item }),
     ...(fields.length > 0 ? { fields: Object.fromEntries(fields) } : {}),
     via: 'tool',
   };

@@ -4,6 +4,7 @@
  * into the automation schema by src/triggers/common-schema.ts; a leaf module (zod only).
  */
 import { z } from 'zod';
+import { STEP_NAMES } from './steps.js';
 
 const OUTCOME = /^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$/;
 const Outcome = z
@@ -24,6 +25,12 @@ export type Handoff = z.infer<typeof Handoff>;
 export const INPUT_NAME = /^[a-z][a-z0-9_]*$/;
 
 export const pipelineAutomationShape = {
+  step: z
+    .enum(STEP_NAMES)
+    .optional()
+    .describe(
+      'A step of seed 001’s issue-to-merge pipeline (curupira extension, docs/pipeline.md): `explore`, `triage`, `implement`, `shepherd` or `review` fills in that step’s trigger and filters, `outcomes`, `handoffs`, `lease_ttl` and a prompt with the step’s rules and its closed result set, under every key this table sets itself (`validate --explain` shows the result).',
+    ),
   outcomes: z
     .array(Outcome)
     .optional()
@@ -46,11 +53,17 @@ export const pipelineAutomationShape = {
 
 /** The `validate --explain` rows of the pipeline keys: the outcome set, each handoff, the inputs. */
 export function pipelineExplainRows(config: {
+  step?: string | undefined;
   outcomes?: readonly string[] | undefined;
   handoffs?: Readonly<Record<string, Handoff>> | undefined;
   inputs?: Readonly<Record<string, string>> | undefined;
 }): [string, string][] {
   const rows: [string, string][] = [];
+  if (config.step !== undefined)
+    rows.push([
+      'step',
+      `${config.step} (seed 001's preset: the keys this table leaves unset, shown here, come from it)`,
+    ]);
   if (config.outcomes !== undefined) {
     const set = [...new Set([...config.outcomes, 'noop', 'skipped', 'failed'])];
     rows.push([

@@ -1,9 +1,10 @@
 /** The JSON API under `/api/v1` (described at `/api/v1/openapi.json`). */
 import { type Context, Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import { ControlError } from '../core/errors.js';
+import { ControlError, UsageError } from '../core/errors.js';
 import { isTerminal, RUN_STATUSES, type RunRecord, type RunStatus } from '../core/types.js';
 
+import { checkInputs, inputsFromJson } from '../pipeline/inputs.js';
 import { redactedJson } from '../security/redact.js';
 import type { RunFilter } from '../store/types.js';
 
@@ -229,10 +230,42 @@ function readRoutes(api: Hono, ctx: ServerContext): void {
   api.get('/openapi.json', (c) => json(c, openApiDocument(ctx.version)));
 }
 
+/**
+ * The inputs of a "run now" (`{"inputs": {"focus": "docs"}}`, optional), checked as `run --set`
+ * checks them: declared by the automation, strings. No body (the board's button): none.
+ */
+async function triggerInputs(
+  c: Context,
+  ctx: ServerContext,
+  id: string,
+): Promise<Record<string, string> | undefined> {
+  const text = await c.req.text();
+  if (text.trim() === '') return undefined;
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new ApiError('bad_request', 'the body is not JSON: send {"inputs": {"key": "value"}} or nothing');
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new ApiError('bad_request', 'the body is a JSON object: {"inputs": {"key": "value"}}');
+  const automation = ctx.engine.currentSettings().automations.find((a) => a.id === id);
+  if (!automation) return undefined; // the trigger answers 404 with the engine's words
+  try {
+    const inputs = inputsFromJson((body as { inputs?: unknown }).inputs);
+    checkInputs(inputs, [automation]);
+    return Object.keys(inputs).length > 0 ? inputs : undefined;
+  } catch (error) {
+    if (error instanceof UsageError) throw new ApiError('bad_request', error.message);
+    throw error;
+  }
+}
+
 function actionRoutes(api: Hono, ctx: ServerContext): void {
   const automation = (c: Context): string => c.req.param('id')!;
-  api.post('/automations/:id/run', (c) => {
-    const result = control(() => ctx.engine.trigger(automation(c)));
+  api.post('/automations/:id/run', async (c) => {
+    const inputs = await triggerInputs(c, ctx, automation(c));
+    const result = control(() => ctx.engine.trigger(automation(c), inputs));
     ctx.hub.changed();
     return json(c, { automation: automation(c), result }, 202);
   });

@@ -23,7 +23,8 @@ export interface EngineView {
   automations(): AutomationStatus[];
   currentSettings(): Settings;
   setPaused(id: string, paused: boolean): Promise<void>;
-  trigger(id: string): 'fired' | 'polling';
+  /** `inputs`: for the runs this trigger starts (checked against the automation's declared ones). */
+  trigger(id: string, inputs?: Readonly<Record<string, string>>): 'fired' | 'polling';
   cancel(runId: string): void;
   retry(runId: string): Promise<'resumed' | 'polling' | 'fired'>;
   /** An allowance was recorded (`allow`): offer allowed items at once instead of at the next poll. */

@@ -13,19 +13,29 @@ export interface DaemonAnswer {
 }
 
 export interface Daemon {
-  call(method: 'GET' | 'POST', path: string): Promise<DaemonAnswer>;
+  /** `body`: sent as JSON. */
+  call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<DaemonAnswer>;
   /** Server-sent events of `path`, until the stream ends. */
   events(path: string, onEvent: (event: string, data: string) => void): Promise<void>;
 }
 
-function open(socket: string, token: string, method: string, path: string) {
+function open(socket: string, token: string, method: string, path: string, body?: unknown) {
   return new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
+    const json = body === undefined ? undefined : JSON.stringify(body);
     const req = request(
-      { socketPath: socket, method, path, headers: { authorization: `Bearer ${token}` } },
+      {
+        socketPath: socket,
+        method,
+        path,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(json === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+      },
       resolve,
     );
     req.on('error', reject);
-    req.end();
+    req.end(json);
   });
 }
 
@@ -37,8 +47,8 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
 
 function daemonAt(socket: string, token: string): Daemon {
   return {
-    async call(method, path) {
-      const response = await open(socket, token, method, `/api/v1${path}`);
+    async call(method, path, body) {
+      const response = await open(socket, token, method, `/api/v1${path}`, body);
       const text = await readAll(response);
       return { status: response.statusCode ?? 0, body: JSON.parse(text) as Record<string, unknown> };
     },

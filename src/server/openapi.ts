@@ -150,6 +150,19 @@ export function openApiDocument(version: string): Record<string, unknown> {
       '/automations/{id}/run': {
         post: op('Run now: a schedule fires at once, an event trigger polls', {
           parameters: [idParam('id')],
+          description:
+            'Optional body `{"inputs": {"focus": "docs"}}`: inputs for the runs this starts (the fired occurrence, or the items the poll offers), each one the automation declares in `inputs` (as `curupira run --set`); an undeclared key or a value that is not a string is refused with 400 `bad_request` naming the declared inputs.',
+          requestBody: {
+            required: false,
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  properties: { inputs: { type: 'object', additionalProperties: { type: 'string' } } },
+                },
+              },
+            },
+          },
         }),
       },
       '/automations/{id}/pause': {

@@ -41,6 +41,11 @@
  *   [[fake:stderr-env=NAME]] the same on stderr, before anything else (with [[fake:fail]], the
  *                          failure's stderr carries it)
  *   [[fake:result=LINE]]   end the final message with LINE on a line of its own: the result line
+ *   [[fake:report=LINE]]   (claude) report LINE (`#N outcome: reason`) through the `result_report`
+ *                          tool of the first server of its --mcp-config file instead: the server is
+ *                          started as the file says (`${VAR}` in its args from the environment, as
+ *                          Claude Code expands them), spoken to over stdio, and its answer shown as
+ *                          a tool call; the final message then carries no result line
  *                          an automation with `outcomes` reads (`#12 ready-for-agent`,
  *                          `noop: nothing to do`); the last one in the prompt wins
  *
@@ -455,6 +460,75 @@ function newSessionId(provider) {
     return `ses_${Array.from(bytes, (b) => alphabet[b % alphabet.length]).join('')}`;
   }
   return randomUUID();
+}
+
+/**
+ * `[[fake:report=#N outcome: reason]]`: starts the first MCP server of the first --mcp-config file
+ * and calls its `result_report` tool over stdio (initialize, initialized, tools/call), as an agent
+ * with tools does. Resolves to the tool's text and whether it failed.
+ */
+async function reportThroughMcp(configs, line) {
+  const file = [].concat(configs ?? [])[0];
+  if (!file) return { text: 'no --mcp-config to report through', isError: true };
+  const config = JSON.parse(readFileSync(file, 'utf8'));
+  const server = Object.values(config.mcpServers ?? {})[0];
+  if (!server) return { text: `${file} names no MCP server`, isError: true };
+  const expand = (text) =>
+    text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name) => process.env[name] ?? '');
+  const match = /^(?:#(\d+)\s+)?([a-z][a-z0-9_-]*)(?::\s*(.*))?$/.exec(line.trim());
+  if (!match) return { text: `not a result: ${line}`, isError: true };
+  const args = {
+    outcome: match[2],
+    ...(match[3] ? { reason: match[3] } : {}),
+    ...(match[1] ? { number: Number(match[1]) } : {}),
+  };
+  const child = spawn(expand(server.command), (server.args ?? []).map(expand), {
+    env: { ...process.env, ...(server.env ?? {}) },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const answers = new Map();
+  let buffer = '';
+  const waiting = new Map();
+  child.stdout.on('data', (chunk) => {
+    buffer += chunk.toString();
+    let end = buffer.indexOf('\n');
+    while (end >= 0) {
+      const message = JSON.parse(buffer.slice(0, end));
+      buffer = buffer.slice(end + 1);
+      if (message.id !== undefined) {
+        answers.set(message.id, message);
+        waiting.get(message.id)?.(message);
+      }
+      end = buffer.indexOf('\n');
+    }
+  });
+  const exited = new Promise((resolve) => child.on('close', resolve));
+  const ask = (id, method, params) =>
+    new Promise((resolve, reject) => {
+      if (answers.has(id)) return resolve(answers.get(id));
+      waiting.set(id, resolve);
+      void exited.then(() => reject(new Error(`the MCP server exited before answering ${method}`)));
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+    });
+  try {
+    await ask(1, 'initialize', {
+      protocolVersion: '2025-06-18',
+      capabilities: {},
+      clientInfo: { name: 'fake-agent', version: '1.0.0' },
+    });
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+    const called = await ask(2, 'tools/call', { name: 'result_report', arguments: args });
+    if (called.error) return { text: called.error.message, isError: true };
+    return {
+      text: called.result.content.map((c) => c.text).join('\n'),
+      isError: called.result.isError === true,
+    };
+  } catch (error) {
+    return { text: String(error.message ?? error), isError: true };
+  } finally {
+    child.stdin.end();
+    await exited;
+  }
 }
 
 function shortId(prefix) {
@@ -1496,6 +1570,12 @@ async function main() {
       logCommit(provider, { sessionId, resumeOf, sha: git(['rev-parse', 'HEAD']).output });
     }
     if (has('dirty')) writeFileSync(join(cwd, `${file}.draft`), 'not committed\n');
+  }
+
+  const report = wanted.filter((d) => d.name === 'report' && d.value).at(-1)?.value;
+  if (report) {
+    const answer = await reportThroughMcp(options['--mcp-config'], report);
+    out.tool('mcp__curupira__result_report', answer.text, answer.isError);
   }
 
   const resultLine = wanted.filter((d) => d.name === 'result' && d.value).at(-1)?.value;
