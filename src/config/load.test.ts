@@ -570,7 +570,8 @@ const INVALID: InvalidCase[] = [
     name: 'repositories with deliver = "pr" and a repository without repo',
     toml: `[repositories.web]\nremote = "https://github.com/acme/web.git"\n${ISSUES('repositories = ["api", "web"]\ndeliver = "pr"')}`,
     path: 'automations.fix.repositories',
-    message: 'deliver = "pr" opens a pull request in each repository: [repositories.web] needs repo = "owner/name"',
+    message:
+      'deliver = "pr" opens a pull request in each repository: [repositories.web] needs repo = "owner/name"',
   },
   {
     name: 'repositories with checkout = "main"',
