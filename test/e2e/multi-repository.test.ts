@@ -15,6 +15,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { REMEDIATION_MARKS } from '../../src/delivery/remediation.js';
+import { sandboxBackend } from '../../src/sandbox/registry.js';
 import { setPermission, submitReview } from '../../src/simulator/reviews.js';
 import type { Store } from '../../src/store/types.js';
 import { git } from '../../src/workspace/git.js';
@@ -28,6 +29,8 @@ import {
   TOKEN,
 } from '../helpers/harness.js';
 import { watchUntil } from '../helpers/watch.js';
+
+const probe = await sandboxBackend('bubblewrap').probe();
 
 let h: Harness | undefined;
 let web: OriginRepo | undefined;
@@ -78,6 +81,12 @@ describe('a task across two repositories', () => {
     const webLine = call!.prompt!.match(/^- `web` \(acme\/web\): (\/\S+)$/m);
     expect(webLine, call!.prompt).not.toBeNull();
     expect(call!.prompt).toContain(`- \`api\` (acme/api, your working directory): ${run.worktreePath}`);
+    // The agent committed in web's worktree from inside its sandbox, which lets it write there.
+    if (probe.ok) {
+      const shown = await runBuiltCli(['--config', h.settingsFile, 'runs', 'show', run.id], { env: h.env });
+      expect(shown.stdout).toMatch(/ {2}sandbox: {5}bubblewrap /);
+      expect(shown.stdout).toContain(webLine![1]);
+    }
 
     // One pull request per repository, on the same branch name, each body linking the other and the item.
     const [apiPull] = pulls(h, 'acme/api');
