@@ -106,6 +106,13 @@ describe('a task across two repositories', () => {
     const webHead = (await git(['rev-parse', `refs/heads/${webPull.headRefName}`], { cwd: web!.url })).trim();
     expect(webHead).toBe(webPull.headRefOid);
 
+    // `runs show` shows both pull requests of the run.
+    const shown = await runBuiltCli(['--config', h.settingsFile, 'runs', 'show', run.id], { env: h.env });
+    expect(shown.stdout).toContain(`pull req.:   #${apiPull.number} ${url(apiPull)} open`);
+    expect(shown.stdout).toMatch(
+      new RegExp(`repository: {2}acme/web\\n(.*\\n)?  pull req\\.: {3}#${webPull.number} ${url(webPull)} open`),
+    );
+
     const check = await h.openStore();
     try {
       const records = await check.listPullRequests();
