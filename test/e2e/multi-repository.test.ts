@@ -110,7 +110,9 @@ describe('a task across two repositories', () => {
     const shown = await runBuiltCli(['--config', h.settingsFile, 'runs', 'show', run.id], { env: h.env });
     expect(shown.stdout).toContain(`pull req.:   #${apiPull.number} ${url(apiPull)} open`);
     expect(shown.stdout).toMatch(
-      new RegExp(`repository: {2}acme/web\\n(.*\\n)?  pull req\\.: {3}#${webPull.number} ${url(webPull)} open`),
+      new RegExp(
+        `repository: {2}acme/web\\n(.*\\n)?  pull req\\.: {3}#${webPull.number} ${url(webPull)} open`,
+      ),
     );
 
     const check = await h.openStore();
