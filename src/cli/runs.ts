@@ -12,6 +12,7 @@ import { UsageError } from '../core/errors.js';
 import { formatInputs, formatResult } from '../core/result-line.js';
 import { isTerminal, RUN_STATUSES, type RunRecord, type RunStatus } from '../core/types.js';
 import { formatCost } from '../cost/prices.js';
+import { deliveryRunId } from '../delivery/repositories.js';
 import { stateDir } from '../engine/paths.js';
 import { maxAttempts } from '../retries/retry.js';
 import { pendingNote } from '../retries/unattended.js';
@@ -102,6 +103,8 @@ export function runLines(
   allowances: readonly Allowance[] = [],
   delivery?: PullRequestRecord,
   automations: readonly ResolvedAutomation[] = [],
+  /** A task across repositories: the deliveries of its other repositories (delivery/repositories.ts). */
+  others: readonly PullRequestRecord[] = [],
 ): string[] {
   const link = runItemLink(run);
   const lines = [
@@ -149,6 +152,7 @@ export function runLines(
     );
   }
   lines.push(...deliveryLines(delivery));
+  for (const other of others) lines.push(`  repository:  ${other.repo}`, ...deliveryLines(other));
   if (run.transcriptPath) lines.push(`  transcript:  ${run.transcriptPath}`);
   if (run.prompt) {
     lines.push(
@@ -367,7 +371,10 @@ export function registerRuns(program: Command, io: CliIo, globals: () => GlobalO
           (run.upstreamRunId
             ? await store.getPullRequest(run.upstreamRunId).catch(() => undefined)
             : undefined);
-        for (const line of runLines(run, transcript, allowances, delivery, settings.automations))
+        const others = (await store.listPullRequests({ taskKey: run.taskKey }).catch(() => [])).filter(
+          (d) => d.runId !== run.id && deliveryRunId(d.runId) === run.id,
+        );
+        for (const line of runLines(run, transcript, allowances, delivery, settings.automations, others))
           writeLine(io.stdout, line);
       } finally {
         await store.close();

@@ -188,11 +188,47 @@ function referencesOf(id: string, table: Record<string, unknown>, path: KeyPath,
       out.add([...path, 'repository'], `repository '${alias}' for automation '${id}' does not exist`);
     }
   }
+  const additional = additionalRepositoriesOf(id, table, path, ctx);
   const profileName = typeof table.profile === 'string' ? table.profile : ctx.defaults?.profile;
   if (typeof table.profile === 'string' && !ctx.profileNames.includes(table.profile)) {
     out.add([...path, 'profile'], `profile '${table.profile}' for automation '${id}' does not exist`);
   }
-  return { repository, profileName };
+  return { repository, additional, profileName };
+}
+
+/**
+ * `repositories` (a multi-repository automation): every alias exists and is named once; the
+ * primary `repository` may be among them. Returns the others, in the order written.
+ */
+function additionalRepositoriesOf(
+  id: string,
+  table: Record<string, unknown>,
+  path: KeyPath,
+  ctx: AutomationContext,
+): RepositorySettings[] | undefined {
+  const list = table.repositories;
+  if (!Array.isArray(list)) return undefined;
+  const { out } = ctx;
+  const seen = new Set<string>();
+  const found: RepositorySettings[] = [];
+  list.forEach((alias, i) => {
+    if (typeof alias !== 'string' || !IDENTIFIER_PATTERN.test(alias)) return;
+    if (seen.has(alias)) {
+      out.add([...path, 'repositories', i], `repository '${alias}' is named twice in repositories`);
+      return;
+    }
+    seen.add(alias);
+    if (ctx.repositoryAliases && !ctx.repositoryAliases.has(alias)) {
+      out.add(
+        [...path, 'repositories', i],
+        `repository '${alias}' in repositories of automation '${id}' does not exist`,
+      );
+      return;
+    }
+    const settings = ctx.repositories[alias];
+    if (settings && alias !== table.repository) found.push(settings);
+  });
+  return found;
 }
 
 /**
@@ -238,6 +274,33 @@ function checkDelivery(
   }
 }
 
+/** What a multi-repository automation cannot combine with (each an error that says why). */
+function checkRepositories(
+  config: ResolvedAutomation['config'],
+  additional: readonly RepositorySettings[],
+  path: KeyPath,
+  out: Collector,
+): void {
+  if (additional.length === 0) return;
+  if (config.checkout === 'main')
+    out.add(
+      [...path, 'repositories'],
+      'repositories gives each repository a worktree of the run, but checkout = "main" works in the shared checkout: remove one of them',
+    );
+  if (config.deliver === 'head')
+    out.add(
+      [...path, 'repositories'],
+      'deliver = "head" pushes back to one pull request\'s branch; a multi-repository automation delivers with "pr" or "branch"',
+    );
+  if (config.deliver === 'pr')
+    for (const repository of additional)
+      if (repository.repo === undefined)
+        out.add(
+          [...path, 'repositories'],
+          `deliver = "pr" opens a pull request in each repository: [repositories.${repository.alias}] needs repo = "owner/name"`,
+        );
+}
+
 /** One automation table (`table` is already known to be a table with a valid id). */
 export function loadAutomation(
   id: string,
@@ -253,7 +316,7 @@ export function loadAutomation(
   const config = validate(trigger.schema as z.ZodType<ResolvedAutomation['config']>, table, path, out);
   if (!config) hintOtherTriggerByKeys(table, trigger, path, out);
   // Cross-checks that only need the raw table run even when other fields are invalid.
-  const { repository, profileName } = referencesOf(id, table, path, ctx);
+  const { repository, additional, profileName } = referencesOf(id, table, path, ctx);
   const { promptSyntax, placeholders } = checkPrompt(id, table, trigger.promptFields, path, out);
   const defaultTimezone = ctx.defaults?.timezone ?? 'UTC';
   const timezone = config
@@ -265,6 +328,7 @@ export function loadAutomation(
     : defaultTimezone;
 
   if (config) checkDelivery(config, trigger, path, out);
+  if (config && additional) checkRepositories(config, additional, path, out);
   if (config) checkPipeline(config, trigger.promptFields, path, out);
   if (!config || !repository || !profileName) return undefined;
   const profile = ctx.profiles[profileName];
@@ -275,6 +339,7 @@ export function loadAutomation(
     trigger,
     config,
     repository,
+    ...(additional && additional.length > 0 ? { additionalRepositories: additional } : {}),
     profileName,
     profile,
     timezone,

@@ -174,6 +174,21 @@ prompt = "a"
     ]);
   });
 
+  it('resolves a multi-repository automation: the primary, then the others in the order written', () => {
+    const { settings } = loadSettingsFromText(
+      `[repositories.web]\nremote = "https://github.com/acme/web.git"\nrepo = "acme/web"\n[repositories.docs]\nremote = "https://github.com/acme/docs.git"\nrepo = "acme/docs"\n${ISSUES('repositories = ["docs", "api", "web"]\ndeliver = "pr"')}`,
+      FILE,
+    );
+    const [fix] = settings.automations;
+    expect(fix!.repository.alias).toBe('api');
+    expect(fix!.additionalRepositories?.map((r) => [r.alias, r.repo])).toEqual([
+      ['docs', 'acme/docs'],
+      ['web', 'acme/web'],
+    ]);
+    const single = loadSettingsFromText(ISSUES(''), FILE).settings.automations[0]!;
+    expect(single.additionalRepositories).toBeUndefined();
+  });
+
   it('creates nothing while loading', () => {
     const state = join(dir, 'never', 'state.sqlite3');
     loadSettingsFromText(
@@ -538,6 +553,31 @@ const INVALID: InvalidCase[] = [
     toml: `${BASE_REPO}[automations.fix]\nrepository = "web"\nrepo = "acme/api"\nprompt = "x"\n`,
     path: 'automations.fix.repository',
     message: "repository 'web' for automation 'fix' does not exist",
+  },
+  {
+    name: 'repositories names an alias that does not exist',
+    toml: ISSUES('repositories = ["api", "ghost"]'),
+    path: 'automations.fix.repositories[1]',
+    message: "repository 'ghost' in repositories of automation 'fix' does not exist",
+  },
+  {
+    name: 'repositories names an alias twice',
+    toml: `[repositories.web]\nremote = "https://github.com/acme/web.git"\n${ISSUES('repositories = ["api", "web", "web"]')}`,
+    path: 'automations.fix.repositories[2]',
+    message: "repository 'web' is named twice in repositories",
+  },
+  {
+    name: 'repositories with deliver = "pr" and a repository without repo',
+    toml: `[repositories.web]\nremote = "https://github.com/acme/web.git"\n${ISSUES('repositories = ["api", "web"]\ndeliver = "pr"')}`,
+    path: 'automations.fix.repositories',
+    message:
+      'deliver = "pr" opens a pull request in each repository: [repositories.web] needs repo = "owner/name"',
+  },
+  {
+    name: 'repositories with checkout = "main"',
+    toml: `[repositories.web]\nremote = "https://github.com/acme/web.git"\n${ISSUES('repositories = ["web"]\ncheckout = "main"')}`,
+    path: 'automations.fix.repositories',
+    message: /checkout = "main" works in the shared checkout/,
   },
   {
     name: 'profile does not exist',

@@ -10,7 +10,7 @@ import { publishedJsonSchema } from '../core/json-schema.js';
 import { costSettingsShape, PricingTable } from '../cost/schema.js';
 import { NotificationsTable } from '../notify/schema.js';
 import { telemetrySettingsShape } from '../telemetry/schema.js';
-import { Identifier } from '../triggers/common-schema.js';
+import { Identifier, REPO_PATTERN } from '../triggers/common-schema.js';
 import { BUILT_IN_TRIGGERS } from '../triggers/registry.js';
 import { describeType, isTable } from './issues.js';
 import { ScreeningTable } from './screening.js';
@@ -330,6 +330,13 @@ export const RepositoryTable = z
       .min(1)
       .optional()
       .describe('An existing checkout, or where to clone; default `<workspace_dir>/<alias>`.'),
+    repo: z
+      .string()
+      .regex(REPO_PATTERN, 'repo must use the owner/repository format')
+      .optional()
+      .describe(
+        '`owner/name` of this checkout on GitHub: where the pull request of a multi-repository automation (`repositories`) goes with `deliver = "pr"` (curupira extension).',
+      ),
     setup_script: z
       .string()
       .superRefine((v, ctx) => {

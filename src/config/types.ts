@@ -54,6 +54,11 @@ interface ResolvedAutomationBase {
   /** The trigger's contract (hooks for its feed, doctor, explain and prompt fields). */
   trigger: TriggerDefinition;
   repository: RepositorySettings;
+  /**
+   * The other repositories of a multi-repository automation (`repositories`, without the primary
+   * `repository`), in the order written; absent for a single-repository one.
+   */
+  additionalRepositories?: RepositorySettings[];
   profileName: string;
   profile: Profile;
   /** Effective IANA timezone (the automation's own for cron, else the default). */

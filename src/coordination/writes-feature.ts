@@ -3,6 +3,7 @@
  * asks for a write; a finished run's result, escalation and run-log writes are queued; the repair
  * sweep runs when due; the queue is drained every round and flushed when the engine returns.
  */
+import { GitHubAuthError } from '../core/errors.js';
 import type { Feature, KernelPort, RunOutcome } from '../core/feature.js';
 import type { GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
@@ -28,6 +29,17 @@ export interface WritesOptions {
   service?(): ServiceKit;
 }
 
+/** The token source of an engine given none: every GitHub write fails, saying why. */
+const NO_GITHUB_TOKEN: TokenSource = {
+  get: () =>
+    Promise.reject(
+      new GitHubAuthError(
+        'no GitHub token was given to the engine: GitHub writes cannot be sent (writes to Linear or Jira need none)',
+      ),
+    ),
+  describe: async () => 'none given to the engine',
+};
+
 export class WritesFeature implements Feature<{ writes: RunWrites }> {
   readonly name = 'github-writes';
   private built: RunWrites | undefined;
@@ -36,11 +48,16 @@ export class WritesFeature implements Feature<{ writes: RunWrites }> {
 
   constructor(private readonly options: WritesOptions) {}
 
-  /** The write queue's front, only when some automation opted in to a GitHub write. */
+  /**
+   * The write queue's front, only when some automation opted in to a write. Built without a GitHub
+   * token too: writes to items outside GitHub (a Linear or Jira issue) need none, and a GitHub
+   * write then fails with an error that says so (queued, retried, logged), never skipped silently.
+   */
   writes(): RunWrites | undefined {
-    const { tokens, port } = this.options;
+    const { port } = this.options;
     const settings = port.settings();
-    if (!this.built && tokens && wantsGitHubWrites(settings.automations, settings.execution)) {
+    if (!this.built && wantsGitHubWrites(settings.automations, settings.execution)) {
+      const tokens = this.options.tokens ?? NO_GITHUB_TOKEN;
       const { store, log, stopSignal } = this.options;
       const apiUrl = this.options.github().apiUrl;
       const service = this.options.service;

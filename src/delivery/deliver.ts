@@ -58,6 +58,22 @@ export interface DeliveryRequest {
   signal?: AbortSignal;
   /** The engine's environment: its secret-looking values count as secrets in the review. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * A multi-repository task: where this delivery goes when it is not the primary repository's (its
+   * record key, GitHub repository and remote), and the others' names for the body (repositories.ts).
+   */
+  target?: DeliveryTarget;
+  /** A multi-repository task: the GitHub repositories of all its deliveries, this one's included. */
+  spans?: readonly string[];
+}
+
+/** An additional repository's delivery of a multi-repository task. */
+export interface DeliveryTarget {
+  /** The `pull_requests` key: `<run id>~<alias>`. */
+  key: string;
+  /** `owner/name` on GitHub. */
+  repo: string;
+  remote: string;
 }
 
 export type DeliveryResult =
@@ -104,7 +120,7 @@ async function baseBranch(deps: DeliveryDeps, request: DeliveryRequest): Promise
   const { automation, task, cwd } = request;
   if (automation.config.pr_base_branch) return automation.config.pr_base_branch;
   if (automation.config.deliver === 'pr' && deps.github)
-    return defaultBranchOf(deps.github, task.identity.repo);
+    return defaultBranchOf(deps.github, request.target?.repo ?? task.identity.repo);
   return (await resolveDefaultBranch(cwd, { network: false })).ref.replace(/^origin\//, '');
 }
 
@@ -120,15 +136,17 @@ export async function deliverRun(deps: DeliveryDeps, request: DeliveryRequest): 
   const mode = automation.config.deliver;
   if (!mode) return { kind: 'no-changes' };
   if (mode === 'head') return deliverToHead(deps, request);
-  if (mode === 'pr' && (!REPO_PATTERN.test(task.identity.repo) || !deps.github)) {
+  const key = request.target?.key ?? run.id;
+  const repo = request.target?.repo ?? task.identity.repo;
+  if (mode === 'pr' && (!REPO_PATTERN.test(repo) || !deps.github)) {
     return {
       kind: 'failed',
-      reason: `deliver = "pr" needs a GitHub repository and token (task repo ${task.identity.repo})`,
+      reason: `deliver = "pr" needs a GitHub repository and token (task repo ${repo})`,
     };
   }
-  const fields = { automation: automation.id, run: run.id, branch };
+  const fields = { automation: automation.id, run: run.id, branch, repo };
   try {
-    let record = await deps.store.getPullRequest(run.id);
+    let record = await deps.store.getPullRequest(key);
     // Finished after a restart, its worktree already removed: that happens only once the branch
     // was delivered (nothing left unpushed), so there is nothing more to do.
     if (record && record.state !== 'pushing' && (mode === 'branch' || record.number !== null))
@@ -146,10 +164,10 @@ export async function deliverRun(deps: DeliveryDeps, request: DeliveryRequest): 
     // Recorded before the first push: a restart pushes to (and looks for the pull request of) the
     // same remote branch.
     record ??= await deps.store.beginPullRequest({
-      runId: run.id,
+      runId: key,
       automationId: automation.id,
       taskKey: task.key,
-      repo: task.identity.repo,
+      repo,
       delivery: mode,
       headBranch: remoteBranchOf(automation, run),
     });
@@ -158,13 +176,13 @@ export async function deliverRun(deps: DeliveryDeps, request: DeliveryRequest): 
     if (record.state === 'pushing' || record.headSha !== sha) {
       await pushBranch({
         cwd,
-        remote: automation.repository.remote,
+        remote: request.target?.remote ?? automation.repository.remote,
         branch,
         remoteBranch,
         ...(deps.tokens ? { tokens: deps.tokens } : {}),
         ...(request.signal ? { signal: request.signal } : {}),
       });
-      record = await deps.store.updatePullRequest(run.id, {
+      record = await deps.store.updatePullRequest(key, {
         headSha: sha,
         baseBranch: base,
         ...(record.state === 'pushing' ? { state: 'pushed' as const } : {}),
@@ -174,10 +192,10 @@ export async function deliverRun(deps: DeliveryDeps, request: DeliveryRequest): 
     crashPoint('delivery-pushed');
     if (mode === 'branch' || record.number !== null) return { kind: 'delivered', record };
     const pr = await withRetries(deps, () => ensurePullRequest(deps, request, base, sha, remoteBranch));
-    record = await deps.store.updatePullRequest(run.id, {
+    record = await deps.store.updatePullRequest(key, {
       number: pr.number,
       url: pr.html_url,
-      adopted: !(pr.body ?? '').includes(deliveryMarker(run.id)),
+      adopted: !(pr.body ?? '').includes(deliveryMarker(key)),
       state: 'open',
     });
     crashPoint('delivery-recorded');
@@ -186,8 +204,8 @@ export async function deliverRun(deps: DeliveryDeps, request: DeliveryRequest): 
   } catch (error) {
     const reason = `could not deliver branch ${branch}: ${errorMessage(error)}`;
     deps.log.warn({ ...fields, error: errorMessage(error) }, 'Delivery failed');
-    const record = await deps.store.getPullRequest(run.id).catch(() => undefined);
-    if (record) await deps.store.updatePullRequest(run.id, { detail: reason }).catch(() => undefined);
+    const record = await deps.store.getPullRequest(key).catch(() => undefined);
+    if (record) await deps.store.updatePullRequest(key, { detail: reason }).catch(() => undefined);
     return { kind: 'failed', reason };
   }
 }
@@ -223,7 +241,8 @@ async function ensurePullRequest(
 ): Promise<PullJson> {
   const github = deps.github!;
   const { automation, task, run, cwd } = request;
-  const open = await findOpenPullRequest(github, task.identity.repo, remoteBranch);
+  const repo = request.target?.repo ?? task.identity.repo;
+  const open = await findOpenPullRequest(github, repo, remoteBranch);
   if (open) return open;
   const message = await finalAgentMessage(run.transcriptPath, run.provider);
   const notes = {
@@ -231,8 +250,11 @@ async function ensurePullRequest(
     agentMessage: message ? quoted(message) : '',
   };
   const commits = await commitsAhead(cwd, base, sha);
-  const { title, body } = renderPullRequest(automation, task, run, commits, notes, remoteBranch);
-  const created = await createPullRequest(github, task.identity.repo, {
+  const { title, body } = renderPullRequest(automation, task, run, commits, notes, remoteBranch, {
+    key: request.target?.key ?? run.id,
+    ...(request.spans ? { spans: request.spans } : {}),
+  });
+  const created = await createPullRequest(github, repo, {
     title,
     body,
     head: remoteBranch,

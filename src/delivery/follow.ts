@@ -34,6 +34,7 @@ import type { PullRequestGate, PullRequestRecord, PullRequestState, Store } from
 import { findTriggerDefinition, numberedItem } from '../triggers/registry.js';
 import { getPullRequest, type PullJson } from './pull-request.js';
 import type { RemediationRequest, RemediationResult } from './remediation-types.js';
+import { deliveryRunId } from './repositories.js';
 import { behindStep, ownUpdateStep } from './steps/behind.js';
 import { ciStep } from './steps/ci.js';
 import { conflictsStep } from './steps/conflicts.js';
@@ -191,7 +192,7 @@ async function followOne(
   record: PullRequestRecord,
 ): Promise<'merged' | 'closed' | 'decided' | undefined> {
   const pr = await getPullRequest(deps.github, record.repo, record.number!);
-  const run = await deps.store.getRun(record.runId);
+  const run = await deps.store.getRun(deliveryRunId(record.runId));
   if (pr.merged_at) {
     await onMerged(deps, queue, record, run, pr.merged_at);
     return 'merged';
@@ -265,15 +266,32 @@ async function onMerged(
   run: RunRecord | undefined,
   mergedAt: string,
 ): Promise<void> {
-  const number = itemNumber(run, record.repo);
-  const at = { repo: record.repo, runId: record.runId };
+  // A task across repositories (repositories.ts): the item is closed, and the run ends, once every
+  // pull request of the run merged; the ones merged before only record it.
+  const siblings = run
+    ? (await deps.store.listPullRequests({ taskKey: record.taskKey })).filter(
+        (r) => r.runId !== record.runId && deliveryRunId(r.runId) === run.id,
+      )
+    : [];
+  const waiting = siblings.filter((r) => r.state !== 'merged');
+  if (waiting.length > 0) {
+    await deps.store.updatePullRequest(record.runId, { state: 'merged', detail: `merged at ${mergedAt}` });
+    deps.log.info(
+      { run: record.runId, number: record.number, waiting: waiting.map((r) => `${r.repo}#${r.number}`) },
+      'Pull request merged; the others of its task are not yet',
+    );
+    return;
+  }
+  const itemRepo = siblings.length > 0 && run ? run.repo : record.repo;
+  const number = itemNumber(run, itemRepo);
+  const at = { repo: itemRepo, runId: run?.id ?? record.runId };
   if (number !== undefined) {
     if (run && findTriggerDefinition(run.taskType)?.githubItem === 'issue') {
-      const issue = await getIssue(deps.github, record.repo, number);
+      const issue = await getIssue(deps.github, itemRepo, number);
       if (issue.state === 'open') {
         await queue.enqueue({
           ...at,
-          marker: `merged run=${record.runId} step=close-issue`,
+          marker: `merged run=${at.runId} step=close-issue`,
           number,
           write: { kind: 'set-state', state: 'closed', stateReason: 'completed' },
         });
@@ -282,13 +300,16 @@ async function onMerged(
     for (const [i, label] of (deps.stateLabels?.(record.automationId) ?? []).entries()) {
       await queue.enqueue({
         ...at,
-        marker: `merged run=${record.runId} step=unlabel-${i}`,
+        marker: `merged run=${at.runId} step=unlabel-${i}`,
         number,
         write: { kind: 'remove-label', label },
       });
     }
   }
-  const reason = `merged: pull request #${record.number} merged at ${mergedAt}`;
+  const reason =
+    siblings.length > 0
+      ? `merged: pull requests ${[...siblings, record].map((r) => `${r.repo}#${r.number}`).join(', ')} merged (the last at ${mergedAt})`
+      : `merged: pull request #${record.number} merged at ${mergedAt}`;
   const ended = run ? await deps.store.updateRun(run.id, { status: 'merged', reason }) : undefined;
   if (ended) await deps.removeWorktree?.(ended);
   deps.notify?.({

@@ -81,14 +81,20 @@ export function pullRequestContext(
   commits: number,
   notes: PullRequestNotes = { changes: '', agentMessage: '' },
   headBranch = run.branch ?? '',
+  spans?: readonly string[],
 ): Record<string, FieldValue> {
   const plural = commits === 1 ? '' : 's';
+  // One pull request of several: none closes the item on merge; curupira closes it once all merged.
+  const partOf = spans && spans.length > 1 ? itemReference(automation, task) : undefined;
   return {
     ...rawPromptContext(automation, task),
     run_id: run.id,
     branch: headBranch,
     commits,
-    closes: automation.trigger.closingReference?.(task) ?? '',
+    closes:
+      partOf !== undefined
+        ? partOf && `Part of ${partOf}`
+        : (automation.trigger.closingReference?.(task) ?? ''),
     summary: `curupira run \`${run.id}\` of automation \`${automation.id}\` (agent ${run.provider ?? '-'}) made ${commits} commit${plural} on \`${headBranch}\`.`,
     changes: notes.changes,
     agent_message: notes.agentMessage,
@@ -104,8 +110,10 @@ export function renderPullRequest(
   commits: number,
   notes?: PullRequestNotes,
   headBranch?: string,
+  delivery: { key: string; spans?: readonly string[] } = { key: run.id },
 ): { title: string; body: string } {
-  const context = pullRequestContext(automation, task, run, commits, notes, headBranch);
+  const { spans } = delivery;
+  const context = pullRequestContext(automation, task, run, commits, notes, headBranch, spans);
   const title = renderPrompt(automation.config.pr_title ?? DEFAULT_PR_TITLE, context, 'auto', automation.id)
     .replace(/\s+/g, ' ')
     .trim()
@@ -113,6 +121,39 @@ export function renderPullRequest(
   const body = renderPrompt(automation.config.pr_body ?? DEFAULT_PR_BODY, context, 'auto', automation.id);
   return {
     title: redact(title) || `curupira run ${run.id}`,
-    body: `${redact(body).trimEnd()}\n\n${deliveryMarker(run.id)}`,
+    body: `${redact(body).trimEnd()}${spans && spans.length > 1 ? `\n\n${linkedSection(spans.map((repo) => ({ repo })))}` : ''}\n\n${deliveryMarker(delivery.key)}`,
   };
+}
+
+/** How a multi-repository pull request names its item: the item's address, else its own words. */
+export function itemReference(automation: ResolvedAutomation, task: Task): string {
+  if (/^https?:\/\//.test(task.item.url)) return task.item.url;
+  return automation.trigger.closingReference?.(task)?.replace(/^\S+\s+/, '') ?? '';
+}
+
+const LINKED_START = '<!-- curupira:linked -->';
+const LINKED_END = '<!-- /curupira:linked -->';
+
+/**
+ * The section of a multi-repository pull request that lists its siblings: the repositories while
+ * some are not open yet, their pull requests once all are (then rewritten in each body).
+ */
+export function linkedSection(pulls: readonly { repo: string; url?: string | null }[]): string {
+  const lines = pulls.map((p) => `- ${p.repo}${p.url ? `: ${p.url}` : ''}`);
+  return [
+    LINKED_START,
+    `**One change across ${pulls.length} repositories**, one pull request in each:`,
+    '',
+    ...lines,
+    LINKED_END,
+  ].join('\n');
+}
+
+/** `body` with its linked section replaced by `section` (appended when it has none). */
+export function withLinkedSection(body: string, section: string): string {
+  const start = body.indexOf(LINKED_START);
+  const end = body.indexOf(LINKED_END);
+  if (start >= 0 && end > start)
+    return `${body.slice(0, start)}${section}${body.slice(end + LINKED_END.length)}`;
+  return `${body.trimEnd()}\n\n${section}`;
 }

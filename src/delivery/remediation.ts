@@ -69,6 +69,7 @@ import {
   type RemediationResult,
   type RemediationRun,
 } from './remediation-types.js';
+import { deliveryRunId, repositoryOfDelivery } from './repositories.js';
 import { heldReason, reviewDelivery, reviewFailure } from './review.js';
 
 export const DEFAULT_REMEDIATION_BUDGET = 2;
@@ -188,6 +189,17 @@ export async function originProblem(
 
 export function createRemediator(deps: RemediatorDeps): Remediator {
   const { store, log } = deps;
+  /**
+   * The automation as the delivery's repository sees it: a multi-repository task's additional
+   * repository (repositories.ts) takes the primary's place, so its checkout, worktree and remote
+   * are the ones used.
+   */
+  const automationFor = (record: PullRequestRecord): ResolvedAutomation | undefined => {
+    const automation = deps.automation(record.automationId);
+    if (!automation || deliveryRunId(record.runId) === record.runId) return automation;
+    const repository = repositoryOfDelivery(automation, record.runId);
+    return repository ? { ...automation, repository } : undefined;
+  };
   /** Remediations running in this process, by delivery (run id of the delivery). */
   const live = new Map<string, Promise<void>>();
 
@@ -267,8 +279,8 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
 
   /** Starts (in the background) the run of `action`, after preparing its worktree. */
   const start = async (record: PullRequestRecord, action: InFlightAction): Promise<void> => {
-    const automation = deps.automation(record.automationId);
-    const delivery = await store.getRun(record.runId);
+    const automation = automationFor(record);
+    const delivery = await store.getRun(deliveryRunId(record.runId));
     if (!automation || !delivery) throw new Error(`the delivery of run ${record.runId} has no automation`);
     await ensureCheckout({
       alias: automation.repository.alias,
@@ -278,7 +290,7 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
       log,
     });
     const path =
-      delivery.worktreePath ??
+      (deliveryRunId(record.runId) === record.runId ? delivery.worktreePath : null) ??
       worktreePath(automation.repository.checkoutPath, automation.id, delivery.taskType, delivery.itemId);
     const worktree = await prepareHeadWorktree({
       checkoutPath: automation.repository.checkoutPath,
@@ -354,7 +366,7 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
    */
   const recover = async (record: PullRequestRecord, action: InFlightAction): Promise<boolean> => {
     const run = action.runId ? await store.getRun(action.runId) : undefined;
-    const automation = deps.automation(record.automationId);
+    const automation = automationFor(record);
     if (run?.status === 'succeeded' && automation) {
       // Its worktree is gone when the push was done (nothing was left unpushed to keep it).
       const pushed =
@@ -412,8 +424,8 @@ export function createRemediator(deps: RemediatorDeps): Remediator {
       }
       if (await store.getPullRequestMark(record.runId, REMEDIATION_MARKS.handled(request.key)))
         return 'handled';
-      const automation = deps.automation(record.automationId);
-      const delivery = await store.getRun(record.runId);
+      const automation = automationFor(record);
+      const delivery = await store.getRun(deliveryRunId(record.runId));
       const fields = { delivery: record.runId, number: record.number, key: request.key };
       if (!automation || !delivery || record.number === null) return 'refused';
       const problem = await originProblem(automation, record.repo);

@@ -8,6 +8,9 @@
  * - `createPullRequest` (delivery): the run's record says "delivered" only with the pull request's
  *   number. Guard: delivery first looks for the open pull request of the branch and adopts it
  *   (`listOpenPullsByHead`), and the body carries the run's hidden marker.
+ * - `updatePullRequestBody` (delivery of a multi-repository task): each pull request's body links
+ *   the others once all are open. Guard: the body is read first and sent only when its linked
+ *   section differs; the same section twice is the same body.
  * - `mergePullRequest` (follow-up): the merge's sha decides what happens next. Guard: the head sha
  *   is pinned (GitHub refuses when the head moved), and the outcome is a mark per head sha that is
  *   read before asking again; a merged pull request refuses a second merge.
@@ -60,6 +63,16 @@ export function createPullRequest(
     base: pr.base,
     draft: pr.draft,
   });
+}
+
+/** `PATCH /repos/{o}/{r}/pulls/{n}` with a new body. */
+export function updatePullRequestBody(
+  client: RestWriter,
+  repo: string,
+  number: number,
+  body: string,
+): Promise<Json<Pick<Schemas['pull-request'], 'number' | 'body'>>> {
+  return sendNow(client, 'PATCH', `${repoPath(repo)}/pulls/${number}`, { body });
 }
 
 /** `PUT /repos/{o}/{r}/pulls/{n}/merge`, pinned to the head `sha`. */

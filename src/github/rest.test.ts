@@ -97,6 +97,7 @@ const CALLS: Record<string, Call> = {
   downloadJobLogs: (c) => rest.downloadJobLogs(c, R, 7),
   createPullRequest: (c) =>
     direct.createPullRequest(c, R, { title: 't', body: 'b', head: 'h', base: 'main', draft: true }),
+  updatePullRequestBody: (c) => direct.updatePullRequestBody(c, R, 2, 'b'),
   mergePullRequest: (c) => direct.mergePullRequest(c, R, 2, { method: 'squash', sha: 'abc123' }),
   updatePullRequestBranch: (c) => direct.updatePullRequestBranch(c, R, 2, 'abc123'),
   rerunFailedJobs: (c) => direct.rerunFailedJobs(c, R, 77),

@@ -13,6 +13,7 @@ export type CrashPoint =
   | 'delivery-pushed'
   | 'delivery-pr-opened'
   | 'delivery-recorded'
+  | 'delivery-linked'
   | 'remediation-action-set'
   | 'remediation-started'
   | 'remediation-pushing'
@@ -20,7 +21,17 @@ export type CrashPoint =
   | 'remediation-pushed'
   | 'remediation-finished';
 
+/** How many times this process reached each point (for `<name>#<n>`). */
+const reached = new Map<string, number>();
+
+/** `<name>` kills at the first time the point is reached, `<name>#<n>` at the n-th time. */
 export function crashPoint(name: CrashPoint): void {
-  if (process.env.CURUPIRA_TEST_CRASH_AT !== name) return;
+  const wanted = process.env.CURUPIRA_TEST_CRASH_AT;
+  if (wanted === undefined) return;
+  const [point, nth] = wanted.split('#');
+  if (point !== name) return;
+  const count = (reached.get(name) ?? 0) + 1;
+  reached.set(name, count);
+  if (count !== (nth === undefined ? 1 : Number(nth))) return;
   process.kill(process.pid, 'SIGKILL');
 }

@@ -36,6 +36,12 @@ export const automationBaseShape = {
       '`false` keeps the automation paused: never polled or fired, shown paused on the board (curupira extension). Resume it by editing this key; a pause from the board or `curupira pause` combines with it (either keeps it paused).',
     ),
   repository: Identifier.describe('Alias of a `[repositories.<alias>]` checkout the agent works in.'),
+  repositories: z
+    .array(Identifier)
+    .optional()
+    .describe(
+      'A task that spans several repositories (curupira extension): aliases of `[repositories.<alias>]` checkouts the run also gets a worktree in, on the same branch; `repository` stays the primary (the agent\'s working directory, and where the item\'s own pull request goes) and may be listed here or not. The prompt lists every repository and its worktree. With `deliver = "pr"` each repository that changed gets its own pull request, each body linking the others and the item; every listed repository needs `repo = "owner/name"` in its table. See docs/multi-repository.md.',
+    ),
   checkout: z
     .enum(['worktree', 'main'])
     .default('worktree')

@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { logFile } from '../../src/engine/paths.js';
+import { runEngine } from '../../src/features.js';
 import { createHarness, type Harness, runBuiltCli } from '../helpers/harness.js';
 import { LinearStandIn } from '../helpers/linear-stand-in.js';
 
@@ -279,6 +280,33 @@ describe('Linear write-back (opt-in)', () => {
     // A later pass (once = true) runs nothing and writes nothing more.
     expect((await h.run()).runs).toEqual([]);
     expect(linear.writes).toHaveLength(2);
+  });
+
+  it('writes back with no GitHub token at all (a setup that only knows Linear)', async () => {
+    addIssue();
+    h.configure({ automation: table(linear.url, WRITE_BACK) });
+    const { GH_TOKEN: _token, ...env } = h.env;
+    const ran = await runBuiltCli(['--config', h.settingsFile, 'run'], {
+      env: { ...env, GH_CONFIG_DIR: `${h.dir}/no-gh` },
+    });
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(linear.writes.map((w) => w.kind)).toEqual(['comment', 'move']);
+    expect(issueState()).toBe('In Review');
+  });
+
+  it('writes back from an engine given no GitHub token source at all', async () => {
+    addIssue();
+    h.configure({ automation: table(linear.url, WRITE_BACK) });
+    const store = await h.openStore();
+    try {
+      const { tokens: _tokens, ...options } = h.engineOptions(store);
+      const [run] = (await runEngine(options)).runs;
+      expect(run!.status).toBe('succeeded');
+    } finally {
+      await store.close();
+    }
+    expect(linear.writes.map((w) => w.kind)).toEqual(['comment', 'move']);
+    expect(issueState()).toBe('In Review');
   });
 
   it('retries a write Linear refused before applying it, and comments once', async () => {

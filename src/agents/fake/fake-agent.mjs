@@ -18,6 +18,8 @@
  *   [[fake:commit]]        create a file and commit it in the working directory
  *   [[fake:dirty]]         leave an uncommitted file behind
  *   [[fake:commit-file=P]] write the file P (a relative path; folders created) and commit it
+ *   [[fake:commit-in=A]]   commit a new file in the worktree of repository A, found in the prompt's
+ *                          list of a multi-repository task (a line "- `A` (…): /path")
  *   [[fake:commit-env=N]]  write the value of variable N into leaked.txt and commit it (an agent
  *                          that leaks a secret it was given)
  *   [[fake:fail]]          report an error event, write to stderr, exit 1
@@ -665,11 +667,11 @@ function emitLine(value) {
   process.stdout.write(`${JSON.stringify(value)}\n`);
 }
 
-function git(args) {
+function git(args, cwd = process.cwd()) {
   const result = spawnSync(
     'git',
     ['-c', 'user.name=Fake Agent', '-c', 'user.email=fake-agent@example.invalid', ...args],
-    { cwd: process.cwd(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+    { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
   );
   return { ok: result.status === 0, output: `${result.stdout ?? ''}${result.stderr ?? ''}`.trim() };
 }
@@ -1543,6 +1545,27 @@ async function main() {
     const add = git(['add', '--', file]);
     const commit = add.ok ? git(['commit', '-q', '-m', `${provider}: write ${file}`]) : add;
     out.tool(`git commit ${file}`, commit.output || 'committed', !commit.ok);
+  }
+
+  for (const d of wanted) {
+    if (d.name !== 'commit-in' || !d.value) continue;
+    const line = prompt.split('\n').find((l) => l.startsWith(`- \`${d.value}\` (`) && l.includes('): /'));
+    const dir = line?.slice(line.indexOf('): /') + 3).trim();
+    if (!dir) {
+      process.stderr.write(`${provider}: no worktree of ${d.value} in the prompt\n`);
+      process.exitCode = 1;
+      return;
+    }
+    const file = `fake-${provider}-${randomBytes(4).toString('hex')}.txt`;
+    writeFileSync(join(dir, file), `written by the fake ${provider} agent\n`);
+    const add = git(['add', '--', file], dir);
+    const commit = add.ok ? git(['commit', '-q', '-m', `${provider}: change in ${d.value}`], dir) : add;
+    out.tool(`git -C ${dir} commit ${file}`, commit.output || 'committed', !commit.ok);
+    if (!commit.ok) {
+      process.stderr.write(`${provider}: git failed: ${commit.output}\n`);
+      process.exitCode = 1;
+      return;
+    }
   }
 
   if (has('commit') || has('dirty')) {

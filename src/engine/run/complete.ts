@@ -8,6 +8,12 @@ import { errorMessage } from '../../core/errors.js';
 import { NO_CHANGES_REASON, NO_CHANGES_TO_DELIVER_REASON } from '../../core/outcome.js';
 import { isFailure, type RunRecord, type RunStatus, type Task } from '../../core/types.js';
 import { type DeliveryResult, deliverRun } from '../../delivery/deliver.js';
+import {
+  type AdditionalDelivery,
+  deliverAdditional,
+  finishAdditionalWorktrees,
+  spansOf,
+} from '../../delivery/multi.js';
 import { crashPoint } from '../../process/crash-point.js';
 import type { Store } from '../../store/types.js';
 import { finishWorktree, hasChanges, headCommit } from '../../workspace/index.js';
@@ -92,6 +98,7 @@ export async function completeRun(
     run.branch &&
     run.worktreePath
   ) {
+    const spans = spansOf({ automation, task });
     const result = await deliverRun(deps.delivery, {
       automation,
       task,
@@ -99,8 +106,15 @@ export async function completeRun(
       cwd: run.worktreePath,
       branch: run.branch,
       env: deps.env,
+      ...(spans ? { spans } : {}),
     });
-    if (result.kind === 'failed') [status, reason] = ['failed', result.reason];
+    // A task across repositories: each other repository delivered the same way (delivery/multi.ts).
+    const additional = spans
+      ? await deliverAdditional(deps.delivery, { automation, task, run, env: deps.env })
+      : [];
+    if (additional.length > 0) {
+      [status, reason, delivered] = combined(status, reason, result, additional, task.identity.repo);
+    } else if (result.kind === 'failed') [status, reason] = ['failed', result.reason];
     else if (result.kind === 'held') [status, reason] = ['blocked', result.reason];
     else if (result.kind === 'no-changes') reason ??= NO_CHANGES_TO_DELIVER_REASON;
     else if (result.kind === 'not-pushed') reason = joinReason(reason, result.reason);
@@ -109,6 +123,8 @@ export async function completeRun(
       reason = joinReason(reason, deliveredNote(result));
     }
   }
+  if (!remediating && automation.additionalRepositories?.length)
+    await finishAdditionalWorktrees(deps, { automation, task }, poolSize(deps.execution));
   const cleaned = await input.cleanup();
   crashPoint('run-cleaned');
   const head = !check ? null : input.worktree ? (cleaned.head ?? null) : mainHead;
@@ -128,6 +144,34 @@ function finishedWork(status: RunStatus): boolean {
 
 function joinReason(reason: string | null, note: string): string {
   return reason ? `${reason}; ${note}` : note;
+}
+
+/**
+ * A task across repositories: failed when one repository's delivery failed, blocked when one was
+ * held, else delivered when any repository delivered; the reason names each repository's outcome.
+ */
+function combined(
+  status: RunStatus,
+  reason: string | null,
+  primary: DeliveryResult,
+  additional: readonly AdditionalDelivery[],
+  primaryRepo: string,
+): [RunStatus, string | null, boolean] {
+  const all = [{ repo: primaryRepo, result: primary }, ...additional];
+  const failed = all.filter((d) => d.result.kind === 'failed');
+  const held = all.filter((d) => d.result.kind === 'held');
+  const words = (d: (typeof all)[number]): string => {
+    const { result } = d;
+    if (result.kind === 'failed' || result.kind === 'held' || result.kind === 'not-pushed')
+      return `${d.repo}: ${result.reason}`;
+    if (result.kind === 'no-changes') return `${d.repo}: no changes`;
+    return `${d.repo}: ${deliveredNote(result)}`;
+  };
+  const note = all.map(words).join('; ');
+  if (failed.length > 0) return ['failed', note, false];
+  if (held.length > 0) return ['blocked', note, false];
+  const delivered = all.some((d) => d.result.kind === 'delivered' || d.result.kind === 'pushed-head');
+  return [status, delivered ? joinReason(reason, note) : (reason ?? NO_CHANGES_TO_DELIVER_REASON), delivered];
 }
 
 /** The run's summary line names what its delivery did: the pull request, or the branch pushed. */

@@ -17,6 +17,7 @@ import type { RunMeter } from '../../cost/budget.js';
 import { runCost } from '../../cost/prices.js';
 import { startCheckpoints } from '../../delivery/checkpoints.js';
 import { remoteBranchOf } from '../../delivery/deliver.js';
+import { additionalWorktrees, repositoriesNote } from '../../delivery/repositories.js';
 import type { Logger } from '../../log.js';
 import { runInputs } from '../../pipeline/inputs.js';
 import { lastWords, reportedResultOf } from '../../pipeline/report.js';
@@ -38,6 +39,7 @@ import {
   remoteTrackingCommit,
   type StartFrom,
 } from '../../workspace/index.js';
+import { branchName, worktreePath } from '../../workspace/paths.js';
 import { stallTimeoutMs, watchForStall } from '../stall.js';
 import { promptContext, promptTemplateHash, runInit } from '../task.js';
 import { type Cleaned, completeRun } from './complete.js';
@@ -175,9 +177,27 @@ class RunPipeline {
         automation.id,
       );
       if (previousAttempt) this.originalPrompt += previousAttemptNote(previousAttempt);
+      this.originalPrompt += this.repositoriesNote();
     } catch (error) {
       this.promptError = error;
     }
+  }
+
+  /** A task across repositories: where each repository's worktree is (paths known before they exist). */
+  private repositoriesNote(): string {
+    const { automation, task } = this.request;
+    const { taskType, id } = task.identity;
+    const additional = additionalWorktrees(automation, taskType, id);
+    if (additional.length === 0 || automation.config.checkout === 'main') return '';
+    return repositoriesNote(
+      automation,
+      {
+        repo: task.identity.repo,
+        path: worktreePath(automation.repository.checkoutPath, automation.id, taskType, id),
+        branch: branchName(automation.id, taskType, id),
+      },
+      additional,
+    );
   }
 
   /**
@@ -365,6 +385,7 @@ class RunPipeline {
         );
       }
       this.cwd = prepared.path;
+      await this.prepareAdditionalWorktrees(source);
     } catch (error) {
       const status = runStatusFor(classifyFailure(error, { stage: 'checkout', stopping: signal.aborted }));
       return this.finish(
@@ -376,6 +397,42 @@ class RunPipeline {
     // was cut from (src/workspace/agent-config.ts).
     const prBase = task.item.fields.pull_request_base_ref;
     return typeof prBase === 'string' && prBase !== '' ? this.pinAgentConfig(prBase) : true;
+  }
+
+  /**
+   * A task across repositories: a worktree in each additional repository, on the primary's branch
+   * name, cut from `pr_base_branch` when set (else the repository's default branch).
+   */
+  private async prepareAdditionalWorktrees(source: CodeSource): Promise<void> {
+    const { automation, task, signal, discoveredAt } = this.request;
+    const startFrom = source.kind === 'base_branch' ? startFromOf(source) : undefined;
+    for (const worktree of additionalWorktrees(automation, task.identity.taskType, task.identity.id)) {
+      const { repository } = worktree;
+      const checkout = await ensureCheckout({
+        alias: repository.alias,
+        remote: repository.remote,
+        path: repository.checkoutPath,
+        ...(repository.setup_script ? { setupScript: repository.setup_script } : {}),
+        timeoutMs: this.timeoutMs,
+        log: this.log,
+        signal,
+      });
+      const prepared = await prepareWorktree({
+        checkoutPath: checkout.path,
+        automationId: automation.id,
+        taskType: task.identity.taskType,
+        taskId: task.identity.id,
+        log: this.log,
+        signal,
+        ...(discoveredAt === undefined ? {} : { freshSince: discoveredAt }),
+        reuse: this.deps.execution.reuse_worktrees,
+        ...(startFrom ? { startFrom } : {}),
+      });
+      this.log.info(
+        { ...this.fields, repository: repository.alias, path: prepared.path },
+        'Prepared the worktree of an additional repository',
+      );
+    }
   }
 
   /** The worktree's agent configuration becomes the base branch's; a failure fails the run (closed). */
@@ -573,7 +630,14 @@ class RunPipeline {
         driver: launch.driver.sandbox,
         profile: {
           readPaths: profile.sandbox_read_paths,
-          writePaths: profile.sandbox_write_paths,
+          // A task across repositories: the agent writes in each repository's worktree and checkout.
+          writePaths: [
+            ...profile.sandbox_write_paths,
+            ...additionalWorktrees(automation, task.identity.taskType, task.identity.id).flatMap((w) => [
+              w.path,
+              w.repository.checkoutPath,
+            ]),
+          ],
           hosts: profile.sandbox_hosts,
         },
         automationHosts: automation.config.sandbox_hosts,
