@@ -78,4 +78,44 @@ describe('the egress proxy', () => {
     expect(seen).toEqual([{ url: '/base/v1/messages', key: 'sk-real' }]);
     expect((await viaSocket(socketPath, { path: '/_key/7/x' })).status).toBe(404);
   });
+
+  // Qwen Code 0.15.10 sends even a request to 127.0.0.1 through HTTP_PROXY (NO_PROXY unheeded):
+  // its base URL, the proxy's own address inside, arrives in absolute form.
+  it('takes a key request that came through the proxy in absolute form, addressed to the proxy itself', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'proxy-unit-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const seen: { url: string; key: string }[] = [];
+    const upstream = createServer((req, res) => {
+      seen.push({ url: req.url ?? '', key: String(req.headers.authorization) });
+      res.end('ok');
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => upstream.close(() => resolve())));
+    const port = (upstream.address() as { port: number }).port;
+    const blocked: string[] = [];
+    const socketPath = join(dir, 'egress.sock');
+    const proxy = await startEgressProxy({
+      socketPath,
+      allow: [],
+      keys: [
+        { baseUrl: `http://127.0.0.1:${port}/v1`, swaps: [{ placeholder: 'PLACEHOLDER', key: 'sk-real' }] },
+      ],
+      onBlocked: (target) => blocked.push(target),
+    });
+    cleanups.push(() => proxy.close());
+    for (const host of ['127.0.0.1:3128', 'localhost:3128']) {
+      const keyed = await viaSocket(socketPath, {
+        path: `http://${host}/_key/0/chat/completions`,
+        headers: { authorization: 'Bearer PLACEHOLDER' },
+      });
+      expect(keyed).toEqual({ status: 200, body: 'ok' });
+    }
+    expect(seen).toEqual([
+      { url: '/v1/chat/completions', key: 'Bearer sk-real' },
+      { url: '/v1/chat/completions', key: 'Bearer sk-real' },
+    ]);
+    expect(blocked).toEqual([]);
+    // Another path on loopback is still refused.
+    expect((await viaSocket(socketPath, { path: 'http://127.0.0.1:3128/other' })).status).toBe(403);
+  });
 });

@@ -7,7 +7,8 @@
  *   allow-list, else refused with 403 and reported (`onBlocked`).
  * - A plain request in absolute form (`GET http://host/…` through `HTTP_PROXY`): forwarded when
  *   allowed, else refused the same way.
- * - A request to `/_key/<n>/…` (a provider's base URL pointing here): forwarded to key route
+ * - A request to `/_key/<n>/…` (a provider's base URL pointing here; in origin form, or in
+ *   absolute form addressed to the proxy's own loopback address): forwarded to key route
  *   `n`'s real base URL, with the placeholder the agent holds replaced by the real key in every
  *   header and in the query. The real key never enters the sandbox.
  */
@@ -99,7 +100,10 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
   const sockets = new Set<Socket>();
   const server: Server = createHttpServer((req, res) => {
     const raw = req.url ?? '/';
-    const keyed = /^\/_key\/(\d+)(\/.*)?$/.exec(raw);
+    // A CLI that sends every request through HTTP_PROXY, NO_PROXY unheeded (Qwen Code 0.15.10),
+    // addresses its base URL, the proxy's own loopback address inside, in absolute form.
+    const self = /^http:\/\/(?:127\.0\.0\.1|localhost|\[::1\])(?::\d+)?(\/_key\/.*)$/i.exec(raw);
+    const keyed = /^\/_key\/(\d+)(\/.*)?$/.exec(self?.[1] ?? raw);
     if (keyed) {
       const key = options.keys[Number(keyed[1])];
       if (!key) {

@@ -121,7 +121,9 @@ describe('opencode driver', () => {
     const inv = driver.buildInvocation({ profile: bare, prompt: 'x', worktree, version: '1.18.33' });
     expect(inv.env.OPENCODE_DB).toBe(`${worktree}.opencode.db`);
     await inSandbox(inv.env, (env, home) => {
-      expect(env.OPENCODE_DB).toBe(join(home, '.local', 'state', 'curupira', 'github-issues-abc.opencode.db'));
+      expect(env.OPENCODE_DB).toBe(
+        join(home, '.local', 'state', 'curupira', 'github-issues-abc.opencode.db'),
+      );
     });
   });
 });
@@ -151,7 +153,12 @@ async function inSandbox(
       backend: {
         name: 'bubblewrap',
         probe: async () => ({ ok: true }),
-        wrap: async (_spec, executable, args) => ({ executable, args: [...args], unenforced: [], dispose: async () => {} }),
+        wrap: async (_spec, executable, args) => ({
+          executable,
+          args: [...args],
+          unenforced: [],
+          dispose: async () => {},
+        }),
       },
     });
     try {

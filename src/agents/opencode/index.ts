@@ -46,7 +46,11 @@ export function createOpenCodeDriver(): AgentDriver<OpenCodeProfile> {
       // 1.x keeps its sessions in OPENCODE_DB, next to the worktree: inside a sandbox, in the private home.
       homeFileEnv: ['OPENCODE_DB'],
       keys: [
-        { keyEnv: ['OPENAI_API_KEY'], baseUrlEnv: 'OPENAI_BASE_URL', defaultBaseUrl: 'https://api.openai.com/v1' },
+        {
+          keyEnv: ['OPENAI_API_KEY'],
+          baseUrlEnv: 'OPENAI_BASE_URL',
+          defaultBaseUrl: 'https://api.openai.com/v1',
+        },
         {
           keyEnv: ['ANTHROPIC_API_KEY'],
           baseUrlEnv: 'ANTHROPIC_BASE_URL',

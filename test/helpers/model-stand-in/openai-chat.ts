@@ -41,7 +41,7 @@ export interface ChatStandIn {
   /** The command the next tool-offering request is asked to run (taken once). */
   pending: string | undefined;
   /** Requests it matches are never answered (the agent is mid-turn when a test kills it). */
-  hold: ((request: ChatRequestRecord) => boolean) | undefined;
+  hold: ((request: { lastRole: string | undefined }) => boolean) | undefined;
   close(): Promise<void>;
 }
 
