@@ -342,6 +342,7 @@ export async function prepareSandbox(request: SandboxRequest): Promise<PreparedS
     socketPath: proxySocket,
     allow: hosts,
     keys,
+    selfPort: INSIDE_PROXY_PORT,
     onBlocked: (target) => {
       if (blocked.length < 100 && !blocked.includes(target)) blocked.push(target);
     },
