@@ -7,7 +7,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -293,10 +293,27 @@ export function describeRealCli<P extends Profile>(c: RealCliCase<P>): void {
       model.pending = `${huntCommand(c.canary)}; ${commitCommand('plain')}`;
       const run = await start(invoke('commit'), false);
       expect(run.exitCode, explain(run)).toBe(0);
-      expect(lastSubject(layout.worktree)).toBe('plain');
+      expect(lastSubject(layout.worktree), explain(run)).toBe('plain');
       expect(model.requests.some((r) => r.authorization?.includes(c.canary))).toBe(true);
       // Unsandboxed, the agent holds the key: the hunt finds it (so the sandboxed check can fail).
-      expect(seen()).toContain(`env: ${c.keyEnv}=${c.canary}`);
+      // Not always in its shell's own environment (Copilot CLI strips its provider key there), but
+      // in its process's.
+      expect(seen()).toContain(`${c.keyEnv}=${c.canary}`);
+      // What the hunt found leaves the worktree, so that no later copy of it (Copilot CLI backs up
+      // files of the worktree in its session) is taken for a key the sandboxed agent holds.
+      writeFileSync(join(layout.worktree, 'seen.txt'), '');
+      git(layout.worktree, 'add', 'seen.txt');
+      git(
+        layout.worktree,
+        '-c',
+        'user.name=t',
+        '-c',
+        'user.email=t@example.invalid',
+        'commit',
+        '-q',
+        '-m',
+        'clean',
+      );
     }, 240_000);
 
     it('commits inside the sandbox; the stand-in receives the key through the key proxy and the agent never holds it', async (context) => {
@@ -305,7 +322,7 @@ export function describeRealCli<P extends Profile>(c: RealCliCase<P>): void {
       model.pending = `${huntCommand(c.canary)}; ${commitCommand('sandboxed')}`;
       const run = await start(invoke('commit'), true);
       expect(run.exitCode, explain(run)).toBe(0);
-      expect(lastSubject(layout.worktree)).toBe('sandboxed');
+      expect(lastSubject(layout.worktree), explain(run)).toBe('sandboxed');
       expect(model.requests.length).toBeGreaterThan(0);
       expect(model.requests.every((r) => r.authorization?.includes(c.canary))).toBe(true);
       expect(Object.values(run.env).join('\n')).not.toContain(c.canary);
