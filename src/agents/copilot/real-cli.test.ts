@@ -13,6 +13,7 @@
  * and reaches no network. Run it with the CLI installed outside the repository, e.g.
  *   (mkdir -p /tmp/clis/copilot && cd /tmp/clis/copilot && npm install @github/copilot)
  *   CURUPIRA_REAL_COPILOT=/tmp/clis/copilot/node_modules/.bin/copilot npx vitest run src/agents/copilot/real-cli.test.ts
+ * Last run green with Copilot CLI 1.0.102 (3 of 3), Node 20.
  */
 import { startOpenAiChatStandIn } from '../../../test/helpers/model-stand-in/openai-chat.js';
 import { describeRealCli } from '../../../test/helpers/real-cli.js';

@@ -9,6 +9,7 @@
  * and reaches no network. Run it with the CLI installed outside the repository, e.g.
  *   (mkdir -p /tmp/clis/gemini && cd /tmp/clis/gemini && npm install @google/gemini-cli)
  *   CURUPIRA_REAL_GEMINI=/tmp/clis/gemini/node_modules/.bin/gemini npx vitest run src/agents/gemini/real-cli.test.ts
+ * Last run green with Gemini CLI 0.61.0 (3 of 3), Node 20.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

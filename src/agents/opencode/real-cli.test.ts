@@ -13,7 +13,7 @@
  *   (mkdir -p /tmp/clis/opencode && cd /tmp/clis/opencode && npm install opencode-ai)
  *   CURUPIRA_REAL_OPENCODE=/tmp/clis/opencode/node_modules/.bin/opencode \
  *     npx vitest run src/agents/opencode/real-cli.test.ts
- * Last run green with opencode 1.18.33 (3 of 3).
+ * Last run green with opencode 1.18.33 (3 of 3), Node 20.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -9,6 +9,7 @@
  * reaches no network. Run it with the CLI installed outside the repository, e.g.
  *   (mkdir -p /tmp/clis/qwen && cd /tmp/clis/qwen && npm install @qwen-code/qwen-code)
  *   CURUPIRA_REAL_QWEN=/tmp/clis/qwen/node_modules/.bin/qwen npx vitest run src/agents/qwen/real-cli.test.ts
+ * Last run green with Qwen Code 0.15.10 (3 of 3), Node 20.
  */
 import { startOpenAiChatStandIn } from '../../../test/helpers/model-stand-in/openai-chat.js';
 import { describeRealCli } from '../../../test/helpers/real-cli.js';
