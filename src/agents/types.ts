@@ -69,6 +69,12 @@ export interface DriverSandbox {
    * to `baseUrlEnv`'s real value (or `defaultBaseUrl`).
    */
   readonly keys?: readonly KeyRoute[];
+  /**
+   * Variables naming a file the CLI keeps outside its worktree (OpenCode's `OPENCODE_DB`): outside
+   * a sandbox the run keeps them; inside, nothing but the worktree and the private home outlives
+   * the run, so they name a file of that name in the private home (which a task's runs share).
+   */
+  readonly homeFileEnv?: readonly string[];
 }
 
 export interface KeyRoute {

@@ -18,7 +18,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { gitWriteDirs } from '../agents/git-dirs.js';
 import type { DriverSandbox } from '../agents/types.js';
@@ -36,6 +36,9 @@ export { SANDBOX_MODES } from './types.js';
 
 /** The port the in-sandbox forwarder listens on (the sandbox's own loopback: no clash with the host). */
 export const INSIDE_PROXY_PORT = 3128;
+
+/** Where files a driver keeps outside its worktree (`homeFileEnv`) go in the private home. */
+const HOME_FILES = join('.local', 'state', 'curupira');
 
 /** Files every provider's agent gets in its private home: git's identity and settings. */
 const COMMON_HOME_PATHS = ['.gitconfig', '.config/git/config', '.config/git/ignore'];
@@ -305,6 +308,12 @@ export async function prepareSandbox(request: SandboxRequest): Promise<PreparedS
     env[name] = proxyUrl;
   env.NO_PROXY = '127.0.0.1,localhost';
   env.no_proxy = env.NO_PROXY;
+  for (const name of request.driver?.homeFileEnv ?? []) {
+    const value = env[name];
+    if (!value) continue;
+    mkdirSync(join(home, HOME_FILES), { recursive: true, mode: 0o700 });
+    env[name] = join(homeInside, HOME_FILES, basename(value));
+  }
   const keys: KeyForward[] = [];
   const keyArgs: string[] = [];
   for (const route of request.driver?.keys ?? []) {
@@ -336,6 +345,7 @@ export async function prepareSandbox(request: SandboxRequest): Promise<PreparedS
     socketPath: proxySocket,
     allow: hosts,
     keys,
+    selfPort: INSIDE_PROXY_PORT,
     onBlocked: (target) => {
       if (blocked.length < 100 && !blocked.includes(target)) blocked.push(target);
     },

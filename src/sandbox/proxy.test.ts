@@ -1,5 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -77,5 +78,94 @@ describe('the egress proxy', () => {
     expect(keyed).toEqual({ status: 200, body: 'ok' });
     expect(seen).toEqual([{ url: '/base/v1/messages', key: 'sk-real' }]);
     expect((await viaSocket(socketPath, { path: '/_key/7/x' })).status).toBe(404);
+  });
+
+  // A client that sends even a request to 127.0.0.1 through HTTP_PROXY (NO_PROXY unheeded), in
+  // absolute form: its base URL, the proxy's own address inside.
+  it('takes a key request that came through the proxy in absolute form, addressed to the proxy itself', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'proxy-unit-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const seen: { url: string; key: string }[] = [];
+    const upstream = createServer((req, res) => {
+      seen.push({ url: req.url ?? '', key: String(req.headers.authorization) });
+      res.end('ok');
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => upstream.close(() => resolve())));
+    const port = (upstream.address() as { port: number }).port;
+    const blocked: string[] = [];
+    const socketPath = join(dir, 'egress.sock');
+    const proxy = await startEgressProxy({
+      socketPath,
+      allow: [],
+      keys: [
+        { baseUrl: `http://127.0.0.1:${port}/v1`, swaps: [{ placeholder: 'PLACEHOLDER', key: 'sk-real' }] },
+      ],
+      onBlocked: (target) => blocked.push(target),
+    });
+    cleanups.push(() => proxy.close());
+    for (const host of ['127.0.0.1:3128', 'localhost:3128']) {
+      const keyed = await viaSocket(socketPath, {
+        path: `http://${host}/_key/0/chat/completions`,
+        headers: { authorization: 'Bearer PLACEHOLDER' },
+      });
+      expect(keyed).toEqual({ status: 200, body: 'ok' });
+    }
+    expect(seen).toEqual([
+      { url: '/v1/chat/completions', key: 'Bearer sk-real' },
+      { url: '/v1/chat/completions', key: 'Bearer sk-real' },
+    ]);
+    expect(blocked).toEqual([]);
+    // Another path on loopback is still refused.
+    expect((await viaSocket(socketPath, { path: 'http://127.0.0.1:3128/other' })).status).toBe(403);
+  });
+
+  // undici's ProxyAgent (Qwen Code 0.15.10) opens a CONNECT tunnel even to an http:// target, the
+  // proxy's own address included: through it comes the key request in origin form.
+  it('answers a key request sent through a CONNECT tunnel to the proxy itself', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'proxy-unit-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const seen: string[] = [];
+    const upstream = createServer((req, res) => {
+      seen.push(`${req.url} ${req.headers.authorization}`);
+      res.end('ok');
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => upstream.close(() => resolve())));
+    const port = (upstream.address() as { port: number }).port;
+    const blocked: string[] = [];
+    const socketPath = join(dir, 'egress.sock');
+    const proxy = await startEgressProxy({
+      socketPath,
+      allow: [],
+      selfPort: 3128,
+      keys: [
+        { baseUrl: `http://127.0.0.1:${port}/v1`, swaps: [{ placeholder: 'PLACEHOLDER', key: 'sk-real' }] },
+      ],
+      onBlocked: (target) => blocked.push(target),
+    });
+    cleanups.push(() => proxy.close());
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(socketPath);
+      let text = '';
+      socket.on('data', (chunk) => {
+        text += chunk.toString();
+        if (text.startsWith('HTTP/1.1 200') && !text.includes('/_sent')) {
+          text += '/_sent';
+          socket.write(
+            'POST /_key/0/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:3128\r\nAuthorization: Bearer PLACEHOLDER\r\nContent-Length: 0\r\nConnection: close\r\n\r\n',
+          );
+        }
+      });
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+      socket.write('CONNECT 127.0.0.1:3128 HTTP/1.1\r\nHost: 127.0.0.1:3128\r\n\r\n');
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 200 Connection Established/);
+    expect(answer).toMatch(/ok$/);
+    expect(seen).toEqual(['/v1/chat/completions Bearer sk-real']);
+    expect(blocked).toEqual([]);
+    // Any other loopback port stays refused.
+    expect((await viaSocket(socketPath, { method: 'CONNECT', path: '127.0.0.1:3129' })).status).toBe(403);
   });
 });

@@ -7,7 +7,8 @@
  *   allow-list, else refused with 403 and reported (`onBlocked`).
  * - A plain request in absolute form (`GET http://host/…` through `HTTP_PROXY`): forwarded when
  *   allowed, else refused the same way.
- * - A request to `/_key/<n>/…` (a provider's base URL pointing here): forwarded to key route
+ * - A request to `/_key/<n>/…` (a provider's base URL pointing here; in origin form, or in
+ *   absolute form addressed to the proxy's own loopback address): forwarded to key route
  *   `n`'s real base URL, with the placeholder the agent holds replaced by the real key in every
  *   header and in the query. The real key never enters the sandbox.
  */
@@ -27,6 +28,11 @@ export interface EgressProxyOptions {
   /** `host`, `host:port` or `*.domain` (port 443 unless given). */
   allow: readonly string[];
   keys: readonly KeyForward[];
+  /**
+   * The port the proxy is reached on inside the sandbox: a CONNECT tunnel to that port on loopback
+   * (undici's ProxyAgent opens one even to an http:// base URL) leads back into the proxy itself.
+   */
+  selfPort?: number;
   onBlocked(target: string): void;
 }
 
@@ -99,7 +105,10 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
   const sockets = new Set<Socket>();
   const server: Server = createHttpServer((req, res) => {
     const raw = req.url ?? '/';
-    const keyed = /^\/_key\/(\d+)(\/.*)?$/.exec(raw);
+    // A client that sends every request through HTTP_PROXY, NO_PROXY unheeded, in absolute form
+    // addresses its base URL (the proxy's own loopback address inside) as `http://127.0.0.1:PORT/…`.
+    const self = /^http:\/\/(?:127\.0\.0\.1|localhost|\[::1\])(?::\d+)?(\/_key\/.*)$/i.exec(raw);
+    const keyed = /^\/_key\/(\d+)(\/.*)?$/.exec(self?.[1] ?? raw);
     if (keyed) {
       const key = options.keys[Number(keyed[1])];
       if (!key) {
@@ -133,6 +142,18 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
   server.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
     client.on('error', () => {});
     const target = splitTarget(req.url ?? '');
+    if (
+      target &&
+      options.selfPort !== undefined &&
+      target.port === options.selfPort &&
+      ['127.0.0.1', 'localhost', '::1'].includes(target.host.toLowerCase())
+    ) {
+      // Back into this server: what comes through the tunnel is served as a request here.
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (head.length > 0) client.unshift(head);
+      server.emit('connection', client);
+      return;
+    }
     if (!target || !hostAllowed(options.allow, target.host, target.port)) {
       options.onBlocked(target ? `${target.host}:${target.port}` : String(req.url ?? '?'));
       refuse(client, '403 Forbidden');

@@ -43,6 +43,19 @@ describe('copilot driver', () => {
     ]);
   });
 
+  // Copilot CLI 1.0.102 asks before a command touches a path outside the worktree, and with
+  // --no-ask-user refuses it ("Permission denied because no interactive user response was
+  // available"); --allow-all-tools does not cover paths (seen in real-cli.test.ts).
+  it('lets paths outside the worktree through with allow_all_paths (--allow-all-paths), never by default', () => {
+    const on = CopilotProfile.parse({ provider: 'copilot', allow_all_tools: true, allow_all_paths: true });
+    const args = driver.buildInvocation({ profile: on, prompt: 'Fix', worktree, assignedSessionId: id }).args;
+    expect(args.slice(3, 5)).toEqual(['--allow-all-tools', '--allow-all-paths']);
+    const off = CopilotProfile.parse({ provider: 'copilot', allow_all_tools: true });
+    expect(
+      driver.buildInvocation({ profile: off, prompt: 'Fix', worktree, assignedSessionId: id }).args,
+    ).not.toContain('--allow-all-paths');
+  });
+
   it('resumes with the same --session-id', () => {
     const inv = driver.buildInvocation({
       profile: CopilotProfile.parse({ provider: 'copilot' }),

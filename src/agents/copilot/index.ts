@@ -1,7 +1,7 @@
 /**
  * GitHub Copilot CLI: `copilot --output-format=json --no-ask-user --session-id=ID [--model=M]
- * [--agent=A] [--reasoning-effort=E] [--allow-all-tools] [--allow-tool=a,b] [--deny-tool=c]
- * --prompt=MSG`. Curupira chooses the session id and saves it before the start; a resumed run
+ * [--agent=A] [--reasoning-effort=E] [--allow-all-tools] [--allow-all-paths] [--allow-tool=a,b]
+ * [--deny-tool=c] --prompt=MSG`. Curupira chooses the session id and saves it before the start; a resumed run
  * passes the same id again.
  *
  * Copilot authenticates with a GitHub token: its own `COPILOT_GITHUB_TOKEN` passes with the
@@ -22,10 +22,20 @@ export function createCopilotDriver(): AgentDriver<CopilotProfile> {
     installUrl: 'https://github.com/github/copilot-cli',
     assignsSessionId: true,
     envAllowlist: ['COPILOT_*', 'GH_HOST'],
-    // Copilot CLI authenticates with a GitHub token (the profile's `github_token`) or its own login.
+    // Copilot CLI authenticates with a GitHub token (the profile's `github_token`) or its own login,
+    // which go inside. With a model provider of one's own (BYOK, `copilot help environment` of
+    // 1.0.102: COPILOT_PROVIDER_BASE_URL with COPILOT_PROVIDER_API_KEY or _BEARER_TOKEN) the key
+    // proxy holds the provider's key (checked against the real CLI, real-cli.test.ts).
     sandbox: {
       homePaths: ['.copilot/config.json'],
       hosts: ['api.githubcopilot.com', '*.githubcopilot.com', 'api.github.com', 'github.com'],
+      keys: [
+        {
+          keyEnv: ['COPILOT_PROVIDER_API_KEY', 'COPILOT_PROVIDER_BEARER_TOKEN'],
+          baseUrlEnv: 'COPILOT_PROVIDER_BASE_URL',
+          defaultBaseUrl: 'https://api.openai.com/v1',
+        },
+      ],
     },
     invocation(profile, input) {
       const sessionId = input.resumeSessionId ?? input.assignedSessionId;
@@ -40,6 +50,7 @@ export function createCopilotDriver(): AgentDriver<CopilotProfile> {
       if (profile.agent) args.push(`--agent=${profile.agent}`);
       if (profile.effort) args.push(`--reasoning-effort=${profile.effort}`);
       if (profile.allow_all_tools) args.push('--allow-all-tools');
+      if (profile.allow_all_paths) args.push('--allow-all-paths');
       if (profile.allow_tools.length > 0) args.push(`--allow-tool=${profile.allow_tools.join(',')}`);
       if (profile.deny_tools.length > 0) args.push(`--deny-tool=${profile.deny_tools.join(',')}`);
       args.push(`--prompt=${input.prompt}`);

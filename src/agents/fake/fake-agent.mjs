@@ -252,7 +252,7 @@ const SPECS = {
       '--deny-tool',
       '--prompt',
     ],
-    flags: ['--no-ask-user', '--allow-all-tools'],
+    flags: ['--no-ask-user', '--allow-all-tools', '--allow-all-paths'],
     prompt: '--prompt',
     resume: 'assigned',
     required: { '--output-format': 'json', '--no-ask-user': true, '--session-id': 'any' },

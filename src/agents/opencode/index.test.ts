@@ -1,4 +1,8 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { INSIDE_PROXY_PORT, prepareSandbox } from '../../sandbox/index.js';
 import { ClaudeProfile } from '../claude/schema.js';
 import { createOpenCodeDriver, openCodeMajorVersion } from './index.js';
 import { OpenCodeProfile } from './schema.js';
@@ -95,4 +99,74 @@ describe('opencode driver', () => {
     expect(openCodeMajorVersion('nightly')).toBeUndefined();
     expect(driver.versionArgs).toEqual(['--version']);
   });
+
+  // OpenCode 1.18.33 sends its built-in providers' requests to OPENAI_BASE_URL and
+  // ANTHROPIC_BASE_URL, and a custom provider's config can read both ({env:…}): checked by
+  // real-cli.test.ts against the real CLI.
+  it('in a sandbox, the OpenAI and Anthropic keys stay with the key proxy: placeholders and its base URLs inside', async () => {
+    await inSandbox({ OPENAI_API_KEY: 'sk-real-openai', ANTHROPIC_API_KEY: 'sk-ant-real' }, (env) => {
+      const proxy = `http://127.0.0.1:${INSIDE_PROXY_PORT}/_key/`;
+      expect(env.OPENAI_API_KEY).toMatch(/^curupira-placeholder-/);
+      expect(env.ANTHROPIC_API_KEY).toMatch(/^curupira-placeholder-/);
+      expect(env.OPENAI_BASE_URL).toMatch(new RegExp(`^${proxy}\\d$`));
+      expect(env.ANTHROPIC_BASE_URL).toMatch(new RegExp(`^${proxy}\\d$`));
+      expect(Object.values(env).join(' ')).not.toMatch(/sk-real-openai|sk-ant-real/);
+    });
+  });
+
+  // Next to the worktree is outside what a sandbox keeps: the database would be written to the
+  // sandbox's throw-away root and a resume after the run would find no session (seen with the real
+  // CLI, real-cli.test.ts). Inside, it lives in the task's private home, which the task's runs share.
+  it('in a sandbox, 1.x keeps its database in the private home instead of next to the worktree', async () => {
+    const inv = driver.buildInvocation({ profile: bare, prompt: 'x', worktree, version: '1.18.33' });
+    expect(inv.env.OPENCODE_DB).toBe(`${worktree}.opencode.db`);
+    await inSandbox(inv.env, (env, home) => {
+      expect(env.OPENCODE_DB).toBe(
+        join(home, '.local', 'state', 'curupira', 'github-issues-abc.opencode.db'),
+      );
+    });
+  });
 });
+
+/** Prepares a sandbox for the OpenCode driver (a backend that only echoes) and hands over the agent's environment. */
+async function inSandbox(
+  extra: Record<string, string>,
+  check: (env: Record<string, string>, homeInside: string) => void,
+): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'opencode-sbx-'));
+  try {
+    const prepared = await prepareSandbox({
+      choice: { mode: 'bubblewrap', source: 'test' },
+      runId: 'r1',
+      homeKey: 'k',
+      cwd: dir,
+      env: { PATH: '/usr/bin', HOME: dir, ...extra },
+      executable: '/usr/bin/true',
+      args: [],
+      realHome: dir,
+      stateDir: join(dir, 'state'),
+      driver: driver.sandbox,
+      profile: { readPaths: [], writePaths: [], hosts: [] },
+      automationHosts: [],
+      githubHosts: [],
+      limits: { memoryMb: 1024, maxProcesses: 64 },
+      backend: {
+        name: 'bubblewrap',
+        probe: async () => ({ ok: true }),
+        wrap: async (_spec, executable, args) => ({
+          executable,
+          args: [...args],
+          unenforced: [],
+          dispose: async () => {},
+        }),
+      },
+    });
+    try {
+      check(prepared.env, dir);
+    } finally {
+      await prepared.dispose();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -35,10 +35,28 @@ export function createOpenCodeDriver(): AgentDriver<OpenCodeProfile> {
     assignsSessionId: false,
     envAllowlist: ['OPENCODE_*', ...COMMON_MODEL_ENV],
     versionArgs: ['--version'],
-    // OpenCode takes its providers' URLs from its configuration: its keys go inside (auth.json).
+    // OpenCode 1.18.33 sends its built-in `openai` and `anthropic` providers' requests to
+    // OPENAI_BASE_URL and ANTHROPIC_BASE_URL, and a custom provider's configuration can read both
+    // (`"baseURL": "{env:OPENAI_BASE_URL}", "apiKey": "{env:OPENAI_API_KEY}"`): in a sandbox the
+    // key proxy holds those keys (checked against the real CLI, real-cli.test.ts). A key stored by
+    // `opencode auth login` (auth.json) or written into the configuration still goes inside.
     sandbox: {
       homePaths: ['.local/share/opencode/auth.json', '.config/opencode'],
       hosts: ['api.anthropic.com', 'api.openai.com', 'opencode.ai', 'models.dev'],
+      // 1.x keeps its sessions in OPENCODE_DB, next to the worktree: inside a sandbox, in the private home.
+      homeFileEnv: ['OPENCODE_DB'],
+      keys: [
+        {
+          keyEnv: ['OPENAI_API_KEY'],
+          baseUrlEnv: 'OPENAI_BASE_URL',
+          defaultBaseUrl: 'https://api.openai.com/v1',
+        },
+        {
+          keyEnv: ['ANTHROPIC_API_KEY'],
+          baseUrlEnv: 'ANTHROPIC_BASE_URL',
+          defaultBaseUrl: 'https://api.anthropic.com/v1',
+        },
+      ],
     },
     invocation(profile, input) {
       const args = ['run', '--format', 'json'];
