@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { loadDriver } from '../agents/registry.js';
 import { automationsFileOf } from '../config/automations-file.js';
@@ -9,6 +10,7 @@ import { systemClock } from '../core/clock.js';
 import { type ConfigError, UsageError } from '../core/errors.js';
 import type { RunRecord } from '../core/types.js';
 import { isFailure } from '../core/types.js';
+import type { SelfCommand } from '../engine/executor.js';
 import { logFile, transcriptsDir } from '../engine/paths.js';
 import { describeTask, previewFirstTask, quoteForDisplay, type TaskPreview } from '../engine/preview.js';
 import { type EngineOptions, runEngine } from '../features.js';
@@ -202,7 +204,7 @@ export function registerRun(program: Command, io: CliIo, globals: () => GlobalOp
         format: options.logFormat,
         ...(logLevel ? { level: logLevel } : {}),
       });
-      const { signals, engineBase } = engineControls(settings, io, log);
+      const { signals, engineBase } = engineControls(settings, io, log, file);
       const onSignal = signals.handle;
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
@@ -284,11 +286,23 @@ export function signalHandler(
   return { handle, interrupted: () => interrupted };
 }
 
+/**
+ * This curupira as an agent's CLI starts it (a review run's findings server): this Node, this
+ * build's entry point, and the settings file it runs with (absolute), so it reads the same state.
+ */
+export function selfCommand(settingsFile: string): SelfCommand {
+  return {
+    command: process.execPath,
+    args: [fileURLToPath(new URL('./main.js', import.meta.url)), '--config', resolve(settingsFile)],
+  };
+}
+
 /** The stop and drain switches, the GitHub access they end, and the Ctrl+C/SIGTERM handler. */
 export function engineControls(
   settings: Settings,
   io: CliIo,
   log: Logger,
+  settingsFile: string,
 ): {
   stop: AbortController;
   drain: AbortController;
@@ -316,6 +330,7 @@ export function engineControls(
     github: access.client,
     tokens: access.tokens,
     transcriptsDir: transcriptsDir(settings),
+    selfCommand: selfCommand(settingsFile),
     stopSignal: stop.signal,
     drainSignal: drain.signal,
   });

@@ -248,6 +248,14 @@ export interface ResolveContext {
  * (`AutomationFor<'cron'>`), so they need no cast. Hooks are methods, so a definition for one
  * automation type is usable wherever the registry holds them all.
  */
+/** A `curupira mcp` server for one run's agent (`TriggerDefinition.agentTools`). */
+export interface AgentTools {
+  /** The server's name in the agent's configuration (letters, digits, `_` and `-`). */
+  name: string;
+  /** The arguments after `curupira mcp`. */
+  args: string[];
+}
+
 export interface TriggerDefinition<A extends AnyAutomation = ResolvedAutomation> {
   /** Canonical type, also the task type in identities and worktree names. */
   readonly type: string;
@@ -283,6 +291,12 @@ export interface TriggerDefinition<A extends AnyAutomation = ResolvedAutomation>
   pullRequest?(task: Task): PullRequestHead | undefined;
   /** The commit a task is pinned to (a review): its worktree starts there, whatever `worktree_from` says. */
   pinnedCommit?(task: Task): PinnedCommit | undefined;
+  /**
+   * The tools of this curupira a task's agent is offered (a review's findings tools): the
+   * arguments of `curupira mcp` serving them for run `runId`; the run declares that server to its
+   * agent's CLI for that run only. Absent or undefined: no server.
+   */
+  agentTools?(task: Task, runId: string): AgentTools | undefined;
   /** At most one run of the automation at a time (schedules: occurrences run in order). */
   readonly serialRuns: boolean;
   /** Lines describing what the automation will do, for `validate --explain`. */

@@ -11,8 +11,10 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { Provider } from '../../src/agents/schemas.js';
 import type { RunRecord } from '../../src/core/types.js';
-import { reviewedUpTo } from '../../src/review/progress.js';
+import { createLogger } from '../../src/log.js';
+import { reviewDone, reviewedUpTo } from '../../src/review/progress.js';
 import { git } from '../../src/workspace/git.js';
 import { commitFiles } from '../../src/workspace/testing.js';
 import { CLI, createHarness, type Harness, onlyRun, ROOT, runBuiltCli } from '../helpers/harness.js';
@@ -150,5 +152,84 @@ describe('a review watch (incremental)', () => {
     expect(second.prompt).toContain(
       `history was rewritten: ${reviewed.slice(0, 12)}, reviewed last, is no longer in the branch; back to the last 20 commits`,
     );
+  }, 120_000);
+});
+
+/** A watch whose agent reports through the findings tools (the fake agent's directives). */
+const REPORTING_WATCH = `[automations.review]
+trigger_type = "review-watch"
+repository = "api"
+repo = "acme/api"
+prompt = "Review \${review_range}. [[fake:finding=src/a.ts:1:high:Hard-coded secret]] [[fake:finding=src/a.ts:2:low:Unused export]] [[fake:review-done]]"
+`;
+
+describe('a review run offers its agent the findings tools', () => {
+  it.each<Provider>(['claude', 'codex'])(
+    '%s: the agent reports through the server declared to its CLI; the findings are stored and listed by the CLI',
+    async (provider) => {
+      h = await createHarness({ issues: [], automation: REPORTING_WATCH, provider });
+      const head = await pushToMain(
+        h,
+        { 'src/a.ts': 'export const key = "s3cr3t";\nexport const x = 1;\n' },
+        'add a',
+      );
+
+      const run = onlyRun((await h.run()).runs);
+      expect(run.status, run.reason ?? '').toBe('succeeded');
+      const [call] = h.agentRuns(provider);
+      // Declared for this run only: its id and commit in the server's arguments.
+      const declared = call!.argv.join(' ');
+      expect(declared).toMatch(new RegExp(`"mcp", ?"--run", ?"${run.id}", ?"--commit", ?"${head}"`));
+      expect(declared).toContain(
+        provider === 'claude' ? '--mcp-config' : 'mcp_servers.curupira-findings.command=',
+      );
+
+      const store = await h.openStore();
+      try {
+        const findings = await store.listFindings({ watch: 'review' });
+        expect(
+          findings.map((f) => [f.title, f.severity, f.file, f.lineStart, f.lastSeenCommit, f.status]).sort(),
+        ).toEqual([
+          ['Hard-coded secret', 'high', 'src/a.ts', 1, head, 'open'],
+          ['Unused export', 'low', 'src/a.ts', 2, head, 'open'],
+        ]);
+        expect((await reviewDone(store, run.id))?.reviewedCommit).toBe(head);
+      } finally {
+        await store.close();
+      }
+
+      const listed = await runBuiltCli(['--config', h.settingsFile, 'findings', '--watch', 'review'], {
+        env: h.env,
+      });
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stdout).toContain('Hard-coded secret');
+      expect(listed.stdout).toContain('Unused export');
+
+      // The agent's findings_done moved "reviewed up to": the next tick has nothing new.
+      expect((await h.run()).runs).toEqual([]);
+      expect(await markOf(h)).toBe(head);
+    },
+    120_000,
+  );
+
+  it('is not offered inside a sandbox: the run says why, and the agent finds no tools', async () => {
+    h = await createHarness({
+      issues: [],
+      automation: `${REPORTING_WATCH}sandbox = "auto"\n`,
+    });
+    await pushToMain(h, { 'src/a.ts': 'export const a = 1;\n' }, 'add a');
+    const lines: string[] = [];
+    const log = createLogger({ console: { write: (t: string) => lines.push(t) } as never, level: 'warn' });
+    const run = onlyRun((await h.run({ log })).runs);
+    expect(run.status, run.reason ?? '').toBe('succeeded');
+    expect(h.agentRuns('claude')[0]!.argv).not.toContain('--mcp-config');
+    expect(lines.join('')).toContain('The agent is not offered curupira’s tools for this run');
+    expect(lines.join('')).toContain('the run is sandboxed (auto');
+    const store = await h.openStore();
+    try {
+      expect(await store.listFindings({ watch: 'review' })).toEqual([]);
+    } finally {
+      await store.close();
+    }
   }, 120_000);
 });

@@ -135,6 +135,10 @@ export const reviewWatchTrigger: TriggerDefinition<ReviewWatchResolved> = {
     const sha = stringField(task.item.fields.review_commit);
     return branch && sha ? { branch, sha } : undefined;
   },
+  agentTools(task, runId) {
+    const sha = stringField(task.item.fields.review_commit);
+    return sha ? { name: 'curupira-findings', args: ['--run', runId, '--commit', sha] } : undefined;
+  },
   doctor: {
     needs: 'github',
     async check(automation, context) {
