@@ -20,6 +20,7 @@ import { githubHosts, sandboxChoice, sandboxLimits } from '../sandbox/choice.js'
 import { describeSandbox } from '../sandbox/index.js';
 import { acquireStateLock, openStore, stateLocation } from '../store/index.js';
 import type { Store } from '../store/types.js';
+import { runItemName, taskItemName } from '../triggers/registry.js';
 import { createServiceKit } from '../triggers/service.js';
 import { EXIT, setExitCode } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
@@ -58,7 +59,7 @@ export function summarizeRuns(runs: readonly RunRecord[], discoveryFailed = fals
     `${runs.length} run${runs.length === 1 ? '' : 's'}: ${[...counts].map(([s, n]) => `${n} ${s.replace('_', ' ')}`).join(', ')}`,
   ];
   for (const run of runs) {
-    let line = `  ${run.status.padEnd(9)} ${run.automationId} ${run.repo}#${run.itemId} ${JSON.stringify(run.itemTitle)} (${run.id})`;
+    let line = `  ${run.status.padEnd(9)} ${run.automationId} ${runItemName(run)} ${JSON.stringify(run.itemTitle)} (${run.id})`;
     if (run.worktreeKept && run.worktreePath) {
       line += `\n            kept worktree ${run.worktreePath} on ${run.branch} (${run.commits} unpushed commit${run.commits === 1 ? '' : 's'})`;
     }
@@ -149,10 +150,7 @@ async function dryRun(settings: Settings, io: CliIo): Promise<void> {
       return;
     }
     const { automation, task } = found;
-    writeLine(
-      io.stdout,
-      `Selected ${automation.id}: ${task.identity.repo}#${task.item.id}: ${task.item.title}`,
-    );
+    writeLine(io.stdout, `Selected ${automation.id}: ${taskItemName(automation, task)}: ${task.item.title}`);
     writeLine(io.stdout, task.item.url);
     for (const line of previewLines(await describeTask(automation, task, store, io.env)))
       writeLine(io.stdout, line);
