@@ -1,6 +1,6 @@
 /** Hook bodies several triggers share. */
 
-import type { RunRecord, Task } from '../core/types.js';
+import type { Task } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
 import { SEARCH_COUNT } from '../github/operations.js';
 import { probeIssueChanges } from '../github/rest.js';

@@ -233,3 +233,44 @@ describe('a review run offers its agent the findings tools', () => {
     }
   }, 120_000);
 });
+
+describe('a baseline watch', () => {
+  it('reviews the whole repository at each new head through the tools; the same problem found again is the same finding', async () => {
+    h = await createHarness({
+      issues: [],
+      automation: `[automations.review]
+trigger_type = "review-watch"
+repository = "api"
+repo = "acme/api"
+scan = "baseline"
+prompt = "Review \${review_range}. [[fake:finding=src/a.ts:1:medium:Magic number]] [[fake:review-done]]"
+`,
+    });
+    const head = await pushToMain(h, { 'src/a.ts': 'export const a = 42;\n' }, 'add a');
+    const first = onlyRun((await h.run()).runs);
+    expect(first.status, first.reason ?? '').toBe('succeeded');
+    expect(first.baseCommit).toBe(head);
+    expect(first.prompt).toContain(
+      `Review the whole repository at ${head.slice(0, 12)} (baseline: the whole repository).`,
+    );
+    // Its findings_done moved "reviewed up to" to the head it reviewed.
+    expect(await markOf(h)).toBe(head);
+
+    // A new head: the whole repository again; the problem still there is the same finding, seen again.
+    const next = await pushToMain(h, { 'src/b.ts': 'export const b = 1;\n' }, 'add b');
+    const second = onlyRun((await h.run()).runs);
+    expect(second.status, second.reason ?? '').toBe('succeeded');
+    expect(second.baseCommit).toBe(next);
+    expect(second.prompt).toContain(`the whole repository at ${next.slice(0, 12)}`);
+    const store = await h.openStore();
+    try {
+      const findings = await store.listFindings({ watch: 'review' });
+      expect(findings.map((f) => [f.title, f.firstSeenCommit, f.lastSeenCommit, f.lastRunId])).toEqual([
+        ['Magic number', head, next, second.id],
+      ]);
+    } finally {
+      await store.close();
+    }
+    expect(await markOf(h)).toBe(next);
+  }, 120_000);
+});
