@@ -212,6 +212,17 @@ describe('a review run offers its agent the findings tools', () => {
     120_000,
   );
 
+  it('is not offered to a CLI curupira does not declare servers to yet: the run says so', async () => {
+    h = await createHarness({ issues: [], automation: REPORTING_WATCH, provider: 'gemini' });
+    await pushToMain(h, { 'src/a.ts': 'export const a = 1;\n' }, 'add a');
+    const lines: string[] = [];
+    const log = createLogger({ console: { write: (t: string) => lines.push(t) } as never, level: 'warn' });
+    const run = onlyRun((await h.run({ log })).runs);
+    expect(run.status, run.reason ?? '').toBe('succeeded');
+    expect(h.agentRuns('gemini')[0]!.argv.join(' ')).not.toContain('--run');
+    expect(lines.join('')).toContain('curupira does not declare MCP servers to Gemini CLI yet');
+  }, 120_000);
+
   it('is not offered inside a sandbox: the run says why, and the agent finds no tools', async () => {
     h = await createHarness({
       issues: [],
