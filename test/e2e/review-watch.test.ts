@@ -285,3 +285,24 @@ prompt = "Review \${review_range}. [[fake:finding=src/a.ts:1:medium:Magic number
     expect(await markOf(h)).toBe(next);
   }, 120_000);
 });
+
+describe('a watch that starts from now (first_review = "from_now")', () => {
+  it('marks the head it first sees as reviewed without an agent, then reviews only what lands after', async () => {
+    h = await createHarness({ issues: [], automation: `${WATCH}first_review = "from_now"\n` });
+    const start = await pushToMain(h, { 'src/a.ts': 'export const a = 1;\n' }, 'add a');
+    expect((await h.run()).runs).toEqual([]);
+    expect((await runsOf(h)).map((r) => [r.status, r.reason])).toEqual([
+      ['skipped', `Starting from ${start.slice(0, 12)}: the history before it is not reviewed`],
+    ]);
+    expect(h.agentRuns('claude')).toEqual([]);
+    expect(await markOf(h)).toBe(start);
+
+    const next = await pushToMain(h, { 'src/b.ts': 'export const b = 2;\n' }, 'add b');
+    const run = onlyRun((await h.run()).runs);
+    expect(run.status, run.reason ?? '').toBe('succeeded');
+    expect(run.prompt).toContain(
+      `${start.slice(0, 12)}..${next.slice(0, 12)} (1 new commit since ${start.slice(0, 12)})`,
+    );
+    expect(h.agentRuns('claude')).toHaveLength(1);
+  }, 120_000);
+});
