@@ -17,6 +17,22 @@ export interface BuildInvocationInput<P extends Profile = Profile> {
   assignedSessionId?: string;
   /** The CLI's version as printed by `versionArgs`, when the driver declares them. */
   version?: string;
+  /**
+   * MCP servers over stdio to declare to the CLI for this run only (a review's findings tools),
+   * in the way that CLI loads them. Only a driver with `declaresMcpServers` is given any.
+   */
+  mcpServers?: readonly McpServerSpec[];
+}
+
+/** One MCP server over stdio: the process the agent's CLI starts and talks to. */
+export interface McpServerSpec {
+  /** The server's name in the CLI's configuration (letters, digits, `_` and `-`). */
+  name: string;
+  /** An absolute path: the CLI starts it without a shell. */
+  command: string;
+  args: readonly string[];
+  /** Variables set for the server, beyond what the CLI passes on. */
+  env: Readonly<Record<string, string>>;
 }
 
 export interface AgentInvocation {
@@ -111,6 +127,8 @@ export interface AgentDriver<P extends Profile = Profile> {
   readonly limits?: readonly LimitPattern[];
   /** What a sandbox must let through for this CLI (docs/sandbox.md); nothing when absent. */
   readonly sandbox?: DriverSandbox;
+  /** True when `buildInvocation` declares `mcpServers` to the CLI (absent: they are not offered). */
+  readonly declaresMcpServers?: boolean;
   buildInvocation(input: BuildInvocationInput<P>): AgentInvocation;
   createParser(): AgentStreamParser;
   /**

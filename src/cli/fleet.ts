@@ -95,7 +95,7 @@ export interface FleetRoleOptions {
 
 /** Runs one fleet role until a signal stops it; returns whether a signal interrupted it. */
 export async function runFleetRole(options: FleetRoleOptions): Promise<{ interrupted: boolean }> {
-  const { role, settings, io, log } = options;
+  const { role, settings, io, log, file } = options;
   const url = settings.execution.state_db_url;
   if (!url)
     throw new UsageError(
@@ -107,7 +107,7 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
   const { connectionString } = connectionStringWithPassword(parsed.connectionString);
   const timing = fleetTiming(settings);
   const host = fleetHostName(settings);
-  const { signals, engineBase, stop, drain } = engineControls(settings, io, log);
+  const { signals, engineBase, stop, drain } = engineControls(settings, io, log, file);
   process.on('SIGINT', signals.handle);
   process.on('SIGTERM', signals.handle);
   // Off unless the environment asks (bench/fleet.mjs): statements per connection, to a file.

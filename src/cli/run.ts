@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { loadDriver } from '../agents/registry.js';
 import { automationsFileOf } from '../config/automations-file.js';
@@ -9,6 +10,7 @@ import { systemClock } from '../core/clock.js';
 import { type ConfigError, UsageError } from '../core/errors.js';
 import type { RunRecord } from '../core/types.js';
 import { isFailure } from '../core/types.js';
+import type { SelfCommand } from '../engine/executor.js';
 import { logFile, transcriptsDir } from '../engine/paths.js';
 import { describeTask, previewFirstTask, quoteForDisplay, type TaskPreview } from '../engine/preview.js';
 import { type EngineOptions, runEngine } from '../features.js';
@@ -18,6 +20,7 @@ import { githubHosts, sandboxChoice, sandboxLimits } from '../sandbox/choice.js'
 import { describeSandbox } from '../sandbox/index.js';
 import { acquireStateLock, openStore, stateLocation } from '../store/index.js';
 import type { Store } from '../store/types.js';
+import { runItemName, taskItemName } from '../triggers/registry.js';
 import { createServiceKit } from '../triggers/service.js';
 import { EXIT, setExitCode } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
@@ -56,7 +59,7 @@ export function summarizeRuns(runs: readonly RunRecord[], discoveryFailed = fals
     `${runs.length} run${runs.length === 1 ? '' : 's'}: ${[...counts].map(([s, n]) => `${n} ${s.replace('_', ' ')}`).join(', ')}`,
   ];
   for (const run of runs) {
-    let line = `  ${run.status.padEnd(9)} ${run.automationId} ${run.repo}#${run.itemId} ${JSON.stringify(run.itemTitle)} (${run.id})`;
+    let line = `  ${run.status.padEnd(9)} ${run.automationId} ${runItemName(run)} ${JSON.stringify(run.itemTitle)} (${run.id})`;
     if (run.worktreeKept && run.worktreePath) {
       line += `\n            kept worktree ${run.worktreePath} on ${run.branch} (${run.commits} unpushed commit${run.commits === 1 ? '' : 's'})`;
     }
@@ -147,10 +150,7 @@ async function dryRun(settings: Settings, io: CliIo): Promise<void> {
       return;
     }
     const { automation, task } = found;
-    writeLine(
-      io.stdout,
-      `Selected ${automation.id}: ${task.identity.repo}#${task.item.id}: ${task.item.title}`,
-    );
+    writeLine(io.stdout, `Selected ${automation.id}: ${taskItemName(automation, task)}: ${task.item.title}`);
     writeLine(io.stdout, task.item.url);
     for (const line of previewLines(await describeTask(automation, task, store, io.env)))
       writeLine(io.stdout, line);
@@ -202,7 +202,7 @@ export function registerRun(program: Command, io: CliIo, globals: () => GlobalOp
         format: options.logFormat,
         ...(logLevel ? { level: logLevel } : {}),
       });
-      const { signals, engineBase } = engineControls(settings, io, log);
+      const { signals, engineBase } = engineControls(settings, io, log, file);
       const onSignal = signals.handle;
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
@@ -284,11 +284,23 @@ export function signalHandler(
   return { handle, interrupted: () => interrupted };
 }
 
+/**
+ * This curupira as an agent's CLI starts it (a review run's findings server): this Node, this
+ * build's entry point, and the settings file it runs with (absolute), so it reads the same state.
+ */
+export function selfCommand(settingsFile: string): SelfCommand {
+  return {
+    command: process.execPath,
+    args: [fileURLToPath(new URL('./main.js', import.meta.url)), '--config', resolve(settingsFile)],
+  };
+}
+
 /** The stop and drain switches, the GitHub access they end, and the Ctrl+C/SIGTERM handler. */
 export function engineControls(
   settings: Settings,
   io: CliIo,
   log: Logger,
+  settingsFile: string,
 ): {
   stop: AbortController;
   drain: AbortController;
@@ -316,6 +328,7 @@ export function engineControls(
     github: access.client,
     tokens: access.tokens,
     transcriptsDir: transcriptsDir(settings),
+    selfCommand: selfCommand(settingsFile),
     stopSignal: stop.signal,
     drainSignal: drain.signal,
   });

@@ -87,7 +87,7 @@ export function registerServe(program: Command, io: CliIo, globals: () => Global
         format: options.logFormat,
         ...(logLevel ? { level: logLevel } : {}),
       });
-      const { signals, engineBase } = engineControls(settings, io, log);
+      const { signals, engineBase } = engineControls(settings, io, log, file);
       process.on('SIGINT', signals.handle);
       process.on('SIGTERM', signals.handle);
       try {

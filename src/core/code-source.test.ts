@@ -20,7 +20,7 @@ describe('a task pinned to a commit (a review watch)', () => {
       sha,
     });
     expect(describeCodeSource({ kind: 'commit', branch: 'main', sha })).toBe(
-      'main at 1234567890ab (the commit the review is pinned to)',
+      'main at 1234567890ab (the commit the task is pinned to)',
     );
   });
 

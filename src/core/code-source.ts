@@ -36,7 +36,7 @@ export type CodeSource =
       sha: string;
     };
 
-/** The commit a task is pinned to (a review watch's fire): its branch and its sha. */
+/** The commit a task is pinned to (a review watch's fire, a commit trigger's commit): its branch and its sha. */
 export type PinnedCommit = Omit<Extract<CodeSource, { kind: 'commit' }>, 'kind'>;
 
 /** The pull request a task is about: its number and, when its item said, its head and base. */
@@ -53,7 +53,7 @@ export interface CodeSourceTrigger {
   readonly githubItem?: GitHubItemKind | undefined;
   /** The pull request a task is about, or undefined (an issue, a draft card, a schedule). */
   pullRequest?(task: Task): PullRequestHead | undefined;
-  /** The commit a task is pinned to, or undefined (every trigger but a review watch). */
+  /** The commit a task is pinned to, or undefined (triggers whose items are not commits). */
   pinnedCommit?(task: Task): PinnedCommit | undefined;
 }
 
@@ -107,7 +107,7 @@ export function describeCodeSource(
     case 'base_branch':
       return `${source.branch}${short(commits?.base)} (the pull request’s base)`;
     case 'commit':
-      return `${source.branch} at ${source.sha.slice(0, 12)} (the commit the review is pinned to)`;
+      return `${source.branch} at ${source.sha.slice(0, 12)} (the commit the task is pinned to)`;
     case 'pr_head': {
       const head = commits?.head ?? source.headSha;
       const from = source.headRef ? ` (${source.fromFork ? 'a fork’s ' : ''}${source.headRef})` : '';

@@ -13,4 +13,5 @@ export {
   RESUME_SESSION_PROMPT,
   type RemediationRun,
   type RunRequest,
+  type SelfCommand,
 } from './run/types.js';

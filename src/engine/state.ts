@@ -200,6 +200,7 @@ export class KernelState {
       env: options.env,
       ...(options.tokens ? { tokens: options.tokens } : {}),
       transcriptsDir: options.transcriptsDir,
+      ...(options.selfCommand ? { selfCommand: options.selfCommand } : {}),
       ...(options.killGraceMs === undefined ? {} : { killGraceMs: options.killGraceMs }),
       ...(onUpdate ? { onUpdate } : {}),
       ...(onReported ? { onReported } : {}),

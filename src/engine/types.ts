@@ -13,7 +13,7 @@ import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
 import type { ServiceKit } from '../triggers/service.js';
-import type { ExecutorDeps, PreviousAttempt, RemediationRun } from './executor.js';
+import type { ExecutorDeps, PreviousAttempt, RemediationRun, SelfCommand } from './executor.js';
 
 /** What the engine knows of one automation now (for the board and `curupira status`). */
 export interface AutomationStatus {
@@ -158,6 +158,8 @@ export interface KernelOptions {
   service?: ServiceKit;
   tokens?: TokenSource;
   transcriptsDir: string;
+  /** How an agent's CLI starts this curupira (a review run's findings server); absent: not offered. */
+  selfCommand?: SelfCommand;
   /** Aborting stops now: no new runs; running agents are stopped and their sessions kept. */
   stopSignal: AbortSignal;
   /** Aborting drains: no new runs; running agents finish, then the engine returns. */

@@ -26,6 +26,14 @@ export async function reviewedUpTo(store: Store, watch: string): Promise<string 
   return (await store.getMeta(reviewedUpToKey(watch))) ?? null;
 }
 
+/**
+ * A watch that starts from now (`first_review = "from_now"`): `commit` counts as reviewed, so only
+ * what lands after it is reviewed. Nothing else moves the mark but a finished review.
+ */
+export async function startFrom(store: Store, watch: string, commit: string): Promise<void> {
+  await store.setMeta(reviewedUpToKey(watch), commit);
+}
+
 /** What the run's agent said with `findings_done`, if it did. */
 export async function reviewDone(store: Store, runId: string): Promise<ReviewDone | undefined> {
   const text = await store.getMeta(reviewDoneKey(runId));

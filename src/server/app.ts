@@ -18,6 +18,7 @@ import { automationPageRoutes } from './automation-page.js';
 import { boardData } from './board-data.js';
 import { diffSection, parseDiff } from './diff-view.js';
 import { ApiError, HTTP_STATUS, NO_FLEET_MESSAGE, throwWhenUnreachable } from './errors.js';
+import { findingsPageRoutes } from './findings-page.js';
 import type { Html } from './html.js';
 import {
   boardLive,
@@ -212,6 +213,7 @@ function pageRoutes(app: Hono, ctx: ServerContext): void {
   app.get('/assets/fleet.js', (c) => asset(c, FLEET_JS, 'text/javascript; charset=utf-8'));
   app.get('/assets/actions.js', (c) => asset(c, ACTIONS_JS, 'text/javascript; charset=utf-8'));
   automationPageRoutes(app, sendHtml as (c: never, page: Html) => Response, ctx);
+  findingsPageRoutes(app, sendHtml as (c: never, page: Html) => Response, ctx);
 }
 
 export function createApp(ctx: ServerContext): Hono {

@@ -14,7 +14,9 @@ import { button, itemName, pullRequestLine, runDuration, statusPill, when } from
 import { ApiError } from './errors.js';
 import { FIGURE_WINDOWS, type FigureSet, type FigureWindowName, windowFigures } from './figures.js';
 import { figureTiles, profileTable } from './figures-view.js';
+import { findingCounts, findingsPanel } from './findings-page.js';
 import { type Html, html } from './html.js';
+import { layout } from './page-layout.js';
 import type { ServerContext } from './server-context.js';
 
 /** Runs per page on the automation and runs pages. */
@@ -91,25 +93,6 @@ function pager(path: string, search: RunSearch, next: string | null, extra: Reco
   }${next ? html`<a href="${path}${query({ ...rest, before: next }, extra)}" rel="next" id="older">older runs</a>` : ''}</nav>`;
 }
 
-function layout(token: string, title: string, crumb: Html, body: Html): Html {
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="curupira-token" content="${token}">
-<title>${title}</title>
-<link rel="stylesheet" href="/assets/board.css">
-</head>
-<body>
-<header class="top"><h1><a href="/">curupira</a></h1><span class="crumb">${crumb}</span><a class="badge" href="/runs">all runs</a></header>
-${body}
-<div id="feedback" aria-live="polite"></div>
-<script src="/assets/actions.js" defer></script>
-</body>
-</html>`;
-}
-
 function triggerPanel(card: AutomationCard): Html {
   const base = `/api/v1/automations/${encodeURIComponent(card.id)}`;
   const next = card.nextFireAt
@@ -171,6 +154,8 @@ export function automationPage(args: {
   search: RunSearch;
   token: string;
   now: number;
+  /** A review watch's findings (issue 29): counts and a link to its findings view; absent: none. */
+  findings?: Html;
 }): Html {
   const { card } = args;
   const path = `/automations/${encodeURIComponent(card.id)}`;
@@ -178,6 +163,7 @@ export function automationPage(args: {
   <h2>${card.id}${card.paused ? html` <span class="tag">paused</span>` : ''}${card.disabled ? html` <span class="tag">disabled</span>` : ''}</h2>
   ${triggerPanel(card)}
   ${errorsPanel(card, args.failed)}
+  ${args.findings ?? ''}
   <section class="panel" id="figures">
     <h3>Figures, last ${args.windowName}</h3>
     ${windowLinks(path, args.windowName)}
@@ -266,11 +252,17 @@ export function automationPageRoutes(
     if (!card) throw new ApiError('automation_not_found', `no automation '${name}' is configured`);
     const windowName = parseWindow(c.req.query('window'));
     const { search, filter } = readSearch((n) => c.req.query(n));
-    const [figures, failed, found] = await Promise.all([
+    // A watch whose runs get the findings tools, or any automation with findings on record.
+    const offersFindings = ctx.engine
+      .currentSettings()
+      .automations.some((a) => a.id === name && a.trigger.agentTools !== undefined);
+    const [figures, failed, found, counts] = await Promise.all([
       windowFigures(ctx.store, windowName, name, now),
       ctx.store.listRuns({ automationId: name, status: ['failed', 'timed_out', 'stalled'], limit: 5 }),
       searchRuns(ctx, { ...filter, automationId: name }),
+      findingCounts(ctx, name),
     ]);
+    const showFindings = offersFindings || counts.open + counts.resolved > 0;
     return send(
       c as never,
       automationPage({
@@ -282,6 +274,7 @@ export function automationPageRoutes(
         search,
         token: ctx.token,
         now: now.getTime(),
+        ...(showFindings ? { findings: findingsPanel(name, counts) } : {}),
       }),
     );
   });

@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { RunRecord } from '../core/types.js';
 import { summarizeReviews } from '../delivery/review-summary.js';
-import type { PullRequestRecord } from '../store/types.js';
+import type { FindingRecord, PullRequestRecord } from '../store/types.js';
 import { automationPage, runsPage } from './automation-page.js';
 import type { AutomationCard } from './board-data.js';
 import { attentionCard, itemName, readableBranch, runActionButtons, runCard } from './cards.js';
 import { diffSection, parseDiff } from './diff-view.js';
 import { computeFigures } from './figures.js';
 import { headerTotals, reloadBanner } from './figures-view.js';
+import { findingsPage, findingsPanel } from './findings-page.js';
 import { runPage } from './pages.js';
 import { tokenPage } from './token-page.js';
 
@@ -254,6 +255,72 @@ describe('new pages and fields escape what they show', () => {
     expect(text).toContain('polling · next poll');
     expect(text).toContain('rel="next" id="older"');
     expect(text).toContain('href="/automations/fix%3Cscript%3Ealert(%22x%22)%3C%2Fscript%3E?q=%3Cscript%3E');
+  });
+
+  it('the findings page of a watch: its findings, open and resolved, every field escaped', () => {
+    const finding = (overrides: Partial<FindingRecord>): FindingRecord => ({
+      id: 1,
+      watch: `review${EVIL}`,
+      repo: 'acme/api',
+      fingerprint: 'f',
+      file: `src/${EVIL}.ts`,
+      lineStart: 3,
+      lineEnd: 5,
+      severity: 'high',
+      category: `bug${EVIL}`,
+      title: `Secret ${EVIL}`,
+      detail: `Detail ${EVIL}`,
+      status: 'open',
+      firstSeenCommit: 'a'.repeat(40),
+      lastSeenCommit: 'b'.repeat(40),
+      firstRunId: 'r_1',
+      lastRunId: `r_2${EVIL}`,
+      firstSeenAt: '2026-01-01T00:00:00.000Z',
+      lastSeenAt: '2026-01-02T00:00:00.000Z',
+      resolvedAt: null,
+      resolvedCommit: null,
+      resolvedRunId: null,
+      resolution: null,
+      ...overrides,
+    });
+    const text = findingsPage({
+      watch: `review${EVIL}`,
+      view: 'all',
+      findings: [
+        finding({}),
+        finding({
+          id: 2,
+          status: 'resolved',
+          resolvedAt: '2026-01-03T00:00:00.000Z',
+          resolvedCommit: 'c'.repeat(40),
+          resolution: `Fixed ${EVIL}`,
+        }),
+      ],
+      counts: { open: 1, resolved: 1 },
+      token: 'tok',
+    }).text;
+    noScript(text);
+    expect(text).toContain(`<h2>Findings of review${ESCAPED}</h2>`);
+    expect(text).toContain(`<summary>Secret ${ESCAPED}</summary><p class="detail">Detail ${ESCAPED}</p>`);
+    expect(text).toContain(`<code>src/${ESCAPED}.ts:3-5</code>`);
+    expect(text).toContain(`<td>bug${ESCAPED}</td>`);
+    expect(text).toContain(`at <code>cccccccccccc</code>: Fixed ${ESCAPED}`);
+    expect(text).toContain('href="/runs/r_2%3Cscript%3Ealert(%22x%22)%3C%2Fscript%3E"');
+    expect(text).toContain('<strong aria-current="true">all 2</strong>');
+    expect(text).toContain(
+      'href="/automations/review%3Cscript%3Ealert(%22x%22)%3C%2Fscript%3E/findings?status=resolved">resolved 1</a>',
+    );
+    const empty = findingsPage({
+      watch: 'review',
+      view: 'open',
+      findings: [],
+      counts: { open: 0, resolved: 0 },
+      token: 'tok',
+    }).text;
+    expect(empty).toContain('<p class="empty" id="no-findings">no open findings</p>');
+    const panel = findingsPanel(`review${EVIL}`, { open: 2, resolved: 1 }).text;
+    noScript(panel);
+    expect(panel).toContain('id="findings-link">2 open</a>');
   });
 
   it('the runs page, the header totals, the reload banner and the token page', () => {

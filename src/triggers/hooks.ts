@@ -1,11 +1,11 @@
 /** Hook bodies several triggers share. */
 
-import type { RunRecord, Task } from '../core/types.js';
+import type { Task } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
 import { SEARCH_COUNT } from '../github/operations.js';
 import { probeIssueChanges } from '../github/rest.js';
 import type { TriggerSource } from './source.js';
-import type { DoctorContext, ResolveContext, TriggerCheck, WebhookPayload } from './types.js';
+import type { DoctorContext, ItemRef, ResolveContext, TriggerCheck, WebhookPayload } from './types.js';
 
 /** `upstreamRunId` of a trigger whose tasks follow no other run. */
 export function noUpstreamRun(): undefined {
@@ -110,7 +110,7 @@ export function trackerHooks(service: string, prefix: string, authorField: strin
       const by = author && !field.endsWith('_labels') ? ` (written by ${author})` : '';
       return `${field.replace(new RegExp(`^(${prefix}|task)_`), '').replace(/_/g, ' ')} of ${what}${by}`;
     },
-    itemName: (run: RunRecord) => `${service} ${run.itemId}`,
+    itemName: (run: ItemRef) => `${service} ${run.itemId}`,
     upstreamRunId: noUpstreamRun,
     resolveTimezone(config: { deliver?: unknown; repo?: unknown }, context: ResolveContext): string {
       if (config.deliver === 'pr' && config.repo === undefined)

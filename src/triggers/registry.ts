@@ -4,7 +4,7 @@
  * `TriggerType` names and the `ResolvedAutomation` union are read from this object's type.
  */
 import type { ResolvedAutomation } from '../config/types.js';
-import type { RunRecord } from '../core/types.js';
+import type { RunRecord, Task } from '../core/types.js';
 import { afterTrigger } from './after/index.js';
 import { cronTrigger } from './cron/index.js';
 import { githubCommitsTrigger } from './github-commits/index.js';
@@ -14,7 +14,7 @@ import { githubPullRequestsTrigger } from './github-pull-requests/index.js';
 import { jiraTrigger } from './jira/index.js';
 import { linearTrigger } from './linear/index.js';
 import { reviewWatchTrigger } from './review-watch/index.js';
-import type { TriggerDefinition } from './types.js';
+import type { ItemRef, TriggerDefinition } from './types.js';
 
 export const BUILT_IN_TRIGGERS = {
   'github-issues': githubIssuesTrigger,
@@ -112,6 +112,16 @@ export function runItemName(run: RunRecord, automations: readonly ResolvedAutoma
   const definition = findTriggerDefinition(run.taskType);
   const automation = automations.find((a) => a.id === run.automationId && a.trigger === definition);
   return definition?.itemName?.(run, automation) ?? `${run.repo}#${run.itemId}`;
+}
+
+/** How a task's item reads to a person before any run (`run --dry-run`): as its run will read. */
+export function taskItemName(automation: ResolvedAutomation, task: Task): string {
+  const item: ItemRef = {
+    repo: task.identity.repo,
+    itemId: task.item.id,
+    scheduledFor: task.item.scheduledFor ?? null,
+  };
+  return automation.trigger.itemName?.(item, automation) ?? `${item.repo}#${item.itemId}`;
 }
 
 /**

@@ -253,6 +253,17 @@ export interface ResolveContext {
  * (`AutomationFor<'cron'>`), so they need no cast. Hooks are methods, so a definition for one
  * automation type is usable wherever the registry holds them all.
  */
+/** What naming an item reads of a run (or of a task not run yet: `run --dry-run`). */
+export type ItemRef = Pick<RunRecord, 'repo' | 'itemId' | 'scheduledFor'>;
+
+/** A `curupira mcp` server for one run's agent (`TriggerDefinition.agentTools`). */
+export interface AgentTools {
+  /** The server's name in the agent's configuration (letters, digits, `_` and `-`). */
+  name: string;
+  /** The arguments after `curupira mcp`. */
+  args: string[];
+}
+
 export interface TriggerDefinition<A extends AnyAutomation = ResolvedAutomation> {
   /** Canonical type, also the task type in identities and worktree names. */
   readonly type: string;
@@ -286,8 +297,14 @@ export interface TriggerDefinition<A extends AnyAutomation = ResolvedAutomation>
   readonly githubItem?: GitHubItemKind;
   /** The pull request a task is about (`worktree_from = "head"` starts from its head); absent: none. */
   pullRequest?(task: Task): PullRequestHead | undefined;
-  /** The commit a task is pinned to (a review): its worktree starts there, whatever `worktree_from` says. */
+  /** The commit a task is pinned to (a review, a commit): its worktree starts there, whatever `worktree_from` says. */
   pinnedCommit?(task: Task): PinnedCommit | undefined;
+  /**
+   * The tools of this curupira a task's agent is offered (a review's findings tools): the
+   * arguments of `curupira mcp` serving them for run `runId`; the run declares that server to its
+   * agent's CLI for that run only. Absent or undefined: no server.
+   */
+  agentTools?(task: Task, runId: string): AgentTools | undefined;
   /** At most one run of the automation at a time (schedules: occurrences run in order). */
   readonly serialRuns: boolean;
   /** Lines describing what the automation will do, for `validate --explain`. */
@@ -311,7 +328,7 @@ export interface TriggerDefinition<A extends AnyAutomation = ResolvedAutomation>
    * How a run's item reads to a person where it has no `owner/name#number` (a schedule's fire, a
    * chain's upstream run); absent: `repo#id`. `automation` is the run's, when the settings still have it.
    */
-  itemName?(run: RunRecord, automation: A | undefined): string;
+  itemName?(run: ItemRef, automation: A | undefined): string;
   /**
    * The line a delivered pull request's body opens with to link its item, which the item's
    * tracker recognises (`Closes #12` on GitHub, `Fixes ENG-7` for Linear); absent or undefined:

@@ -356,6 +356,67 @@ describe('the board in chromium', () => {
     await shot(runPage, '8-run-reviews');
   });
 
+  it('a review watch’s findings view: linked from its automation page, open and resolved, escaped, accessible', async () => {
+    h = await createHarness({
+      settingsExtra: FAST,
+      issues: [],
+      automation: `[automations.review]
+trigger_type = "review-watch"
+repository = "api"
+repo = "acme/api"
+prompt = "Review \${review_range}."
+`,
+    });
+    served = await serveInProcess(h, { listen: true });
+    const base = {
+      watch: 'review',
+      repo: 'acme/api',
+      lineStart: 3,
+      lineEnd: 4,
+      category: 'security',
+      detail: `The key is in the code: ${EVIL}`,
+      commit: 'a'.repeat(40),
+      runId: 'r_0000000001AAAAAAAA',
+    };
+    const { finding: open } = await served.store.recordFinding({
+      ...base,
+      fingerprint: 'one',
+      file: 'src/a.ts',
+      severity: 'high',
+      title: `Hard-coded key ${EVIL}`,
+    });
+    const { finding: fixed } = await served.store.recordFinding({
+      ...base,
+      fingerprint: 'two',
+      file: 'src/b.ts',
+      severity: 'low',
+      title: 'Unused export',
+    });
+    await served.store.resolveFinding(fixed.id, {
+      commit: 'b'.repeat(40),
+      runId: 'r_0000000002AAAAAAAA',
+      resolution: `Removed ${EVIL}`,
+    });
+    const page = await openBoard();
+    await page.goto(new URL('/automations/review', served.url).href);
+    expect(await page.locator('#findings-panel').textContent()).toContain('1 open · 1 resolved');
+    await page.locator('#findings-link').click();
+    await page.locator('#findings').waitFor();
+    expect(await page.locator('#findings tbody tr').count()).toBe(1);
+    expect(await page.locator(`tr[data-finding="${open.id}"] summary`).textContent()).toBe(
+      `Hard-coded key ${EVIL}`,
+    );
+    expect(await seriousViolations(page)).toEqual([]);
+    await shot(page, '9-findings');
+    await page.locator('a', { hasText: 'resolved 1' }).click();
+    await page.locator(`tr[data-finding="${fixed.id}"]`).waitFor();
+    expect(await page.locator(`tr[data-finding="${fixed.id}"] td`).last().textContent()).toContain(
+      `bbbbbbbbbbbb: Removed ${EVIL}`,
+    );
+    expect(await seriousViolations(page)).toEqual([]);
+    expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
+  });
+
   it("renders every provider's transcript; a blocked run shows its reason and findings, and Allow once runs it", async () => {
     h = await createHarness({
       settingsExtra: FAST,

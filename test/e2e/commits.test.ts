@@ -88,12 +88,18 @@ describe('the commit trigger', () => {
     const dry = await cli('run', '--dry-run');
     expect(dry.code).toBe(0);
     expect(dry.stdout).toContain(sha.slice(0, 7));
+    // A commit reads as `owner/name@short sha`, never as an issue number.
+    expect(dry.stdout).toContain(`Selected commits: acme/api@${sha.slice(0, 7)}: Change the app`);
+    expect(dry.stdout).not.toContain(`acme/api#${sha}`);
     expect(unfenced(dry.stdout)).toContain('Change the app');
     expect(dry.stdout).toContain('Dry run: no task was reserved or executed.');
     expect(h.agentRuns('claude')).toEqual([]);
 
+    // The branch moves on before the run: its worktree is still the commit's, not the tip's.
+    const later = await h.origin.push({ 'docs/later.md': '# later\n' }, 'A later commit outside src');
     const second = await cli('run');
     expect(second.code).toBe(0);
+    expect(second.stdout).toContain(`commits acme/api@${sha.slice(0, 7)} "Change the app"`);
     const runs = h.agentRuns('claude');
     expect(runs).toHaveLength(1);
     const prompt = unfenced(runs[0]!.prompt ?? '');
@@ -111,6 +117,8 @@ describe('the commit trigger', () => {
       const recorded = await store.listRuns({ automationId: 'commits', limit: 10 });
       const ran = recorded.filter((r) => r.status === 'succeeded');
       expect(ran.map((r) => r.itemId)).toEqual([sha]);
+      expect(ran[0]!.baseCommit).toBe(sha);
+      expect(ran[0]!.baseCommit).not.toBe(later);
       expect(recorded.some((r) => r.status === 'skipped')).toBe(true);
     } finally {
       await store.close();

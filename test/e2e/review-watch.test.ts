@@ -11,8 +11,10 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { Provider } from '../../src/agents/schemas.js';
 import type { RunRecord } from '../../src/core/types.js';
-import { reviewedUpTo } from '../../src/review/progress.js';
+import { createLogger } from '../../src/log.js';
+import { reviewDone, reviewedUpTo } from '../../src/review/progress.js';
 import { git } from '../../src/workspace/git.js';
 import { commitFiles } from '../../src/workspace/testing.js';
 import { CLI, createHarness, type Harness, onlyRun, ROOT, runBuiltCli } from '../helpers/harness.js';
@@ -150,5 +152,157 @@ describe('a review watch (incremental)', () => {
     expect(second.prompt).toContain(
       `history was rewritten: ${reviewed.slice(0, 12)}, reviewed last, is no longer in the branch; back to the last 20 commits`,
     );
+  }, 120_000);
+});
+
+/** A watch whose agent reports through the findings tools (the fake agent's directives). */
+const REPORTING_WATCH = `[automations.review]
+trigger_type = "review-watch"
+repository = "api"
+repo = "acme/api"
+prompt = "Review \${review_range}. [[fake:finding=src/a.ts:1:high:Hard-coded secret]] [[fake:finding=src/a.ts:2:low:Unused export]] [[fake:review-done]]"
+`;
+
+describe('a review run offers its agent the findings tools', () => {
+  it.each<Provider>(['claude', 'codex'])(
+    '%s: the agent reports through the server declared to its CLI; the findings are stored and listed by the CLI',
+    async (provider) => {
+      h = await createHarness({ issues: [], automation: REPORTING_WATCH, provider });
+      const head = await pushToMain(
+        h,
+        { 'src/a.ts': 'export const key = "s3cr3t";\nexport const x = 1;\n' },
+        'add a',
+      );
+
+      const run = onlyRun((await h.run()).runs);
+      expect(run.status, run.reason ?? '').toBe('succeeded');
+      const [call] = h.agentRuns(provider);
+      // Declared for this run only: its id and commit in the server's arguments.
+      const declared = call!.argv.join(' ');
+      expect(declared).toMatch(new RegExp(`"mcp", ?"--run", ?"${run.id}", ?"--commit", ?"${head}"`));
+      expect(declared).toContain(
+        provider === 'claude' ? '--mcp-config' : 'mcp_servers.curupira-findings.command=',
+      );
+
+      const store = await h.openStore();
+      try {
+        const findings = await store.listFindings({ watch: 'review' });
+        expect(
+          findings.map((f) => [f.title, f.severity, f.file, f.lineStart, f.lastSeenCommit, f.status]).sort(),
+        ).toEqual([
+          ['Hard-coded secret', 'high', 'src/a.ts', 1, head, 'open'],
+          ['Unused export', 'low', 'src/a.ts', 2, head, 'open'],
+        ]);
+        expect((await reviewDone(store, run.id))?.reviewedCommit).toBe(head);
+      } finally {
+        await store.close();
+      }
+
+      const listed = await runBuiltCli(['--config', h.settingsFile, 'findings', '--watch', 'review'], {
+        env: h.env,
+      });
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stdout).toContain('Hard-coded secret');
+      expect(listed.stdout).toContain('Unused export');
+
+      // The agent's findings_done moved "reviewed up to": the next tick has nothing new.
+      expect((await h.run()).runs).toEqual([]);
+      expect(await markOf(h)).toBe(head);
+    },
+    120_000,
+  );
+
+  it('is not offered to a CLI curupira does not declare servers to yet: the run says so', async () => {
+    h = await createHarness({ issues: [], automation: REPORTING_WATCH, provider: 'gemini' });
+    await pushToMain(h, { 'src/a.ts': 'export const a = 1;\n' }, 'add a');
+    const lines: string[] = [];
+    const log = createLogger({ console: { write: (t: string) => lines.push(t) } as never, level: 'warn' });
+    const run = onlyRun((await h.run({ log })).runs);
+    expect(run.status, run.reason ?? '').toBe('succeeded');
+    expect(h.agentRuns('gemini')[0]!.argv.join(' ')).not.toContain('--run');
+    expect(lines.join('')).toContain('curupira does not declare MCP servers to Gemini CLI yet');
+  }, 120_000);
+
+  it('is not offered inside a sandbox: the run says why, and the agent finds no tools', async () => {
+    h = await createHarness({
+      issues: [],
+      automation: `${REPORTING_WATCH}sandbox = "auto"\n`,
+    });
+    await pushToMain(h, { 'src/a.ts': 'export const a = 1;\n' }, 'add a');
+    const lines: string[] = [];
+    const log = createLogger({ console: { write: (t: string) => lines.push(t) } as never, level: 'warn' });
+    const run = onlyRun((await h.run({ log })).runs);
+    expect(run.status, run.reason ?? '').toBe('succeeded');
+    expect(h.agentRuns('claude')[0]!.argv).not.toContain('--mcp-config');
+    expect(lines.join('')).toContain('The agent is not offered curupira’s tools for this run');
+    expect(lines.join('')).toContain('the run is sandboxed (auto');
+    const store = await h.openStore();
+    try {
+      expect(await store.listFindings({ watch: 'review' })).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  }, 120_000);
+});
+
+describe('a baseline watch', () => {
+  it('reviews the whole repository at each new head through the tools; the same problem found again is the same finding', async () => {
+    h = await createHarness({
+      issues: [],
+      automation: `[automations.review]
+trigger_type = "review-watch"
+repository = "api"
+repo = "acme/api"
+scan = "baseline"
+prompt = "Review \${review_range}. [[fake:finding=src/a.ts:1:medium:Magic number]] [[fake:review-done]]"
+`,
+    });
+    const head = await pushToMain(h, { 'src/a.ts': 'export const a = 42;\n' }, 'add a');
+    const first = onlyRun((await h.run()).runs);
+    expect(first.status, first.reason ?? '').toBe('succeeded');
+    expect(first.baseCommit).toBe(head);
+    expect(first.prompt).toContain(
+      `Review the whole repository at ${head.slice(0, 12)} (baseline: the whole repository).`,
+    );
+    // Its findings_done moved "reviewed up to" to the head it reviewed.
+    expect(await markOf(h)).toBe(head);
+
+    // A new head: the whole repository again; the problem still there is the same finding, seen again.
+    const next = await pushToMain(h, { 'src/b.ts': 'export const b = 1;\n' }, 'add b');
+    const second = onlyRun((await h.run()).runs);
+    expect(second.status, second.reason ?? '').toBe('succeeded');
+    expect(second.baseCommit).toBe(next);
+    expect(second.prompt).toContain(`the whole repository at ${next.slice(0, 12)}`);
+    const store = await h.openStore();
+    try {
+      const findings = await store.listFindings({ watch: 'review' });
+      expect(findings.map((f) => [f.title, f.firstSeenCommit, f.lastSeenCommit, f.lastRunId])).toEqual([
+        ['Magic number', head, next, second.id],
+      ]);
+    } finally {
+      await store.close();
+    }
+    expect(await markOf(h)).toBe(next);
+  }, 120_000);
+});
+
+describe('a watch that starts from now (first_review = "from_now")', () => {
+  it('marks the head it first sees as reviewed without an agent, then reviews only what lands after', async () => {
+    h = await createHarness({ issues: [], automation: `${WATCH}first_review = "from_now"\n` });
+    const start = await pushToMain(h, { 'src/a.ts': 'export const a = 1;\n' }, 'add a');
+    expect((await h.run()).runs).toEqual([]);
+    expect((await runsOf(h)).map((r) => [r.status, r.reason])).toEqual([
+      ['skipped', `Starting from ${start.slice(0, 12)}: the history before it is not reviewed`],
+    ]);
+    expect(h.agentRuns('claude')).toEqual([]);
+    expect(await markOf(h)).toBe(start);
+
+    const next = await pushToMain(h, { 'src/b.ts': 'export const b = 2;\n' }, 'add b');
+    const run = onlyRun((await h.run()).runs);
+    expect(run.status, run.reason ?? '').toBe('succeeded');
+    expect(run.prompt).toContain(
+      `${start.slice(0, 12)}..${next.slice(0, 12)} (1 new commit since ${start.slice(0, 12)})`,
+    );
+    expect(h.agentRuns('claude')).toHaveLength(1);
   }, 120_000);
 });

@@ -282,6 +282,8 @@ ${p.automation ?? defaultAutomation()}
         env: harness.env,
         github: () => createGitHubClient({ apiUrl: settings.execution.github.api_url, tokens }),
         transcriptsDir: transcriptsDir(settings),
+        // As `curupira run` does: the built CLI with this settings file (a review run's findings server).
+        selfCommand: { command: process.execPath, args: [CLI, '--config', settingsFile] },
         stopSignal: runOptions.stop ?? new AbortController().signal,
         ...(runOptions.drain ? { drainSignal: runOptions.drain } : {}),
         killGraceMs: runOptions.killGraceMs ?? 2000,

@@ -90,6 +90,44 @@ describe('claude driver', () => {
     expect(driver.buildInvocation({ profile: bare, prompt: 'Fix', worktree }).env).toEqual({});
   });
 
+  it('declares the run’s MCP servers as one more --mcp-config JSON string, after the profile’s', () => {
+    const profile = ClaudeProfile.parse({ provider: 'claude', mcp_config: ['/etc/mcp/a.json'] });
+    const args = driver.buildInvocation({
+      profile,
+      prompt: 'Review',
+      worktree,
+      mcpServers: [
+        {
+          name: 'curupira-findings',
+          command: '/usr/bin/node',
+          args: ['/opt/curupira/main.js', 'mcp', '--run', 'r1'],
+          env: { A: 'b' },
+        },
+      ],
+    }).args;
+    expect(args.slice(-7, -4)).toEqual(['--strict-mcp-config', '--mcp-config', '/etc/mcp/a.json']);
+    expect(args.slice(-4, -3)).toEqual(['--mcp-config']);
+    expect(JSON.parse(args.at(-3) as string)).toEqual({
+      mcpServers: {
+        'curupira-findings': {
+          type: 'stdio',
+          command: '/usr/bin/node',
+          args: ['/opt/curupira/main.js', 'mcp', '--run', 'r1'],
+          env: { A: 'b' },
+        },
+      },
+    });
+    expect(args.slice(-2)).toEqual(['--', 'Review']);
+    const runOnly = driver.buildInvocation({
+      profile: ClaudeProfile.parse({ provider: 'claude' }),
+      prompt: 'Review',
+      worktree,
+      mcpServers: [{ name: 'curupira-findings', command: 'node', args: [], env: {} }],
+    });
+    // The run's own servers must be there on the first turn too.
+    expect(runOnly.env).toEqual({ MCP_CONNECTION_NONBLOCKING: '0' });
+  });
+
   it('keeps a prompt starting with - as prompt text', () => {
     const inv = driver.buildInvocation({
       profile: ClaudeProfile.parse({ provider: 'claude' }),

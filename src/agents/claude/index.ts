@@ -3,13 +3,24 @@
  * [--agent A] [--effort E] [--permission-mode P] [--permission-prompts Q] --strict-mcp-config
  * [--mcp-config FILE…] -- MSG`. `--strict-mcp-config` (checked against Claude Code 2.1.197's
  * `--help`: "Only use MCP servers from --mcp-config, ignoring all other MCP configurations") keeps
- * the MCP servers an unattended run may load to the profile's `mcp_config` list.
+ * the MCP servers an unattended run may load to the profile's `mcp_config` list, plus the servers
+ * curupira declares for the run (a review's findings tools) as one more `--mcp-config`, a JSON
+ * string `{"mcpServers":{NAME:{"type":"stdio","command":…,"args":[…],"env":{…}}}}` (the help:
+ * "Load MCP servers from JSON files or strings").
  */
 import { defineDriver } from '../driver-kit.js';
 import { CLAUDE_LIMITS } from '../limits.js';
 import { createClaudeStreamParser } from '../streams/claude-stream.js';
-import type { AgentDriver } from '../types.js';
+import type { AgentDriver, McpServerSpec } from '../types.js';
 import type { ClaudeProfile } from './schema.js';
+
+/** The run's MCP servers as one `--mcp-config` JSON string. */
+export function claudeMcpConfig(servers: readonly McpServerSpec[]): string {
+  const mcpServers = Object.fromEntries(
+    servers.map((s) => [s.name, { type: 'stdio', command: s.command, args: [...s.args], env: { ...s.env } }]),
+  );
+  return JSON.stringify({ mcpServers });
+}
 
 export function createClaudeDriver(): AgentDriver<ClaudeProfile> {
   return defineDriver({
@@ -18,6 +29,7 @@ export function createClaudeDriver(): AgentDriver<ClaudeProfile> {
     executable: 'claude',
     installUrl: 'https://docs.anthropic.com/en/docs/claude-code/setup',
     assignsSessionId: false,
+    declaresMcpServers: true,
     // The API key and base URL, Claude Code's own settings, and the Bedrock (AWS_*) and Vertex
     // (CLOUD_ML_REGION, Google credentials) back ends. IS_SANDBOX=1 is what lets Claude Code run
     // as root with `--permission-mode bypassPermissions` (it refuses otherwise).
@@ -62,13 +74,14 @@ export function createClaudeDriver(): AgentDriver<ClaudeProfile> {
       // Only the MCP servers the profile lists, never what the repository declares (`.mcp.json`).
       args.push('--strict-mcp-config');
       for (const config of profile.mcp_config ?? []) args.push('--mcp-config', config);
+      if (input.mcpServers && input.mcpServers.length > 0)
+        args.push('--mcp-config', claudeMcpConfig(input.mcpServers));
       args.push('--', input.prompt);
       // Claude Code 2.1.197 connects MCP servers in the background, so its first model turn may see
       // only a WaitForMcpServers tool instead of theirs; MCP_CONNECTION_NONBLOCKING=0 makes it wait
       // for them first (checked against the real CLI: test/e2e/real-claude-mcp.test.ts).
-      const env: Record<string, string> = profile.mcp_config?.length
-        ? { MCP_CONNECTION_NONBLOCKING: '0' }
-        : {};
+      const env: Record<string, string> =
+        profile.mcp_config?.length || input.mcpServers?.length ? { MCP_CONNECTION_NONBLOCKING: '0' } : {};
       return { args, env };
     },
     // The screening classifier's call (checked against `claude --help` of Claude Code 2.1.197):

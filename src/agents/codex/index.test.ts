@@ -109,6 +109,38 @@ describe('codex driver', () => {
     ]);
   });
 
+  it('declares the run’s MCP servers as mcp_servers.<name> config overrides (TOML values), for a resume too', () => {
+    const mcpServers = [
+      {
+        name: 'curupira-findings',
+        command: '/usr/bin/node',
+        args: ['/opt/cu "x"/main.js', 'mcp', '--run', 'r1'],
+        env: { CURUPIRA_X: 'y' },
+      },
+    ];
+    const expected = [
+      '--config',
+      'mcp_servers.curupira-findings.command="/usr/bin/node"',
+      '--config',
+      'mcp_servers.curupira-findings.args=["/opt/cu \\"x\\"/main.js", "mcp", "--run", "r1"]',
+      '--config',
+      'mcp_servers.curupira-findings.env={ "CURUPIRA_X" = "y" }',
+      '--json',
+      '--',
+      'Review',
+    ];
+    const fresh = driver.buildInvocation({ profile: profileOf({}), prompt: 'Review', worktree, mcpServers });
+    expect(fresh.args.slice(-9)).toEqual(expected);
+    const resumed = driver.buildInvocation({
+      profile: profileOf({}),
+      prompt: 'Review',
+      worktree,
+      resumeSessionId: 't1',
+      mcpServers,
+    });
+    expect(resumed.args).toEqual(['exec', 'resume', 't1', ...expected]);
+  });
+
   it("names what a commit in a worktree writes (the common dir's objects, refs and logs, then its own git dir) as writable roots for workspace-write", () => {
     const { checkout, worktree: linked } = checkoutWithWorktree();
     // Not the common dir as a whole: in curupira's sandbox it is read-only but for these, and

@@ -15,12 +15,16 @@
  * commit writes there is named with `--add-dir` and the agent can commit. (With no
  * `sandbox` in the profile, Codex's own configuration picks the mode; `--add-dir` is ignored by a
  * read-only sandbox.)
+ *
+ * The servers curupira declares for a run (a review's findings tools) go in as config overrides,
+ * `--config mcp_servers.NAME.command="…"`, `…args=[…]` and `…env={…}` (TOML values: JSON strings
+ * and arrays of them are valid TOML), after `resume ID` too since `--config` belongs to both.
  */
 import { join } from 'node:path';
 import { defineDriver } from '../driver-kit.js';
 import { gitWriteDirs } from '../git-dirs.js';
 import { CODEX_LIMITS } from '../limits.js';
-import type { AgentDriver } from '../types.js';
+import type { AgentDriver, McpServerSpec } from '../types.js';
 import { createCodexParser } from './parser.js';
 import type { CodexProfile } from './schema.js';
 
@@ -43,6 +47,26 @@ function codexWritableGitDirs(worktree: string): string[] {
   return [join(common, 'objects'), join(common, 'refs'), join(common, 'logs'), own];
 }
 
+/** A TOML basic string: JSON's escaping of a string is valid TOML. */
+const tomlString = (value: string): string => JSON.stringify(value);
+
+/** The run's MCP servers as `--config` overrides of `mcp_servers.<name>`. */
+export function codexMcpConfig(servers: readonly McpServerSpec[]): string[] {
+  const args: string[] = [];
+  for (const server of servers) {
+    const key = `mcp_servers.${server.name}`;
+    args.push('--config', `${key}.command=${tomlString(server.command)}`);
+    args.push('--config', `${key}.args=[${server.args.map(tomlString).join(', ')}]`);
+    const env = Object.entries(server.env);
+    if (env.length > 0)
+      args.push(
+        '--config',
+        `${key}.env={ ${env.map(([name, value]) => `${tomlString(name)} = ${tomlString(value)}`).join(', ')} }`,
+      );
+  }
+  return args;
+}
+
 export function createCodexDriver(): AgentDriver<CodexProfile> {
   return defineDriver({
     provider: 'codex',
@@ -50,6 +74,7 @@ export function createCodexDriver(): AgentDriver<CodexProfile> {
     executable: 'codex',
     installUrl: 'https://github.com/openai/codex',
     assignsSessionId: false,
+    declaresMcpServers: true,
     envAllowlist: ['OPENAI_*', 'CODEX_*', 'AZURE_OPENAI_*'],
     // `codex exec` 0.171.0 sends CODEX_API_KEY (not OPENAI_API_KEY, which only `codex login
     // --with-api-key` reads) and takes its base URL from the `openai_base_url` setting, never from
@@ -87,6 +112,7 @@ export function createCodexDriver(): AgentDriver<CodexProfile> {
           `approvals_reviewer=${JSON.stringify('auto_review')}`,
         );
       }
+      if (input.mcpServers) args.push(...codexMcpConfig(input.mcpServers));
       args.push('--json', '--', input.prompt);
       return { args, env: {} };
     },

@@ -42,6 +42,13 @@
  *   [[fake:echo-env=NAME]] say whether NAME is set, and to what
  *   [[fake:stderr-env=NAME]] the same on stderr, before anything else (with [[fake:fail]], the
  *                          failure's stderr carries it)
+ *   [[fake:finding=FILE:LINE:SEVERITY:TITLE]] (claude, codex) report a finding through the
+ *                          `findings_report` tool of an MCP server declared to the CLI for the
+ *                          run (Claude's `--mcp-config` JSON, Codex's `--config mcp_servers.*`),
+ *                          started over stdio as the real CLI starts it; category `bug`
+ *   [[fake:resolve=TITLE]] resolve the open finding with that title (`findings_list`, then
+ *                          `findings_resolve`)
+ *   [[fake:review-done]]   end the review with `findings_done` at the worktree's HEAD
  *   [[fake:result=LINE]]   end the final message with LINE on a line of its own: the result line
  *   [[fake:report=LINE]]   (claude) report LINE (`#N outcome: reason`) through the `result_report`
  *                          tool of the first server of its --mcp-config file instead: the server is
@@ -416,6 +423,163 @@ function parseCodexArgs(spec, allArgv) {
     return { options, resumeOf: positionals[0], prompt: positionals[1] };
   }
   return { options, resumeOf: null, prompt: positionals[0] };
+}
+
+/** A Codex inline table of strings as curupira writes it: `{ "A" = "b", "C" = "d" }`. */
+function parseInlineTable(text) {
+  const table = {};
+  for (const match of text.matchAll(/"((?:[^"\\]|\\.)*)"\s*=\s*"((?:[^"\\]|\\.)*)"/g))
+    table[JSON.parse(`"${match[1]}"`)] = JSON.parse(`"${match[2]}"`);
+  return table;
+}
+
+/**
+ * The MCP servers over stdio declared to the CLI for this run, read as the real CLI reads them:
+ * Claude Code's `--mcp-config` (a JSON string or a file, `{"mcpServers":{NAME:{command,args,env}}}`),
+ * Codex's `--config mcp_servers.NAME.command=…` / `.args=[…]` / `.env={…}` (TOML values).
+ */
+function declaredMcpServers(provider, options) {
+  const servers = {};
+  if (provider === 'claude') {
+    for (const config of [].concat(options['--mcp-config'] ?? [])) {
+      const text = config.trim().startsWith('{') ? config : readFileSync(config, 'utf8');
+      for (const [name, server] of Object.entries(JSON.parse(text).mcpServers ?? {}))
+        servers[name] = { command: server.command, args: server.args ?? [], env: server.env ?? {} };
+    }
+  }
+  if (provider === 'codex') {
+    for (const override of [].concat(options['--config'] ?? [])) {
+      const match = /^mcp_servers\.([A-Za-z0-9_-]+)\.(command|args|env)=([\s\S]*)$/.exec(override);
+      if (!match) continue;
+      servers[match[1]] ??= { command: undefined, args: [], env: {} };
+      const server = servers[match[1]];
+      if (match[2] === 'command') server.command = JSON.parse(match[3]);
+      else if (match[2] === 'args') server.args = JSON.parse(match[3]);
+      else server.env = parseInlineTable(match[3]);
+    }
+  }
+  return servers;
+}
+
+/** A minimal MCP client over stdio (JSON-RPC, one message a line), as an agent's CLI is one. */
+async function mcpConnect(server, cwd) {
+  const child = spawn(server.command, server.args, {
+    cwd,
+    env: { ...process.env, ...server.env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let buffer = '';
+  let stderr = '';
+  let nextId = 1;
+  const waiting = new Map();
+  const exited = new Promise((resolveExit) => {
+    child.on('error', (error) => {
+      stderr += error.message;
+      resolveExit();
+    });
+    child.on('close', () => resolveExit());
+  });
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk) => {
+    buffer += chunk;
+    for (let end = buffer.indexOf('\n'); end !== -1; end = buffer.indexOf('\n')) {
+      const line = buffer.slice(0, end);
+      buffer = buffer.slice(end + 1);
+      if (!line.trim()) continue;
+      const message = JSON.parse(line);
+      waiting.get(message.id)?.(message);
+      waiting.delete(message.id);
+    }
+  });
+  const request = (method, params) =>
+    new Promise((resolveAnswer, reject) => {
+      const id = nextId++;
+      waiting.set(id, resolveAnswer);
+      void exited.then(() => reject(new Error(`the MCP server exited: ${stderr.trim() || 'no message'}`)));
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+    });
+  await request('initialize', {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'fake-agent', version: '1.0.0' },
+  });
+  child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+  const tools = (await request('tools/list', {})).result?.tools ?? [];
+  return {
+    tools: tools.map((t) => t.name),
+    async call(name, args) {
+      const answer = await request('tools/call', { name, arguments: args });
+      if (answer.error) return { text: answer.error.message, isError: true };
+      const result = answer.result;
+      return {
+        text: (result.content ?? []).map((c) => c.text ?? '').join('\n'),
+        data: result.structuredContent,
+        isError: result.isError === true,
+      };
+    },
+    async close() {
+      child.stdin.end();
+      await exited;
+    },
+  };
+}
+
+/** The review directives: findings reported, resolved and the review ended through the tools. */
+async function reviewThroughTools(provider, options, wanted, out, cwd) {
+  const asks = wanted.filter(
+    (d) => ((d.name === 'finding' || d.name === 'resolve') && d.value) || d.name === 'review-done',
+  );
+  if (asks.length === 0) return;
+  const declared = Object.entries(declaredMcpServers(provider, options));
+  const sessions = [];
+  try {
+    for (const [name, server] of declared) {
+      try {
+        sessions.push({ name, ...(await mcpConnect(server, cwd)) });
+      } catch (error) {
+        out.tool(`mcp ${name}`, `could not start the MCP server: ${error.message}`, true);
+      }
+    }
+    const call = async (tool, args) => {
+      const session = sessions.find((s) => s.tools.includes(tool));
+      if (!session) {
+        out.tool(tool, `no MCP server offers ${tool}`, true);
+        return undefined;
+      }
+      const answer = await session.call(tool, args);
+      out.tool(`mcp__${session.name}__${tool} ${JSON.stringify(args)}`, answer.text, answer.isError);
+      return answer;
+    };
+    for (const d of asks) {
+      if (d.name === 'finding') {
+        const [file, line, severity, ...title] = d.value.split(':');
+        await call('findings_report', {
+          file,
+          line_start: Number(line),
+          severity,
+          category: 'bug',
+          title: title.join(':'),
+          detail: `Found by the fake ${provider} agent.`,
+        });
+      } else if (d.name === 'resolve') {
+        const listed = await call('findings_list', { status: 'open' });
+        const found = (listed?.data?.findings ?? []).find((f) => f.title === d.value);
+        if (found) await call('findings_resolve', { id: found.id, resolution: 'Fixed at this commit.' });
+        else out.tool('findings_resolve', `no open finding titled ${d.value}`, true);
+      } else {
+        await call('findings_done', {
+          summary: `Reviewed by the fake ${provider} agent.`,
+          reviewed_commit: git(['rev-parse', 'HEAD']).output,
+        });
+      }
+    }
+  } finally {
+    for (const session of sessions) await session.close();
+  }
 }
 
 /** The git directories a commit in `cwd` writes to (a linked worktree has two; see git-dirs.ts). */
@@ -1600,6 +1764,7 @@ async function main() {
     const answer = await reportThroughMcp(options['--mcp-config'], report);
     out.tool('mcp__curupira__result_report', answer.text, answer.isError);
   }
+  await reviewThroughTools(provider, options, wanted, out, cwd);
 
   const resultLine = wanted.filter((d) => d.name === 'result' && d.value).at(-1)?.value;
   const final = `Done: the task is complete.${resultLine ? `\n\n${resultLine.trim()}` : ''}`;

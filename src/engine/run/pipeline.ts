@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { DEFAULT_PARK_MS, detectLimit } from '../../agents/limits.js';
 import { loadDriver } from '../../agents/registry.js';
-import type { AgentDriver, AgentEvent } from '../../agents/types.js';
+import type { AgentDriver, AgentEvent, McpServerSpec } from '../../agents/types.js';
 import { type CodeSource, codeSource } from '../../core/code-source.js';
 import { errorMessage } from '../../core/errors.js';
 import { agentOutcome, classifyFailure, runStatusFor } from '../../core/outcome.js';
@@ -27,7 +27,12 @@ import { buildAgentEnv, findExecutable } from '../../process/env.js';
 import { RUN_ID_ENV } from '../../process/process-group.js';
 import { renderPrompt } from '../../prompt/index.js';
 import { githubHosts, sandboxChoice, sandboxLimits } from '../../sandbox/choice.js';
-import { type PreparedSandbox, prepareSandbox, versionInSandbox } from '../../sandbox/index.js';
+import {
+  type PreparedSandbox,
+  prepareSandbox,
+  type SandboxChoice,
+  versionInSandbox,
+} from '../../sandbox/index.js';
 import type { SessionRecord, Store } from '../../store/types.js';
 import type { RunTrace } from '../../telemetry/types.js';
 import { pinAgentConfig } from '../../workspace/agent-config.js';
@@ -572,9 +577,11 @@ class RunPipeline {
       assignedSessionId = saved?.sessionId ?? randomUUID();
       await this.saveSession(assignedSessionId);
     }
+    const mcpServers = this.agentServers(driver, choice);
     let invocation: ReturnType<AgentDriver['buildInvocation']>;
     try {
       invocation = driver.buildInvocation({
+        ...(mcpServers.length > 0 ? { mcpServers } : {}),
         profile,
         prompt: remediation ? remediation.prompt : saved ? RESUME_SESSION_PROMPT : this.originalPrompt,
         worktree: this.cwd,
@@ -603,6 +610,34 @@ class RunPipeline {
       ...(assignedSessionId ? { assignedSessionId } : {}),
     };
     return this.contain(launch);
+  }
+
+  /**
+   * The `curupira mcp` server the run's trigger offers its agent (a review's findings tools),
+   * declared to the CLI for this run only; none, with the reason logged, when it cannot be.
+   */
+  private agentServers(driver: AgentDriver, choice: SandboxChoice): McpServerSpec[] {
+    const { automation, task } = this.request;
+    const tools = automation.trigger.agentTools?.(task, this.run.id);
+    if (!tools) return [];
+    const self = this.deps.selfCommand;
+    const without = (reason: string): McpServerSpec[] => {
+      this.log.warn(
+        { ...this.runFields, server: tools.name, reason },
+        'The agent is not offered curupira’s tools for this run',
+      );
+      return [];
+    };
+    if (!self) return without('this curupira was started without a command its agents can start');
+    if (!driver.declaresMcpServers)
+      return without(`curupira does not declare MCP servers to ${driver.displayName} yet`);
+    // The server reads the settings file and writes the state, which a sandbox keeps out of the
+    // agent's reach on purpose: inside one it could not start (docs/review-watches.md).
+    if (choice.mode !== 'none')
+      return without(
+        `the run is sandboxed (${choice.mode}, from ${choice.source}): the tools' server needs curupira's settings and state, which the sandbox keeps out of the agent's reach`,
+      );
+    return [{ name: tools.name, command: self.command, args: [...self.args, 'mcp', ...tools.args], env: {} }];
   }
 
   /**

@@ -23,6 +23,16 @@ export type { Claim, RemediationRun };
 export const RESUME_SESSION_PROMPT =
   'Continue the interrupted task from this session. Review the existing conversation and repository state, then complete the requested work without repeating completed steps.';
 
+/**
+ * How a process starts this curupira with the same settings and state: an absolute executable and
+ * the arguments before a command (`node /…/main.js --config /…/settings.toml`). A run's `curupira
+ * mcp` server (a review's findings tools) is this plus `mcp …`. The composition root builds it.
+ */
+export interface SelfCommand {
+  command: string;
+  args: readonly string[];
+}
+
 export interface ExecutorDeps {
   execution: ExecutionSettings;
   /** Inputs given to this invocation (`run --set key=value`); each run takes those its automation declares. */
@@ -58,6 +68,8 @@ export interface ExecutorDeps {
   pricing?: PriceOverrides;
   /** Budgets: a meter per run, read on every usage event (src/cost/budget.ts). */
   budgets?: { meter(automation: ResolvedAutomation, runId: string): RunMeter };
+  /** How an agent's CLI starts this curupira's MCP server; absent: no run offers its tools. */
+  selfCommand?: SelfCommand;
   /** `otlp_endpoint`: a trace per run, its phases as child spans (src/telemetry/); absent without it. */
   telemetry?: Telemetry;
 }

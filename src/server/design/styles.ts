@@ -85,8 +85,8 @@ input, select { font: inherit; font-size: var(--text-sm); padding: 3px var(--spa
 .pager { display: flex; gap: var(--space-3); align-items: center; margin: var(--space-3) 0; font-size: var(--text-sm); }
 
 /* Pages */
-main.page, main.run-page, main.fleet-page, main.automation-page, main.runs-page { padding: var(--space-4); max-width: 78rem; margin: 0 auto; }
-main.page h2, main.run-page h2, main.automation-page h2, main.runs-page h2 { font-size: var(--text-xl); margin: var(--space-2) 0 var(--space-3); }
+main.page, main.run-page, main.fleet-page, main.automation-page, main.runs-page, main.findings-page { padding: var(--space-4); max-width: 78rem; margin: 0 auto; }
+main.page h2, main.run-page h2, main.automation-page h2, main.runs-page h2, main.findings-page h2 { font-size: var(--text-xl); margin: var(--space-2) 0 var(--space-3); }
 section.panel { background: var(--surface); border: 1px solid var(--line); border-radius: var(--radius); padding: var(--space-3) var(--space-4); margin-bottom: var(--space-4); min-width: 0; }
 section.panel > h3, main h3 { font-size: var(--text-md); margin: 0 0 var(--space-2); }
 dl.facts { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: var(--space-1) var(--space-4); margin: 0; }
@@ -143,7 +143,7 @@ main.message code { background: var(--surface-2); padding: 1px 4px; border-radiu
 @media (max-width: 600px) {
   header.top { padding: var(--space-2) var(--space-3); }
   .totals { margin-left: 0; }
-  main.board, main.page, main.run-page, main.fleet-page, main.automation-page, main.runs-page { padding: var(--space-3); }
+  main.board, main.page, main.run-page, main.fleet-page, main.automation-page, main.runs-page, main.findings-page { padding: var(--space-3); }
   dl.facts { grid-template-columns: minmax(0, 1fr); }
   dt { margin-top: var(--space-1); }
   table.runs .optional { display: none; }

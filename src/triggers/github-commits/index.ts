@@ -144,6 +144,12 @@ export const githubCommitsTrigger: TriggerDefinition<GitHubCommitsResolved> = {
     concerns: (automation, _event, payload) => sameRepository(automation.config.repo, payload),
   },
   authorField: 'commit_author',
+  // The run works on the commit it is about, not on whatever the branch reached since.
+  pinnedCommit(task) {
+    const branch = stringField(task.item.fields.commit_branch);
+    const sha = stringField(task.item.fields.commit_sha);
+    return branch && sha ? { branch, sha } : undefined;
+  },
   itemName: (run) => `${run.repo}@${run.itemId.slice(0, 7)}`,
   describeField(task, field) {
     const what = field.replace(/_/g, ' ');

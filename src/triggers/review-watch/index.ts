@@ -8,7 +8,7 @@
 import type { Item } from '../../core/types.js';
 import type { GitHubClient } from '../../github/client.js';
 import { getBranch, getRepository } from '../../github/rest.js';
-import { reviewDone, reviewedUpTo, settleReview } from '../../review/progress.js';
+import { reviewDone, reviewedUpTo, settleReview, startFrom } from '../../review/progress.js';
 import {
   baselineScope,
   describeScope,
@@ -109,15 +109,25 @@ async function look(
     }),
   );
   if (!context.preview) await settleNewest(context.store, automation.id);
+  const mark = await reviewedUpTo(context.store, automation.id);
+  if (
+    automation.config.scan === 'incremental' &&
+    automation.config.first_review === 'from_now' &&
+    mark === null
+  ) {
+    // The first look of a watch that starts from now: this head counts as reviewed, no agent.
+    if (!context.preview) await startFrom(context.store, automation.id, head);
+    return {
+      item: reviewItem(automation, branch, head, undefined),
+      skip: `Starting from ${head.slice(0, 12)}: the history before it is not reviewed`,
+    };
+  }
   const scope: ReviewScope =
     automation.config.scan === 'baseline'
       ? baselineScope(head)
-      : await incrementalScope(
-          gitHistory(checkout.path),
-          head,
-          await reviewedUpTo(context.store, automation.id),
-          { wholeFirst: automation.config.first_review === 'whole' },
-        );
+      : await incrementalScope(gitHistory(checkout.path), head, mark, {
+          wholeFirst: automation.config.first_review === 'whole',
+        });
   if (scope.kind === 'skip')
     return { item: reviewItem(automation, branch, head, undefined), skip: scope.reason };
   return { item: reviewItem(automation, branch, head, scope) };
@@ -134,6 +144,10 @@ export const reviewWatchTrigger: TriggerDefinition<ReviewWatchResolved> = {
     const branch = stringField(task.item.fields.review_branch);
     const sha = stringField(task.item.fields.review_commit);
     return branch && sha ? { branch, sha } : undefined;
+  },
+  agentTools(task, runId) {
+    const sha = stringField(task.item.fields.review_commit);
+    return sha ? { name: 'curupira-findings', args: ['--run', runId, '--commit', sha] } : undefined;
   },
   doctor: {
     needs: 'github',

@@ -20,10 +20,10 @@ export const ReviewWatchAutomation = z
         '`incremental`: the commits that reached the branch since the last finished review (nothing new: skipped, no agent); `baseline`: the whole repository at the branch’s head, whenever the head moves.',
       ),
     first_review: z
-      .enum(['last_commits', 'whole'])
+      .enum(['last_commits', 'whole', 'from_now'])
       .default('last_commits')
       .describe(
-        `What an incremental watch's first review covers: the last ${FIRST_REVIEW_COMMITS} commits, or the whole repository.`,
+        `What an incremental watch's first review covers: the last ${FIRST_REVIEW_COMMITS} commits, the whole repository, or nothing (\`from_now\`: the head it first sees counts as reviewed, without an agent; only what lands after is reviewed).`,
       ),
   })
   .describe(
@@ -39,6 +39,12 @@ export const REVIEW_PROMPT_FIELDS = [
   'review_commits',
   'review_range',
 ] as const;
+
+function firstReviewWords(first: ReviewWatchAutomation['first_review']): string {
+  if (first === 'whole') return 'the whole repository';
+  if (first === 'from_now') return 'none: it starts from the head it first sees';
+  return `the last ${FIRST_REVIEW_COMMITS} commits`;
+}
 
 export const reviewWatchTable: TriggerTable<ReviewWatchResolved> = {
   type: 'review-watch',
@@ -56,7 +62,7 @@ export const reviewWatchTable: TriggerTable<ReviewWatchResolved> = {
         value:
           c.scan === 'baseline'
             ? 'baseline: the whole repository at each new head commit'
-            : `incremental: new commits since the last finished review (first review: ${c.first_review === 'whole' ? 'the whole repository' : `the last ${FIRST_REVIEW_COMMITS} commits`}); nothing new: skipped without an agent`,
+            : `incremental: new commits since the last finished review (first review: ${firstReviewWords(c.first_review)}); nothing new: skipped without an agent`,
       },
       { label: 'code', value: 'a worktree pinned to the head commit read from GitHub at fire time' },
     ];

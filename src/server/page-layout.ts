@@ -1,0 +1,22 @@
+/** The frame of the board's secondary pages (an automation, the runs, a watch's findings). */
+import { type Html, html } from './html.js';
+
+/** A page: its token for the actions, its title, the crumb beside the name, and the body. */
+export function layout(token: string, title: string, crumb: Html, body: Html): Html {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="curupira-token" content="${token}">
+<title>${title}</title>
+<link rel="stylesheet" href="/assets/board.css">
+</head>
+<body>
+<header class="top"><h1><a href="/">curupira</a></h1><span class="crumb">${crumb}</span><a class="badge" href="/runs">all runs</a></header>
+${body}
+<div id="feedback" aria-live="polite"></div>
+<script src="/assets/actions.js" defer></script>
+</body>
+</html>`;
+}
