@@ -1,8 +1,11 @@
 /**
  * "Reviewed up to" (issue 29): the commit the last finished review of a watch reached. A review is
- * finished when its agent called `findings_done` (its word is kept under the run); then, whether it
- * was incremental or a baseline, the watch's mark moves to the commit it reviewed. A review that
- * ended any other way leaves the mark where it was, so its commits are reviewed again next time.
+ * finished when its agent called `findings_done` (its word is kept under the run), or when the run
+ * succeeded without it (an agent not offered the tools, or one that never called it: its commit
+ * counts as reviewed, else every tick and restart would pay for the same range again); then,
+ * whether it was incremental or a baseline, the watch's mark moves to the commit it reviewed. A
+ * review that failed, timed out or was stopped leaves the mark where it was, so its commits are
+ * reviewed again next time.
  */
 import type { Store } from '../store/types.js';
 
@@ -27,10 +30,11 @@ export async function reviewedUpTo(store: Store, watch: string): Promise<string 
 }
 
 /**
- * A watch that starts from now (`first_review = "from_now"`): `commit` counts as reviewed, so only
- * what lands after it is reviewed. Nothing else moves the mark but a finished review.
+ * Moves the watch's "reviewed up to" to `commit`: for a watch that starts from now (`first_review =
+ * "from_now"`), so only what lands after it is reviewed, and for a review that succeeded without
+ * `findings_done`.
  */
-export async function startFrom(store: Store, watch: string, commit: string): Promise<void> {
+export async function markReviewed(store: Store, watch: string, commit: string): Promise<void> {
   await store.setMeta(reviewedUpToKey(watch), commit);
 }
 

@@ -84,7 +84,7 @@ export interface PrepareWorktreeOptions {
    * `pr_base_branch`), at `commit` when that commit is there (the head the prompt names), else at
    * the ref's tip. A missing ref is an error that names it.
    */
-  startFrom?: StartFrom;
+  markReviewed?: StartFrom;
 }
 
 export interface StartFrom {
@@ -243,8 +243,8 @@ async function registerWorktree(
       timeoutMs,
       ...(signal ? { signal } : {}),
     });
-    const start = options.startFrom
-      ? await fetchStart(checkout, options.startFrom, { timeoutMs, ...(signal ? { signal } : {}) })
+    const start = options.markReviewed
+      ? await fetchStart(checkout, options.markReviewed, { timeoutMs, ...(signal ? { signal } : {}) })
       : fetched;
     const pushedTip = options.continuePushed
       ? await remoteBranchTip(checkout, options.pushedBranch ?? branch)
@@ -324,7 +324,7 @@ export async function remoteTrackingCommit(checkout: string, branch: string): Pr
   return revParse(checkout, `refs/remotes/origin/${branch}`);
 }
 
-/** The commit a `startFrom` names, fetched from origin into its remote-tracking ref. */
+/** The commit a `markReviewed` names, fetched from origin into its remote-tracking ref. */
 async function fetchStart(
   checkout: string,
   start: StartFrom,

@@ -126,6 +126,39 @@ describe('a review watch (incremental)', () => {
     expect(h.agentRuns('claude')).toHaveLength(2);
   }, 120_000);
 
+  it('counts a review whose agent succeeded without findings_done as done at its commit; a failed one is reviewed again', async () => {
+    // An agent that was not offered the tools (a sandboxed run, a CLI the tools are not declared to)
+    // or did not call findings_done must not make every later tick or restart pay for the same range.
+    h = await createHarness({ issues: [], automation: WATCH });
+    const head = await pushToMain(h, { 'src/a.ts': 'export const a = 1;\n' }, 'add a');
+    const first = onlyRun((await h.run()).runs);
+    expect(first.status, first.reason ?? '').toBe('succeeded');
+    const store = await h.openStore();
+    try {
+      expect(await reviewDone(store, first.id)).toBeUndefined();
+    } finally {
+      await store.close();
+    }
+    expect((await h.run()).runs).toEqual([]);
+    expect(await markOf(h)).toBe(head);
+    expect(h.agentRuns('claude')).toHaveLength(1);
+
+    h.configure({
+      automation: WATCH.replace('Pinned: ${review_commit}.', 'Pinned: ${review_commit}. [[fake:fail]]'),
+    });
+    const next = await pushToMain(h, { 'src/b.ts': 'export const b = 2;\n' }, 'add b');
+    const failed = onlyRun((await h.run()).runs);
+    expect(failed.status).toBe('failed');
+    expect(await markOf(h)).toBe(head);
+    h.configure({ automation: WATCH });
+    const again = onlyRun((await h.run()).runs);
+    expect(again.status, again.reason ?? '').toBe('succeeded');
+    expect(again.baseCommit).toBe(next);
+    expect(again.prompt).toContain(`${head.slice(0, 12)}..${next.slice(0, 12)}`);
+    expect((await h.run()).runs).toEqual([]);
+    expect(await markOf(h)).toBe(next);
+  }, 120_000);
+
   it('is explained by validate --explain: the branch, the scan and the pinned code', async () => {
     h = await createHarness({ issues: [], automation: WATCH });
     const shown = await runBuiltCli(['--config', h.settingsFile, 'validate', '--explain'], { env: h.env });

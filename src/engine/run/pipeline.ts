@@ -354,7 +354,7 @@ class RunPipeline {
         return true;
       }
       const source = codeSource(automation.config, task, automation.trigger);
-      const startFrom = startFromOf(source);
+      const markReviewed = startFromOf(source);
       const prepared = await prepareWorktree({
         checkoutPath: checkout.path,
         automationId: automation.id,
@@ -367,7 +367,7 @@ class RunPipeline {
         ...(previousAttempt
           ? { continuePushed: true, pushedBranch: remoteBranchOf(automation, this.run) }
           : {}),
-        ...(startFrom ? { startFrom } : {}),
+        ...(markReviewed ? { markReviewed } : {}),
       });
       this.worktree = { path: prepared.path, branch: prepared.branch };
       if (!prepared.reused && !prepared.reusedBranch && prepared.baseCommit) {
@@ -410,7 +410,7 @@ class RunPipeline {
    */
   private async prepareAdditionalWorktrees(source: CodeSource): Promise<void> {
     const { automation, task, signal, discoveredAt } = this.request;
-    const startFrom = source.kind === 'base_branch' ? startFromOf(source) : undefined;
+    const markReviewed = source.kind === 'base_branch' ? startFromOf(source) : undefined;
     for (const worktree of additionalWorktrees(automation, task.identity.taskType, task.identity.id)) {
       const { repository } = worktree;
       const checkout = await ensureCheckout({
@@ -431,7 +431,7 @@ class RunPipeline {
         signal,
         ...(discoveredAt === undefined ? {} : { freshSince: discoveredAt }),
         reuse: this.deps.execution.reuse_worktrees,
-        ...(startFrom ? { startFrom } : {}),
+        ...(markReviewed ? { markReviewed } : {}),
       });
       this.log.info(
         { ...this.fields, repository: repository.alias, path: prepared.path },

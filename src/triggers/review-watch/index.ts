@@ -8,7 +8,7 @@
 import type { Item } from '../../core/types.js';
 import type { GitHubClient } from '../../github/client.js';
 import { getBranch, getRepository } from '../../github/rest.js';
-import { reviewDone, reviewedUpTo, settleReview, startFrom } from '../../review/progress.js';
+import { markReviewed, reviewDone, reviewedUpTo, settleReview } from '../../review/progress.js';
 import {
   baselineScope,
   describeScope,
@@ -46,14 +46,26 @@ async function headOf(
   return (await getBranch(github, automation.config.repo, branch)).commit.sha;
 }
 
+/** The commit a review run was pinned to, from its item key (`review:<scan>:<sha>`). */
+function pinnedCommit(itemKey: string): string | undefined {
+  const match = /^review:[a-z]+:([0-9a-f]{7,64})$/.exec(itemKey);
+  return match?.[1];
+}
+
 /**
  * "Reviewed up to" follows the newest of the watch's recent runs whose agent called
- * `findings_done` (a run that ended any other way moves nothing).
+ * `findings_done`, or that succeeded without calling it (its pinned commit counts as reviewed);
+ * a run that failed, timed out, was stopped or skipped moves nothing.
  */
 async function settleNewest(store: Store, watch: string): Promise<void> {
   for (const run of await store.listRuns({ automationId: watch, limit: SETTLE_WINDOW })) {
     if (await reviewDone(store, run.id)) {
       await settleReview(store, watch, run.id);
+      return;
+    }
+    const commit = run.status === 'succeeded' ? pinnedCommit(run.itemKey) : undefined;
+    if (commit) {
+      await markReviewed(store, watch, commit);
       return;
     }
   }
@@ -116,7 +128,7 @@ async function look(
     mark === null
   ) {
     // The first look of a watch that starts from now: this head counts as reviewed, no agent.
-    if (!context.preview) await startFrom(context.store, automation.id, head);
+    if (!context.preview) await markReviewed(context.store, automation.id, head);
     return {
       item: reviewItem(automation, branch, head, undefined),
       skip: `Starting from ${head.slice(0, 12)}: the history before it is not reviewed`,
