@@ -146,4 +146,22 @@ describe('the result tool over MCP (issue 32)', () => {
     for (const call of h.agentRuns('claude'))
       expect(call.argv).toEqual(expect.arrayContaining(['--mcp-config', config]));
   }, 120_000);
+  it('a step with outcomes is offered the result tool by curupira itself: no mcp_config needed', async () => {
+    const issues = [{ title: 'Vague', body: '[[fake:report=#1 needs-info: no steps to reproduce]]' }];
+    h = await createHarness({ issues, automation: TRIAGE });
+    // The tool server writes the state file, outside any sandbox's writable paths.
+    h.configure({ profileExtra: 'sandbox_mode = "none"' });
+    const [run] = (await h.run()).runs;
+    expect(run).toMatchObject({
+      status: 'succeeded',
+      result: { outcome: 'needs-info', reason: 'no steps to reproduce', item: 1, via: 'tool' },
+    });
+    const argv = h.agentRuns('claude')[0]!.argv;
+    const declared = JSON.parse(argv[argv.lastIndexOf('--mcp-config') + 1]!) as {
+      mcpServers: Record<string, { args: string[] }>;
+    };
+    expect(declared.mcpServers['curupira-result']!.args).toEqual(
+      expect.arrayContaining(['mcp', '--run', run!.id]),
+    );
+  }, 120_000);
 });

@@ -50,11 +50,13 @@
  *                          `findings_resolve`)
  *   [[fake:review-done]]   end the review with `findings_done` at the worktree's HEAD
  *   [[fake:result=LINE]]   end the final message with LINE on a line of its own: the result line
- *   [[fake:report=LINE]]   (claude) report LINE (`#N outcome: reason`) through the `result_report`
- *                          tool of the first server of its --mcp-config file instead: the server is
- *                          started as the file says (`${VAR}` in its args from the environment, as
- *                          Claude Code expands them), spoken to over stdio, and its answer shown as
- *                          a tool call; the final message then carries no result line
+ *   [[fake:report=LINE]]   (claude, codex) report LINE (`#N outcome: reason`) through the
+ *                          `result_report` tool of the first MCP server declared to it instead
+ *                          (a --mcp-config file or JSON, or Codex's --config overrides): the
+ *                          server is started as declared (`${VAR}` in its args from the
+ *                          environment, as Claude Code expands them), spoken to over stdio, and
+ *                          its answer shown as a tool call; the final message then carries no
+ *                          result line
  *                          an automation with `outcomes` reads (`#12 ready-for-agent`,
  *                          `noop: nothing to do`); the last one in the prompt wins
  *
@@ -629,16 +631,12 @@ function newSessionId(provider) {
 }
 
 /**
- * `[[fake:report=#N outcome: reason]]`: starts the first MCP server of the first --mcp-config file
- * and calls its `result_report` tool over stdio (initialize, initialized, tools/call), as an agent
+ * `[[fake:report=#N outcome: reason]]`: starts the first MCP server declared to the CLI and calls its `result_report` tool over stdio (initialize, initialized, tools/call), as an agent
  * with tools does. Resolves to the tool's text and whether it failed.
  */
-async function reportThroughMcp(configs, line) {
-  const file = [].concat(configs ?? [])[0];
-  if (!file) return { text: 'no --mcp-config to report through', isError: true };
-  const config = JSON.parse(readFileSync(file, 'utf8'));
-  const server = Object.values(config.mcpServers ?? {})[0];
-  if (!server) return { text: `${file} names no MCP server`, isError: true };
+async function reportThroughMcp(provider, options, line) {
+  const server = Object.values(declaredMcpServers(provider, options))[0];
+  if (!server?.command) return { text: 'no MCP server declared to report through', isError: true };
   const expand = (text) =>
     text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name) => process.env[name] ?? '');
   const match = /^(?:#(\d+)\s+)?([a-z][a-z0-9_-]*)(?::\s*(.*))?$/.exec(line.trim());
@@ -1761,7 +1759,7 @@ async function main() {
 
   const report = wanted.filter((d) => d.name === 'report' && d.value).at(-1)?.value;
   if (report) {
-    const answer = await reportThroughMcp(options['--mcp-config'], report);
+    const answer = await reportThroughMcp(provider, options, report);
     out.tool('mcp__curupira__result_report', answer.text, answer.isError);
   }
   await reviewThroughTools(provider, options, wanted, out, cwd);

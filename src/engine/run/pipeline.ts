@@ -618,13 +618,20 @@ class RunPipeline {
    */
   private agentServers(driver: AgentDriver, choice: SandboxChoice): McpServerSpec[] {
     const { automation, task } = this.request;
-    const tools = automation.trigger.agentTools?.(task, this.run.id);
+    const offered = automation.trigger.agentTools?.(task, this.run.id);
+    // A step that declares outcomes offers the result tool (result_report); its agent can always
+    // end with the result line instead, so going without the tool is no warning.
+    const resultOnly = !offered && automation.config.outcomes !== undefined;
+    const tools =
+      offered ?? (resultOnly ? { name: 'curupira-result', args: ['--run', this.run.id] } : undefined);
     if (!tools) return [];
     const self = this.deps.selfCommand;
     const without = (reason: string): McpServerSpec[] => {
-      this.log.warn(
+      this.log[resultOnly ? 'info' : 'warn'](
         { ...this.runFields, server: tools.name, reason },
-        'The agent is not offered curupira’s tools for this run',
+        resultOnly
+          ? 'The agent is not offered the result tool for this run; its result line is read'
+          : 'The agent is not offered curupira’s tools for this run',
       );
       return [];
     };
