@@ -91,20 +91,10 @@ export type RunStatus = (typeof RUN_STATUSES)[number];
 /** Statuses of runs that have not finished: a process that died may have left them behind. */
 export const UNFINISHED_STATUSES = ['queued', 'preparing', 'running'] as const satisfies readonly RunStatus[];
 
-export const TERMINAL_STATUSES: readonly RunStatus[] = [
-  'succeeded',
-  'failed',
-  'timed_out',
-  'cancelled',
-  'blocked',
-  'skipped',
-  'escalated',
-  'stalled',
-  'parked',
-  'merged',
-  'noop',
-];
-
+/** Every status but the unfinished ones, in RUN_STATUSES' order. */
+export const TERMINAL_STATUSES: readonly RunStatus[] = RUN_STATUSES.filter(
+  (status) => !(UNFINISHED_STATUSES as readonly RunStatus[]).includes(status),
+);
 /**
  * Finished runs that need no human: the board's Done column. `merged`: the run's delivered pull
  * request was merged (src/delivery/follow.ts).

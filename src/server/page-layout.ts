@@ -1,8 +1,8 @@
 /** The frame of the board's secondary pages (an automation, the runs, a watch's findings). */
 import { type Html, html } from './html.js';
 
-/** A page: its token for the actions, its title, the crumb beside the name, and the body. */
-export function layout(token: string, title: string, crumb: Html, body: Html): Html {
+/** A whole page: its title, the token its actions send, its body and the script it loads. */
+export function page(title: string, token: string, body: Html, script: string): Html {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -13,10 +13,20 @@ export function layout(token: string, title: string, crumb: Html, body: Html): H
 <link rel="stylesheet" href="/assets/board.css">
 </head>
 <body>
-<header class="top"><h1><a href="/">curupira</a></h1><span class="crumb">${crumb}</span><a class="badge" href="/runs">all runs</a></header>
 ${body}
 <div id="feedback" aria-live="polite"></div>
-<script src="/assets/actions.js" defer></script>
+<script src="/assets/${script}" defer></script>
 </body>
 </html>`;
+}
+
+/** A page: its token for the actions, its title, the crumb beside the name, and the body. */
+export function layout(token: string, title: string, crumb: Html, body: Html): Html {
+  return page(
+    title,
+    token,
+    html`<header class="top"><h1><a href="/">curupira</a></h1><span class="crumb">${crumb}</span><a class="badge" href="/runs">all runs</a></header>
+${body}`,
+    'actions.js',
+  );
 }

@@ -21,6 +21,7 @@ import {
 } from './cards.js';
 import { headerTotals, reloadBanner } from './figures-view.js';
 import { type Html, html, raw } from './html.js';
+import { page } from './page-layout.js';
 
 /** Done cards on the board; older ones are on the runs page. */
 const DONE_SHOWN = 12;
@@ -32,23 +33,7 @@ function button(label: string, action: string, extra = ''): Html {
   return actionButton({ label, action, danger: extra === 'danger' });
 }
 
-export function page(title: string, token: string, body: Html, script: string): Html {
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="curupira-token" content="${token}">
-<title>${title}</title>
-<link rel="stylesheet" href="/assets/board.css">
-</head>
-<body>
-${body}
-<div id="feedback" aria-live="polite"></div>
-<script src="/assets/${script}" defer></script>
-</body>
-</html>`;
-}
+export { page };
 
 /** Seed 004's "is this even polling?" line of an event trigger: last check or error, baseline. */
 function pollingLine(card: AutomationCard): Html {
