@@ -57,8 +57,47 @@ export async function completeRun(
   run: RunRecord,
   input: CompletionInput,
 ): Promise<RunRecord> {
+  const { store } = deps;
+  const settled = await settleSession(deps, automation, task, run, input);
+  // Without a worktree HEAD is read here; a worktree's cleanup inspects it (before removing it).
+  const check = input.checkNoChanges && input.baseCommit !== null;
+  const mainHead = check && !input.worktree ? await headCommit(input.cwd).catch(() => null) : null;
+  // A remediation pushes to its delivery's branch; one finished after a restart (no hook) leaves
+  // the push to the remediator, and never opens a delivery of its own.
+  const remediating = input.remediation !== undefined || (await isRemediation(store, run));
+  let { status, reason, delivered } = await deliverAfterRun(deps, automation, task, run, input, {
+    status: input.status,
+    reason: settled,
+    remediating,
+  });
+  if (!remediating && automation.additionalRepositories?.length)
+    await finishAdditionalWorktrees(deps, { automation, task }, poolSize(deps.execution));
+  const cleaned = await input.cleanup();
+  crashPoint('run-cleaned');
+  const head = !check ? null : input.worktree ? (cleaned.head ?? null) : mainHead;
+  if (!delivered && head !== null && head === input.baseCommit) {
+    const changed = input.worktree
+      ? cleaned.patch.worktreeKept === true
+      : await hasChanges(input.cwd).catch(() => true);
+    if (!changed) reason = NO_CHANGES_REASON;
+  }
+  return input.finish(status, reason, cleaned.patch);
+}
+
+/**
+ * The agent's session after its run: dropped on success, counted when a resume failed (and dropped,
+ * said in the returned reason, once it failed `max_resume_failures` times in a row).
+ */
+async function settleSession(
+  deps: ExecutorDeps,
+  automation: ResolvedAutomation,
+  task: Task,
+  run: RunRecord,
+  input: CompletionInput,
+): Promise<string | null> {
   const { store, log } = deps;
-  let { reason, status } = input;
+  const { status } = input;
+  let { reason } = input;
   if (finishedWork(status)) {
     // Not durable on its own: the final record is. A power cut that loses both leaves the run
     // unfinished with its outcome saved, which a restart finishes (deleting the session again).
@@ -75,13 +114,29 @@ export async function completeRun(
       );
     }
   }
-  // Without a worktree HEAD is read here; a worktree's cleanup inspects it (before removing it).
-  const check = input.checkNoChanges && input.baseCommit !== null;
-  const mainHead = check && !input.worktree ? await headCommit(input.cwd).catch(() => null) : null;
+  return reason;
+}
+
+interface AfterRun {
+  status: RunStatus;
+  reason: string | null;
+  delivered: boolean;
+}
+
+/**
+ * A succeeded run's work handed on: a remediation pushes to its delivery's branch; a run of an
+ * automation that delivers opens (or adopts) its pull request, in each of its repositories.
+ */
+async function deliverAfterRun(
+  deps: ExecutorDeps,
+  automation: ResolvedAutomation,
+  task: Task,
+  run: RunRecord,
+  input: CompletionInput,
+  from: { status: RunStatus; reason: string | null; remediating: boolean },
+): Promise<AfterRun> {
+  let { status, reason } = from;
   let delivered = false;
-  // A remediation pushes to its delivery's branch; one finished after a restart (no hook) leaves
-  // the push to the remediator, and never opens a delivery of its own.
-  const remediating = input.remediation !== undefined || (await isRemediation(store, run));
   if (status === 'succeeded' && input.remediation) {
     const pushed = await input.remediation.push(run);
     if (pushed.failed) [status, reason] = ['failed', pushed.failed];
@@ -90,51 +145,42 @@ export async function completeRun(
       delivered = true;
       if (pushed.note) reason ??= pushed.note;
     }
-  } else if (
-    !remediating &&
-    status === 'succeeded' &&
-    deps.delivery &&
-    automation.config.deliver &&
-    run.branch &&
-    run.worktreePath
-  ) {
-    const spans = spansOf({ automation, task });
-    const result = await deliverRun(deps.delivery, {
-      automation,
-      task,
-      run,
-      cwd: run.worktreePath,
-      branch: run.branch,
-      env: deps.env,
-      ...(spans ? { spans } : {}),
-    });
-    // A task across repositories: each other repository delivered the same way (delivery/multi.ts).
-    const additional = spans
-      ? await deliverAdditional(deps.delivery, { automation, task, run, env: deps.env })
-      : [];
-    if (additional.length > 0) {
-      [status, reason, delivered] = combined(status, reason, result, additional, task.identity.repo);
-    } else if (result.kind === 'failed') [status, reason] = ['failed', result.reason];
-    else if (result.kind === 'held') [status, reason] = ['blocked', result.reason];
-    else if (result.kind === 'no-changes') reason ??= NO_CHANGES_TO_DELIVER_REASON;
-    else if (result.kind === 'not-pushed') reason = joinReason(reason, result.reason);
-    else {
-      delivered = true;
-      reason = joinReason(reason, deliveredNote(result));
-    }
+    return { status, reason, delivered };
   }
-  if (!remediating && automation.additionalRepositories?.length)
-    await finishAdditionalWorktrees(deps, { automation, task }, poolSize(deps.execution));
-  const cleaned = await input.cleanup();
-  crashPoint('run-cleaned');
-  const head = !check ? null : input.worktree ? (cleaned.head ?? null) : mainHead;
-  if (!delivered && head !== null && head === input.baseCommit) {
-    const changed = input.worktree
-      ? cleaned.patch.worktreeKept === true
-      : await hasChanges(input.cwd).catch(() => true);
-    if (!changed) reason = NO_CHANGES_REASON;
+  if (
+    from.remediating ||
+    status !== 'succeeded' ||
+    !deps.delivery ||
+    !automation.config.deliver ||
+    !run.branch ||
+    !run.worktreePath
+  )
+    return { status, reason, delivered };
+  const spans = spansOf({ automation, task });
+  const result = await deliverRun(deps.delivery, {
+    automation,
+    task,
+    run,
+    cwd: run.worktreePath,
+    branch: run.branch,
+    env: deps.env,
+    ...(spans ? { spans } : {}),
+  });
+  // A task across repositories: each other repository delivered the same way (delivery/multi.ts).
+  const additional = spans
+    ? await deliverAdditional(deps.delivery, { automation, task, run, env: deps.env })
+    : [];
+  if (additional.length > 0) {
+    [status, reason, delivered] = combined(status, reason, result, additional, task.identity.repo);
+  } else if (result.kind === 'failed') [status, reason] = ['failed', result.reason];
+  else if (result.kind === 'held') [status, reason] = ['blocked', result.reason];
+  else if (result.kind === 'no-changes') reason ??= NO_CHANGES_TO_DELIVER_REASON;
+  else if (result.kind === 'not-pushed') reason = joinReason(reason, result.reason);
+  else {
+    delivered = true;
+    reason = joinReason(reason, deliveredNote(result));
   }
-  return input.finish(status, reason, cleaned.patch);
+  return { status, reason, delivered };
 }
 
 /** The agent finished its task: succeeded, or reported there was nothing to do (`noop`, `skipped`). */
