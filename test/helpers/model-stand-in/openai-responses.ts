@@ -51,6 +51,8 @@ export interface OpenAiStandIn {
   calls: ShellCall[];
   /** Queues commands: each request that starts a turn takes the next one. */
   script(...commands: string[]): void;
+  /** The text of every closing message from now on (default: a short sentence). */
+  say(text: string): void;
   /** Every tool output the CLI sent back, in order (text). */
   toolOutputs(): string[];
   close(): Promise<void>;
@@ -75,6 +77,7 @@ export async function startOpenAiStandIn(): Promise<OpenAiStandIn> {
   const requests: RecordedRequest[] = [];
   const calls: ShellCall[] = [];
   const pending: string[] = [];
+  let closing: string | undefined;
   let ids = 0;
   const nextId = (prefix: string): string => `${prefix}_${String(++ids).padStart(6, '0')}`;
 
@@ -166,7 +169,7 @@ export async function startOpenAiStandIn(): Promise<OpenAiStandIn> {
         });
         item = { ...base, status: 'completed', arguments: args };
       } else {
-        const words = startsTurn ? 'Nothing left to do.' : 'Done: the change is committed.';
+        const words = closing ?? (startsTurn ? 'Nothing left to do.' : 'Done: the change is committed.');
         const itemId = nextId('msg');
         const part = { type: 'output_text', text: '', annotations: [] };
         send({
@@ -237,6 +240,9 @@ export async function startOpenAiStandIn(): Promise<OpenAiStandIn> {
     calls,
     script(...commands: string[]) {
       pending.push(...commands);
+    },
+    say(text: string) {
+      closing = text;
     },
     toolOutputs() {
       return requests.flatMap((request) =>
