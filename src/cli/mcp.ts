@@ -50,7 +50,7 @@ async function runTools(
   const automation = settings.automations.find((a) => a.id === run.automationId);
   const outcomes = automation?.config.outcomes;
   const reviewing =
-    commit !== undefined || outcomes === undefined || automation?.triggerType === 'review-watch';
+    commit !== undefined || outcomes === undefined || automation?.trigger.agentTools !== undefined;
   const tools = [
     ...(outcomes === undefined
       ? []

@@ -349,8 +349,10 @@ describe('every provider, happy path', () => {
     const id = 'fix-opencode-one';
     h.configure({
       provider: 'opencode',
-      // Another executable path, so the version seen for the 2.x case above is not reused.
-      profileExtra: `executable = "${join(h.binDir, 'opencode')}"`,
+      // Another executable path, so the version seen for the 2.x case above is not reused. Not
+      // sandboxed: inside a sandbox the database lives in the task's private home instead
+      // (src/agents/opencode/index.test.ts, the real OpenCode in src/agents/opencode/real-cli.test.ts).
+      profileExtra: `executable = "${join(h.binDir, 'opencode')}"\nsandbox_mode = "none"`,
       agentEnv: { FAKE_AGENT_OPENCODE_VERSION: '1.4.2' },
       settingsExtra: '',
       automation: automation(id, '${issue_title}'),
