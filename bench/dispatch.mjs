@@ -20,6 +20,8 @@
  *
  *   node bench/dispatch.mjs [--dist DIR] [--tasks N]   (DIR defaults to ../dist, or $CURUPIRA_DIST)
  *   node bench/dispatch.mjs --only disks|spawn|startup  (one part alone)
+ *   node bench/dispatch.mjs --only best [--tasks N] [--rounds R] [--disk-tasks N]  (against the
+ *     best bare technique: kept worktrees, one fetch per round; N ≥ 50 on the RAM disk)
  */
 import { spawn, spawnSync } from 'node:child_process';
 import {
@@ -80,7 +82,7 @@ function spawnAsync(command, args, cwd) {
   });
 }
 
-function noopAgent(dir) {
+export function noopAgent(dir) {
   const path = join(dir, 'noop-claude');
   writeFileSync(
     path,
@@ -156,6 +158,56 @@ async function bareSteps(dir, bare, agent, runs, concurrency) {
   return perRun;
 }
 
+/** Output-capturing variant of `spawnAsync` (`git status --porcelain` is read, as a script would). */
+function spawnRead(command, args, cwd) {
+  return new Promise((done, fail) => {
+    const child = spawn(command, args, { cwd, env: gitEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+    });
+    child.on('error', fail);
+    child.on('close', (code) =>
+      code === 0 ? done(out) : fail(new Error(`${command} ${args.join(' ')} failed`)),
+    );
+  });
+}
+
+let keptBranches = 0;
+
+/**
+ * The best bare technique: what a careful hand-written script does. Worktrees kept between runs
+ * (one per concurrent run, made once, before any clock starts), one `git fetch` per round, then per
+ * run `checkout -B <branch> origin/main`, the agent, `status --porcelain`, `checkout --detach` and
+ * `branch -D`. Returns wall-clock ms per run.
+ */
+async function keptSteps(dir, bare, agent, runs, concurrency) {
+  const checkout = join(dir, `kept-checkout-${concurrency}`);
+  const slot = (k) => join(dir, `kept-wt-${concurrency}`, String(k));
+  if (!existsSync(checkout)) {
+    mkdirSync(dir, { recursive: true });
+    git(['clone', '-q', bare, checkout], dir);
+    for (let k = 0; k < concurrency; k += 1)
+      git(['worktree', 'add', '-q', '--detach', slot(k), 'origin/main'], checkout);
+  }
+  const one = async (k) => {
+    const path = slot(k);
+    keptBranches += 1;
+    const branch = `kept-${keptBranches}`;
+    await spawnAsync('git', ['checkout', '-q', '--no-track', '-B', branch, 'origin/main'], path);
+    await spawnAsync(agent, [], path);
+    await spawnRead('git', ['status', '--porcelain'], path);
+    await spawnAsync('git', ['checkout', '-q', '--detach'], path);
+    await spawnAsync('git', ['branch', '-q', '-D', branch], path);
+  };
+  const start = performance.now();
+  for (let i = 0; i < runs; i += concurrency) {
+    await spawnAsync('git', ['fetch', '-q', 'origin'], checkout);
+    await Promise.all(Array.from({ length: Math.min(concurrency, runs - i) }, (_, k) => one(k)));
+  }
+  return (performance.now() - start) / runs;
+}
+
 export function settingsText({ simulatorUrl, bare, agent, maxActive, automations = 1, historyLimit, reuse }) {
   const blocks = [];
   for (let a = 0; a < automations; a += 1) {
@@ -187,12 +239,15 @@ executable = "${agent}"
 ${blocks.join('')}`;
 }
 
-export async function simulatorWith(mods, tasks) {
+export async function simulatorWith(mods, tasks, skip = 0) {
   const world = new mods.sim.SimWorld();
   world.addRepo('acme/api');
   world.addUser('octocat');
   world.addToken(TOKEN, 'octocat');
   world.addLabel('acme/api', 'agent-ready');
+  // Issues no automation matches, so the next drain's issues get numbers an earlier drain of the
+  // same state file has not run (a finished item is not run twice).
+  for (let i = 0; i < skip; i += 1) world.addIssue('acme/api', { title: `Earlier ${i}`, author: 'octocat' });
   for (let i = 0; i < tasks; i += 1)
     world.addIssue('acme/api', { title: `Task ${i}`, labels: ['agent-ready'], author: 'octocat' });
   return mods.sim.startSimulator({ world });
@@ -203,19 +258,28 @@ export async function simulatorWith(mods, tasks) {
  * run, and the state file's open time. `seedLedger` fills the ledger with that many finished runs
  * first; `traceDir` counts git processes.
  */
-async function engineRun(mods, opts) {
+export async function engineRun(mods, opts) {
   const { root, bare, agent, maxActive, tasks, seedLedger = 0, historyLimit, traceDir } = opts;
-  const simulator = await simulatorWith(mods, tasks);
+  const simulator = await simulatorWith(mods, tasks, opts.skip ?? 0);
   mkdirSync(root, { recursive: true });
   const settingsFile = join(root, 'settings.toml');
   writeFileSync(
     settingsFile,
-    settingsText({ simulatorUrl: simulator.url, bare, agent, maxActive, historyLimit, reuse: opts.reuse }),
+    // The engine's own cost: the sandbox's is measured apart (bench/sandbox.mjs), as the bare steps
+    // have none.
+    settingsText({
+      simulatorUrl: simulator.url,
+      bare,
+      agent,
+      maxActive,
+      historyLimit,
+      reuse: opts.reuse,
+    }).replace('[settings]\n', `[settings]\nsandbox = "${opts.sandbox ?? 'none'}"\n`),
   );
   const { settings } = mods.load.loadSettings(settingsFile);
   // `warm`: the repository's checkout is cloned before the clock starts, as the bare steps' is, so
   // the figure is a run's own cost without the drain's one clone spread over its runs.
-  if (opts.warm)
+  if (opts.warm && !existsSync(settings.automations[0].repository.checkoutPath))
     git(['clone', '-q', `file://${bare}`, settings.automations[0].repository.checkoutPath], root);
   if (seedLedger > 0) await seed(mods, settings.execution.state_db_path, seedLedger);
   const openStart = performance.now();
@@ -268,9 +332,10 @@ async function engineRun(mods, opts) {
     );
   }
   return {
-    perRunMs: elapsed / tasks,
-    mainThreadMsPerRun: busy / tasks,
-    mainThreadCpuMsPerRun: mainCpu / tasks,
+    totalMs: elapsed,
+    perRunMs: tasks > 0 ? elapsed / tasks : 0,
+    mainThreadMsPerRun: tasks > 0 ? busy / tasks : 0,
+    mainThreadCpuMsPerRun: tasks > 0 ? mainCpu / tasks : 0,
     openMs,
   };
 }
@@ -484,10 +549,90 @@ async function disks(mods, dir, bare, agent, tasks, log) {
 }
 
 /**
- * `only = 'startup'` measures idle RSS and start-up alone (seconds instead of minutes); `only =
- * 'spawn'` the command helper against spawning from the engine alone.
+ * curupira against the best bare technique (`keptSteps`), rounds interleaved with the order
+ * alternating, the naive bare steps (`bareSteps`) beside them for history. curupira drains with
+ * worktree reuse into one state file and one workspace per concurrency, warmed by a first drain of
+ * `concurrency` runs (its kept worktrees, as the script's are made before the clock); each round
+ * also drains once with nothing to run, and that fixed start-up (settings, store, discovery,
+ * shutdown) is subtracted: `(drain of N − empty drain) / N`. Each ratio is taken within its round;
+ * the figure is the median over the rounds.
  */
-export async function run({ dist, log = console.log, tasks = DEFAULT_TASKS, only } = {}) {
+async function bestBare(mods, { base, label, bare, agent, runs, rounds, log }) {
+  const results = { runs, rounds };
+  for (const concurrency of [1, 4]) {
+    const root = join(base, `best-engine-${concurrency}`);
+    const common = { root, bare, agent, maxActive: concurrency, warm: true };
+    let used = 0;
+    const drain = async (tasks) => {
+      const result = await engineRun(mods, { ...common, tasks, skip: used });
+      used += tasks;
+      return result;
+    };
+    await drain(concurrency);
+    await keptSteps(base, bare, agent, concurrency, concurrency);
+    const perRound = [];
+    for (let r = 0; r < rounds; r += 1) {
+      const round = {
+        naiveMs: await bareSteps(join(base, `naive-${concurrency}-${r}`), bare, agent, runs, concurrency),
+      };
+      const engineFirst = r % 2 === 0;
+      if (!engineFirst) round.keptMs = await keptSteps(base, bare, agent, runs, concurrency);
+      const empty = await drain(0);
+      const full = await drain(runs);
+      round.engineMs = (full.totalMs - empty.totalMs) / runs;
+      round.fixedMs = empty.totalMs;
+      round.mainThreadCpuMs = full.mainThreadCpuMsPerRun;
+      if (engineFirst) round.keptMs = await keptSteps(base, bare, agent, runs, concurrency);
+      round.ratio = round.engineMs / round.keptMs;
+      round.naiveRatio = round.engineMs / round.naiveMs;
+      perRound.push(round);
+    }
+    const ratios = perRound.map((r) => r.ratio);
+    results[concurrency] = {
+      ratio: median(ratios),
+      naiveRatio: median(perRound.map((r) => r.naiveRatio)),
+      engineMs: median(perRound.map((r) => r.engineMs)),
+      keptMs: median(perRound.map((r) => r.keptMs)),
+      naiveMs: median(perRound.map((r) => r.naiveMs)),
+      fixedMs: median(perRound.map((r) => r.fixedMs)),
+      rounds: perRound,
+    };
+    const f = results[concurrency];
+    log(
+      `  ${label}, concurrency ${concurrency} (${rounds} rounds of ${runs} runs): curupira ${ms(f.engineMs)} per run (drain's fixed ${ms(f.fixedMs)} subtracted), best bare steps ${ms(f.keptMs)} = ${f.ratio.toFixed(2)}× (rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}×); naive bare steps ${ms(f.naiveMs)} = ${f.naiveRatio.toFixed(2)}×`,
+    );
+  }
+  return results;
+}
+
+/** `--only best`: the comparison with the best bare technique, on the RAM disk and the real disk. */
+async function best(mods, { dir, bare, agent, tasks, rounds, diskTasks, log }) {
+  const results = {};
+  if (existsSync('/dev/shm')) {
+    const ram = mkdtempSync('/dev/shm/curupira-bench-best-');
+    try {
+      results.ram = await bestBare(mods, {
+        base: ram,
+        label: 'RAM disk',
+        bare,
+        agent,
+        runs: tasks,
+        rounds,
+        log,
+      });
+    } finally {
+      rmSync(ram, { recursive: true, force: true });
+    }
+  }
+  results.disk = await bestBare(mods, {
+    base: join(dir, 'best'),
+    ...{ label: 'real disk', bare, agent, runs: diskTasks, rounds, log },
+  });
+  return results;
+}
+
+/** The compiled modules a drain needs, from `dist`. */
+export async function loadModules(dist) {
   const base = pathToFileURL(`${resolve(dist)}/`).href;
   const load = (path) => import(new URL(path, base).href);
   const [sim, loadMod, store, token, engine, clock, logMod, client, paths, spawner] = await Promise.all([
@@ -502,7 +647,22 @@ export async function run({ dist, log = console.log, tasks = DEFAULT_TASKS, only
     load('engine/paths.js'),
     load('process/spawner.js').catch(() => ({ useSpawnHelper() {} })), // builds before the helper
   ]);
-  const mods = { sim, load: loadMod, store, token, engine, clock, log: logMod, client, paths, spawner };
+  return { sim, load: loadMod, store, token, engine, clock, log: logMod, client, paths, spawner };
+}
+
+/**
+ * `only = 'startup'` measures idle RSS and start-up alone (seconds instead of minutes); `only =
+ * 'spawn'` the command helper against spawning from the engine alone.
+ */
+export async function run({
+  dist,
+  log = console.log,
+  tasks = DEFAULT_TASKS,
+  only,
+  rounds = 5,
+  diskTasks = 20,
+} = {}) {
+  const mods = await loadModules(dist);
   const dir = mkdtempSync(join(tmpdir(), 'curupira-bench-dispatch-'));
   const ram = existsSync('/dev/shm') ? mkdtempSync('/dev/shm/curupira-bench-ledger-') : dir;
   try {
@@ -510,6 +670,22 @@ export async function run({ dist, log = console.log, tasks = DEFAULT_TASKS, only
     const agent = noopAgent(dir);
     log(`dispatch: ${FILES}-file repository on a local bare remote, no-op agent`);
     const results = { tasks, files: FILES };
+    if (only === 'best') {
+      results.best = await best(mods, {
+        dir,
+        bare,
+        agent,
+        tasks: Math.max(tasks, 50),
+        rounds,
+        diskTasks,
+        log,
+      });
+      return results;
+    }
+    if (only === 'processes') {
+      await countedDrains(mods, { dir, ram, bare, agent, log }, results);
+      return results;
+    }
     if (only === 'spawn') {
       results.spawnHelper = await helperVsDirect(mods, { ram, bare, agent, tasks, log });
       return results;
@@ -530,6 +706,15 @@ export async function run({ dist, log = console.log, tasks = DEFAULT_TASKS, only
 
 async function runDrains(mods, { dir, ram, bare, agent, tasks, log }, results) {
   results.disks = await disks(mods, dir, bare, agent, tasks, log);
+  results.best = await best(mods, {
+    dir,
+    bare,
+    agent,
+    tasks: Math.max(tasks, 50),
+    rounds: 5,
+    diskTasks: 20,
+    log,
+  });
   results.spawnHelper = await helperVsDirect(mods, { ram, bare, agent, tasks, log });
   await countedDrains(mods, { dir, ram, bare, agent, log }, results);
 
@@ -633,5 +818,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   };
   const dist = flag('--dist') ?? process.env.CURUPIRA_DIST ?? new URL('../dist/', import.meta.url).pathname;
   const tasks = flag('--tasks') ? Number(flag('--tasks')) : DEFAULT_TASKS;
-  await run({ dist, tasks, only: flag('--only') });
+  const rounds = flag('--rounds') ? Number(flag('--rounds')) : 5;
+  const diskTasks = flag('--disk-tasks') ? Number(flag('--disk-tasks')) : 20;
+  await run({ dist, tasks, only: flag('--only'), rounds, diskTasks });
 }
