@@ -249,20 +249,25 @@ export async function poolWorktree(options: {
 }
 
 /**
- * Under the checkout's lock: takes a ready worktree from the pool and makes it the task's, at
- * `target` on a new `branch` at `commit`, its files those of `commit` (tracked files forced, nothing
- * untracked or ignored since it was cleaned). False (nothing changed at `target`) when the pool is
- * empty or re-pointing failed, e.g. because `branch` already exists: the caller then adds a worktree
- * as usual. Pooled worktrees that turn out not to match their record are removed on the way.
+ * A pooled worktree claimed and moved to its task's path, not yet switched to the task's branch
+ * (`switchClaimed`, which needs no lock). Its move marker stays until the switch succeeds.
+ */
+export interface ClaimedWorktree {
+  target: string;
+  gitDir: string;
+}
+
+/**
+ * Claims a clean worktree from the checkout's pool and moves it to `target`. Called under the
+ * checkout's lock (a move changes the worktree's registration); the checkout of the task's branch,
+ * the slow part, follows outside it (`switchClaimed`). Null when the pool has none.
  */
 export async function takeFromPool(options: {
   checkout: string;
   target: string;
-  branch: string;
-  commit: string;
   log: Logger;
-}): Promise<boolean> {
-  const { checkout, target, branch, commit, log } = options;
+}): Promise<ClaimedWorktree | null> {
+  const { checkout, target, log } = options;
   await sweepPool(checkout, log);
   const dir = poolDir(checkout);
   const names = await readdir(dir).catch(() => [] as string[]);
@@ -289,28 +294,25 @@ export async function takeFromPool(options: {
         discarded = true;
         continue;
       }
-      if (await repoint(checkout, path, target, branch, commit, record, log)) return true;
+      if (await moveOutOfPool(checkout, path, target, record, log)) return { target, gitDir: record.gitDir };
       discarded = true;
-      return false;
+      return null;
     }
-    return false;
+    return null;
   } finally {
     if (discarded) await gitResult(['worktree', 'prune'], { cwd: checkout });
   }
 }
 
-/** Moves a claimed pooled worktree to `target` and checks out a new `branch` at `commit` there. */
-async function repoint(
+/** Moves a claimed pooled worktree to `target`, its move marker written first. */
+async function moveOutOfPool(
   checkout: string,
   path: string,
   target: string,
-  branch: string,
-  commit: string,
   record: PoolRecord,
   log: Logger,
 ): Promise<boolean> {
-  const marker = join(record.gitDir, REPOINT_MARKER);
-  await writeFile(marker, `out of the pool to ${target}\n`);
+  await writeFile(join(record.gitDir, REPOINT_MARKER), `out of the pool to ${target}\n`);
   try {
     await mkdir(dirname(target), { recursive: true });
     await rename(path, target);
@@ -320,6 +322,21 @@ async function repoint(
     return false;
   }
   await recordLocation(record.gitDir, target);
+  return true;
+}
+
+/**
+ * Checks out a new `branch` at `commit` in a claimed worktree; no lock needed (only this task uses
+ * it, and a checkout in one worktree changes only that worktree's HEAD and index and a new ref).
+ * False when git refused (most often the branch exists: an earlier run left it); the caller then
+ * removes the worktree under the lock (`dropClaimed`) and takes the usual path.
+ */
+export async function switchClaimed(
+  claimed: ClaimedWorktree,
+  branch: string,
+  commit: string,
+  log: Logger,
+): Promise<boolean> {
   // No hooks: a `post-checkout` of the repository (husky's, say) must not run in curupira's place;
   // `git worktree add --no-checkout` + `reset --hard`, the usual path, runs none either.
   const checkedOut = await gitResult(
@@ -327,17 +344,25 @@ async function repoint(
       ...['-c', 'core.hooksPath=/dev/null', 'checkout', '-f', '-q', '--no-recurse-submodules'],
       ...['--no-track', '-b', branch, commit],
     ],
-    { cwd: target },
+    { cwd: claimed.target },
   );
   if (checkedOut.exitCode !== 0) {
-    // Most often the branch exists (an earlier run left it): let the usual path decide what it holds.
-    log.debug({ target, branch, error: checkedOut.stderr.trim() }, 'Could not re-point a pooled worktree');
-    const removed = await gitResult(['worktree', 'remove', '--force', '--force', target], { cwd: checkout });
-    if (removed.exitCode !== 0 && (await pathExists(target))) await removeTree(target, dirname(target));
+    log.debug(
+      { target: claimed.target, branch, error: checkedOut.stderr.trim() },
+      'Could not re-point a pooled worktree',
+    );
     return false;
   }
-  await rm(marker, { force: true });
+  await rm(join(claimed.gitDir, REPOINT_MARKER), { force: true });
   return true;
+}
+
+/** Removes a claimed worktree whose switch failed. Called under the checkout's lock. */
+export async function dropClaimed(checkout: string, claimed: ClaimedWorktree): Promise<void> {
+  const { target } = claimed;
+  const removed = await gitResult(['worktree', 'remove', '--force', '--force', target], { cwd: checkout });
+  if (removed.exitCode !== 0 && (await pathExists(target))) await removeTree(target, dirname(target));
+  await gitResult(['worktree', 'prune'], { cwd: checkout });
 }
 
 /**

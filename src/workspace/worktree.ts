@@ -39,6 +39,9 @@ import {
   poolWorktree,
   REPOINT_MARKER,
   sweepPool,
+  type ClaimedWorktree,
+  dropClaimed,
+  switchClaimed,
   takeFromPool,
   worktreeGitDir,
 } from './pool.js';
@@ -177,7 +180,22 @@ async function remoteBranchTip(checkout: string, branch: string): Promise<string
 }
 
 export async function prepareWorktree(options: PrepareWorktreeOptions): Promise<PreparedWorktree> {
-  const { prepared, unpopulated } = await registerWorktree(options);
+  let registered = await registerWorktree(options);
+  const { claimed } = registered;
+  if (claimed) {
+    // The slow part of taking a pooled worktree, the checkout, runs without the lock, so that
+    // concurrent tasks of one checkout switch their worktrees at once.
+    const { prepared } = registered;
+    const fields = { automation: options.automationId, path: prepared.path, branch: prepared.branch };
+    if (await switchClaimed(claimed, prepared.branch, prepared.baseCommit ?? 'HEAD', options.log)) {
+      options.log.debug({ ...fields, base: prepared.baseRef }, 'Prepared worktree from the pool');
+      return prepared;
+    }
+    const checkout = resolve(options.checkoutPath);
+    await withLock(repoLockKey(checkout), () => dropClaimed(checkout, claimed));
+    registered = await registerWorktree(options, false);
+  }
+  const { prepared, unpopulated } = registered;
   // Writing the files, the slow part, needs no lock: the worktree is registered and unlocked, and
   // only this task uses it. A kill here leaves it without an index, which the next attempt finds
   // (`halfMadeReason`) and recreates.
@@ -202,7 +220,8 @@ export async function prepareWorktree(options: PrepareWorktreeOptions): Promise<
  */
 async function registerWorktree(
   options: PrepareWorktreeOptions,
-): Promise<{ prepared: PreparedWorktree; unpopulated: boolean }> {
+  pool = options.reuse === true,
+): Promise<{ prepared: PreparedWorktree; unpopulated: boolean; claimed?: ClaimedWorktree }> {
   const { automationId, taskType, taskId, log, signal } = options;
   const timeoutMs = options.timeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS;
   const checkout = resolve(options.checkoutPath);
@@ -251,10 +270,11 @@ async function registerWorktree(
       : null;
     if (pushedTip) log.info({ ...fields, commit: pushedTip }, 'Continuing from the pushed checkpoint');
     const base = pushedTip ? { ...start, commit: pushedTip } : start;
-    // With reuse, a finished run's clean worktree from the pool: moved here and switched to a new
-    // branch at the commit the fetch found, writing only the files that differ.
-    if (options.reuse && (await takeFromPool({ checkout, target, branch, commit: base.commit, log }))) {
-      log.debug({ ...fields, base: base.ref }, 'Prepared worktree from the pool');
+    // With reuse, a finished run's clean worktree from the pool: moved here under the lock, then
+    // switched to a new branch at the commit the fetch found outside it (`prepareWorktree`), writing
+    // only the files that differ.
+    const claimed = pool ? await takeFromPool({ checkout, target, log }) : null;
+    if (claimed) {
       const prepared = {
         path: target,
         branch,
@@ -264,7 +284,7 @@ async function registerWorktree(
         baseRef: base.ref,
         baseCommit: base.commit,
       };
-      return { prepared, unpopulated: false };
+      return { prepared, unpopulated: false, claimed };
     }
     // The common case in one step: a new branch and worktree, at the commit the fetch found, its
     // files written after the lock is released. When that fails (a branch or a registration left
