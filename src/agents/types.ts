@@ -22,6 +22,12 @@ export interface BuildInvocationInput<P extends Profile = Profile> {
    * in the way that CLI loads them. Only a driver with `declaresMcpServers` is given any.
    */
   mcpServers?: readonly McpServerSpec[];
+  /**
+   * The environment built for the agent before the driver's own variables are added, for a driver
+   * that extends a variable the user set rather than replacing it (OpenCode's
+   * `OPENCODE_CONFIG_CONTENT`).
+   */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** One MCP server over stdio: the process the agent's CLI starts and talks to. */

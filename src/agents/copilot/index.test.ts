@@ -6,6 +6,12 @@ import { CopilotProfile } from './schema.js';
 const driver = createCopilotDriver();
 const worktree = '/w/tree';
 const id = '6f1c2d3e-0000-4000-8000-000000000001';
+const server = {
+  name: 'curupira-findings',
+  command: '/usr/bin/node',
+  args: ['/opt/curupira/dist/cli.js', 'mcp', '--findings', 'run-1'],
+  env: { CURUPIRA_X: '1' },
+};
 
 describe('copilot driver', () => {
   it('always passes the session id curupira chose before the start', () => {
@@ -103,5 +109,52 @@ describe('copilot driver', () => {
     expect(driver.envAllowlist).toContain('COPILOT_*');
     expect(driver.envAllowlist).not.toContain('GH_TOKEN');
     expect(driver.envAllowlist).not.toContain('GITHUB_TOKEN');
+  });
+
+  it("declares the run's MCP servers with --additional-mcp-config (JSON) and approves their tools", () => {
+    expect(driver.declaresMcpServers).toBe(true);
+    const profile = CopilotProfile.parse({
+      provider: 'copilot',
+      allow_tools: ['write'],
+      deny_tools: ['shell(rm)'],
+    });
+    const args = driver.buildInvocation({
+      profile,
+      prompt: 'Review',
+      worktree,
+      assignedSessionId: id,
+      mcpServers: [server],
+    }).args;
+    expect(args).toEqual([
+      '--output-format=json',
+      '--no-ask-user',
+      `--session-id=${id}`,
+      '--allow-tool=write,curupira-findings',
+      '--deny-tool=shell(rm)',
+      `--additional-mcp-config=${JSON.stringify({
+        mcpServers: {
+          'curupira-findings': {
+            type: 'local',
+            command: '/usr/bin/node',
+            args: ['/opt/curupira/dist/cli.js', 'mcp', '--findings', 'run-1'],
+            env: { CURUPIRA_X: '1' },
+            tools: ['*'],
+          },
+        },
+      })}`,
+      '--prompt=Review',
+    ]);
+  });
+
+  it('declares no MCP server and approves nothing more when the run has none', () => {
+    const args = driver.buildInvocation({
+      profile: CopilotProfile.parse({ provider: 'copilot' }),
+      prompt: 'Fix',
+      worktree,
+      assignedSessionId: id,
+    }).args;
+    expect(args.some((a) => a.startsWith('--additional-mcp-config') || a.startsWith('--allow-tool'))).toBe(
+      false,
+    );
   });
 });

@@ -4,15 +4,34 @@
  * [--deny-tool=c] --prompt=MSG`. Curupira chooses the session id and saves it before the start; a resumed run
  * passes the same id again.
  *
+ * The run's MCP servers (a review's findings tools, the result tool) go in one
+ * `--additional-mcp-config=JSON` (`{"mcpServers":{NAME:{"type":"local","command":…,"args":[…],
+ * "env":{…},"tools":["*"]}}}`, the shape `copilot mcp add --json` prints), which Copilot CLI 1.0.102
+ * adds to the user's `~/.copilot/mcp-config.json` "for this session" (its `--help`), and their tools
+ * are approved with `--allow-tool=NAME` (a `--deny-tool` still wins): they are curupira's own, and
+ * `--no-ask-user` would refuse them otherwise. Checked against the real CLI, which starts the
+ * server so declared and completes the MCP handshake with it.
+ *
  * Copilot authenticates with a GitHub token: its own `COPILOT_GITHUB_TOKEN` passes with the
  * provider's variables, while `GH_TOKEN` / `GITHUB_TOKEN` reach it only with `github_token = true`.
  */
 import { CurupiraError } from '../../core/errors.js';
 import { defineDriver } from '../driver-kit.js';
 import { COPILOT_LIMITS } from '../limits.js';
-import type { AgentDriver } from '../types.js';
+import type { AgentDriver, McpServerSpec } from '../types.js';
 import { createCopilotParser } from './parser.js';
 import type { CopilotProfile } from './schema.js';
+
+/** The run's MCP servers as one `--additional-mcp-config` JSON string. */
+export function copilotMcpConfig(servers: readonly McpServerSpec[]): string {
+  const mcpServers = Object.fromEntries(
+    servers.map((s) => [
+      s.name,
+      { type: 'local', command: s.command, args: [...s.args], env: { ...s.env }, tools: ['*'] },
+    ]),
+  );
+  return JSON.stringify({ mcpServers });
+}
 
 export function createCopilotDriver(): AgentDriver<CopilotProfile> {
   return defineDriver({
@@ -21,6 +40,7 @@ export function createCopilotDriver(): AgentDriver<CopilotProfile> {
     executable: 'copilot',
     installUrl: 'https://github.com/github/copilot-cli',
     assignsSessionId: true,
+    declaresMcpServers: true,
     envAllowlist: ['COPILOT_*', 'GH_HOST'],
     // Copilot CLI authenticates with a GitHub token (the profile's `github_token`) or its own login,
     // which go inside. With a model provider of one's own (BYOK, `copilot help environment` of
@@ -51,8 +71,11 @@ export function createCopilotDriver(): AgentDriver<CopilotProfile> {
       if (profile.effort) args.push(`--reasoning-effort=${profile.effort}`);
       if (profile.allow_all_tools) args.push('--allow-all-tools');
       if (profile.allow_all_paths) args.push('--allow-all-paths');
-      if (profile.allow_tools.length > 0) args.push(`--allow-tool=${profile.allow_tools.join(',')}`);
+      const servers = input.mcpServers ?? [];
+      const allowed = [...profile.allow_tools, ...servers.map((s) => s.name)];
+      if (allowed.length > 0) args.push(`--allow-tool=${allowed.join(',')}`);
       if (profile.deny_tools.length > 0) args.push(`--deny-tool=${profile.deny_tools.join(',')}`);
+      if (servers.length > 0) args.push(`--additional-mcp-config=${copilotMcpConfig(servers)}`);
       args.push(`--prompt=${input.prompt}`);
       return { args, env: {} };
     },

@@ -13,15 +13,28 @@ import { createClaudeDriver } from '../claude/index.js';
 import { ClaudeProfile } from '../claude/schema.js';
 import { createCodexDriver } from '../codex/index.js';
 import { CodexProfile } from '../codex/schema.js';
+import { createCopilotDriver } from '../copilot/index.js';
+import { CopilotProfile } from '../copilot/schema.js';
 import { createGeminiDriver } from '../gemini/index.js';
 import { GeminiProfile } from '../gemini/schema.js';
 import { type HelpOption, helpOptions } from '../help-options.js';
+import { createQwenDriver } from '../qwen/index.js';
+import { QwenProfile } from '../qwen/schema.js';
+import type { McpServerSpec } from '../types.js';
 import { fakeAgentScript } from './install.js';
 
 const FIXTURES = join(import.meta.dirname, '../../../test/fixtures/cli-help');
 const CODEX_VERSION = '0.171.0';
 const CLAUDE_VERSION = '2.1.197';
 const GEMINI_VERSION = '0.61.0';
+const COPILOT_VERSION = '1.0.102';
+const QWEN_VERSION = '0.15.10';
+const SERVER: McpServerSpec = {
+  name: 'curupira-findings',
+  command: '/usr/bin/node',
+  args: ['cli.js', 'mcp'],
+  env: {},
+};
 
 function fixture(name: string): string {
   return readFileSync(join(FIXTURES, name), 'utf8');
@@ -220,5 +233,69 @@ describe(`Gemini CLI ${GEMINI_VERSION} help, recorded`, () => {
     expect(help.get('--approval-mode')?.choices).toEqual([
       ...GeminiProfile.shape.approval_mode.unwrap().options,
     ]);
+  });
+});
+
+/** Every `--option` in `args` (before `--`) is listed in `help`, and the fake's take values as the real ones. */
+async function emittedAreListed(
+  provider: string,
+  help: Map<string, HelpOption>,
+  args: string[],
+): Promise<void> {
+  const cut = args.indexOf('--');
+  for (const arg of (cut === -1 ? args : args.slice(0, cut)).filter((a) => a.startsWith('--'))) {
+    const name = arg.split('=')[0]!;
+    expect(help.has(name), name).toBe(true);
+  }
+  const spec = (await fakeSpecs())[provider]!;
+  for (const name of spec.values as string[]) expect(help.get(name)?.takesValue, name).toBe(true);
+  for (const name of spec.flags as string[]) expect(help.get(name)?.takesValue, name).toBe(false);
+}
+
+describe(`Copilot CLI ${COPILOT_VERSION} help, recorded`, () => {
+  const help = helpOptions(fixture(`copilot-${COPILOT_VERSION}.txt`));
+
+  it("every option the driver emits, the run's MCP servers included, is listed; the fake's take values as the real ones do", async () => {
+    const profile = CopilotProfile.parse({
+      provider: 'copilot',
+      model: 'm',
+      agent: 'a',
+      effort: 'high',
+      allow_all_tools: true,
+      allow_all_paths: true,
+      allow_tools: ['write'],
+      deny_tools: ['shell(rm)'],
+    });
+    const args = createCopilotDriver().buildInvocation({
+      profile,
+      prompt: 'x',
+      worktree: '/w',
+      assignedSessionId: 's',
+      mcpServers: [SERVER],
+    }).args;
+    expect(args.some((a) => a.startsWith('--additional-mcp-config='))).toBe(true);
+    await emittedAreListed('copilot', help, args);
+  });
+});
+
+describe(`Qwen Code ${QWEN_VERSION} help, recorded`, () => {
+  const help = helpOptions(fixture(`qwen-${QWEN_VERSION}.txt`));
+
+  it("every option the driver emits, the run's MCP servers included, is listed; the fake's take values as the real ones do", async () => {
+    const profile = QwenProfile.parse({
+      provider: 'qwen',
+      model: 'm',
+      approval_mode: 'yolo',
+      max_session_turns: 3,
+    });
+    const args = createQwenDriver().buildInvocation({
+      profile,
+      prompt: 'x',
+      worktree: '/w',
+      resumeSessionId: 's',
+      mcpServers: [SERVER],
+    }).args;
+    expect(args).toContain('--mcp-config');
+    await emittedAreListed('qwen', help, args);
   });
 });

@@ -42,15 +42,17 @@
  *   [[fake:echo-env=NAME]] say whether NAME is set, and to what
  *   [[fake:stderr-env=NAME]] the same on stderr, before anything else (with [[fake:fail]], the
  *                          failure's stderr carries it)
- *   [[fake:finding=FILE:LINE:SEVERITY:TITLE]] (claude, codex) report a finding through the
- *                          `findings_report` tool of an MCP server declared to the CLI for the
- *                          run (Claude's `--mcp-config` JSON, Codex's `--config mcp_servers.*`),
+ *   [[fake:finding=FILE:LINE:SEVERITY:TITLE]] (claude, codex, qwen, copilot, opencode) report a
+ *                          finding through the `findings_report` tool of an MCP server declared
+ *                          to the CLI for the run (Claude's `--mcp-config` JSON, Codex's
+ *                          `--config mcp_servers.*`, Qwen's `--mcp-config`, Copilot's
+ *                          `--additional-mcp-config`, OpenCode's `OPENCODE_CONFIG_CONTENT`),
  *                          started over stdio as the real CLI starts it; category `bug`
  *   [[fake:resolve=TITLE]] resolve the open finding with that title (`findings_list`, then
  *                          `findings_resolve`)
  *   [[fake:review-done]]   end the review with `findings_done` at the worktree's HEAD
  *   [[fake:result=LINE]]   end the final message with LINE on a line of its own: the result line
- *   [[fake:report=LINE]]   (claude, codex) report LINE (`#N outcome: reason`) through the
+ *   [[fake:report=LINE]]   (claude, codex, qwen, copilot, opencode) report LINE (`#N outcome: reason`) through the
  *                          `result_report` tool of the first MCP server declared to it instead
  *                          (a --mcp-config file or JSON, or Codex's --config overrides): the
  *                          server is started as declared (`${VAR}` in its args from the
@@ -259,6 +261,7 @@ const SPECS = {
       '--reasoning-effort',
       '--allow-tool',
       '--deny-tool',
+      '--additional-mcp-config',
       '--prompt',
     ],
     flags: ['--no-ask-user', '--allow-all-tools', '--allow-all-paths'],
@@ -276,7 +279,15 @@ const SPECS = {
   },
   qwen: {
     words: [],
-    values: ['--output-format', '--resume', '--model', '--approval-mode', '--max-session-turns', '--prompt'],
+    values: [
+      '--output-format',
+      '--resume',
+      '--model',
+      '--approval-mode',
+      '--max-session-turns',
+      '--mcp-config',
+      '--prompt',
+    ],
     flags: [],
     prompt: '--prompt',
     resume: '--resume',
@@ -438,15 +449,44 @@ function parseInlineTable(text) {
 /**
  * The MCP servers over stdio declared to the CLI for this run, read as the real CLI reads them:
  * Claude Code's `--mcp-config` (a JSON string or a file, `{"mcpServers":{NAME:{command,args,env}}}`),
- * Codex's `--config mcp_servers.NAME.command=…` / `.args=[…]` / `.env={…}` (TOML values).
+ * Codex's `--config mcp_servers.NAME.command=…` / `.args=[…]` / `.env={…}` (TOML values),
+ * Qwen Code's `--mcp-config` (a file or JSON, with or without the `mcpServers` wrapper), Copilot
+ * CLI's `--additional-mcp-config` (JSON, or `@FILE`; `type` `local` or `stdio`), OpenCode's
+ * `OPENCODE_CONFIG_CONTENT` (`{"mcp":{NAME:{"type":"local","command":[…],"environment":{…}}}}`).
  */
 function declaredMcpServers(provider, options) {
   const servers = {};
+  const fromJson = (config, { atFile = false } = {}) => {
+    const text = atFile
+      ? config.startsWith('@')
+        ? readFileSync(config.slice(1), 'utf8')
+        : config
+      : existsSync(config)
+        ? readFileSync(config, 'utf8')
+        : config;
+    const parsed = JSON.parse(text);
+    const declared = parsed.mcpServers && typeof parsed.mcpServers === 'object' ? parsed.mcpServers : parsed;
+    for (const [name, server] of Object.entries(declared)) {
+      if (provider === 'copilot' && !['local', 'stdio'].includes(server.type)) continue;
+      servers[name] = { command: server.command, args: server.args ?? [], env: server.env ?? {} };
+    }
+  };
   if (provider === 'claude') {
     for (const config of [].concat(options['--mcp-config'] ?? [])) {
       const text = config.trim().startsWith('{') ? config : readFileSync(config, 'utf8');
       for (const [name, server] of Object.entries(JSON.parse(text).mcpServers ?? {}))
         servers[name] = { command: server.command, args: server.args ?? [], env: server.env ?? {} };
+    }
+  }
+  if (provider === 'qwen') for (const config of [].concat(options['--mcp-config'] ?? [])) fromJson(config);
+  if (provider === 'copilot')
+    for (const config of [].concat(options['--additional-mcp-config'] ?? []))
+      fromJson(config, { atFile: true });
+  if (provider === 'opencode' && process.env.OPENCODE_CONFIG_CONTENT) {
+    for (const [name, server] of Object.entries(JSON.parse(process.env.OPENCODE_CONFIG_CONTENT).mcp ?? {})) {
+      if (server.type !== 'local' || server.enabled === false || server.disabled === true) continue;
+      const [command, ...args] = server.command;
+      servers[name] = { command, args, env: server.environment ?? {} };
     }
   }
   if (provider === 'codex') {

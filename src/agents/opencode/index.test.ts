@@ -18,7 +18,64 @@ const full = OpenCodeProfile.parse({
 });
 const worktree = '/w/api.worktrees/triage/github-issues-abc';
 
+const server = {
+  name: 'curupira-findings',
+  command: '/usr/bin/node',
+  args: ['/opt/curupira/dist/cli.js', 'mcp', '--findings', 'run-1'],
+  env: { CURUPIRA_X: '1' },
+};
+
 describe('opencode driver', () => {
+  it("declares the run's MCP servers in OPENCODE_CONFIG_CONTENT (a local server, command and args as one array)", () => {
+    expect(driver.declaresMcpServers).toBe(true);
+    const inv = driver.buildInvocation({
+      profile: bare,
+      prompt: 'Review',
+      worktree,
+      version: '1.18.33',
+      mcpServers: [server],
+      env: { PATH: '/usr/bin' },
+    });
+    expect(inv.args).toEqual(['run', '--format', 'json', '--dir', worktree, '--', 'Review']);
+    expect(JSON.parse(inv.env.OPENCODE_CONFIG_CONTENT!)).toEqual({
+      mcp: {
+        'curupira-findings': {
+          type: 'local',
+          command: ['/usr/bin/node', '/opt/curupira/dist/cli.js', 'mcp', '--findings', 'run-1'],
+          environment: { CURUPIRA_X: '1' },
+        },
+      },
+    });
+  });
+
+  it('keeps what the user put in OPENCODE_CONFIG_CONTENT, their MCP servers included, and adds the run’s', () => {
+    const own = { model: 'openai/gpt-5', mcp: { mine: { type: 'remote', url: 'https://mcp.example' } } };
+    const inv = driver.buildInvocation({
+      profile: bare,
+      prompt: 'Review',
+      worktree,
+      mcpServers: [server],
+      env: { OPENCODE_CONFIG_CONTENT: JSON.stringify(own) },
+    });
+    const content = JSON.parse(inv.env.OPENCODE_CONFIG_CONTENT!) as {
+      model: string;
+      mcp: Record<string, unknown>;
+    };
+    expect(content.model).toBe('openai/gpt-5');
+    expect(Object.keys(content.mcp)).toEqual(['mine', 'curupira-findings']);
+    expect(content.mcp.mine).toEqual(own.mcp.mine);
+  });
+
+  it('sets no OPENCODE_CONFIG_CONTENT for a run without MCP servers, even when the user has one', () => {
+    const inv = driver.buildInvocation({
+      profile: bare,
+      prompt: 'Fix',
+      worktree,
+      env: { OPENCODE_CONFIG_CONTENT: '{"model":"x/y"}' },
+    });
+    expect(inv.env).toEqual({});
+  });
+
   it('runs a bare profile headless, isolated with --standalone on 2.x', () => {
     const inv = driver.buildInvocation({ profile: bare, prompt: 'Fix #12', worktree, version: '2.0.3' });
     expect(inv.args).toEqual(['run', '--format', 'json', '--standalone', '--', 'Fix #12']);

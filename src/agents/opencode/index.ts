@@ -8,17 +8,46 @@
  *   project entries stay with the task;
  * - 2.x, or a version that cannot be read: `--standalone`, so a headless run does not join the
  *   shared background service (2.x has no `--dir`; the worktree is its working directory).
+ *
+ * The run's MCP servers (a review's findings tools, the result tool) go in
+ * `OPENCODE_CONFIG_CONTENT`, `{"mcp":{NAME:{"type":"local","command":[cmd, ...args],
+ * "environment":{…}}}}`: OpenCode 1.18.33's configuration loader reads that variable last and
+ * deep-merges it over the global, `OPENCODE_CONFIG` and project configurations, so the user's own
+ * MCP servers stay; a value the user already set in that variable is kept and extended. Checked
+ * against the real CLI, which starts the server so declared and completes the MCP handshake.
  */
-import { COMMON_MODEL_ENV, defineDriver } from '../driver-kit.js';
+import { COMMON_MODEL_ENV, defineDriver, isObject } from '../driver-kit.js';
 import { API_LIMITS } from '../limits.js';
 import { createOpenCodeStreamParser } from '../streams/opencode-stream.js';
-import type { AgentDriver } from '../types.js';
+import type { AgentDriver, McpServerSpec } from '../types.js';
 import type { OpenCodeProfile } from './schema.js';
 
 /** The major version in `opencode --version` output (`1.4.2`, `opencode 2.0.1`…), if any. */
 export function openCodeMajorVersion(version: string | undefined): number | undefined {
   const match = /(\d+)\.\d+/.exec(version ?? '');
   return match ? Number(match[1]) : undefined;
+}
+
+/**
+ * `OPENCODE_CONFIG_CONTENT` for a run with MCP servers: the user's own value (a JSON object; kept
+ * as it is) with the run's servers added to its `mcp`. A value that is not a JSON object is
+ * replaced, as OpenCode could not read it either.
+ */
+export function openCodeConfigContent(
+  servers: readonly McpServerSpec[],
+  current: string | undefined,
+): string {
+  let base: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = current === undefined ? {} : JSON.parse(current);
+    if (isObject(parsed)) base = parsed;
+  } catch {
+    // Not JSON: replaced.
+  }
+  const mcp = isObject(base.mcp) ? { ...base.mcp } : {};
+  for (const s of servers)
+    mcp[s.name] = { type: 'local', command: [s.command, ...s.args], environment: { ...s.env } };
+  return JSON.stringify({ ...base, mcp });
 }
 
 function withoutTrailingSlash(path: string): string {
@@ -33,6 +62,7 @@ export function createOpenCodeDriver(): AgentDriver<OpenCodeProfile> {
     executable: 'opencode',
     installUrl: 'https://opencode.ai/docs/',
     assignsSessionId: false,
+    declaresMcpServers: true,
     envAllowlist: ['OPENCODE_*', ...COMMON_MODEL_ENV],
     versionArgs: ['--version'],
     // OpenCode 1.18.33 sends its built-in `openai` and `anthropic` providers' requests to
@@ -74,6 +104,11 @@ export function createOpenCodeDriver(): AgentDriver<OpenCodeProfile> {
       } else {
         args.push('--standalone');
       }
+      if (input.mcpServers && input.mcpServers.length > 0)
+        env.OPENCODE_CONFIG_CONTENT = openCodeConfigContent(
+          input.mcpServers,
+          input.env?.OPENCODE_CONFIG_CONTENT,
+        );
       args.push('--', input.prompt);
       return { args, env };
     },

@@ -5,6 +5,12 @@ import { QwenProfile } from './schema.js';
 
 const driver = createQwenDriver();
 const worktree = '/w/tree';
+const server = {
+  name: 'curupira-findings',
+  command: '/usr/bin/node',
+  args: ['/opt/curupira/dist/cli.js', 'mcp', '--findings', 'run-1'],
+  env: { CURUPIRA_X: '1' },
+};
 
 describe('qwen driver', () => {
   it('runs a bare profile with the prompt as --prompt=', () => {
@@ -54,5 +60,32 @@ describe('qwen driver', () => {
     expect(() => driver.buildInvocation({ profile: other as never, prompt: 'x', worktree })).toThrow(
       'qwen adapter cannot use gemini profile',
     );
+  });
+
+  it("declares the run's MCP servers with --mcp-config (JSON), trusted, before the prompt", () => {
+    expect(driver.declaresMcpServers).toBe(true);
+    const inv = driver.buildInvocation({
+      profile: QwenProfile.parse({ provider: 'qwen' }),
+      prompt: 'Review',
+      worktree,
+      mcpServers: [server],
+    });
+    expect(inv.args).toEqual([
+      '--output-format',
+      'stream-json',
+      '--mcp-config',
+      JSON.stringify({
+        mcpServers: {
+          'curupira-findings': {
+            command: '/usr/bin/node',
+            args: ['/opt/curupira/dist/cli.js', 'mcp', '--findings', 'run-1'],
+            env: { CURUPIRA_X: '1' },
+            trust: true,
+          },
+        },
+      }),
+      '--prompt=Review',
+    ]);
+    expect(inv.env).toEqual({});
   });
 });

@@ -582,6 +582,7 @@ class RunPipeline {
     try {
       invocation = driver.buildInvocation({
         ...(mcpServers.length > 0 ? { mcpServers } : {}),
+        env: baseEnv,
         profile,
         prompt: remediation ? remediation.prompt : saved ? RESUME_SESSION_PROMPT : this.originalPrompt,
         worktree: this.cwd,
