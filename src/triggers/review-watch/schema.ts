@@ -64,7 +64,6 @@ export const reviewWatchTable: TriggerTable<ReviewWatchResolved> = {
             ? 'baseline: the whole repository at each new head commit'
             : `incremental: new commits since the last finished review (first review: ${firstReviewWords(c.first_review)}); nothing new: skipped without an agent`,
       },
-      { label: 'code', value: 'a worktree pinned to the head commit read from GitHub at fire time' },
     ];
   },
 };
