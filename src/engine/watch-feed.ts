@@ -40,8 +40,9 @@ export class WatchFeed implements Feed {
 
   async poll(context: PollContext): Promise<Task[]> {
     this.nextPollAt = context.clock.now() + this.intervalSeconds * 1000;
+    // A preview (`run --dry-run`) neither takes nor drops a scan asked for.
     const asked = context.preview ? undefined : this.asked;
-    this.asked = undefined;
+    if (!context.preview) this.asked = undefined;
     // The watch's own looks wait while a scan asked by hand is queued or running.
     if (asked === undefined && this.askedRunning !== undefined) return [];
     let look: Awaited<ReturnType<WatchSpec['look']>>;
