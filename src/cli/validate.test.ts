@@ -211,5 +211,8 @@ prompt = "Look at \${commit_sha}"
       expect(new Set(labels).size, lines.join('\n')).toBe(labels.length);
       expect(lines.join('\n')).toContain('a new branch at the commit each task is pinned to');
     }
+    expect(explainAutomation(settings.automations[0]!, new Date(0), settings).join('\n')).toMatch(
+      /^ {2}baseline now: +`curupira trigger review --baseline` \(or the board's button\): the whole repository at the branch’s head, at any time$/m,
+    );
   });
 });

@@ -64,6 +64,10 @@ export const reviewWatchTable: TriggerTable<ReviewWatchResolved> = {
             ? 'baseline: the whole repository at each new head commit'
             : `incremental: new commits since the last finished review (first review: ${firstReviewWords(c.first_review)}); nothing new: skipped without an agent`,
       },
+      {
+        label: 'baseline now',
+        value: `\`curupira trigger ${automation.id} --baseline\` (or the board's button): the whole repository at the branch’s head, at any time`,
+      },
     ];
   },
 };
