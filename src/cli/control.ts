@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import { loadSettings } from '../config/load.js';
 import type { Settings } from '../config/types.js';
-import { errorMessage } from '../core/errors.js';
+import { errorMessage, UsageError } from '../core/errors.js';
 import { type RunRecord, UNFINISHED_STATUSES } from '../core/types.js';
 import { formatCost } from '../cost/prices.js';
 import { stateDir } from '../engine/paths.js';
@@ -290,6 +290,20 @@ async function pauseWithoutDaemon(io: CliIo, settings: Settings, id: string, pau
   );
 }
 
+/** `curupira trigger WATCH --baseline`: the daemon runs a baseline of the watch now. */
+async function baselineNow(io: CliIo, settings: Settings, id: string, set: readonly string[]): Promise<void> {
+  if (set.length > 0)
+    throw new UsageError('--baseline takes no --set: a baseline review has no inputs of its own');
+  await withDaemon(io, settings, async (daemon) => {
+    const answer = await daemon.call('POST', `/automations/${encodeURIComponent(id)}/baseline`);
+    if (answered(io, answer))
+      writeLine(
+        io.stdout,
+        `Running a baseline of ${id} now: the whole repository at the branch’s head (\`curupira findings --watch ${id}\` lists what it finds).`,
+      );
+  });
+}
+
 export function registerControl(
   program: Command,
   io: CliIo,
@@ -328,7 +342,12 @@ export function registerControl(
       "an input for the runs this trigger starts (repeatable): the automation's `inputs` key, read as ${key}",
       (value: string, previous: string[] = []) => [...previous, value],
     )
-    .action(async (id: string, options: { set?: string[] }) => {
+    .option(
+      '--baseline',
+      'a review watch: run a baseline now, a review of the whole repository at the branch’s head, whatever its own scan',
+    )
+    .action(async (id: string, options: { set?: string[]; baseline?: boolean }) => {
+      if (options.baseline) return baselineNow(io, settings(), id, options.set ?? []);
       const inputs = parseSetPairs(options.set ?? []);
       const s = settings();
       const automation = s.automations.find((a) => a.id === id);

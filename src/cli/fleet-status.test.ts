@@ -278,6 +278,7 @@ describe('curupira status with a daemon', () => {
     currentSettings: () => settings,
     setPaused: async () => undefined,
     trigger: () => 'polling',
+    scanNow: () => 'polling',
     cancel: () => undefined,
     retry: async () => 'polling',
     allowed: () => undefined,

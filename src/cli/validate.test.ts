@@ -180,3 +180,39 @@ prompt = "x"
     expect(on?.join('\n')).not.toContain('disabled');
   });
 });
+
+describe('validate --explain: one row per label', () => {
+  it('prints `code:` once for a review watch and a commit trigger (the pinned commit, said once)', () => {
+    const { settings } = loadSettingsFromText(
+      `[repositories.api]
+remote = "https://github.com/acme/api.git"
+[automations.review]
+trigger_type = "review-watch"
+repository = "api"
+repo = "acme/api"
+prompt = "Review \${review_range}"
+[automations.commits]
+trigger_type = "github-commits"
+repository = "api"
+repo = "acme/api"
+branch = "main"
+prompt = "Look at \${commit_sha}"
+`,
+      '/work/s.toml',
+    );
+    expect(settings.automations.map((a) => a.triggerType)).toEqual(['review-watch', 'github-commits']);
+    for (const automation of settings.automations) {
+      const lines = explainAutomation(automation, new Date(0), settings);
+      const labels = lines.slice(1).map((line) => /^ {2}([^:]+):/.exec(line)?.[1]);
+      expect(
+        labels.filter((label) => label === 'code'),
+        lines.join('\n'),
+      ).toHaveLength(1);
+      expect(new Set(labels).size, lines.join('\n')).toBe(labels.length);
+      expect(lines.join('\n')).toContain('a new branch at the commit each task is pinned to');
+    }
+    expect(explainAutomation(settings.automations[0]!, new Date(0), settings).join('\n')).toMatch(
+      /^ {2}baseline now: +`curupira trigger review --baseline` \(or the board's button\): the whole repository at the branch’s head, at any time$/m,
+    );
+  });
+});

@@ -204,7 +204,8 @@ export type ControlReason =
   | 'run_not_active'
   | 'run_active'
   | 'not_retryable'
-  | 'worktree_not_kept';
+  | 'worktree_not_kept'
+  | 'scan_not_offered';
 
 export class ControlError extends CurupiraError {
   readonly reason: ControlReason;

@@ -34,6 +34,7 @@ export class Control {
         ...(error === undefined ? {} : { lastError: error }),
         waiting: feed.waiting ?? 0,
         ...(feed.matching === undefined ? {} : { matching: feed.matching }),
+        ...(feed.scans?.length ? { scans: feed.scans } : {}),
         ...this.pauseStatus(id),
         ...Object.assign({}, ...this.s.features.map((f) => f.status?.(feed.automation) ?? {})),
       };
@@ -92,6 +93,25 @@ export class Control {
     if (feed) feed.nextPollAt = 0;
     if (inputs) this.s.triggerInputs.set(id, inputs);
     else this.s.triggerInputs.delete(id);
+    if (this.s.isPaused(id)) this.s.forced.add(id);
+    this.s.wakeup.wake();
+    return 'polling';
+  }
+
+  /**
+   * Asks an automation for one of the scans its feed offers (a review watch's `baseline`: "run a
+   * baseline now"): its feed looks at once and the scan runs whatever was reviewed before. Works on
+   * a paused automation too, once.
+   */
+  scanNow(id: string, scan: string): 'polling' {
+    this.s.automation(id);
+    const feed = this.s.feeds.find((f) => f.automation.id === id);
+    if (!feed?.askScan || !feed.scans?.includes(scan))
+      throw new ControlError(
+        'scan_not_offered',
+        `automation '${id}' has no ${scan} scan to run now (its trigger offers ${feed?.scans?.length ? feed.scans.join(', ') : 'none'})`,
+      );
+    feed.askScan(scan);
     if (this.s.isPaused(id)) this.s.forced.add(id);
     this.s.wakeup.wake();
     return 'polling';

@@ -142,6 +142,11 @@ export class Kernel {
     return this.control.trigger(id, inputs);
   }
 
+  /** Runs one of the scans an automation's feed offers now (a review watch's baseline). */
+  scanNow(id: string, scan: string): 'polling' {
+    return this.control.scanNow(id, scan);
+  }
+
   pollNow(ids: readonly string[]): string[] {
     return this.control.pollNow(ids);
   }

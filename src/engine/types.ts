@@ -47,6 +47,8 @@ export interface AutomationStatus {
   retries?: { itemId: string; note: string; at: number }[];
   /** Its provider is parked by a usage limit until then (epoch ms). */
   parkedUntil?: number;
+  /** The scans a person may ask for now (a review watch's `baseline`); absent: none. */
+  scans?: readonly string[];
   /** Today's spend and budget state; parked automations are not polled until the next UTC day. */
   budget?: BudgetStatus;
 }

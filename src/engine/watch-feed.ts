@@ -2,7 +2,9 @@
  * The feed of a watch (a review watch on a branch): every `poll_interval_seconds` its trigger looks
  * once and says what it found — an item to run, an item to skip with a reason (recorded as a
  * skipped run, no agent started), or nothing. One run per item key in this process: a commit
- * already reviewed, or whose review failed, is not offered again until the item changes.
+ * already reviewed, or whose review failed, is not offered again until the item changes. A scan a
+ * person asks for ("run a baseline now") is looked for at once and runs whatever was reviewed
+ * before; while it is queued or running, the watch's own looks wait for it.
  */
 import type { ResolvedAutomation } from '../config/types.js';
 import { errorMessage } from '../core/errors.js';
@@ -14,6 +16,12 @@ export class WatchFeed implements Feed {
   nextPollAt = 0;
   /** The item key last dispatched or recorded as skipped. */
   private handled: string | undefined;
+  /** A scan a person asked for, for the next poll. */
+  private asked: string | undefined;
+  /** The task key of the asked scan's task, until the next poll offers it. */
+  private askedTask: string | undefined;
+  /** The task key of the asked scan, while it is queued or running. */
+  private askedRunning: string | undefined;
 
   constructor(
     readonly automation: ResolvedAutomation,
@@ -21,11 +29,25 @@ export class WatchFeed implements Feed {
     private readonly intervalSeconds: number,
   ) {}
 
+  get scans(): readonly string[] {
+    return this.watch.scans ?? [];
+  }
+
+  askScan(scan: string): void {
+    this.asked = scan;
+    this.nextPollAt = 0;
+  }
+
   async poll(context: PollContext): Promise<Task[]> {
     this.nextPollAt = context.clock.now() + this.intervalSeconds * 1000;
+    // A preview (`run --dry-run`) neither takes nor drops a scan asked for.
+    const asked = context.preview ? undefined : this.asked;
+    if (!context.preview) this.asked = undefined;
+    // The watch's own looks wait while a scan asked by hand is queued or running.
+    if (asked === undefined && this.askedRunning !== undefined) return [];
     let look: Awaited<ReturnType<WatchSpec['look']>>;
     try {
-      look = await this.watch.look(context);
+      look = await this.watch.look(context, asked);
     } catch (error) {
       context.log.warn(
         { automation: this.automation.id, error: errorMessage(error) },
@@ -51,17 +73,30 @@ export class WatchFeed implements Feed {
       );
       return [];
     }
+    if (asked !== undefined) {
+      this.askedTask = task.key;
+      return [task];
+    }
     if (this.handled === look.item.itemKey) return [];
     return [task];
   }
 
   markDispatched(task: Task): void {
     this.handled = task.item.itemKey;
+    if (task.key === this.askedTask) {
+      this.askedRunning = task.key;
+      this.askedTask = undefined;
+    }
   }
 
   forget(task: Task): void {
     if (this.handled === task.item.itemKey) this.handled = undefined;
+    if (this.askedRunning === task.key) this.askedRunning = undefined;
   }
 
-  async runFinished(): Promise<void> {}
+  async runFinished(task: Task): Promise<void> {
+    if (this.askedRunning !== task.key) return;
+    this.askedRunning = undefined;
+    this.nextPollAt = 0;
+  }
 }

@@ -90,14 +90,17 @@ export async function incrementalScope(
   };
 }
 
-/** A baseline review: the whole repository at the pinned commit, every time. */
-export function baselineScope(pinned: string): ReviewScope {
+/**
+ * A baseline review: the whole repository at the pinned commit, every time. `asked`: a person asked
+ * for it now ("run a baseline now"), which the run says.
+ */
+export function baselineScope(pinned: string, asked?: 'asked'): Extract<ReviewScope, { kind: 'review' }> {
   return {
     kind: 'review',
     from: null,
     to: pinned,
     commits: [],
-    note: 'baseline: the whole repository',
+    note: asked ? 'baseline asked now: the whole repository' : 'baseline: the whole repository',
     whole: true,
   };
 }

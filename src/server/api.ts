@@ -269,6 +269,12 @@ function actionRoutes(api: Hono, ctx: ServerContext): void {
     ctx.hub.changed();
     return json(c, { automation: automation(c), result }, 202);
   });
+  // "Run a baseline now" (a review watch, whatever its own scan): the whole repository at the head.
+  api.post('/automations/:id/baseline', (c) => {
+    const result = control(() => ctx.engine.scanNow(automation(c), 'baseline'));
+    ctx.hub.changed();
+    return json(c, { automation: automation(c), scan: 'baseline', result }, 202);
+  });
   for (const [verb, paused] of [
     ['pause', true],
     ['resume', false],
@@ -330,7 +336,9 @@ function actionRoutes(api: Hono, ctx: ServerContext): void {
       throw new ApiError('method_not_allowed', `${c.req.path} is an action: use POST with the token header`);
     throw new ApiError('not_found', `no route ${c.req.method} ${c.req.path}`);
   };
-  api.all('/automations/:id/:verb', (c) => refuse(c, ['run', 'pause', 'resume'], c.req.param('verb')));
+  api.all('/automations/:id/:verb', (c) =>
+    refuse(c, ['run', 'baseline', 'pause', 'resume'], c.req.param('verb')),
+  );
   api.all('/runs/:id/:action', (c) =>
     refuse(c, ['cancel', 'retry', 'dismiss', 'allow', 'remove-worktree'], c.req.param('action')),
   );

@@ -14,7 +14,7 @@ import { button, itemName, pullRequestLine, runDuration, statusPill, when } from
 import { ApiError } from './errors.js';
 import { FIGURE_WINDOWS, type FigureSet, type FigureWindowName, windowFigures } from './figures.js';
 import { figureTiles, profileTable } from './figures-view.js';
-import { findingCounts, findingsPanel } from './findings-page.js';
+import { baselineButton, findingCounts, findingsPanel } from './findings-page.js';
 import { type Html, html } from './html.js';
 import { layout } from './page-layout.js';
 import type { ServerContext } from './server-context.js';
@@ -113,6 +113,8 @@ function triggerPanel(card: AutomationCard): Html {
     ${card.budget ? html`<dt>cost today</dt><dd>${formatCost(card.budget.spentTodayUsd)}${card.budget.limitPerDayUsd === undefined ? '' : html` of ${formatCost(card.budget.limitPerDayUsd)}`}</dd>` : ''}
   </dl>
   <div class="actions">${button({ label: 'Run now', action: `${base}/run`, follow: `/api/v1/runs?automation=${encodeURIComponent(card.id)}&limit=1` })}${
+    card.scans.includes('baseline') ? baselineButton(card.id) : ''
+  }${
     card.paused
       ? button({ label: 'Resume', action: `${base}/resume` })
       : button({ label: 'Pause', action: `${base}/pause` })

@@ -25,6 +25,8 @@ export interface EngineView {
   setPaused(id: string, paused: boolean): Promise<void>;
   /** `inputs`: for the runs this trigger starts (checked against the automation's declared ones). */
   trigger(id: string, inputs?: Readonly<Record<string, string>>): 'fired' | 'polling';
+  /** Runs one of the scans the automation's feed offers now (a review watch's `baseline`). */
+  scanNow(id: string, scan: string): 'polling';
   cancel(runId: string): void;
   retry(runId: string): Promise<'resumed' | 'polling' | 'fired'>;
   /** An allowance was recorded (`allow`): offer allowed items at once instead of at the next poll. */
@@ -61,6 +63,8 @@ export interface AutomationCard {
   retries: string[];
   /** Today's spend (UTC day) and budget state: `parked` until `parkedUntil` when a budget ran out. */
   budget: BudgetStatus | null;
+  /** The scans a person may ask for now (a review watch's `baseline`: "Run a baseline now"). */
+  scans: string[];
 }
 
 export interface BoardData {
@@ -121,6 +125,7 @@ export function automationCards(engine: EngineView, now: Date): AutomationCard[]
       parkedUntil: iso(state?.parkedUntil),
       retries: (state?.retries ?? []).map((r) => `#${r.itemId} ${r.note}`),
       budget: state?.budget ?? null,
+      scans: [...(state?.scans ?? [])],
     };
   });
 }

@@ -225,6 +225,7 @@ describe('new pages and fields escape what they show', () => {
     parkedUntil: null,
     retries: [],
     budget: null,
+    scans: [],
   };
   const window = { from: '2025-12-25T00:00:00.000Z', to: '2026-01-01T00:00:00.000Z' };
 
@@ -255,6 +256,27 @@ describe('new pages and fields escape what they show', () => {
     expect(text).toContain('polling · next poll');
     expect(text).toContain('rel="next" id="older"');
     expect(text).toContain('href="/automations/fix%3Cscript%3Ealert(%22x%22)%3C%2Fscript%3E?q=%3Cscript%3E');
+    // Not a review watch: no "Run a baseline now".
+    expect(text).not.toContain('/baseline');
+  });
+
+  it('the automation page of a review watch offers "Run a baseline now", posted with the token header', () => {
+    const text = automationPage({
+      card: { ...card, triggerType: 'review-watch', scans: ['baseline'] },
+      figures: computeFigures([], [], window),
+      windowName: '7d',
+      failed: [],
+      runs: [],
+      next: null,
+      deliveries: {},
+      search: {},
+      token: 'tok',
+      now: NOW,
+    }).text;
+    noScript(text);
+    expect(text).toContain(
+      '<button type="button" class="action" data-action="/api/v1/automations/fix%3Cscript%3Ealert(%22x%22)%3C%2Fscript%3E/baseline" data-follow="/api/v1/runs?automation=fix%3Cscript%3Ealert(%22x%22)%3C%2Fscript%3E&amp;limit=1">Run a baseline now</button>',
+    );
   });
 
   it('the findings page of a watch: its findings, open and resolved, every field escaped', () => {
@@ -298,6 +320,7 @@ describe('new pages and fields escape what they show', () => {
       ],
       counts: { open: 1, resolved: 1 },
       token: 'tok',
+      baseline: true,
     }).text;
     noScript(text);
     expect(text).toContain(`<h2>Findings of review${ESCAPED}</h2>`);
@@ -308,6 +331,10 @@ describe('new pages and fields escape what they show', () => {
     expect(text).toContain('href="/runs/r_2%3Cscript%3Ealert(%22x%22)%3C%2Fscript%3E"');
     expect(text).toContain('<strong aria-current="true">all 2</strong>');
     expect(text).toContain(
+      'data-action="/api/v1/automations/review%3Cscript%3Ealert(%22x%22)%3C%2Fscript%3E/baseline"',
+    );
+    expect(text).toContain('>Run a baseline now</button>');
+    expect(text).toContain(
       'href="/automations/review%3Cscript%3Ealert(%22x%22)%3C%2Fscript%3E/findings?status=resolved">resolved 1</a>',
     );
     const empty = findingsPage({
@@ -316,8 +343,10 @@ describe('new pages and fields escape what they show', () => {
       findings: [],
       counts: { open: 0, resolved: 0 },
       token: 'tok',
+      baseline: false,
     }).text;
     expect(empty).toContain('<p class="empty" id="no-findings">no open findings</p>');
+    expect(empty).not.toContain('Run a baseline now');
     const panel = findingsPanel(`review${EVIL}`, { open: 2, resolved: 1 }).text;
     noScript(panel);
     expect(panel).toContain('id="findings-link">2 open</a>');

@@ -27,6 +27,7 @@ export const HTTP_STATUS: Record<ApiErrorCode, 400 | 401 | 404 | 405 | 409 | 500
   run_active: 409,
   not_retryable: 409,
   worktree_not_kept: 409,
+  scan_not_offered: 409,
   not_blocked: 409,
   confirmation_required: 409,
   no_fleet: 404,

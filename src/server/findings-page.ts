@@ -6,7 +6,7 @@
  */
 import type { Hono } from 'hono';
 import type { FindingRecord } from '../store/types.js';
-import { when } from './cards.js';
+import { button, when } from './cards.js';
 import { ApiError } from './errors.js';
 import { type Html, html } from './html.js';
 import { layout } from './page-layout.js';
@@ -63,17 +63,32 @@ function viewLinks(watch: string, current: FindingView, counts: FindingCounts): 
   )}</nav>`;
 }
 
+/**
+ * "Run a baseline now": a review of the whole repository at the branch's head, for any watch. The
+ * board's script posts it with the token header, as every other action.
+ */
+export function baselineButton(watch: string): Html {
+  return button({
+    label: 'Run a baseline now',
+    action: `/api/v1/automations/${encodeURIComponent(watch)}/baseline`,
+    follow: `/api/v1/runs?automation=${encodeURIComponent(watch)}&limit=1`,
+  });
+}
+
 export function findingsPage(args: {
   watch: string;
   view: FindingView;
   findings: readonly FindingRecord[];
   counts: FindingCounts;
   token: string;
+  /** The watch offers "run a baseline now". */
+  baseline: boolean;
 }): Html {
   const { watch, view } = args;
   const body = html`<main class="findings-page" data-automation="${watch}">
   <h2>Findings of ${watch}</h2>
   <p><a href="/automations/${encodeURIComponent(watch)}">back to the automation</a></p>
+  ${args.baseline ? html`<div class="actions" id="findings-actions">${baselineButton(watch)}</div>` : ''}
   ${viewLinks(watch, view, args.counts)}
   ${findingsTable(args.findings, view)}
 </main>`;
@@ -114,6 +129,12 @@ export function findingsPageRoutes(
       ctx.store.listFindings({ watch: name, ...(view === 'all' ? {} : { status: view }) }),
       findingCounts(ctx, name),
     ]);
-    return send(c as never, findingsPage({ watch: name, view, findings, counts, token: ctx.token }));
+    const baseline = ctx.engine
+      .automations()
+      .some((a) => a.id === name && (a.scans ?? []).includes('baseline'));
+    return send(
+      c as never,
+      findingsPage({ watch: name, view, findings, counts, token: ctx.token, baseline }),
+    );
   });
 }

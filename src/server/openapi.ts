@@ -165,6 +165,12 @@ export function openApiDocument(version: string): Record<string, unknown> {
           },
         }),
       },
+      '/automations/{id}/baseline': {
+        post: op(
+          'Run a baseline now (a review watch, whatever its own scan): a review of the whole repository pinned at the branch’s head as GitHub names it now; 409 `scan_not_offered` for an automation that is not a review watch',
+          { parameters: [idParam('id')] },
+        ),
+      },
       '/automations/{id}/pause': {
         post: op('Pause (remembered across restarts)', { parameters: [idParam('id')] }),
       },

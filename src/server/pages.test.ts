@@ -70,6 +70,7 @@ function board(runs: RunRecord[]): BoardData {
         pausedReason: `paused automatically ${EVIL}`,
         parkedUntil: '2026-01-01T01:00:00.000Z',
         retries: [`#1 retry 2/3 at 00:00:10 ${EVIL}`],
+        scans: [],
         budget: {
           spentTodayUsd: 1.5,
           limitPerDayUsd: 2,

@@ -74,6 +74,7 @@ function engine(): EngineView {
     currentSettings: () => settings,
     setPaused: async () => undefined,
     trigger: () => 'polling',
+    scanNow: () => 'polling',
     cancel: () => undefined,
     retry: async () => 'polling',
     allowed: () => undefined,

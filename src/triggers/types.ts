@@ -76,6 +76,13 @@ export interface Feed {
    * retrying a run fires its `scheduledFor` occurrence again).
    */
   fire?(at: Date): Task;
+  /**
+   * The scans a person may ask for now, beyond what the feed's own polls find (a review watch's
+   * `baseline`: "run a baseline now"); absent: none.
+   */
+  readonly scans?: readonly string[];
+  /** Asks for one of `scans` at the next poll, which is made at once (the run starts even if the head was reviewed). */
+  askScan?(scan: string): void;
   /** Called once when the engine starts, before any run can finish (a chain's baseline). */
   start?(context: PollContext): Promise<void>;
   /** A run of automation `automationId` settled (a chain polls at once after its upstream's). */
@@ -123,8 +130,13 @@ export type WatchLook =
 
 /** A watch on something the trigger reads itself (a branch's head commit), for the engine's watch feed. */
 export interface WatchSpec {
-  /** Looks once; `context.preview` set: must record nothing. */
-  look(context: PollContext): Promise<WatchLook>;
+  /**
+   * Looks once; `context.preview` set: must record nothing. `asked`: a scan a person asked for now
+   * (one of `scans`), which the look answers with an item to run whatever the watch reviewed last.
+   */
+  look(context: PollContext, asked?: string): Promise<WatchLook>;
+  /** The scans a person may ask for now (`baseline`); absent: none. */
+  readonly scans?: readonly string[];
 }
 
 /**

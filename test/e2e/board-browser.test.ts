@@ -14,7 +14,7 @@ import { PROVIDERS } from '../../src/agents/schemas.js';
 import type { RunRecord } from '../../src/core/types.js';
 import { REVIEW_SUMMARY_MARK, summarizeReviews } from '../../src/delivery/review-summary.js';
 import { seriousViolations } from '../helpers/axe.js';
-import { createHarness, type Harness, issueAutomation, ROOT } from '../helpers/harness.js';
+import { createHarness, type Harness, issueAutomation, ROOT, waitFor } from '../helpers/harness.js';
 import { type Served, serveInProcess } from '../helpers/serve.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -415,6 +415,15 @@ prompt = "Review \${review_range}."
     );
     expect(await seriousViolations(page)).toEqual([]);
     expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
+
+    // "Run a baseline now" on the findings page: the board posts it with its token, a baseline runs.
+    await page.locator('#findings-actions button', { hasText: 'Run a baseline now' }).click();
+    await page.locator('#feedback', { hasText: 'Run a baseline now' }).waitFor();
+    const s = served;
+    const baseline = await waitFor('the baseline asked from the board', async () =>
+      (await s.store.listRuns({ automationId: 'review' })).find((r) => r.itemId.endsWith('-baseline')),
+    );
+    expect(baseline.itemTitle).toMatch(/^Baseline review of acme\/api main at [0-9a-f]{12} \(asked now\)$/);
   });
 
   it("renders every provider's transcript; a blocked run shows its reason and findings, and Allow once runs it", async () => {

@@ -166,6 +166,8 @@ describe('a review watch (incremental)', () => {
     expect(shown.stdout).toContain('acme/api (the default branch)');
     expect(shown.stdout).toContain('incremental: new commits since the last finished review');
     expect(shown.stdout).toContain('a new branch at the commit each task is pinned to');
+    // The code it sees is said once (the trigger's own line used to repeat the generic row).
+    expect(shown.stdout.match(/^ {2}code: /gm)).toHaveLength(1);
   }, 60_000);
 
   it('goes back to the last 20 commits, saying so, when the reviewed commit was force-pushed away', async () => {
@@ -275,6 +277,101 @@ describe('a review run offers its agent the findings tools', () => {
     } finally {
       await store.close();
     }
+  }, 120_000);
+});
+
+describe('two incremental reviews through the trigger', () => {
+  it('the second, after one problem is fixed and a new commit lands: one resolved, one still open, one new, none duplicated', async () => {
+    h = await createHarness({ issues: [], automation: REPORTING_WATCH });
+    const first = await pushToMain(
+      h,
+      { 'src/a.ts': 'export const key = "s3cr3t";\nexport const x = 1;\n' },
+      'add a',
+    );
+    const review1 = onlyRun((await h.run()).runs);
+    expect(review1.status, review1.reason ?? '').toBe('succeeded');
+    expect(review1.baseCommit).toBe(first);
+    expect(review1.prompt).toContain('(first review: the last 20 commits)');
+
+    // One commit: the secret is gone, and new code brings a new problem.
+    const fix = await pushToMain(
+      h,
+      {
+        'src/a.ts': 'export const key = process.env.KEY;\nexport const x = 1;\n',
+        'src/b.ts': 'export const query = (id: string) => `SELECT * FROM t WHERE id = ${id}`;\n',
+      },
+      'read the key from the environment; add b',
+    );
+    h.configure({
+      automation: REPORTING_WATCH.replace(
+        /prompt = .*/,
+        'prompt = "Review ${review_range}. [[fake:resolve=Hard-coded secret]] [[fake:finding=src/a.ts:2:low:Unused export]] [[fake:finding=src/b.ts:1:critical:SQL injection]] [[fake:review-done]]"',
+      ),
+    });
+    const review2 = onlyRun((await h.run()).runs);
+    expect(review2.status, review2.reason ?? '').toBe('succeeded');
+    expect(review2.baseCommit).toBe(fix);
+    expect(review2.prompt).toContain(
+      `${first.slice(0, 12)}..${fix.slice(0, 12)} (1 new commit since ${first.slice(0, 12)})`,
+    );
+
+    const store = await h.openStore();
+    try {
+      const findings = await store.listFindings({ watch: 'review' });
+      const byTitle = (title: string) => findings.filter((f) => f.title === title);
+      // Three findings, one each: the one seen again is the same finding, not a second.
+      expect(findings.map((f) => f.title).sort()).toEqual([
+        'Hard-coded secret',
+        'SQL injection',
+        'Unused export',
+      ]);
+      expect(
+        byTitle('Hard-coded secret').map((f) => [
+          f.status,
+          f.firstSeenCommit,
+          f.resolvedCommit,
+          f.resolvedRunId,
+        ]),
+      ).toEqual([['resolved', first, fix, review2.id]]);
+      expect(
+        byTitle('Unused export').map((f) => [
+          f.status,
+          f.firstSeenCommit,
+          f.lastSeenCommit,
+          f.firstRunId,
+          f.lastRunId,
+        ]),
+      ).toEqual([['open', first, fix, review1.id, review2.id]]);
+      expect(
+        byTitle('SQL injection').map((f) => [f.status, f.severity, f.firstSeenCommit, f.firstRunId]),
+      ).toEqual([['open', 'critical', fix, review2.id]]);
+      expect((await reviewDone(store, review2.id))?.reviewedCommit).toBe(fix);
+    } finally {
+      await store.close();
+    }
+
+    // The CLI lists the two open ones, and the resolved one when asked.
+    const open = await runBuiltCli(['--config', h.settingsFile, 'findings', '--watch', 'review'], {
+      env: h.env,
+    });
+    expect(open.code, open.stderr).toBe(0);
+    expect(open.stdout).toContain('SQL injection');
+    expect(open.stdout).toContain('Unused export');
+    expect(open.stdout).not.toContain('Hard-coded secret');
+    const resolved = await runBuiltCli(
+      ['--config', h.settingsFile, 'findings', '--watch', 'review', '--status', 'resolved'],
+      { env: h.env },
+    );
+    expect(resolved.stdout).toContain('Hard-coded secret');
+    expect(resolved.stdout).not.toContain('SQL injection');
+
+    // Nothing new since: skipped, and no agent starts.
+    expect((await h.run()).runs).toEqual([]);
+    expect(h.agentRuns('claude')).toHaveLength(2);
+    expect(await markOf(h)).toBe(fix);
+    expect((await runsOf(h)).filter((r) => r.status === 'skipped').map((r) => r.reason)).toEqual([
+      'No new commits since the last review',
+    ]);
   }, 120_000);
 });
 

@@ -71,22 +71,28 @@ async function settleNewest(store: Store, watch: string): Promise<void> {
   }
 }
 
+/** The scan a person may ask for now, for any watch: "run a baseline now". */
+const BASELINE_NOW = 'baseline';
+
 function reviewItem(
   automation: ReviewWatchResolved,
   branch: string,
   head: string,
   scope: Extract<ReviewScope, { kind: 'review' }> | undefined,
+  asked = false,
 ): Item {
   const c = automation.config;
+  const scan = asked ? 'baseline' : c.scan;
   return {
-    id: head.slice(0, 12),
-    title: `${c.scan === 'baseline' ? 'Baseline review' : 'Review'} of ${c.repo} ${branch} at ${head.slice(0, 12)}`,
+    // A baseline asked now is its own task: never the resumed session of another review of this head.
+    id: asked ? `${head.slice(0, 12)}-baseline` : head.slice(0, 12),
+    title: `${scan === 'baseline' ? 'Baseline review' : 'Review'} of ${c.repo} ${branch} at ${head.slice(0, 12)}${asked ? ' (asked now)' : ''}`,
     url: `https://github.com/${c.repo}/commit/${head}`,
     body: '',
-    itemKey: `review:${c.scan}:${head}`,
+    itemKey: `review:${scan}:${head}`,
     repo: c.repo,
     fields: {
-      review_scan: c.scan,
+      review_scan: scan,
       review_branch: branch,
       review_commit: head,
       review_from: scope?.from ?? '',
@@ -100,6 +106,7 @@ async function look(
   automation: ReviewWatchResolved,
   github: GitHubClient,
   context: PollContext,
+  asked?: string,
 ): Promise<WatchLook> {
   const { repository } = automation;
   const branch = await watchedBranch(automation, github);
@@ -121,6 +128,9 @@ async function look(
     }),
   );
   if (!context.preview) await settleNewest(context.store, automation.id);
+  // "Run a baseline now": the whole repository at the head, whatever the watch reviewed last.
+  if (asked === BASELINE_NOW)
+    return { item: reviewItem(automation, branch, head, baselineScope(head, 'asked'), true) };
   const mark = await reviewedUpTo(context.store, automation.id);
   if (
     automation.config.scan === 'incremental' &&
@@ -150,7 +160,10 @@ export const reviewWatchTrigger: TriggerDefinition<ReviewWatchResolved> = {
   // One review of a watch at a time: the next one's range starts where this one ends.
   serialRuns: true,
   createFeed(automation, context) {
-    return context.feeds.watch(automation, { look: (poll) => look(automation, context.github(), poll) });
+    return context.feeds.watch(automation, {
+      look: (poll, asked) => look(automation, context.github(), poll, asked),
+      scans: [BASELINE_NOW],
+    });
   },
   pinnedCommit(task) {
     const branch = stringField(task.item.fields.review_branch);

@@ -64,7 +64,10 @@ export const reviewWatchTable: TriggerTable<ReviewWatchResolved> = {
             ? 'baseline: the whole repository at each new head commit'
             : `incremental: new commits since the last finished review (first review: ${firstReviewWords(c.first_review)}); nothing new: skipped without an agent`,
       },
-      { label: 'code', value: 'a worktree pinned to the head commit read from GitHub at fire time' },
+      {
+        label: 'baseline now',
+        value: `\`curupira trigger ${automation.id} --baseline\` (or the board's button): the whole repository at the branch’s head, at any time`,
+      },
     ];
   },
 };

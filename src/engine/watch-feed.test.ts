@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { loadSettingsFromText } from '../config/load.js';
+import { FakeClock } from '../core/clock.js';
+import type { Item } from '../core/types.js';
+import { silentLogger } from '../log.js';
+import type { Store } from '../store/types.js';
+import type { PollContext, WatchLook } from '../triggers/types.js';
+import { WatchFeed } from './watch-feed.js';
+
+const [automation] = loadSettingsFromText(
+  `[repositories.api]
+remote = "https://github.com/acme/api.git"
+[automations.review]
+trigger_type = "review-watch"
+repository = "api"
+repo = "acme/api"
+prompt = "Review \${review_range}"
+`,
+  '/work/settings.toml',
+).settings.automations;
+
+function item(key: string): Item {
+  return { id: key.replace(/[^a-z0-9]/g, '-'), title: key, url: '', body: '', itemKey: key, fields: {} };
+}
+
+/** A watch whose head does not move: every look finds the same review; a scan asked is its own item. */
+function feed() {
+  const looks: (string | undefined)[] = [];
+  const watch = new WatchFeed(
+    automation!,
+    {
+      scans: ['baseline'],
+      async look(_context: PollContext, asked?: string): Promise<WatchLook> {
+        looks.push(asked);
+        return { item: item(asked ? `review:${asked}:abc` : 'review:incremental:abc') };
+      },
+    },
+    60,
+  );
+  return { watch, looks };
+}
+
+const context: PollContext = {
+  store: {} as Store,
+  clock: new FakeClock(0),
+  log: silentLogger(),
+  limit: 10,
+  preview: false,
+};
+
+describe('WatchFeed: a scan asked now', () => {
+  it('runs whatever was offered before, looks at once, and the watch’s own looks wait until it ends', async () => {
+    const { watch, looks } = feed();
+    expect(watch.scans).toEqual(['baseline']);
+    const [own] = await watch.poll(context);
+    watch.markDispatched(own!);
+    // The same head again: not offered twice.
+    expect(await watch.poll(context)).toEqual([]);
+
+    watch.askScan('baseline');
+    expect(watch.nextPollAt).toBe(0);
+    const [asked] = await watch.poll(context);
+    expect(asked!.item.itemKey).toBe('review:baseline:abc');
+    expect(looks.at(-1)).toBe('baseline');
+    watch.markDispatched(asked!);
+
+    // Queued or running: the watch's own looks wait (no look is made at all).
+    const before = looks.length;
+    expect(await watch.poll(context)).toEqual([]);
+    expect(looks).toHaveLength(before);
+
+    // Asked again at the same head, while the first waits: it is offered (the scheduler dedupes).
+    watch.askScan('baseline');
+    expect(await watch.poll(context)).toHaveLength(1);
+
+    await watch.runFinished(asked!);
+    expect(watch.nextPollAt).toBe(0);
+    expect(await watch.poll(context)).toHaveLength(1);
+    expect(looks.at(-1)).toBeUndefined();
+  });
+
+  it('a preview (run --dry-run) never takes the asked scan', async () => {
+    const { watch, looks } = feed();
+    watch.askScan('baseline');
+    await watch.poll({ ...context, preview: true });
+    expect(looks).toEqual([undefined]);
+    // Still asked: the next real poll takes it.
+    expect((await watch.poll(context))[0]!.item.itemKey).toBe('review:baseline:abc');
+  });
+});
