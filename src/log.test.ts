@@ -74,3 +74,35 @@ describe('redact', () => {
     expect(redact('token ghp_abcdefghijklmnopqrstuvwxyz0123')).toBe('token [redacted]');
   });
 });
+
+describe('createLogger JSON lines', () => {
+  it('writes level, time, bindings, fields and msg in that order, one line each, and drops lines under the level', () => {
+    const lines: string[] = [];
+    const log = createLogger({ console: { write: (t: string) => lines.push(t) } as never, format: 'json' });
+    log.debug('hidden');
+    log.info('plain');
+    log.child({ run: 7 }).child({ step: 'push' }).warn({ attempt: 2, skipped: undefined }, 'retrying');
+    log.error({ code: 'E1' });
+    expect(lines.every((line) => line.endsWith('}\n'))).toBe(true);
+    const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(records.map((r) => Object.keys(r))).toEqual([
+      ['level', 'time', 'msg'],
+      ['level', 'time', 'run', 'step', 'attempt', 'msg'],
+      ['level', 'time', 'code'],
+    ]);
+    expect(records[1]).toMatchObject({ level: 40, run: 7, step: 'push', attempt: 2, msg: 'retrying' });
+    expect(typeof records[0]!.time).toBe('number');
+    const quiet: string[] = [];
+    createLogger({ console: { write: (t: string) => quiet.push(t) } as never, level: 'silent' }).error('x');
+    expect(quiet).toEqual([]);
+  });
+
+  it('survives a circular field', () => {
+    const lines: string[] = [];
+    const log = createLogger({ console: { write: (t: string) => lines.push(t) } as never, format: 'json' });
+    const deep: Record<string, unknown> = { a: { b: { c: { d: { e: {} } } } } };
+    (deep.a as { b: { c: { d: { e: Record<string, unknown> } } } }).b.c.d.e.loop = deep;
+    log.info({ deep }, 'loop');
+    expect(lines[0]).toContain('[Circular]');
+  });
+});

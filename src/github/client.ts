@@ -1,11 +1,11 @@
 /**
- * The only module that talks HTTP to GitHub (through @octokit/core's request layer). Retries and
+ * The only module that talks HTTP to GitHub (over `httpFetch`, node:http and node:https; until
+ * issue 31 through `@octokit/core`'s request layer, seven packages in every idle daemon). Retries and
  * waits are ours, on the injected clock, so tests can prove that a `Retry-After: N` waits N seconds
  * without sleeping: transient failures (5xx, network errors, timeouts, malformed JSON) retry with
  * jittered backoff; secondary limits wait for `Retry-After`; an exhausted primary budget waits for
  * `x-ratelimit-reset` (or fails with `GitHubRateLimitError` when that is too far away).
  */
-import { Octokit } from '@octokit/core';
 import { type Clock, systemClock } from '../core/clock.js';
 import {
   GitHubAuthError,
@@ -154,6 +154,45 @@ function bodyText(data: unknown): string {
   }
 }
 
+function lowercased(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
+}
+
+/**
+ * One HTTP exchange, answered whatever its status (the caller classifies it): `body` goes as JSON
+ * (a GET or HEAD sends none); a JSON answer is parsed (kept as text when it does not parse), a 204, 205 or 304
+ * has no data, anything else is text.
+ */
+async function exchange(
+  method: string,
+  url: string,
+  json: Record<string, unknown> | undefined,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+): Promise<Attempt> {
+  let body: string | undefined;
+  if (json !== undefined && method !== 'GET' && method !== 'HEAD') {
+    body = JSON.stringify(json);
+    headers['content-type'] = 'application/json; charset=utf-8';
+  }
+  const response = await httpFetch(url, { method, headers, body, signal });
+  const answer: Record<string, string> = {};
+  for (const [name, value] of response.headers) answer[name] = value;
+  const status = response.status;
+  let data: unknown;
+  if (status !== 204 && status !== 205 && status !== 304 && method !== 'HEAD') {
+    const text = await response.text();
+    if (/json/i.test(answer['content-type'] ?? '')) {
+      try {
+        data = JSON.parse(text);
+      } catch {
+        data = text;
+      }
+    } else data = text;
+  }
+  return { status, headers: answer, data };
+}
+
 export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? silentLogger();
@@ -163,13 +202,7 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
   const random = options.random ?? Math.random;
   const apiUrl = options.apiUrl.replace(/\/+$/, '');
   const graphqlUrl = graphqlUrlFor(apiUrl);
-  const octokit = new Octokit({
-    baseUrl: apiUrl,
-    userAgent: options.userAgent ?? 'curupira',
-    // node:http instead of the global fetch: undici alone is about 18 MiB of a daemon's memory.
-    request: { fetch: httpFetch },
-    log: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
-  });
+  const userAgent = options.userAgent ?? 'curupira';
   const stats: ClientStats = { requests: 0, retries: 0, waitedMs: 0 };
   let lastRateLimit: RateLimitInfo | undefined;
   const stoppedError = (): GitHubTransientError =>
@@ -192,37 +225,30 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
   ): Promise<Attempt> {
     const token = await options.tokens.get();
     stats.requests += 1;
+    const signal = options.signal
+      ? AbortSignal.any([AbortSignal.timeout(timeoutMs), options.signal])
+      : AbortSignal.timeout(timeoutMs);
     try {
-      const response = await octokit.request({
+      const whole = /^https?:\/\//.test(url) ? url : `${apiUrl}${url}`;
+      return await exchange(
         method,
-        url,
-        headers: { ...extraHeaders, authorization: `bearer ${token}`, accept: 'application/vnd.github+json' },
-        ...(body ?? {}),
-        request: {
-          signal: options.signal
-            ? AbortSignal.any([AbortSignal.timeout(timeoutMs), options.signal])
-            : AbortSignal.timeout(timeoutMs),
+        whole,
+        body,
+        {
+          ...lowercased(extraHeaders),
+          authorization: `bearer ${token}`,
+          accept: 'application/vnd.github+json',
+          'user-agent': userAgent,
         },
-      } as unknown as Parameters<typeof octokit.request>[0]);
-      return {
-        status: response.status,
-        headers: response.headers as Record<string, string>,
-        data: response.data,
-      };
+        signal,
+      );
     } catch (error) {
-      const e = error as {
-        status?: number;
-        response?: { status: number; headers: Record<string, string>; data: unknown };
-        name?: string;
-        message?: string;
-      };
-      if (e.response)
-        return { status: e.response.status, headers: e.response.headers, data: e.response.data };
       if (options.signal?.aborted) throw stoppedError();
-      // Octokit wraps fetch's TimeoutError in its own RequestError; the cause keeps the name.
-      const causeName = (e as { cause?: { name?: string } }).cause?.name;
-      const timedOut = [e.name, causeName].some((n) => n === 'TimeoutError' || n === 'AbortError');
-      const reason = timedOut ? `timed out after ${timeoutMs} ms` : redact(e.message ?? 'network error');
+      const e = error as { name?: string; message?: string; cause?: { name?: string; message?: string } };
+      const timedOut = [e.name, e.cause?.name].some((n) => n === 'TimeoutError' || n === 'AbortError');
+      // fetch's `TypeError: fetch failed` says what failed in its cause (`connect ECONNREFUSED …`).
+      const message = e.name === 'TypeError' && e.cause?.message ? e.cause.message : e.message;
+      const reason = timedOut ? `timed out after ${timeoutMs} ms` : redact(message ?? 'network error');
       throw new RetryableError(
         new GitHubTransientError(`GitHub request failed: ${reason}`, { cause: error }),
         undefined,
@@ -387,7 +413,7 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
     body?: Record<string, unknown>,
   ): Promise<{ status: number; headers: Record<string, string>; data: T }> {
     const url = path.startsWith('http') ? path : `${apiUrl}${path.startsWith('/') ? '' : '/'}${path}`;
-    const attempt = await withRetries('rest', method, url, body === undefined ? undefined : { data: body });
+    const attempt = await withRetries('rest', method, url, body);
     return { status: attempt.status, headers: attempt.headers, data: attempt.data as T };
   }
 

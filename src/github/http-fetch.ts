@@ -1,7 +1,7 @@
 /**
- * The little of `fetch` that Octokit uses, on node:http and node:https. Node's global `fetch`
+ * The little of `fetch` that the GitHub client uses (and Octokit used), on node:http and node:https. Node's global `fetch`
  * loads undici, which holds about 18 MiB of a daemon's resident memory; these modules are already
- * loaded. What Octokit reads: `status`, `statusText`, `url`, iterable `headers` with `get`, and the
+ * loaded. What a caller reads: `status`, `statusText`, `url`, iterable `headers` with `get`, and the
  * body as `text()` or `arrayBuffer()`. Redirects are followed (up to 5, as a GET after a 303, or
  * after a 301/302 of a POST, as fetch does; a hop to another origin drops `authorization` and
  * `cookie`, as fetch does, so a token never follows GitHub to a download host such as the signed URL

@@ -11,7 +11,6 @@
  *   token) and redacted (src/security/redact.ts) before they are queued.
  * - Signed: webhook bodies carry `X-Curupira-Signature-256: sha256=<HMAC-SHA256 of the body>`.
  */
-import { sign } from '@octokit/webhooks-methods';
 import { type Clock, systemClock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
 import { type Logger, silentLogger } from '../log.js';
@@ -166,7 +165,11 @@ export class Notifier {
     headers['x-curupira-event'] = row.event;
     headers['x-curupira-delivery'] = row.eventId;
     headers['x-curupira-timestamp'] = String(Math.floor(this.#clock.now() / 1000));
-    if (target.secret) headers['x-curupira-signature-256'] = await sign(target.secret, row.payload);
+    if (target.secret) {
+      // Loaded on the first signed delivery: an idle daemon without notifications never needs it.
+      const { sign } = await import('@octokit/webhooks-methods');
+      headers['x-curupira-signature-256'] = await sign(target.secret, row.payload);
+    }
     return headers;
   }
 

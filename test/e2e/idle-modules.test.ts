@@ -126,39 +126,13 @@ describe('idle run --watch', () => {
 });
 
 /**
- * Every package an idle `run --watch` loads, by name: the settings (smol-toml, zod), the log
- * (pino and its parts), the state file (better-sqlite3), the GitHub client (Octokit's core) and
- * the command line (commander). A package that joins them makes every daemon heavier at rest
- * (issue 31): it is either loaded on first use or added here on purpose.
+ * Every package an idle `run --watch` loads, by name: the settings (smol-toml, zod), the state
+ * file (better-sqlite3 and the two small packages that find its binary) and the command line
+ * (commander). The log and the GitHub client are curupira's own (issue 31: pino and Octokit's
+ * request layer were loaded by every daemon). A package that joins them makes every daemon
+ * heavier at rest: it is either loaded on first use or added here on purpose.
  */
-const IDLE_PACKAGES = [
-  '@octokit/auth-token',
-  '@octokit/core',
-  '@octokit/endpoint',
-  '@octokit/graphql',
-  '@octokit/request',
-  '@octokit/request-error',
-  '@octokit/webhooks-methods',
-  '@pinojs/redact',
-  'atomic-sleep',
-  'before-after-hook',
-  'better-sqlite3',
-  'bindings',
-  'commander',
-  'content-type',
-  'file-uri-to-path',
-  'json-with-bigint',
-  'on-exit-leak-free',
-  'pino',
-  'pino-std-serializers',
-  'quick-format-unescaped',
-  'safe-stable-stringify',
-  'smol-toml',
-  'sonic-boom',
-  'thread-stream',
-  'universal-user-agent',
-  'zod',
-];
+const IDLE_PACKAGES = ['better-sqlite3', 'bindings', 'commander', 'file-uri-to-path', 'smol-toml', 'zod'];
 
 /** The package names in a module list (the last `node_modules/` segment of each path). */
 function packagesIn(loaded: readonly string[]): string[] {
