@@ -158,7 +158,9 @@ describe('a Linear automation', () => {
     h.configure({ automation: table(linear.url, 'merged_state = "Done"') });
     const result = await cli('validate');
     expect(result.code).not.toBe(0);
-    expect(result.stderr).toContain('automations.lin.merged_state: merged_state moves the issue when its pull');
+    expect(result.stderr).toContain(
+      'automations.lin.merged_state: merged_state moves the issue when its pull',
+    );
   });
 
   it('validate --explain shows the compiled filter and where the key comes from', async () => {
