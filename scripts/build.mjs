@@ -11,12 +11,12 @@ const tsc = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p'
   stdio: 'inherit',
 });
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
-// Assets the compiler does not copy: plain JavaScript helpers (the fake agent) and JSON fixtures.
+// Assets the compiler does not copy: plain JavaScript helpers (the fake agent), JSON fixtures and the Linear schema excerpt.
 function copyAssets(dir) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) copyAssets(path);
-    else if (/\.(mjs|json)$/.test(entry.name))
+    else if (/\.(mjs|json|graphql)$/.test(entry.name))
       cpSync(path, join(root, 'dist', relative(join(root, 'src'), path)));
   }
 }

@@ -159,6 +159,7 @@ export function createFeatures(
     env,
     ...tokens,
     notify: (event) => notify.notify(event),
+    sendServiceWrite: (write, record) => writes!.sendServiceWrite(write, record),
     remediate: (automation, task, remediation, onRun) =>
       kernel.remediate(automation, task, remediation, onRun),
   });

@@ -48,7 +48,7 @@ const DEMO_REPO = 'acme/widgets';
 const IDENTITY = ['-c', 'user.name=curupira demo', '-c', 'user.email=demo@curupira.invalid'];
 
 /** A bare repository with a tiny project in it: the "GitHub remote" the demo clones. */
-async function createDemoRemote(dir: string): Promise<string> {
+export async function createDemoRemote(dir: string): Promise<string> {
   const seed = join(dir, 'seed');
   const bare = join(dir, 'remote', 'widgets.git');
   mkdirSync(join(seed, 'src', 'widgets'), { recursive: true });

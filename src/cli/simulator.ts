@@ -1,7 +1,9 @@
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { errorMessage, UsageError } from '../core/errors.js';
 import { importOptional, SIMULATOR_PACKAGES } from '../core/optional.js';
 import { type CliIo, writeLine } from './io.js';
+import { serveTrackers, TRACKERS_DIR } from './simulator-trackers.js';
 
 export function registerSimulator(program: Command, io: CliIo): void {
   program
@@ -22,11 +24,18 @@ export function registerSimulator(program: Command, io: CliIo): void {
       '--login <login>',
       'who a token authenticates as (default: the fixture’s first token user, else octocat)',
     )
-    .action(async (options: { fixture?: string; port: string; token?: string; login?: string }) => {
-      if (!/^\d+$/.test(options.port) || Number(options.port) > 65535) {
-        throw new UsageError(`--port must be a port number, got '${options.port}'`);
-      }
-      const port = Number(options.port);
+    .option(
+      '--trackers [dir]',
+      `also serve local Linear and Jira stand-ins with a demo issue each, and prepare DIR (default ${TRACKERS_DIR}) for examples/trackers.toml: a git remote, the scripted agent and DIR/settings.toml`,
+    )
+    .option('--linear-port <port>', 'with --trackers: the Linear stand-in’s port (0: a free one)', '8788')
+    .option('--jira-port <port>', 'with --trackers: the Jira stand-in’s port (0: a free one)', '8789')
+    .action(async (options: SimulatorOptions) => {
+      const port = portOption('--port', options.port);
+      const trackerPorts = {
+        linear: portOption('--linear-port', options.linearPort),
+        jira: portOption('--jira-port', options.jiraPort),
+      };
       // The simulator (GitHub's schema, graphql-js) loads only for this command.
       if (options.token !== undefined && options.token.trim() === '')
         throw new UsageError('--token must not be empty');
@@ -50,6 +59,16 @@ export function registerSimulator(program: Command, io: CliIo): void {
       else world.addToken(options.token, login);
       const sim = await startSimulator({ world, port });
       writeLine(io.stdout, sim.url);
+      let trackers: { close(): Promise<void> } | undefined;
+      if (options.trackers !== undefined) {
+        const dir = resolve(options.trackers === true ? TRACKERS_DIR : options.trackers);
+        try {
+          trackers = await serveTrackers(io, dir, trackerPorts);
+        } catch (error) {
+          await sim.close();
+          throw error;
+        }
+      }
       writeLine(
         io.stderr,
         `GitHub simulator listening on ${sim.url} (GraphQL at ${sim.url}/graphql); set [settings.github] api_url to it. Ctrl+C stops it.`,
@@ -69,6 +88,23 @@ export function registerSimulator(program: Command, io: CliIo): void {
         process.on('SIGINT', stop);
         process.on('SIGTERM', stop);
       });
+      await trackers?.close();
       await sim.close();
     });
+}
+
+interface SimulatorOptions {
+  fixture?: string;
+  port: string;
+  token?: string;
+  login?: string;
+  trackers?: string | true;
+  linearPort: string;
+  jiraPort: string;
+}
+
+function portOption(name: string, value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 65535)
+    throw new UsageError(`${name} must be a port number, got '${value}'`);
+  return Number(value);
 }

@@ -8,7 +8,7 @@ import type { Feature, KernelPort, RunOutcome } from '../core/feature.js';
 import type { GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
 import type { Logger } from '../log.js';
-import type { Store } from '../store/types.js';
+import type { ServiceWrite, Store, WriteRecord } from '../store/types.js';
 import type { ServiceKit } from '../triggers/service.js';
 import { afterRunWrites } from './after-run.js';
 import type { Escalation } from './escalation.js';
@@ -60,7 +60,6 @@ export class WritesFeature implements Feature<{ writes: RunWrites }> {
       const tokens = this.options.tokens ?? NO_GITHUB_TOKEN;
       const { store, log, stopSignal } = this.options;
       const apiUrl = this.options.github().apiUrl;
-      const service = this.options.service;
       this.built = createRunWrites({
         store,
         apiUrl,
@@ -68,16 +67,20 @@ export class WritesFeature implements Feature<{ writes: RunWrites }> {
         clock: port.clock,
         log,
         signal: stopSignal,
-        async sendServiceWrite(write, record) {
-          const automation = port.settings().automations.find((a) => a.id === write.automation);
-          const back = automation?.trigger.writeBack;
-          if (!automation || !back || !service)
-            throw new Error(`automation ${write.automation} no longer writes to ${write.service}`);
-          await back.send(write, record.marker, automation as never, service(), stopSignal);
-        },
+        sendServiceWrite: (write, record) => this.sendServiceWrite(write, record),
       });
     }
     return this.built;
+  }
+
+  /** Sends one queued write to an item outside GitHub by its automation's trigger (any queue's). */
+  async sendServiceWrite(write: ServiceWrite, record: WriteRecord): Promise<void> {
+    const { port, service, stopSignal } = this.options;
+    const automation = port.settings().automations.find((a) => a.id === write.automation);
+    const back = automation?.trigger.writeBack;
+    if (!automation || !back || !service)
+      throw new Error(`automation ${write.automation} no longer writes to ${write.service}`);
+    await back.send(write, record.marker, automation as never, service(), stopSignal);
   }
 
   runDeps(): { writes: RunWrites } | undefined {

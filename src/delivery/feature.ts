@@ -11,6 +11,7 @@ import type { Feature, GateRequest, GateVerdict, KernelPort } from '../core/feat
 import type { RunRecord, Task } from '../core/types.js';
 import { createGitHubClient, type GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
+import type { ServiceWriteSender } from '../github/write-queue.js';
 import type { Logger } from '../log.js';
 import type { NotificationEvent } from '../notify/index.js';
 import type { Store } from '../store/types.js';
@@ -31,6 +32,8 @@ export interface DeliveryFeatureOptions {
   /** The engine's environment (the review of what a remediation pushes). */
   env?: NodeJS.ProcessEnv;
   notify(event: NotificationEvent): void;
+  /** Sends the follower's writes to items outside GitHub (a Linear or Jira issue moved at merge). */
+  sendServiceWrite?: ServiceWriteSender;
   /** Runs a remediation through the kernel's scheduler (see `Kernel.remediate`). */
   remediate(
     automation: ResolvedAutomation,
@@ -107,6 +110,7 @@ export class DeliveryFeature implements Feature<{ delivery: DeliveryDeps }> {
       remediate: (record, request) => remediator.remediate(record, request),
       inFlight: (record) => remediator.resumeInFlight(record),
       intervalSeconds: (id) => this.automation(id)?.config.follow_interval ?? DEFAULT_FOLLOW_INTERVAL_SECONDS,
+      ...(this.options.sendServiceWrite ? { sendServiceWrite: this.options.sendServiceWrite } : {}),
       ...followHooks({
         store,
         log,

@@ -16,9 +16,14 @@ export interface FollowHookSource {
 
 export function followHooks(
   source: FollowHookSource,
-): Pick<FollowDeps, 'stateLabels' | 'notify' | 'redevelop' | 'removeWorktree' | 'config'> {
+): Pick<FollowDeps, 'stateLabels' | 'notify' | 'redevelop' | 'removeWorktree' | 'config' | 'mergedWrites'> {
   return {
     config: (id) => source.automation(id)?.config,
+    mergedWrites: (run) => {
+      const automation = source.automation(run.automationId);
+      const back = automation?.trigger.writeBack;
+      return automation && back?.merged ? back.merged(automation as never, run) : [];
+    },
     stateLabels: (id) => {
       const config = source.automation(id)?.config;
       return [config?.status_label, config?.failed_label].filter((l): l is string => typeof l === 'string');

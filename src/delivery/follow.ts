@@ -27,10 +27,16 @@ import { errorMessage } from '../core/errors.js';
 import type { RunRecord } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
 import { getIssue } from '../github/rest.js';
-import { WriteQueue } from '../github/write-queue.js';
+import { type ServiceWriteSender, WriteQueue } from '../github/write-queue.js';
 import type { Logger } from '../log.js';
 import type { NotificationEvent } from '../notify/index.js';
-import type { PullRequestGate, PullRequestRecord, PullRequestState, Store } from '../store/types.js';
+import type {
+  PullRequestGate,
+  PullRequestRecord,
+  PullRequestState,
+  Store,
+  WriteInit,
+} from '../store/types.js';
 import { findTriggerDefinition, numberedItem } from '../triggers/registry.js';
 import { getPullRequest, type PullJson } from './pull-request.js';
 import type { RemediationRequest, RemediationResult } from './remediation-types.js';
@@ -115,6 +121,13 @@ export interface FollowDeps {
   paceMs?: number;
   /** The automation's state labels (`status_label`, `failed_label`), taken off the item at merge. */
   stateLabels?(automationId: string): readonly string[];
+  /**
+   * The writes to the item outside GitHub when every pull request of the run merged (a trigger's
+   * `writeBack.merged`: a Linear or Jira issue moved to its done state); none unless asked.
+   */
+  mergedWrites?(run: RunRecord): WriteInit[];
+  /** Sends the queue's writes to items outside GitHub (the engine's; without it they wait for it). */
+  sendServiceWrite?: ServiceWriteSender;
   /** The engine's `notify` (`pr_merged`, `needs_human`). */
   notify?(event: NotificationEvent): void;
   /** A person chose to re-develop: the automation offers the item again. */
@@ -158,6 +171,7 @@ export function createFollower(deps: FollowDeps): { sweep(): Promise<FollowResul
     clock: deps.clock,
     log: deps.log,
     ...(deps.paceMs === undefined ? {} : { paceMs: deps.paceMs }),
+    ...(deps.sendServiceWrite ? { sendServiceWrite: deps.sendServiceWrite } : {}),
   });
   return {
     async sweep() {
@@ -306,6 +320,10 @@ async function onMerged(
       });
     }
   }
+  // The item outside GitHub moved to its done state: one marker per run, so seeing the merge again
+  // (a kill -9 before the delivery's state below was written) queues nothing twice.
+  for (const write of run ? (deps.mergedWrites?.(run) ?? []) : [])
+    if ((await deps.store.listWrites({ marker: write.marker })).length === 0) await queue.enqueue(write);
   const reason =
     siblings.length > 0
       ? `merged: pull requests ${[...siblings, record].map((r) => `${r.repo}#${r.number}`).join(', ')} merged (the last at ${mergedAt})`

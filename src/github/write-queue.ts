@@ -6,7 +6,8 @@
  * - Idempotent: each write carries a marker. A comment hides it as `<!-- curupira:MARKER -->`, and
  *   before creating one the queue reads the item's comments for that marker (only comments by the
  *   token's own account count), editing the one it finds instead of posting another. Labels are
- *   added and removed, and states set, which repeats harmlessly. `create-issue` (the run log) first
+ *   added and removed, which repeats harmlessly; a state is set only when the item's state, read
+ *   first, differs (a close GitHub took before a kill -9 is not sent twice). `create-issue` (the run log) first
  *   looks for an issue by the token's account holding its marker; writes `onIssueOf` it (number 0)
  *   take that issue's number once it is created (the same queue order sends the create first).
  * - Retried: a failed attempt (5xx, network, rate limit) is tried again after a backoff — up to
@@ -29,12 +30,16 @@ import type { GitHubWrite, ServiceWrite, Store, WriteInit, WriteRecord } from '.
 import type { GitHubClient } from './client.js';
 import {
   getAuthenticatedUser,
+  getIssue,
   getLabel,
   issuePath,
   listIssueComments,
   listIssuesByCreator,
   repoPath,
 } from './rest.js';
+
+/** The drain under way over each store in this process (see `WriteQueue.drain`). */
+const drains = new WeakMap<Store, Promise<unknown>>();
 
 /** Waits after attempts 1..7 (the 8th failure is final): 2+4+8+16+30+50+70 s = 180 s, about 3 minutes. */
 export const WRITE_BACKOFF_MS: readonly number[] = [2000, 4000, 8000, 16_000, 30_000, 50_000, 70_000];
@@ -166,7 +171,17 @@ export class WriteQueue {
   async drain(): Promise<DrainResult> {
     // A fleet's hosts share the queue: one drain at a time across them, or two could send one write.
     const exclusive = this.#store.exclusive?.bind(this.#store);
-    return exclusive ? exclusive('github-writes', () => this.#drainRounds()) : this.#drainRounds();
+    const rounds = () =>
+      exclusive ? exclusive('github-writes', () => this.#drainRounds()) : this.#drainRounds();
+    // And one at a time in this process: the run's writes and the follower's each have a queue over
+    // the same rows, and two drains at once could both send a write both found pending.
+    const before = drains.get(this.#store) ?? Promise.resolve();
+    const next = before.then(rounds, rounds);
+    drains.set(
+      this.#store,
+      next.catch(() => undefined),
+    );
+    return next;
   }
 
   async #drainRounds(): Promise<DrainResult> {
@@ -303,7 +318,10 @@ export class WriteQueue {
         await this.#paced(() => send(w, write));
         return undefined;
       }
-      case 'set-state':
+      case 'set-state': {
+        // Read first: a close GitHub took before an error or a kill -9 is not sent again.
+        const current = await getIssue(this.#client, write.repo, write.number);
+        if (current.state === w.state) return undefined;
         await this.#paced(() =>
           this.#client.rest('PATCH', itemPath(write), {
             state: w.state,
@@ -311,6 +329,7 @@ export class WriteQueue {
           }),
         );
         return undefined;
+      }
     }
   }
 

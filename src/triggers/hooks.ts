@@ -112,11 +112,19 @@ export function trackerHooks(service: string, prefix: string, authorField: strin
     },
     itemName: (run: ItemRef) => `${service} ${run.itemId}`,
     upstreamRunId: noUpstreamRun,
-    resolveTimezone(config: { deliver?: unknown; repo?: unknown }, context: ResolveContext): string {
+    resolveTimezone(
+      config: { deliver?: unknown; repo?: unknown; merged_state?: unknown },
+      context: ResolveContext,
+    ): string {
       if (config.deliver === 'pr' && config.repo === undefined)
         context.problem(
           'repo',
           'deliver = "pr" opens the pull request on GitHub: name the repository with repo = "owner/name"',
+        );
+      if (config.merged_state !== undefined && config.deliver !== 'pr')
+        context.problem(
+          'merged_state',
+          'merged_state moves the issue when its pull requests merge: it needs deliver = "pr"',
         );
       return context.defaultTimezone;
     },

@@ -396,4 +396,9 @@ export interface WriteBackHook<A extends AnyAutomation = ResolvedAutomation> {
     service: ServiceKit,
     signal?: AbortSignal,
   ): Promise<void>;
+  /**
+   * The writes when every pull request of `run`'s delivery merged (the item's work is done), queued
+   * once by the follower (src/delivery/follow.ts) however often it sees the merge; none unless asked.
+   */
+  merged?(automation: A, run: RunRecord): WriteInit[];
 }

@@ -154,6 +154,15 @@ describe('a Linear automation', () => {
     expect(result.stderr).toContain('automations.lin.repo: deliver = "pr" opens the pull request on GitHub');
   });
 
+  it('validate refuses merged_state without deliver = "pr" (nothing would ever merge)', async () => {
+    h.configure({ automation: table(linear.url, 'merged_state = "Done"') });
+    const result = await cli('validate');
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain(
+      'automations.lin.merged_state: merged_state moves the issue when its pull',
+    );
+  });
+
   it('validate --explain shows the compiled filter and where the key comes from', async () => {
     const explain = await cli('validate', '--explain');
     expect(explain.code).toBe(0);

@@ -22,7 +22,7 @@ export const JiraAutomation = z
       .boolean()
       .default(false)
       .describe(
-        'Write to Jira (opt-in): after each run, one comment on the Jira issue with the outcome, duration, branch, token usage and the `curupira runs show` command. Sent through the write queue (retried, redacted, exactly once). Default off: without it and `result_state` curupira writes nothing to Jira.',
+        'Write to Jira (opt-in): after each run, one comment on the Jira issue with the outcome, duration, branch, token usage and the `curupira runs show` command. Sent through the write queue (retried, redacted, exactly once). Default off: without it, `result_state` and `merged_state` curupira writes nothing to Jira.',
       ),
     result_state: z
       .string()
@@ -30,6 +30,13 @@ export const JiraAutomation = z
       .optional()
       .describe(
         'Write to Jira (opt-in): after a run that succeeded, move the issue to this status (its name, `In Review`) by the transition that leads there. Sent through the write queue.',
+      ),
+    merged_state: z
+      .string()
+      .refine((v) => v.trim().length > 0, 'must not be empty')
+      .optional()
+      .describe(
+        'Write to Jira (opt-in, with `deliver = "pr"`): once every pull request of the run merged (all of them, for a task across repositories), move the issue to this status (its name, `Done`) by the transition that leads there, once. Sent through the write queue.',
       ),
     site_url: z
       .url({ protocol: /^https?$/ })

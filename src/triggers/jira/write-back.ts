@@ -9,6 +9,9 @@
  *   took before an error or a kill is found, not posted again;
  * - the move reads the issue's status first and sends nothing when the issue is there already.
  *
+ * With `merged_state`, the follower queues one more move when every pull request of the run's
+ * delivery merged (`merged`), under a marker of the run: seen merged again, it queues nothing new.
+ *
  * Without either key nothing here runs and no write request reaches Jira.
  */
 import { redact } from '../../security/redact.js';
@@ -49,7 +52,23 @@ function queueItem(key: string): { repo: string; number: number } {
 
 export const jiraWriteBack: WriteBackHook<JiraResolved> = {
   wanted: (automation) =>
-    automation.config.result_comment === true || automation.config.result_state !== undefined,
+    automation.config.result_comment === true ||
+    automation.config.result_state !== undefined ||
+    automation.config.merged_state !== undefined,
+
+  merged(automation, run) {
+    const state = automation.config.merged_state;
+    if (state === undefined) return [];
+    const write = { kind: 'service', service: 'jira', automation: automation.id, item: run.itemId } as const;
+    return [
+      {
+        ...queueItem(run.itemId),
+        runId: run.id,
+        marker: `jira-merged run=${run.id}`,
+        write: { ...write, action: 'move', state },
+      },
+    ];
+  },
 
   writes(automation, task, run, result) {
     const { config } = automation;

@@ -1,6 +1,6 @@
 /**
  * The GraphQL operations curupira sends to Linear. Each is validated against Linear's published
- * schema (the excerpt in test/fixtures/linear/schema.graphql) by the stand-in that answers them in
+ * schema (the excerpt in src/simulator/fixtures/linear-schema.graphql) by the stand-in that answers them in
  * tests, so a field Linear does not have fails there, not in production.
  */
 

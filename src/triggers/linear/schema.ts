@@ -23,10 +23,13 @@ export const LinearAutomation = z
       .boolean()
       .default(false)
       .describe(
-        'Write to Linear (opt-in): after each run, one comment on the Linear issue with the outcome, duration, branch, token usage and the `curupira runs show` command. Sent through the write queue (retried, redacted, exactly once). Default off: without it and `result_state` curupira writes nothing to Linear.',
+        'Write to Linear (opt-in): after each run, one comment on the Linear issue with the outcome, duration, branch, token usage and the `curupira runs show` command. Sent through the write queue (retried, redacted, exactly once). Default off: without it, `result_state` and `merged_state` curupira writes nothing to Linear.',
       ),
     result_state: Name.optional().describe(
       'Write to Linear (opt-in): after a run that succeeded, move the issue to this workflow state of its team (its name, `In Review`). Sent through the write queue.',
+    ),
+    merged_state: Name.optional().describe(
+      'Write to Linear (opt-in, with `deliver = "pr"`): once every pull request of the run merged (all of them, for a task across repositories), move the issue to this workflow state (its name, `Done`), once. Sent through the write queue.',
     ),
     team: Name.describe('Key of the Linear team whose issues run (`ENG`).'),
     repo: RepoSlug.optional().describe(

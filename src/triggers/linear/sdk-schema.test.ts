@@ -1,5 +1,5 @@
 /**
- * The Linear schema excerpt (test/fixtures/linear/schema.graphql, cut from Linear's published
+ * The Linear schema excerpt (src/simulator/fixtures/linear-schema.graphql, cut from Linear's published
  * schema) against the types of @linear/sdk, the version this project installs: every type and
  * field curupira's operations use is declared there too, so the excerpt has not drifted from the
  * API the SDK describes.

@@ -10,6 +10,10 @@
  * - the move reads the issue's state first and sends nothing when it is there already (setting a
  *   state twice would be harmless, but a request that changes nothing is not sent).
  *
+ * With `merged_state`, the follower queues one more move when every pull request of the run's
+ * delivery merged (`merged`), under a marker of the run: seen merged again after a restart, it
+ * queues nothing new.
+ *
  * Without either key nothing here runs and no write request reaches Linear.
  */
 import { createHash } from 'node:crypto';
@@ -54,9 +58,34 @@ function queueItem(identifier: string): { repo: string; number: number } {
     : { repo: `linear:${identifier}`, number: 0 };
 }
 
+export function linearMergedMarker(runId: string): string {
+  return `linear-merged run=${runId}`;
+}
+
 export const linearWriteBack: WriteBackHook<LinearResolved> = {
   wanted: (automation) =>
-    automation.config.result_comment === true || automation.config.result_state !== undefined,
+    automation.config.result_comment === true ||
+    automation.config.result_state !== undefined ||
+    automation.config.merged_state !== undefined,
+
+  merged(automation, run) {
+    const state = automation.config.merged_state;
+    if (state === undefined) return [];
+    const write = {
+      kind: 'service',
+      service: 'linear',
+      automation: automation.id,
+      item: run.itemId,
+    } as const;
+    return [
+      {
+        ...queueItem(run.itemId),
+        runId: run.id,
+        marker: linearMergedMarker(run.id),
+        write: { ...write, action: 'move', state },
+      },
+    ];
+  },
 
   writes(automation, task, run, result) {
     const { config } = automation;
