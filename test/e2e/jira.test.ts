@@ -133,6 +133,63 @@ describe('a Jira automation', () => {
   });
 });
 
+describe('a Jira board column (Agile REST API)', () => {
+  it('validate wants its board; explain, doctor and discovery read the column’s statuses from the board', async () => {
+    jira.boards.set(12, {
+      name: 'ENG board',
+      project: 'ENG',
+      columns: [
+        { name: 'To Do', statuses: ['To Do'] },
+        { name: 'In Review', statuses: ['In Review'] },
+        { name: 'Done', statuses: ['Done'] },
+      ],
+    });
+    const issue = (key: string, status: string, category: string, day: number) => ({
+      key,
+      summary: `${status} work`,
+      status,
+      category,
+      labels: ['agent'],
+      reporter: 'acc-ada',
+      created: `2026-01-0${day}T00:00:00.000+0000`,
+    });
+    jira.issues.push(
+      issue('ENG-1', 'To Do', 'new', 1),
+      issue('ENG-2', 'In Review', 'indeterminate', 2),
+      issue('ENG-3', 'In Review', 'indeterminate', 3),
+      issue('ENG-4', 'Done', 'done', 4),
+    );
+    h.configure({ automation: table(jira.url, 'column = "In Review"') });
+    const refused = await cli('validate');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('column names a board column: give the board’s id with board = <id>');
+    h.configure({ automation: table(jira.url, 'board = 12\ncolumn = "In Review"') });
+    const explain = await cli('validate', '--explain');
+    expect(explain.code).toBe(0);
+    expect(explain.stdout).toContain(
+      `Jira board column: "In Review" of board 12: its statuses are read from ${jira.url}/rest/agile/1.0/board/12/configuration at each poll`,
+    );
+    expect(explain.stdout).toContain(
+      'project = "ENG" AND status in (<the status ids of column "In Review" on board 12>) AND labels = "agent" ORDER BY created ASC',
+    );
+    const doctor = await cli('doctor');
+    expect(doctor.stdout).toContain('board ENG board (12) column "In Review" holds status 10002');
+    const result = await h.run();
+    expect(result.runs.map((r) => [r.itemId, r.status]).sort()).toEqual([
+      ['ENG-2', 'succeeded'],
+      ['ENG-3', 'succeeded'],
+    ]);
+    const searches = jira.requests.filter((r) => r.path === '/rest/api/3/search/jql');
+    expect((searches.at(-1)!.body as { jql: string }).jql).toBe(
+      'project = "ENG" AND status in (10002) AND labels = "agent" ORDER BY created ASC',
+    );
+    // The board's owner maps another status to the column: the next poll reads it again.
+    jira.boards.get(12)!.columns[1]!.statuses.push('To Do');
+    const next = await h.run();
+    expect(next.runs.map((r) => r.itemId)).toEqual(['ENG-1']);
+  });
+});
+
 describe('Jira write-back (opt-in)', () => {
   const WRITE_BACK = 'result_comment = true\nresult_state = "In Review"';
 
