@@ -129,7 +129,16 @@ export class JiraStandIn {
   readonly issues: StandInJiraIssue[] = [];
   /** Jira Software boards by id (`GET /rest/agile/1.0/board/{id}/configuration`). */
   readonly boards = new Map<number, StandInJiraBoard>();
-  readonly requests: { method: string; path: string; authorization: string; body: unknown }[] = [];
+  readonly requests: {
+    method: string;
+    path: string;
+    authorization: string;
+    body: unknown;
+    /** When it arrived (epoch ms). */
+    at: number;
+    /** Answered 429 with `Retry-After`. */
+    limited?: boolean;
+  }[] = [];
   /** Answer the next N requests with 429 and `Retry-After`. */
   throttleNext = 0;
   readonly writes: StandInJiraWrite[] = [];
@@ -278,7 +287,14 @@ export class JiraStandIn {
     const method = (req.method ?? 'GET').toLowerCase();
     const authorization = String(req.headers.authorization ?? '');
     const body = text === '' ? undefined : JSON.parse(text);
-    this.requests.push({ method, path: `${url.pathname}${url.search}`, authorization, body });
+    const request: (typeof this.requests)[number] = {
+      method,
+      path: `${url.pathname}${url.search}`,
+      authorization,
+      body,
+      at: Date.now(),
+    };
+    this.requests.push(request);
     const expected = `Basic ${Buffer.from(`${this.email}:${this.token}`).toString('base64')}`;
     if (authorization !== expected) {
       res.writeHead(401, { 'content-type': 'text/plain' });
@@ -287,6 +303,7 @@ export class JiraStandIn {
     }
     if (this.throttleNext > 0) {
       this.throttleNext -= 1;
+      request.limited = true;
       res.writeHead(429, {
         'content-type': 'application/json',
         'retry-after': String(this.retryAfterSeconds),
