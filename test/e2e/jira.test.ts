@@ -5,6 +5,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { logFile } from '../../src/engine/paths.js';
+import { createApp } from '../../src/server/app.js';
+import type { EngineView } from '../../src/server/board-data.js';
+import { Hub } from '../../src/server/hub.js';
 import { createHarness, type Harness, runBuiltCli } from '../helpers/harness.js';
 import { JiraStandIn } from '../helpers/jira-stand-in.js';
 
@@ -133,6 +136,31 @@ describe('a Jira automation', () => {
   });
 });
 
+/** The run's view in the API and on the run page, served from this harness's store and settings. */
+async function served(
+  harness: Harness,
+  runId: string,
+): Promise<{ json: { source: string | null }; page: string }> {
+  const store = await harness.openStore();
+  try {
+    const settings = harness.settings();
+    const engine = { automations: () => [], currentSettings: () => settings } as unknown as EngineView;
+    const app = createApp({
+      store,
+      engine,
+      hub: new Hub(),
+      token: 'view-token',
+      version: '0',
+      startedAt: Date.now(),
+    });
+    const get = (path: string) => app.request(path, { headers: { authorization: 'Bearer view-token' } });
+    const json = (await (await get(`/api/v1/runs/${runId}`)).json()) as { source: string | null };
+    return { json, page: await (await get(`/runs/${runId}`)).text() };
+  } finally {
+    await store.close();
+  }
+}
+
 describe('a Jira board column (Agile REST API)', () => {
   it('validate wants its board; explain, doctor and discovery read the column’s statuses from the board', async () => {
     jira.boards.set(12, {
@@ -164,6 +192,11 @@ describe('a Jira board column (Agile REST API)', () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('column names a board column: give the board’s id with board = <id>');
     h.configure({ automation: table(jira.url, 'board = 12\ncolumn = "In Review"') });
+    const dry = await cli('run', '--dry-run');
+    expect(dry.stdout).toContain(`Selected tickets: Jira ENG-2: In Review work\n${jira.url}/browse/ENG-2\n`);
+    expect(dry.stdout).toContain(
+      `source:   Jira project ENG on ${jira.url}, board 12 column "In Review", labels all of agent\n`,
+    );
     const explain = await cli('validate', '--explain');
     expect(explain.code).toBe(0);
     expect(explain.stdout).toContain(
@@ -183,6 +216,15 @@ describe('a Jira board column (Agile REST API)', () => {
     expect((searches.at(-1)!.body as { jql: string }).jql).toBe(
       'project = "ENG" AND status in (10002) AND labels = "agent" ORDER BY created ASC',
     );
+    const source = `Jira project ENG on ${jira.url}, board 12 column "In Review", labels all of agent`;
+    const shown = await cli('runs', 'show', result.runs[0]!.id);
+    expect(shown.stdout).toContain(`  source:      ${source}\n`);
+    expect(shown.stdout).toMatch(
+      / {2}item: {8}Jira ENG-[23] "In Review work" http:\/\/127\.0\.0\.1:\d+\/browse\/ENG-[23]\n/,
+    );
+    const { json, page } = await served(h, result.runs[0]!.id);
+    expect(json.source).toBe(source);
+    expect(page).toContain('<dt>source</dt><dd>Jira project ENG on ');
     // The board's owner maps another status to the column: the next poll reads it again.
     jira.boards.get(12)!.columns[1]!.statuses.push('To Do');
     const next = await h.run();

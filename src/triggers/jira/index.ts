@@ -5,7 +5,7 @@ import type { SourceFactory } from '../source.js';
 import type { ScreenActor, TriggerDefinition } from '../types.js';
 import { boardColumn } from './board.js';
 import { createJiraClient, type JiraClient } from './client.js';
-import { compileJql, type JiraResolved, jiraTable } from './schema.js';
+import { compileJql, type JiraResolved, jiraSourceSummary, jiraTable } from './schema.js';
 import { jiraWriteBack } from './write-back.js';
 
 const PAGE_SIZE = 50;
@@ -213,6 +213,7 @@ export const jiraTrigger: TriggerDefinition<JiraResolved> = {
     }),
   },
   writeBack: jiraWriteBack,
+  sourceSummary: (automation) => jiraSourceSummary(automation.config),
   ...jiraHooks,
   resolveTimezone(config, context) {
     if (config.column !== undefined && config.board === undefined)

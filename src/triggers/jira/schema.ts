@@ -129,6 +129,19 @@ export function compileJql(config: JiraAutomation, columnStatuses?: readonly str
   return `${clauses.join(' AND ')} ORDER BY created ASC`;
 }
 
+/** The automation's source in one line: site, project, board column and every filter (`sourceSummary`). */
+export function jiraSourceSummary(config: JiraAutomation): string {
+  const parts = [`Jira project ${config.project} on ${config.site_url.replace(/\/+$/, '')}`];
+  if (config.column !== undefined) parts.push(`board ${config.board} column "${config.column}"`);
+  if (config.issue_types.length > 0) parts.push(`issue types ${config.issue_types.join(', ')}`);
+  if (config.statuses.length > 0) parts.push(`statuses ${config.statuses.join(', ')}`);
+  else if (config.column === undefined) parts.push('not done');
+  if (config.labels.length > 0) parts.push(`labels all of ${config.labels.join(', ')}`);
+  if (config.components.length > 0) parts.push(`components any of ${config.components.join(', ')}`);
+  if (config.assignee !== undefined) parts.push(`assignee ${config.assignee}`);
+  return parts.join(', ');
+}
+
 /** Where the token is read from, in words (never the token). */
 export function tokenSource(config: JiraAutomation): string {
   return config.api_token_file === undefined

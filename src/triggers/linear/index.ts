@@ -15,7 +15,7 @@ import {
   type LinearTeamAnswer,
   type LinearUser,
 } from './queries.js';
-import { type LinearResolved, linearFilter, linearTable } from './schema.js';
+import { type LinearResolved, linearFilter, linearSourceSummary, linearTable } from './schema.js';
 import { linearWriteBack } from './write-back.js';
 
 /** Issues per page (Linear's default and a modest query complexity). */
@@ -160,5 +160,6 @@ export const linearTrigger: TriggerDefinition<LinearResolved> = {
     }),
   },
   writeBack: linearWriteBack,
+  sourceSummary: (automation) => linearSourceSummary(automation.config),
   ...trackerHooks('Linear', 'linear', 'linear_author'),
 };
