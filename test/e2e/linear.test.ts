@@ -203,6 +203,21 @@ describe('a Linear automation', () => {
     expect(missing.stdout).toMatch(
       /FAIL +automation lin: Linear: the key belongs to curupira, but team NOPE was not found/,
     );
+    linear.addIssue({
+      team: 'ENG',
+      number: 2,
+      title: 'App',
+      project: 'Mobile',
+      createdAt: '2026-01-02T00:00:00Z',
+    });
+    h.configure({ automation: table(linear.url, 'project = "Mobile"') });
+    expect((await cli('doctor')).stdout).toMatch(
+      /ok +automation lin: Linear: the key belongs to curupira; team ENG \(Team ENG\) found; project "Mobile" has issues/,
+    );
+    h.configure({ automation: table(linear.url, 'project = "Mobil"') });
+    expect((await cli('doctor')).stdout).toMatch(
+      /FAIL +automation lin: Linear: the key belongs to curupira; team ENG \(Team ENG\) found, but no issue of team ENG is in a project named "Mobil"/,
+    );
   });
 
   it('validate refuses deliver = "pr" without the GitHub repository it opens pull requests on', async () => {
