@@ -257,6 +257,10 @@ describe('a task across two repositories', () => {
       ]);
       const page = await (await get(`/runs/${run.id}`)).text();
       expect(page).toContain('<h3>Repositories (2)</h3>');
+      const automation = await (await get('/automations/fix')).text();
+      expect(automation).toContain(
+        `<dt>repositories</dt><dd>2, one worktree each on the same branch: api (${api.remote}, primary`,
+      );
       expect(page).toContain(
         `<tr data-alias="web"><td>web</td><td>acme/web</td><td><code>${webLine![1]}</code></td><td><a href="${url(webPull)}" rel="noreferrer">#${webPull.number}</a> open since`,
       );
