@@ -85,6 +85,9 @@ export function previewLines(preview: TaskPreview): string[] {
     preview.branch
       ? `worktree: ${preview.cwd} on branch ${preview.branch}`
       : `checkout: ${preview.cwd} (the shared checkout as it is)`,
+    ...(preview.additional ?? []).map(
+      (w) => `          also ${w.alias} (${w.repo}): worktree ${w.path} on branch ${preview.branch}`,
+    ),
     `code:     ${preview.code}`,
     `command:  ${argv.join(' ')}`,
   ];
@@ -108,7 +111,12 @@ export function previewLines(preview: TaskPreview): string[] {
 }
 
 /** The sandbox the run would get here: backend (probed), writable paths, hosts, limits, or none and why. */
-export async function sandboxPreview(automation: ResolvedAutomation, settings: Settings): Promise<string[]> {
+export async function sandboxPreview(
+  automation: ResolvedAutomation,
+  settings: Settings,
+  /** A task across repositories: its other worktrees and checkouts, writable as in the run. */
+  alsoWritable: readonly string[] = [],
+): Promise<string[]> {
   const { profile } = automation;
   const driver = await loadDriver(profile.provider);
   const hosts = [
@@ -124,7 +132,9 @@ export async function sandboxPreview(automation: ResolvedAutomation, settings: S
   );
   const lines = [`sandbox:  ${policy.summary}`];
   if (policy.backend !== 'none') {
-    lines.push(`          writable: ${[...policy.writable, ...profile.sandbox_write_paths].join(', ')}`);
+    lines.push(
+      `          writable: ${[...policy.writable, ...profile.sandbox_write_paths, ...alsoWritable].join(', ')}`,
+    );
     lines.push(`          hosts: ${policy.hosts.join(', ') || 'none'}`);
     if (driver.sandbox?.keys?.length)
       lines.push('          model keys: held outside by the key proxy when set in the environment');
@@ -152,9 +162,12 @@ async function dryRun(settings: Settings, io: CliIo): Promise<void> {
     const { automation, task } = found;
     writeLine(io.stdout, `Selected ${automation.id}: ${taskItemName(automation, task)}: ${task.item.title}`);
     writeLine(io.stdout, task.item.url);
-    for (const line of previewLines(await describeTask(automation, task, store, io.env)))
-      writeLine(io.stdout, line);
-    for (const line of await sandboxPreview(automation, settings)) writeLine(io.stdout, line);
+    const source = automation.trigger.sourceSummary?.(automation);
+    if (source) writeLine(io.stdout, `source:   ${source}`);
+    const preview = await describeTask(automation, task, store, io.env);
+    for (const line of previewLines(preview)) writeLine(io.stdout, line);
+    const alsoWritable = (preview.additional ?? []).flatMap((w) => [w.path, w.checkout]);
+    for (const line of await sandboxPreview(automation, settings, alsoWritable)) writeLine(io.stdout, line);
     writeLine(io.stdout, 'Dry run: no task was reserved or executed.');
   } finally {
     await store.close();

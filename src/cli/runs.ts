@@ -12,7 +12,7 @@ import { UsageError } from '../core/errors.js';
 import { formatInputs, formatResult } from '../core/result-line.js';
 import { isTerminal, RUN_STATUSES, type RunRecord, type RunStatus } from '../core/types.js';
 import { formatCost } from '../cost/prices.js';
-import { deliveryRunId } from '../delivery/repositories.js';
+import { deliveryRunId, type RunRepository, runRepositories } from '../delivery/repositories.js';
 import { stateDir } from '../engine/paths.js';
 import { maxAttempts } from '../retries/retry.js';
 import { pendingNote } from '../retries/unattended.js';
@@ -20,7 +20,13 @@ import { makeVisible } from '../screening/text.js';
 import { connectDaemon } from '../server/client.js';
 import { openStore, stateLocation } from '../store/index.js';
 import type { Allowance, PullRequestRecord, Store } from '../store/types.js';
-import { findTriggerDefinition, runItemLink, runItemName } from '../triggers/registry.js';
+import {
+  findTriggerDefinition,
+  runAutomation,
+  runItemLink,
+  runItemName,
+  runSource,
+} from '../triggers/registry.js';
 import { EXIT, setExitCode } from './exit-codes.js';
 import { type CliIo, writeJson, writeLine } from './io.js';
 import type { GlobalOptions } from './program.js';
@@ -97,6 +103,29 @@ export function deliveryLines(delivery: PullRequestRecord | undefined): string[]
   return lines;
 }
 
+/** A source outside GitHub: where the item comes from (team, project, filters). */
+function sourceLines(run: RunRecord, automations: readonly ResolvedAutomation[]): string[] {
+  const source = runSource(run, automations);
+  return source ? [`  source:      ${makeVisible(source)}`] : [];
+}
+
+/**
+ * A task across repositories: each additional repository with its worktree and its delivery (the
+ * primary's are the `worktree:` and delivery lines above), after a line naming them all.
+ */
+export function repositoryLines(repositories: readonly RunRepository[]): string[] {
+  const lines = [
+    `  repositories: ${repositories.map((r) => `${r.alias} (${r.repo}${r.primary ? ', primary' : ''})`).join(', ')}`,
+  ];
+  for (const r of repositories) {
+    if (r.primary) continue;
+    lines.push(`  repository:  ${r.repo} (${r.alias})`);
+    if (r.worktreePath) lines.push(`  worktree:    ${r.worktreePath}`);
+    lines.push(...deliveryLines(r.delivery ?? undefined));
+  }
+  return lines;
+}
+
 export function runLines(
   run: RunRecord,
   transcript: string[] | undefined,
@@ -119,6 +148,7 @@ export function runLines(
     ...(run.inputs ? [`  inputs:      ${makeVisible(formatInputs(run.inputs))}`] : []),
     `  item:        ${runItemName(run, automations)} ${JSON.stringify(run.itemTitle)}${link ? ` ${link}` : ''}`,
     `  item key:    ${run.itemKey}`,
+    ...sourceLines(run, automations),
     `  created:     ${run.createdAt} (times are UTC)`,
     `  started:     ${run.startedAt ?? '-'}`,
     `  finished:    ${run.finishedAt ?? '-'} (${duration(run)})`,
@@ -152,7 +182,12 @@ export function runLines(
     );
   }
   lines.push(...deliveryLines(delivery));
-  for (const other of others) lines.push(`  repository:  ${other.repo}`, ...deliveryLines(other));
+  const repositories = runRepositories(run, runAutomation(run, automations), [
+    ...(delivery ? [delivery] : []),
+    ...others,
+  ]);
+  if (repositories.length > 0) lines.push(...repositoryLines(repositories));
+  else for (const other of others) lines.push(`  repository:  ${other.repo}`, ...deliveryLines(other));
   if (run.transcriptPath) lines.push(`  transcript:  ${run.transcriptPath}`);
   if (run.prompt) {
     lines.push(

@@ -4,6 +4,7 @@ import { resolveScreening } from '../config/screening.js';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
 import { describeCodeSetting } from '../core/code-source.js';
 import { ConfigError } from '../core/errors.js';
+import { repositoriesExplain } from '../delivery/repositories.js';
 import { pipelineExplainRows } from '../pipeline/schema.js';
 import { BODY_CAP_CHARS } from '../prompt/untrusted.js';
 import { sandboxChoice, sandboxLimits } from '../sandbox/choice.js';
@@ -101,6 +102,8 @@ export function explainRows(
       `${automation.profileName} (provider ${automation.profile.provider}${automation.profile.model ? `, model ${automation.profile.model}` : ''})`,
     ],
   ];
+  const repositories = repositoriesExplain(automation);
+  if (repositories) rows.splice(2, 0, [repositories.label, repositories.value]);
   if (automation.automationsFile)
     rows.unshift([
       'written in',
@@ -151,7 +154,12 @@ function sandboxRow(automation: ResolvedAutomation, settings: Settings): string 
       : choice.mode === 'required'
         ? 'the best sandbox that starts, else the run fails'
         : 'bubblewrap, else the run fails';
-  const writable = ['the worktree and its git directories', ...profile.sandbox_write_paths];
+  const writable = [
+    automation.additionalRepositories?.length
+      ? 'every repository’s worktree, checkout and git directories'
+      : 'the worktree and its git directories',
+    ...profile.sandbox_write_paths,
+  ];
   return `${choice.mode} (${choice.source}): ${start}; writable: ${writable.join(', ')}; private home and /tmp; hosts: ${hosts.join(', ')}; limits: ${limits.memoryMb} MiB, ${limits.maxProcesses} processes`;
 }
 
@@ -182,10 +190,13 @@ function deliveryRows(automation: ResolvedAutomation): [string, string][] {
       ? `merges (${c.merge_method}) once approved and green${c.human_merge_paths.length > 0 ? `, unless it touches ${c.human_merge_paths.join(', ')}` : ''}`
       : 'a person merges',
   ];
+  const across = automation.additionalRepositories?.length
+    ? `; across repositories: one pull request in each repository that changed, each linking the others, followed as one unit (the item is closed once, when the last one merges)`
+    : '';
   return [
     [
       'delivery',
-      `WRITES: pushes the run’s branch (as curupira/<automation>/<number>-<title>) and opens a ${c.pr_draft ? 'draft ' : ''}pull request${base} (or adopts the open one)`,
+      `WRITES: pushes the run’s branch (as curupira/<automation>/<number>-<title>) and opens a ${c.pr_draft ? 'draft ' : ''}pull request${base} (or adopts the open one)${across}`,
     ],
     ['follow-up', `every ${c.follow_interval} s while watching: ${actions.join('; ')}`],
   ];

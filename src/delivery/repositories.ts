@@ -10,6 +10,9 @@
  * as the primary's, with the run found by the part before `~`.
  */
 import type { RepositorySettings, ResolvedAutomation } from '../config/types.js';
+import type { RunRecord } from '../core/types.js';
+import { scrub } from '../security/redact.js';
+import type { PullRequestRecord } from '../store/types.js';
 import { branchName, worktreePath } from '../workspace/paths.js';
 
 export interface AdditionalWorktree {
@@ -75,4 +78,81 @@ export function repositoriesNote(
     ),
   ];
   return lines.join('\n');
+}
+
+/** One repository of a run across repositories, as `runs show`, the run page and the API show it. */
+export interface RunRepository {
+  alias: string;
+  /** `owner/name` where its pull request goes; else its remote, credentials removed. */
+  repo: string;
+  /** The agent's working directory. */
+  primary: boolean;
+  /** Where its worktree is (or was): the run's own for the primary, else the path its formula gives. */
+  worktreePath: string | null;
+  /** Its delivery record (branch, pull request, state), null before or without one. */
+  delivery: PullRequestRecord | null;
+}
+
+/** The item id of a task key (`identityKey`: `[automation, repo, taskType, id]` as JSON). */
+function taskIdOf(taskKey: string): string | undefined {
+  try {
+    const parsed: unknown = JSON.parse(taskKey);
+    return Array.isArray(parsed) && typeof parsed[3] === 'string' ? parsed[3] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Every repository of a run whose automation spans several (none for a single repository, or when
+ * the settings no longer have the automation): the primary first, then each additional one in the
+ * order written, each with its worktree and its delivery (`deliveries`: the run's records, the
+ * primary's keyed by the run id, the others `<run id>~<alias>`).
+ */
+export function runRepositories(
+  run: Pick<RunRecord, 'id' | 'repo' | 'taskType' | 'taskKey' | 'worktreePath'>,
+  automation: Pick<ResolvedAutomation, 'id' | 'repository' | 'additionalRepositories'> | undefined,
+  deliveries: readonly PullRequestRecord[],
+): RunRepository[] {
+  const additional = automation?.additionalRepositories ?? [];
+  const taskId = taskIdOf(run.taskKey);
+  if (!automation || additional.length === 0 || taskId === undefined) return [];
+  const delivery = (key: string) => deliveries.find((d) => d.runId === key) ?? null;
+  const worktrees = additionalWorktrees(automation, run.taskType, taskId);
+  return [
+    {
+      alias: automation.repository.alias,
+      repo: run.repo,
+      primary: true,
+      worktreePath: run.worktreePath,
+      delivery: delivery(run.id),
+    },
+    ...worktrees.map((w) => ({
+      alias: w.repository.alias,
+      repo: w.repository.repo ?? scrub(w.repository.remote),
+      primary: false,
+      worktreePath: run.worktreePath === null ? null : w.path,
+      delivery: delivery(additionalDeliveryKey(run.id, w.repository.alias)),
+    })),
+  ];
+}
+
+/**
+ * What `validate --explain` and the board's automation view say of a task across repositories:
+ * every alias, where its pull request goes and where its worktrees go; undefined for one repository.
+ */
+export function repositoriesExplain(
+  automation: Pick<ResolvedAutomation, 'id' | 'repository' | 'additionalRepositories'>,
+): { label: string; value: string } | undefined {
+  const additional = automation.additionalRepositories ?? [];
+  if (additional.length === 0) return undefined;
+  const one = (r: RepositorySettings, primary: boolean) =>
+    `${r.alias} (${r.repo ?? scrub(r.remote)}${primary ? ', primary: the agent’s working directory' : ''}; worktrees in ${r.checkoutPath}.worktrees/${automation.id}/)`;
+  return {
+    label: 'repositories',
+    value: `${additional.length + 1}, one worktree each on the same branch: ${[
+      one(automation.repository, true),
+      ...additional.map((r) => one(r, false)),
+    ].join(', ')}`,
+  };
 }

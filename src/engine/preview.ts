@@ -4,11 +4,13 @@ import type { ResolvedAutomation, Settings } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import { codeSource, describeCodeSource } from '../core/code-source.js';
 import type { Task } from '../core/types.js';
+import { additionalWorktrees, repositoriesNote } from '../delivery/repositories.js';
 import type { GitHubClient } from '../github/client.js';
 import type { Logger } from '../log.js';
 import { runCommand } from '../process/command.js';
 import { buildAgentEnv } from '../process/env.js';
 import { renderPrompt } from '../prompt/index.js';
+import { scrub } from '../security/redact.js';
 import type { Store } from '../store/types.js';
 import type { ServiceKit } from '../triggers/service.js';
 import { branchName, worktreePath } from '../workspace/paths.js';
@@ -67,6 +69,8 @@ export interface TaskPreview {
   branch: string | undefined;
   /** Which code the agent would see, in words (issue 25). */
   code: string;
+  /** A task across repositories: each additional repository's worktree (the agent may write there too). */
+  additional?: { alias: string; repo: string; path: string; checkout: string }[];
 }
 
 /** The placeholder copilot's invocation carries where curupira picks a session id at start. */
@@ -78,22 +82,26 @@ export async function describeTask(
   store: Store,
   env: NodeJS.ProcessEnv,
 ): Promise<TaskPreview> {
-  const prompt = renderPrompt(
-    automation.config.prompt,
-    promptContext(automation, task),
-    automation.promptSyntax,
-    automation.id,
-  );
-  const saved = await store.getSession(task.key);
-  const { profile } = automation;
-  const driver = await loadDriver(profile.provider);
-  const executable = profile.executable ?? driver.executable;
   const main = automation.config.checkout === 'main';
   const { checkoutPath } = automation.repository;
   const cwd = main
     ? checkoutPath
     : worktreePath(checkoutPath, automation.id, task.identity.taskType, task.identity.id);
   const branch = main ? undefined : branchName(automation.id, task.identity.taskType, task.identity.id);
+  // As the run's prompt: a task across repositories ends with where each worktree is.
+  const additional = main ? [] : additionalWorktrees(automation, task.identity.taskType, task.identity.id);
+  const prompt =
+    renderPrompt(
+      automation.config.prompt,
+      promptContext(automation, task),
+      automation.promptSyntax,
+      automation.id,
+    ) +
+    (branch ? repositoriesNote(automation, { repo: task.identity.repo, path: cwd, branch }, additional) : '');
+  const saved = await store.getSession(task.key);
+  const { profile } = automation;
+  const driver = await loadDriver(profile.provider);
+  const executable = profile.executable ?? driver.executable;
   // The probe gets the environment a run gives the agent (without the GitHub token), nothing more.
   const probeEnv = buildAgentEnv({
     source: env,
@@ -125,6 +133,12 @@ export async function describeTask(
     cwd,
     branch,
     code: describeCodeSource(codeSource(automation.config, task, automation.trigger)),
+    additional: additional.map((w) => ({
+      alias: w.repository.alias,
+      repo: w.repository.repo ?? scrub(w.repository.remote),
+      path: w.path,
+      checkout: w.repository.checkoutPath,
+    })),
   };
 }
 

@@ -19,6 +19,7 @@ import {
 } from './figures.js';
 import { openApiDocument } from './openapi.js';
 import { followRun } from './run-events.js';
+import { runSourceAndRepositories } from './run-view.js';
 import type { ServerContext } from './server-context.js';
 import { removeKeptWorktree } from './worktree.js';
 
@@ -179,7 +180,10 @@ function readRoutes(api: Hono, ctx: ServerContext): void {
     const run = await mustRun(ctx, c.req.param('id'));
     // The run's delivery (docs/pull-requests.md): branch, pull request, state, since when, detail.
     const delivery = (await ctx.store.getPullRequest(run.id).catch(() => undefined)) ?? null;
-    return json(c, { run, delivery });
+    // Where the item comes from (a source outside GitHub; null otherwise) and, for a task across
+    // repositories, every repository with its worktree and delivery (empty otherwise).
+    const { source, repositories } = await runSourceAndRepositories(ctx, run);
+    return json(c, { run, delivery, source: source ?? null, repositories });
   });
   api.get('/runs/:id/events', async (c) => {
     const run = await mustRun(ctx, c.req.param('id'));

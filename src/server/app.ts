@@ -29,6 +29,7 @@ import {
   messagePage,
   runPage,
 } from './pages.js';
+import { runSourceAndRepositories } from './run-view.js';
 import type { ServerContext } from './server-context.js';
 import { tokenPath } from './token.js';
 import { tokenPage } from './token-page.js';
@@ -204,6 +205,7 @@ function pageRoutes(app: Hono, ctx: ServerContext): void {
         delivery,
         await runChanges(ctx, run, delivery),
         reviews,
+        await runSourceAndRepositories(ctx, run),
       ),
     );
   });

@@ -13,6 +13,7 @@ import {
   UNFINISHED_STATUSES,
 } from '../core/types.js';
 import type { BudgetStatus } from '../cost/budget.js';
+import { repositoriesExplain } from '../delivery/repositories.js';
 import type { AutomationStatus, EngineStatus } from '../engine/engine.js';
 import type { PullRequestRecord, Store } from '../store/types.js';
 import type { AttentionGroup } from './cards.js';
@@ -103,7 +104,8 @@ export function automationCards(engine: EngineView, now: Date): AutomationCard[]
     const state = states.get(automation.id);
     let explain: { label: string; value: string }[] = [];
     try {
-      explain = automation.trigger.explain(automation, now);
+      const repositories = repositoriesExplain(automation);
+      explain = [...(repositories ? [repositories] : []), ...automation.trigger.explain(automation, now)];
     } catch {
       explain = [];
     }

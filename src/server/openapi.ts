@@ -127,7 +127,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
       },
       '/runs/{id}': {
         get: op(
-          'One run, and its delivery (`delivery`: branch, pull request, state, since, detail, and while open its follow-up `gate`, `gateSince`, `gateDetail`; null when none)',
+          'One run, and its delivery (`delivery`: branch, pull request, state, since, detail, and while open its follow-up `gate`, `gateSince`, `gateDetail`; null when none); `source`: where the item comes from for a source outside GitHub (`Linear team ENG, project "Mobile", …`; null otherwise); `repositories`: for a task across repositories, each one (`alias`, `repo`, `primary`, `worktreePath`, `delivery`), the primary first (empty otherwise)',
           {
             parameters: [run],
           },

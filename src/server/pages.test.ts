@@ -226,6 +226,66 @@ describe('board and run pages escape what GitHub and agents wrote', () => {
   });
 });
 
+describe('a run of a source outside GitHub, across repositories', () => {
+  it('shows the source and every repository, worktree and pull request, escaped; a hostile address is no link', () => {
+    const delivery = (key: string, url: string): PullRequestRecord => ({
+      runId: key,
+      taskKey: 'k',
+      automationId: 'fix',
+      repo: 'acme/web',
+      delivery: 'pr',
+      headBranch: 'curupira/fix/eng-7',
+      headSha: 'b'.repeat(40),
+      baseBranch: 'main',
+      number: 9,
+      url,
+      adopted: false,
+      state: 'open',
+      detail: null,
+      since: '2026-12-01T10:00:00.000Z',
+      gate: null,
+      gateSince: null,
+      gateDetail: null,
+      createdAt: '2026-12-01T10:00:00.000Z',
+      updatedAt: '2026-12-01T10:00:00.000Z',
+    });
+    const page = (url: string) =>
+      runPage(
+        run({ taskType: 'linear', itemId: 'ENG-7', itemUrl: 'https://linear.app/acme/issue/ENG-7' }),
+        undefined,
+        'tok',
+        undefined,
+        undefined,
+        undefined,
+        {
+          source: `Linear team ENG, project "${EVIL}"`,
+          repositories: [
+            { alias: 'api', repo: 'acme/api', primary: true, worktreePath: `/w/${EVIL}`, delivery: null },
+            {
+              alias: `web${EVIL}`,
+              repo: `acme/web${EVIL}`,
+              primary: false,
+              worktreePath: `/w/web/${EVIL}`,
+              delivery: delivery('r~web', url),
+            },
+          ],
+        },
+      ).text;
+    const text = page('https://github.com/acme/web/pull/9');
+    noScript(text);
+    expect(text).toContain('<dt>source</dt><dd>Linear team ENG, project &quot;&lt;script&gt;');
+    expect(text).toContain('<h3>Repositories (2)</h3>');
+    expect(text).toContain(
+      '<td>api <span class="muted">(primary)</span></td><td>acme/api</td><td><code>/w/&lt;script&gt;',
+    );
+    expect(text).toContain('none (no commit, or not delivered yet)');
+    expect(text).toContain('<a href="https://github.com/acme/web/pull/9" rel="noreferrer">#9</a> open since');
+    const hostile = page('javascript:alert(1)');
+    expect(hostile).not.toContain('javascript:');
+    expect(hostile).toMatch(/<td>#9 open since/);
+  });
+});
+
 describe('items without a GitHub number, and a live run', () => {
   const fired = run({
     taskType: 'cron',

@@ -5,6 +5,7 @@ import { describeRunCode } from '../core/code-source.js';
 import { formatInputs, formatResult } from '../core/result-line.js';
 import { isTerminal, type RunRecord } from '../core/types.js';
 import { formatCost } from '../cost/prices.js';
+import type { RunRepository } from '../delivery/repositories.js';
 import type { ReviewSummary } from '../delivery/review-summary.js';
 import type { DispatchRecord, FleetHost, WaitingTask } from '../fleet/types.js';
 import type { PullRequestRecord } from '../store/types.js';
@@ -367,6 +368,27 @@ function deliveryFields(delivery: PullRequestRecord | undefined): Html | '' {
 }
 
 /**
+ * A task across repositories (issue 30): every repository of the run, its worktree and its pull
+ * request. Paths, names and addresses are escaped; a link only where the address is http(s).
+ */
+function repositoriesSection(repositories: readonly RunRepository[]): Html | '' {
+  if (repositories.length === 0) return '';
+  const pr = (d: PullRequestRecord | null) =>
+    !d
+      ? 'none (no commit, or not delivered yet)'
+      : d.number === null
+        ? `${d.delivery === 'pr' ? 'not opened yet' : 'branch only'} (${d.state})`
+        : html`${safeLink(d.url, `#${d.number}`)} ${d.state} since ${d.since}${d.adopted ? ' (adopted)' : ''}`;
+  return html`<section class="repositories" id="repositories">
+  <h3>Repositories (${String(repositories.length)})</h3>
+  <div class="table-wrap"><table class="repositories"><thead><tr><th scope="col">alias</th><th scope="col">repository</th><th scope="col">worktree</th><th scope="col">pull request</th></tr></thead><tbody>${repositories.map(
+    (r) =>
+      html`<tr data-alias="${r.alias}"><td>${r.alias}${r.primary ? html` <span class="muted">(primary)</span>` : ''}</td><td>${r.repo}</td><td><code>${r.worktreePath ?? '-'}</code></td><td>${pr(r.delivery)}</td></tr>`,
+  )}</tbody></table></div>
+</section>`;
+}
+
+/**
  * The pull request's review thread in a few lines (issue 28): verdicts, counts and the newest
  * reviews and comments, as the reviews step last read them. Their text is GitHub's: escaped here.
  */
@@ -413,6 +435,8 @@ export function runPage(
   delivery?: PullRequestRecord,
   changes?: Html,
   reviews?: ReviewSummary,
+  /** Where the item comes from (a source outside GitHub) and, for a task across repositories, each repository. */
+  more: { source?: string; repositories?: readonly RunRepository[] } = {},
 ): Html {
   const live = !isTerminal(run.status);
   const base = `/api/v1/runs/${encodeURIComponent(run.id)}`;
@@ -430,6 +454,7 @@ export function runPage(
     ${field('automation', run.automationId)}
     ${field('host', run.host ?? null)}
     ${field('item', itemField(run))}
+    ${field('source', more.source ?? null)}
     ${field('agent', run.profile ? `${run.profile} (${run.provider ?? '-'})` : null)}
     ${field('session', run.sessionId)}
     ${field('branch', run.branch)}
@@ -442,6 +467,7 @@ export function runPage(
     ${field('finished', run.finishedAt)}
   </dl>
   <div class="actions">${runActions(run)}</div>
+  ${repositoriesSection(more.repositories ?? [])}
   ${sandboxSection(run)}
   ${screeningSection(run)}
   ${reviewSection(reviews)}

@@ -67,11 +67,25 @@ export interface StandInJiraWrite {
 
 /** The statuses every issue can move to, each by its own transition. */
 const STATUSES = [
-  { transition: '11', name: 'To Do', category: 'new' },
-  { transition: '21', name: 'In Progress', category: 'indeterminate' },
-  { transition: '31', name: 'In Review', category: 'indeterminate' },
-  { transition: '41', name: 'Done', category: 'done' },
+  { transition: '11', id: '10000', name: 'To Do', category: 'new' },
+  { transition: '21', id: '10001', name: 'In Progress', category: 'indeterminate' },
+  { transition: '31', id: '10002', name: 'In Review', category: 'indeterminate' },
+  { transition: '41', id: '10003', name: 'Done', category: 'done' },
 ];
+
+/** A board of Jira Software: its columns in order, each with the names of the statuses mapped to it. */
+export interface StandInJiraBoard {
+  name: string;
+  project: string;
+  columns: { name: string; statuses: string[] }[];
+}
+
+/** The id of a status of the stand-in's workflow, by name. */
+export function jiraStatusId(name: string): string {
+  const status = STATUSES.find((s) => s.name === name);
+  if (!status) throw new Error(`the stand-in has no status ${name}`);
+  return status.id;
+}
 
 /** The text of an Atlassian Document's paragraphs, one a line. */
 function textOf(doc: unknown): string {
@@ -97,7 +111,18 @@ function literals(text: string): string[] {
 export class JiraStandIn {
   readonly users = new Map<string, StandInJiraUser>();
   readonly issues: StandInJiraIssue[] = [];
-  readonly requests: { method: string; path: string; authorization: string; body: unknown }[] = [];
+  /** Jira Software boards by id (`GET /rest/agile/1.0/board/{id}/configuration`). */
+  readonly boards = new Map<number, StandInJiraBoard>();
+  readonly requests: {
+    method: string;
+    path: string;
+    authorization: string;
+    body: unknown;
+    /** When it arrived (epoch ms). */
+    at: number;
+    /** Answered 429 with `Retry-After`. */
+    limited?: boolean;
+  }[] = [];
   /** Answer the next N requests with 429 and `Retry-After`. */
   throttleNext = 0;
   readonly writes: StandInJiraWrite[] = [];
@@ -152,6 +177,12 @@ export class JiraStandIn {
       const values = literals(clause);
       if (/^project = /.test(clause)) return issue.key.startsWith(`${values[0]}-`);
       if (/^issuetype in /.test(clause)) return values.includes(issue.issueType ?? 'Task');
+      // A board column's statuses arrive as ids, unquoted: `status in (10001, 10002)`.
+      if (/^status in \(\d/.test(clause))
+        return (/\(([^)]*)\)/.exec(clause)?.[1] ?? '')
+          .split(',')
+          .map((id) => id.trim())
+          .includes(jiraStatusId(issue.status ?? 'To Do'));
       if (/^status in /.test(clause)) return values.includes(issue.status ?? 'To Do');
       if (clause === 'statusCategory != Done') return (issue.category ?? 'new') !== 'done';
       if (/^labels = /.test(clause)) return (issue.labels ?? []).includes(values[0]!);
@@ -171,7 +202,7 @@ export class JiraStandIn {
       fields: {
         summary: issue.summary,
         description: issue.description === undefined ? null : adf(issue.description),
-        status: { name: issue.status ?? 'To Do' },
+        status: { id: jiraStatusId(issue.status ?? 'To Do'), name: issue.status ?? 'To Do' },
         issuetype: { name: issue.issueType ?? 'Task' },
         labels: issue.labels ?? [],
         components: (issue.components ?? []).map((name) => ({ name })),
@@ -195,6 +226,49 @@ export class JiraStandIn {
     res.end(JSON.stringify(body));
   }
 
+  /** A board's configuration as Jira Software answers it (`BoardConfigBean`), checked against its schema. */
+  private boardConfiguration(res: ServerResponse, id: string): void {
+    if (!/^\d+$/.test(id)) {
+      this.send(res, 400, { errorMessages: ['The board id is not valid.'] });
+      return;
+    }
+    const board = this.boards.get(Number(id));
+    if (!board) {
+      this.send(res, 404, {
+        errorMessages: [
+          `The requested board cannot be viewed because it either does not exist or you do not have permission to view it.`,
+        ],
+      });
+      return;
+    }
+    const answer = {
+      id: Number(id),
+      name: board.name,
+      type: 'kanban',
+      self: `${this.url}/rest/agile/1.0/board/${id}/configuration`,
+      location: { type: 'project', projectKeyOrId: board.project },
+      filter: { id: '10100', self: `${this.url}/rest/api/2/filter/10100` },
+      subQuery: { query: 'resolution = EMPTY OR resolution changed after -2w' },
+      columnConfig: {
+        columns: board.columns.map((column) => ({
+          name: column.name,
+          statuses: column.statuses.map((name) => ({
+            id: jiraStatusId(name),
+            self: `${this.url}/rest/api/2/status/${jiraStatusId(name)}`,
+          })),
+        })),
+        constraintType: 'issueCount',
+      },
+      ranking: { rankCustomFieldId: 10019 },
+    };
+    const wrong = this.invalid('BoardConfigBean', answer);
+    if (wrong) {
+      this.send(res, 500, { errorMessages: [`stand-in answer is not a BoardConfigBean: ${wrong}`] });
+      return;
+    }
+    this.send(res, 200, answer);
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -203,7 +277,14 @@ export class JiraStandIn {
     const method = (req.method ?? 'GET').toLowerCase();
     const authorization = String(req.headers.authorization ?? '');
     const body = text === '' ? undefined : JSON.parse(text);
-    this.requests.push({ method, path: `${url.pathname}${url.search}`, authorization, body });
+    const request: (typeof this.requests)[number] = {
+      method,
+      path: `${url.pathname}${url.search}`,
+      authorization,
+      body,
+      at: Date.now(),
+    };
+    this.requests.push(request);
     const expected = `Basic ${Buffer.from(`${this.email}:${this.token}`).toString('base64')}`;
     if (authorization !== expected) {
       res.writeHead(401, { 'content-type': 'text/plain' });
@@ -212,6 +293,7 @@ export class JiraStandIn {
     }
     if (this.throttleNext > 0) {
       this.throttleNext -= 1;
+      request.limited = true;
       res.writeHead(429, {
         'content-type': 'application/json',
         'retry-after': String(this.retryAfterSeconds),
@@ -220,6 +302,11 @@ export class JiraStandIn {
       return;
     }
     const path = url.pathname;
+    const boardPath = /^\/rest\/agile\/1\.0\/board\/([^/]+)\/configuration$/.exec(path);
+    if (method === 'get' && boardPath) {
+      this.boardConfiguration(res, boardPath[1]!);
+      return;
+    }
     const projectPath = /^\/rest\/api\/3\/project\/([^/]+)$/.exec(path);
     const issuePath = /^\/rest\/api\/3\/issue\/([^/]+)$/.exec(path);
     const commentPath = /^\/rest\/api\/3\/issue\/([^/]+)\/comment$/.exec(path);

@@ -102,7 +102,15 @@ export class LinearStandIn {
   readonly issues: StandInIssue[] = [];
   readonly writes: StandInWrite[] = [];
   /** Every request's operation name and variables, in order (what a test asserts on). */
-  readonly requests: { operation: string; variables: Record<string, unknown>; authorization: string }[] = [];
+  readonly requests: {
+    operation: string;
+    variables: Record<string, unknown>;
+    authorization: string;
+    /** When it arrived (epoch ms). */
+    at: number;
+    /** Refused with `RATELIMITED`. */
+    limited?: boolean;
+  }[] = [];
   readonly states = [
     { id: 'state-todo', name: 'Todo', type: 'unstarted' },
     { id: 'state-review', name: 'In Review', type: 'started' },
@@ -113,6 +121,16 @@ export class LinearStandIn {
   readonly requestLimit = 1500;
   /** When the budget refills (epoch ms), as `X-RateLimit-Requests-Reset` says. */
   resetAt = Date.parse('2030-01-01T00:00:00Z');
+  /** The HTTP status of a `RATELIMITED` answer (Linear has sent both 400 and 429). */
+  rateLimitStatus: 400 | 429 = 400;
+
+  /** From now on `requests` requests are left, until `resetInMs` from now; then the budget is unlimited again. */
+  limit(requests: number, resetInMs: number): void {
+    this.requestsLeft = requests;
+    this.resetAt = Date.now() + resetInMs;
+    this.refillAtReset = true;
+  }
+  private refillAtReset = false;
   /** Fail the next N mutations with HTTP 500, after applying them or not. */
   faults: { failNext: number; afterApplying: boolean } = { failNext: 0, afterApplying: false };
   private server: ReturnType<typeof createServer> | undefined;
@@ -339,7 +357,12 @@ export class LinearStandIn {
     const query = payload.query ?? '';
     const variables = payload.variables ?? {};
     const operation = /^\s*(?:query|mutation)\s+(\w+)/.exec(query)?.[1] ?? '';
-    this.requests.push({ operation, variables, authorization });
+    const request: (typeof this.requests)[number] = { operation, variables, authorization, at: Date.now() };
+    this.requests.push(request);
+    if (this.refillAtReset && this.requestsLeft !== undefined && Date.now() >= this.resetAt) {
+      this.requestsLeft = undefined;
+      this.refillAtReset = false;
+    }
     if (authorization !== this.key) {
       this.send(res, 400, {
         errors: [
@@ -357,7 +380,8 @@ export class LinearStandIn {
     }
     if (this.requestsLeft !== undefined) {
       if (this.requestsLeft <= 0) {
-        this.send(res, 400, {
+        request.limited = true;
+        this.send(res, this.rateLimitStatus, {
           errors: [{ message: 'Rate limit exceeded', extensions: { code: 'RATELIMITED' } }],
         });
         return;

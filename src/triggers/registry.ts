@@ -114,6 +114,24 @@ export function runItemName(run: RunRecord, automations: readonly ResolvedAutoma
   return definition?.itemName?.(run, automation) ?? `${run.repo}#${run.itemId}`;
 }
 
+/** The run's automation, when the settings still have it (as the run's trigger defines it). */
+export function runAutomation(
+  run: Pick<RunRecord, 'taskType' | 'automationId'>,
+  automations: readonly ResolvedAutomation[],
+): ResolvedAutomation | undefined {
+  const definition = findTriggerDefinition(run.taskType);
+  return automations.find((a) => a.id === run.automationId && a.trigger === definition);
+}
+
+/** Where a run's item comes from, for a source outside GitHub (`sourceSummary`); else undefined. */
+export function runSource(
+  run: Pick<RunRecord, 'taskType' | 'automationId'>,
+  automations: readonly ResolvedAutomation[],
+): string | undefined {
+  const automation = runAutomation(run, automations);
+  return automation?.trigger.sourceSummary?.(automation);
+}
+
 /** How a task's item reads to a person before any run (`run --dry-run`): as its run will read. */
 export function taskItemName(automation: ResolvedAutomation, task: Task): string {
   const item: ItemRef = {

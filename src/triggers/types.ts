@@ -342,6 +342,12 @@ export interface TriggerDefinition<A extends AnyAutomation = ResolvedAutomation>
    */
   itemName?(run: ItemRef, automation: A | undefined): string;
   /**
+   * Where a run's item comes from, in one line, for a source outside GitHub (`Linear team ENG,
+   * project "Mobile", labels any of agent`): shown by `runs show`, `run --dry-run`, the run page
+   * and the API beside the item's identifier and URL. Absent: the item's name says it all.
+   */
+  sourceSummary?(automation: A): string;
+  /**
    * The line a delivered pull request's body opens with to link its item, which the item's
    * tracker recognises (`Closes #12` on GitHub, `Fixes ENG-7` for Linear); absent or undefined:
    * none (the `closes` field of `pr_body` is empty).

@@ -5,6 +5,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { logFile } from '../../src/engine/paths.js';
+import { createApp } from '../../src/server/app.js';
+import type { EngineView } from '../../src/server/board-data.js';
+import { Hub } from '../../src/server/hub.js';
 import { createHarness, type Harness, runBuiltCli } from '../helpers/harness.js';
 import { JiraStandIn } from '../helpers/jira-stand-in.js';
 
@@ -130,6 +133,102 @@ describe('a Jira automation', () => {
     const pr = h.world.pullRequest('acme/api', 1)!;
     expect(pr.headRefName).toBe('curupira/tickets/eng-7-crash-fake-commit');
     expect(pr.body.startsWith('Fixes ENG-7\n')).toBe(true);
+  });
+});
+
+/** The run's view in the API and on the run page, served from this harness's store and settings. */
+async function served(
+  harness: Harness,
+  runId: string,
+): Promise<{ json: { source: string | null }; page: string }> {
+  const store = await harness.openStore();
+  try {
+    const settings = harness.settings();
+    const engine = { automations: () => [], currentSettings: () => settings } as unknown as EngineView;
+    const app = createApp({
+      store,
+      engine,
+      hub: new Hub(),
+      token: 'view-token',
+      version: '0',
+      startedAt: Date.now(),
+    });
+    const get = (path: string) => app.request(path, { headers: { authorization: 'Bearer view-token' } });
+    const json = (await (await get(`/api/v1/runs/${runId}`)).json()) as { source: string | null };
+    return { json, page: await (await get(`/runs/${runId}`)).text() };
+  } finally {
+    await store.close();
+  }
+}
+
+describe('a Jira board column (Agile REST API)', () => {
+  it('validate wants its board; explain, doctor and discovery read the column’s statuses from the board', async () => {
+    jira.boards.set(12, {
+      name: 'ENG board',
+      project: 'ENG',
+      columns: [
+        { name: 'To Do', statuses: ['To Do'] },
+        { name: 'In Review', statuses: ['In Review'] },
+        { name: 'Done', statuses: ['Done'] },
+      ],
+    });
+    const issue = (key: string, status: string, category: string, day: number) => ({
+      key,
+      summary: `${status} work`,
+      status,
+      category,
+      labels: ['agent'],
+      reporter: 'acc-ada',
+      created: `2026-01-0${day}T00:00:00.000+0000`,
+    });
+    jira.issues.push(
+      issue('ENG-1', 'To Do', 'new', 1),
+      issue('ENG-2', 'In Review', 'indeterminate', 2),
+      issue('ENG-3', 'In Review', 'indeterminate', 3),
+      issue('ENG-4', 'Done', 'done', 4),
+    );
+    h.configure({ automation: table(jira.url, 'column = "In Review"') });
+    const refused = await cli('validate');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('column names a board column: give the board’s id with board = <id>');
+    h.configure({ automation: table(jira.url, 'board = 12\ncolumn = "In Review"') });
+    const dry = await cli('run', '--dry-run');
+    expect(dry.stdout).toContain(`Selected tickets: Jira ENG-2: In Review work\n${jira.url}/browse/ENG-2\n`);
+    expect(dry.stdout).toContain(
+      `source:   Jira project ENG on ${jira.url}, board 12 column "In Review", labels all of agent\n`,
+    );
+    const explain = await cli('validate', '--explain');
+    expect(explain.code).toBe(0);
+    expect(explain.stdout).toContain(
+      `Jira board column: "In Review" of board 12: its statuses are read from ${jira.url}/rest/agile/1.0/board/12/configuration at each poll`,
+    );
+    expect(explain.stdout).toContain(
+      'project = "ENG" AND status in (<the status ids of column "In Review" on board 12>) AND labels = "agent" ORDER BY created ASC',
+    );
+    const doctor = await cli('doctor');
+    expect(doctor.stdout).toContain('board ENG board (12) column "In Review" holds status 10002');
+    const result = await h.run();
+    expect(result.runs.map((r) => [r.itemId, r.status]).sort()).toEqual([
+      ['ENG-2', 'succeeded'],
+      ['ENG-3', 'succeeded'],
+    ]);
+    const searches = jira.requests.filter((r) => r.path === '/rest/api/3/search/jql');
+    expect((searches.at(-1)!.body as { jql: string }).jql).toBe(
+      'project = "ENG" AND status in (10002) AND labels = "agent" ORDER BY created ASC',
+    );
+    const source = `Jira project ENG on ${jira.url}, board 12 column "In Review", labels all of agent`;
+    const shown = await cli('runs', 'show', result.runs[0]!.id);
+    expect(shown.stdout).toContain(`  source:      ${source}\n`);
+    expect(shown.stdout).toMatch(
+      / {2}item: {8}Jira ENG-[23] "In Review work" http:\/\/127\.0\.0\.1:\d+\/browse\/ENG-[23]\n/,
+    );
+    const { json, page } = await served(h, result.runs[0]!.id);
+    expect(json.source).toBe(source);
+    expect(page).toContain('<dt>source</dt><dd>Jira project ENG on ');
+    // The board's owner maps another status to the column: the next poll reads it again.
+    jira.boards.get(12)!.columns[1]!.statuses.push('To Do');
+    const next = await h.run();
+    expect(next.runs.map((r) => r.itemId)).toEqual(['ENG-1']);
   });
 });
 

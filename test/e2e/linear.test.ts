@@ -6,6 +6,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { logFile } from '../../src/engine/paths.js';
 import { runEngine } from '../../src/features.js';
+import { createApp } from '../../src/server/app.js';
+import type { EngineView } from '../../src/server/board-data.js';
+import { Hub } from '../../src/server/hub.js';
 import { createHarness, type Harness, runBuiltCli } from '../helpers/harness.js';
 import { LinearStandIn } from '../helpers/linear-stand-in.js';
 
@@ -47,7 +50,62 @@ function cli(...args: string[]) {
   return runBuiltCli(['--config', h.settingsFile, ...args], { env: h.env });
 }
 
+/** The run's view in the API and on the run page, served from this harness's store and settings. */
+async function served(
+  harness: Harness,
+  runId: string,
+): Promise<{ json: { source: string | null }; page: string }> {
+  const store = await harness.openStore();
+  try {
+    const settings = harness.settings();
+    const engine = { automations: () => [], currentSettings: () => settings } as unknown as EngineView;
+    const app = createApp({
+      store,
+      engine,
+      hub: new Hub(),
+      token: 'view-token',
+      version: '0',
+      startedAt: Date.now(),
+    });
+    const get = (path: string) => app.request(path, { headers: { authorization: 'Bearer view-token' } });
+    const json = (await (await get(`/api/v1/runs/${runId}`)).json()) as { source: string | null };
+    return { json, page: await (await get(`/runs/${runId}`)).text() };
+  } finally {
+    await store.close();
+  }
+}
+
 describe('a Linear automation', () => {
+  it('run --dry-run, runs show, the run page and the API show the source (team, project, filters), the identifier and URL', async () => {
+    linear.addIssue({
+      team: 'ENG',
+      number: 7,
+      title: 'Crash',
+      project: 'Mobile',
+      labels: ['agent'],
+      creatorId: 'u-ada',
+      createdAt: '2026-01-01T00:00:00Z',
+    });
+    h.configure({ automation: table(linear.url, 'project = "Mobile"') });
+    const source = 'Linear team ENG, project "Mobile", open states, labels any of agent';
+    const dry = await cli('run', '--dry-run');
+    expect(dry.stdout).toContain('Selected lin: Linear ENG-7: Crash\nhttps://linear.app/acme/issue/eng-7\n');
+    expect(dry.stdout).toContain(`source:   ${source}\n`);
+    const [run] = (await h.run()).runs;
+    expect(run!.status).toBe('succeeded');
+    const shown = await cli('runs', 'show', run!.id);
+    expect(shown.stdout).toContain(
+      '  item:        Linear ENG-7 "Crash" https://linear.app/acme/issue/eng-7\n',
+    );
+    expect(shown.stdout).toContain(`  source:      ${source}\n`);
+    const { json, page } = await served(h, run!.id);
+    expect(json.source).toBe(source);
+    expect(page).toContain('<a href="https://linear.app/acme/issue/eng-7" rel="noreferrer">Linear ENG-7</a>');
+    expect(page).toContain(
+      '<dt>source</dt><dd>Linear team ENG, project &quot;Mobile&quot;, open states, labels any of agent</dd>',
+    );
+  });
+
   it('runs each matching issue once, its text fenced, with only trusted comments in the prompt', async () => {
     linear.addIssue({
       team: 'ENG',
@@ -144,6 +202,21 @@ describe('a Linear automation', () => {
     const missing = await cli('doctor');
     expect(missing.stdout).toMatch(
       /FAIL +automation lin: Linear: the key belongs to curupira, but team NOPE was not found/,
+    );
+    linear.addIssue({
+      team: 'ENG',
+      number: 2,
+      title: 'App',
+      project: 'Mobile',
+      createdAt: '2026-01-02T00:00:00Z',
+    });
+    h.configure({ automation: table(linear.url, 'project = "Mobile"') });
+    expect((await cli('doctor')).stdout).toMatch(
+      /ok +automation lin: Linear: the key belongs to curupira; team ENG \(Team ENG\) found; project "Mobile" has issues/,
+    );
+    h.configure({ automation: table(linear.url, 'project = "Mobil"') });
+    expect((await cli('doctor')).stdout).toMatch(
+      /FAIL +automation lin: Linear: the key belongs to curupira; team ENG \(Team ENG\) found, but no issue of team ENG is in a project named "Mobil"/,
     );
   });
 

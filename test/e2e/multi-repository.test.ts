@@ -16,6 +16,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { REMEDIATION_MARKS } from '../../src/delivery/remediation.js';
 import { sandboxBackend } from '../../src/sandbox/registry.js';
+import { createApp } from '../../src/server/app.js';
+import type { EngineView } from '../../src/server/board-data.js';
+import { Hub } from '../../src/server/hub.js';
 import { setPermission, submitReview } from '../../src/simulator/reviews.js';
 import type { Store } from '../../src/store/types.js';
 import { git } from '../../src/workspace/git.js';
@@ -111,7 +114,7 @@ describe('a task across two repositories', () => {
     expect(shown.stdout).toContain(`pull req.:   #${apiPull.number} ${url(apiPull)} open`);
     expect(shown.stdout).toMatch(
       new RegExp(
-        `repository: {2}acme/web\\n(.*\\n)?  pull req\\.: {3}#${webPull.number} ${url(webPull)} open`,
+        `repository: {2}acme/web \\(web\\)\\n(.*\\n){0,2} {2}pull req\\.: {3}#${webPull.number} ${url(webPull)} open`,
       ),
     );
 
@@ -174,6 +177,97 @@ describe('a task across two repositories', () => {
     expect(closes).toHaveLength(1);
     expect(h.world.issue('acme/api', 1)).toMatchObject({ state: 'CLOSED', stateReason: 'COMPLETED' });
   }, 180_000);
+
+  it('validate --explain, run --dry-run, runs show, the run page and the API show every repository, worktree and pull request', async () => {
+    h = await twoRepositories('Span both [[fake:commit]] [[fake:commit-in=web]]');
+    const harness = h;
+    const cli = (...args: string[]) =>
+      runBuiltCli(['--config', harness.settingsFile, ...args], { env: harness.env });
+    const settings = harness.settings();
+    const api = settings.automations[0]!.repository;
+    const webRepo = settings.automations[0]!.additionalRepositories![0]!;
+
+    const explain = await cli('validate', '--explain');
+    expect(explain.stdout).toContain(
+      `repositories:   2, one worktree each on the same branch: api (${api.remote}, primary: the agent’s working directory; worktrees in ${api.checkoutPath}.worktrees/fix/), web (acme/web; worktrees in ${webRepo.checkoutPath}.worktrees/fix/)`,
+    );
+    expect(explain.stdout).toContain(
+      'one pull request in each repository that changed, each linking the others',
+    );
+    expect(explain.stdout).toContain('every repository’s worktree, checkout and git directories');
+
+    const dry = await cli('run', '--dry-run');
+    expect(dry.code).toBe(0);
+    const webLine = /^ {10}also web \(acme\/web\): worktree (\/\S+) on branch (\S+)$/m.exec(dry.stdout);
+    expect(webLine, dry.stdout).not.toBeNull();
+    expect(webLine![1]!.startsWith(`${webRepo.checkoutPath}.worktrees/fix/`)).toBe(true);
+    expect(dry.stdout).toContain('This task spans 2 repositories.');
+    expect(dry.stdout).toContain(`- \`web\` (acme/web): ${webLine![1]}`);
+
+    const run = onlyRun((await harness.run()).runs);
+    expect(run.status, run.reason ?? '').toBe('succeeded');
+    const [apiPull] = pulls(harness, 'acme/api');
+    const [webPull] = pulls(harness, 'acme/web');
+    if (apiPull?.__typename !== 'PullRequest' || webPull?.__typename !== 'PullRequest')
+      throw new Error('two pull requests expected');
+
+    const shown = await cli('runs', 'show', run.id);
+    expect(shown.stdout).toContain('  repositories: api (acme/api, primary), web (acme/web)');
+    expect(shown.stdout).toContain(`  repository:  acme/web (web)\n  worktree:    ${webLine![1]}\n`);
+    expect(shown.stdout).toContain(`pull req.:   #${webPull.number} ${url(webPull)} open`);
+
+    const store = await harness.openStore();
+    try {
+      const engine = {
+        automations: () => [],
+        currentSettings: () => settings,
+      } as unknown as EngineView;
+      const app = createApp({
+        store,
+        engine,
+        hub: new Hub(),
+        token: 'view-token',
+        version: '0.0.0-test',
+        startedAt: Date.now(),
+      });
+      const get = (path: string) => app.request(path, { headers: { authorization: 'Bearer view-token' } });
+      const body = (await (await get(`/api/v1/runs/${run.id}`)).json()) as {
+        source: string | null;
+        repositories: {
+          alias: string;
+          repo: string;
+          primary: boolean;
+          worktreePath: string | null;
+          delivery: { number: number; url: string; state: string } | null;
+        }[];
+      };
+      expect(body.source).toBeNull();
+      expect(
+        body.repositories.map((r) => [
+          r.alias,
+          r.repo,
+          r.primary,
+          r.worktreePath,
+          r.delivery?.number,
+          r.delivery?.url,
+        ]),
+      ).toEqual([
+        ['api', 'acme/api', true, run.worktreePath, apiPull.number, url(apiPull)],
+        ['web', 'acme/web', false, webLine![1], webPull.number, url(webPull)],
+      ]);
+      const page = await (await get(`/runs/${run.id}`)).text();
+      expect(page).toContain('<h3>Repositories (2)</h3>');
+      const automation = await (await get('/automations/fix')).text();
+      expect(automation).toContain(
+        `<dt>repositories</dt><dd>2, one worktree each on the same branch: api (${api.remote}, primary`,
+      );
+      expect(page).toContain(
+        `<tr data-alias="web"><td>web</td><td>acme/web</td><td><code>${webLine![1]}</code></td><td><a href="${url(webPull)}" rel="noreferrer">#${webPull.number}</a> open since`,
+      );
+    } finally {
+      await store.close();
+    }
+  }, 120_000);
 
   it('a repository the agent left alone gets no pull request', async () => {
     h = await twoRepositories('Only api [[fake:commit]]');

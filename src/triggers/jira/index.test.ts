@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JiraStandIn, jiraSchema, operationSchema } from '../../../test/helpers/jira-stand-in.js';
+import {
+  boardConfigSchema,
+  JiraStandIn,
+  jiraSchema,
+  operationSchema,
+} from '../../../test/helpers/jira-stand-in.js';
 import { FakeClock } from '../../core/clock.js';
 import { SourceAuthError, SourceRateLimitError } from '../../core/errors.js';
 import type { Task } from '../../core/types.js';
@@ -56,6 +61,16 @@ beforeAll(async () => {
     },
     { key: 'OPS-1', summary: 'Other project', labels: ['agent'], created: at(5) },
   );
+  jira.boards.set(12, {
+    name: 'ENG board',
+    project: 'ENG',
+    columns: [
+      { name: 'To Do', statuses: ['To Do'] },
+      { name: 'Doing', statuses: ['In Progress', 'In Review'] },
+      { name: 'Empty', statuses: [] },
+      { name: 'Done', statuses: ['Done'] },
+    ],
+  });
   url = await jira.start();
 });
 afterAll(async () => {
@@ -184,6 +199,77 @@ describe('Jira discovery', () => {
   });
 });
 
+describe('a Jira board column', () => {
+  it('compiles to the column’s status ids; explain shows where they come from', () => {
+    const column = automation({ board: 12, column: 'Doing', labels: 'agent' }).config;
+    expect(compileJql(column, ['10001', '10002'])).toBe(
+      'project = "ENG" AND status in (10001, 10002) AND labels = "agent" ORDER BY created ASC',
+    );
+    expect(compileJql(column)).toBe(
+      'project = "ENG" AND status in (<the status ids of column "Doing" on board 12>) AND labels = "agent" ORDER BY created ASC',
+    );
+    const lines = jiraTrigger.explain(automation({ board: 12, column: 'Doing' }), new Date());
+    expect(lines.find((l) => l.label === 'Jira board column')?.value).toBe(
+      `"Doing" of board 12: its statuses are read from ${url}/rest/agile/1.0/board/12/configuration at each poll`,
+    );
+  });
+
+  it('finds the issues whose status the column holds, reading the board at each poll', async () => {
+    jira.requests.length = 0;
+    expect(await keys({ board: 12, column: 'doing' })).toEqual(['ENG-4']);
+    expect(jira.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      'get /rest/agile/1.0/board/12/configuration',
+      'post /rest/api/3/search/jql',
+    ]);
+    expect((jira.requests[1]!.body as { jql: string }).jql).toBe(
+      'project = "ENG" AND status in (10001, 10002) ORDER BY created ASC',
+    );
+    expect(await keys({ board: 12, column: 'Done' })).toEqual(['ENG-3']);
+    expect(await keys({ board: 12, column: 'To Do', issue_types: 'Bug' })).toEqual(['ENG-1']);
+  });
+
+  it('a column with no status matches nothing, and searches nothing', async () => {
+    jira.requests.length = 0;
+    expect(await keys({ board: 12, column: 'Empty' })).toEqual([]);
+    expect(jira.requests.map((r) => r.path)).toEqual(['/rest/agile/1.0/board/12/configuration']);
+  });
+
+  it('a column the board lacks, or a board that does not exist: an error naming what is there', async () => {
+    await expect(keys({ board: 12, column: 'QA' })).rejects.toThrow(
+      'Jira board ENG board (12) has no column "QA"; its columns: "To Do", "Doing", "Empty", "Done"',
+    );
+    await expect(keys({ board: 99, column: 'QA' })).rejects.toThrow(
+      /Jira answered HTTP 404 to GET \/rest\/agile\/1\.0\/board\/99\/configuration: The requested board cannot be viewed/,
+    );
+  });
+
+  it('the stand-in answers in Jira Software’s shape: a malformed configuration would not pass', () => {
+    const validate = boardConfigSchema();
+    expect(validate({ id: 12, columnConfig: { columns: [{ name: 'A', statuses: [{ id: '1' }] }] } })).toBe(
+      true,
+    );
+    expect(validate({ id: '12' })).toBe(false);
+    expect(validate({ columnConfig: { columns: [{ name: 'A', statusIds: ['1'] }] } })).toBe(false);
+  });
+
+  it('validation wants board and column together', () => {
+    const problems: string[] = [];
+    const resolve = (table: Record<string, unknown>) =>
+      jiraTrigger.resolveTimezone(automation(table).config, {
+        id: 'jira',
+        defaultTimezone: 'UTC',
+        problem: (key: string, message: string) => problems.push(`${key}: ${message}`),
+      });
+    resolve({ column: 'Doing' });
+    resolve({ board: 12 });
+    resolve({ board: 12, column: 'Doing' });
+    expect(problems).toEqual([
+      'board: column names a board column: give the board’s id with board = <id>',
+      'column: board is read only for its column: name it with column = "…"',
+    ]);
+  });
+});
+
 describe('Jira paging, rate limits and credentials', () => {
   const big = new JiraStandIn(EMAIL, TOKEN, 'acc-bot');
   let bigUrl: string;
@@ -266,6 +352,20 @@ describe('Jira screening and doctor', () => {
     expect(await jiraTrigger.doctor.check(automation({ project: 'NOPE' }), ctx)).toEqual({
       ok: false,
       detail: 'Jira: the token belongs to curupira, but project NOPE was not found',
+    });
+  });
+
+  it('doctor reads the board column: its statuses, or that the board has no such column', async () => {
+    const ctx = { ...context(), automations: [], storeReadable: true };
+    expect(await jiraTrigger.doctor.check(automation({ board: 12, column: 'Doing' }), ctx)).toEqual({
+      ok: true,
+      detail:
+        'Jira: the token belongs to curupira; project ENG (Project ENG) found; board ENG board (12) column "Doing" holds statuses 10001, 10002',
+    });
+    expect(await jiraTrigger.doctor.check(automation({ board: 12, column: 'QA' }), ctx)).toEqual({
+      ok: false,
+      detail:
+        'Jira: the token belongs to curupira; project ENG (Project ENG) found, but Jira board ENG board (12) has no column "QA"; its columns: "To Do", "Doing", "Empty", "Done"',
     });
   });
 });

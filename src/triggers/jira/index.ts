@@ -3,8 +3,9 @@ import type { Item } from '../../core/types.js';
 import { stringField, trackerHooks } from '../hooks.js';
 import type { SourceFactory } from '../source.js';
 import type { ScreenActor, TriggerDefinition } from '../types.js';
+import { boardColumn } from './board.js';
 import { createJiraClient, type JiraClient } from './client.js';
-import { compileJql, type JiraResolved, jiraTable } from './schema.js';
+import { compileJql, type JiraResolved, jiraSourceSummary, jiraTable } from './schema.js';
 import { jiraWriteBack } from './write-back.js';
 
 const PAGE_SIZE = 50;
@@ -108,6 +109,8 @@ export function jiraItem(issue: JiraIssue, site: string): Item {
   };
 }
 
+const jiraHooks = trackerHooks('Jira', 'jira', 'jira_reporter');
+
 /** Each automation's client, by id: screening reads comments with its feed's credentials. */
 const clients = new Map<string, JiraClient>();
 
@@ -115,9 +118,16 @@ export const createJiraSource: SourceFactory<JiraResolved> = (automation, contex
   const { config } = automation;
   const client = createJiraClient(config, context.service, () => context.clock.now());
   clients.set(automation.id, client);
-  const jql = compileJql(config);
+  const fixed = config.column === undefined ? compileJql(config) : undefined;
   return {
     async discover({ limit, signal, wanted, onTotal }) {
+      // A board column is read again at each poll: the board's owner may remap its statuses.
+      const column = fixed === undefined ? await boardColumn(client, config, signal) : undefined;
+      if (column && column.statuses.length === 0) {
+        onTotal?.({ matching: 0, examined: 0 });
+        return [];
+      }
+      const jql = fixed ?? compileJql(config, column?.statuses);
       const found: Item[] = [];
       let examined = 0;
       let token: string | undefined;
@@ -161,7 +171,17 @@ export const jiraTrigger: TriggerDefinition<JiraResolved> = {
         .catch(() => undefined);
       const who = `the token belongs to ${userName(me) ?? 'an unnamed account'}`;
       if (!project) return { ok: false, detail: `Jira: ${who}, but project ${config.project} was not found` };
-      return { ok: true, detail: `Jira: ${who}; project ${project.key} (${project.name}) found` };
+      const found = `Jira: ${who}; project ${project.key} (${project.name}) found`;
+      if (config.column === undefined) return { ok: true, detail: found };
+      try {
+        const column = await boardColumn(client, config);
+        return {
+          ok: true,
+          detail: `${found}; board ${column.board} column "${column.column}" holds status${column.statuses.length === 1 ? '' : 'es'} ${column.statuses.join(', ') || '(none: nothing would match)'}`,
+        };
+      } catch (error) {
+        return { ok: false, detail: `${found}, but ${(error as Error).message}` };
+      }
     },
   },
   screening: {
@@ -193,5 +213,13 @@ export const jiraTrigger: TriggerDefinition<JiraResolved> = {
     }),
   },
   writeBack: jiraWriteBack,
-  ...trackerHooks('Jira', 'jira', 'jira_reporter'),
+  sourceSummary: (automation) => jiraSourceSummary(automation.config),
+  ...jiraHooks,
+  resolveTimezone(config, context) {
+    if (config.column !== undefined && config.board === undefined)
+      context.problem('board', 'column names a board column: give the board’s id with board = <id>');
+    if (config.board !== undefined && config.column === undefined)
+      context.problem('column', 'board is read only for its column: name it with column = "…"');
+    return jiraHooks.resolveTimezone(config, context);
+  },
 };

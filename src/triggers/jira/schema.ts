@@ -50,6 +50,17 @@ export const JiraAutomation = z
     ),
     labels: Values.describe('Every label is required: `labels = "…"` each.'),
     components: Values.describe('Any of these components: `component in (…)`.'),
+    board: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        'The Jira Software board whose `column` runs (its id, as in `…/boards/12`); required with `column`.',
+      ),
+    column: Value.optional().describe(
+      'Only issues in this column of `board` (`In Review`): the column’s statuses, read from the board’s configuration (Agile REST API) at each poll, become `status in (…)`.',
+    ),
     assignee: Value.optional().describe(
       'Only issues assigned to this account id, `me` (the token’s user) or `none` (unassigned).',
     ),
@@ -97,17 +108,45 @@ function list(values: readonly string[]): string {
   return `(${values.map(jqlString).join(', ')})`;
 }
 
-/** The JQL the automation's keys compile to, oldest issues first. */
-export function compileJql(config: JiraAutomation): string {
+/** What explain shows in place of a board column's status ids, which only a poll reads. */
+export function columnPlaceholder(config: Pick<JiraAutomation, 'board' | 'column'>): string {
+  return `<the status ids of column ${jqlString(config.column ?? '')} on board ${config.board}>`;
+}
+
+/**
+ * The JQL the automation's keys compile to, oldest issues first. `columnStatuses`: the status ids
+ * of `column` on `board` (read from the board's configuration); they replace the default
+ * `statusCategory != Done`. Explain passes none and shows a placeholder.
+ */
+export function compileJql(config: JiraAutomation, columnStatuses?: readonly string[]): string {
   const clauses = [`project = ${jqlString(config.project)}`];
   if (config.issue_types.length > 0) clauses.push(`issuetype in ${list(config.issue_types)}`);
-  clauses.push(config.statuses.length > 0 ? `status in ${list(config.statuses)}` : 'statusCategory != Done');
+  if (config.column !== undefined) {
+    // Ids are Jira's numbers (checked where they are read); a placeholder only for explain.
+    const ids = columnStatuses ? columnStatuses.join(', ') : columnPlaceholder(config);
+    clauses.push(`status in (${ids})`);
+  }
+  if (config.statuses.length > 0) clauses.push(`status in ${list(config.statuses)}`);
+  else if (config.column === undefined) clauses.push('statusCategory != Done');
   for (const label of config.labels) clauses.push(`labels = ${jqlString(label)}`);
   if (config.components.length > 0) clauses.push(`component in ${list(config.components)}`);
   if (config.assignee === 'me') clauses.push('assignee = currentUser()');
   else if (config.assignee === 'none') clauses.push('assignee is EMPTY');
   else if (config.assignee !== undefined) clauses.push(`assignee = ${jqlString(config.assignee)}`);
   return `${clauses.join(' AND ')} ORDER BY created ASC`;
+}
+
+/** The automation's source in one line: site, project, board column and every filter (`sourceSummary`). */
+export function jiraSourceSummary(config: JiraAutomation): string {
+  const parts = [`Jira project ${config.project} on ${config.site_url.replace(/\/+$/, '')}`];
+  if (config.column !== undefined) parts.push(`board ${config.board} column "${config.column}"`);
+  if (config.issue_types.length > 0) parts.push(`issue types ${config.issue_types.join(', ')}`);
+  if (config.statuses.length > 0) parts.push(`statuses ${config.statuses.join(', ')}`);
+  else if (config.column === undefined) parts.push('not done');
+  if (config.labels.length > 0) parts.push(`labels all of ${config.labels.join(', ')}`);
+  if (config.components.length > 0) parts.push(`components any of ${config.components.join(', ')}`);
+  if (config.assignee !== undefined) parts.push(`assignee ${config.assignee}`);
+  return parts.join(', ');
 }
 
 /** Where the token is read from, in words (never the token). */
@@ -142,6 +181,14 @@ export const jiraTable: TriggerTable<JiraResolved> = {
         label: 'Jira API',
         value: `${config.site_url} as ${config.email} (token from ${tokenSource(config)})`,
       },
+      ...(config.column === undefined
+        ? []
+        : [
+            {
+              label: 'Jira board column',
+              value: `${jqlString(config.column)} of board ${config.board}: its statuses are read from ${config.site_url.replace(/\/+$/, '')}/rest/agile/1.0/board/${config.board}/configuration at each poll`,
+            },
+          ]),
       { label: 'JQL', value: compileJql(config) },
       ...memoryLines(memory, config.ignore_backlog, 'issues matching'),
     ];

@@ -15,7 +15,7 @@ import {
   type LinearTeamAnswer,
   type LinearUser,
 } from './queries.js';
-import { type LinearResolved, linearFilter, linearTable } from './schema.js';
+import { type LinearResolved, linearFilter, linearSourceSummary, linearTable } from './schema.js';
 import { linearWriteBack } from './write-back.js';
 
 /** Issues per page (Linear's default and a modest query complexity). */
@@ -127,7 +127,22 @@ export const linearTrigger: TriggerDefinition<LinearResolved> = {
       const team = data.teams.nodes[0];
       const who = `the key belongs to ${userName(data.viewer) ?? data.viewer.id}`;
       if (!team) return { ok: false, detail: `Linear: ${who}, but team ${config.team} was not found` };
-      return { ok: true, detail: `Linear: ${who}; team ${team.key} (${team.name}) found` };
+      const found = `Linear: ${who}; team ${team.key} (${team.name}) found`;
+      if (config.project === undefined) return { ok: true, detail: found };
+      // A project is seen through its issues: one issue of the team in a project of that name.
+      const inProject = await client.request<LinearIssuesPage>(LINEAR_ISSUES, {
+        filter: {
+          and: [{ team: { key: { eq: config.team } } }, { project: { name: { eq: config.project } } }],
+        },
+        first: 1,
+        after: null,
+      });
+      if (inProject.issues.nodes.length === 0)
+        return {
+          ok: false,
+          detail: `${found}, but no issue of team ${team.key} is in a project named "${config.project}" (check the name; a project without issues is not seen)`,
+        };
+      return { ok: true, detail: `${found}; project "${config.project}" has issues` };
     },
   },
   screening: {
@@ -160,5 +175,6 @@ export const linearTrigger: TriggerDefinition<LinearResolved> = {
     }),
   },
   writeBack: linearWriteBack,
+  sourceSummary: (automation) => linearSourceSummary(automation.config),
   ...trackerHooks('Linear', 'linear', 'linear_author'),
 };

@@ -110,6 +110,17 @@ export function linearFilter(config: LinearAutomation): Filter {
   return { and: parts };
 }
 
+/** The automation's source in one line: team, project and every filter (`sourceSummary`). */
+export function linearSourceSummary(config: LinearAutomation): string {
+  const parts = [`Linear team ${config.team}`];
+  if (config.project !== undefined) parts.push(`project "${config.project}"`);
+  parts.push(config.state === undefined ? 'open states' : `state "${config.state}"`);
+  if (config.labels.length > 0) parts.push(`labels ${config.labels_match} of ${config.labels.join(', ')}`);
+  if (config.assignee !== undefined) parts.push(`assignee ${config.assignee}`);
+  if (config.min_priority !== undefined) parts.push(`priority ${config.min_priority} or more urgent`);
+  return parts.join(', ');
+}
+
 /** Where the key is read from, in words (never the key). */
 export function keySource(config: LinearAutomation): string {
   return config.api_key_file === undefined
