@@ -34,13 +34,13 @@ import {
   worktreesRoot,
 } from './paths.js';
 import {
+  type ClaimedWorktree,
   cleanForPool,
+  dropClaimed,
   poolHasRoom,
   poolWorktree,
   REPOINT_MARKER,
   sweepPool,
-  type ClaimedWorktree,
-  dropClaimed,
   switchClaimed,
   takeFromPool,
   worktreeGitDir,

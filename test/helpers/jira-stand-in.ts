@@ -26,7 +26,8 @@ ajv.addSchema({ ...AGILE, $id: 'jira-agile' });
 /** The validator of a component schema of Jira's description (or of Jira Software's). */
 export function jiraSchema(name: string): ValidateFunction {
   const validate =
-    ajv.getSchema(`jira#/components/schemas/${name}`) ?? ajv.getSchema(`jira-agile#/components/schemas/${name}`);
+    ajv.getSchema(`jira#/components/schemas/${name}`) ??
+    ajv.getSchema(`jira-agile#/components/schemas/${name}`);
   if (!validate) throw new Error(`Jira's description has no schema ${name}`);
   return validate;
 }
