@@ -61,7 +61,8 @@ export async function serveTrackers(
   const text = trackersExample()
     .replaceAll(EXAMPLE_LINEAR_URL, standIns.linear.url)
     .replaceAll(EXAMPLE_JIRA_URL, standIns.jira.url)
-    .replaceAll(TRACKERS_DIR, dir);
+    .replaceAll(TRACKERS_DIR, dir)
+    .replaceAll('--config examples/trackers.toml', `--config ${settings}`);
   writeFileSync(settings, `# Written in ${dir} ${MARK}, from examples/trackers.toml.\n${text}`);
   writeLine(io.stderr, `Linear stand-in listening on ${standIns.linear.url} (team ENG, issue ENG-1)`);
   writeLine(io.stderr, `Jira stand-in listening on ${standIns.jira.url} (project WID, issue WID-1)`);
