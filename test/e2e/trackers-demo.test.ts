@@ -59,7 +59,8 @@ describe('the Linear and Jira stand-ins of `curupira simulator --trackers`', () 
     const example = readFileSync(join(ROOT, 'examples', 'trackers.toml'), 'utf8')
       .replaceAll('http://127.0.0.1:8788/graphql', linear)
       .replaceAll('http://127.0.0.1:8789', jira)
-      .replaceAll('/tmp/curupira-trackers', folder);
+      .replaceAll('/tmp/curupira-trackers', folder)
+      .replaceAll('--config examples/trackers.toml', `--config ${settings}`);
     expect(text.endsWith(example)).toBe(true);
 
     const credentials = { ...env, LINEAR_API_KEY: 'lin_api_demo', JIRA_API_TOKEN: 'demo' };
