@@ -6,8 +6,16 @@
  * where the agent's user is not root, which is exempt from RLIMIT_NPROC). What could not be
  * applied is reported, never silently skipped.
  */
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmdirSync,
+  write,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { SandboxLimits } from './types.js';
@@ -139,6 +147,22 @@ export function createControlGroup(name: string, limits: SandboxLimits): Control
   return group(dirs, pids, memory, limits);
 }
 
+/** Opens a group's `cgroup.procs` for writing, or undefined when it cannot be. */
+function openProcs(dir: string): number | undefined {
+  try {
+    return openSync(join(dir, 'cgroup.procs'), 'w');
+  } catch {
+    return undefined;
+  }
+}
+
+/** One write on an open descriptor: a single trip to the thread pool (no open and close around it). */
+function writeTo(fd: number, text: string): Promise<void> {
+  return new Promise((resolve) => {
+    write(fd, text, () => resolve());
+  });
+}
+
 function group(dirs: string[], pids: boolean, memory: boolean, limits: SandboxLimits): ControlGroup {
   const applied: string[] = [];
   const unenforced: string[] = [];
@@ -146,24 +170,52 @@ function group(dirs: string[], pids: boolean, memory: boolean, limits: SandboxLi
   else unenforced.push('process count: the pids cgroup controller is not available to curupira');
   if (memory) applied.push(`at most ${limits.memoryMb} MiB of memory (cgroup)`);
   else unenforced.push('memory: the memory cgroup controller is not available to curupira');
+  // Opened now, with the group: a move is then one write per hierarchy, not an open, a write and a
+  // close, each a trip to the thread pool and back through the event loop, which a busy engine delays.
+  let procs: (number | undefined)[] | undefined = dirs.map(openProcs);
+  // Closed only once no write is in flight (a closed number may be reused by another file).
+  let placing: Promise<void> = Promise.resolve();
+  const close = async (): Promise<void> => {
+    await placing;
+    for (const fd of procs ?? []) if (fd !== undefined) closeSync(fd);
+    procs = undefined;
+  };
+  const place = async (pid: number): Promise<void> => {
+    // A fork in flight while its parent moves leaves the child behind: once a move is written,
+    // such a fork has finished, so the next look finds it. Stop when a look finds nothing new.
+    // Each move waits for the kernel (cgroup v1 takes an RCU grace period, milliseconds on a
+    // busy machine): written asynchronously, so that the engine's other runs go on meanwhile,
+    // and to both hierarchies at once (the second move then seldom waits for a grace period of
+    // its own).
+    const placed = new Set<number>();
+    for (let round = 0; round < 10; round += 1) {
+      const fresh = descendants(pid).filter((member) => !placed.has(member));
+      if (fresh.length === 0 || !procs) break;
+      for (const member of fresh) {
+        placed.add(member);
+        const fds = procs;
+        await Promise.all(
+          dirs.map((dir, i) => {
+            const fd = fds[i];
+            return fd === undefined
+              ? Promise.resolve(tryWrite(join(dir, 'cgroup.procs'), String(member))).then(() => {})
+              : writeTo(fd, String(member));
+          }),
+        );
+      }
+    }
+  };
   return {
     applied,
     unenforced,
-    async place(pid) {
-      // A fork in flight while its parent moves leaves the child behind: once a move is written,
-      // such a fork has finished, so the next look finds it. Stop when a look finds nothing new.
-      // Each move waits for the kernel (cgroup v1 takes an RCU grace period, milliseconds on a
-      // busy machine): written asynchronously, so that the engine's other runs go on meanwhile.
-      const placed = new Set<number>();
-      for (let round = 0; round < 10; round += 1) {
-        const fresh = descendants(pid).filter((member) => !placed.has(member));
-        if (fresh.length === 0) break;
-        for (const member of fresh) {
-          placed.add(member);
-          for (const dir of dirs) await writeFile(join(dir, 'cgroup.procs'), String(member)).catch(() => {});
-        }
-      }
+    place(pid) {
+      const done = placing.then(() => place(pid));
+      placing = done.catch(() => {});
+      return done;
     },
-    dispose: () => removeDirs(dirs),
+    dispose: async () => {
+      await close();
+      await removeDirs(dirs);
+    },
   };
 }
