@@ -16,6 +16,7 @@ import {
   issueAutomation,
   ROOT,
   runBuiltCli,
+  unfenced,
   waitFor,
 } from '../helpers/harness.js';
 import { type Served, serveInProcess } from '../helpers/serve.js';
@@ -217,7 +218,12 @@ describe('curupira mcp', () => {
     served = await serveInProcess(h, { listen: true, reload: true });
     const created = await call('automation_create', {
       id: 'triage',
-      table: { ...triage, labels: ['agent-ready'] },
+      table: {
+        ...triage,
+        labels: ['agent-ready'],
+        inputs: { focus: 'anything' },
+        prompt: `${triage.prompt}, looking at \${focus}`,
+      },
     });
     expect(created.isError).toBe(false);
     await waitFor('the daemon to load triage', () =>
@@ -226,12 +232,20 @@ describe('curupira mcp', () => {
     const board = await served.app.request('/', { headers: { authorization: `Bearer ${served.token}` } });
     expect(await board.text()).toContain('triage');
 
-    const ran = await call('automation_run', { id: 'triage' });
+    // Inputs (issue 32): an undeclared one is refused, naming the declared; a declared one reaches the run.
+    const undeclared = await call('automation_run', { id: 'triage', inputs: { colour: 'blue' } });
+    expect(undeclared).toMatchObject({
+      isError: true,
+      text: "unknown input 'colour': 'triage' declares focus (inputs = { … } in the automation's table)",
+    });
+    const ran = await call('automation_run', { id: 'triage', inputs: { focus: 'crashes' } });
     expect(ran.isError).toBe(false);
     const run = await waitFor('the run of triage', () =>
       served!.runs.find((r) => r.automationId === 'triage'),
     );
     expect(run.status).toBe('succeeded');
+    expect(run.inputs).toEqual({ focus: 'crashes' });
+    expect(unfenced(run.prompt ?? '')).toContain('looking at crashes');
 
     const runs = await call('runs_list', { automation: 'triage' });
     expect(runs.data.runs).toMatchObject([{ id: run.id, automationId: 'triage', status: 'succeeded' }]);
