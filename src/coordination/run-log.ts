@@ -133,7 +133,11 @@ export async function runLogWrites(
     repo,
     number: 0,
     runId: run.id,
-    write: { kind: 'comment', body: logEntryBody(automation, task, run, runnerIdOf(settings)), onIssueOf: marker },
+    write: {
+      kind: 'comment',
+      body: logEntryBody(automation, task, run, runnerIdOf(settings)),
+      onIssueOf: marker,
+    },
   });
   if (current && current.marker !== marker) {
     writes.push({
