@@ -68,6 +68,7 @@ export class WritesFeature implements Feature<{ writes: RunWrites }> {
         clock: port.clock,
         log,
         signal: stopSignal,
+        settings: () => port.settings(),
         async sendServiceWrite(write, record) {
           const automation = port.settings().automations.find((a) => a.id === write.automation);
           const back = automation?.trigger.writeBack;

@@ -1,0 +1,116 @@
+/**
+ * Issue 32, build item 5 (seed 001's remaining rows) on the simulator: `human_reviewer` asked on
+ * delivered pull requests, the `agent:trusted` label when screening vouches for an item, the review
+ * step's verdict posted as a pull-request review, label descriptions given to the agent as guidance,
+ * and recently closed issues offered to a triage run as duplicate candidates.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { setPermission } from '../../src/simulator/reviews.js';
+import { createHarness, type Harness, issueAutomation } from '../helpers/harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.cleanup();
+  h = undefined;
+});
+
+const writes = (harness: Harness) =>
+  harness.sim.requests
+    .filter((r) => r.method !== 'GET' && !r.path.endsWith('/graphql'))
+    .map((r) => `${r.method} ${r.path}`);
+
+describe("seed 001's remaining rows (issue 32)", () => {
+  it('human_reviewer is asked on each delivered pull request; trusted_label goes on vouched items only', async () => {
+    h = await createHarness({
+      issues: [{ title: 'Fix the crash [[fake:commit]]', labels: ['agent-ready'] }],
+      screening: 'required = false\ntrusted_authors = ["octocat"]',
+      automation: issueAutomation('fix', {
+        prompt: 'Fix #${issue_number}: ${issue_title}',
+        extra: [
+          'deliver = "pr"',
+          'human_reviewer = ["alice", "@acme/core"]',
+          'trusted_label = "agent:trusted"',
+        ].join('\n'),
+      }),
+    });
+    const harness = h;
+    harness.world.addUser('alice');
+    setPermission(harness.world, 'acme/api', 'alice', 'write');
+    harness.world.addIssue('acme/api', {
+      title: 'A stranger asks [[fake:commit]]',
+      labels: ['agent-ready'],
+      author: 'mallory',
+    });
+    const { runs } = await harness.run();
+    expect(runs.map((r) => [r.itemId, r.status]).sort()).toEqual([
+      ['1', 'succeeded'],
+      ['2', 'succeeded'],
+    ]);
+    // Two pull requests (#3, #4), each with alice and the team asked, through the write queue.
+    const pulls = [3, 4].map((n) => harness.world.pullRequest('acme/api', n)!);
+    for (const pr of pulls) {
+      expect(pr.requestedReviewers).toEqual(['alice']);
+      expect(pr.requestedTeams).toEqual(['core']);
+    }
+    expect(writes(harness).filter((w) => w.endsWith('/requested_reviewers'))).toEqual([
+      expect.stringMatching(/^POST \/repos\/acme\/api\/pulls\/[34]\/requested_reviewers$/),
+      expect.stringMatching(/^POST \/repos\/acme\/api\/pulls\/[34]\/requested_reviewers$/),
+    ]);
+    // octocat is trusted: its issue gets the label; mallory's does not.
+    expect(harness.world.item('acme/api', 1)!.labels).toContain('agent:trusted');
+    expect(harness.world.item('acme/api', 2)!.labels).not.toContain('agent:trusted');
+    expect(harness.world.repo('acme/api')!.labels.find((l) => l.name === 'agent:trusted')?.description).toBe(
+      'curupira: the author (or labeler) is trusted',
+    );
+  }, 120_000);
+
+  it("a review step's verdict is posted as a pull-request review, once", async () => {
+    h = await createHarness({
+      issues: [],
+      automation: `[automations.review]
+trigger_type = "github-pull-requests"
+repository = "api"
+repo = "acme/api"
+outcomes = ["approve", "request-changes"]
+prompt = "Review pull request #\${pull_request_number}: \${pull_request_body}"
+
+[automations.review.handoffs.approve]
+add_labels = ["agent:approved"]
+review = "APPROVE"
+
+[automations.review.handoffs.request-changes]
+add_labels = ["agent:changes-requested"]
+review = "REQUEST_CHANGES"
+`,
+    });
+    const harness = h;
+    harness.world.addPullRequest('acme/api', {
+      title: 'Add a retry',
+      body: '[[fake:result=#1 approve: the change has its test]]',
+      author: 'bob',
+    });
+    harness.world.addPullRequest('acme/api', {
+      title: 'Rewrite everything',
+      body: '[[fake:result=#2 request-changes: no tests]]',
+      author: 'bob',
+    });
+    await harness.run();
+    const reviews = (n: number) =>
+      harness.world.pullRequest('acme/api', n)!.reviews.map((r) => [r.author, r.state, r.body]);
+    expect(reviews(1)).toEqual([
+      ['octocat', 'APPROVED', expect.stringContaining('`#1 approve: the change has its test`')],
+    ]);
+    expect(reviews(2)).toEqual([
+      ['octocat', 'CHANGES_REQUESTED', expect.stringContaining('`#2 request-changes: no tests`')],
+    ]);
+    expect(harness.world.item('acme/api', 1)!.labels).toContain('agent:approved');
+    // The queue finds its own review by the marker: sending the same write again posts nothing.
+    const store = await harness.openStore();
+    try {
+      const sent = (await store.listWrites()).filter((w) => w.write.kind === 'review');
+      expect(sent.map((w) => w.status)).toEqual(['sent', 'sent']);
+    } finally {
+      await store.close();
+    }
+  }, 120_000);
+});
