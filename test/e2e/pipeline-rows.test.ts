@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { setPermission } from '../../src/simulator/reviews.js';
-import { createHarness, type Harness, issueAutomation } from '../helpers/harness.js';
+import { createHarness, type Harness, issueAutomation, unfenced } from '../helpers/harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -112,5 +112,73 @@ review = "REQUEST_CHANGES"
     } finally {
       await store.close();
     }
+  }, 120_000);
+
+  it('a triage step gets the labels’ descriptions and the recently closed issues with similar titles, fenced', async () => {
+    const day = 86_400_000;
+    h = await createHarness({
+      issues: [],
+      automation: `[automations.triage]
+step = "triage"
+trigger_type = "github-issues"
+repository = "api"
+repo = "acme/api"
+dedupe_closed_days = 30
+`,
+    });
+    const harness = h;
+    const { world } = harness;
+    world.addLabel('acme/api', 'needs-triage', {
+      description: 'New: a person or agent decides what it needs',
+    });
+    world.addLabel('acme/api', 'area:cache', { description: 'The config cache; changes need a benchmark' });
+    world.addLabel('acme/api', 'bug');
+    const closed = (title: string, daysAgo: number, reason: 'COMPLETED' | 'NOT_PLANNED' = 'COMPLETED') => {
+      const issue = world.addIssue('acme/api', { title, author: 'bob' });
+      issue.state = 'CLOSED';
+      issue.stateReason = reason;
+      issue.closedAt = new Date(Date.now() - daysAgo * day).toISOString();
+      issue.updatedAt = issue.closedAt;
+      return issue.number;
+    };
+    const recent = closed('Crash on start when the cache is cold', 3);
+    closed('Crash on start when the cache is cold (old report)', 45);
+    closed('Dark mode for the settings page', 2, 'NOT_PLANNED');
+    const fresh = world.addIssue('acme/api', {
+      title: 'Cache cold start crash',
+      labels: ['needs-triage', 'area:cache', 'bug'],
+      author: 'bob',
+    });
+    fresh.body = `[[fake:result=#${fresh.number} duplicate: https://github.com/acme/api/issues/${recent}]]`;
+    const { runs } = await harness.run();
+    expect(runs.map((r) => [r.itemId, r.status, r.result?.outcome])).toEqual([
+      [String(fresh.number), 'succeeded', 'duplicate'],
+    ]);
+    const prompt = runs[0]!.prompt ?? '';
+    const plain = unfenced(prompt);
+    // The labels' descriptions (a label without one left out), fenced: maintainers' text, not curupira's.
+    expect(plain).toContain(
+      '- needs-triage: New: a person or agent decides what it needs\n- area:cache: The config cache; changes need a benchmark',
+    );
+    expect(plain).not.toContain('- bug');
+    // Only the issue closed within 30 days with a similar title; not the older one, not the unrelated one.
+    const day3 = new Date(Date.now() - 3 * day).toISOString().slice(0, 10);
+    expect(plain).toContain(
+      `#${recent}: Crash on start when the cache is cold (closed ${day3}, completed) https://github.com/acme/api/issues/${recent}`,
+    );
+    expect(plain).not.toContain('old report');
+    expect(plain).not.toContain('Dark mode');
+    for (const line of [`#${recent}: Crash on start`, '- area:cache: The config cache'])
+      expect(prompt).toMatch(
+        new RegExp(
+          `BEGIN UNTRUSTED DATA (\\w+) -----\\n(?:(?!END UNTRUSTED)[\\s\\S])*${line.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`,
+        ),
+      );
+    // The duplicate handoff of the preset: needs-triage off, duplicate on.
+    expect(world.item('acme/api', fresh.number)!.labels.slice().sort()).toEqual([
+      'area:cache',
+      'bug',
+      'duplicate',
+    ]);
   }, 120_000);
 });
