@@ -81,6 +81,7 @@ export function pipelineExplainRows(config: {
     const parts = [
       ...(handoff.remove_labels.length > 0 ? [`takes off ${handoff.remove_labels.join(', ')}`] : []),
       ...(handoff.add_labels.length > 0 ? [`puts on ${handoff.add_labels.join(', ')}`] : []),
+      ...(handoff.review ? [`posts a review (${handoff.review}) on a pull request`] : []),
     ];
     rows.push([
       `on ${outcome}`,

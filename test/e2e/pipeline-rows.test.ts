@@ -24,6 +24,7 @@ describe("seed 001's remaining rows (issue 32)", () => {
     h = await createHarness({
       issues: [{ title: 'Fix the crash [[fake:commit]]', labels: ['agent-ready'] }],
       screening: 'required = false\ntrusted_authors = ["octocat"]',
+      settingsExtra: 'runner_id = "build-1"\nrun_log = true',
       automation: issueAutomation('fix', {
         prompt: 'Fix #${issue_number}: ${issue_title}',
         extra: [
@@ -61,6 +62,19 @@ describe("seed 001's remaining rows (issue 32)", () => {
     expect(harness.world.item('acme/api', 2)!.labels).not.toContain('agent:trusted');
     expect(harness.world.repo('acme/api')!.labels.find((l) => l.name === 'agent:trusted')?.description).toBe(
       'curupira: the author (or labeler) is trusted',
+    );
+    // The run log names the runner of each run (seed 001's `runner`).
+    const log = [...harness.world.repo('acme/api')!.items.values()].find((i) =>
+      i.labels.includes('agent:log'),
+    )!;
+    expect(log.comments.map((c) => c.body.split('\n')[0]).sort()).toEqual(
+      runs
+        .map((r) =>
+          expect.stringMatching(
+            new RegExp(`^Run \`${r.id}\` .* · \\*\\*succeeded\\*\\* · .* · runner \`build-1\`$`),
+          ),
+        )
+        .sort(),
     );
   }, 120_000);
 
