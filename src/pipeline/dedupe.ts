@@ -14,7 +14,7 @@ import { errorMessage } from '../core/errors.js';
 import type { Feature, GateRequest, GateVerdict } from '../core/feature.js';
 import type { Task } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
-import { repoPath } from '../github/rest.js';
+import { listClosedIssues } from '../github/rest.js';
 import type { Logger } from '../log.js';
 import { numberedItem } from '../triggers/registry.js';
 
@@ -78,7 +78,7 @@ export function duplicateCandidates(
   self: number,
 ): ClosedIssue[] {
   return closed
-    .filter((i) => i.pull_request === undefined && i.number !== self)
+    .filter((i) => !i.pull_request && i.number !== self)
     .filter((i) => i.closed_at !== null && Date.parse(i.closed_at) >= since)
     .map((issue) => ({ issue, score: titleSimilarity(title, issue.title) }))
     .filter((c) => c.score >= 0.3)
@@ -100,10 +100,7 @@ export function formatCandidates(candidates: readonly ClosedIssue[]): string {
 async function recentlyClosed(github: GitHubClient, repo: string, since: number): Promise<ClosedIssue[]> {
   const out: ClosedIssue[] = [];
   for (let page = 1; page <= MAX_PAGES; page += 1) {
-    const issues = await github.rest<ClosedIssue[]>(
-      'GET',
-      `${repoPath(repo)}/issues?state=closed&sort=updated&direction=desc&per_page=100&page=${page}`,
-    );
+    const issues = (await listClosedIssues(github, repo, page)) as ClosedIssue[];
     out.push(...issues);
     // Closed before it was last updated: once updates are older than the window, so are closes.
     if (issues.length < 100 || Date.parse(issues.at(-1)!.updated_at) < since) break;
