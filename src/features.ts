@@ -27,6 +27,7 @@ import {
 } from './engine/engine.js';
 import { NotifyFeature } from './notify/feature.js';
 import type { Notifier } from './notify/index.js';
+import { DedupeFeature } from './pipeline/dedupe.js';
 import { RetriesFeature } from './retries/feature.js';
 import type { EngineEvent } from './retries/unattended.js';
 import type { Classifier, ClassifierSettings } from './screening/classifier/types.js';
@@ -198,6 +199,7 @@ export function createFeatures(
     ...(options.random ? { random: options.random } : {}),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
   });
+  const dedupe = new DedupeFeature({ github, clock: options.clock, log });
   const extra = registered.map((factory) => factory({ options, port }));
   const cancels = new CancelHoldFeature({ store, log });
   return [
@@ -211,6 +213,7 @@ export function createFeatures(
     leases,
     screening,
     prConfig,
+    dedupe,
     retries,
     ...extra,
   ];

@@ -75,20 +75,28 @@ ${RESULT_RULES('filed')}
 # 2. Triage: decides what each new issue needs.
 [automations.triage]
 step = "triage"
+# trusted_label = "agent:trusted"       # put on items screening finds vouched for
 repository = ${q(t.alias)}
 repo = ${q(t.repo)}
 labels = ["needs-triage"]
 exclude_labels = ["agent:log", "agent:escalated"]
 lease_ttl = "1 hour"
 outcomes = ["ready-for-agent", "needs-info", "duplicate"]
-inputs = { dedupe_closed_days = "30" }
+# issues closed in the last 30 days with similar titles reach the prompt as \${duplicate_candidates}
+dedupe_closed_days = 30
 prompt = """
 Triage issue #\${issue_number}: \${issue_title}
 
 \${issue_body}
 
+The item's labels and what the maintainers wrote they mean:
+\${issue_label_descriptions}
+
+Recently closed issues whose titles look like this one (none when empty):
+\${duplicate_candidates}
+
 Decide: ready-for-agent (clear, small, testable), needs-info (say what is missing), or duplicate
-(of an open issue, or one closed in the last \${dedupe_closed_days} days: give its link).
+(of an open issue, or of one of those closed ones: give its link).
 Change nothing in the repository. Follow AGENTS.md and the labels' descriptions.
 ${RESULT_RULES('ready-for-agent needs-info duplicate', '${issue_number}')}
 """
@@ -116,6 +124,7 @@ linked_pull_request = false
 lease_ttl = "3 hours"
 outcomes = ["implemented"]
 deliver = "pr"
+# human_reviewer = ["your-login"]        # asked to review each delivered pull request
 pr_draft = false
 result_comment = true
 # Step 4 (shepherd) is curupira following the pull request it delivered (docs/pull-requests.md):
@@ -178,6 +187,7 @@ ${RESULT_RULES('approve request-changes', '${pull_request_number}')}
 [automations.review.handoffs.approve]
 remove_labels = ["agent:changes-requested"]
 add_labels = ["agent:approved"]
+# review = "COMMENT"                     # also post the verdict as a pull-request review (APPROVE needs another account than the author)
 
 [automations.review.handoffs.request-changes]
 remove_labels = ["agent:approved"]

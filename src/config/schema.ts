@@ -222,6 +222,13 @@ export const SettingsTable = z
       .describe(
         'Logins or `org/team` teams the escalation comment mentions (with an escalated label); an automation can override it (curupira extension).',
       ),
+    human_reviewer: z
+      .array(z.string().regex(/^@?[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)?$/, 'a GitHub login or org/team'))
+      .min(1)
+      .optional()
+      .describe(
+        'Write to GitHub (opt-in): the people (logins) or `org/team` teams asked to review every pull request an automation delivers (`deliver = "pr"`), through the write queue; an automation can override it (seed 001’s `human_reviewer`; curupira extension).',
+      ),
     run_log: z
       .boolean()
       .default(false)

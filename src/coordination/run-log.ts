@@ -14,12 +14,14 @@
  * Items labelled `agent:log` are never eligible (src/engine/eligibility.ts).
  */
 import type { ResolvedAutomation, Settings } from '../config/types.js';
+import { formatResult } from '../core/result-line.js';
 import { automationRepo } from '../core/task-fields.js';
 import type { RunRecord, Task } from '../core/types.js';
 import { code, runDuration } from '../github/write-port.js';
 import { declareWriter, writerOn } from '../github/writers.js';
 import type { Store, WriteInit } from '../store/types.js';
 import { REPO_PATTERN } from '../triggers/common-schema.js';
+import { runnerIdOf } from './lease.js';
 
 export const LOG_LABEL = 'agent:log';
 const DAY_MS = 86_400_000;
@@ -66,12 +68,22 @@ function logIssueBody(window: LogWindow): string {
   ].join('\n');
 }
 
-/** One entry: run id, automation, item, outcome, duration. */
-export function logEntryBody(automation: ResolvedAutomation, task: Task, run: RunRecord): string {
+/**
+ * One entry: run id, automation, item, status (with the result the agent reported), duration, and
+ * the runner that ran it (seed 001's `runner`: the fleet host, else `runner_id` or the host name).
+ */
+export function logEntryBody(
+  automation: ResolvedAutomation,
+  task: Task,
+  run: RunRecord,
+  runner?: string,
+): string {
   const item = /^\d+$/.test(task.identity.id)
     ? `${task.identity.repo}#${task.identity.id}`
     : code(`${task.identity.repo} ${task.identity.id}`);
-  return `Run ${code(run.id)} · automation ${code(automation.id)} · ${item} · **${run.status}** · ${runDuration(run, run.startedAt ?? run.createdAt) ?? '–'}`;
+  const status = run.result ? `**${run.status}** (${code(formatResult(run.result))})` : `**${run.status}**`;
+  const by = run.host ?? runner;
+  return `Run ${code(run.id)} · automation ${code(automation.id)} · ${item} · ${status} · ${runDuration(run, run.startedAt ?? run.createdAt) ?? '–'}${by ? ` · runner ${code(by)}` : ''}`;
 }
 
 /** The repository the automation's log lives in (`owner/name`), or undefined when it has none. */
@@ -121,7 +133,11 @@ export async function runLogWrites(
     repo,
     number: 0,
     runId: run.id,
-    write: { kind: 'comment', body: logEntryBody(automation, task, run), onIssueOf: marker },
+    write: {
+      kind: 'comment',
+      body: logEntryBody(automation, task, run, runnerIdOf(settings)),
+      onIssueOf: marker,
+    },
   });
   if (current && current.marker !== marker) {
     writes.push({

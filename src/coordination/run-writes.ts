@@ -21,7 +21,7 @@ import { type ServiceWriteSender, WriteQueue } from '../github/write-queue.js';
 import { declareWriter, type GitHubWriter, type SettingsWideKey, writesWanted } from '../github/writers.js';
 import type { Logger } from '../log.js';
 import type { GitHubWrite, Store, WriteInit } from '../store/types.js';
-import { numberedItem } from '../triggers/registry.js';
+import { isPullRequestItem, numberedItem } from '../triggers/registry.js';
 import { itemTextDigest } from './budget.js';
 import { ESCALATION_WRITER, failuresMarker, predictFailures } from './escalation.js';
 import { LEASE_WRITER } from './lease.js';
@@ -41,6 +41,16 @@ export const STATE_LABELS_WRITER = declareWriter({
 /** `handoffs`: the labels each reported outcome puts on and takes off the item (issue 32). */
 export const HANDOFF_WRITER = declareWriter({ feature: 'outcome handoffs', keys: ['handoffs'] });
 
+/** `trusted_label`: the label of an item screening found vouched for (issue 32, seed 001). */
+export const TRUSTED_LABEL_WRITER = declareWriter({ feature: 'trusted label', keys: ['trusted_label'] });
+
+/** `human_reviewer`: people asked to review each delivered pull request (issue 32, seed 001). */
+export const HUMAN_REVIEWER_WRITER = declareWriter({
+  feature: 'human reviewer',
+  keys: ['human_reviewer'],
+  settingsWide: ['human_reviewer'],
+});
+
 /**
  * Every feature that writes through the queue, each declared beside its keys. A function, not a
  * constant: the coordination modules import this one, so their declarations are read at call time.
@@ -50,6 +60,8 @@ export function githubWriters(): readonly GitHubWriter[] {
     RESULT_COMMENT_WRITER,
     STATE_LABELS_WRITER,
     HANDOFF_WRITER,
+    TRUSTED_LABEL_WRITER,
+    HUMAN_REVIEWER_WRITER,
     LEASE_WRITER,
     ESCALATION_WRITER,
     RUN_LOG_WRITER,
@@ -102,6 +114,7 @@ export function exitLabelWrites(
 export function handoffWrites(
   automation: AnyAutomation,
   run: RunRecord,
+  pullRequest = isPullRequestItem(run.taskType),
 ): { marker: string; write: GitHubWrite }[] {
   const outcome = run.result?.outcome;
   const handoff = outcome === undefined ? undefined : automation.config.handoffs?.[outcome];
@@ -117,7 +130,31 @@ export function handoffWrites(
       marker: `handoff run=${run.id} step=add`,
       write: { kind: 'add-labels', labels: handoff.add_labels.map((name) => ({ name, description })) },
     });
+  // The verdict as a pull-request review (a review step's `approve` → APPROVE), once per run.
+  if (handoff.review && pullRequest && run.result)
+    out.push({
+      marker: `handoff run=${run.id} step=review`,
+      write: {
+        kind: 'review',
+        event: handoff.review,
+        body: `**curupira** automation ${code(automation.id)} (run ${code(run.id)}): ${code(formatResult(run.result))}`,
+      },
+    });
   return out;
+}
+
+/** True when screening found the run's item vouched for (its author, or its labels' labelers, trusted). */
+export function vouched(run: Pick<RunRecord, 'screeningReason'>): boolean {
+  return run.screeningReason?.startsWith('vouched (') === true;
+}
+
+/** The people and teams asked to review a delivered pull request (`org/team` → the team's slug). */
+export function reviewersOf(names: readonly string[]): { reviewers: string[]; teamReviewers: string[] } {
+  const clean = names.map((n) => n.replace(/^@/, ''));
+  return {
+    reviewers: clean.filter((n) => !n.includes('/')),
+    teamReviewers: clean.filter((n) => n.includes('/')).map((n) => n.slice(n.indexOf('/') + 1)),
+  };
 }
 
 export function resultMarker(runId: string): string {
@@ -158,6 +195,8 @@ export interface RunWritesOptions {
   paceMs?: number;
   /** Sends the writes to items outside GitHub (a trigger's `writeBack`). */
   sendServiceWrite?: ServiceWriteSender;
+  /** The settings in force (the `[settings]` defaults such as `human_reviewer`). */
+  settings?: () => Settings;
 }
 
 export function createRunWrites(options: RunWritesOptions): RunWrites {
@@ -222,22 +261,54 @@ export function createRunWrites(options: RunWritesOptions): RunWrites {
     const body = `${resultCommentBody(automation, run)}${hidden}`;
     return [{ marker: resultMarker(run.id), write: { kind: 'comment', body } }];
   };
+  /** `human_reviewer`: the pull request this run delivered gets its reviewers asked, once. */
+  const reviewerWrites = async (automation: AnyAutomation, run: RunRecord): Promise<WriteInit[]> => {
+    const names = automation.config.human_reviewer ?? options.settings?.().execution.human_reviewer;
+    if (!names || names.length === 0) return [];
+    const delivered = await quietly('read the delivered pull request', () =>
+      options.store.getPullRequest(run.id),
+    );
+    if (delivered?.delivery !== 'pr' || delivered.number === null) return [];
+    return [
+      {
+        repo: delivered.repo,
+        number: delivered.number,
+        runId: run.id,
+        marker: `reviewers run=${run.id}`,
+        write: { kind: 'request-reviewers', ...reviewersOf(names) },
+      },
+    ];
+  };
   return {
     async started(automation, task, run) {
+      const writes: { marker: string; write: GitHubWrite }[] = [];
       const label = automation.config.status_label;
-      if (!label) return;
-      const description = `curupira: automation ${automation.id} is working on this item`;
-      await enqueue(task, run, [
-        {
+      if (label)
+        writes.push({
           marker: `status run=${run.id} step=add`,
-          write: { kind: 'add-labels', labels: [{ name: label, description }] },
-        },
-      ]);
+          write: {
+            kind: 'add-labels',
+            labels: [
+              { name: label, description: `curupira: automation ${automation.id} is working on this item` },
+            ],
+          },
+        });
+      const trusted = automation.config.trusted_label;
+      if (trusted && vouched(run))
+        writes.push({
+          marker: `trusted run=${run.id}`,
+          write: {
+            kind: 'add-labels',
+            labels: [{ name: trusted, description: 'curupira: the author (or labeler) is trusted' }],
+          },
+        });
+      if (writes.length > 0) await enqueue(task, run, writes);
     },
     async finished(automation, task, run) {
       const writes = exitLabelWrites(automation, run);
       writes.push(...(await resultWrite(automation, task, run)));
       await enqueue(task, run, writes);
+      await enqueueAll(await reviewerWrites(automation, run));
       // Write-back to an item outside GitHub (a Linear issue), when its trigger has one and is asked.
       const back = automation.trigger.writeBack;
       if (back?.wanted(automation as never))

@@ -67,6 +67,7 @@ export class WritesFeature implements Feature<{ writes: RunWrites }> {
         clock: port.clock,
         log,
         signal: stopSignal,
+        settings: () => port.settings(),
         sendServiceWrite: (write, record) => this.sendServiceWrite(write, record),
       });
     }

@@ -100,6 +100,8 @@ export interface OfferOptions {
   resume?: SessionRecord;
   /** A retry: which try, and the run it follows. */
   retry?: { attempt: number; retryOf: string };
+  /** The inputs of the run (issue 32): a retry keeps those of the run it follows. */
+  inputs?: Readonly<Record<string, string>>;
 }
 
 /**

@@ -173,20 +173,22 @@ export class Control {
     // A person asking again lifts what holds the item (an escalation, a cancel).
     for (const feature of this.s.features) await feature.retried?.(run);
     const session = await this.s.options.store.getSession(run.taskKey);
+    // The run again keeps the inputs of the one retried (issue 32).
+    const inputs = run.inputs ? { inputs: run.inputs } : {};
     if (session) {
-      this.later(runId, this.s.offer(automation, session.task, { resume: session }), run.taskKey);
+      this.later(runId, this.s.offer(automation, session.task, { resume: session, ...inputs }), run.taskKey);
       this.dispatch();
       return 'resumed';
     }
     const feed = this.s.feeds.find((f) => f.automation.id === automation.id);
     if (feed?.fire && run.scheduledFor) {
-      this.later(runId, this.s.offer(automation, feed.fire(new Date(run.scheduledFor))), run.taskKey);
+      this.later(runId, this.s.offer(automation, feed.fire(new Date(run.scheduledFor)), inputs), run.taskKey);
       this.dispatch();
       return 'fired';
     }
     if (feed?.forgetKey) {
       feed.forgetKey(run.taskKey);
-      this.trigger(automation.id);
+      this.trigger(automation.id, run.inputs ?? undefined);
       return 'polling';
     }
     throw new ControlError(

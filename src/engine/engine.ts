@@ -248,6 +248,7 @@ export class Kernel {
       ...(job.attempt === undefined ? {} : { attempt: job.attempt }),
       ...(job.retryOf === undefined ? {} : { retryOf: job.retryOf }),
       ...(job.previousAttempt ? { previousAttempt: job.previousAttempt } : {}),
+      ...(job.inputs ? { inputs: job.inputs } : {}),
     };
     let launched = false;
     const deps = this.s.executorDeps((run) => {
@@ -684,6 +685,7 @@ function dispatchedTask(automation: ResolvedAutomation, task: Task, pending: Pen
     ...(pending.attempt === undefined ? {} : { attempt: pending.attempt }),
     ...(pending.retryOf === undefined ? {} : { retryOf: pending.retryOf }),
     ...(pending.previousAttempt ? { previousAttempt: pending.previousAttempt } : {}),
+    ...(pending.inputs ? { inputs: pending.inputs } : {}),
   };
 }
 

@@ -100,6 +100,8 @@ export interface DispatchedTask {
   retryOf?: string;
   /** A restart after the previous attempt's host was lost. */
   previousAttempt?: PreviousAttempt;
+  /** Inputs a trigger or a retry gave the run (issue 32): the host that takes it keeps them. */
+  inputs?: Readonly<Record<string, string>>;
 }
 
 /**

@@ -283,7 +283,12 @@ describe('FleetRunner', () => {
   it("takes back a silent host's work: queued at once, running after the grace, restarted elsewhere with the attempt told", async () => {
     await host('lost', 2);
     const { runner: r, stop } = runner();
-    const running = r.run(job('1'), { cancel: never, stop: stop.signal }, () => {});
+    // Its inputs (issue 32) travel with it, to the host that takes it over too.
+    const running = r.run(
+      { ...job('1'), inputs: { focus: 'docs' } },
+      { cancel: never, stop: stop.signal },
+      () => {},
+    );
     const d1 = await waitForDispatch(task('1').key);
     const queuedRun = r.run(job('2'), { cancel: never, stop: stop.signal }, () => {});
     const d2 = await waitForDispatch(task('2').key);
@@ -341,6 +346,7 @@ describe('FleetRunner', () => {
     expect(payload.previousAttempt).toMatchObject({ runId: run.id, host: 'lost' });
     expect(payload.previousAttempt?.summary).toContain('Branch: curupira/fix/1.');
     expect(payload.previousAttempt?.summary).toContain('on no remote at its last update: 2.');
+    expect(payload.inputs).toEqual({ focus: 'docs' });
     const payload2 = JSON.parse((await db.get(again2.id))!.payload) as DispatchedTask;
     expect(payload2.previousAttempt).toBeUndefined();
     stop.abort();

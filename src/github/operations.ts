@@ -12,7 +12,7 @@ const ISSUE_FIELDS = `
   state
   createdAt
   author { __typename login }
-  labels(first: 50) { nodes { name } }
+  labels(first: 50) { nodes { name description } }
   assignees(first: 20) { nodes { login } }
   milestone { title }
   repository { nameWithOwner }
@@ -260,7 +260,7 @@ export interface IssueNode {
   state: string;
   createdAt: string;
   author: { __typename?: string; login: string } | null;
-  labels: { nodes: { name: string }[] } | null;
+  labels: { nodes: { name: string; description?: string | null }[] } | null;
   assignees: { nodes: { login: string }[] } | null;
   milestone: { title: string } | null;
   repository: { nameWithOwner: string };

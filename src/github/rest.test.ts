@@ -80,6 +80,7 @@ const CALLS: Record<string, Call> = {
   listIssueLabels: (c) => rest.listIssueLabels(c, R, 1),
   listIssueComments: (c) => rest.listIssueComments(c, R, 1, 2),
   listIssuesByCreator: (c) => rest.listIssuesByCreator(c, R, { creator: 'octocat', label: 'agent:log' }, 1),
+  listClosedIssues: (c) => rest.listClosedIssues(c, R, 1),
   getLabel: (c) => rest.getLabel(c, R, 'agent:log'),
   listOpenPullsByHead: (c) => rest.listOpenPullsByHead(c, R, 'curupira/fix-1'),
   getPull: (c) => rest.getPull(c, R, 2),

@@ -151,6 +151,25 @@ export function listIssuesByCreator(
   return client.rest('GET', `${repoPath(repo)}/issues?${query}&per_page=100&page=${pageNumber}`);
 }
 
+/** `GET /repos/{o}/{r}/issues?state=closed`, most recently updated first (pull requests included). */
+export function listClosedIssues(
+  client: RestReader,
+  repo: string,
+  pageNumber: number,
+): Promise<
+  Json<
+    Pick<
+      Schemas['issue'],
+      'number' | 'title' | 'html_url' | 'closed_at' | 'updated_at' | 'state_reason' | 'pull_request'
+    >[]
+  >
+> {
+  return client.rest(
+    'GET',
+    `${repoPath(repo)}/issues?state=closed&sort=updated&direction=desc&per_page=100&page=${pageNumber}`,
+  );
+}
+
 /** `GET /repos/{o}/{r}/labels/{name}` (a 404 when the repository lacks it). */
 export function getLabel(client: RestReader, repo: string, name: string): Promise<Json<Schemas['label']>> {
   return client.rest('GET', `${repoPath(repo)}/labels/${encodeURIComponent(name)}`);

@@ -137,7 +137,7 @@ export class WriteQueue {
   async enqueue(init: WriteInit): Promise<WriteRecord> {
     checkMarker(init.marker);
     const write: GitHubWrite =
-      init.write.kind === 'comment' || init.write.kind === 'create-issue'
+      init.write.kind === 'comment' || init.write.kind === 'create-issue' || init.write.kind === 'review'
         ? { ...init.write, body: redact(init.write.body) }
         : init.write.kind === 'service' && init.write.body !== undefined
           ? { ...init.write, body: redact(init.write.body) }
@@ -312,6 +312,17 @@ export class WriteQueue {
       case 'remove-label':
         await this.#removeLabel(write, w.label);
         return undefined;
+      case 'request-reviewers':
+        // Asking again for someone already asked changes nothing on GitHub.
+        await this.#paced(() =>
+          this.#client.rest('POST', `${repoPath(write.repo)}/pulls/${write.number}/requested_reviewers`, {
+            reviewers: w.reviewers,
+            team_reviewers: w.teamReviewers,
+          }),
+        );
+        return undefined;
+      case 'review':
+        return this.#review(write, w);
       case 'service': {
         const send = this.#sendServiceWrite;
         if (!send) throw new Error(`no sender for ${w.service} writes`);
@@ -383,6 +394,28 @@ export class WriteQueue {
       }),
     );
     return created.number;
+  }
+
+  /** Posts the review unless one by the token's account already holds this write's marker. */
+  async #review(write: WriteRecord, review: Extract<GitHubWrite, { kind: 'review' }>): Promise<number> {
+    const login = (await this.#viewerLogin()).toLowerCase();
+    const body = commentBody(write.marker, review.body);
+    const hidden = markerComment(write.marker);
+    const path = `${repoPath(write.repo)}/pulls/${write.number}/reviews`;
+    for (let page = 1; ; page += 1) {
+      const reviews = await this.#client.rest<
+        { id: number; body?: string | null; user?: { login: string } | null }[]
+      >('GET', `${path}?per_page=100&page=${page}`);
+      const found = reviews.find(
+        (r) => r.user?.login.toLowerCase() === login && (r.body ?? '').includes(hidden),
+      );
+      if (found) return found.id;
+      if (reviews.length < 100) break;
+    }
+    const created = await this.#paced(() =>
+      this.#client.rest<{ id: number }>('POST', path, { event: review.event, body }),
+    );
+    return created.id;
   }
 
   async #upsertComment(write: WriteRecord, text: string, editOnly: boolean): Promise<number | undefined> {

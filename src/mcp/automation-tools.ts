@@ -11,8 +11,9 @@ import { loadDrivers } from '../agents/registry.js';
 import { renderTranscriptFile } from '../agents/transcript.js';
 import { loadSettings } from '../config/load.js';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
-import { type ConfigIssue, formatConfigIssue } from '../core/errors.js';
+import { type ConfigIssue, errorMessage, formatConfigIssue } from '../core/errors.js';
 import { RUN_STATUSES, type RunRecord } from '../core/types.js';
+import { checkInputs, inputsFromJson } from '../pipeline/inputs.js';
 import { pauseReasonKey } from '../retries/unattended.js';
 import { openStore, stateLocation } from '../store/index.js';
 import type { Store } from '../store/types.js';
@@ -22,7 +23,11 @@ import { type McpTool, type ToolAnswer, tool } from './stdio.js';
 
 /** A running `curupira serve` of these settings, reached over its socket. */
 export interface DaemonPort {
-  call(method: 'GET' | 'POST', path: string): Promise<{ status: number; body: Record<string, unknown> }>;
+  call(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: Record<string, unknown> }>;
 }
 
 export interface AutomationToolsOptions {
@@ -218,14 +223,32 @@ export function automationTools(options: AutomationToolsOptions): McpTool[] {
     tool({
       name: 'automation_run',
       description:
-        'Run an automation now: a schedule fires at once, an event trigger polls (needs `curupira serve`).',
-      input: z.object({ id: Id }),
-      async call({ id }) {
+        'Run an automation now: a schedule fires at once, an event trigger polls (needs `curupira serve`). `inputs` sets the automation’s declared inputs for the runs it starts, as `curupira trigger --set key=value` does.',
+      input: z.object({
+        id: Id,
+        inputs: z
+          .record(z.string(), z.string())
+          .optional()
+          .describe('Values of inputs the automation declares (`inputs = { … }`), for these runs only'),
+      }),
+      async call({ id, inputs }) {
         const s = settings();
-        if (!s.automations.some((a) => a.id === id)) return refused(`no automation '${id}' is configured`);
+        const automation = s.automations.find((a) => a.id === id);
+        if (!automation) return refused(`no automation '${id}' is configured`);
+        if (inputs) {
+          try {
+            checkInputs(inputsFromJson(inputs), [automation]);
+          } catch (error) {
+            return refused(errorMessage(error));
+          }
+        }
         const daemon = await options.daemon(s);
         if (!daemon) return refused(NO_DAEMON);
-        const answer = await daemon.call('POST', `/automations/${encodeURIComponent(id)}/run`);
+        const answer = await daemon.call(
+          'POST',
+          `/automations/${encodeURIComponent(id)}/run`,
+          inputs ? { inputs } : undefined,
+        );
         if (answer.status >= 300) return refused(daemonError(answer.body, answer.status));
         const fired = answer.body.result === 'fired';
         return json(

@@ -49,6 +49,29 @@ describe('pipeline keys (issue 32)', () => {
     expect(text).toContain('focus (default "bugs"); set per run with --set key=value');
   });
 
+  it("a handoff's review is validated and --explain shows it", () => {
+    const review = `
+[automations.review]
+trigger_type = "github-pull-requests"
+repository = "app"
+repo = "acme/app"
+prompt = "Review #\${pull_request_number}"
+outcomes = ["approve"]
+
+[automations.review.handoffs.approve]
+add_labels = ["agent:approved"]
+review = "APPROVE"
+`;
+    const { settings } = load(review);
+    const text = explainAutomation(settings.automations[0]!, new Date(0)).join('\n');
+    expect(text).toMatch(
+      /on approve:\s+puts on agent:approved, then posts a review \(APPROVE\) on a pull request \(write queue\)/,
+    );
+    expect(problems(review.replace('"APPROVE"', '"LGTM"')).join('\n')).toContain(
+      'automations.review.handoffs.approve.review',
+    );
+  });
+
   it('handoffs need outcomes, and name outcomes of the set', () => {
     expect(
       problems(`

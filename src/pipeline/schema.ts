@@ -17,6 +17,12 @@ export const Handoff = z
   .strictObject({
     add_labels: z.array(Label).default([]).describe('Labels put on the item (created when missing).'),
     remove_labels: z.array(Label).default([]).describe('Labels taken off the item (absent ones are fine).'),
+    review: z
+      .enum(['APPROVE', 'REQUEST_CHANGES', 'COMMENT'])
+      .optional()
+      .describe(
+        'On a pull request: a review with this event, its body the reported result (GitHub refuses APPROVE and REQUEST_CHANGES on a pull request of the token’s own account: use COMMENT there).',
+      ),
   })
   .describe('What one outcome does to the item’s labels.');
 export type Handoff = z.infer<typeof Handoff>;
@@ -75,6 +81,7 @@ export function pipelineExplainRows(config: {
     const parts = [
       ...(handoff.remove_labels.length > 0 ? [`takes off ${handoff.remove_labels.join(', ')}`] : []),
       ...(handoff.add_labels.length > 0 ? [`puts on ${handoff.add_labels.join(', ')}`] : []),
+      ...(handoff.review ? [`posts a review (${handoff.review}) on a pull request`] : []),
     ];
     rows.push([
       `on ${outcome}`,

@@ -22,6 +22,12 @@ ${outcomes.map((o) => `  ${n}${o}`).join('\n')}
 
 const GUIDANCE = "Follow the repository's AGENTS.md and the descriptions of the item's labels.";
 
+/** The item's labels with their descriptions (the maintainers' guidance), for a step on issues or pull requests. */
+const labelGuidance = (prefix: 'issue' | 'pull_request') => `
+
+The item's labels and what the maintainers wrote they mean:
+\${${prefix}_label_descriptions}`;
+
 const handoff = (remove: string[], add: string[]) => ({ remove_labels: remove, add_labels: add });
 
 /** Each step's keys; `outcomes` also drives its prompt's result rules. */
@@ -38,6 +44,7 @@ ${resultRules(['filed'])}`,
   },
   triage: {
     labels: ['needs-triage'],
+    dedupe_closed_days: 30,
     lease_ttl: '1 hour',
     outcomes: ['ready-for-agent', 'needs-info', 'duplicate'],
     handoffs: {
@@ -47,10 +54,13 @@ ${resultRules(['filed'])}`,
     },
     prompt: `Triage issue #\${issue_number}: \${issue_title}
 
-\${issue_body}
+\${issue_body}${labelGuidance('issue')}
+
+Recently closed issues whose titles look like this one (none when empty):
+\${duplicate_candidates}
 
 Decide: ready-for-agent (clear, small, testable), needs-info (say what is missing), or duplicate
-(give the link). Change nothing in the repository. ${GUIDANCE}
+(of an open issue, or of one of those closed ones: give its link). Change nothing in the repository. ${GUIDANCE}
 ${resultRules(['ready-for-agent', 'needs-info', 'duplicate'], '${issue_number}')}`,
   },
   implement: {
@@ -64,7 +74,7 @@ ${resultRules(['ready-for-agent', 'needs-info', 'duplicate'], '${issue_number}')
     },
     prompt: `Implement issue #\${issue_number}: \${issue_title}
 
-\${issue_body}
+\${issue_body}${labelGuidance('issue')}
 
 Write the failing test first, then the change; commit on the current branch. When the default
 branch already does what the issue asks, change nothing and report noop. ${GUIDANCE}
@@ -90,7 +100,7 @@ ${resultRules(['on-track', 'needs-human'])}`,
       approve: handoff(['agent:changes-requested'], ['agent:approved']),
       'request-changes': handoff(['agent:approved'], ['agent:changes-requested']),
     },
-    prompt: `Review pull request #\${pull_request_number} at \${pull_request_head_sha}: \${pull_request_title}
+    prompt: `Review pull request #\${pull_request_number} at \${pull_request_head_sha}: \${pull_request_title}${labelGuidance('pull_request')}
 
 Read the diff against its base for correctness, regressions and missing tests. Change nothing.
 ${GUIDANCE}

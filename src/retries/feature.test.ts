@@ -43,6 +43,18 @@ describe('the retries feature', () => {
     expect(feature.defers(outcome.task.key)).toBe(false);
   });
 
+  it('a retry keeps the inputs of the run it follows (issue 32)', async () => {
+    const s = await setup();
+    const { settings, store } = s;
+    const clock = new FakeClock(Date.UTC(2026, 11, 3, 12, 0, 0));
+    const port = fakePort(settings, clock);
+    const feature = new RetriesFeature({ port, store, log: silentLogger(), random: () => 0 });
+    const planned = await feature.runEnded(await finished(s, 'failed', { inputs: { focus: 'docs' } }));
+    await clock.advance(Date.parse(planned.retryAt!) - clock.now());
+    await feature.beforePoll();
+    expect(port.offers.map((o) => o.options?.inputs)).toEqual([{ focus: 'docs' }]);
+  });
+
   it('leaves a success alone, and a one-shot run leaves the retry to the next run', async () => {
     const s = await setup();
     const { settings, store } = s;

@@ -143,9 +143,12 @@ export class RetriesFeature implements Feature<never, RetriesStatus> {
       }
       if (port.paused(automation.id) || port.capacity() === 0) continue;
       const session = await store.getSession(retry.task.key);
+      // The retry keeps the inputs of the run it follows (`run --set`, a trigger's, the API's).
+      const inputs = (await store.getRun(retry.runId))?.inputs;
       const result = port.offer(automation.id, session?.task ?? retry.task, {
         ...(session ? { resume: session } : {}),
         retry: { attempt: retry.attempt, retryOf: retry.runId },
+        ...(inputs ? { inputs } : {}),
       });
       if (result !== 'full') this.book.cancel(retry.task.key);
     }

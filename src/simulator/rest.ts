@@ -49,7 +49,7 @@ import {
   type SimUserJson,
   userJson,
 } from './rest-json.js';
-import { permissionRoute, pullReviewsRoute } from './reviews.js';
+import { permissionRoute, pullReviewsRoute, requestedReviewersRoute } from './reviews.js';
 import type {
   IssuePatch,
   IssueStateReason,
@@ -467,6 +467,7 @@ export function handleRest(request: RestRequest): RestResponse {
   if (rest[0] === 'pulls' && rest.length === 3 && /^\d+$/.test(rest[1]!)) {
     if (rest[2] === 'reviews' || rest[2] === 'comments')
       return pullReviewsRoute(request, repo, Number(rest[1]), rest[2]);
+    if (rest[2] === 'requested_reviewers') return requestedReviewersRoute(request, repo, Number(rest[1]));
   }
   if (rest[0] === 'collaborators' && rest.length === 3 && rest[2] === 'permission')
     return permissionRoute(request, repo, decodeURIComponent(rest[1]!));

@@ -8,6 +8,10 @@
  *                                                           422 without a body where GitHub wants one, or
  *                                                           when the author approves or blocks their own
  *   GET    /repos/{o}/{r}/pulls/{n}/comments                inline review comments, oldest first
+ *   GET    /repos/{o}/{r}/pulls/{n}/requested_reviewers     { users, teams }
+ *   POST   /repos/{o}/{r}/pulls/{n}/requested_reviewers     { reviewers?, team_reviewers? } → 201, the pull
+ *                                                           request; 422 for its author or an account
+ *                                                           without write access (as GitHub)
  *   GET    /repos/{o}/{r}/collaborators/{login}/permission  { permission: admin | write | read | none }
  *
  * Conversation comments on a pull request are issue comments (rest.ts). The repository's owner is
@@ -303,6 +307,51 @@ export function pullReviewsRoute(
   if (method !== 'GET') return restError(404, 'Not Found');
   const comments = reviewComments(world, pr.repo, pr.number);
   return { status: 200, body: page(comments, request).map((c) => reviewCommentJson(world, c, apiUrl)) };
+}
+
+const strings = (value: unknown): string[] =>
+  Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+
+/** `/repos/{o}/{r}/pulls/{n}/requested_reviewers`: who is asked to review. */
+export function requestedReviewersRoute(
+  request: RestRequest,
+  repo: SimRepository,
+  number: number,
+): RestResponse {
+  const { world, method, apiUrl } = request;
+  const pr = world.pullRequest(repo.nameWithOwner, number);
+  if (!pr) return restError(404, 'Not Found');
+  const answer = () => ({
+    users: (pr.requestedReviewers ?? []).flatMap((login) => {
+      const actor = world.actor(login);
+      return actor ? [userJson(actor, apiUrl)] : [];
+    }),
+    teams: (pr.requestedTeams ?? []).map((slug) => ({ slug, name: slug })),
+  });
+  if (method === 'GET') return { status: 200, body: answer() };
+  if (method !== 'POST') return restError(404, 'Not Found');
+  const body = (request.body ?? {}) as Record<string, unknown>;
+  const reviewers = strings(body.reviewers);
+  const teams = strings(body.team_reviewers);
+  if (reviewers.length === 0 && teams.length === 0)
+    return restError(422, 'Unprocessable Entity', { errors: ['reviewers or team_reviewers is required'] });
+  for (const login of reviewers) {
+    if (login.toLowerCase() === pr.author.toLowerCase())
+      return restError(422, 'Review cannot be requested from pull request author.');
+    const permission = world.actor(login) ? permissionOf(world, repo.nameWithOwner, login) : 'none';
+    if (permission !== 'admin' && permission !== 'write')
+      return restError(
+        422,
+        'Reviews may only be requested from collaborators. One or more of the users or teams you specified is not a collaborator of the ' +
+          `${repo.nameWithOwner} repository.`,
+      );
+  }
+  pr.requestedReviewers = [...new Set([...(pr.requestedReviewers ?? []), ...reviewers])];
+  pr.requestedTeams = [...new Set([...(pr.requestedTeams ?? []), ...teams])];
+  return {
+    status: 201,
+    body: { number: pr.number, requested_reviewers: answer().users, requested_teams: answer().teams },
+  };
 }
 
 /** `/repos/{o}/{r}/collaborators/{login}/permission`. */

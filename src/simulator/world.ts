@@ -224,6 +224,9 @@ export interface SimPullRequest extends SimItemBase {
   checkState: CheckState | null;
   /** Numbers of the issues (same repository) this pull request closes. */
   closingIssues: number[];
+  /** Logins and team slugs asked to review it (`POST …/requested_reviewers`); absent: none. */
+  requestedReviewers?: string[];
+  requestedTeams?: string[];
 }
 
 export type SimIssueOrPullRequest = SimIssue | SimPullRequest;

@@ -227,6 +227,18 @@ export type GitHubWrite =
       readonly labels: readonly { name: string; color?: string; description?: string }[];
     }
   | { readonly kind: 'remove-label'; readonly label: string }
+  /** Asks people (logins) and teams (slugs) to review the pull request (`human_reviewer`). */
+  | {
+      readonly kind: 'request-reviewers';
+      readonly reviewers: readonly string[];
+      readonly teamReviewers: readonly string[];
+    }
+  /** A pull-request review with the run's verdict (a handoff's `review`); the body holds the marker. */
+  | {
+      readonly kind: 'review';
+      readonly event: 'APPROVE' | 'REQUEST_CHANGES' | 'COMMENT';
+      readonly body: string;
+    }
   | {
       readonly kind: 'set-state';
       readonly state: 'open' | 'closed';

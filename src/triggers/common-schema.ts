@@ -150,6 +150,20 @@ export const automationBaseShape = {
     .describe(
       'Write to GitHub (opt-in): a label (e.g. `agent:blocked`) put on the item when screening blocks its run; created with a description when missing.',
     ),
+  trusted_label: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Write to GitHub (opt-in): a label (e.g. `agent:trusted`) put on the item when screening finds it vouched for (its author trusted, or every matching label applied by a trusted actor), once, before the agent starts; created with a description when missing. Needs screening on (`[settings.screening] mode` other than `off`) (seed 001; curupira extension).',
+    ),
+  human_reviewer: z
+    .array(z.string().regex(/^@?[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)?$/, 'a GitHub login or org/team'))
+    .min(1)
+    .optional()
+    .describe(
+      'Write to GitHub (opt-in): the people (logins) or `org/team` teams asked to review the pull request this automation delivers (`deliver = "pr"`), through the write queue, once per delivery. Default `[settings] human_reviewer` (seed 001; curupira extension).',
+    ),
   lease_ttl: durationSetting(MIN_LEASE_TTL)
     .optional()
     .describe(
@@ -415,6 +429,7 @@ export function withoutItemKeys(what: string) {
     status_label: none('status_label'),
     failed_label: none('failed_label'),
     blocked_label: none('blocked_label'),
+    trusted_label: none('trusted_label'),
     lease_ttl: none('lease_ttl'),
     result_comment: z
       .literal(false, { error: error('result_comment') })

@@ -12,6 +12,18 @@ export type GitHubItemNode = Pick<
  * An issue or pull request as an item: `<prefix>_number` … `<prefix>_created_at` in the documented
  * order (the fingerprint's), then the trigger's own `extra` fields.
  */
+/**
+ * The item's labels with their descriptions, one `- name: description` line each (labels without
+ * one left out): the repository's guidance for the agent (seed 001's client guidance), written by
+ * its maintainers, fenced in the prompt like any text curupira did not write.
+ */
+export function labelDescriptions(node: Pick<GitHubItemNode, 'labels'>): string {
+  return (node.labels?.nodes ?? [])
+    .filter((l) => (l.description ?? '').trim() !== '')
+    .map((l) => `- ${l.name}: ${(l.description ?? '').trim()}`)
+    .join('\n');
+}
+
 export function githubItem(
   node: GitHubItemNode,
   kind: { prefix: 'issue' | 'pull_request'; key: 'issue' | 'pr'; state: string },
@@ -38,5 +50,7 @@ export function githubItem(
       [`${p}_created_at`]: node.createdAt,
       ...extra,
     },
+    // Not fingerprinted: a maintainer editing a description does not make the item new.
+    volatile: { [`${p}_label_descriptions`]: labelDescriptions(node) },
   };
 }

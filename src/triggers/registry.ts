@@ -157,6 +157,11 @@ export function numberedItem(
     : undefined;
 }
 
+/** True when the task's item is a pull request (where reviews and reviewers go). */
+export function isPullRequestItem(taskType: string): boolean {
+  return findTriggerDefinition(taskType)?.githubItem === 'pull-request';
+}
+
 /** The run's item link, when a browser can open it (a schedule's `cron://` is no link). */
 export function runItemLink(run: Pick<RunRecord, 'itemUrl'>): string | undefined {
   return /^https?:\/\//i.test(run.itemUrl) ? run.itemUrl : undefined;

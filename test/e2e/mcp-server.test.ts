@@ -246,5 +246,28 @@ describe('curupira mcp', () => {
       () => served!.engine.automations().find((a) => a.id === 'triage')?.paused === true,
     );
     expect((await call('automation_resume', { id: 'triage' })).text).toBe('Resumed triage.');
+    // Inputs (issue 32): an undeclared one is refused, naming the declared; a declared one reaches the run.
+    const chores = {
+      trigger_type: 'cron',
+      repository: 'api',
+      schedule: '0 3 1 1 *',
+      inputs: { area: 'docs' },
+      prompt: 'Yearly chores in ${area}',
+    };
+    expect((await call('automation_create', { id: 'chores', table: chores })).isError).toBe(false);
+    await waitFor('the daemon to load chores', () =>
+      served!.engine.automations().some((a) => a.id === 'chores'),
+    );
+    const undeclared = await call('automation_run', { id: 'chores', inputs: { colour: 'blue' } });
+    expect(undeclared).toMatchObject({
+      isError: true,
+      text: "unknown input 'colour': 'chores' declares area (inputs = { … } in the automation's table)",
+    });
+    expect((await call('automation_run', { id: 'chores', inputs: { area: 'tests' } })).isError).toBe(false);
+    const chore = await waitFor('the run of chores', () =>
+      served!.runs.find((r) => r.automationId === 'chores'),
+    );
+    expect(chore.inputs).toEqual({ area: 'tests' });
+    expect(chore.prompt).toContain('Yearly chores in tests');
   });
 });

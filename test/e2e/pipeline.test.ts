@@ -514,5 +514,20 @@ prompt = "Yearly chores in \${area} at depth \${depth}"
       area: 'docs',
       depth: '1',
     });
+
+    // A run retried keeps its inputs: the fired occurrence fires again with them, and the polled
+    // item is found again with them (not the defaults).
+    expect((await post(`/api/v1/runs/${chore.id}/retry`)).status).toBe(202);
+    const again = await waitFor('the retried chore', () =>
+      s.runs.filter((r) => r.automationId === 'chores').at(2),
+    );
+    expect(again.inputs).toEqual({ area: 'tests', depth: '1' });
+    expect(again.prompt).toContain('Yearly chores in tests at depth 1');
+    expect((await post(`/api/v1/runs/${fix.id}/retry`)).status).toBe(202);
+    const fixedAgain = await waitFor('the retried fix', () =>
+      s.runs.filter((r) => r.automationId === 'fix').at(1),
+    );
+    expect(fixedAgain.inputs).toEqual({ focus: 'links' });
+    expect(unfenced(fixedAgain.prompt ?? '')).toContain('focusing on links');
   }, 120_000);
 });

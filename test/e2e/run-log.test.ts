@@ -4,7 +4,9 @@
  * boundary (an injected clock) the next issue opens and the old one is closed. A restart within
  * the window goes on writing to the same issue.
  */
+
 import { afterEach, describe, expect, it } from 'vitest';
+import { defaultRunnerId } from '../../src/coordination/lease.js';
 import { logWindow } from '../../src/coordination/run-log.js';
 import type { Clock } from '../../src/core/clock.js';
 import { systemClock } from '../../src/core/clock.js';
@@ -53,7 +55,8 @@ describe('the run log (slow)', () => {
     ]);
     const [old] = logIssues();
     expect(old!.comments.map((c) => c.body.split('\n')[0])).toEqual([
-      `Run \`${first.id}\` · automation \`fix\` · acme/api#1 · **succeeded** · ${/ · (\d+ s|\d+ min \d+ s)$/.exec(old!.comments[0]!.body.split('\n')[0]!)![1]}`,
+      // …and the runner that ran it (seed 001's `runner`: here the host name, as no runner_id is set).
+      `Run \`${first.id}\` · automation \`fix\` · acme/api#1 · **succeeded** · ${/ · (\d+ s|\d+ min \d+ s) · /.exec(old!.comments[0]!.body.split('\n')[0]!)![1]} · runner \`${defaultRunnerId()}\``,
     ]);
 
     // Two hours later: the next window. A new log issue opens; the old one is closed.

@@ -26,6 +26,8 @@ interface Case {
   line: string;
   /** Needed besides the key, writing nothing by itself. */
   alsoAutomation?: string;
+  /** The `[settings.screening]` body, when the key needs one (it writes nothing by itself). */
+  screening?: string;
   issue: { title: string; body?: string };
   /** The write request it must produce: method and the end of its path. */
   write: { method: string; path: RegExp };
@@ -65,6 +67,28 @@ const CASES: Case[] = [
     alsoAutomation: 'outcomes = ["ready-for-agent"]',
     issue: { title: 'Triage [[fake:result=#1 ready-for-agent]]' },
     write: { method: 'POST', path: /\/issues\/1\/labels$/ },
+  },
+  {
+    key: 'trusted_label',
+    line: 'trusted_label = "agent:trusted"',
+    screening: 'required = false\ntrusted_authors = ["octocat"]',
+    issue: COMMIT,
+    write: { method: 'POST', path: /\/issues\/1\/labels$/ },
+  },
+  {
+    key: 'human_reviewer',
+    line: 'human_reviewer = ["alice"]',
+    alsoAutomation: 'deliver = "pr"',
+    issue: COMMIT,
+    write: { method: 'POST', path: /\/pulls\/2\/requested_reviewers$/ },
+  },
+  {
+    key: 'human_reviewer',
+    settingsWide: true,
+    line: 'human_reviewer = ["alice"]',
+    alsoAutomation: 'deliver = "pr"',
+    issue: COMMIT,
+    write: { method: 'POST', path: /\/pulls\/2\/requested_reviewers$/ },
   },
   {
     key: 'lease_ttl',
@@ -127,6 +151,7 @@ describe('GitHub writes are opted in by the keys their features declare (slow)',
       h = await createHarness({
         issues: [{ ...c.issue, labels: ['agent-ready'] }],
         ...(c.settingsWide ? { settingsExtra: c.line } : {}),
+        ...(c.screening ? { screening: c.screening } : {}),
         automation: issueAutomation('fix', {
           prompt: '${issue_title}',
           // A table line (`[automations.fix.handoffs.…]`) goes last: the keys after it would be its own.

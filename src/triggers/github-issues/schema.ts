@@ -13,6 +13,15 @@ export const GitHubIssuesAutomation = z
       .boolean()
       .optional()
       .describe('`true` → `linked:pr`; `false` → `-linked:pr`; omit to not filter.'),
+    dedupe_closed_days: z
+      .number()
+      .int()
+      .min(1)
+      .max(365)
+      .optional()
+      .describe(
+        'Before each run, read the repository’s issues closed in the last N days and give the agent those whose titles look like this one’s as `${duplicate_candidates}` (`#N: title (closed <day>, <reason>) <link>` per line, at most 5, fenced; empty when none), so a triage run can report `duplicate` with the link (seed 001’s `dedupe_closed_days`; the `triage` step sets 30; curupira extension).',
+      ),
     ...eventMemoryShape,
   })
   .describe('Issues of one repository matching typed filters (GitHub Search over GraphQL).');
@@ -29,6 +38,7 @@ export const ISSUE_PROMPT_FIELDS = [
   'issue_assignees',
   'issue_milestone',
   'issue_created_at',
+  'issue_label_descriptions',
 ] as const;
 
 export function issueSearchQuery(config: GitHubIssuesAutomation): string {
@@ -41,8 +51,18 @@ export const githubIssuesTable: TriggerTable<GitHubIssuesResolved> = {
   description: 'Issues of an owner/repository',
   schema: GitHubIssuesAutomation,
   // `comments`: trusted comments, read at dispatch by screening (not an item field).
-  promptFields: [...ISSUE_PROMPT_FIELDS, 'comments'],
-  untrustedFields: ['issue_title', 'issue_body', 'issue_labels', 'task_title', 'task_body', 'comments'],
+  // `duplicate_candidates`: read at dispatch with `dedupe_closed_days` (src/pipeline/dedupe.ts).
+  promptFields: [...ISSUE_PROMPT_FIELDS, 'comments', 'duplicate_candidates'],
+  untrustedFields: [
+    'issue_title',
+    'issue_body',
+    'issue_labels',
+    'issue_label_descriptions',
+    'duplicate_candidates',
+    'task_title',
+    'task_body',
+    'comments',
+  ],
   explain(automation: GitHubIssuesResolved): ExplainLine[] {
     const config = automation.config;
     const lines: ExplainLine[] = [{ label: 'search query', value: issueSearchQuery(config) }];

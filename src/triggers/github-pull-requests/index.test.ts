@@ -284,6 +284,7 @@ describe('github-pull-requests: items', () => {
         pull_request_mergeable: 'MERGEABLE',
         pull_request_merge_state_status: 'CLEAN',
         pull_request_from_fork: false,
+        pull_request_label_descriptions: expect.any(String),
       },
     });
     expect([...Object.keys(item!.fields), ...Object.keys(item!.volatile ?? {})]).toEqual([
@@ -302,6 +303,7 @@ describe('github-pull-requests: items', () => {
       pull_request_mergeable: 'CONFLICTING',
       pull_request_merge_state_status: 'DIRTY',
       pull_request_from_fork: false,
+      pull_request_label_descriptions: expect.any(String),
     });
     expect(byNumber.get('3')?.fields.pull_request_author).toBe('dependabot');
   });
@@ -318,6 +320,7 @@ describe('github-pull-requests: items', () => {
         pull_request_mergeable: 'CONFLICTING',
         pull_request_merge_state_status: 'DIRTY',
         pull_request_from_fork: false,
+        pull_request_label_descriptions: expect.any(String),
       });
     } finally {
       pr.mergeable = 'MERGEABLE';

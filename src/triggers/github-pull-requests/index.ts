@@ -49,6 +49,7 @@ export function pullRequestItem(
       pull_request_mergeable: node.mergeable,
       pull_request_merge_state_status: node.mergeStateStatus,
       pull_request_from_fork: node.isCrossRepository ?? false,
+      ...item.volatile,
     },
   };
 }

@@ -74,6 +74,7 @@ export const PULL_REQUEST_PROMPT_FIELDS = [
   'pull_request_mergeable',
   'pull_request_merge_state_status',
   'pull_request_from_fork',
+  'pull_request_label_descriptions',
 ] as const;
 
 export function pullRequestSearchQuery(config: GitHubPullRequestsAutomation): string {
@@ -100,6 +101,7 @@ export const githubPullRequestsTable: TriggerTable<GitHubPullRequestsResolved> =
     'pull_request_title',
     'pull_request_body',
     'pull_request_labels',
+    'pull_request_label_descriptions',
     'pull_request_head_ref',
     'task_title',
     'task_body',
