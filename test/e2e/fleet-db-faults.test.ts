@@ -298,7 +298,8 @@ function clusterRestart(): Fault {
 // the 60 s refusal, about 5 minutes for the fast-heartbeat cases; the default-heartbeat variants
 // (slow) add about 4 minutes; on two busy shared cores up to 3 minutes a case. At a load average of
 // 20-22 (2026-12-04, after the fleet checks scanned /proc once a tick instead of once per agent
-// call): 56-76 s a case, 111-121 s for the 60 s refusals, 619 s the file.
+// call): 56-76 s a case, 111-121 s for the 60 s refusals, 619 s the file; at 6-11, 36-50 s a case,
+// 94 s for the 60 s refusals, 441 s the file.
 describe.runIf(process.env.CURUPIRA_BUILT === '1')('a fleet that survives its database (issue 33)', () => {
   it('every connection of the fleet ended again and again for 10 s (pg_terminate_backend)', async () => {
     fleet = await newFleet();
