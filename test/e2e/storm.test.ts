@@ -19,6 +19,7 @@ import {
   agentHostPid,
   agentRunning,
   createHarness,
+  fakeAgentProcesses,
   type Harness,
   issueAutomation,
   runBuiltCli,
@@ -76,9 +77,10 @@ describe('kill -9 storm (slow)', () => {
     const closing: string[] = [];
     const closeOne = (): void => {
       // An item an agent works on now, else the first still open.
+      const running = fakeAgentProcesses();
       const busy = harness
         .agentRuns('claude')
-        .filter((c) => agentRunning(c))
+        .filter((c) => agentRunning(c, running))
         .map((c) => /Fix #(\d+)/.exec(c.prompt ?? '')?.[1])
         .find((n) => n !== undefined && !closed.has(n) && !closing.includes(n));
       const number =
@@ -106,8 +108,9 @@ describe('kill -9 storm (slow)', () => {
         await sleep(150);
       }
       if (random() < 0.4) {
+        const running = fakeAgentProcesses();
         for (const call of harness.agentRuns('claude')) {
-          const pid = agentHostPid(call);
+          const pid = agentHostPid(call, running);
           if (pid !== undefined && random() < 0.5) {
             process.kill(pid, 'SIGKILL');
             agentKills += 1;
@@ -188,10 +191,11 @@ describe('kill -9 storm (slow)', () => {
     const violations = join(exclusive, 'violations.log');
     expect(existsSync(violations) ? readFileSync(violations, 'utf8') : '').toBe('');
     // No agent outlived the storm.
+    const running = fakeAgentProcesses();
     expect(
       harness
         .agentRuns('claude')
-        .filter((c) => agentRunning(c))
+        .filter((c) => agentRunning(c, running))
         .map((c) => c.pid),
     ).toEqual([]);
     // No commit an agent made was lost: none is unreachable in the checkout.

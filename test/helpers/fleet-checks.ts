@@ -6,7 +6,7 @@ import pg from 'pg';
 import type { RunRecord } from '../../src/core/types.js';
 import type { DispatchRow } from '../../src/fleet/fleet-db.js';
 import type { TestFleet } from './fleet.js';
-import { agentHostPid, agentRunning, type FakeInvocation } from './harness.js';
+import { agentHostPid, agentRunning, type FakeInvocation, fakeAgentProcesses } from './harness.js';
 
 /** A `fleet_dispatches` row as the database returns it (src/fleet/fleet-db.ts). */
 export type { DispatchRow };
@@ -85,8 +85,9 @@ export function watchAgents(
   const idOf = (call: FakeInvocation): string => `${call.time} ${call.cwd} ${call.pid}`;
   const timer = setInterval(() => {
     const live = new Map<string, number[]>();
+    const running = fakeAgentProcesses();
     for (const call of invocations()) {
-      const pid = agentHostPid(call);
+      const pid = agentHostPid(call, running);
       if (pid === undefined) continue;
       lastAlive.set(idOf(call), Date.now());
       const item = key(call);
