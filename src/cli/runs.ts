@@ -18,6 +18,7 @@ import { maxAttempts } from '../retries/retry.js';
 import { pendingNote } from '../retries/unattended.js';
 import { makeVisible } from '../screening/text.js';
 import { connectDaemon } from '../server/client.js';
+import { runSourceAndRepositories } from '../server/run-view.js';
 import { openStore, stateLocation } from '../store/index.js';
 import type { Allowance, PullRequestRecord, Store } from '../store/types.js';
 import {
@@ -385,7 +386,10 @@ export function registerRuns(program: Command, io: CliIo, globals: () => GlobalO
         const run = await runFromArgument(store, id, io);
         if (!run) return;
         if (options.json) {
-          writeJson(io.stdout, run);
+          // As `GET /api/v1/runs/{id}` adds them: the source outside GitHub (null otherwise) and,
+          // for a task across repositories, each repository with its worktree and delivery.
+          const { source, repositories } = await runSourceAndRepositories(store, settings.automations, run);
+          writeJson(io.stdout, { ...run, source: source ?? null, repositories });
           return;
         }
         if (options.follow && !isTerminal(run.status)) {

@@ -215,6 +215,33 @@ describe('a task across two repositories', () => {
     expect(shown.stdout).toContain('  repositories: api (acme/api, primary), web (acme/web)');
     expect(shown.stdout).toContain(`  repository:  acme/web (web)\n  worktree:    ${webLine![1]}\n`);
     expect(shown.stdout).toContain(`pull req.:   #${webPull.number} ${url(webPull)} open`);
+    // `runs show --json` adds the same `source` and `repositories` as the API.
+    const shownJson = JSON.parse((await cli('runs', 'show', run.id, '--json')).stdout) as {
+      id: string;
+      status: string;
+      source: string | null;
+      repositories: {
+        alias: string;
+        repo: string;
+        primary: boolean;
+        worktreePath: string | null;
+        delivery: { number: number; url: string } | null;
+      }[];
+    };
+    expect(shownJson).toMatchObject({ id: run.id, status: 'succeeded', source: null });
+    expect(
+      shownJson.repositories.map((r) => [
+        r.alias,
+        r.repo,
+        r.primary,
+        r.worktreePath,
+        r.delivery?.number,
+        r.delivery?.url,
+      ]),
+    ).toEqual([
+      ['api', 'acme/api', true, run.worktreePath, apiPull.number, url(apiPull)],
+      ['web', 'acme/web', false, webLine![1], webPull.number, url(webPull)],
+    ]);
 
     const store = await harness.openStore();
     try {
