@@ -284,6 +284,17 @@ describe('a task across two repositories', () => {
       ]);
       const page = await (await get(`/runs/${run.id}`)).text();
       expect(page).toContain('<h3>Repositories (2)</h3>');
+      // The board's card and the runs list name both pull requests, each linked.
+      for (const path of ['/', '/runs', '/automations/fix']) {
+        const list = await (await get(path)).text();
+        expect(list, path).toContain('<div class="detail gate prs" data-prs="2">2 pull requests: ');
+        expect(list, path).toContain(
+          `<a href="${url(apiPull)}" rel="noreferrer"><span title="acme/api">api#${apiPull.number}</span></a>`,
+        );
+        expect(list, path).toContain(
+          `<a href="${url(webPull)}" rel="noreferrer"><span title="acme/web">web#${webPull.number}</span></a>`,
+        );
+      }
       const automation = await (await get('/automations/fix')).text();
       expect(automation).toContain(
         `<dt>repositories</dt><dd>2, one worktree each on the same branch: api (${api.remote}, primary`,
