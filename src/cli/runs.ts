@@ -204,6 +204,12 @@ export function runLines(
   return lines;
 }
 
+/** A run of a task across repositories: `  [+1 repo]`, how many besides the primary (none otherwise). */
+function repositoriesNote(run: RunRecord, automations: readonly ResolvedAutomation[]): string {
+  const more = runAutomation(run, automations)?.additionalRepositories?.length ?? 0;
+  return more > 0 ? `  [+${more} repo${more === 1 ? '' : 's'}]` : '';
+}
+
 /** The run list with a header row; times are UTC, as the header says. */
 /**
  * The run list. A run whose task runs again by itself says when under its row (`retry 2/3 at
@@ -222,7 +228,7 @@ export function runTable(
     formatCost(run.costUsd),
     run.automationId,
     runItemName(run, automations),
-    `${JSON.stringify(run.itemTitle)}${run.worktreeKept ? '  [kept worktree]' : ''}`,
+    `${JSON.stringify(run.itemTitle)}${repositoriesNote(run, automations)}${run.worktreeKept ? '  [kept worktree]' : ''}`,
   ]);
   const header = ['ID', 'STATUS', 'CREATED (UTC)', 'TIME', 'COST', 'AUTOMATION', 'ITEM', 'TITLE'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));

@@ -44,7 +44,7 @@ afterEach(async () => {
   web = undefined;
 });
 
-async function twoRepositories(title: string): Promise<Harness> {
+async function twoRepositories(title: string, more = ''): Promise<Harness> {
   web = await createOrigin({ files: { 'README.md': '# web\n' } });
   const harness = await createHarness({
     issues: [{ title, body: 'Please fix.', labels: ['agent-ready'] }],
@@ -55,7 +55,7 @@ repo = "acme/web"
 
 ${issueAutomation('fix', {
   prompt: '${issue_title}',
-  extra: 'deliver = "pr"\npr_draft = false\nrepositories = ["api", "web"]',
+  extra: `deliver = "pr"\npr_draft = false\nrepositories = ["api", "web"]${more}`,
 })}`,
   });
   harness.world.addRepo('acme/web', { gitDir: web.url });
@@ -179,7 +179,7 @@ describe('a task across two repositories', () => {
   }, 180_000);
 
   it('validate --explain, run --dry-run, runs show, the run page and the API show every repository, worktree and pull request', async () => {
-    h = await twoRepositories('Span both [[fake:commit]] [[fake:commit-in=web]]');
+    h = await twoRepositories('Span both [[fake:commit]] [[fake:commit-in=web]]', '\nresult_comment = true');
     const harness = h;
     const cli = (...args: string[]) =>
       runBuiltCli(['--config', harness.settingsFile, ...args], { env: harness.env });
@@ -210,6 +210,17 @@ describe('a task across two repositories', () => {
     const [webPull] = pulls(harness, 'acme/web');
     if (apiPull?.__typename !== 'PullRequest' || webPull?.__typename !== 'PullRequest')
       throw new Error('two pull requests expected');
+
+    // The result comment on the item lists both pull requests.
+    const comments = harness.world.issue('acme/api', 1)!.comments.map((c) => c.body);
+    expect(comments).toHaveLength(1);
+    expect(comments[0]).toContain(
+      `- Pull requests: acme/api#${apiPull.number} ${url(apiPull)}, acme/web#${webPull.number} ${url(webPull)}\n`,
+    );
+
+    // The run list marks it as a run across repositories.
+    const list = await cli('runs');
+    expect(list.stdout).toMatch(new RegExp(`^${run.id} .*"Span both[^\\n]*"  \\[\\+1 repo\\]$`, 'm'));
 
     const shown = await cli('runs', 'show', run.id);
     expect(shown.stdout).toContain('  repositories: api (acme/api, primary), web (acme/web)');
