@@ -18,6 +18,7 @@ import { maxAttempts } from '../retries/retry.js';
 import { pendingNote } from '../retries/unattended.js';
 import { makeVisible } from '../screening/text.js';
 import { connectDaemon } from '../server/client.js';
+import { runSourceAndRepositories } from '../server/run-view.js';
 import { openStore, stateLocation } from '../store/index.js';
 import type { Allowance, PullRequestRecord, Store } from '../store/types.js';
 import {
@@ -203,6 +204,12 @@ export function runLines(
   return lines;
 }
 
+/** A run of a task across repositories: `  [+1 repo]`, how many besides the primary (none otherwise). */
+function repositoriesNote(run: RunRecord, automations: readonly ResolvedAutomation[]): string {
+  const more = runAutomation(run, automations)?.additionalRepositories?.length ?? 0;
+  return more > 0 ? `  [+${more} repo${more === 1 ? '' : 's'}]` : '';
+}
+
 /** The run list with a header row; times are UTC, as the header says. */
 /**
  * The run list. A run whose task runs again by itself says when under its row (`retry 2/3 at
@@ -221,7 +228,7 @@ export function runTable(
     formatCost(run.costUsd),
     run.automationId,
     runItemName(run, automations),
-    `${JSON.stringify(run.itemTitle)}${run.worktreeKept ? '  [kept worktree]' : ''}`,
+    `${JSON.stringify(run.itemTitle)}${repositoriesNote(run, automations)}${run.worktreeKept ? '  [kept worktree]' : ''}`,
   ]);
   const header = ['ID', 'STATUS', 'CREATED (UTC)', 'TIME', 'COST', 'AUTOMATION', 'ITEM', 'TITLE'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
@@ -385,7 +392,10 @@ export function registerRuns(program: Command, io: CliIo, globals: () => GlobalO
         const run = await runFromArgument(store, id, io);
         if (!run) return;
         if (options.json) {
-          writeJson(io.stdout, run);
+          // As `GET /api/v1/runs/{id}` adds them: the source outside GitHub (null otherwise) and,
+          // for a task across repositories, each repository with its worktree and delivery.
+          const { source, repositories } = await runSourceAndRepositories(store, settings.automations, run);
+          writeJson(io.stdout, { ...run, source: source ?? null, repositories });
           return;
         }
         if (options.follow && !isTerminal(run.status)) {

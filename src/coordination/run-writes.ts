@@ -14,13 +14,14 @@ import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
 import { formatInputs, formatResult } from '../core/result-line.js';
 import { isFailure, type RunRecord, type Task } from '../core/types.js';
+import { deliveryRunId } from '../delivery/repositories.js';
 import { createGitHubClient, type GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
 import { code, type RunWrites, runDuration } from '../github/write-port.js';
 import { type ServiceWriteSender, WriteQueue } from '../github/write-queue.js';
 import { declareWriter, type GitHubWriter, type SettingsWideKey, writesWanted } from '../github/writers.js';
 import type { Logger } from '../log.js';
-import type { GitHubWrite, Store, WriteInit } from '../store/types.js';
+import type { GitHubWrite, PullRequestRecord, Store, WriteInit } from '../store/types.js';
 import { isPullRequestItem, numberedItem } from '../triggers/registry.js';
 import { itemTextDigest } from './budget.js';
 import { ESCALATION_WRITER, failuresMarker, predictFailures } from './escalation.js';
@@ -161,8 +162,30 @@ export function resultMarker(runId: string): string {
   return `result run=${runId}`;
 }
 
-/** The result comment's body (the queue adds the hidden marker and redacts it). */
-export function resultCommentBody(automation: AnyAutomation, run: RunRecord): string {
+/**
+ * A task across repositories' deliveries in one row: every pull request (or pushed branch) the run
+ * made, its primary's first; undefined for one delivery or none (the reason names it).
+ */
+function deliveriesRow(deliveries: readonly PullRequestRecord[]): string | undefined {
+  if (deliveries.length < 2) return undefined;
+  return deliveries
+    .map((d) =>
+      d.number === null
+        ? `${d.repo} (branch ${code(d.headBranch)})`
+        : `${d.repo}#${d.number}${d.url ? ` ${d.url}` : ''}`,
+    )
+    .join(', ');
+}
+
+/**
+ * The result comment's body (the queue adds the hidden marker and redacts it). `deliveries`: the
+ * run's delivery records; a task across repositories lists every one.
+ */
+export function resultCommentBody(
+  automation: AnyAutomation,
+  run: RunRecord,
+  deliveries: readonly PullRequestRecord[] = [],
+): string {
   const lines = [
     `**curupira** run ${code(run.id)} of automation ${code(automation.id)}: **${run.status}**`,
     '',
@@ -173,6 +196,7 @@ export function resultCommentBody(automation: AnyAutomation, run: RunRecord): st
     ['Reason', run.reason ? code(run.reason) : undefined],
     ['Duration', runDuration(run)],
     ['Branch', run.branch ? code(run.branch) : undefined],
+    ['Pull requests', deliveriesRow(deliveries)],
     ['Commits', run.commits > 0 ? String(run.commits) : undefined],
     ['Kept worktree', run.worktreeKept && run.worktreePath ? code(run.worktreePath) : undefined],
     ['Tokens', run.usage ? `${run.usage.inputTokens} in, ${run.usage.outputTokens} out` : undefined],
@@ -248,6 +272,15 @@ export function createRunWrites(options: RunWritesOptions): RunWrites {
     const item = target(task);
     if (item) await enqueueAll(writes.map((w) => ({ ...item, runId: run.id, ...w })));
   };
+  // A task across repositories: the run's deliveries, the primary's (keyed by the run id) first.
+  const deliveriesOf = async (run: RunRecord): Promise<PullRequestRecord[]> =>
+    (
+      (await quietly('read the run’s deliveries', () =>
+        options.store.listPullRequests({ taskKey: run.taskKey }),
+      )) ?? []
+    )
+      .filter((d) => deliveryRunId(d.runId) === run.id)
+      .sort((a, b) => Number(b.runId === run.id) - Number(a.runId === run.id));
   const resultWrite = async (
     automation: AnyAutomation,
     task: Task,
@@ -258,7 +291,7 @@ export function createRunWrites(options: RunWritesOptions): RunWrites {
     const failures = await quietly('count failures', () => predictFailures(options.store, task, run));
     const hidden =
       failures === undefined ? '' : `\n\n${failuresMarker(automation.id, failures, itemTextDigest(task))}`;
-    const body = `${resultCommentBody(automation, run)}${hidden}`;
+    const body = `${resultCommentBody(automation, run, await deliveriesOf(run))}${hidden}`;
     return [{ marker: resultMarker(run.id), write: { kind: 'comment', body } }];
   };
   /** `human_reviewer`: the pull request this run delivered gets its reviewers asked, once. */
@@ -312,7 +345,14 @@ export function createRunWrites(options: RunWritesOptions): RunWrites {
       // Write-back to an item outside GitHub (a Linear issue), when its trigger has one and is asked.
       const back = automation.trigger.writeBack;
       if (back?.wanted(automation as never))
-        await enqueueAll(back.writes(automation as never, task, run, resultCommentBody(automation, run)));
+        await enqueueAll(
+          back.writes(
+            automation as never,
+            task,
+            run,
+            resultCommentBody(automation, run, await deliveriesOf(run)),
+          ),
+        );
     },
     async queueEdit(item, runId, marker, body) {
       await queue.enqueue({ ...item, runId, marker, write: { kind: 'comment', body, editOnly: true } });

@@ -191,6 +191,40 @@ describe('following delivered pull requests', () => {
     expect(notified[0]!.summary).toContain('acme/api#2 merged');
   });
 
+  it('merged across repositories: pr_merged once, after the last, naming every pull request', async () => {
+    const runId = await delivered();
+    world.addRepo('acme/web');
+    const web = world.addPullRequest('acme/web', {
+      title: 'Fix',
+      headRefName: 'curupira/fix/x',
+      author: 'octocat',
+    });
+    const webKey = `${runId}~web`;
+    await store.beginPullRequest({
+      runId: webKey,
+      automationId: 'fix',
+      taskKey: 'k1',
+      repo: 'acme/web',
+      delivery: 'pr',
+      headBranch: 'curupira/fix/x',
+    });
+    const webUrl = `https://github.com/acme/web/pull/${web.number}`;
+    await store.updatePullRequest(webKey, { number: web.number, url: webUrl, state: 'open' });
+    await store.updatePullRequest(runId, { url: 'https://github.com/acme/api/pull/2' });
+    world.mergePullRequest('acme/web', web.number);
+    await follower().sweep();
+    expect(notified).toEqual([]);
+    world.mergePullRequest('acme/api', 2);
+    await follower().sweep();
+    await follower().sweep();
+    expect(notified).toHaveLength(1);
+    expect(notified[0]!.summary).toBe(`fix: pull requests acme/web#${web.number}, acme/api#2 merged`);
+    expect(notified[0]!.details).toMatchObject({
+      pull_request: 2,
+      pull_requests: `acme/web#${web.number} ${webUrl}, acme/api#2 https://github.com/acme/api/pull/2`,
+    });
+  });
+
   it('closed unmerged: needs a person, with one comment however often the sweep runs', async () => {
     const runId = await delivered();
     world.closePullRequest('acme/api', 2);

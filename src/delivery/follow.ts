@@ -324,9 +324,12 @@ async function onMerged(
   // (a kill -9 before the delivery's state below was written) queues nothing twice.
   for (const write of run ? (deps.mergedWrites?.(run) ?? []) : [])
     if ((await deps.store.listWrites({ marker: write.marker })).length === 0) await queue.enqueue(write);
+  // A task across repositories names every pull request (the last one merged last).
+  const all = [...siblings, record];
+  const names = all.map((r) => `${r.repo}#${r.number}`).join(', ');
   const reason =
     siblings.length > 0
-      ? `merged: pull requests ${[...siblings, record].map((r) => `${r.repo}#${r.number}`).join(', ')} merged (the last at ${mergedAt})`
+      ? `merged: pull requests ${names} merged (the last at ${mergedAt})`
       : `merged: pull request #${record.number} merged at ${mergedAt}`;
   const ended = run ? await deps.store.updateRun(run.id, { status: 'merged', reason }) : undefined;
   if (ended) await deps.removeWorktree?.(ended);
@@ -334,9 +337,16 @@ async function onMerged(
     event: 'pr_merged',
     id: `pr:${record.runId}:merged`,
     automation: record.automationId,
-    summary: `${record.automationId}: pull request ${record.repo}#${record.number} merged`,
+    summary: `${record.automationId}: pull request${siblings.length > 0 ? 's' : ''} ${siblings.length > 0 ? names : `${record.repo}#${record.number}`} merged`,
     ...(ended ? { run: ended } : {}),
-    details: { pull_request: record.number, url: record.url, merged_at: mergedAt },
+    details: {
+      pull_request: record.number,
+      url: record.url,
+      merged_at: mergedAt,
+      ...(siblings.length > 0
+        ? { pull_requests: all.map((r) => `${r.repo}#${r.number}${r.url ? ` ${r.url}` : ''}`).join(', ') }
+        : {}),
+    },
   });
   await deps.store.updatePullRequest(record.runId, { state: 'merged', detail: `merged at ${mergedAt}` });
   deps.log.info({ run: record.runId, number: record.number }, 'Pull request merged');

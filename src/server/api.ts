@@ -182,7 +182,11 @@ function readRoutes(api: Hono, ctx: ServerContext): void {
     const delivery = (await ctx.store.getPullRequest(run.id).catch(() => undefined)) ?? null;
     // Where the item comes from (a source outside GitHub; null otherwise) and, for a task across
     // repositories, every repository with its worktree and delivery (empty otherwise).
-    const { source, repositories } = await runSourceAndRepositories(ctx, run);
+    const { source, repositories } = await runSourceAndRepositories(
+      ctx.store,
+      ctx.engine.currentSettings().automations,
+      run,
+    );
     return json(c, { run, delivery, source: source ?? null, repositories });
   });
   api.get('/runs/:id/events', async (c) => {

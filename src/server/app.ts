@@ -205,7 +205,7 @@ function pageRoutes(app: Hono, ctx: ServerContext): void {
         delivery,
         await runChanges(ctx, run, delivery),
         reviews,
-        await runSourceAndRepositories(ctx, run),
+        await runSourceAndRepositories(ctx.store, ctx.engine.currentSettings().automations, run),
       ),
     );
   });

@@ -10,7 +10,15 @@ import { formatCost } from '../cost/prices.js';
 import type { PullRequestRecord, RunFilter } from '../store/types.js';
 import { parseWindow, searchFilter } from './api.js';
 import { type AutomationCard, automationCards, deliveriesOf } from './board-data.js';
-import { button, itemName, pullRequestLine, runDuration, statusPill, when } from './cards.js';
+import {
+  button,
+  itemName,
+  otherDeliveries,
+  pullRequestsLine,
+  runDuration,
+  statusPill,
+  when,
+} from './cards.js';
 import { ApiError } from './errors.js';
 import { FIGURE_WINDOWS, type FigureSet, type FigureWindowName, windowFigures } from './figures.js';
 import { figureTiles, profileTable } from './figures-view.js';
@@ -62,11 +70,11 @@ function filtersForm(
 </form>`;
 }
 
-function runRow(run: RunRecord, pr: PullRequestRecord | undefined, now: number): Html {
+function runRow(run: RunRecord, deliveries: Record<string, PullRequestRecord>, now: number): Html {
   const name = itemName(run);
   return html`<tr data-run="${run.id}" data-status="${run.status}">
   <td>${statusPill(run.status)}</td>
-  <td><a href="/runs/${encodeURIComponent(run.id)}">${name.title}</a> <span class="muted">${name.ref}</span>${pr ? pullRequestLine(pr) : ''}</td>
+  <td><a href="/runs/${encodeURIComponent(run.id)}">${name.title}</a> <span class="muted">${name.ref}</span>${pullRequestsLine(deliveries[run.id], otherDeliveries(deliveries, run.id))}</td>
   <td class="optional"><a href="/automations/${encodeURIComponent(run.automationId)}">${run.automationId}</a></td>
   <td class="optional">${run.profile ?? '-'}</td>
   <td class="num">${runDuration(run, now)}</td>
@@ -83,7 +91,7 @@ export function runsTable(
   if (runs.length === 0) return html`<p class="empty" id="no-runs">no run matches</p>`;
   return html`<div class="table-wrap"><table class="runs" id="runs">
 <thead><tr><th scope="col">status</th><th scope="col">item</th><th scope="col" class="optional">automation</th><th scope="col" class="optional">agent</th><th scope="col" class="num">duration</th><th scope="col" class="num">cost</th><th scope="col" class="optional">created</th></tr></thead>
-<tbody>${runs.map((r) => runRow(r, deliveries[r.id], now))}</tbody></table></div>`;
+<tbody>${runs.map((r) => runRow(r, deliveries, now))}</tbody></table></div>`;
 }
 
 function pager(path: string, search: RunSearch, next: string | null, extra: Record<string, string>): Html {
@@ -238,7 +246,7 @@ async function searchRuns(ctx: ServerContext, filter: RunFilter) {
   return {
     runs,
     next: rows.length > RUNS_PAGE ? runs.at(-1)!.id : null,
-    deliveries: await deliveriesOf(ctx.store, runs),
+    deliveries: await deliveriesOf(ctx.store, runs, ctx.engine.currentSettings().automations),
   };
 }
 

@@ -13,9 +13,10 @@ import {
   UNFINISHED_STATUSES,
 } from '../core/types.js';
 import type { BudgetStatus } from '../cost/budget.js';
-import { repositoriesExplain } from '../delivery/repositories.js';
+import { additionalDeliveryKey, repositoriesExplain } from '../delivery/repositories.js';
 import type { AutomationStatus, EngineStatus } from '../engine/engine.js';
 import type { PullRequestRecord, Store } from '../store/types.js';
+import { runAutomation } from '../triggers/registry.js';
 import type { AttentionGroup } from './cards.js';
 import { type FigureSet, recentFigures } from './figures.js';
 
@@ -78,7 +79,10 @@ export interface BoardData {
   /** Needs attention, one entry per item: its latest attempt with the earlier ones. */
   attentionGroups?: AttentionGroup[];
   done: RunRecord[];
-  /** The delivery (branch, pull request, gate) of each run on the board that has one, by run id. */
+  /**
+   * The delivery (branch, pull request, gate) of each run on the board that has one, by run id; a
+   * task across repositories' other deliveries by `<run id>~<alias>` (`runDeliveries`).
+   */
   deliveries?: Record<string, PullRequestRecord>;
   engine: EngineStatus | undefined;
   /** Fleet-wide figures for the header (over the last 7 days), when computed. */
@@ -187,7 +191,11 @@ export async function boardData(
     cards.map((c) => c.id),
     now,
   ).catch(() => undefined);
-  const deliveries = await deliveriesOf(store, [...inProgress, ...shownGroups.map((g) => g.latest), ...done]);
+  const deliveries = await deliveriesOf(
+    store,
+    [...inProgress, ...shownGroups.map((g) => g.latest), ...done],
+    engine.currentSettings().automations,
+  );
   return {
     now: now.toISOString(),
     summary: summaryLine(inProgress.length, status?.queued ?? 0, cards, timezone),
@@ -251,13 +259,24 @@ export async function groupAttention(
   return { groups, resolved };
 }
 
-/** The deliveries of these runs (a run without one is absent). */
+/**
+ * The deliveries of these runs (a run without one is absent), by delivery key: the primary's under
+ * the run id, a task across repositories' others under `<run id>~<alias>` (`automations` says which
+ * runs have others; `runDeliveries` gives a run's).
+ */
 export async function deliveriesOf(
   store: Store,
   runs: readonly RunRecord[],
+  automations: readonly ResolvedAutomation[] = [],
 ): Promise<Record<string, PullRequestRecord>> {
+  const keys = runs.flatMap((run) => [
+    run.id,
+    ...(runAutomation(run, automations)?.additionalRepositories ?? []).map((r) =>
+      additionalDeliveryKey(run.id, r.alias),
+    ),
+  ]);
   // One query for every card's delivery (it was one query per card).
-  const found = await store.listPullRequests({ runIds: runs.map((r) => r.id) }).catch(() => []);
+  const found = await store.listPullRequests({ runIds: keys }).catch(() => []);
   const out: Record<string, PullRequestRecord> = {};
   for (const pr of found) out[pr.runId] = pr;
   return out;

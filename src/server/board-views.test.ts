@@ -4,7 +4,14 @@ import { summarizeReviews } from '../delivery/review-summary.js';
 import type { FindingRecord, PullRequestRecord } from '../store/types.js';
 import { automationPage, runsPage } from './automation-page.js';
 import type { AutomationCard } from './board-data.js';
-import { attentionCard, itemName, readableBranch, runActionButtons, runCard } from './cards.js';
+import {
+  attentionCard,
+  itemName,
+  otherDeliveries,
+  readableBranch,
+  runActionButtons,
+  runCard,
+} from './cards.js';
 import { diffSection, parseDiff } from './diff-view.js';
 import { computeFigures } from './figures.js';
 import { headerTotals, reloadBanner } from './figures-view.js';
@@ -132,6 +139,62 @@ describe('cards say what happened', () => {
     expect(text).toContain(`href="/automations/fix%3Cscript%3Ealert(%22x%22)%3C%2Fscript%3E"`);
     // A pull request link only to http(s).
     expect(runCard(run(), pr({ url: 'javascript:alert(1)' }), NOW).text).not.toContain('javascript:');
+  });
+
+  it('a run across repositories shows every pull request, compact, linked and escaped', () => {
+    const web = pr({
+      runId: 'r_0000000001AAAAAAAA~web',
+      repo: `acme/web${EVIL}`,
+      number: 7,
+      url: 'https://github.com/acme/web/pull/7',
+      state: 'merged',
+      gate: null,
+    });
+    const deliveries = {
+      r_0000000001AAAAAAAA: pr(),
+      'r_0000000001AAAAAAAA~web': web,
+      r_2: pr({ runId: 'r_2' }),
+    };
+    const others = otherDeliveries(deliveries, 'r_0000000001AAAAAAAA');
+    expect(others).toEqual([web]);
+    expect(otherDeliveries(deliveries, 'r_2')).toEqual([]);
+    const card = runCard(run(), pr(), NOW, others).text;
+    noScript(card);
+    expect(card).toContain('<div class="detail gate prs" data-prs="2">2 pull requests: ');
+    expect(card).toContain(
+      '<a href="https://github.com/acme/api/pull/12" rel="noreferrer"><span title="acme/api">api#12</span></a> <span class="pill outcome-running">open</span> <span class="pill outcome-attention">changes requested</span>',
+    );
+    expect(card).toContain(
+      `, <span class="pr" data-repo="acme/web${ESCAPED}" data-pr="7"><a href="https://github.com/acme/web/pull/7" rel="noreferrer"><span title="acme/web${ESCAPED}">web${ESCAPED}#7</span></a> <span class="pill outcome-success">merged</span></span></div>`,
+    );
+    // Not the single pull request's line, nor the bare branch.
+    expect(card).not.toContain('>PR #12<');
+    expect(card).not.toContain('class="detail clip">branch');
+    // The primary delivered nothing: only the other one, still named by its repository.
+    expect(runCard(run(), undefined, NOW, [web]).text).toContain('1 pull request: <span class="pr"');
+    // A branch-only delivery among them.
+    expect(runCard(run(), pr({ delivery: 'branch' }), NOW, [web]).text).toContain(
+      '2 deliveries: <span title="acme/api">api</span> branch pushed',
+    );
+    const attention = attentionCard(
+      { latest: run({ status: 'failed' }), earlier: [], running: null },
+      pr(),
+      NOW,
+      others,
+    ).text;
+    expect(attention).toContain('2 pull requests: ');
+    const list = runsPage({
+      automations: [],
+      runs: [run()],
+      next: null,
+      deliveries,
+      search: {},
+      token: 'tok',
+      now: NOW,
+    }).text;
+    noScript(list);
+    expect(list).toContain('2 pull requests: ');
+    expect(list).toContain('data-pr="7"');
   });
 
   it('names a scheduled item by its occurrence, and shortens a long branch keeping both ends', () => {

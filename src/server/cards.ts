@@ -8,6 +8,7 @@ import { type RunOutcomeClass, runOutcomeClass } from '../core/outcome.js';
 import { formatResult } from '../core/result-line.js';
 import { CALM_STATUSES, isTerminal, type RunRecord, type RunStatus } from '../core/types.js';
 import { formatCost } from '../cost/prices.js';
+import { deliveryRunId } from '../delivery/repositories.js';
 import { pendingNote } from '../retries/unattended.js';
 import type { PullRequestGate, PullRequestRecord } from '../store/types.js';
 import { runItemName } from '../triggers/registry.js';
@@ -80,19 +81,67 @@ export function pullRequestLine(pr: PullRequestRecord | undefined): Html | '' {
     return html`<div class="detail gate">branch pushed <span class="branch" title="${pr.headBranch}">${readableBranch(pr.headBranch)}</span></div>`;
   if (pr.number === null)
     return html`<div class="detail gate">pull request not opened yet (${pr.state})</div>`;
-  const stateClass: RunOutcomeClass =
-    pr.state === 'merged'
-      ? 'success'
-      : pr.state === 'open'
-        ? 'running'
-        : pr.state === 'failed'
-          ? 'failure'
-          : 'attention';
+  const stateClass = prStateClass(pr);
   const gate =
     pr.state === 'open' && pr.gate
       ? html` · <span class="pill outcome-${GATE_CLASS[pr.gate]}">${pr.gate === 'ci_failing' ? 'checks failing' : statusWordsOf(pr.gate)}</span>${pr.gateDetail ? html` <span class="gate-detail">${pr.gateDetail}</span>` : ''}`
       : '';
   return html`<div class="detail gate" data-pr="${String(pr.number)}">${safeLink(pr.url, `PR #${pr.number}`)} <span class="pill outcome-${stateClass}">${statusWordsOf(pr.state)}</span>${gate}</div>`;
+}
+
+/**
+ * The deliveries of a task across repositories' other repositories among a page's (keyed
+ * `<run id>~<alias>`, src/delivery/repositories.ts), in the order they were made.
+ */
+export function otherDeliveries(
+  deliveries: Readonly<Record<string, PullRequestRecord>> | undefined,
+  runId: string,
+): PullRequestRecord[] {
+  if (!deliveries) return [];
+  return Object.entries(deliveries)
+    .filter(([key]) => key !== runId && deliveryRunId(key) === runId)
+    .map(([, pr]) => pr);
+}
+
+/** One delivery of a run across repositories, short: `api#12 open`, `web branch pushed`. */
+function compactDelivery(pr: PullRequestRecord): Html {
+  const name = pr.repo.slice(pr.repo.indexOf('/') + 1) || pr.repo; // `owner/name`: the name
+  if (pr.delivery === 'branch')
+    return html`<span title="${pr.repo}">${name}</span> branch pushed <span class="branch" title="${pr.headBranch}">${readableBranch(pr.headBranch)}</span>`;
+  if (pr.number === null) return html`<span title="${pr.repo}">${name}</span> not opened yet (${pr.state})`;
+  const gate =
+    pr.state === 'open' && pr.gate
+      ? html` <span class="pill outcome-${GATE_CLASS[pr.gate]}">${pr.gate === 'ci_failing' ? 'checks failing' : statusWordsOf(pr.gate)}</span>`
+      : '';
+  return html`<span class="pr" data-repo="${pr.repo}" data-pr="${String(pr.number)}">${safeLink(pr.url, html`<span title="${pr.repo}">${name}#${String(pr.number)}</span>`)} <span class="pill outcome-${prStateClass(pr)}">${statusWordsOf(pr.state)}</span>${gate}</span>`;
+}
+
+/**
+ * A run's pull requests in one line: the primary's alone as `pullRequestLine` says it; a task across
+ * repositories' every one, compact (`2 pull requests: api#12 open, web#7 merged`).
+ */
+export function pullRequestsLine(
+  primary: PullRequestRecord | undefined,
+  others: readonly PullRequestRecord[],
+): Html | '' {
+  if (others.length === 0) return pullRequestLine(primary);
+  const all = [...(primary ? [primary] : []), ...others];
+  const noun = all.every((pr) => pr.delivery === 'pr')
+    ? `pull request${all.length === 1 ? '' : 's'}`
+    : `deliver${all.length === 1 ? 'y' : 'ies'}`;
+  return html`<div class="detail gate prs" data-prs="${String(all.length)}">${String(all.length)} ${noun}: ${all.map(
+    (pr, i) => html`${i > 0 ? ', ' : ''}${compactDelivery(pr)}`,
+  )}</div>`;
+}
+
+function prStateClass(pr: PullRequestRecord): RunOutcomeClass {
+  return pr.state === 'merged'
+    ? 'success'
+    : pr.state === 'open'
+      ? 'running'
+      : pr.state === 'failed'
+        ? 'failure'
+        : 'attention';
 }
 
 function statusWordsOf(word: string): string {
@@ -167,7 +216,12 @@ export function runActions(run: RunRecord): Html[] {
 }
 
 /** The card's lines, shared by a single run and an item's latest attempt. */
-function runBody(run: RunRecord, pr: PullRequestRecord | undefined, now: number): Html {
+function runBody(
+  run: RunRecord,
+  pr: PullRequestRecord | undefined,
+  now: number,
+  others: readonly PullRequestRecord[],
+): Html {
   const name = itemName(run);
   const agent = run.profile
     ? `${run.profile}${run.provider && run.provider !== run.profile ? ` (${run.provider})` : ''}`
@@ -177,19 +231,25 @@ function runBody(run: RunRecord, pr: PullRequestRecord | undefined, now: number)
     agent ? html` · <span class="agent">${agent}</span>` : ''
   } · <span class="duration" title="duration">${runDuration(run, now)}</span> · <span class="cost" title="cost">${formatCost(run.costUsd)}</span></div>
   ${run.result ? html`<div class="detail result">reported <span class="outcome-name">${formatResult(run.result)}</span></div>` : ''}
-  ${pullRequestLine(pr)}
+  ${pullRequestsLine(pr, others)}
   ${run.reason ? html`<div class="detail reason">${run.reason}</div>` : ''}
   ${run.retryAt ? html`<div class="detail retry">${pendingNote(run)}</div>` : ''}
   ${run.host ? html`<div class="detail clip host" title="${run.host}">host ${run.host}</div>` : ''}
-  ${run.branch && !pr ? html`<div class="detail clip">branch <span class="branch" title="${run.branch}">${readableBranch(run.branch)}</span></div>` : ''}
+  ${run.branch && !pr && others.length === 0 ? html`<div class="detail clip">branch <span class="branch" title="${run.branch}">${readableBranch(run.branch)}</span></div>` : ''}
   ${run.worktreeKept ? html`<div class="detail warn clip" title="${run.worktreePath}">kept worktree (${run.commits} unpushed) ${run.worktreePath}</div>` : ''}
   <div class="detail">${when(run.finishedAt ?? run.startedAt ?? run.createdAt)}</div>`;
 }
 
-export function runCard(run: RunRecord, pr?: PullRequestRecord, now: number = Date.now()): Html {
+/** `others`: a task across repositories' deliveries besides the primary's `pr` (`otherDeliveries`). */
+export function runCard(
+  run: RunRecord,
+  pr?: PullRequestRecord,
+  now: number = Date.now(),
+  others: readonly PullRequestRecord[] = [],
+): Html {
   const cls = runOutcomeClass(run.status);
   return html`<article class="card run status-${run.status} outcome-${cls}" data-run="${run.id}" data-status="${run.status}">
-  ${runBody(run, pr, now)}
+  ${runBody(run, pr, now, others)}
   <div class="actions">${runActions(run)}</div>
 </article>`;
 }
@@ -202,12 +262,17 @@ export interface AttentionGroup {
   running: RunRecord | null;
 }
 
-export function attentionCard(group: AttentionGroup, pr?: PullRequestRecord, now: number = Date.now()): Html {
+export function attentionCard(
+  group: AttentionGroup,
+  pr?: PullRequestRecord,
+  now: number = Date.now(),
+  others: readonly PullRequestRecord[] = [],
+): Html {
   const run = group.latest;
   const cls = runOutcomeClass(run.status);
   const attempts = group.earlier.length;
   return html`<article class="card run item status-${run.status} outcome-${cls}" data-run="${run.id}" data-status="${run.status}" data-task="${run.taskKey}">
-  ${runBody(run, pr, now)}
+  ${runBody(run, pr, now, others)}
   ${group.running ? html`<div class="detail">retry under way: <a href="/runs/${encodeURIComponent(group.running.id)}">${group.running.id}</a></div>` : ''}
   ${
     attempts === 0

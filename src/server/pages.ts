@@ -14,6 +14,7 @@ import type { AutomationCard, BoardData } from './board-data.js';
 import {
   button as actionButton,
   attentionCard,
+  otherDeliveries,
   runActions,
   runCard,
   safeLink,
@@ -136,13 +137,16 @@ ${reloadBanner(data.engine?.reloadError)}
   ${column(
     'in-progress',
     'In progress',
-    data.inProgress.map((r) => runCard(r, data.deliveries?.[r.id], now)),
+    data.inProgress.map((r) =>
+      runCard(r, data.deliveries?.[r.id], now, otherDeliveries(data.deliveries, r.id)),
+    ),
   )}
   ${column(
     'attention',
     'Needs attention',
     (data.attentionGroups ?? data.attention.map((latest) => ({ latest, earlier: [], running: null }))).map(
-      (g) => attentionCard(g, data.deliveries?.[g.latest.id], now),
+      (g) =>
+        attentionCard(g, data.deliveries?.[g.latest.id], now, otherDeliveries(data.deliveries, g.latest.id)),
     ),
     data.attentionCount,
   )}
@@ -150,7 +154,9 @@ ${reloadBanner(data.engine?.reloadError)}
     'done',
     'Done',
     [
-      ...data.done.slice(0, DONE_SHOWN).map((r) => runCard(r, data.deliveries?.[r.id], now)),
+      ...data.done
+        .slice(0, DONE_SHOWN)
+        .map((r) => runCard(r, data.deliveries?.[r.id], now, otherDeliveries(data.deliveries, r.id))),
       ...(data.done.length > DONE_SHOWN
         ? [html`<a class="more" href="/runs">older runs: search every run</a>`]
         : []),

@@ -98,6 +98,12 @@ describe('a Linear automation', () => {
       '  item:        Linear ENG-7 "Crash" https://linear.app/acme/issue/eng-7\n',
     );
     expect(shown.stdout).toContain(`  source:      ${source}\n`);
+    const shownJson = JSON.parse((await cli('runs', 'show', run!.id, '--json')).stdout) as {
+      id: string;
+      source: string | null;
+      repositories: unknown[];
+    };
+    expect(shownJson).toMatchObject({ id: run!.id, source, repositories: [] });
     const { json, page } = await served(h, run!.id);
     expect(json.source).toBe(source);
     expect(page).toContain('<a href="https://linear.app/acme/issue/eng-7" rel="noreferrer">Linear ENG-7</a>');

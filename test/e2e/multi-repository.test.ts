@@ -44,7 +44,7 @@ afterEach(async () => {
   web = undefined;
 });
 
-async function twoRepositories(title: string): Promise<Harness> {
+async function twoRepositories(title: string, more = ''): Promise<Harness> {
   web = await createOrigin({ files: { 'README.md': '# web\n' } });
   const harness = await createHarness({
     issues: [{ title, body: 'Please fix.', labels: ['agent-ready'] }],
@@ -55,7 +55,7 @@ repo = "acme/web"
 
 ${issueAutomation('fix', {
   prompt: '${issue_title}',
-  extra: 'deliver = "pr"\npr_draft = false\nrepositories = ["api", "web"]',
+  extra: `deliver = "pr"\npr_draft = false\nrepositories = ["api", "web"]${more}`,
 })}`,
   });
   harness.world.addRepo('acme/web', { gitDir: web.url });
@@ -179,7 +179,7 @@ describe('a task across two repositories', () => {
   }, 180_000);
 
   it('validate --explain, run --dry-run, runs show, the run page and the API show every repository, worktree and pull request', async () => {
-    h = await twoRepositories('Span both [[fake:commit]] [[fake:commit-in=web]]');
+    h = await twoRepositories('Span both [[fake:commit]] [[fake:commit-in=web]]', '\nresult_comment = true');
     const harness = h;
     const cli = (...args: string[]) =>
       runBuiltCli(['--config', harness.settingsFile, ...args], { env: harness.env });
@@ -211,10 +211,48 @@ describe('a task across two repositories', () => {
     if (apiPull?.__typename !== 'PullRequest' || webPull?.__typename !== 'PullRequest')
       throw new Error('two pull requests expected');
 
+    // The result comment on the item lists both pull requests.
+    const comments = harness.world.issue('acme/api', 1)!.comments.map((c) => c.body);
+    expect(comments).toHaveLength(1);
+    expect(comments[0]).toContain(
+      `- Pull requests: acme/api#${apiPull.number} ${url(apiPull)}, acme/web#${webPull.number} ${url(webPull)}\n`,
+    );
+
+    // The run list marks it as a run across repositories.
+    const list = await cli('runs');
+    expect(list.stdout).toMatch(new RegExp(`^${run.id} .*"Span both[^\\n]*"  \\[\\+1 repo\\]$`, 'm'));
+
     const shown = await cli('runs', 'show', run.id);
     expect(shown.stdout).toContain('  repositories: api (acme/api, primary), web (acme/web)');
     expect(shown.stdout).toContain(`  repository:  acme/web (web)\n  worktree:    ${webLine![1]}\n`);
     expect(shown.stdout).toContain(`pull req.:   #${webPull.number} ${url(webPull)} open`);
+    // `runs show --json` adds the same `source` and `repositories` as the API.
+    const shownJson = JSON.parse((await cli('runs', 'show', run.id, '--json')).stdout) as {
+      id: string;
+      status: string;
+      source: string | null;
+      repositories: {
+        alias: string;
+        repo: string;
+        primary: boolean;
+        worktreePath: string | null;
+        delivery: { number: number; url: string } | null;
+      }[];
+    };
+    expect(shownJson).toMatchObject({ id: run.id, status: 'succeeded', source: null });
+    expect(
+      shownJson.repositories.map((r) => [
+        r.alias,
+        r.repo,
+        r.primary,
+        r.worktreePath,
+        r.delivery?.number,
+        r.delivery?.url,
+      ]),
+    ).toEqual([
+      ['api', 'acme/api', true, run.worktreePath, apiPull.number, url(apiPull)],
+      ['web', 'acme/web', false, webLine![1], webPull.number, url(webPull)],
+    ]);
 
     const store = await harness.openStore();
     try {
@@ -257,6 +295,17 @@ describe('a task across two repositories', () => {
       ]);
       const page = await (await get(`/runs/${run.id}`)).text();
       expect(page).toContain('<h3>Repositories (2)</h3>');
+      // The board's card and the runs list name both pull requests, each linked.
+      for (const path of ['/', '/runs', '/automations/fix']) {
+        const list = await (await get(path)).text();
+        expect(list, path).toContain('<div class="detail gate prs" data-prs="2">2 pull requests: ');
+        expect(list, path).toContain(
+          `<a href="${url(apiPull)}" rel="noreferrer"><span title="acme/api">api#${apiPull.number}</span></a>`,
+        );
+        expect(list, path).toContain(
+          `<a href="${url(webPull)}" rel="noreferrer"><span title="acme/web">web#${webPull.number}</span></a>`,
+        );
+      }
       const automation = await (await get('/automations/fix')).text();
       expect(automation).toContain(
         `<dt>repositories</dt><dd>2, one worktree each on the same branch: api (${api.remote}, primary`,
