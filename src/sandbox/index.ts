@@ -2,7 +2,8 @@
  * The sandbox step of a run: decides the effective sandbox (the `sandbox` key, what can start
  * here), and for a contained run prepares everything the backend needs: a private home holding
  * only the provider's declared files, a folder of the run's own with the in-sandbox starter and
- * the egress proxy's socket, the agent's environment rewritten for the inside (no SSH agent, the
+ * the egress proxy's socket (and, for a run offered curupira's tools, the relay script and the
+ * socket the run's tools are served on: src/sandbox/relay.ts), the agent's environment rewritten for the inside (no SSH agent, the
  * private home, the proxy, placeholders where the model keys were), and the argv that starts it.
  */
 import { createHash, randomBytes } from 'node:crypto';

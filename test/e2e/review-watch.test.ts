@@ -127,7 +127,7 @@ describe('a review watch (incremental)', () => {
   }, 120_000);
 
   it('counts a review whose agent succeeded without findings_done as done at its commit; a failed one is reviewed again', async () => {
-    // An agent that was not offered the tools (a sandboxed run, a CLI the tools are not declared to)
+    // An agent that was not offered the tools (a CLI the tools are not declared to)
     // or did not call findings_done must not make every later tick or restart pay for the same range.
     h = await createHarness({ issues: [], automation: WATCH });
     const head = await pushToMain(h, { 'src/a.ts': 'export const a = 1;\n' }, 'add a');
