@@ -6,11 +6,9 @@ import type { Command } from 'commander';
 import { loadSettings } from '../config/load.js';
 import type { Settings } from '../config/types.js';
 import { UsageError } from '../core/errors.js';
-import type { RunRecord } from '../core/types.js';
 import { stateDir } from '../engine/paths.js';
 import { automationTools } from '../mcp/automation-tools.js';
-import { findingsTools } from '../mcp/findings-tools.js';
-import { resultTools } from '../mcp/result-tools.js';
+import { NoCommitError, runTools } from '../mcp/run-tools.js';
 import { type McpTool, serveStdio } from '../mcp/stdio.js';
 import { connectDaemon } from '../server/client.js';
 import { openStore, stateLocation } from '../store/index.js';
@@ -32,15 +30,8 @@ async function withStoreOf<T>(settings: Settings, use: (store: Store) => Promise
   }
 }
 
-const RESULT_INSTRUCTIONS =
-  'You are doing one item of work for curupira. When you are done, report what you did with result_report: one outcome of the listed set, a one-line reason, and the issue or pull request number.';
-
-/**
- * The tools for one run (`--run`), nothing else: the result tool when its automation declares
- * `outcomes` (issue 32), the findings tools for a review (issue 29; a review watch's run, or any
- * run given `--commit`).
- */
-async function runTools(
+/** The tools for one run (`--run`), nothing else (src/mcp/run-tools.ts). */
+async function toolsOfRun(
   settings: Settings,
   runId: string,
   commit: string | undefined,
@@ -48,34 +39,19 @@ async function runTools(
   const run = await withStoreOf(settings, (store) => store.getRun(runId));
   if (!run) throw new UsageError(`no run with id ${runId}`);
   const automation = settings.automations.find((a) => a.id === run.automationId);
-  const outcomes = automation?.config.outcomes;
-  const reviewing =
-    commit !== undefined || outcomes === undefined || automation?.trigger.agentTools !== undefined;
-  const tools = [
-    ...(outcomes === undefined
-      ? []
-      : resultTools({ id: run.id, outcomes }, (use) => withStoreOf(settings, use))),
-    ...(reviewing ? await reviewTools(settings, run, commit) : []),
-  ];
-  const instructions = [
-    ...(outcomes === undefined ? [] : [RESULT_INSTRUCTIONS]),
-    ...(reviewing ? [REVIEW_INSTRUCTIONS] : []),
-  ].join(' ');
-  return { tools, instructions };
-}
-
-/** The findings tools for one run of a review watch. */
-async function reviewTools(
-  settings: Settings,
-  run: RunRecord,
-  commit: string | undefined,
-): Promise<McpTool[]> {
-  const runId = run.id;
-  const pinned = commit ?? run.baseCommit ?? undefined;
-  if (!pinned) throw new UsageError(`run ${runId} has no commit on record; pass --commit`);
-  return findingsTools({ id: run.id, watch: run.automationId, repo: run.repo, commit: pinned }, (use) =>
-    withStoreOf(settings, use),
-  );
+  try {
+    return runTools({
+      run,
+      automation: automation
+        ? { config: automation.config, offersTools: automation.trigger.agentTools !== undefined }
+        : undefined,
+      commit,
+      withStore: (use) => withStoreOf(settings, use),
+    });
+  } catch (error) {
+    if (error instanceof NoCommitError) throw new UsageError(error.message);
+    throw error;
+  }
 }
 
 const INSTRUCTIONS =
@@ -100,7 +76,7 @@ export function registerMcp(program: Command, io: CliIo, globals: () => GlobalOp
       for (const warning of warnings) writeLine(io.stderr, `warning: ${warning}`);
       if (options.commit !== undefined && options.run === undefined)
         throw new UsageError('--commit goes with --run');
-      const forRun = options.run ? await runTools(settings, options.run, options.commit) : undefined;
+      const forRun = options.run ? await toolsOfRun(settings, options.run, options.commit) : undefined;
       const tools = forRun
         ? forRun.tools
         : automationTools({

@@ -1,11 +1,22 @@
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCodexDriver } from '../agents/codex/index.js';
+import { serveRunSocket } from '../mcp/socket.js';
 import { githubHosts, sandboxChoice } from './choice.js';
 import { prepareSandbox, type SandboxRequest, SandboxUnavailableError, versionInSandbox } from './index.js';
 import { sandboxBackend } from './registry.js';
+import { RELAY_SOURCE } from './relay.js';
 import type { SandboxBackend } from './types.js';
 
 const dirs: string[] = [];
@@ -162,6 +173,75 @@ describe('the key proxy for a CLI that reads its base URL from its configuration
         },
       ]);
       expect(JSON.stringify(prepared.args)).not.toContain('canary-');
+    } finally {
+      await prepared.dispose();
+    }
+  });
+});
+
+describe('a run offered curupira’s tools', () => {
+  it('gets the relay script and the tools socket (mode 0600) in its run folder, both gone with the sandbox', async () => {
+    let runDir = '';
+    const recording: SandboxBackend = {
+      name: 'bubblewrap',
+      probe: async () => ({ ok: true }),
+      wrap: async (spec, executable, args) => {
+        runDir = spec.runDir;
+        return {
+          executable: '/usr/bin/bwrap',
+          args: ['--', executable, ...args],
+          unenforced: [],
+          dispose: async () => {},
+        };
+      },
+    };
+    const served: string[] = [];
+    let closed = false;
+    const prepared = await prepareSandbox({
+      ...request('required', recording),
+      tools: async (socketPath) => {
+        served.push(socketPath);
+        const server = await serveRunSocket({
+          socketPath,
+          runId: 'r1',
+          session: async () => ({ tools: [], info: { name: 'curupira', version: '0' } }),
+          onError: () => {},
+        });
+        return {
+          close: async () => {
+            closed = true;
+            await server.close();
+          },
+        };
+      },
+    });
+    expect(served).toEqual([join(runDir, 'tools.sock')]);
+    expect(statSync(join(runDir, 'tools.sock')).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(runDir, 'mcp-relay.cjs'), 'utf8')).toBe(RELAY_SOURCE);
+    await prepared.dispose();
+    expect(closed).toBe(true);
+    expect(existsSync(runDir)).toBe(false);
+  });
+
+  it('gets no relay when it is offered none', async () => {
+    let runDir = '';
+    const recording: SandboxBackend = {
+      name: 'bubblewrap',
+      probe: async () => ({ ok: true }),
+      wrap: async (spec, executable, args) => {
+        runDir = spec.runDir;
+        return {
+          executable: '/usr/bin/bwrap',
+          args: ['--', executable, ...args],
+          unenforced: [],
+          dispose: async () => {},
+        };
+      },
+    };
+    const prepared = await prepareSandbox(request('required', recording));
+    try {
+      expect(existsSync(join(runDir, 'mcp-relay.cjs'))).toBe(false);
+      expect(existsSync(join(runDir, 'tools.sock'))).toBe(false);
     } finally {
       await prepared.dispose();
     }

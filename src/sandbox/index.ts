@@ -2,7 +2,8 @@
  * The sandbox step of a run: decides the effective sandbox (the `sandbox` key, what can start
  * here), and for a contained run prepares everything the backend needs: a private home holding
  * only the provider's declared files, a folder of the run's own with the in-sandbox starter and
- * the egress proxy's socket, the agent's environment rewritten for the inside (no SSH agent, the
+ * the egress proxy's socket (and, for a run offered curupira's tools, the relay script and the
+ * socket the run's tools are served on: src/sandbox/relay.ts), the agent's environment rewritten for the inside (no SSH agent, the
  * private home, the proxy, placeholders where the model keys were), and the argv that starts it.
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -25,9 +26,11 @@ import type { DriverSandbox } from '../agents/types.js';
 import type { ScreeningFinding } from '../core/types.js';
 import { runCommand } from '../process/command.js';
 import { registerSecret } from '../security/redact.js';
+import { INSIDE_RUN_DIR } from './bubblewrap/index.js';
 import { createNoSandbox } from './none/index.js';
 import { type KeyForward, startEgressProxy } from './proxy.js';
 import { sandboxBackend } from './registry.js';
+import { RELAY_FILE, RELAY_SOURCE, relayCommand, TOOLS_SOCKET } from './relay.js';
 import { STARTER_SOURCE } from './starter.js';
 import type { SandboxBackend, SandboxLimits, SandboxMode, SandboxPolicy, SandboxSpec } from './types.js';
 
@@ -87,6 +90,25 @@ export interface SandboxRequest {
   limits: SandboxLimits;
   /** The backend to use (tests); default the registry's bubblewrap. */
   backend?: SandboxBackend;
+  /**
+   * Serves the run's curupira tools on a unix socket at the given path (src/mcp/socket.ts): the
+   * relay the agent's CLI starts inside (`toolsRelay`) reaches them there.
+   */
+  tools?: (socketPath: string) => Promise<{ close(): Promise<void> }>;
+}
+
+/** Whether a run with this choice will be contained (a required sandbox that cannot start fails the run). */
+export async function willContain(choice: SandboxChoice, backend?: SandboxBackend): Promise<boolean> {
+  if (choice.mode === 'none') return false;
+  return (await (backend ?? sandboxBackend('bubblewrap')).probe()).ok;
+}
+
+/**
+ * The command a sandboxed agent's CLI starts as the run's curupira MCP server: the relay script in
+ * the run's folder, run by the Node.js binary the sandbox binds (src/sandbox/relay.ts).
+ */
+export function toolsRelay(runId: string): { command: string; args: string[] } {
+  return relayCommand(process.execPath, INSIDE_RUN_DIR, runId);
 }
 
 export interface PreparedSandbox {
@@ -297,6 +319,7 @@ export async function prepareSandbox(request: SandboxRequest): Promise<PreparedS
   const starter = join(runDir, 'starter.cjs');
   writeFileSync(starter, STARTER_SOURCE, { mode: 0o444 });
   const proxySocket = join(runDir, 'egress.sock');
+  if (request.tools) writeFileSync(join(runDir, RELAY_FILE), RELAY_SOURCE, { mode: 0o444 });
 
   // The environment inside: the private home, the proxy, and placeholders for the keys.
   const env: Record<string, string> = { ...request.env };
@@ -351,6 +374,15 @@ export async function prepareSandbox(request: SandboxRequest): Promise<PreparedS
     },
   });
 
+  let tools: { close(): Promise<void> } | undefined;
+  try {
+    tools = await request.tools?.(join(runDir, TOOLS_SOCKET));
+  } catch (error) {
+    await proxy.close();
+    rmSync(runDir, { recursive: true, force: true });
+    throw error;
+  }
+
   const paths = (list: readonly string[]): string[] =>
     list.flatMap((path) => {
       const full = expandPath(path, request.realHome);
@@ -378,6 +410,7 @@ export async function prepareSandbox(request: SandboxRequest): Promise<PreparedS
     wrapped = await backend.wrap(spec, request.executable, [...keyArgs, ...request.args]);
   } catch (error) {
     await proxy.close();
+    await tools?.close();
     rmSync(runDir, { recursive: true, force: true });
     throw error;
   }
@@ -403,6 +436,7 @@ export async function prepareSandbox(request: SandboxRequest): Promise<PreparedS
     ],
     dispose: async () => {
       await proxy.close();
+      await tools?.close();
       await wrapped.dispose();
       rmSync(runDir, { recursive: true, force: true });
     },

@@ -274,6 +274,8 @@ export interface AgentTools {
   name: string;
   /** The arguments after `curupira mcp`. */
   args: string[];
+  /** The commit a review's findings are pinned to (what `--commit` says in `args`). */
+  commit?: string;
 }
 
 export interface TriggerDefinition<A extends AnyAutomation = ResolvedAutomation> {

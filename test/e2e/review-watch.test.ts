@@ -127,7 +127,7 @@ describe('a review watch (incremental)', () => {
   }, 120_000);
 
   it('counts a review whose agent succeeded without findings_done as done at its commit; a failed one is reviewed again', async () => {
-    // An agent that was not offered the tools (a sandboxed run, a CLI the tools are not declared to)
+    // An agent that was not offered the tools (a CLI the tools are not declared to)
     // or did not call findings_done must not make every later tick or restart pay for the same range.
     h = await createHarness({ issues: [], automation: WATCH });
     const head = await pushToMain(h, { 'src/a.ts': 'export const a = 1;\n' }, 'add a');
@@ -257,27 +257,7 @@ describe('a review run offers its agent the findings tools', () => {
     expect(h.agentRuns('gemini')[0]!.argv.join(' ')).not.toContain('--run');
     expect(lines.join('')).toContain('curupira does not declare MCP servers to Gemini CLI yet');
   }, 120_000);
-
-  it('is not offered inside a sandbox: the run says why, and the agent finds no tools', async () => {
-    h = await createHarness({
-      issues: [],
-      automation: `${REPORTING_WATCH}sandbox = "auto"\n`,
-    });
-    await pushToMain(h, { 'src/a.ts': 'export const a = 1;\n' }, 'add a');
-    const lines: string[] = [];
-    const log = createLogger({ console: { write: (t: string) => lines.push(t) } as never, level: 'warn' });
-    const run = onlyRun((await h.run({ log })).runs);
-    expect(run.status, run.reason ?? '').toBe('succeeded');
-    expect(h.agentRuns('claude')[0]!.argv).not.toContain('--mcp-config');
-    expect(lines.join('')).toContain('The agent is not offered curupira’s tools for this run');
-    expect(lines.join('')).toContain('the run is sandboxed (auto');
-    const store = await h.openStore();
-    try {
-      expect(await store.listFindings({ watch: 'review' })).toEqual([]);
-    } finally {
-      await store.close();
-    }
-  }, 120_000);
+  // Inside a sandbox the tools are reached through the relay: test/e2e/sandbox-tools.test.ts.
 });
 
 describe('two incremental reviews through the trigger', () => {

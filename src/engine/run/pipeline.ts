@@ -31,7 +31,10 @@ import {
   type PreparedSandbox,
   prepareSandbox,
   type SandboxChoice,
+  type SandboxRequest,
+  toolsRelay,
   versionInSandbox,
+  willContain,
 } from '../../sandbox/index.js';
 import type { SessionRecord, Store } from '../../store/types.js';
 import type { RunTrace } from '../../telemetry/types.js';
@@ -47,6 +50,7 @@ import {
 import { branchName, worktreePath } from '../../workspace/paths.js';
 import { stallTimeoutMs, watchForStall } from '../stall.js';
 import { promptContext, promptTemplateHash, runInit } from '../task.js';
+import { runToolsSocket } from './agent-tools.js';
 import { type Cleaned, completeRun } from './complete.js';
 import {
   addUsage,
@@ -104,6 +108,8 @@ class RunPipeline {
   private spawned = false;
   /** Which code the agent sees, recorded with the worktree (issue 25). */
   private code: { baseCommit?: string | null; headCommit?: string | null } = {};
+  /** A sandboxed run's tools, served on the socket its relay reaches (src/engine/run/agent-tools.ts). */
+  private toolsSocket: SandboxRequest['tools'];
 
   constructor(
     private readonly deps: ExecutorDeps,
@@ -577,7 +583,7 @@ class RunPipeline {
       assignedSessionId = saved?.sessionId ?? randomUUID();
       await this.saveSession(assignedSessionId);
     }
-    const mcpServers = this.agentServers(driver, choice);
+    const mcpServers = await this.agentServers(driver, choice);
     let invocation: ReturnType<AgentDriver['buildInvocation']>;
     try {
       invocation = driver.buildInvocation({
@@ -617,7 +623,7 @@ class RunPipeline {
    * The `curupira mcp` server the run's trigger offers its agent (a review's findings tools),
    * declared to the CLI for this run only; none, with the reason logged, when it cannot be.
    */
-  private agentServers(driver: AgentDriver, choice: SandboxChoice): McpServerSpec[] {
+  private async agentServers(driver: AgentDriver, choice: SandboxChoice): Promise<McpServerSpec[]> {
     const { automation, task } = this.request;
     const offered = automation.trigger.agentTools?.(task, this.run.id);
     // A step that declares outcomes offers the result tool (result_report); its agent can always
@@ -636,15 +642,22 @@ class RunPipeline {
       );
       return [];
     };
-    if (!self) return without('this curupira was started without a command its agents can start');
     if (!driver.declaresMcpServers)
       return without(`curupira does not declare MCP servers to ${driver.displayName} yet`);
-    // The server reads the settings file and writes the state, which a sandbox keeps out of the
-    // agent's reach on purpose: inside one it could not start (docs/review-watches.md).
-    if (choice.mode !== 'none')
-      return without(
-        `the run is sandboxed (${choice.mode}, from ${choice.source}): the tools' server needs curupira's settings and state, which the sandbox keeps out of the agent's reach`,
-      );
+    // Inside a sandbox curupira's settings and state are out of reach on purpose: the CLI starts a
+    // relay to the run's tools, which the engine serves on a socket in the run's folder.
+    if (await willContain(choice)) {
+      this.toolsSocket = runToolsSocket({
+        store: this.deps.store,
+        runId: this.run.id,
+        automation,
+        commit: offered?.commit,
+        log: this.log,
+        fields: this.runFields,
+      });
+      return [{ name: tools.name, ...toolsRelay(this.run.id), env: {} }];
+    }
+    if (!self) return without('this curupira was started without a command its agents can start');
     return [{ name: tools.name, command: self.command, args: [...self.args, 'mcp', ...tools.args], env: {} }];
   }
 
@@ -686,6 +699,7 @@ class RunPipeline {
         automationHosts: automation.config.sandbox_hosts,
         githubHosts: profile.github_token ? githubHosts(deps.execution.github.api_url) : [],
         limits: sandboxLimits(deps.execution),
+        ...(this.toolsSocket ? { tools: this.toolsSocket } : {}),
       });
       if (sandbox.policy.backend === 'none' && sandbox.policy.summary.includes('"auto"'))
         this.log.warn({ ...this.runFields, reason: sandbox.policy.summary }, 'Agent runs without a sandbox');

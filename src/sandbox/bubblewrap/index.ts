@@ -68,8 +68,8 @@ export function createBubblewrapBackend(
       for (const path of spec.writable) if (kind(path)) argv.push('--bind', path, path);
       // -try: a file git outside may be replacing this instant (the rename then wins; see gitLayout).
       for (const path of spec.protectedPaths) if (kind(path)) argv.push('--ro-bind-try', path, path);
-      // The run's folder (the proxy's socket, the Node.js starter) as one read-only mount: a socket
-      // on a read-only mount still accepts connections.
+      // The run's folder (the proxy's socket, the Node.js starter, the tools' relay and socket) as
+      // one read-only mount: a socket on a read-only mount still accepts connections.
       argv.push('--ro-bind', spec.runDir, INSIDE_RUN_DIR);
       argv.push('--chdir', spec.cwd, '--');
       const unenforced: string[] = [...(group?.unenforced ?? [])];

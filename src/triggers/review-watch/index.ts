@@ -172,7 +172,9 @@ export const reviewWatchTrigger: TriggerDefinition<ReviewWatchResolved> = {
   },
   agentTools(task, runId) {
     const sha = stringField(task.item.fields.review_commit);
-    return sha ? { name: 'curupira-findings', args: ['--run', runId, '--commit', sha] } : undefined;
+    return sha
+      ? { name: 'curupira-findings', args: ['--run', runId, '--commit', sha], commit: sha }
+      : undefined;
   },
   doctor: {
     needs: 'github',
