@@ -18,9 +18,6 @@ import { type CliIo, unredacted, writeLine } from './io.js';
 import type { GlobalOptions } from './program.js';
 import { explainAutomation } from './validate.js';
 
-const REVIEW_INSTRUCTIONS =
-  'You are reviewing code for curupira. Call findings_list first; report each problem you find with findings_report, resolve with findings_resolve the listed findings that are fixed, and end with findings_done.';
-
 async function withStoreOf<T>(settings: Settings, use: (store: Store) => Promise<T>): Promise<T> {
   const store = await openStore(stateLocation(settings.execution));
   try {
