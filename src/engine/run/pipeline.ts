@@ -46,7 +46,7 @@ import {
 } from '../../workspace/index.js';
 import { branchName, worktreePath } from '../../workspace/paths.js';
 import { stallTimeoutMs, watchForStall } from '../stall.js';
-import { promptContext, promptTemplateHash, runInit } from '../task.js';
+import { itemAppendix, promptContext, promptTemplateHash, runInit } from '../task.js';
 import { type Cleaned, completeRun } from './complete.js';
 import {
   addUsage,
@@ -174,13 +174,15 @@ class RunPipeline {
     this.originalPrompt = this.saved?.prompt ?? '';
     if (this.saved) return;
     try {
+      const context = promptContext(automation, task);
       this.originalPrompt = renderPrompt(
         automation.config.prompt,
         // The inputs come from the operator (`--set`) or the file: trusted, never fenced.
-        { ...promptContext(automation, task), ...runInputs(automation.config.inputs, this.deps.inputs) },
+        { ...context, ...runInputs(automation.config.inputs, this.deps.inputs) },
         automation.promptSyntax,
         automation.id,
       );
+      this.originalPrompt += itemAppendix(automation, context);
       if (previousAttempt) this.originalPrompt += previousAttemptNote(previousAttempt);
       this.originalPrompt += this.repositoriesNote();
     } catch (error) {
