@@ -480,9 +480,14 @@ class RunPipeline {
         key: task.key,
         baseCommit: this.cutFrom,
         pool: poolSize(this.deps.execution),
+        keepAlways: automation.config.keep_worktree === 'always',
       });
       const patch = { ...this.where(), worktreeKept: result.kept, commits: result.unpushedCommits };
-      return { patch, head: result.head };
+      return {
+        patch,
+        head: result.head,
+        heldWork: result.forInspection ? result.unpushedCommits > 0 || result.dirty : result.kept,
+      };
     } catch (error) {
       this.log.warn({ ...this.runFields, error: errorMessage(error) }, 'Could not clean up worktree');
       return { patch: { ...this.where(), worktreeKept: true } };
