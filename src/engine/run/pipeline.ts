@@ -45,6 +45,7 @@ import {
   type StartFrom,
 } from '../../workspace/index.js';
 import { branchName, worktreePath } from '../../workspace/paths.js';
+import { copyTranscriptIntoWorktree } from '../../workspace/transcript-copy.js';
 import { stallTimeoutMs, watchForStall } from '../stall.js';
 import { itemAppendix, promptContext, promptTemplateHash, runInit } from '../task.js';
 import { type Cleaned, completeRun } from './complete.js';
@@ -460,6 +461,20 @@ class RunPipeline {
     }
   }
 
+  /** `transcript_in_worktree`: the agent's transcript copied into its worktree (never fails the run). */
+  private async transcriptIntoWorktree(transcriptPath: string): Promise<void> {
+    if (!this.request.automation.config.transcript_in_worktree || !this.worktree || transcriptPath === '')
+      return;
+    try {
+      await copyTranscriptIntoWorktree(this.worktree.path, transcriptPath);
+    } catch (error) {
+      this.log.warn(
+        { ...this.runFields, error: errorMessage(error) },
+        'Could not write the transcript into the worktree',
+      );
+    }
+  }
+
   /** The worktree's fields for the record (with the transcript path, or with the cleanup). */
   private where(): RunPatch {
     return this.worktree ? { worktreePath: this.worktree.path, branch: this.worktree.branch } : {};
@@ -756,6 +771,7 @@ class RunPipeline {
     await checkpoints?.stop();
     await watch.writes;
     watch.meter?.end();
+    await this.transcriptIntoWorktree(watch.transcriptPath);
     return this.settle(launch, watch, result, stall.stalled);
   }
 
