@@ -275,6 +275,7 @@ export async function finishInterruptedRun(
         log: deps.log,
         key: run.taskKey,
         pool: poolSize(deps.execution),
+        keepAlways: automation.config.keep_worktree === 'always',
       });
       return { patch: { worktreeKept: result.kept, commits: result.unpushedCommits } };
     } catch (error) {
