@@ -8,6 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { NO_CHANGES_REASON } from '../../src/core/outcome.js';
 import { git } from '../../src/workspace/git.js';
 import {
   createHarness,
@@ -59,4 +60,19 @@ describe('a kept worktree with its transcript, from a prompt that names no item'
     expect(gc.code, gc.stdout + gc.stderr).toBe(0);
     expect(existsSync(worktree)).toBe(false);
   }, 90_000);
+
+  it('still says "no changes" for a kept worktree the agent left clean', async () => {
+    h = await createHarness({
+      issues: [{ title: 'Nothing to do', body: 'Look only.', labels: ['agent-ready'] }],
+      automation: issueAutomation('fix', {
+        prompt: 'Look at ${issue_title}',
+        extra: 'keep_worktree = "always"',
+      }),
+    });
+    const run = onlyRun((await h.run()).runs);
+    expect(run.status).toBe('succeeded');
+    expect(run.worktreeKept).toBe(true);
+    expect(existsSync(run.worktreePath!)).toBe(true);
+    expect(run.reason).toBe(NO_CHANGES_REASON);
+  }, 60_000);
 });
