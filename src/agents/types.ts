@@ -111,6 +111,21 @@ export interface KeyRoute {
   baseUrlArgs?(url: string): readonly string[];
 }
 
+/** See `AgentDriver.unattended`. */
+export interface UnattendedHook<P extends Profile = Profile> {
+  /**
+   * How the CLI finds a login without asking: variables holding a key or token (in curupira's
+   * environment or the profile's `env`) and files its own login writes under the home folder. With
+   * none of them, a run may stop at an interactive login. Absent: not checked.
+   */
+  readonly login?: { env: readonly string[]; homeFiles: readonly string[] };
+  /**
+   * When the profile leaves the CLI asking for approval of tool calls, which an unattended run
+   * cannot give: the profile key to set and what to set it to; undefined when it does not ask.
+   */
+  approval?(profile: P): { key: string; advice: string } | undefined;
+}
+
 export interface AgentDriver<P extends Profile = Profile> {
   readonly provider: Provider;
   readonly displayName: string;
@@ -135,6 +150,8 @@ export interface AgentDriver<P extends Profile = Profile> {
   readonly sandbox?: DriverSandbox;
   /** True when `buildInvocation` declares `mcpServers` to the CLI (absent: they are not offered). */
   readonly declaresMcpServers?: boolean;
+  /** What would stop this CLI at a login or an approval prompt in an unattended run (`curupira doctor`). */
+  readonly unattended?: UnattendedHook<P>;
   buildInvocation(input: BuildInvocationInput<P>): AgentInvocation;
   createParser(): AgentStreamParser;
   /**

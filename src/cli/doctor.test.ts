@@ -9,7 +9,7 @@ import { loadSettingsFromText } from '../config/load.js';
 import { openStore } from '../store/index.js';
 import { git } from '../workspace/git.js';
 import { createOrigin, isolateGitForTests, type OriginRepo } from '../workspace/testing.js';
-import { screeningChecks } from './doctor.js';
+import { screeningChecks, unattendedChecks } from './doctor.js';
 import { runCliCaptured } from './testing.js';
 
 isolateGitForTests();
@@ -338,5 +338,98 @@ describe('doctor: profile options', () => {
     );
     const result = await runCliCaptured(['doctor', '-c', file], { env });
     expect(result.stdout).not.toContain('profile c options');
+  });
+});
+
+describe('doctor: unattended runs', () => {
+  function profiles(text: string) {
+    const first = /\[agents\.profiles\.(\w+)\]/.exec(text)![1];
+    return loadSettingsFromText(
+      `[repositories.api]
+remote = "https://github.com/acme/api.git"
+[automations.nightly]
+repository = "api"
+schedule = "0 3 * * *"
+prompt = "Tidy up"
+[agents.defaults]
+profile = "${first}"
+${text}
+`,
+      join(dir, 'unattended.toml'),
+    ).settings;
+  }
+
+  it('warns, naming the profile and the key, when a profile would stop at an approval prompt', async () => {
+    const settings = profiles(`[agents.profiles.c]
+provider = "claude"
+[agents.profiles.cx]
+provider = "codex"
+[agents.profiles.g]
+provider = "gemini"
+[agents.profiles.cp]
+provider = "copilot"
+[agents.profiles.q]
+provider = "qwen"
+approval_mode = "default"`);
+    const keys = { ANTHROPIC_API_KEY: 'k', OPENAI_API_KEY: 'k', GEMINI_API_KEY: 'k' };
+    const checks = await unattendedChecks(settings, { HOME: join(dir, 'nobody'), ...keys });
+    expect(checks.every((c) => c.ok && c.warn)).toBe(true);
+    expect(
+      checks.map((c) => [c.label, /set (\w+) in \[agents\.profiles\.(\w+)\]/.exec(c.detail)?.slice(1)]),
+    ).toEqual([
+      ['profile c unattended', ['permission_mode', 'c']],
+      ['profile cx unattended', ['sandbox', 'cx']],
+      ['profile g unattended', ['approval_mode', 'g']],
+      ['profile cp unattended', ['allow_all_tools', 'cp']],
+      ['profile q unattended', ['approval_mode', 'q']],
+    ]);
+  });
+
+  it('is quiet for profiles set for unattended use with a key or a login file', async () => {
+    const home = join(dir, 'home-logged-in');
+    mkdirSync(join(home, '.codex'), { recursive: true });
+    writeFileSync(join(home, '.codex', 'auth.json'), '{}');
+    const settings = profiles(`[agents.profiles.c]
+provider = "claude"
+permission_mode = "acceptEdits"
+env = { ANTHROPIC_API_KEY = "from-profile" }
+[agents.profiles.cx]
+provider = "codex"
+sandbox = "workspace-write"
+[agents.profiles.g]
+provider = "gemini"
+approval_mode = "yolo"
+[agents.profiles.cp]
+provider = "copilot"
+allow_tools = ["shell(git:*)"]
+[agents.profiles.q]
+provider = "qwen"
+approval_mode = "yolo"`);
+    expect(
+      await unattendedChecks(settings, { HOME: home, GEMINI_API_KEY: 'k', DASHSCOPE_API_KEY: 'k' }),
+    ).toEqual([]);
+  });
+
+  it('warns when no key and no login file is found, saying which to set', async () => {
+    const settings = profiles(`[agents.profiles.main]
+provider = "claude"
+permission_mode = "dontAsk"`);
+    const [check, ...rest] = await unattendedChecks(settings, { HOME: join(dir, 'nobody') });
+    expect(rest).toEqual([]);
+    expect(check).toMatchObject({ ok: true, warn: true, label: 'profile main unattended' });
+    expect(check!.detail).toContain('set ANTHROPIC_API_KEY');
+    expect(check!.detail).toContain('[agents.profiles.main]');
+    expect(check!.detail).toContain('~/.claude/.credentials.json');
+  });
+
+  it('prints a warning as `warn` and keeps the exit code', async () => {
+    const file = settings('warns', `[repositories.good]\nremote = "file://${origin.url}"\n`);
+    const result = await runCliCaptured(['doctor', '-c', file], {
+      env: { ...env, HOME: join(dir, 'nobody'), ANTHROPIC_API_KEY: 'k' },
+    });
+    expect(lines(result.stdout)).toContain(
+      'warn  profile c unattended: Claude Code will ask for approval: set permission_mode in [agents.profiles.c] to "acceptEdits", "dontAsk", "auto" or, in a sandbox, "bypassPermissions" (otherwise a tool call that needs approval is refused and the agent cannot edit or run commands)',
+    );
+    expect(result.code, result.stdout).toBe(0);
   });
 });

@@ -4,7 +4,7 @@
  */
 
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { helpOptions, profileOptions } from '../agents/help-options.js';
 import { CLASSIFIER_PROVIDERS, loadDriver } from '../agents/registry.js';
@@ -35,10 +35,50 @@ export interface Check {
   ok: boolean;
   label: string;
   detail: string;
+  /** Passes, but something needs a look (printed `warn`; the exit code is unchanged). */
+  warn?: boolean;
 }
 
 function line(check: Check): string {
-  return `${check.ok ? 'ok  ' : 'FAIL'}  ${check.label}: ${check.detail}`;
+  return `${check.ok ? (check.warn ? 'warn' : 'ok  ') : 'FAIL'}  ${check.label}: ${check.detail}`;
+}
+
+/**
+ * Warnings for profiles that would stop at an interactive login or an approval prompt in an
+ * unattended run (what each driver knows of its CLI: `AgentDriver.unattended`). Each names the
+ * profile and the key to set.
+ */
+export async function unattendedChecks(settings: Settings, env: NodeJS.ProcessEnv): Promise<Check[]> {
+  const checks: Check[] = [];
+  for (const [name, profile] of Object.entries(settings.agents.profiles)) {
+    const driver = await loadDriver(profile.provider);
+    const hook = driver.unattended;
+    if (!hook) continue;
+    const label = `profile ${name} unattended`;
+    const approval = hook.approval?.(profile);
+    if (approval)
+      checks.push({
+        ok: true,
+        warn: true,
+        label,
+        detail: `${driver.displayName} will ask for approval: set ${approval.key} in [agents.profiles.${name}] to ${approval.advice}`,
+      });
+    const login = hook.login;
+    if (!login) continue;
+    const set = (key: string): boolean => Boolean(profile.env?.[key] ?? env[key]);
+    const home = env.HOME;
+    const loggedIn =
+      login.env.some(set) ||
+      (home !== undefined && home !== '' && login.homeFiles.some((file) => existsSync(join(home, file))));
+    if (!loggedIn)
+      checks.push({
+        ok: true,
+        warn: true,
+        label,
+        detail: `${driver.displayName} finds no login and may stop at an interactive one: set ${login.env[0]} (or ${login.env.slice(1).join(', ')}) in the environment or in env of [agents.profiles.${name}], or log in once with \`${driver.executable}\` so that ${login.homeFiles.map((f) => `~/${f}`).join(', ')} exists`,
+      });
+  }
+  return checks;
 }
 
 /** The nearest folder that exists on the way up, and whether we may write there. */
@@ -360,6 +400,7 @@ export async function runDoctor(
   } catch (error) {
     emit({ ok: false, label: 'git', detail: errorMessage(error) });
   }
+  for (const check of await unattendedChecks(settings, io.env)) emit(check);
   for (const check of screeningChecks(settings, io.env)) emit(check);
   const sandbox = await sandboxCheck(settings, io.env);
   if (sandbox) emit(sandbox);

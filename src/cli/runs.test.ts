@@ -2,10 +2,11 @@ import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadSettingsFromText } from '../config/load.js';
 import type { RunRecord } from '../core/types.js';
 import { openStore } from '../store/index.js';
 import type { PullRequestRecord } from '../store/types.js';
-import { deliveryLines } from './runs.js';
+import { deliveryLines, runLines } from './runs.js';
 import { runCliCaptured } from './testing.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'curupira-runs-'));
@@ -175,5 +176,42 @@ describe('deliveryLines', () => {
     const lines = deliveryLines({ ...record, state: 'merged', detail: 'merged at 2026-12-01T17:00:00Z' });
     expect(lines.at(-1)).toBe('  delivery:    merged at 2026-12-01T17:00:00Z');
     expect(lines.join('\n')).not.toContain('follow-up:');
+  });
+});
+
+describe('runs show: a kept worktree', () => {
+  it('says a worktree kept by keep_worktree = "always" is kept for inspection and that gc removes it', () => {
+    const text = (keep: string) =>
+      loadSettingsFromText(
+        `[repositories.api]
+remote = "https://github.com/acme/api.git"
+[automations.fix]
+repository = "api"
+repo = "acme/api"
+labels = ["ready"]
+prompt = "Fix \${issue_number}"
+${keep}
+`,
+        join(dir, 'keep.toml'),
+      ).settings.automations;
+    const always = text('keep_worktree = "always"');
+    const run: RunRecord = {
+      ...runs[0]!,
+      taskType: always[0]!.triggerType,
+      worktreePath: '/w/api.worktrees/fix/x',
+      worktreeKept: true,
+      commits: 0,
+    };
+    const line = (automations: typeof always, record: RunRecord = run) =>
+      runLines(record, undefined, [], undefined, automations).find((l) => l.startsWith('  worktree:'));
+    expect(line(always)).toBe(
+      '  worktree:    /w/api.worktrees/fix/x (kept for inspection: keep_worktree = "always"; `curupira gc` removes it)',
+    );
+    expect(line(text(''))).toBe(
+      '  worktree:    /w/api.worktrees/fix/x (kept: 0 unpushed commits or uncommitted changes)',
+    );
+    expect(line(always, { ...run, worktreeKept: false })).toBe(
+      '  worktree:    /w/api.worktrees/fix/x (removed)',
+    );
   });
 });

@@ -127,6 +127,14 @@ export function repositoryLines(repositories: readonly RunRepository[]): string[
   return lines;
 }
 
+/** What became of a run's worktree, in words for `runs show`. */
+function worktreeState(run: RunRecord, automations: readonly ResolvedAutomation[]): string {
+  if (!run.worktreeKept) return '(removed)';
+  if (runAutomation(run, automations)?.config.keep_worktree === 'always')
+    return '(kept for inspection: keep_worktree = "always"; `curupira gc` removes it)';
+  return `(kept: ${run.commits} unpushed commit${run.commits === 1 ? '' : 's'} or uncommitted changes)`;
+}
+
 export function runLines(
   run: RunRecord,
   transcript: string[] | undefined,
@@ -173,15 +181,7 @@ export function runLines(
   if (run.branch) lines.push(`  branch:      ${run.branch}`);
   const code = describeRunCode(run, findTriggerDefinition(run.taskType));
   if (code) lines.push(`  code:        ${code}`);
-  if (run.worktreePath) {
-    lines.push(
-      `  worktree:    ${run.worktreePath} ${
-        run.worktreeKept
-          ? `(kept: ${run.commits} unpushed commit${run.commits === 1 ? '' : 's'} or uncommitted changes)`
-          : '(removed)'
-      }`,
-    );
-  }
+  if (run.worktreePath) lines.push(`  worktree:    ${run.worktreePath} ${worktreeState(run, automations)}`);
   lines.push(...deliveryLines(delivery));
   const repositories = runRepositories(run, runAutomation(run, automations), [
     ...(delivery ? [delivery] : []),

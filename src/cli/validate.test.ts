@@ -216,3 +216,37 @@ prompt = "Look at \${commit_sha}"
     );
   });
 });
+
+describe('validate --explain: the prompt line', () => {
+  it('says when a prompt that names no item gets the item appended, and only then', () => {
+    const { settings } = loadSettingsFromText(
+      `[repositories.api]
+remote = "https://github.com/acme/api.git"
+[automations.plain]
+repository = "api"
+repo = "acme/api"
+labels = ["ready"]
+prompt = "Fix the bug."
+[automations.named]
+repository = "api"
+repo = "acme/api"
+labels = ["ready"]
+prompt = "Fix \${issue_title}"
+[automations.nightly]
+repository = "api"
+schedule = "0 3 * * *"
+prompt = "Tidy up."
+`,
+      '/work/s.toml',
+    );
+    const promptLine = (id: string): string =>
+      explainAutomation(settings.automations.find((a) => a.id === id)!, new Date(0), settings).find((line) =>
+        line.startsWith('  prompt:'),
+      )!;
+    expect(promptLine('plain')).toMatch(
+      /placeholders: none; names no item, so the item's number, title and fenced body are appended$/,
+    );
+    expect(promptLine('named')).not.toContain('appended');
+    expect(promptLine('nightly')).not.toContain('appended');
+  });
+});

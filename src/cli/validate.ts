@@ -5,6 +5,7 @@ import type { ResolvedAutomation, Settings } from '../config/types.js';
 import { describeCodeSetting } from '../core/code-source.js';
 import { ConfigError } from '../core/errors.js';
 import { repositoriesExplain } from '../delivery/repositories.js';
+import { appendsItem } from '../engine/task.js';
 import { pipelineExplainRows } from '../pipeline/schema.js';
 import { BODY_CAP_CHARS } from '../prompt/untrusted.js';
 import { sandboxChoice, sandboxLimits } from '../sandbox/choice.js';
@@ -119,7 +120,7 @@ export function explainRows(
     'prompt',
     `${automation.promptSyntax === 'jinja' ? 'Jinja syntax' : '${…} template'}; placeholders: ${
       automation.placeholders.length > 0 ? automation.placeholders.join(', ') : 'none'
-    }`,
+    }${appendsItem(automation) ? "; names no item, so the item's number, title and fenced body are appended" : ''}`,
   ]);
   rows.push(...pipelineExplainRows(automation.config));
   rows.push(...deliveryRows(automation));

@@ -210,6 +210,9 @@ export function renderConfigurationReference(root: Record<string, unknown>): str
     `Every prompt may use the common placeholders ${COMMON_PROMPT_FIELDS.map((f) => `\`${f}\``).join(', ')}, plus its`,
     'trigger’s own, listed below. An unknown placeholder is a configuration error. Values flatten as text: null → empty,',
     'booleans `true`/`false`, lists and tables as compact JSON (in Jinja, lists stay lists for `for` and `join`).',
+    'A prompt for a trigger with an item (not a schedule, a chain or a review watch) that reads none of the item’s',
+    'number, title or body (its trigger’s fields or `task_number`, `task_title`, `task_body`) gets them appended, the',
+    'title and body fenced as untrusted text; `validate --explain` says so on its `prompt` line.',
     '',
   );
   out.push(...automationSections(automations));

@@ -110,6 +110,7 @@ export async function finishAdditionalWorktrees(
         log: deps.log,
         key: task.key,
         pool,
+        keepAlways: automation.config.keep_worktree === 'always',
       });
     } catch (error) {
       deps.log.warn(

@@ -16,7 +16,7 @@ import type { ServiceKit } from '../triggers/service.js';
 import { branchName, worktreePath } from '../workspace/paths.js';
 import { RESUME_SESSION_PROMPT } from './executor.js';
 import { createFeed } from './feed-factory.js';
-import { promptContext } from './task.js';
+import { itemAppendix, promptContext } from './task.js';
 
 export interface PreviewDeps {
   github(): GitHubClient;
@@ -90,13 +90,10 @@ export async function describeTask(
   const branch = main ? undefined : branchName(automation.id, task.identity.taskType, task.identity.id);
   // As the run's prompt: a task across repositories ends with where each worktree is.
   const additional = main ? [] : additionalWorktrees(automation, task.identity.taskType, task.identity.id);
+  const context = promptContext(automation, task);
   const prompt =
-    renderPrompt(
-      automation.config.prompt,
-      promptContext(automation, task),
-      automation.promptSyntax,
-      automation.id,
-    ) +
+    renderPrompt(automation.config.prompt, context, automation.promptSyntax, automation.id) +
+    itemAppendix(automation, context) +
     (branch ? repositoriesNote(automation, { repo: task.identity.repo, path: cwd, branch }, additional) : '');
   const saved = await store.getSession(task.key);
   const { profile } = automation;

@@ -4,6 +4,7 @@ import type { ResolvedAutomation } from '../config/types.js';
 import { automationRepo, rawPromptContext, recordSkippedRun, runInit } from '../core/task-fields.js';
 import { type FieldValue, type Item, identityKey, type Task, type TaskIdentity } from '../core/types.js';
 import { createFence, type Fence } from '../prompt/fence.js';
+import { flattenValue } from '../prompt/fields.js';
 import { guardUntrusted } from '../prompt/untrusted.js';
 
 export { automationRepo, rawPromptContext, recordSkippedRun, runInit };
@@ -93,4 +94,43 @@ export function promptTemplateHash(automation: ResolvedAutomation): string {
     .update(`${automation.promptSyntax}\u0000${automation.config.prompt}`)
     .digest('hex')
     .slice(0, 16);
+}
+
+const COMMON_ITEM_PLACEHOLDERS = ['task_number', 'task_title', 'task_body'];
+
+/**
+ * Whether the automation's prompt gets its item appended: its trigger has an item and the prompt
+ * reads none of the fields naming it (`TriggerDefinition.itemPlaceholders`, `task_number`,
+ * `task_title`, `task_body`).
+ */
+export function appendsItem(automation: ResolvedAutomation): boolean {
+  const own = automation.trigger.itemPlaceholders;
+  if (own === undefined) return false;
+  const naming = new Set([...own, ...COMMON_ITEM_PLACEHOLDERS]);
+  return !automation.placeholders.some((name) => naming.has(name));
+}
+
+/**
+ * What a prompt that names no item ends with (see `appendsItem`): the item's number, title and
+ * body, read from `context` as `promptContext` made it, so the title and body are fenced as every
+ * untrusted field is (unless `untrusted_text = "raw"`). Empty when nothing is appended.
+ */
+export function itemAppendix(
+  automation: ResolvedAutomation,
+  context: Readonly<Record<string, FieldValue>>,
+): string {
+  if (!appendsItem(automation)) return '';
+  const text = (name: string): string => {
+    const value = context[name];
+    return value === undefined || value === null ? '' : flattenValue(value);
+  };
+  const body = text('task_body');
+  return [
+    '',
+    '',
+    'The item this task is about:',
+    `Number: ${text('task_number')}`,
+    `Title: ${text('task_title')}`,
+    `Body:\n${body.trim() === '' ? '(empty)' : body}`,
+  ].join('\n');
 }

@@ -48,6 +48,18 @@ export const automationBaseShape = {
     .describe(
       '`worktree`: a fresh worktree and branch per task; `main`: the shared checkout as it is (no fetch, pull or switch).',
     ),
+  keep_worktree: z
+    .enum(['unpushed', 'always'])
+    .default('unpushed')
+    .describe(
+      "What happens to a run's worktree when it ends (curupira extension). `unpushed`: kept (with its branch) only when it holds commits that were not pushed or uncommitted changes, otherwise removed or pooled (`reuse_worktrees`). `always`: kept after every run for inspection, never pooled or removed; `runs show` says so and `curupira gc` removes it.",
+    ),
+  transcript_in_worktree: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Also write the run\'s transcript lines into its worktree, at `.curupira/transcript.jsonl` (curupira extension). The `.curupira/` folder is excluded from git in that worktree, so delivery never commits or pushes it. Useful with `keep_worktree = "always"`.',
+    ),
   prompt: z
     .string()
     .describe(

@@ -293,6 +293,12 @@ export interface TriggerDefinition<A extends AnyAutomation = ResolvedAutomation>
    * bodies capped) by `prompt/untrusted.ts`; declaring a field here is all it takes.
    */
   readonly untrustedFields: readonly string[];
+  /**
+   * The prompt fields that name its item (its number, title and body). A prompt that reads none
+   * of them (nor `task_number`, `task_title`, `task_body`) gets the item's number, title and fenced
+   * body appended (`itemAppendix`). Absent: the trigger has no item (schedules, chains, reviews).
+   */
+  readonly itemPlaceholders?: readonly string[];
   /** A key that, in a table without `trigger_type`, selects this trigger (`schedule` → cron). */
   readonly impliedBy?: string;
   /**
@@ -384,7 +390,14 @@ export interface TriggerDefinition<A extends AnyAutomation = ResolvedAutomation>
 /** The part of a definition `schema.ts` declares beside the table's schema (no run-time imports). */
 export type TriggerTable<A extends AnyAutomation> = Pick<
   TriggerDefinition<A>,
-  'type' | 'aliases' | 'description' | 'schema' | 'promptFields' | 'untrustedFields' | 'explain'
+  | 'type'
+  | 'aliases'
+  | 'description'
+  | 'schema'
+  | 'promptFields'
+  | 'untrustedFields'
+  | 'itemPlaceholders'
+  | 'explain'
 >;
 
 /** See `TriggerDefinition.writeBack`. */

@@ -4,8 +4,10 @@ import { basename, dirname, join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../log.js';
 import { ensureCheckout } from './checkout.js';
+import { listKeptWorktrees, removeWorktrees } from './gc.js';
 import { branchExists, currentBranch, git, revParse, statusPorcelain } from './git.js';
 import { branchName, worktreePath } from './paths.js';
+import { poolDir } from './pool.js';
 import {
   commitFiles,
   createOrigin,
@@ -203,6 +205,30 @@ describe('finishWorktree', () => {
     expect(finished.reason).toBe('worktree holds 1 unpushed commit');
     expect(existsSync(join(prepared.path, 'fix.txt'))).toBe(true);
     expect(await branchExists(repo.checkoutPath, prepared.branch)).toBe(true);
+  });
+
+  it('keeps a clean worktree and its branch with keepAlways (never pooled), for gc to list and remove', async () => {
+    const repo = await cloned();
+    const prepared = await prepareWorktree(task(repo));
+    const finished = await finishWorktree({
+      checkoutPath: repo.checkoutPath,
+      ...prepared,
+      log,
+      pool: 2,
+      keepAlways: true,
+    });
+    expect(finished).toMatchObject({ kept: true, removed: false, forInspection: true, dirty: false });
+    expect(finished.pooled).toBeUndefined();
+    expect(finished.reason).toBe('kept for inspection (keep_worktree = "always")');
+    expect(existsSync(prepared.path)).toBe(true);
+    expect(existsSync(poolDir(repo.checkoutPath))).toBe(false);
+    expect(await branchExists(repo.checkoutPath, prepared.branch)).toBe(true);
+    const kept = await listKeptWorktrees([repo.checkoutPath]);
+    expect(kept.map((w) => w.path)).toEqual([prepared.path]);
+    const gc = await removeWorktrees(kept, { dryRun: false });
+    expect(gc.failed).toEqual([]);
+    expect(existsSync(prepared.path)).toBe(false);
+    expect(await branchExists(repo.checkoutPath, prepared.branch)).toBe(false);
   });
 
   it('keeps a worktree whose only change is an untracked file', async () => {

@@ -478,6 +478,8 @@ export interface FinishWorktreeOptions {
    * (`reuse_worktrees`; pool.ts) instead of deleting them; 0 or absent: delete as before.
    */
   pool?: number;
+  /** Keep the worktree and its branch whatever they hold (`keep_worktree = "always"`): never pooled or removed. */
+  keepAlways?: boolean;
 }
 
 export interface FinishedWorktree extends WorktreeInspection {
@@ -489,6 +491,8 @@ export interface FinishedWorktree extends WorktreeInspection {
   removed: boolean;
   /** Why it was kept, in words for the run record. */
   reason?: string;
+  /** Kept because `keepAlways` asked, whatever it holds. */
+  forInspection?: boolean;
 }
 
 /**
@@ -521,6 +525,11 @@ export async function finishWorktree(options: FinishWorktreeOptions): Promise<Fi
     log.warn({ ...fields, error: errorMessage(error) }, `Could not clean up worktree for ${key}`);
     const nothing = { unpushedCommits: 0, dirty: false, changedFiles: [], head: null };
     return { kept: true, removed: false, ...nothing, reason };
+  }
+  if (options.keepAlways && present) {
+    log.info({ ...fields }, 'Kept worktree for inspection (keep_worktree = "always")');
+    const reason = 'kept for inspection (keep_worktree = "always")';
+    return { kept: true, removed: false, forInspection: true, ...inspection, reason };
   }
   if (inspection.unpushedCommits > 0 || inspection.dirty) {
     const reason = describeKept(inspection);

@@ -63,6 +63,28 @@ export function createClaudeDriver(): AgentDriver<ClaudeProfile> {
         },
       ],
     },
+    unattended: {
+      login: {
+        env: [
+          'ANTHROPIC_API_KEY',
+          'ANTHROPIC_AUTH_TOKEN',
+          'CLAUDE_CODE_OAUTH_TOKEN',
+          'CLAUDE_CODE_USE_BEDROCK',
+          'CLAUDE_CODE_USE_VERTEX',
+        ],
+        homeFiles: ['.claude/.credentials.json'],
+      },
+      approval: (profile) =>
+        profile.permission_mode === undefined ||
+        profile.permission_mode === 'default' ||
+        profile.permission_mode === 'plan'
+          ? {
+              key: 'permission_mode',
+              advice:
+                '"acceptEdits", "dontAsk", "auto" or, in a sandbox, "bypassPermissions" (otherwise a tool call that needs approval is refused and the agent cannot edit or run commands)',
+            }
+          : undefined,
+    },
     invocation(profile, input) {
       const args = ['-p', '--output-format', 'stream-json', '--verbose'];
       if (input.resumeSessionId) args.push('--resume', input.resumeSessionId);

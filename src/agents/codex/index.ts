@@ -94,6 +94,17 @@ export function createCodexDriver(): AgentDriver<CodexProfile> {
         },
       ],
     },
+    unattended: {
+      login: { env: ['OPENAI_API_KEY', 'CODEX_API_KEY'], homeFiles: ['.codex/auth.json'] },
+      approval: (profile) =>
+        profile.sandbox === undefined && !profile.auto_review
+          ? {
+              key: 'sandbox',
+              advice:
+                '"workspace-write" (or auto_review = true): without it Codex’s own configuration picks the sandbox and approval policy, and an approval request in an unattended run is refused',
+            }
+          : undefined,
+    },
     invocation(profile, input) {
       const args = ['exec'];
       if (profile.agent) args.push('--profile', profile.agent);

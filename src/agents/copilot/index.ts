@@ -57,6 +57,16 @@ export function createCopilotDriver(): AgentDriver<CopilotProfile> {
         },
       ],
     },
+    unattended: {
+      approval: (profile) =>
+        !profile.allow_all_tools && profile.allow_tools.length === 0
+          ? {
+              key: 'allow_all_tools',
+              advice:
+                'true (or list the tools in allow_tools): otherwise Copilot CLI asks before each tool and an unattended run refuses them',
+            }
+          : undefined,
+    },
     invocation(profile, input) {
       const sessionId = input.resumeSessionId ?? input.assignedSessionId;
       if (!sessionId) {

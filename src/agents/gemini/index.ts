@@ -33,6 +33,22 @@ export function createGeminiDriver(): AgentDriver<GeminiProfile> {
         },
       ],
     },
+    unattended: {
+      login: {
+        env: ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_GENAI_USE_VERTEXAI'],
+        homeFiles: ['.gemini/oauth_creds.json'],
+      },
+      approval: (profile) =>
+        profile.approval_mode === undefined ||
+        profile.approval_mode === 'default' ||
+        profile.approval_mode === 'plan'
+          ? {
+              key: 'approval_mode',
+              advice:
+                '"yolo" (or "auto_edit" for edits only): otherwise every tool call waits for an approval no one gives',
+            }
+          : undefined,
+    },
     invocation(profile, input) {
       const args = ['--output-format', 'stream-json'];
       if (input.resumeSessionId) args.push('--resume', input.resumeSessionId);

@@ -47,6 +47,19 @@ export function createQwenDriver(): AgentDriver<QwenProfile> {
         },
       ],
     },
+    unattended: {
+      login: { env: ['OPENAI_API_KEY', 'DASHSCOPE_API_KEY'], homeFiles: ['.qwen/oauth_creds.json'] },
+      approval: (profile) =>
+        profile.approval_mode === undefined ||
+        profile.approval_mode === 'default' ||
+        profile.approval_mode === 'plan'
+          ? {
+              key: 'approval_mode',
+              advice:
+                '"yolo" (or "auto-edit" for edits only): otherwise every tool call waits for an approval no one gives',
+            }
+          : undefined,
+    },
     invocation(profile, input) {
       const args = ['--output-format', 'stream-json'];
       if (input.resumeSessionId) args.push('--resume', input.resumeSessionId);

@@ -43,6 +43,8 @@ export interface CompletionInput {
 export interface Cleaned {
   patch: Parameters<Store['updateRun']>[1];
   head?: string | null;
+  /** The worktree held changes or unpushed commits (known when it was inspected); absent: `patch.worktreeKept` says. */
+  heldWork?: boolean;
 }
 
 /**
@@ -77,7 +79,7 @@ export async function completeRun(
   const head = !check ? null : input.worktree ? (cleaned.head ?? null) : mainHead;
   if (!delivered && head !== null && head === input.baseCommit) {
     const changed = input.worktree
-      ? cleaned.patch.worktreeKept === true
+      ? (cleaned.heldWork ?? cleaned.patch.worktreeKept === true)
       : await hasChanges(input.cwd).catch(() => true);
     if (!changed) reason = NO_CHANGES_REASON;
   }
@@ -273,6 +275,7 @@ export async function finishInterruptedRun(
         log: deps.log,
         key: run.taskKey,
         pool: poolSize(deps.execution),
+        keepAlways: automation.config.keep_worktree === 'always',
       });
       return { patch: { worktreeKept: result.kept, commits: result.unpushedCommits } };
     } catch (error) {

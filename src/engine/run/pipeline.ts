@@ -48,8 +48,9 @@ import {
   type StartFrom,
 } from '../../workspace/index.js';
 import { branchName, worktreePath } from '../../workspace/paths.js';
+import { copyTranscriptIntoWorktree } from '../../workspace/transcript-copy.js';
 import { stallTimeoutMs, watchForStall } from '../stall.js';
-import { promptContext, promptTemplateHash, runInit } from '../task.js';
+import { itemAppendix, promptContext, promptTemplateHash, runInit } from '../task.js';
 import { runToolsSocket } from './agent-tools.js';
 import { type Cleaned, completeRun } from './complete.js';
 import {
@@ -180,13 +181,15 @@ class RunPipeline {
     this.originalPrompt = this.saved?.prompt ?? '';
     if (this.saved) return;
     try {
+      const context = promptContext(automation, task);
       this.originalPrompt = renderPrompt(
         automation.config.prompt,
         // The inputs come from the operator (`--set`) or the file: trusted, never fenced.
-        { ...promptContext(automation, task), ...runInputs(automation.config.inputs, this.deps.inputs) },
+        { ...context, ...runInputs(automation.config.inputs, this.deps.inputs) },
         automation.promptSyntax,
         automation.id,
       );
+      this.originalPrompt += itemAppendix(automation, context);
       if (previousAttempt) this.originalPrompt += previousAttemptNote(previousAttempt);
       this.originalPrompt += this.repositoriesNote();
     } catch (error) {
@@ -464,6 +467,20 @@ class RunPipeline {
     }
   }
 
+  /** `transcript_in_worktree`: the agent's transcript copied into its worktree (never fails the run). */
+  private async transcriptIntoWorktree(transcriptPath: string): Promise<void> {
+    if (!this.request.automation.config.transcript_in_worktree || !this.worktree || transcriptPath === '')
+      return;
+    try {
+      await copyTranscriptIntoWorktree(this.worktree.path, transcriptPath);
+    } catch (error) {
+      this.log.warn(
+        { ...this.runFields, error: errorMessage(error) },
+        'Could not write the transcript into the worktree',
+      );
+    }
+  }
+
   /** The worktree's fields for the record (with the transcript path, or with the cleanup). */
   private where(): RunPatch {
     return this.worktree ? { worktreePath: this.worktree.path, branch: this.worktree.branch } : {};
@@ -484,9 +501,14 @@ class RunPipeline {
         key: task.key,
         baseCommit: this.cutFrom,
         pool: poolSize(this.deps.execution),
+        keepAlways: automation.config.keep_worktree === 'always',
       });
       const patch = { ...this.where(), worktreeKept: result.kept, commits: result.unpushedCommits };
-      return { patch, head: result.head };
+      return {
+        patch,
+        head: result.head,
+        heldWork: result.forInspection ? result.unpushedCommits > 0 || result.dirty : result.kept,
+      };
     } catch (error) {
       this.log.warn({ ...this.runFields, error: errorMessage(error) }, 'Could not clean up worktree');
       return { patch: { ...this.where(), worktreeKept: true } };
@@ -763,6 +785,7 @@ class RunPipeline {
     await checkpoints?.stop();
     await watch.writes;
     watch.meter?.end();
+    await this.transcriptIntoWorktree(watch.transcriptPath);
     return this.settle(launch, watch, result, stall.stalled);
   }
 

@@ -80,6 +80,7 @@ export const githubCommitsTable: TriggerTable<GitHubCommitsResolved> = {
   description: 'New commits on a branch of an owner/repository',
   schema: GitHubCommitsAutomation,
   promptFields: [...COMMIT_PROMPT_FIELDS],
+  itemPlaceholders: ['commit_sha', 'commit_short_sha', 'commit_title', 'commit_message'],
   untrustedFields: [
     'commit_title',
     'commit_message',

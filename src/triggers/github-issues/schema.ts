@@ -53,6 +53,7 @@ export const githubIssuesTable: TriggerTable<GitHubIssuesResolved> = {
   // `comments`: trusted comments, read at dispatch by screening (not an item field).
   // `duplicate_candidates`: read at dispatch with `dedupe_closed_days` (src/pipeline/dedupe.ts).
   promptFields: [...ISSUE_PROMPT_FIELDS, 'comments', 'duplicate_candidates'],
+  itemPlaceholders: ['issue_number', 'issue_title', 'issue_body'],
   untrustedFields: [
     'issue_title',
     'issue_body',

@@ -69,6 +69,7 @@ export const githubProjectItemsTable: TriggerTable<GitHubProjectItemsResolved> =
   schema: GitHubProjectItemsAutomation,
   // `comments`: trusted comments, read at dispatch by screening (not an item field).
   promptFields: [...PROJECT_ITEM_PROMPT_FIELDS, 'comments'],
+  itemPlaceholders: ['item_number', 'item_title', 'item_body'],
   untrustedFields: ['item_title', 'item_body', 'item_labels', 'task_title', 'task_body', 'comments'],
   explain(automation: GitHubProjectItemsResolved): ExplainLine[] {
     const c = automation.config;

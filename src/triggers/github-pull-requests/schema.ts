@@ -97,6 +97,7 @@ export const githubPullRequestsTable: TriggerTable<GitHubPullRequestsResolved> =
   schema: GitHubPullRequestsAutomation,
   // `comments`: trusted comments, read at dispatch by screening (not an item field).
   promptFields: [...PULL_REQUEST_PROMPT_FIELDS, 'comments'],
+  itemPlaceholders: ['pull_request_number', 'pull_request_title', 'pull_request_body'],
   untrustedFields: [
     'pull_request_title',
     'pull_request_body',

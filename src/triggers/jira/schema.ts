@@ -162,6 +162,7 @@ export const jiraTable: TriggerTable<JiraResolved> = {
   description: 'Issues of a Jira project',
   schema: JiraAutomation,
   promptFields: [...JIRA_PROMPT_FIELDS, 'jira_status', 'comments'],
+  itemPlaceholders: ['jira_key', 'jira_summary', 'jira_description'],
   untrustedFields: [
     'jira_summary',
     'jira_description',

@@ -134,6 +134,7 @@ export const linearTable: TriggerTable<LinearResolved> = {
   description: 'Issues of a Linear team',
   schema: LinearAutomation,
   promptFields: [...LINEAR_PROMPT_FIELDS, 'linear_state', 'comments'],
+  itemPlaceholders: ['linear_identifier', 'linear_title', 'linear_description'],
   untrustedFields: [
     'linear_title',
     'linear_description',
