@@ -234,7 +234,7 @@ async function measure(start, runs, concurrency, expected) {
 }
 
 export async function run({ log = console.log } = {}) {
-  const runs = Number(argValue('--runs', '200'));
+  const runs = Number(argValue('--runs', '100'));
   const rounds = Number(argValue('--rounds', '3'));
   const bytes = Number(argValue('--bytes', '0'));
   const ballasts = argValue('--ballast', '0,150,350').split(',').map(Number);
