@@ -7,7 +7,17 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
-const BENCHMARKS = ['discovery', 'dispatch', 'screening', 'board', 'sse', 'webhooks', 'fleet', 'sandbox'];
+const BENCHMARKS = [
+  'discovery',
+  'dispatch',
+  'screening',
+  'board',
+  'sse',
+  'webhooks',
+  'fleet',
+  'sandbox',
+  'agent-spawn',
+];
 /** Benchmarks that live in their own folder (with data beside them). */
 const MODULES = { screening: './screening/run.mjs', board: './board/run.mjs', sse: './board/sse.mjs' };
 
