@@ -174,3 +174,22 @@ export function usageEvent(input: number, output: number, cached: number, costUs
     ...(costUsd !== undefined && costUsd > 0 ? { costUsd } : {}),
   };
 }
+
+/**
+ * The `approval` check of the CLIs whose `approval_mode` asks before each tool call unless set
+ * (Gemini CLI, Qwen Code): unset, `default` and `plan` ask, which no one answers in an unattended
+ * run. `editsOnly` names the CLI's own spelling of the edits-only mode, for the advice.
+ */
+export function approvalModeCheck<P extends { approval_mode?: string | undefined }>(
+  editsOnly: string,
+): (profile: P) => { key: string; advice: string } | undefined {
+  return (profile) =>
+    profile.approval_mode === undefined ||
+    profile.approval_mode === 'default' ||
+    profile.approval_mode === 'plan'
+      ? {
+          key: 'approval_mode',
+          advice: `"yolo" (or "${editsOnly}" for edits only): otherwise every tool call waits for an approval no one gives`,
+        }
+      : undefined;
+}

@@ -73,3 +73,17 @@ export const noService: ServiceKit = {
     return Promise.reject(new Error('no service access here'));
   },
 };
+
+/**
+ * The write-back keys a tracker trigger (Linear, Jira) shares: a result comment, a state after the
+ * run, a state once its pull requests merged. True when any of them asks for a write.
+ */
+export function trackerWritesWanted(config: {
+  result_comment?: boolean | undefined;
+  result_state?: string | undefined;
+  merged_state?: string | undefined;
+}): boolean {
+  return (
+    config.result_comment === true || config.result_state !== undefined || config.merged_state !== undefined
+  );
+}

@@ -4,7 +4,7 @@
  * profile's `mcp_servers` (none by default: a name no configuration has), so the MCP servers a
  * repository declares are not loaded (checked against Gemini CLI 0.61.0's `--help`). The session id comes from the stream's `init` event.
  */
-import { defineDriver } from '../driver-kit.js';
+import { approvalModeCheck, defineDriver } from '../driver-kit.js';
 import { GEMINI_LIMITS } from '../limits.js';
 import type { AgentDriver } from '../types.js';
 import { createGeminiParser } from './parser.js';
@@ -38,16 +38,7 @@ export function createGeminiDriver(): AgentDriver<GeminiProfile> {
         env: ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_GENAI_USE_VERTEXAI'],
         homeFiles: ['.gemini/oauth_creds.json'],
       },
-      approval: (profile) =>
-        profile.approval_mode === undefined ||
-        profile.approval_mode === 'default' ||
-        profile.approval_mode === 'plan'
-          ? {
-              key: 'approval_mode',
-              advice:
-                '"yolo" (or "auto_edit" for edits only): otherwise every tool call waits for an approval no one gives',
-            }
-          : undefined,
+      approval: approvalModeCheck<GeminiProfile>('auto_edit'),
     },
     invocation(profile, input) {
       const args = ['--output-format', 'stream-json'];

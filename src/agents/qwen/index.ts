@@ -11,7 +11,7 @@
  * headless run could not confirm them. Checked against the real CLI, which starts the server so
  * declared and completes the MCP handshake with it.
  */
-import { defineDriver } from '../driver-kit.js';
+import { approvalModeCheck, defineDriver } from '../driver-kit.js';
 import { QWEN_LIMITS } from '../limits.js';
 import { createClaudeStreamParser } from '../streams/claude-stream.js';
 import type { AgentDriver, McpServerSpec } from '../types.js';
@@ -49,16 +49,7 @@ export function createQwenDriver(): AgentDriver<QwenProfile> {
     },
     unattended: {
       login: { env: ['OPENAI_API_KEY', 'DASHSCOPE_API_KEY'], homeFiles: ['.qwen/oauth_creds.json'] },
-      approval: (profile) =>
-        profile.approval_mode === undefined ||
-        profile.approval_mode === 'default' ||
-        profile.approval_mode === 'plan'
-          ? {
-              key: 'approval_mode',
-              advice:
-                '"yolo" (or "auto-edit" for edits only): otherwise every tool call waits for an approval no one gives',
-            }
-          : undefined,
+      approval: approvalModeCheck<QwenProfile>('auto-edit'),
     },
     invocation(profile, input) {
       const args = ['--output-format', 'stream-json'];

@@ -16,7 +16,7 @@
  */
 import { redact } from '../../security/redact.js';
 import type { ServiceWrite } from '../../store/types.js';
-import type { ServiceKit } from '../service.js';
+import { type ServiceKit, trackerWritesWanted } from '../service.js';
 import type { WriteBackHook } from '../types.js';
 import { createJiraClient } from './client.js';
 import type { JiraResolved } from './schema.js';
@@ -51,10 +51,7 @@ function queueItem(key: string): { repo: string; number: number } {
 }
 
 export const jiraWriteBack: WriteBackHook<JiraResolved> = {
-  wanted: (automation) =>
-    automation.config.result_comment === true ||
-    automation.config.result_state !== undefined ||
-    automation.config.merged_state !== undefined,
+  wanted: (automation) => trackerWritesWanted(automation.config),
 
   merged(automation, run) {
     const state = automation.config.merged_state;

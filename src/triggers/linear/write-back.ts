@@ -19,7 +19,7 @@
 import { createHash } from 'node:crypto';
 import { redact } from '../../security/redact.js';
 import type { ServiceWrite } from '../../store/types.js';
-import type { ServiceKit } from '../service.js';
+import { type ServiceKit, trackerWritesWanted } from '../service.js';
 import type { WriteBackHook } from '../types.js';
 import { createLinearClient } from './client.js';
 import {
@@ -63,10 +63,7 @@ export function linearMergedMarker(runId: string): string {
 }
 
 export const linearWriteBack: WriteBackHook<LinearResolved> = {
-  wanted: (automation) =>
-    automation.config.result_comment === true ||
-    automation.config.result_state !== undefined ||
-    automation.config.merged_state !== undefined,
+  wanted: (automation) => trackerWritesWanted(automation.config),
 
   merged(automation, run) {
     const state = automation.config.merged_state;
