@@ -443,3 +443,31 @@ describe('rate limits are told by status, headers and documentation_url, not by 
     }
   });
 });
+
+describe('connections', () => {
+  // A 204's empty body must still be read: an unread answer keeps its connection busy (and the
+  // process alive until the server drops it, 5 s and more after `curupira run` finished its work),
+  // and the next request opens another connection instead of reusing it.
+  it('a 204 answer frees its connection for the next request', async () => {
+    const { createServer } = await import('node:http');
+    let connections = 0;
+    const server = createServer((_request, response) => {
+      response.writeHead(204);
+      response.end();
+    });
+    server.keepAliveTimeout = 60_000;
+    server.on('connection', () => {
+      connections += 1;
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    try {
+      const client = clientFor({ apiUrl: `http://127.0.0.1:${port}` });
+      for (let i = 0; i < 3; i += 1) await client.rest('DELETE', '/repos/acme/api/issues/1/labels/x');
+      expect(connections).toBe(1);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});

@@ -189,6 +189,10 @@ async function exchange(
         data = text;
       }
     } else data = text;
+  } else {
+    // Read even an empty body: an unread answer keeps its connection busy (no reuse, and the
+    // process kept alive until the server drops the connection).
+    await response.arrayBuffer();
   }
   return { status, headers: answer, data };
 }
