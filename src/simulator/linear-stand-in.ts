@@ -124,13 +124,19 @@ export class LinearStandIn {
   /** The HTTP status of a `RATELIMITED` answer (Linear has sent both 400 and 429). */
   rateLimitStatus: 400 | 429 = 400;
 
-  /** From now on `requests` requests are left, until `resetInMs` from now; then the budget is unlimited again. */
-  limit(requests: number, resetInMs: number): void {
+  /**
+   * From now on `requests` requests are left, until `resetInMs` from now; then the budget is
+   * unlimited again. With `fromRefusal`, the window starts at the first refused request instead
+   * (so a test on a slow machine sees a refusal however late the next request comes).
+   */
+  limit(requests: number, resetInMs: number, { fromRefusal = false } = {}): void {
     this.requestsLeft = requests;
-    this.resetAt = Date.now() + resetInMs;
+    this.resetAt = fromRefusal ? Number.POSITIVE_INFINITY : Date.now() + resetInMs;
+    this.resetOnRefusalMs = fromRefusal ? resetInMs : undefined;
     this.refillAtReset = true;
   }
   private refillAtReset = false;
+  private resetOnRefusalMs: number | undefined;
   /** Fail the next N mutations with HTTP 500, after applying them or not. */
   faults: { failNext: number; afterApplying: boolean } = { failNext: 0, afterApplying: false };
   private server: ReturnType<typeof createServer> | undefined;
@@ -331,10 +337,12 @@ export class LinearStandIn {
 
   private rateHeaders(): Record<string, string> {
     const remaining = this.requestsLeft ?? this.requestLimit;
+    // Before the first refusal of a `fromRefusal` window, its reset would come that long from now.
+    const reset = Number.isFinite(this.resetAt) ? this.resetAt : Date.now() + (this.resetOnRefusalMs ?? 0);
     return {
       'x-ratelimit-requests-limit': String(this.requestLimit),
       'x-ratelimit-requests-remaining': String(Math.max(0, remaining)),
-      'x-ratelimit-requests-reset': String(this.resetAt),
+      'x-ratelimit-requests-reset': String(reset),
     };
   }
 
@@ -381,6 +389,10 @@ export class LinearStandIn {
     if (this.requestsLeft !== undefined) {
       if (this.requestsLeft <= 0) {
         request.limited = true;
+        if (this.resetOnRefusalMs !== undefined) {
+          this.resetAt = request.at + this.resetOnRefusalMs;
+          this.resetOnRefusalMs = undefined;
+        }
         this.send(res, this.rateLimitStatus, {
           errors: [{ message: 'Rate limit exceeded', extensions: { code: 'RATELIMITED' } }],
         });
