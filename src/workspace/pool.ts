@@ -1,7 +1,8 @@
 /**
  * Reusing finished worktrees instead of deleting them and writing a new one (`reuse_worktrees`).
  * A clean worktree of a finished run (nothing uncommitted or untracked, no commit on no remote) has
- * its ignored files removed (`git clean -ffdx`), is renamed into the checkout's pool
+ * its ignored files removed (`git clean -ffdx`, only when its last status listed any), is renamed
+ * into the checkout's pool
  * (`<checkout>.worktrees/.pool/<slot>`), detached at its commit, and its run's branch deleted as
  * before. The next task on the checkout takes one from the pool: renamed to the task's own path,
  * then `git checkout -f -b <task branch> <fresh base commit>` in it, which writes only the files

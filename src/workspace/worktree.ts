@@ -429,6 +429,11 @@ export interface WorktreeInspection {
   changedFiles: string[];
   /** The commit HEAD names, or null when it is unborn. */
   head: string | null;
+  /**
+   * False when its status showed no file `.gitignore` hides, so there is nothing for `git clean` to
+   * remove before it is pooled; absent when not known.
+   */
+  ignored?: boolean;
 }
 
 /**
@@ -461,6 +466,7 @@ export async function inspectWorktree(
     dirty: status.changedFiles.length > 0,
     changedFiles: status.changedFiles,
     head: status.head,
+    ignored: status.ignored,
   };
 }
 
@@ -543,7 +549,7 @@ export async function finishWorktree(options: FinishWorktreeOptions): Promise<Fi
 
   const pooled =
     present && (options.pool ?? 0) > 0 && inspection.head !== null
-      ? await intoPool(checkout, path, branch, inspection.head, options.pool!, log)
+      ? await intoPool(checkout, path, branch, { ...inspection, head: inspection.head }, options.pool!, log)
       : null;
   if (pooled !== null) return { kept: false, removed: pooled.branchDeleted, pooled: true, ...inspection };
   return removeWorktree(checkout, path, branch, present, { log, fields, key, root, inspection });
@@ -551,19 +557,24 @@ export async function finishWorktree(options: FinishWorktreeOptions): Promise<Fi
 
 /**
  * Puts a clean finished worktree into the pool: its ignored files removed outside the lock (only
- * this run uses it), then moved and its branch deleted under it. Null when it was not pooled (the
+ * this run uses it; no `git clean` when its status listed none), then moved and its branch deleted
+ * under it. Null when it was not pooled (the
  * pool is full, or git could not clean it): the caller removes it as usual.
  */
 async function intoPool(
   checkout: string,
   path: string,
   branch: string,
-  head: string,
+  inspection: WorktreeInspection & { head: string },
   max: number,
   log: Logger,
 ): Promise<{ branchDeleted: boolean } | null> {
+  const { head } = inspection;
   // A full pool (looked at again under the lock) spares the clean: the worktree is removed anyway.
-  if (!(await poolHasRoom(checkout, max)) || !(await cleanForPool(path))) return null;
+  if (!(await poolHasRoom(checkout, max))) return null;
+  // Nothing ignored in the status just taken (the run is over, nothing writes here any more):
+  // nothing for `git clean` to remove, so no process for it.
+  if (inspection.ignored !== false && !(await cleanForPool(path))) return null;
   const result = await withLock(repoLockKey(checkout), async () => {
     const moved = await poolWorktree({ checkout, path, branch, head, max, log });
     if (moved.pooled) await removeEmptyParents(path, worktreesRoot(checkout));
