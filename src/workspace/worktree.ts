@@ -5,7 +5,8 @@
  * `pool` / `reuse` (`reuse_worktrees`), a clean one goes into the checkout's pool instead and the
  * next task re-points it (pool.ts).
  */
-import { lstat, readdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
+import { rmdirSync, rmSync } from 'node:fs';
+import { lstat, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { errorMessage, WorkspaceError } from '../core/errors.js';
 import type { Logger } from '../log.js';
@@ -687,10 +688,13 @@ function describeKept(inspection: WorktreeInspection): string {
 
 /** Removes the files that live beside a worktree (OpenCode's database) once the worktree is gone. */
 export async function removeCompanions(path: string, log?: Logger): Promise<void> {
+  // Synchronous: most often none exists, and a lookup is cheaper than the threadpool's round trip.
   for (const file of companionFiles(path)) {
-    await rm(file, { force: true }).catch((error: unknown) => {
+    try {
+      rmSync(file, { force: true });
+    } catch (error) {
       log?.warn({ path: file, error: errorMessage(error) }, 'Could not remove a file beside the worktree');
-    });
+    }
   }
 }
 
@@ -698,7 +702,7 @@ export async function removeCompanions(path: string, log?: Logger): Promise<void
 export async function removeEmptyParents(path: string, root: string): Promise<void> {
   for (const dir of [dirname(path), root]) {
     try {
-      await rmdir(dir);
+      rmdirSync(dir);
     } catch {
       return;
     }
