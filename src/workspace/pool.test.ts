@@ -266,8 +266,11 @@ describe('worktree reuse', () => {
     const repo = await cloned();
     const firsts = await Promise.all(['1', '2', '3'].map((id) => prepareWorktree(task(repo, id))));
     const pooledDirs = await Promise.all(firsts.map(async (wt) => (await worktreeGitDir(wt.path))!));
+    // Packed branches: each deletion (outside the checkout's lock) rewrites packed-refs at once.
+    await git(['pack-refs', '--all'], { cwd: repo.checkoutPath });
     const finished = await Promise.all(firsts.map((wt) => finish(wt.path, wt.branch, repo)));
-    expect(finished.every((r) => r.pooled === true)).toBe(true);
+    expect(finished.every((r) => r.pooled === true && r.removed)).toBe(true);
+    for (const wt of firsts) expect(await branchExists(repo.checkoutPath, wt.branch)).toBe(false);
     expect((await poolEntries(repo)).ready).toHaveLength(3);
 
     const next = await Promise.all(['4', '5', '6', '7'].map((id) => prepareWorktree(task(repo, id))));

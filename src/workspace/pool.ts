@@ -2,9 +2,11 @@
  * Reusing finished worktrees instead of deleting them and writing a new one (`reuse_worktrees`).
  * A clean worktree of a finished run (nothing uncommitted or untracked, no commit on no remote) has
  * its ignored files removed (`git clean -ffdx`, only when its last status listed any), is renamed
- * into the checkout's pool
- * (`<checkout>.worktrees/.pool/<slot>`), detached at its commit, and its run's branch deleted as
- * before. The next task on the checkout takes one from the pool: renamed to the task's own path,
+ * into the checkout's pool (`<checkout>.worktrees/.pool/<slot>`) and detached at its commit, and
+ * its run's branch is deleted as before (after the checkout's lock is released: the pooled worktree
+ * no longer has it checked out). A kill between the two leaves the branch, which holds nothing
+ * (the worktree was clean, its commits on a remote): a later run of the task re-cuts it, as it
+ * does any branch an earlier run left. The next task on the checkout takes one from the pool: renamed to the task's own path,
  * then `git checkout -f -b <task branch> <fresh base commit>` in it, which writes only the files
  * that differ. Git's records follow every rename (the registration's `gitdir` file, the documented
  * back-pointer of a linked worktree), so `git worktree prune` never forgets a pooled worktree.
@@ -217,14 +219,13 @@ export async function cleanForPool(path: string): Promise<boolean> {
 
 export interface PoolInResult {
   pooled: boolean;
-  /** The run's branch is gone (`git branch -D` succeeded or it did not exist). */
-  branchDeleted: boolean;
 }
 
 /**
  * Step 2, under the checkout's lock: moves the cleaned worktree at `path` into the pool, detached
- * at `head`, and deletes the run's branch. Not pooled (the caller removes it as usual) when the pool
- * already holds `max` worktrees or the worktree is not one of the checkout's own.
+ * at `head`, ready for the next task. Not pooled (the caller removes it as usual) when the pool
+ * already holds `max` worktrees or the worktree is not one of the checkout's own. The run's branch,
+ * which no worktree has checked out any more, is deleted after the lock (`deleteRunBranch`).
  */
 export async function poolWorktree(options: {
   checkout: string;
@@ -236,7 +237,7 @@ export async function poolWorktree(options: {
 }): Promise<PoolInResult> {
   const { checkout, path, branch, head, log } = options;
   await sweepPool(checkout, log);
-  const no = { pooled: false, branchDeleted: false };
+  const no = { pooled: false };
   if ((await readyCount(checkout)) >= options.max) return no;
   const gitDir = await ownGitDir(checkout, path);
   if (gitDir === null || !/^[0-9a-f]{40,64}$/.test(head)) return no;
@@ -258,21 +259,31 @@ export async function poolWorktree(options: {
   await recordLocation(gitDir, target);
   // Detached at its commit, so the branch can go (what `git checkout --detach` writes).
   writeFileSync(join(gitDir, 'HEAD'), `${head}\n`);
+  const record: PoolRecord = { head, gitDir };
+  const temporary = join(dir, `.${slot}.tmp`);
+  writeFileSync(temporary, `${JSON.stringify(record)}\n`);
+  renameSync(temporary, join(dir, `${slot}${READY_SUFFIX}`));
+  rmSync(join(gitDir, REPOINT_MARKER), { force: true });
+  log.debug({ path, pooled: target, branch }, 'Moved a clean worktree into the pool');
+  return { pooled: true };
+}
+
+/**
+ * Step 3, without the checkout's lock: deletes the branch of a run whose worktree went into the
+ * pool. No worktree has it checked out any more (the pooled one is detached) and no other task uses
+ * it, and git locks the refs it changes itself (waiting `core.packedRefsTimeout` for another
+ * command's), so concurrent runs of a checkout delete theirs at once. True when the branch is gone.
+ */
+export async function deleteRunBranch(checkout: string, branch: string, log: Logger): Promise<boolean> {
   const deleted = await gitResult(['branch', '-D', branch], { cwd: checkout });
   const branchDeleted =
     deleted.exitCode === 0 ||
     (await gitResult(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], { cwd: checkout }))
       .exitCode !== 0;
   if (!branchDeleted) {
-    log.warn({ path, branch, error: deleted.stderr.trim() }, `Could not delete branch ${branch}`);
+    log.warn({ checkout, branch, error: deleted.stderr.trim() }, `Could not delete branch ${branch}`);
   }
-  const record: PoolRecord = { head, gitDir };
-  const temporary = join(dir, `.${slot}.tmp`);
-  writeFileSync(temporary, `${JSON.stringify(record)}\n`);
-  renameSync(temporary, join(dir, `${slot}${READY_SUFFIX}`));
-  rmSync(join(gitDir, REPOINT_MARKER), { force: true });
-  log.debug({ path, pooled: target }, 'Moved a clean worktree into the pool');
-  return { pooled: true, branchDeleted };
+  return branchDeleted;
 }
 
 /**

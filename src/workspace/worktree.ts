@@ -37,6 +37,7 @@ import {
 import {
   type ClaimedWorktree,
   cleanForPool,
+  deleteRunBranch,
   dropClaimed,
   poolHasRoom,
   poolWorktree,
@@ -558,9 +559,9 @@ export async function finishWorktree(options: FinishWorktreeOptions): Promise<Fi
 
 /**
  * Puts a clean finished worktree into the pool: its ignored files removed outside the lock (only
- * this run uses it; no `git clean` when its status listed none), then moved and its branch deleted
- * under it. Null when it was not pooled (the
- * pool is full, or git could not clean it): the caller removes it as usual.
+ * this run uses it; no `git clean` when its status listed none), then moved under it, then its
+ * branch deleted outside it. Null when it was not pooled (the pool is full, or git could not clean
+ * it): the caller removes it as usual.
  */
 async function intoPool(
   checkout: string,
@@ -585,8 +586,11 @@ async function intoPool(
     return null;
   });
   if (!result?.pooled) return null;
-  await removeCompanions(path, log);
-  return { branchDeleted: result.branchDeleted };
+  const [branchDeleted] = await Promise.all([
+    deleteRunBranch(checkout, branch, log),
+    removeCompanions(path, log),
+  ]);
+  return { branchDeleted };
 }
 
 interface RemoveContext {
