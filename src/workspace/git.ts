@@ -323,6 +323,11 @@ export interface BranchStatus {
   branch: string | null;
   /** Paths with staged, unstaged or untracked changes (ignored files do not count). */
   changedFiles: string[];
+  /**
+   * Whether the worktree holds files `.gitignore` hides (build output, logs): an ignored folder
+   * counts once and git does not walk into it.
+   */
+  ignored: boolean;
 }
 
 /**
@@ -339,10 +344,12 @@ export async function statusWithBranch(cwd: string): Promise<BranchStatus> {
       '-z',
       '--untracked-files=all',
       '--ignore-submodules=none',
+      // Ignored paths as `! path`, an ignored folder once without its contents.
+      '--ignored=matching',
     ],
     { cwd },
   );
-  const status: BranchStatus = { head: null, branch: null, changedFiles: [] };
+  const status: BranchStatus = { head: null, branch: null, changedFiles: [], ignored: false };
   const fields = out.split('\0');
   for (let i = 0; i < fields.length; i++) {
     const field = fields[i]!;
@@ -353,6 +360,7 @@ export async function statusWithBranch(cwd: string): Promise<BranchStatus> {
       const name = field.slice('# branch.head '.length);
       status.branch = name === '(detached)' ? null : name;
     } else if (field.startsWith('? ')) status.changedFiles.push(field.slice(2));
+    else if (field.startsWith('! ')) status.ignored = true;
     else if (/^[12u] /.test(field)) {
       // Ordinary (1), renamed or copied (2, followed by the original path), unmerged (u).
       const columns = field[0] === '1' ? 8 : field[0] === '2' ? 9 : 10;

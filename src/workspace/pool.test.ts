@@ -138,6 +138,40 @@ describe('worktree reuse', () => {
     expect(kept.pooled).toBeUndefined();
   });
 
+  it('runs no `git clean` when its status showed nothing ignored, and one when it did', async () => {
+    const repo = await cloned();
+    const traced = join(repo.dir, 'trace');
+    await mkdir(traced);
+    const cleans = async (): Promise<number> => {
+      let count = 0;
+      for (const name of await readdir(traced)) {
+        const text = await readFile(join(traced, name), 'utf8');
+        if (/"event":"cmd_name"[^\n]*"name":"clean"/.test(text)) count += 1;
+      }
+      return count;
+    };
+    const saved = process.env.GIT_TRACE2_EVENT;
+    process.env.GIT_TRACE2_EVENT = traced;
+    try {
+      const plain = await prepareWorktree(task(repo, '1'));
+      expect(await finish(plain.path, plain.branch, repo)).toMatchObject({ pooled: true });
+      expect(await cleans()).toBe(0);
+      const built = await prepareWorktree(task(repo, '2'));
+      expect(built.recycled).toBe(true);
+      await mkdir(join(built.path, 'build'), { recursive: true });
+      await writeFile(join(built.path, 'build', 'out.js'), 'compiled\n');
+      expect(await finish(built.path, built.branch, repo)).toMatchObject({ pooled: true });
+      expect(await cleans()).toBe(1);
+    } finally {
+      if (saved === undefined) delete process.env.GIT_TRACE2_EVENT;
+      else process.env.GIT_TRACE2_EVENT = saved;
+    }
+    const again = await prepareWorktree(task(repo, '3'));
+    expect(again.recycled).toBe(true);
+    expect(existsSync(join(again.path, 'build'))).toBe(false);
+    expect(await statusPorcelain(again.path)).toEqual([]);
+  });
+
   it('never pools a worktree that holds work: untracked or changed files, or unpushed commits', async () => {
     const repo = await cloned();
     const untracked = await prepareWorktree(task(repo, '1'));
@@ -232,8 +266,11 @@ describe('worktree reuse', () => {
     const repo = await cloned();
     const firsts = await Promise.all(['1', '2', '3'].map((id) => prepareWorktree(task(repo, id))));
     const pooledDirs = await Promise.all(firsts.map(async (wt) => (await worktreeGitDir(wt.path))!));
+    // Packed branches: each deletion (outside the checkout's lock) rewrites packed-refs at once.
+    await git(['pack-refs', '--all'], { cwd: repo.checkoutPath });
     const finished = await Promise.all(firsts.map((wt) => finish(wt.path, wt.branch, repo)));
-    expect(finished.every((r) => r.pooled === true)).toBe(true);
+    expect(finished.every((r) => r.pooled === true && r.removed)).toBe(true);
+    for (const wt of firsts) expect(await branchExists(repo.checkoutPath, wt.branch)).toBe(false);
     expect((await poolEntries(repo)).ready).toHaveLength(3);
 
     const next = await Promise.all(['4', '5', '6', '7'].map((id) => prepareWorktree(task(repo, id))));

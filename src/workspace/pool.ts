@@ -1,9 +1,12 @@
 /**
  * Reusing finished worktrees instead of deleting them and writing a new one (`reuse_worktrees`).
  * A clean worktree of a finished run (nothing uncommitted or untracked, no commit on no remote) has
- * its ignored files removed (`git clean -ffdx`), is renamed into the checkout's pool
- * (`<checkout>.worktrees/.pool/<slot>`), detached at its commit, and its run's branch deleted as
- * before. The next task on the checkout takes one from the pool: renamed to the task's own path,
+ * its ignored files removed (`git clean -ffdx`, only when its last status listed any), is renamed
+ * into the checkout's pool (`<checkout>.worktrees/.pool/<slot>`) and detached at its commit, and
+ * its run's branch is deleted as before (after the checkout's lock is released: the pooled worktree
+ * no longer has it checked out). A kill between the two leaves the branch, which holds nothing
+ * (the worktree was clean, its commits on a remote): a later run of the task re-cuts it, as it
+ * does any branch an earlier run left. The next task on the checkout takes one from the pool: renamed to the task's own path,
  * then `git checkout -f -b <task branch> <fresh base commit>` in it, which writes only the files
  * that differ. Git's records follow every rename (the registration's `gitdir` file, the documented
  * back-pointer of a linked worktree), so `git worktree prune` never forgets a pooled worktree.
@@ -18,11 +21,16 @@
  *   its record is removed (the first time a process touches the pool, and when a task would take
  *   it); a worktree at a task's path with the marker is half made (`halfMadeReason`) and recreated.
  *
+ * The small files of a move (records, markers, git's `gitdir` and `HEAD`) are read and written with
+ * the synchronous calls: a few microseconds each on a local disk, where each call through the
+ * threadpool cost a round trip of the event loop, and a run's move makes about twenty.
+ *
  * Only the files of a finished clean run are ever deleted here (its ignored files, or the whole
  * pooled copy): never a worktree that holds work, which `finishWorktree` keeps before it gets here.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readdir, rm, rmdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../log.js';
@@ -64,7 +72,7 @@ interface PoolRecord {
 
 /** The git directory a linked worktree's `.git` file names, or null when there is none. */
 export async function worktreeGitDir(path: string): Promise<string | null> {
-  const text = await readFile(join(path, '.git'), 'utf8').catch(() => null);
+  const text = readText(join(path, '.git'));
   const named = text === null ? undefined : /^gitdir: (.+)$/m.exec(text)?.[1]?.trim();
   return named ? resolve(path, named) : null;
 }
@@ -78,13 +86,31 @@ async function ownGitDir(checkout: string, path: string): Promise<string | null>
   return gitDir;
 }
 
+/** The text of a small file, or null when it cannot be read. */
+function readText(file: string): string | null {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/** The names in a folder, or null when it cannot be read. */
+function namesIn(dir: string): string[] | null {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return null;
+  }
+}
+
 /** Points git's registration at the worktree's new folder (what `git worktree move` writes). */
 async function recordLocation(gitDir: string, path: string): Promise<void> {
-  await writeFile(join(gitDir, 'gitdir'), `${join(await canonicalPath(path), '.git')}\n`);
+  writeFileSync(join(gitDir, 'gitdir'), `${join(await canonicalPath(path), '.git')}\n`);
 }
 
 async function readRecord(file: string): Promise<PoolRecord | null> {
-  const text = await readFile(file, 'utf8').catch(() => null);
+  const text = readText(file);
   if (text === null) return null;
   try {
     const value = JSON.parse(text) as Partial<PoolRecord>;
@@ -144,15 +170,17 @@ export function forgetSweep(checkout: string): void {
 async function readyProblem(checkout: string, path: string, record: PoolRecord): Promise<string | null> {
   const gitDir = await ownGitDir(checkout, path);
   if (gitDir === null || gitDir !== record.gitDir) return 'its .git file does not name its registration';
-  if (await pathExists(join(gitDir, REPOINT_MARKER))) return 'a move into or out of the pool never finished';
-  if (await pathExists(join(gitDir, 'locked'))) return 'it is locked';
-  if (!(await pathExists(join(gitDir, 'index')))) return 'it has no index';
+  // One listing of its git folder instead of a lookup per name.
+  const names = new Set(namesIn(gitDir) ?? []);
+  if (names.has(REPOINT_MARKER)) return 'a move into or out of the pool never finished';
+  if (names.has('locked')) return 'it is locked';
+  if (!names.has('index')) return 'it has no index';
   for (const lock of ['index.lock', 'HEAD.lock']) {
-    if (await pathExists(join(gitDir, lock))) return `${lock} is left in its git folder`;
+    if (names.has(lock)) return `${lock} is left in its git folder`;
   }
-  const head = (await readFile(join(gitDir, 'HEAD'), 'utf8').catch(() => '')).trim();
+  const head = (readText(join(gitDir, 'HEAD')) ?? '').trim();
   if (head !== record.head) return 'its HEAD is not the commit it was pooled at';
-  const location = (await readFile(join(gitDir, 'gitdir'), 'utf8').catch(() => '')).trim();
+  const location = (readText(join(gitDir, 'gitdir')) ?? '').trim();
   if (resolve(location) !== join(await canonicalPath(path), '.git')) {
     return "git's registration names another folder";
   }
@@ -176,7 +204,7 @@ export async function poolHasRoom(checkout: string, max: number): Promise<boolea
 }
 
 async function readyCount(checkout: string): Promise<number> {
-  const names = await readdir(poolDir(checkout)).catch(() => [] as string[]);
+  const names = namesIn(poolDir(checkout)) ?? [];
   return names.filter((name) => name.endsWith(READY_SUFFIX)).length;
 }
 
@@ -191,14 +219,13 @@ export async function cleanForPool(path: string): Promise<boolean> {
 
 export interface PoolInResult {
   pooled: boolean;
-  /** The run's branch is gone (`git branch -D` succeeded or it did not exist). */
-  branchDeleted: boolean;
 }
 
 /**
  * Step 2, under the checkout's lock: moves the cleaned worktree at `path` into the pool, detached
- * at `head`, and deletes the run's branch. Not pooled (the caller removes it as usual) when the pool
- * already holds `max` worktrees or the worktree is not one of the checkout's own.
+ * at `head`, ready for the next task. Not pooled (the caller removes it as usual) when the pool
+ * already holds `max` worktrees or the worktree is not one of the checkout's own. The run's branch,
+ * which no worktree has checked out any more, is deleted after the lock (`deleteRunBranch`).
  */
 export async function poolWorktree(options: {
   checkout: string;
@@ -210,42 +237,53 @@ export async function poolWorktree(options: {
 }): Promise<PoolInResult> {
   const { checkout, path, branch, head, log } = options;
   await sweepPool(checkout, log);
-  const no = { pooled: false, branchDeleted: false };
+  const no = { pooled: false };
   if ((await readyCount(checkout)) >= options.max) return no;
   const gitDir = await ownGitDir(checkout, path);
   if (gitDir === null || !/^[0-9a-f]{40,64}$/.test(head)) return no;
-  for (const name of CARRIED_STATE) if (await pathExists(join(gitDir, name))) return no;
+  const held = new Set(namesIn(gitDir) ?? []);
+  for (const name of CARRIED_STATE) if (held.has(name)) return no;
   const dir = poolDir(checkout);
   const slot = `wt-${randomBytes(6).toString('hex')}`;
   const target = join(dir, slot);
   // From here until the record is written, a kill leaves a worktree the sweep removes.
-  await writeFile(join(gitDir, REPOINT_MARKER), `into the pool from ${path}\n`);
+  writeFileSync(join(gitDir, REPOINT_MARKER), `into the pool from ${path}\n`);
   try {
-    await mkdir(dir, { recursive: true });
-    await rename(path, target);
+    mkdirSync(dir, { recursive: true });
+    renameSync(path, target);
   } catch (error) {
-    await rm(join(gitDir, REPOINT_MARKER), { force: true });
+    rmSync(join(gitDir, REPOINT_MARKER), { force: true });
     log.debug({ path, error: errorMessage(error) }, 'Could not move a worktree into the pool');
     return no;
   }
   await recordLocation(gitDir, target);
   // Detached at its commit, so the branch can go (what `git checkout --detach` writes).
-  await writeFile(join(gitDir, 'HEAD'), `${head}\n`);
+  writeFileSync(join(gitDir, 'HEAD'), `${head}\n`);
+  const record: PoolRecord = { head, gitDir };
+  const temporary = join(dir, `.${slot}.tmp`);
+  writeFileSync(temporary, `${JSON.stringify(record)}\n`);
+  renameSync(temporary, join(dir, `${slot}${READY_SUFFIX}`));
+  rmSync(join(gitDir, REPOINT_MARKER), { force: true });
+  log.debug({ path, pooled: target, branch }, 'Moved a clean worktree into the pool');
+  return { pooled: true };
+}
+
+/**
+ * Step 3, without the checkout's lock: deletes the branch of a run whose worktree went into the
+ * pool. No worktree has it checked out any more (the pooled one is detached) and no other task uses
+ * it, and git locks the refs it changes itself (waiting `core.packedRefsTimeout` for another
+ * command's), so concurrent runs of a checkout delete theirs at once. True when the branch is gone.
+ */
+export async function deleteRunBranch(checkout: string, branch: string, log: Logger): Promise<boolean> {
   const deleted = await gitResult(['branch', '-D', branch], { cwd: checkout });
   const branchDeleted =
     deleted.exitCode === 0 ||
     (await gitResult(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], { cwd: checkout }))
       .exitCode !== 0;
   if (!branchDeleted) {
-    log.warn({ path, branch, error: deleted.stderr.trim() }, `Could not delete branch ${branch}`);
+    log.warn({ checkout, branch, error: deleted.stderr.trim() }, `Could not delete branch ${branch}`);
   }
-  const record: PoolRecord = { head, gitDir };
-  const temporary = join(dir, `.${slot}.tmp`);
-  await writeFile(temporary, `${JSON.stringify(record)}\n`);
-  await rename(temporary, join(dir, `${slot}${READY_SUFFIX}`));
-  await rm(join(gitDir, REPOINT_MARKER), { force: true });
-  log.debug({ path, pooled: target }, 'Moved a clean worktree into the pool');
-  return { pooled: true, branchDeleted };
+  return branchDeleted;
 }
 
 /**
@@ -270,7 +308,7 @@ export async function takeFromPool(options: {
   const { checkout, target, log } = options;
   await sweepPool(checkout, log);
   const dir = poolDir(checkout);
-  const names = await readdir(dir).catch(() => [] as string[]);
+  const names = namesIn(dir) ?? [];
   let discarded = false;
   try {
     for (const name of names.sort()) {
@@ -281,7 +319,7 @@ export async function takeFromPool(options: {
       const record = await readRecord(recordFile);
       // The claim: only the one that deletes the record takes the slot.
       try {
-        await rm(recordFile);
+        rmSync(recordFile);
       } catch {
         continue;
       }
@@ -312,10 +350,10 @@ async function moveOutOfPool(
   record: PoolRecord,
   log: Logger,
 ): Promise<boolean> {
-  await writeFile(join(record.gitDir, REPOINT_MARKER), `out of the pool to ${target}\n`);
+  writeFileSync(join(record.gitDir, REPOINT_MARKER), `out of the pool to ${target}\n`);
   try {
-    await mkdir(dirname(target), { recursive: true });
-    await rename(path, target);
+    mkdirSync(dirname(target), { recursive: true });
+    renameSync(path, target);
   } catch (error) {
     log.warn({ path, target, error: errorMessage(error) }, 'Could not move a worktree out of the pool');
     await discardPooled(checkout, path, log);
@@ -353,7 +391,7 @@ export async function switchClaimed(
     );
     return false;
   }
-  await rm(join(claimed.gitDir, REPOINT_MARKER), { force: true });
+  rmSync(join(claimed.gitDir, REPOINT_MARKER), { force: true });
   return true;
 }
 

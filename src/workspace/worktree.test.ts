@@ -240,6 +240,7 @@ describe('finishWorktree', () => {
       dirty: true,
       changedFiles: ['notes.txt'],
       head: prepared.baseCommit,
+      ignored: false,
     });
     const finished = await finishWorktree({ checkoutPath: repo.checkoutPath, ...prepared, log });
     expect(finished).toMatchObject({

@@ -5,7 +5,8 @@
  * `pool` / `reuse` (`reuse_worktrees`), a clean one goes into the checkout's pool instead and the
  * next task re-points it (pool.ts).
  */
-import { lstat, readdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
+import { rmdirSync, rmSync } from 'node:fs';
+import { lstat, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { errorMessage, WorkspaceError } from '../core/errors.js';
 import type { Logger } from '../log.js';
@@ -36,6 +37,7 @@ import {
 import {
   type ClaimedWorktree,
   cleanForPool,
+  deleteRunBranch,
   dropClaimed,
   poolHasRoom,
   poolWorktree,
@@ -429,6 +431,11 @@ export interface WorktreeInspection {
   changedFiles: string[];
   /** The commit HEAD names, or null when it is unborn. */
   head: string | null;
+  /**
+   * False when its status showed no file `.gitignore` hides, so there is nothing for `git clean` to
+   * remove before it is pooled; absent when not known.
+   */
+  ignored?: boolean;
 }
 
 /**
@@ -461,6 +468,7 @@ export async function inspectWorktree(
     dirty: status.changedFiles.length > 0,
     changedFiles: status.changedFiles,
     head: status.head,
+    ignored: status.ignored,
   };
 }
 
@@ -543,7 +551,7 @@ export async function finishWorktree(options: FinishWorktreeOptions): Promise<Fi
 
   const pooled =
     present && (options.pool ?? 0) > 0 && inspection.head !== null
-      ? await intoPool(checkout, path, branch, inspection.head, options.pool!, log)
+      ? await intoPool(checkout, path, branch, { ...inspection, head: inspection.head }, options.pool!, log)
       : null;
   if (pooled !== null) return { kept: false, removed: pooled.branchDeleted, pooled: true, ...inspection };
   return removeWorktree(checkout, path, branch, present, { log, fields, key, root, inspection });
@@ -551,19 +559,24 @@ export async function finishWorktree(options: FinishWorktreeOptions): Promise<Fi
 
 /**
  * Puts a clean finished worktree into the pool: its ignored files removed outside the lock (only
- * this run uses it), then moved and its branch deleted under it. Null when it was not pooled (the
- * pool is full, or git could not clean it): the caller removes it as usual.
+ * this run uses it; no `git clean` when its status listed none), then moved under it, then its
+ * branch deleted outside it. Null when it was not pooled (the pool is full, or git could not clean
+ * it): the caller removes it as usual.
  */
 async function intoPool(
   checkout: string,
   path: string,
   branch: string,
-  head: string,
+  inspection: WorktreeInspection & { head: string },
   max: number,
   log: Logger,
 ): Promise<{ branchDeleted: boolean } | null> {
+  const { head } = inspection;
   // A full pool (looked at again under the lock) spares the clean: the worktree is removed anyway.
-  if (!(await poolHasRoom(checkout, max)) || !(await cleanForPool(path))) return null;
+  if (!(await poolHasRoom(checkout, max))) return null;
+  // Nothing ignored in the status just taken (the run is over, nothing writes here any more):
+  // nothing for `git clean` to remove, so no process for it.
+  if (inspection.ignored !== false && !(await cleanForPool(path))) return null;
   const result = await withLock(repoLockKey(checkout), async () => {
     const moved = await poolWorktree({ checkout, path, branch, head, max, log });
     if (moved.pooled) await removeEmptyParents(path, worktreesRoot(checkout));
@@ -573,8 +586,11 @@ async function intoPool(
     return null;
   });
   if (!result?.pooled) return null;
-  await removeCompanions(path, log);
-  return { branchDeleted: result.branchDeleted };
+  const [branchDeleted] = await Promise.all([
+    deleteRunBranch(checkout, branch, log),
+    removeCompanions(path, log),
+  ]);
+  return { branchDeleted };
 }
 
 interface RemoveContext {
@@ -676,10 +692,13 @@ function describeKept(inspection: WorktreeInspection): string {
 
 /** Removes the files that live beside a worktree (OpenCode's database) once the worktree is gone. */
 export async function removeCompanions(path: string, log?: Logger): Promise<void> {
+  // Synchronous: most often none exists, and a lookup is cheaper than the threadpool's round trip.
   for (const file of companionFiles(path)) {
-    await rm(file, { force: true }).catch((error: unknown) => {
+    try {
+      rmSync(file, { force: true });
+    } catch (error) {
       log?.warn({ path: file, error: errorMessage(error) }, 'Could not remove a file beside the worktree');
-    });
+    }
   }
 }
 
@@ -687,7 +706,7 @@ export async function removeCompanions(path: string, log?: Logger): Promise<void
 export async function removeEmptyParents(path: string, root: string): Promise<void> {
   for (const dir of [dirname(path), root]) {
     try {
-      await rmdir(dir);
+      rmdirSync(dir);
     } catch {
       return;
     }
