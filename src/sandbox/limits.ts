@@ -6,16 +6,8 @@
  * where the agent's user is not root, which is exempt from RLIMIT_NPROC). What could not be
  * applied is reported, never silently skipped.
  */
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  rmdirSync,
-  write,
-  writeFileSync,
-} from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, write, writeFileSync } from 'node:fs';
+import { rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { SandboxLimits } from './types.js';
@@ -92,11 +84,16 @@ function descendants(pid: number): number[] {
   return found;
 }
 
+/**
+ * Removes the groups' folders once the kernel lets it, through the thread pool: a removal waits for
+ * the lock a move holds (a prime's or another sandbox's, a grace period long), which must not stop
+ * the event loop.
+ */
 async function removeDirs(dirs: string[]): Promise<void> {
   for (const dir of dirs) {
     for (let attempt = 0; attempt < 20; attempt += 1) {
       try {
-        rmdirSync(dir);
+        await rmdir(dir);
         break;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') break;
@@ -165,6 +162,14 @@ export function primeControlGroupMoves(
     priming = undefined;
   });
   return priming;
+}
+
+/**
+ * Settles once no prime is under way: making a group waits for the lock a prime holds, and is
+ * synchronous (the caller awaits this first, so that the wait is not the event loop's).
+ */
+export function primeSettled(): Promise<void> {
+  return priming ? priming.then(() => {}) : Promise.resolve();
 }
 
 /** A control group per sandbox, or undefined when this host gives us none. */
