@@ -350,6 +350,7 @@ export async function engineRun(mods, opts) {
     mainThreadMsPerRun: tasks > 0 ? busy / tasks : 0,
     mainThreadCpuMsPerRun: tasks > 0 ? mainCpu / tasks : 0,
     openMs,
+    runs: result.runs,
   };
 }
 

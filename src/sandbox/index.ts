@@ -27,6 +27,7 @@ import type { ScreeningFinding } from '../core/types.js';
 import { runCommand } from '../process/command.js';
 import { registerSecret } from '../security/redact.js';
 import { INSIDE_RUN_DIR } from './bubblewrap/index.js';
+import { primeControlGroupMoves } from './limits.js';
 import { createNoSandbox } from './none/index.js';
 import { type KeyForward, startEgressProxy } from './proxy.js';
 import { sandboxBackend } from './registry.js';
@@ -101,6 +102,17 @@ export interface SandboxRequest {
 export async function willContain(choice: SandboxChoice, backend?: SandboxBackend): Promise<boolean> {
   if (choice.mode === 'none') return false;
   return (await (backend ?? sandboxBackend('bubblewrap')).probe()).ok;
+}
+
+/**
+ * Called when a run with this choice starts preparing its workspace: where its sandbox will start
+ * with a control group, the kernel is readied for the move meanwhile (`primeControlGroupMoves`).
+ */
+export function primeSandbox(choice: SandboxChoice, backend?: SandboxBackend): void {
+  if (choice.mode === 'none') return;
+  void willContain(choice, backend)
+    .then((contained) => contained && primeControlGroupMoves())
+    .catch(() => false);
 }
 
 /**

@@ -6,16 +6,8 @@
  * where the agent's user is not root, which is exempt from RLIMIT_NPROC). What could not be
  * applied is reported, never silently skipped.
  */
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  rmdirSync,
-  write,
-  writeFileSync,
-} from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, write, writeFileSync } from 'node:fs';
+import { rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { SandboxLimits } from './types.js';
@@ -31,11 +23,11 @@ export interface ControlGroup {
   dispose(): Promise<void>;
 }
 
-function ownPaths(): Map<string, string> {
+function ownPaths(selfCgroup = '/proc/self/cgroup'): Map<string, string> {
   const paths = new Map<string, string>();
   let text = '';
   try {
-    text = readFileSync('/proc/self/cgroup', 'utf8');
+    text = readFileSync(selfCgroup, 'utf8');
   } catch {
     return paths;
   }
@@ -92,11 +84,16 @@ function descendants(pid: number): number[] {
   return found;
 }
 
+/**
+ * Removes the groups' folders once the kernel lets it, through the thread pool: a removal waits for
+ * the lock a move holds (a prime's or another sandbox's, a grace period long), which must not stop
+ * the event loop.
+ */
 async function removeDirs(dirs: string[]): Promise<void> {
   for (const dir of dirs) {
     for (let attempt = 0; attempt < 20; attempt += 1) {
       try {
-        rmdirSync(dir);
+        await rmdir(dir);
         break;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') break;
@@ -105,6 +102,74 @@ async function removeDirs(dirs: string[]): Promise<void> {
       }
     }
   }
+}
+
+/** The own group's `cgroup.procs` files found to list curupira (its fd, open for writing), or null. */
+const primeTargets = new Map<string, number | null>();
+let priming: Promise<boolean> | undefined;
+
+/** The `cgroup.procs` of the group curupira is in, in the hierarchy its sandboxes' groups use. */
+function ownProcsFile(root: string, selfCgroup: string): string | undefined {
+  const own = ownPaths(selfCgroup);
+  const unified = own.get('unified');
+  if (unified !== undefined && existsSync(join(root, 'cgroup.controllers')))
+    return join(root, unified, 'cgroup.procs');
+  for (const name of ['pids', 'memory']) {
+    const path = own.get(name);
+    if (path !== undefined) return join(root, name, path, 'cgroup.procs');
+  }
+  return undefined;
+}
+
+/** Opens `file` for writing when it lists this process; null when it does not or cannot be. */
+function openIfListed(file: string): number | null {
+  try {
+    const listed = readFileSync(file, 'utf8').split('\n').includes(String(process.pid));
+    return listed ? openSync(file, 'w') : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Readies the kernel for a sandbox's move into its control group a few milliseconds from now (a
+ * contained run calls this when its workspace preparation starts, and again when its group is made).
+ * A move waits for the lock every fork and exit takes; after a quiet spell taking it first waits
+ * for an RCU grace period (5–30 ms on a loaded machine), while a move within about a grace period of
+ * the one before does not. So curupira moves itself into the group it is already in (nothing changes
+ * place): the wait then falls on this write, in the thread pool, while the run prepares, not on the
+ * sandbox's start. The write goes only to a `cgroup.procs` that lists curupira's pid (checked once
+ * per group; the group is read again from /proc/self/cgroup each time, should curupira be moved by
+ * someone else). One prime at a time; resolves to whether it wrote.
+ */
+export function primeControlGroupMoves(
+  options: { root?: string; selfCgroup?: string } = {},
+): Promise<boolean> {
+  if (priming) return priming;
+  const file = ownProcsFile(options.root ?? ROOT, options.selfCgroup ?? '/proc/self/cgroup');
+  if (file === undefined) return Promise.resolve(false);
+  let fd = primeTargets.get(file);
+  if (fd === undefined) {
+    fd = openIfListed(file);
+    primeTargets.set(file, fd);
+  }
+  if (fd === null) return Promise.resolve(false);
+  const target = fd;
+  const done = new Promise<boolean>((resolve) => {
+    write(target, String(process.pid), (error) => resolve(!error));
+  });
+  priming = done.finally(() => {
+    priming = undefined;
+  });
+  return priming;
+}
+
+/**
+ * Settles once no prime is under way: making a group waits for the lock a prime holds, and is
+ * synchronous (the caller awaits this first, so that the wait is not the event loop's).
+ */
+export function primeSettled(): Promise<void> {
+  return priming ? priming.then(() => {}) : Promise.resolve();
 }
 
 /** A control group per sandbox, or undefined when this host gives us none. */
@@ -164,6 +229,8 @@ function writeTo(fd: number, text: string): Promise<void> {
 }
 
 function group(dirs: string[], pids: boolean, memory: boolean, limits: SandboxLimits): ControlGroup {
+  // The sandbox moves in a few milliseconds from now (src/sandbox/bubblewrap/index.ts).
+  void primeControlGroupMoves();
   const applied: string[] = [];
   const unenforced: string[] = [];
   if (pids) applied.push(`at most ${limits.maxProcesses} processes (cgroup)`);

@@ -30,6 +30,7 @@ import { githubHosts, sandboxChoice, sandboxLimits } from '../../sandbox/choice.
 import {
   type PreparedSandbox,
   prepareSandbox,
+  primeSandbox,
   type SandboxChoice,
   type SandboxRequest,
   toolsRelay,
@@ -146,6 +147,8 @@ class RunPipeline {
       return this.finish(runStatusFor(classifyFailure(error, { stage: 'prompt' })), errorMessage(error));
     }
     if (this.request.signal.aborted) return this.finish('cancelled', 'stopped before the agent started');
+    // A contained run's sandbox starts once its workspace is ready: the kernel gets ready meanwhile.
+    primeSandbox(sandboxChoice(this.request.automation, this.deps.execution));
     const prepared = await this.prepareWorkspace();
     if (prepared !== true) return prepared;
     const launch = await this.prepareAgent();

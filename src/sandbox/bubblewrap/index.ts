@@ -10,7 +10,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { runCommand } from '../../process/command.js';
 import { findExecutable } from '../../process/env.js';
 import { processAlive } from '../../process/process-group.js';
-import { type ControlGroup, childrenOf, createControlGroup } from '../limits.js';
+import { type ControlGroup, childrenOf, createControlGroup, primeSettled } from '../limits.js';
 import { answerStarter, SHELL_STARTER } from '../starter.js';
 import type { SandboxBackend, SandboxProbe, SandboxSpec, WrappedCommand } from '../types.js';
 import { etcLayout } from './etc.js';
@@ -49,6 +49,7 @@ export function createBubblewrapBackend(
       if (!bwrap) throw new Error('bwrap is not installed');
       const argv: string[] = ['--unshare-all', '--die-with-parent'];
       const network = spec.network !== false;
+      if (network) await primeSettled();
       const group = network
         ? createControlGroup(`curupira-${spec.runDir.split('/').pop() ?? 'run'}`, spec.limits)
         : undefined;
