@@ -25,6 +25,7 @@ import { transcriptsDir } from '../../src/engine/paths.js';
 import { type EngineOptions, type EngineResult, runEngine } from '../../src/features.js';
 import { createGitHubClient } from '../../src/github/client.js';
 import { staticTokenSource } from '../../src/github/token.js';
+import { WRITE_BACKOFF_MS } from '../../src/github/write-queue.js';
 import { silentLogger } from '../../src/log.js';
 import type { NotificationEvent, Notifier } from '../../src/notify/index.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
@@ -287,6 +288,10 @@ ${p.automation ?? defaultAutomation()}
         stopSignal: runOptions.stop ?? new AbortController().signal,
         ...(runOptions.drain ? { drainSignal: runOptions.drain } : {}),
         killGraceMs: runOptions.killGraceMs ?? 2000,
+        // The simulator and the stand-ins have no secondary limits: no second between two writes (a
+        // run makes several), and a write that failed once is retried after 0.2 s, not 2 s; later
+        // retries keep their waits, so a write failing for good still takes minutes to give up.
+        writeQueue: { paceMs: 0, backoffMs: [200, ...WRITE_BACKOFF_MS.slice(1)] },
       };
     },
     async run(runOptions = {}) {
