@@ -127,6 +127,12 @@ export interface HarnessOptions extends SettingsPieces {
   originFiles?: Record<string, string | SeedFile>;
   /** The simulator's clock (its `date` headers: GitHub's time); default the real one. */
   simulatorNow?: () => number;
+  /**
+   * The pause between two GitHub writes of the in-process engines (default the queue's, 1 s). The
+   * simulator has no secondary limits: 0 where a file's tests do not depend on the order of writes
+   * and polls that pause gives.
+   */
+  writePaceMs?: number;
 }
 
 /** Every file below `dir`, at any depth (for scans of everything a test world holds). */
@@ -288,10 +294,12 @@ ${p.automation ?? defaultAutomation()}
         stopSignal: runOptions.stop ?? new AbortController().signal,
         ...(runOptions.drain ? { drainSignal: runOptions.drain } : {}),
         killGraceMs: runOptions.killGraceMs ?? 2000,
-        // The simulator and the stand-ins have no secondary limits: no second between two writes (a
-        // run makes several), and a write that failed once is retried after 0.2 s, not 2 s; later
-        // retries keep their waits, so a write failing for good still takes minutes to give up.
-        writeQueue: { paceMs: 0, backoffMs: [200, ...WRITE_BACKOFF_MS.slice(1)] },
+        // A write that failed once is retried after 0.2 s, not 2 s; later retries keep their waits,
+        // so a write failing for good still takes minutes to give up.
+        writeQueue: {
+          backoffMs: [200, ...WRITE_BACKOFF_MS.slice(1)],
+          ...(options.writePaceMs === undefined ? {} : { paceMs: options.writePaceMs }),
+        },
       };
     },
     async run(runOptions = {}) {
