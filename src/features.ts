@@ -25,6 +25,7 @@ import {
   type KernelOptions,
   type RemediationHost,
 } from './engine/engine.js';
+import type { WriteQueueTiming } from './github/write-queue.js';
 import { NotifyFeature } from './notify/feature.js';
 import type { Notifier } from './notify/index.js';
 import { DedupeFeature } from './pipeline/dedupe.js';
@@ -61,6 +62,11 @@ export interface FeatureOptions {
   random?: () => number;
   /** Notifications (default: built from `[notifications]`, the URLs read from `env`). */
   notifier?: Notifier;
+  /**
+   * The GitHub write queues' pace between writes and backoff after a failed one (default 1 s, and
+   * 2 s doubling: GitHub's secondary limits); tests against the simulator shorten them.
+   */
+  writeQueue?: WriteQueueTiming;
 }
 
 export type EngineOptions = Omit<KernelOptions, 'features'> & FeatureOptions;
@@ -150,6 +156,7 @@ export function createFeatures(
     escalation: () => failures.escalation,
     leases: () => leases?.leases(),
     service: () => createServiceKit({ env, dir: port.settings().dir }),
+    ...(options.writeQueue ? { timing: options.writeQueue } : {}),
   });
   const delivery = new DeliveryFeature({
     port,
@@ -161,6 +168,7 @@ export function createFeatures(
     ...tokens,
     notify: (event) => notify.notify(event),
     sendServiceWrite: (write, record) => writes!.sendServiceWrite(write, record),
+    ...(options.writeQueue ? { timing: options.writeQueue } : {}),
     remediate: (automation, task, remediation, onRun) =>
       kernel.remediate(automation, task, remediation, onRun),
   });

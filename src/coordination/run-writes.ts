@@ -217,6 +217,8 @@ export interface RunWritesOptions {
   /** For tests: the client to write with (default one with `maxAttempts: 1`, see write-queue.ts). */
   client?: GitHubClient;
   paceMs?: number;
+  /** Waits after each failed attempt (default the queue's, WRITE_BACKOFF_MS). */
+  backoffMs?: readonly number[];
   /** Sends the writes to items outside GitHub (a trigger's `writeBack`). */
   sendServiceWrite?: ServiceWriteSender;
   /** The settings in force (the `[settings]` defaults such as `human_reviewer`). */
@@ -241,6 +243,7 @@ export function createRunWrites(options: RunWritesOptions): RunWrites {
     clock: options.clock,
     log,
     ...(options.paceMs === undefined ? {} : { paceMs: options.paceMs }),
+    ...(options.backoffMs === undefined ? {} : { backoffMs: options.backoffMs }),
     ...(options.sendServiceWrite ? { sendServiceWrite: options.sendServiceWrite } : {}),
   });
   const quietly = async <T>(what: string, action: () => Promise<T>): Promise<T | undefined> => {

@@ -11,6 +11,7 @@ import {
 } from '../../test/helpers/feature-setup.js';
 import { createGitHubClient } from '../github/client.js';
 import { staticTokenSource } from '../github/token.js';
+import type { WriteQueueTiming } from '../github/write-queue.js';
 import { silentLogger } from '../log.js';
 import type { Simulator } from '../simulator/index.js';
 import { Escalation } from './escalation.js';
@@ -24,7 +25,7 @@ afterEach(async () => {
   await cleanupFeatureSetups();
 });
 
-async function setup(automations = ISSUE_AUTOMATION) {
+async function setup(automations = ISSUE_AUTOMATION, timing?: WriteQueueTiming) {
   sim = await simulatorWithIssue();
   const s = await featureSetup({ automations });
   const tokens = staticTokenSource(SIM_TOKEN);
@@ -39,6 +40,7 @@ async function setup(automations = ISSUE_AUTOMATION) {
     escalation: () =>
       new Escalation({ store: s.store, settings: () => s.settings, github, log: silentLogger() }),
     leases: () => undefined,
+    ...(timing ? { timing } : {}),
   });
   return { ...s, feature };
 }
@@ -77,5 +79,31 @@ describe('the GitHub-writes feature', () => {
     expect(comments).toHaveLength(1);
     expect(comments[0]!.body).toContain('Reason: `cancelled by an operator`');
     expect(comments[0]!.body).toContain(`<!-- curupira:result run=${outcome.run.id} -->`);
+  });
+
+  it('gives its write queue the engine’s timing (writeQueue): a failed write is retried after the backoff asked for', async () => {
+    const s = await setup(
+      ISSUE_AUTOMATION.replace('prompt = "Fix"', 'prompt = "Fix"\nresult_comment = true'),
+      { paceMs: 0, backoffMs: [100] },
+    );
+    const outcome = await finishedRun(s, 'cancelled', {
+      task: issueTask(s.automation, '1'),
+      patch: { reason: 'cancelled by an operator' },
+    });
+    // The first attempt fails after GitHub applied it: the retry is due after the backoff asked for
+    // (the default is 2 s).
+    sim!.setWriteFaults({ fraction: 1, applied: true, status: 502 });
+    await s.feature.afterRun({ ...outcome, renoted: true });
+    await s.feature.writes()!.drain();
+    const [failed] = await s.store.listWrites({ runId: outcome.run.id });
+    expect(failed?.attempts).toBe(1);
+    expect(Date.parse(failed!.nextAttemptAt!) - s.clock.now()).toBe(100);
+    // The retry, when due, sends it: one comment.
+    sim!.setWriteFaults(null);
+    s.clock.advance(100);
+    await s.feature.stop();
+    const writes = await s.store.listWrites({ runId: outcome.run.id });
+    expect(writes.map((w) => [w.status, w.attempts])).toEqual([['sent', 2]]);
+    expect(sim!.world.issue('acme/api', 1)?.comments).toHaveLength(1);
   });
 });

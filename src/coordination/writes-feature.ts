@@ -7,6 +7,7 @@ import { GitHubAuthError } from '../core/errors.js';
 import type { Feature, KernelPort, RunOutcome } from '../core/feature.js';
 import type { GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
+import type { WriteQueueTiming } from '../github/write-queue.js';
 import type { Logger } from '../log.js';
 import type { ServiceWrite, Store, WriteRecord } from '../store/types.js';
 import type { ServiceKit } from '../triggers/service.js';
@@ -27,6 +28,8 @@ export interface WritesOptions {
   leases(): Leases | undefined;
   /** Credentials and HTTP for writes to items outside GitHub (a Linear issue). */
   service?(): ServiceKit;
+  /** The write queue's pace and backoff (default the queue's). */
+  timing?: WriteQueueTiming;
 }
 
 /** The token source of an engine given none: every GitHub write fails, saying why. */
@@ -68,6 +71,7 @@ export class WritesFeature implements Feature<{ writes: RunWrites }> {
         log,
         signal: stopSignal,
         settings: () => port.settings(),
+        ...this.options.timing,
         sendServiceWrite: (write, record) => this.sendServiceWrite(write, record),
       });
     }

@@ -11,7 +11,7 @@ import type { Feature, GateRequest, GateVerdict, KernelPort } from '../core/feat
 import type { RunRecord, Task } from '../core/types.js';
 import { createGitHubClient, type GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
-import type { ServiceWriteSender } from '../github/write-queue.js';
+import type { ServiceWriteSender, WriteQueueTiming } from '../github/write-queue.js';
 import type { Logger } from '../log.js';
 import type { NotificationEvent } from '../notify/index.js';
 import type { Store } from '../store/types.js';
@@ -34,6 +34,8 @@ export interface DeliveryFeatureOptions {
   notify(event: NotificationEvent): void;
   /** Sends the follower's writes to items outside GitHub (a Linear or Jira issue moved at merge). */
   sendServiceWrite?: ServiceWriteSender;
+  /** The follower's write queue's pace and backoff (default the queue's). */
+  timing?: WriteQueueTiming;
   /** Runs a remediation through the kernel's scheduler (see `Kernel.remediate`). */
   remediate(
     automation: ResolvedAutomation,
@@ -110,6 +112,7 @@ export class DeliveryFeature implements Feature<{ delivery: DeliveryDeps }> {
       remediate: (record, request) => remediator.remediate(record, request),
       inFlight: (record) => remediator.resumeInFlight(record),
       intervalSeconds: (id) => this.automation(id)?.config.follow_interval ?? DEFAULT_FOLLOW_INTERVAL_SECONDS,
+      ...this.options.timing,
       ...(this.options.sendServiceWrite ? { sendServiceWrite: this.options.sendServiceWrite } : {}),
       ...followHooks({
         store,

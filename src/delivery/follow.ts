@@ -119,6 +119,8 @@ export interface FollowDeps {
   /** Seconds between two reads of one automation's pull requests (default 300). */
   intervalSeconds(automationId: string): number;
   paceMs?: number;
+  /** Waits after each failed write attempt (default the queue's, WRITE_BACKOFF_MS). */
+  backoffMs?: readonly number[];
   /** The automation's state labels (`status_label`, `failed_label`), taken off the item at merge. */
   stateLabels?(automationId: string): readonly string[];
   /**
@@ -171,6 +173,7 @@ export function createFollower(deps: FollowDeps): { sweep(): Promise<FollowResul
     clock: deps.clock,
     log: deps.log,
     ...(deps.paceMs === undefined ? {} : { paceMs: deps.paceMs }),
+    ...(deps.backoffMs === undefined ? {} : { backoffMs: deps.backoffMs }),
     ...(deps.sendServiceWrite ? { sendServiceWrite: deps.sendServiceWrite } : {}),
   });
   return {

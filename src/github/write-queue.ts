@@ -65,6 +65,9 @@ export interface WriteQueueOptions {
   sendServiceWrite?: ServiceWriteSender;
 }
 
+/** The queue's timing (pace and backoff): an engine's tests shorten them (`EngineOptions.writeQueue`). */
+export type WriteQueueTiming = Pick<WriteQueueOptions, 'paceMs' | 'backoffMs'>;
+
 export type ServiceWriteSender = (write: ServiceWrite, record: WriteRecord) => Promise<void>;
 
 export interface DrainResult {

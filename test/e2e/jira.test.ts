@@ -39,7 +39,7 @@ beforeEach(async () => {
   jira.users.set('acc-ada', { accountId: 'acc-ada', displayName: 'Ada', accountType: 'atlassian' });
   jira.users.set('acc-cus', { accountId: 'acc-cus', displayName: 'Customer', accountType: 'customer' });
   const url = await jira.start();
-  h = await createHarness({ issues: [], automation: table(url) });
+  h = await createHarness({ issues: [], automation: table(url), writePaceMs: 0 });
   h.env.JIRA_API_TOKEN = TOKEN;
 });
 afterEach(async () => {

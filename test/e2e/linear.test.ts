@@ -38,7 +38,7 @@ beforeEach(async () => {
   linear.addUser({ id: 'u-ada', name: 'Ada', displayName: 'ada', email: 'ada@acme.test', admin: true });
   linear.addUser({ id: 'u-gus', name: 'Gus', displayName: 'gus', email: 'gus@acme.test', guest: true });
   const url = await linear.start();
-  h = await createHarness({ issues: [], automation: table(url) });
+  h = await createHarness({ issues: [], automation: table(url), writePaceMs: 0 });
   h.env.LINEAR_API_KEY = KEY;
 });
 afterEach(async () => {

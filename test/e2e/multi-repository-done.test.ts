@@ -151,6 +151,7 @@ async function setUp(make: () => Promise<Tracker>): Promise<{ h: Harness; tracke
   h = await createHarness({
     issues: [{ title: TITLE, body: 'Please fix.', labels: ['agent-ready'] }],
     settingsExtra: '[settings.polling]\npoll_interval_seconds = 0.2',
+    writePaceMs: 0,
     automation: `[repositories.web]
 remote = "file://${web.url}"
 repo = "acme/web"

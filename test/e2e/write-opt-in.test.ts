@@ -150,6 +150,7 @@ describe('GitHub writes are opted in by the keys their features declare (slow)',
     async (c) => {
       h = await createHarness({
         issues: [{ ...c.issue, labels: ['agent-ready'] }],
+        writePaceMs: 0,
         ...(c.settingsWide ? { settingsExtra: c.line } : {}),
         ...(c.screening ? { screening: c.screening } : {}),
         automation: issueAutomation('fix', {

@@ -25,6 +25,7 @@ import { transcriptsDir } from '../../src/engine/paths.js';
 import { type EngineOptions, type EngineResult, runEngine } from '../../src/features.js';
 import { createGitHubClient } from '../../src/github/client.js';
 import { staticTokenSource } from '../../src/github/token.js';
+import { WRITE_BACKOFF_MS } from '../../src/github/write-queue.js';
 import { silentLogger } from '../../src/log.js';
 import type { NotificationEvent, Notifier } from '../../src/notify/index.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
@@ -126,6 +127,12 @@ export interface HarnessOptions extends SettingsPieces {
   originFiles?: Record<string, string | SeedFile>;
   /** The simulator's clock (its `date` headers: GitHub's time); default the real one. */
   simulatorNow?: () => number;
+  /**
+   * The pause between two GitHub writes of the in-process engines (default the queue's, 1 s). The
+   * simulator has no secondary limits: 0 where a file's tests do not depend on the order of writes
+   * and polls that pause gives.
+   */
+  writePaceMs?: number;
 }
 
 /** Every file below `dir`, at any depth (for scans of everything a test world holds). */
@@ -287,6 +294,12 @@ ${p.automation ?? defaultAutomation()}
         stopSignal: runOptions.stop ?? new AbortController().signal,
         ...(runOptions.drain ? { drainSignal: runOptions.drain } : {}),
         killGraceMs: runOptions.killGraceMs ?? 2000,
+        // A write that failed once is retried after 0.2 s, not 2 s; later retries keep their waits,
+        // so a write failing for good still takes minutes to give up.
+        writeQueue: {
+          backoffMs: [200, ...WRITE_BACKOFF_MS.slice(1)],
+          ...(options.writePaceMs === undefined ? {} : { paceMs: options.writePaceMs }),
+        },
       };
     },
     async run(runOptions = {}) {
