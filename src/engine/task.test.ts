@@ -54,6 +54,28 @@ describe('task fingerprints', () => {
     expect(taskFromItem(fix, item(['ready', 'agent:escalated'])).fingerprint).not.toBe(base);
   });
 
+  it("leave out the labels its handoffs put on and take off and its trusted_label: its own writes, not the item changing", () => {
+    const review = automation(
+      `trusted_label = "agent:trusted"
+outcomes = ["approve", "request-changes"]
+[automations.fix.handoffs.approve]
+add_labels = ["Agent:Approved"]
+remove_labels = ["needs-review"]
+[automations.fix.handoffs.request-changes]
+add_labels = ["agent:changes-requested"]`,
+    );
+    const base = taskFromItem(review, item(['ready', 'needs-review'])).fingerprint;
+    for (const after of [
+      ['ready', 'needs-review', 'agent:approved'],
+      ['ready', 'agent:approved'],
+      ['ready', 'needs-review', 'agent:changes-requested'],
+      ['ready', 'needs-review', 'agent:trusted'],
+    ])
+      expect(taskFromItem(review, item(after)).fingerprint, after.join(',')).toBe(base);
+    // A person's label still counts.
+    expect(taskFromItem(review, item(['ready', 'needs-review', 'bug'])).fingerprint).not.toBe(base);
+  });
+
   it('count every label when the automation writes none', () => {
     const fix = automation();
     expect(taskFromItem(fix, item(['ready', 'agent:implementing'])).fingerprint).not.toBe(

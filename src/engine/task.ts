@@ -41,13 +41,16 @@ export function taskFromItem(automation: ResolvedAutomation, item: Item): Task {
 }
 
 /**
- * The labels an automation writes on its items as it works (lower-cased). The escalated label is
- * not one: a person removing it is the reset, and must offer the item again.
+ * The labels an automation writes on its items as it works (lower-cased): its state labels, its
+ * `trusted_label`, and every label its handoffs put on or take off (a review's `agent:approved` must
+ * not make the pull request it reviewed a new task). The escalated label is not one: a person
+ * removing it is the reset, and must offer the item again.
  */
 export function ownStateLabels(automation: ResolvedAutomation): ReadonlySet<string> {
-  const { status_label, failed_label, blocked_label } = automation.config;
+  const { status_label, failed_label, blocked_label, trusted_label, handoffs } = automation.config;
+  const handoffLabels = Object.values(handoffs ?? {}).flatMap((h) => [...h.add_labels, ...h.remove_labels]);
   return new Set(
-    [status_label, failed_label, blocked_label]
+    [status_label, failed_label, blocked_label, trusted_label, ...handoffLabels]
       .filter((label): label is string => typeof label === 'string')
       .map((label) => label.toLowerCase()),
   );

@@ -81,6 +81,9 @@ describe("seed 001's remaining rows (issue 32)", () => {
   it("a review step's verdict is posted as a pull-request review, once", async () => {
     h = await createHarness({
       issues: [],
+      // No pace between writes: the handoff's label lands before the drain's last poll, which must
+      // not take the labelled pull request for a new task and review it again.
+      writePaceMs: 0,
       automation: `[automations.review]
 trigger_type = "github-pull-requests"
 repository = "api"
@@ -118,6 +121,7 @@ review = "REQUEST_CHANGES"
       ['octocat', 'CHANGES_REQUESTED', expect.stringContaining('`#2 request-changes: no tests`')],
     ]);
     expect(harness.world.item('acme/api', 1)!.labels).toContain('agent:approved');
+    expect(harness.agentRuns('claude')).toHaveLength(2);
     // The queue finds its own review by the marker: sending the same write again posts nothing.
     const store = await harness.openStore();
     try {
