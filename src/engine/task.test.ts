@@ -54,7 +54,7 @@ describe('task fingerprints', () => {
     expect(taskFromItem(fix, item(['ready', 'agent:escalated'])).fingerprint).not.toBe(base);
   });
 
-  it("leave out the labels its handoffs put on and take off and its trusted_label: its own writes, not the item changing", () => {
+  it('leave out the labels its handoffs put on and take off and its trusted_label: its own writes, not the item changing', () => {
     const review = automation(
       `trusted_label = "agent:trusted"
 outcomes = ["approve", "request-changes"]
