@@ -148,6 +148,8 @@ export async function run({ dist, log = console.log, tasks = TASKS } = {}) {
   const mods = Object.fromEntries(
     await Promise.all(Object.entries(names).map(async ([key, path]) => [key, await load(path)])),
   );
+  // simulatorWith starts the simulator in a worker thread, from this module.
+  mods.simUrl = new URL(names.sim, base).href;
   process.env.GIT_CONFIG_NOSYSTEM = '1';
   process.env.GIT_CONFIG_GLOBAL = '/dev/null';
   const dir = mkdtempSync(join(tmpdir(), 'curupira-bench-sse-'));
