@@ -81,6 +81,16 @@ function commitScript(request: MessagesRequest): ReplyBlock[] | 'hold' {
   return [{ type: 'text', text: 'Committed hello.txt.' }];
 }
 
+/** Whether Claude Code's conversation file `<session>.jsonl` is somewhere under `dir`, holding the prompt. */
+function sessionWritten(dir: string, sessionId: string): boolean {
+  if (!existsSync(dir)) return false;
+  for (const entry of readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
+    if (!entry.endsWith(`${sessionId}.jsonl`)) continue;
+    if (readFileSync(join(dir, entry), 'utf8').includes('Fix #1')) return true;
+  }
+  return false;
+}
+
 async function withStore<T>(h: Harness, use: (store: Store) => Promise<T>): Promise<T> {
   const store = await h.openStore();
   try {
@@ -202,7 +212,14 @@ describe.skipIf(skipReason !== undefined)(
             withStore(h, async (store) => {
               const [session] = await store.listSessions();
               const [run] = await store.listRuns();
-              return session && run?.agentPid && model.held() > 0 ? { session, run } : undefined;
+              // Claude Code writes its conversation to the private home a moment after it sends
+              // the request: a kill before that leaves nothing to resume.
+              return session &&
+                run?.agentPid &&
+                model.held() > 0 &&
+                sessionWritten(join(h.dir, 'state', 'sandbox', 'homes'), session.sessionId)
+                ? { session, run }
+                : undefined;
             }),
           90_000,
           200,
