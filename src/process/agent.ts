@@ -10,7 +10,7 @@
  * negative pid, reap the group after the leader exits) is the point of this module, and execa's
  * kill helpers only address the leader.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { closeSync, mkdirSync, openSync, statSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -76,6 +76,22 @@ export interface SpawnAgentOptions {
    * die as it goes): once the leader exits they get SIGKILL and are not waited for.
    */
   groupEndsWithLeader?: boolean;
+  /**
+   * A process started earlier (`prestartProcess`, a sandbox started while the worktree was being
+   * filled) that becomes the agent once `launch` resolves: it is adopted instead of spawning
+   * `executable`, and its output, exit and group are watched as a spawned agent's would be. When
+   * `launch` rejects, the process is stopped and `spawnAgent` rejects.
+   */
+  prestarted?: { process: PrestartedProcess; launch(): Promise<void> };
+}
+
+/** A process started ahead of its run (`prestartProcess`), waiting to be told what to run. */
+export interface PrestartedProcess {
+  child: ChildProcess;
+  pid: number;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Stops its whole group (it was never adopted). */
+  abandon(): Promise<void>;
 }
 
 export interface AgentProcessResult {
@@ -211,6 +227,88 @@ function checkCwd(executable: string, cwd: string): void {
   }
 }
 
+type StartOptions = Pick<SpawnAgentOptions, 'args' | 'cwd' | 'env' | 'beforeStart' | 'channel'>;
+
+/**
+ * Spawns `resolved` in a group of its own with the agent's stdio (and fds 3 and 4 when asked),
+ * hands fd 4 to `channel`, and lets it go past fd 3 once `beforeStart` resolves.
+ */
+async function startProcess(
+  resolved: string,
+  executable: string,
+  options: StartOptions,
+): Promise<{ child: ChildProcess; exited: PrestartedProcess['exited'] }> {
+  const child = spawn(resolved, [...options.args], {
+    cwd: options.cwd,
+    env: { ...options.env },
+    stdio: [
+      'ignore',
+      'pipe',
+      'pipe',
+      ...(options.beforeStart || options.channel ? [options.beforeStart ? 'pipe' : 'ignore'] : []),
+      ...(options.channel ? ['pipe'] : []),
+    ] as ('ignore' | 'pipe')[],
+    detached: true,
+    shell: false,
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolveExit) => {
+    child.once('exit', (code, signal) => resolveExit({ code, signal }));
+  });
+  try {
+    await once(child, 'spawn');
+  } catch (error) {
+    const cause = error as NodeJS.ErrnoException;
+    if (cause.code === 'ENOENT') throw new AgentNotFoundError(executable);
+    throw new CurupiraError('agent_start', `could not start ${executable}: ${cause.message}`, { cause });
+  }
+  // Later errors (a failed kill, say) must not crash the process; the exit event still follows.
+  child.on('error', () => {});
+  const channel = options.channel ? (child.stdio[4] as Duplex | null) : null;
+  if (channel) {
+    channel.on('error', () => {});
+    options.channel?.(channel);
+  }
+  if (options.beforeStart) {
+    const gate = child.stdio[3] as import('node:stream').Writable | null;
+    try {
+      await options.beforeStart(child.pid!);
+    } finally {
+      gate?.on('error', () => {});
+      gate?.end('go');
+    }
+  }
+  return { child, exited };
+}
+
+/**
+ * Starts a process that is to become a run's agent later (`SpawnAgentOptions.prestarted`): a
+ * sandbox whose starter waits for its launch. Its output waits in its pipes until it is adopted;
+ * `abandon` stops its group when it never is. `executable` is an absolute path.
+ */
+export async function prestartProcess(
+  executable: string,
+  options: StartOptions & { killGraceMs?: number },
+): Promise<PrestartedProcess> {
+  const { child, exited } = await startProcess(executable, executable, options);
+  const pid = child.pid!;
+  let abandoned: Promise<void> | undefined;
+  return {
+    child,
+    pid,
+    exited,
+    abandon() {
+      abandoned ??= (async () => {
+        (child.stdio[4] as Duplex | null)?.destroy();
+        await terminateGroup(pid, options.killGraceMs ?? 1_000);
+        await exited;
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+      })();
+      return abandoned;
+    },
+  };
+}
+
 export async function spawnAgent(options: SpawnAgentOptions): Promise<AgentProcessResult> {
   const { executable, cwd } = options;
   checkCwd(executable, cwd);
@@ -242,50 +340,30 @@ export async function spawnAgent(options: SpawnAgentOptions): Promise<AgentProce
   let out: StreamSink | undefined;
   let err: StreamSink | undefined;
 
-  const startedAt = performance.now();
-  const child = spawn(resolved, [...options.args], {
-    cwd,
-    env: { ...options.env },
-    stdio: [
-      'ignore',
-      'pipe',
-      'pipe',
-      ...(options.beforeStart || options.channel ? [options.beforeStart ? 'pipe' : 'ignore'] : []),
-      ...(options.channel ? ['pipe'] : []),
-    ] as ('ignore' | 'pipe')[],
-    detached: true,
-    shell: false,
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolveExit) => {
-    child.once('exit', (code, signal) => resolveExit({ code, signal }));
-  });
-
-  try {
-    await once(child, 'spawn');
-  } catch (error) {
-    closeFiles();
-    const cause = error as NodeJS.ErrnoException;
-    if (cause.code === 'ENOENT') throw new AgentNotFoundError(executable);
-    throw new CurupiraError('agent_start', `could not start ${executable}: ${cause.message}`, { cause });
-  }
-  // Later errors (a failed kill, say) must not crash the process; the exit event still follows.
-  child.on('error', () => {});
-
-  const pid = child.pid!;
-  const channel = options.channel ? (child.stdio[4] as Duplex | null) : null;
-  if (channel) {
-    channel.on('error', () => {});
-    options.channel?.(channel);
-  }
-  if (options.beforeStart) {
-    const gate = child.stdio[3] as import('node:stream').Writable | null;
+  let child: ChildProcess;
+  let exited: PrestartedProcess['exited'];
+  if (options.prestarted) {
+    ({ child, exited } = options.prestarted.process);
     try {
-      await options.beforeStart(pid);
-    } finally {
-      gate?.on('error', () => {});
-      gate?.end('go');
+      await options.prestarted.launch();
+    } catch (error) {
+      closeFiles();
+      await options.prestarted.process.abandon();
+      throw new CurupiraError('agent_start', `could not start ${executable}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+  } else {
+    try {
+      ({ child, exited } = await startProcess(resolved, executable, options));
+    } catch (error) {
+      closeFiles();
+      throw error;
     }
   }
+  const startedAt = performance.now();
+  const pid = child.pid!;
+  const channel = options.channel || options.prestarted ? ((child.stdio[4] as Duplex | null) ?? null) : null;
   let exitedYet = false;
   let timedOut = false;
   let cancelled = false;

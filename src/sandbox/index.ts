@@ -24,6 +24,7 @@ import type { Duplex } from 'node:stream';
 import { gitWriteDirs } from '../agents/git-dirs.js';
 import type { DriverSandbox } from '../agents/types.js';
 import type { ScreeningFinding } from '../core/types.js';
+import { type PrestartedProcess, prestartProcess } from '../process/agent.js';
 import { runCommand } from '../process/command.js';
 import { registerSecret } from '../security/redact.js';
 import { INSIDE_RUN_DIR } from './bubblewrap/index.js';
@@ -32,8 +33,16 @@ import { createNoSandbox } from './none/index.js';
 import { type KeyForward, startEgressProxy } from './proxy.js';
 import { sandboxBackend } from './registry.js';
 import { RELAY_FILE, RELAY_SOURCE, relayCommand, TOOLS_SOCKET } from './relay.js';
-import { STARTER_SOURCE } from './starter.js';
-import type { SandboxBackend, SandboxLimits, SandboxMode, SandboxPolicy, SandboxSpec } from './types.js';
+import { launchFileContent, STARTER_SOURCE } from './starter.js';
+import type {
+  LateCommand,
+  SandboxBackend,
+  SandboxLimits,
+  SandboxMode,
+  SandboxPolicy,
+  SandboxSpec,
+  WrappedCommand,
+} from './types.js';
 
 export type { SandboxMode, SandboxPolicy } from './types.js';
 export { SANDBOX_MODES } from './types.js';
@@ -131,6 +140,8 @@ export interface PreparedSandbox {
   place?(pid: number): Promise<void>;
   channel?(socket: Duplex): void;
   endsWithLeader?: boolean;
+  /** The sandbox started early (`startSandboxEarly`): the agent is launched in it, not spawned. */
+  prestarted?: { process: PrestartedProcess; launch(): Promise<void> };
   /** Findings for the run: the policy and every blocked connection. */
   findings(): ScreeningFinding[];
   dispose(): Promise<void>;
@@ -318,6 +329,25 @@ export async function prepareSandbox(request: SandboxRequest): Promise<PreparedS
     );
   }
 
+  return containLate(request, backend, makeBase(request), undefined);
+}
+
+/** What a contained run's sandbox is made of before its agent's argv and environment are known. */
+interface SandboxBase {
+  spec: SandboxSpec;
+  home: string;
+  homeInside: string;
+}
+
+/** The private home, the run's folder with its starter, and the mounts the sandbox will have. */
+function makeBase(
+  request: Pick<
+    SandboxRequest,
+    'realHome' | 'stateDir' | 'homeKey' | 'driver' | 'cwd' | 'executable' | 'limits'
+  > & {
+    profile: { readPaths: readonly string[]; writePaths: readonly string[] };
+  },
+): SandboxBase {
   const homeInside = request.realHome && isAbsolute(request.realHome) ? request.realHome : '/home/agent';
   const home = join(
     request.stateDir,
@@ -330,7 +360,45 @@ export async function prepareSandbox(request: SandboxRequest): Promise<PreparedS
   const runDir = mkdtempSync(join(tmpdir(), 'cur-sbx-'));
   const starter = join(runDir, 'starter.cjs');
   writeFileSync(starter, STARTER_SOURCE, { mode: 0o444 });
-  const proxySocket = join(runDir, 'egress.sock');
+  const paths = (list: readonly string[]): string[] =>
+    list.flatMap((path) => {
+      const full = expandPath(path, request.realHome);
+      return full && existsSync(full) ? [full] : [];
+    });
+  const git = gitLayout(request.cwd, gitWriteDirs(request.cwd));
+  const writable = [...git.writable, ...paths(request.profile.writePaths)];
+  const readOnly = [...installDirs(request.executable), ...git.readOnly, ...paths(request.profile.readPaths)];
+  const spec: SandboxSpec = {
+    cwd: request.cwd,
+    writable,
+    readOnly,
+    protectedPaths: git.protectedPaths,
+    home,
+    homeInside,
+    runDir,
+    proxySocket: join(runDir, 'egress.sock'),
+    starter,
+    cacheDir: request.stateDir,
+    proxyPort: INSIDE_PROXY_PORT,
+    limits: request.limits,
+  };
+  return { spec, home, homeInside };
+}
+
+/**
+ * The rest of a contained run's sandbox, once its agent is known: the environment inside (the
+ * private home, the proxy, placeholders for the keys), the egress proxy, the run's tools, and the
+ * sandbox itself: wrapped now, or, for a sandbox started early, the launch of the agent in it.
+ */
+async function containLate(
+  request: SandboxRequest,
+  backend: SandboxBackend,
+  base: SandboxBase,
+  early: EarlySandbox | undefined,
+): Promise<PreparedSandbox> {
+  const { choice } = request;
+  const { spec, home, homeInside } = base;
+  const { runDir } = spec;
   if (request.tools) writeFileSync(join(runDir, RELAY_FILE), RELAY_SOURCE, { mode: 0o444 });
 
   // The environment inside: the private home, the proxy, and placeholders for the keys.
@@ -368,6 +436,14 @@ export async function prepareSandbox(request: SandboxRequest): Promise<PreparedS
     env[route.baseUrlEnv] = keyUrl;
     if (route.baseUrlArgs) keyArgs.push(...route.baseUrlArgs(keyUrl));
   }
+  const args = [...keyArgs, ...request.args];
+  const launch = early ? launchFileContent(env, request.executable, args) : undefined;
+  if (early && launch === undefined) {
+    // What the launch file cannot carry (a NUL byte, say): the early sandbox goes, and the run's
+    // own starts as usual.
+    await early.abandon();
+    return containLate(request, backend, makeBase(request), undefined);
+  }
 
   const hosts = [
     ...(request.driver?.hosts ?? []),
@@ -377,7 +453,7 @@ export async function prepareSandbox(request: SandboxRequest): Promise<PreparedS
   ];
   const blocked: string[] = [];
   const proxy = await startEgressProxy({
-    socketPath: proxySocket,
+    socketPath: spec.proxySocket,
     allow: hosts,
     keys,
     selfPort: INSIDE_PROXY_PORT,
@@ -391,35 +467,14 @@ export async function prepareSandbox(request: SandboxRequest): Promise<PreparedS
     tools = await request.tools?.(join(runDir, TOOLS_SOCKET));
   } catch (error) {
     await proxy.close();
-    rmSync(runDir, { recursive: true, force: true });
+    if (early) await early.abandon();
+    else rmSync(runDir, { recursive: true, force: true });
     throw error;
   }
 
-  const paths = (list: readonly string[]): string[] =>
-    list.flatMap((path) => {
-      const full = expandPath(path, request.realHome);
-      return full && existsSync(full) ? [full] : [];
-    });
-  const git = gitLayout(request.cwd, gitWriteDirs(request.cwd));
-  const writable = [...git.writable, ...paths(request.profile.writePaths)];
-  const readOnly = [...installDirs(request.executable), ...git.readOnly, ...paths(request.profile.readPaths)];
-  const spec: SandboxSpec = {
-    cwd: request.cwd,
-    writable,
-    readOnly,
-    protectedPaths: git.protectedPaths,
-    home,
-    homeInside,
-    runDir,
-    proxySocket,
-    starter,
-    cacheDir: request.stateDir,
-    proxyPort: INSIDE_PROXY_PORT,
-    limits: request.limits,
-  };
-  let wrapped: Awaited<ReturnType<typeof backend.wrap>>;
+  let wrapped: WrappedCommand;
   try {
-    wrapped = await backend.wrap(spec, request.executable, [...keyArgs, ...request.args]);
+    wrapped = early ? early.late : await backend.wrap(spec, request.executable, args);
   } catch (error) {
     await proxy.close();
     await tools?.close();
@@ -429,30 +484,147 @@ export async function prepareSandbox(request: SandboxRequest): Promise<PreparedS
   const policy: SandboxPolicy = {
     backend: backend.name,
     summary: `${backend.name} (sandbox = "${choice.mode}", ${choice.source})`,
-    writable: [request.cwd, ...writable, `${homeInside} (private)`, '/tmp (private)'],
+    writable: [request.cwd, ...spec.writable, `${homeInside} (private)`, '/tmp (private)'],
     hosts: [...new Set(hosts)],
     limits: policyLimits(request.limits, wrapped.unenforced),
   };
+  let launched = false;
   const policyLine = `${policy.summary}; writable: ${policy.writable.join(', ')}; hosts: ${policy.hosts.join(', ') || 'none'}${keys.length ? '; model keys held by the key proxy' : ''}; limits: ${policy.limits.join(', ')}`;
   return {
     policy,
     executable: wrapped.executable,
     args: wrapped.args,
     env,
-    ...(wrapped.place ? { place: wrapped.place } : {}),
-    ...(wrapped.channel ? { channel: wrapped.channel } : {}),
+    ...(wrapped.place && !early ? { place: wrapped.place } : {}),
+    ...(wrapped.channel && !early ? { channel: wrapped.channel } : {}),
     ...(wrapped.endsWithLeader ? { endsWithLeader: true } : {}),
+    ...(early && launch !== undefined
+      ? {
+          prestarted: {
+            process: early.process,
+            launch: async () => {
+              launched = true;
+              await early.late.ready;
+              writeFileSync(early.late.launchFile, launch, { mode: 0o400 });
+              early.late.go();
+            },
+          },
+        }
+      : {}),
     findings: () => [
       finding('policy', 'low', policyLine),
       ...blocked.map((target) => finding('blocked-connection', 'high', `blocked connection to ${target}`)),
     ],
     dispose: async () => {
+      // An early sandbox whose agent was never launched (the run failed before) is stopped here.
+      if (early && !launched) await early.process.abandon();
       await proxy.close();
       await tools?.close();
       await wrapped.dispose();
       rmSync(runDir, { recursive: true, force: true });
     },
   };
+}
+
+/** What a sandbox started early needs: everything of `SandboxRequest` but the agent's argv and environment. */
+export type EarlySandboxRequest = Omit<
+  SandboxRequest,
+  'env' | 'args' | 'tools' | 'automationHosts' | 'githubHosts' | 'profile'
+> & {
+  profile: { readPaths: readonly string[]; writePaths: readonly string[] };
+  /** The environment of the sandbox's own processes until the agent starts (its run id). */
+  startEnv: Readonly<Record<string, string>>;
+};
+
+/** A sandbox started while its run's worktree was being filled (`startSandboxEarly`). */
+export interface EarlySandbox {
+  cwd: string;
+  executable: string;
+  homeKey: string;
+  base: SandboxBase;
+  late: LateCommand;
+  process: PrestartedProcess;
+  /** Stops it and removes what it made; for a sandbox its run did not take. */
+  abandon(): Promise<void>;
+}
+
+/**
+ * Starts a contained run's sandbox before its agent is known: bubblewrap, its mounts, its control
+ * group and the proxy forwarder start while the worktree (already at its path, with its git
+ * directories) is still being filled, and `prepareSandbox` given it then only launches the agent.
+ * Undefined where it cannot (no sandbox for this run, a backend without `wrapLate`, no bash or
+ * socat): the run's sandbox then starts as usual.
+ */
+export async function startSandboxEarly(request: EarlySandboxRequest): Promise<EarlySandbox | undefined> {
+  if (request.choice.mode === 'none') return undefined;
+  const backend = request.backend ?? sandboxBackend('bubblewrap');
+  if (!backend.wrapLate || !(await backend.probe()).ok) return undefined;
+  const base = makeBase(request);
+  const removeRunDir = () => rmSync(base.spec.runDir, { recursive: true, force: true });
+  let late: LateCommand | undefined;
+  try {
+    late = await backend.wrapLate(base.spec);
+    if (!late) {
+      removeRunDir();
+      return undefined;
+    }
+    const command = late;
+    const process = await prestartProcess(command.executable, {
+      args: command.args,
+      cwd: request.cwd,
+      env: request.startEnv,
+      ...(command.place ? { beforeStart: command.place } : {}),
+      channel: command.channel,
+    });
+    let abandoned: Promise<void> | undefined;
+    return {
+      cwd: request.cwd,
+      executable: request.executable,
+      homeKey: request.homeKey,
+      base,
+      late: command,
+      process,
+      abandon() {
+        abandoned ??= (async () => {
+          await process.abandon();
+          await command.dispose();
+          removeRunDir();
+        })();
+        return abandoned;
+      },
+    };
+  } catch {
+    await late?.dispose();
+    removeRunDir();
+    return undefined;
+  }
+}
+
+/**
+ * The sandbox of one run, ready to start, on a sandbox started early when `early` is one for this
+ * very worktree and agent (else that one is stopped and the run's own starts as usual).
+ */
+export async function prepareEarlySandbox(
+  request: SandboxRequest,
+  early: EarlySandbox,
+): Promise<PreparedSandbox> {
+  const backend = request.backend ?? sandboxBackend('bubblewrap');
+  const same =
+    request.choice.mode !== 'none' &&
+    early.cwd === request.cwd &&
+    early.executable === request.executable &&
+    early.homeKey === request.homeKey;
+  const started =
+    same &&
+    (await early.late.ready.then(
+      () => true,
+      () => false,
+    ));
+  if (!started) {
+    await early.abandon();
+    return prepareSandbox(request);
+  }
+  return containLate(request, backend, early.base, early);
 }
 
 /**

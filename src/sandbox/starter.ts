@@ -61,6 +61,85 @@ export const SHELL_STARTER = [
   'exec "$@" 4<&-',
 ].join('\n');
 
+/**
+ * The shell starter of a sandbox started before its agent is known (`startEarly`): the sandbox
+ * starts while the run's worktree is still being filled, and the agent's environment and argv are
+ * decided later. Like `SHELL_STARTER` it starts socat and waits on fd 4, but after `go` it reads
+ * the launch file (in the run's read-only folder, written by curupira just before `go`: the number
+ * of environment entries, the entries, the executable, its arguments, each ended by a NUL byte)
+ * into an array with bash's `read -d ''`, then `exec`s `env -i` with them. Every value stays one
+ * argument: nothing is parsed as shell text. bash, not `sh`, because only bash reads NUL-separated
+ * fields.
+ *
+ *   bash -c LATE_STARTER bash PORT SOCKET LAUNCH_FILE ENV_BINARY
+ */
+export const LATE_STARTER = [
+  'port="$1"; sock="$2"; launch="$3"; envbin="$4"',
+  'socat -d -d "TCP-LISTEN:$port,bind=127.0.0.1,reuseaddr,fork" "UNIX-CONNECT:$sock" </dev/null >/dev/null 2>&4 &',
+  'read -r answer <&4',
+  'if [ "$answer" != go ]; then echo "sandbox: the proxy forwarder did not start" >&2; exit 126; fi',
+  'f=()',
+  'while IFS= read -r -d \'\' field; do f+=("$field"); done < "$launch"',
+  'n="${f[0]}"',
+  'if [ "${#f[@]}" -lt $((n + 2)) ]; then echo "sandbox: the launch file is incomplete" >&2; exit 126; fi',
+  'exec 4<&-',
+  'exec "$envbin" -i -- "${f[@]:1:n}" "${f[@]:n+1}"',
+].join('\n');
+
+/** The launch file's name in the run's folder (see `LATE_STARTER`). */
+export const LAUNCH_FILE = 'launch';
+
+/**
+ * The launch file's content: the environment's entry count, `NAME=value` entries, the executable
+ * and its arguments, each ended by NUL. Undefined when a value cannot pass this way: a NUL byte
+ * (no process can receive it), an executable with `=` (`env` would read it as an entry), or an
+ * entry name that is empty or holds `=`.
+ */
+export function launchFileContent(
+  env: Readonly<Record<string, string>>,
+  executable: string,
+  args: readonly string[],
+): string | undefined {
+  const entries = Object.entries(env);
+  if (executable.includes('=') || !executable.startsWith('/')) return undefined;
+  if (entries.some(([name]) => name === '' || name.includes('='))) return undefined;
+  const fields = [
+    String(entries.length),
+    ...entries.map(([name, value]) => `${name}=${value}`),
+    executable,
+    ...args,
+  ];
+  if (fields.some((field) => field.includes('\0'))) return undefined;
+  return fields.map((field) => `${field}\0`).join('');
+}
+
+/**
+ * curupira's side of fd 4 for `LATE_STARTER`: `ready` resolves once socat listens (rejects when
+ * it reports an error, exits or takes too long); `go()` then lets the starter read its launch file.
+ */
+export function lateStarterChannel(): {
+  channel(socket: Duplex): void;
+  ready: Promise<void>;
+  go(): void;
+} {
+  let socket: Duplex | undefined;
+  let settle: (ok: boolean) => void = () => {};
+  const ready = new Promise<void>((resolveReady, rejectReady) => {
+    settle = (ok) => (ok ? resolveReady() : rejectReady(new Error('the proxy forwarder did not start')));
+  });
+  ready.catch(() => {});
+  return {
+    ready,
+    channel(channel) {
+      socket = channel;
+      watchForwarder(channel, settle);
+    },
+    go() {
+      socket?.write('go\n');
+    },
+  };
+}
+
 /** The fd on which the shell starter waits for curupira's `go`. */
 export const STARTER_CHANNEL_FD = 4;
 
@@ -74,14 +153,22 @@ const FORWARDER_START_MS = 60_000;
  * read and dropped.
  */
 export function answerStarter(socket: Duplex): void {
+  watchForwarder(socket, (ok) => {
+    if (ok) socket.write('go\n');
+    else socket.destroy();
+  });
+}
+
+/** Reads socat's log on fd 4 and calls `settle` once: true when it listens, false otherwise. */
+function watchForwarder(socket: Duplex, settle: (ok: boolean) => void): void {
   let seen = '';
   let answered = false;
   const answer = (ok: boolean): void => {
     if (answered) return;
     answered = true;
     clearTimeout(timer);
-    if (ok) socket.write('go\n');
-    else socket.destroy();
+    if (!ok) socket.destroy();
+    settle(ok);
   };
   const timer = setTimeout(() => answer(false), FORWARDER_START_MS);
   timer.unref();

@@ -77,6 +77,18 @@ export interface WrappedCommand {
   dispose(): Promise<void>;
 }
 
+/**
+ * A sandbox started before its agent is known (`SandboxBackend.wrapLate`): its starter waits on
+ * fd 4 (`channel`); `ready` resolves once it can take the agent, and after `launchFile` is
+ * written (`launchFileContent` of src/sandbox/starter.ts), `go()` starts the agent it names.
+ */
+export interface LateCommand extends WrappedCommand {
+  channel(socket: Duplex): void;
+  ready: Promise<void>;
+  go(): void;
+  launchFile: string;
+}
+
 export interface SandboxProbe {
   ok: boolean;
   /** Why not, in words a user can act on (what to install or enable). */
@@ -88,6 +100,12 @@ export interface SandboxBackend {
   probe(): Promise<SandboxProbe>;
   /** The argv that runs `executable args` contained; `executable` is an absolute path. */
   wrap(spec: SandboxSpec, executable: string, args: readonly string[]): Promise<WrappedCommand>;
+  /**
+   * Optional: the sandbox of `spec` started before its agent is chosen, so that its start overlaps
+   * the filling of the worktree; undefined where this backend cannot do it here (a run then
+   * starts with `wrap`).
+   */
+  wrapLate?(spec: SandboxSpec): Promise<LateCommand | undefined>;
 }
 
 /** The effective sandbox of a run, as `validate --explain`, `run --dry-run` and the run show it. */

@@ -58,6 +58,12 @@ const STALE_INFIX = '.stale-';
 
 export interface PrepareWorktreeOptions {
   checkoutPath: string;
+  /**
+   * Told the worktree's path as soon as it is registered there (its folder and git directories in
+   * place, its files still being written), so that work that needs only the path can start
+   * meanwhile (a sandbox's start); told null when that registration is dropped and redone.
+   */
+  onLocated?(path: string | null): void;
   automationId: string;
   taskType: string;
   taskId: string;
@@ -189,10 +195,13 @@ export async function prepareWorktree(options: PrepareWorktreeOptions): Promise<
     // concurrent tasks of one checkout switch their worktrees at once.
     const { prepared } = registered;
     const fields = { automation: options.automationId, path: prepared.path, branch: prepared.branch };
-    if (await switchClaimed(claimed, prepared.branch, prepared.baseCommit ?? 'HEAD', options.log)) {
+    const switching = switchClaimed(claimed, prepared.branch, prepared.baseCommit ?? 'HEAD', options.log);
+    options.onLocated?.(prepared.path);
+    if (await switching) {
       options.log.debug({ ...fields, base: prepared.baseRef }, 'Prepared worktree from the pool');
       return prepared;
     }
+    options.onLocated?.(null);
     const checkout = resolve(options.checkoutPath);
     await withLock(repoLockKey(checkout), () => dropClaimed(checkout, claimed));
     registered = await registerWorktree(options, false);
@@ -202,7 +211,9 @@ export async function prepareWorktree(options: PrepareWorktreeOptions): Promise<
   // only this task uses it. A kill here leaves it without an index, which the next attempt finds
   // (`halfMadeReason`) and recreates.
   if (unpopulated) {
-    await git(['reset', '--hard', '--no-recurse-submodules', '--quiet'], { cwd: prepared.path });
+    const writing = git(['reset', '--hard', '--no-recurse-submodules', '--quiet'], { cwd: prepared.path });
+    options.onLocated?.(prepared.path);
+    await writing;
     options.log.debug(
       {
         automation: options.automationId,

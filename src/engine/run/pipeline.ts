@@ -29,6 +29,7 @@ import { renderPrompt } from '../../prompt/index.js';
 import { githubHosts, sandboxChoice, sandboxLimits } from '../../sandbox/choice.js';
 import {
   type PreparedSandbox,
+  prepareEarlySandbox,
   prepareSandbox,
   primeSandbox,
   type SandboxChoice,
@@ -54,6 +55,7 @@ import { stallTimeoutMs, watchForStall } from '../stall.js';
 import { itemAppendix, promptContext, promptTemplateHash, runInit } from '../task.js';
 import { runToolsSocket } from './agent-tools.js';
 import { type Cleaned, completeRun } from './complete.js';
+import { EarlySandboxSlot } from './early-sandbox.js';
 import {
   addUsage,
   cliVersion,
@@ -112,6 +114,8 @@ class RunPipeline {
   private code: { baseCommit?: string | null; headCommit?: string | null } = {};
   /** A sandboxed run's tools, served on the socket its relay reaches (src/engine/run/agent-tools.ts). */
   private toolsSocket: SandboxRequest['tools'];
+  /** The sandbox started while the worktree is filled, until the agent step takes it. */
+  private readonly early: EarlySandboxSlot;
 
   constructor(
     private readonly deps: ExecutorDeps,
@@ -126,6 +130,7 @@ class RunPipeline {
       id: task.identity.id,
     };
     this.templateHash = promptTemplateHash(automation);
+    this.early = new EarlySandboxSlot(deps, automation, sandboxHomeKey(request), deps.log, this.fields);
     this.timeoutMs = deps.execution.task_timeout_minutes * 60_000;
   }
 
@@ -147,13 +152,18 @@ class RunPipeline {
       return this.finish(runStatusFor(classifyFailure(error, { stage: 'prompt' })), errorMessage(error));
     }
     if (this.request.signal.aborted) return this.finish('cancelled', 'stopped before the agent started');
-    // A contained run's sandbox starts once its workspace is ready: the kernel gets ready meanwhile.
+    // A contained run's sandbox starts while its workspace is filled (`EarlySandboxSlot`): the
+    // kernel gets ready for its control group meanwhile.
     primeSandbox(sandboxChoice(this.request.automation, this.deps.execution));
-    const prepared = await this.prepareWorkspace();
-    if (prepared !== true) return prepared;
-    const launch = await this.prepareAgent();
-    if (!('driver' in launch)) return launch;
-    return this.runAgent(launch);
+    try {
+      const prepared = await this.prepareWorkspace();
+      if (prepared !== true) return prepared;
+      const launch = await this.prepareAgent();
+      if (!('driver' in launch)) return launch;
+      return await this.runAgent(launch);
+    } finally {
+      await this.early.drop();
+    }
   }
 
   /** Step 1: the session to continue, unless the automation's prompt or agent changed since. */
@@ -380,6 +390,13 @@ class RunPipeline {
           ? { continuePushed: true, pushedBranch: remoteBranchOf(automation, this.run) }
           : {}),
         ...(markReviewed ? { markReviewed } : {}),
+        ...(EarlySandboxSlot.eligible(
+          this.deps,
+          automation,
+          additionalWorktrees(automation, task.identity.taskType, task.identity.id).length,
+        )
+          ? { onLocated: (path: string | null) => this.early.located(path, this.run.id) }
+          : {}),
       });
       this.worktree = { path: prepared.path, branch: prepared.branch };
       if (!prepared.reused && !prepared.reusedBranch && prepared.baseCommit) {
@@ -698,10 +715,11 @@ class RunPipeline {
     const resolved = findExecutable(launch.executable, launch.env.PATH, this.cwd);
     if (!resolved) return launch;
     try {
-      const sandbox = await prepareSandbox({
+      const early = await this.early.take();
+      const request: SandboxRequest = {
         choice: sandboxChoice(automation, deps.execution),
         runId: this.run.id,
-        homeKey: `${task.key}\0${automation.profileName}`,
+        homeKey: sandboxHomeKey(this.request),
         cwd: this.cwd,
         env: launch.env,
         executable: resolved,
@@ -725,7 +743,8 @@ class RunPipeline {
         githubHosts: profile.github_token ? githubHosts(deps.execution.github.api_url) : [],
         limits: sandboxLimits(deps.execution),
         ...(this.toolsSocket ? { tools: this.toolsSocket } : {}),
-      });
+      };
+      const sandbox = early ? await prepareEarlySandbox(request, early) : await prepareSandbox(request);
       if (sandbox.policy.backend === 'none' && sandbox.policy.summary.includes('"auto"'))
         this.log.warn({ ...this.runFields, reason: sandbox.policy.summary }, 'Agent runs without a sandbox');
       return { ...launch, sandbox };
@@ -772,6 +791,7 @@ class RunPipeline {
         ...(launch.sandbox?.place ? { beforeStart: launch.sandbox.place } : {}),
         ...(launch.sandbox?.channel ? { channel: launch.sandbox.channel } : {}),
         ...(launch.sandbox?.endsWithLeader ? { groupEndsWithLeader: true } : {}),
+        ...(launch.sandbox?.prestarted ? { prestarted: launch.sandbox.prestarted } : {}),
       });
       watch.events(watch.parser.end());
     } catch (error) {
@@ -1035,4 +1055,9 @@ class AgentWatch {
     this.reported = reported;
     this.pipeline.reportedChanged(reported);
   }
+}
+
+/** Names a run's private home: the runs of one task and profile share it (a resumed session finds its files). */
+function sandboxHomeKey(request: RunRequest): string {
+  return `${request.task.key}\0${request.automation.profileName}`;
 }

@@ -6,13 +6,14 @@
  * its network namespace is the egress proxy's unix socket.
  */
 import { lstatSync, readlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { runCommand } from '../../process/command.js';
 import { findExecutable } from '../../process/env.js';
 import { processAlive } from '../../process/process-group.js';
 import { type ControlGroup, childrenOf, createControlGroup, primeSettled } from '../limits.js';
-import { answerStarter, SHELL_STARTER } from '../starter.js';
-import type { SandboxBackend, SandboxProbe, SandboxSpec, WrappedCommand } from '../types.js';
+import { answerStarter, LATE_STARTER, LAUNCH_FILE, lateStarterChannel, SHELL_STARTER } from '../starter.js';
+import type { LateCommand, SandboxBackend, SandboxProbe, SandboxSpec, WrappedCommand } from '../types.js';
 import { etcLayout } from './etc.js';
 
 /** Folders of the system, read-only (a symlink such as /bin → usr/bin stays a symlink). */
@@ -45,76 +46,108 @@ export function createBubblewrapBackend(
       return probed;
     },
     async wrap(spec: SandboxSpec, executable: string, args: readonly string[]): Promise<WrappedCommand> {
-      const bwrap = binary();
-      if (!bwrap) throw new Error('bwrap is not installed');
-      const argv: string[] = ['--unshare-all', '--die-with-parent'];
       const network = spec.network !== false;
-      if (network) await primeSettled();
-      const group = network
-        ? createControlGroup(`curupira-${spec.runDir.split('/').pop() ?? 'run'}`, spec.limits)
-        : undefined;
-      if (group) argv.push('--block-fd', '3');
-      for (const dir of SYSTEM_DIRS) {
-        const what = kind(dir);
-        if (what === 'link') argv.push('--symlink', readlinkSync(dir), dir);
-        else if (what === 'dir') argv.push('--ro-bind', dir, dir);
-      }
-      const etc = etcLayout(spec.cacheDir);
-      argv.push('--ro-bind', etc.dir, '/etc');
-      for (const folder of etc.folders) argv.push('--ro-bind', folder, folder);
-      argv.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
-      argv.push('--bind', spec.home, spec.homeInside);
-      for (const path of spec.readOnly) if (kind(path)) argv.push('--ro-bind', path, path);
-      argv.push('--bind', spec.cwd, spec.cwd);
-      for (const path of spec.writable) if (kind(path)) argv.push('--bind', path, path);
-      // -try: a file git outside may be replacing this instant (the rename then wins; see gitLayout).
-      for (const path of spec.protectedPaths) if (kind(path)) argv.push('--ro-bind-try', path, path);
-      // The run's folder (the proxy's socket, the Node.js starter, the tools' relay and socket) as
-      // one read-only mount: a socket on a read-only mount still accepts connections.
-      argv.push('--ro-bind', spec.runDir, INSIDE_RUN_DIR);
-      argv.push('--chdir', spec.cwd, '--');
-      const unenforced: string[] = [...(group?.unenforced ?? [])];
-      if (!group) {
-        const prlimit = findExecutable('prlimit', env.PATH ?? '/usr/bin:/bin');
-        if (prlimit) {
-          argv.push(prlimit, `--as=${spec.limits.memoryMb * 1024 * 1024}`);
-          argv.push(`--nproc=${spec.limits.maxProcesses}`, '--');
-          unenforced.push('memory: bounds each process (RLIMIT_AS), not the sandbox: no cgroup here');
-          if (process.getuid?.() === 0)
-            unenforced.push('process count: root is exempt from RLIMIT_NPROC and no cgroup is available');
-        } else {
-          unenforced.push('memory and process count: neither a cgroup nor prlimit (util-linux) is available');
-        }
-      }
       const socat = findExecutable('socat', '/usr/bin:/bin');
       const sh = findExecutable('sh', '/usr/bin:/bin');
       const shellStarter = network && Boolean(socat && sh);
+      const command: string[] = [];
       if (!network) {
-        argv.push(executable, ...args);
+        command.push(executable, ...args);
       } else if (shellStarter) {
-        argv.push(sh!, '-c', SHELL_STARTER, 'sh', String(spec.proxyPort));
-        argv.push(`${INSIDE_RUN_DIR}/egress.sock`, executable, ...args);
+        command.push(sh!, '-c', SHELL_STARTER, 'sh', String(spec.proxyPort));
+        command.push(`${INSIDE_RUN_DIR}/egress.sock`, executable, ...args);
       } else {
-        argv.push(process.execPath, `${INSIDE_RUN_DIR}/starter.cjs`, String(spec.proxyPort));
-        argv.push(`${INSIDE_RUN_DIR}/egress.sock`, executable, ...args);
+        command.push(process.execPath, `${INSIDE_RUN_DIR}/starter.cjs`, String(spec.proxyPort));
+        command.push(`${INSIDE_RUN_DIR}/egress.sock`, executable, ...args);
       }
+      const wrapped = await contained(spec, command);
+      return { ...wrapped, ...(shellStarter ? { channel: answerStarter } : {}) };
+    },
+    async wrapLate(spec: SandboxSpec): Promise<LateCommand | undefined> {
+      const socat = findExecutable('socat', '/usr/bin:/bin');
+      const bash = findExecutable('bash', '/usr/bin:/bin');
+      const envBinary = findExecutable('env', '/usr/bin:/bin');
+      if (spec.network === false || !socat || !bash || !envBinary) return undefined;
+      const starter = lateStarterChannel();
+      const wrapped = await contained(spec, [
+        bash,
+        '-c',
+        LATE_STARTER,
+        'bash',
+        String(spec.proxyPort),
+        `${INSIDE_RUN_DIR}/egress.sock`,
+        `${INSIDE_RUN_DIR}/${LAUNCH_FILE}`,
+        envBinary,
+      ]);
       return {
-        executable: bwrap,
-        args: argv,
-        unenforced,
-        ...(group ? { place: (pid: number) => placeSandbox(group, pid) } : {}),
-        ...(shellStarter ? { channel: answerStarter } : {}),
-        // --die-with-parent and --unshare-pid: once bwrap exits, its PID namespace's init gets
-        // SIGKILL, and with it every process inside.
-        endsWithLeader: true,
-        // The control group goes once the kernel has freed it, a moment after its last process:
-        // the run does not wait for that.
-        dispose: async () => {
-          void group?.dispose().catch(() => {});
-        },
+        ...wrapped,
+        channel: starter.channel,
+        ready: starter.ready,
+        go: starter.go,
+        launchFile: join(spec.runDir, LAUNCH_FILE),
       };
     },
   };
+
+  /** bubblewrap's argv around `command`, its control group and how it ends. */
+  async function contained(spec: SandboxSpec, command: readonly string[]): Promise<WrappedCommand> {
+    const bwrap = binary();
+    if (!bwrap) throw new Error('bwrap is not installed');
+    const argv: string[] = ['--unshare-all', '--die-with-parent'];
+    const network = spec.network !== false;
+    if (network) await primeSettled();
+    const group = network
+      ? createControlGroup(`curupira-${spec.runDir.split('/').pop() ?? 'run'}`, spec.limits)
+      : undefined;
+    if (group) argv.push('--block-fd', '3');
+    for (const dir of SYSTEM_DIRS) {
+      const what = kind(dir);
+      if (what === 'link') argv.push('--symlink', readlinkSync(dir), dir);
+      else if (what === 'dir') argv.push('--ro-bind', dir, dir);
+    }
+    const etc = etcLayout(spec.cacheDir);
+    argv.push('--ro-bind', etc.dir, '/etc');
+    for (const folder of etc.folders) argv.push('--ro-bind', folder, folder);
+    argv.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
+    argv.push('--bind', spec.home, spec.homeInside);
+    for (const path of spec.readOnly) if (kind(path)) argv.push('--ro-bind', path, path);
+    argv.push('--bind', spec.cwd, spec.cwd);
+    for (const path of spec.writable) if (kind(path)) argv.push('--bind', path, path);
+    // -try: a file git outside may be replacing this instant (the rename then wins; see gitLayout).
+    for (const path of spec.protectedPaths) if (kind(path)) argv.push('--ro-bind-try', path, path);
+    // The run's folder (the proxy's socket, the Node.js starter, the tools' relay and socket) as
+    // one read-only mount: a socket on a read-only mount still accepts connections.
+    argv.push('--ro-bind', spec.runDir, INSIDE_RUN_DIR);
+    argv.push('--chdir', spec.cwd, '--');
+    const unenforced: string[] = [...(group?.unenforced ?? [])];
+    if (!group) {
+      const prlimit = findExecutable('prlimit', env.PATH ?? '/usr/bin:/bin');
+      if (prlimit) {
+        argv.push(prlimit, `--as=${spec.limits.memoryMb * 1024 * 1024}`);
+        argv.push(`--nproc=${spec.limits.maxProcesses}`, '--');
+        unenforced.push('memory: bounds each process (RLIMIT_AS), not the sandbox: no cgroup here');
+        if (process.getuid?.() === 0)
+          unenforced.push('process count: root is exempt from RLIMIT_NPROC and no cgroup is available');
+      } else {
+        unenforced.push('memory and process count: neither a cgroup nor prlimit (util-linux) is available');
+      }
+    }
+    argv.push(...command);
+    return {
+      executable: bwrap,
+      args: argv,
+      unenforced,
+      ...(group ? { place: (pid: number) => placeSandbox(group, pid) } : {}),
+      // --die-with-parent and --unshare-pid: once bwrap exits, its PID namespace's init gets
+      // SIGKILL, and with it every process inside.
+      endsWithLeader: true,
+      // The control group goes once the kernel has freed it, a moment after its last process:
+      // the run does not wait for that.
+      dispose: async () => {
+        void group?.dispose().catch(() => {});
+      },
+    };
+  }
 }
 
 /**
