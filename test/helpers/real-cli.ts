@@ -7,7 +7,15 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +23,12 @@ import type { Profile } from '../../src/agents/schemas.js';
 import type { AgentDriver, AgentEvent } from '../../src/agents/types.js';
 import type { ScreeningFinding } from '../../src/core/types.js';
 import { spawnAgent } from '../../src/process/agent.js';
-import { prepareSandbox } from '../../src/sandbox/index.js';
+import {
+  prepareEarlySandbox,
+  prepareSandbox,
+  type SandboxRequest,
+  startSandboxEarly,
+} from '../../src/sandbox/index.js';
 import { sandboxBackend } from '../../src/sandbox/registry.js';
 
 export function git(cwd: string, ...args: string[]): string {
@@ -99,8 +112,10 @@ export async function runReal(options: RealRunOptions): Promise<RealRun> {
   let executable = options.executable;
   let args = [...options.args];
   let env = options.env;
-  const prepared = options.sandbox
-    ? await prepareSandbox({
+  // As curupira starts a contained run: the sandbox first, while the worktree would be filled
+  // (`startSandboxEarly`), then the agent launched in it.
+  const request: SandboxRequest | undefined = options.sandbox
+    ? {
         choice: { mode: 'bubblewrap', source: 'test' },
         runId: `real-${Date.now()}`,
         homeKey: options.sandbox.homeKey,
@@ -115,8 +130,20 @@ export async function runReal(options: RealRunOptions): Promise<RealRun> {
         automationHosts: [],
         githubHosts: [],
         limits: { memoryMb: 8192, maxProcesses: 1024 },
+      }
+    : undefined;
+  const early = request
+    ? await startSandboxEarly({
+        ...request,
+        startEnv: { PATH: '/usr/bin:/bin', CURUPIRA_RUN_ID: request.runId },
       })
     : undefined;
+  const prepared = request
+    ? early
+      ? await prepareEarlySandbox(request, early)
+      : await prepareSandbox(request)
+    : undefined;
+  if (request) expect(prepared?.prestarted, 'the sandbox started before the agent was known').toBeDefined();
   if (prepared) {
     executable = prepared.executable;
     args = prepared.args;
@@ -156,6 +183,7 @@ export async function runReal(options: RealRunOptions): Promise<RealRun> {
       ...(prepared?.place ? { beforeStart: prepared.place } : {}),
       ...(prepared?.channel ? { channel: prepared.channel } : {}),
       ...(prepared?.endsWithLeader ? { groupEndsWithLeader: true } : {}),
+      ...(prepared?.prestarted ? { prestarted: prepared.prestarted } : {}),
     });
     take(parser.end());
     run.exitCode = result.exitCode;
@@ -209,6 +237,24 @@ export interface RealCliCase<P extends Profile> {
   startModel(): Promise<ModelStandIn>;
   /** Set when the CLI cannot resume a session: why (the resume test is then skipped). */
   noResume?: string;
+  /**
+   * Whether the CLI has saved the turn that ran the tool (its call and result) in one of `files`
+   * (the files of the sandbox's private homes that the killed run made): the resume test kills the
+   * agent only then, since a CLI that prints the tool's result before saving it resumes without
+   * the turn. Absent: killed at once.
+   */
+  turnSaved?(files: readonly string[]): boolean;
+}
+
+/** Files under `dir` whose name ends with `suffix`, at any depth. */
+export function filesEndingWith(dir: string, suffix: string): string[] {
+  try {
+    return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+      .filter((name) => name.endsWith(suffix))
+      .map((name) => join(dir, name));
+  } catch {
+    return [];
+  }
 }
 
 /** What the real-CLI suites need of a model stand-in. */
@@ -337,9 +383,21 @@ export function describeRealCli<P extends Profile>(c: RealCliCase<P>): void {
       // The turn after the tool's result never answers: the agent is mid-session when killed.
       model.hold = (request) => request.lastRole === 'tool';
       const first = invoke('commit');
+      const homes = join(layout.root, 'state', 'homes');
+      const earlier = new Set(filesEndingWith(homes, ''));
+      const made = () => filesEndingWith(homes, '').filter((file) => !earlier.has(file));
       const killed = await start(first, true, {
         onEvent: (event: AgentEvent, kill: () => void) => {
-          if (event.kind === 'tool_result') kill();
+          if (event.kind !== 'tool_result') return;
+          if (!c.turnSaved) return kill();
+          // Killed once the CLI has saved the turn (at most 10 s later; the model holds the next
+          // answer meanwhile, so the agent is still mid-session).
+          const deadline = Date.now() + 10_000;
+          const look = (): void => {
+            if (c.turnSaved!(made()) || Date.now() > deadline) kill();
+            else setTimeout(look, 20);
+          };
+          look();
         },
       });
       expect(killed.signal, explain(killed)).toBe('SIGKILL');

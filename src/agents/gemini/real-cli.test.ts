@@ -9,9 +9,10 @@
  * and reaches no network. Run it with the CLI installed outside the repository, e.g.
  *   (mkdir -p /tmp/clis/gemini && cd /tmp/clis/gemini && npm install @google/gemini-cli)
  *   CURUPIRA_REAL_GEMINI=/tmp/clis/gemini/node_modules/.bin/gemini npx vitest run src/agents/gemini/real-cli.test.ts
- * Last run green with Gemini CLI 0.61.0 (3 of 3), Node 20.
+ * Last run green with Gemini CLI 0.61.0 (3 of 3), Node 20, 2026-12-06 (the resume once the turn is
+ * saved: `turnSaved`).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startGeminiStandIn } from '../../../test/helpers/model-stand-in/gemini.js';
 import { describeRealCli } from '../../../test/helpers/real-cli.js';
@@ -46,4 +47,12 @@ describeRealCli({
     GEMINI_API_KEY: CANARY,
     GOOGLE_GEMINI_BASE_URL: baseUrl,
   }),
+  // Gemini CLI 0.61.0 prints the tool's result before it records the call and its result in the
+  // session (`~/.gemini/tmp/<project>/chats/session-*.jsonl`, a `functionResponse` line): killed
+  // before that, `--resume` finds the session without the turn.
+  turnSaved: (files) =>
+    files.some(
+      (file) =>
+        /\/chats\/[^/]+\.jsonl$/.test(file) && readFileSync(file, 'utf8').includes('"functionResponse"'),
+    ),
 });
