@@ -15,7 +15,6 @@ import { once } from 'node:events';
 import { closeSync, mkdirSync, openSync, statSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Duplex, Readable } from 'node:stream';
-import { setTimeout as delay } from 'node:timers/promises';
 import { AgentNotFoundError, CurupiraError } from '../core/errors.js';
 import { createLineRedactor } from '../security/redact.js';
 import { findExecutable } from './env.js';
@@ -435,12 +434,15 @@ export async function spawnAgent(options: SpawnAgentOptions): Promise<AgentProce
   // Whatever the agent left running in its group (a dev server, a watcher) is stopped too.
   if (options.groupEndsWithLeader && !termination) signalGroup(pid, 'SIGKILL');
   else await (termination ?? terminate());
-  const drainTimer = new AbortController();
+  // A plain timer, cleared: an aborted promise timer made an AbortError (and its stack) every run.
+  let drainTimer: NodeJS.Timeout | undefined;
   const drained = await Promise.race([
     pipesClosed.then(() => true),
-    delay(PIPE_DRAIN_MS, false, { signal: drainTimer.signal }).catch(() => false),
+    new Promise<boolean>((resolveLate) => {
+      drainTimer = setTimeout(() => resolveLate(false), PIPE_DRAIN_MS);
+    }),
   ]);
-  drainTimer.abort();
+  clearTimeout(drainTimer);
   if (!drained) {
     // Something outside the group still holds the pipes; stop reading rather than wait forever.
     child.stdout?.destroy();

@@ -220,6 +220,31 @@ describe('buildToolEnv', () => {
       GH_TOKEN: 'ghp-canary',
     });
   });
+
+  it('reads the value of an allowed name only, in the order of the source, and skips unset ones', () => {
+    const read: string[] = [];
+    const counted = new Proxy<Record<string, string | undefined>>(
+      { ...source, UNSET: undefined, LC_ALL: 'C.UTF-8' },
+      {
+        get(target, name) {
+          if (typeof name === 'string') read.push(name);
+          return target[name as string];
+        },
+      },
+    );
+    const env = buildToolEnv({ source: counted, allow: GIT_ENV });
+    expect(Object.keys(env)).toEqual(['PATH', 'HOME', 'GIT_CONFIG_GLOBAL', 'GIT_SSH_COMMAND', 'LC_ALL']);
+    expect(read).toEqual(['PATH', 'HOME', 'GIT_CONFIG_GLOBAL', 'GIT_SSH_COMMAND', 'GIT_DIR', 'LC_ALL']);
+    // The same list again, and another one, from the compiled matchers.
+    expect(buildToolEnv({ source, allow: GIT_ENV })).toEqual(
+      buildToolEnv({ source: { ...source }, allow: GIT_ENV }),
+    );
+    expect(Object.keys(buildToolEnv({ source, allow: ['GIT_SSH*'] }))).toEqual([
+      'PATH',
+      'HOME',
+      'GIT_SSH_COMMAND',
+    ]);
+  });
 });
 
 describe('isSecretEnvName', () => {

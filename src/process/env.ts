@@ -94,23 +94,60 @@ export interface BuildAgentEnvOptions {
 
 /** True when `name` is one of `patterns` (exact names, or prefixes written `PREFIX*`). */
 export function matchesEnvPattern(name: string, patterns: readonly string[]): boolean {
-  for (const pattern of patterns) {
-    if (pattern.endsWith('*')) {
-      if (name.startsWith(pattern.slice(0, -1))) return true;
-    } else if (name === pattern) {
-      return true;
+  return matches(matcherFor(patterns), name);
+}
+
+/** A list of patterns split once into its exact names and its prefixes. */
+interface EnvMatcher {
+  names: Set<string>;
+  prefixes: string[];
+}
+
+/** Compiled pattern lists, by their JSON text: a few fixed lists (git's, the agent's, `gh`'s). */
+const matchers = new Map<string, EnvMatcher>();
+const MAX_MATCHERS = 64;
+
+function matcherFor(patterns: readonly string[]): EnvMatcher {
+  const key = JSON.stringify(patterns);
+  let matcher = matchers.get(key);
+  if (!matcher) {
+    matcher = { names: new Set(), prefixes: [] };
+    for (const pattern of patterns) {
+      if (pattern.endsWith('*')) matcher.prefixes.push(pattern.slice(0, -1));
+      else matcher.names.add(pattern);
     }
+    if (matchers.size >= MAX_MATCHERS) matchers.clear();
+    matchers.set(key, matcher);
   }
+  return matcher;
+}
+
+function matches(matcher: EnvMatcher, name: string): boolean {
+  if (matcher.names.has(name)) return true;
+  for (const prefix of matcher.prefixes) if (name.startsWith(prefix)) return true;
   return false;
+}
+
+/**
+ * The variables of `source` that `patterns` allow, in `source`'s order. Names are listed first and
+ * a value is read only for an allowed name: each read of `process.env` is a call into the C
+ * library (40 µs for 35 variables with `Object.entries`, against 12 µs for their names).
+ */
+function allowedEntries(source: NodeJS.ProcessEnv, patterns: readonly string[]): Array<[string, string]> {
+  const matcher = matcherFor(patterns);
+  const out: Array<[string, string]> = [];
+  for (const name of Object.keys(source)) {
+    if (!matches(matcher, name)) continue;
+    const value = source[name];
+    if (value !== undefined) out.push([name, value]);
+  }
+  return out;
 }
 
 export function buildAgentEnv(options: BuildAgentEnvOptions): Record<string, string> {
   const allowed = [...BASE_ENV, ...options.providerAllowlist, ...(options.passEnv ?? [])];
   const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(options.source)) {
-    if (value === undefined) continue;
-    if (matchesEnvPattern(name, allowed)) env[name] = value;
-  }
+  for (const [name, value] of allowedEntries(options.source, allowed)) env[name] = value;
   Object.assign(env, options.extra ?? {});
   Object.assign(env, options.invocationEnv ?? {});
 
@@ -190,8 +227,7 @@ export function buildToolEnv(options: BuildToolEnvOptions): Record<string, strin
   const allow = options.allow ?? [];
   const patterns = [...BASE_ENV, ...allow];
   const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(options.source)) {
-    if (value === undefined || !matchesEnvPattern(name, patterns)) continue;
+  for (const [name, value] of allowedEntries(options.source, patterns)) {
     if (GIT_LOCATION_ENV.includes(name)) continue;
     if (GITHUB_TOKEN_ENV.includes(name) && !allow.includes(name)) continue;
     env[name] = value;

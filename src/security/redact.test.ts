@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   createLineRedactor,
+  PATTERN_TRIGGER,
   REDACTED,
   redact,
   redactDeep,
@@ -110,6 +111,49 @@ describe('redact by pattern', () => {
       'eyJ alone is not a token',
     ];
     for (const text of benign) expect(redact(text)).toBe(text);
+  });
+
+  it('finds its trigger in every text a pattern matches, whatever the case of a labelled one', () => {
+    // The trigger only spares the scans of texts it does not match: each pattern's shortest
+    // prefix or label must be in it, or that pattern would stop redacting.
+    const matched = [
+      ...['ghp', 'gho', 'ghu', 'ghs', 'ghr'].map((p) => `x ${p}_${A36}`),
+      `github_pat_${A36}`,
+      `sk-${A36}`,
+      'xoxa-1234567890',
+      'xoxr-1234567890',
+      'xapp-1-A0123456789',
+      'eyJhbGciOiJI.eyJzdWIiOiIx.sig',
+      'AKIAIOSFODNN7EXAMPLE',
+      'ASIAY34FZKBOKMUTVV7A',
+      'ABIAY34FZKBOKMUTVV7A',
+      'ACCAY34FZKBOKMUTVV7A',
+      '-----BEGIN EC PRIVATE KEY-----',
+      'AUTHORIZATION: Basic dXNlcjpwYXNz',
+      'Authorization=token abcdef',
+      'SECRETACCESSKEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+      'Secret_Access_Key: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+      'a://b:c@d',
+      'SVN+SSH://user:pw@host',
+      'https://x-access-token:abc@github.com/o/r',
+    ];
+    for (const text of matched) {
+      expect(PATTERN_TRIGGER.test(text), text).toBe(true);
+      expect(redact(text), text).toContain(REDACTED);
+    }
+  });
+
+  it('hands back a text without any trigger as it was', () => {
+    for (const text of [
+      'running',
+      '2026-12-05T23:55:00.123Z',
+      '/tmp/x/repo.worktrees/a/issue-1',
+      'Fix it.\n',
+      'See https://github.com/acme/api/issues/1 and git@github.com:acme/api.git',
+    ]) {
+      expect(PATTERN_TRIGGER.test(text), text).toBe(false);
+      expect(redact(text)).toBe(text);
+    }
   });
 });
 

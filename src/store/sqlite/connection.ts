@@ -61,14 +61,15 @@ export class SqliteConnection {
 
   write<T>(action: () => T, options?: WriteOptions): Promise<T> {
     if (options?.durable !== false) return Promise.resolve().then(() => this.#use(action, true));
-    // One commit without waiting for fsync (see `WriteOptions`); the connection stays FULL.
+    // One commit without waiting for fsync (see `WriteOptions`); the connection stays FULL. `exec`
+    // rather than `pragma`, which wraps each in a statement object and reads its (empty) result.
     return Promise.resolve().then(() =>
       this.#use(() => {
-        this.db.pragma('synchronous = NORMAL');
+        this.db.exec('PRAGMA synchronous = NORMAL');
         try {
           return action();
         } finally {
-          this.db.pragma('synchronous = FULL');
+          this.db.exec('PRAGMA synchronous = FULL');
         }
       }, true),
     );

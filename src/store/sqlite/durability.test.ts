@@ -62,6 +62,25 @@ describe('relaxed writes (durable: false)', () => {
     await store.close();
   });
 
+  it('run at synchronous = NORMAL, and a durable write at FULL', async () => {
+    const { store, db } = await storeWithConnection();
+    // Each statement is prepared the first time a write runs it: the level seen then is the write's.
+    const levels: Array<[string, unknown]> = [];
+    const prepare = db.prepare.bind(db);
+    db.prepare = ((source: string) => {
+      levels.push([source.trim().split(/\s+/)[0]!, db.pragma('synchronous', { simple: true })]);
+      return prepare(source);
+    }) as typeof db.prepare;
+    const run = await store.createRun(init, { durable: false });
+    await store.updateRun(run.id, { status: 'running' });
+    expect(levels).toEqual([
+      ['INSERT', 1],
+      ['UPDATE', FULL],
+    ]);
+    expect(db.pragma('synchronous', { simple: true })).toBe(FULL);
+    await store.close();
+  });
+
   it('restore synchronous = FULL when the write fails', async () => {
     const { store, db } = await storeWithConnection();
     await expect(store.updateRun('r_missing', { status: 'running' }, { durable: false })).rejects.toThrow(
