@@ -154,7 +154,7 @@ describe.skipIf(!ready)('a sandbox started before its agent is known', () => {
   it('a sandbox no run takes is stopped, and its folder and home files go', async () => {
     const { dir, cwd } = worktree();
     const sandbox = await early(dir, cwd);
-    await sandbox.late.ready;
+    await sandbox.ready;
     expect(processAlive(sandbox.process.pid)).toBe(true);
     const runDir = sandbox.base.spec.runDir;
     expect(existsSync(runDir)).toBe(true);
@@ -212,4 +212,49 @@ describe.skipIf(!ready)('a sandbox started before its agent is known', () => {
     expect(lines).toEqual(['task']);
     expect(readFileSync(join(cwd, 'made.txt'), 'utf8')).toBe('made\n');
   });
+
+  it('the agent starts inside the control group, the second sandbox of a process as the first', async () => {
+    const { dir, cwd } = worktree();
+    for (let round = 0; round < 2; round += 1) {
+      // The first sandbox of this process makes its group before it starts; later ones while it
+      // starts (deferred): both must hold the agent in the group before it runs.
+      const sandbox = await early(dir, cwd);
+      const prepared = await prepareEarlySandbox(request(dir, cwd, ['-c', 'echo started; sleep 1']), sandbox);
+      const groups: string[] = [];
+      const result = await spawnAgent({
+        executable: prepared.executable,
+        args: prepared.args,
+        cwd,
+        env: prepared.env,
+        maxOutputBytes: 65_536,
+        onStdoutLine: () => {
+          for (const pid of descendantsOf(sandbox.process.pid).slice(1))
+            groups.push(readFileSync(`/proc/${pid}/cgroup`, 'utf8'));
+        },
+        groupEndsWithLeader: true,
+        prestarted: prepared.prestarted!,
+      });
+      await prepared.dispose();
+      expect(result.exitCode, result.stderrTail).toBe(0);
+      // A host without control groups says so on the policy, and has nothing to check here.
+      if (prepared.policy.limits.some((line) => line.startsWith('not enforced: memory and process count')))
+        continue;
+      expect(groups.length).toBeGreaterThan(0);
+      for (const lines of groups) expect(lines).toMatch(/curupira-cur-sbx-/);
+    }
+  });
 });
+
+/** `pid` and every process below it (host pids). */
+function descendantsOf(pid: number): number[] {
+  const found = [pid];
+  for (let i = 0; i < found.length; i += 1) {
+    try {
+      const children = readFileSync(`/proc/${found[i]}/task/${found[i]}/children`, 'utf8').trim();
+      for (const child of children.split(/\s+/)) if (child) found.push(Number(child));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}

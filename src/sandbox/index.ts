@@ -504,7 +504,7 @@ async function containLate(
             process: early.process,
             launch: async () => {
               launched = true;
-              await early.late.ready;
+              await early.ready;
               writeFileSync(early.late.launchFile, launch, { mode: 0o400 });
               early.late.go();
             },
@@ -543,6 +543,8 @@ export interface EarlySandbox {
   homeKey: string;
   base: SandboxBase;
   late: LateCommand;
+  /** Resolves once the sandbox can take its agent: its forwarder listens, and it is in its control group. */
+  ready: Promise<void>;
   process: PrestartedProcess;
   /** Stops it and removes what it made; for a sandbox its run did not take. */
   abandon(): Promise<void>;
@@ -573,9 +575,12 @@ export async function startSandboxEarly(request: EarlySandboxRequest): Promise<E
       args: command.args,
       cwd: request.cwd,
       env: request.startEnv,
-      ...(command.place ? { beforeStart: command.place } : {}),
       channel: command.channel,
     });
+    // Placed in its control group while its starter readies the forwarder; ready once both are done.
+    const placed = command.place ? command.place(process.pid) : Promise.resolve();
+    const ready = Promise.all([command.ready, placed]).then(() => {});
+    ready.catch(() => {});
     let abandoned: Promise<void> | undefined;
     return {
       cwd: request.cwd,
@@ -583,6 +588,7 @@ export async function startSandboxEarly(request: EarlySandboxRequest): Promise<E
       homeKey: request.homeKey,
       base,
       late: command,
+      ready,
       process,
       abandon() {
         abandoned ??= (async () => {
@@ -614,17 +620,22 @@ export async function prepareEarlySandbox(
     early.cwd === request.cwd &&
     early.executable === request.executable &&
     early.homeKey === request.homeKey;
-  const started =
-    same &&
-    (await early.late.ready.then(
-      () => true,
-      () => false,
-    ));
-  if (!started) {
+  if (!same) {
     await early.abandon();
     return prepareSandbox(request);
   }
-  return containLate(request, backend, early.base, early);
+  // The rest (environment, proxy, tools) is made while the sandbox finishes starting.
+  const [started, prepared] = await Promise.all([
+    early.ready.then(
+      () => true,
+      () => false,
+    ),
+    containLate(request, backend, early.base, early),
+  ]);
+  if (started || !prepared.prestarted) return prepared;
+  // It did not start after all (its forwarder failed): the run's own sandbox starts as usual.
+  await prepared.dispose();
+  return prepareSandbox(request);
 }
 
 /**

@@ -80,7 +80,9 @@ export interface WrappedCommand {
 /**
  * A sandbox started before its agent is known (`SandboxBackend.wrapLate`): its starter waits on
  * fd 4 (`channel`); `ready` resolves once it can take the agent, and after `launchFile` is
- * written (`launchFileContent` of src/sandbox/starter.ts), `go()` starts the agent it names.
+ * written (`launchFileContent` of src/sandbox/starter.ts), `go()` starts the agent it names. It
+ * starts at once (no gate on fd 3): `place`, when there is one, is called with its pid as it
+ * starts, and `go()` must wait for it, so that the agent starts inside the limits.
  */
 export interface LateCommand extends WrappedCommand {
   channel(socket: Duplex): void;

@@ -18,6 +18,9 @@ import { etcLayout } from './etc.js';
 
 /** Folders of the system, read-only (a symlink such as /bin → usr/bin stays a symlink). */
 const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/opt', '/nix/store'];
+/** Whether this process could make a control group for its last sandbox (undefined: none made yet). */
+let groupsWork: boolean | undefined;
+
 /** Where the run's folder appears inside. */
 export const INSIDE_RUN_DIR = '/run/curupira';
 
@@ -69,16 +72,20 @@ export function createBubblewrapBackend(
       const envBinary = findExecutable('env', '/usr/bin:/bin');
       if (spec.network === false || !socat || !bash || !envBinary) return undefined;
       const starter = lateStarterChannel();
-      const wrapped = await contained(spec, [
-        bash,
-        '-c',
-        LATE_STARTER,
-        'bash',
-        String(spec.proxyPort),
-        `${INSIDE_RUN_DIR}/egress.sock`,
-        `${INSIDE_RUN_DIR}/${LAUNCH_FILE}`,
-        envBinary,
-      ]);
+      const wrapped = await contained(
+        spec,
+        [
+          bash,
+          '-c',
+          LATE_STARTER,
+          'bash',
+          String(spec.proxyPort),
+          `${INSIDE_RUN_DIR}/egress.sock`,
+          `${INSIDE_RUN_DIR}/${LAUNCH_FILE}`,
+          envBinary,
+        ],
+        { late: true },
+      );
       return {
         ...wrapped,
         channel: starter.channel,
@@ -90,16 +97,29 @@ export function createBubblewrapBackend(
   };
 
   /** bubblewrap's argv around `command`, its control group and how it ends. */
-  async function contained(spec: SandboxSpec, command: readonly string[]): Promise<WrappedCommand> {
+  async function contained(
+    spec: SandboxSpec,
+    command: readonly string[],
+    options: { late?: boolean } = {},
+  ): Promise<WrappedCommand> {
     const bwrap = binary();
     if (!bwrap) throw new Error('bwrap is not installed');
     const argv: string[] = ['--unshare-all', '--die-with-parent'];
     const network = spec.network !== false;
-    if (network) await primeSettled();
-    const group = network
-      ? createControlGroup(`curupira-${spec.runDir.split('/').pop() ?? 'run'}`, spec.limits)
-      : undefined;
-    if (group) argv.push('--block-fd', '3');
+    const groupName = `curupira-${spec.runDir.split('/').pop() ?? 'run'}`;
+    // Where this process has made groups before, a sandbox started early (`late`) starts at once
+    // and makes its group while bubblewrap mounts and its starter readies the forwarder: the group
+    // waits for the prime's grace period then, not the sandbox's start.
+    const deferred = network && options.late === true && groupsWork === true;
+    let group: ControlGroup | undefined;
+    if (network && !deferred) {
+      await primeSettled();
+      group = createControlGroup(groupName, spec.limits);
+      groupsWork = group !== undefined;
+    }
+    // A sandbox started early is not held at its start: its starter only prepares the forwarder,
+    // and the agent starts on `go`, which follows the placement (see `startSandboxEarly`).
+    if (group && !options.late) argv.push('--block-fd', '3');
     for (const dir of SYSTEM_DIRS) {
       const what = kind(dir);
       if (what === 'link') argv.push('--symlink', readlinkSync(dir), dir);
@@ -120,7 +140,7 @@ export function createBubblewrapBackend(
     argv.push('--ro-bind', spec.runDir, INSIDE_RUN_DIR);
     argv.push('--chdir', spec.cwd, '--');
     const unenforced: string[] = [...(group?.unenforced ?? [])];
-    if (!group) {
+    if (!group && !deferred) {
       const prlimit = findExecutable('prlimit', env.PATH ?? '/usr/bin:/bin');
       if (prlimit) {
         argv.push(prlimit, `--as=${spec.limits.memoryMb * 1024 * 1024}`);
@@ -133,17 +153,33 @@ export function createBubblewrapBackend(
       }
     }
     argv.push(...command);
+    let placing: Promise<void> | undefined;
+    const place = (pid: number): Promise<void> => {
+      placing = placeIn(pid);
+      return placing;
+    };
+    const placeIn = async (pid: number): Promise<void> => {
+      if (deferred) {
+        await primeSettled();
+        group = createControlGroup(groupName, spec.limits);
+        // None after all: the sandbox runs without limits, and says so.
+        if (!group) unenforced.push('memory and process count: the control group could not be made');
+        else unenforced.push(...group.unenforced);
+      }
+      if (group) await placeSandbox(group, pid);
+    };
     return {
       executable: bwrap,
       args: argv,
       unenforced,
-      ...(group ? { place: (pid: number) => placeSandbox(group, pid) } : {}),
+      ...(group || deferred ? { place } : {}),
       // --die-with-parent and --unshare-pid: once bwrap exits, its PID namespace's init gets
       // SIGKILL, and with it every process inside.
       endsWithLeader: true,
       // The control group goes once the kernel has freed it, a moment after its last process:
       // the run does not wait for that.
       dispose: async () => {
+        await placing?.catch(() => {});
         void group?.dispose().catch(() => {});
       },
     };
