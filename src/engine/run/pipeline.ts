@@ -114,6 +114,8 @@ class RunPipeline {
   private code: { baseCommit?: string | null; headCommit?: string | null } = {};
   /** A sandboxed run's tools, served on the socket its relay reaches (src/engine/run/agent-tools.ts). */
   private toolsSocket: SandboxRequest['tools'];
+  /** The removal of the agent's sandbox, under way while the run finishes. */
+  private disposing: Promise<void> | undefined;
   /** The sandbox started while the worktree is filled, until the agent step takes it. */
   private readonly early: EarlySandboxSlot;
 
@@ -163,6 +165,7 @@ class RunPipeline {
       return await this.runAgent(launch);
     } finally {
       await this.early.drop();
+      await this.disposing;
     }
   }
 
@@ -804,7 +807,11 @@ class RunPipeline {
       return this.failBeforeAgent(status, errorMessage(error), launch.assignedSessionId);
     }
     stall.stop();
-    await launch.sandbox?.dispose();
+    // The sandbox's remains (its proxy, tools socket, folder and group) go while the run finishes;
+    // the run ends once they are gone (`execute`).
+    this.disposing = launch.sandbox?.dispose().catch((error: unknown) => {
+      this.log.warn({ ...this.runFields, error: errorMessage(error) }, 'Could not remove the sandbox');
+    });
     await checkpoints?.stop();
     await watch.writes;
     watch.meter?.end();
