@@ -494,6 +494,9 @@ describe('FleetRunner', () => {
     });
     expect(second).toMatchObject({ host: 'c', previousId: first.id, refused: false });
     await waitForValue(async () => ((await db.waiting()).length === 0 ? true : undefined));
+    // The poller tells `c` after it has recorded the dispatch: wait for that word too (it failed
+    // once in CI, read between the two).
+    await waitForValue(async () => (sent.length >= 2 ? true : undefined));
     expect(sent.map((s) => s.host)).toEqual(['b', 'c']);
     stop.abort();
     await expect(running).resolves.toBeUndefined();

@@ -8,30 +8,40 @@
 import { dirname, join } from 'node:path';
 import { loadDriver } from '../../agents/registry.js';
 import type { ResolvedAutomation } from '../../config/types.js';
+import { additionalWorktrees } from '../../delivery/repositories.js';
 import type { Logger } from '../../log.js';
 import { buildAgentEnv, findExecutable } from '../../process/env.js';
 import { RUN_ID_ENV } from '../../process/process-group.js';
 import { sandboxChoice, sandboxLimits } from '../../sandbox/choice.js';
 import { type EarlySandbox, startSandboxEarly } from '../../sandbox/index.js';
-import type { ExecutorDeps } from './types.js';
+import type { ExecutorDeps, RunRequest } from './types.js';
 
 export class EarlySandboxSlot {
   private pending: Promise<EarlySandbox | undefined> | undefined;
+  private readonly automation: ResolvedAutomation;
+  private readonly log: Logger;
 
   constructor(
     private readonly deps: ExecutorDeps,
-    private readonly automation: ResolvedAutomation,
+    private readonly request: RunRequest,
     private readonly homeKey: string,
-    private readonly log: Logger,
     private readonly fields: Record<string, string>,
-  ) {}
+  ) {
+    this.automation = request.automation;
+    this.log = deps.log;
+  }
 
   /**
-   * Whether this run's sandbox may start early: a contained run of a worktree of its own (a task
-   * across repositories mounts worktrees made later, and is left to the usual start).
+   * The worktree step's `onLocated`, when this run's sandbox may start early: a contained run of a
+   * worktree of its own (a task across repositories mounts worktrees made later, and is left to the
+   * usual start).
    */
-  static eligible(deps: ExecutorDeps, automation: ResolvedAutomation, extraWorktrees: number): boolean {
-    return sandboxChoice(automation, deps.execution).mode !== 'none' && extraWorktrees === 0;
+  watch(runId: string): { onLocated?(path: string | null): void } {
+    const { automation } = this;
+    const { identity } = this.request.task;
+    if (sandboxChoice(automation, this.deps.execution).mode === 'none') return {};
+    if (additionalWorktrees(automation, identity.taskType, identity.id).length > 0) return {};
+    return { onLocated: (path) => this.located(path, runId) };
   }
 
   /** The worktree is at `cwd` (null: the one announced before was dropped, and its sandbox goes). */

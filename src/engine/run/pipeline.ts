@@ -132,7 +132,7 @@ class RunPipeline {
       id: task.identity.id,
     };
     this.templateHash = promptTemplateHash(automation);
-    this.early = new EarlySandboxSlot(deps, automation, sandboxHomeKey(request), deps.log, this.fields);
+    this.early = new EarlySandboxSlot(deps, request, sandboxHomeKey(request), this.fields);
     this.timeoutMs = deps.execution.task_timeout_minutes * 60_000;
   }
 
@@ -393,13 +393,7 @@ class RunPipeline {
           ? { continuePushed: true, pushedBranch: remoteBranchOf(automation, this.run) }
           : {}),
         ...(markReviewed ? { markReviewed } : {}),
-        ...(EarlySandboxSlot.eligible(
-          this.deps,
-          automation,
-          additionalWorktrees(automation, task.identity.taskType, task.identity.id).length,
-        )
-          ? { onLocated: (path: string | null) => this.early.located(path, this.run.id) }
-          : {}),
+        ...this.early.watch(this.run.id),
       });
       this.worktree = { path: prepared.path, branch: prepared.branch };
       if (!prepared.reused && !prepared.reusedBranch && prepared.baseCommit) {
