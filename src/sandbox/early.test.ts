@@ -4,15 +4,30 @@
  * code, and nothing of the real key; one never taken is stopped with what it made; one that is not
  * for the run's worktree gives way to the usual start.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawnAgent } from '../process/agent.js';
 import { findExecutable } from '../process/env.js';
 import { processAlive } from '../process/process-group.js';
-import { type EarlySandbox, prepareEarlySandbox, type SandboxRequest, startSandboxEarly } from './index.js';
+import {
+  type EarlySandbox,
+  prepareEarlySandbox,
+  type SandboxRequest,
+  startSandboxEarly,
+  sweepRunDirs,
+} from './index.js';
 import { sandboxBackend } from './registry.js';
 import { launchFileContent } from './starter.js';
 
@@ -85,6 +100,27 @@ async function early(dir: string, cwd: string): Promise<EarlySandbox> {
   return sandbox!;
 }
 
+describe('run folders left behind', () => {
+  it('are removed when the curupira that made them is gone, and only then', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sbx-sweep-'));
+    dirs.push(dir);
+    const dead = spawnSync('/bin/true').pid!;
+    const names = [
+      `cur-sbx-${dead}-aaaaaa`,
+      `cur-sbx-${process.pid}-bbbbbb`,
+      'cur-sbx-1-cccccc',
+      'cur-sbx-version-dd',
+      'other',
+    ];
+    for (const name of names) {
+      mkdirSync(join(dir, name));
+      writeFileSync(join(dir, name, 'launch'), 'x');
+    }
+    sweepRunDirs(dir);
+    expect(readdirSync(dir).sort()).toEqual(names.slice(1).sort());
+  });
+});
+
 describe('the launch file', () => {
   it('holds the count, the entries, the executable and its arguments, each ended by NUL', () => {
     expect(launchFileContent({ A: '1', B: 'x y' }, '/bin/sh', ['-c', ''])).toBe(
@@ -107,7 +143,7 @@ describe.skipIf(!ready)('a sandbox started before its agent is known', () => {
     const sandbox = await early(dir, cwd);
     const args = [
       '-c',
-      'printf "<%s>\\n" "$@"; printf "home=%s\\n" "$HOME"; printf "key=%s\\n" "$ANTHROPIC_API_KEY"; printf "ssh=%s\\n" "${SSH_AUTH_SOCK-unset}"; printf "pwd=%s\\n" "$PWD"; cat /proc/self/environ | tr "\\0" "\\n" | grep -c sk-real-canary; exit 7',
+      'sleep 0.3; printf "<%s>\\n" "$@"; printf "home=%s\\n" "$HOME"; printf "key=%s\\n" "$ANTHROPIC_API_KEY"; printf "ssh=%s\\n" "${SSH_AUTH_SOCK-unset}"; printf "pwd=%s\\n" "$PWD"; cat /proc/self/environ | tr "\\0" "\\n" | grep -c sk-real-canary; exit 7',
       'sh',
       'two words',
       "it's $HOME `id` \\",
@@ -129,6 +165,8 @@ describe.skipIf(!ready)('a sandbox started before its agent is known', () => {
       groupEndsWithLeader: true,
       prestarted: prepared.prestarted!,
     });
+    // The launch file (the agent's environment) went once the starter had read it.
+    expect(existsSync(sandbox.late.launchFile)).toBe(false);
     await prepared.dispose();
     expect(result.pid).toBe(sandbox.process.pid);
     expect(result.exitCode, result.stderrTail).toBe(7);

@@ -12,6 +12,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   realpathSync,
   rmSync,
@@ -26,6 +27,7 @@ import type { DriverSandbox } from '../agents/types.js';
 import type { ScreeningFinding } from '../core/types.js';
 import { type PrestartedProcess, prestartProcess } from '../process/agent.js';
 import { runCommand } from '../process/command.js';
+import { processAlive } from '../process/process-group.js';
 import { registerSecret } from '../security/redact.js';
 import { INSIDE_RUN_DIR } from './bubblewrap/index.js';
 import { primeControlGroupMoves } from './limits.js';
@@ -332,6 +334,33 @@ export async function prepareSandbox(request: SandboxRequest): Promise<PreparedS
   return containLate(request, backend, makeBase(request), undefined);
 }
 
+/** A run's folder in the temporary folder: `cur-sbx-<pid of the curupira that made it>-XXXXXX`. */
+const RUN_DIR_PREFIX = 'cur-sbx-';
+let swept = false;
+
+/**
+ * Removes the run folders in `dir` that a curupira now gone left behind (killed before its runs
+ * ended: a sandbox started early may have left its launch file, which holds the agent's
+ * environment). A folder whose curupira is alive, or that this user cannot remove, is left alone.
+ */
+export function sweepRunDirs(dir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const owner = /^cur-sbx-(\d+)-/.exec(name)?.[1];
+    if (owner === undefined || Number(owner) === process.pid || processAlive(Number(owner))) continue;
+    try {
+      rmSync(join(dir, name), { recursive: true, force: true });
+    } catch {
+      // another user's, or going already
+    }
+  }
+}
+
 /** What a contained run's sandbox is made of before its agent's argv and environment are known. */
 interface SandboxBase {
   spec: SandboxSpec;
@@ -357,7 +386,12 @@ function makeBase(
   mkdirSync(home, { recursive: true, mode: 0o700 });
   copyHomeFiles(request.realHome, home, [...COMMON_HOME_PATHS, ...(request.driver?.homePaths ?? [])]);
 
-  const runDir = mkdtempSync(join(tmpdir(), 'cur-sbx-'));
+  if (!swept) {
+    // Once per process, before its first run folder.
+    swept = true;
+    sweepRunDirs(tmpdir());
+  }
+  const runDir = mkdtempSync(join(tmpdir(), `${RUN_DIR_PREFIX}${process.pid}-`));
   const starter = join(runDir, 'starter.cjs');
   writeFileSync(starter, STARTER_SOURCE, { mode: 0o444 });
   const paths = (list: readonly string[]): string[] =>
@@ -507,6 +541,10 @@ async function containLate(
               await early.ready;
               writeFileSync(early.late.launchFile, launch, { mode: 0o400 });
               early.late.go();
+              // It holds the agent's environment: gone as soon as the starter has read it.
+              void early.late.launched
+                .then(() => rmSync(early.late.launchFile, { force: true }))
+                .catch(() => {});
             },
           },
         }

@@ -82,6 +82,8 @@ export const LATE_STARTER = [
   'while IFS= read -r -d \'\' field; do f+=("$field"); done < "$launch"',
   'n="${f[0]}"',
   'if [ "${#f[@]}" -lt $((n + 2)) ]; then echo "sandbox: the launch file is incomplete" >&2; exit 126; fi',
+  // Read: curupira removes the file (it holds the agent's environment) once it hears this.
+  'echo launched >&4',
   'exec 4<&-',
   'exec "$envbin" -i -- "${f[@]:1:n}" "${f[@]:n+1}"',
 ].join('\n');
@@ -121,6 +123,8 @@ export function lateStarterChannel(): {
   channel(socket: Duplex): void;
   ready: Promise<void>;
   go(): void;
+  /** Resolves once the starter has read its launch file (it says `launched` on fd 4). */
+  launched: Promise<void>;
 } {
   let socket: Duplex | undefined;
   let settle: (ok: boolean) => void = () => {};
@@ -128,11 +132,22 @@ export function lateStarterChannel(): {
     settle = (ok) => (ok ? resolveReady() : rejectReady(new Error('the proxy forwarder did not start')));
   });
   ready.catch(() => {});
+  let heard: () => void = () => {};
+  const launched = new Promise<void>((resolveLaunched) => {
+    heard = resolveLaunched;
+  });
   return {
     ready,
+    launched,
     channel(channel) {
       socket = channel;
       watchForwarder(channel, settle);
+      // After `go`, the starter's own line among socat's log lines.
+      let seen = '';
+      channel.on('data', (chunk: Buffer) => {
+        seen = (seen + chunk.toString('utf8')).slice(-4096);
+        if (/(^|\n)launched\n/.test(seen)) heard();
+      });
     },
     go() {
       socket?.write('go\n');

@@ -88,6 +88,8 @@ export interface LateCommand extends WrappedCommand {
   channel(socket: Duplex): void;
   ready: Promise<void>;
   go(): void;
+  /** Resolves once the starter has read the launch file, which is then removed. */
+  launched: Promise<void>;
   launchFile: string;
 }
 

@@ -91,6 +91,7 @@ export function createBubblewrapBackend(
         channel: starter.channel,
         ready: starter.ready,
         go: starter.go,
+        launched: starter.launched,
         launchFile: join(spec.runDir, LAUNCH_FILE),
       };
     },
