@@ -23,6 +23,7 @@ import { findExecutable } from '../process/env.js';
 import { processAlive } from '../process/process-group.js';
 import {
   type EarlySandbox,
+  type PreparedSandbox,
   prepareEarlySandbox,
   type SandboxRequest,
   startSandboxEarly,
@@ -87,6 +88,22 @@ function request(dir: string, cwd: string, args: string[]): SandboxRequest {
     githubHosts: [],
     limits: { memoryMb: 1024, maxProcesses: 64 },
   };
+}
+
+/** Starts the agent of `prepared` as the engine does: launched in its early sandbox, else spawned. */
+function run(prepared: PreparedSandbox, cwd: string, onStdoutLine: (line: string) => void) {
+  return spawnAgent({
+    executable: prepared.executable,
+    args: prepared.args,
+    cwd,
+    env: prepared.env,
+    maxOutputBytes: 65_536,
+    onStdoutLine,
+    ...(prepared.place ? { beforeStart: prepared.place } : {}),
+    ...(prepared.channel ? { channel: prepared.channel } : {}),
+    ...(prepared.prestarted ? { prestarted: prepared.prestarted } : {}),
+    groupEndsWithLeader: true,
+  });
 }
 
 async function early(dir: string, cwd: string): Promise<EarlySandbox> {
@@ -155,16 +172,7 @@ describe.skipIf(!ready)('a sandbox started before its agent is known', () => {
     const prepared = await prepareEarlySandbox(request(dir, cwd, args), sandbox);
     expect(prepared.prestarted).toBeDefined();
     const lines: string[] = [];
-    const result = await spawnAgent({
-      executable: prepared.executable,
-      args: prepared.args,
-      cwd,
-      env: prepared.env,
-      maxOutputBytes: 65_536,
-      onStdoutLine: (line) => lines.push(line),
-      groupEndsWithLeader: true,
-      prestarted: prepared.prestarted!,
-    });
+    const result = await run(prepared, cwd, (line) => lines.push(line));
     // The launch file (the agent's environment) went once the starter had read it.
     expect(existsSync(sandbox.late.launchFile)).toBe(false);
     await prepared.dispose();
@@ -209,17 +217,7 @@ describe.skipIf(!ready)('a sandbox started before its agent is known', () => {
     expect(prepared.prestarted).toBeUndefined();
     expect(processAlive(sandbox.process.pid)).toBe(false);
     const lines: string[] = [];
-    const result = await spawnAgent({
-      executable: prepared.executable,
-      args: prepared.args,
-      cwd,
-      env: prepared.env,
-      maxOutputBytes: 65_536,
-      onStdoutLine: (line) => lines.push(line),
-      ...(prepared.place ? { beforeStart: prepared.place } : {}),
-      ...(prepared.channel ? { channel: prepared.channel } : {}),
-      groupEndsWithLeader: true,
-    });
+    const result = await run(prepared, cwd, (line) => lines.push(line));
     await prepared.dispose();
     expect(result.exitCode, result.stderrTail).toBe(0);
     expect(lines).toEqual([cwd]);
@@ -235,16 +233,7 @@ describe.skipIf(!ready)('a sandbox started before its agent is known', () => {
       sandbox,
     );
     const lines: string[] = [];
-    const result = await spawnAgent({
-      executable: prepared.executable,
-      args: prepared.args,
-      cwd,
-      env: prepared.env,
-      maxOutputBytes: 65_536,
-      onStdoutLine: (line) => lines.push(line),
-      groupEndsWithLeader: true,
-      prestarted: prepared.prestarted!,
-    });
+    const result = await run(prepared, cwd, (line) => lines.push(line));
     await prepared.dispose();
     expect(result.exitCode, result.stderrTail).toBe(0);
     expect(lines).toEqual(['task']);
@@ -259,18 +248,9 @@ describe.skipIf(!ready)('a sandbox started before its agent is known', () => {
       const sandbox = await early(dir, cwd);
       const prepared = await prepareEarlySandbox(request(dir, cwd, ['-c', 'echo started; sleep 1']), sandbox);
       const groups: string[] = [];
-      const result = await spawnAgent({
-        executable: prepared.executable,
-        args: prepared.args,
-        cwd,
-        env: prepared.env,
-        maxOutputBytes: 65_536,
-        onStdoutLine: () => {
-          for (const pid of descendantsOf(sandbox.process.pid).slice(1))
-            groups.push(readFileSync(`/proc/${pid}/cgroup`, 'utf8'));
-        },
-        groupEndsWithLeader: true,
-        prestarted: prepared.prestarted!,
+      const result = await run(prepared, cwd, () => {
+        for (const pid of descendantsOf(sandbox.process.pid).slice(1))
+          groups.push(readFileSync(`/proc/${pid}/cgroup`, 'utf8'));
       });
       await prepared.dispose();
       expect(result.exitCode, result.stderrTail).toBe(0);

@@ -10,10 +10,11 @@ import { loadDriver } from '../../agents/registry.js';
 import type { ResolvedAutomation } from '../../config/types.js';
 import { additionalWorktrees } from '../../delivery/repositories.js';
 import type { Logger } from '../../log.js';
-import { buildAgentEnv, findExecutable } from '../../process/env.js';
+import { findExecutable } from '../../process/env.js';
 import { RUN_ID_ENV } from '../../process/process-group.js';
 import { sandboxChoice, sandboxLimits } from '../../sandbox/choice.js';
 import { type EarlySandbox, startSandboxEarly } from '../../sandbox/index.js';
+import { baseAgentEnv } from './helpers.js';
 import type { ExecutorDeps, RunRequest } from './types.js';
 
 export class EarlySandboxSlot {
@@ -72,13 +73,7 @@ export class EarlySandboxSlot {
     const { profile } = automation;
     const driver = await loadDriver(profile.provider);
     const executable = profile.executable ?? driver.executable;
-    const path = buildAgentEnv({
-      source: deps.env,
-      providerAllowlist: driver.envAllowlist,
-      extra: profile.env,
-      passEnv: profile.pass_env,
-      cwd,
-    }).PATH;
+    const path = baseAgentEnv(deps, automation, driver, cwd).PATH;
     const resolved = findExecutable(executable, path, cwd);
     if (!resolved) return undefined;
     return startSandboxEarly({

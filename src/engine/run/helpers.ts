@@ -6,8 +6,9 @@ import type { ExecutionSettings, ResolvedAutomation } from '../../config/types.j
 import { taskOfRun } from '../../core/task-fields.js';
 import type { RunRecord, Task, Usage } from '../../core/types.js';
 import { runCommand } from '../../process/command.js';
+import { buildAgentEnv } from '../../process/env.js';
 import type { SessionRecord, Store } from '../../store/types.js';
-import type { RemediationRun } from './types.js';
+import type { ExecutorDeps, RemediationRun } from './types.js';
 
 const versionCache = new Map<string, Promise<string | undefined>>();
 
@@ -141,4 +142,23 @@ export async function reportedInTranscript(run: RunRecord): Promise<boolean> {
   for (const line of text.split('\n').slice(0, -1)) if (line !== '') see(parser.parseLine(line));
   see(parser.end());
   return reported;
+}
+
+/** The agent's environment before its invocation adds to it: curupira's allow-list, the profile's own. */
+export function baseAgentEnv(
+  deps: Pick<ExecutorDeps, 'env'>,
+  automation: ResolvedAutomation,
+  driver: AgentDriver,
+  cwd: string,
+  githubToken?: string,
+): Record<string, string> {
+  const { profile } = automation;
+  return buildAgentEnv({
+    source: deps.env,
+    providerAllowlist: driver.envAllowlist,
+    extra: profile.env,
+    passEnv: profile.pass_env,
+    ...(githubToken ? { githubToken } : {}),
+    cwd,
+  });
 }

@@ -23,7 +23,7 @@ import { runInputs } from '../../pipeline/inputs.js';
 import { lastWords, reportedResultOf } from '../../pipeline/report.js';
 import { argvProblem, spawnAgent } from '../../process/agent.js';
 import { crashPoint } from '../../process/crash-point.js';
-import { buildAgentEnv, findExecutable } from '../../process/env.js';
+import { findExecutable } from '../../process/env.js';
 import { RUN_ID_ENV } from '../../process/process-group.js';
 import { renderPrompt } from '../../prompt/index.js';
 import { githubHosts, sandboxChoice, sandboxLimits } from '../../sandbox/choice.js';
@@ -58,6 +58,7 @@ import { type Cleaned, completeRun } from './complete.js';
 import { EarlySandboxSlot } from './early-sandbox.js';
 import {
   addUsage,
+  baseAgentEnv,
   cliVersion,
   oneLineReason,
   poolSize,
@@ -587,14 +588,8 @@ class RunPipeline {
     const { deps, saved } = this;
     const driver = await loadDriver(profile.provider);
     const executable = profile.executable ?? driver.executable;
-    const baseEnv = buildAgentEnv({
-      source: deps.env,
-      providerAllowlist: driver.envAllowlist,
-      extra: profile.env,
-      passEnv: profile.pass_env,
-      ...(profile.github_token && deps.tokens ? { githubToken: await deps.tokens.get() } : {}),
-      cwd: this.cwd,
-    });
+    const githubToken = profile.github_token && deps.tokens ? await deps.tokens.get() : undefined;
+    const baseEnv = baseAgentEnv(deps, automation, driver, this.cwd, githubToken);
     // The version probe runs in a sandbox of its own when the run will have one (no prompt, but
     // still the CLI's code, which then never sees curupira's home or keys).
     const choice = sandboxChoice(automation, deps.execution);
