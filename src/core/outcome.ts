@@ -239,7 +239,7 @@ function exitOutcome(exit: AgentExit): {
     reason:
       exit.exitCode === 0
         ? `${exit.executable} reported an error: ${exit.reportedError ?? 'unknown error'}`
-        : `${exit.executable} exited with ${exit.exitCode === null ? `signal ${exit.signal}` : `status ${exit.exitCode}`}${
+        : `${exit.executable} exited with ${exitDescription(exit)}${
             stderr ? `: ${stderr}` : exit.reportedError ? `: ${exit.reportedError}` : ''
           }`,
   };
@@ -288,4 +288,11 @@ export const RUN_OUTCOME_CLASSES: readonly RunOutcomeClass[] = [
 
 export function runOutcomeClass(status: RunStatus): RunOutcomeClass {
   return RUN_OUTCOME_CLASS[status] ?? 'attention';
+}
+
+/** `status 2`, `signal SIGKILL`, or an unknown status (the helper that started the agent was lost). */
+function exitDescription(exit: AgentExit): string {
+  if (exit.exitCode !== null) return `status ${exit.exitCode}`;
+  if (exit.signal !== null) return `signal ${exit.signal}`;
+  return 'an unknown status (the helper process that started it was lost while it ran)';
 }

@@ -14,9 +14,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { closeSync, mkdirSync, openSync, statSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Duplex, Readable } from 'node:stream';
+import type { Duplex, Readable, Writable } from 'node:stream';
 import { AgentNotFoundError, CurupiraError } from '../core/errors.js';
 import { createLineRedactor } from '../security/redact.js';
+import { type ProcessExit, spawnThroughHelper } from './agent-spawner.js';
 import { findExecutable } from './env.js';
 import { BoundedTail, LineSplitter } from './output.js';
 import { signalGroup, terminateGroup } from './process-group.js';
@@ -86,9 +87,9 @@ export interface SpawnAgentOptions {
 
 /** A process started ahead of its run (`prestartProcess`), waiting to be told what to run. */
 export interface PrestartedProcess {
-  child: ChildProcess;
+  started: StartedProcess;
   pid: number;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  exited: Promise<ProcessExit>;
   /** Stops its whole group (it was never adopted). */
   abandon(): Promise<void>;
 }
@@ -206,6 +207,10 @@ function pump(stream: Readable, sink: StreamSink): Promise<void> {
     sink.splitter.push(text);
     flushSink(sink);
   });
+  // A stream from the agent helper arrives paused (it waited for its owner), and may have ended and
+  // closed already: an agent that printed nothing and exited before its start was reported.
+  stream.resume();
+  if (stream.closed) return Promise.resolve();
   return new Promise((resolveClosed) => {
     stream.once('close', resolveClosed);
   });
@@ -228,16 +233,72 @@ function checkCwd(executable: string, cwd: string): void {
 
 type StartOptions = Pick<SpawnAgentOptions, 'args' | 'cwd' | 'env' | 'beforeStart' | 'channel'>;
 
+/** A started process, spawned from this process or from the agent helper (`agent-spawner.ts`). */
+export interface StartedProcess {
+  pid: number;
+  stdout: Readable;
+  stderr: Readable;
+  /** fd 4 (`SpawnAgentOptions.channel`). */
+  channel: Duplex | null;
+  exited: Promise<ProcessExit>;
+}
+
 /**
  * Spawns `resolved` in a group of its own with the agent's stdio (and fds 3 and 4 when asked),
- * hands fd 4 to `channel`, and lets it go past fd 3 once `beforeStart` resolves.
+ * through the agent helper when it is ready, else from this process; hands fd 4 to `channel`, and
+ * lets it go past fd 3 once `beforeStart` resolves.
  */
 async function startProcess(
   resolved: string,
   executable: string,
   options: StartOptions,
-): Promise<{ child: ChildProcess; exited: PrestartedProcess['exited'] }> {
-  const child = spawn(resolved, [...options.args], {
+): Promise<StartedProcess> {
+  const viaHelper = await spawnThroughHelper({
+    file: resolved,
+    args: options.args,
+    cwd: options.cwd,
+    env: options.env,
+    gate: options.beforeStart !== undefined,
+    channel: options.channel !== undefined,
+  });
+  let started: StartedProcess;
+  let gate: Writable | null | undefined;
+  if (viaHelper === 'direct') ({ started, gate } = await startHere(resolved, executable, options));
+  else if ('error' in viaHelper) throw startError(executable, viaHelper.error);
+  else {
+    const { started: fromHelper } = viaHelper;
+    gate = fromHelper.gate;
+    started = { ...fromHelper, channel: fromHelper.channel ?? null };
+  }
+  if (started.channel) {
+    started.channel.on('error', () => {});
+    options.channel?.(started.channel);
+    // One from the agent helper arrives paused (it waited for its owner).
+    started.channel.resume();
+  }
+  if (options.beforeStart) {
+    try {
+      await options.beforeStart(started.pid);
+    } finally {
+      gate?.on('error', () => {});
+      gate?.end('go');
+    }
+  }
+  return started;
+}
+
+function startError(executable: string, cause: NodeJS.ErrnoException): Error {
+  if (cause.code === 'ENOENT') return new AgentNotFoundError(executable);
+  return new CurupiraError('agent_start', `could not start ${executable}: ${cause.message}`, { cause });
+}
+
+/** `startProcess` from this process. */
+async function startHere(
+  resolved: string,
+  executable: string,
+  options: StartOptions,
+): Promise<{ started: StartedProcess; gate: Writable | null }> {
+  const child: ChildProcess = spawn(resolved, [...options.args], {
     cwd: options.cwd,
     env: { ...options.env },
     stdio: [
@@ -250,33 +311,22 @@ async function startProcess(
     detached: true,
     shell: false,
   });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolveExit) => {
+  const exited = new Promise<ProcessExit>((resolveExit) => {
     child.once('exit', (code, signal) => resolveExit({ code, signal }));
   });
   try {
     await once(child, 'spawn');
   } catch (error) {
-    const cause = error as NodeJS.ErrnoException;
-    if (cause.code === 'ENOENT') throw new AgentNotFoundError(executable);
-    throw new CurupiraError('agent_start', `could not start ${executable}: ${cause.message}`, { cause });
+    throw startError(executable, error as NodeJS.ErrnoException);
   }
   // Later errors (a failed kill, say) must not crash the process; the exit event still follows.
   child.on('error', () => {});
-  const channel = options.channel ? (child.stdio[4] as Duplex | null) : null;
-  if (channel) {
-    channel.on('error', () => {});
-    options.channel?.(channel);
-  }
-  if (options.beforeStart) {
-    const gate = child.stdio[3] as import('node:stream').Writable | null;
-    try {
-      await options.beforeStart(child.pid!);
-    } finally {
-      gate?.on('error', () => {});
-      gate?.end('go');
-    }
-  }
-  return { child, exited };
+  const channel = options.channel ? ((child.stdio[4] as Duplex | null) ?? null) : null;
+  const gate = options.beforeStart ? ((child.stdio[3] as Writable | null) ?? null) : null;
+  return {
+    started: { pid: child.pid!, stdout: child.stdout!, stderr: child.stderr!, channel, exited },
+    gate,
+  };
 }
 
 /**
@@ -288,20 +338,20 @@ export async function prestartProcess(
   executable: string,
   options: StartOptions & { killGraceMs?: number },
 ): Promise<PrestartedProcess> {
-  const { child, exited } = await startProcess(executable, executable, options);
-  const pid = child.pid!;
+  const started = await startProcess(executable, executable, options);
+  const { pid, exited } = started;
   let abandoned: Promise<void> | undefined;
   return {
-    child,
+    started,
     pid,
     exited,
     abandon() {
       abandoned ??= (async () => {
-        (child.stdio[4] as Duplex | null)?.destroy();
+        started.channel?.destroy();
         await terminateGroup(pid, options.killGraceMs ?? 1_000);
         await exited;
-        child.stdout?.destroy();
-        child.stderr?.destroy();
+        started.stdout.destroy();
+        started.stderr.destroy();
       })();
       return abandoned;
     },
@@ -339,10 +389,9 @@ export async function spawnAgent(options: SpawnAgentOptions): Promise<AgentProce
   let out: StreamSink | undefined;
   let err: StreamSink | undefined;
 
-  let child: ChildProcess;
-  let exited: PrestartedProcess['exited'];
+  let child: StartedProcess;
   if (options.prestarted) {
-    ({ child, exited } = options.prestarted.process);
+    child = options.prestarted.process.started;
     try {
       await options.prestarted.launch();
     } catch (error) {
@@ -354,15 +403,15 @@ export async function spawnAgent(options: SpawnAgentOptions): Promise<AgentProce
     }
   } else {
     try {
-      ({ child, exited } = await startProcess(resolved, executable, options));
+      child = await startProcess(resolved, executable, options);
     } catch (error) {
       closeFiles();
       throw error;
     }
   }
   const startedAt = performance.now();
-  const pid = child.pid!;
-  const channel = options.channel || options.prestarted ? ((child.stdio[4] as Duplex | null) ?? null) : null;
+  const { pid, exited } = child;
+  const channel = options.channel || options.prestarted ? child.channel : null;
   let exitedYet = false;
   let timedOut = false;
   let cancelled = false;
@@ -401,7 +450,7 @@ export async function spawnAgent(options: SpawnAgentOptions): Promise<AgentProce
   );
   const stdoutSink = out;
   const stderrSink = err;
-  const pipesClosed = Promise.all([pump(child.stdout!, stdoutSink), pump(child.stderr!, stderrSink)]);
+  const pipesClosed = Promise.all([pump(child.stdout, stdoutSink), pump(child.stderr, stderrSink)]);
 
   const timer =
     options.timeoutMs !== undefined
@@ -445,8 +494,8 @@ export async function spawnAgent(options: SpawnAgentOptions): Promise<AgentProce
   clearTimeout(drainTimer);
   if (!drained) {
     // Something outside the group still holds the pipes; stop reading rather than wait forever.
-    child.stdout?.destroy();
-    child.stderr?.destroy();
+    child.stdout.destroy();
+    child.stderr.destroy();
   }
   stdoutSink.splitter.end();
   flushSink(stdoutSink);
