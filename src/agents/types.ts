@@ -146,6 +146,12 @@ export interface AgentDriver<P extends Profile = Profile> {
    * limits.ts): a failed run matching one is parked until the reset instead of failing.
    */
   readonly limits?: readonly LimitPattern[];
+  /**
+   * What the CLI prints (on stderr or as its reported error) when asked to resume a conversation it
+   * does not have (its session store was emptied, or the run moved into or out of a sandbox's
+   * private home): such a session is dropped at once instead of after `max_resume_failures`.
+   */
+  readonly missingSession?: readonly RegExp[];
   /** What a sandbox must let through for this CLI (docs/sandbox.md); nothing when absent. */
   readonly sandbox?: DriverSandbox;
   /** True when `buildInvocation` declares `mcpServers` to the CLI (absent: they are not offered). */

@@ -173,7 +173,7 @@ export const SettingsTable = z
       .max(100)
       .default(3)
       .describe(
-        'A saved session whose resume failed this many times in a row is dropped, and the next run of its task starts a fresh session (curupira extension).',
+        'A saved session whose resume failed this many times in a row is dropped, and the next run of its task starts a fresh session; one the agent CLI says it does not have is dropped at its first failed resume (curupira extension).',
       ),
     max_attempts: z
       .number()

@@ -100,6 +100,30 @@ describe('a session whose resume keeps failing', () => {
   }, 120_000);
 });
 
+describe('a session the agent CLI no longer has', () => {
+  it('is dropped at its first failed resume, the record says why, and the next run starts fresh', async () => {
+    const h = await harness({
+      automation: issueAutomation('fix', { prompt: 'Fix #${issue_number} [[fake:fail]]' }),
+      // The CLI's saved conversations are gone (its home emptied, or the run moved into a sandbox's
+      // private home): it answers a resume with its "no conversation" message.
+      agentEnv: { FAKE_AGENT_FAIL_RESUME: 'missing' },
+      settingsExtra: 'max_item_failures = 0',
+    });
+    const first = onlyRun((await h.run()).runs);
+    expect(first).toMatchObject({ status: 'failed', resumed: false });
+    const second = onlyRun((await h.run()).runs);
+    expect(second).toMatchObject({ status: 'failed', resumed: true, sessionId: first.sessionId });
+    expect(second.reason).toContain(`No conversation found with session ID: ${first.sessionId}`);
+    expect(second.reason).toContain(
+      `the agent CLI no longer has the saved session ${first.sessionId}, so it was dropped: the next run starts a fresh session`,
+    );
+    const third = onlyRun((await h.run()).runs);
+    expect(third.resumed).toBe(false);
+    expect(third.sessionId).not.toBe(first.sessionId);
+    expect(h.agentRuns('claude').map((r) => r.resumeOf !== null)).toEqual([false, true, false]);
+  }, 120_000);
+});
+
 describe('a crash between the agent exit and the run record', () => {
   it('finishes the run on restart from the saved outcome instead of resuming the finished session', async () => {
     const h = await harness({

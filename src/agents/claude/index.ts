@@ -120,6 +120,8 @@ export function createClaudeDriver(): AgentDriver<ClaudeProfile> {
       return { args, env: {} };
     },
     limits: CLAUDE_LIMITS,
+    // Claude Code 2.1: `--resume <id>` of a conversation it does not have (also in its result's errors).
+    missingSession: [/No conversation found with session ID/],
     createParser: () => createClaudeStreamParser({ inputIncludesCache: false }),
   });
 }

@@ -146,6 +146,8 @@ export function createCodexDriver(): AgentDriver<CodexProfile> {
       return { args, env: {} };
     },
     limits: CODEX_LIMITS,
+    // Codex 0.171: `exec resume <id>` of a thread it has no rollout file for.
+    missingSession: [/no rollout found for thread id/i],
     createParser: createCodexParser,
   });
 }

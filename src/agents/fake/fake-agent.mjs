@@ -69,7 +69,8 @@
  * FAKE_AGENT_LIMIT_RESET and FAKE_AGENT_LIMIT_STYLE=clock (the reset `[[fake:limit]]` prints, and
  * Claude's `resets 3pm` form instead of the epoch one),
  * FAKE_AGENT_ROOT (`1` or `0`: behave as if run by root or not; default: the real uid),
- * FAKE_AGENT_FAIL_RESUME=1 (every resume fails), FAKE_AGENT_ON_RESUME (directives that apply only
+ * FAKE_AGENT_FAIL_RESUME=1 (every resume fails; `missing`: as the CLI fails when it does not have the
+ * conversation, with its real message), FAKE_AGENT_ON_RESUME (directives that apply only
  * when a session is resumed, e.g. `[[fake:merge=main]]` for a remediation run), FAKE_AGENT_EXCLUSIVE (a folder: two agents working
  * in one directory at once are logged there), FAKE_AGENT_PRINT_ENV=1 (print every variable of its
  * environment as NAME=value, on stderr first, then as an assistant message: what a careless or
@@ -1682,6 +1683,13 @@ async function main() {
     process.exitCode = 1;
     return;
   }
+  if (resumeOf !== null && process.env.FAKE_AGENT_FAIL_RESUME === 'missing') {
+    const message = missingSessionMessage(provider, resumeOf);
+    out.fail(message);
+    process.stderr.write(`${message}\n`);
+    process.exitCode = 1;
+    return;
+  }
   if (has('fail') || (resumeOf !== null && process.env.FAKE_AGENT_FAIL_RESUME === '1')) {
     const message = has('fail')
       ? 'simulated failure requested by the prompt'
@@ -1812,3 +1820,21 @@ async function main() {
 }
 
 await main();
+
+/** What each real CLI prints when asked to resume a conversation it does not have (seen on each). */
+function missingSessionMessage(provider, id) {
+  switch (provider) {
+    case 'claude':
+      return `No conversation found with session ID: ${id}`;
+    case 'codex':
+      return `Error: thread/resume: thread/resume failed: no rollout found for thread id ${id} (code -32600)`;
+    case 'gemini':
+      return 'Error resuming session: No previous sessions found for this project.';
+    case 'qwen':
+      return `No saved session found with ID ${id}. Run \`qwen --resume\` without an ID to choose from existing sessions.`;
+    case 'opencode':
+      return 'Error: Session not found';
+    default:
+      return `${provider}: error: no session ${id}`;
+  }
+}

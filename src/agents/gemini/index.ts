@@ -67,6 +67,8 @@ export function createGeminiDriver(): AgentDriver<GeminiProfile> {
       return { args, env: {} };
     },
     limits: GEMINI_LIMITS,
+    // Gemini CLI 0.61: `--resume <id>` with no session saved for the project, or none with that id.
+    missingSession: [/Error resuming session: (No previous sessions found|Invalid session identifier)/],
     createParser: createGeminiParser,
   });
 }

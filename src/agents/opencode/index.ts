@@ -126,6 +126,8 @@ export function createOpenCodeDriver(): AgentDriver<OpenCodeProfile> {
       };
     },
     limits: API_LIMITS,
+    // OpenCode 1.18: `run --session <id>` of a session it does not have.
+    missingSession: [/Session not found/],
     createParser: createOpenCodeStreamParser,
   });
 }

@@ -64,6 +64,8 @@ export function createQwenDriver(): AgentDriver<QwenProfile> {
       return { args, env: {} };
     },
     limits: QWEN_LIMITS,
+    // Qwen Code 0.15: `--resume <id>` of a session it has not saved.
+    missingSession: [/No saved session found with ID/],
     createParser: () => createClaudeStreamParser({ inputIncludesCache: true }),
   });
 }

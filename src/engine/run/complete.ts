@@ -27,6 +27,8 @@ export interface CompletionInput {
   remediation?: RemediationRun;
   /** The run continued a saved session. */
   resumed: boolean;
+  /** The agent CLI said it has no such conversation (its driver's `missingSession`). */
+  sessionMissing?: boolean;
   baseCommit: string | null;
   checkNoChanges: boolean;
   cwd: string;
@@ -104,6 +106,16 @@ async function settleSession(
     // Not durable on its own: the final record is. A power cut that loses both leaves the run
     // unfinished with its outcome saved, which a restart finishes (deleting the session again).
     await store.deleteSession(task.key, { durable: false });
+  } else if (input.resumed && isFailure(status) && input.sessionMissing) {
+    // The CLI does not have the conversation: resuming it again can only fail the same way.
+    await store.deleteSession(task.key);
+    reason =
+      `${reason ?? status}; the agent CLI no longer has the saved session ${run.sessionId ?? ''}`.trimEnd();
+    reason += ', so it was dropped: the next run starts a fresh session';
+    log.warn(
+      { automation: automation.id, run: run.id, session: run.sessionId ?? undefined },
+      'Dropped a saved session the agent CLI does not have',
+    );
   } else if (input.resumed && isFailure(status)) {
     const failures = await store.recordResumeFailure(task.key);
     const limit = deps.execution.max_resume_failures;

@@ -906,6 +906,9 @@ class RunPipeline {
       reason,
       ...(remediation ? { remediation } : {}),
       resumed: this.saved !== undefined,
+      ...(this.saved !== undefined && sessionMissing(launch.driver, [watch.reportedError, result.stderrTail])
+        ? { sessionMissing: true }
+        : {}),
       baseCommit: this.baseCommit,
       checkNoChanges: status === 'succeeded',
       cwd: this.cwd,
@@ -1051,6 +1054,12 @@ class AgentWatch {
     this.reported = reported;
     this.pipeline.reportedChanged(reported);
   }
+}
+
+/** The agent CLI's output says it has no conversation to resume (`AgentDriver.missingSession`). */
+function sessionMissing(driver: AgentDriver, texts: readonly (string | undefined)[]): boolean {
+  const patterns = driver.missingSession ?? [];
+  return texts.some((text) => text !== undefined && patterns.some((pattern) => pattern.test(text)));
 }
 
 /** Names a run's private home: the runs of one task and profile share it (a resumed session finds its files). */
