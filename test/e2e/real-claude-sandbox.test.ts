@@ -17,7 +17,7 @@
  * Last run green with Claude Code 2.1.197.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../src/core/types.js';
@@ -195,7 +195,8 @@ describe.skipIf(skipReason !== undefined)(
       expectOnlyCanaryReached(model);
     }, 180_000);
 
-    it('after curupira is killed mid-run, the restart resumes the session (--resume) and completes it', async () => {
+    /** Starts a run, and kills curupira once the agent saved its conversation and waits on its model. */
+    async function killMidRun(): Promise<{ session: { sessionId: string }; run: RunRecord }> {
       // The first answer of the main loop is held: the agent is waiting on its model when killed.
       model.setScript((request) =>
         request.tools?.some((tool) => tool.name === 'Bash') &&
@@ -203,8 +204,7 @@ describe.skipIf(skipReason !== undefined)(
           ? 'hold'
           : commitScript(request),
       );
-      const args = ['--config', h.settingsFile, 'run'];
-      const first = startBuiltCli(args, { env: h.env });
+      const first = startBuiltCli(['--config', h.settingsFile, 'run'], { env: h.env });
       try {
         const saved = await waitFor(
           'the session saved and the model asked',
@@ -227,7 +227,16 @@ describe.skipIf(skipReason !== undefined)(
         first.child.kill('SIGKILL');
         expect((await first.done).signal).toBe('SIGKILL');
         await waitFor('the held request dropped with the agent', () => model.held() === 0, 15_000);
+        return saved;
+      } finally {
+        if (first.child.exitCode === null && first.child.signalCode === null) first.child.kill('SIGKILL');
+      }
+    }
 
+    it('after curupira is killed mid-run, the restart resumes the session (--resume) and completes it', async () => {
+      const args = ['--config', h.settingsFile, 'run'];
+      {
+        const saved = await killMidRun();
         const second = await runBuiltCli(args, { env: h.env, timeoutMs: 150_000 });
         expect(second.code, second.stderr).toBe(0);
 
@@ -259,10 +268,41 @@ describe.skipIf(skipReason !== undefined)(
         for (const r of resumed) expect(r.headers['x-claude-code-session-id']).toBe(saved.session.sessionId);
         const homes = join(h.dir, 'state', 'sandbox', 'homes');
         expect(existsSync(homes) && readdirSync(homes).length).toBe(1);
-      } finally {
-        if (first.child.exitCode === null && first.child.signalCode === null) first.child.kill('SIGKILL');
       }
     }, 300_000);
+
+    it('when Claude Code no longer has the conversation, the resume fails once, the session is dropped, and the next run starts fresh', async () => {
+      const args = ['--config', h.settingsFile, 'run'];
+      const saved = await killMidRun();
+      // The CLI's saved conversations are gone (its home emptied, say).
+      const homes = join(h.dir, 'state', 'sandbox', 'homes');
+      for (const entry of readdirSync(homes, { recursive: true, encoding: 'utf8' }))
+        if (entry.endsWith(`${saved.session.sessionId}.jsonl`)) rmSync(join(homes, entry));
+      expect(sessionWritten(homes, saved.session.sessionId)).toBe(false);
+
+      const second = await runBuiltCli(args, { env: h.env, timeoutMs: 150_000 });
+      // `run` exits 1 when a run failed.
+      expect(second.code, second.stderr).toBe(1);
+      let runs = await withStore(h, (store) => store.listRuns({ limit: Number.POSITIVE_INFINITY }));
+      const resumed = runs.find((r) => r.id !== saved.run.id)!;
+      expect(resumed, resumed.reason ?? '').toMatchObject({
+        status: 'failed',
+        resumed: true,
+        sessionId: saved.session.sessionId,
+      });
+      expect(resumed.reason).toContain(`No conversation found with session ID: ${saved.session.sessionId}`);
+      expect(resumed.reason).toContain('so it was dropped: the next run starts a fresh session');
+      expect(await withStore(h, (store) => store.listSessions())).toEqual([]);
+
+      model.setScript(commitScript);
+      const third = await runBuiltCli(args, { env: h.env, timeoutMs: 150_000 });
+      expect(third.code, third.stderr).toBe(0);
+      runs = await withStore(h, (store) => store.listRuns({ limit: Number.POSITIVE_INFINITY }));
+      expect(runs).toHaveLength(3);
+      const fresh = runs.find((r) => r.id !== saved.run.id && r.id !== resumed.id)!;
+      expect(fresh, fresh.reason ?? '').toMatchObject({ status: 'succeeded', resumed: false, commits: 1 });
+      expect(fresh.sessionId).not.toBe(saved.session.sessionId);
+    }, 400_000);
   },
 );
 
