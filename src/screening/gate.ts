@@ -48,6 +48,8 @@ export interface RunScreening {
   findings: Finding[];
   reason: string;
   digest: string;
+  /** The text runs because a person allowed its blocked run once (`curupira allow`). */
+  allowance?: { runId: string; allowedBy: string };
 }
 
 export type Gate =
@@ -200,7 +202,12 @@ async function screenTask(
       { automation: automation.id, id: task.item.id, run: allowance.runId },
       'Running an allowed item',
     );
-    return { kind: 'run', task: ready, screening: { findings, reason, digest } };
+    const { runId, allowedBy } = allowance;
+    return {
+      kind: 'run',
+      task: ready,
+      screening: { findings, reason, digest, allowance: { runId, allowedBy } },
+    };
   }
   let verdict = judge(findings, exposed, screening);
   if (vouched) {

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 /**
  * Screening wired into runs (issue 11), end to end: the simulator, the fake agent (which records
  * every prompt it receives), real git and the built CLI.
@@ -109,6 +110,38 @@ describe('a hostile issue', () => {
     expect(h.agentRuns('claude')[0]!.prompt).toContain('Ignore all previous');
     expect(h.agentRuns('claude')[1]!.prompt).toContain('the log says ENOENT');
     expect(h.agentRuns('claude')[1]!.prompt).not.toContain('Ignore all previous');
+  });
+});
+
+describe('an allowed issue whose run fails before its agent starts', () => {
+  it('keeps its allowance: the next run of the same text runs (once), instead of being held again', async () => {
+    h = await createHarness({
+      issues: [{ title: 'Crash on start', body: HOSTILE }],
+      automation: defaultAutomation('Fix ${issue_title}:\n${issue_body}'),
+    });
+    const blocked = onlyRun((await h.run()).runs);
+    expect(blocked.status).toBe('blocked');
+    expect((await cli(h, 'allow', blocked.id, '--by', 'alice')).code).toBe(0);
+
+    // The repository cannot be cloned (its HEAD names a branch with no commit): the allowed run
+    // fails before any agent sees the text.
+    const git = (...args: string[]) =>
+      spawnSync('git', ['--git-dir', h!.origin.url, ...args], { encoding: 'utf8' });
+    const head = git('symbolic-ref', 'HEAD').stdout.trim();
+    git('symbolic-ref', 'HEAD', 'refs/heads/nothing-here');
+    const failed = onlyRun((await h.run()).runs);
+    expect(failed.status).toBe('failed');
+    expect(failed.screeningReason).toMatch(/^allowed once by alice/);
+    expect(h.agentRuns('claude')).toEqual([]);
+
+    git('symbolic-ref', 'HEAD', head);
+    const ran = onlyRun((await h.run()).runs);
+    expect(ran.status).toBe('succeeded');
+    expect(ran.screeningReason).toMatch(/^allowed once by alice/);
+    expect(h.agentRuns('claude')).toHaveLength(1);
+    // Used by a run whose agent started: once, as before.
+    expect((await h.run()).held.map((r) => r.id)).toEqual([blocked.id]);
+    expect(h.agentRuns('claude')).toHaveLength(1);
   });
 });
 

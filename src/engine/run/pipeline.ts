@@ -146,28 +146,33 @@ class RunPipeline {
   }
 
   async execute(): Promise<RunRecord> {
-    await this.loadSession();
-    this.renderPrompt();
-    await this.createRecord();
-    if (!(await this.claimItem())) return this.run;
-    if (this.promptError !== undefined) {
-      const error = this.promptError;
-      return this.finish(runStatusFor(classifyFailure(error, { stage: 'prompt' })), errorMessage(error));
-    }
-    if (this.request.signal.aborted) return this.finish('cancelled', 'stopped before the agent started');
-    // A contained run's sandbox starts while its workspace is filled (`EarlySandboxSlot`): the
-    // kernel gets ready for its control group meanwhile.
-    primeSandbox(sandboxChoice(this.request.automation, this.deps.execution));
-    try {
-      const prepared = await this.prepareWorkspace();
-      if (prepared !== true) return prepared;
-      const launch = await this.prepareAgent();
-      if (!('driver' in launch)) return launch;
-      return await this.runAgent(launch);
-    } finally {
-      await this.early.drop();
-      await this.disposing;
-    }
+    const steps = async (): Promise<RunRecord> => {
+      await this.loadSession();
+      this.renderPrompt();
+      await this.createRecord();
+      if (!(await this.claimItem())) return this.run;
+      if (this.promptError !== undefined) {
+        const error = this.promptError;
+        return this.finish(runStatusFor(classifyFailure(error, { stage: 'prompt' })), errorMessage(error));
+      }
+      if (this.request.signal.aborted) return this.finish('cancelled', 'stopped before the agent started');
+      // A contained run's sandbox starts while its workspace is filled (`EarlySandboxSlot`): the
+      // kernel gets ready for its control group meanwhile.
+      primeSandbox(sandboxChoice(this.request.automation, this.deps.execution));
+      try {
+        const prepared = await this.prepareWorkspace();
+        if (prepared !== true) return prepared;
+        const launch = await this.prepareAgent();
+        if (!('driver' in launch)) return launch;
+        return await this.runAgent(launch);
+      } finally {
+        await this.early.drop();
+        await this.disposing;
+      }
+    };
+    const run = await steps();
+    await giveBackAllowance(this.deps, this.request, run, this.spawned);
+    return run;
   }
 
   /** Step 1: the session to continue, unless the automation's prompt or agent changed since. */
@@ -1053,6 +1058,30 @@ class AgentWatch {
     if (reported === this.reported) return;
     this.reported = reported;
     this.pipeline.reportedChanged(reported);
+  }
+}
+
+/**
+ * A run that a person's `allow` let through, and that failed before its agent started (a clone or
+ * checkout that failed, say), never used the allowance: it is given back, so the retry (or the next
+ * dispatch) of the same text runs instead of being held again.
+ */
+async function giveBackAllowance(
+  deps: ExecutorDeps,
+  request: RunRequest,
+  run: RunRecord,
+  spawned: boolean,
+): Promise<void> {
+  const allowance = request.screening?.allowance;
+  if (!allowance || spawned || run.status !== 'failed') return;
+  try {
+    await deps.store.addAllowance(allowance.runId, allowance.allowedBy);
+    deps.log.info(
+      { run: run.id, blocked: allowance.runId },
+      'The allowed run failed before its agent started: the allowance stays for its next run',
+    );
+  } catch (error) {
+    deps.log.warn({ run: run.id, error: errorMessage(error) }, 'Could not give the allowance back');
   }
 }
 

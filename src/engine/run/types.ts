@@ -83,7 +83,13 @@ export interface RunRequest {
   resume?: SessionRecord;
   upstreamRunId?: string;
   /** What screening found in the task's text (recorded on the run). */
-  screening?: { findings: readonly ScreeningFinding[]; reason: string; digest: string };
+  screening?: {
+    findings: readonly ScreeningFinding[];
+    reason: string;
+    digest: string;
+    /** A person allowed this text once; a run that fails before its agent starts gives it back. */
+    allowance?: { runId: string; allowedBy: string };
+  };
   /** Epoch ms when the task was discovered: one fetch at or after it serves the task (see prepareWorktree). */
   discoveredAt?: number;
   /** Which try of the task this run is (retry.ts; default 1). */
