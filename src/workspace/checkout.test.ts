@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -62,6 +63,24 @@ describe('ensureCheckout', () => {
     const again = await ensureCheckout(options(repo, { setupScript: 'setup.sh' }));
     expect(again.freshClone).toBe(false);
     expect(await readFile(join(repo.checkoutPath, 'setup-ran.txt'), 'utf8')).toBe('ran\n');
+  });
+
+  it('says why a clone has no commit: an empty remote, or a HEAD naming a branch that has none', async () => {
+    const repo = await setUp();
+    const empty = join(repo.dir, 'empty.git');
+    execFileSync('git', ['init', '-q', '--bare', empty]);
+    await expect(
+      ensureCheckout({ ...options(repo), remote: empty, path: join(repo.dir, 'empty-co') }),
+    ).rejects.toThrow(
+      `the clone of repository 'sample' has no commit: is ${empty} empty? Push a first commit, then run again`,
+    );
+    // Branches were pushed, but HEAD names another one (made with another default branch name).
+    execFileSync('git', ['--git-dir', repo.url, 'symbolic-ref', 'HEAD', 'refs/heads/trunk']);
+    const attempt = ensureCheckout(options(repo));
+    await expect(attempt).rejects.toThrow(
+      `${repo.url}'s HEAD names 'trunk', which has none, while it has main. Point its HEAD at the default branch (in a bare repository: git symbolic-ref HEAD refs/heads/main), then run again`,
+    );
+    expect(existsSync(repo.checkoutPath)).toBe(false);
   });
 
   it('refuses a destination that exists but is not a Git checkout, and leaves it alone', async () => {

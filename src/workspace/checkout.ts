@@ -13,7 +13,15 @@ import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { CurupiraError, errorMessage, WorkspaceError } from '../core/errors.js';
 import type { Logger } from '../log.js';
 import { type CommandResult, runCommand } from '../process/command.js';
-import { type CheckoutState, checkoutState, countUnpushedCommits, git, isolatedEnv, scrub } from './git.js';
+import {
+  type CheckoutState,
+  checkoutState,
+  countUnpushedCommits,
+  git,
+  gitResult,
+  isolatedEnv,
+  scrub,
+} from './git.js';
 import { repoLockKey, withLock } from './lock.js';
 import { isInside, worktreesRoot } from './paths.js';
 import { pathExists, removeTree } from './remove.js';
@@ -179,11 +187,7 @@ async function cloneIntoPlace(request: CloneRequest): Promise<string> {
     if (state === null) {
       throw new WorkspaceError(`clone reported success, but no Git checkout was created for ${checkout}`);
     }
-    if (state.head === null) {
-      throw new WorkspaceError(
-        `the clone of repository '${alias}' has no commit: is ${scrub(remote)} empty? Push a first commit, then run again`,
-      );
-    }
+    if (state.head === null) throw new WorkspaceError(await noCommitReason(temp, alias, scrub(remote)));
     await resolveDefaultBranch(temp, { network: false });
     if (request.setupPending) await writeFile(join(state.gitDir, SETUP_PENDING), '');
     await rename(temp, checkout);
@@ -343,4 +347,21 @@ async function discardClone(checkout: string, alias: string, log: Logger): Promi
 
 function remaining(deadline: number): number {
   return Math.max(1, deadline - Date.now());
+}
+
+/**
+ * Why a fresh clone has no commit: the remote is empty, or its HEAD names a branch that has none
+ * while others exist (a bare repository made with another default branch name than the one pushed).
+ */
+async function noCommitReason(clone: string, alias: string, remote: string): Promise<string> {
+  const branches = await gitResult(['for-each-ref', '--format=%(refname:strip=3)', 'refs/remotes/origin/'], {
+    cwd: clone,
+  });
+  const names = branches.exitCode === 0 ? branches.stdout.split('\n').filter((n) => n && n !== 'HEAD') : [];
+  if (names.length === 0)
+    return `the clone of repository '${alias}' has no commit: is ${remote} empty? Push a first commit, then run again`;
+  const head = await gitResult(['symbolic-ref', '--short', 'HEAD'], { cwd: clone });
+  const named = head.exitCode === 0 ? `'${head.stdout.trim()}'` : 'a branch';
+  const shown = names.slice(0, 5).join(', ') + (names.length > 5 ? ', …' : '');
+  return `the clone of repository '${alias}' has no commit: ${remote}'s HEAD names ${named}, which has none, while it has ${shown}. Point its HEAD at the default branch (in a bare repository: git symbolic-ref HEAD refs/heads/${names.includes('main') ? 'main' : names[0]}), then run again`;
 }
