@@ -242,3 +242,37 @@ write();`);
     expect(result.stdoutTail).toBe('gate=go\nreply=world\n');
   });
 });
+
+// Last in the file: it leaves this process's helper given up on.
+describe('an agent helper that cannot start', () => {
+  it('is given up after three starts that never said ready; agents then start from this process', async () => {
+    useAgentHelper(true);
+    expect(await warmAgentHelper()).toBe(true);
+    const helper = agentHelperPid()!;
+    process.kill(helper, 'SIGKILL');
+    await until(() => agentHelperPid() === undefined, 'the helper to be forgotten');
+    const execPath = process.execPath;
+    // A "node" that exits at once without reading its script, as a packaged binary that does not
+    // take `-e` would; each start is counted.
+    const starts = join(root, 'helper-starts');
+    const fake = join(root, 'not-node.sh');
+    writeFileSync(fake, `#!/bin/sh\necho start >> '${starts}'\n`, { mode: 0o755 });
+    process.execPath = fake;
+    try {
+      for (let attempt = 0; attempt < 3; attempt += 1) expect(await warmAgentHelper()).toBe(false);
+      const started: number[] = [];
+      const result = await spawnAgent({
+        ...script('process.stdout.write(String(process.ppid));'),
+        executable: execPath,
+        onSpawn: (pid) => started.push(pid),
+      });
+      expect(Number(result.stdoutTail)).toBe(process.pid);
+      // Given up: no fourth helper is started.
+      expect(await warmAgentHelper()).toBe(false);
+      expect(agentHelperPid()).toBeUndefined();
+      expect(readFileSync(starts, 'utf8')).toBe('start\n'.repeat(3));
+    } finally {
+      process.execPath = execPath;
+    }
+  });
+});

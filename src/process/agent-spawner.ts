@@ -468,12 +468,13 @@ class AgentSpawner {
    */
   private lost(child: ChildProcess, failedToStart: boolean): void {
     if (this.child !== child) return;
+    // One that exits before it said it is ready (a `node` that does not take `-e`) failed to start.
+    if (failedToStart || !this.ready) this.failedStarts++;
     this.child = null;
     this.ready = false;
     this.onReady?.(false);
     this.onReady = undefined;
     clearTimeout(this.idleTimer);
-    if (failedToStart) this.failedStarts++;
     // Streams of started agents may still wait to be accepted: the server stays a while.
     this.retireServer(HEADER_MS);
     for (const [id, entry] of this.pending) {
