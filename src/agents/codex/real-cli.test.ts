@@ -52,6 +52,9 @@ const CODEX = process.env.CURUPIRA_REAL_CODEX;
  * Serves the Responses API: a request gets a call of the shell tool when a command is pending
  * (`take` hands it over once), else a closing message.
  */
+/** What Codex sent back for each tool call (its JSON stream does not show every command's output). */
+const toolOutputs: string[] = [];
+
 function startModelStandIn(take: () => string | undefined): Promise<Server> {
   const server = createServer((req, res) => {
     let body = '';
@@ -64,7 +67,12 @@ function startModelStandIn(take: () => string | undefined): Promise<Server> {
         res.end(JSON.stringify({ object: 'list', data: [], models: [] }));
         return;
       }
-      const request = JSON.parse(body) as { tools?: { name?: string }[] };
+      const request = JSON.parse(body) as {
+        tools?: { name?: string }[];
+        input?: { type?: string; output?: unknown }[];
+      };
+      for (const item of request.input ?? [])
+        if (item.type === 'function_call_output') toolOutputs.push(String(item.output));
       const cmd = take();
       const tools = (request.tools ?? []).map((t) => t.name);
       const send = (event: Record<string, unknown>): void => {
@@ -248,12 +256,14 @@ describe.skipIf(!CODEX)('the real Codex CLI (CURUPIRA_REAL_CODEX)', () => {
     expect(late.stderr).toContain("unexpected argument '--sandbox' found");
 
     next = commit('blocked');
+    toolOutputs.length = 0;
     const plain = await runCodex(
       ['exec', '--sandbox', 'workspace-write', '--json', '--', 'commit'],
       worktree,
       env,
     );
-    expect(plain.stdout).toContain('Read-only file system');
+    // Codex 0.171's `--json` stream leaves out the command's output; what it sent its model holds it.
+    expect([plain.stdout, ...toolOutputs].join('\n')).toContain('Read-only file system');
     expect(git(worktree, 'log', '--format=%s', '-1').trim()).not.toBe('blocked');
   }, 120_000);
 });
