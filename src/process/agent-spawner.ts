@@ -30,12 +30,13 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Duplex, Readable, Writable } from 'node:stream';
-import { processAlive, signalGroup } from './process-group.js';
+import { jsonLineReader } from './output.js';
+import { signalGroup, sweepDeadOwners } from './process-group.js';
 
 /** What runs in the helper (`node -e`): CommonJS, no dependencies, no file of its own. */
 const HELPER_SOURCE = String.raw`'use strict';
@@ -203,7 +204,6 @@ class AgentSpawner {
   private starting: Promise<boolean> | null = null;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
-  private buffer = '';
   private failedStarts = 0;
   private idleTimer: NodeJS.Timeout | undefined;
 
@@ -280,7 +280,7 @@ class AgentSpawner {
 
   private async launch(): Promise<boolean> {
     if (!this.usable) return false;
-    sweepSocketDirs();
+    sweepDeadOwners(tmpdir(), 'cur-spawn-');
     const dir = mkdtempSync(join(tmpdir(), `cur-spawn-${process.pid}-`));
     const socketPath = join(dir, 's');
     const token = randomBytes(16);
@@ -307,14 +307,18 @@ class AgentSpawner {
     this.server = server;
     this.dir = dir;
     this.token = token;
-    this.buffer = '';
     live.add(dir);
     cleanupOnExit();
     const readySeen = new Promise<boolean>((resolve) => {
       this.onReady = resolve;
     });
     child.stdout?.setEncoding('utf8');
-    child.stdout?.on('data', (text: string) => this.receive(child, text));
+    child.stdout?.on(
+      'data',
+      jsonLineReader<HelperMessage>((message) => {
+        if (this.child === child) this.answer(message);
+      }),
+    );
     child.stdin?.on('error', noop);
     child.once('error', () => this.lost(child, true));
     child.once('close', () => this.lost(child, false));
@@ -372,24 +376,6 @@ class AgentSpawner {
     entry.streams[slot] = socket;
     entry.matched++;
     if (entry.pid !== undefined && entry.matched === entry.streams.length) this.deliver(entry);
-  }
-
-  private receive(child: ChildProcess, text: string): void {
-    if (this.child !== child) return;
-    this.buffer += text;
-    let newline = this.buffer.indexOf('\n');
-    while (newline !== -1) {
-      const line = this.buffer.slice(0, newline);
-      this.buffer = this.buffer.slice(newline + 1);
-      let message: HelperMessage | undefined;
-      try {
-        message = JSON.parse(line) as HelperMessage;
-      } catch {
-        // Not a line the helper writes.
-      }
-      if (message) this.answer(message);
-      newline = this.buffer.indexOf('\n');
-    }
   }
 
   private answer(message: HelperMessage): void {
@@ -564,25 +550,6 @@ function watchOrphan(pid: number, exit: (exit: ProcessExit) => void): void {
     clearInterval(timer);
     exit({ code: null, signal: null, unknown: true });
   }, ORPHAN_POLL_MS);
-}
-
-/** Socket folders that processes killed without their exit hook left behind (their owner is gone). */
-function sweepSocketDirs(): void {
-  let names: string[];
-  try {
-    names = readdirSync(tmpdir());
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    const owner = /^cur-spawn-(\d+)-/.exec(name)?.[1];
-    if (owner === undefined || Number(owner) === process.pid || processAlive(Number(owner))) continue;
-    try {
-      rmSync(join(tmpdir(), name), { recursive: true, force: true });
-    } catch {
-      // another user's, or going already
-    }
-  }
 }
 
 /** Socket folders of this process, removed when it exits. */

@@ -45,6 +45,24 @@ export class LineSplitter {
   }
 }
 
+/**
+ * Reads a helper process's protocol: one JSON object per line, each handed to `onMessage` once its
+ * line is complete; a line that is not JSON is skipped.
+ */
+export function jsonLineReader<T>(onMessage: (message: T) => void): (text: string) => void {
+  const splitter = new LineSplitter(Number.POSITIVE_INFINITY, (line, terminated) => {
+    if (!terminated) return;
+    let message: T;
+    try {
+      message = JSON.parse(line) as T;
+    } catch {
+      return;
+    }
+    onMessage(message);
+  });
+  return (text) => splitter.push(text);
+}
+
 /** Keeps the last `maxBytes` bytes of everything appended. */
 export class BoundedTail {
   readonly #maxBytes: number;

@@ -2,7 +2,8 @@
  * Process-group signalling. An agent is started as the leader of its own group, so everything it
  * starts (shells, test runners, dev servers) can be found and stopped together.
  */
-import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 
 const POLL_MS = 25;
@@ -142,4 +143,28 @@ export function groupsOfRun(runId: string): number[] {
     if (stat && stat.state !== 'Z' && stat.pgid > 1) groups.add(stat.pgid);
   }
   return [...groups];
+}
+
+/**
+ * Removes the folders in `dir` whose name (`<prefix><pid>-…`) names a process that is gone: what a
+ * curupira killed before its exit hook left behind. One whose process is alive, or that this user
+ * cannot remove, is left alone.
+ */
+export function sweepDeadOwners(dir: string, prefix: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const owner = /^(\d+)-/.exec(name.slice(prefix.length))?.[1];
+    if (owner === undefined || Number(owner) === process.pid || processAlive(Number(owner))) continue;
+    try {
+      rmSync(join(dir, name), { recursive: true, force: true });
+    } catch {
+      // another user's, or going already
+    }
+  }
 }

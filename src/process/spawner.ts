@@ -17,6 +17,7 @@
  * a while without work, and starts again on the next command.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { jsonLineReader } from './output.js';
 
 /** What runs in the helper (`node -e`): CommonJS, no dependencies, no file of its own. */
 const HELPER_SOURCE = String.raw`'use strict';
@@ -107,7 +108,6 @@ class Spawner {
   private child: ChildProcess | null = null;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
-  private buffer = '';
   private failedStarts = 0;
   private idleTimer: NodeJS.Timeout | undefined;
 
@@ -162,9 +162,11 @@ class Spawner {
       windowsHide: true,
     });
     this.child = child;
-    this.buffer = '';
     child.stdout?.setEncoding('utf8');
-    child.stdout?.on('data', (text: string) => this.receive(text));
+    child.stdout?.on(
+      'data',
+      jsonLineReader<HelperMessage>((message) => this.answer(message)),
+    );
     child.stdin?.on('error', () => {});
     child.once('spawn', () => {
       this.failedStarts = 0;
@@ -172,23 +174,6 @@ class Spawner {
     child.once('error', () => this.lost(child, true));
     child.once('close', () => this.lost(child, false));
     return child;
-  }
-
-  private receive(text: string): void {
-    this.buffer += text;
-    let newline = this.buffer.indexOf('\n');
-    while (newline !== -1) {
-      const line = this.buffer.slice(0, newline);
-      this.buffer = this.buffer.slice(newline + 1);
-      let message: HelperMessage | undefined;
-      try {
-        message = JSON.parse(line) as HelperMessage;
-      } catch {
-        // Not a line the helper writes; ignore it rather than fail this process.
-      }
-      if (message) this.answer(message);
-      newline = this.buffer.indexOf('\n');
-    }
   }
 
   private answer(message: HelperMessage): void {

@@ -12,7 +12,6 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
-  readdirSync,
   readFileSync,
   realpathSync,
   rmSync,
@@ -27,7 +26,7 @@ import type { DriverSandbox } from '../agents/types.js';
 import type { ScreeningFinding } from '../core/types.js';
 import { type PrestartedProcess, prestartProcess } from '../process/agent.js';
 import { runCommand } from '../process/command.js';
-import { processAlive } from '../process/process-group.js';
+import { sweepDeadOwners } from '../process/process-group.js';
 import { registerSecret } from '../security/redact.js';
 import { INSIDE_RUN_DIR } from './bubblewrap/index.js';
 import { primeControlGroupMoves } from './limits.js';
@@ -344,21 +343,7 @@ let swept = false;
  * environment). A folder whose curupira is alive, or that this user cannot remove, is left alone.
  */
 export function sweepRunDirs(dir: string): void {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    const owner = /^cur-sbx-(\d+)-/.exec(name)?.[1];
-    if (owner === undefined || Number(owner) === process.pid || processAlive(Number(owner))) continue;
-    try {
-      rmSync(join(dir, name), { recursive: true, force: true });
-    } catch {
-      // another user's, or going already
-    }
-  }
+  sweepDeadOwners(dir, RUN_DIR_PREFIX);
 }
 
 /** What a contained run's sandbox is made of before its agent's argv and environment are known. */
