@@ -14,6 +14,7 @@ const ALONE = [
   'test/e2e/coordinated-writes.test.ts',
   'test/e2e/delivery-storm.test.ts',
   'test/e2e/fleet-acceptance.test.ts',
+  'test/e2e/fleet-db-faults-unseen.test.ts',
   'test/e2e/fleet-placement.test.ts',
   'test/e2e/fleet-view.test.ts',
   'test/e2e/fleet.test.ts',

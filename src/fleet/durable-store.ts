@@ -209,26 +209,32 @@ export function durableStore(store: Store, options: DurableStoreOptions): Durabl
     options?: Parameters<Store['createRun']>[1],
   ) {
     const until = Date.now() + retryMs;
+    const where = (host ?? init.host) ? { host: (host ?? init.host)! } : undefined;
+    // An insert that went unanswered may have been recorded: it is sent again only once a read
+    // that the database answered shows it was not (a read that fails too is tried again first;
+    // sending the insert again then would leave two records of one run, one never finished).
+    let maybeRecorded = false;
     for (let failures = 0; ; failures += 1) {
       try {
+        if (maybeRecorded) {
+          const found = await store.listUnfinishedRuns(where);
+          // A run of this task on this host that this process did not see created is that one.
+          const mine = found.find(
+            (run) => run.taskKey === init.taskKey && run.status === init.status && !created.has(run.id),
+          );
+          if (mine) {
+            created.add(mine.id);
+            return remember(mine);
+          }
+          maybeRecorded = false;
+        }
         const record = await store.createRun(init, options);
         created.add(record.id);
         return remember(record);
       } catch (error) {
         if (!isUnanswered(error) || Date.now() >= until) throw error;
+        maybeRecorded = true;
         await new Promise((resolve) => setTimeout(resolve, retryDelayMs(failures)));
-        // Unanswered: it may have been recorded. A run of this task on this host that this
-        // process did not see created is that one.
-        const found = await store
-          .listUnfinishedRuns((host ?? init.host) ? { host: (host ?? init.host)! } : undefined)
-          .catch(() => undefined);
-        const mine = found?.find(
-          (run) => run.taskKey === init.taskKey && run.status === init.status && !created.has(run.id),
-        );
-        if (mine) {
-          created.add(mine.id);
-          return remember(mine);
-        }
       }
     }
   }

@@ -663,6 +663,52 @@ describe('FleetRunner', () => {
     expect(rows.rows).toEqual([{ state: 'done' }]);
   });
 
+  // A run's insert that took effect but whose answer was lost (the connection reset after the
+  // commit), while the read that would find it failed too: sent again blindly, it recorded the run
+  // twice, one record never finished.
+  it('a run whose insert went unanswered is recorded once, even when the read that looks for it fails too', async () => {
+    const item = task('8');
+    let inserts = 0;
+    let lookups = 0;
+    const below = new Proxy(store, {
+      get(target, property, receiver) {
+        if (property === 'createRun')
+          return async (...args: Parameters<Store['createRun']>) => {
+            inserts += 1;
+            const made = await target.createRun(...args);
+            if (inserts === 1) throw new Error('Connection terminated unexpectedly');
+            return made;
+          };
+        if (property === 'listUnfinishedRuns')
+          return async (...args: Parameters<Store['listUnfinishedRuns']>) => {
+            lookups += 1;
+            if (lookups <= 2)
+              throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+            return target.listUnfinishedRuns(...args);
+          };
+        const value: unknown = Reflect.get(target, property, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const durable = durableStore(below, { retryMs: 10_000, log: silentLogger(), host: 'w' });
+    const run = await durable.createRun({
+      automationId: 'fix',
+      taskKey: item.key,
+      repo: 'acme/api',
+      taskType: 'github-issues',
+      itemId: '8',
+      itemKey: 'issue:8',
+      itemTitle: 'Issue 8',
+      itemUrl: 'https://github.com/acme/api/issues/8',
+      status: 'preparing',
+      host: 'w',
+    });
+    const runs = (await store.listRuns({ limit: 10 })).filter((r) => r.taskKey === item.key);
+    expect(runs.map((r) => r.id)).toEqual([run.id]);
+    expect(inserts).toBe(1);
+    expect(lookups).toBe(3);
+  });
+
   it.each([
     ['a poller', 'poller', 0, 'the database does not answer'],
     ['a worker', 'worker', 1, "stopping this host's agents"],

@@ -98,7 +98,8 @@ describe('version and help', () => {
     }
     const show = await runBuiltCli(['runs', 'show', '--help'], { env: baseEnv() });
     expect(show.stdout).toContain('Usage: curupira runs show');
-  });
+    // Sixteen CLI starts one after another: up to 2 s each on two crowded cores.
+  }, 90_000);
 });
 
 describe('validate and schema', () => {
