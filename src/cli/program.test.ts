@@ -61,7 +61,17 @@ describe('--config', () => {
   });
 
   it('is in the help of every command that reads the settings file', async () => {
-    for (const argv of [['validate'], ['run'], ['runs'], ['runs', 'show'], ['doctor'], ['gc'], ['init']]) {
+    for (const argv of [
+      ['validate'],
+      ['run'],
+      ['runs'],
+      ['runs', 'show'],
+      ['doctor'],
+      ['gc'],
+      ['init'],
+      ['allow'],
+      ['reset'],
+    ]) {
       const result = await runCliCaptured([...argv, '--help']);
       expect(result.code, argv.join(' ')).toBe(0);
       expect(result.stdout, argv.join(' ')).toContain('-c, --config <path>');

@@ -99,6 +99,8 @@ const SETTINGS_COMMANDS = new Set([
   'trigger',
   'mcp',
   'findings',
+  'allow',
+  'reset',
 ]);
 
 function configHelp(): string {

@@ -35,7 +35,7 @@ export const COMMAND_SUMMARY: readonly (readonly [term: string, description: str
     'Let the text a screening block stopped run once (the run id, or a prefix only one run has); recorded with who and when.',
   ],
   [
-    'reset <run-id>',
+    'reset [options] <run-id>',
     'Forget the failures of the item a run worked on (any run of it, or a prefix only one run has): an escalated item runs again.',
   ],
   [

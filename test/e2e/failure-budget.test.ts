@@ -152,7 +152,8 @@ describe('the failure budget', () => {
     try {
       await waitFor('two polls', () => harness.sim.requests.length >= before + 2);
       expect(runs).toEqual([]);
-      const reset = await runBuiltCli(['--config', harness.settingsFile, 'reset', escalated.id], {
+      // The settings file named after the command, as `reset --help` says it may be.
+      const reset = await runBuiltCli(['reset', escalated.id, '--config', harness.settingsFile], {
         env: harness.env,
       });
       expect(reset.stdout).toContain('its escalation (3 failures) is removed');

@@ -77,7 +77,8 @@ describe('a hostile issue', () => {
     const allow = await cli(h, 'allow', blocked.id, '--by', 'alice');
     expect(allow.code).toBe(0);
     expect(allow.stdout).toContain(`Allowed run ${blocked.id}`);
-    const twice = await cli(h, 'allow', blocked.id.slice(0, 14));
+    // The settings file named after the command, as `allow --help` says it may be.
+    const twice = await runBuiltCli(['allow', blocked.id.slice(0, 14), '-c', h.settingsFile], { env: h.env });
     expect(twice.stdout).toContain(`Run ${blocked.id} is already allowed (by alice at `);
     const allowed = onlyRun((await h.run()).runs);
     expect(allowed.status).toBe('succeeded');
