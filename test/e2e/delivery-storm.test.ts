@@ -35,6 +35,7 @@ import {
   type Harness,
   issueAutomation,
   startBuiltCli,
+  waitFor,
 } from '../helpers/harness.js';
 import { watchUntil } from '../helpers/watch.js';
 
@@ -120,14 +121,17 @@ afterEach(async (context) => {
   exclusive = undefined;
 });
 
-async function world(): Promise<Harness> {
+async function world(prompt = '${issue_title}'): Promise<Harness> {
   exclusive = mkdtempSync(join(tmpdir(), 'curupira-delivery-storm-'));
   const harness = await createHarness({
-    // Two agents working in one folder at once are logged there (the fake agent's guard).
-    agentEnv: { FAKE_AGENT_EXCLUSIVE: exclusive },
+    // Two agents working in one folder at once are logged there (the fake agent's guard). A
+    // session killed before its commit and resumed commits then, as a real agent resumed with
+    // "continue the interrupted task" would (without it, a kill in the moment between the
+    // session's start and its commit left a resumed run with no changes and no pull request).
+    agentEnv: { FAKE_AGENT_EXCLUSIVE: exclusive, FAKE_AGENT_RESUME_UNFINISHED: '1' },
     issues: [{ title: 'Fix the parser [[fake:commit]]', body: 'Please fix.', labels: ['agent-ready'] }],
     automation: issueAutomation('fix', {
-      prompt: '${issue_title}',
+      prompt,
       // The shortest interval: a look at the pull request comes 10 seconds after the one before.
       extra: 'deliver = "pr"\npr_draft = false\nfollow_interval = 10',
     }),
@@ -309,6 +313,42 @@ async function trial(delivery: Kill, follow: Kill): Promise<void> {
     await check.close();
   }
 }
+
+// The moment one storm trial hit by chance (CI, seed 1717434796, a kill 914 ms in): the agent had
+// announced its session and not yet committed. The restart resumes that session, which finishes
+// the work, and the pull request opens.
+it('a delivery killed after its agent announced its session and before its commit opens its pull request on restart', async () => {
+  h = await world('${issue_title} [[fake:sleep=3]]');
+  const harness = h;
+  const cli = startBuiltCli(['--config', harness.settingsFile, 'run'], { env: harness.env });
+  try {
+    await waitFor(
+      'the session saved',
+      async () => {
+        const store = await harness.openStore();
+        try {
+          return (await store.listSessions())[0];
+        } finally {
+          await store.close();
+        }
+      },
+      20_000,
+      50,
+    );
+  } finally {
+    cli.child.kill('SIGKILL');
+    await cli.done;
+  }
+  expect(agentCommits(harness)).toEqual([]);
+  const again = await harness.run();
+  expect(again.runs.map((r) => [r.status, r.reason])).toEqual([
+    ['succeeded', expect.stringContaining('pull request')],
+  ]);
+  const calls = harness.agentRuns('claude');
+  expect(calls.map((c) => c.resumeOf)).toEqual([null, calls[0]!.sessionId]);
+  expect(agentCommits(harness).map((c) => c.resumeOf)).toEqual([calls[0]!.sessionId]);
+  expect(harness.world.allItems().filter((i) => i.__typename === 'PullRequest')).toHaveLength(1);
+}, 60_000);
 
 describe(`delivery and follow-up under a kill -9 storm (slow; CURUPIRA_STORM_SEED=${SEED})`, () => {
   for (const [i, { delivery, follow }] of plan(SEED).entries()) {

@@ -71,7 +71,9 @@
  * FAKE_AGENT_ROOT (`1` or `0`: behave as if run by root or not; default: the real uid),
  * FAKE_AGENT_FAIL_RESUME=1 (every resume fails; `missing`: as the CLI fails when it does not have the
  * conversation, with its real message), FAKE_AGENT_ON_RESUME (directives that apply only
- * when a session is resumed, e.g. `[[fake:merge=main]]` for a remediation run), FAKE_AGENT_EXCLUSIVE (a folder: two agents working
+ * when a session is resumed, e.g. `[[fake:merge=main]]` for a remediation run),
+ * FAKE_AGENT_RESUME_UNFINISHED=1 (a resumed session that never reached its final message also
+ * does what its first prompt asked, as a real CLI's conversation carries it), FAKE_AGENT_EXCLUSIVE (a folder: two agents working
  * in one directory at once are logged there), FAKE_AGENT_PRINT_ENV=1 (print every variable of its
  * environment as NAME=value, on stderr first, then as an assistant message: what a careless or
  * hostile agent would do). The invocation log holds variable names and a SHA-256 of each value,
@@ -787,6 +789,36 @@ function logCommit(provider, record) {
 }
 
 /** Copilot takes the id from its caller: the session is a resume when that id was seen before. */
+/**
+ * FAKE_AGENT_RESUME_UNFINISHED=1: a resumed session goes on with what it was asked and had not
+ * finished, as a real CLI's conversation carries its first prompt (curupira's resume prompt only
+ * says "continue"). The first prompt of `sessionId`, from the invocation log, when that session
+ * never reached its final message; else undefined.
+ */
+function unfinishedPrompt(provider, sessionId) {
+  const dir = process.env.FAKE_AGENT_LOG;
+  if (process.env.FAKE_AGENT_RESUME_UNFINISHED !== '1' || !dir) return undefined;
+  const finished = join(dir, 'finished-sessions.txt');
+  if (existsSync(finished) && readFileSync(finished, 'utf8').split('\n').includes(sessionId))
+    return undefined;
+  const log = join(dir, `${provider}.jsonl`);
+  if (!existsSync(log)) return undefined;
+  for (const line of readFileSync(log, 'utf8').split('\n')) {
+    if (!line) continue;
+    const record = JSON.parse(line);
+    if (record.kind === 'run' && record.sessionId === sessionId && record.resumeOf === null)
+      return record.prompt;
+  }
+  return undefined;
+}
+
+/** With FAKE_AGENT_RESUME_UNFINISHED=1: `sessionId` reached its final message. */
+function sessionFinished(sessionId) {
+  const dir = process.env.FAKE_AGENT_LOG;
+  if (process.env.FAKE_AGENT_RESUME_UNFINISHED !== '1' || !dir) return;
+  appendFileSync(join(dir, 'finished-sessions.txt'), `${sessionId}\n`);
+}
+
 function copilotSeen(sessionId) {
   const dir = process.env.FAKE_AGENT_LOG;
   if (!dir) return false;
@@ -1636,10 +1668,13 @@ async function main() {
   guardExclusive(cwd);
   const model = typeof options['--model'] === 'string' ? options['--model'] : undefined;
   const out = WRITERS[provider]({ provider, sessionId, resumed: resumeOf !== null, model, cwd, prompt });
+  const unfinished = resumeOf !== null ? unfinishedPrompt(provider, resumeOf) : undefined;
   const wanted = directives(
-    resumeOf !== null && process.env.FAKE_AGENT_ON_RESUME
-      ? `${prompt}\n${process.env.FAKE_AGENT_ON_RESUME}`
-      : prompt,
+    [
+      prompt,
+      ...(resumeOf !== null && process.env.FAKE_AGENT_ON_RESUME ? [process.env.FAKE_AGENT_ON_RESUME] : []),
+      ...(unfinished === undefined ? [] : [unfinished]),
+    ].join('\n'),
   );
   const has = (name) => wanted.some((d) => d.name === name);
 
@@ -1816,6 +1851,7 @@ async function main() {
   const final = `Done: the task is complete.${resultLine ? `\n\n${resultLine.trim()}` : ''}`;
   out.text(final);
   out.finish(final);
+  sessionFinished(sessionId);
   for (const d of wanted) if (d.name === 'linger') await sleep(Number(d.value) || 0);
 }
 

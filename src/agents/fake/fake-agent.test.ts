@@ -228,6 +228,50 @@ describe('fake agent CLIs', () => {
     expect(status).toMatch(/^\?\? fake-claude-[0-9a-f]+\.txt\.draft$/m);
   });
 
+  it('with FAKE_AGENT_RESUME_UNFINISHED, a resumed session does what its first prompt asked until it finished once', async () => {
+    const worktree = newWorktree();
+    const profile = { env: { FAKE_AGENT_LOG: logs, FAKE_AGENT_RESUME_UNFINISHED: '1' } };
+    const commits = () =>
+      Number(execFileSync('git', ['-C', worktree, 'rev-list', '--count', 'HEAD'], { encoding: 'utf8' }));
+    // Stopped in its sleep, before the commit its prompt asks for.
+    const cut = await run('claude', {
+      worktree,
+      profile,
+      prompt: 'Change it [[fake:sleep=2]] [[fake:commit]]',
+      timeoutMs: 700,
+    });
+    expect(cut.timedOut).toBe(true);
+    const [id] = sessionIds(cut.events);
+    expect(commits()).toBe(1);
+    // Resumed with a prompt that only says to continue: the unfinished work is done.
+    const resumed = await run('claude', {
+      worktree,
+      profile,
+      prompt: 'Continue the task.',
+      resumeSessionId: id!,
+    });
+    expect(resumed.exitCode).toBe(0);
+    expect(commits()).toBe(2);
+    // That session reached its final message: resumed again, it repeats nothing.
+    await run('claude', { worktree, profile, prompt: 'Continue the task.', resumeSessionId: id! });
+    expect(commits()).toBe(2);
+    // Without the variable, a resume does only what its own prompt asks (as before).
+    const other = newWorktree();
+    const plainCut = await run('claude', {
+      worktree: other,
+      prompt: 'Change it [[fake:sleep=2]] [[fake:commit]]',
+      timeoutMs: 700,
+    });
+    await run('claude', {
+      worktree: other,
+      prompt: 'Continue the task.',
+      resumeSessionId: sessionIds(plainCut.events)[0]!,
+    });
+    expect(
+      Number(execFileSync('git', ['-C', other, 'rev-list', '--count', 'HEAD'], { encoding: 'utf8' })),
+    ).toBe(1);
+  });
+
   it('sees only the environment curupira builds: no GitHub token unless asked, profile env set', async () => {
     const source = {
       GH_TOKEN: 'ghp_hostTokenNotForAgents',
