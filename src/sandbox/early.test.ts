@@ -17,7 +17,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { spawnAgent } from '../process/agent.js';
 import { findExecutable } from '../process/env.js';
 import { processAlive } from '../process/process-group.js';
@@ -29,12 +29,21 @@ import {
   startSandboxEarly,
   sweepRunDirs,
 } from './index.js';
+import { createBubblewrapBackend, type LateStarterKind } from './bubblewrap/index.js';
 import { sandboxBackend } from './registry.js';
 import { launchFileContent } from './starter.js';
 
 const probe = await sandboxBackend('bubblewrap').probe();
-const ready =
-  probe.ok && Boolean(findExecutable('socat', '/usr/bin:/bin') && findExecutable('bash', '/usr/bin:/bin'));
+/** The starters this machine can run: each gets the same tests (`lateStarterCommand`). */
+const starters: LateStarterKind[] = probe.ok
+  ? [
+      ...(findExecutable('perl', '/usr/bin:/bin') ? (['perl'] as const) : []),
+      ...(findExecutable('socat', '/usr/bin:/bin') && findExecutable('bash', '/usr/bin:/bin')
+        ? (['bash'] as const)
+        : []),
+    ]
+  : [];
+let backend = createBubblewrapBackend();
 
 const dirs: string[] = [];
 const started: EarlySandbox[] = [];
@@ -63,6 +72,7 @@ function worktree(): { dir: string; cwd: string } {
 
 function request(dir: string, cwd: string, args: string[]): SandboxRequest {
   return {
+    backend,
     choice: { mode: 'bubblewrap', source: 'the automation' },
     runId: 'r_early',
     homeKey: 'task\0main',
@@ -154,112 +164,126 @@ describe('the launch file', () => {
   });
 });
 
-describe.skipIf(!ready)('a sandbox started before its agent is known', () => {
-  it('launches the agent with exactly its argv and environment, its exit code, and no real key', async () => {
-    const { dir, cwd } = worktree();
-    const sandbox = await early(dir, cwd);
-    const args = [
-      '-c',
-      'sleep 0.3; printf "<%s>\\n" "$@"; printf "home=%s\\n" "$HOME"; printf "key=%s\\n" "$ANTHROPIC_API_KEY"; printf "ssh=%s\\n" "${SSH_AUTH_SOCK-unset}"; printf "pwd=%s\\n" "$PWD"; cat /proc/self/environ | tr "\\0" "\\n" | grep -c sk-real-canary; exit 7',
-      'sh',
-      'two words',
-      "it's $HOME `id` \\",
-      'line\nbreak',
-      '',
-      'x=y',
-      '-i',
-    ];
-    const prepared = await prepareEarlySandbox(request(dir, cwd, args), sandbox);
-    expect(prepared.prestarted).toBeDefined();
-    const lines: string[] = [];
-    const result = await run(prepared, cwd, (line) => lines.push(line));
-    // The launch file (the agent's environment) went once the starter had read it.
-    expect(existsSync(sandbox.late.launchFile)).toBe(false);
-    await prepared.dispose();
-    expect(result.pid).toBe(sandbox.process.pid);
-    expect(result.exitCode, result.stderrTail).toBe(7);
-    expect(lines.slice(0, 7)).toEqual([
-      '<two words>',
-      "<it's $HOME `id` \\>",
-      '<line',
-      'break>',
-      '<>',
-      '<x=y>',
-      '<-i>',
-    ]);
-    expect(lines).toContain(`home=${dir}`);
-    // The placeholder, which the transcript scrubs as it would the key.
-    expect(prepared.env.ANTHROPIC_API_KEY).toMatch(/^curupira-placeholder-[0-9a-f]{24}$/);
-    expect(lines).toContain('key=[redacted]');
-    expect(lines).toContain('ssh=unset');
-    expect(lines).toContain(`pwd=${cwd}`);
-    expect(lines.at(-1)).toBe('0');
-    expect(existsSync(sandbox.base.spec.runDir)).toBe(false);
-  });
+describe.skipIf(starters.length === 0)('a sandbox started before its agent is known', () => {
+  // Skipped where bubblewrap cannot start, or neither Perl nor bash with socat is installed.
+  describe.each(starters)('with the %s starter', (starter) => {
+    beforeAll(() => {
+      backend = createBubblewrapBackend({ lateStarter: starter });
+    });
+    afterAll(() => {
+      backend = createBubblewrapBackend();
+    });
 
-  it('a sandbox no run takes is stopped, and its folder and home files go', async () => {
-    const { dir, cwd } = worktree();
-    const sandbox = await early(dir, cwd);
-    await sandbox.ready;
-    expect(processAlive(sandbox.process.pid)).toBe(true);
-    const runDir = sandbox.base.spec.runDir;
-    expect(existsSync(runDir)).toBe(true);
-    await sandbox.abandon();
-    expect(processAlive(sandbox.process.pid)).toBe(false);
-    expect(existsSync(runDir)).toBe(false);
-  });
-
-  it('one started for another worktree gives way: the run gets its own sandbox, and the early one stops', async () => {
-    const { dir, cwd } = worktree();
-    const other = worktree();
-    const sandbox = await early(other.dir, other.cwd);
-    const prepared = await prepareEarlySandbox(request(dir, cwd, ['-c', 'pwd']), sandbox);
-    expect(prepared.prestarted).toBeUndefined();
-    expect(processAlive(sandbox.process.pid)).toBe(false);
-    const lines: string[] = [];
-    const result = await run(prepared, cwd, (line) => lines.push(line));
-    await prepared.dispose();
-    expect(result.exitCode, result.stderrTail).toBe(0);
-    expect(lines).toEqual([cwd]);
-  });
-
-  it('the agent writes in its worktree, whose files git wrote after the sandbox started', async () => {
-    const { dir, cwd } = worktree();
-    const sandbox = await early(dir, cwd);
-    // Written after the sandbox's mounts were made: the agent sees it through the worktree's mount.
-    git(['checkout', '-q', '-b', 'task'], cwd);
-    const prepared = await prepareEarlySandbox(
-      request(dir, cwd, ['-c', 'git rev-parse --abbrev-ref HEAD && echo made > made.txt']),
-      sandbox,
-    );
-    const lines: string[] = [];
-    const result = await run(prepared, cwd, (line) => lines.push(line));
-    await prepared.dispose();
-    expect(result.exitCode, result.stderrTail).toBe(0);
-    expect(lines).toEqual(['task']);
-    expect(readFileSync(join(cwd, 'made.txt'), 'utf8')).toBe('made\n');
-  });
-
-  it('the agent starts inside the control group, the second sandbox of a process as the first', async () => {
-    const { dir, cwd } = worktree();
-    for (let round = 0; round < 2; round += 1) {
-      // The first sandbox of this process makes its group before it starts; later ones while it
-      // starts (deferred): both must hold the agent in the group before it runs.
+    it('launches the agent with exactly its argv and environment, its exit code, and no real key', async () => {
+      const { dir, cwd } = worktree();
       const sandbox = await early(dir, cwd);
-      const prepared = await prepareEarlySandbox(request(dir, cwd, ['-c', 'echo started; sleep 1']), sandbox);
-      const groups: string[] = [];
-      const result = await run(prepared, cwd, () => {
-        for (const pid of descendantsOf(sandbox.process.pid).slice(1))
-          groups.push(readFileSync(`/proc/${pid}/cgroup`, 'utf8'));
-      });
+      expect(sandbox.late.args.some((arg) => arg.endsWith(`/${starter}`))).toBe(true);
+      const args = [
+        '-c',
+        'sleep 0.3; printf "<%s>\\n" "$@"; printf "home=%s\\n" "$HOME"; printf "key=%s\\n" "$ANTHROPIC_API_KEY"; printf "ssh=%s\\n" "${SSH_AUTH_SOCK-unset}"; printf "pwd=%s\\n" "$PWD"; cat /proc/self/environ | tr "\\0" "\\n" | grep -c sk-real-canary; exit 7',
+        'sh',
+        'two words',
+        "it's $HOME `id` \\",
+        'line\nbreak',
+        '',
+        'x=y',
+        '-i',
+      ];
+      const prepared = await prepareEarlySandbox(request(dir, cwd, args), sandbox);
+      expect(prepared.prestarted).toBeDefined();
+      const lines: string[] = [];
+      const result = await run(prepared, cwd, (line) => lines.push(line));
+      // The launch file (the agent's environment) went once the starter had read it.
+      expect(existsSync(sandbox.late.launchFile)).toBe(false);
+      await prepared.dispose();
+      expect(result.pid).toBe(sandbox.process.pid);
+      expect(result.exitCode, result.stderrTail).toBe(7);
+      expect(lines.slice(0, 7)).toEqual([
+        '<two words>',
+        "<it's $HOME `id` \\>",
+        '<line',
+        'break>',
+        '<>',
+        '<x=y>',
+        '<-i>',
+      ]);
+      expect(lines).toContain(`home=${dir}`);
+      // The placeholder, which the transcript scrubs as it would the key.
+      expect(prepared.env.ANTHROPIC_API_KEY).toMatch(/^curupira-placeholder-[0-9a-f]{24}$/);
+      expect(lines).toContain('key=[redacted]');
+      expect(lines).toContain('ssh=unset');
+      expect(lines).toContain(`pwd=${cwd}`);
+      expect(lines.at(-1)).toBe('0');
+      expect(existsSync(sandbox.base.spec.runDir)).toBe(false);
+    });
+
+    it('a sandbox no run takes is stopped, and its folder and home files go', async () => {
+      const { dir, cwd } = worktree();
+      const sandbox = await early(dir, cwd);
+      await sandbox.ready;
+      expect(processAlive(sandbox.process.pid)).toBe(true);
+      const runDir = sandbox.base.spec.runDir;
+      expect(existsSync(runDir)).toBe(true);
+      await sandbox.abandon();
+      expect(processAlive(sandbox.process.pid)).toBe(false);
+      expect(existsSync(runDir)).toBe(false);
+    });
+
+    it('one started for another worktree gives way: the run gets its own sandbox, and the early one stops', async () => {
+      const { dir, cwd } = worktree();
+      const other = worktree();
+      const sandbox = await early(other.dir, other.cwd);
+      const prepared = await prepareEarlySandbox(request(dir, cwd, ['-c', 'pwd']), sandbox);
+      expect(prepared.prestarted).toBeUndefined();
+      expect(processAlive(sandbox.process.pid)).toBe(false);
+      const lines: string[] = [];
+      const result = await run(prepared, cwd, (line) => lines.push(line));
       await prepared.dispose();
       expect(result.exitCode, result.stderrTail).toBe(0);
-      // A host without control groups says so on the policy, and has nothing to check here.
-      if (prepared.policy.limits.some((line) => line.startsWith('not enforced: memory and process count')))
-        continue;
-      expect(groups.length).toBeGreaterThan(0);
-      for (const lines of groups) expect(lines).toMatch(/curupira-cur-sbx-/);
-    }
+      expect(lines).toEqual([cwd]);
+    });
+
+    it('the agent writes in its worktree, whose files git wrote after the sandbox started', async () => {
+      const { dir, cwd } = worktree();
+      const sandbox = await early(dir, cwd);
+      // Written after the sandbox's mounts were made: the agent sees it through the worktree's mount.
+      git(['checkout', '-q', '-b', 'task'], cwd);
+      const prepared = await prepareEarlySandbox(
+        request(dir, cwd, ['-c', 'git rev-parse --abbrev-ref HEAD && echo made > made.txt']),
+        sandbox,
+      );
+      const lines: string[] = [];
+      const result = await run(prepared, cwd, (line) => lines.push(line));
+      await prepared.dispose();
+      expect(result.exitCode, result.stderrTail).toBe(0);
+      expect(lines).toEqual(['task']);
+      expect(readFileSync(join(cwd, 'made.txt'), 'utf8')).toBe('made\n');
+    });
+
+    it('the agent starts inside the control group, the second sandbox of a process as the first', async () => {
+      const { dir, cwd } = worktree();
+      for (let round = 0; round < 2; round += 1) {
+        // The first sandbox of this process makes its group before it starts; later ones while it
+        // starts (deferred): both must hold the agent in the group before it runs.
+        const sandbox = await early(dir, cwd);
+        const prepared = await prepareEarlySandbox(
+          request(dir, cwd, ['-c', 'echo started; sleep 1']),
+          sandbox,
+        );
+        const groups: string[] = [];
+        const result = await run(prepared, cwd, () => {
+          for (const pid of descendantsOf(sandbox.process.pid).slice(1))
+            groups.push(readFileSync(`/proc/${pid}/cgroup`, 'utf8'));
+        });
+        await prepared.dispose();
+        expect(result.exitCode, result.stderrTail).toBe(0);
+        // A host without control groups says so on the policy, and has nothing to check here.
+        if (prepared.policy.limits.some((line) => line.startsWith('not enforced: memory and process count')))
+          continue;
+        expect(groups.length).toBeGreaterThan(0);
+        for (const lines of groups) expect(lines).toMatch(/curupira-cur-sbx-/);
+      }
+    });
   });
 });
 

@@ -34,7 +34,7 @@ import { createNoSandbox } from './none/index.js';
 import { type KeyForward, startEgressProxy } from './proxy.js';
 import { sandboxBackend } from './registry.js';
 import { RELAY_FILE, RELAY_SOURCE, relayCommand, TOOLS_SOCKET } from './relay.js';
-import { launchFileContent, STARTER_SOURCE } from './starter.js';
+import { launchFileContent } from './starter.js';
 import type {
   LateCommand,
   SandboxBackend,
@@ -377,8 +377,8 @@ function makeBase(
     sweepRunDirs(tmpdir());
   }
   const runDir = mkdtempSync(join(tmpdir(), `${RUN_DIR_PREFIX}${process.pid}-`));
+  // Written there by the backend only when it runs the Node.js starter.
   const starter = join(runDir, 'starter.cjs');
-  writeFileSync(starter, STARTER_SOURCE, { mode: 0o444 });
   const paths = (list: readonly string[]): string[] =>
     list.flatMap((path) => {
       const full = expandPath(path, request.realHome);

@@ -5,14 +5,22 @@
  * writable exactly the worktree and the git directories its commits need. The only way out of
  * its network namespace is the egress proxy's unix socket.
  */
-import { lstatSync, readlinkSync } from 'node:fs';
+import { lstatSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { runCommand } from '../../process/command.js';
 import { findExecutable } from '../../process/env.js';
 import { processAlive } from '../../process/process-group.js';
 import { type ControlGroup, childrenOf, createControlGroup, primeSettled } from '../limits.js';
-import { answerStarter, LATE_STARTER, LAUNCH_FILE, lateStarterChannel, SHELL_STARTER } from '../starter.js';
+import {
+  answerStarter,
+  LATE_STARTER,
+  LAUNCH_FILE,
+  lateStarterChannel,
+  PERL_LATE_STARTER,
+  SHELL_STARTER,
+  STARTER_SOURCE,
+} from '../starter.js';
 import type { LateCommand, SandboxBackend, SandboxProbe, SandboxSpec, WrappedCommand } from '../types.js';
 import { etcLayout } from './etc.js';
 
@@ -20,6 +28,20 @@ import { etcLayout } from './etc.js';
 const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/opt', '/nix/store'];
 /** Whether this process could make a control group for its last sandbox (undefined: none made yet). */
 let groupsWork: boolean | undefined;
+
+/** Programs found on a PATH, looked up again after a few seconds (each look is a stat per folder). */
+const found = new Map<string, { path: string | undefined; at: number }>();
+const FOUND_FOR_MS = 5_000;
+
+function installed(name: string, path: string): string | undefined {
+  const key = `${name}\0${path}`;
+  const now = performance.now();
+  const known = found.get(key);
+  if (known && now - known.at < FOUND_FOR_MS) return known.path;
+  const resolved = findExecutable(name, path);
+  found.set(key, { path: resolved, at: now });
+  return resolved;
+}
 
 /** Where the run's folder appears inside. */
 export const INSIDE_RUN_DIR = '/run/curupira';
@@ -36,11 +58,33 @@ function kind(path: string): 'dir' | 'file' | 'link' | 'socket' | undefined {
   }
 }
 
+/**
+ * The starter of a sandbox started early: one Perl process where Perl is installed (Debian's
+ * `perl-base`, always there), else bash with socat and `env`; undefined where neither can (the run's
+ * sandbox then starts after its worktree, with the agent's argv). `prefer` picks one (tests).
+ */
+function lateStarterCommand(spec: SandboxSpec, prefer: LateStarterKind | undefined): string[] | undefined {
+  const port = String(spec.proxyPort);
+  const socket = `${INSIDE_RUN_DIR}/egress.sock`;
+  const launch = `${INSIDE_RUN_DIR}/${LAUNCH_FILE}`;
+  const perl = installed('perl', '/usr/bin:/bin');
+  if (perl && prefer !== 'bash') return [perl, '-e', PERL_LATE_STARTER, port, socket, launch];
+  if (prefer === 'perl') return undefined;
+  const socat = installed('socat', '/usr/bin:/bin');
+  const bash = installed('bash', '/usr/bin:/bin');
+  const envBinary = installed('env', '/usr/bin:/bin');
+  if (!socat || !bash || !envBinary) return undefined;
+  return [bash, '-c', LATE_STARTER, 'bash', port, socket, launch, envBinary];
+}
+
+/** Which starter a sandbox started early runs (`lateStarterCommand`). */
+export type LateStarterKind = 'perl' | 'bash';
+
 export function createBubblewrapBackend(
-  options: { path?: string | undefined; env?: NodeJS.ProcessEnv } = {},
+  options: { path?: string | undefined; env?: NodeJS.ProcessEnv; lateStarter?: LateStarterKind } = {},
 ): SandboxBackend {
   const env = options.env ?? process.env;
-  const binary = (): string | undefined => findExecutable('bwrap', options.path ?? env.PATH ?? '');
+  const binary = (): string | undefined => installed('bwrap', options.path ?? env.PATH ?? '');
   let probed: Promise<SandboxProbe> | undefined;
   return {
     name: 'bubblewrap',
@@ -50,8 +94,8 @@ export function createBubblewrapBackend(
     },
     async wrap(spec: SandboxSpec, executable: string, args: readonly string[]): Promise<WrappedCommand> {
       const network = spec.network !== false;
-      const socat = findExecutable('socat', '/usr/bin:/bin');
-      const sh = findExecutable('sh', '/usr/bin:/bin');
+      const socat = installed('socat', '/usr/bin:/bin');
+      const sh = installed('sh', '/usr/bin:/bin');
       const shellStarter = network && Boolean(socat && sh);
       const command: string[] = [];
       if (!network) {
@@ -60,6 +104,7 @@ export function createBubblewrapBackend(
         command.push(sh!, '-c', SHELL_STARTER, 'sh', String(spec.proxyPort));
         command.push(`${INSIDE_RUN_DIR}/egress.sock`, executable, ...args);
       } else {
+        writeFileSync(spec.starter, STARTER_SOURCE, { mode: 0o444 });
         command.push(process.execPath, `${INSIDE_RUN_DIR}/starter.cjs`, String(spec.proxyPort));
         command.push(`${INSIDE_RUN_DIR}/egress.sock`, executable, ...args);
       }
@@ -67,25 +112,11 @@ export function createBubblewrapBackend(
       return { ...wrapped, ...(shellStarter ? { channel: answerStarter } : {}) };
     },
     async wrapLate(spec: SandboxSpec): Promise<LateCommand | undefined> {
-      const socat = findExecutable('socat', '/usr/bin:/bin');
-      const bash = findExecutable('bash', '/usr/bin:/bin');
-      const envBinary = findExecutable('env', '/usr/bin:/bin');
-      if (spec.network === false || !socat || !bash || !envBinary) return undefined;
+      if (spec.network === false) return undefined;
+      const command = lateStarterCommand(spec, options.lateStarter);
+      if (!command) return undefined;
       const starter = lateStarterChannel();
-      const wrapped = await contained(
-        spec,
-        [
-          bash,
-          '-c',
-          LATE_STARTER,
-          'bash',
-          String(spec.proxyPort),
-          `${INSIDE_RUN_DIR}/egress.sock`,
-          `${INSIDE_RUN_DIR}/${LAUNCH_FILE}`,
-          envBinary,
-        ],
-        { late: true },
-      );
+      const wrapped = await contained(spec, command, { late: true });
       return {
         ...wrapped,
         channel: starter.channel,
