@@ -21,6 +21,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { spawnAgent } from '../process/agent.js';
 import { findExecutable } from '../process/env.js';
 import { processAlive } from '../process/process-group.js';
+import { createBubblewrapBackend, type LateStarterKind } from './bubblewrap/index.js';
 import {
   type EarlySandbox,
   type PreparedSandbox,
@@ -29,7 +30,6 @@ import {
   startSandboxEarly,
   sweepRunDirs,
 } from './index.js';
-import { createBubblewrapBackend, type LateStarterKind } from './bubblewrap/index.js';
 import { sandboxBackend } from './registry.js';
 import { launchFileContent } from './starter.js';
 
