@@ -463,6 +463,8 @@ async function containLate(
     await early.abandon();
     return containLate(request, backend, makeBase(request), undefined);
   }
+  // Written now, while the sandbox may still be starting; read by its starter only after `go`.
+  if (early && launch !== undefined) writeFileSync(early.late.launchFile, launch, { mode: 0o400 });
 
   const hosts = [
     ...(request.driver?.hosts ?? []),
@@ -524,7 +526,6 @@ async function containLate(
             launch: async () => {
               launched = true;
               await early.ready;
-              writeFileSync(early.late.launchFile, launch, { mode: 0o400 });
               early.late.go();
               // It holds the agent's environment: gone as soon as the starter has read it.
               void early.late.launched
