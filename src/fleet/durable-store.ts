@@ -4,7 +4,10 @@
  * - A statement the database did not answer (a connection reset or refused, the server
  *   restarting, a session ended by an administrator) is sent again, with backoff, for up to
  *   `retryMs`: reads, and writes whose effect is the same when sent twice (updates, upserts,
- *   deletes).
+ *   deletes). Two that are not are sent with a token of their call, which the store finds when the
+ *   first try took effect: `takeAllowance` (a second try would use another allowance, or find none
+ *   and block the run its person allowed) and `recordWebhookDelivery` (a second try would read the
+ *   delivery as a redelivery and drop it).
  * - A write that is not so (`createRun`: the store picks the run's id) is not blindly sent again:
  *   the runs of the task are read to learn whether it took effect. Counters
  *   (`recordItemFailure`, `recordResumeFailure`) fail as they did: counted twice is worse.
@@ -14,6 +17,7 @@
  *   to its end here) and written by `replay` once the database answers: a run whose agent
  *   succeeded is never lost, cancelled or redone because the database was away at that moment.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorMessage, StateError } from '../core/errors.js';
@@ -263,6 +267,17 @@ export function durableStore(store: Store, options: DurableStoreOptions): Durabl
   const wrapped: Record<string, unknown> = {
     updateRun,
     createRun,
+    // Sent again after an unanswered try, as every write is; the token makes the try that took
+    // effect (its answer lost) count, instead of taking a second allowance or reading this very
+    // delivery as a redelivery.
+    takeAllowance(taskKey: string, digest: string, token?: string) {
+      const once = token ?? randomUUID();
+      return retried(() => store.takeAllowance(taskKey, digest, once));
+    },
+    recordWebhookDelivery(delivery: Parameters<Store['recordWebhookDelivery']>[0]) {
+      const once = { ...delivery, receipt: delivery.receipt ?? randomUUID() };
+      return retried(() => store.recordWebhookDelivery(once));
+    },
     replay,
     pendingResults: () => [...journals.keys()],
     unansweredAt: () => lastUnanswered,

@@ -709,6 +709,58 @@ describe('FleetRunner', () => {
     expect(lookups).toBe(3);
   });
 
+  // The same loss for the two other writes that are not the same when sent twice: an allowance's
+  // take, sent again blindly, used the person's next allowance or found none (the run blocked again
+  // although allowed); a webhook delivery's record, sent again blindly, read as a redelivery (the
+  // event dropped).
+  it('an allowance taken by a try whose answer was lost is the one the call gets, and the next still waits', async () => {
+    const blocked = await store.createRun({
+      automationId: 'fix',
+      taskKey: task('9').key,
+      repo: 'acme/api',
+      taskType: 'github-issues',
+      itemId: '9',
+      itemKey: 'issue:9',
+      itemTitle: 'Issue 9',
+      itemUrl: 'https://github.com/acme/api/issues/9',
+      status: 'blocked',
+      screenedDigest: 'd9',
+    });
+    const first = await store.addAllowance(blocked.id, 'alice');
+    const second = await store.addAllowance(blocked.id, 'bob');
+    let takes = 0;
+    let hooks = 0;
+    const below = new Proxy(store, {
+      get(target, property, receiver) {
+        if (property === 'takeAllowance')
+          return async (...args: Parameters<Store['takeAllowance']>) => {
+            takes += 1;
+            const taken = await target.takeAllowance(...args);
+            if (takes === 1) throw new Error('Connection terminated unexpectedly');
+            return taken;
+          };
+        if (property === 'recordWebhookDelivery')
+          return async (...args: Parameters<Store['recordWebhookDelivery']>) => {
+            hooks += 1;
+            const recorded = await target.recordWebhookDelivery(...args);
+            if (hooks === 1) throw Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+            return recorded;
+          };
+        const value: unknown = Reflect.get(target, property, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const durable = durableStore(below, { retryMs: 10_000, log: silentLogger(), host: 'w' });
+    expect((await durable.takeAllowance(task('9').key, 'd9'))?.id).toBe(first.id);
+    expect(takes).toBe(2);
+    expect((await store.listAllowances({ pending: true })).map((a) => a.id)).toEqual([second.id]);
+    const delivery = { id: 'hook-1', event: 'issues', pruneBefore: new Date(0).toISOString() };
+    expect(await durable.recordWebhookDelivery(delivery)).toBe(true);
+    expect(hooks).toBe(2);
+    // A real redelivery of it is still one.
+    expect(await durable.recordWebhookDelivery(delivery)).toBe(false);
+  });
+
   it.each([
     ['a poller', 'poller', 0, 'the database does not answer'],
     ['a worker', 'worker', 1, "stopping this host's agents"],

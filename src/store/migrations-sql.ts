@@ -1,5 +1,5 @@
 /**
- * The migrations both backends make in the same words: SQLite's 13–16 are PostgreSQL's 4–7
+ * The migrations both backends make in the same words: SQLite's 13–17 are PostgreSQL's 4–8
  * (PostgreSQL's first migration made everything of SQLite's 1–12 at once). Each backend spreads
  * `sharedMigrations(itsDialect)` at that place of its list; the dialect fills the few words that
  * differ. Migrations are applied by their index and never edited once shipped, so this text is
@@ -74,6 +74,15 @@ export function sharedMigrations({ key, identity, tableOptions }: MigrationDiale
     `
   ALTER TABLE runs ADD COLUMN result_json TEXT;
   ALTER TABLE runs ADD COLUMN inputs_json TEXT;
+  `,
+    // SQLite 17, PostgreSQL 8: the token of the call that used an allowance, and of the call that
+    // recorded a webhook delivery, so that a call sent again after its answer was lost (a fleet's
+    // database connection reset after the commit) finds its own earlier effect instead of taking
+    // another allowance or reading its own delivery as a redelivery.
+    `
+  ALTER TABLE allowances ADD COLUMN take_token TEXT;
+  CREATE INDEX IF NOT EXISTS allowances_by_token ON allowances (take_token) WHERE take_token IS NOT NULL;
+  ALTER TABLE webhook_deliveries ADD COLUMN receipt TEXT;
   `,
   ];
 }

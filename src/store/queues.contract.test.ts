@@ -314,6 +314,19 @@ describe.each(STORE_BACKENDS)('store queues and deliveries ($name)', ({ backend:
     });
   });
 
+  describe('webhook deliveries sent again', () => {
+    it('a record sent again with its receipt (its answer lost) is still new; another receipt is a redelivery', async () => {
+      const prune = at(NOW - 86_400_000);
+      const once = { id: 'd7', event: 'issues', pruneBefore: prune, receipt: 'call-1' };
+      expect(await store.recordWebhookDelivery(once)).toBe(true);
+      expect(await store.recordWebhookDelivery(once)).toBe(true);
+      expect(await store.recordWebhookDelivery({ ...once, receipt: 'call-2' })).toBe(false);
+      expect(await store.recordWebhookDelivery({ id: 'd7', event: 'issues', pruneBefore: prune })).toBe(
+        false,
+      );
+    });
+  });
+
   describe('pull requests', () => {
     it('begins a delivery in state pushing, and beginning it again returns the one recorded', async () => {
       const begun = await store.beginPullRequest(pullRequest('r_1'));

@@ -105,6 +105,8 @@ export interface AllowanceRow {
   allowed_by: string;
   allowed_at: string;
   used_at: string | null;
+  /** The token of the call that used it (`takeAllowance`), never shown. */
+  take_token?: string | null;
 }
 
 export interface CronRow {

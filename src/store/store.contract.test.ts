@@ -1043,6 +1043,21 @@ describe.each(STORE_BACKENDS)('the store ($name)', ({ name, backend: makeBackend
       expect((await store.listAllowances({ pending: true })).map((a) => a.allowedBy)).toEqual(['bob']);
       expect((await store.listAllowances({})).map((a) => a.allowedBy)).toEqual(['alice', 'bob']);
     });
+
+    it('a take sent again with its token (its answer lost) gets the allowance it took, not another', async () => {
+      const store = await open();
+      const run = await store.createRun({ ...BLOCKED, screenedDigest: 'd1' });
+      const first = await store.addAllowance(run.id, 'alice');
+      const second = await store.addAllowance(run.id, 'bob');
+      expect((await store.takeAllowance(BLOCKED.taskKey, 'd1', 'take-1'))?.id).toBe(first.id);
+      // The same call again: its own allowance, and bob's still waits.
+      expect((await store.takeAllowance(BLOCKED.taskKey, 'd1', 'take-1'))?.id).toBe(first.id);
+      expect((await store.listAllowances({ pending: true })).map((a) => a.id)).toEqual([second.id]);
+      // Another call takes the next one; without a token, as before.
+      expect((await store.takeAllowance(BLOCKED.taskKey, 'd1', 'take-2'))?.id).toBe(second.id);
+      expect(await store.takeAllowance(BLOCKED.taskKey, 'd1', 'take-3')).toBeUndefined();
+      expect(await store.takeAllowance(BLOCKED.taskKey, 'd1')).toBeUndefined();
+    });
   });
 
   describe('cron state', () => {

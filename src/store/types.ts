@@ -653,8 +653,12 @@ export interface Store {
   findBlockedRun(taskKey: string, digest: string): Promise<RunRecord | undefined>;
   /** Records that a blocked run's exact text may run once; throws `StateError` for a run that is not blocked. */
   addAllowance(runId: string, allowedBy: string): Promise<Allowance>;
-  /** Uses (marks used) the oldest waiting allowance of a task for this digest; undefined when none waits. */
-  takeAllowance(taskKey: string, digest: string): Promise<Allowance | undefined>;
+  /**
+   * Uses (marks used) the oldest waiting allowance of a task for this digest; undefined when none
+   * waits. With `token` (unique per call), a call sent again after its answer was lost returns the
+   * allowance its first try took.
+   */
+  takeAllowance(taskKey: string, digest: string, token?: string): Promise<Allowance | undefined>;
   /** Allowances of one run, or every one still waiting (`pending`), oldest first. */
   listAllowances(filter: { runId?: string; pending?: boolean }): Promise<Allowance[]>;
 
@@ -695,9 +699,15 @@ export interface Store {
   updateNotification(id: number, patch: NotificationPatch): Promise<NotificationRecord>;
   /**
    * Remembers a GitHub webhook delivery id; false when it was already recorded (a redelivery).
-   * Ids received before `pruneBefore` (ISO 8601) are forgotten in the same step.
+   * Ids received before `pruneBefore` (ISO 8601) are forgotten in the same step. With `receipt`
+   * (unique per call), a call sent again after its answer was lost is true again, not a redelivery.
    */
-  recordWebhookDelivery(delivery: { id: string; event: string; pruneBefore: string }): Promise<boolean>;
+  recordWebhookDelivery(delivery: {
+    id: string;
+    event: string;
+    pruneBefore: string;
+    receipt?: string;
+  }): Promise<boolean>;
   /** Records a run's delivery (state `pushing`), or returns the one already recorded for the run. */
   beginPullRequest(init: PullRequestInit): Promise<PullRequestRecord>;
   /** Changes a delivery; `since` moves when the state changes. */

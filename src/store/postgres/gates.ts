@@ -66,15 +66,20 @@ export class PgGates {
     throw new StateError(`run ${runId} was not blocked by screening (its status is ${run.status})`);
   }
 
-  async takeAllowance(taskKey: string, digest: string): Promise<Allowance | undefined> {
-    // The oldest waiting one, locked while it is used: two hosts never use the same allowance.
+  async takeAllowance(taskKey: string, digest: string, token?: string): Promise<Allowance | undefined> {
+    // The one this call's earlier try took (its answer lost), else the oldest waiting one, locked
+    // while it is used: two hosts never use the same allowance.
     const row = await this.#c.row<AllowanceRow>(
       true,
-      `UPDATE allowances SET used_at = $1 WHERE used_at IS NULL AND id = (
-         SELECT id FROM allowances WHERE task_key = $2 AND text_digest = $3 AND used_at IS NULL
-         ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
-       RETURNING *`,
-      [this.#c.iso(), taskKey, digest],
+      `WITH mine AS (SELECT * FROM allowances WHERE $4::text IS NOT NULL AND take_token = $4::text LIMIT 1),
+       taken AS (
+         UPDATE allowances SET used_at = $1, take_token = $4::text
+         WHERE NOT EXISTS (SELECT 1 FROM mine) AND used_at IS NULL AND id = (
+           SELECT id FROM allowances WHERE task_key = $2 AND text_digest = $3 AND used_at IS NULL
+           ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
+         RETURNING *)
+       SELECT * FROM mine UNION ALL SELECT * FROM taken`,
+      [this.#c.iso(), taskKey, digest, token ?? null],
     );
     return row ? allowanceFromRow(row) : undefined;
   }

@@ -351,6 +351,7 @@ export class PgQueues implements Pick<Store, QueueMethods> {
     id: string;
     event: string;
     pruneBefore: string;
+    receipt?: string;
   }): Promise<boolean> {
     this.#writable();
     const now = this.#iso();
@@ -358,11 +359,18 @@ export class PgQueues implements Pick<Store, QueueMethods> {
     return this.#transaction(async (client) => {
       await client.query('DELETE FROM webhook_deliveries WHERE received_at < $1', [delivery.pruneBefore]);
       const result = await client.query(
-        `INSERT INTO webhook_deliveries (delivery_id, event, received_at) VALUES ($1, $2, $3)
+        `INSERT INTO webhook_deliveries (delivery_id, event, received_at, receipt) VALUES ($1, $2, $3, $4)
          ON CONFLICT (delivery_id) DO NOTHING`,
-        [delivery.id, delivery.event, now],
+        [delivery.id, delivery.event, now, delivery.receipt ?? null],
       );
-      return result.rowCount === 1;
+      if (result.rowCount === 1) return true;
+      // Recorded by this very call's earlier try (its answer lost): not a redelivery.
+      if (delivery.receipt === undefined) return false;
+      const found = await client.query<{ receipt: string | null }>(
+        'SELECT receipt FROM webhook_deliveries WHERE delivery_id = $1',
+        [delivery.id],
+      );
+      return found.rows[0]?.receipt === delivery.receipt;
     });
   }
 

@@ -181,7 +181,7 @@ export const PG_MIGRATIONS: readonly string[] = [
     since TIMESTAMPTZ NOT NULL DEFAULT now()
   );
   `,
-  // 4–7 (SQLite 13–16): the same in both backends (../migrations-sql.ts).
+  // 4–8 (SQLite 13–17): the same in both backends (../migrations-sql.ts).
   ...sharedMigrations({
     key: KEY,
     identity: 'BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY',

@@ -3,6 +3,10 @@
  * first, so a test can downgrade a file to version N and watch it migrate up again.
  */
 
+/** Undoes migration 17 (the tokens of allowance takes and webhook deliveries). */
+export const UNDO_MIGRATION_17 = `DROP INDEX IF EXISTS allowances_by_token; ALTER TABLE allowances DROP COLUMN take_token;
+  ALTER TABLE webhook_deliveries DROP COLUMN receipt;`;
+
 /** Undoes migration 16 (a run's reported result and inputs). */
 export const UNDO_MIGRATION_16 =
   'ALTER TABLE runs DROP COLUMN result_json; ALTER TABLE runs DROP COLUMN inputs_json;';
@@ -41,6 +45,7 @@ export const UNDO_MIGRATION_7 = `DROP INDEX IF EXISTS runs_retry_due; ALTER TABL
 
 /** Everything after migration 6 (the failure budget), newest first. */
 export const UNDO_AFTER_6 = [
+  UNDO_MIGRATION_17,
   UNDO_MIGRATION_16,
   UNDO_MIGRATION_15,
   UNDO_MIGRATION_14,

@@ -72,16 +72,22 @@ export class SqliteGates {
     });
   }
 
-  takeAllowance(taskKey: string, digest: string): Promise<Allowance | undefined> {
+  takeAllowance(taskKey: string, digest: string, token?: string): Promise<Allowance | undefined> {
     return this.#c.write(() => {
+      if (token !== undefined) {
+        const mine = this.#c.sql('SELECT * FROM allowances WHERE take_token = ?').get(token) as
+          | AllowanceRow
+          | undefined;
+        if (mine) return allowanceFromRow(mine);
+      }
       const row = this.#c
         .sql(
-          `UPDATE allowances SET used_at = ? WHERE id = (
+          `UPDATE allowances SET used_at = ?, take_token = ? WHERE id = (
            SELECT id FROM allowances WHERE task_key = ? AND text_digest = ? AND used_at IS NULL
            ORDER BY id LIMIT 1)
          RETURNING *`,
         )
-        .get(this.#c.iso(), taskKey, digest) as AllowanceRow | undefined;
+        .get(this.#c.iso(), token ?? null, taskKey, digest) as AllowanceRow | undefined;
       return row ? allowanceFromRow(row) : undefined;
     });
   }

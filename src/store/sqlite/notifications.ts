@@ -58,13 +58,19 @@ export function updateNotification(
 
 export function recordWebhookDelivery(
   sql: Sql,
-  delivery: { id: string; event: string; pruneBefore: string },
+  delivery: { id: string; event: string; pruneBefore: string; receipt?: string },
   now: string,
 ): boolean {
   sql('DELETE FROM webhook_deliveries WHERE received_at < ?').run(delivery.pruneBefore);
   const result = sql(
-    `INSERT INTO webhook_deliveries (delivery_id, event, received_at) VALUES (?, ?, ?)
+    `INSERT INTO webhook_deliveries (delivery_id, event, received_at, receipt) VALUES (?, ?, ?, ?)
      ON CONFLICT (delivery_id) DO NOTHING`,
-  ).run(delivery.id, delivery.event, now);
-  return result.changes === 1;
+  ).run(delivery.id, delivery.event, now, delivery.receipt ?? null);
+  if (result.changes === 1) return true;
+  // Recorded by this very call's earlier try (its answer lost): not a redelivery.
+  if (delivery.receipt === undefined) return false;
+  const row = sql('SELECT receipt FROM webhook_deliveries WHERE delivery_id = ?').get(delivery.id) as
+    | { receipt: string | null }
+    | undefined;
+  return row?.receipt === delivery.receipt;
 }
