@@ -870,7 +870,9 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     return i >= 0 ? args[i + 1] : undefined;
   };
   // Absolute: the daemons of the startup part run in folders of their own.
-  const dist = resolve(flag('--dist') ?? process.env.CURUPIRA_DIST ?? new URL('../dist/', import.meta.url).pathname);
+  const dist = resolve(
+    flag('--dist') ?? process.env.CURUPIRA_DIST ?? new URL('../dist/', import.meta.url).pathname,
+  );
   const tasks = flag('--tasks') ? Number(flag('--tasks')) : DEFAULT_TASKS;
   const rounds = flag('--rounds') ? Number(flag('--rounds')) : 5;
   const diskTasks = flag('--disk-tasks') ? Number(flag('--disk-tasks')) : 20;
