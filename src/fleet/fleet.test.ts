@@ -144,6 +144,18 @@ function runner(log = silentLogger()): { runner: FleetRunner; stop: AbortControl
   return { runner: r, stop };
 }
 
+/** The test's store with some methods replaced (each made from the real store), every other as it is. */
+function storeWith(replaced: { [K in keyof Store]?: (target: Store) => Store[K] }): Store {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      const make = replaced[property as keyof Store];
+      if (make) return make(target);
+      const value: unknown = Reflect.get(target, property, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
 const never = new AbortController().signal;
 
 /** Waits until a JSON log line in `lines` has the message `msg`. */
@@ -575,16 +587,11 @@ describe('FleetRunner', () => {
     });
     // The exact step: every write of the first run's start fails as a pool too busy to answer does.
     let faulty: string | undefined;
-    const below = new Proxy(store, {
-      get(target, property, receiver) {
-        if (property === 'updateRun')
-          return async (id: string, patch: RunPatch) => {
-            if (id === faulty && patch.status === 'running')
-              throw new Error('timeout exceeded when trying to connect');
-            return target.updateRun(id, patch);
-          };
-        const value: unknown = Reflect.get(target, property, receiver);
-        return typeof value === 'function' ? value.bind(target) : value;
+    const below = storeWith({
+      updateRun: (target) => async (id: string, patch: RunPatch) => {
+        if (id === faulty && patch.status === 'running')
+          throw new Error('timeout exceeded when trying to connect');
+        return target.updateRun(id, patch);
       },
     });
     const durable = durableStore(below, { retryMs: 300, log: silentLogger(), host: 'w' });
@@ -670,25 +677,23 @@ describe('FleetRunner', () => {
     const item = task('8');
     let inserts = 0;
     let lookups = 0;
-    const below = new Proxy(store, {
-      get(target, property, receiver) {
-        if (property === 'createRun')
-          return async (...args: Parameters<Store['createRun']>) => {
-            inserts += 1;
-            const made = await target.createRun(...args);
-            if (inserts === 1) throw new Error('Connection terminated unexpectedly');
-            return made;
-          };
-        if (property === 'listUnfinishedRuns')
-          return async (...args: Parameters<Store['listUnfinishedRuns']>) => {
-            lookups += 1;
-            if (lookups <= 2)
-              throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
-            return target.listUnfinishedRuns(...args);
-          };
-        const value: unknown = Reflect.get(target, property, receiver);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
+    const below = storeWith({
+      createRun:
+        (target) =>
+        async (...args) => {
+          inserts += 1;
+          const made = await target.createRun(...args);
+          if (inserts === 1) throw new Error('Connection terminated unexpectedly');
+          return made;
+        },
+      listUnfinishedRuns:
+        (target) =>
+        async (...args) => {
+          lookups += 1;
+          if (lookups <= 2)
+            throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+          return target.listUnfinishedRuns(...args);
+        },
     });
     const durable = durableStore(below, { retryMs: 10_000, log: silentLogger(), host: 'w' });
     const run = await durable.createRun({
@@ -730,25 +735,23 @@ describe('FleetRunner', () => {
     const second = await store.addAllowance(blocked.id, 'bob');
     let takes = 0;
     let hooks = 0;
-    const below = new Proxy(store, {
-      get(target, property, receiver) {
-        if (property === 'takeAllowance')
-          return async (...args: Parameters<Store['takeAllowance']>) => {
-            takes += 1;
-            const taken = await target.takeAllowance(...args);
-            if (takes === 1) throw new Error('Connection terminated unexpectedly');
-            return taken;
-          };
-        if (property === 'recordWebhookDelivery')
-          return async (...args: Parameters<Store['recordWebhookDelivery']>) => {
-            hooks += 1;
-            const recorded = await target.recordWebhookDelivery(...args);
-            if (hooks === 1) throw Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
-            return recorded;
-          };
-        const value: unknown = Reflect.get(target, property, receiver);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
+    const below = storeWith({
+      takeAllowance:
+        (target) =>
+        async (...args) => {
+          takes += 1;
+          const taken = await target.takeAllowance(...args);
+          if (takes === 1) throw new Error('Connection terminated unexpectedly');
+          return taken;
+        },
+      recordWebhookDelivery:
+        (target) =>
+        async (...args) => {
+          hooks += 1;
+          const recorded = await target.recordWebhookDelivery(...args);
+          if (hooks === 1) throw Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+          return recorded;
+        },
     });
     const durable = durableStore(below, { retryMs: 10_000, log: silentLogger(), host: 'w' });
     expect((await durable.takeAllowance(task('9').key, 'd9'))?.id).toBe(first.id);

@@ -18,6 +18,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { AWKWARD_ARGS } from '../../test/helpers/awkward-argv.js';
 import { spawnAgent } from '../process/agent.js';
 import { findExecutable } from '../process/env.js';
 import { processAlive } from '../process/process-group.js';
@@ -182,12 +183,7 @@ describe.skipIf(starters.length === 0)('a sandbox started before its agent is kn
         '-c',
         'sleep 0.3; printf "<%s>\\n" "$@"; printf "home=%s\\n" "$HOME"; printf "key=%s\\n" "$ANTHROPIC_API_KEY"; printf "ssh=%s\\n" "${SSH_AUTH_SOCK-unset}"; printf "pwd=%s\\n" "$PWD"; cat /proc/self/environ | tr "\\0" "\\n" | grep -c sk-real-canary; exit 7',
         'sh',
-        'two words',
-        "it's $HOME `id` \\",
-        'line\nbreak',
-        '',
-        'x=y',
-        '-i',
+        ...AWKWARD_ARGS,
       ];
       const prepared = await prepareEarlySandbox(request(dir, cwd, args), sandbox);
       expect(prepared.prestarted).toBeDefined();

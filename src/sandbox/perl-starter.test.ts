@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
+import { AWKWARD_ARGS } from '../../test/helpers/awkward-argv.js';
 import { findExecutable } from '../process/env.js';
 import { launchFileContent, PERL_LATE_STARTER } from './starter.js';
 
@@ -127,12 +128,7 @@ describe.skipIf(!perl)('the Perl starter', () => {
     const launch = join(dir, 'launch');
     const program = node(
       `${PRINT_CHILDREN} process.stdout.write(JSON.stringify({ argv: process.argv.slice(1), env: process.env }) + '\\n'); process.exit(7);`,
-      'two words',
-      "it's $HOME `id` \\",
-      'line\nbreak',
-      '',
-      'x=y',
-      '-i',
+      ...AWKWARD_ARGS,
     );
     const env = { PATH: '/usr/bin:/bin', ODD: 'a=b c', EMPTY: '', 'WITH.DOT': '1', NEWLINE: 'x\ny' };
     const started = start(port, join(dir, 'egress.sock'), launch);
