@@ -159,7 +159,6 @@ export function createBubblewrapBackend(
     }
     const etc = etcLayout(spec.cacheDir);
     argv.push('--ro-bind', etc.dir, '/etc');
-    for (const folder of etc.folders) argv.push('--ro-bind', folder, folder);
     argv.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
     argv.push('--bind', spec.home, spec.homeInside);
     for (const path of spec.readOnly) if (kind(path)) argv.push('--ro-bind', path, path);
