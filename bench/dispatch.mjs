@@ -34,6 +34,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -512,6 +513,74 @@ async function idleRss(mods, dist, dir, bare, agent, automations) {
 }
 
 /**
+ * The floor under an idle daemon's RSS: what Node.js weighs with nothing loaded, with the pieces
+ * any daemon doing this job holds (better-sqlite3 with a WAL database, node:http polling a local
+ * server once a second, one child process started), and with zod imported besides (curupira's
+ * settings are validated with it). Measured as `idleRss` measures curupira: 4 s after the start.
+ */
+const FLOOR_SCRIPT = `
+const [mode, url, sqlite, zod, dbFile] = process.argv.slice(2);
+if (mode !== 'node') {
+  const { request } = await import('node:http');
+  const { spawnSync } = await import('node:child_process');
+  const { default: Database } = await import(sqlite);
+  const db = new Database(dbFile);
+  db.pragma('journal_mode = WAL');
+  db.exec('create table if not exists t (a)');
+  const poll = () => {
+    db.prepare('insert into t values (?)').run(Date.now());
+    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => res.resume());
+    req.on('error', () => {});
+    req.end('{"query":"{ viewer { login } }"}');
+  };
+  spawnSync('git', ['--version']);
+  setInterval(poll, 1000);
+  poll();
+  if (mode === 'zod') await import(zod);
+}
+setInterval(() => {}, 1000);
+`;
+
+async function floorRss(mods, dist, dir, mode) {
+  const simulator = await simulatorWith(mods, 0);
+  const root = join(dir, `floor-${mode}`);
+  mkdirSync(root, { recursive: true });
+  const script = join(root, 'floor.mjs');
+  writeFileSync(script, FLOOR_SCRIPT);
+  // The packages as curupira's build resolves them.
+  const resolveFrom = (name) => pathToFileURL(createRequire(join(dist, 'cli/main.js')).resolve(name)).href;
+  const child = spawn(
+    process.execPath,
+    [
+      script,
+      mode,
+      `${simulator.url}/graphql`,
+      resolveFrom('better-sqlite3'),
+      resolveFrom('zod'),
+      join(root, 'db.sqlite3'),
+    ],
+    { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  try {
+    await new Promise((done) => setTimeout(done, 4000));
+    if (child.exitCode !== null) throw new Error(`the floor's ${mode} process exited: ${stderr}`);
+    const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+    return Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024;
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) {
+      const closed = new Promise((done) => child.once('close', done));
+      child.kill('SIGKILL');
+      await closed;
+    }
+    await simulator.close();
+  }
+}
+
+/**
  * Median wall-clock ms of each command line, the samples interleaved (one of each per round), so
  * that a change in the machine's load moves them all alike and the ratios hold within a run.
  */
@@ -850,6 +919,16 @@ async function startup(mods, { dist, dir, bare, agent, log }, results) {
   const mb = (mib) => ((mib * 1024 * 1024) / 1e6).toFixed(1);
   log(
     `  idle RSS of run --watch: ${results.idleRssMiB[1].toFixed(1)} MiB (${mb(results.idleRssMiB[1])} MB) with 1 automation, ${results.idleRssMiB[50].toFixed(1)} MiB (${mb(results.idleRssMiB[50])} MB) with 50`,
+  );
+  results.floorRssMiB = {};
+  for (const mode of ['node', 'platform', 'zod']) {
+    const samples = [];
+    for (let i = 0; i < 3; i += 1) samples.push(await floorRss(mods, dist, dir, mode));
+    results.floorRssMiB[mode] = median(samples);
+  }
+  const floor = results.floorRssMiB;
+  log(
+    `  the floor under it: Node.js idle ${floor.node.toFixed(1)} MiB; with better-sqlite3, node:http polling and a child process ${floor.platform.toFixed(1)} MiB (${mb(floor.platform)} MB); and zod imported ${floor.zod.toFixed(1)} MiB; curupira with 50 automations is ${(results.idleRssMiB[50] - floor.platform).toFixed(1)} MiB above the second`,
   );
 
   const [node, version, help] = startupMs([
