@@ -6,8 +6,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../core/clock.js';
+import { createLogger } from '../log.js';
 import { registerSecret } from '../security/redact.js';
 import { type Simulator, startSimulator } from '../simulator/server.js';
 import { SimWorld } from '../simulator/world.js';
@@ -334,5 +336,61 @@ describe('the write queue of a fleet (PostgreSQL state shared by hosts)', () => 
       for (const host of hosts) await host.close();
       await schema.drop();
     }
+  });
+});
+
+describe('the log names where a write goes', () => {
+  it('a Linear write that fails is logged as Linear’s, a GitHub write as GitHub’s', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const client = createGitHubClient({
+      apiUrl: sim.url,
+      tokens: staticTokenSource(TOKEN),
+      clock,
+      maxAttempts: 1,
+      random: () => 0.5,
+    });
+    let calls = 0;
+    const queue = new WriteQueue({
+      store,
+      client,
+      clock,
+      log: createLogger({ level: 'info', console: sink, format: 'json' }),
+      sendServiceWrite: async () => {
+        calls += 1;
+        if (calls === 1) throw new Error('Linear answered 503');
+      },
+    });
+    await queue.enqueue({
+      marker: 'linear-result',
+      repo: 'linear:ENG',
+      number: 0,
+      write: {
+        kind: 'service',
+        service: 'linear',
+        automation: 'lin',
+        item: 'ENG-7',
+        action: 'comment',
+        body: 'done',
+      },
+    });
+    sim.faults.add({
+      kind: 'status',
+      status: 502,
+      times: 1,
+      match: { method: 'POST', path: '/repos/acme/api/issues/1/comments' },
+    });
+    await onItem(queue, 1, 'gh-result', { kind: 'comment', body: 'done' });
+    await queue.runUntilIdle();
+    expect(calls).toBe(2);
+    const messages = lines.map((line) => JSON.parse(line).msg as string);
+    expect(messages).toContain('Linear write failed; will retry');
+    expect(messages).toContain('GitHub write failed; will retry');
+    expect(messages.filter((m) => m.startsWith('GitHub'))).toHaveLength(1);
   });
 });

@@ -228,7 +228,10 @@ export class WriteQueue {
         lastError: null,
         ...(resultId !== undefined ? { resultId } : {}),
       });
-      this.#log.debug({ marker: write.marker, repo: write.repo, number: write.number }, 'GitHub write sent');
+      this.#log.debug(
+        { marker: write.marker, repo: write.repo, number: write.number },
+        `${trackerOf(write)} write sent`,
+      );
       return 'sent';
     } catch (error) {
       return this.#failed(write, attempts, error);
@@ -239,6 +242,7 @@ export class WriteQueue {
     const message = redact(error instanceof Error ? error.message : String(error));
     // A 4xx refusal will not change by retrying (401s are GitHubAuthError and do retry: a token may be renewed).
     const refused = error instanceof GitHubRequestError;
+    const tracker = trackerOf(write);
     const context = {
       marker: write.marker,
       repo: write.repo,
@@ -250,7 +254,7 @@ export class WriteQueue {
       await this.#store.updateWrite(write.id, { status: 'failed', lastError: message });
       this.#log.warn(
         context,
-        refused ? 'GitHub refused a write' : 'GitHub write failed for good; a sweep may retry it',
+        refused ? `${tracker} refused a write` : `${tracker} write failed for good; a sweep may retry it`,
       );
       return 'failed';
     }
@@ -264,7 +268,7 @@ export class WriteQueue {
     });
     this.#log.info(
       { ...context, retryInSeconds: Math.ceil((next - now) / 1000) },
-      'GitHub write failed; will retry',
+      `${tracker} write failed; will retry`,
     );
     return 'retried';
   }
@@ -474,4 +478,11 @@ export class WriteQueue {
       if (!(error instanceof GitHubRequestError && error.status === 404)) throw error;
     }
   }
+}
+
+/** Whom a write goes to, for the log's words: GitHub, or the service of a tracker's write (`Linear`). */
+export function trackerOf(write: Pick<WriteRecord, 'write'>): string {
+  if (write.write.kind !== 'service') return 'GitHub';
+  const service = write.write.service;
+  return service === 'jira' ? 'Jira' : service === 'linear' ? 'Linear' : service;
 }
