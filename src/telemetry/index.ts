@@ -2,6 +2,7 @@
  * OpenTelemetry export (`[settings] otlp_endpoint`, docs/telemetry.md). The SDK is imported only
  * when an endpoint is set, so without one start-up and idle memory are unchanged.
  */
+import { connect } from 'node:net';
 import type { ExecutionSettings } from '../config/types.js';
 import { importOptional } from '../core/optional.js';
 import { observeRateLimits } from '../github/client.js';
@@ -25,6 +26,44 @@ export interface TelemetryOptions {
   exportIntervalMs?: number;
   /** Loads the implementation (tests count the loads). */
   load?: () => Promise<typeof import('./otel.js')>;
+  /** How long a stop waits, at most, for the last exports (default 5 s). */
+  shutdownLimitMs?: number;
+}
+
+/** How long the look for a listening collector at a stop may take. */
+const REACH_LIMIT_MS = 1000;
+
+/**
+ * Resolves with the reason when nothing can be sent to the collector (nobody listens at its port,
+ * its name does not resolve); never resolves while something listens, or when the look takes
+ * longer than `REACH_LIMIT_MS` (a slow network is not an absent collector).
+ */
+function unreachable(endpoint: string): { found: Promise<string>; cancel(): void } {
+  let cancel = (): void => {};
+  const found = new Promise<string>((resolve) => {
+    let url: URL;
+    try {
+      url = new URL(endpoint);
+    } catch {
+      return;
+    }
+    const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+    const socket = connect({ host: url.hostname.replace(/^\[|\]$/g, ''), port });
+    const timer = setTimeout(() => socket.destroy(), REACH_LIMIT_MS);
+    timer.unref();
+    cancel = () => {
+      clearTimeout(timer);
+      socket.destroy();
+    };
+    socket.once('connect', cancel);
+    socket.once('error', (error: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      const code = error.code ?? '';
+      if (['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'].includes(code))
+        resolve(code);
+    });
+  });
+  return { found, cancel: () => cancel() };
 }
 
 /** `key=value,key2=value2` → headers; pieces without `=` are ignored. */
@@ -78,12 +117,14 @@ export async function loadTelemetry(options: TelemetryOptions): Promise<Telemetr
     ...telemetry,
     async shutdown() {
       unobserve();
-      // A collector that does not answer never holds up a stop for long.
+      // A collector that does not answer never holds up a stop for long, and one that is not
+      // there at all (nothing listens at its port) not at all: the exporter would only retry.
       let timer: NodeJS.Timeout | undefined;
       const limit = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, SHUTDOWN_LIMIT_MS);
+        timer = setTimeout(resolve, options.shutdownLimitMs ?? SHUTDOWN_LIMIT_MS);
         timer.unref();
       });
+      const absent = unreachable(endpoint);
       await Promise.race([
         telemetry.shutdown().catch((error: unknown) => {
           log.warn(
@@ -92,7 +133,14 @@ export async function loadTelemetry(options: TelemetryOptions): Promise<Telemetr
           );
         }),
         limit,
+        absent.found.then((reason) => {
+          log.warn(
+            { endpoint, reason },
+            'No OpenTelemetry collector at the endpoint: the last exports are dropped',
+          );
+        }),
       ]);
+      absent.cancel();
       clearTimeout(timer);
     },
   };

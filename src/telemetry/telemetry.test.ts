@@ -1,5 +1,9 @@
-import { describe, expect, it } from 'vitest';
-import { parseOtlpHeaders } from './index.js';
+import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ExecutionSettings } from '../config/types.js';
+import { createLogger, type Logger } from '../log.js';
+import { loadTelemetry, parseOtlpHeaders } from './index.js';
 import { pointsSpent } from './otel.js';
 
 describe('parseOtlpHeaders', () => {
@@ -32,5 +36,77 @@ describe('pointsSpent', () => {
     expect(pointsSpent(windows, rate(5, 2000))).toBe(3);
     expect(pointsSpent(windows, rate(7, 1000, 'core'))).toBe(0);
     expect(pointsSpent(windows, rate(9, 1000, 'core'))).toBe(2);
+  });
+});
+
+describe('a stop of the telemetry', () => {
+  const servers: Server[] = [];
+  afterEach(async () => {
+    for (const server of servers.splice(0)) await new Promise((done) => server.close(done));
+  });
+
+  function logged(): { log: Logger; messages: () => string[] } {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const log = createLogger({ level: 'info', console: sink, format: 'json' });
+    return { log, messages: () => lines.map((line) => JSON.parse(line).msg as string) };
+  }
+
+  async function listening(onSocket: (socket: Socket) => void): Promise<number> {
+    const server = createServer(onSocket);
+    servers.push(server);
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    return (server.address() as AddressInfo).port;
+  }
+
+  it('does not wait for exports when no collector listens at the endpoint, and says so', async () => {
+    // A port that was just free: nothing listens there.
+    const server = createServer();
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const port = (server.address() as AddressInfo).port;
+    await new Promise((done) => server.close(done));
+    const { log, messages } = logged();
+    const telemetry = await loadTelemetry({
+      execution: { otlp_endpoint: `http://127.0.0.1:${port}` } as ExecutionSettings,
+      env: {},
+      log,
+      // Far beyond the test's own timeout: the stop ends only because nothing listens.
+      shutdownLimitMs: 600_000,
+    });
+    telemetry?.poll('fix', Date.now(), 1);
+    await telemetry?.shutdown();
+    expect(messages()).toContain('No OpenTelemetry collector at the endpoint: the last exports are dropped');
+  });
+
+  it('waits, up to its limit, for a collector that is there but slow', async () => {
+    const held: Socket[] = [];
+    const port = await listening((socket) => {
+      held.push(socket); // accepts, reads, never answers
+      socket.resume();
+    });
+    const { log, messages } = logged();
+    const telemetry = await loadTelemetry({
+      execution: { otlp_endpoint: `http://127.0.0.1:${port}` } as ExecutionSettings,
+      env: {},
+      log,
+      shutdownLimitMs: 1500,
+    });
+    telemetry?.poll('fix', Date.now(), 1);
+    const stopping = telemetry?.shutdown().then(() => 'stopped');
+    const first = await Promise.race([
+      stopping,
+      new Promise((done) => setTimeout(() => done('waiting'), 400)),
+    ]);
+    expect(first).toBe('waiting');
+    expect(await stopping).toBe('stopped');
+    expect(messages()).not.toContain(
+      'No OpenTelemetry collector at the endpoint: the last exports are dropped',
+    );
+    for (const socket of held) socket.destroy();
   });
 });
