@@ -7,7 +7,7 @@ import {
   WorkspaceError,
 } from '../core/errors.js';
 import { ClassifierError } from '../screening/classifier/types.js';
-import { classifyFailure, nextPollAfterFailure, runStatusFor } from './outcome.js';
+import { agentOutcome, classifyFailure, nextPollAfterFailure, runStatusFor } from './outcome.js';
 
 describe('the outcome map', () => {
   it('a stop cancels, whatever failed', () => {
@@ -67,5 +67,41 @@ describe('the outcome map', () => {
       action: 'fail',
     });
     expect(runStatusFor({ action: 'blocked' })).toBe('blocked');
+  });
+});
+
+describe("an agent's exit after a cancel", () => {
+  const cancelled = {
+    executable: 'claude',
+    exitCode: null,
+    signal: 'SIGTERM',
+    cancelled: true,
+    timedOut: false,
+    stderrTail: '',
+    stalled: false,
+    stallMs: 600_000,
+    timeoutMs: 3_600_000,
+    stopping: true,
+    reported: false,
+    doneWithError: false,
+    knownSession: true,
+    parkUntil: 0,
+  };
+
+  it('curupira stopping: the session resumes on the next start', () => {
+    expect(agentOutcome(cancelled)).toEqual({
+      status: 'cancelled',
+      reason: 'stopped by curupira while the agent ran; the session resumes on the next start',
+    });
+  });
+
+  it('this run alone cancelled (an operator, its item unmatched): the session is kept, no resume promised', () => {
+    expect(agentOutcome({ ...cancelled, cancelledAlone: true })).toEqual({
+      status: 'cancelled',
+      reason: 'cancelled while the agent ran; its session is kept',
+    });
+    expect(agentOutcome({ ...cancelled, cancelledAlone: true, knownSession: false }).reason).toBe(
+      'cancelled while the agent ran',
+    );
   });
 });

@@ -90,6 +90,11 @@ export interface AgentExit {
   timeoutMs: number;
   /** curupira itself was stopping (a cancel, a stop or reconciliation). */
   stopping: boolean;
+  /**
+   * This run alone was cancelled (an operator's cancel, its item no longer matching), not all of
+   * curupira stopping: its session is not resumed by the next start, whatever else holds it.
+   */
+  cancelledAlone?: boolean;
   /** Why the store did not take the run's start or session, when that stopped the agent. */
   unrecordedReason?: string;
   /** Why a budget stopped the agent, if one did. */
@@ -213,6 +218,8 @@ function exitOutcome(exit: AgentExit): {
       status: 'cancelled',
       reason: `${exit.budgetReason}${kept('; the session is kept and resumes then')}`,
     };
+  if (exit.cancelled && exit.cancelledAlone)
+    return { status: 'cancelled', reason: `cancelled while the agent ran${kept('; its session is kept')}` };
   if (exit.cancelled)
     return {
       status: 'cancelled',
@@ -296,3 +303,11 @@ function exitDescription(exit: AgentExit): string {
   if (exit.signal !== null) return `signal ${exit.signal}`;
   return 'an unknown status (the helper process that started it was lost while it ran)';
 }
+
+/**
+ * What a run's own cancel signal is aborted with (an operator's cancel, reconciliation), so that
+ * the run, whose signal also aborts when all of curupira stops, can tell the two apart.
+ */
+export const RUN_CANCELLED: Error = Object.freeze(
+  Object.assign(new Error('this run was cancelled'), { name: 'AbortError' }),
+);

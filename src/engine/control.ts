@@ -2,7 +2,9 @@
  * The operator's controls (`curupira serve`: the board, the API and the CLI over the socket):
  * what each automation is doing, pause and resume, run now, cancel, retry.
  */
+
 import { ControlError, errorMessage } from '../core/errors.js';
+import { RUN_CANCELLED } from '../core/outcome.js';
 import { isTerminal, pauseReasonKey, type RunRecord } from '../core/types.js';
 import type { Reconciler } from './reconcile.js';
 import { resumeSessions } from './recovery.js';
@@ -137,7 +139,7 @@ export class Control {
   cancel(runId: string): void {
     const entry = [...this.s.running.values()].find((r) => r.info.runId === runId);
     if (!entry) throw new ControlError('run_not_active', `run ${runId} is not running in this daemon`);
-    entry.cancel.abort();
+    entry.cancel.abort(RUN_CANCELLED);
   }
 
   /** A cancelled run's reason says who cancelled it and what was kept. */

@@ -4,7 +4,9 @@
  * drops its queued task (recorded as cancelled) and stops its running agent through the same
  * per-run cancel the board uses (`on_unmatch = "stop"`), or lets it finish (`"finish"`).
  */
+
 import type { ResolvedAutomation } from '../config/types.js';
+import { RUN_CANCELLED } from '../core/outcome.js';
 import type { Task } from '../core/types.js';
 import type { Feed } from './feed.js';
 import type { KernelState } from './state.js';
@@ -116,7 +118,7 @@ export class Reconciler {
       }
       this.stopReasons.set(entry.task.key, reason);
       log.warn(fields, 'The item no longer matches: stopping its agent');
-      entry.cancel.abort();
+      entry.cancel.abort(RUN_CANCELLED);
     }
     if (dropped.length > 0) this.s.emitStatus();
   }

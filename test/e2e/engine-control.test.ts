@@ -4,12 +4,14 @@
  * one run while another goes on, and retry.
  */
 import { readFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadSettings } from '../../src/config/load.js';
 import { ControlError } from '../../src/core/errors.js';
+import { createLogger } from '../../src/log.js';
 import type { Store } from '../../src/store/types.js';
 import { createHarness, type Harness, issueAutomation, runBuiltCli, waitFor } from '../helpers/harness.js';
-import { startWatching, type Watching } from '../helpers/watch.js';
+import { startWatching, type Watching, type WatchOptions } from '../helpers/watch.js';
 
 let h: Harness | undefined;
 let store: Store | undefined;
@@ -22,9 +24,9 @@ afterEach(async () => {
 
 const FAST = '[settings.polling]\npoll_interval_seconds = 0.2\ncron_poll_interval_seconds = 0.2';
 
-async function watching(harness: Harness): Promise<Watching> {
+async function watching(harness: Harness, options: Omit<WatchOptions, 'store'> = {}): Promise<Watching> {
   store = await harness.openStore();
-  const watching = await startWatching(harness, { store });
+  const watching = await startWatching(harness, { ...options, store });
   return {
     ...watching,
     stop: async () => {
@@ -130,7 +132,18 @@ prompt = "Yearly chores"
         { title: 'Quick one [[fake:sleep=1]]', labels: ['agent-ready'] },
       ],
     });
-    const daemon = await watching(h);
+    const lines: string[] = [];
+    const log = createLogger({
+      level: 'info',
+      format: 'json',
+      console: new Writable({
+        write(chunk, _encoding, done) {
+          lines.push(String(chunk));
+          done();
+        },
+      }),
+    });
+    const daemon = await watching(h, { engine: { log } });
     const slow = await waitFor('the slow run to start', async () =>
       (await store!.listRuns({ status: ['running'] })).find(
         (r) => r.itemTitle.startsWith('Slow') && r.sessionId !== null,
@@ -143,6 +156,11 @@ prompt = "Yearly chores"
     expect(cancelled.reason).toBe(
       'cancelled by an operator; its session is kept and is not resumed until the run is retried',
     );
+    // What an operator watching the log reads promises no resume the cancel will not do.
+    const logged = lines
+      .map((line) => JSON.parse(line))
+      .find((l) => l.msg === 'Cancelled task' && l.run === slow.id);
+    expect(logged?.reason).toBe('cancelled while the agent ran; its session is kept');
     expect(daemon.runs.find((r) => r.id !== slow.id)?.status).toBe('succeeded');
     expect(await store!.getSession(slow.taskKey)).toMatchObject({ sessionId: slow.sessionId });
     expect(() => daemon.engine.cancel(slow.id)).toThrow(ControlError);

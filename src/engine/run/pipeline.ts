@@ -11,7 +11,7 @@ import { loadDriver } from '../../agents/registry.js';
 import type { AgentDriver, AgentEvent, McpServerSpec } from '../../agents/types.js';
 import { type CodeSource, codeSource } from '../../core/code-source.js';
 import { errorMessage } from '../../core/errors.js';
-import { agentOutcome, classifyFailure, runStatusFor } from '../../core/outcome.js';
+import { agentOutcome, classifyFailure, RUN_CANCELLED, runStatusFor } from '../../core/outcome.js';
 import type { RunRecord, RunStatus, Usage } from '../../core/types.js';
 import type { RunMeter } from '../../cost/budget.js';
 import { runCost } from '../../cost/prices.js';
@@ -878,6 +878,7 @@ class RunPipeline {
       stallMs: stallTimeoutMs(deps.execution, automation),
       timeoutMs: this.timeoutMs,
       stopping: signal.aborted,
+      cancelledAlone: signal.aborted && signal.reason === RUN_CANCELLED,
       ...(watch.budgetReason === undefined ? {} : { budgetReason: watch.budgetReason }),
       ...(watch.unrecordedReason === undefined ? {} : { unrecordedReason: watch.unrecordedReason }),
       reported: watch.reported,
