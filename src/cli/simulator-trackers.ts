@@ -13,6 +13,8 @@ import { type CliIo, writeLine } from './io.js';
 
 /** Where examples/trackers.toml expects the folder (and the default of `--trackers`). */
 export const TRACKERS_DIR = '/tmp/curupira-trackers';
+/** The demo world's repository, backed by the folder's remote (`remote/widgets.git`). */
+export const TRACKERS_REPO = 'acme/widgets';
 /** The stand-ins' addresses in examples/trackers.toml (the default ports). */
 const EXAMPLE_LINEAR_URL = 'http://127.0.0.1:8788/graphql';
 const EXAMPLE_JIRA_URL = 'http://127.0.0.1:8789';
@@ -46,10 +48,10 @@ export async function serveTrackers(
   io: CliIo,
   dir: string,
   ports: { linear: number; jira: number },
-): Promise<{ close(): Promise<void> }> {
+): Promise<{ close(): Promise<void>; remote: string }> {
   prepareFolder(dir);
   const { createDemoRemote } = await import('./demo.js');
-  await createDemoRemote(dir);
+  const remote = await createDemoRemote(dir);
   installFakeAgents(join(dir, 'bin'));
   const { startTrackerStandIns, TRACKER_DEMO } = await importOptional(
     () => import('../simulator/trackers.js'),
@@ -71,5 +73,5 @@ export async function serveTrackers(
     `Their credentials: LINEAR_API_KEY=${TRACKER_DEMO.linearKey} JIRA_API_TOKEN=${TRACKER_DEMO.jiraToken} (Jira email ${TRACKER_DEMO.jiraEmail})`,
   );
   writeLine(io.stderr, `Settings for them: ${settings}`);
-  return standIns;
+  return { close: () => standIns.close(), remote };
 }

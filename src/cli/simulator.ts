@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { errorMessage, UsageError } from '../core/errors.js';
 import { importOptional, SIMULATOR_PACKAGES } from '../core/optional.js';
 import { type CliIo, writeLine } from './io.js';
-import { serveTrackers, TRACKERS_DIR } from './simulator-trackers.js';
+import { serveTrackers, TRACKERS_DIR, TRACKERS_REPO } from './simulator-trackers.js';
 
 export function registerSimulator(program: Command, io: CliIo): void {
   program
@@ -63,7 +63,12 @@ export function registerSimulator(program: Command, io: CliIo): void {
       if (options.trackers !== undefined) {
         const dir = resolve(options.trackers === true ? TRACKERS_DIR : options.trackers);
         try {
-          trackers = await serveTrackers(io, dir, trackerPorts);
+          const served = await serveTrackers(io, dir, trackerPorts);
+          trackers = served;
+          // The demo repository is the folder's remote too: a GitHub automation on it pushes
+          // there, and the simulator's pull requests read their head and base from it.
+          const repo = world.repo(TRACKERS_REPO);
+          if (repo && repo.gitDir === undefined) world.addRepo(TRACKERS_REPO, { gitDir: served.remote });
         } catch (error) {
           await sim.close();
           throw error;
