@@ -16,10 +16,11 @@ import type { DispatchRecord, FleetHost, WaitingTask } from '../fleet/types.js';
 import { checkInputs, parseSetPairs } from '../pipeline/inputs.js';
 import { pauseReasonKey } from '../retries/unattended.js';
 import { scrub } from '../security/redact.js';
-import type { AutomationCard } from '../server/board-data.js';
+import { ATTENTION_READ, type AutomationCard, groupAttention } from '../server/board-data.js';
 import { connectDaemon, type Daemon } from '../server/client.js';
 import { statusFigures, windowEnding } from '../server/figures.js';
 import { type BudgetPark, openStore, stateLocation } from '../store/index.js';
+import type { Store } from '../store/types.js';
 import { EXIT, setExitCode } from './exit-codes.js';
 import { type FleetAccess, fleetStatusLines, noFleet, type OpenFleet } from './fleet-status.js';
 import { type CliIo, writeLine } from './io.js';
@@ -186,7 +187,7 @@ export async function printStatusJson(io: CliIo, settings: Settings): Promise<vo
       JSON.stringify(
         {
           daemon: false,
-          attentionCount: await store.countRuns({ attention: true }),
+          attentionCount: (await attentionOf(store)).count,
           running: (await store.listRuns({ status: [...UNFINISHED_STATUSES], limit: 20 })).map(
             ({ prompt: _p, agentOutcome: _o, ...rest }) => rest,
           ),
@@ -213,6 +214,7 @@ async function statusFromDaemon(io: CliIo, daemon: Daemon): Promise<void> {
   const state = answer.body as {
     summary: string;
     attentionCount: number;
+    attention?: RunRecord[];
     running: RunRecord[];
     automations: AutomationCard[];
   };
@@ -223,21 +225,33 @@ async function statusFromDaemon(io: CliIo, daemon: Daemon): Promise<void> {
     writeLine(io.stdout, 'in progress:');
     for (const line of runTable(state.running)) writeLine(io.stdout, `  ${line}`);
   }
-  if (state.attentionCount > 0) {
-    const listed = await daemon.call('GET', `/runs?attention=true&limit=${ATTENTION_LISTED}`);
-    const runs = (listed.body as { runs?: RunRecord[] } | undefined)?.runs;
-    if (listed.status === 200 && runs) attentionLines(io, runs, state.attentionCount);
-  }
+  // The items the count counts (the board's column): a daemon older than this list has none.
+  if (state.attentionCount > 0 && state.attention) attentionLines(io, state.attention, state.attentionCount);
 }
 
 /** How many of the runs that need attention `status` lists (newest first). */
 const ATTENTION_LISTED = 10;
 
+/**
+ * The items that need attention, one line each: its newest run (the board's column). An item
+ * whose newest run since succeeded needs none, whatever its earlier attempts were.
+ */
 function attentionLines(io: CliIo, runs: readonly RunRecord[], count: number): void {
   if (runs.length === 0) return;
   const more = count > runs.length ? ` (the newest ${runs.length} of ${count})` : '';
   writeLine(io.stdout, `needs attention${more} (\`curupira runs show ID\` for one):`);
   for (const line of runTable(runs)) writeLine(io.stdout, `  ${line}`);
+}
+
+/** What needs attention in the state file, counted and listed as the board does: by item. */
+async function attentionOf(store: Store): Promise<{ count: number; listed: RunRecord[] }> {
+  const read = await store.listRuns({ attention: true, limit: ATTENTION_READ });
+  const total = await store.countRuns({ attention: true });
+  const { groups } = await groupAttention(store, read);
+  return {
+    count: groups.length + Math.max(0, total - read.length),
+    listed: groups.slice(0, ATTENTION_LISTED).map((group) => group.latest),
+  };
 }
 
 async function statusFromFile(io: CliIo, settings: Settings): Promise<void> {
@@ -249,9 +263,9 @@ async function statusFromFile(io: CliIo, settings: Settings): Promise<void> {
     const parks = await store.listBudgetParks(new Date().toISOString());
     const parkOf = (id: string) => parks.find((p) => p.scope === id) ?? parks.find((p) => p.scope === '*');
     const unfinished = await store.listRuns({ status: [...UNFINISHED_STATUSES], limit: 20 });
-    const attention = await store.countRuns({ attention: true });
+    const attention = await attentionOf(store);
     writeLine(io.stdout, `daemon: not running (start \`curupira serve\`); from the state file:`);
-    writeLine(io.stdout, `${attention} need attention`);
+    writeLine(io.stdout, `${attention.count} need attention`);
     writeLine(io.stdout, 'automations:');
     for (const a of settings.automations)
       writeLine(
@@ -262,8 +276,7 @@ async function statusFromFile(io: CliIo, settings: Settings): Promise<void> {
       writeLine(io.stdout, 'left unfinished (a start closes them):');
       for (const line of runTable(unfinished)) writeLine(io.stdout, `  ${line}`);
     }
-    if (attention > 0)
-      attentionLines(io, await store.listRuns({ attention: true, limit: ATTENTION_LISTED }), attention);
+    if (attention.count > 0) attentionLines(io, attention.listed, attention.count);
   } finally {
     await store.close();
   }

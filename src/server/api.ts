@@ -36,6 +36,8 @@ export function runSummary(run: RunRecord): Omit<RunRecord, 'prompt' | 'agentOut
   return rest;
 }
 
+/** How many of the items that need attention `/state` lists (newest first). */
+const STATE_ATTENTION_LISTED = 10;
 function parseStatuses(value: string | undefined): RunStatus[] | undefined {
   if (value === undefined || value === '') return undefined;
   const list = value.split(',').map((s) => s.trim());
@@ -122,6 +124,12 @@ function readRoutes(api: Hono, ctx: ServerContext): void {
       startedAt: new Date(ctx.startedAt).toISOString(),
       summary: data.summary,
       attentionCount: data.attentionCount,
+      // One entry per item, its newest attempt (the board's column): an item whose newest run
+      // since succeeded is not in it, whatever its earlier attempts were.
+      attention: (data.attentionGroups ?? []).slice(0, STATE_ATTENTION_LISTED).map((group) => ({
+        ...runSummary(group.latest),
+        earlierAttempts: group.earlier.length,
+      })),
       running: data.inProgress.map(runSummary),
       queued: data.engine?.queued ?? 0,
       draining: data.engine?.draining ?? false,

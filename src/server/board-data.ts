@@ -221,7 +221,7 @@ export async function boardData(
 }
 
 /** Runs read for Needs attention before they are grouped by item. */
-const ATTENTION_READ = 100;
+export const ATTENTION_READ = 100;
 
 /**
  * Needs attention by item (task): the newest attempt shows, earlier ones fold inside it. An item

@@ -54,7 +54,9 @@ export function openApiDocument(version: string): Record<string, unknown> {
     paths: {
       '/health': { get: op('Liveness (no token needed)', { security: [] }) },
       '/state': {
-        get: op('Summary line, attention count, running runs, automations, reload error, 7-day figures'),
+        get: op(
+          'Summary line, attention count, the newest 10 items that need attention (their newest run each, with `earlierAttempts`), running runs, automations, reload error, 7-day figures',
+        ),
       },
       '/figures': {
         get: op('Outcome figures over a window, in total and per agent profile', {

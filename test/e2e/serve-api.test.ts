@@ -217,6 +217,11 @@ describe('serve: API', () => {
     expect(run).toMatchObject({ status: 'succeeded', worktreeKept: true });
     const state = await body(await call(served, '/api/v1/state'));
     expect(state.attentionCount).toBe(1);
+    // The items themselves, as the board's column lists them: the newest run of each.
+    expect(state.attention).toEqual([expect.objectContaining({ id: run.id, earlierAttempts: 0 })]);
+    expect(state.attention as object[]).not.toContainEqual(
+      expect.objectContaining({ prompt: expect.anything() }),
+    );
     // Unpushed work is named and nothing is deleted without an explicit confirmation (gc's rule).
     for (const init of [{}, { body: '{}' }, { body: '{"confirm":false}' }, { body: 'confirm' }]) {
       const refused = await call(served, `/api/v1/runs/${run.id}/remove-worktree`, {
@@ -249,7 +254,8 @@ describe('serve: API', () => {
       body: JSON.stringify({ confirm: true }),
     });
     expect(await body(again)).toMatchObject({ error: { code: 'worktree_not_kept' } });
-    expect((await body(await call(served, '/api/v1/state'))).attentionCount).toBe(0);
+    const after = await body(await call(served, '/api/v1/state'));
+    expect(after).toMatchObject({ attentionCount: 0, attention: [] });
   });
 
   it('enabled = false shows paused and refuses Resume; event cards say whether the baseline is set', async () => {

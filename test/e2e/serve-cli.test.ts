@@ -65,8 +65,26 @@ describe('CLI control without a daemon', () => {
       status: 'failed',
     });
     await store.updateRun(failed.id, { finishedAt: new Date().toISOString(), reason: 'agent exited 1' });
+    // Item 8 was blocked, then ran and succeeded: it needs nothing any more (as on the board).
+    const item8 = {
+      automationId: 'fix',
+      taskKey: 'fix:issue:8',
+      repo: 'acme/api',
+      taskType: 'github-issues',
+      itemId: '8',
+      itemKey: 'issue:8',
+      itemTitle: 'Was held',
+      itemUrl: 'https://github.com/acme/api/issues/8',
+    };
+    const blocked = await store.createRun({ ...item8, status: 'blocked' });
+    await store.updateRun(blocked.id, { finishedAt: new Date().toISOString(), reason: 'not vouched for' });
+    await store.createRun({ ...item8, status: 'succeeded' });
     await store.close();
     const status = await cli(h, 'status');
+    expect(status.stdout).not.toContain(blocked.id);
+    expect(status.stdout).not.toContain('Was held');
+    const json = JSON.parse((await cli(h, 'status', '--json')).stdout) as { attentionCount: number };
+    expect(json.attentionCount).toBe(1);
     expect(status.stdout).toContain('1 need attention\n');
     expect(status.stdout).toMatch(
       /needs attention \(`curupira runs show ID` for one\):\n {2}.*\n {2}.*failed .*#7 .*"Broken build"/,
