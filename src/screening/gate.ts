@@ -102,6 +102,12 @@ export async function gateTask(
   return { ...gate, screening: { ...base, reason, findings: [...base.findings, ...removed] } };
 }
 
+/**
+ * A marker comment of the shape curupira writes (`<!-- curupira:delivery run=r_… -->`,
+ * `<!-- curupira:linked -->`): a kind, then `key=value` pairs without spaces, nothing else.
+ */
+const OWN_MARKER = /^<!-- curupira:[a-z][a-z-]*(?: [a-z][a-z_-]*=[^\s<>]*)* -->$/;
+
 /** The longest removed text a finding keeps (made visible). */
 const REMOVED_KEPT = 2000;
 
@@ -131,6 +137,9 @@ async function hiddenFindings(automation: ResolvedAutomation, task: Task): Promi
     if (removed.length === 0) continue;
     const { makeVisible } = await loadScanners();
     for (const part of removed) {
+      // curupira's own markers (the delivery marker in a pull request's body it opened, a lease or
+      // result comment's) are removed like any comment, but they are not someone's hidden text.
+      if (part.kind === 'html-comment' && OWN_MARKER.test(part.text)) continue;
       const shown = makeVisible(part.text);
       findings.push({
         scanner: 'hidden-text',
