@@ -483,6 +483,6 @@ export class WriteQueue {
 /** Whom a write goes to, for the log's words: GitHub, or the service of a tracker's write (`Linear`). */
 export function trackerOf(write: Pick<WriteRecord, 'write'>): string {
   if (write.write.kind !== 'service') return 'GitHub';
-  const service = write.write.service;
-  return service === 'jira' ? 'Jira' : service === 'linear' ? 'Linear' : service;
+  const { service } = write.write;
+  return `${service.charAt(0).toUpperCase()}${service.slice(1)}`;
 }
