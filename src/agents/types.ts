@@ -97,6 +97,20 @@ export interface DriverSandbox {
    * the run, so they name a file of that name in the private home (which a task's runs share).
    */
   readonly homeFileEnv?: readonly string[];
+  /**
+   * For a CLI that reads MCP servers from a settings file only (Gemini CLI): inside a sandbox, the
+   * run's servers are merged into that file of the private home (`path`, under the home), over the
+   * copy of the user's own, so that neither the user's file nor the repository's is written.
+   */
+  readonly mcpSettingsFile?: McpSettingsFile;
+}
+
+/** See `DriverSandbox.mcpSettingsFile`. */
+export interface McpSettingsFile {
+  /** The file under the home (`.gemini/settings.json`). */
+  readonly path: string;
+  /** The file's content with `servers` declared, from its current content (`{}` when there is none). */
+  merge(existing: Record<string, unknown>, servers: readonly McpServerSpec[]): Record<string, unknown>;
 }
 
 export interface KeyRoute {

@@ -3,6 +3,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   statSync,
@@ -12,9 +13,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCodexDriver } from '../agents/codex/index.js';
+import { createGeminiDriver } from '../agents/gemini/index.js';
 import { serveRunSocket } from '../mcp/socket.js';
 import { githubHosts, sandboxChoice } from './choice.js';
-import { prepareSandbox, type SandboxRequest, SandboxUnavailableError, versionInSandbox } from './index.js';
+import {
+  parseJsonWithComments,
+  prepareSandbox,
+  type SandboxRequest,
+  SandboxUnavailableError,
+  versionInSandbox,
+} from './index.js';
 import { sandboxBackend } from './registry.js';
 import { RELAY_SOURCE } from './relay.js';
 import type { SandboxBackend } from './types.js';
@@ -245,6 +253,69 @@ describe('a run offered curupira’s tools', () => {
     } finally {
       await prepared.dispose();
     }
+  });
+});
+
+describe('a CLI that reads MCP servers from its settings file only (Gemini CLI)', () => {
+  const gemini = createGeminiDriver().sandbox!;
+  const relay = {
+    name: 'curupira-findings',
+    command: '/usr/bin/node',
+    args: ['/run/curupira/mcp-relay.cjs', '/run/curupira/tools.sock', 'r1'],
+    env: {},
+  };
+  const recording: SandboxBackend = {
+    name: 'bubblewrap',
+    probe: async () => ({ ok: true }),
+    wrap: async (_spec, executable, args) => ({
+      executable: '/usr/bin/bwrap',
+      args: ['--', executable, ...args],
+      unenforced: [],
+      dispose: async () => {},
+    }),
+  };
+
+  it('gets the run’s servers in the private home’s copy of its settings; the user’s own file is untouched', async () => {
+    const base = request('required', recording);
+    const userFile = join(base.realHome!, '.gemini', 'settings.json');
+    mkdirSync(join(base.realHome!, '.gemini'));
+    // Gemini CLI's settings allow comments and trailing commas.
+    const own =
+      '{\n  // my model\n  "model": { "name": "gemini-2.5-pro" },\n  "mcpServers": { "docs": { "command": "docs-mcp" } },\n}\n';
+    writeFileSync(userFile, own);
+    const prepared = await prepareSandbox({ ...base, driver: gemini, mcpServers: [relay] });
+    try {
+      const homes = join(base.stateDir, 'homes');
+      const [home] = readdirSync(homes);
+      const inside = JSON.parse(readFileSync(join(homes, home!, '.gemini', 'settings.json'), 'utf8'));
+      expect(inside).toEqual({
+        model: { name: 'gemini-2.5-pro' },
+        mcpServers: {
+          docs: { command: 'docs-mcp' },
+          'curupira-findings': { command: '/usr/bin/node', args: relay.args, env: {}, trust: true },
+        },
+      });
+      expect(readFileSync(userFile, 'utf8')).toBe(own);
+    } finally {
+      await prepared.dispose();
+    }
+  });
+
+  it('refuses to start when the user’s settings are not JSON, rather than dropping them inside', async () => {
+    const base = request('required', recording);
+    mkdirSync(join(base.realHome!, '.gemini'));
+    writeFileSync(join(base.realHome!, '.gemini', 'settings.json'), 'model = "gemini"\n');
+    await expect(prepareSandbox({ ...base, driver: gemini, mcpServers: [relay] })).rejects.toThrow(
+      '~/.gemini/settings.json is not a JSON object',
+    );
+  });
+
+  it('reads JSON with comments and trailing commas, and leaves strings that look like them alone', () => {
+    expect(
+      parseJsonWithComments('{ /* a */ "url": "http://x//y", "s": "a, ]", // b\n "list": [1, 2,], }'),
+    ).toEqual({ url: 'http://x//y', s: 'a, ]', list: [1, 2] });
+    expect(parseJsonWithComments('{ "a": "\\"// not a comment" }')).toEqual({ a: '"// not a comment' });
+    expect(parseJsonWithComments('not json')).toBeUndefined();
   });
 });
 

@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { gitWriteDirs } from '../agents/git-dirs.js';
-import type { DriverSandbox } from '../agents/types.js';
+import type { DriverSandbox, McpServerSpec, McpSettingsFile } from '../agents/types.js';
 import type { ScreeningFinding } from '../core/types.js';
 import { type PrestartedProcess, prestartProcess } from '../process/agent.js';
 import { runCommand } from '../process/command.js';
@@ -106,6 +106,11 @@ export interface SandboxRequest {
    * relay the agent's CLI starts inside (`toolsRelay`) reaches them there.
    */
   tools?: (socketPath: string) => Promise<{ close(): Promise<void> }>;
+  /**
+   * The run's MCP servers, for a CLI that reads them from a settings file only
+   * (`driver.mcpSettingsFile`): written into the private home's copy of that file.
+   */
+  mcpServers?: readonly McpServerSpec[];
 }
 
 /** Whether a run with this choice will be contained (a required sandbox that cannot start fails the run). */
@@ -304,6 +309,61 @@ function copyHomeFiles(realHome: string | undefined, home: string, paths: readon
   }
 }
 
+/**
+ * JSON with comments (`//` and `/* … *\/` outside strings) and trailing commas, as the settings
+ * files of agent CLIs allow; undefined when it is not that.
+ */
+export function parseJsonWithComments(text: string): unknown {
+  let out = '';
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (inString) {
+      out += c;
+      if (c === '\\') out += text[++i] ?? '';
+      else if (c === '"') inString = false;
+    } else if (c === '"') {
+      inString = true;
+      out += c;
+    } else if (c === '/' && text[i + 1] === '/') {
+      while (i < text.length && text[i] !== '\n') i++;
+      out += '\n';
+    } else if (c === '/' && text[i + 1] === '*') {
+      const end = text.indexOf('*/', i + 2);
+      i = end === -1 ? text.length : end + 1;
+      out += ' ';
+    } else if (c === ',' && /^\s*[}\]]/.test(text.slice(i + 1, i + 200))) {
+      // a trailing comma: left out
+    } else out += c;
+  }
+  try {
+    return JSON.parse(out);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The run's MCP servers declared in the private home's settings file of a CLI that reads them
+ * there only (Gemini CLI), merged over that file as copied from the user's home. A file that is not
+ * JSON (with comments) fails the run with the reason rather than losing the user's settings.
+ */
+function declareMcpServers(home: string, file: McpSettingsFile, servers: readonly McpServerSpec[]): void {
+  if (file.path.includes('..') || isAbsolute(file.path)) throw new Error(`bad settings path ${file.path}`);
+  const path = join(home, file.path);
+  let existing: Record<string, unknown> = {};
+  if (existsSync(path)) {
+    const parsed = parseJsonWithComments(readFileSync(path, 'utf8'));
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+      throw new Error(
+        `~/${file.path} is not a JSON object, so the run's tools cannot be declared in the sandbox's copy of it; fix the file (or remove it)`,
+      );
+    existing = parsed as Record<string, unknown>;
+  }
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  writeFileSync(path, `${JSON.stringify(file.merge(existing, servers), null, 2)}\n`, { mode: 0o600 });
+}
+
 /** The sandbox of one run, ready to start; throws SandboxUnavailableError when it must not run. */
 export async function prepareSandbox(request: SandboxRequest): Promise<PreparedSandbox> {
   const { choice } = request;
@@ -419,6 +479,9 @@ async function containLate(
   const { spec, home, homeInside } = base;
   const { runDir } = spec;
   if (request.tools) writeFileSync(join(runDir, RELAY_FILE), RELAY_SOURCE, { mode: 0o444 });
+  const settingsFile = request.driver?.mcpSettingsFile;
+  if (settingsFile && request.mcpServers && request.mcpServers.length > 0)
+    declareMcpServers(home, settingsFile, request.mcpServers);
 
   // The environment inside: the private home, the proxy, and placeholders for the keys.
   const env: Record<string, string> = { ...request.env };

@@ -8,6 +8,7 @@
  * Where no sandbox can start (no bubblewrap, user namespaces off), the suite is skipped with the
  * reason, never passed silently.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,15 +57,26 @@ async function pushToMain(harness: Harness, files: Record<string, string>, messa
   }
 }
 
+/** The Gemini settings file of the run's private home (one task: one home). */
+function geminiSettings(harness: Harness): string {
+  const homes = join(harness.dir, 'state', 'sandbox', 'homes');
+  const [home] = readdirSync(homes);
+  return readFileSync(join(homes, home!, '.gemini', 'settings.json'), 'utf8');
+}
+
 describe.skipIf(!probe.ok)('a sandboxed run reaches its tools through the relay (bubblewrap)', () => {
-  it.each<Provider>(['claude', 'codex'])(
+  it.each<Provider>(['claude', 'codex', 'gemini'])(
     '%s: a review reports a finding and ends with findings_done; the engine records both',
     async (provider) => {
       h = await createHarness({ issues: [], automation: REPORTING_WATCH, provider });
       const head = await pushToMain(h, { 'src/a.ts': 'export const key = "s3cr3t";\n' }, 'add a');
       const run = onlyRun((await h.run()).runs);
       expect(run.status, run.reason ?? '').toBe('succeeded');
-      const declared = h.agentRuns(provider)[0]!.argv.join(' ');
+      const argv = h.agentRuns(provider)[0]!.argv.join(' ');
+      // Gemini CLI reads MCP servers from its settings only: the private home's copy declares the
+      // relay, and the command line allows it by name (and nothing the repository declares).
+      const declared = provider === 'gemini' ? geminiSettings(h) : argv;
+      if (provider === 'gemini') expect(argv).toContain('--allowed-mcp-server-names curupira-findings');
       // The relay, not `curupira mcp`: no settings path, no curupira command inside.
       expect(declared).toContain(RELAY);
       expect(declared).toContain(run.id);
@@ -86,7 +98,7 @@ describe.skipIf(!probe.ok)('a sandboxed run reaches its tools through the relay 
     120_000,
   );
 
-  it.each<Provider>(['claude', 'codex', 'qwen', 'copilot', 'opencode'])(
+  it.each<Provider>(['claude', 'codex', 'qwen', 'copilot', 'opencode', 'gemini'])(
     '%s: a step with outcomes reports its result through result_report',
     async (provider) => {
       const issues = [{ title: 'Vague', body: '[[fake:report=#1 needs-info: no steps to reproduce]]' }];
@@ -100,6 +112,7 @@ describe.skipIf(!probe.ok)('a sandboxed run reaches its tools through the relay 
       // environment, which the fake records hashed only.
       const call = h.agentRuns(provider)[0]!;
       if (provider === 'opencode') expect(call.env.keys).toContain('OPENCODE_CONFIG_CONTENT');
+      else if (provider === 'gemini') expect(geminiSettings(h)).toContain(RELAY);
       else expect(call.argv.join(' ')).toContain(RELAY);
     },
     120_000,

@@ -455,7 +455,8 @@ function parseInlineTable(text) {
  * Codex's `--config mcp_servers.NAME.command=…` / `.args=[…]` / `.env={…}` (TOML values),
  * Qwen Code's `--mcp-config` (a file or JSON, with or without the `mcpServers` wrapper), Copilot
  * CLI's `--additional-mcp-config` (JSON, or `@FILE`; `type` `local` or `stdio`), OpenCode's
- * `OPENCODE_CONFIG_CONTENT` (`{"mcp":{NAME:{"type":"local","command":[…],"environment":{…}}}}`).
+ * `OPENCODE_CONFIG_CONTENT` (`{"mcp":{NAME:{"type":"local","command":[…],"environment":{…}}}}`),
+ * Gemini CLI's `~/.gemini/settings.json` `mcpServers` that `--allowed-mcp-server-names` names.
  */
 function declaredMcpServers(provider, options) {
   const servers = {};
@@ -482,6 +483,18 @@ function declaredMcpServers(provider, options) {
     }
   }
   if (provider === 'qwen') for (const config of [].concat(options['--mcp-config'] ?? [])) fromJson(config);
+  if (provider === 'gemini') {
+    // Gemini CLI: the user settings' `mcpServers`, only those `--allowed-mcp-server-names` names.
+    const allowed = new Set(
+      [].concat(options['--allowed-mcp-server-names'] ?? []).flatMap((names) => names.split(',')),
+    );
+    const file = join(process.env.HOME ?? '', '.gemini', 'settings.json');
+    const declared = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')).mcpServers ?? {}) : {};
+    for (const [name, server] of Object.entries(declared)) {
+      if (!allowed.has(name) || typeof server.command !== 'string') continue;
+      servers[name] = { command: server.command, args: server.args ?? [], env: server.env ?? {} };
+    }
+  }
   if (provider === 'copilot')
     for (const config of [].concat(options['--additional-mcp-config'] ?? []))
       fromJson(config, { atFile: true });
@@ -596,7 +609,9 @@ async function reviewThroughTools(provider, options, wanted, out, cwd) {
         return undefined;
       }
       const answer = await session.call(tool, args);
-      out.tool(`mcp__${session.name}__${tool} ${JSON.stringify(args)}`, answer.text, answer.isError);
+      // The name the CLI gives an MCP tool (Gemini CLI 0.61: `mcp_<server>_<tool>`).
+      const shown = provider === 'gemini' ? `mcp_${session.name}_${tool}` : `mcp__${session.name}__${tool}`;
+      out.tool(`${shown} ${JSON.stringify(args)}`, answer.text, answer.isError);
       return answer;
     };
     for (const d of asks) {

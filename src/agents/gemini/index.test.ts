@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { QwenProfile } from '../qwen/schema.js';
-import { createGeminiDriver } from './index.js';
+import { createGeminiDriver, geminiMcpSettings } from './index.js';
 import { GeminiProfile } from './schema.js';
 
 const driver = createGeminiDriver();
@@ -51,6 +51,31 @@ describe('gemini driver', () => {
     const profile = GeminiProfile.parse({ provider: 'gemini', mcp_servers: ['docs', 'search'] });
     const args = driver.buildInvocation({ profile, prompt: 'Fix', worktree }).args;
     expect(args.slice(-3)).toEqual(['--allowed-mcp-server-names', 'docs,search', '--prompt=Fix']);
+  });
+
+  it('allows the run’s own MCP servers by name beside the profile’s, and declares them in its settings', () => {
+    const profile = GeminiProfile.parse({ provider: 'gemini', mcp_servers: ['docs'] });
+    const relay = {
+      name: 'curupira-findings',
+      command: '/usr/bin/node',
+      args: ['/run/curupira/mcp-relay.cjs', '/run/curupira/tools.sock', 'r_1'],
+      env: {},
+    };
+    const args = driver.buildInvocation({ profile, prompt: 'Fix', worktree, mcpServers: [relay] }).args;
+    expect(args.slice(-3)).toEqual(['--allowed-mcp-server-names', 'docs,curupira-findings', '--prompt=Fix']);
+    // The settings the sandbox's private home gets: the user's own kept, the run's server added.
+    const merged = geminiMcpSettings(
+      { model: { name: 'gemini-2.5-pro' }, mcpServers: { docs: { command: 'docs-mcp' } } },
+      [relay],
+    );
+    expect(merged).toEqual({
+      model: { name: 'gemini-2.5-pro' },
+      mcpServers: {
+        docs: { command: 'docs-mcp' },
+        'curupira-findings': { command: '/usr/bin/node', args: relay.args, env: {}, trust: true },
+      },
+    });
+    expect(driver.sandbox?.mcpSettingsFile?.path).toBe('.gemini/settings.json');
   });
 
   it('keeps a prompt starting with - inside the --prompt= argument', () => {

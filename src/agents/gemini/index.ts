@@ -2,16 +2,44 @@
  * Gemini CLI: `gemini --output-format stream-json [--resume ID] [--model M] [--approval-mode X]
  * [--skip-trust] --allowed-mcp-server-names NAMES --prompt=MSG`. The allowed names are the
  * profile's `mcp_servers` (none by default: a name no configuration has), so the MCP servers a
- * repository declares are not loaded (checked against Gemini CLI 0.61.0's `--help`). The session id comes from the stream's `init` event.
+ * repository declares are not loaded (checked against Gemini CLI 0.61.0's `--help`). A sandboxed
+ * run's own MCP servers (a review's findings tools, the result tool) are declared in the private
+ * home's `.gemini/settings.json` and allowed by name; outside a sandbox they are not offered. The
+ * session id comes from the stream's `init` event.
  */
 import { approvalModeCheck, defineDriver } from '../driver-kit.js';
 import { GEMINI_LIMITS } from '../limits.js';
-import type { AgentDriver } from '../types.js';
+import type { AgentDriver, McpServerSpec } from '../types.js';
 import { createGeminiParser } from './parser.js';
 import type { GeminiProfile } from './schema.js';
 
 /** An MCP server name no configuration has: allowing only it allows none. */
 export const NO_MCP_SERVER = 'curupira-no-mcp-server';
+
+/**
+ * The run's MCP servers in Gemini CLI's settings (`mcpServers`, the shape `gemini mcp add` writes:
+ * `command`, `args`, `env`, `trust`), over what the file already declares. `trust` lets their
+ * tools run without a confirmation an unattended run could not give: they are curupira's own.
+ */
+export function geminiMcpSettings(
+  existing: Record<string, unknown>,
+  servers: readonly McpServerSpec[],
+): Record<string, unknown> {
+  const declared = existing.mcpServers;
+  const current = declared && typeof declared === 'object' && !Array.isArray(declared) ? declared : {};
+  return {
+    ...existing,
+    mcpServers: {
+      ...current,
+      ...Object.fromEntries(
+        servers.map((server) => [
+          server.name,
+          { command: server.command, args: [...server.args], env: { ...server.env }, trust: true },
+        ]),
+      ),
+    },
+  };
+}
 
 export function createGeminiDriver(): AgentDriver<GeminiProfile> {
   return defineDriver({
@@ -24,6 +52,9 @@ export function createGeminiDriver(): AgentDriver<GeminiProfile> {
     // Gemini CLI reads GOOGLE_GEMINI_BASE_URL with GEMINI_API_KEY; an OAuth login must go inside.
     sandbox: {
       homePaths: ['.gemini/settings.json', '.gemini/oauth_creds.json', '.gemini/google_accounts.json'],
+      // Gemini CLI has no option that adds an MCP server: inside a sandbox, the private home's
+      // settings file declares the run's (docs/mcp.md).
+      mcpSettingsFile: { path: '.gemini/settings.json', merge: geminiMcpSettings },
       hosts: ['generativelanguage.googleapis.com', 'oauth2.googleapis.com', 'cloudcode-pa.googleapis.com'],
       keys: [
         {
@@ -46,10 +77,14 @@ export function createGeminiDriver(): AgentDriver<GeminiProfile> {
       if (profile.model) args.push('--model', profile.model);
       if (profile.approval_mode) args.push('--approval-mode', profile.approval_mode);
       if (profile.skip_trust) args.push('--skip-trust');
-      // Only the MCP servers the profile names, never what the repository declares.
+      // Only the MCP servers the profile names and the run's own, never what the repository declares.
+      const allowed = [
+        ...(profile.mcp_servers ?? []),
+        ...(input.mcpServers ?? []).map((server) => server.name),
+      ];
       args.push(
         '--allowed-mcp-server-names',
-        (profile.mcp_servers ?? []).length > 0 ? profile.mcp_servers.join(',') : NO_MCP_SERVER,
+        allowed.length > 0 ? [...new Set(allowed)].join(',') : NO_MCP_SERVER,
       );
       args.push(`--prompt=${input.prompt}`);
       return { args, env: {} };

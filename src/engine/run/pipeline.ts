@@ -86,6 +86,8 @@ interface Launch {
   assignedSessionId?: string;
   /** The run's sandbox (`none` included): what actually starts, and what it found. */
   sandbox?: PreparedSandbox;
+  /** The MCP servers declared for the run (a CLI that reads them from a file gets them in the sandbox). */
+  mcpServers?: McpServerSpec[];
 }
 
 export async function executeTask(deps: ExecutorDeps, request: RunRequest): Promise<RunRecord> {
@@ -654,6 +656,7 @@ class RunPipeline {
       args: invocation.args,
       env,
       ...(assignedSessionId ? { assignedSessionId } : {}),
+      ...(mcpServers.length > 0 ? { mcpServers } : {}),
     };
     return this.contain(launch);
   }
@@ -681,11 +684,18 @@ class RunPipeline {
       );
       return [];
     };
-    if (!driver.declaresMcpServers)
-      return without(`curupira does not declare MCP servers to ${driver.displayName} yet`);
+    // A CLI that reads MCP servers from its settings file only (Gemini CLI) gets them in the
+    // sandbox's private home, never in the user's or the repository's file.
+    const contained = await willContain(choice);
+    if (!driver.declaresMcpServers && !(driver.sandbox?.mcpSettingsFile && contained))
+      return without(
+        driver.sandbox?.mcpSettingsFile
+          ? `${driver.displayName} reads MCP servers from its settings file only, and curupira declares them there only in a sandbox's private home (this run has no sandbox)`
+          : `curupira does not declare MCP servers to ${driver.displayName} yet`,
+      );
     // Inside a sandbox curupira's settings and state are out of reach on purpose: the CLI starts a
     // relay to the run's tools, which the engine serves on a socket in the run's folder.
-    if (await willContain(choice)) {
+    if (contained) {
       this.toolsSocket = runToolsSocket({
         store: this.deps.store,
         runId: this.run.id,
@@ -740,6 +750,7 @@ class RunPipeline {
         githubHosts: profile.github_token ? githubHosts(deps.execution.github.api_url) : [],
         limits: sandboxLimits(deps.execution),
         ...(this.toolsSocket ? { tools: this.toolsSocket } : {}),
+        ...(launch.mcpServers ? { mcpServers: launch.mcpServers } : {}),
       };
       const sandbox = early ? await prepareEarlySandbox(request, early) : await prepareSandbox(request);
       if (sandbox.policy.backend === 'none' && sandbox.policy.summary.includes('"auto"'))
@@ -850,7 +861,6 @@ class RunPipeline {
   ): Promise<RunRecord> {
     const { automation, remediation, signal } = this.request;
     const { deps } = this;
-    const { profile } = automation;
     const now = deps.clock.now();
     const limit =
       result.exitCode === 0 && !watch.doneWithError
@@ -896,8 +906,8 @@ class RunPipeline {
       exitCode: result.exitCode,
       signal: result.signal,
       usage: watch.usage,
-      model: profile.model ?? null,
-      costUsd: runCost(watch.usage, profile.provider, profile.model, deps.pricing),
+      model: automation.profile.model ?? null,
+      costUsd: runCost(watch.usage, automation.profile.provider, automation.profile.model, deps.pricing),
       agentPid: null,
       agentOutcome: { status, reason },
       ...(retryAt ? { retryAt } : {}),

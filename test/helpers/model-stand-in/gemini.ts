@@ -40,6 +40,8 @@ export interface GeminiRequestRecord {
   /** How many contents the request carried (a resumed session carries its history). */
   messages: number;
   answer: string;
+  /** The function responses the request carried, in order (what each tool answered). */
+  functionResponses?: unknown[];
 }
 
 export interface GeminiStandIn {
@@ -48,6 +50,14 @@ export interface GeminiStandIn {
   requests: GeminiRequestRecord[];
   pending: string | undefined;
   hold: ((request: { lastRole: string | undefined }) => boolean) | undefined;
+  /**
+   * Answers a streamed request that offers tools with one function call of the tool it names, when
+   * it returns one (checked before `pending`): the request's record, and how many of its contents
+   * are function responses so far.
+   */
+  script:
+    | ((request: GeminiRequestRecord, responses: number) => { name: string; args: object } | undefined)
+    | undefined;
   close(): Promise<void>;
 }
 
@@ -83,10 +93,12 @@ function send(res: ServerResponse, stream: boolean, parts: Part[]): void {
 }
 
 export async function startGeminiStandIn(): Promise<GeminiStandIn> {
-  const state: { pending: string | undefined; hold: GeminiStandIn['hold'] } = {
-    pending: undefined,
-    hold: undefined,
-  };
+  const state: { pending: string | undefined; hold: GeminiStandIn['hold']; script: GeminiStandIn['script'] } =
+    {
+      pending: undefined,
+      hold: undefined,
+      script: undefined,
+    };
   const requests: GeminiRequestRecord[] = [];
   const server: Server = createServer((req, res) => {
     void readBody(req).then((body) => {
@@ -129,8 +141,19 @@ export async function startGeminiStandIn(): Promise<GeminiStandIn> {
         lastRole,
         messages: request.contents?.length ?? 0,
         answer: 'text',
+        functionResponses: (request.contents ?? []).flatMap((content) =>
+          (content.parts ?? []).flatMap((part) => (part.functionResponse ? [part.functionResponse] : [])),
+        ),
       };
       requests.push(record);
+      if (stream && declarations.length > 0 && state.script) {
+        const call = state.script(record, record.functionResponses?.length ?? 0);
+        if (call) {
+          record.answer = call.name;
+          send(res, true, [{ functionCall: { name: call.name, args: call.args } }]);
+          return;
+        }
+      }
       const shell = declarations.find((d) => d.name === 'run_shell_command');
       if (stream && shell && lastRole !== 'tool' && state.pending !== undefined) {
         const args: Record<string, unknown> = { command: state.pending };
@@ -171,6 +194,12 @@ export async function startGeminiStandIn(): Promise<GeminiStandIn> {
     },
     get hold() {
       return state.hold;
+    },
+    get script() {
+      return state.script;
+    },
+    set script(script: GeminiStandIn['script']) {
+      state.script = script;
     },
     set hold(match: GeminiStandIn['hold']) {
       state.hold = match;

@@ -1,0 +1,143 @@
+/**
+ * A review watch's run with `sandbox = "required"` whose agent is the real Gemini CLI inside
+ * bubblewrap reaches the findings tools. Gemini CLI has no option that adds an MCP server: curupira
+ * declares the relay (`/run/curupira/mcp-relay.cjs`, as `curupira-findings`) in the private home's
+ * copy of `~/.gemini/settings.json` and allows it with `--allowed-mcp-server-names`. A local
+ * stand-in for Google's Gemini API, reached only through the egress and key proxy, calls the
+ * findings tool Gemini CLI declared to it, then the done tool; the finding and the done word land
+ * in the store, the user's own settings file is unchanged, and the canary key reaches the stand-in
+ * only. test/e2e/sandbox-tools.test.ts checks the same with the fake CLI.
+ *
+ * Skipped unless CURUPIRA_REAL_GEMINI names a Gemini CLI executable (the suite installs nothing and
+ * reaches no network) and a sandbox can start here. Run it with the CLI installed outside the
+ * repository:
+ *   (mkdir -p /tmp/clis/gemini && cd /tmp/clis/gemini && npm install @google/gemini-cli)
+ *   CURUPIRA_REAL_GEMINI=/tmp/clis/gemini/node_modules/.bin/gemini npx vitest run test/e2e/real-gemini-sandbox-tools.test.ts
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { reviewDone } from '../../src/review/progress.js';
+import { sandboxBackend } from '../../src/sandbox/registry.js';
+import { git } from '../../src/workspace/git.js';
+import { commitFiles } from '../../src/workspace/testing.js';
+import { createHarness, type Harness, onlyRun } from '../helpers/harness.js';
+import { type GeminiStandIn, startGeminiStandIn } from '../helpers/model-stand-in/gemini.js';
+
+const GEMINI = process.env.CURUPIRA_REAL_GEMINI;
+const probe = await sandboxBackend('bubblewrap').probe();
+const skipReason = !GEMINI
+  ? 'CURUPIRA_REAL_GEMINI does not name a Gemini CLI executable'
+  : !probe.ok
+    ? `no sandbox here: ${probe.reason}`
+    : undefined;
+if (skipReason) console.warn(`real Gemini CLI's tools in the sandbox skipped: ${skipReason}`);
+
+const CANARY = `canary-gemini-tools-${'7'.repeat(32)}`;
+
+const WATCH = `[automations.review]
+trigger_type = "review-watch"
+repository = "api"
+repo = "acme/api"
+prompt = "Review \${review_range}."
+sandbox = "required"
+`;
+
+const finding = {
+  file: 'src/a.ts',
+  line_start: 1,
+  severity: 'high',
+  category: 'security',
+  title: 'Hard-coded secret',
+  detail: 'The key is in the source.',
+};
+
+async function pushToMain(harness: Harness, files: Record<string, string>, message: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'curupira-contrib-'));
+  try {
+    await git(['clone', '-q', harness.origin.url, dir], { cwd: tmpdir() });
+    const sha = await commitFiles(dir, files, message);
+    await git(['push', '-q', 'origin', `${sha}:refs/heads/main`], { cwd: dir });
+    return sha;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+describe.skipIf(skipReason !== undefined)(
+  'the real Gemini CLI reaches the findings tools in the sandbox (CURUPIRA_REAL_GEMINI)',
+  () => {
+    let h: Harness;
+    let model: GeminiStandIn;
+    let userSettings: string;
+
+    beforeEach(async () => {
+      model = await startGeminiStandIn();
+      h = await createHarness({ issues: [], automation: WATCH, provider: 'gemini' });
+      // The user's own settings: the API-key login, a comment (Gemini CLI allows them).
+      mkdirSync(join(h.env.HOME!, '.gemini'), { recursive: true });
+      userSettings = '{\n  // the login\n  "security": { "auth": { "selectedType": "gemini-api-key" } }\n}\n';
+      writeFileSync(join(h.env.HOME!, '.gemini', 'settings.json'), userSettings);
+      Object.assign(h.env, { GEMINI_API_KEY: CANARY, GOOGLE_GEMINI_BASE_URL: model.baseUrl });
+      h.configure({
+        profileExtra: [
+          `executable = ${JSON.stringify(GEMINI)}`,
+          'model = "gemini-2.5-flash"',
+          'approval_mode = "yolo"',
+          'skip_trust = true',
+        ].join('\n'),
+      });
+    });
+
+    afterEach(async () => {
+      await model.close();
+      await h.cleanup();
+    });
+
+    it('reports a finding and ends with findings_done through the relay declared in its settings', async () => {
+      const head = await pushToMain(h, { 'src/a.ts': 'export const key = "s3cr3t";\n' }, 'add a');
+      const named = (tools: string[], suffix: string) => tools.find((tool) => tool.endsWith(suffix));
+      model.script = (request, responses) => {
+        const report = named(request.tools, 'findings_report');
+        const done = named(request.tools, 'findings_done');
+        if (!report || !done) return undefined;
+        if (responses === 0) return { name: report, args: finding };
+        if (responses === 1) return { name: done, args: { summary: 'One secret.', reviewed_commit: head } };
+        return undefined;
+      };
+      const run = onlyRun((await h.run()).runs);
+      expect(run.status, run.reason ?? '').toBe('succeeded');
+
+      // Gemini CLI declared the two tools to the model, under the names it gives MCP tools.
+      const offered = model.requests.filter((r) => r.stream && r.tools.length > 0);
+      expect(offered.length).toBeGreaterThan(0);
+      const tools = offered[0]!.tools;
+      expect(named(tools, 'findings_report'), tools.join(', ')).toBeDefined();
+      expect(named(tools, 'findings_done'), tools.join(', ')).toBeDefined();
+      expect(model.requests.map((r) => r.answer)).toEqual(
+        expect.arrayContaining([named(tools, 'findings_report'), named(tools, 'findings_done')]),
+      );
+      // Every request carried the canary, put there by the key proxy.
+      for (const request of model.requests) expect(request.authorization).toBe(`Bearer ${CANARY}`);
+
+      const store = await h.openStore();
+      try {
+        const findings = await store.listFindings({ watch: 'review' });
+        expect(findings.map((f) => [f.title, f.severity, f.file, f.lastSeenCommit, f.status])).toEqual([
+          ['Hard-coded secret', 'high', 'src/a.ts', head, 'open'],
+        ]);
+        expect((await reviewDone(store, run.id))?.reviewedCommit).toBe(head);
+      } finally {
+        await store.close();
+      }
+      // The user's file is as it was: the declaration went into the private home's copy only.
+      expect(readFileSync(join(h.env.HOME!, '.gemini', 'settings.json'), 'utf8')).toBe(userSettings);
+    }, 240_000);
+  },
+);
+
+describe.runIf(skipReason !== undefined)("the real Gemini CLI's tools in the sandbox (not here)", () => {
+  it.skip(`skipped: ${skipReason ?? ''}`, () => {});
+});
