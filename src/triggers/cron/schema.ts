@@ -42,7 +42,7 @@ export const CronAutomation = z
       .enum(['skip', 'run'])
       .optional()
       .describe(
-        'A fire more than 180 s late (machine asleep, curupira stopped): `run` runs it once, `skip` records it as missed and skipped. Unset: run it, as the reference does. It applies only to fires after the schedule was first seen (kept in the state): a daily `0 3 * * *` added at 08:08 first fires the next day; `start_date` opens the window earlier (curupira extension).',
+        'A fire more than 180 s late (machine asleep, curupira stopped): `run` runs it once, `skip` records it as missed and skipped. Unset: run it, as the reference does. It applies only to fires after the schedule was first seen (kept in the state): a daily `0 3 * * *` added at 08:08 first fires the next day, while a fire still on time when the schedule is first seen (less than 180 s before) runs at once, so `*/5 * * * *` added at 10:01 runs the 10:00 fire then; `start_date` opens the window earlier (curupira extension).',
       ),
     repo: RepoSlug.optional().describe('`owner/name` exposed as `${repo}`; default the repository alias.'),
   })
