@@ -247,7 +247,7 @@ describe('a review run offers its agent the findings tools', () => {
     120_000,
   );
 
-  it('is not offered to a CLI curupira does not declare servers to yet: the run says so', async () => {
+  it('is not offered to Gemini CLI outside a sandbox (it reads servers from its settings only): the run says so', async () => {
     h = await createHarness({ issues: [], automation: REPORTING_WATCH, provider: 'gemini' });
     await pushToMain(h, { 'src/a.ts': 'export const a = 1;\n' }, 'add a');
     const lines: string[] = [];
@@ -255,7 +255,9 @@ describe('a review run offers its agent the findings tools', () => {
     const run = onlyRun((await h.run({ log })).runs);
     expect(run.status, run.reason ?? '').toBe('succeeded');
     expect(h.agentRuns('gemini')[0]!.argv.join(' ')).not.toContain('--run');
-    expect(lines.join('')).toContain('curupira does not declare MCP servers to Gemini CLI yet');
+    expect(lines.join('')).toContain(
+      "Gemini CLI reads MCP servers from its settings file only, and curupira declares them there only in a sandbox's private home (this run has no sandbox)",
+    );
   }, 120_000);
   // Inside a sandbox the tools are reached through the relay: test/e2e/sandbox-tools.test.ts.
 });
