@@ -492,14 +492,25 @@ async function idleRss(mods, dist, dir, bare, agent, automations) {
     env: { ...gitEnv(), GH_TOKEN: TOKEN, HOME: root },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
+  try {
+    return await rssAfter(child, 'run --watch');
+  } finally {
+    await simulator.close();
+  }
+}
+
+/**
+ * The RSS (MiB) of a child started with its stderr piped, 4 s after its start: long enough for the
+ * first poll of every automation and a settled heap. The child is killed after.
+ */
+async function rssAfter(child, label) {
   let stderr = '';
   child.stderr.on('data', (chunk) => {
     stderr += chunk;
   });
   try {
-    // Long enough for the first poll of every automation and a settled heap.
     await new Promise((done) => setTimeout(done, 4000));
-    if (child.exitCode !== null) throw new Error(`run --watch exited: ${stderr}`);
+    if (child.exitCode !== null) throw new Error(`${label} exited: ${stderr}`);
     const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
     return Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024;
   } finally {
@@ -508,7 +519,6 @@ async function idleRss(mods, dist, dir, bare, agent, automations) {
       child.kill('SIGKILL');
       await closed;
     }
-    await simulator.close();
   }
 }
 
@@ -561,21 +571,9 @@ async function floorRss(mods, dist, dir, mode) {
     ],
     { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] },
   );
-  let stderr = '';
-  child.stderr.on('data', (chunk) => {
-    stderr += chunk;
-  });
   try {
-    await new Promise((done) => setTimeout(done, 4000));
-    if (child.exitCode !== null) throw new Error(`the floor's ${mode} process exited: ${stderr}`);
-    const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
-    return Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024;
+    return await rssAfter(child, `the floor's ${mode} process`);
   } finally {
-    if (child.exitCode === null && child.signalCode === null) {
-      const closed = new Promise((done) => child.once('close', done));
-      child.kill('SIGKILL');
-      await closed;
-    }
     await simulator.close();
   }
 }

@@ -6,10 +6,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { captureLog } from '../../test/helpers/log-lines.js';
 import type { Clock } from '../core/clock.js';
-import { createLogger } from '../log.js';
 import { registerSecret } from '../security/redact.js';
 import { type Simulator, startSimulator } from '../simulator/server.js';
 import { SimWorld } from '../simulator/world.js';
@@ -17,7 +16,7 @@ import { openStore } from '../store/index.js';
 import type { GitHubWrite, Store } from '../store/types.js';
 import { createGitHubClient } from './client.js';
 import { staticTokenSource } from './token.js';
-import { markerComment, WRITE_BACKOFF_MS, WriteQueue } from './write-queue.js';
+import { markerComment, WRITE_BACKOFF_MS, WriteQueue, type WriteQueueOptions } from './write-queue.js';
 
 const TOKEN = 'queue-token';
 
@@ -51,7 +50,7 @@ let world: SimWorld;
 let store: Store;
 let clock: VirtualClock;
 
-function makeQueue(options: { paceMs?: number } = {}): WriteQueue {
+function makeQueue(options: Pick<WriteQueueOptions, 'paceMs' | 'log' | 'sendServiceWrite'> = {}): WriteQueue {
   const client = createGitHubClient({
     apiUrl: sim.url,
     tokens: staticTokenSource(TOKEN),
@@ -59,7 +58,7 @@ function makeQueue(options: { paceMs?: number } = {}): WriteQueue {
     maxAttempts: 1,
     random: () => 0.5,
   });
-  return new WriteQueue({ store, client, clock, paceMs: options.paceMs });
+  return new WriteQueue({ store, client, clock, ...options });
 }
 
 /** Queues `write` for acme/api#number under `marker`. */
@@ -341,26 +340,10 @@ describe('the write queue of a fleet (PostgreSQL state shared by hosts)', () => 
 
 describe('the log names where a write goes', () => {
   it('a Linear write that fails is logged as Linear’s, a GitHub write as GitHub’s', async () => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    });
-    const client = createGitHubClient({
-      apiUrl: sim.url,
-      tokens: staticTokenSource(TOKEN),
-      clock,
-      maxAttempts: 1,
-      random: () => 0.5,
-    });
+    const { log, messages } = captureLog();
     let calls = 0;
-    const queue = new WriteQueue({
-      store,
-      client,
-      clock,
-      log: createLogger({ level: 'info', console: sink, format: 'json' }),
+    const queue = makeQueue({
+      log,
       sendServiceWrite: async () => {
         calls += 1;
         if (calls === 1) throw new Error('Linear answered 503');
@@ -388,9 +371,8 @@ describe('the log names where a write goes', () => {
     await onItem(queue, 1, 'gh-result', { kind: 'comment', body: 'done' });
     await queue.runUntilIdle();
     expect(calls).toBe(2);
-    const messages = lines.map((line) => JSON.parse(line).msg as string);
-    expect(messages).toContain('Linear write failed; will retry');
-    expect(messages).toContain('GitHub write failed; will retry');
-    expect(messages.filter((m) => m.startsWith('GitHub'))).toHaveLength(1);
+    expect(messages()).toContain('Linear write failed; will retry');
+    expect(messages()).toContain('GitHub write failed; will retry');
+    expect(messages().filter((m) => m.startsWith('GitHub'))).toHaveLength(1);
   });
 });

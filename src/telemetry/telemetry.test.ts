@@ -1,8 +1,7 @@
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
-import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
+import { captureLog } from '../../test/helpers/log-lines.js';
 import type { ExecutionSettings } from '../config/types.js';
-import { createLogger, type Logger } from '../log.js';
 import { loadTelemetry, parseOtlpHeaders } from './index.js';
 import { pointsSpent } from './otel.js';
 
@@ -45,18 +44,6 @@ describe('a stop of the telemetry', () => {
     for (const server of servers.splice(0)) await new Promise((done) => server.close(done));
   });
 
-  function logged(): { log: Logger; messages: () => string[] } {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    });
-    const log = createLogger({ level: 'info', console: sink, format: 'json' });
-    return { log, messages: () => lines.map((line) => JSON.parse(line).msg as string) };
-  }
-
   async function listening(onSocket: (socket: Socket) => void): Promise<number> {
     const server = createServer(onSocket);
     servers.push(server);
@@ -70,7 +57,7 @@ describe('a stop of the telemetry', () => {
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
     const port = (server.address() as AddressInfo).port;
     await new Promise((done) => server.close(done));
-    const { log, messages } = logged();
+    const { log, messages } = captureLog();
     const telemetry = await loadTelemetry({
       execution: { otlp_endpoint: `http://127.0.0.1:${port}` } as ExecutionSettings,
       env: {},
@@ -89,7 +76,7 @@ describe('a stop of the telemetry', () => {
       held.push(socket); // accepts, reads, never answers
       socket.resume();
     });
-    const { log, messages } = logged();
+    const { log, messages } = captureLog();
     const telemetry = await loadTelemetry({
       execution: { otlp_endpoint: `http://127.0.0.1:${port}` } as ExecutionSettings,
       env: {},

@@ -4,13 +4,12 @@
  * one run while another goes on, and retry.
  */
 import { readFileSync } from 'node:fs';
-import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadSettings } from '../../src/config/load.js';
 import { ControlError } from '../../src/core/errors.js';
-import { createLogger } from '../../src/log.js';
 import type { Store } from '../../src/store/types.js';
 import { createHarness, type Harness, issueAutomation, runBuiltCli, waitFor } from '../helpers/harness.js';
+import { captureLog } from '../helpers/log-lines.js';
 import { startWatching, type Watching, type WatchOptions } from '../helpers/watch.js';
 
 let h: Harness | undefined;
@@ -132,17 +131,7 @@ prompt = "Yearly chores"
         { title: 'Quick one [[fake:sleep=1]]', labels: ['agent-ready'] },
       ],
     });
-    const lines: string[] = [];
-    const log = createLogger({
-      level: 'info',
-      format: 'json',
-      console: new Writable({
-        write(chunk, _encoding, done) {
-          lines.push(String(chunk));
-          done();
-        },
-      }),
-    });
+    const { log, entries } = captureLog();
     const daemon = await watching(h, { engine: { log } });
     const slow = await waitFor('the slow run to start', async () =>
       (await store!.listRuns({ status: ['running'] })).find(
@@ -157,9 +146,7 @@ prompt = "Yearly chores"
       'cancelled by an operator; its session is kept and is not resumed until the run is retried',
     );
     // What an operator watching the log reads promises no resume the cancel will not do.
-    const logged = lines
-      .map((line) => JSON.parse(line))
-      .find((l) => l.msg === 'Cancelled task' && l.run === slow.id);
+    const logged = entries().find((l) => l.msg === 'Cancelled task' && l.run === slow.id);
     expect(logged?.reason).toBe('cancelled while the agent ran; its session is kept');
     expect(daemon.runs.find((r) => r.id !== slow.id)?.status).toBe('succeeded');
     expect(await store!.getSession(slow.taskKey)).toMatchObject({ sessionId: slow.sessionId });

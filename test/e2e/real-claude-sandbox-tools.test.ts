@@ -15,15 +15,10 @@
  *   (mkdir -p /tmp/clis/claude && cd /tmp/clis/claude && npm install @anthropic-ai/claude-code)
  *   CURUPIRA_REAL_CLAUDE=/tmp/clis/claude/node_modules/.bin/claude npx vitest run test/e2e/real-claude-sandbox-tools.test.ts
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { reviewDone } from '../../src/review/progress.js';
 import { sandboxBackend } from '../../src/sandbox/registry.js';
-import { git } from '../../src/workspace/git.js';
-import { commitFiles } from '../../src/workspace/testing.js';
-import { createHarness, type Harness, onlyRun } from '../helpers/harness.js';
+import { createHarness, type Harness, onlyRun, pushToMain } from '../helpers/harness.js';
 import {
   type AnthropicStandIn,
   type MessagesRequest,
@@ -95,18 +90,6 @@ function reviewScript(head: string) {
       return [{ type: 'tool_use', name: DONE, input: { summary: 'One secret.', reviewed_commit: head } }];
     return [{ type: 'text', text: 'Reported one finding.' }];
   };
-}
-
-async function pushToMain(harness: Harness, files: Record<string, string>, message: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'curupira-contrib-'));
-  try {
-    await git(['clone', '-q', harness.origin.url, dir], { cwd: tmpdir() });
-    const sha = await commitFiles(dir, files, message);
-    await git(['push', '-q', 'origin', `${sha}:refs/heads/main`], { cwd: dir });
-    return sha;
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
 }
 
 /** A tool result's text (a string, or text blocks). */

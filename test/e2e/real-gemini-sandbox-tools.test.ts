@@ -15,15 +15,11 @@
  *   CURUPIRA_REAL_GEMINI=/tmp/clis/gemini/node_modules/.bin/gemini npx vitest run test/e2e/real-gemini-sandbox-tools.test.ts
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { reviewDone } from '../../src/review/progress.js';
 import { sandboxBackend } from '../../src/sandbox/registry.js';
-import { git } from '../../src/workspace/git.js';
-import { commitFiles } from '../../src/workspace/testing.js';
-import { createHarness, type Harness, onlyRun } from '../helpers/harness.js';
+import { createHarness, type Harness, onlyRun, pushToMain } from '../helpers/harness.js';
 import { type GeminiStandIn, startGeminiStandIn } from '../helpers/model-stand-in/gemini.js';
 
 const GEMINI = process.env.CURUPIRA_REAL_GEMINI;
@@ -53,18 +49,6 @@ const finding = {
   title: 'Hard-coded secret',
   detail: 'The key is in the source.',
 };
-
-async function pushToMain(harness: Harness, files: Record<string, string>, message: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'curupira-contrib-'));
-  try {
-    await git(['clone', '-q', harness.origin.url, dir], { cwd: tmpdir() });
-    const sha = await commitFiles(dir, files, message);
-    await git(['push', '-q', 'origin', `${sha}:refs/heads/main`], { cwd: dir });
-    return sha;
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 describe.skipIf(skipReason !== undefined)(
   'the real Gemini CLI reaches the findings tools in the sandbox (CURUPIRA_REAL_GEMINI)',

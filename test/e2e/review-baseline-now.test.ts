@@ -7,15 +7,17 @@
  * agent reports through the findings server declared to it; the same problem found by both
  * baselines is one finding.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isTerminal, type RunRecord } from '../../src/core/types.js';
 import { reviewedUpTo } from '../../src/review/progress.js';
-import { git } from '../../src/workspace/git.js';
-import { commitFiles } from '../../src/workspace/testing.js';
-import { createHarness, type Harness, issueAutomation, runBuiltCli, waitFor } from '../helpers/harness.js';
+import {
+  createHarness,
+  type Harness,
+  issueAutomation,
+  pushToMain,
+  runBuiltCli,
+  waitFor,
+} from '../helpers/harness.js';
 import { type Served, serveInProcess } from '../helpers/serve.js';
 
 let h: Harness | undefined;
@@ -38,18 +40,6 @@ first_review = "from_now"
 prompt = "Review \${review_range}. [[fake:finding=src/a.ts:1:medium:Magic number]] [[fake:review-done]]"
 
 ${issueAutomation('fix', { prompt: 'Fix #${issue_number}' })}`;
-
-async function pushToMain(harness: Harness, files: Record<string, string>, message: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'curupira-contrib-'));
-  try {
-    await git(['clone', '-q', harness.origin.url, dir], { cwd: tmpdir() });
-    const sha = await commitFiles(dir, files, message);
-    await git(['push', '-q', 'origin', `${sha}:refs/heads/main`], { cwd: dir });
-    return sha;
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 function call(s: Served, path: string, init: RequestInit = {}, token: string | null = s.token) {
   const headers = new Headers(init.headers);

@@ -5,9 +5,6 @@
  * range; after it finished, a tick with no new commit is a skipped run and starts no agent; a new
  * commit is reviewed alone.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -16,8 +13,15 @@ import type { RunRecord } from '../../src/core/types.js';
 import { createLogger } from '../../src/log.js';
 import { reviewDone, reviewedUpTo } from '../../src/review/progress.js';
 import { git } from '../../src/workspace/git.js';
-import { commitFiles } from '../../src/workspace/testing.js';
-import { CLI, createHarness, type Harness, onlyRun, ROOT, runBuiltCli } from '../helpers/harness.js';
+import {
+  CLI,
+  createHarness,
+  type Harness,
+  onlyRun,
+  pushToMain,
+  ROOT,
+  runBuiltCli,
+} from '../helpers/harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -31,19 +35,6 @@ repository = "api"
 repo = "acme/api"
 prompt = "Review \${review_range}. Pinned: \${review_commit}."
 `;
-
-/** Pushes one commit on main (through a clone of origin); returns it. */
-async function pushToMain(harness: Harness, files: Record<string, string>, message: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'curupira-contrib-'));
-  try {
-    await git(['clone', '-q', harness.origin.url, dir], { cwd: tmpdir() });
-    const sha = await commitFiles(dir, files, message);
-    await git(['push', '-q', 'origin', `${sha}:refs/heads/main`], { cwd: dir });
-    return sha;
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 /** The review's agent says it is done, through the findings server (`curupira mcp --run`). */
 async function findingsDone(harness: Harness, run: RunRecord, commit: string): Promise<string> {

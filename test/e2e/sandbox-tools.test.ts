@@ -9,16 +9,12 @@
  * reason, never passed silently.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Provider } from '../../src/agents/schemas.js';
 import { reviewDone } from '../../src/review/progress.js';
 import { sandboxBackend } from '../../src/sandbox/registry.js';
-import { git } from '../../src/workspace/git.js';
-import { commitFiles } from '../../src/workspace/testing.js';
-import { createHarness, type Harness, issueAutomation, onlyRun } from '../helpers/harness.js';
+import { createHarness, type Harness, issueAutomation, onlyRun, pushToMain } from '../helpers/harness.js';
 
 const probe = await sandboxBackend('bubblewrap').probe();
 if (!probe.ok) console.warn(`sandboxed tools suite skipped: ${probe.reason}`);
@@ -44,18 +40,6 @@ const TRIAGE = issueAutomation('triage', {
   prompt: 'Triage issue #${issue_number}.\n${issue_body}',
   extra: ['outcomes = ["ready-for-agent", "needs-info"]', 'sandbox = "required"'].join('\n'),
 });
-
-async function pushToMain(harness: Harness, files: Record<string, string>, message: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'curupira-contrib-'));
-  try {
-    await git(['clone', '-q', harness.origin.url, dir], { cwd: tmpdir() });
-    const sha = await commitFiles(dir, files, message);
-    await git(['push', '-q', 'origin', `${sha}:refs/heads/main`], { cwd: dir });
-    return sha;
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 /** The Gemini settings file of the run's private home (one task: one home). */
 function geminiSettings(harness: Harness): string {

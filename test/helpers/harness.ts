@@ -14,6 +14,8 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { installFakeAgents } from '../../src/agents/fake/install.js';
 import type { Provider } from '../../src/agents/schemas.js';
@@ -32,8 +34,10 @@ import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { SimWorld } from '../../src/simulator/world.js';
 import { openStore } from '../../src/store/index.js';
 import type { Store } from '../../src/store/types.js';
+import { git } from '../../src/workspace/git.js';
 import { deliveryBranchName } from '../../src/workspace/paths.js';
 import {
+  commitFiles,
   createOrigin,
   isolateGitForTests,
   type OriginRepo,
@@ -578,4 +582,21 @@ export function recordingNotifier(events: NotificationEvent[]): Notifier {
     drain: async () => undefined,
   };
   return double as unknown as Notifier;
+}
+
+/** Commits `files` in a clone of the harness's origin and pushes it to main, as a contributor would. */
+export async function pushToMain(
+  harness: Harness,
+  files: Record<string, string>,
+  message: string,
+): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'curupira-contrib-'));
+  try {
+    await git(['clone', '-q', harness.origin.url, dir], { cwd: tmpdir() });
+    const sha = await commitFiles(dir, files, message);
+    await git(['push', '-q', 'origin', `${sha}:refs/heads/main`], { cwd: dir });
+    return sha;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
