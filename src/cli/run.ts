@@ -232,7 +232,7 @@ export function registerRun(program: Command, io: CliIo, globals: () => GlobalOp
         for (const line of summarizeRuns(result.runs, result.discoveryErrors.length > 0, result.held.length))
           writeLine(io.stdout, line);
         for (const run of result.held) {
-          const item = `${run.automationId} ${run.repo}#${run.itemId} ${JSON.stringify(run.itemTitle)}`;
+          const item = `${run.automationId} ${runItemName(run)} ${JSON.stringify(run.itemTitle)}`;
           writeLine(
             io.stdout,
             run.status === 'cancelled'

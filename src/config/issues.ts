@@ -63,10 +63,32 @@ function editDistance(a: string, b: string): number {
   return row[b.length]!;
 }
 
-/** `unknown key`, with the closest of the table's known keys when one is near. */
-export function unknownKeyMessage(key: string, known: readonly string[]): string {
+/**
+ * `unknown key`, with the closest of the table's known keys when one is near, else the table's
+ * sub-table that declares it (`poll_interval_seconds` written under `[settings]` belongs in
+ * `[settings.polling]`) when `place` gives the table's path and schema.
+ */
+export function unknownKeyMessage(
+  key: string,
+  known: readonly string[],
+  place?: { path: KeyPath; schema: z.ZodType | undefined },
+): string {
   const suggestion = closest(key, known);
-  return `unknown key${suggestion ? ` (did you mean '${suggestion}'?)` : ''}`;
+  if (suggestion) return `unknown key (did you mean '${suggestion}'?)`;
+  const home = place ? subTableDeclaring(key, place.schema) : undefined;
+  if (home && place!.path.every((part) => typeof part === 'string'))
+    return `unknown key (it belongs in [${[...place!.path, home].join('.')}])`;
+  return 'unknown key';
+}
+
+/** The key of the one sub-table of `schema` (an object schema) that declares `key`, if exactly one does. */
+function subTableDeclaring(key: string, schema: z.ZodType | undefined): string | undefined {
+  const shape = internals(unwrap(schema))?.shape;
+  if (!shape) return undefined;
+  const homes = Object.entries(shape)
+    .filter(([, child]) => knownKeys(child).includes(key))
+    .map(([name]) => name);
+  return homes.length === 1 ? homes[0] : undefined;
 }
 
 interface SchemaInternals {
@@ -203,8 +225,10 @@ export function convertIssues(
     const issuePath = issue.path as (string | number)[];
     const path = [...prefix, ...issuePath];
     if (issue.code === 'unrecognized_keys') {
-      const keys = knownKeys(schemaAt(schema, source, issuePath) ?? selectOption(unwrap(schema), source));
-      for (const key of issue.keys) out.push({ path: [...path, key], message: unknownKeyMessage(key, keys) });
+      const table = schemaAt(schema, source, issuePath) ?? selectOption(unwrap(schema), source);
+      const keys = knownKeys(table);
+      for (const key of issue.keys)
+        out.push({ path: [...path, key], message: unknownKeyMessage(key, keys, { path, schema: table }) });
       continue;
     }
     const convert = MESSAGES[issue.code] as ((issue: Issue, ctx: IssueContext) => string) | undefined;
@@ -268,7 +292,8 @@ export function checkKnownKeys(
 ): void {
   const known = knownKeys(schema);
   for (const key of Object.keys(table)) {
-    if (!known.includes(key)) out.add([...prefix, key], unknownKeyMessage(key, known));
+    if (!known.includes(key))
+      out.add([...prefix, key], unknownKeyMessage(key, known, { path: prefix, schema }));
   }
 }
 

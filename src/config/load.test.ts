@@ -285,6 +285,13 @@ const INVALID: InvalidCase[] = [
     line: 2,
   },
   {
+    name: 'a sub-table key written in [settings]',
+    toml: SETTINGS('poll_interval_seconds = 10'),
+    path: 'settings.poll_interval_seconds',
+    message: 'unknown key (it belongs in [settings.polling])',
+    line: 2,
+  },
+  {
     name: 'max_active_tasks below 1',
     toml: SETTINGS('max_active_tasks = 0'),
     path: 'settings.max_active_tasks',

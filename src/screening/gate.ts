@@ -515,8 +515,8 @@ function unvouchedWhy(
   screening: ScreeningSettings,
 ): string {
   const who = author
-    ? `@${author.login} (association ${author.association ?? 'unknown'}, below ${screening.minAuthorAssociation}, and not in trusted_authors)`
-    : 'an unknown author';
+    ? `its author @${author.login} (association ${author.association ?? 'unknown'}, below ${screening.minAuthorAssociation}, and not in trusted_authors) is not trusted`
+    : 'its author is no GitHub account (a git identity GitHub matched to no user, or a deleted user)';
   const labels =
     labelers.length === 0
       ? 'the automation matches on no label'
@@ -528,7 +528,7 @@ function unvouchedWhy(
               : `'${l.label}' was applied by @${l.actor?.login ?? 'ghost'}, who is not trusted`,
           )
           .join('; ');
-  return `the item is not vouched for: its author ${who} is not trusted and ${labels}`;
+  return `the item is not vouched for: ${who} and ${labels}`;
 }
 
 function labelerProblem(

@@ -139,6 +139,7 @@ describe('the commit trigger', () => {
     };
     const byWriter = await pushAs('maintainer', 'src/writer.ts', 'A writer’s change');
     const byStranger = await pushAs('stranger', 'src/stranger.ts', 'A stranger’s change');
+    const byNobody = await pushAs('Someone Unknown', 'src/nobody.ts', 'A change by no GitHub account');
     const before = h.agentRuns('claude').length;
     const result = await cli('run');
     expect(result.code).not.toBe(2);
@@ -149,9 +150,20 @@ describe('the commit trigger', () => {
       expect(of(byWriter)?.status).toBe('succeeded');
       expect(of(byStranger)?.status).toBe('blocked');
       expect(of(byStranger)?.reason).toContain('@stranger');
+      // A git identity GitHub matches to no account: the reason says so in words a person reads.
+      expect(of(byNobody)?.status).toBe('blocked');
+      expect(of(byNobody)?.reason).toMatch(
+        /^blocked: the item is not vouched for: its author is no GitHub account \(a git identity GitHub matched to no user, or a deleted user\) and the automation matches on no label/,
+      );
     } finally {
       await store.close();
     }
+    expect(h.agentRuns('claude')).toHaveLength(before + 1);
+    // Run again: the held commits are named as commits everywhere else are (repo@short sha).
+    const again = await cli('run');
+    expect(again.stdout).toContain(
+      `still blocked: commits acme/api@${byNobody.slice(0, 7)} "A change by no GitHub account"`,
+    );
     expect(h.agentRuns('claude')).toHaveLength(before + 1);
     h.configure({ automation: commitsAutomation(), screening: 'required = false' });
   });
