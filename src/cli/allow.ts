@@ -6,7 +6,11 @@
 import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import { loadSettings } from '../config/load.js';
+import type { Settings } from '../config/types.js';
+import { stateDir } from '../engine/paths.js';
+import { connectDaemon } from '../server/client.js';
 import { openStore, stateLocation } from '../store/index.js';
+import { runItemName } from '../triggers/registry.js';
 import { EXIT, setExitCode } from './exit-codes.js';
 import { type CliIo, writeLine } from './io.js';
 import type { GlobalOptions } from './program.js';
@@ -17,6 +21,21 @@ function localUser(env: NodeJS.ProcessEnv): string {
     return userInfo().username;
   } catch {
     return env.USER ?? env.LOGNAME ?? 'unknown';
+  }
+}
+
+/**
+ * Tells a daemon serving these settings that an item was allowed, so it offers it now instead of at
+ * its next poll (the daemon finds the allowance just recorded and records none of its own). False
+ * when no daemon answers.
+ */
+async function wakeDaemon(settings: Settings, runId: string): Promise<boolean> {
+  const daemon = await connectDaemon(stateDir(settings));
+  if (!daemon) return false;
+  try {
+    return (await daemon.call('POST', `/runs/${encodeURIComponent(runId)}/allow`)).status === 202;
+  } catch {
+    return false;
   }
 }
 
@@ -50,15 +69,18 @@ export function registerAllow(program: Command, io: CliIo, globals: () => Global
         if (waiting) {
           writeLine(
             io.stdout,
-            `Run ${run.id} is already allowed (by ${waiting.allowedBy} at ${waiting.allowedAt}); its text runs once when ${run.repo}#${run.itemId} is next dispatched.`,
+            `Run ${run.id} is already allowed (by ${waiting.allowedBy} at ${waiting.allowedAt}); its text runs once when ${runItemName(run)} is next dispatched.`,
           );
           return;
         }
         const by = options.by?.trim() || localUser(io.env);
         const allowance = await store.addAllowance(run.id, by);
+        const when = (await wakeDaemon(settings, run.id))
+          ? 'the running daemon dispatches the item now'
+          : 'it runs the next time the item is dispatched (`curupira run`, or a daemon’s next poll)';
         writeLine(
           io.stdout,
-          `Allowed run ${run.id} (${run.automationId} ${run.repo}#${run.itemId}) once, by ${allowance.allowedBy} at ${allowance.allowedAt}: its exact text runs the next time the item is dispatched (\`curupira run\`); edited text is screened again.`,
+          `Allowed run ${run.id} (${run.automationId} ${runItemName(run)}) once, by ${allowance.allowedBy} at ${allowance.allowedAt}: its exact text runs once; ${when}. Edited text is screened again.`,
         );
       } finally {
         await store.close();

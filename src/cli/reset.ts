@@ -9,6 +9,7 @@ import type { Command } from 'commander';
 import { loadSettings } from '../config/load.js';
 import { escalatedLabel } from '../coordination/escalation.js';
 import { openStore, stateLocation } from '../store/index.js';
+import { runItemName } from '../triggers/registry.js';
 import { type CliIo, writeLine } from './io.js';
 import type { GlobalOptions } from './program.js';
 import { runFromArgument } from './runs.js';
@@ -30,7 +31,7 @@ export function registerReset(program: Command, io: CliIo, globals: () => Global
           '`curupira runs --status escalated` lists escalated items.',
         );
         if (!run) return;
-        const what = `${run.automationId} ${run.repo}#${run.itemId}`;
+        const what = `${run.automationId} ${runItemName(run)}`;
         const state = await store.getItemFailures(run.taskKey);
         if (!state || !(await store.clearItemFailures(run.taskKey))) {
           writeLine(io.stdout, `No failures are counted for ${what}; nothing to reset.`);

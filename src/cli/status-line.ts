@@ -30,7 +30,7 @@ export function renderStatus(status: EngineStatus, now: number, width = 80): str
     .slice(0, 3)
     .map(
       (run) =>
-        `${run.automationId} ${run.repo}#${run.itemId} ${run.status === 'running' ? formatDuration(now - run.startedAt) : run.status}`,
+        `${run.automationId} ${run.item} ${run.status === 'running' ? formatDuration(now - run.startedAt) : run.status}`,
     );
   const join = (shown: string[], hidden: number): string =>
     [head, ...shown, ...(hidden > 0 ? [`+${hidden} more`] : []), ...tail].join(' · ');

@@ -12,6 +12,7 @@ import { errorMessage, StateError } from '../core/errors.js';
 import type { Candidate, GateVerdict, KernelPort, RunOutcome } from '../core/feature.js';
 import { classifyFailure } from '../core/outcome.js';
 import { isTerminal, pauseReasonKey, type RunRecord, type Task } from '../core/types.js';
+import { taskItemName } from '../triggers/registry.js';
 import { maintainCheckouts } from '../workspace/index.js';
 import { Control } from './control.js';
 import { type ExecutorDeps, executeTask, type RemediationRun } from './executor.js';
@@ -338,6 +339,7 @@ export class Kernel {
       automationId: automation.id,
       repo: task.identity.repo,
       itemId: task.item.id,
+      item: taskItemName(automation, task),
       title: task.item.title,
       status: 'preparing',
       startedAt: this.s.options.clock.now(),

@@ -5,6 +5,7 @@
  */
 import type { ResolvedAutomation } from '../config/types.js';
 import { isTerminal, type RunRecord, type Task } from '../core/types.js';
+import { taskItemName } from '../triggers/registry.js';
 import { executeTask, type RemediationRun } from './executor.js';
 import { locksFor } from './scheduler.js';
 import type { KernelState, RemediationTurn } from './state.js';
@@ -76,6 +77,7 @@ export class Remediations {
       automationId: automation.id,
       repo: task.identity.repo,
       itemId: task.item.id,
+      item: taskItemName(automation, task),
       title: task.item.title,
       status: 'preparing',
       startedAt: this.s.options.clock.now(),

@@ -60,6 +60,8 @@ export interface RunningTask {
   automationId: string;
   repo: string;
   itemId: string;
+  /** How the item reads to a person (`acme/api#12`, `acme/api@1a2b3c4`, `Linear ENG-1`). */
+  item: string;
   title: string;
   runId?: string;
   status: string;

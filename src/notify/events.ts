@@ -6,6 +6,7 @@
 import { formatResult } from '../core/result-line.js';
 import { isFailure, type RunRecord } from '../core/types.js';
 import { redactDeep } from '../security/redact.js';
+import { runItemName } from '../triggers/registry.js';
 import type { NotificationEventName } from './schema.js';
 
 /** The run a notification is about, as sent (a subset of the run record: never its prompt). */
@@ -138,7 +139,7 @@ export function runNotification(automation: string, run: RunRecord): Notificatio
     event,
     id: `run:${run.id}:${event}`,
     automation,
-    summary: `${automation}: run ${what} on ${run.repo}#${run.itemId}`,
+    summary: `${automation}: run ${what} on ${runItemName(run)}`,
     run,
     ...(run.finishedAt ? { occurredAt: run.finishedAt } : {}),
   };

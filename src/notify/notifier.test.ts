@@ -73,6 +73,16 @@ async function until(check: () => boolean, ms = 10_000): Promise<void> {
 }
 
 describe('webhook notifications', () => {
+  it('names the item as its trigger does: a Linear issue by its identifier, a commit by its short sha', async () => {
+    const failed = await failedRun();
+    const linear = { ...failed, taskType: 'linear', itemId: 'ENG-7', repo: 'acme/api' };
+    expect(runNotification('fix', linear)!.summary).toBe('fix: run failed on Linear ENG-7');
+    const sha = '1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b';
+    const commit = { ...failed, taskType: 'github-commits', itemId: sha };
+    expect(runNotification('fix', commit)!.summary).toBe('fix: run failed on acme/api@1a2b3c4');
+    expect(runNotification('fix', failed)!.summary).toBe('fix: run failed on acme/api#12');
+  });
+
   it('POSTs a JSON body signed with HMAC-SHA256 that a receiver verifies, with the event id and a timestamp', async () => {
     const notifier = new Notifier({ store, targets: [webhook()], backoffMs: FAST });
     const run = await failedRun();

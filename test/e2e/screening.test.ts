@@ -77,6 +77,9 @@ describe('a hostile issue', () => {
     const allow = await cli(h, 'allow', blocked.id, '--by', 'alice');
     expect(allow.code).toBe(0);
     expect(allow.stdout).toContain(`Allowed run ${blocked.id}`);
+    expect(allow.stdout).toContain(
+      'it runs the next time the item is dispatched (`curupira run`, or a daemon’s next poll).',
+    );
     // The settings file named after the command, as `allow --help` says it may be.
     const twice = await runBuiltCli(['allow', blocked.id.slice(0, 14), '-c', h.settingsFile], { env: h.env });
     expect(twice.stdout).toContain(`Run ${blocked.id} is already allowed (by alice at `);
