@@ -141,6 +141,24 @@ describe('cards say what happened', () => {
     expect(runCard(run(), pr({ url: 'javascript:alert(1)' }), NOW).text).not.toContain('javascript:');
   });
 
+  it('a run that never started shows no duration, and no cost unless one was paid', () => {
+    const held = runCard(
+      run({ status: 'blocked', startedAt: null, finishedAt: null, costUsd: null }),
+      undefined,
+      NOW,
+    );
+    expect(held.text).not.toContain('class="duration"');
+    expect(held.text).not.toContain('class="cost"');
+    expect(held.text).toMatch(/<span class="agent">[^<]*<\/span><\/div>/);
+    const screened = runCard(
+      run({ status: 'blocked', startedAt: null, finishedAt: null, costUsd: 0.01 }),
+      undefined,
+      NOW,
+    );
+    expect(screened.text).not.toContain('class="duration"');
+    expect(screened.text).toContain('$0.01');
+  });
+
   it('a run across repositories shows every pull request, compact, linked and escaped', () => {
     const web = pr({
       runId: 'r_0000000001AAAAAAAA~web',

@@ -229,7 +229,15 @@ function runBody(
   return html`<h3><a href="/runs/${encodeURIComponent(run.id)}">${name.title}</a> <span class="number">${name.ref}</span></h3>
   <div class="meta">${statusPill(run.status)} <a href="/automations/${encodeURIComponent(run.automationId)}" class="automation-link">${run.automationId}</a>${
     agent ? html` · <span class="agent">${agent}</span>` : ''
-  } · <span class="duration" title="duration">${runDuration(run, now)}</span> · <span class="cost" title="cost">${formatCost(run.costUsd)}</span></div>
+  }${
+    // A run that never started (held by screening, cancelled while queued) took no time and, unless
+    // a classifier was paid, cost nothing: no placeholder dashes.
+    run.startedAt ? html` · <span class="duration" title="duration">${runDuration(run, now)}</span>` : ''
+  }${
+    run.startedAt || (run.costUsd ?? null) !== null
+      ? html` · <span class="cost" title="cost">${formatCost(run.costUsd)}</span>`
+      : ''
+  }</div>
   ${run.result ? html`<div class="detail result">reported <span class="outcome-name">${formatResult(run.result)}</span></div>` : ''}
   ${pullRequestsLine(pr, others)}
   ${run.reason ? html`<div class="detail reason">${run.reason}</div>` : ''}
