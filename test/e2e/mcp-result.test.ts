@@ -166,9 +166,9 @@ describe('the result tool over MCP (issue 32)', () => {
   }, 120_000);
 
   // Each CLI is given the server in its own way (docs/mcp.md): Qwen Code's --mcp-config, Copilot
-  // CLI's --additional-mcp-config, OpenCode's OPENCODE_CONFIG_CONTENT; the fake reads it there as
-  // the real CLI does, starts the server and calls result_report.
-  for (const provider of ['qwen', 'copilot', 'opencode'] as const) {
+  // CLI's --additional-mcp-config, OpenCode's OPENCODE_CONFIG_CONTENT, Kilo's KILO_CONFIG_CONTENT;
+  // the fake reads it there as the real CLI does, starts the server and calls result_report.
+  for (const provider of ['qwen', 'copilot', 'opencode', 'kilo'] as const) {
     it(`the fake ${provider} CLI is given the result tool the way it loads MCP servers, and reports through it`, async () => {
       const issues = [{ title: 'Vague', body: '[[fake:report=#1 needs-info: no steps to reproduce]]' }];
       h = await createHarness({ issues, automation: TRIAGE, provider });
@@ -180,6 +180,7 @@ describe('the result tool over MCP (issue 32)', () => {
       });
       const call = h.agentRuns(provider)[0]!;
       if (provider === 'opencode') expect(call.env.keys).toContain('OPENCODE_CONFIG_CONTENT');
+      else if (provider === 'kilo') expect(call.env.keys).toContain('KILO_CONFIG_CONTENT');
       else
         expect(
           call.argv.some((a) =>

@@ -82,7 +82,7 @@ describe.skipIf(!probe.ok)('a sandboxed run reaches its tools through the relay 
     120_000,
   );
 
-  it.each<Provider>(['claude', 'codex', 'qwen', 'copilot', 'opencode', 'gemini'])(
+  it.each<Provider>(['claude', 'codex', 'qwen', 'copilot', 'opencode', 'kilo', 'gemini'])(
     '%s: a step with outcomes reports its result through result_report',
     async (provider) => {
       const issues = [{ title: 'Vague', body: '[[fake:report=#1 needs-info: no steps to reproduce]]' }];
@@ -96,6 +96,7 @@ describe.skipIf(!probe.ok)('a sandboxed run reaches its tools through the relay 
       // environment, which the fake records hashed only.
       const call = h.agentRuns(provider)[0]!;
       if (provider === 'opencode') expect(call.env.keys).toContain('OPENCODE_CONFIG_CONTENT');
+      else if (provider === 'kilo') expect(call.env.keys).toContain('KILO_CONFIG_CONTENT');
       else if (provider === 'gemini') expect(geminiSettings(h)).toContain(RELAY);
       else expect(call.argv.join(' ')).toContain(RELAY);
     },

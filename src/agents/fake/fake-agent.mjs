@@ -455,7 +455,8 @@ function parseInlineTable(text) {
  * Codex's `--config mcp_servers.NAME.command=…` / `.args=[…]` / `.env={…}` (TOML values),
  * Qwen Code's `--mcp-config` (a file or JSON, with or without the `mcpServers` wrapper), Copilot
  * CLI's `--additional-mcp-config` (JSON, or `@FILE`; `type` `local` or `stdio`), OpenCode's
- * `OPENCODE_CONFIG_CONTENT` (`{"mcp":{NAME:{"type":"local","command":[…],"environment":{…}}}}`),
+ * `OPENCODE_CONFIG_CONTENT` (`{"mcp":{NAME:{"type":"local","command":[…],"environment":{…}}}}`) and
+ * Kilo's `KILO_CONFIG_CONTENT` (the same shape),
  * Gemini CLI's `~/.gemini/settings.json` `mcpServers` that `--allowed-mcp-server-names` names.
  */
 function declaredMcpServers(provider, options) {
@@ -498,8 +499,15 @@ function declaredMcpServers(provider, options) {
   if (provider === 'copilot')
     for (const config of [].concat(options['--additional-mcp-config'] ?? []))
       fromJson(config, { atFile: true });
-  if (provider === 'opencode' && process.env.OPENCODE_CONFIG_CONTENT) {
-    for (const [name, server] of Object.entries(JSON.parse(process.env.OPENCODE_CONFIG_CONTENT).mcp ?? {})) {
+  // Kilo, an OpenCode fork, reads the same shape from KILO_CONFIG_CONTENT.
+  const configContent =
+    provider === 'opencode'
+      ? process.env.OPENCODE_CONFIG_CONTENT
+      : provider === 'kilo'
+        ? process.env.KILO_CONFIG_CONTENT
+        : undefined;
+  if (configContent) {
+    for (const [name, server] of Object.entries(JSON.parse(configContent).mcp ?? {})) {
       if (server.type !== 'local' || server.enabled === false || server.disabled === true) continue;
       const [command, ...args] = server.command;
       servers[name] = { command, args, env: server.environment ?? {} };

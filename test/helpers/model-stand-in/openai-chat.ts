@@ -40,6 +40,11 @@ export interface ChatStandIn {
   requests: ChatRequestRecord[];
   /** The command the next tool-offering request is asked to run (taken once). */
   pending: string | undefined;
+  /**
+   * A tool the next request offering one whose name ends with `suffix` is asked to call with
+   * `args` (taken once; before `pending`): an MCP server's tool, whatever prefix the CLI gives it.
+   */
+  pendingTool: { suffix: string; args: object } | undefined;
   /** Requests it matches are never answered (the agent is mid-turn when a test kills it). */
   hold: ((request: { lastRole: string | undefined }) => boolean) | undefined;
   close(): Promise<void>;
@@ -162,8 +167,13 @@ function answer(
 }
 
 export async function startOpenAiChatStandIn(): Promise<ChatStandIn> {
-  const state: { pending: string | undefined; hold: ChatStandIn['hold'] } = {
+  const state: {
+    pending: string | undefined;
+    pendingTool: ChatStandIn['pendingTool'];
+    hold: ChatStandIn['hold'];
+  } = {
     pending: undefined,
+    pendingTool: undefined,
     hold: undefined,
   };
   const requests: ChatRequestRecord[] = [];
@@ -207,7 +217,12 @@ export async function startOpenAiChatStandIn(): Promise<ChatStandIn> {
       const tools = request.tools ?? [];
       const lastRole = request.messages?.at(-1)?.role;
       let call: { name: string; args: object } | undefined;
-      if (tools.length > 0 && lastRole !== 'tool' && state.pending !== undefined) {
+      const wanted = state.pendingTool;
+      const named = wanted && tools.find((tool) => tool.function?.name?.endsWith(wanted.suffix));
+      if (named && lastRole !== 'tool') {
+        call = { name: named.function!.name!, args: wanted.args };
+        state.pendingTool = undefined;
+      } else if (tools.length > 0 && lastRole !== 'tool' && state.pending !== undefined) {
         call = shellCall(tools, state.pending);
         if (call) state.pending = undefined;
       }
@@ -239,6 +254,12 @@ export async function startOpenAiChatStandIn(): Promise<ChatStandIn> {
     },
     set pending(command: string | undefined) {
       state.pending = command;
+    },
+    get pendingTool() {
+      return state.pendingTool;
+    },
+    set pendingTool(tool: ChatStandIn['pendingTool']) {
+      state.pendingTool = tool;
     },
     get hold() {
       return state.hold;
