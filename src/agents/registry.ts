@@ -28,7 +28,7 @@ export const DRIVER_MODULES: { readonly [P in Provider]: () => Promise<Factory<P
  * The providers whose driver has a tool-free classifier call (`classifierInvocation`), for code
  * that must know without loading the drivers (`curupira doctor`); registry.test.ts keeps it true.
  */
-export const CLASSIFIER_PROVIDERS: readonly Provider[] = ['claude', 'codex', 'gemini', 'opencode'];
+export const CLASSIFIER_PROVIDERS: readonly Provider[] = ['claude', 'codex', 'gemini', 'opencode', 'kilo'];
 
 const loaded = new Map<Provider, () => AgentDriver>();
 

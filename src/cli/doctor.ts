@@ -288,7 +288,7 @@ export function screeningChecks(settings: Settings, env: NodeJS.ProcessEnv): Che
         return {
           ok: false,
           label,
-          detail: `classifier_agent: ${profile.provider} (profile ${agent.profileName}) has no tool-free mode curupira knows (claude, codex, gemini, opencode do); every run of ${which} is blocked`,
+          detail: `classifier_agent: ${profile.provider} (profile ${agent.profileName}) has no tool-free mode curupira knows (claude, codex, gemini, opencode, kilo do); every run of ${which} is blocked`,
         };
       return {
         ok: true,

@@ -28,7 +28,7 @@ const DESCRIPTIONS = {
   classifier_model:
     'Folder of a local Prompt Guard–format model (`model.onnx` and `tokenizer.json`); `~` expands, relative paths resolve against the settings file.',
   classifier_agent:
-    "Score the text with an agent CLI you already have: `true` asks the automation's own profile, a string names a profile in `[agents.profiles]`. It runs in the provider's tool-free, read-only mode and must answer strict JSON (claude, codex, gemini, opencode); see docs/screening.md#the-agent-classifier. Used when neither `classifier_command` nor `classifier_model` is set.",
+    "Score the text with an agent CLI you already have: `true` asks the automation's own profile, a string names a profile in `[agents.profiles]`. It runs in the provider's tool-free, read-only mode and must answer strict JSON (claude, codex, gemini, opencode, kilo); see docs/screening.md#the-agent-classifier. Used when neither `classifier_command` nor `classifier_model` is set.",
   classifier_timeout:
     'Seconds the classifier may take for one item before the run is blocked (when required).',
   classifier_threshold: 'A classifier score at or above this is a `high` finding.',

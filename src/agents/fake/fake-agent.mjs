@@ -42,7 +42,7 @@
  *   [[fake:echo-env=NAME]] say whether NAME is set, and to what
  *   [[fake:stderr-env=NAME]] the same on stderr, before anything else (with [[fake:fail]], the
  *                          failure's stderr carries it)
- *   [[fake:finding=FILE:LINE:SEVERITY:TITLE]] (claude, codex, qwen, copilot, opencode) report a
+ *   [[fake:finding=FILE:LINE:SEVERITY:TITLE]] (claude, codex, qwen, copilot, opencode, kilo) report a
  *                          finding through the `findings_report` tool of an MCP server declared
  *                          to the CLI for the run (Claude's `--mcp-config` JSON, Codex's
  *                          `--config mcp_servers.*`, Qwen's `--mcp-config`, Copilot's
@@ -52,7 +52,7 @@
  *                          `findings_resolve`)
  *   [[fake:review-done]]   end the review with `findings_done` at the worktree's HEAD
  *   [[fake:result=LINE]]   end the final message with LINE on a line of its own: the result line
- *   [[fake:report=LINE]]   (claude, codex, qwen, copilot, opencode) report LINE (`#N outcome: reason`) through the
+ *   [[fake:report=LINE]]   (claude, codex, qwen, copilot, opencode, kilo) report LINE (`#N outcome: reason`) through the
  *                          `result_report` tool of the first MCP server declared to it instead
  *                          (a --mcp-config file or JSON, or Codex's --config overrides): the
  *                          server is started as declared (`${VAR}` in its args from the
@@ -117,7 +117,7 @@ const SPECS = {
   kilo: {
     words: ['run'],
     values: ['--format', '--session', '--model', '--agent', '--variant'],
-    flags: ['--auto'],
+    flags: ['--auto', '--pure'],
     prompt: 'dashdash',
     resume: '--session',
     required: { '--format': 'json' },

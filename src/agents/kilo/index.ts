@@ -56,6 +56,19 @@ export function createKiloDriver(): AgentDriver<KiloProfile> {
       args.push('--', input.prompt);
       return { args, env };
     },
+    // The screening classifier's call, as OpenCode's (checked against the real Kilo CLI 7.7.7,
+    // test/e2e/real-kilo-tools.test.ts: the model is offered no tool): every permission denied
+    // (`KILO_PERMISSION`, MCP tools too), the project's configuration ignored
+    // (`KILO_DISABLE_PROJECT_CONFIG`), no external plugin (`--pure`).
+    classifier(profile, prompt) {
+      const args = ['run', '--format', 'json', '--pure'];
+      if (profile.model) args.push('--model', profile.model);
+      args.push('--', prompt);
+      return {
+        args,
+        env: { KILO_PERMISSION: JSON.stringify({ '*': 'deny' }), KILO_DISABLE_PROJECT_CONFIG: '1' },
+      };
+    },
     limits: API_LIMITS,
     createParser: createOpenCodeStreamParser,
   });

@@ -13,6 +13,7 @@ import { createCodexDriver } from '../../agents/codex/index.js';
 import { installFakeAgents } from '../../agents/fake/install.js';
 import { createGeminiDriver } from '../../agents/gemini/index.js';
 import { helpOptions } from '../../agents/help-options.js';
+import { createKiloDriver } from '../../agents/kilo/index.js';
 import { createOpenCodeDriver } from '../../agents/opencode/index.js';
 import { PROFILE_SCHEMAS, type Profile } from '../../agents/schemas.js';
 import { classifierPrompt, createAgentClassifier, parseVerdict } from './agent.js';
@@ -34,11 +35,14 @@ const env = {
   ANTHROPIC_API_KEY: 'sk-ant-for-the-provider',
 };
 
-function profileOf(provider: 'claude' | 'codex' | 'gemini' | 'opencode', extra: object = {}): Profile {
+function profileOf(
+  provider: 'claude' | 'codex' | 'gemini' | 'opencode' | 'kilo',
+  extra: object = {},
+): Profile {
   return PROFILE_SCHEMAS[provider].parse({ provider, model: 'vendor/m1', ...extra }) as Profile;
 }
 
-function classifier(provider: 'claude' | 'codex' | 'gemini' | 'opencode') {
+function classifier(provider: 'claude' | 'codex' | 'gemini' | 'opencode' | 'kilo') {
   return createAgentClassifier({ profileName: `p-${provider}`, profile: profileOf(provider), env });
 }
 
@@ -89,7 +93,7 @@ describe('the verdict parser fails closed', () => {
   });
 });
 
-describe.each(['claude', 'codex', 'gemini', 'opencode'] as const)(
+describe.each(['claude', 'codex', 'gemini', 'opencode', 'kilo'] as const)(
   'the agent classifier with %s',
   (provider) => {
     it('scores benign and hostile text from the provider’s real stream format', async () => {
@@ -218,6 +222,14 @@ describe('the tool-free argv of each provider, against its real --help', () => {
     for (const name of optionNames(args)) expect(options.has(name), name).toBe(true);
     expect(JSON.parse(extra.OPENCODE_PERMISSION!)).toEqual({ '*': 'deny' });
     expect(extra.OPENCODE_DISABLE_PROJECT_CONFIG).toBe('1');
+  });
+
+  it('kilo 7.7.7: every option of `run` is listed; every permission denied, no project config', () => {
+    const options = help('kilo-run-7.7.7.txt');
+    const { args, env: extra } = createKiloDriver().classifierInvocation!(profileOf('kilo') as never, 'x');
+    for (const name of optionNames(args)) expect(options.has(name), name).toBe(true);
+    expect(JSON.parse(extra.KILO_PERMISSION!)).toEqual({ '*': 'deny' });
+    expect(extra.KILO_DISABLE_PROJECT_CONFIG).toBe('1');
   });
 });
 

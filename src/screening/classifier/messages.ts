@@ -10,7 +10,7 @@ export const FIX_HINT =
   'directory, or set `classifier_command` to a program that reads {"texts": [...]} as JSON on stdin ' +
   'and prints {"scores": [...]}; see docs/screening.md#classifier. Setting `required = false` in ' +
   '[settings.screening] lets runs go ahead on the scanners alone. `classifier_agent = true` asks ' +
-  "the automation's own agent CLI instead (claude, codex, gemini, opencode).";
+  "the automation's own agent CLI instead (claude, codex, gemini, opencode, kilo).";
 
 /** `message` followed by the fix hint. */
 export function withHint(message: string): string {

@@ -45,6 +45,8 @@ export interface ChatStandIn {
    * `args` (taken once; before `pending`): an MCP server's tool, whatever prefix the CLI gives it.
    */
   pendingTool: { suffix: string; args: object } | undefined;
+  /** The closing text for a request given its last user message's text (default `Done.`). */
+  say: ((lastUserText: string) => string) | undefined;
   /** Requests it matches are never answered (the agent is mid-turn when a test kills it). */
   hold: ((request: { lastRole: string | undefined }) => boolean) | undefined;
   close(): Promise<void>;
@@ -91,6 +93,15 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
+/** A message's text: a string, or the text parts of an array of content parts. */
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((part) => (part && typeof part === 'object' && 'text' in part ? String(part.text) : ''))
+    .join('');
+}
+
 const USAGE = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
 
 function answer(
@@ -98,6 +109,7 @@ function answer(
   stream: boolean,
   model: string,
   call?: { name: string; args: object },
+  closing = 'Done.',
 ): void {
   const id = `chatcmpl-${Date.now()}`;
   const created = Math.floor(Date.now() / 1000);
@@ -108,7 +120,7 @@ function answer(
         function: { name: call.name, arguments: JSON.stringify(call.args) },
       }
     : undefined;
-  const text = call ? '' : 'Done.';
+  const text = call ? '' : closing;
   if (!stream) {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(
@@ -170,10 +182,12 @@ export async function startOpenAiChatStandIn(): Promise<ChatStandIn> {
   const state: {
     pending: string | undefined;
     pendingTool: ChatStandIn['pendingTool'];
+    say: ChatStandIn['say'];
     hold: ChatStandIn['hold'];
   } = {
     pending: undefined,
     pendingTool: undefined,
+    say: undefined,
     hold: undefined,
   };
   const requests: ChatRequestRecord[] = [];
@@ -206,7 +220,7 @@ export async function startOpenAiChatStandIn(): Promise<ChatStandIn> {
         model?: string;
         stream?: boolean;
         tools?: ChatTool[];
-        messages?: { role?: string }[];
+        messages?: { role?: string; content?: unknown }[];
       } = {};
       try {
         request = JSON.parse(body);
@@ -241,7 +255,9 @@ export async function startOpenAiChatStandIn(): Promise<ChatStandIn> {
         record.answer = 'held';
         return;
       }
-      answer(res, request.stream === true, request.model ?? 'stand-in', call);
+      const lastUser = [...(request.messages ?? [])].reverse().find((m) => m.role === 'user');
+      const closing = state.say?.(textOf(lastUser?.content));
+      answer(res, request.stream === true, request.model ?? 'stand-in', call, closing);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -260,6 +276,12 @@ export async function startOpenAiChatStandIn(): Promise<ChatStandIn> {
     },
     set pendingTool(tool: ChatStandIn['pendingTool']) {
       state.pendingTool = tool;
+    },
+    get say() {
+      return state.say;
+    },
+    set say(reply: ChatStandIn['say']) {
+      state.say = reply;
     },
     get hold() {
       return state.hold;
