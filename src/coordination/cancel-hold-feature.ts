@@ -36,7 +36,8 @@ export class CancelHoldFeature implements Feature {
     const runId = await cancelHold(this.options.store, task.key);
     if (runId === undefined) return { kind: 'go' };
     this.options.log.info(
-      { automation: automation.id, id: task.item.id, run: runId, resumed },
+      // `sessionKept`: the held task is a session to resume (not "it was resumed").
+      { automation: automation.id, id: task.item.id, run: runId, sessionKept: resumed },
       'Cancelled by an operator: not run until that run is retried',
     );
     const previous = await this.options.store.getRun(runId);
