@@ -86,9 +86,11 @@ export function findingsTools(
             runId: run.id,
           }),
         );
-        const said = { new: 'Recorded', 'seen-again': 'Already known; seen again', reopened: 'Reopened' }[
-          outcome
-        ];
+        // A finding this same run first reported (the agent sent it twice): not "known" from before.
+        const said =
+          outcome === 'seen-again' && finding.firstRunId === run.id
+            ? 'Already reported in this run; updated'
+            : { new: 'Recorded', 'seen-again': 'Already known; seen again', reopened: 'Reopened' }[outcome];
         return { text: `${said}: ${line(finding)}`, data: { outcome, finding } };
       },
     }),

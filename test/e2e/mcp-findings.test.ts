@@ -113,6 +113,10 @@ describe('the findings tools', () => {
       /^Recorded: #\d+ \[open\] high security src\/db\.ts:10-12 SQL built from user input$/,
     );
     expect((await first('findings_report', leak)).data.outcome).toBe('new');
+    // The same finding sent twice by one run: not "known" from an earlier review.
+    const twice = await first('findings_report', sql);
+    expect(twice.data.outcome).toBe('seen-again');
+    expect(twice.text).toMatch(/^Already reported in this run; updated: #\d+ \[open\] high security/);
     expect((await first('findings_report', { ...sql, file: '../etc/passwd' })).text).toBe(
       'file must stay inside the repository (no `..`)',
     );
@@ -135,6 +139,7 @@ describe('the findings tools', () => {
       title: 'SQL built from user-input',
     });
     expect(again.data.outcome).toBe('seen-again');
+    expect(again.text).toMatch(/^Already known; seen again: #\d+ \[open\]/);
     expect(again.data.finding).toMatchObject({
       id: open[0]!.id,
       firstSeenCommit: c1,
