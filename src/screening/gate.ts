@@ -49,7 +49,7 @@ export interface RunScreening {
   reason: string;
   digest: string;
   /** The text runs because a person allowed its blocked run once (`curupira allow`). */
-  allowance?: { runId: string; allowedBy: string };
+  allowance?: { runId: string; allowedBy: string; allowedAt: string };
 }
 
 export type Gate =
@@ -211,11 +211,11 @@ async function screenTask(
       { automation: automation.id, id: task.item.id, run: allowance.runId },
       'Running an allowed item',
     );
-    const { runId, allowedBy } = allowance;
+    const { runId, allowedBy, allowedAt } = allowance;
     return {
       kind: 'run',
       task: ready,
-      screening: { findings, reason, digest, allowance: { runId, allowedBy } },
+      screening: { findings, reason, digest, allowance: { runId, allowedBy, allowedAt } },
     };
   }
   let verdict = judge(findings, exposed, screening);

@@ -1025,6 +1025,10 @@ describe.each(STORE_BACKENDS)('the store ($name)', ({ name, backend: makeBackend
       expect(await store.takeAllowance(BLOCKED.taskKey, 'd1')).toBeUndefined();
       expect(await store.listAllowances({ pending: true })).toEqual([]);
       expect(await store.listAllowances({ runId: run.id })).toHaveLength(1);
+      // Given back (its run failed before the agent started): the time the person allowed it stays.
+      const back = await store.addAllowance(run.id, 'alice', '2026-02-01T09:00:00.000Z');
+      expect(back.allowedAt).toBe('2026-02-01T09:00:00.000Z');
+      expect((await store.takeAllowance(BLOCKED.taskKey, 'd1'))?.allowedAt).toBe('2026-02-01T09:00:00.000Z');
       const ok = await store.createRun({ ...BLOCKED, status: 'succeeded' });
       await expect(store.addAllowance(ok.id, 'alice')).rejects.toThrow(StateError);
       await expect(store.addAllowance(ok.id, 'alice')).rejects.toThrow(/was not blocked by screening/);

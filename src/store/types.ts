@@ -651,8 +651,11 @@ export interface Store {
   listPaused(): Promise<string[]>;
   /** The newest `blocked` run of a task whose screened text had this digest. */
   findBlockedRun(taskKey: string, digest: string): Promise<RunRecord | undefined>;
-  /** Records that a blocked run's exact text may run once; throws `StateError` for a run that is not blocked. */
-  addAllowance(runId: string, allowedBy: string): Promise<Allowance>;
+  /**
+   * Records that a blocked run's exact text may run once; throws `StateError` for a run that is not
+   * blocked. `allowedAt` (default now): an allowance given back keeps the time the person allowed it.
+   */
+  addAllowance(runId: string, allowedBy: string, allowedAt?: string): Promise<Allowance>;
   /**
    * Uses (marks used) the oldest waiting allowance of a task for this digest; undefined when none
    * waits. With `token` (unique per call), a call sent again after its answer was lost returns the

@@ -126,6 +126,11 @@ describe('an allowed issue whose run fails before its agent starts', () => {
     const blocked = onlyRun((await h.run()).runs);
     expect(blocked.status).toBe('blocked');
     expect((await cli(h, 'allow', blocked.id, '--by', 'alice')).code).toBe(0);
+    const store = await h.openStore();
+    const [allowed] = await store.listAllowances({ runId: blocked.id });
+    await store.close();
+    // Later than the allowance, so a given-back allowance with a time of its own would show.
+    await new Promise((resolve) => setTimeout(resolve, 20));
 
     // The repository cannot be cloned (its HEAD names a branch with no commit): the allowed run
     // fails before any agent sees the text.
@@ -141,7 +146,10 @@ describe('an allowed issue whose run fails before its agent starts', () => {
     git('symbolic-ref', 'HEAD', head);
     const ran = onlyRun((await h.run()).runs);
     expect(ran.status).toBe('succeeded');
-    expect(ran.screeningReason).toMatch(/^allowed once by alice/);
+    // Given back, the allowance keeps the time alice allowed it: the record says who and when.
+    expect(ran.screeningReason).toBe(
+      `allowed once by alice at ${allowed!.allowedAt} (blocked run ${blocked.id})`,
+    );
     expect(h.agentRuns('claude')).toHaveLength(1);
     // Used by a run whose agent started: once, as before.
     expect((await h.run()).held.map((r) => r.id)).toEqual([blocked.id]);

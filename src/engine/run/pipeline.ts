@@ -1086,7 +1086,7 @@ async function giveBackAllowance(
   const allowance = request.screening?.allowance;
   if (!allowance || spawned || run.status !== 'failed') return;
   try {
-    await deps.store.addAllowance(allowance.runId, allowance.allowedBy);
+    await deps.store.addAllowance(allowance.runId, allowance.allowedBy, allowance.allowedAt);
     deps.log.info(
       { run: run.id, blocked: allowance.runId },
       'The allowed run failed before its agent started: the allowance stays for its next run',

@@ -88,7 +88,7 @@ export interface RunRequest {
     reason: string;
     digest: string;
     /** A person allowed this text once; a run that fails before its agent starts gives it back. */
-    allowance?: { runId: string; allowedBy: string };
+    allowance?: { runId: string; allowedBy: string; allowedAt: string };
   };
   /** Epoch ms when the task was discovered: one fetch at or after it serves the task (see prepareWorktree). */
   discoveredAt?: number;

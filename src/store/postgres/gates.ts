@@ -50,7 +50,7 @@ export class PgGates {
     return rows.map((row) => ({ scope: row.scope, until: row.until, reason: row.reason }));
   }
 
-  async addAllowance(runId: string, allowedBy: string): Promise<Allowance> {
+  async addAllowance(runId: string, allowedBy: string, allowedAt?: string): Promise<Allowance> {
     // One statement: the run is still blocked when the allowance is written.
     const row = await this.#c.row<AllowanceRow>(
       true,
@@ -58,7 +58,7 @@ export class PgGates {
        SELECT id, task_key, screened_digest, $2, $3 FROM runs
        WHERE id = $1 AND status = 'blocked' AND screened_digest IS NOT NULL
        RETURNING *`,
-      [runId, allowedBy, this.#c.iso()],
+      [runId, allowedBy, allowedAt ?? this.#c.iso()],
     );
     if (row) return allowanceFromRow(row);
     const run = await this.#c.row<RunRow>(false, 'SELECT * FROM runs WHERE id = $1', [runId]);

@@ -56,7 +56,7 @@ export class SqliteGates {
     });
   }
 
-  addAllowance(runId: string, allowedBy: string): Promise<Allowance> {
+  addAllowance(runId: string, allowedBy: string, allowedAt?: string): Promise<Allowance> {
     return this.#c.write(() => {
       const run = this.#c.sql('SELECT * FROM runs WHERE id = ?').get(runId) as RunRow | undefined;
       if (!run) throw new StateError(`run ${runId} does not exist in state database ${this.#c.path}`);
@@ -67,7 +67,7 @@ export class SqliteGates {
           `INSERT INTO allowances (run_id, task_key, text_digest, allowed_by, allowed_at)
          VALUES (?, ?, ?, ?, ?) RETURNING *`,
         )
-        .get(runId, run.task_key, run.screened_digest, allowedBy, this.#c.iso()) as AllowanceRow;
+        .get(runId, run.task_key, run.screened_digest, allowedBy, allowedAt ?? this.#c.iso()) as AllowanceRow;
       return allowanceFromRow(row);
     });
   }
