@@ -205,7 +205,10 @@ function pageRoutes(app: Hono, ctx: ServerContext): void {
         delivery,
         await runChanges(ctx, run, delivery),
         reviews,
-        await runSourceAndRepositories(ctx.store, ctx.engine.currentSettings().automations, run),
+        {
+          ...(await runSourceAndRepositories(ctx.store, ctx.engine.currentSettings().automations, run)),
+          attempts: await ctx.store.listRuns({ taskKey: run.taskKey, limit: ATTEMPTS_SHOWN + 1 }),
+        },
       ),
     );
   });
@@ -217,6 +220,9 @@ function pageRoutes(app: Hono, ctx: ServerContext): void {
   automationPageRoutes(app, sendHtml as (c: never, page: Html) => Response, ctx);
   findingsPageRoutes(app, sendHtml as (c: never, page: Html) => Response, ctx);
 }
+
+/** How many of an item's other runs a run page lists. */
+const ATTEMPTS_SHOWN = 10;
 
 export function createApp(ctx: ServerContext): Hono {
   const app = new Hono();

@@ -161,6 +161,33 @@ describe('board and run pages escape what GitHub and agents wrote', () => {
     expect(runPage(run(), undefined, 'tok').text).toMatch(/cost<\/dt>\s*<dd>–/);
   });
 
+  it('the run page lists the item’s other runs (a retry and the cancelled run before it), linked and escaped', () => {
+    const cancelled = run({
+      id: 'r_0000000001CANCEL00',
+      status: 'cancelled',
+      reason: `cancelled by an operator ${EVIL}`,
+      createdAt: '2026-01-01T00:00:00.000Z',
+    });
+    const retry = run({
+      id: 'r_0000000002RETRY000',
+      status: 'succeeded',
+      createdAt: '2026-01-01T00:05:00.000Z',
+    });
+    const text = runPage(retry, undefined, 'tok', undefined, undefined, undefined, {
+      attempts: [retry, cancelled],
+    }).text;
+    noScript(text);
+    expect(text).toContain('<h3>Other runs of this item</h3>');
+    expect(text).toContain('<a href="/runs/r_0000000001CANCEL00">r_0000000001CANCEL00</a>');
+    expect(text).toContain('2026-01-01 00:00:00 UTC');
+    expect(text).toContain('cancelled by an operator &lt;script&gt;');
+    // The run itself is not among "other runs"; a run alone has no such section.
+    expect(text).not.toContain('href="/runs/r_0000000002RETRY000"');
+    expect(
+      runPage(retry, undefined, 'tok', undefined, undefined, undefined, { attempts: [retry] }).text,
+    ).not.toContain('Other runs of this item');
+  });
+
   it('the run page says which code the agent saw: a pull request’s head and base, or the base it was cut from', () => {
     const head = 'a'.repeat(40);
     const base = 'b'.repeat(40);

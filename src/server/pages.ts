@@ -428,6 +428,23 @@ function missingTranscript(run: RunRecord): Html {
   return html`<p class="muted">No transcript was saved for this run.</p>`;
 }
 
+/**
+ * The item's other runs (newest first): a retry and the cancelled or failed run before it, a
+ * blocked run and the one an allowance let through, each a link with its status and reason.
+ */
+function attemptsSection(run: RunRecord, attempts: readonly RunRecord[]): Html | '' {
+  const others = attempts.filter((other) => other.id !== run.id);
+  if (others.length === 0) return '';
+  const short = (text: string) => (text.length > 160 ? `${text.slice(0, 159)}…` : text);
+  return html`<section class="attempts" id="attempts">
+  <h3>Other runs of this item</h3>
+  <ol class="attempt-list">${others.map(
+    (other) =>
+      html`<li>${statusPill(other.status)} <a href="/runs/${encodeURIComponent(other.id)}">${other.id}</a> <span class="muted">${other.createdAt.replace('T', ' ').slice(0, 19)} UTC${other.automationId === run.automationId ? '' : ` · ${other.automationId}`}</span>${other.reason ? html` <span class="detail">${short(other.reason)}</span>` : ''}</li>`,
+  )}</ol>
+</section>`;
+}
+
 /** The run's item: a link where GitHub has one, else its name (a schedule's fire, a chain's run). */
 function itemField(run: RunRecord): Html | string {
   const link = runItemLink(run);
@@ -441,8 +458,11 @@ export function runPage(
   delivery?: PullRequestRecord,
   changes?: Html,
   reviews?: ReviewSummary,
-  /** Where the item comes from (a source outside GitHub) and, for a task across repositories, each repository. */
-  more: { source?: string; repositories?: readonly RunRepository[] } = {},
+  /**
+   * Where the item comes from (a source outside GitHub), for a task across repositories each
+   * repository, and the item's runs (this one among them or not).
+   */
+  more: { source?: string; repositories?: readonly RunRepository[]; attempts?: readonly RunRecord[] } = {},
 ): Html {
   const live = !isTerminal(run.status);
   const base = `/api/v1/runs/${encodeURIComponent(run.id)}`;
@@ -473,6 +493,7 @@ export function runPage(
     ${field('finished', run.finishedAt)}
   </dl>
   <div class="actions">${runActions(run)}</div>
+  ${attemptsSection(run, more.attempts ?? [])}
   ${repositoriesSection(more.repositories ?? [])}
   ${sandboxSection(run)}
   ${screeningSection(run)}

@@ -107,6 +107,9 @@ td.num, th.num { text-align: right; white-space: nowrap; font-variant-numeric: t
 .health-gone .health { color: var(--failure); }
 .health-stopped { color: var(--muted); }
 .review-notes { list-style: none; padding: 0; margin: 0 0 var(--space-3); }
+.attempt-list { list-style: none; padding: 0; margin: 0 0 var(--space-3); font-size: var(--text-sm); }
+.attempt-list li { padding: var(--space-1) 0; border-bottom: 1px solid var(--line); overflow-wrap: anywhere; }
+.attempt-list .detail { display: block; color: var(--muted); }
 .review-note { background: var(--surface); border: 1px solid var(--line); border-radius: var(--radius-sm); padding: var(--space-2) var(--space-3); margin-bottom: var(--space-2); font-size: var(--text-sm); }
 .review-note .who { font-weight: 600; }
 .review-note.untrusted { border-style: dashed; }
