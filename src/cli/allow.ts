@@ -25,17 +25,22 @@ function localUser(env: NodeJS.ProcessEnv): string {
 }
 
 /**
- * Tells a daemon serving these settings that an item was allowed, so it offers it now instead of at
- * its next poll (the daemon finds the allowance just recorded and records none of its own). False
- * when no daemon answers.
+ * With a daemon serving these settings, the allowance goes through it (recorded with `by`), so it
+ * offers the item now instead of at its next poll; one already waiting is kept, never doubled.
+ * Undefined when no daemon answers.
  */
-async function wakeDaemon(settings: Settings, runId: string): Promise<boolean> {
+async function allowThroughDaemon(
+  settings: Settings,
+  runId: string,
+  by: string,
+): Promise<{ allowedBy: string; allowedAt: string } | undefined> {
   const daemon = await connectDaemon(stateDir(settings));
-  if (!daemon) return false;
+  if (!daemon) return undefined;
   try {
-    return (await daemon.call('POST', `/runs/${encodeURIComponent(runId)}/allow`)).status === 202;
+    const answer = await daemon.call('POST', `/runs/${encodeURIComponent(runId)}/allow`, { by });
+    return answer.status === 202 ? (answer.body as { allowedBy: string; allowedAt: string }) : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -74,8 +79,9 @@ export function registerAllow(program: Command, io: CliIo, globals: () => Global
           return;
         }
         const by = options.by?.trim() || localUser(io.env);
-        const allowance = await store.addAllowance(run.id, by);
-        const when = (await wakeDaemon(settings, run.id))
+        const viaDaemon = await allowThroughDaemon(settings, run.id, by);
+        const allowance = viaDaemon ?? (await store.addAllowance(run.id, by));
+        const when = viaDaemon
           ? 'the running daemon dispatches the item now'
           : 'it runs the next time the item is dispatched (`curupira run`, or a daemon’s next poll)';
         writeLine(

@@ -333,7 +333,11 @@ function actionRoutes(api: Hono, ctx: ServerContext): void {
         `run ${run.id} was not blocked by screening (its status is ${run.status})`,
       );
     const waiting = (await ctx.store.listAllowances({ runId: run.id, pending: true }))[0];
-    const allowance = waiting ?? (await ctx.store.addAllowance(run.id, 'board'));
+    // Who allows it: `{"by": "alice"}` (`curupira allow` sends the local user), else the board.
+    const asked = (await c.req.json().catch(() => undefined)) as { by?: unknown } | undefined;
+    const by =
+      typeof asked?.by === 'string' && asked.by.trim() !== '' ? asked.by.trim().slice(0, 200) : 'board';
+    const allowance = waiting ?? (await ctx.store.addAllowance(run.id, by));
     ctx.engine.allowed();
     ctx.hub.changed();
     return json(c, { run: run.id, allowedBy: allowance.allowedBy, allowedAt: allowance.allowedAt }, 202);

@@ -190,6 +190,16 @@ export function openApiDocument(version: string): Record<string, unknown> {
       '/runs/{id}/allow': {
         post: op('Let the exact text a screening block stopped run once (as `curupira allow`)', {
           parameters: [run],
+          description:
+            'Recorded with who and when: `{"by": "<name>"}` names who allows it (default `board`). An allowance already waiting for the run is kept, not doubled.',
+          requestBody: {
+            required: false,
+            content: {
+              'application/json': {
+                schema: { type: 'object', properties: { by: { type: 'string' } } },
+              },
+            },
+          },
         }),
       },
       '/runs/{id}/remove-worktree': {

@@ -274,6 +274,9 @@ describe('allow with a daemon running', () => {
         20_000,
       );
       expect(ran.screeningReason).toMatch(/^allowed once by alice at /);
+      // Recorded once, through the daemon, with who allowed it.
+      const allowances = await store.listAllowances({ runId: blocked.id });
+      expect(allowances.map((a) => a.allowedBy)).toEqual(['alice']);
       expect(h.agentRuns('claude')).toHaveLength(1);
     } finally {
       await store.close();
