@@ -369,6 +369,12 @@ prompt = "Review \${review_range}. [[fake:finding=src/a.ts:1:medium:Magic number
     );
     // Its findings_done moved "reviewed up to" to the head it reviewed.
     expect(await markOf(h)).toBe(head);
+    // Started again (a restart) on the same head: nothing new, no agent, not paid for twice.
+    expect((await h.run()).runs).toEqual([]);
+    expect(h.agentRuns('claude')).toHaveLength(1);
+    expect((await runsOf(h)).filter((r) => r.status === 'skipped').map((r) => r.reason)).toEqual([
+      'No new commits since the last review',
+    ]);
 
     // A new head: the whole repository again; the problem still there is the same finding, seen again.
     const next = await pushToMain(h, { 'src/b.ts': 'export const b = 1;\n' }, 'add b');

@@ -144,9 +144,13 @@ async function look(
       skip: `Starting from ${head.slice(0, 12)}: the history before it is not reviewed`,
     };
   }
+  // A baseline watch whose last finished review is at this head (before a restart, say) has
+  // nothing new to review: the same head is not paid for twice ("run a baseline now" still is).
   const scope: ReviewScope =
     automation.config.scan === 'baseline'
-      ? baselineScope(head)
+      ? mark === head
+        ? { kind: 'skip', reason: NO_NEW_COMMITS }
+        : baselineScope(head)
       : await incrementalScope(gitHistory(checkout.path), head, mark, {
           wholeFirst: automation.config.first_review === 'whole',
         });
