@@ -247,6 +247,7 @@ describe('a Linear automation', () => {
     expect(explain.code).toBe(0);
     expect(explain.stdout).toContain('(key from the LINEAR_API_KEY environment variable)');
     expect(explain.stdout).toContain('"labels":{"some":{"name":{"in":["agent"]}}}');
+    expect(explain.stdout).toMatch(/Linear issues: +Linear team ENG, open states, labels any of agent\n/);
     expect(explain.stdout).not.toContain(KEY);
   });
 

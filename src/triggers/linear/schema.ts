@@ -151,6 +151,8 @@ export const linearTable: TriggerTable<LinearResolved> = {
       : 'none: every start of `run`, `run --watch` or `serve` runs each matching issue again (set once = true to run it once)';
     return [
       { label: 'Linear API', value: `${config.api_url} (key from ${keySource(config)})` },
+      // In words, then the GraphQL filter the feed sends (`linearFilter`), exactly.
+      { label: 'Linear issues', value: linearSourceSummary(config) },
       { label: 'Linear filter', value: JSON.stringify(linearFilter(config)) },
       ...memoryLines(memory, config.ignore_backlog, 'issues matching'),
     ];
