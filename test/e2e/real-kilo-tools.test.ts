@@ -24,7 +24,11 @@ import type { RunRecord } from '../../src/core/types.js';
 import { sandboxBackend } from '../../src/sandbox/registry.js';
 import { createAgentClassifier } from '../../src/screening/classifier/agent.js';
 import { createHarness, type Harness, issueAutomation, onlyRun } from '../helpers/harness.js';
-import { type ChatStandIn, startOpenAiChatStandIn } from '../helpers/model-stand-in/openai-chat.js';
+import {
+  type ChatStandIn,
+  standInProvider,
+  startOpenAiChatStandIn,
+} from '../helpers/model-stand-in/openai-chat.js';
 
 const KILO = process.env.CURUPIRA_REAL_KILO;
 const probe = await sandboxBackend('bubblewrap').probe();
@@ -44,14 +48,7 @@ function writeKiloConfig(home: string): void {
     join(home, '.config', 'kilo', 'kilo.json'),
     JSON.stringify({
       autoupdate: false,
-      provider: {
-        standin: {
-          npm: '@ai-sdk/openai-compatible',
-          name: 'stand-in',
-          options: { baseURL: '{env:OPENAI_BASE_URL}', apiKey: '{env:OPENAI_API_KEY}' },
-          models: { m1: { name: 'm1', tool_call: true } },
-        },
-      },
+      provider: standInProvider(),
     }),
   );
 }

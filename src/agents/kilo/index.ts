@@ -9,7 +9,7 @@
  */
 import { COMMON_MODEL_ENV, defineDriver } from '../driver-kit.js';
 import { API_LIMITS } from '../limits.js';
-import { openCodeConfigContent } from '../opencode/index.js';
+import { OPENCODE_STYLE_KEYS, openCodeConfigContent, openCodeStyleClassifier } from '../opencode/index.js';
 import { createOpenCodeStreamParser } from '../streams/opencode-stream.js';
 import type { AgentDriver } from '../types.js';
 import type { KiloProfile } from './schema.js';
@@ -30,18 +30,7 @@ export function createKiloDriver(): AgentDriver<KiloProfile> {
     sandbox: {
       homePaths: ['.local/share/kilo/auth.json', '.config/kilo'],
       hosts: ['api.kilocode.ai', 'kilocode.ai', 'api.anthropic.com', 'api.openai.com', 'openrouter.ai'],
-      keys: [
-        {
-          keyEnv: ['OPENAI_API_KEY'],
-          baseUrlEnv: 'OPENAI_BASE_URL',
-          defaultBaseUrl: 'https://api.openai.com/v1',
-        },
-        {
-          keyEnv: ['ANTHROPIC_API_KEY'],
-          baseUrlEnv: 'ANTHROPIC_BASE_URL',
-          defaultBaseUrl: 'https://api.anthropic.com/v1',
-        },
-      ],
+      keys: OPENCODE_STYLE_KEYS,
     },
     invocation(profile, input) {
       const args = ['run', '--format', 'json'];
@@ -57,18 +46,8 @@ export function createKiloDriver(): AgentDriver<KiloProfile> {
       return { args, env };
     },
     // The screening classifier's call, as OpenCode's (checked against the real Kilo CLI 7.7.7,
-    // test/e2e/real-kilo-tools.test.ts: the model is offered no tool): every permission denied
-    // (`KILO_PERMISSION`, MCP tools too), the project's configuration ignored
-    // (`KILO_DISABLE_PROJECT_CONFIG`), no external plugin (`--pure`).
-    classifier(profile, prompt) {
-      const args = ['run', '--format', 'json', '--pure'];
-      if (profile.model) args.push('--model', profile.model);
-      args.push('--', prompt);
-      return {
-        args,
-        env: { KILO_PERMISSION: JSON.stringify({ '*': 'deny' }), KILO_DISABLE_PROJECT_CONFIG: '1' },
-      };
-    },
+    // test/e2e/real-kilo-tools.test.ts: the model is offered no tool).
+    classifier: openCodeStyleClassifier<KiloProfile>('KILO'),
     limits: API_LIMITS,
     createParser: createOpenCodeStreamParser,
   });

@@ -19,7 +19,7 @@
 import { COMMON_MODEL_ENV, defineDriver, isObject } from '../driver-kit.js';
 import { API_LIMITS } from '../limits.js';
 import { createOpenCodeStreamParser } from '../streams/opencode-stream.js';
-import type { AgentDriver, McpServerSpec } from '../types.js';
+import type { AgentDriver, AgentInvocation, McpServerSpec } from '../types.js';
 import type { OpenCodeProfile } from './schema.js';
 
 /** The major version in `opencode --version` output (`1.4.2`, `opencode 2.0.1`…), if any. */
@@ -50,6 +50,42 @@ export function openCodeConfigContent(
   return JSON.stringify({ ...base, mcp });
 }
 
+/**
+ * The model keys the key proxy holds for OpenCode and its derivative Kilo: both read
+ * OPENAI_BASE_URL / ANTHROPIC_BASE_URL for their built-in providers and in a provider's
+ * configuration (`{env:…}`).
+ */
+export const OPENCODE_STYLE_KEYS = [
+  { keyEnv: ['OPENAI_API_KEY'], baseUrlEnv: 'OPENAI_BASE_URL', defaultBaseUrl: 'https://api.openai.com/v1' },
+  {
+    keyEnv: ['ANTHROPIC_API_KEY'],
+    baseUrlEnv: 'ANTHROPIC_BASE_URL',
+    defaultBaseUrl: 'https://api.anthropic.com/v1',
+  },
+];
+
+/**
+ * The screening classifier's call of OpenCode and Kilo (`prefix` names their variables,
+ * `OPENCODE` or `KILO`): every permission denied (`<prefix>_PERMISSION`, MCP tools too), the
+ * project's configuration ignored (`<prefix>_DISABLE_PROJECT_CONFIG`), no external plugin (`--pure`).
+ */
+export function openCodeStyleClassifier<P extends { model?: string | undefined }>(
+  prefix: 'OPENCODE' | 'KILO',
+): (profile: P, prompt: string) => AgentInvocation {
+  return (profile, prompt) => {
+    const args = ['run', '--format', 'json', '--pure'];
+    if (profile.model) args.push('--model', profile.model);
+    args.push('--', prompt);
+    return {
+      args,
+      env: {
+        [`${prefix}_PERMISSION`]: JSON.stringify({ '*': 'deny' }),
+        [`${prefix}_DISABLE_PROJECT_CONFIG`]: '1',
+      },
+    };
+  };
+}
+
 function withoutTrailingSlash(path: string): string {
   const trimmed = path.replace(/\/+$/, '');
   return trimmed === '' ? path : trimmed;
@@ -75,18 +111,7 @@ export function createOpenCodeDriver(): AgentDriver<OpenCodeProfile> {
       hosts: ['api.anthropic.com', 'api.openai.com', 'opencode.ai', 'models.dev'],
       // 1.x keeps its sessions in OPENCODE_DB, next to the worktree: inside a sandbox, in the private home.
       homeFileEnv: ['OPENCODE_DB'],
-      keys: [
-        {
-          keyEnv: ['OPENAI_API_KEY'],
-          baseUrlEnv: 'OPENAI_BASE_URL',
-          defaultBaseUrl: 'https://api.openai.com/v1',
-        },
-        {
-          keyEnv: ['ANTHROPIC_API_KEY'],
-          baseUrlEnv: 'ANTHROPIC_BASE_URL',
-          defaultBaseUrl: 'https://api.anthropic.com/v1',
-        },
-      ],
+      keys: OPENCODE_STYLE_KEYS,
     },
     invocation(profile, input) {
       const args = ['run', '--format', 'json'];
@@ -113,18 +138,8 @@ export function createOpenCodeDriver(): AgentDriver<OpenCodeProfile> {
       return { args, env };
     },
     // The screening classifier's call (checked against `opencode run --help` of opencode 1.18.33
-    // and its configuration loader): every permission denied (`OPENCODE_PERMISSION`, merged over
-    // the configuration, so MCP tools too), the project's configuration ignored
-    // (`OPENCODE_DISABLE_PROJECT_CONFIG`), no external plugin (`--pure`).
-    classifier(profile, prompt) {
-      const args = ['run', '--format', 'json', '--pure'];
-      if (profile.model) args.push('--model', profile.model);
-      args.push('--', prompt);
-      return {
-        args,
-        env: { OPENCODE_PERMISSION: JSON.stringify({ '*': 'deny' }), OPENCODE_DISABLE_PROJECT_CONFIG: '1' },
-      };
-    },
+    // and its configuration loader; OPENCODE_PERMISSION is merged over the configuration).
+    classifier: openCodeStyleClassifier<OpenCodeProfile>('OPENCODE'),
     limits: API_LIMITS,
     // OpenCode 1.18: `run --session <id>` of a session it does not have.
     missingSession: [/Session not found/],

@@ -17,7 +17,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startOpenAiChatStandIn } from '../../../test/helpers/model-stand-in/openai-chat.js';
+import { standInProvider, startOpenAiChatStandIn } from '../../../test/helpers/model-stand-in/openai-chat.js';
 import { describeRealCli } from '../../../test/helpers/real-cli.js';
 import { createOpenCodeDriver } from './index.js';
 import { OpenCodeProfile } from './schema.js';
@@ -37,14 +37,7 @@ describeRealCli({
       JSON.stringify({
         $schema: 'https://opencode.ai/config.json',
         autoupdate: false,
-        provider: {
-          standin: {
-            npm: '@ai-sdk/openai-compatible',
-            name: 'stand-in',
-            options: { baseURL: '{env:OPENAI_BASE_URL}', apiKey: '{env:OPENAI_API_KEY}' },
-            models: { m1: { name: 'm1', tool_call: true } },
-          },
-        },
+        provider: standInProvider(),
       }),
     );
   },

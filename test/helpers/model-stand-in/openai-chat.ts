@@ -52,6 +52,22 @@ export interface ChatStandIn {
   close(): Promise<void>;
 }
 
+/**
+ * The `provider` section of an OpenCode or Kilo configuration that reaches this stand-in: a custom
+ * OpenAI-compatible provider `standin` with one model `m1` (profile model `standin/m1`), whose base
+ * URL and key come from OPENAI_BASE_URL and OPENAI_API_KEY (what the key proxy sets in a sandbox).
+ */
+export function standInProvider(): Record<string, unknown> {
+  return {
+    standin: {
+      npm: '@ai-sdk/openai-compatible',
+      name: 'stand-in',
+      options: { baseURL: '{env:OPENAI_BASE_URL}', apiKey: '{env:OPENAI_API_KEY}' },
+      models: { m1: { name: 'm1', tool_call: true } },
+    },
+  };
+}
+
 /** Shell tools of the CLIs we drive, with the argument that carries the command. */
 const SHELL_TOOLS: Record<string, string> = {
   bash: 'command', // OpenCode
