@@ -6,6 +6,7 @@ import { type FieldValue, type Item, identityKey, type Task, type TaskIdentity }
 import { createFence, type Fence } from '../prompt/fence.js';
 import { flattenValue } from '../prompt/fields.js';
 import { guardUntrusted } from '../prompt/untrusted.js';
+import { taskItemName } from '../triggers/registry.js';
 
 export { automationRepo, rawPromptContext, recordSkippedRun, runInit };
 
@@ -61,15 +62,15 @@ function describeSource(automation: ResolvedAutomation, task: Task, field: strin
   if (described !== undefined) return described;
   const authorField = automation.trigger.authorField;
   const author = authorField === undefined ? undefined : task.item.fields[authorField];
-  if (field === 'comments')
-    return `comments on ${task.identity.repo}#${task.item.id} by trusted actors (each headed by its author)`;
+  const item = taskItemName(automation, task);
+  if (field === 'comments') return `comments on ${item} by trusted actors (each headed by its author)`;
   const what = field.replace(/_/g, ' ');
   // Labels are applied by whoever can label, not necessarily by the item's author.
   const by =
     typeof author === 'string' && author !== '' && !field.endsWith('_labels')
       ? ` (written by @${author})`
       : '';
-  return `${what} of ${task.identity.repo}#${task.item.id}${by}`;
+  return `${what} of ${item}${by}`;
 }
 
 /**

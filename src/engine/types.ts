@@ -44,7 +44,7 @@ export interface AutomationStatus {
   /** Why it was paused automatically (`pause_after_failures`); absent when paused by hand or not paused. */
   pausedReason?: string;
   /** Its tasks waiting to run again: `retry 2/3 at 14:05:30`, `parked until 15:00:00` (item id first). */
-  retries?: { itemId: string; note: string; at: number }[];
+  retries?: { itemId: string; item: string; note: string; at: number }[];
   /** Its provider is parked by a usage limit until then (epoch ms). */
   parkedUntil?: number;
   /** The scans a person may ask for now (a review watch's `baseline`); absent: none. */

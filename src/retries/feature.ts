@@ -10,6 +10,7 @@ import type { Feature, KernelPort, RunOutcome } from '../core/feature.js';
 import { isFailure, type RunRecord, type Task } from '../core/types.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
+import { taskItemName } from '../triggers/registry.js';
 import { maxAttempts, planRetry } from './retry.js';
 import {
   autoPauseReason,
@@ -30,7 +31,7 @@ export interface RetriesOptions {
 }
 
 export interface RetriesStatus {
-  retries: { itemId: string; note: string; at: number }[];
+  retries: { itemId: string; item: string; note: string; at: number }[];
   parkedUntil: number;
 }
 
@@ -169,6 +170,7 @@ export class RetriesFeature implements Feature<never, RetriesStatus> {
   status(automation: ResolvedAutomation): Partial<RetriesStatus> {
     const retries = this.book.list(automation.id).map((r) => ({
       itemId: r.task.item.id,
+      item: taskItemName(automation, r.task),
       note: describeScheduled(r),
       at: r.at,
     }));

@@ -113,6 +113,32 @@ prompt = "x"
       await loadPendingRetries(parked, { store, settings, mode: 'drain', now: 50_000 });
       expect(parked.parkedUntil('claude', 50_000)).toBe(200_000);
       expect(parked.list()).toMatchObject([{ kind: 'parked', attempt: 1, at: 200_000 }]);
+
+      // A failed run whose agent never announced a session (it died at start): its trigger finds
+      // the item again, and the run no longer says that a retry is due (it would never start).
+      const noSession = await store.createRun({
+        ...init,
+        itemId: '8',
+        taskKey: '["fix","acme/api","github-issues","8"]',
+        status: 'failed',
+        attempt: 1,
+      });
+      await store.updateRun(noSession.id, { retryAt: new Date(100_000).toISOString() });
+      // And one of an automation the settings no longer have.
+      const gone = await store.createRun({
+        ...init,
+        automationId: 'old',
+        taskKey: '["old","acme/api","github-issues","7"]',
+        status: 'failed',
+        attempt: 1,
+      });
+      await store.updateRun(gone.id, { retryAt: new Date(100_000).toISOString() });
+      const later = new RetryBook();
+      await loadPendingRetries(later, { store, settings, mode: 'watch', now: 50_000 });
+      expect(later.list().map((r) => r.runId)).toEqual([failed.id]);
+      expect((await store.getRun(noSession.id))?.retryAt ?? null).toBeNull();
+      expect((await store.getRun(gone.id))?.retryAt ?? null).toBeNull();
+      expect((await store.getRun(failed.id))?.retryAt).toBe(new Date(200_000).toISOString());
     } finally {
       await store.close();
     }

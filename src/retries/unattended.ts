@@ -139,7 +139,9 @@ export { pauseReasonKey } from '../core/types.js';
 /**
  * At start: runs whose task was to run again by itself (a retry a previous process scheduled, a
  * parked run) are scheduled again, and parked providers stay parked until their reset. A task with
- * no saved session is left to its trigger (the next poll finds it). A one-shot `run` does not wait
+ * no saved session is left to its trigger (the next poll finds it), and its run's time cleared, as
+ * are those of runs whose automation is gone: `runs` and the board never show a retry that no one
+ * will start. A one-shot `run` does not wait
  * for a backoff: its retries are due at once (the next `curupira run` is the retry).
  */
 export async function loadPendingRetries(
@@ -150,11 +152,18 @@ export async function loadPendingRetries(
   for (const run of await store.listRuns({ retryPending: true, limit: Number.POSITIVE_INFINITY })) {
     const automation = settings.automations.find((a) => a.id === run.automationId);
     const at = Date.parse(run.retryAt ?? '');
-    if (!automation || book.has(run.taskKey) || !Number.isFinite(at)) continue;
     const parked = run.status === 'parked';
-    if (parked && at > now) book.park(automation.profile.provider, at);
-    const session = await store.getSession(run.taskKey);
-    if (!session) continue;
+    if (automation && parked && at > now) book.park(automation.profile.provider, at);
+    const session =
+      automation && !book.has(run.taskKey) && Number.isFinite(at)
+        ? await store.getSession(run.taskKey)
+        : undefined;
+    if (!automation || !session) {
+      // Nothing runs it again by itself (its automation is gone, another run of its task holds the
+      // retry, or no session was saved and its trigger will find it): its time is not shown again.
+      await store.updateRun(run.id, { retryAt: null });
+      continue;
+    }
     book.schedule({
       kind: parked ? 'parked' : 'retry',
       automationId: automation.id,

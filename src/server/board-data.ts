@@ -129,7 +129,7 @@ export function automationCards(engine: EngineView, now: Date): AutomationCard[]
       baseline: state?.baseline ?? null,
       pausedReason: state?.pausedReason ?? null,
       parkedUntil: iso(state?.parkedUntil),
-      retries: (state?.retries ?? []).map((r) => `#${r.itemId} ${r.note}`),
+      retries: (state?.retries ?? []).map((r) => `${r.item} ${r.note}`),
       budget: state?.budget ?? null,
       scans: [...(state?.scans ?? [])],
     };

@@ -138,6 +138,7 @@ export function taskItemName(automation: ResolvedAutomation, task: Task): string
     repo: task.identity.repo,
     itemId: task.item.id,
     scheduledFor: task.item.scheduledFor ?? null,
+    itemUrl: task.item.url,
   };
   return automation.trigger.itemName?.(item, automation) ?? `${item.repo}#${item.itemId}`;
 }

@@ -265,8 +265,12 @@ export interface ResolveContext {
  * (`AutomationFor<'cron'>`), so they need no cast. Hooks are methods, so a definition for one
  * automation type is usable wherever the registry holds them all.
  */
-/** What naming an item reads of a run (or of a task not run yet: `run --dry-run`). */
-export type ItemRef = Pick<RunRecord, 'repo' | 'itemId' | 'scheduledFor'>;
+/**
+ * What naming an item reads of a run (or of a task not run yet: `run --dry-run`); `itemUrl` where
+ * the caller has it (a board card's issue, or its board for a draft).
+ */
+export type ItemRef = Pick<RunRecord, 'repo' | 'itemId' | 'scheduledFor'> &
+  Partial<Pick<RunRecord, 'itemUrl'>>;
 
 /** A `curupira mcp` server for one run's agent (`TriggerDefinition.agentTools`). */
 export interface AgentTools {

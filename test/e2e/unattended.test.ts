@@ -51,7 +51,7 @@ describe('retries (injected clock)', () => {
       expect(runs[0]).toMatchObject({ status: 'failed', attempt: 1, resumed: false });
       expect(runs[0]!.retryAt).toBe(new Date(start + 10_000).toISOString());
       expect(engine.automations()[0]!.retries).toEqual([
-        { itemId: '1', note: 'retry 2/3 at 14:00:10', at: start + 10_000 },
+        { itemId: '1', item: 'acme/api#1', note: 'retry 2/3 at 14:00:10', at: start + 10_000 },
       ]);
       expect(events[0]).toMatchObject({
         kind: 'retry_scheduled',

@@ -3,15 +3,16 @@ import { loadSettingsFromText } from '../../config/load.js';
 import type { AutomationFor } from '../../config/types.js';
 import { FakeClock } from '../../core/clock.js';
 import { GitHubGraphQLError } from '../../core/errors.js';
-import type { Item } from '../../core/types.js';
+import type { Item, RunRecord, Task } from '../../core/types.js';
 import { createGitHubClient, type GitHubClient } from '../../github/client.js';
 import { staticTokenSource } from '../../github/token.js';
 import { silentLogger } from '../../log.js';
 import { type Simulator, startSimulator } from '../../simulator/server.js';
 import type { SimProjectItem } from '../../simulator/world.js';
 import { SimWorld } from '../../simulator/world.js';
+import { runItemName, taskItemName } from '../registry.js';
 import { noService } from '../service.js';
-import { createGitHubProjectItemsSource } from './index.js';
+import { createGitHubProjectItemsSource, projectCardName } from './index.js';
 import { PROJECT_ITEM_PROMPT_FIELDS } from './schema.js';
 
 const TOKEN = 'project-items-trigger-token';
@@ -320,5 +321,47 @@ describe('github-project-items: items', () => {
     } finally {
       world.setProjectItemStatus(cards.web!, 'Ready');
     }
+  });
+});
+
+describe('github-project-items: how a card is named', () => {
+  it('by the issue or pull request it holds, a draft by its board; never by the card node id', async () => {
+    const board = automation(`${ACME_READY}\nitem_types = ["issue", "pull_request", "draft_issue"]`);
+    const items = await discover(`${ACME_READY}\nitem_types = ["issue", "pull_request", "draft_issue"]`);
+    const task = (item: Item): Task => ({
+      key: `k-${item.id}`,
+      fingerprint: 'f',
+      identity: {
+        automationId: 'board',
+        repo: item.repo ?? 'api',
+        taskType: 'github-project-items',
+        id: item.id,
+      },
+      item,
+    });
+    // Before a run (`run --dry-run`, the live status) and from a run's record (`runs`, the board).
+    const names = items.map((item) => taskItemName(board, task(item)));
+    expect(names).toEqual(['acme/api#1', 'acme/api#2', 'draft card on acme project #1', 'acme/web#1']);
+    const record = (item: Item) =>
+      ({
+        repo: item.repo ?? 'api',
+        itemId: item.id,
+        itemUrl: item.url,
+        taskType: 'github-project-items',
+        automationId: 'board',
+        scheduledFor: null,
+      }) as unknown as RunRecord;
+    expect(items.map((item) => runItemName(record(item), [board]))).toEqual(names);
+    expect(items.map((item) => runItemName(record(item)))).toEqual(names);
+    // A user's board, and an address that says nothing: the card's own id, said to be a card.
+    expect(
+      projectCardName({
+        repo: 'api',
+        itemId: 'PVTI_x',
+        scheduledFor: null,
+        itemUrl: 'https://github.com/users/alice/projects/3',
+      }),
+    ).toBe('draft card on alice project #3');
+    expect(projectCardName({ repo: 'api', itemId: 'PVTI_x', scheduledFor: null })).toBe('card PVTI_x');
   });
 });

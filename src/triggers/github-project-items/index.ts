@@ -10,7 +10,7 @@ import {
 import { PAGE_SIZE } from '../../github/search.js';
 import { noUpstreamRun, refuseItemWrites, sameOwner, stringField } from '../hooks.js';
 import type { SourceFactory } from '../source.js';
-import type { TriggerDefinition } from '../types.js';
+import type { ItemRef, TriggerDefinition } from '../types.js';
 import {
   type GitHubProjectItemsAutomation,
   type GitHubProjectItemsResolved,
@@ -207,10 +207,27 @@ export const createGitHubProjectItemsSource: SourceFactory<GitHubProjectItemsRes
   };
 };
 
+const CONTENT_URL = /\/([^/]+\/[^/]+)\/(?:issues|pull)\/(\d+)\/?(?:[?#].*)?$/;
+const BOARD_URL = /\/(?:orgs|users)\/([^/]+)\/projects\/(\d+)\/?(?:[?#].*)?$/;
+
+/**
+ * How a card reads to a person: the issue or pull request it holds (`acme/api#12`, from its URL),
+ * or, for a draft, the board it is on (`draft card on acme project #5`); never the card's node id.
+ */
+export function projectCardName(item: ItemRef): string {
+  const url = item.itemUrl ?? '';
+  const content = CONTENT_URL.exec(url);
+  if (content) return `${content[1]}#${content[2]}`;
+  const board = BOARD_URL.exec(url);
+  if (board) return `draft card on ${board[1]} project #${board[2]}`;
+  return `card ${item.itemId}`;
+}
+
 export const githubProjectItemsTrigger: TriggerDefinition<GitHubProjectItemsResolved> = {
   ...githubProjectItemsTable,
   serialRuns: false,
   githubItem: 'card',
+  itemName: (run) => projectCardName(run),
   pullRequest(task) {
     const { fields } = task.item;
     if (fields.item_type !== 'pull_request') return undefined;
