@@ -84,6 +84,8 @@ export interface AgentExit {
   /** The transcript could not be written (`ENOSPC`: the disk is full), so the agent was stopped. */
   writeError?: { code?: string | undefined; path: string; message: string };
   stderrTail: string;
+  /** What to do about a failure (a path the sandbox hid from the agent), added to its reason. */
+  hint?: string;
   /** The agent printed nothing for `stallMs` and was stopped. */
   stalled: boolean;
   stallMs: number;
@@ -246,9 +248,12 @@ function exitOutcome(exit: AgentExit): {
     reason:
       exit.exitCode === 0
         ? `${exit.executable} reported an error: ${exit.reportedError ?? 'unknown error'}`
-        : `${exit.executable} exited with ${exitDescription(exit)}${
-            stderr ? `: ${stderr}` : exit.reportedError ? `: ${exit.reportedError}` : ''
-          }`,
+        : exit.hint
+          ? // The hint first: a reason is kept to one line of 500 characters.
+            `${exit.executable} exited with ${exitDescription(exit)}: ${exit.hint}${stderr ? `; its error output: ${stderr}` : ''}`
+          : `${exit.executable} exited with ${exitDescription(exit)}${
+              stderr ? `: ${stderr}` : exit.reportedError ? `: ${exit.reportedError}` : ''
+            }`,
   };
 }
 

@@ -1,7 +1,8 @@
 /**
  * Which sandbox a run gets: the automation's `sandbox`, else its profile's `sandbox_mode`, else
  * `[settings] sandbox`, else the default: `auto` where the trigger hands the agent text strangers
- * write (its `untrustedFields`), `none` where it does not (a schedule, a chain).
+ * write (its `untrustedFields`: a chain's upstream title and summary count), `none` where it does
+ * not (a schedule).
  */
 import type { ExecutionSettings, ResolvedAutomation } from '../config/types.js';
 import type { SandboxChoice } from './index.js';

@@ -27,6 +27,7 @@ import { findExecutable } from '../../process/env.js';
 import { RUN_ID_ENV } from '../../process/process-group.js';
 import { renderPrompt } from '../../prompt/index.js';
 import { githubHosts, sandboxChoice, sandboxLimits } from '../../sandbox/choice.js';
+import { hiddenPathHint } from '../../sandbox/hidden-path.js';
 import {
   type PreparedSandbox,
   prepareEarlySandbox,
@@ -862,10 +863,7 @@ class RunPipeline {
     const { automation, remediation, signal } = this.request;
     const { deps } = this;
     const now = deps.clock.now();
-    const limit =
-      result.exitCode === 0 && !watch.doneWithError
-        ? undefined
-        : detectLimit(launch.driver.limits ?? [], [watch.reportedError, result.stderrTail], now);
+    const limit = exitLimit(launch.driver, watch, result, now);
     const outcomes = automation.config.outcomes;
     const reportedResult =
       outcomes === undefined
@@ -884,6 +882,7 @@ class RunPipeline {
       timedOut: result.timedOut,
       ...(result.writeError ? { writeError: result.writeError } : {}),
       stderrTail: result.stderrTail,
+      ...sandboxHint(launch.sandbox?.policy.backend, result),
       stalled,
       stallMs: stallTimeoutMs(deps.execution, automation),
       timeoutMs: this.timeoutMs,
@@ -1105,4 +1104,25 @@ function sessionMissing(driver: AgentDriver, texts: readonly (string | undefined
 /** Names a run's private home: the runs of one task and profile share it (a resumed session finds its files). */
 function sandboxHomeKey(request: RunRequest): string {
   return `${request.task.key}\0${request.automation.profileName}`;
+}
+
+/** A failed sandboxed agent that could not see a file it needed: the reason says which and what to do. */
+function sandboxHint(
+  backend: string | undefined,
+  result: { exitCode: number | null; stderrTail: string },
+): { hint?: string } {
+  if (!backend || backend === 'none' || result.exitCode === 0 || result.exitCode === null) return {};
+  const hint = hiddenPathHint(result.stderrTail, backend);
+  return hint === undefined ? {} : { hint };
+}
+
+/** A provider's usage or rate limit in a failed agent's output (none for a success). */
+function exitLimit(
+  driver: AgentDriver,
+  watch: AgentWatch,
+  result: { exitCode: number | null; stderrTail: string },
+  now: number,
+): ReturnType<typeof detectLimit> {
+  if (result.exitCode === 0 && !watch.doneWithError) return undefined;
+  return detectLimit(driver.limits ?? [], [watch.reportedError, result.stderrTail], now);
 }
