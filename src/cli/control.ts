@@ -342,7 +342,11 @@ export function registerControl(
     .action(async (run: string) => {
       await withDaemon(io, settings(), async (daemon) => {
         const answer = await daemon.call('POST', `/runs/${encodeURIComponent(run)}/cancel`);
-        if (answered(io, answer)) writeLine(io.stdout, `Cancelling ${run}; its session is kept.`);
+        if (answered(io, answer))
+          writeLine(
+            io.stdout,
+            `Cancelling ${run}; its session is kept, and its item does not run again until you retry it (\`curupira retry ${run}\`, or Retry on the board).`,
+          );
       });
     });
   program

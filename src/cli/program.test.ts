@@ -71,6 +71,7 @@ describe('--config', () => {
       ['init'],
       ['allow'],
       ['reset'],
+      ['retry'],
     ]) {
       const result = await runCliCaptured([...argv, '--help']);
       expect(result.code, argv.join(' ')).toBe(0);

@@ -44,6 +44,7 @@ const MODULES: readonly (readonly [names: readonly string[], load: () => Promise
   ],
   [['allow'], async () => (await import('./allow.js')).registerAllow],
   [['reset'], async () => (await import('./reset.js')).registerReset],
+  [['retry'], async () => (await import('./retry.js')).registerRetry],
   [['doctor'], async () => (await import('./doctor.js')).registerDoctor],
   [['gc'], async () => (await import('./gc.js')).registerGc],
   [['simulator'], async () => (await import('./simulator.js')).registerSimulator],
@@ -101,6 +102,7 @@ const SETTINGS_COMMANDS = new Set([
   'findings',
   'allow',
   'reset',
+  'retry',
 ]);
 
 function configHelp(): string {

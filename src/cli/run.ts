@@ -148,13 +148,18 @@ async function dryRun(settings: Settings, io: CliIo): Promise<void> {
   const access = githubAccess(settings, io.env, log);
   const store = await openStore(stateLocation(settings.execution), { readonly: true });
   try {
-    const found = await previewFirstTask(settings, {
+    const { found, passed } = await previewFirstTask(settings, {
       github: access.client,
       clock: systemClock,
       log,
       store,
       service: createServiceKit({ env: io.env, dir: settings.dir }),
     });
+    for (const held of passed)
+      writeLine(
+        io.stdout,
+        `Passed over ${held.automation.id}: ${taskItemName(held.automation, held.task)}: ${held.why}.`,
+      );
     if (!found) {
       writeLine(io.stdout, 'No matching task is currently available.');
       return;

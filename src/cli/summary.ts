@@ -39,6 +39,10 @@ export const COMMAND_SUMMARY: readonly (readonly [term: string, description: str
     'Forget the failures of the item a run worked on (any run of it, or a prefix only one run has): an escalated item runs again.',
   ],
   [
+    'retry [options] <run-id>',
+    'Run a finished run’s item again, as Retry on the board does: lifts a cancel or an escalation that holds it (with a daemon, it starts now).',
+  ],
+  [
     'doctor [options]',
     'Check the settings, the GitHub token and API, each automation’s matches, each repository’s remote, the agent CLIs, git, the state folder and the state file.',
   ],

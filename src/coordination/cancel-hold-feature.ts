@@ -22,6 +22,13 @@ export async function cancelHold(store: Store, taskKey: string): Promise<string 
   return runId ? runId : undefined;
 }
 
+/** Lifts an operator's cancel from a task (a person retried it); true when one held it. */
+export async function liftCancelHold(store: Store, taskKey: string): Promise<boolean> {
+  if ((await cancelHold(store, taskKey)) === undefined) return false;
+  await store.setMeta(cancelHoldKey(taskKey), '');
+  return true;
+}
+
 export interface CancelHoldOptions {
   store: Store;
   log: Logger;
@@ -49,7 +56,6 @@ export class CancelHoldFeature implements Feature {
   }
 
   async retried(run: RunRecord): Promise<void> {
-    if ((await cancelHold(this.options.store, run.taskKey)) !== undefined)
-      await this.options.store.setMeta(cancelHoldKey(run.taskKey), '');
+    await liftCancelHold(this.options.store, run.taskKey);
   }
 }

@@ -1,6 +1,8 @@
 /** `run --dry-run`: the first task that would run, found with the real triggers, reserving nothing. */
 import { loadDriver } from '../agents/registry.js';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
+import { failureBudget, itemTextDigest } from '../coordination/budget.js';
+import { cancelHold } from '../coordination/cancel-hold-feature.js';
 import type { Clock } from '../core/clock.js';
 import { codeSource, describeCodeSource } from '../core/code-source.js';
 import type { Task } from '../core/types.js';
@@ -30,7 +32,8 @@ export interface PreviewDeps {
 export async function previewFirstTask(
   settings: Settings,
   deps: PreviewDeps,
-): Promise<{ automation: ResolvedAutomation; task: Task } | undefined> {
+): Promise<{ found?: { automation: ResolvedAutomation; task: Task }; passed: PassedOver[] }> {
+  const passed: PassedOver[] = [];
   for (const automation of settings.automations) {
     if (automation.config.enabled === false) continue;
     const feed = createFeed(automation, settings.execution.polling, deps, settings.automations);
@@ -41,8 +44,50 @@ export async function previewFirstTask(
       limit: settings.execution.polling.batch_size,
       preview: true,
     });
-    const task = tasks[0];
-    if (task) return { automation, task };
+    for (const task of tasks) {
+      const why = await heldBack(deps.store, settings, automation, task);
+      if (why === undefined) return { found: { automation, task }, passed };
+      passed.push({ automation, task, why });
+    }
+  }
+  return { passed };
+}
+
+/** A task the preview passed over, and what holds it (as a real run's gate would hold it). */
+export interface PassedOver {
+  automation: ResolvedAutomation;
+  task: Task;
+  why: string;
+}
+
+/**
+ * What the state file says holds a task back before any run, read only: an operator's cancel, an
+ * escalation whose text has not changed, or a last run blocked by screening with no allowance
+ * (screening itself and leases need GitHub and are not previewed).
+ */
+async function heldBack(
+  store: Store,
+  settings: Settings,
+  automation: ResolvedAutomation,
+  task: Task,
+): Promise<string | undefined> {
+  const cancelled = await cancelHold(store, task.key);
+  if (cancelled !== undefined)
+    return `cancelled by an operator in run ${cancelled}; \`curupira retry ${cancelled}\` (or Retry on the board) runs it again`;
+  const failures = await store.getItemFailures(task.key);
+  const limit = failureBudget(settings, automation);
+  if (
+    failures?.escalatedAt &&
+    limit > 0 &&
+    failures.failures >= limit &&
+    failures.textDigest === itemTextDigest(task)
+  )
+    return `escalated after ${failures.failures} failures; \`curupira reset ${failures.lastRunId}\` runs it again`;
+  const [last] = await store.listRuns({ taskKey: task.key, limit: 1 });
+  if (last?.status === 'blocked' && last.screenedDigest !== null) {
+    const allowed = await store.listAllowances({ runId: last.id, pending: true });
+    if (allowed.length === 0)
+      return `its last run ${last.id} was blocked by screening, and it stays blocked unless its text changed since; \`curupira allow ${last.id}\` lets it through once`;
   }
   return undefined;
 }

@@ -219,7 +219,9 @@ describe('curupira serve', () => {
     const unknown = await cli(h, 'trigger', 'nope');
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toBe("error: no automation 'nope' is configured (automation_not_found)\n");
-    expect((await cli(h, 'cancel', run.id)).stdout).toBe(`Cancelling ${run.id}; its session is kept.\n`);
+    expect((await cli(h, 'cancel', run.id)).stdout).toBe(
+      `Cancelling ${run.id}; its session is kept, and its item does not run again until you retry it (\`curupira retry ${run.id}\`, or Retry on the board).\n`,
+    );
     const followed = await follow.done;
     expect(followed.code).toBe(0);
     expect(followed.stdout).toContain('live events:');
@@ -278,6 +280,63 @@ describe('allow with a daemon running', () => {
       const allowances = await store.listAllowances({ runId: blocked.id });
       expect(allowances.map((a) => a.allowedBy)).toEqual(['alice']);
       expect(h.agentRuns('claude')).toHaveLength(1);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('retry', () => {
+  it('lifts a cancel: run --dry-run passes the held item over and says how; retry without a daemon lifts it, with one polls now', async () => {
+    h = await createHarness({
+      settingsExtra: FAST,
+      issues: [{ title: 'Slow [[fake:sleep=30]]', labels: ['agent-ready'] }],
+    });
+    let serve = startServe(h);
+    daemon = serve.started;
+    const store = await h.openStore();
+    try {
+      const run = await waitFor('the slow run', async () =>
+        (await store.listRuns({ status: ['running'] })).find((r) => r.sessionId),
+      );
+      await cli(h, 'cancel', run.id);
+      await waitFor('the cancel', async () => (await store.getRun(run.id))?.status === 'cancelled');
+      daemon.child.kill('SIGTERM');
+      await daemon.done;
+
+      // Without a daemon: the dry run says what holds the item instead of offering it.
+      const held = await cli(h, 'run', '--dry-run');
+      expect(held.stdout).toContain(
+        `Passed over fix: acme/api#1: cancelled by an operator in run ${run.id}; \`curupira retry ${run.id}\` (or Retry on the board) runs it again.\n`,
+      );
+      expect(held.stdout).toContain('No matching task is currently available.');
+      const lifted = await cli(h, 'retry', run.id);
+      expect(lifted.stdout).toBe(
+        `Lifted the cancel that held it for fix acme/api#1; no daemon is running: the next \`curupira run\` runs it (its saved session resumes, if it has one).\n`,
+      );
+      const free = await cli(h, 'run', '--dry-run');
+      expect(free.stdout).not.toContain('Passed over');
+      expect(free.stdout).toContain('Selected fix: acme/api#1');
+      expect(free.stdout).toContain(`resumes saved session ${run.sessionId}`);
+
+      // The next start resumes the session the cancel had held.
+      serve = startServe(h);
+      daemon = serve.started;
+      const resumed = await waitFor('the resumed run', async () =>
+        (await store.listRuns({ limit: 10 })).find((r) => r.id !== run.id && r.finishedAt !== null),
+      );
+      expect(resumed).toMatchObject({ resumed: true, sessionId: run.sessionId, status: 'succeeded' });
+
+      // With a daemon, a retry goes through it: an unknown run is refused, a finished one polls now.
+      const unknown = await cli(h, 'retry', 'r_nope');
+      expect(unknown.code).toBe(1);
+      const retried = await cli(h, 'retry', resumed.id);
+      expect(retried.stdout).toBe(
+        `Retrying ${resumed.id} (fix acme/api#1): the running daemon polls its automation now and runs the item when it still matches.\n`,
+      );
+      await waitFor('the run the retry started', async () =>
+        (await store.listRuns({ limit: 10 })).find((r) => r.id !== run.id && r.id !== resumed.id),
+      );
     } finally {
       await store.close();
     }
