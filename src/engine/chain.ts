@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { ResolvedAutomation } from '../config/types.js';
 import { changedNothing } from '../core/outcome.js';
 import type { Task } from '../core/types.js';
+import { runItemName } from '../triggers/registry.js';
 import type { ChainSpec } from '../triggers/types.js';
 import type { Feed, PollContext } from './feed.js';
 import { taskFromItem } from './task.js';
@@ -28,6 +29,8 @@ export class ChainFeed implements Feed {
     private readonly intervalSeconds: number,
     /** The upstream automation delivers (`deliver` is set): its runs that changed nothing do not fire by default. */
     private readonly upstreamDelivers = false,
+    /** The upstream automation, when the settings have it (how its runs' items are named). */
+    private readonly upstreamAutomations: readonly ResolvedAutomation[] = [],
   ) {}
 
   /** Whether an upstream run that changed nothing starts this chain (`on_no_changes`). */
@@ -89,7 +92,9 @@ export class ChainFeed implements Feed {
       .filter((run) => !done.has(run.id))
       .reverse()
       .slice(0, context.limit);
-    return (await this.chain.items(fresh)).map((item) => taskFromItem(this.automation, item));
+    return (await this.chain.items(fresh, (run) => runItemName(run, this.upstreamAutomations))).map((item) =>
+      taskFromItem(this.automation, item),
+    );
   }
 
   markDispatched(task: Task): void {

@@ -16,7 +16,13 @@ export function feedKit(polling: PollingSettings, automations: readonly Resolved
     chain: (automation, chain) => {
       const upstream = automations.find((a) => a.id === chain.upstream);
       const delivers = upstream !== undefined && 'deliver' in upstream.config && !!upstream.config.deliver;
-      return new ChainFeed(automation, chain, polling.cron_poll_interval_seconds, delivers);
+      return new ChainFeed(
+        automation,
+        chain,
+        polling.cron_poll_interval_seconds,
+        delivers,
+        upstream ? [upstream] : [],
+      );
     },
     watch: (automation, watch) => new WatchFeed(automation, watch, polling.poll_interval_seconds),
   };

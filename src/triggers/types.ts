@@ -115,8 +115,11 @@ export interface ChainSpec {
   readonly onNoChanges?: 'fire' | 'skip' | undefined;
   /** What decides the chain, as text: a change takes a new baseline (older upstream runs no longer fire). */
   readonly identity: string;
-  /** The items of these upstream runs, in order. */
-  items(runs: readonly RunRecord[]): Promise<Item[]>;
+  /**
+   * The items of these upstream runs, in order; `name` says how each run's item reads to a person
+   * (the registry's `runItemName`: `acme/api#12`, a project card's issue, a schedule's fire).
+   */
+  items(runs: readonly RunRecord[], name: (run: RunRecord) => string): Promise<Item[]>;
 }
 
 /** What a watch finds when it looks (see `WatchSpec`). */

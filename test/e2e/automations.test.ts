@@ -74,6 +74,26 @@ describe('chained automations', () => {
     );
   });
 
+  it('upstream_item names the upstream item as people read it: a project card by its issue, not its node id', async () => {
+    h = await createHarness({
+      automation: `
+[automations.board]
+trigger_type = "github-project-items"
+repository = "api"
+project_owner = "acme"
+project_number = 1
+status = "Ready"
+prompt = "Work on \${item_title}"
+${REVIEW('success').replace('after = "fix"', 'after = "board"')}`,
+    });
+    const project = h.world.addProject('acme', { title: 'Roadmap', statusOptions: ['Ready', 'Done'] });
+    h.world.addProjectItem(project, 'acme/api#1', { status: 'Ready' });
+    const { runs } = await h.run();
+    const review = runs.find((r) => r.automationId === 'review')!;
+    expect(review.status, review.reason ?? '').toBe('succeeded');
+    expect(lastPrompt(h).at(-1)).toContain('Review acme/api#1 (succeeded)');
+  });
+
   it('on = "failure" runs only after a failed upstream; on = "success" does not', async () => {
     h = await createHarness({
       automation:

@@ -66,7 +66,10 @@ export function outcomeSummary(run: RunRecord): string {
   return said ? `${head}\n\n${clip(said, 1500)}` : head;
 }
 
-export function upstreamItem(run: RunRecord): Item {
+export function upstreamItem(
+  run: RunRecord,
+  name: (run: RunRecord) => string = (r) => `${r.repo}#${r.itemId}`,
+): Item {
   const summary = outcomeSummary(run);
   return {
     id: run.id,
@@ -79,7 +82,7 @@ export function upstreamItem(run: RunRecord): Item {
       upstream_run_id: run.id,
       upstream_status: run.status,
       upstream_outcome: run.result ? formatResult(run.result) : null,
-      upstream_item: `${run.repo}#${run.itemId}`,
+      upstream_item: name(run),
       upstream_item_title: run.itemTitle,
       upstream_item_url: run.itemUrl,
       upstream_branch: run.branch,
@@ -99,9 +102,9 @@ export function chainOf(automation: AfterResolved): ChainSpec {
     ...chainFilter(c.on),
     onNoChanges: c.on_no_changes,
     identity: JSON.stringify([c.after, c.on]),
-    async items(runs) {
+    async items(runs, name) {
       await loadDrivers(runs.map((run) => run.provider)); // for their transcripts' last words
-      return runs.map(upstreamItem);
+      return runs.map((run) => upstreamItem(run, name));
     },
   };
 }
