@@ -39,8 +39,24 @@ export function parseRole(value: string): FleetRole {
   throw new UsageError(`--role must be all, poller or worker, got '${value}'`);
 }
 
-/** This process's host name: `[settings.fleet] host`, else the machine's name made safe. */
-export function fleetHostName(settings: Settings): string {
+/** Names this process in the fleet over the settings file's `host` (several processes, one file). */
+export const FLEET_HOST_ENV = 'CURUPIRA_FLEET_HOST';
+
+const HOST_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
+
+/**
+ * This process's host name: `CURUPIRA_FLEET_HOST`, else `[settings.fleet] host`, else the
+ * machine's name made safe.
+ */
+export function fleetHostName(settings: Settings, env: NodeJS.ProcessEnv = {}): string {
+  const named = env[FLEET_HOST_ENV]?.trim();
+  if (named) {
+    if (!HOST_NAME.test(named))
+      throw new UsageError(
+        `${FLEET_HOST_ENV} must be 1-63 letters, digits, \`.\`, \`_\` or \`-\`, got '${named}'`,
+      );
+    return named;
+  }
   const configured = settings.execution.fleet.host;
   if (configured) return configured;
   const machine = hostname()
@@ -106,7 +122,7 @@ export async function runFleetRole(options: FleetRoleOptions): Promise<{ interru
   // With the password from PGPASSWORD or the password file, as the store's own pool has it (never printed).
   const { connectionString } = connectionStringWithPassword(parsed.connectionString);
   const timing = fleetTiming(settings);
-  const host = fleetHostName(settings);
+  const host = fleetHostName(settings, io.env);
   const { signals, engineBase, stop, drain } = engineControls(settings, io, log, file);
   process.on('SIGINT', signals.handle);
   process.on('SIGTERM', signals.handle);

@@ -56,7 +56,7 @@ export const FleetTable = z
       .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'host must be 1-63 letters, digits, `.`, `_` or `-`')
       .optional()
       .describe(
-        "This process's name in the fleet (default: the machine's host name); two workers must not share one (curupira extension; only with `state_db_url`).",
+        "This process's name in the fleet (default: the machine's host name); two processes must not share one: processes that share a settings file on one machine (a poller and a worker, two workers) each set `CURUPIRA_FLEET_HOST` in their environment, which wins over this key (curupira extension; only with `state_db_url`).",
       ),
     host_max_active_tasks: z
       .number()

@@ -145,6 +145,7 @@ export async function deliverRun(deps: DeliveryDeps, request: DeliveryRequest): 
     };
   }
   const fields = { automation: automation.id, run: run.id, branch, repo };
+  let firstPush = false;
   try {
     let record = await deps.store.getPullRequest(key);
     // Finished after a restart, its worktree already removed: that happens only once the branch
@@ -163,6 +164,8 @@ export async function deliverRun(deps: DeliveryDeps, request: DeliveryRequest): 
     }
     // Recorded before the first push: a restart pushes to (and looks for the pull request of) the
     // same remote branch.
+    // Nothing of this delivery reached the remote yet: a rejected push means the branch is someone else's.
+    firstPush = !record || record.state === 'pushing';
     record ??= await deps.store.beginPullRequest({
       runId: key,
       automationId: automation.id,
@@ -202,12 +205,28 @@ export async function deliverRun(deps: DeliveryDeps, request: DeliveryRequest): 
     deps.log.info({ ...fields, number: pr.number, adopted: record.adopted }, 'Pull request delivered');
     return { kind: 'delivered', record };
   } catch (error) {
+    if (firstPush && rejectedPush(error)) {
+      // Running the agent again would meet the same branch: a person decides (not retried).
+      const remoteBranch = remoteBranchOf(
+        automation,
+        run,
+        await deps.store.getPullRequest(key).catch(() => undefined),
+      );
+      const reason = `not pushed: ${repo} already has a branch ${remoteBranch} with commits this run does not have (a delivery of this item made outside this state file, by another curupira or an earlier state file, or someone's own push); nothing was overwritten and the agent's commits stay on ${branch} in the kept worktree. Merge, close or delete what is on that branch, then retry this run`;
+      deps.log.warn({ ...fields, remoteBranch }, 'Delivery held: the remote branch has other commits');
+      return { kind: 'held', reason, findings: [] };
+    }
     const reason = `could not deliver branch ${branch}: ${errorMessage(error)}`;
     deps.log.warn({ ...fields, error: errorMessage(error) }, 'Delivery failed');
     const record = await deps.store.getPullRequest(key).catch(() => undefined);
     if (record) await deps.store.updatePullRequest(key, { detail: reason }).catch(() => undefined);
     return { kind: 'failed', reason };
   }
+}
+
+/** git refused the push because the remote branch has commits the pushed one lacks (not a fast-forward). */
+function rejectedPush(error: unknown): boolean {
+  return /\[rejected\]|non-fast-forward|fetch first|Note about fast-forwards/i.test(errorMessage(error));
 }
 
 /** The review of the commits to push (review.ts): a hold, or undefined when they may go. */

@@ -3,7 +3,8 @@
  * can run one, and what a worker refuses, from its advertised capabilities and its own settings.
  */
 import { describe, expect, it } from 'vitest';
-import { lacks, NO_LIVE_WORKER, unplaceable } from './placement.js';
+import { loadSettingsFromText } from '../config/load.js';
+import { capabilitiesOf, lacks, NO_LIVE_WORKER, refusalOf, unplaceable } from './placement.js';
 import type { HostCapabilities } from './types.js';
 
 function can(automations: string[], repositories = ['acme/api']): HostCapabilities {
@@ -43,5 +44,51 @@ describe('placement', () => {
         needs,
       ),
     ).toBeUndefined();
+  });
+});
+
+describe('a project board automation without repo', () => {
+  const settings = loadSettingsFromText(
+    `[repositories.api]
+remote = "https://github.com/acme/api.git"
+[automations.fix]
+repository = "api"
+repo = "acme/api"
+labels = ["agent-ready"]
+prompt = "Fix \${issue_number}"
+[automations.board]
+trigger_type = "github-project-items"
+repository = "api"
+project_owner = "acme"
+project_number = 1
+status = "Ready"
+prompt = "Work on \${item_title}"
+[automations.web-cards]
+trigger_type = "github-project-items"
+repository = "api"
+project_owner = "acme"
+project_number = 1
+status = "Ready"
+repo = "acme/web"
+prompt = "Work on \${item_title}"
+`,
+    '/tmp/curupira-placement/settings.toml',
+  ).settings;
+
+  it('runs cards of any repository: advertised as such, placed and not refused; one with repo stays pinned', () => {
+    const capabilities = capabilitiesOf(settings);
+    expect(capabilities).toMatchObject({
+      automations: ['board', 'fix', 'web-cards'],
+      repositories: ['acme/api', 'acme/web'],
+      anyRepository: ['board'],
+    });
+    for (const repo of ['acme/api', 'acme/other']) {
+      expect(lacks(capabilities, { automationId: 'board', repo })).toBeUndefined();
+      expect(refusalOf(settings.automations, { automationId: 'board', repo })).toBeUndefined();
+    }
+    expect(refusalOf(settings.automations, { automationId: 'web-cards', repo: 'acme/api' })).toBe(
+      'automation web-cards works on acme/web on this host, not on acme/api',
+    );
+    expect(lacks(capabilities, { automationId: 'fix', repo: 'acme/other' })).toBe('repository acme/other');
   });
 });

@@ -20,12 +20,24 @@ export interface JobNeeds {
   repo: string;
 }
 
+/**
+ * The repository every task of an automation has, or undefined when its tasks may come from any
+ * (a project board's cards without a `repo` filter: each card's own repository).
+ */
+export function pinnedRepo(automation: ResolvedAutomation): string | undefined {
+  if (automation.trigger?.itemsFromAnyRepository && !automation.config.repo) return undefined;
+  return automationRepo(automation);
+}
+
 /** What a host with these settings can run. */
 export function capabilitiesOf(settings: Pick<Settings, 'automations'>): HostCapabilities {
   const automations = settings.automations;
+  const pinned = automations.flatMap((a) => pinnedRepo(a) ?? []);
+  const anyRepository = automations.filter((a) => pinnedRepo(a) === undefined).map((a) => a.id);
   return {
     automations: automations.map((a) => a.id).sort(),
-    repositories: [...new Set(automations.map(automationRepo))].sort(),
+    repositories: [...new Set(pinned)].sort(),
+    ...(anyRepository.length > 0 ? { anyRepository: anyRepository.sort() } : {}),
     providers: [...new Set(automations.map((a) => a.profile.provider))].sort(),
     sandbox: 'none',
   };
@@ -38,6 +50,7 @@ export function capabilitiesOf(settings: Pick<Settings, 'automations'>): HostCap
 export function lacks(capabilities: HostCapabilities | null, needs: JobNeeds): string | undefined {
   if (capabilities === null) return undefined;
   if (!capabilities.automations.includes(needs.automationId)) return `automation ${needs.automationId}`;
+  if (capabilities.anyRepository?.includes(needs.automationId)) return undefined;
   if (!capabilities.repositories.includes(needs.repo)) return `repository ${needs.repo}`;
   return undefined;
 }
@@ -52,8 +65,8 @@ export function refusalOf(
 ): string | undefined {
   const automation = automations.find((a) => a.id === job.automationId);
   if (!automation) return `automation ${job.automationId} is not configured on this host`;
-  const repo = automationRepo(automation);
-  if (repo !== job.repo)
+  const repo = pinnedRepo(automation);
+  if (repo !== undefined && repo !== job.repo)
     return `automation ${job.automationId} works on ${repo} on this host, not on ${job.repo}`;
   return undefined;
 }

@@ -18,6 +18,11 @@ export interface HostCapabilities {
   automations: string[];
   /** `owner/name` of the repositories those automations work on. */
   repositories: string[];
+  /**
+   * Automations whose items come from any repository (a project board's cards, without `repo`):
+   * their jobs are matched by automation alone. Absent in an older host's heartbeat.
+   */
+  anyRepository?: string[];
   /** Agent providers its automations' profiles use. */
   providers: string[];
   /** The sandbox it runs agents in: `none` for now (no job asks for one yet). */

@@ -518,7 +518,7 @@ export class FleetWorker {
 function hostTakenError(host: string, row: HostRow): StateError {
   const where = row.machine ? ` on ${row.machine}` : '';
   return new StateError(
-    `host name '${host}' is in use by a live curupira process (pid ${row.pid}${where}, heartbeat ${Math.round(row.silentFor)} s ago): set a distinct \`host\` in [settings.fleet] for this process, or stop the other one first`,
+    `host name '${host}' is in use by a live curupira process (pid ${row.pid}${where}, heartbeat ${Math.round(row.silentFor)} s ago): name this process otherwise (CURUPIRA_FLEET_HOST=NAME in its environment, or \`host\` in [settings.fleet] when it has a settings file of its own), or stop the other one first`,
     { code: 'state_locked' },
   );
 }

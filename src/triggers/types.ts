@@ -334,6 +334,12 @@ export interface TriggerDefinition<A extends AnyAutomation = ResolvedAutomation>
   agentTools?(task: Task, runId: string): AgentTools | undefined;
   /** At most one run of the automation at a time (schedules: occurrences run in order). */
   readonly serialRuns: boolean;
+  /**
+   * Its items name their own repository (a project board's cards), so without a `repo` filter its
+   * tasks come from any repository: a fleet places them by automation alone. Absent: the
+   * automation's `repo` (or checkout) is every task's repository.
+   */
+  readonly itemsFromAnyRepository?: boolean;
   /** Lines describing what the automation will do, for `validate --explain`. */
   explain(automation: A, now: Date): ExplainLine[];
   /** The feed the engine (and `run --dry-run`) polls for this automation's tasks. */

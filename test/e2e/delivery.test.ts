@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
+import { commitToBranch } from '../../src/simulator/merging.js';
 import { git } from '../../src/workspace/git.js';
 import {
   createHarness,
@@ -157,6 +158,31 @@ describe('deliver = "pr"', () => {
     } finally {
       await store.close();
     }
+  }, 60_000);
+
+  it('the remote branch already has other commits (a delivery made elsewhere): nothing overwritten, held for a person', async () => {
+    h = await world('Elsewhere [[fake:commit]]', 'deliver = "pr"');
+    const theirs = commitToBranch(
+      h.origin.url,
+      'curupira/fix/1-elsewhere-fake-commit',
+      { 'theirs.txt': 'x\n' },
+      {
+        from: 'main',
+      },
+    );
+    const { runs } = await h.run();
+    const run = onlyRun(runs);
+    expect(run.status).toBe('blocked');
+    expect(run.reason).toContain(
+      'not pushed: acme/api already has a branch curupira/fix/1-elsewhere-fake-commit with commits this run does not have',
+    );
+    expect(run.reason).toContain('Merge, close or delete what is on that branch, then retry this run');
+    expect(run.worktreeKept).toBe(true);
+    expect(await remoteSha(h, 'curupira/fix/1-elsewhere-fake-commit')).toBe(theirs);
+    expect(pullPosts(h)).toHaveLength(0);
+    // One agent run: a held delivery is not retried (the agent would meet the same branch).
+    expect(h.invocations('claude')).toHaveLength(1);
+    await expectNoForcePush(h);
   }, 60_000);
 
   it('no commits: nothing pushed, no pull request, and the run says succeeded: no changes', async () => {

@@ -226,6 +226,7 @@ export function projectCardName(item: ItemRef): string {
 export const githubProjectItemsTrigger: TriggerDefinition<GitHubProjectItemsResolved> = {
   ...githubProjectItemsTable,
   serialRuns: false,
+  itemsFromAnyRepository: true,
   githubItem: 'card',
   itemName: (run) => projectCardName(run),
   pullRequest(task) {
