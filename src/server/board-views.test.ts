@@ -267,6 +267,11 @@ describe('cards say what happened', () => {
       run({ status: 'failed', worktreeKept: true, worktreePath: '/w/x', commits: 2 }),
     );
     expect(kept.map((b) => b.label)).toEqual(['Retry', 'Remove worktree', 'Dismiss']);
+    // Held by its delivery (not by screening: no text to allow), e.g. a remote branch with other commits.
+    const heldDelivery = runActionButtons(
+      run({ status: 'blocked', screenedDigest: null, worktreeKept: true, worktreePath: '/w/y', commits: 1 }),
+    );
+    expect(heldDelivery.map((b) => b.label)).toEqual(['Retry', 'Remove worktree', 'Dismiss']);
     expect(kept[1]!.confirm).toBe(
       'Remove the kept worktree /w/x? Its 2 unpushed commits and any changes are deleted for good.',
     );

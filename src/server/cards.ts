@@ -196,7 +196,9 @@ export function runActionButtons(run: RunRecord): ActionButton[] {
     outcome === 'failure' ||
     outcome === 'attention' ||
     run.status === 'cancelled' ||
-    run.status === 'parked'
+    run.status === 'parked' ||
+    // Held by its delivery (a person cleared the way, then retries it), not by screened text.
+    run.status === 'blocked'
   )
     actions.push({ label: run.status === 'parked' ? 'Retry now' : 'Retry', action: `${base}/retry`, follow });
   if (run.worktreeKept)
