@@ -10,7 +10,7 @@ import { parseReviewSummary, REVIEW_SUMMARY_MARK } from '../delivery/review-summ
 import { stateDir } from '../engine/paths.js';
 import { redact } from '../log.js';
 import type { PullRequestRecord } from '../store/types.js';
-import { branchDiff } from '../workspace/diff.js';
+import { branchDiff, commitDiff } from '../workspace/diff.js';
 import { apiRoutes, json } from './api.js';
 import { ACTIONS_JS, BOARD_CSS, BOARD_JS, FLEET_JS, RUN_JS } from './assets.js';
 import { authenticated, tokenLogin } from './auth.js';
@@ -119,7 +119,12 @@ async function runChanges(
   if (!cwd || !existsSync(cwd))
     return diffSection(undefined, null, 'The repository checkout is not on this machine.');
   try {
-    const diff = await branchDiff(cwd, run.branch, delivery?.baseBranch ?? null);
+    // Delivered, the local branch is gone but its pushed commit and the run's base commit remain.
+    const diff =
+      (await branchDiff(cwd, run.branch, delivery?.baseBranch ?? null)) ??
+      (delivery?.headSha && run.baseCommit
+        ? await commitDiff(cwd, run.baseCommit, delivery.headSha)
+        : undefined);
     if (!diff) return diffSection(undefined, null, `The branch ${run.branch} is no longer in the checkout.`);
     return diffSection(parseDiff(diff.text), diff.base, null);
   } catch (error) {

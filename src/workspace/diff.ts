@@ -42,3 +42,25 @@ export async function branchDiff(
   }
   return undefined;
 }
+
+const SHA = /^[0-9a-f]{7,64}$/;
+
+/**
+ * The diff from commit `base` (where the run's worktree was cut) to commit `head` (what it
+ * pushed), when the checkout still has both: a delivered run's branch is deleted locally once
+ * pushed, its commits stay. Undefined when either is missing or is not a commit id.
+ */
+export async function commitDiff(
+  checkout: string,
+  base: string,
+  head: string,
+): Promise<BranchDiff | undefined> {
+  if (!SHA.test(base) || !SHA.test(head)) return undefined;
+  for (const sha of [base, head])
+    if (!(await revParse(checkout, `${sha}^{commit}`).catch(() => null))) return undefined;
+  const text = await git(
+    ['diff', '--no-color', '--no-ext-diff', '--no-textconv', '-M', '--end-of-options', `${base}...${head}`],
+    { cwd: checkout, timeoutMs: 20_000 },
+  );
+  return { base: base.slice(0, 12), text };
+}

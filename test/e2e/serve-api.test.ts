@@ -121,6 +121,25 @@ describe('serve: run pages', () => {
   }, 120_000);
 });
 
+describe('serve: a delivered run', () => {
+  it('its page shows what it changed, from its base commit to the commit it pushed, after the local branch is gone', async () => {
+    h = await createHarness({
+      issues: [{ title: 'Ship it [[fake:commit-file=src/shipped.txt]]', labels: ['agent-ready'] }],
+      automation: issueAutomation('fix', { prompt: '${issue_title}', extra: 'deliver = "pr"' }),
+    });
+    const run = (await h.run()).runs[0]!;
+    expect(run.status, run.reason ?? '').toBe('succeeded');
+    expect(run.worktreeKept).toBe(false);
+    served = await serve(h);
+    const page = await (await call(served, `/runs/${run.id}`)).text();
+    expect(page).not.toContain('is no longer in the checkout');
+    expect(page).toMatch(
+      /<h3>Changes <span class="muted">1 file, \+\d+ −0 against [0-9a-f]{12}<\/span><\/h3>/,
+    );
+    expect(page).toContain('data-file="src/shipped.txt"');
+  }, 60_000);
+});
+
 describe('serve: API', () => {
   it('state, automations, runs, one run, its events, and the OpenAPI description', async () => {
     h = await createHarness({ settingsExtra: FAST });
