@@ -123,7 +123,9 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet placement (issue 33)',
     );
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("host name 'w1' is in use by a live curupira process");
-    expect(result.stderr).toContain('name this process otherwise (CURUPIRA_FLEET_HOST=NAME in its environment');
+    expect(result.stderr).toContain(
+      'name this process otherwise (CURUPIRA_FLEET_HOST=NAME in its environment',
+    );
     expect(second.output()).not.toContain('left running by a previous curupira process');
     // The first one's agent ran on, untouched, to its success.
     expect(agentAlive(agent)).toBe(true);
