@@ -6,6 +6,7 @@ import { cancelHold } from '../coordination/cancel-hold-feature.js';
 import type { Clock } from '../core/clock.js';
 import { codeSource, describeCodeSource } from '../core/code-source.js';
 import type { Task } from '../core/types.js';
+import { openDelivery } from '../delivery/deliver.js';
 import { additionalWorktrees, repositoriesNote } from '../delivery/repositories.js';
 import type { GitHubClient } from '../github/client.js';
 import type { Logger } from '../log.js';
@@ -53,6 +54,14 @@ export async function previewFirstTask(
   return { passed };
 }
 
+/** What a delivery in a holding state means, as the preview says it. */
+const DELIVERY_HOLD: Readonly<Record<string, string>> = {
+  open: 'is open, and its follow-up works on it',
+  needs_human: 'waits for a person',
+  landed: 'was marked landed elsewhere by a person',
+  abandoned: 'was marked abandoned by a person',
+};
+
 /** A task the preview passed over, and what holds it (as a real run's gate would hold it). */
 export interface PassedOver {
   automation: ResolvedAutomation;
@@ -61,7 +70,8 @@ export interface PassedOver {
 }
 
 /**
- * What the state file says holds a task back before any run, read only: an operator's cancel, an
+ * What the state file says holds a task back before any run, read only: its delivery's pull request
+ * still open (or waiting for a person), an operator's cancel, an
  * escalation whose text has not changed, or a last run blocked by screening with no allowance
  * (screening itself and leases need GitHub and are not previewed).
  */
@@ -71,6 +81,13 @@ async function heldBack(
   automation: ResolvedAutomation,
   task: Task,
 ): Promise<string | undefined> {
+  if (automation.config.deliver) {
+    const delivery = await openDelivery(store, task.key);
+    if (delivery) {
+      const pr = delivery.number === null ? `of branch ${delivery.headBranch}` : `#${delivery.number}`;
+      return `its delivery holds it: pull request ${pr} (run ${delivery.runId}) ${DELIVERY_HOLD[delivery.state] ?? `is ${delivery.state}`}`;
+    }
+  }
   const cancelled = await cancelHold(store, task.key);
   if (cancelled !== undefined)
     return `cancelled by an operator in run ${cancelled}; \`curupira retry ${cancelled}\` (or Retry on the board) runs it again`;

@@ -425,7 +425,7 @@ function updateBranch(request: RestRequest, repo: SimRepository, pr: SimPullRequ
   if (!next || !moveBranch(gitDir, pr.headRefName, next, head, `update branch of pull request #${pr.number}`))
     return restError(422, 'expected head sha didn’t match current head ref.');
   pr.headRefOid = next;
-  pr.updatedAt = new Date().toISOString();
+  pr.updatedAt = world.timestamp();
   return {
     status: 202,
     body: {

@@ -104,5 +104,11 @@ describe('pull requests over a backing bare repository', () => {
     expect(JSON.stringify(again.body)).toContain('A pull request already exists for acme:feature.');
     const patched = await api('/repos/acme/api/pulls/2', 'PATCH', { title: 'Better', state: 'closed' });
     expect(patched.body).toMatchObject({ title: 'Better', state: 'closed', merged: false });
+    // One clock, as GitHub's: an issue made after the edit is the most recently updated item
+    // (curupira's change probe reads exactly that).
+    world.addIssue('acme/api', { title: 'Made after the edit', author: 'bob' });
+    const newest = await api('/repos/acme/api/issues?state=all&sort=updated&direction=desc&per_page=1');
+    expect(newest.body.map((i: { title: string }) => i.title)).toEqual(['Made after the edit']);
+    expect(Date.parse(patched.body.updated_at)).toBeLessThan(Date.parse(newest.body[0].updated_at));
   });
 });

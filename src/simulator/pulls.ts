@@ -228,7 +228,7 @@ function patchPull(request: RestRequest, pr: SimPullRequest): RestResponse {
     pr.state = 'OPEN';
     pr.closedAt = null;
   }
-  pr.updatedAt = new Date().toISOString();
+  pr.updatedAt = world.timestamp();
   return { status: 200, body: pullRequestJson(world, pr, apiUrl) };
 }
 

@@ -185,6 +185,19 @@ describe('deliver = "pr"', () => {
     await expectNoForcePush(h);
   }, 60_000);
 
+  it('run --dry-run passes over an item whose pull request is open, saying so (the real run holds it too)', async () => {
+    h = await world('Held [[fake:commit]]', 'deliver = "pr"');
+    const run = onlyRun((await h.run()).runs);
+    expect(run.status).toBe('succeeded');
+    const dry = await runBuiltCli(['--config', h.settingsFile, 'run', '--dry-run'], { env: h.env });
+    expect(dry.stdout).toContain(
+      `Passed over fix: acme/api#1: its delivery holds it: pull request #2 (run ${run.id}) is open, and its follow-up works on it.`,
+    );
+    expect(dry.stdout).toContain('No matching task is currently available.');
+    // And the real run agrees: nothing new starts.
+    expect((await h.run()).runs).toHaveLength(0);
+  }, 60_000);
+
   it('no commits: nothing pushed, no pull request, and the run says succeeded: no changes', async () => {
     h = await world('Nothing to do', 'deliver = "pr"');
     const run = onlyRun((await h.run()).runs);
