@@ -92,7 +92,11 @@ export class Control {
       this.s.wakeup.wake();
       return 'fired';
     }
-    if (feed) feed.nextPollAt = 0;
+    if (feed) {
+      feed.nextPollAt = 0;
+      // A person asked: the poll searches even where a change probe would say nothing changed.
+      feed.searchNow?.();
+    }
     if (inputs) this.s.triggerInputs.set(id, inputs);
     else this.s.triggerInputs.delete(id);
     if (this.s.isPaused(id)) this.s.forced.add(id);

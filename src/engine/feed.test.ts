@@ -144,5 +144,18 @@ describe('EventFeed', () => {
     expect(feed.matchedSince(one!.key, start + 210_000)).toBe(false);
     expect(feed.matchedSince(two!.key, start + 210_000)).toBe(true);
     expect(feed.matchedSince(two!.key, start + 210_001)).toBe(false);
+    // A person's "Run now" searches even when the probe says nothing changed.
+    changed = false;
+    await clock.advance(30_000);
+    await feed.poll(context(clock));
+    expect(searches).toBe(3);
+    feed.searchNow();
+    await clock.advance(30_000);
+    await feed.poll(context(clock));
+    expect(searches).toBe(4);
+    // Once: the poll after it trusts the probe again.
+    await clock.advance(30_000);
+    await feed.poll(context(clock));
+    expect(searches).toBe(4);
   });
 });

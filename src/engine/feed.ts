@@ -165,6 +165,10 @@ export class EventFeed implements Feed {
     this.mustSearch = true;
   }
 
+  searchNow(): void {
+    this.mustSearch = true;
+  }
+
   /** Offers the task with this key again on the next poll; false when it was never dispatched. */
   forgetKey(key: string): boolean {
     let found = false;

@@ -71,6 +71,8 @@ export interface Feed {
   forget?(task: Task): void;
   /** Offers the task with this key again on the next poll; false when it was never dispatched. */
   forgetKey?(key: string): boolean;
+  /** The next poll searches, whatever a change probe says (a person asked: "Run now", `trigger`). */
+  searchNow?(): void;
   /**
    * Fires from a schedule: the task of an occurrence at `at` ("run now" fires one at this instant;
    * retrying a run fires its `scheduledFor` occurrence again).
