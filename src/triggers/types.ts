@@ -329,6 +329,11 @@ export interface TriggerDefinition<A extends AnyAutomation = ResolvedAutomation>
   /** The commit a task is pinned to (a review, a commit): its worktree starts there, whatever `worktree_from` says. */
   pinnedCommit?(task: Task): PinnedCommit | undefined;
   /**
+   * Paths a task's agent is pointed at beyond its worktree (a chain's upstream worktree and
+   * transcript, which its prompt names): added read-only to its sandbox when they exist.
+   */
+  sandboxReadPaths?(task: Task): string[];
+  /**
    * The tools of this curupira a task's agent is offered (a review's findings tools): the
    * arguments of `curupira mcp` serving them for run `runId`; the run declares that server to its
    * agent's CLI for that run only. Absent or undefined: no server.

@@ -11,7 +11,7 @@
  * reason, never passed silently.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
@@ -257,6 +257,66 @@ prompt = "Fix issue \${issue_number} [[fake:commit]]"
     // The fake agent saw the private home, not curupira's, and no SSH agent.
     const [call] = h.agentRuns('claude');
     expect(call!.env.keys).not.toContain('SSH_AUTH_SOCK');
+  });
+});
+
+describe.skipIf(!probe.ok)('a chain in the sandbox', () => {
+  let h: Harness | undefined;
+  afterEach(async () => {
+    await h?.cleanup();
+    h = undefined;
+  });
+
+  it("its agent reads the upstream run's kept worktree and transcript (read-only), which its prompt names", async () => {
+    h = await createHarness({ provider: 'claude' });
+    // The downstream agent: lists the folder and reads the file its prompt names, writes what it
+    // saw into its own worktree, then tries to write into the upstream's worktree.
+    const looker = join(h.dir, 'looker', 'claude');
+    mkdirSync(join(h.dir, 'looker'), { recursive: true });
+    writeFileSync(
+      looker,
+      `#!/bin/sh
+for last; do :; done
+dir=$(printf '%s\\n' "$last" | sed -n 's/^LOOK AT \\(.*\\)$/\\1/p')
+file=$(printf '%s\\n' "$last" | sed -n 's/^READ \\(.*\\)$/\\1/p')
+{ ls "$dir"; head -c 20 "$file" >/dev/null && echo transcript-read; touch "$dir/written-by-chain" 2>/dev/null && echo wrote-upstream; } > seen.txt 2>&1
+exit 0
+`,
+    );
+    chmodSync(looker, 0o755);
+    h.configure({
+      automation: `[automations.fix]
+trigger_type = "github-issues"
+repository = "api"
+repo = "acme/api"
+labels = ["agent-ready"]
+sandbox = "none"
+prompt = "Fix issue \${issue_number} [[fake:commit-file=upstream-work.txt]]"
+
+[automations.review]
+after = "fix"
+repository = "api"
+profile = "looker"
+sandbox = "required"
+prompt = """Review.
+LOOK AT \${upstream_worktree}
+READ \${upstream_transcript}"""
+
+[agents.profiles.looker]
+provider = "claude"
+executable = "${looker}"
+`,
+    });
+    const { runs } = await h.run();
+    const fix = runs.find((r) => r.automationId === 'fix')!;
+    const review = runs.find((r) => r.automationId === 'review')!;
+    expect(fix.worktreeKept, fix.reason ?? '').toBe(true);
+    expect(review, JSON.stringify(runs.map((r) => [r.automationId, r.status, r.reason]))).toBeDefined();
+    const seen = readFileSync(join(review.worktreePath!, 'seen.txt'), 'utf8');
+    expect(seen).toContain('upstream-work.txt');
+    expect(seen).toContain('transcript-read');
+    expect(seen).not.toContain('wrote-upstream');
+    expect(existsSync(join(fix.worktreePath!, 'written-by-chain'))).toBe(false);
   });
 });
 

@@ -85,7 +85,13 @@ export class EarlySandboxSlot {
       realHome: deps.env.HOME,
       stateDir: join(dirname(deps.execution.state_db_path), 'sandbox'),
       driver: driver.sandbox,
-      profile: { readPaths: profile.sandbox_read_paths, writePaths: profile.sandbox_write_paths },
+      profile: {
+        readPaths: [
+          ...profile.sandbox_read_paths,
+          ...(automation.trigger.sandboxReadPaths?.(this.request.task) ?? []),
+        ],
+        writePaths: profile.sandbox_write_paths,
+      },
       limits: sandboxLimits(deps.execution),
       // Until the agent starts, the sandbox's processes carry only the run's id: a restart finds
       // them by it, as it finds an agent's.

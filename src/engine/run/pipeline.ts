@@ -736,7 +736,7 @@ class RunPipeline {
         stateDir: join(dirname(deps.execution.state_db_path), 'sandbox'),
         driver: launch.driver.sandbox,
         profile: {
-          readPaths: profile.sandbox_read_paths,
+          readPaths: [...profile.sandbox_read_paths, ...(automation.trigger.sandboxReadPaths?.(task) ?? [])],
           // A task across repositories: the agent writes in each repository's worktree and checkout.
           writePaths: [
             ...profile.sandbox_write_paths,

@@ -40,5 +40,10 @@ export const afterTrigger: TriggerDefinition<AfterResolved> = {
       : undefined,
   // A chain's task is the upstream run it follows (its item id is that run's id).
   upstreamRunId: (task) => task.item.id,
+  // The prompt may point the agent at the upstream run's kept worktree and transcript.
+  sandboxReadPaths: (task) =>
+    [task.item.fields.upstream_worktree, task.item.fields.upstream_transcript].filter(
+      (path): path is string => typeof path === 'string' && path !== '',
+    ),
   resolveTimezone: defaultTimezone,
 };
