@@ -222,7 +222,8 @@ async function killMidRun(harness: Harness): Promise<{ commentId: number; agentP
       'the agent running under a lease',
       async () => {
         const [comment] = leaseComments(harness, 1);
-        const [run] = (await storeRuns(harness.settingsFile)).filter((r) => r.agentPid);
+        // Its session recorded too: a kill before that leaves nothing to resume (a fresh start).
+        const [run] = (await storeRuns(harness.settingsFile)).filter((r) => r.agentPid && r.sessionId);
         return comment && run && harness.agentRuns('claude').length > 0 ? comment : undefined;
       },
       30_000,
