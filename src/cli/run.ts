@@ -143,6 +143,9 @@ export async function sandboxPreview(
   return lines;
 }
 
+/** Held items `run --dry-run` names one by one before it says how many more it passed over. */
+const PASSED_SHOWN = 10;
+
 async function dryRun(settings: Settings, io: CliIo): Promise<void> {
   const log = silentLogger();
   const access = githubAccess(settings, io.env, log);
@@ -155,10 +158,15 @@ async function dryRun(settings: Settings, io: CliIo): Promise<void> {
       store,
       service: createServiceKit({ env: io.env, dir: settings.dir }),
     });
-    for (const held of passed)
+    for (const held of passed.slice(0, PASSED_SHOWN))
       writeLine(
         io.stdout,
         `Passed over ${held.automation.id}: ${taskItemName(held.automation, held.task)}: ${held.why}.`,
+      );
+    if (passed.length > PASSED_SHOWN)
+      writeLine(
+        io.stdout,
+        `Passed over ${passed.length - PASSED_SHOWN} more held items (\`curupira runs --status blocked,escalated,cancelled\` lists their runs).`,
       );
     if (!found) {
       writeLine(io.stdout, 'No matching task is currently available.');

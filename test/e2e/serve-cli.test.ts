@@ -5,6 +5,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { cancelHoldKey } from '../../src/coordination/cancel-hold-feature.js';
 import {
   createHarness,
   type Harness,
@@ -340,6 +341,31 @@ describe('retry', () => {
     } finally {
       await store.close();
     }
+  });
+});
+
+describe('run --dry-run over many held items', () => {
+  it('names ten and counts the rest', async () => {
+    h = await createHarness({
+      issues: Array.from({ length: 13 }, (_, i) => ({ title: `Held ${i + 1}`, labels: ['agent-ready'] })),
+    });
+    const store = await h.openStore();
+    try {
+      for (let n = 1; n <= 12; n += 1)
+        await store.setMeta(
+          cancelHoldKey(JSON.stringify(['fix', 'acme/api', 'github-issues', String(n)])),
+          `r_${n}`,
+        );
+    } finally {
+      await store.close();
+    }
+    const dry = await cli(h, 'run', '--dry-run');
+    const lines = dry.stdout.split('\n');
+    expect(lines.filter((l) => l.startsWith('Passed over fix: acme/api#'))).toHaveLength(10);
+    expect(dry.stdout).toContain(
+      'Passed over 2 more held items (`curupira runs --status blocked,escalated,cancelled` lists their runs).',
+    );
+    expect(dry.stdout).toContain('Selected fix: acme/api#13: Held 13');
   });
 });
 
