@@ -52,6 +52,15 @@ export function registerRetry(program: Command, io: CliIo, globals: () => Global
           setExitCode(EXIT.failure);
           return;
         }
+        if (run.status === 'blocked' && run.screenedDigest !== null) {
+          // The same text would be blocked again: a person lets it through with `allow`.
+          writeLine(
+            io.stderr,
+            `Run ${run.id} (${what}) was blocked by screening; retrying would block the same text again. \`curupira allow ${run.id}\` lets it run once.`,
+          );
+          setExitCode(EXIT.failure);
+          return;
+        }
         const daemon = await connectDaemon(stateDir(settings));
         if (daemon) {
           const answer = await daemon.call('POST', `/runs/${encodeURIComponent(run.id)}/retry`);
