@@ -161,7 +161,9 @@ export async function loadPendingRetries(
     if (!automation || !session) {
       // Nothing runs it again by itself (its automation is gone, another run of its task holds the
       // retry, or no session was saved and its trigger will find it): its time is not shown again.
-      await store.updateRun(run.id, { retryAt: null });
+      // Only what `runs` and the board show: a store that fails now (a fleet's database coming
+      // back) must not stop the start, and the next start clears it.
+      await store.updateRun(run.id, { retryAt: null }).catch(() => undefined);
       continue;
     }
     book.schedule({
