@@ -34,7 +34,8 @@ export type BudgetGate =
   /** Escalated: this `escalated` run (just recorded) says so. */
   | { kind: 'escalated'; run: RunRecord };
 
-function isEscalated(state: ItemFailures | undefined, limit: number): state is ItemFailures {
+/** Escalated and still held: its failures reached the budget (0: never). */
+export function isEscalated(state: ItemFailures | undefined, limit: number): state is ItemFailures {
   return state !== undefined && state.escalatedAt !== null && limit > 0 && state.failures >= limit;
 }
 

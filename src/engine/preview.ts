@@ -1,7 +1,7 @@
 /** `run --dry-run`: the first task that would run, found with the real triggers, reserving nothing. */
 import { loadDriver } from '../agents/registry.js';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
-import { failureBudget, itemTextDigest } from '../coordination/budget.js';
+import { failureBudget, isEscalated, itemTextDigest } from '../coordination/budget.js';
 import { cancelHold } from '../coordination/cancel-hold-feature.js';
 import type { Clock } from '../core/clock.js';
 import { codeSource, describeCodeSource } from '../core/code-source.js';
@@ -92,11 +92,8 @@ async function heldBack(
   if (cancelled !== undefined)
     return `cancelled by an operator in run ${cancelled}; \`curupira retry ${cancelled}\` (or Retry on the board) runs it again`;
   const failures = await store.getItemFailures(task.key);
-  const limit = failureBudget(settings, automation);
   if (
-    failures?.escalatedAt &&
-    limit > 0 &&
-    failures.failures >= limit &&
+    isEscalated(failures, failureBudget(settings, automation)) &&
     failures.textDigest === itemTextDigest(task)
   )
     return `escalated after ${failures.failures} failures; \`curupira reset ${failures.lastRunId}\` runs it again`;
