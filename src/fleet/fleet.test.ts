@@ -569,6 +569,78 @@ describe('FleetRunner', () => {
     });
   });
 
+  // The CI failure behind it: with the database refusing connections for 10 s, one item of sixty
+  // never got a run. The queue's fetch marks the jobs it hands out active in one statement; when
+  // the connection breaks after that statement took effect, the worker never hears of those jobs,
+  // the queue never hands them out again, and their dispatches stayed queued for a live host.
+  it('a job whose fetch went unanswered is not lost: its queued dispatch is taken once the database answers', async () => {
+    const waiting: string[] = [];
+    let fetches = 0;
+    const ran: string[] = [];
+    const worker = new FleetWorker({
+      host: 'w',
+      role: 'worker',
+      capacity: 2,
+      version: 'test',
+      db,
+      queue: {
+        // The first fetch that finds a job takes it and loses the answer, as a reset connection does.
+        fetch: async () => {
+          if (waiting.length === 0) return [];
+          fetches += 1;
+          waiting.length = 0;
+          throw new Error('Connection terminated unexpectedly');
+        },
+        complete: async () => {},
+      } as unknown as FleetQueue,
+      engine: {
+        startWorker: async () => [],
+        executeDispatched: async (dispatched) => {
+          ran.push(dispatched.task.identity.id);
+          return undefined;
+        },
+      },
+      store,
+      settings: () =>
+        ({
+          automations: [
+            {
+              id: 'fix',
+              config: { repo: 'acme/api' },
+              repository: { alias: 'api', checkoutPath: '/nonexistent' },
+              profile: { provider: 'claude' },
+            },
+          ],
+        }) as unknown as Settings,
+      log: silentLogger(),
+      timing: TIMING,
+      fetchIntervalMs: 20,
+    });
+    const stop = new AbortController();
+    const working = worker.run(stop.signal);
+    // Sent after the worker started: only the (lost) fetch could have brought it.
+    await waitForValue(async () => ((await db.hosts()).some((h) => h.name === 'w') ? true : undefined));
+    const inserted = await db.insertDispatch({
+      id: randomUUID(),
+      taskKey: task('9').key,
+      automationId: 'fix',
+      repo: 'acme/api',
+      host: 'w',
+      payload: JSON.stringify(job('9')),
+      previousId: null,
+    });
+    waiting.push(inserted!.id);
+    const row = await waitForValue(async () => {
+      const found = (await db.states([inserted!.id])).get(inserted!.id);
+      return found?.state === 'done' ? found : undefined;
+    });
+    stop.abort();
+    await working;
+    expect(fetches).toBe(1);
+    expect(row.state).toBe('done');
+    expect(ran).toEqual(['9']);
+  });
+
   // The CI failure behind it: under load, a run's start write went unanswered past the store's
   // retries (a pool whose connections were all busy said 'timeout exceeded when trying to connect',
   // taken for a lasting error) while the worker's heartbeats landed; the engine stopped the agent,

@@ -93,6 +93,14 @@ export class FleetWorker {
    */
   private needsRecovery = false;
   private recovering = false;
+  /**
+   * A fetch went unanswered: the queue may have handed out jobs whose answer was lost (the
+   * statement took effect, then the connection broke). Their dispatches stay queued for this host
+   * and no job brings them again, so once the database answers they are taken from the table.
+   */
+  private lostFetch = false;
+  /** Dispatches being claimed now (by the fetch loop or a recovery): never claimed twice at once. */
+  private readonly taking = new Set<string>();
   /** Jobs this worker ran to the end (for tests and the benchmark). */
   finished = 0;
   /** The host name is this process's (`claim`). */
@@ -250,6 +258,7 @@ export class FleetWorker {
         this.options.log.warn({}, 'The database answers again: taking work again');
       }
       if (this.needsRecovery) await this.returnFromCut();
+      else if (this.lostFetch) await this.takeQueued();
       for (const id of await this.options.db.cancelRequests(this.options.host))
         this.running.get(id)?.abort.abort();
     } catch (error) {
@@ -310,10 +319,29 @@ export class FleetWorker {
     }
   }
 
+  /** This host's queued dispatches that no job brought (a fetch whose answer was lost): taken now. */
+  private async takeQueued(): Promise<void> {
+    this.lostFetch = false;
+    try {
+      for (const { dispatch } of await this.options.db.own(this.options.host)) {
+        if (dispatch.state !== 'queued' || this.stopping || this.fenced) continue;
+        if (this.running.size >= this.options.capacity) {
+          // No room now: looked at again at the next heartbeat.
+          this.lostFetch = true;
+          break;
+        }
+        await this.take(dispatch.id);
+      }
+    } catch (error) {
+      this.lostFetch = true;
+      this.options.log.warn({ error: errorMessage(error) }, 'Could not look for queued dispatches');
+    }
+  }
+
   /** Dispatches of this host that a previous process (or this one, before a cut) left: run again. */
   private async resumeOwn(): Promise<void> {
     for (const { dispatch, payload } of await this.options.db.own(this.options.host)) {
-      if (this.running.has(dispatch.id)) continue;
+      if (this.running.has(dispatch.id) || this.taking.has(dispatch.id)) continue;
       if (dispatch.state === 'queued') {
         await this.take(dispatch.id);
         continue;
@@ -389,6 +417,7 @@ export class FleetWorker {
       jobs = await this.options.queue.fetch(this.options.host, room);
     } catch (error) {
       this.options.log.warn({ error: errorMessage(error) }, 'Could not fetch jobs');
+      this.lostFetch = true;
       return 0;
     }
     for (const job of jobs) {
@@ -400,21 +429,26 @@ export class FleetWorker {
 
   /** Claims a queued dispatch of this host and starts it; a job whose dispatch moved on is dropped. */
   private async take(dispatchId: string): Promise<void> {
-    if (this.running.has(dispatchId)) return;
-    const claimed = await this.options.db.claim(dispatchId, this.options.host).catch((error: unknown) => {
-      this.options.log.warn({ error: errorMessage(error), dispatch: dispatchId }, 'Could not claim a job');
-      // Its row stays queued for this host: taken once the database answers.
-      this.needsRecovery = true;
-      return undefined;
-    });
-    if (!claimed) return;
-    const job = parseJob(claimed.payload);
-    if (!job) {
-      await this.options.db.finish(dispatchId, this.options.host, null, 'unreadable task');
-      return;
+    if (this.running.has(dispatchId) || this.taking.has(dispatchId)) return;
+    this.taking.add(dispatchId);
+    try {
+      const claimed = await this.options.db.claim(dispatchId, this.options.host).catch((error: unknown) => {
+        this.options.log.warn({ error: errorMessage(error), dispatch: dispatchId }, 'Could not claim a job');
+        // Its row stays queued for this host: taken once the database answers.
+        this.needsRecovery = true;
+        return undefined;
+      });
+      if (!claimed) return;
+      const job = parseJob(claimed.payload);
+      if (!job) {
+        await this.options.db.finish(dispatchId, this.options.host, null, 'unreadable task');
+        return;
+      }
+      if (await this.refused(dispatchId, job)) return;
+      this.start(dispatchId, job);
+    } finally {
+      this.taking.delete(dispatchId);
     }
-    if (await this.refused(dispatchId, job)) return;
-    this.start(dispatchId, job);
   }
 
   /**
