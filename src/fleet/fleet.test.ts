@@ -641,6 +641,120 @@ describe('FleetRunner', () => {
     expect(ran).toEqual(['9']);
   });
 
+  // The CI failure behind it: after the cluster was stopped and started, two of four runs stopped
+  // at the cut were never resumed. A stopped run that ends while the worker goes through its
+  // dispatches (after they were listed, before the recovery is over) asked for a recovery that was
+  // already under way, was not listed as its own, and stayed running for a live host for ever.
+  it('a run stopped at a cut that ends during the recovery is still resumed', async () => {
+    const insert = (id: string) =>
+      db.insertDispatch({
+        id: randomUUID(),
+        taskKey: task(id).key,
+        automationId: 'fix',
+        repo: 'acme/api',
+        host: 'w',
+        payload: JSON.stringify(job(id)),
+        previousId: null,
+      });
+    const a = await insert('11');
+    let cut = false;
+    let releaseA: (() => void) | undefined;
+    const aStopped = new Promise<void>((resolve) => {
+      releaseA = resolve;
+    });
+    let aReleased = false;
+    let fenceA: (() => void) | undefined;
+    const aFenced = new Promise<void>((resolve) => {
+      fenceA = resolve;
+    });
+    // The database as the worker sees it: no heartbeat lands during the cut, and the claim of the
+    // second dispatch (during the recovery) is where the first run's agent ends.
+    const cutDb = new Proxy(db, {
+      get(target, property, receiver) {
+        const value: unknown = Reflect.get(target, property, receiver);
+        if (typeof value !== 'function') return value;
+        const method = (value as (...args: unknown[]) => Promise<unknown>).bind(target);
+        if (property === 'beat')
+          return async (...args: unknown[]) => {
+            if (cut) throw new Error('Connection terminated unexpectedly');
+            return method(...args);
+          };
+        if (property === 'claim')
+          return async (...args: unknown[]) => {
+            if (args[0] !== a!.id && !aReleased) {
+              aReleased = true;
+              releaseA?.();
+              await new Promise((resolve) => setTimeout(resolve, 100));
+            }
+            return method(...args);
+          };
+        return method;
+      },
+    });
+    const calls: { id: string; resume: boolean }[] = [];
+    const worker = new FleetWorker({
+      host: 'w',
+      role: 'worker',
+      capacity: 2,
+      version: 'test',
+      db: cutDb,
+      queue: { fetch: async () => [], complete: async () => {} } as unknown as FleetQueue,
+      engine: {
+        startWorker: async () => [],
+        executeDispatched: async (dispatched, signal, onUpdate) => {
+          const id = dispatched.task.identity.id;
+          calls.push({ id, resume: dispatched.resume });
+          if (id !== '11' || dispatched.resume) return undefined;
+          const run = await recordRun(id, 'w', 'failed');
+          const running = await store.updateRun(run.id, { status: 'running', finishedAt: null });
+          onUpdate?.(running);
+          await new Promise<void>((resolve) =>
+            signal.addEventListener('abort', () => resolve(), { once: true }),
+          );
+          fenceA?.();
+          // The agent takes its time to stop, and its record cannot be written: the database is away.
+          await aStopped;
+          return { ...running, status: 'cancelled' as const };
+        },
+      },
+      store,
+      settings: () =>
+        ({
+          automations: [
+            {
+              id: 'fix',
+              config: { repo: 'acme/api' },
+              repository: { alias: 'api', checkoutPath: '/nonexistent' },
+              profile: { provider: 'claude' },
+            },
+          ],
+        }) as unknown as Settings,
+      log: silentLogger(),
+      timing: TIMING,
+    });
+    const stop = new AbortController();
+    const working = worker.run(stop.signal);
+    await waitForValue(async () => (calls.length === 1 ? true : undefined));
+    // The cut: no heartbeat for heartbeat_timeout fences the host and stops its agent. A second
+    // dispatch is sent to it meanwhile.
+    cut = true;
+    const b = await insert('12');
+    await aFenced;
+    cut = false;
+    const states = await waitForValue(async () => {
+      const found = await db.states([a!.id, b!.id]);
+      return found.get(a!.id)?.state === 'done' && found.get(b!.id)?.state === 'done' ? found : undefined;
+    });
+    stop.abort();
+    await working;
+    expect(states.size).toBe(2);
+    expect(calls).toEqual([
+      { id: '11', resume: false },
+      { id: '12', resume: false },
+      { id: '11', resume: true },
+    ]);
+  }, 30_000);
+
   // The CI failure behind it: under load, a run's start write went unanswered past the store's
   // retries (a pool whose connections were all busy said 'timeout exceeded when trying to connect',
   // taken for a lasting error) while the worker's heartbeats landed; the engine stopped the agent,

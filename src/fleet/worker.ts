@@ -300,7 +300,13 @@ export class FleetWorker {
    * that were not taken back meanwhile resume.
    */
   private async returnFromCut(): Promise<void> {
-    if (this.fenced || this.stopping || this.recovering) return;
+    if (this.fenced || this.stopping) return;
+    if (this.recovering) {
+      // A run the cut stopped ended during the recovery under way, which may have passed over its
+      // dispatch while it still ran: gone through again at the next heartbeat.
+      this.needsRecovery = true;
+      return;
+    }
     const running = [...this.running.values()];
     // A run being created now would look unfinished: gone through at the next heartbeat.
     if (running.some((entry) => entry.runId === null)) return;
