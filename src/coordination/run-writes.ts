@@ -178,6 +178,17 @@ function deliveriesRow(deliveries: readonly PullRequestRecord[]): string | undef
 }
 
 /**
+ * The branch a reader can find: the one a delivery pushed (the run's own branch is a local name,
+ * deleted once pushed), else the run's. A task delivered to several repositories names each in its
+ * pull requests' row.
+ */
+function branchRow(run: RunRecord, deliveries: readonly PullRequestRecord[]): string | undefined {
+  if (deliveries.length > 1) return undefined;
+  const branch = deliveries[0]?.headBranch ?? run.branch;
+  return branch ? code(branch) : undefined;
+}
+
+/**
  * The result comment's body (the queue adds the hidden marker and redacts it). `deliveries`: the
  * run's delivery records; a task across repositories lists every one.
  */
@@ -195,7 +206,7 @@ export function resultCommentBody(
     ['Inputs', run.inputs ? code(formatInputs(run.inputs)) : undefined],
     ['Reason', run.reason ? code(run.reason) : undefined],
     ['Duration', runDuration(run)],
-    ['Branch', run.branch ? code(run.branch) : undefined],
+    ['Branch', branchRow(run, deliveries)],
     ['Pull requests', deliveriesRow(deliveries)],
     ['Commits', run.commits > 0 ? String(run.commits) : undefined],
     ['Kept worktree', run.worktreeKept && run.worktreePath ? code(run.worktreePath) : undefined],

@@ -50,6 +50,8 @@ export interface StandInJiraIssue {
   comments?: {
     author: string;
     body: string;
+    /** The document it was posted as (a comment curupira wrote); answered as it was. */
+    document?: unknown;
     created: string;
     properties?: { key: string; value: unknown }[];
   }[];
@@ -59,8 +61,10 @@ export interface StandInJiraIssue {
 export interface StandInJiraWrite {
   kind: 'comment' | 'transition';
   issue: string;
-  /** The comment's text (its paragraphs' text, one a line). */
+  /** The comment's text (its blocks' text, one a line; a list item's with `- `). */
   body?: string;
+  /** The comment as posted (an Atlassian Document). */
+  document?: unknown;
   /** The status a transition moved the issue to. */
   status?: string;
 }
@@ -87,10 +91,78 @@ export function jiraStatusId(name: string): string {
   return status.id;
 }
 
-/** The text of an Atlassian Document's paragraphs, one a line. */
-function textOf(doc: unknown): string {
-  const paragraphs = (doc as { content?: { content?: { text?: string }[] }[] }).content ?? [];
-  return paragraphs.map((p) => (p.content ?? []).map((t) => t.text ?? '').join('')).join('\n');
+/** The text of an Atlassian Document: its blocks' text, one a line; a list item's with `- `. */
+function textOf(node: unknown): string {
+  if (node === null || typeof node !== 'object') return '';
+  const { type, text, content } = node as { type?: string; text?: string; content?: unknown[] };
+  if (type === 'text') return text ?? '';
+  const inner = (content ?? []).map(textOf);
+  if (type === 'listItem') return `- ${inner.join('\n')}`;
+  if (type === 'paragraph') return inner.join('');
+  return inner.join('\n');
+}
+
+/**
+ * Why Jira would refuse an Atlassian Document (undefined: it would not), for the nodes and marks a
+ * comment of curupira's uses, by the rules of the format's published JSON schema: a `doc` of
+ * version 1 holds blocks; a list holds list items, each starting with a paragraph; a paragraph
+ * holds inline nodes; a text node is never empty; `code` combines with no mark but `link`, and a
+ * link has an `href`.
+ */
+export function adfProblem(node: unknown, where = 'body'): string | undefined {
+  if (node === null || typeof node !== 'object') return `${where} is not a node`;
+  const { type, version, content, text, marks } = node as {
+    type?: string;
+    version?: unknown;
+    content?: unknown;
+    text?: unknown;
+    marks?: { type?: string; attrs?: { href?: unknown } }[];
+  };
+  const children = (allowed: string[]): string | undefined => {
+    if (!Array.isArray(content)) return `${where}: ${type} needs a content array`;
+    for (const [i, child] of content.entries()) {
+      const kind = (child as { type?: string } | null)?.type ?? '?';
+      if (!allowed.includes(kind)) return `${where}.content[${i}]: ${kind} is not allowed in ${type}`;
+      const problem = adfProblem(child, `${where}.content[${i}]`);
+      if (problem) return problem;
+    }
+    return undefined;
+  };
+  const blocks = ['paragraph', 'bulletList', 'orderedList', 'heading', 'codeBlock', 'blockquote', 'rule'];
+  switch (type) {
+    case 'doc':
+      if (version !== 1) return `${where}: a doc's version must be 1`;
+      return children(blocks);
+    case 'bulletList':
+    case 'orderedList':
+      if (!Array.isArray(content) || content.length === 0) return `${where}: a list needs items`;
+      return children(['listItem']);
+    case 'listItem':
+      if (!Array.isArray(content) || (content[0] as { type?: string } | undefined)?.type !== 'paragraph')
+        return `${where}: a list item starts with a paragraph`;
+      return children(['paragraph', 'bulletList', 'orderedList', 'codeBlock']);
+    case 'paragraph':
+      return content === undefined
+        ? undefined
+        : children(['text', 'hardBreak', 'mention', 'emoji', 'inlineCard']);
+    case 'hardBreak':
+    case 'rule':
+      return undefined;
+    case 'text': {
+      if (typeof text !== 'string' || text.length === 0) return `${where}: a text node needs text`;
+      const kinds = (marks ?? []).map((m) => m.type ?? '?');
+      const known = ['strong', 'em', 'code', 'link', 'strike', 'underline', 'subsup', 'textColor'];
+      const unknown = kinds.find((k) => !known.includes(k));
+      if (unknown) return `${where}: unknown mark ${unknown}`;
+      if (kinds.includes('code') && kinds.some((k) => k !== 'code' && k !== 'link'))
+        return `${where}: code combines only with link`;
+      if ((marks ?? []).some((m) => m.type === 'link' && typeof m.attrs?.href !== 'string'))
+        return `${where}: a link needs an href`;
+      return undefined;
+    }
+    default:
+      return `${where}: node type ${type} is not one Jira takes here`;
+  }
 }
 
 function adf(text: string): unknown {
@@ -388,7 +460,7 @@ export class JiraStandIn {
           comments: comments.slice(0, max).map((c, i) => ({
             id: String(i + 1),
             author: this.user(c.author),
-            body: adf(c.body),
+            body: c.document ?? adf(c.body),
             created: c.created,
             ...(url.searchParams.get('expand') === 'properties' ? { properties: c.properties ?? [] } : {}),
           })),
@@ -419,7 +491,9 @@ export class JiraStandIn {
       const template = commentPath
         ? '/rest/api/3/issue/{issueIdOrKey}/comment'
         : '/rest/api/3/issue/{issueIdOrKey}/transitions';
-      const errors = this.invalid(operationSchema('post', template, 'request'), body);
+      const errors =
+        this.invalid(operationSchema('post', template, 'request'), body) ??
+        (commentPath ? adfProblem((body as { body?: unknown }).body) : undefined);
       if (errors !== undefined) {
         this.send(res, 400, { errorMessages: [errors] });
         return;
@@ -437,10 +511,11 @@ export class JiraStandIn {
           found.comments.push({
             author: this.me,
             body: text,
+            document: doc,
             created: new Date().toISOString(),
             ...(properties ? { properties } : {}),
           });
-          this.writes.push({ kind: 'comment', issue: found.key, body: text });
+          this.writes.push({ kind: 'comment', issue: found.key, body: text, document: doc });
           return true;
         }
         const id = (body as { transition?: { id?: string } }).transition?.id;

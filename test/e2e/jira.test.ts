@@ -123,7 +123,9 @@ describe('a Jira automation', () => {
       reporter: 'acc-ada',
       created: '2026-01-01T00:00:00.000+0000',
     });
-    h.configure({ automation: table(jira.url, 'deliver = "pr"\nrepo = "acme/api"') });
+    h.configure({
+      automation: table(jira.url, 'deliver = "pr"\nrepo = "acme/api"\nresult_comment = true'),
+    });
     const explain = await cli('validate', '--explain');
     expect(explain.stdout).toContain(
       'project = "ENG" AND statusCategory != Done AND labels = "agent" ORDER BY created ASC',
@@ -133,6 +135,14 @@ describe('a Jira automation', () => {
     const pr = h.world.pullRequest('acme/api', 1)!;
     expect(pr.headRefName).toBe('curupira/tickets/eng-7-crash-fake-commit');
     expect(pr.body.startsWith('Fixes ENG-7\n')).toBe(true);
+    // The result comment names the branch that was pushed (the run's local one is gone), and the
+    // pull request's address is a link.
+    const comment = jira.writes.find((w) => w.kind === 'comment')!;
+    expect(comment.body).toContain('- Branch: curupira/tickets/eng-7-crash-fake-commit');
+    expect(comment.body).not.toContain(run!.branch!);
+    expect(JSON.stringify(comment.document)).toContain(
+      '{"type":"text","text":"curupira/tickets/eng-7-crash-fake-commit","marks":[{"type":"code"}]}',
+    );
   });
 });
 
@@ -273,7 +283,27 @@ describe('Jira write-back (opt-in)', () => {
       ['comment', 'ENG-7', undefined],
       ['transition', 'ENG-7', 'In Review'],
     ]);
-    expect(jira.writes[0]!.body).toContain(`run \`${run!.id}\` of automation \`tickets\`: **succeeded**`);
+    // Jira shows no Markdown: the result is the document's own marks and list.
+    expect(jira.writes[0]!.body).toContain(`curupira run ${run!.id} of automation tickets: succeeded`);
+    expect(jira.writes[0]!.body).not.toMatch(/\*\*|`/);
+    expect(jira.writes[0]!.document).toMatchObject({
+      type: 'doc',
+      content: [
+        {
+          type: 'paragraph',
+          content: [
+            { text: 'curupira', marks: [{ type: 'strong' }] },
+            { text: ' run ' },
+            { text: run!.id, marks: [{ type: 'code' }] },
+            { text: ' of automation ' },
+            { text: 'tickets', marks: [{ type: 'code' }] },
+            { text: ': ' },
+            { text: 'succeeded', marks: [{ type: 'strong' }] },
+          ],
+        },
+        { type: 'bulletList' },
+      ],
+    });
     const store = await h.openStore();
     try {
       const queued = await store.listWrites({ runId: run!.id });

@@ -18,6 +18,7 @@ import { redact } from '../../security/redact.js';
 import type { ServiceWrite } from '../../store/types.js';
 import { type ServiceKit, trackerWritesWanted } from '../service.js';
 import type { WriteBackHook } from '../types.js';
+import { markdownToAdf } from './adf.js';
 import { createJiraClient } from './client.js';
 import type { JiraResolved } from './schema.js';
 
@@ -32,17 +33,6 @@ interface CommentsPage {
 
 interface TransitionsAnswer {
   transitions?: { id?: string; to?: { name?: string } }[];
-}
-
-/** Plain text as an Atlassian Document: one paragraph per line. */
-function document(text: string): unknown {
-  return {
-    type: 'doc',
-    version: 1,
-    content: text
-      .split('\n')
-      .map((line) => ({ type: 'paragraph', content: line ? [{ type: 'text', text: line }] : [] })),
-  };
 }
 
 function queueItem(key: string): { repo: string; number: number } {
@@ -105,7 +95,7 @@ export const jiraWriteBack: WriteBackHook<JiraResolved> = {
       await client.post(
         `${issue}/comment`,
         {
-          body: document(redact(write.body ?? '')),
+          body: markdownToAdf(redact(write.body ?? '')),
           properties: [{ key: JIRA_COMMENT_PROPERTY, value: { marker } }],
         },
         signal,
