@@ -157,6 +157,7 @@ async function dryRun(settings: Settings, io: CliIo): Promise<void> {
       log,
       store,
       service: createServiceKit({ env: io.env, dir: settings.dir }),
+      env: io.env,
     });
     for (const held of passed.slice(0, PASSED_SHOWN))
       writeLine(
@@ -169,12 +170,18 @@ async function dryRun(settings: Settings, io: CliIo): Promise<void> {
         `Passed over ${passed.length - PASSED_SHOWN} more held items (\`curupira runs --status blocked,escalated,cancelled\` lists their runs).`,
       );
     if (!found) {
-      writeLine(io.stdout, 'No matching task is currently available.');
+      writeLine(
+        io.stdout,
+        passed.length > 0
+          ? 'No task would run now: every match is held, as said above.'
+          : 'No matching task is currently available.',
+      );
       return;
     }
     const { automation, task } = found;
     writeLine(io.stdout, `Selected ${automation.id}: ${taskItemName(automation, task)}: ${task.item.title}`);
     writeLine(io.stdout, task.item.url);
+    if (found.screening) writeLine(io.stdout, `screening: ${found.screening}`);
     const source = automation.trigger.sourceSummary?.(automation);
     if (source) writeLine(io.stdout, `source:   ${source}`);
     const preview = await describeTask(automation, task, store, io.env);

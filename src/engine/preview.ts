@@ -13,6 +13,7 @@ import type { Logger } from '../log.js';
 import { runCommand } from '../process/command.js';
 import { buildAgentEnv } from '../process/env.js';
 import { renderPrompt } from '../prompt/index.js';
+import { previewScreening } from '../screening/preview.js';
 import { scrub } from '../security/redact.js';
 import type { Store } from '../store/types.js';
 import type { ServiceKit } from '../triggers/service.js';
@@ -28,12 +29,17 @@ export interface PreviewDeps {
   service: ServiceKit;
   /** A read-only view of the state file, when there is one (cron marks). */
   store: Store;
+  /** The environment an agent classifier would be built from. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export async function previewFirstTask(
   settings: Settings,
   deps: PreviewDeps,
-): Promise<{ found?: { automation: ResolvedAutomation; task: Task }; passed: PassedOver[] }> {
+): Promise<{
+  found?: { automation: ResolvedAutomation; task: Task; screening?: string };
+  passed: PassedOver[];
+}> {
   const passed: PassedOver[] = [];
   for (const automation of settings.automations) {
     if (automation.config.enabled === false) continue;
@@ -47,8 +53,17 @@ export async function previewFirstTask(
     });
     for (const task of tasks) {
       const why = await heldBack(deps.store, settings, automation, task);
-      if (why === undefined) return { found: { automation, task }, passed };
-      passed.push({ automation, task, why });
+      if (why !== undefined) {
+        passed.push({ automation, task, why });
+        continue;
+      }
+      // As the gate would decide it on a first run: an item screening would hold is passed over.
+      const screened = await previewScreening(settings, automation, task, deps);
+      if (screened && 'held' in screened) {
+        passed.push({ automation, task, why: screened.held });
+        continue;
+      }
+      return { found: { automation, task, ...(screened ? { screening: screened.note } : {}) }, passed };
     }
   }
   return { passed };
@@ -73,7 +88,7 @@ export interface PassedOver {
  * What the state file says holds a task back before any run, read only: its delivery's pull request
  * still open (or waiting for a person), an operator's cancel, an
  * escalation whose text has not changed, or a last run blocked by screening with no allowance
- * (screening itself and leases need GitHub and are not previewed).
+ * (screening's own decision is previewed next, by previewScreening; leases are not previewed).
  */
 async function heldBack(
   store: Store,

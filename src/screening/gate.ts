@@ -154,27 +154,38 @@ async function hiddenFindings(automation: ResolvedAutomation, task: Task): Promi
   return findings;
 }
 
-async function screenTask(
+/** What screening makes of an item before anything is recorded, asked or allowed. */
+type Assessment =
+  | { kind: 'unscreened'; task: Task }
+  /** `require_trusted_labeler` and a matching label an untrusted actor applied. */
+  | { kind: 'labeler'; problem: string }
+  | {
+      kind: 'assessed';
+      /** The task with its trusted comments for the prompt. */
+      ready: Task;
+      fields: ScreenField[];
+      digest: string;
+      vouched: string | undefined;
+      findings: Finding[];
+      author: Actor | null;
+      labelers: Labeler[];
+    };
+
+/** Reads the item's context and judges trust and text; throws when the context cannot be read. */
+async function assess(
   deps: GateDeps,
   automation: ResolvedAutomation,
   task: Task,
   screening: ScreeningSettings,
   signal: AbortSignal,
-): Promise<Gate> {
+): Promise<Assessment> {
   const target = screenTarget(automation, task);
-  if (!target) return { kind: 'run', task };
+  if (!target) return { kind: 'unscreened', task };
   const wantsComments = automation.placeholders.includes('comments');
   if (screening.mode === 'off' && !screening.requireTrustedLabeler && !wantsComments)
-    return { kind: 'run', task };
-  let context: ItemContext;
-  try {
-    const timeline = screening.requireTrustedLabeler || target.labels.length > 0;
-    context = await readItemContext(deps.github(), target, { timeline, signal });
-  } catch (error) {
-    const status = runStatusFor(classifyFailure(error, { stage: 'screening', stopping: signal.aborted }));
-    const why = `could not read the item's comments and authors for screening: ${errorMessage(error)}`;
-    return { kind: 'stopped', run: await recordRun(deps, automation, task, status, why) };
-  }
+    return { kind: 'unscreened', task };
+  const timeline = screening.requireTrustedLabeler || target.labels.length > 0;
+  const context = await readItemContext(deps.github(), target, { timeline, signal });
   const rules = await trustRules(deps, screening);
   const author = await authorWithAssociation(
     deps,
@@ -185,25 +196,51 @@ async function screenTask(
   const labelers = await labelersOf(deps, target, context, rules);
   if (screening.requireTrustedLabeler) {
     const problem = labelerProblem(automation.id, target, labelers, screening);
-    if (problem) {
-      const at = new Date(deps.clock.now()).toISOString();
-      const id = await recordSkippedRun(deps.store, automation, task, problem, at);
-      return { kind: 'stopped', run: (await deps.store.getRun(id))! };
-    }
+    if (problem) return { kind: 'labeler', problem };
   }
   const comments = context.comments.map((c) => ({
     ...c,
     trusted: trustReason(c.author, rules) !== undefined,
   }));
   const ready = withComments(task, renderComments(comments.filter((c) => c.trusted)));
-  if (screening.mode === 'off') return { kind: 'run', task: ready };
-
+  if (screening.mode === 'off') return { kind: 'unscreened', task: ready };
   const fields = screenFields(target, author, comments);
-  const digest = digestOf(fields);
-  const vouched = vouchOf(author, rules, target, labelers);
-  const exposed = vouched ? new Set<string>() : ITEM_FIELDS;
   const { scan } = await loadScanners();
-  const findings = scan({ fields });
+  return {
+    kind: 'assessed',
+    ready,
+    fields,
+    digest: digestOf(fields),
+    vouched: vouchOf(author, rules, target, labelers),
+    findings: scan({ fields }),
+    author,
+    labelers,
+  };
+}
+
+async function screenTask(
+  deps: GateDeps,
+  automation: ResolvedAutomation,
+  task: Task,
+  screening: ScreeningSettings,
+  signal: AbortSignal,
+): Promise<Gate> {
+  let assessed: Assessment;
+  try {
+    assessed = await assess(deps, automation, task, screening, signal);
+  } catch (error) {
+    const status = runStatusFor(classifyFailure(error, { stage: 'screening', stopping: signal.aborted }));
+    const why = `could not read the item's comments and authors for screening: ${errorMessage(error)}`;
+    return { kind: 'stopped', run: await recordRun(deps, automation, task, status, why) };
+  }
+  if (assessed.kind === 'unscreened') return { kind: 'run', task: assessed.task };
+  if (assessed.kind === 'labeler') {
+    const at = new Date(deps.clock.now()).toISOString();
+    const id = await recordSkippedRun(deps.store, automation, task, assessed.problem, at);
+    return { kind: 'stopped', run: (await deps.store.getRun(id))! };
+  }
+  const { ready, fields, digest, vouched, findings, author, labelers } = assessed;
+  const exposed = vouched ? new Set<string>() : ITEM_FIELDS;
   const allowance = await deps.store.takeAllowance(task.key, digest);
   if (allowance) {
     const reason = `allowed once by ${allowance.allowedBy} at ${allowance.allowedAt} (blocked run ${allowance.runId})`;
@@ -256,6 +293,47 @@ async function screenTask(
     'Blocked by screening',
   );
   return { kind: 'stopped', run };
+}
+
+/**
+ * What the gate would decide, for `run --dry-run`: reads the item as the gate does (GitHub reads
+ * only), records nothing, takes no allowance and asks no classifier. `held`: the gate would stop
+ * it, and why; `note`: it would go ahead on a condition the preview cannot settle (a classifier's
+ * answer); undefined: it would run.
+ */
+export async function previewGate(
+  deps: GateDeps,
+  automation: ResolvedAutomation,
+  task: Task,
+  screening: ScreeningSettings,
+  signal: AbortSignal,
+): Promise<{ held: string } | { note: string } | undefined> {
+  let assessed: Assessment;
+  try {
+    assessed = await assess(deps, automation, task, screening, signal);
+  } catch (error) {
+    return { note: `screening could not read the item's comments and authors: ${errorMessage(error)}` };
+  }
+  if (assessed.kind === 'unscreened') return undefined;
+  if (assessed.kind === 'labeler') return { held: `skipped by screening: ${assessed.problem}` };
+  const { digest, vouched, findings, author, labelers } = assessed;
+  if (vouched) return undefined;
+  const allowed = (await deps.store.listAllowances({ pending: true })).some(
+    (a) => a.taskKey === task.key && a.textDigest === digest,
+  );
+  if (allowed) return undefined;
+  const verdict = judge(findings, ITEM_FIELDS, screening);
+  if (verdict.action === 'block')
+    return { held: `screening would block it: ${verdict.reason.replace(/^blocked: /, '')}` };
+  const unvouched = unvouchedWhy(author, labelers, screening);
+  if (deps.classifier(screening.classifier) === null) {
+    if (screening.required && screening.mode === 'block')
+      return {
+        held: `screening would block it: ${unvouched}, so a classifier must screen it, and ${missingClassifier()}`,
+      };
+    return undefined;
+  }
+  return { note: `${unvouched}: the classifier screens it when it runs` };
 }
 
 interface Judgement {

@@ -190,6 +190,8 @@ state_db_path = "state/state.sqlite3"
 workspace_dir = "ws"
 [settings.github]
 api_url = "${url}"
+[settings.screening]
+trusted_authors = ["mona"]
 [repositories.widgets]
 remote = "file://${origin.url}"
 [agents.defaults]

@@ -193,7 +193,7 @@ describe('deliver = "pr"', () => {
     expect(dry.stdout).toContain(
       `Passed over fix: acme/api#1: its delivery holds it: pull request #2 (run ${run.id}) is open, and its follow-up works on it.`,
     );
-    expect(dry.stdout).toContain('No matching task is currently available.');
+    expect(dry.stdout).toContain('No task would run now: every match is held, as said above.');
     // And the real run agrees: nothing new starts.
     expect((await h.run()).runs).toHaveLength(0);
   }, 60_000);

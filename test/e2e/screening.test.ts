@@ -47,6 +47,14 @@ describe('a hostile issue', () => {
       automation: defaultAutomation('Fix ${issue_title}:\n${issue_body}'),
     });
 
+    // The dry run says what the real run will do: screening holds it (it offered it before).
+    const dry = await cli(h, 'run', '--dry-run');
+    expect(dry.stdout).toMatch(
+      /^Passed over fix: acme\/api#1: screening would block it: (instruction-override|exfiltration)\//,
+    );
+    expect(dry.stdout).toContain('No task would run now: every match is held, as said above.');
+    expect(await storedRuns(h)).toEqual([]);
+
     const blocked = onlyRun((await h.run()).runs);
     expect(blocked).toMatchObject({
       status: 'blocked',
@@ -201,6 +209,12 @@ describe('the classifier', () => {
 
   it('is required for an unvouched item: with none configured a stranger’s issue is held, naming the fixes (built CLI)', async () => {
     h = await createHarness({ screening: '' });
+    const dry = await cli(h, 'run', '--dry-run');
+    expect(dry.stdout).toContain(
+      'Passed over fix: acme/api#1: screening would block it: the item is not vouched for:',
+    );
+    expect(dry.stdout).toContain('no classifier is configured and screening requires one');
+    expect(dry.stdout).not.toContain('Selected');
     const result = await cli(h, 'run');
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('1 run: 1 blocked');
@@ -373,6 +387,12 @@ prompt = "Work on \${item_title}.\\n\${comments}"
 describe('classifier_command (the real runner)', () => {
   it('a missing, failing or slow program blocks with the reason; one that scores low lets the run go', async () => {
     h = await createHarness({ screening: 'classifier_command = ["no-such-classifier"]' });
+    // The dry run asks no classifier: it offers the item and says the classifier decides.
+    const dry = await cli(h, 'run', '--dry-run');
+    expect(dry.stdout).toContain('Selected fix: acme/api#1:');
+    expect(dry.stdout).toMatch(
+      /\nscreening: the item is not vouched for: its author @\w+ \(association NONE, below COLLABORATOR, and not in trusted_authors\) is not trusted.*: the classifier screens it when it runs\n/,
+    );
     const script = (name: string, body: string): string => {
       const file = `${h!.dir}/${name}.mjs`;
       writeFileSync(

@@ -310,7 +310,7 @@ describe('retry', () => {
       expect(held.stdout).toContain(
         `Passed over fix: acme/api#1: cancelled by an operator in run ${run.id}; \`curupira retry ${run.id}\` (or Retry on the board) runs it again.\n`,
       );
-      expect(held.stdout).toContain('No matching task is currently available.');
+      expect(held.stdout).toContain('No task would run now: every match is held, as said above.');
       const lifted = await cli(h, 'retry', run.id);
       expect(lifted.stdout).toBe(
         `Lifted the cancel that held it for fix acme/api#1; no daemon is running: the next \`curupira run\` runs it (its saved session resumes, if it has one).\n`,
