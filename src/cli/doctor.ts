@@ -17,6 +17,7 @@ import { ConfigError, errorMessage } from '../core/errors.js';
 import { stateDir } from '../engine/paths.js';
 import { VIEWER } from '../github/operations.js';
 import { silentLogger } from '../log.js';
+import { resolveTargets } from '../notify/targets.js';
 import { runCommand } from '../process/command.js';
 import { buildAgentEnv, buildToolEnv, findExecutable, GIT_ENV } from '../process/env.js';
 import { createBubblewrapBackend } from '../sandbox/bubblewrap/index.js';
@@ -402,12 +403,44 @@ export async function runDoctor(
   }
   for (const check of await unattendedChecks(settings, io.env)) emit(check);
   for (const check of screeningChecks(settings, io.env)) emit(check);
+  for (const check of notificationChecks(settings, io.env)) emit(check);
   const sandbox = await sandboxCheck(settings, io.env);
   if (sandbox) emit(sandbox);
   const folder = writableFolder(stateDir(settings));
   emit({ ok: folder.ok, label: 'state folder', detail: folder.detail });
   emit(state.check);
   return checks;
+}
+
+/**
+ * Each notification target's URL (and a webhook's signing secret) is read from the environment when
+ * `run` or `serve` starts, which refuse to start without it: said here first. Nothing is sent, and
+ * a URL (a Slack one is a credential) is shown as its scheme and host only.
+ */
+export function notificationChecks(settings: Settings, env: NodeJS.ProcessEnv): Check[] {
+  if (Object.keys(settings.notifications ?? {}).length === 0) return [];
+  try {
+    return resolveTargets(settings, env).map((target) => {
+      let where = 'an unreadable URL';
+      try {
+        const url = new URL(target.url);
+        where = `${url.protocol}//${url.host}/…`;
+      } catch {}
+      return {
+        ok: true,
+        label: `notification ${target.name}`,
+        detail: `${target.kind} to ${where} for ${[...target.events].join(', ')}${target.automations ? ` of ${[...target.automations].join(', ')}` : ''} (nothing sent by doctor)`,
+      };
+    });
+  } catch (error) {
+    return [
+      {
+        ok: false,
+        label: 'notifications',
+        detail: `${errorMessage(error)}; \`curupira run\` and \`serve\` refuse to start until it is set`,
+      },
+    ];
+  }
 }
 
 /**

@@ -3,9 +3,10 @@ import { loadSettings } from '../config/load.js';
 import { resolveScreening } from '../config/screening.js';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
 import { describeCodeSetting } from '../core/code-source.js';
-import { ConfigError } from '../core/errors.js';
+import { ConfigError, formatConfigIssue } from '../core/errors.js';
 import { repositoriesExplain } from '../delivery/repositories.js';
 import { appendsItem } from '../engine/task.js';
+import { resolveTargets } from '../notify/targets.js';
 import { pipelineExplainRows } from '../pipeline/schema.js';
 import { BODY_CAP_CHARS } from '../prompt/untrusted.js';
 import { sandboxChoice, sandboxLimits } from '../sandbox/choice.js';
@@ -17,6 +18,23 @@ import type { GlobalOptions } from './program.js';
 export function validMessage(settings: Settings): string {
   const n = settings.automations.length;
   return `Configuration is valid (${n} automation${n === 1 ? '' : 's'}; max active tasks: ${settings.execution.max_active_tasks}).`;
+}
+
+/**
+ * What this environment lacks that `run` and `serve` read at start (a notification's URL or secret):
+ * the file is valid, but they would refuse to start here. Nothing is contacted.
+ */
+export function environmentWarnings(settings: Settings, env: NodeJS.ProcessEnv): string[] {
+  try {
+    resolveTargets(settings, env);
+    return [];
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    return error.issues.map(
+      (issue) =>
+        `${formatConfigIssue(issue)}: \`curupira run\` and \`serve\` refuse to start until it is set`,
+    );
+  }
 }
 
 /** What screening does for one automation, in one line. */
@@ -224,13 +242,14 @@ export function registerValidate(program: Command, io: CliIo, globals: () => Glo
     .option('--json', 'print the result as JSON on stdout (problems included; exit codes unchanged)')
     .action((options: { explain?: boolean; json?: boolean }) => {
       if (options.json) {
-        const { code, report } = validationReport(globals().config, new Date());
+        const { code, report } = validationReport(globals().config, new Date(), io.env);
         writeJson(io.stdout, report);
         setExitCode(code);
         return;
       }
       const { settings, warnings } = loadSettings(globals().config);
-      for (const warning of warnings) writeLine(io.stderr, `warning: ${warning}`);
+      for (const warning of [...warnings, ...environmentWarnings(settings, io.env)])
+        writeLine(io.stderr, `warning: ${warning}`);
       writeLine(io.stdout, validMessage(settings));
       for (const line of unvouchedLines(settings)) writeLine(io.stdout, line);
       if (options.explain) {
@@ -263,9 +282,15 @@ export interface ValidationReport {
 }
 
 /** `validate --json`: the same verdict as the text form, as one JSON document. */
-export function validationReport(file: string, now: Date): { code: number; report: ValidationReport } {
+export function validationReport(
+  file: string,
+  now: Date,
+  env: NodeJS.ProcessEnv,
+): { code: number; report: ValidationReport } {
   try {
-    const { settings, warnings } = loadSettings(file);
+    const loaded = loadSettings(file);
+    const { settings } = loaded;
+    const warnings = [...loaded.warnings, ...environmentWarnings(settings, env)];
     return {
       code: EXIT.ok,
       report: {

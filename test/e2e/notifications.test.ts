@@ -16,6 +16,7 @@ import {
   createHarness,
   type Harness,
   issueAutomation,
+  runBuiltCli,
   startBuiltCli,
   TOKEN,
   waitFor,
@@ -180,6 +181,39 @@ describe('notifications from the engine', () => {
     } finally {
       await store.close();
     }
+    // validate (which contacts nothing) and doctor say so before a start does: they passed it before.
+    const env: NodeJS.ProcessEnv = {
+      ...h.env,
+      NOTIFY_SECRET: 'x',
+      SLACK_WEBHOOK_URL: 'https://hooks.slack.com/services/T/B/C',
+    };
+    delete env.NOTIFY_URL;
+    const validate = await runBuiltCli(['--config', h.settingsFile, 'validate'], { env });
+    expect(validate.code).toBe(0);
+    expect(validate.stderr).toMatch(
+      /^warning: notifications\.ops\.url_env: environment variable NOTIFY_URL is not set .*: `curupira run` and `serve` refuse to start until it is set$/m,
+    );
+    const json = await runBuiltCli(['--config', h.settingsFile, 'validate', '--json'], { env });
+    expect((JSON.parse(json.stdout) as { warnings: string[] }).warnings).toEqual([
+      expect.stringContaining('environment variable NOTIFY_URL is not set'),
+    ]);
+    const doctor = await runBuiltCli(['--config', h.settingsFile, 'doctor'], { env });
+    expect(doctor.code).toBe(1);
+    expect(doctor.stdout).toMatch(
+      /^FAIL {2}notifications: notifications\.ops\.url_env: environment variable NOTIFY_URL is not set/m,
+    );
+    // Set, each target is named by kind and host, and its URL (a credential for Slack) is not shown.
+    const ready = await runBuiltCli(['--config', h.settingsFile, 'doctor'], {
+      env: { ...env, NOTIFY_URL: 'http://127.0.0.1:9/hook-secret-path' },
+    });
+    expect(ready.stdout).toContain(
+      'ok    notification ops: webhook to http://127.0.0.1:9/… for failed, automation_paused',
+    );
+    expect(ready.stdout).toContain(
+      'ok    notification team: slack to https://hooks.slack.com/… for failed of fix',
+    );
+    expect(ready.stdout).not.toContain('hook-secret-path');
+    expect(ready.stdout).not.toContain('services/T/B/C');
   });
 });
 
