@@ -115,6 +115,20 @@ export async function openDelivery(store: Store, taskKey: string): Promise<PullR
   return (await store.listPullRequests({ taskKey, states: HOLDING_STATES }))[0];
 }
 
+/**
+ * For a trigger whose items are occasions (a schedule's fires): a pull request of an earlier fire
+ * of the automation still open or waiting for a person, which holds the next fire.
+ */
+export async function earlierFireDelivery(
+  store: Store,
+  automationId: string,
+  taskKey: string,
+): Promise<PullRequestRecord | undefined> {
+  return (await store.listPullRequests({ states: ['open', 'needs_human'] })).find(
+    (pr) => pr.automationId === automationId && pr.taskKey !== taskKey,
+  );
+}
+
 /** The branch the delivery compares with and the pull request merges into. */
 async function baseBranch(deps: DeliveryDeps, request: DeliveryRequest): Promise<string> {
   const { automation, task, cwd } = request;

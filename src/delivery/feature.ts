@@ -8,6 +8,7 @@
 import type { ResolvedAutomation } from '../config/types.js';
 import { errorMessage } from '../core/errors.js';
 import type { Feature, GateRequest, GateVerdict, KernelPort } from '../core/feature.js';
+import { recordSkippedRun } from '../core/task-fields.js';
 import type { RunRecord, Task } from '../core/types.js';
 import { createGitHubClient, type GitHubClient } from '../github/client.js';
 import type { TokenSource } from '../github/token.js';
@@ -15,7 +16,7 @@ import type { ServiceWriteSender, WriteQueueTiming } from '../github/write-queue
 import type { Logger } from '../log.js';
 import type { NotificationEvent } from '../notify/index.js';
 import type { Store } from '../store/types.js';
-import type { DeliveryDeps } from './deliver.js';
+import { type DeliveryDeps, earlierFireDelivery } from './deliver.js';
 import { createFollower, DEFAULT_FOLLOW_INTERVAL_SECONDS } from './follow.js';
 import { followHooks } from './follow-hooks.js';
 import { createDeliveryDeps, openDelivery } from './index.js';
@@ -66,8 +67,12 @@ export class DeliveryFeature implements Feature<{ delivery: DeliveryDeps }> {
     return delivery ? { delivery } : undefined;
   }
 
-  async gate({ automation, task }: GateRequest): Promise<GateVerdict> {
+  async gate({ automation, task, resumed }: GateRequest): Promise<GateVerdict> {
     if (!automation.config.deliver) return { kind: 'go' };
+    if (automation.trigger.firesAreOccasions && !resumed) {
+      const skipped = await this.occasionHeld(automation, task);
+      if (skipped) return { kind: 'record', run: skipped };
+    }
     const delivered = await openDelivery(this.options.store, task.key);
     if (!delivered) return { kind: 'go' };
     this.options.log.info(
@@ -75,6 +80,31 @@ export class DeliveryFeature implements Feature<{ delivery: DeliveryDeps }> {
       'Its delivery holds it back (pull request open, or closed and decided by a person): not run again',
     );
     return { kind: 'hold' };
+  }
+
+  /**
+   * A schedule's fire while a pull request of an earlier fire is still open (or waits for a
+   * person): recorded as skipped, with the pull request and what lets the next fire run.
+   */
+  private async occasionHeld(automation: ResolvedAutomation, task: Task): Promise<RunRecord | undefined> {
+    const { store, port, log } = this.options;
+    const open = await earlierFireDelivery(store, automation.id, task.key);
+    if (!open) return undefined;
+    const pr = open.number === null ? `branch ${open.headBranch}` : `pull request #${open.number}`;
+    const waits = open.state === 'open' ? 'is still open' : 'waits for a person';
+    const reason = `skipped: ${pr} of run ${open.runId} ${waits}; this fire opens no second one beside it (merge or close it, and the next fire runs)`;
+    const id = await recordSkippedRun(
+      store,
+      automation,
+      task,
+      reason,
+      new Date(port.clock.now()).toISOString(),
+    );
+    log.info(
+      { automation: automation.id, id: task.item.id, pullRequest: open.number, run: id },
+      'Skipped a fire: a pull request of an earlier fire is still open',
+    );
+    return store.getRun(id);
   }
 
   /** Watch mode: reads the delivered pull requests still open, each at most once per `follow_interval`. */

@@ -6,7 +6,7 @@ import { cancelHold } from '../coordination/cancel-hold-feature.js';
 import type { Clock } from '../core/clock.js';
 import { codeSource, describeCodeSource } from '../core/code-source.js';
 import type { Task } from '../core/types.js';
-import { openDelivery } from '../delivery/deliver.js';
+import { earlierFireDelivery, openDelivery } from '../delivery/deliver.js';
 import { additionalWorktrees, repositoriesNote } from '../delivery/repositories.js';
 import type { GitHubClient } from '../github/client.js';
 import type { Logger } from '../log.js';
@@ -96,6 +96,13 @@ async function heldBack(
   automation: ResolvedAutomation,
   task: Task,
 ): Promise<string | undefined> {
+  if (automation.config.deliver && automation.trigger.firesAreOccasions) {
+    const earlier = await earlierFireDelivery(store, automation.id, task.key);
+    if (earlier) {
+      const pr = earlier.number === null ? `branch ${earlier.headBranch}` : `pull request #${earlier.number}`;
+      return `the ${pr} of an earlier fire (run ${earlier.runId}) ${DELIVERY_HOLD[earlier.state] ?? `is ${earlier.state}`}: this fire would be skipped`;
+    }
+  }
   if (automation.config.deliver) {
     const delivery = await openDelivery(store, task.key);
     if (delivery) {

@@ -342,6 +342,13 @@ export interface TriggerDefinition<A extends AnyAutomation = ResolvedAutomation>
   /** At most one run of the automation at a time (schedules: occurrences run in order). */
   readonly serialRuns: boolean;
   /**
+   * Its items are occasions, not pieces of work (a schedule's fires): each is a new item, so an
+   * open delivery cannot hold "the same item" back. With `deliver = "pr"`, a pull request of the
+   * automation still open (or waiting for a person) holds its next fire instead, which is recorded
+   * as skipped: one pull request at a time, not a new one beside each unmerged one.
+   */
+  readonly firesAreOccasions?: boolean;
+  /**
    * Its items name their own repository (a project board's cards), so without a `repo` filter its
    * tasks come from any repository: a fleet places them by automation alone. Absent: the
    * automation's `repo` (or checkout) is every task's repository.

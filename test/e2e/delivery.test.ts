@@ -8,7 +8,12 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/core/clock.js';
+import { previewFirstTask } from '../../src/engine/preview.js';
+import { runEngine } from '../../src/features.js';
+import { silentLogger } from '../../src/log.js';
 import { commitToBranch } from '../../src/simulator/merging.js';
+import { noService } from '../../src/triggers/service.js';
 import { git } from '../../src/workspace/git.js';
 import {
   createHarness,
@@ -183,6 +188,55 @@ describe('deliver = "pr"', () => {
     // One agent run: a held delivery is not retried (the agent would meet the same branch).
     expect(h.invocations('claude')).toHaveLength(1);
     await expectNoForcePush(h);
+  }, 60_000);
+
+  // Found from outside: a schedule with deliver = "pr" opened a new pull request at every fire
+  // (#8, #9, #10 a minute apart) while the earlier ones were still open.
+  it('a schedule opens no second pull request while its last one is open: the next fire is recorded as skipped', async () => {
+    h = await createHarness({
+      issues: [],
+      automation: `
+[automations.nightly]
+repository = "api"
+repo = "acme/api"
+schedule = "0 3 * * *"
+start_date = 2020-01-01
+missed = "run"
+deliver = "pr"
+prompt = "Tidy up [[fake:commit]]"
+`,
+    });
+    const first = onlyRun((await h.run()).runs);
+    expect(first.status).toBe('succeeded');
+    expect(first.reason).toMatch(/^opened pull request #1 /);
+    // A day later the next fire is due; its pull request #1 is still open.
+    const store = await h.openStore();
+    const later = { ...systemClock, now: () => Date.now() + 24 * 3600_000 };
+    try {
+      const second = onlyRun((await runEngine({ ...h.engineOptions(store), clock: later })).runs);
+      expect(second).toMatchObject({ status: 'skipped', taskType: 'cron', startedAt: null });
+      expect(second.reason).toBe(
+        `skipped: pull request #1 of run ${first.id} is still open; this fire opens no second one beside it (merge or close it, and the next fire runs)`,
+      );
+      expect(second.scheduledFor).not.toBe(first.scheduledFor);
+      // `run --dry-run` says the same of the fire after it, and selects nothing.
+      const options = h.engineOptions(store);
+      const preview = await previewFirstTask(options.settings, {
+        github: options.github,
+        clock: { ...systemClock, now: () => Date.now() + 48 * 3600_000 },
+        log: silentLogger(),
+        store,
+        service: noService,
+      });
+      expect(preview.found).toBeUndefined();
+      expect(preview.passed.map((p) => p.why)).toEqual([
+        `the pull request #1 of an earlier fire (run ${first.id}) is open, and its follow-up works on it: this fire would be skipped`,
+      ]);
+    } finally {
+      await store.close();
+    }
+    expect(h.agentRuns('claude')).toHaveLength(1);
+    expect(h.world.pullRequest('acme/api', 2)).toBeUndefined();
   }, 60_000);
 
   it('run --dry-run passes over an item whose pull request is open, saying so (the real run holds it too)', async () => {

@@ -26,6 +26,8 @@ export const cronTrigger: TriggerDefinition<CronResolved> = {
   impliedBy: 'schedule',
   // Occurrences of one schedule run one after the other.
   serialRuns: true,
+  // A nightly run opens no second pull request while the last one is open.
+  firesAreOccasions: true,
   createFeed(automation, context) {
     return context.feeds.schedule(automation, scheduleOf(automation));
   },
