@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { loadDrivers } from '../agents/registry.js';
 import { renderTranscriptFile } from '../agents/transcript.js';
+import { automationsFileOf } from '../config/automations-file.js';
 import { loadSettings } from '../config/load.js';
 import type { ResolvedAutomation, Settings } from '../config/types.js';
 import { type ConfigIssue, errorMessage, formatConfigIssue } from '../core/errors.js';
@@ -58,10 +59,20 @@ function refused(message: string, data: Record<string, unknown> = {}): ToolAnswe
   return { text: message, data: { error: message, ...data }, isError: true };
 }
 
-function problemsAnswer(problems: readonly ConfigIssue[]): ToolAnswer {
+/**
+ * A refused change's problems. Those in the automations file are located in text that was never
+ * written (the file on disk is unchanged), so they are given by key path alone; a problem in the
+ * settings file keeps its line.
+ */
+function problemsAnswer(problems: readonly ConfigIssue[], unwritten: string): ToolAnswer {
+  problems = problems.map((p) => {
+    if (p.file !== unwritten) return p;
+    const { file: _file, line: _line, column: _column, ...rest } = p;
+    return rest;
+  });
   const lines = problems.map(formatConfigIssue);
   return refused(
-    `the automation is refused (the same check as \`curupira validate\`):\n${lines.map((l) => `  - ${l}`).join('\n')}`,
+    `the automation is refused (the same check as \`curupira validate\`; nothing was written):\n${lines.map((l) => `  - ${l}`).join('\n')}`,
     {
       valid: false,
       problems: problems.map((p) => ({
@@ -100,7 +111,7 @@ export function automationTools(options: AutomationToolsOptions): McpTool[] {
   function change(edit: (tables: Tables) => Tables, write: boolean, shown: string | null): ToolAnswer {
     const tables = edit(readAgentTables(file));
     const verdict = judge(file, tables);
-    if (!verdict.valid) return problemsAnswer(verdict.problems);
+    if (!verdict.valid) return problemsAnswer(verdict.problems, automationsFileOf(file));
     if (write) writeAgentFile(file, verdict.text);
     const automation = shown ? verdict.loaded.settings.automations.find((a) => a.id === shown) : undefined;
     const explain = automation ? options.explain(automation, verdict.loaded.settings) : [];

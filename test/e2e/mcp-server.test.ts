@@ -126,6 +126,12 @@ describe('curupira mcp', () => {
     expect(expected.length).toBeGreaterThanOrEqual(2);
     expect(got).toEqual(expected.map(({ path, message }) => ({ path, message })));
     for (const { message } of expected) expect(answer.text).toContain(message);
+    // Located by key only: a line of the automations file, which was not written, would point at nothing.
+    expect(answer.text).toContain('nothing was written');
+    expect(answer.text).not.toContain('.automations.toml:');
+    expect((answer.data.problems as { line: number | null }[]).map((p) => p.line)).toEqual(
+      expected.map(() => null),
+    );
 
     const validate = await call('automation_validate', { id: 'triage', table: bad });
     expect(validate.isError).toBe(true);
