@@ -19,6 +19,7 @@ import { pauseReasonKey } from '../retries/unattended.js';
 import { openStore, stateLocation } from '../store/index.js';
 import type { Store } from '../store/types.js';
 import { IDENTIFIER_PATTERN } from '../triggers/common-schema.js';
+import { runItemName } from '../triggers/registry.js';
 import { judge, readAgentTables, type Tables, writeAgentFile } from './automations-file.js';
 import { type McpTool, type ToolAnswer, tool } from './stdio.js';
 
@@ -296,10 +297,12 @@ export function automationTools(options: AutomationToolsOptions): McpTool[] {
             limit,
           }),
         );
+        // Items named as `curupira runs` names them (acme/api#7, Linear ENG-1, a schedule's fire).
+        const automations = settings().automations;
         const text = runs
           .map(
             (r) =>
-              `${r.id}  ${r.automationId}  ${r.itemKey ?? '-'}  ${r.status}${r.reason ? ` (${r.reason})` : ''}`,
+              `${r.id}  ${r.automationId}  ${runItemName(r, automations)}  ${r.status}${r.reason ? ` (${r.reason})` : ''}`,
           )
           .join('\n');
         return json({ runs: runs.map(runSummary) }, text || 'No runs.');
@@ -320,7 +323,7 @@ export function automationTools(options: AutomationToolsOptions): McpTool[] {
         return json(
           { run: runSummary(run), transcript },
           [
-            `${run.id}  ${run.automationId}  ${run.status}${run.reason ? ` (${run.reason})` : ''}`,
+            `${run.id}  ${run.automationId}  ${runItemName(run, settings().automations)} ${JSON.stringify(run.itemTitle)}  ${run.status}${run.reason ? ` (${run.reason})` : ''}`,
             ...(transcript.length > 0
               ? ['transcript:', ...transcript.map((l) => `  ${l}`)]
               : ['no transcript']),

@@ -241,10 +241,14 @@ describe('curupira mcp', () => {
 
     const runs = await call('runs_list', { automation: 'triage' });
     expect(runs.data.runs).toMatchObject([{ id: run.id, automationId: 'triage', status: 'succeeded' }]);
+    // The item as `curupira runs` names it, not its internal key.
+    expect(runs.text).toMatch(new RegExp(`^${run.id}  triage  acme/api#${run.itemId}  succeeded`));
     const shown = await call('run_show', { id: run.id });
     expect(shown.isError).toBe(false);
     expect((shown.data.transcript as string[]).length).toBeGreaterThan(0);
-    expect(shown.text).toContain(`${run.id}  triage  succeeded`);
+    expect(shown.text).toContain(
+      `${run.id}  triage  acme/api#${run.itemId} ${JSON.stringify(run.itemTitle)}  succeeded`,
+    );
 
     expect((await call('automation_pause', { id: 'triage' })).text).toBe('Paused triage.');
     await waitFor(
