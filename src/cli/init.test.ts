@@ -36,6 +36,8 @@ describe('curupira init', () => {
     expect(validate.stdout).toContain(
       'search query:   repo:octo/widgets is:issue is:open label:agent-ready -linked:pr sort:created-asc',
     );
+    // A second `run` or a restart does not pay for the same issue again.
+    expect(validate.stdout).toContain('item memory:    once: an issue fires at most once (issue:<number>)');
   });
 
   it('refuses to overwrite an existing file, and leaves it as it was', async () => {

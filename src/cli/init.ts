@@ -136,7 +136,9 @@ repository = ${tomlString(alias)}         # where the agent works (an alias abov
 repo = ${tomlString(repo)}                # what GitHub is searched for
 labels = [${tomlString(label)}]
 linked_pull_request = false
+once = true                            # each issue runs once, not again at every start (each run costs)
 # exclude_labels = ["blocked"]
+# deliver = "pr"                       # WRITES: push the branch and open a draft pull request
 prompt = """
 Resolve issue \${issue_number}: \${issue_title}
 
