@@ -186,11 +186,14 @@ function sandboxRow(automation: ResolvedAutomation, settings: Settings): string 
 function deliveryRows(automation: ResolvedAutomation): [string, string][] {
   const c = automation.config;
   if (!c.deliver) return [];
+  const named = automation.trigger.firesAreOccasions
+    ? 'curupira/<automation>/<date>-<time> of the fire, UTC'
+    : 'curupira/<automation>/<number>-<title>';
   if (c.deliver === 'branch')
     return [
       [
         'delivery',
-        'WRITES: pushes the run’s branch (as curupira/<automation>/<number>-<title>) when it succeeds (never forced); no pull request',
+        `WRITES: pushes the run’s branch (as ${named}) when it succeeds (never forced); no pull request`,
       ],
     ];
   if (c.deliver === 'head')
@@ -215,7 +218,7 @@ function deliveryRows(automation: ResolvedAutomation): [string, string][] {
   return [
     [
       'delivery',
-      `WRITES: pushes the run’s branch (as curupira/<automation>/<number>-<title>) and opens a ${c.pr_draft ? 'draft ' : ''}pull request${base} (or adopts the open one)${across}`,
+      `WRITES: pushes the run’s branch (as ${named}) and opens a ${c.pr_draft ? 'draft ' : ''}pull request${base} (or adopts the open one)${across}${automation.trigger.firesAreOccasions ? '; while it is open, the next fires are skipped' : ''}`,
     ],
     ['follow-up', `every ${c.follow_interval} s while watching: ${actions.join('; ')}`],
   ];

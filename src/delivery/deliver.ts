@@ -21,7 +21,7 @@ import { crashPoint } from '../process/crash-point.js';
 import type { PullRequestRecord, Store } from '../store/types.js';
 import { REPO_PATTERN } from '../triggers/common-schema.js';
 import { git } from '../workspace/git.js';
-import { deliveryBranchName } from '../workspace/paths.js';
+import { deliveryBranchName, scheduledBranchName } from '../workspace/paths.js';
 import { pathExists } from '../workspace/remove.js';
 import { resolveDefaultBranch } from '../workspace/worktree.js';
 import { HOLDING_STATES } from './follow.js';
@@ -94,10 +94,13 @@ export type DeliveryResult =
  */
 export function remoteBranchOf(
   automation: Pick<ResolvedAutomation, 'id'>,
-  run: Pick<RunRecord, 'itemId' | 'itemTitle'>,
+  run: Pick<RunRecord, 'itemId' | 'itemTitle'> & { scheduledFor?: string | null },
   record?: Pick<PullRequestRecord, 'headBranch'>,
 ): string {
-  return record?.headBranch ?? deliveryBranchName(automation.id, run.itemId, run.itemTitle);
+  if (record) return record.headBranch;
+  // A schedule's fire: named by its time, not by its epoch seconds and the automation's id.
+  if (run.scheduledFor) return scheduledBranchName(automation.id, run.scheduledFor);
+  return deliveryBranchName(automation.id, run.itemId, run.itemTitle);
 }
 
 /** True when some automation delivers its branches: only then does the engine build delivery. */

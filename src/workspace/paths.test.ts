@@ -8,6 +8,7 @@ import {
   branchName,
   deliveryBranchName,
   isInside,
+  scheduledBranchName,
   sha256Hex,
   worktreeName,
   worktreePath,
@@ -82,6 +83,19 @@ describe('isInside', () => {
     await expect(assertInside(parent, join(parent, 'escape'), 'refusing to delete')).rejects.toThrow(
       /refusing to delete .* is outside/,
     );
+  });
+});
+
+describe('scheduledBranchName', () => {
+  it("names a schedule's fire by its time in UTC, seconds only when a fire was asked at one", () => {
+    expect(scheduledBranchName('nightly', '2026-12-06T03:00:00.000Z')).toBe(
+      'curupira/nightly/2026-12-06-0300',
+    );
+    expect(scheduledBranchName('nightly', '2026-12-06T14:07:31.412Z')).toBe(
+      'curupira/nightly/2026-12-06-140731',
+    );
+    expect(() => scheduledBranchName('nightly', 'soon')).toThrow('not a time');
+    expect(() => scheduledBranchName('../x', '2026-12-06T03:00:00.000Z')).toThrow();
   });
 });
 

@@ -70,6 +70,21 @@ export function deliveryBranchName(automationId: string, itemId: string, title: 
   return `curupira/${automationId}/${slug ? `${id}-${slug}` : id}`;
 }
 
+/**
+ * A schedule's fire delivered: `curupira/<automation>/<date>-<time>` of the fire in UTC
+ * (`curupira/nightly/2026-12-06-0300`, seconds added when not zero), where the item id would be
+ * the fire's epoch seconds and its title the automation's id again.
+ */
+export function scheduledBranchName(automationId: string, scheduledFor: string): string {
+  assertSafeSegment(automationId, 'automation id');
+  const at = new Date(scheduledFor);
+  if (Number.isNaN(at.getTime())) throw new Error(`not a time: ${scheduledFor}`);
+  const iso = at.toISOString();
+  // A fire asked for by hand ("Run now") is at any second: kept, so two in a minute differ.
+  const seconds = iso.slice(17, 19) === '00' ? '' : iso.slice(17, 19);
+  return `curupira/${automationId}/${iso.slice(0, 10)}-${iso.slice(11, 13)}${iso.slice(14, 16)}${seconds}`;
+}
+
 /** `<dirname(checkout)>/<basename(checkout)>.worktrees`: every worktree of one checkout lives below it. */
 export function worktreesRoot(checkoutPath: string): string {
   const checkout = resolve(checkoutPath);

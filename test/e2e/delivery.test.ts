@@ -209,6 +209,11 @@ prompt = "Tidy up [[fake:commit]]"
     const first = onlyRun((await h.run()).runs);
     expect(first.status).toBe('succeeded');
     expect(first.reason).toMatch(/^opened pull request #1 /);
+    // Its branch is named by the fire's time (it was `<epoch seconds>-nightly`).
+    const at = first.scheduledFor!;
+    expect(h.world.pullRequest('acme/api', 1)!.headRefName).toBe(
+      `curupira/nightly/${at.slice(0, 10)}-${at.slice(11, 13)}${at.slice(14, 16)}`,
+    );
     // A day later the next fire is due; its pull request #1 is still open.
     const store = await h.openStore();
     const later = { ...systemClock, now: () => Date.now() + 24 * 3600_000 };
