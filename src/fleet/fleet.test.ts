@@ -156,6 +156,20 @@ function storeWith(replaced: { [K in keyof Store]?: (target: Store) => Store[K] 
   });
 }
 
+/** Settings with one automation, `fix` on acme/api (only what a worker reads of them). */
+function fixSettings(): Settings {
+  return {
+    automations: [
+      {
+        id: 'fix',
+        config: { repo: 'acme/api' },
+        repository: { alias: 'api', checkoutPath: '/nonexistent' },
+        profile: { provider: 'claude' },
+      },
+    ],
+  } as unknown as Settings;
+}
+
 const never = new AbortController().signal;
 
 /** Waits until a JSON log line in `lines` has the message `msg`. */
@@ -601,17 +615,7 @@ describe('FleetRunner', () => {
         },
       },
       store,
-      settings: () =>
-        ({
-          automations: [
-            {
-              id: 'fix',
-              config: { repo: 'acme/api' },
-              repository: { alias: 'api', checkoutPath: '/nonexistent' },
-              profile: { provider: 'claude' },
-            },
-          ],
-        }) as unknown as Settings,
+      settings: fixSettings,
       log: silentLogger(),
       timing: TIMING,
       fetchIntervalMs: 20,
@@ -718,17 +722,7 @@ describe('FleetRunner', () => {
         },
       },
       store,
-      settings: () =>
-        ({
-          automations: [
-            {
-              id: 'fix',
-              config: { repo: 'acme/api' },
-              repository: { alias: 'api', checkoutPath: '/nonexistent' },
-              profile: { provider: 'claude' },
-            },
-          ],
-        }) as unknown as Settings,
+      settings: fixSettings,
       log: silentLogger(),
       timing: TIMING,
     });
@@ -823,17 +817,7 @@ describe('FleetRunner', () => {
         },
       },
       store: durable,
-      settings: () =>
-        ({
-          automations: [
-            {
-              id: 'fix',
-              config: { repo: 'acme/api' },
-              repository: { alias: 'api', checkoutPath: '/nonexistent' },
-              profile: { provider: 'claude' },
-            },
-          ],
-        }) as unknown as Settings,
+      settings: fixSettings,
       log: silentLogger(),
       timing: TIMING,
     });
