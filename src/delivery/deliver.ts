@@ -132,6 +132,11 @@ export async function earlierFireDelivery(
   );
 }
 
+/** A delivery as a reason names it: `pull request #8`, or `branch <name>` when none was opened. */
+export function deliveryName(record: Pick<PullRequestRecord, 'number' | 'headBranch'>): string {
+  return record.number === null ? `branch ${record.headBranch}` : `pull request #${record.number}`;
+}
+
 /** The branch the delivery compares with and the pull request merges into. */
 async function baseBranch(deps: DeliveryDeps, request: DeliveryRequest): Promise<string> {
   const { automation, task, cwd } = request;

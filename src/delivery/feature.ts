@@ -16,7 +16,7 @@ import type { ServiceWriteSender, WriteQueueTiming } from '../github/write-queue
 import type { Logger } from '../log.js';
 import type { NotificationEvent } from '../notify/index.js';
 import type { Store } from '../store/types.js';
-import { type DeliveryDeps, earlierFireDelivery } from './deliver.js';
+import { type DeliveryDeps, deliveryName, earlierFireDelivery } from './deliver.js';
 import { createFollower, DEFAULT_FOLLOW_INTERVAL_SECONDS } from './follow.js';
 import { followHooks } from './follow-hooks.js';
 import { createDeliveryDeps, openDelivery } from './index.js';
@@ -90,7 +90,7 @@ export class DeliveryFeature implements Feature<{ delivery: DeliveryDeps }> {
     const { store, port, log } = this.options;
     const open = await earlierFireDelivery(store, automation.id, task.key);
     if (!open) return undefined;
-    const pr = open.number === null ? `branch ${open.headBranch}` : `pull request #${open.number}`;
+    const pr = deliveryName(open);
     const waits = open.state === 'open' ? 'is still open' : 'waits for a person';
     const reason = `skipped: ${pr} of run ${open.runId} ${waits}; this fire opens no second one beside it (merge or close it, and the next fire runs)`;
     const id = await recordSkippedRun(

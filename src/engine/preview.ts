@@ -6,7 +6,7 @@ import { cancelHold } from '../coordination/cancel-hold-feature.js';
 import type { Clock } from '../core/clock.js';
 import { codeSource, describeCodeSource } from '../core/code-source.js';
 import type { Task } from '../core/types.js';
-import { earlierFireDelivery, openDelivery } from '../delivery/deliver.js';
+import { deliveryName, earlierFireDelivery, openDelivery } from '../delivery/deliver.js';
 import { additionalWorktrees, repositoriesNote } from '../delivery/repositories.js';
 import type { GitHubClient } from '../github/client.js';
 import type { Logger } from '../log.js';
@@ -99,7 +99,7 @@ async function heldBack(
   if (automation.config.deliver && automation.trigger.firesAreOccasions) {
     const earlier = await earlierFireDelivery(store, automation.id, task.key);
     if (earlier) {
-      const pr = earlier.number === null ? `branch ${earlier.headBranch}` : `pull request #${earlier.number}`;
+      const pr = deliveryName(earlier);
       return `the ${pr} of an earlier fire (run ${earlier.runId}) ${DELIVERY_HOLD[earlier.state] ?? `is ${earlier.state}`}: this fire would be skipped`;
     }
   }
