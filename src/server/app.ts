@@ -12,7 +12,7 @@ import { redact } from '../log.js';
 import type { PullRequestRecord } from '../store/types.js';
 import { branchDiff, commitDiff } from '../workspace/diff.js';
 import { apiRoutes, json } from './api.js';
-import { ACTIONS_JS, BOARD_CSS, BOARD_JS, FLEET_JS, RUN_JS } from './assets.js';
+import { ACTIONS_JS, BOARD_CSS, BOARD_JS, FLEET_JS, ICON_SVG, RUN_JS } from './assets.js';
 import { authenticated, tokenLogin } from './auth.js';
 import { automationPageRoutes } from './automation-page.js';
 import { boardData } from './board-data.js';
@@ -217,7 +217,6 @@ function pageRoutes(app: Hono, ctx: ServerContext): void {
       ),
     );
   });
-  app.get('/assets/board.css', (c) => asset(c, BOARD_CSS, 'text/css; charset=utf-8'));
   app.get('/assets/board.js', (c) => asset(c, BOARD_JS, 'text/javascript; charset=utf-8'));
   app.get('/assets/run.js', (c) => asset(c, RUN_JS, 'text/javascript; charset=utf-8'));
   app.get('/assets/fleet.js', (c) => asset(c, FLEET_JS, 'text/javascript; charset=utf-8'));
@@ -242,6 +241,10 @@ export function createApp(ctx: ServerContext): Hono {
     );
   });
   app.get('/api/v1/health', (c) => json(c, { ok: true, version: ctx.version }));
+  // The stylesheet and the icon hold nothing of the state: served without the token, so that the
+  // token page a stranger gets is styled too. The scripts stay behind it with everything else.
+  app.get('/assets/board.css', (c) => asset(c, BOARD_CSS, 'text/css; charset=utf-8'));
+  app.get('/assets/icon.svg', (c) => asset(c, ICON_SVG, 'image/svg+xml'));
   // GitHub signs its deliveries instead of sending the board's token.
   webhookRoutes(app, ctx);
   app.use('*', tokenLogin(ctx.token));

@@ -6,6 +6,10 @@
 
 export { BOARD_CSS } from './design/styles.js';
 
+/** The pages' icon (a browser tab's): the letter c on the board's link blue. */
+export const ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#0550ae"/><path d="M21.5 11a7.5 7.5 0 1 0 0 10" fill="none" stroke="#fff" stroke-width="4" stroke-linecap="round"/></svg>
+`;
+
 /**
  * Actions on every page: a risky one (its button has `data-confirm`) asks first in a dialog that
  * names what happens; each shows its result in a notice, and one that causes a run (`data-follow`:

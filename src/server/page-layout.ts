@@ -1,5 +1,10 @@
 /** The frame of the board's secondary pages (an automation, the runs, a watch's findings). */
-import { type Html, html } from './html.js';
+import { type Html, html, raw } from './html.js';
+
+/** What every page's head links: its icon and the stylesheet (both served without the token: app.ts). */
+export const HEAD_LINKS = raw(
+  '<link rel="icon" href="/assets/icon.svg" type="image/svg+xml">\n<link rel="stylesheet" href="/assets/board.css">',
+);
 
 /** A whole page: its title, the token its actions send, its body and the script it loads. */
 export function page(title: string, token: string, body: Html, script: string): Html {
@@ -10,7 +15,7 @@ export function page(title: string, token: string, body: Html, script: string): 
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="curupira-token" content="${token}">
 <title>${title}</title>
-<link rel="stylesheet" href="/assets/board.css">
+${HEAD_LINKS}
 </head>
 <body>
 ${body}

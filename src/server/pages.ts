@@ -23,7 +23,7 @@ import {
 } from './cards.js';
 import { headerTotals, reloadBanner } from './figures-view.js';
 import { type Html, html, raw } from './html.js';
-import { page } from './page-layout.js';
+import { HEAD_LINKS, page } from './page-layout.js';
 
 /** Done cards on the board; older ones are on the runs page. */
 const DONE_SHOWN = 12;
@@ -509,5 +509,5 @@ export function runPage(
 
 export function messagePage(title: string, message: string): Html {
   return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>
-<link rel="stylesheet" href="/assets/board.css"></head><body><main class="message"><h1>${title}</h1><p>${message}</p></main></body></html>`;
+${HEAD_LINKS}</head><body><main class="message"><h1>${title}</h1><p>${message}</p></main></body></html>`;
 }

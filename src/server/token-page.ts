@@ -1,6 +1,7 @@
 /** The page a browser gets without the board's token: where the token is and how to open the board. */
 
 import { type Html, html } from './html.js';
+import { HEAD_LINKS } from './page-layout.js';
 
 export function tokenPage(tokenFile: string | null, origin: string, wrongToken: boolean): Html {
   const file = tokenFile ?? '<state folder>/serve-token';
@@ -10,7 +11,7 @@ export function tokenPage(tokenFile: string | null, origin: string, wrongToken: 
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Token needed</title>
-<link rel="stylesheet" href="/assets/board.css">
+${HEAD_LINKS}
 </head>
 <body>
 <main class="message" id="token-page">

@@ -330,6 +330,10 @@ describe('the board, designed (issue 28)', () => {
     const response = await stranger.goto(served.url!);
     expect(response!.status()).toBe(401);
     expect(await stranger.locator('#token-file').textContent()).toMatch(/\/serve-token$/);
+    // Styled: its stylesheet is served without the token (it was not, and the page showed bare).
+    expect(await stranger.locator('main.message').evaluate((main) => getComputedStyle(main).maxWidth)).toBe(
+      '640px',
+    );
     expect(await stranger.locator('#open-with').textContent()).toMatch(
       /\/\?token=\$\(cat .*\/serve-token\)$/,
     );

@@ -50,13 +50,32 @@ describe('serve: token', () => {
     expect(tokensEqual(undefined, first.token)).toBe(false);
   });
 
-  it('guards every route but health; the cookie works for pages only; no CORS headers', async () => {
+  it('guards every route but health, the stylesheet and the icon; the cookie works for pages only; no CORS headers', async () => {
     h = await createHarness({ settingsExtra: FAST, issues: [] });
     served = await serve(h);
     const health = await call(served, '/api/v1/health', {}, null);
     expect(health.status).toBe(200);
     expect(await body(health)).toEqual({ ok: true, version: '0.0.0-test' });
-    for (const path of ['/api/v1/state', '/api/v1/runs', '/api/v1/openapi.json', '/', '/assets/board.js']) {
+    // What the token page a stranger gets links: its stylesheet and icon, served to anyone.
+    const tokenPage = await (await call(served, '/', { headers: { accept: 'text/html' } }, null)).text();
+    for (const [path, type] of [
+      ['/assets/board.css', 'text/css; charset=utf-8'],
+      ['/assets/icon.svg', 'image/svg+xml'],
+    ] as const) {
+      expect(tokenPage).toContain(`href="${path}"`);
+      const response = await call(served, path, {}, null);
+      expect(response.status, path).toBe(200);
+      expect(response.headers.get('content-type'), path).toBe(type);
+    }
+    for (const path of [
+      '/api/v1/state',
+      '/api/v1/runs',
+      '/api/v1/openapi.json',
+      '/',
+      '/assets/board.js',
+      '/assets/actions.js',
+      '/favicon.ico',
+    ]) {
       const response = await call(served, path, {}, null);
       expect(response.status, path).toBe(401);
       expect((await call(served, path, {}, 'wrong-token')).status, path).toBe(401);
