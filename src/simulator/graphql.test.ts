@@ -84,6 +84,24 @@ describe('schema validation', () => {
     expect(reply.body.data).toBeUndefined();
   });
 
+  test('a query asked again is answered afresh (its variables, the world now); an invalid one fails each time', async () => {
+    const query =
+      'query ($n: Int!) { repository(owner: "acme", name: "api") { issueOrPullRequest(number: $n) { ... on Issue { title } ... on PullRequest { title } } } }';
+    const first = await postGraphQL(sim.url, TOKEN, query, { n: 1 });
+    const second = await postGraphQL(sim.url, TOKEN, query, { n: 2 });
+    expect(first.body.data).toEqual({ repository: { issueOrPullRequest: { title: 'Crash on start' } } });
+    expect(second.body.data).toEqual({ repository: { issueOrPullRequest: { title: 'Bump lodash' } } });
+    const badVariable = await postGraphQL(sim.url, TOKEN, query, { n: 'one' });
+    expect(badVariable.body.errors?.[0]?.message).toMatch(/\$n/);
+    const invalid = '{ repository(owner: "acme", name: "api") { issue(number: 1) { titel } } }';
+    for (let ask = 0; ask < 2; ask += 1) {
+      const reply = await postGraphQL(sim.url, TOKEN, invalid);
+      expect(reply.body.errors?.[0]?.message, `ask ${ask}`).toBe(
+        "Field 'titel' doesn't exist on type 'Issue'",
+      );
+    }
+  });
+
   test('every missing required argument of a field is listed in one error', async () => {
     const reply = await postGraphQL(sim.url, TOKEN, '{ repository { id } }');
     expect(reply.body.errors).toHaveLength(1);

@@ -26,6 +26,23 @@ import { fieldResolver, typeResolver } from './resolvers.js';
 import { githubSchema } from './schema.js';
 import type { SimActor, SimWorld } from './world.js';
 
+/**
+ * Queries already parsed and found valid against the schema (which never changes in a process),
+ * by their text: a client sends the same few queries over and over, and validating one against
+ * GitHub's schema costs milliseconds. Only valid documents are kept (errors are worked out again,
+ * so each answer names them as before); the oldest goes beyond `VALID_DOCUMENTS_KEPT`.
+ */
+const validDocuments = new Map<string, DocumentNode>();
+const VALID_DOCUMENTS_KEPT = 200;
+
+function rememberValid(query: string, document: DocumentNode): void {
+  if (validDocuments.size >= VALID_DOCUMENTS_KEPT) {
+    const oldest = validDocuments.keys().next().value;
+    if (oldest !== undefined) validDocuments.delete(oldest);
+  }
+  validDocuments.set(query, document);
+}
+
 export interface GraphQLRequest {
   readonly world: SimWorld;
   readonly viewer: SimActor;
@@ -110,16 +127,18 @@ export async function handleGraphQL(request: GraphQLRequest): Promise<GraphQLRes
   }
 
   const schema = githubSchema();
-  let document: DocumentNode;
-  try {
-    document = parse(query);
-  } catch (error) {
-    if (!(error instanceof GraphQLError)) throw error;
-    return answer(200, errorsOnly([githubParseError(query, error)]), limiter.peek(userKey));
+  let document = validDocuments.get(query);
+  if (document === undefined) {
+    try {
+      document = parse(query);
+    } catch (error) {
+      if (!(error instanceof GraphQLError)) throw error;
+      return answer(200, errorsOnly([githubParseError(query, error)]), limiter.peek(userKey));
+    }
+    const invalid = githubValidationErrors(schema, document);
+    if (invalid.length > 0) return answer(200, errorsOnly(invalid), limiter.peek(userKey));
+    rememberValid(query, document);
   }
-
-  const invalid = githubValidationErrors(schema, document);
-  if (invalid.length > 0) return answer(200, errorsOnly(invalid), limiter.peek(userKey));
 
   const operation = pickOperation(document, requestedName);
   if (!('kind' in operation)) return answer(200, errorsOnly([operation]), limiter.peek(userKey));
