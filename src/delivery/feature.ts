@@ -46,6 +46,9 @@ export interface DeliveryFeatureOptions {
   ): Promise<RunRecord | undefined>;
 }
 
+/** Answers the follower keeps for conditional reads: about eight per open pull request. */
+const FOLLOW_READS_KEPT = 400;
+
 export class DeliveryFeature implements Feature<{ delivery: DeliveryDeps }> {
   readonly name = 'delivery';
   private follower: ReturnType<typeof createFollower> | undefined;
@@ -120,6 +123,9 @@ export class DeliveryFeature implements Feature<{ delivery: DeliveryDeps }> {
       log,
       maxAttempts: 1,
       signal: stopSignal,
+      // A pull request waiting for a review is read the same every `follow_interval`: conditional
+      // reads of what did not change cost no rate limit (about eight URLs per pull request).
+      conditionalReads: FOLLOW_READS_KEPT,
     });
     this.remediator ??= createRemediator({
       store,

@@ -471,3 +471,33 @@ describe('connections', () => {
     }
   });
 });
+
+describe('conditional reads', () => {
+  it('repeats a read with If-None-Match: an unchanged answer is free and the kept one; a change is read', async () => {
+    const github = clientFor({ conditionalReads: 10 });
+    const path = '/repos/acme/api/issues/1/comments';
+    expect(await github.rest('GET', path)).toEqual([]);
+    expect(await github.rest('GET', path)).toEqual([]);
+    sim.world.addComment('acme/api', 1, { author: 'alice', body: 'a new comment' });
+    const changed = await github.rest<{ body: string }[]>('GET', path);
+    expect(changed.map((c) => c.body)).toEqual(['a new comment']);
+    expect((await github.rest<{ body: string }[]>('GET', path)).map((c) => c.body)).toEqual([
+      'a new comment',
+    ]);
+    const reads = sim.requests.filter((r) => r.path === path);
+    expect(reads.map((r) => r.status)).toEqual([200, 304, 200, 304]);
+    // GitHub does not count a 304 against the rate limit; neither does the simulator.
+    expect(reads.map((r) => r.coreCost)).toEqual([1, 0, 1, 0]);
+  });
+
+  it('keeps the last N URLs only, and a client without the option never sends If-None-Match', async () => {
+    const github = clientFor({ conditionalReads: 1 });
+    await github.rest('GET', '/repos/acme/api/issues/1');
+    await github.rest('GET', '/repos/acme/api/issues/1/comments');
+    await github.rest('GET', '/repos/acme/api/issues/1');
+    const plain = clientFor();
+    await plain.rest('GET', '/repos/acme/api/issues/1');
+    await plain.rest('GET', '/repos/acme/api/issues/1');
+    expect(sim.requests.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+  });
+});

@@ -44,6 +44,13 @@ export interface GitHubClientOptions {
   random?: () => number;
   /** Aborting ends every wait (rate limits, retries) and request at once: curupira is stopping. */
   signal?: AbortSignal;
+  /**
+   * Repeat REST reads as conditional requests: each GET answered with an ETag is kept (its last
+   * `conditionalReads` URLs), the next GET of that URL sends `If-None-Match`, and a 304 (which
+   * GitHub does not count against the rate limit) returns the kept answer. For a client that reads
+   * the same things over and over (following open pull requests).
+   */
+  conditionalReads?: number;
 }
 
 /** Who hears every rate-limit state GitHub reports (telemetry counts the points, src/telemetry/). */
@@ -411,13 +418,38 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
     throw new GitHubGraphQLError(errors, { data: body.data });
   }
 
+  /** The answers kept for conditional reads (`conditionalReads`), by URL, the least recently used first. */
+  const kept = new Map<string, { etag: string; headers: Record<string, string>; data: unknown }>();
+  const keptMax = options.conditionalReads ?? 0;
+
   async function restResponse<T>(
     method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE',
     path: string,
     body?: Record<string, unknown>,
   ): Promise<{ status: number; headers: Record<string, string>; data: T }> {
     const url = path.startsWith('http') ? path : `${apiUrl}${path.startsWith('/') ? '' : '/'}${path}`;
-    const attempt = await withRetries('rest', method, url, body);
+    if (method !== 'GET' || keptMax <= 0) {
+      const attempt = await withRetries('rest', method, url, body);
+      return { status: attempt.status, headers: attempt.headers, data: attempt.data as T };
+    }
+    const before = kept.get(url);
+    const attempt = await withRetries(
+      'rest',
+      'GET',
+      url,
+      undefined,
+      before ? { 'if-none-match': before.etag } : {},
+    );
+    kept.delete(url);
+    if (attempt.status === 304 && before) {
+      kept.set(url, before);
+      return { status: 200, headers: before.headers, data: before.data as T };
+    }
+    const etag = header(attempt.headers, 'etag');
+    if (attempt.status === 200 && etag !== undefined) {
+      kept.set(url, { etag, headers: attempt.headers, data: attempt.data });
+      if (kept.size > keptMax) kept.delete(kept.keys().next().value as string);
+    }
     return { status: attempt.status, headers: attempt.headers, data: attempt.data as T };
   }
 

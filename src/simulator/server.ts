@@ -31,7 +31,7 @@ import { jobLogDownload } from './checks.js';
 import { type FaultKind, FaultQueue, type FaultSpec, parseFault } from './faults.js';
 import { handleGraphQL } from './graphql.js';
 import { RateLimiter, type RateLimitState, rateLimitHeaders } from './rate-limit.js';
-import { handleRest } from './rest.js';
+import { etagOf, handleRest } from './rest.js';
 import { REST_DOCS, type RestResponse, restError } from './rest-json.js';
 import {
   type IssueInput,
@@ -114,6 +114,13 @@ function notModified(req: IncomingMessage, response: RestResponse): RestResponse
   const tags = wanted.split(',').map((t) => t.trim());
   if (!tags.includes(etag) && !tags.includes('*')) return response;
   return { status: 304, body: undefined, headers: { etag } };
+}
+
+/** `response` with the ETag of its body when it is a 200 with a body and has none yet. */
+function withEtag(response: RestResponse): RestResponse {
+  if (response.status !== 200 || response.body === undefined || response.headers?.etag !== undefined)
+    return response;
+  return { ...response, headers: { ...response.headers, etag: etagOf(response.body) } };
 }
 
 export interface Simulator {
@@ -588,7 +595,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         if (!free) limiter.charge(viewer.login, 1);
         response = gatedWrite(viewer.login, requestId, record, apply);
       } else {
-        response = notModified(req, apply());
+        // Every read answered with a body carries its ETag, as GitHub's do.
+        response = notModified(req, withEtag(apply()));
         // GitHub does not count a 304 against the rate limit (a conditional request that matched).
         if (!free && response.status !== 304) limiter.charge(viewer.login, 1);
       }
