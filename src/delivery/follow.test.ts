@@ -111,6 +111,61 @@ describe('following delivered pull requests', () => {
     expect(sim.requests.filter((r) => r.method !== 'GET')).toEqual([]);
   });
 
+  it("GitHub's rate limit spent: one warning, and no pull request is read again until its reset", async () => {
+    await delivered();
+    const second = await store.createRun({
+      automationId: 'fix',
+      taskKey: 'k2',
+      repo: 'acme/api',
+      taskType: 'github-issues',
+      itemId: '1',
+      itemKey: 'issue:1',
+      itemTitle: 'Crash',
+      itemUrl: 'https://github.com/acme/api/issues/1',
+      status: 'succeeded',
+    });
+    const pr = world.addPullRequest('acme/api', {
+      title: 'Fix 2',
+      headRefName: 'curupira/fix/y',
+      author: 'octocat',
+    });
+    await store.beginPullRequest({
+      runId: second.id,
+      automationId: 'fix',
+      taskKey: 'k2',
+      repo: 'acme/api',
+      delivery: 'pr',
+      headBranch: 'curupira/fix/y',
+    });
+    await store.updatePullRequest(second.id, { number: pr.number, state: 'open', headSha: 'b'.repeat(40) });
+    sim.rateLimits.core.setUsed('octocat', 5000);
+    const warnings: { message: string; fields: Record<string, unknown> }[] = [];
+    const log = {
+      ...silentLogger(),
+      warn: (fields: Record<string, unknown>, message: string) => warnings.push({ fields, message }),
+    };
+    const tokens = staticTokenSource(TOKEN);
+    const sweeps = createFollower({
+      store,
+      clock: systemClock,
+      log: log as ReturnType<typeof silentLogger>,
+      github: createGitHubClient({ apiUrl: sim.url, tokens, maxAttempts: 1, maxRateLimitWaitMs: 0 }),
+      intervalSeconds: () => 0,
+      paceMs: 0,
+    });
+    await sweeps.sweep();
+    const spent = sim.requests.length;
+    await sweeps.sweep();
+    await sweeps.sweep();
+    // The first read met the spent budget; the other pull request and the later sweeps read nothing.
+    expect(spent).toBe(1);
+    expect(sim.requests).toHaveLength(1);
+    expect(warnings.map((w) => w.message)).toEqual([
+      "GitHub's rate limit is spent: following pull requests waits for its reset",
+    ]);
+    expect(Date.parse(String(warnings[0]!.fields.until))).toBeGreaterThan(Date.now());
+  });
+
   it('open: the steps run in order, the first gate wins, and a step that acted ends the look', async () => {
     const runId = await delivered();
     const seen: string[] = [];

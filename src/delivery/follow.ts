@@ -23,7 +23,7 @@
 
 import type { AutomationConfig } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
-import { errorMessage } from '../core/errors.js';
+import { errorMessage, GitHubRateLimitError } from '../core/errors.js';
 import type { RunRecord } from '../core/types.js';
 import type { GitHubClient } from '../github/client.js';
 import { getIssue } from '../github/rest.js';
@@ -176,10 +176,13 @@ export function createFollower(deps: FollowDeps): { sweep(): Promise<FollowResul
     ...(deps.backoffMs === undefined ? {} : { backoffMs: deps.backoffMs }),
     ...(deps.sendServiceWrite ? { sendServiceWrite: deps.sendServiceWrite } : {}),
   });
+  /** While GitHub's rate limit is spent: no look until its reset (said once per reset). */
+  let spentUntil = Number.NEGATIVE_INFINITY;
   return {
     async sweep() {
       const result: FollowResult = { checked: 0, merged: 0, closed: 0, decided: 0 };
       const now = deps.clock.now();
+      if (now < spentUntil) return result;
       for (const record of await deps.store.listPullRequests({ states: ['open', 'needs_human'] })) {
         const due = (lastChecked.get(record.runId) ?? 0) + deps.intervalSeconds(record.automationId) * 1000;
         if (record.number === null || due > now) continue;
@@ -189,6 +192,17 @@ export function createFollower(deps: FollowDeps): { sweep(): Promise<FollowResul
           const outcome = await followOne(deps, queue, record);
           if (outcome) result[outcome] += 1;
         } catch (error) {
+          const resetAt = error instanceof GitHubRateLimitError ? error.resetAt?.getTime() : undefined;
+          if (resetAt !== undefined && resetAt > deps.clock.now()) {
+            // The other pull requests would meet the same answer: they wait for the reset too.
+            if (resetAt !== spentUntil)
+              deps.log.warn(
+                { until: new Date(resetAt).toISOString(), error: errorMessage(error) },
+                "GitHub's rate limit is spent: following pull requests waits for its reset",
+              );
+            spentUntil = resetAt;
+            break;
+          }
           deps.log.warn(
             { run: record.runId, number: record.number, error: errorMessage(error) },
             'Could not follow a pull request',
