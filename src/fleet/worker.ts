@@ -6,11 +6,13 @@
  * by then the poller may give the work to another host, and two live runs of one item must never
  * exist. Back in time (within `resume_grace`), it resumes its own interrupted dispatches.
  */
+
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Settings } from '../config/types.js';
 import { errorMessage, StateError } from '../core/errors.js';
+import { RUN_CANCELLED } from '../core/outcome.js';
 import { isTerminal, type RunRecord } from '../core/types.js';
 import type { DispatchedTask, Kernel as Engine } from '../engine/engine.js';
 import { automationRepo } from '../engine/task.js';
@@ -259,8 +261,9 @@ export class FleetWorker {
       }
       if (this.needsRecovery) await this.returnFromCut();
       else if (this.lostFetch) await this.takeQueued();
+      // An operator's cancel (the board, `curupira cancel`), told apart from a stop of this host.
       for (const id of await this.options.db.cancelRequests(this.options.host))
-        this.running.get(id)?.abort.abort();
+        this.running.get(id)?.abort.abort(RUN_CANCELLED);
     } catch (error) {
       // A clean stop closes the pool under a beat in flight: nothing to say.
       if (this.stopping) return;

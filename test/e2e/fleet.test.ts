@@ -117,6 +117,19 @@ describe.runIf(process.env.CURUPIRA_BUILT === '1')('fleet: a cancel sticks', () 
       30_000,
       300,
     );
+    // The worker says what happened: an operator's cancel, not a stop of curupira.
+    await waitFor(
+      'the worker to log the cancel',
+      () => worker.output().includes('Cancelled task'),
+      30_000,
+      300,
+    );
+    const cancelLine = worker
+      .output()
+      .split('\n')
+      .find((line) => line.includes('Cancelled task'))!;
+    expect(cancelLine).toContain('cancelled while the agent ran');
+    expect(cancelLine).not.toContain('stopped by curupira');
     // Stopped once the poller settled that dispatch (a poller stopped before leaves it to the next
     // poller to take over, which is another test's matter).
     const url = await board(poller);
