@@ -36,11 +36,15 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** A succeeded run of issue #1 whose delivery opened pull request #2 (not linked to the issue). */
-async function delivered(): Promise<string> {
+/**
+ * A succeeded run of issue #1 whose delivery opened a pull request (#2 for the first; not linked
+ * to the issue); `other` delivers another one for it, on another task key and branch.
+ */
+async function delivered(other?: { key: string; branch: string; sha: string }): Promise<string> {
+  const { key, branch, sha } = other ?? { key: 'k1', branch: 'curupira/fix/x', sha: 'a'.repeat(40) };
   const run = await store.createRun({
     automationId: 'fix',
-    taskKey: 'k1',
+    taskKey: key,
     repo: 'acme/api',
     taskType: 'github-issues',
     itemId: '1',
@@ -49,20 +53,16 @@ async function delivered(): Promise<string> {
     itemUrl: 'https://github.com/acme/api/issues/1',
     status: 'succeeded',
   });
-  const pr = world.addPullRequest('acme/api', {
-    title: 'Fix',
-    headRefName: 'curupira/fix/x',
-    author: 'octocat',
-  });
+  const pr = world.addPullRequest('acme/api', { title: 'Fix', headRefName: branch, author: 'octocat' });
   await store.beginPullRequest({
     runId: run.id,
     automationId: 'fix',
-    taskKey: 'k1',
+    taskKey: key,
     repo: 'acme/api',
     delivery: 'pr',
-    headBranch: 'curupira/fix/x',
+    headBranch: branch,
   });
-  await store.updatePullRequest(run.id, { number: pr.number, state: 'open', headSha: 'a'.repeat(40) });
+  await store.updatePullRequest(run.id, { number: pr.number, state: 'open', headSha: sha });
   return run.id;
 }
 
@@ -113,31 +113,7 @@ describe('following delivered pull requests', () => {
 
   it("GitHub's rate limit spent: one warning, and no pull request is read again until its reset", async () => {
     await delivered();
-    const second = await store.createRun({
-      automationId: 'fix',
-      taskKey: 'k2',
-      repo: 'acme/api',
-      taskType: 'github-issues',
-      itemId: '1',
-      itemKey: 'issue:1',
-      itemTitle: 'Crash',
-      itemUrl: 'https://github.com/acme/api/issues/1',
-      status: 'succeeded',
-    });
-    const pr = world.addPullRequest('acme/api', {
-      title: 'Fix 2',
-      headRefName: 'curupira/fix/y',
-      author: 'octocat',
-    });
-    await store.beginPullRequest({
-      runId: second.id,
-      automationId: 'fix',
-      taskKey: 'k2',
-      repo: 'acme/api',
-      delivery: 'pr',
-      headBranch: 'curupira/fix/y',
-    });
-    await store.updatePullRequest(second.id, { number: pr.number, state: 'open', headSha: 'b'.repeat(40) });
+    await delivered({ key: 'k2', branch: 'curupira/fix/y', sha: 'b'.repeat(40) });
     sim.rateLimits.core.setUsed('octocat', 5000);
     const warnings: { message: string; fields: Record<string, unknown> }[] = [];
     const log = {
