@@ -86,6 +86,9 @@ export default defineConfig({
           // Most files wait on processes, git and sockets more than on the CPU: two at once, and a
           // third worker for the BESIDE files (first in the order).
           maxWorkers: 3,
+          // A worker runs file after file in one process, its modules loaded once: the unit tests'
+          // files took 110 s isolated and 75 s this way (import time 55 s -> 11 s), all passing.
+          isolate: false,
           sequence: { groupOrder: 0 },
         },
       },
