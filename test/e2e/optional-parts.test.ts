@@ -16,7 +16,7 @@ import {
   symlinkSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness, ROOT, runBuiltCli } from '../helpers/harness.js';
 
@@ -31,6 +31,17 @@ let h: Harness | undefined;
 
 beforeAll(() => {
   install = mkdtempSync(join(tmpdir(), 'curupira-no-optional-'));
+  // Node.js looks for a package in every parent's node_modules too: one holding an optional
+  // package above the stand-in install would be found, and these tests would fail for no fault
+  // of curupira's. Say so instead.
+  for (let folder = dirname(install); ; folder = dirname(folder)) {
+    const found = [...OPTIONAL].filter((name) => existsSync(join(folder, 'node_modules', name)));
+    if (found.length > 0)
+      throw new Error(
+        `${join(folder, 'node_modules')} holds ${found.join(', ')}, which the stand-in install under it would load; remove it or point TMPDIR elsewhere`,
+      );
+    if (dirname(folder) === folder) break;
+  }
   cpSync(join(ROOT, 'dist'), join(install, 'dist'), { recursive: true });
   cpSync(join(ROOT, 'package.json'), join(install, 'package.json'));
   const modules = join(ROOT, 'node_modules');
