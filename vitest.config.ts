@@ -50,12 +50,12 @@ function matches(path: string, pattern: string): boolean {
   return folder === undefined ? path === pattern : path.startsWith(folder) && path.endsWith('.test.ts');
 }
 
+const root = fileURLToPath(new URL('./', import.meta.url));
+
 /**
  * Vitest's order (on a fresh clone: the largest files first), with the BESIDE files before all and
  * the PAIRED ones in the order of that list.
  */
-const root = fileURLToPath(new URL('./', import.meta.url));
-
 class BesideFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
@@ -97,7 +97,6 @@ export default defineConfig({
         test: {
           name: 'paired',
           include: PAIRED,
-          exclude: [...configDefaults.exclude, ...ALONE],
           maxWorkers: 2,
           sequence: { groupOrder: 1 },
         },
