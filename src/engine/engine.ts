@@ -224,7 +224,7 @@ export class Kernel {
    * process left unfinished are closed (their sessions resume when the poller hands them back).
    * `inFlight`: runs this process still runs (a host back from a database cut), left alone.
    */
-  async startWorker(inFlight?: ReadonlySet<string>): Promise<RunRecord[]> {
+  async startWorker(inFlight?: (run: RunRecord) => boolean): Promise<RunRecord[]> {
     await this.s.loadBaselines();
     for (const feature of this.s.features) await feature.start?.();
     return recover(this.s, inFlight);

@@ -15,7 +15,7 @@ import type { KernelState } from './state.js';
  * had already exited is finished as its saved outcome says (its session is not resumed), and so
  * is one whose transcript ends with the agent's reported success.
  */
-export async function recover(s: KernelState, inFlight?: ReadonlySet<string>): Promise<RunRecord[]> {
+export async function recover(s: KernelState, inFlight?: (run: RunRecord) => boolean): Promise<RunRecord[]> {
   const { store, log, clock } = s.options;
   const closed: RunRecord[] = [];
   // A fleet poller's unfinished runs belong to the hosts running them (src/fleet/ takes back a lost host's).
@@ -25,7 +25,8 @@ export async function recover(s: KernelState, inFlight?: ReadonlySet<string>): P
   );
   for (const run of unfinished) {
     // A fleet host back from a database cut: its runs still in flight here are not left over.
-    if (inFlight?.has(run.id)) continue;
+    // Asked run by run, now: a run the host started while this recovery was under way is its own too.
+    if (inFlight?.(run)) continue;
     closed.push(run);
     if (run.agentOutcome) {
       const automation = s.settings.automations.find((a) => a.id === run.automationId);

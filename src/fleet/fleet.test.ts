@@ -749,6 +749,114 @@ describe('FleetRunner', () => {
     ]);
   }, 30_000);
 
+  // Seen under load (the 200-item acceptance test): the recovery after a cut took a few seconds;
+  // meanwhile the fetch loop started a new job, and the recovery, judging by the runs it had seen
+  // at its start, stopped that run's agent as "left running by a previous curupira process".
+  it('a run started while the recovery after a cut is under way is not taken for one left over', async () => {
+    const a = await db.insertDispatch({
+      id: randomUUID(),
+      taskKey: task('21').key,
+      automationId: 'fix',
+      repo: 'acme/api',
+      host: 'w',
+      payload: JSON.stringify(job('21')),
+      previousId: null,
+    });
+    let cut = false;
+    let offerB = false;
+    let bDispatch: string | undefined;
+    let bStarted: (() => void) | undefined;
+    const bRunning = new Promise<void>((resolve) => {
+      bStarted = resolve;
+    });
+    const cutDb = new Proxy(db, {
+      get(target, property, receiver) {
+        const value: unknown = Reflect.get(target, property, receiver);
+        if (typeof value !== 'function') return value;
+        const method = (value as (...args: unknown[]) => Promise<unknown>).bind(target);
+        if (property === 'beat')
+          return async (...args: unknown[]) => {
+            if (cut) throw new Error('Connection terminated unexpectedly');
+            return method(...args);
+          };
+        return method;
+      },
+    });
+    /** What the recovery judged left over (item ids), when it looked. */
+    let leftOver: string[] | undefined;
+    const calls: { id: string; resume: boolean }[] = [];
+    const worker = new FleetWorker({
+      host: 'w',
+      role: 'worker',
+      capacity: 2,
+      version: 'test',
+      db: cutDb,
+      // The job of B comes through the queue once the recovery is under way.
+      queue: {
+        fetch: async () => {
+          if (!offerB || bDispatch === undefined) return [];
+          const id = bDispatch;
+          bDispatch = undefined;
+          return [{ jobId: 'job-b', dispatchId: id }];
+        },
+        complete: async () => {},
+      } as unknown as FleetQueue,
+      engine: {
+        // As the engine's recovery does: this host's unfinished runs, each judged when looked at.
+        startWorker: async (inFlight) => {
+          if (!inFlight) return [];
+          offerB = true;
+          await bRunning;
+          const unfinished = await store.listUnfinishedRuns({ host: 'w' });
+          leftOver = unfinished.filter((run) => !inFlight(run)).map((run) => run.itemId);
+          return [];
+        },
+        executeDispatched: async (dispatched, signal, onUpdate) => {
+          const id = dispatched.task.identity.id;
+          calls.push({ id, resume: dispatched.resume });
+          if (id === '21' && dispatched.resume) return undefined;
+          const run = await recordRun(id, 'w', 'failed');
+          const running = await store.updateRun(run.id, { status: 'running', finishedAt: null });
+          onUpdate?.(running);
+          if (id === '22') bStarted?.();
+          await new Promise<void>((resolve) =>
+            signal.addEventListener('abort', () => resolve(), { once: true }),
+          );
+          // Stopped (A by the cut, B by the worker's stop); the database did not take A's end.
+          return { ...running, status: 'cancelled' as const };
+        },
+      },
+      store,
+      settings: fixSettings,
+      log: silentLogger(),
+      timing: { heartbeatInterval: 0.2, heartbeatTimeout: 1, resumeGrace: 10 },
+    });
+    const stop = new AbortController();
+    const working = worker.run(stop.signal);
+    await waitForValue(async () => (calls.length === 1 ? true : undefined));
+    // The cut fences the host and stops A; B is dispatched to it meanwhile.
+    cut = true;
+    const b = await db.insertDispatch({
+      id: randomUUID(),
+      taskKey: task('22').key,
+      automationId: 'fix',
+      repo: 'acme/api',
+      host: 'w',
+      payload: JSON.stringify(job('22')),
+      previousId: null,
+    });
+    bDispatch = b!.id;
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    cut = false;
+    const judged = await waitForValue(async () => leftOver);
+    stop.abort();
+    await working;
+    expect(a).toBeDefined();
+    // A's record was left unfinished by the cut: left over. B runs here: not.
+    expect(judged).toEqual(['21']);
+    expect(calls.map((c) => c.id)).toContain('22');
+  }, 30_000);
+
   // The CI failure behind it: under load, a run's start write went unanswered past the store's
   // retries (a pool whose connections were all busy said 'timeout exceeded when trying to connect',
   // taken for a lasting error) while the worker's heartbeats landed; the engine stopped the agent,

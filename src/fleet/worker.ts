@@ -73,6 +73,8 @@ interface Running {
   fencedOut: boolean;
   /** The run it recorded (null until the engine created it). */
   runId: string | null;
+  /** The task it runs (a run of it being created has no id here yet). */
+  taskKey: string;
 }
 
 /** A transcript larger than this stays on its host only (16 MiB). */
@@ -88,6 +90,8 @@ export class FleetWorker {
   private woken = new AbortController();
   /** A heartbeat is on its way (one at a time: a silent network must not pile them up). */
   private beating = false;
+  /** The work after a landed beat is under way (`afterBeat`). */
+  private following = false;
   private stopping = false;
   /**
    * Something could not be written while the database was away (a run's end, a dispatch's
@@ -259,11 +263,6 @@ export class FleetWorker {
         this.needsRecovery = true;
         this.options.log.warn({}, 'The database answers again: taking work again');
       }
-      if (this.needsRecovery) await this.returnFromCut();
-      else if (this.lostFetch) await this.takeQueued();
-      // An operator's cancel (the board, `curupira cancel`), told apart from a stop of this host.
-      for (const id of await this.options.db.cancelRequests(this.options.host))
-        this.running.get(id)?.abort.abort(RUN_CANCELLED);
     } catch (error) {
       // A clean stop closes the pool under a beat in flight: nothing to say.
       if (this.stopping) return;
@@ -273,8 +272,33 @@ export class FleetWorker {
         'Heartbeat failed',
       );
       this.fenceWhenSilent();
+      return;
     } finally {
       this.beating = false;
+    }
+    void this.afterBeat();
+  }
+
+  /**
+   * The work a landed heartbeat allows: the recovery after a cut, queued dispatches no job brought,
+   * operators' cancels. Outside the beat, one at a time: a recovery that takes seconds (stopping
+   * agents a dead process left, resuming dispatches) must not hold up the next beats, or the host
+   * would fence itself for the silence its own recovery made.
+   */
+  private async afterBeat(): Promise<void> {
+    if (this.following || this.stopping) return;
+    this.following = true;
+    try {
+      if (this.needsRecovery) await this.returnFromCut();
+      else if (this.lostFetch) await this.takeQueued();
+      // An operator's cancel (the board, `curupira cancel`), told apart from a stop of this host.
+      for (const id of await this.options.db.cancelRequests(this.options.host))
+        this.running.get(id)?.abort.abort(RUN_CANCELLED);
+    } catch (error) {
+      if (!this.stopping)
+        this.options.log.warn({ error: errorMessage(error) }, 'Could not look for cancels and queued work');
+    } finally {
+      this.following = false;
     }
   }
 
@@ -310,15 +334,14 @@ export class FleetWorker {
       this.needsRecovery = true;
       return;
     }
-    const running = [...this.running.values()];
-    // A run being created now would look unfinished: gone through at the next heartbeat.
-    if (running.some((entry) => entry.runId === null)) return;
+    // Runs being created now (no id yet) are told apart by their task (`inFlight`): waiting for
+    // them instead could put the recovery off for as long as one of them takes to start.
     this.recovering = true;
     this.needsRecovery = false;
     try {
       // The results kept on disk first: a run whose agent exited is finished as its result says.
       await this.options.store.replay?.();
-      await this.options.engine.startWorker(new Set(running.map((entry) => entry.runId!)));
+      await this.options.engine.startWorker((run) => this.inFlight(run));
       await this.resumeOwn();
     } catch (error) {
       this.needsRecovery = true;
@@ -326,6 +349,19 @@ export class FleetWorker {
     } finally {
       this.recovering = false;
     }
+  }
+
+  /**
+   * A run this process runs now, as recovery looks at it: an entry's run, or one an entry that has
+   * no run id yet is creating (same task). Entries may start while a recovery is under way (the
+   * fetch loop goes on): a snapshot taken at its start would call their runs left over and stop them.
+   */
+  private inFlight(run: RunRecord): boolean {
+    for (const entry of this.running.values()) {
+      if (entry.runId === run.id) return true;
+      if (entry.runId === null && entry.taskKey === run.taskKey) return true;
+    }
+    return false;
   }
 
   /** This host's queued dispatches that no job brought (a fetch whose answer was lost): taken now. */
@@ -483,7 +519,13 @@ export class FleetWorker {
   private start(dispatchId: string, job: DispatchedTask): void {
     const { db, host, log, engine, lifeline } = this.options;
     const abort = new AbortController();
-    const entry: Running = { abort, done: Promise.resolve(), fencedOut: false, runId: null };
+    const entry: Running = {
+      abort,
+      done: Promise.resolve(),
+      fencedOut: false,
+      runId: null,
+      taskKey: job.task.key,
+    };
     let recorded: string | null = null;
     let agent: number | null = null;
     const onUpdate = (run: RunRecord): void => {
