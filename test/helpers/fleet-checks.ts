@@ -106,6 +106,47 @@ export function watchAgents(
 }
 
 /** True while the invocation's fake agent runs (not a later process that reused its pid). */
-export function agentAlive(call: Pick<FakeInvocation, 'pid' | 'cwd'>): boolean {
+export function agentAlive(
+  call: Pick<FakeInvocation, 'pid' | 'cwd'> & Partial<Pick<FakeInvocation, 'time'>>,
+): boolean {
   return agentRunning(call);
+}
+
+/**
+ * Items with more than one run, each run as `status host reason`, and what the fleet's processes
+ * logged about those items (lines naming the item or its runs) and every warning or error they
+ * logged from a few seconds before the item's first run to its last one's end: shown when a test
+ * that expects one run per item finds more.
+ */
+export function extraRunsReport(
+  runs: readonly RunRecord[],
+  processes: readonly { name: string; output(): string }[] = [],
+): string {
+  const byItem = new Map<string, RunRecord[]>();
+  for (const run of runs) byItem.set(run.itemId, [...(byItem.get(run.itemId) ?? []), run]);
+  const lines: string[] = [];
+  for (const [item, list] of byItem) {
+    if (list.length < 2) continue;
+    lines.push(`item ${item}: ${list.length} runs`);
+    for (const run of list)
+      lines.push(
+        `  ${run.id} ${run.status} host=${run.host ?? '-'} created=${run.createdAt} started=${run.startedAt ?? '-'} finished=${run.finishedAt ?? '-'} reason=${run.reason ?? '-'}`,
+      );
+    const from = Math.min(...list.map((run) => Date.parse(run.createdAt))) - 5000;
+    const to = Math.max(...list.map((run) => Date.parse(run.finishedAt ?? new Date().toISOString()))) + 1000;
+    const names = new RegExp(`\\bid=${item}(\\s|$)|${list.map((run) => run.id).join('|')}`);
+    for (const p of processes) {
+      const hits = p
+        .output()
+        .split('\n')
+        .filter((line) => {
+          if (names.test(line)) return true;
+          const at = Date.parse(line.slice(0, 24));
+          return /^\S+ (WARN|ERROR)/.test(line) && at >= from && at <= to;
+        });
+      if (hits.length > 0)
+        lines.push(`  --- ${p.name}`, ...hits.slice(-40).map((line) => `    ${line.slice(0, 400)}`));
+    }
+  }
+  return lines.join('\n');
 }

@@ -127,7 +127,28 @@ export async function survives(
             .join(', ') || 'none'
         }`;
       }
-      for (const p of processes) console.error(`--- ${p.name}\n${p.output().slice(-5000)}`);
+      // Each process's warnings, errors and recoveries, and every line naming an item without a
+      // success (the tail alone missed the cut in a failure seen under load), and their dispatches.
+      const missing = Array.isArray(all)
+        ? Array.from({ length: items }, (_, i) => String(i + 1)).filter(
+            (n) => !all.some((r) => r.itemId === n && r.status === 'succeeded'),
+          )
+        : [];
+      const named = new RegExp(
+        `\\bid=(${missing.join('|') || 'none'})(\\s|$)|WARN|ERROR|Resuming|answers again`,
+      );
+      for (const p of processes) {
+        const lines = p.output().split('\n');
+        const picked = lines.filter((line) => named.test(line)).map((line) => line.slice(0, 500));
+        console.error(
+          `--- ${p.name} (${picked.length} of ${lines.length} lines)\n${picked.slice(-150).join('\n')}`,
+        );
+      }
+      const missingKeys = new Set(
+        Array.isArray(all) ? all.filter((r) => missing.includes(r.itemId)).map((r) => r.taskKey) : [],
+      );
+      for (const row of await dispatchRows(f).catch(() => []))
+        if (missingKeys.has(row.task_key)) console.error(JSON.stringify({ ...row, payload: undefined }));
       throw new Error(
         `${error instanceof Error ? error.message : String(error)} (${((Date.now() - returnedAt) / 1000).toFixed(0)} s after the database's return): ${state}`,
       );

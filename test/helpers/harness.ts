@@ -454,6 +454,18 @@ export interface FakeAgentProcess {
   /** Its pid in its own PID namespace (the last `NSpid` entry): what a sandboxed agent records. */
   innerPid: number;
   cwd: string;
+  /** When it started (epoch ms, to about 10 ms). */
+  startedAt: number;
+}
+
+/** Clock ticks per second of /proc's times (the kernel's USER_HZ: 100 on Linux). */
+const USER_HZ = 100;
+
+/** When the process started (epoch ms), from its `/proc/<pid>/stat` and the uptime read now. */
+function processStart(stat: string, uptimeSeconds: number, now: number): number {
+  // Field 22 (starttime, in ticks since boot); the fields after the command's closing parenthesis start at 3.
+  const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+  return now - (uptimeSeconds - ticks / USER_HZ) * 1000;
 }
 
 /**
@@ -463,6 +475,8 @@ export interface FakeAgentProcess {
  */
 export function fakeAgentProcesses(): FakeAgentProcess[] {
   const found: FakeAgentProcess[] = [];
+  const now = Date.now();
+  const uptime = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
@@ -473,7 +487,9 @@ export function fakeAgentProcesses(): FakeAgentProcess[] {
         .split(/\s+/)
         .at(-1);
       const cwd = readlinkSync(`/proc/${entry}/cwd`);
-      if (isRunning(Number(entry))) found.push({ hostPid: Number(entry), innerPid: Number(inner), cwd });
+      const startedAt = processStart(readFileSync(`/proc/${entry}/stat`, 'utf8'), uptime, now);
+      if (isRunning(Number(entry)))
+        found.push({ hostPid: Number(entry), innerPid: Number(inner), cwd, startedAt });
     } catch {
       // gone meanwhile
     }
@@ -488,18 +504,26 @@ export function fakeAgentProcesses(): FakeAgentProcess[] {
  * is a scan already made (`fakeAgentProcesses()`), for checking many invocations at one instant.
  */
 export function agentHostPid(
-  call: Pick<FakeInvocation, 'pid' | 'cwd'>,
+  call: Pick<FakeInvocation, 'pid' | 'cwd'> & Partial<Pick<FakeInvocation, 'time'>>,
   running: readonly FakeAgentProcess[] = fakeAgentProcesses(),
 ): number | undefined {
+  // A process that started after the invocation was logged is a later one: a sandboxed agent's pid
+  // is a small number every sandbox shares, and a resume works in the same folder (and pids wrap).
+  const loggedAt = call.time === undefined ? Number.POSITIVE_INFINITY : Date.parse(call.time);
   return running.find(
     (agent) =>
-      agent.innerPid === call.pid && (agent.cwd === call.cwd || agent.cwd.startsWith(`${call.cwd} `)),
+      agent.innerPid === call.pid &&
+      (agent.cwd === call.cwd || agent.cwd.startsWith(`${call.cwd} `)) &&
+      agent.startedAt <= loggedAt + START_SLACK_MS,
   )?.hostPid;
 }
 
+/** How much earlier than its start a process may seem to log (the two clocks' resolutions: 10 ms and 1 ms). */
+const START_SLACK_MS = 50;
+
 /** True while the fake agent of this invocation runs (sandboxed or not). */
 export function agentRunning(
-  call: Pick<FakeInvocation, 'pid' | 'cwd'>,
+  call: Pick<FakeInvocation, 'pid' | 'cwd'> & Partial<Pick<FakeInvocation, 'time'>>,
   running?: readonly FakeAgentProcess[],
 ): boolean {
   return agentHostPid(call, running) !== undefined;
