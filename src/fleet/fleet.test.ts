@@ -782,6 +782,7 @@ describe('FleetRunner', () => {
         return method;
       },
     });
+    let aStopped = false;
     /** What the recovery judged left over (item ids), when it looked. */
     let leftOver: string[] | undefined;
     const calls: { id: string; resume: boolean }[] = [];
@@ -822,6 +823,7 @@ describe('FleetRunner', () => {
           await new Promise<void>((resolve) =>
             signal.addEventListener('abort', () => resolve(), { once: true }),
           );
+          if (id === '21') aStopped = true;
           // Stopped (A by the cut, B by the worker's stop); the database did not take A's end.
           return { ...running, status: 'cancelled' as const };
         },
@@ -846,7 +848,8 @@ describe('FleetRunner', () => {
       previousId: null,
     });
     bDispatch = b!.id;
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // The fence stopped A: the database answers again.
+    await waitForValue(async () => (aStopped ? true : undefined));
     cut = false;
     const judged = await waitForValue(async () => leftOver);
     stop.abort();
