@@ -860,6 +860,119 @@ describe('FleetRunner', () => {
     expect(calls.map((c) => c.id)).toContain('22');
   }, 30_000);
 
+  it('a recovery that takes longer than heartbeat_timeout does not fence the host again', async () => {
+    const a = await db.insertDispatch({
+      id: randomUUID(),
+      taskKey: task('31').key,
+      automationId: 'fix',
+      repo: 'acme/api',
+      host: 'w',
+      payload: JSON.stringify(job('31')),
+      previousId: null,
+    });
+    let cut = false;
+    let aStopped = false;
+    let bDispatch: string | undefined;
+    let offerB = false;
+    let bAborted = false;
+    let bCalls = 0;
+    let recovered = false;
+    let bStarted: (() => void) | undefined;
+    const bRunning = new Promise<void>((resolve) => {
+      bStarted = resolve;
+    });
+    const cutDb = new Proxy(db, {
+      get(target, property, receiver) {
+        const value: unknown = Reflect.get(target, property, receiver);
+        if (typeof value !== 'function') return value;
+        const method = (value as (...args: unknown[]) => Promise<unknown>).bind(target);
+        if (property === 'beat')
+          return async (...args: unknown[]) => {
+            if (cut) throw new Error('Connection terminated unexpectedly');
+            return method(...args);
+          };
+        return method;
+      },
+    });
+    const release = new AbortController();
+    const worker = new FleetWorker({
+      host: 'w',
+      role: 'worker',
+      capacity: 2,
+      version: 'test',
+      db: cutDb,
+      queue: {
+        fetch: async () => {
+          if (!offerB || bDispatch === undefined) return [];
+          const id = bDispatch;
+          bDispatch = undefined;
+          return [{ jobId: 'job-b', dispatchId: id }];
+        },
+        complete: async () => {},
+      } as unknown as FleetQueue,
+      engine: {
+        // A recovery that takes three heartbeat timeouts (agents a dead process left, stopped one
+        // by one, say); B starts and runs meanwhile.
+        startWorker: async (inFlight) => {
+          if (!inFlight) return [];
+          offerB = true;
+          await bRunning;
+          // why: the recovery's length is the subject: it must outlast heartbeat_timeout (1 s).
+          await new Promise((resolve) => setTimeout(resolve, 3000));
+          recovered = true;
+          return [];
+        },
+        executeDispatched: async (dispatched, signal, onUpdate) => {
+          const id = dispatched.task.identity.id;
+          if (id === '31' && dispatched.resume) return undefined;
+          const run = await recordRun(id, 'w', 'failed');
+          const running = await store.updateRun(run.id, { status: 'running', finishedAt: null });
+          onUpdate?.(running);
+          if (id === '32') bStarted?.();
+          const stopped = AbortSignal.any([signal, release.signal]);
+          await new Promise<void>((resolve) =>
+            stopped.addEventListener('abort', () => resolve(), { once: true }),
+          );
+          if (id === '31') aStopped = true;
+          if (id === '32' && signal.aborted) bAborted = true;
+          if (id === '32') bCalls += 1;
+          return { ...running, status: signal.aborted ? ('cancelled' as const) : ('succeeded' as const) };
+        },
+      },
+      store,
+      settings: fixSettings,
+      log: silentLogger(),
+      timing: { heartbeatInterval: 0.2, heartbeatTimeout: 1, resumeGrace: 10 },
+    });
+    const stop = new AbortController();
+    const working = worker.run(stop.signal);
+    await waitForValue(async () => ((await db.states([a!.id])).get(a!.id)?.runId ? true : undefined));
+    cut = true;
+    const b = await db.insertDispatch({
+      id: randomUUID(),
+      taskKey: task('32').key,
+      automationId: 'fix',
+      repo: 'acme/api',
+      host: 'w',
+      payload: JSON.stringify(job('32')),
+      previousId: null,
+    });
+    bDispatch = b!.id;
+    await waitForValue(async () => (aStopped ? true : undefined));
+    cut = false;
+    await waitForValue(async () => (recovered ? true : undefined));
+    release.abort();
+    await waitForValue(async () =>
+      (await db.states([b!.id])).get(b!.id)?.state === 'done' ? true : undefined,
+    );
+    stop.abort();
+    await working;
+    // The beats went on during the recovery: B, started meanwhile, was never stopped by a fence
+    // (and so never resumed: one call).
+    expect(bAborted).toBe(false);
+    expect(bCalls).toBe(1);
+  }, 30_000);
+
   // The CI failure behind it: under load, a run's start write went unanswered past the store's
   // retries (a pool whose connections were all busy said 'timeout exceeded when trying to connect',
   // taken for a lasting error) while the worker's heartbeats landed; the engine stopped the agent,
