@@ -284,18 +284,22 @@ describe('kill -9 storm (slow)', () => {
       return worktrees.some((tree) => git(['ls-files', '--stage', '--', file], tree).includes(` ${blob} `));
     };
     const lost: string[] = [];
-    for (const line of fsck.split('\n').filter((l) => l.startsWith('unreachable commit'))) {
+    const unreachable = fsck.split('\n').filter((l) => l.startsWith('unreachable commit'));
+    let staged = 0;
+    for (const line of unreachable) {
       const sha = line.split(' ')[2]!;
       const files = git(['diff-tree', '--no-commit-id', '--name-only', '-r', '--root', sha])
         .split('\n')
         .filter(Boolean);
-      for (const file of files)
-        if (
-          git(['log', '--branches', '--format=%H', '-1', '--', file]).trim() === '' &&
-          !inSomeIndex(sha, file)
-        )
-          lost.push(`${sha}: ${file}`);
+      for (const file of files) {
+        if (git(['log', '--branches', '--format=%H', '-1', '--', file]).trim() !== '') continue;
+        if (inSomeIndex(sha, file)) staged += 1;
+        else lost.push(`${sha}: ${file}`);
+      }
     }
+    console.log(
+      `storm: ${unreachable.length} unreachable commits; ${staged} of their files staged in a kept worktree, ${lost.length} lost`,
+    );
     expect(lost, lost.length > 0 ? await lostCommitReport(harness, checkout, lost) : '').toEqual([]);
     expect(agentKills + KILLS).toBeGreaterThanOrEqual(10);
   }, 600_000);
