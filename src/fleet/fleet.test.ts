@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freshSchema, TEST_PG_URL, type TestSchema } from '../../test/helpers/pg.js';
 import { startTcpProxy } from '../../test/helpers/tcp-proxy.js';
 import type { Settings } from '../config/types.js';
-import { identityKey, type Task } from '../core/types.js';
+import { identityKey, type RunRecord, type Task } from '../core/types.js';
 import type { DispatchedTask } from '../engine/engine.js';
 import { createLogger, silentLogger } from '../log.js';
 import { openPostgresStore } from '../store/postgres/open.js';
@@ -197,6 +197,61 @@ async function waitForValue<T>(look: () => Promise<T | undefined>): Promise<T> {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   throw new Error('timed out');
+}
+
+/** A queued dispatch of item `id` on host `hostName`. */
+function dispatchTo(id: string, hostName = 'w') {
+  return db.insertDispatch({
+    id: randomUUID(),
+    taskKey: task(id).key,
+    automationId: 'fix',
+    repo: 'acme/api',
+    host: hostName,
+    payload: JSON.stringify(job(id)),
+    previousId: null,
+  });
+}
+
+/** The database as a worker sees it during a cut: no heartbeat lands while `cut` is on. */
+function beatsCut(): { db: FleetDb; cut(on: boolean): void } {
+  let cut = false;
+  const proxy = new Proxy(db, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function') return value;
+      const method = (value as (...args: unknown[]) => Promise<unknown>).bind(target);
+      if (property !== 'beat') return method;
+      return async (...args: unknown[]) => {
+        if (cut) throw new Error('Connection terminated unexpectedly');
+        return method(...args);
+      };
+    },
+  });
+  return { db: proxy, cut: (on) => (cut = on) };
+}
+
+/** A queue that hands out one job, `send`'s dispatch, once `open` was called. */
+function oneJobQueue(): { queue: FleetQueue; send(dispatchId: string): void; open(): void } {
+  let pending: string | undefined;
+  let opened = false;
+  const queue = {
+    fetch: async () => {
+      if (!opened || pending === undefined) return [];
+      const dispatchId = pending;
+      pending = undefined;
+      return [{ jobId: `job-${dispatchId}`, dispatchId }];
+    },
+    complete: async () => {},
+  } as unknown as FleetQueue;
+  return { queue, send: (id) => (pending = id), open: () => (opened = true) };
+}
+
+/** Records a running run of item `id` on host `w` and tells the worker, as the engine does. */
+async function runningRun(id: string, onUpdate?: (run: RunRecord) => void): Promise<RunRecord> {
+  const run = await recordRun(id, 'w', 'failed');
+  const running = await store.updateRun(run.id, { status: 'running', finishedAt: null });
+  onUpdate?.(running);
+  return running;
 }
 
 describe('fleet dispatches', () => {
@@ -753,34 +808,12 @@ describe('FleetRunner', () => {
   // meanwhile the fetch loop started a new job, and the recovery, judging by the runs it had seen
   // at its start, stopped that run's agent as "left running by a previous curupira process".
   it('a run started while the recovery after a cut is under way is not taken for one left over', async () => {
-    const a = await db.insertDispatch({
-      id: randomUUID(),
-      taskKey: task('21').key,
-      automationId: 'fix',
-      repo: 'acme/api',
-      host: 'w',
-      payload: JSON.stringify(job('21')),
-      previousId: null,
-    });
-    let cut = false;
-    let offerB = false;
-    let bDispatch: string | undefined;
+    const a = await dispatchTo('21');
+    const cut = beatsCut();
+    const jobs = oneJobQueue();
     let bStarted: (() => void) | undefined;
     const bRunning = new Promise<void>((resolve) => {
       bStarted = resolve;
-    });
-    const cutDb = new Proxy(db, {
-      get(target, property, receiver) {
-        const value: unknown = Reflect.get(target, property, receiver);
-        if (typeof value !== 'function') return value;
-        const method = (value as (...args: unknown[]) => Promise<unknown>).bind(target);
-        if (property === 'beat')
-          return async (...args: unknown[]) => {
-            if (cut) throw new Error('Connection terminated unexpectedly');
-            return method(...args);
-          };
-        return method;
-      },
     });
     let aStopped = false;
     /** What the recovery judged left over (item ids), when it looked. */
@@ -791,22 +824,14 @@ describe('FleetRunner', () => {
       role: 'worker',
       capacity: 2,
       version: 'test',
-      db: cutDb,
+      db: cut.db,
       // The job of B comes through the queue once the recovery is under way.
-      queue: {
-        fetch: async () => {
-          if (!offerB || bDispatch === undefined) return [];
-          const id = bDispatch;
-          bDispatch = undefined;
-          return [{ jobId: 'job-b', dispatchId: id }];
-        },
-        complete: async () => {},
-      } as unknown as FleetQueue,
+      queue: jobs.queue,
       engine: {
         // As the engine's recovery does: this host's unfinished runs, each judged when looked at.
         startWorker: async (inFlight) => {
           if (!inFlight) return [];
-          offerB = true;
+          jobs.open();
           await bRunning;
           const unfinished = await store.listUnfinishedRuns({ host: 'w' });
           leftOver = unfinished.filter((run) => !inFlight(run)).map((run) => run.itemId);
@@ -816,9 +841,7 @@ describe('FleetRunner', () => {
           const id = dispatched.task.identity.id;
           calls.push({ id, resume: dispatched.resume });
           if (id === '21' && dispatched.resume) return undefined;
-          const run = await recordRun(id, 'w', 'failed');
-          const running = await store.updateRun(run.id, { status: 'running', finishedAt: null });
-          onUpdate?.(running);
+          const running = await runningRun(id, onUpdate);
           if (id === '22') bStarted?.();
           await new Promise<void>((resolve) =>
             signal.addEventListener('abort', () => resolve(), { once: true }),
@@ -837,20 +860,11 @@ describe('FleetRunner', () => {
     const working = worker.run(stop.signal);
     await waitForValue(async () => (calls.length === 1 ? true : undefined));
     // The cut fences the host and stops A; B is dispatched to it meanwhile.
-    cut = true;
-    const b = await db.insertDispatch({
-      id: randomUUID(),
-      taskKey: task('22').key,
-      automationId: 'fix',
-      repo: 'acme/api',
-      host: 'w',
-      payload: JSON.stringify(job('22')),
-      previousId: null,
-    });
-    bDispatch = b!.id;
+    cut.cut(true);
+    jobs.send((await dispatchTo('22'))!.id);
     // The fence stopped A: the database answers again.
     await waitForValue(async () => (aStopped ? true : undefined));
-    cut = false;
+    cut.cut(false);
     const judged = await waitForValue(async () => leftOver);
     stop.abort();
     await working;
@@ -861,19 +875,10 @@ describe('FleetRunner', () => {
   }, 30_000);
 
   it('a recovery that takes longer than heartbeat_timeout does not fence the host again', async () => {
-    const a = await db.insertDispatch({
-      id: randomUUID(),
-      taskKey: task('31').key,
-      automationId: 'fix',
-      repo: 'acme/api',
-      host: 'w',
-      payload: JSON.stringify(job('31')),
-      previousId: null,
-    });
-    let cut = false;
+    const a = await dispatchTo('31');
+    const cut = beatsCut();
+    const jobs = oneJobQueue();
     let aStopped = false;
-    let bDispatch: string | undefined;
-    let offerB = false;
     let bAborted = false;
     let bCalls = 0;
     let recovered = false;
@@ -881,41 +886,20 @@ describe('FleetRunner', () => {
     const bRunning = new Promise<void>((resolve) => {
       bStarted = resolve;
     });
-    const cutDb = new Proxy(db, {
-      get(target, property, receiver) {
-        const value: unknown = Reflect.get(target, property, receiver);
-        if (typeof value !== 'function') return value;
-        const method = (value as (...args: unknown[]) => Promise<unknown>).bind(target);
-        if (property === 'beat')
-          return async (...args: unknown[]) => {
-            if (cut) throw new Error('Connection terminated unexpectedly');
-            return method(...args);
-          };
-        return method;
-      },
-    });
     const release = new AbortController();
     const worker = new FleetWorker({
       host: 'w',
       role: 'worker',
       capacity: 2,
       version: 'test',
-      db: cutDb,
-      queue: {
-        fetch: async () => {
-          if (!offerB || bDispatch === undefined) return [];
-          const id = bDispatch;
-          bDispatch = undefined;
-          return [{ jobId: 'job-b', dispatchId: id }];
-        },
-        complete: async () => {},
-      } as unknown as FleetQueue,
+      db: cut.db,
+      queue: jobs.queue,
       engine: {
         // A recovery that takes three heartbeat timeouts (agents a dead process left, stopped one
         // by one, say); B starts and runs meanwhile.
         startWorker: async (inFlight) => {
           if (!inFlight) return [];
-          offerB = true;
+          jobs.open();
           await bRunning;
           // why: the recovery's length is the subject: it must outlast heartbeat_timeout (1 s).
           await new Promise((resolve) => setTimeout(resolve, 3000));
@@ -925,9 +909,7 @@ describe('FleetRunner', () => {
         executeDispatched: async (dispatched, signal, onUpdate) => {
           const id = dispatched.task.identity.id;
           if (id === '31' && dispatched.resume) return undefined;
-          const run = await recordRun(id, 'w', 'failed');
-          const running = await store.updateRun(run.id, { status: 'running', finishedAt: null });
-          onUpdate?.(running);
+          const running = await runningRun(id, onUpdate);
           if (id === '32') bStarted?.();
           const stopped = AbortSignal.any([signal, release.signal]);
           await new Promise<void>((resolve) =>
@@ -947,19 +929,11 @@ describe('FleetRunner', () => {
     const stop = new AbortController();
     const working = worker.run(stop.signal);
     await waitForValue(async () => ((await db.states([a!.id])).get(a!.id)?.runId ? true : undefined));
-    cut = true;
-    const b = await db.insertDispatch({
-      id: randomUUID(),
-      taskKey: task('32').key,
-      automationId: 'fix',
-      repo: 'acme/api',
-      host: 'w',
-      payload: JSON.stringify(job('32')),
-      previousId: null,
-    });
-    bDispatch = b!.id;
+    cut.cut(true);
+    const b = await dispatchTo('32');
+    jobs.send(b!.id);
     await waitForValue(async () => (aStopped ? true : undefined));
-    cut = false;
+    cut.cut(false);
     await waitForValue(async () => (recovered ? true : undefined));
     release.abort();
     await waitForValue(async () =>

@@ -58,6 +58,7 @@ function seeded(seed: number): () => number {
 async function lostCommitReport(
   harness: Harness,
   checkout: string,
+  worktrees: readonly string[],
   lost: readonly string[],
 ): Promise<string> {
   const git = (args: string[], cwd = checkout) => {
@@ -69,10 +70,6 @@ async function lostCommitReport(
   };
   const commitsLog = join(harness.logDir, 'commits.jsonl');
   const logged = existsSync(commitsLog) ? readFileSync(commitsLog, 'utf8').split('\n') : [];
-  const worktrees = git(['worktree', 'list', '--porcelain'])
-    .split('\n')
-    .filter((l) => l.startsWith('worktree '))
-    .map((l) => l.slice('worktree '.length));
   const store = await harness.openStore();
   const runs = await store.listRuns({ limit: Number.POSITIVE_INFINITY });
   await store.close();
@@ -300,7 +297,9 @@ describe('kill -9 storm (slow)', () => {
     console.log(
       `storm: ${unreachable.length} unreachable commits; ${staged} of their files staged in a kept worktree, ${lost.length} lost`,
     );
-    expect(lost, lost.length > 0 ? await lostCommitReport(harness, checkout, lost) : '').toEqual([]);
+    expect(lost, lost.length > 0 ? await lostCommitReport(harness, checkout, worktrees, lost) : '').toEqual(
+      [],
+    );
     expect(agentKills + KILLS).toBeGreaterThanOrEqual(10);
   }, 600_000);
 
