@@ -354,8 +354,50 @@ function notAllowed(message: string): RestResponse {
 }
 
 function mergePull(request: RestRequest, repo: SimRepository, pr: SimPullRequest): RestResponse {
-  const { world } = request;
-  const body = (request.body ?? {}) as Record<string, unknown>;
+  return mergeInto(
+    request.world,
+    repo,
+    pr,
+    (request.body ?? {}) as Record<string, unknown>,
+    request.viewer.login,
+  );
+}
+
+/**
+ * The merge a person makes with GitHub's merge button (`POST /_simulator/pull-requests/merge`, a
+ * walkthrough playing the maintainer): in a repository with a bare remote behind it, a merge commit
+ * on the base branch as `PUT …/merge` makes, so the next run's base moves; a pull request whose
+ * branches are not in git (made by a test without a remote) is only marked merged. The answer is
+ * the REST merge's: 200 with the merge commit, or GitHub's refusal (a conflict: 405). A draft is
+ * merged too.
+ */
+export function mergeByPerson(
+  world: SimWorld,
+  repo: SimRepository,
+  pr: SimPullRequest,
+  login: string,
+): RestResponse {
+  const gitDir = repo.gitDir;
+  if (!gitDir || !resolve(gitDir, pr.headRefName) || !resolve(gitDir, pr.baseRefName)) {
+    if (pr.state !== 'OPEN') return notAllowed('Pull Request is not mergeable');
+    world.mergePullRequest(repo.nameWithOwner, pr.number);
+    return {
+      status: 200,
+      body: { sha: pr.headRefOid, merged: true, message: 'Pull Request successfully merged' },
+    };
+  }
+  // A test control: a draft merges too (a person would first mark it ready).
+  return mergeInto(world, repo, pr, { merge_method: 'merge' }, login, true);
+}
+
+function mergeInto(
+  world: SimWorld,
+  repo: SimRepository,
+  pr: SimPullRequest,
+  body: Record<string, unknown>,
+  login: string,
+  draftOk = false,
+): RestResponse {
   const method = body.merge_method ?? 'merge';
   if (method !== 'merge' && method !== 'squash' && method !== 'rebase') {
     return restError(422, 'Validation Failed', {
@@ -363,7 +405,7 @@ function mergePull(request: RestRequest, repo: SimRepository, pr: SimPullRequest
     });
   }
   if (pr.state !== 'OPEN') return notAllowed('Pull Request is not mergeable');
-  if (pr.isDraft) return notAllowed('Pull Request is still a draft');
+  if (pr.isDraft && !draftOk) return notAllowed('Pull Request is still a draft');
   const gitDir = repo.gitDir;
   if (!gitDir) {
     if (typeof body.sha === 'string' && body.sha !== pr.headRefOid)
@@ -382,7 +424,7 @@ function mergePull(request: RestRequest, repo: SimRepository, pr: SimPullRequest
     return restError(409, 'Head branch was modified. Review and try the merge again.');
   const merged = mergeTree(gitDir, base, head);
   if (!merged?.clean) return notAllowed('Pull Request is not mergeable');
-  const env = identity(world, request.viewer.login);
+  const env = identity(world, login);
   const title = typeof body.commit_title === 'string' && body.commit_title ? body.commit_title : undefined;
   const extra = typeof body.commit_message === 'string' ? body.commit_message : '';
   let next: string | undefined;

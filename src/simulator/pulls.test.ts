@@ -80,15 +80,42 @@ describe('pull requests over a backing bare repository', () => {
       '{ repository(owner: "acme", name: "api") { pullRequest(number: 2) { isDraft headRefName } } }',
     );
     expect(reply.body.data?.repository.pullRequest).toEqual({ isDraft: true, headRefName: 'feature' });
-    // Merging (a test control) marks it merged and closes the issue its body names.
+    // Merging (a test control, the person at the merge button) merges the branch into main in the
+    // bare repository, marks it merged and closes the issue its body names.
+    const mainBefore = (await git(['rev-parse', 'main'], { cwd: origin.url })).trim();
     const merged = await fetch(`${sim.url}/_simulator/pull-requests/merge`, {
       method: 'POST',
       body: JSON.stringify({ repo: 'acme/api', number: 2 }),
     });
     expect(merged.status).toBe(200);
+    const mainAfter = (await git(['rev-parse', 'main'], { cwd: origin.url })).trim();
+    expect((await merged.json()).sha).toBe(mainAfter);
+    expect((await git(['rev-parse', 'main^1', 'main^2'], { cwd: origin.url })).trim().split('\n')).toEqual([
+      mainBefore,
+      headSha,
+    ]);
+    expect(await git(['show', 'main:a.txt'], { cwd: origin.url })).toBe('one\ntwo\n');
     expect((await api('/repos/acme/api/pulls/2')).body).toMatchObject({ state: 'closed', merged: true });
     expect(world.issue('acme/api', 1)!.state).toBe('CLOSED');
     expect((await api('/repos/acme/api/pulls?state=open')).body).toEqual([]);
+  });
+
+  test('the merge button refuses a conflict, as GitHub does, and leaves the pull request open', async () => {
+    const work = join(origin.dir, 'work');
+    await git(['switch', '-q', 'main'], { cwd: work });
+    await commitFiles(work, { 'a.txt': 'other\n' });
+    await git(['push', '-q', 'origin', 'main'], { cwd: work });
+    expect(
+      (await api('/repos/acme/api/pulls', 'POST', { title: 't', head: 'feature', base: 'main' })).status,
+    ).toBe(201);
+    const mainBefore = (await git(['rev-parse', 'main'], { cwd: origin.url })).trim();
+    const refused = await fetch(`${sim.url}/_simulator/pull-requests/merge`, {
+      method: 'POST',
+      body: JSON.stringify({ repo: 'acme/api', number: 2 }),
+    });
+    expect(refused.status).toBe(405);
+    expect((await git(['rev-parse', 'main'], { cwd: origin.url })).trim()).toBe(mainBefore);
+    expect((await api('/repos/acme/api/pulls/2')).body).toMatchObject({ state: 'open', merged: false });
   });
 
   test('refuses what GitHub refuses: a missing head, no commits, a second open pull request', async () => {

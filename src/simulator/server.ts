@@ -11,7 +11,7 @@
  *   POST   /_simulator/issues           { repo, title, body?, labels?, assignees?, author?, … } → 201
  *   POST   /_simulator/issues/close     { repo, number, stateReason? }
  *   POST   /_simulator/pull-requests    { repo, title, … } → 201
- *   POST   /_simulator/pull-requests/merge  { repo, number } marks it merged (closing its issues)
+ *   POST   /_simulator/pull-requests/merge  { repo, number, by? } merges it as a person would (closing its issues)
  *   POST   /_simulator/pull-requests/close  { repo, number } closes it unmerged
  *   POST   /_simulator/comments         { repo, number, body, author? } → 201
  *   POST   /_simulator/tokens           { token, login }
@@ -30,6 +30,7 @@ import type { Logger } from '../log.js';
 import { jobLogDownload } from './checks.js';
 import { type FaultKind, FaultQueue, type FaultSpec, parseFault } from './faults.js';
 import { handleGraphQL } from './graphql.js';
+import { mergeByPerson } from './merging.js';
 import { RateLimiter, type RateLimitState, rateLimitHeaders } from './rate-limit.js';
 import { etagOf, handleRest } from './rest.js';
 import { REST_DOCS, type RestResponse, restError } from './rest-json.js';
@@ -408,12 +409,24 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
           send(res, 201, { number: pr.number, id: pr.id, title: pr.title, state: pr.state });
           return;
         }
-        case 'POST /_simulator/pull-requests/merge':
-        case 'POST /_simulator/pull-requests/close': {
-          const merge = route.endsWith('/merge');
-          const repo = String(record.repo);
+        case 'POST /_simulator/pull-requests/merge': {
+          const repoName = String(record.repo);
           const number = Number(record.number);
-          const pr = merge ? world.mergePullRequest(repo, number) : world.closePullRequest(repo, number);
+          const repo = world.repo(repoName);
+          const pr = world.pullRequest(repoName, number);
+          if (!repo || !pr) throw new Error(`the simulated world has no pull request ${repoName}#${number}`);
+          const by = typeof record.by === 'string' ? record.by : repo.owner;
+          const merged = mergeByPerson(world, repo, pr, by);
+          if (merged.status !== 200) {
+            send(res, merged.status, merged.body);
+            return;
+          }
+          const sha = (merged.body as { sha?: string }).sha;
+          send(res, 200, { number: pr.number, state: pr.state, mergedAt: pr.mergedAt, sha });
+          return;
+        }
+        case 'POST /_simulator/pull-requests/close': {
+          const pr = world.closePullRequest(String(record.repo), Number(record.number));
           send(res, 200, { number: pr.number, state: pr.state, mergedAt: pr.mergedAt });
           return;
         }
