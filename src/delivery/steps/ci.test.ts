@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AutomationConfig } from '../../config/types.js';
-import { systemClock } from '../../core/clock.js';
+import { type Clock, systemClock } from '../../core/clock.js';
 import { createGitHubClient } from '../../github/client.js';
 import { staticTokenSource } from '../../github/token.js';
 import { createLogger } from '../../log.js';
@@ -15,7 +15,14 @@ import { openStore } from '../../store/index.js';
 import type { PullRequestRecord, Store } from '../../store/types.js';
 import { createFollower, FOLLOW_STEPS } from '../follow.js';
 import type { RemediationRequest, RemediationResult } from '../remediation-types.js';
-import { ciRemediationMark, ciRerunMark, ciStep, LOG_TAIL_LINES, logTail } from './ci.js';
+import {
+  ciRemediationMark,
+  ciRerunMark,
+  ciStep,
+  LOG_TAIL_LINES,
+  logTail,
+  REQUIRED_CHECKS_KEPT_MS,
+} from './ci.js';
 
 const TOKEN = 'ghp_ciStepTestToken0000000000000000000001';
 const SHA = 'a1'.repeat(20);
@@ -76,7 +83,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function follower() {
+function follower(clock: Clock = systemClock) {
   const lines = new Writable({
     write(chunk, _encoding, done) {
       for (const line of String(chunk).split('\n').filter(Boolean)) {
@@ -88,7 +95,7 @@ function follower() {
   });
   return createFollower({
     store,
-    clock: systemClock,
+    clock,
     log: createLogger({ console: lines, format: 'json', level: 'warn' }),
     github: createGitHubClient({ apiUrl: sim.url, tokens: staticTokenSource(TOKEN), maxAttempts: 1 }),
     intervalSeconds: () => 0,
@@ -220,6 +227,30 @@ describe('the CI step', () => {
     checks.setProtectionForbidden('acme/api', true);
     await follower().sweep();
     expect(requests.map((r) => r.untrusted.map((u) => u.text.split('\n')[0]))).toEqual([['name: lint']]);
+  });
+
+  it('reads the base branch protection once per five minutes per client, not at every look', async () => {
+    let now = Date.parse('2026-12-07T10:00:00Z');
+    const clock: Clock = { now: () => now, sleep: systemClock.sleep };
+    const protectionReads = () => sim.requests.filter((r) => r.path.includes('/protection/')).length;
+    simChecks(world).addCheckRun('acme/api', { name: 'lint', headSha: SHA, status: 'in_progress' });
+    const kept = follower(clock);
+    await kept.sweep();
+    await kept.sweep();
+    expect(protectionReads()).toBe(1);
+    now += REQUIRED_CHECKS_KEPT_MS - 1;
+    await kept.sweep();
+    expect(protectionReads()).toBe(1);
+    now += 1;
+    await kept.sweep();
+    expect(protectionReads()).toBe(2);
+    // Another client (a restart) reads it again.
+    await follower(clock).sweep();
+    expect(protectionReads()).toBe(3);
+    expect(await delivery()).toMatchObject({
+      gate: 'open',
+      gateDetail: 'checks running: lint (in_progress)',
+    });
   });
 
   it('no branch protection (404): every check counts', async () => {

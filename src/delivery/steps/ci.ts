@@ -95,19 +95,43 @@ function isStatus(error: unknown, ...statuses: number[]): boolean {
   return error instanceof GitHubRequestError && statuses.includes(error.status ?? 0);
 }
 
+/**
+ * How long a branch's required checks, once read, serve the later looks of the same client (the
+ * follower's): a look per pull request every `follow_interval` would otherwise read them each time,
+ * and the common answer, 404 for a branch without protection, has no ETag to make the repeat free.
+ * A change to the branch's protection shows within this time; GitHub itself still refuses a merge
+ * its protection forbids.
+ */
+export const REQUIRED_CHECKS_KEPT_MS = 5 * 60_000;
+
+/** Per client: per `repo\0branch`, the required checks read and when (epoch milliseconds). */
+const requiredRead = new WeakMap<GitHubClient, Map<string, { at: number; required: string[] | undefined }>>();
+
 /** The required status checks of `branch`, or undefined when GitHub does not say (404 unprotected, 403 unreadable). */
 async function requiredChecks(
   github: GitHubClient,
   repo: string,
   branch: string,
+  now: number,
 ): Promise<string[] | undefined> {
+  const key = `${repo}\0${branch}`;
+  const kept = requiredRead.get(github)?.get(key);
+  if (kept && now >= kept.at && now - kept.at < REQUIRED_CHECKS_KEPT_MS) return kept.required;
+  let required: string[] | undefined;
   try {
     const policy = await getRequiredStatusChecks(github, repo, branch);
-    return [...new Set([...(policy.contexts ?? []), ...(policy.checks ?? []).map((c) => c.context)])];
+    required = [...new Set([...(policy.contexts ?? []), ...(policy.checks ?? []).map((c) => c.context)])];
   } catch (error) {
-    if (isStatus(error, 403, 404)) return undefined;
-    throw error;
+    // Anything else (a 5xx, the network) is not an answer: nothing is kept.
+    if (!isStatus(error, 403, 404)) throw error;
   }
+  let known = requiredRead.get(github);
+  if (!known) {
+    known = new Map();
+    requiredRead.set(github, known);
+  }
+  known.set(key, { at: now, required });
+  return required;
 }
 
 async function checkRuns(github: GitHubClient, repo: string, sha: string): Promise<CheckRunJson[]> {
@@ -149,14 +173,18 @@ function statusVerdict(status: StatusJson): CheckVerdict {
   };
 }
 
-/** The head commit's checks that decide: the required ones when branch protection is readable, else all. */
+/**
+ * The head commit's checks that decide: the required ones when branch protection is readable, else
+ * all. The protection is read at most once per `REQUIRED_CHECKS_KEPT_MS` per client and branch.
+ */
 export async function readChecks(
   github: GitHubClient,
   repo: string,
   sha: string,
   baseBranch: string,
+  now: number = Date.now(),
 ): Promise<CiView> {
-  const required = await requiredChecks(github, repo, baseBranch);
+  const required = await requiredChecks(github, repo, baseBranch, now);
   const combined = await getCombinedStatus(github, repo, sha);
   const all = [
     ...(await checkRuns(github, repo, sha)).map(runVerdict),
@@ -377,7 +405,7 @@ export const ciStep: FollowStep = async (context) => {
   const { deps, record, pr } = context;
   const sha = pr.head.sha.toLowerCase();
   if (!SHA.test(sha)) return undefined;
-  const { checks } = await readChecks(deps.github, record.repo, sha, pr.base.ref);
+  const { checks } = await readChecks(deps.github, record.repo, sha, pr.base.ref, deps.clock?.now());
   const failing = checks.filter((c) => c.state === 'failing');
   const running = checks.filter((c) => c.state === 'running');
   if (failing.length === 0)
