@@ -1,6 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request } from 'node:http';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -167,5 +167,92 @@ describe('the egress proxy', () => {
     expect(blocked).toEqual([]);
     // Any other loopback port stays refused.
     expect((await viaSocket(socketPath, { method: 'CONNECT', path: '127.0.0.1:3129' })).status).toBe(403);
+  });
+
+  // Codex opens its Responses WebSocket at its base URL: the handshake carries the placeholder.
+  it('relays a WebSocket handshake to a key route with the real key, then both directions; a refusal goes back whole', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'proxy-unit-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const seen: { url: string; authorization: string; upgrade: string }[] = [];
+    const upgraded: Promise<void>[] = [];
+    const upstream = createServer((_req, res) => res.end('not an upgrade'));
+    upstream.on('upgrade', (req, socket: Socket) => {
+      seen.push({
+        url: req.url ?? '',
+        authorization: String(req.headers.authorization),
+        upgrade: String(req.headers.upgrade),
+      });
+      if (req.headers.authorization !== 'Bearer sk-real') {
+        socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Length: 9\r\n\r\nno access');
+        return;
+      }
+      upgraded.push(new Promise<void>((resolve) => socket.once('close', () => resolve())));
+      // As a WebSocket server does: the client gone, it closes too.
+      socket.on('end', () => socket.end());
+      socket.write(
+        'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: test\r\n\r\n',
+      );
+      // An echo in capitals: each direction relayed as it is.
+      socket.on('data', (chunk: Buffer) => socket.write(chunk.toString().toUpperCase()));
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => upstream.close(() => resolve())));
+    const port = (upstream.address() as { port: number }).port;
+    const blocked: string[] = [];
+    const socketPath = join(dir, 'egress.sock');
+    const proxy = await startEgressProxy({
+      socketPath,
+      allow: [],
+      keys: [
+        { baseUrl: `http://127.0.0.1:${port}/v1`, swaps: [{ placeholder: 'PLACEHOLDER', key: 'sk-real' }] },
+      ],
+      onBlocked: (target) => blocked.push(target),
+    });
+    cleanups.push(() => proxy.close());
+
+    /** A raw handshake through the proxy's socket; resolves with what came back once `until` matches. */
+    const handshake = (path: string, authorization: string, after: string[], until: RegExp) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(socketPath);
+        let text = '';
+        socket.on('error', reject);
+        socket.on('close', () => resolve(text));
+        socket.on('data', (chunk) => {
+          text += chunk.toString();
+          const next = after.shift();
+          if (next !== undefined && text.includes('\r\n\r\n')) socket.write(next);
+          if (until.test(text)) {
+            socket.destroy();
+            resolve(text);
+          }
+        });
+        socket.write(
+          `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:3128\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGVzdA==\r\nAuthorization: ${authorization}\r\n\r\nfirst`,
+        );
+      });
+
+    const relayed = await handshake(
+      '/_key/0/responses',
+      'Bearer PLACEHOLDER',
+      ['second'],
+      /FIRSTSECOND|SECOND/,
+    );
+    expect(relayed).toMatch(/^HTTP\/1\.1 101 Switching Protocols\r\n/);
+    expect(relayed).toContain('Sec-WebSocket-Accept: test');
+    expect(relayed.slice(relayed.indexOf('\r\n\r\n') + 4)).toMatch(/^FIRST(SECOND)?/);
+    expect(seen[0]).toEqual({ url: '/v1/responses', authorization: 'Bearer sk-real', upgrade: 'websocket' });
+    // The agent's side gone, the API's connection goes too (the test times out otherwise).
+    await upgraded[0];
+
+    // The API refusing the handshake: its answer goes back, and the connection ends.
+    const refused = await handshake('/_key/0/responses', 'Bearer other', [], /no access/);
+    expect(refused).toMatch(/^HTTP\/1\.1 401 Unauthorized\r\n/);
+    expect(refused).toContain('no access');
+    // An upgrade anywhere else is refused and reported, as a request would be.
+    const elsewhere = await handshake(`http://127.0.0.1:${port}/v1/responses`, 'x', [], /403/);
+    expect(elsewhere).toMatch(/^HTTP\/1\.1 403 Forbidden/);
+    expect(blocked).toEqual([`127.0.0.1:${port}`]);
+    expect((await handshake('/_key/9/responses', 'x', [], /404/)).startsWith('HTTP/1.1 404')).toBe(true);
+    expect(seen.map((s) => s.authorization)).toEqual(['Bearer sk-real', 'Bearer other']);
   });
 });

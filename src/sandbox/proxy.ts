@@ -10,7 +10,9 @@
  * - A request to `/_key/<n>/…` (a provider's base URL pointing here; in origin form, or in
  *   absolute form addressed to the proxy's own loopback address): forwarded to key route
  *   `n`'s real base URL, with the placeholder the agent holds replaced by the real key in every
- *   header and in the query. The real key never enters the sandbox.
+ *   header and in the query. The real key never enters the sandbox. A WebSocket handshake there
+ *   (`Upgrade: websocket`, Codex's Responses WebSocket) goes the same way and, once the API accepts
+ *   it, both directions are relayed as they are; a handshake the API refuses gets its answer.
  */
 import { createServer as createHttpServer, request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -101,23 +103,108 @@ function forward(
   req.pipe(upstream);
 }
 
+/**
+ * Where a request to a key route goes (`/_key/<n>/…` in origin form, or in absolute form addressed to
+ * the proxy's own loopback address, as a client that sends everything through `HTTP_PROXY` writes
+ * it): the real URL and the route's key; `missing` for a route that does not exist; undefined for
+ * a request that is not to a key route.
+ */
+function keyTarget(
+  raw: string,
+  keys: readonly KeyForward[],
+): { url: URL; key: KeyForward } | 'missing' | undefined {
+  const self = /^http:\/\/(?:127\.0\.0\.1|localhost|\[::1\])(?::\d+)?(\/_key\/.*)$/i.exec(raw);
+  const keyed = /^\/_key\/(\d+)(\/.*)?$/.exec(self?.[1] ?? raw);
+  if (!keyed) return undefined;
+  const key = keys[Number(keyed[1])];
+  if (!key) return 'missing';
+  const base = key.baseUrl.replace(/\/+$/, '');
+  return { url: new URL(base + swap(keyed[2] ?? '/', key)), key };
+}
+
+/** The headers of an answer as `Name: value` lines, in the order and case the server sent them. */
+function headerLines(rawHeaders: readonly string[], leaveOut: readonly string[] = []): string {
+  let text = '';
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (leaveOut.includes(name.toLowerCase())) continue;
+    text += `${name}: ${rawHeaders[i + 1]}\r\n`;
+  }
+  return text;
+}
+
+/**
+ * Forwards a connection upgrade (a WebSocket handshake) to `url`, the headers rewritten as for a
+ * request; once the server switches protocols, the two connections are relayed both ways. An answer
+ * without the switch (401, 404, 426) goes back whole and the connection closes.
+ */
+function forwardUpgrade(
+  req: IncomingMessage,
+  client: Socket,
+  head: Buffer,
+  url: URL,
+  rewrite: (value: string) => string,
+  track: (socket: Socket) => void,
+): void {
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    if (['host', 'proxy-connection', 'proxy-authorization', 'keep-alive'].includes(name)) continue;
+    headers[name] = Array.isArray(value) ? value.map(rewrite) : rewrite(value);
+  }
+  headers.host = url.host;
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  const upstream = send(url, { method: req.method ?? 'GET', headers });
+  upstream.on('upgrade', (answer: IncomingMessage, socket: Socket, upstreamHead: Buffer) => {
+    track(socket);
+    socket.on('error', () => client.destroy());
+    client.on('error', () => socket.destroy());
+    socket.once('close', () => client.destroy());
+    client.once('close', () => socket.destroy());
+    client.write(
+      `HTTP/1.1 ${answer.statusCode ?? 101} ${answer.statusMessage ?? ''}\r\n${headerLines(answer.rawHeaders)}\r\n`,
+    );
+    if (upstreamHead.length > 0) client.write(upstreamHead);
+    if (head.length > 0) socket.write(head);
+    socket.pipe(client);
+    client.pipe(socket);
+  });
+  upstream.on('response', (answer: IncomingMessage) => {
+    const chunks: Buffer[] = [];
+    answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+    answer.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const lines = headerLines(answer.rawHeaders, ['content-length', 'transfer-encoding', 'connection']);
+      client.end(
+        Buffer.concat([
+          Buffer.from(
+            `HTTP/1.1 ${answer.statusCode ?? 502} ${answer.statusMessage ?? ''}\r\n${lines}Content-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
+          ),
+          body,
+        ]),
+      );
+    });
+    answer.on('error', () => client.destroy());
+  });
+  upstream.on('error', () => {
+    if (client.writable) refuse(client, '502 Bad Gateway');
+  });
+  upstream.end();
+}
+
 export async function startEgressProxy(options: EgressProxyOptions): Promise<EgressProxy> {
   const sockets = new Set<Socket>();
   const server: Server = createHttpServer((req, res) => {
     const raw = req.url ?? '/';
     // A client that sends every request through HTTP_PROXY, NO_PROXY unheeded, in absolute form
     // addresses its base URL (the proxy's own loopback address inside) as `http://127.0.0.1:PORT/…`.
-    const self = /^http:\/\/(?:127\.0\.0\.1|localhost|\[::1\])(?::\d+)?(\/_key\/.*)$/i.exec(raw);
-    const keyed = /^\/_key\/(\d+)(\/.*)?$/.exec(self?.[1] ?? raw);
+    const keyed = keyTarget(raw, options.keys);
+    if (keyed === 'missing') {
+      res.writeHead(404).end();
+      return;
+    }
     if (keyed) {
-      const key = options.keys[Number(keyed[1])];
-      if (!key) {
-        res.writeHead(404).end();
-        return;
-      }
-      const base = key.baseUrl.replace(/\/+$/, '');
-      const url = new URL(base + swap(keyed[2] ?? '/', key));
-      forward(req, res, url, (value) => swap(value, key));
+      forward(req, res, keyed.url, (value) => swap(value, keyed.key));
       return;
     }
     let url: URL;
@@ -173,6 +260,37 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     });
     client.on('error', () => upstream.destroy());
     client.on('close', () => upstream.destroy());
+  });
+  server.on('upgrade', (req: IncomingMessage, client: Socket, head: Buffer) => {
+    client.on('error', () => {});
+    const track = (socket: Socket): void => {
+      sockets.add(socket);
+      socket.once('close', () => sockets.delete(socket));
+    };
+    const raw = req.url ?? '/';
+    const keyed = keyTarget(raw, options.keys);
+    if (keyed === 'missing') {
+      refuse(client, '404 Not Found');
+      return;
+    }
+    if (keyed) {
+      forwardUpgrade(req, client, head, keyed.url, (value) => swap(value, keyed.key), track);
+      return;
+    }
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      refuse(client, '400 Bad Request');
+      return;
+    }
+    const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+    if (url.protocol !== 'http:' || !hostAllowed(options.allow, url.hostname, port)) {
+      options.onBlocked(`${url.hostname}:${port}`);
+      refuse(client, '403 Forbidden');
+      return;
+    }
+    forwardUpgrade(req, client, head, url, (value) => value, track);
   });
   server.on('clientError', (_error, socket) => socket.destroy());
   await new Promise<void>((resolveListen, reject) => {
