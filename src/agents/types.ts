@@ -111,6 +111,13 @@ export interface McpSettingsFile {
   readonly path: string;
   /** The file's content with `servers` declared, from its current content (`{}` when there is none). */
   merge(existing: Record<string, unknown>, servers: readonly McpServerSpec[]): Record<string, unknown>;
+  /**
+   * Outside a sandbox: the variable that moves the CLI's own folder (`path`'s first part) to
+   * another home without moving `HOME` (Gemini CLI's `GEMINI_CLI_HOME`). The run's servers are then
+   * declared as inside, in a home of curupira's per task (the driver's `homePaths` copied there,
+   * sessions kept there for a resume), and the agent's commands keep the operator's `HOME`.
+   */
+  readonly outsideHomeEnv?: string;
 }
 
 export interface KeyRoute {

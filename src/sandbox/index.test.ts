@@ -310,6 +310,56 @@ describe('a CLI that reads MCP servers from its settings file only (Gemini CLI)'
     );
   });
 
+  it('outside a sandbox: the run’s servers in a home of curupira’s per task, named by GEMINI_CLI_HOME; HOME and the user’s file untouched', async () => {
+    const base = request('none', recording);
+    const server = {
+      name: 'curupira-findings',
+      command: '/usr/bin/curupira',
+      args: ['mcp', '--run', 'r1'],
+      env: {},
+    };
+    const userFile = join(base.realHome!, '.gemini', 'settings.json');
+    mkdirSync(join(base.realHome!, '.gemini'));
+    const own =
+      '{\n  // my model\n  "model": { "name": "gemini-2.5-pro" },\n  "mcpServers": { "docs": { "command": "docs-mcp" } },\n}\n';
+    writeFileSync(userFile, own);
+    writeFileSync(join(base.realHome!, '.gemini', 'oauth_creds.json'), '{"refresh_token":"r"}');
+    const prepared = await prepareSandbox({ ...base, driver: gemini, mcpServers: [server] });
+    const home = prepared.env.GEMINI_CLI_HOME!;
+    expect(prepared.policy.backend).toBe('none');
+    expect(prepared.env.HOME).toBe(base.env.HOME);
+    expect(home.startsWith(join(base.stateDir, 'cli-homes'))).toBe(true);
+    expect(JSON.parse(readFileSync(join(home, '.gemini', 'settings.json'), 'utf8'))).toEqual({
+      model: { name: 'gemini-2.5-pro' },
+      mcpServers: {
+        docs: { command: 'docs-mcp' },
+        'curupira-findings': {
+          command: '/usr/bin/curupira',
+          args: ['mcp', '--run', 'r1'],
+          env: {},
+          trust: true,
+        },
+      },
+    });
+    // The login the CLI needs came along; the user's file is as it was.
+    expect(readFileSync(join(home, '.gemini', 'oauth_creds.json'), 'utf8')).toBe('{"refresh_token":"r"}');
+    expect(readFileSync(userFile, 'utf8')).toBe(own);
+    await prepared.dispose();
+    // The same task's next run gets the same home (its sessions are there for a resume).
+    const again = await prepareSandbox({ ...base, driver: gemini, mcpServers: [server] });
+    expect(again.env.GEMINI_CLI_HOME).toBe(home);
+    await again.dispose();
+    // Without servers to declare, nothing changes.
+    const without = await prepareSandbox({ ...base, driver: gemini, mcpServers: [] });
+    expect(without.env.GEMINI_CLI_HOME).toBeUndefined();
+    await without.dispose();
+    // A user file that is not JSON fails the run, naming it, rather than dropping its settings.
+    writeFileSync(userFile, 'model = "x"\n');
+    await expect(prepareSandbox({ ...base, driver: gemini, mcpServers: [server] })).rejects.toThrow(
+      '~/.gemini/settings.json is not a JSON object',
+    );
+  });
+
   it('reads JSON with comments and trailing commas, and leaves strings that look like them alone', () => {
     expect(
       parseJsonWithComments('{ /* a */ "url": "http://x//y", "s": "a, ]", // b\n "list": [1, 2,], }'),

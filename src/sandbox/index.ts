@@ -364,17 +364,55 @@ function declareMcpServers(home: string, file: McpSettingsFile, servers: readonl
   writeFileSync(path, `${JSON.stringify(file.merge(existing, servers), null, 2)}\n`, { mode: 0o600 });
 }
 
+/**
+ * Outside a sandbox, the run's MCP servers for a CLI that reads them from a settings file only and
+ * whose own folder a variable can move (`DriverSandbox.mcpSettingsFile`, `outsideHomeEnv`: Gemini
+ * CLI's `GEMINI_CLI_HOME`): a home of curupira's per task (`<stateDir>/cli-homes/<hash of the
+ * task>`) gets the driver's `homePaths` copied from the operator's home and the servers declared in
+ * its settings file, as a sandbox's private home does; the variable names it. The agent keeps the
+ * operator's `HOME`; the user's own file is not written. Undefined when there is nothing to declare.
+ */
+export function declareMcpServersOutside(request: {
+  driver: DriverSandbox | undefined;
+  servers: readonly McpServerSpec[];
+  env: Readonly<Record<string, string>>;
+  stateDir: string;
+  homeKey: string;
+  realHome: string | undefined;
+}): Record<string, string> | undefined {
+  const file = request.driver?.mcpSettingsFile;
+  const variable = file?.outsideHomeEnv;
+  if (!file || !variable || request.servers.length === 0) return undefined;
+  const home = join(
+    request.stateDir,
+    'cli-homes',
+    createHash('sha256').update(request.homeKey).digest('hex').slice(0, 24),
+  );
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  copyHomeFiles(request.realHome, home, request.driver?.homePaths ?? []);
+  declareMcpServers(home, file, request.servers);
+  return { ...request.env, [variable]: home };
+}
+
 /** The sandbox of one run, ready to start; throws SandboxUnavailableError when it must not run. */
 export async function prepareSandbox(request: SandboxRequest): Promise<PreparedSandbox> {
   const { choice } = request;
   const none = async (summary: string, warning?: string): Promise<PreparedSandbox> => {
     const wrapped = await createNoSandbox().wrap(undefined as never, request.executable, request.args);
     const policy: SandboxPolicy = { backend: 'none', summary, writable: [], hosts: [], limits: [] };
+    const declared = declareMcpServersOutside({
+      driver: request.driver,
+      servers: request.mcpServers ?? [],
+      env: request.env,
+      stateDir: request.stateDir,
+      homeKey: request.homeKey,
+      realHome: request.realHome,
+    });
     return {
       policy,
       executable: wrapped.executable,
       args: wrapped.args,
-      env: { ...request.env },
+      env: declared ?? { ...request.env },
       findings: () => [finding('policy', warning ? 'medium' : 'low', summary)],
       dispose: wrapped.dispose,
     };

@@ -6,10 +6,13 @@
  * stand-in for Google's Gemini API, reached only through the egress and key proxy, calls the
  * findings tool Gemini CLI declared to it, then the done tool; the finding and the done word land
  * in the store, the user's own settings file is unchanged, and the canary key reaches the stand-in
- * only. test/e2e/sandbox-tools.test.ts checks the same with the fake CLI.
+ * only. test/e2e/sandbox-tools.test.ts checks the same with the fake CLI. Without a sandbox
+ * (`sandbox = "none"`) the same run declares `curupira mcp` in the same file of a home of curupira's
+ * that `GEMINI_CLI_HOME` names (Gemini CLI skips a system settings file not owned by root, so
+ * `GEMINI_CLI_SYSTEM_SETTINGS_PATH` cannot serve), the agent's `HOME` unchanged.
  *
  * Skipped unless CURUPIRA_REAL_GEMINI names a Gemini CLI executable (the suite installs nothing and
- * reaches no network) and a sandbox can start here. Run it with the CLI installed outside the
+ * reaches no network); the sandboxed case also needs a sandbox that can start here. Run it with the CLI installed outside the
  * repository:
  *   (mkdir -p /tmp/clis/gemini && cd /tmp/clis/gemini && npm install @google/gemini-cli)
  *   CURUPIRA_REAL_GEMINI=/tmp/clis/gemini/node_modules/.bin/gemini npx vitest run test/e2e/real-gemini-sandbox-tools.test.ts
@@ -33,13 +36,19 @@ if (skipReason) console.warn(`real Gemini CLI's tools in the sandbox skipped: ${
 
 const CANARY = `canary-gemini-tools-${'7'.repeat(32)}`;
 
-const WATCH = `[automations.review]
+const watch = (sandbox: string) => `[automations.review]
 trigger_type = "review-watch"
 repository = "api"
 repo = "acme/api"
 prompt = "Review \${review_range}."
-sandbox = "required"
+sandbox = "${sandbox}"
 `;
+
+/**
+ * In bubblewrap (the relay declared in the private home's settings) and without a sandbox (the
+ * server declared in a copy of the system settings made for the run, `GEMINI_CLI_SYSTEM_SETTINGS_PATH`).
+ */
+const MODES = GEMINI ? [...(probe.ok ? ['required'] : []), 'none'] : [];
 
 const finding = {
   file: 'src/a.ts',
@@ -50,16 +59,16 @@ const finding = {
   detail: 'The key is in the source.',
 };
 
-describe.skipIf(skipReason !== undefined)(
-  'the real Gemini CLI reaches the findings tools in the sandbox (CURUPIRA_REAL_GEMINI)',
-  () => {
+describe.each(MODES)(
+  'the real Gemini CLI reaches the findings tools, sandbox = "%s" (CURUPIRA_REAL_GEMINI)',
+  (mode) => {
     let h: Harness;
     let model: GeminiStandIn;
     let userSettings: string;
 
     beforeEach(async () => {
       model = await startGeminiStandIn();
-      h = await createHarness({ issues: [], automation: WATCH, provider: 'gemini' });
+      h = await createHarness({ issues: [], automation: watch(mode), provider: 'gemini' });
       // The user's own settings: the API-key login, a comment (Gemini CLI allows them).
       mkdirSync(join(h.env.HOME!, '.gemini'), { recursive: true });
       userSettings = '{\n  // the login\n  "security": { "auth": { "selectedType": "gemini-api-key" } }\n}\n';
@@ -80,7 +89,7 @@ describe.skipIf(skipReason !== undefined)(
       await h.cleanup();
     });
 
-    it('reports a finding and ends with findings_done through the relay declared in its settings', async () => {
+    it('reports a finding and ends with findings_done through the server declared in its settings', async () => {
       const head = await pushToMain(h, { 'src/a.ts': 'export const key = "s3cr3t";\n' }, 'add a');
       const named = (tools: string[], suffix: string) => tools.find((tool) => tool.endsWith(suffix));
       model.script = (request, responses) => {
@@ -103,7 +112,8 @@ describe.skipIf(skipReason !== undefined)(
       expect(model.requests.map((r) => r.answer)).toEqual(
         expect.arrayContaining([named(tools, 'findings_report'), named(tools, 'findings_done')]),
       );
-      // Every request carried the canary, put there by the key proxy.
+      // Every request carried the canary: put there by the key proxy in the sandbox, sent by the
+      // agent itself without one.
       for (const request of model.requests) expect(request.authorization).toBe(`Bearer ${CANARY}`);
 
       const store = await h.openStore();
@@ -116,12 +126,14 @@ describe.skipIf(skipReason !== undefined)(
       } finally {
         await store.close();
       }
-      // The user's file is as it was: the declaration went into the private home's copy only.
+      // The user's file is as it was: the declaration went into the private home's copy, or the
+      // copy of the system settings, only.
       expect(readFileSync(join(h.env.HOME!, '.gemini', 'settings.json'), 'utf8')).toBe(userSettings);
     }, 240_000);
   },
 );
 
 describe.runIf(skipReason !== undefined)("the real Gemini CLI's tools in the sandbox (not here)", () => {
+  // Without a sandbox here, the unsandboxed case above still runs when CURUPIRA_REAL_GEMINI is set.
   it.skip(`skipped: ${skipReason ?? ''}`, () => {});
 });

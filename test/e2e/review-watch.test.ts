@@ -5,6 +5,8 @@
  * range; after it finished, a tick with no new commit is a skipped run and starts no agent; a new
  * commit is reviewed alone.
  */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -238,17 +240,36 @@ describe('a review run offers its agent the findings tools', () => {
     120_000,
   );
 
-  it('is not offered to Gemini CLI outside a sandbox (it reads servers from its settings only): the run says so', async () => {
+  it('is offered to Gemini CLI outside a sandbox in a home of curupira’s that GEMINI_CLI_HOME names (it reads servers from settings only)', async () => {
     h = await createHarness({ issues: [], automation: REPORTING_WATCH, provider: 'gemini' });
-    await pushToMain(h, { 'src/a.ts': 'export const a = 1;\n' }, 'add a');
+    const head = await pushToMain(h, { 'src/a.ts': 'export const key = "s3cr3t";\n' }, 'add a');
     const lines: string[] = [];
     const log = createLogger({ console: { write: (t: string) => lines.push(t) } as never, level: 'warn' });
     const run = onlyRun((await h.run({ log })).runs);
     expect(run.status, run.reason ?? '').toBe('succeeded');
-    expect(h.agentRuns('gemini')[0]!.argv.join(' ')).not.toContain('--run');
-    expect(lines.join('')).toContain(
-      "Gemini CLI reads MCP servers from its settings file only, and curupira declares them there only in a sandbox's private home (this run has no sandbox)",
-    );
+    const [call] = h.agentRuns('gemini');
+    expect(call!.argv).toContain('curupira-findings');
+    // The variable named a home of curupira's holding the declaration; the agent's HOME and the
+    // user's settings are the operator's, unwritten.
+    const home = call!.env.values.GEMINI_CLI_HOME;
+    expect(home, JSON.stringify(call!.env.keys)).toMatch(/\/sandbox\/cli-homes\/[0-9a-f]{24}$/);
+    expect(
+      JSON.parse(readFileSync(join(home!, '.gemini', 'settings.json'), 'utf8')).mcpServers,
+    ).toHaveProperty('curupira-findings');
+    expect(call!.env.values.HOME).toBe(h.env.HOME);
+    expect(existsSync(join(h.env.HOME!, '.gemini', 'settings.json'))).toBe(false);
+    expect(lines.join('')).not.toContain('not offered');
+    const store = await h.openStore();
+    try {
+      const findings = await store.listFindings({ watch: 'review' });
+      expect(findings.map((f) => [f.title, f.lastSeenCommit]).sort()).toEqual([
+        ['Hard-coded secret', head],
+        ['Unused export', head],
+      ]);
+      expect((await reviewDone(store, run.id))?.reviewedCommit).toBe(head);
+    } finally {
+      await store.close();
+    }
   }, 120_000);
   // Inside a sandbox the tools are reached through the relay: test/e2e/sandbox-tools.test.ts.
 });

@@ -457,7 +457,8 @@ function parseInlineTable(text) {
  * CLI's `--additional-mcp-config` (JSON, or `@FILE`; `type` `local` or `stdio`), OpenCode's
  * `OPENCODE_CONFIG_CONTENT` (`{"mcp":{NAME:{"type":"local","command":[…],"environment":{…}}}}`) and
  * Kilo's `KILO_CONFIG_CONTENT` (the same shape),
- * Gemini CLI's `~/.gemini/settings.json` `mcpServers` that `--allowed-mcp-server-names` names.
+ * Gemini CLI's `~/.gemini/settings.json` `mcpServers` that `--allowed-mcp-server-names` names (the
+ * home `GEMINI_CLI_HOME` names when set, as Gemini CLI 0.61.0 reads it).
  */
 function declaredMcpServers(provider, options) {
   const servers = {};
@@ -489,7 +490,7 @@ function declaredMcpServers(provider, options) {
     const allowed = new Set(
       [].concat(options['--allowed-mcp-server-names'] ?? []).flatMap((names) => names.split(',')),
     );
-    const file = join(process.env.HOME ?? '', '.gemini', 'settings.json');
+    const file = join(process.env.GEMINI_CLI_HOME || process.env.HOME || '', '.gemini', 'settings.json');
     const declared = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')).mcpServers ?? {}) : {};
     for (const [name, server] of Object.entries(declared)) {
       if (!allowed.has(name) || typeof server.command !== 'string') continue;
@@ -773,7 +774,15 @@ function directives(prompt) {
   return found;
 }
 
-const SELECTED_ENV = ['PWD', 'HOME', 'OPENCODE_DB', 'GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE'];
+const SELECTED_ENV = [
+  'PWD',
+  'HOME',
+  'OPENCODE_DB',
+  'GIT_DIR',
+  'GIT_WORK_TREE',
+  'GIT_INDEX_FILE',
+  'GEMINI_CLI_HOME',
+];
 
 function logInvocation(provider, record) {
   const dir = process.env.FAKE_AGENT_LOG;

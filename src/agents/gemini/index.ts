@@ -4,8 +4,9 @@
  * profile's `mcp_servers` (none by default: a name no configuration has), so the MCP servers a
  * repository declares are not loaded (checked against Gemini CLI 0.61.0's `--help`). A sandboxed
  * run's own MCP servers (a review's findings tools, the result tool) are declared in the private
- * home's `.gemini/settings.json` and allowed by name; outside a sandbox they are not offered. The
- * session id comes from the stream's `init` event.
+ * home's `.gemini/settings.json` and allowed by name; outside a sandbox, in the same file of a home
+ * of curupira's that `GEMINI_CLI_HOME` names (the agent's `HOME` unchanged). The session id comes
+ * from the stream's `init` event.
  */
 import { approvalModeCheck, defineDriver } from '../driver-kit.js';
 import { GEMINI_LIMITS } from '../limits.js';
@@ -54,7 +55,14 @@ export function createGeminiDriver(): AgentDriver<GeminiProfile> {
       homePaths: ['.gemini/settings.json', '.gemini/oauth_creds.json', '.gemini/google_accounts.json'],
       // Gemini CLI has no option that adds an MCP server: inside a sandbox, the private home's
       // settings file declares the run's (docs/mcp.md).
-      mcpSettingsFile: { path: '.gemini/settings.json', merge: geminiMcpSettings },
+      mcpSettingsFile: {
+        path: '.gemini/settings.json',
+        merge: geminiMcpSettings,
+        // Outside a sandbox: `GEMINI_CLI_HOME` moves `~/.gemini` only (Gemini CLI 0.61.0's
+        // `homedir()`). Not its system settings (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`): it skips a file
+        // there unless it and every folder above it are root's and closed to others.
+        outsideHomeEnv: 'GEMINI_CLI_HOME',
+      },
       hosts: ['generativelanguage.googleapis.com', 'oauth2.googleapis.com', 'cloudcode-pa.googleapis.com'],
       keys: [
         {

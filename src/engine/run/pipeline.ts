@@ -686,11 +686,13 @@ class RunPipeline {
       return [];
     };
     // A CLI that reads MCP servers from its settings file only (Gemini CLI) gets them in the
-    // sandbox's private home, never in the user's or the repository's file.
+    // sandbox's private home, or outside a sandbox in a home of curupira's that a variable names
+    // (`McpSettingsFile.outsideHomeEnv`); never in the user's or the repository's file.
     const contained = await willContain(choice);
-    if (!driver.declaresMcpServers && !(driver.sandbox?.mcpSettingsFile && contained))
+    const settingsFile = driver.sandbox?.mcpSettingsFile;
+    if (!driver.declaresMcpServers && !(settingsFile && (contained || settingsFile.outsideHomeEnv)))
       return without(
-        driver.sandbox?.mcpSettingsFile
+        settingsFile
           ? `${driver.displayName} reads MCP servers from its settings file only, and curupira declares them there only in a sandbox's private home (this run has no sandbox)`
           : `curupira does not declare MCP servers to ${driver.displayName} yet`,
       );
