@@ -277,7 +277,9 @@ export function registerDemo(program: Command, io: CliIo): void {
         '1. Starting a local GitHub simulator with acme/widgets and four issues (one labelled agent-ready)…',
       );
       const { DEMO_TOKEN, demoWorld } = await import('../simulator/demo.js');
-      const world = demoWorld();
+      const { realTimeClock } = await import('../simulator/world.js');
+      // Today's dates in what the demo prints, as GitHub's would be.
+      const world = demoWorld({ now: realTimeClock() });
       const sim = await startSimulator({ world });
       try {
         writeLine(io.stdout, `   ${sim.url}`);

@@ -39,16 +39,20 @@ export function registerSimulator(program: Command, io: CliIo): void {
       // The simulator (GitHub's schema, graphql-js) loads only for this command.
       if (options.token !== undefined && options.token.trim() === '')
         throw new UsageError('--token must not be empty');
-      const { githubSchemaPath, readFixture, startSimulator, worldFromFixture } = await importOptional(
-        () => import('../simulator/index.js'),
-        'The GitHub simulator (curupira simulator)',
-        SIMULATOR_PACKAGES,
-      );
+      const { githubSchemaPath, readFixture, realTimeClock, startSimulator, worldFromFixture } =
+        await importOptional(
+          () => import('../simulator/index.js'),
+          'The GitHub simulator (curupira simulator)',
+          SIMULATOR_PACKAGES,
+        );
       githubSchemaPath(); // says now, not at the first request, when the schema's package is missing
       const { demoFixture } = await import('../simulator/demo.js');
       let world: ReturnType<typeof worldFromFixture>;
       try {
-        world = worldFromFixture(options.fixture ? await readFixture(options.fixture) : demoFixture);
+        // The demo world runs on today's time; a fixture keeps its own clock (its `now`).
+        world = options.fixture
+          ? worldFromFixture(await readFixture(options.fixture))
+          : worldFromFixture(demoFixture, { now: realTimeClock() });
       } catch (error) {
         throw new UsageError(
           `${options.fixture ? `fixture ${options.fixture}: ` : ''}${errorMessage(error)} (format: docs/simulator.md)`,

@@ -6,7 +6,7 @@ import { DEMO_TOKEN, demoFixture, demoWorld } from './demo.js';
 import { searchIssues } from './search.js';
 import { runSimulatorFromFixture } from './server.js';
 import { postGraphQL } from './testing.js';
-import { SimWorld, worldFromFixture } from './world.js';
+import { realTimeClock, SimWorld, worldFromFixture } from './world.js';
 
 describe('building a world', () => {
   test('issues and pull requests share one number sequence per repository', () => {
@@ -165,5 +165,23 @@ describe('fixtures', () => {
     await expect(runSimulatorFromFixture(join(dir, 'missing.json'))).rejects.toThrow(
       /cannot read simulator fixture/,
     );
+  });
+});
+
+describe('the real-time clock (the demo)', () => {
+  test('follows the real time, each reading at least a second after the one before', () => {
+    let now = Date.parse('2026-12-07T10:00:00Z');
+    const clock = realTimeClock(() => now);
+    expect([clock(), clock(), clock()].map((t) => new Date(t).toISOString())).toEqual([
+      '2026-12-07T10:00:00.000Z',
+      '2026-12-07T10:00:01.000Z',
+      '2026-12-07T10:00:02.000Z',
+    ]);
+    now += 60_000;
+    expect(new Date(clock()).toISOString()).toBe('2026-12-07T10:01:00.000Z');
+    const world = new SimWorld({ now: realTimeClock(() => now) });
+    const first = world.timestamp();
+    expect(first).toBe('2026-12-07T10:01:00Z');
+    expect(world.timestamp() > first).toBe(true);
   });
 });

@@ -431,6 +431,20 @@ export function steppingClock(start: number = DEFAULT_START, stepMs = 60_000): (
   };
 }
 
+/**
+ * The real time, each reading at least a second after the one before: what the world writes keeps
+ * its order at GitHub's one-second precision, and its dates are today's (the demo, `curupira
+ * simulator` without a fixture); tests keep the stepping clock, whose times do not depend on when
+ * they run.
+ */
+export function realTimeClock(now: () => number = Date.now): () => number {
+  let last = Number.NEGATIVE_INFINITY;
+  return () => {
+    last = Math.max(now(), last + 1000);
+    return last;
+  };
+}
+
 /** `app/dependabot` and `dependabot[bot]` both name the bot `dependabot[bot]`. */
 export function canonicalLogin(login: string): string {
   const trimmed = login.trim();
