@@ -700,6 +700,64 @@ describe('FleetRunner', () => {
     expect(ran).toEqual(['9']);
   });
 
+  // The CI failure behind it (fleet-db-faults-unseen, refused for 10 s): a dispatch queued for a
+  // worker a moment before the cut stayed queued for 240 s, its job lost where the worker never
+  // saw a fetch fail (the poller's send unanswered, then sent again under the same job id).
+  it('a queued dispatch whose job never comes is taken from the table at a landed beat', async () => {
+    let fetches = 0;
+    const ran: string[] = [];
+    const worker = new FleetWorker({
+      host: 'w',
+      role: 'worker',
+      capacity: 2,
+      version: 'test',
+      db,
+      queue: {
+        // A queue that never brings a job, and never fails either.
+        fetch: async () => {
+          fetches += 1;
+          return [];
+        },
+        complete: async () => {},
+      } as unknown as FleetQueue,
+      engine: {
+        startWorker: async () => [],
+        executeDispatched: async (dispatched) => {
+          ran.push(dispatched.task.identity.id);
+          return undefined;
+        },
+      },
+      store,
+      settings: fixSettings,
+      log: silentLogger(),
+      timing: TIMING,
+      fetchIntervalMs: 20,
+    });
+    const stop = new AbortController();
+    const working = worker.run(stop.signal);
+    // Inserted once the worker fetches (its start, which takes what is queued, is over): only a
+    // beat can bring it now.
+    await waitForValue(async () => (fetches > 0 ? true : undefined));
+    const inserted = await db.insertDispatch({
+      id: randomUUID(),
+      taskKey: task('8').key,
+      automationId: 'fix',
+      repo: 'acme/api',
+      host: 'w',
+      payload: JSON.stringify(job('8')),
+      previousId: null,
+    });
+    const row = await waitForValue(async () => {
+      const found = (await db.states([inserted!.id])).get(inserted!.id);
+      return found?.state === 'done' ? found : undefined;
+    });
+    stop.abort();
+    await working;
+    expect(fetches).toBeGreaterThan(0);
+    expect(row.state).toBe('done');
+    expect(ran).toEqual(['8']);
+  });
+
   // The CI failure behind it: after the cluster was stopped and started, two of four runs stopped
   // at the cut were never resumed. A stopped run that ends while the worker goes through its
   // dispatches (after they were listed, before the recovery is over) asked for a recovery that was

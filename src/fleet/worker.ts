@@ -99,12 +99,8 @@ export class FleetWorker {
    */
   private needsRecovery = false;
   private recovering = false;
-  /**
-   * A fetch went unanswered: the queue may have handed out jobs whose answer was lost (the
-   * statement took effect, then the connection broke). Their dispatches stay queued for this host
-   * and no job brings them again, so once the database answers they are taken from the table.
-   */
-  private lostFetch = false;
+  /** Set while the host drains (`run`'s drain signal): it takes no new work, from jobs or the table. */
+  private draining: AbortSignal | undefined;
   /** Dispatches being claimed now (by the fetch loop or a recovery): never claimed twice at once. */
   private readonly taking = new Set<string>();
   /** Jobs this worker ran to the end (for tests and the benchmark). */
@@ -196,6 +192,7 @@ export class FleetWorker {
    */
   async run(stop: AbortSignal, drain?: AbortSignal): Promise<void> {
     const { log, timing } = this.options;
+    this.draining = drain;
     if (!(await this.claim(stop))) return;
     // The database may be away at the start too: asked again, with backoff, until it answers.
     for (let failures = 0; ; failures += 1) {
@@ -290,7 +287,7 @@ export class FleetWorker {
     this.following = true;
     try {
       if (this.needsRecovery) await this.returnFromCut();
-      else if (this.lostFetch) await this.takeQueued();
+      else await this.takeQueued();
       // An operator's cancel (the board, `curupira cancel`), told apart from a stop of this host.
       for (const id of await this.options.db.cancelRequests(this.options.host))
         this.running.get(id)?.abort.abort(RUN_CANCELLED);
@@ -364,21 +361,23 @@ export class FleetWorker {
     return false;
   }
 
-  /** This host's queued dispatches that no job brought (a fetch whose answer was lost): taken now. */
+  /**
+   * This host's queued dispatches, taken from the table at every landed beat whatever the job queue
+   * brought: a job can be lost where this host never sees it fail (a fetch that took effect and
+   * whose answer the cut lost, leaving the job active for nobody; a send the poller's broken
+   * connection left unanswered, then sent again under the same job id, which the queue keeps
+   * once). A dispatch its job also brings is claimed once: the claim is atomic, and a job whose
+   * dispatch moved on is dropped.
+   */
   private async takeQueued(): Promise<void> {
-    this.lostFetch = false;
     try {
       for (const { dispatch } of await this.options.db.own(this.options.host)) {
-        if (dispatch.state !== 'queued' || this.stopping || this.fenced) continue;
-        if (this.running.size >= this.options.capacity) {
-          // No room now: looked at again at the next heartbeat.
-          this.lostFetch = true;
-          break;
-        }
+        if (dispatch.state !== 'queued' || this.stopping || this.fenced || this.draining?.aborted) continue;
+        // No room now: looked at again at the next heartbeat.
+        if (this.running.size >= this.options.capacity) break;
         await this.take(dispatch.id);
       }
     } catch (error) {
-      this.lostFetch = true;
       this.options.log.warn({ error: errorMessage(error) }, 'Could not look for queued dispatches');
     }
   }
@@ -461,8 +460,8 @@ export class FleetWorker {
     try {
       jobs = await this.options.queue.fetch(this.options.host, room);
     } catch (error) {
+      // Jobs it may have handed out anyway are taken from the table at the next beat (`takeQueued`).
       this.options.log.warn({ error: errorMessage(error) }, 'Could not fetch jobs');
-      this.lostFetch = true;
       return 0;
     }
     for (const job of jobs) {

@@ -135,7 +135,7 @@ export async function survives(
           )
         : [];
       const named = new RegExp(
-        `\\bid=(${missing.join('|') || 'none'})(\\s|$)|WARN|ERROR|Resuming|answers again`,
+        `\\bid=(${missing.join('|') || 'none'})(\\s|$)|\\\\"(${missing.join('|') || 'none'})\\\\"\\]|WARN|ERROR|Resuming|answers again|poller`,
       );
       for (const p of processes) {
         const lines = p.output().split('\n');
@@ -144,9 +144,12 @@ export async function survives(
           `--- ${p.name} (${picked.length} of ${lines.length} lines)\n${picked.slice(-150).join('\n')}`,
         );
       }
-      const missingKeys = new Set(
-        Array.isArray(all) ? all.filter((r) => missing.includes(r.itemId)).map((r) => r.taskKey) : [],
-      );
+      // The items' task keys, with a run or not (an item never run has dispatches too, or none).
+      const missingKeys = new Set([
+        ...(Array.isArray(all) ? all.filter((r) => missing.includes(r.itemId)).map((r) => r.taskKey) : []),
+        ...missing.map((n) => JSON.stringify(['fix', 'acme/api', 'github-issues', n])),
+      ]);
+      console.error(`dispatches of the items without a success (${missing.join(', ') || 'none'}):`);
       for (const row of await dispatchRows(f).catch(() => []))
         if (missingKeys.has(row.task_key)) console.error(JSON.stringify({ ...row, payload: undefined }));
       throw new Error(
