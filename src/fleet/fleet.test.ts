@@ -642,26 +642,15 @@ describe('FleetRunner', () => {
   // never got a run. The queue's fetch marks the jobs it hands out active in one statement; when
   // the connection breaks after that statement took effect, the worker never hears of those jobs,
   // the queue never hands them out again, and their dispatches stayed queued for a live host.
-  it('a job whose fetch went unanswered is not lost: its queued dispatch is taken once the database answers', async () => {
-    const waiting: string[] = [];
-    let fetches = 0;
-    const ran: string[] = [];
-    const worker = new FleetWorker({
+  /** Worker `w` (two slots) on a queue whose fetch is `fetch`; the ids of the items it runs go to `ran`. */
+  function fetchingWorker(ran: string[], fetch: () => Promise<unknown[]>): FleetWorker {
+    return new FleetWorker({
       host: 'w',
       role: 'worker',
       capacity: 2,
       version: 'test',
       db,
-      queue: {
-        // The first fetch that finds a job takes it and loses the answer, as a reset connection does.
-        fetch: async () => {
-          if (waiting.length === 0) return [];
-          fetches += 1;
-          waiting.length = 0;
-          throw new Error('Connection terminated unexpectedly');
-        },
-        complete: async () => {},
-      } as unknown as FleetQueue,
+      queue: { fetch, complete: async () => {} } as unknown as FleetQueue,
       engine: {
         startWorker: async () => [],
         executeDispatched: async (dispatched) => {
@@ -674,6 +663,19 @@ describe('FleetRunner', () => {
       log: silentLogger(),
       timing: TIMING,
       fetchIntervalMs: 20,
+    });
+  }
+
+  it('a job whose fetch went unanswered is not lost: its queued dispatch is taken once the database answers', async () => {
+    const waiting: string[] = [];
+    let fetches = 0;
+    const ran: string[] = [];
+    // The first fetch that finds a job takes it and loses the answer, as a reset connection does.
+    const worker = fetchingWorker(ran, async () => {
+      if (waiting.length === 0) return [];
+      fetches += 1;
+      waiting.length = 0;
+      throw new Error('Connection terminated unexpectedly');
     });
     const stop = new AbortController();
     const working = worker.run(stop.signal);
@@ -706,32 +708,10 @@ describe('FleetRunner', () => {
   it('a queued dispatch whose job never comes is taken from the table at a landed beat', async () => {
     let fetches = 0;
     const ran: string[] = [];
-    const worker = new FleetWorker({
-      host: 'w',
-      role: 'worker',
-      capacity: 2,
-      version: 'test',
-      db,
-      queue: {
-        // A queue that never brings a job, and never fails either.
-        fetch: async () => {
-          fetches += 1;
-          return [];
-        },
-        complete: async () => {},
-      } as unknown as FleetQueue,
-      engine: {
-        startWorker: async () => [],
-        executeDispatched: async (dispatched) => {
-          ran.push(dispatched.task.identity.id);
-          return undefined;
-        },
-      },
-      store,
-      settings: fixSettings,
-      log: silentLogger(),
-      timing: TIMING,
-      fetchIntervalMs: 20,
+    // A queue that never brings a job, and never fails either.
+    const worker = fetchingWorker(ran, async () => {
+      fetches += 1;
+      return [];
     });
     const stop = new AbortController();
     const working = worker.run(stop.signal);

@@ -364,6 +364,11 @@ function declareMcpServers(home: string, file: McpSettingsFile, servers: readonl
   writeFileSync(path, `${JSON.stringify(file.merge(existing, servers), null, 2)}\n`, { mode: 0o600 });
 }
 
+/** A task's home under `<stateDir>/<folder>`, named by a hash of its key (a task's runs share it). */
+function taskHome(stateDir: string, folder: string, homeKey: string): string {
+  return join(stateDir, folder, createHash('sha256').update(homeKey).digest('hex').slice(0, 24));
+}
+
 /**
  * Outside a sandbox, the run's MCP servers for a CLI that reads them from a settings file only and
  * whose own folder a variable can move (`DriverSandbox.mcpSettingsFile`, `outsideHomeEnv`: Gemini
@@ -383,11 +388,7 @@ export function declareMcpServersOutside(request: {
   const file = request.driver?.mcpSettingsFile;
   const variable = file?.outsideHomeEnv;
   if (!file || !variable || request.servers.length === 0) return undefined;
-  const home = join(
-    request.stateDir,
-    'cli-homes',
-    createHash('sha256').update(request.homeKey).digest('hex').slice(0, 24),
-  );
+  const home = taskHome(request.stateDir, 'cli-homes', request.homeKey);
   mkdirSync(home, { recursive: true, mode: 0o700 });
   copyHomeFiles(request.realHome, home, request.driver?.homePaths ?? []);
   declareMcpServers(home, file, request.servers);
@@ -461,11 +462,7 @@ function makeBase(
   },
 ): SandboxBase {
   const homeInside = request.realHome && isAbsolute(request.realHome) ? request.realHome : '/home/agent';
-  const home = join(
-    request.stateDir,
-    'homes',
-    createHash('sha256').update(request.homeKey).digest('hex').slice(0, 24),
-  );
+  const home = taskHome(request.stateDir, 'homes', request.homeKey);
   mkdirSync(home, { recursive: true, mode: 0o700 });
   copyHomeFiles(request.realHome, home, [...COMMON_HOME_PATHS, ...(request.driver?.homePaths ?? [])]);
 

@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, request } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,6 +32,38 @@ function viaSocket(
   });
 }
 
+/**
+ * `upstream` listening on a free loopback port, and a proxy before it whose key route 0 leads to
+ * `basePath` there (the agent's placeholder `PLACEHOLDER`, the real key `sk-real`).
+ */
+async function proxyBefore(
+  upstream: Server,
+  basePath: string,
+  options: { allow?: string[]; selfPort?: number } = {},
+): Promise<{ port: number; socketPath: string; blocked: string[] }> {
+  const dir = mkdtempSync(join(tmpdir(), 'proxy-unit-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise<void>((resolve) => upstream.close(() => resolve())));
+  const port = (upstream.address() as { port: number }).port;
+  const blocked: string[] = [];
+  const socketPath = join(dir, 'egress.sock');
+  const proxy = await startEgressProxy({
+    socketPath,
+    allow: options.allow ?? [],
+    ...(options.selfPort === undefined ? {} : { selfPort: options.selfPort }),
+    keys: [
+      {
+        baseUrl: `http://127.0.0.1:${port}${basePath}`,
+        swaps: [{ placeholder: 'PLACEHOLDER', key: 'sk-real' }],
+      },
+    ],
+    onBlocked: (target) => blocked.push(target),
+  });
+  cleanups.push(() => proxy.close());
+  return { port, socketPath, blocked };
+}
+
 describe('the egress proxy', () => {
   it('matches hosts, ports and wildcard domains', () => {
     expect(hostAllowed(['api.anthropic.com'], 'api.anthropic.com', 443)).toBe(true);
@@ -43,27 +75,14 @@ describe('the egress proxy', () => {
   });
 
   it('refuses a tunnel off the list and reports it; swaps the placeholder for the real key', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'proxy-unit-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const seen: { url: string; key: string }[] = [];
     const upstream = createServer((req, res) => {
       seen.push({ url: req.url ?? '', key: String(req.headers['x-api-key']) });
       res.end('ok');
     });
-    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-    cleanups.push(() => new Promise<void>((resolve) => upstream.close(() => resolve())));
-    const port = (upstream.address() as { port: number }).port;
-    const blocked: string[] = [];
-    const socketPath = join(dir, 'egress.sock');
-    const proxy = await startEgressProxy({
-      socketPath,
+    const { port, socketPath, blocked } = await proxyBefore(upstream, '/base', {
       allow: ['api.example.com'],
-      keys: [
-        { baseUrl: `http://127.0.0.1:${port}/base`, swaps: [{ placeholder: 'PLACEHOLDER', key: 'sk-real' }] },
-      ],
-      onBlocked: (target) => blocked.push(target),
     });
-    cleanups.push(() => proxy.close());
 
     const tunnel = await viaSocket(socketPath, { method: 'CONNECT', path: `127.0.0.1:${port}` });
     expect(tunnel.status).toBe(403);
@@ -83,27 +102,12 @@ describe('the egress proxy', () => {
   // A client that sends even a request to 127.0.0.1 through HTTP_PROXY (NO_PROXY unheeded), in
   // absolute form: its base URL, the proxy's own address inside.
   it('takes a key request that came through the proxy in absolute form, addressed to the proxy itself', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'proxy-unit-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const seen: { url: string; key: string }[] = [];
     const upstream = createServer((req, res) => {
       seen.push({ url: req.url ?? '', key: String(req.headers.authorization) });
       res.end('ok');
     });
-    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-    cleanups.push(() => new Promise<void>((resolve) => upstream.close(() => resolve())));
-    const port = (upstream.address() as { port: number }).port;
-    const blocked: string[] = [];
-    const socketPath = join(dir, 'egress.sock');
-    const proxy = await startEgressProxy({
-      socketPath,
-      allow: [],
-      keys: [
-        { baseUrl: `http://127.0.0.1:${port}/v1`, swaps: [{ placeholder: 'PLACEHOLDER', key: 'sk-real' }] },
-      ],
-      onBlocked: (target) => blocked.push(target),
-    });
-    cleanups.push(() => proxy.close());
+    const { socketPath, blocked } = await proxyBefore(upstream, '/v1');
     for (const host of ['127.0.0.1:3128', 'localhost:3128']) {
       const keyed = await viaSocket(socketPath, {
         path: `http://${host}/_key/0/chat/completions`,
@@ -123,28 +127,12 @@ describe('the egress proxy', () => {
   // undici's ProxyAgent (Qwen Code 0.15.10) opens a CONNECT tunnel even to an http:// target, the
   // proxy's own address included: through it comes the key request in origin form.
   it('answers a key request sent through a CONNECT tunnel to the proxy itself', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'proxy-unit-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const seen: string[] = [];
     const upstream = createServer((req, res) => {
       seen.push(`${req.url} ${req.headers.authorization}`);
       res.end('ok');
     });
-    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-    cleanups.push(() => new Promise<void>((resolve) => upstream.close(() => resolve())));
-    const port = (upstream.address() as { port: number }).port;
-    const blocked: string[] = [];
-    const socketPath = join(dir, 'egress.sock');
-    const proxy = await startEgressProxy({
-      socketPath,
-      allow: [],
-      selfPort: 3128,
-      keys: [
-        { baseUrl: `http://127.0.0.1:${port}/v1`, swaps: [{ placeholder: 'PLACEHOLDER', key: 'sk-real' }] },
-      ],
-      onBlocked: (target) => blocked.push(target),
-    });
-    cleanups.push(() => proxy.close());
+    const { socketPath, blocked } = await proxyBefore(upstream, '/v1', { selfPort: 3128 });
     const answer = await new Promise<string>((resolve, reject) => {
       const socket = connect(socketPath);
       let text = '';
@@ -171,8 +159,6 @@ describe('the egress proxy', () => {
 
   // Codex opens its Responses WebSocket at its base URL: the handshake carries the placeholder.
   it('relays a WebSocket handshake to a key route with the real key, then both directions; a refusal goes back whole', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'proxy-unit-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const seen: { url: string; authorization: string; upgrade: string }[] = [];
     const upgraded: Promise<void>[] = [];
     const upstream = createServer((_req, res) => res.end('not an upgrade'));
@@ -195,20 +181,7 @@ describe('the egress proxy', () => {
       // An echo in capitals: each direction relayed as it is.
       socket.on('data', (chunk: Buffer) => socket.write(chunk.toString().toUpperCase()));
     });
-    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-    cleanups.push(() => new Promise<void>((resolve) => upstream.close(() => resolve())));
-    const port = (upstream.address() as { port: number }).port;
-    const blocked: string[] = [];
-    const socketPath = join(dir, 'egress.sock');
-    const proxy = await startEgressProxy({
-      socketPath,
-      allow: [],
-      keys: [
-        { baseUrl: `http://127.0.0.1:${port}/v1`, swaps: [{ placeholder: 'PLACEHOLDER', key: 'sk-real' }] },
-      ],
-      onBlocked: (target) => blocked.push(target),
-    });
-    cleanups.push(() => proxy.close());
+    const { port, socketPath, blocked } = await proxyBefore(upstream, '/v1');
 
     /** A raw handshake through the proxy's socket; resolves with what came back once `until` matches. */
     const handshake = (path: string, authorization: string, after: string[], until: RegExp) =>

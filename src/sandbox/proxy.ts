@@ -76,6 +76,27 @@ function swap(value: string, key: KeyForward): string {
   return out;
 }
 
+/**
+ * The request's headers for `url`, each value rewritten, the ones that concern only this hop left
+ * out (`connection` too, unless the request is an upgrade, which needs it).
+ */
+function forwardedHeaders(
+  req: IncomingMessage,
+  url: URL,
+  rewrite: (value: string) => string,
+  upgrade = false,
+): Record<string, string | string[]> {
+  const dropped = ['host', 'proxy-connection', 'proxy-authorization', 'keep-alive'];
+  if (!upgrade) dropped.push('connection');
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined || dropped.includes(name)) continue;
+    headers[name] = Array.isArray(value) ? value.map(rewrite) : rewrite(value);
+  }
+  headers.host = url.host;
+  return headers;
+}
+
 /** Forwards one request to `url`, headers passed through (hop-by-hop ones dropped). */
 function forward(
   req: IncomingMessage,
@@ -83,14 +104,7 @@ function forward(
   url: URL,
   rewrite: (value: string) => string,
 ): void {
-  const headers: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined) continue;
-    if (['host', 'connection', 'proxy-connection', 'proxy-authorization', 'keep-alive'].includes(name))
-      continue;
-    headers[name] = Array.isArray(value) ? value.map(rewrite) : rewrite(value);
-  }
-  headers.host = url.host;
+  const headers = forwardedHeaders(req, url, rewrite);
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   const upstream = send(url, { method: req.method ?? 'GET', headers }, (answer) => {
     res.writeHead(answer.statusCode ?? 502, answer.headers);
@@ -146,13 +160,7 @@ function forwardUpgrade(
   rewrite: (value: string) => string,
   track: (socket: Socket) => void,
 ): void {
-  const headers: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined) continue;
-    if (['host', 'proxy-connection', 'proxy-authorization', 'keep-alive'].includes(name)) continue;
-    headers[name] = Array.isArray(value) ? value.map(rewrite) : rewrite(value);
-  }
-  headers.host = url.host;
+  const headers = forwardedHeaders(req, url, rewrite, true);
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   const upstream = send(url, { method: req.method ?? 'GET', headers });
   upstream.on('upgrade', (answer: IncomingMessage, socket: Socket, upstreamHead: Buffer) => {
