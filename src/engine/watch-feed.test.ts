@@ -87,4 +87,29 @@ describe('WatchFeed: a scan asked now', () => {
     // Still asked: the next real poll takes it.
     expect((await watch.poll(context))[0]!.item.itemKey).toBe('review:baseline:abc');
   });
+
+  it('a scan asked whose look fails stays asked, and is looked for again soon', async () => {
+    const looks: (string | undefined)[] = [];
+    let fail = true;
+    const watch = new WatchFeed(
+      automation!,
+      {
+        scans: ['baseline'],
+        async look(_context: PollContext, asked?: string): Promise<WatchLook> {
+          looks.push(asked);
+          if (fail) throw new Error('GitHub answered 502');
+          return { item: item(asked ? `review:${asked}:abc` : 'review:incremental:abc') };
+        },
+      },
+      600,
+    );
+    watch.askScan('baseline');
+    expect(await watch.poll(context)).toEqual([]);
+    // Not a whole interval (600 s) later: within the retry delay.
+    expect(watch.nextPollAt).toBeLessThanOrEqual(context.clock.now() + 30_000);
+    fail = false;
+    const [asked] = await watch.poll(context);
+    expect(asked!.item.itemKey).toBe('review:baseline:abc');
+    expect(looks).toEqual(['baseline', 'baseline']);
+  });
 });

@@ -12,6 +12,9 @@ import type { Task } from '../core/types.js';
 import type { Feed, PollContext, WatchSpec } from '../triggers/types.js';
 import { recordSkippedRun, taskFromItem } from './task.js';
 
+/** A scan asked by hand whose look failed is looked for again this soon (not a whole interval on). */
+const ASKED_RETRY_MS = 30_000;
+
 export class WatchFeed implements Feed {
   nextPollAt = 0;
   /** The item key last dispatched or recorded as skipped. */
@@ -49,9 +52,14 @@ export class WatchFeed implements Feed {
     try {
       look = await this.watch.look(context, asked);
     } catch (error) {
+      // A scan a person asked for stays asked: looked for again at the next poll, not dropped.
+      if (asked !== undefined) {
+        this.asked ??= asked;
+        this.nextPollAt = Math.min(this.nextPollAt, context.clock.now() + ASKED_RETRY_MS);
+      }
       context.log.warn(
-        { automation: this.automation.id, error: errorMessage(error) },
-        'The watch could not look',
+        { automation: this.automation.id, error: errorMessage(error), ...(asked ? { scan: asked } : {}) },
+        asked ? 'The watch could not look for the scan asked; trying again' : 'The watch could not look',
       );
       return [];
     }

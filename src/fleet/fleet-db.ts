@@ -147,6 +147,12 @@ class FleetConnection {
   private downSince: number | undefined;
   /** When (epoch ms) the database last answered again after it did not. */
   private upSince: number;
+  /** Statements sent so far: numbers them in order. */
+  private sent = 0;
+  /** The latest statement (by its number) the database answered. */
+  private answered = 0;
+  /** The statement whose failure set `downSince`: only a later one's answer ends the cut. */
+  private downAt = 0;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -164,15 +170,24 @@ class FleetConnection {
 
   protected async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
     this.queries += 1;
+    this.sent += 1;
+    const sent = this.sent;
     try {
       const result = await this.pool.query<R>(text, values);
-      if (this.downSince !== undefined) {
+      // An answer to a statement sent before the one whose failure said "down" tells nothing new.
+      this.answered = Math.max(this.answered, sent);
+      if (this.downSince !== undefined && sent > this.downAt) {
         this.downSince = undefined;
         this.upSince = Date.now();
       }
       return result.rows;
     } catch (error) {
-      if (isConnectionError(error)) this.downSince ??= Date.now();
+      // A failure of a statement sent before one that was answered is old news: it was sent into a
+      // cut that has ended (its broken connection may report only now).
+      if (isConnectionError(error) && sent > this.answered && this.downSince === undefined) {
+        this.downSince = Date.now();
+        this.downAt = sent;
+      }
       throw error;
     }
   }

@@ -287,7 +287,8 @@ export class FleetWorker {
     this.following = true;
     try {
       if (this.needsRecovery) await this.returnFromCut();
-      else await this.takeQueued();
+      // A poller runs no agents: no dispatch is placed on it, and it reads none at every beat.
+      else if (this.options.capacity > 0) await this.takeQueued();
       // An operator's cancel (the board, `curupira cancel`), told apart from a stop of this host.
       for (const id of await this.options.db.cancelRequests(this.options.host))
         this.running.get(id)?.abort.abort(RUN_CANCELLED);
@@ -489,6 +490,13 @@ export class FleetWorker {
         return;
       }
       if (await this.refused(dispatchId, job)) return;
+      if (this.fenced || this.stopping) {
+        // The host fenced itself (or began to stop) while the claim was under way: started now, the
+        // run would go on where the poller may already be giving this host's work to another. The
+        // dispatch stays this host's and resumes once the database answers (or at the next start).
+        this.needsRecovery = true;
+        return;
+      }
       this.start(dispatchId, job);
     } finally {
       this.taking.delete(dispatchId);
