@@ -1,6 +1,7 @@
 import {
   chmodSync,
   existsSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -324,6 +325,9 @@ describe('a CLI that reads MCP servers from its settings file only (Gemini CLI)'
       '{\n  // my model\n  "model": { "name": "gemini-2.5-pro" },\n  "mcpServers": { "docs": { "command": "docs-mcp" } },\n}\n';
     writeFileSync(userFile, own);
     writeFileSync(join(base.realHome!, '.gemini', 'oauth_creds.json'), '{"refresh_token":"r"}');
+    writeFileSync(join(base.realHome!, '.gemini', 'GEMINI.md'), 'Always answer in haiku.\n');
+    mkdirSync(join(base.realHome!, '.gemini', 'commands'));
+    writeFileSync(join(base.realHome!, '.gemini', 'commands', 'ship.toml'), 'prompt = "ship"\n');
     const prepared = await prepareSandbox({ ...base, driver: gemini, mcpServers: [server] });
     const home = prepared.env.GEMINI_CLI_HOME!;
     expect(prepared.policy.backend).toBe('none');
@@ -341,13 +345,31 @@ describe('a CLI that reads MCP servers from its settings file only (Gemini CLI)'
         },
       },
     });
-    // The login the CLI needs came along; the user's file is as it was.
+    // The login the CLI needs came along, and the rest of the user's folder (their global
+    // GEMINI.md, commands) is seen there too: each linked to the user's own, not copied.
     expect(readFileSync(join(home, '.gemini', 'oauth_creds.json'), 'utf8')).toBe('{"refresh_token":"r"}');
+    expect(lstatSync(join(home, '.gemini', 'oauth_creds.json')).isSymbolicLink()).toBe(true);
+    expect(readFileSync(join(home, '.gemini', 'GEMINI.md'), 'utf8')).toBe('Always answer in haiku.\n');
+    expect(readFileSync(join(home, '.gemini', 'commands', 'ship.toml'), 'utf8')).toBe('prompt = "ship"\n');
+    // The settings file is curupira's own copy; the user's file is as it was.
+    expect(lstatSync(join(home, '.gemini', 'settings.json')).isSymbolicLink()).toBe(false);
     expect(readFileSync(userFile, 'utf8')).toBe(own);
     await prepared.dispose();
+    // What the CLI made there itself (its sessions) stays; a copy an earlier version made of a
+    // login file becomes a link again.
+    mkdirSync(join(home, '.gemini', 'tmp', 'abc', 'chats'), { recursive: true });
+    writeFileSync(join(home, '.gemini', 'tmp', 'abc', 'chats', 'session.json'), '{}');
+    mkdirSync(join(base.realHome!, '.gemini', 'tmp'));
+    rmSync(join(home, '.gemini', 'oauth_creds.json'));
+    writeFileSync(join(home, '.gemini', 'oauth_creds.json'), '{"refresh_token":"old"}');
     // The same task's next run gets the same home (its sessions are there for a resume).
     const again = await prepareSandbox({ ...base, driver: gemini, mcpServers: [server] });
     expect(again.env.GEMINI_CLI_HOME).toBe(home);
+    expect(existsSync(join(home, '.gemini', 'tmp', 'abc', 'chats', 'session.json'))).toBe(true);
+    expect(readFileSync(join(home, '.gemini', 'oauth_creds.json'), 'utf8')).toBe('{"refresh_token":"r"}');
+    expect(readFileSync(join(base.realHome!, '.gemini', 'oauth_creds.json'), 'utf8')).toBe(
+      '{"refresh_token":"r"}',
+    );
     await again.dispose();
     // Without servers to declare, nothing changes.
     const without = await prepareSandbox({ ...base, driver: gemini, mcpServers: [] });

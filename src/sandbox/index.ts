@@ -10,12 +10,15 @@ import { createHash, randomBytes } from 'node:crypto';
 import {
   cpSync,
   existsSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   realpathSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -390,9 +393,55 @@ export function declareMcpServersOutside(request: {
   if (!file || !variable || request.servers.length === 0) return undefined;
   const home = taskHome(request.stateDir, 'cli-homes', request.homeKey);
   mkdirSync(home, { recursive: true, mode: 0o700 });
-  copyHomeFiles(request.realHome, home, request.driver?.homePaths ?? []);
+  linkCliFolder(request.realHome, home, file.path, request.driver?.homePaths ?? []);
+  copyHomeFiles(request.realHome, home, [file.path]);
   declareMcpServers(home, file, request.servers);
   return { ...request.env, [variable]: home };
+}
+
+/**
+ * Outside a sandbox, the CLI's own folder in a task's home (`.gemini` for `.gemini/settings.json`)
+ * shows what the operator's holds, each entry linked to the real one (their global `GEMINI.md`,
+ * commands, extensions, login, sessions), the settings file aside: that one is curupira's merged
+ * copy. The agent reaches the operator's home anyway; nothing is copied that could go stale. An
+ * entry the task's home already holds as its own (a folder the CLI made there) is left as it is,
+ * except a copy of a driver's file that an earlier run made, now a link.
+ */
+function linkCliFolder(
+  realHome: string | undefined,
+  home: string,
+  settingsPath: string,
+  copied: readonly string[],
+): void {
+  const folder = dirname(settingsPath);
+  if (!realHome || folder === '.' || folder.includes('..') || isAbsolute(folder)) return;
+  const source = join(realHome, folder);
+  let names: string[];
+  try {
+    if (!statSync(source).isDirectory()) return;
+    names = readdirSync(source);
+  } catch {
+    return;
+  }
+  const target = join(home, folder);
+  mkdirSync(target, { recursive: true, mode: 0o700 });
+  for (const name of names) {
+    if (name === basename(settingsPath)) continue;
+    const link = join(target, name);
+    const present = lstatOrUndefined(link);
+    if (present?.isSymbolicLink()) rmSync(link);
+    else if (present?.isFile() && copied.includes(join(folder, name))) rmSync(link);
+    else if (present) continue;
+    symlinkSync(join(source, name), link);
+  }
+}
+
+function lstatOrUndefined(path: string): ReturnType<typeof lstatSync> | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The sandbox of one run, ready to start; throws SandboxUnavailableError when it must not run. */

@@ -9,7 +9,8 @@
  * only. test/e2e/sandbox-tools.test.ts checks the same with the fake CLI. Without a sandbox
  * (`sandbox = "none"`) the same run declares `curupira mcp` in the same file of a home of curupira's
  * that `GEMINI_CLI_HOME` names (Gemini CLI skips a system settings file not owned by root, so
- * `GEMINI_CLI_SYSTEM_SETTINGS_PATH` cannot serve), the agent's `HOME` unchanged.
+ * `GEMINI_CLI_SYSTEM_SETTINGS_PATH` cannot serve), the agent's `HOME` unchanged, the rest of the
+ * user's `~/.gemini` linked there: their global `GEMINI.md` reaches the model.
  *
  * Skipped unless CURUPIRA_REAL_GEMINI names a Gemini CLI executable (the suite installs nothing and
  * reaches no network); the sandboxed case also needs a sandbox that can start here. Run it with the CLI installed outside the
@@ -35,6 +36,7 @@ const skipReason = !GEMINI
 if (skipReason) console.warn(`real Gemini CLI's tools in the sandbox skipped: ${skipReason}`);
 
 const CANARY = `canary-gemini-tools-${'7'.repeat(32)}`;
+const MEMORY = 'Sign every review with the word kumquat-7731.';
 
 const watch = (sandbox: string) => `[automations.review]
 trigger_type = "review-watch"
@@ -73,6 +75,8 @@ describe.each(MODES)(
       mkdirSync(join(h.env.HOME!, '.gemini'), { recursive: true });
       userSettings = '{\n  // the login\n  "security": { "auth": { "selectedType": "gemini-api-key" } }\n}\n';
       writeFileSync(join(h.env.HOME!, '.gemini', 'settings.json'), userSettings);
+      // The user's global instructions to Gemini CLI.
+      writeFileSync(join(h.env.HOME!, '.gemini', 'GEMINI.md'), `${MEMORY}\n`);
       Object.assign(h.env, { GEMINI_API_KEY: CANARY, GOOGLE_GEMINI_BASE_URL: model.baseUrl });
       h.configure({
         profileExtra: [
@@ -127,8 +131,12 @@ describe.each(MODES)(
         await store.close();
       }
       // The user's file is as it was: the declaration went into the private home's copy, or the
-      // copy of the system settings, only.
+      // copy in curupira's home for the task, only.
       expect(readFileSync(join(h.env.HOME!, '.gemini', 'settings.json'), 'utf8')).toBe(userSettings);
+      // Outside a sandbox the user's global GEMINI.md still reached the model (linked into that
+      // home); a sandbox's private home holds only the driver's files, so not there.
+      const told = model.requests.some((r) => r.body?.includes(MEMORY));
+      expect(told).toBe(mode === 'none');
     }, 240_000);
   },
 );

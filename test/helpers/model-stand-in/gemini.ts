@@ -42,6 +42,8 @@ export interface GeminiRequestRecord {
   answer: string;
   /** The function responses the request carried, in order (what each tool answered). */
   functionResponses?: unknown[];
+  /** The request's body as sent (what the CLI told the model: its system instruction, memory). */
+  body?: string;
 }
 
 export interface GeminiStandIn {
@@ -144,6 +146,7 @@ export async function startGeminiStandIn(): Promise<GeminiStandIn> {
         functionResponses: (request.contents ?? []).flatMap((content) =>
           (content.parts ?? []).flatMap((part) => (part.functionResponse ? [part.functionResponse] : [])),
         ),
+        body,
       };
       requests.push(record);
       if (stream && declarations.length > 0 && state.script) {
