@@ -40,8 +40,18 @@ function feed() {
   return { watch, looks };
 }
 
+/** The state's meta table, as much of a store as a watch uses. */
+function metaStore(meta = new Map<string, string>()): Store {
+  return {
+    getMeta: async (key: string) => meta.get(key),
+    setMeta: async (key: string, value: string) => {
+      meta.set(key, value);
+    },
+  } as unknown as Store;
+}
+
 const context: PollContext = {
-  store: {} as Store,
+  store: metaStore(),
   clock: new FakeClock(0),
   log: silentLogger(),
   limit: 10,
@@ -73,7 +83,7 @@ describe('WatchFeed: a scan asked now', () => {
     watch.askScan('baseline');
     expect(await watch.poll(context)).toHaveLength(1);
 
-    await watch.runFinished(asked!);
+    await watch.runFinished(asked!, context);
     expect(watch.nextPollAt).toBe(0);
     expect(await watch.poll(context)).toHaveLength(1);
     expect(looks.at(-1)).toBeUndefined();
@@ -111,5 +121,26 @@ describe('WatchFeed: a scan asked now', () => {
     const [asked] = await watch.poll(context);
     expect(asked!.item.itemKey).toBe('review:baseline:abc');
     expect(looks).toEqual(['baseline', 'baseline']);
+  });
+
+  it('a scan asked whose run had not started is asked again after a restart, and not once it ran', async () => {
+    const meta = new Map<string, string>();
+    const own = { ...context, store: metaStore(meta) };
+    const before = feed();
+    before.watch.askScan('baseline');
+    const [asked] = await before.watch.poll(own);
+    expect(asked!.item.itemKey).toBe('review:baseline:abc');
+    // curupira stops while the scan waits for a slot: the next process's watch asks it again.
+    const after = feed();
+    const [again] = await after.watch.poll(own);
+    expect(again!.item.itemKey).toBe('review:baseline:abc');
+    expect(after.looks).toEqual(['baseline']);
+    after.watch.markDispatched(again!);
+    await after.watch.runFinished(again!, own);
+    // It ran: a later start does not ask it again.
+    const later = feed();
+    const [plain] = await later.watch.poll(own);
+    expect(plain!.item.itemKey).toBe('review:incremental:abc');
+    expect(later.looks).toEqual([undefined]);
   });
 });

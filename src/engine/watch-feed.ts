@@ -25,6 +25,8 @@ export class WatchFeed implements Feed {
   private askedTask: string | undefined;
   /** The task key of the asked scan, while it is queued or running. */
   private askedRunning: string | undefined;
+  /** The scan asked before a restart was read from the state (at the first poll). */
+  private restored = false;
 
   constructor(
     readonly automation: ResolvedAutomation,
@@ -43,9 +45,18 @@ export class WatchFeed implements Feed {
 
   async poll(context: PollContext): Promise<Task[]> {
     this.nextPollAt = context.clock.now() + this.intervalSeconds * 1000;
+    // A scan asked before a restart, whose run had not started, is asked still.
+    if (!context.preview && !this.restored) {
+      this.restored = true;
+      const saved = await context.store.getMeta(this.askedKey);
+      if (saved && this.asked === undefined && this.askedRunning === undefined) this.asked = saved;
+    }
     // A preview (`run --dry-run`) neither takes nor drops a scan asked for.
     const asked = context.preview ? undefined : this.asked;
     if (!context.preview) this.asked = undefined;
+    // Kept in the state until its run ends: a restart before that asks for it again (the same
+    // review, if its run was recovered meanwhile, is not offered twice).
+    if (asked !== undefined) await context.store.setMeta(this.askedKey, asked);
     // The watch's own looks wait while a scan asked by hand is queued or running.
     if (asked === undefined && this.askedRunning !== undefined) return [];
     let look: Awaited<ReturnType<WatchSpec['look']>>;
@@ -66,6 +77,8 @@ export class WatchFeed implements Feed {
     if (!look) return [];
     const task = taskFromItem(this.automation, look.item);
     if ('skip' in look) {
+      // Nothing to run for the scan asked: it is answered.
+      if (asked !== undefined) await context.store.setMeta(this.askedKey, '');
       if (context.preview || this.handled === look.item.itemKey) return [];
       this.handled = look.item.itemKey;
       const runId = await recordSkippedRun(
@@ -102,9 +115,15 @@ export class WatchFeed implements Feed {
     if (this.askedRunning === task.key) this.askedRunning = undefined;
   }
 
-  async runFinished(task: Task): Promise<void> {
+  async runFinished(task: Task, context: PollContext): Promise<void> {
     if (this.askedRunning !== task.key) return;
     this.askedRunning = undefined;
     this.nextPollAt = 0;
+    if (this.asked === undefined) await context.store.setMeta(this.askedKey, '');
+  }
+
+  /** The state's record of a scan asked and not yet run (meta key; empty once it ran). */
+  private get askedKey(): string {
+    return `scan-asked:${this.automation.id}`;
   }
 }

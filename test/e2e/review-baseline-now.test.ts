@@ -142,4 +142,43 @@ describe('run a baseline now', () => {
     expect(h.agentRuns('claude')).toHaveLength(3);
     expect((await s.store.listFindings({ watch: 'review' })).length).toBe(1);
   }, 120_000);
+
+  it('asked while the only slot is taken, then curupira restarted before it ran: it runs after the restart', async () => {
+    h = await createHarness({
+      issues: [{ title: 'Slow [[fake:sleep=4]]', labels: ['agent-ready'] }],
+      automation: WATCH.replace('Fix #${issue_number}', 'Fix ${issue_title}'),
+      settingsExtra: FAST,
+    });
+    const head = await pushToMain(h, { 'src/a.ts': 'export const a = 42;\n' }, 'add a');
+    served = await serveInProcess(h, { listen: true });
+    const first = served;
+    // The fix run takes the one slot (max_active_tasks = 1); the baseline asked now waits for it.
+    await waitFor('the fix run to start', async () =>
+      (await first.store.listRuns({ automationId: 'fix' })).find((r) => r.status === 'running'),
+    );
+    expect((await call(first, '/api/v1/automations/review/baseline', { method: 'POST' })).status).toBe(202);
+    await waitFor('the baseline to be looked for', async () =>
+      (await first.store.getMeta('scan-asked:review')) === 'baseline' ? true : undefined,
+    );
+    expect(await reviews(first)).toEqual([]);
+    // curupira stops before the baseline ran, and starts again.
+    await first.stop();
+    served = await serveInProcess(h, { listen: true });
+    const second = served;
+    const [baseline] = await waitFor(
+      'the baseline after the restart',
+      async () => {
+        const done = (await reviews(second)).filter((r) => r.itemId === `${head.slice(0, 12)}-baseline`);
+        return done.length > 0 ? done : undefined;
+      },
+      60_000,
+    );
+    expect(baseline!.status, baseline!.reason ?? '').toBe('succeeded');
+    expect(baseline!.baseCommit).toBe(head);
+    // Once: it ran, and the state no longer asks for it.
+    await waitFor('the ask to be answered', async () =>
+      (await second.store.getMeta('scan-asked:review')) === '' ? true : undefined,
+    );
+    expect((await reviews(second)).filter((r) => r.itemId.endsWith('-baseline'))).toHaveLength(1);
+  }, 120_000);
 });
