@@ -12,7 +12,12 @@ import { UsageError } from '../core/errors.js';
 import { formatInputs, formatResult } from '../core/result-line.js';
 import { isTerminal, RUN_STATUSES, type RunRecord, type RunStatus } from '../core/types.js';
 import { formatCost } from '../cost/prices.js';
-import { deliveryRunId, type RunRepository, runRepositories } from '../delivery/repositories.js';
+import {
+  deliveryRunId,
+  type RunRepository,
+  runRepositories,
+  shownDelivery,
+} from '../delivery/repositories.js';
 import { stateDir } from '../engine/paths.js';
 import { maxAttempts } from '../retries/retry.js';
 import { pendingNote } from '../retries/unattended.js';
@@ -411,11 +416,7 @@ export function registerRuns(program: Command, io: CliIo, globals: () => GlobalO
             : await sharedTranscript(settings, run);
         const allowances = await store.listAllowances({ runId: run.id });
         // A remediation run (issue 13) pushed to the delivery of the run it follows: show that one.
-        const delivery =
-          (await store.getPullRequest(run.id).catch(() => undefined)) ??
-          (run.upstreamRunId
-            ? await store.getPullRequest(run.upstreamRunId).catch(() => undefined)
-            : undefined);
+        const delivery = await shownDelivery(store, run);
         const others = (await store.listPullRequests({ taskKey: run.taskKey }).catch(() => [])).filter(
           (d) => d.runId !== run.id && deliveryRunId(d.runId) === run.id,
         );

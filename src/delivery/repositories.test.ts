@@ -5,6 +5,7 @@ import {
   finishedRun,
   issueTask,
 } from '../../test/helpers/feature-setup.js';
+import type { PullRequestRecord } from '../store/types.js';
 import { linkedSection, renderPullRequest, withLinkedSection } from './pull-request.js';
 import {
   additionalDeliveryKey,
@@ -12,6 +13,7 @@ import {
   deliveryRunId,
   repositoriesNote,
   repositoryOfDelivery,
+  shownDelivery,
 } from './repositories.js';
 
 afterAll(cleanupFeatureSetups);
@@ -84,5 +86,19 @@ describe('a task across repositories', () => {
     expect(withLinkedSection(once, section)).toBe(once);
     // An adopted pull request without the section gets it appended.
     expect(withLinkedSection('A body.', section)).toBe(`A body.\n\n${section}`);
+  });
+});
+
+describe('the delivery a run page shows', () => {
+  const pr = { runId: 'r_up', taskKey: 'github-issues:acme/api#3' } as PullRequestRecord;
+  const store = {
+    getPullRequest: async (runId: string) => (runId === pr.runId ? pr : undefined),
+  };
+  it("a remediation run (same item) shows the delivery it pushed to; a chained run (its own item) not the upstream's", async () => {
+    const remediation = { id: 'r_fix', upstreamRunId: 'r_up', taskKey: pr.taskKey };
+    expect(await shownDelivery(store, remediation)).toBe(pr);
+    const chained = { id: 'r_chain', upstreamRunId: 'r_up', taskKey: 'after:check-delivery:r_up' };
+    expect(await shownDelivery(store, chained)).toBeUndefined();
+    expect(await shownDelivery(store, { id: 'r_up', upstreamRunId: null, taskKey: pr.taskKey })).toBe(pr);
   });
 });

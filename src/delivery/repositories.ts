@@ -12,7 +12,7 @@
 import type { RepositorySettings, ResolvedAutomation } from '../config/types.js';
 import type { RunRecord } from '../core/types.js';
 import { scrub } from '../security/redact.js';
-import type { PullRequestRecord } from '../store/types.js';
+import type { PullRequestRecord, Store } from '../store/types.js';
 import { branchName, worktreePath } from '../workspace/paths.js';
 
 export interface AdditionalWorktree {
@@ -155,4 +155,19 @@ export function repositoriesExplain(
       ...additional.map((r) => one(r, false)),
     ].join(', ')}`,
   };
+}
+
+/**
+ * The delivery a run's page and `runs show` present: its own, or for a remediation run (one that
+ * pushed to the delivery of the run it follows, on the same item) that delivery. A chained run also
+ * names the run it follows, on an item of its own: the upstream's pull request is not its doing.
+ */
+export async function shownDelivery(
+  store: Pick<Store, 'getPullRequest'>,
+  run: Pick<RunRecord, 'id' | 'upstreamRunId' | 'taskKey'>,
+): Promise<PullRequestRecord | undefined> {
+  const own = await store.getPullRequest(run.id).catch(() => undefined);
+  if (own || !run.upstreamRunId) return own;
+  const followed = await store.getPullRequest(run.upstreamRunId).catch(() => undefined);
+  return followed?.taskKey === run.taskKey ? followed : undefined;
 }

@@ -92,9 +92,23 @@ export class ChainFeed implements Feed {
       .filter((run) => !done.has(run.id))
       .reverse()
       .slice(0, context.limit);
-    return (await this.chain.items(fresh, (run) => runItemName(run, this.upstreamAutomations))).map((item) =>
-      taskFromItem(this.automation, item),
+    // What each delivered (its branch as pushed, and the commit): the prompt's `upstream_branch`.
+    const deliveries = new Map(
+      await Promise.all(
+        fresh.map(
+          async (run) => [run.id, await context.store.getPullRequest(run.id).catch(() => undefined)] as const,
+        ),
+      ),
     );
+    const items = await this.chain.items(
+      fresh,
+      (run) => runItemName(run, this.upstreamAutomations),
+      (run) => {
+        const delivery = deliveries.get(run.id);
+        return delivery?.headSha ? delivery : undefined;
+      },
+    );
+    return items.map((item) => taskFromItem(this.automation, item));
   }
 
   markDispatched(task: Task): void {

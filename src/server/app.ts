@@ -6,6 +6,7 @@ import { loadDrivers } from '../agents/registry.js';
 import { transcriptEvents } from '../agents/transcript.js';
 import { errorMessage } from '../core/errors.js';
 import { isTerminal, type RunRecord } from '../core/types.js';
+import { shownDelivery } from '../delivery/repositories.js';
 import { parseReviewSummary, REVIEW_SUMMARY_MARK } from '../delivery/review-summary.js';
 import { stateDir } from '../engine/paths.js';
 import { redact } from '../log.js';
@@ -190,11 +191,7 @@ function pageRoutes(app: Hono, ctx: ServerContext): void {
     if (!run) throw new ApiError('run_not_found', `no run ${c.req.param('id')}`);
     await loadDrivers([run.provider]);
     // The run's delivery, or (a remediation run) the delivery of the run it follows.
-    const delivery =
-      (await ctx.store.getPullRequest(run.id).catch(() => undefined)) ??
-      (run.upstreamRunId
-        ? await ctx.store.getPullRequest(run.upstreamRunId).catch(() => undefined)
-        : undefined);
+    const delivery = await shownDelivery(ctx.store, run);
     const reviews = delivery
       ? parseReviewSummary(
           (await ctx.store.getPullRequestMark(delivery.runId, REVIEW_SUMMARY_MARK).catch(() => undefined))

@@ -119,9 +119,14 @@ export interface ChainSpec {
   readonly identity: string;
   /**
    * The items of these upstream runs, in order; `name` says how each run's item reads to a person
-   * (the registry's `runItemName`: `acme/api#12`, a project card's issue, a schedule's fire).
+   * (the registry's `runItemName`: `acme/api#12`, a project card's issue, a schedule's fire);
+   * `delivered`, the branch and commit a run's delivery pushed, when it delivered.
    */
-  items(runs: readonly RunRecord[], name: (run: RunRecord) => string): Promise<Item[]>;
+  items(
+    runs: readonly RunRecord[],
+    name: (run: RunRecord) => string,
+    delivered?: (run: RunRecord) => { headBranch: string; headSha: string | null } | undefined,
+  ): Promise<Item[]>;
 }
 
 /** What a watch finds when it looks (see `WatchSpec`). */

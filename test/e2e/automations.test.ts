@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 /**
  * Issue 5 end to end: chained automations, item memory (`once`, `ignore_backlog`) across restarts,
  * run-history retention, and the `runs` commands against a real state file.
@@ -133,6 +134,38 @@ ${REVIEW('success').replace('after = "fix"', 'after = "board"')}`,
     const upstream = committed.runs.find((r) => r.automationId === 'fix')!;
     expect(upstream.status, upstream.reason ?? '').toBe('succeeded');
     expect(committed.runs.find((r) => r.automationId === 'review')?.upstreamRunId).toBe(upstream.id);
+  });
+
+  it('after a run that delivered, upstream_branch is the branch as pushed and upstream_commit the commit, which the chain’s checkout holds', async () => {
+    h = await createHarness({
+      automation:
+        `${defaultAutomation('Fix ${issue_number} [[fake:commit]]')}deliver = "branch"\n` +
+        REVIEW('success', 'Review ${upstream_branch} at ${upstream_commit}.'),
+    });
+    const { runs } = await h.run();
+    const fix = runs.find((r) => r.automationId === 'fix')!;
+    expect(fix.status, fix.reason ?? '').toBe('succeeded');
+    const store = await h.openStore();
+    const delivery = await store.getPullRequest(fix.id).finally(() => store.close());
+    expect(delivery?.headSha).toMatch(/^[0-9a-f]{40}$/);
+    // Pushed under its readable name; the run's own local branch went with its pooled worktree.
+    expect(delivery!.headBranch).not.toBe(fix.branch);
+    const checkout = h.settings().repositories.api!.checkoutPath;
+    const local = spawnSync('git', ['rev-parse', '--verify', '--quiet', `refs/heads/${fix.branch}`], {
+      cwd: checkout,
+    });
+    expect(local.status).not.toBe(0);
+    const prompt = lastPrompt(h)[1]!;
+    expect(prompt).toContain(`Review ${delivery!.headBranch} at ${delivery!.headSha}.`);
+    // The pushed branch is on the remote; the commit is in the chain's own checkout.
+    expect(
+      spawnSync('git', ['cat-file', '-e', `${delivery!.headSha}^{commit}`], { cwd: checkout }).status,
+    ).toBe(0);
+    expect(
+      spawnSync('git', ['rev-parse', `refs/heads/${delivery!.headBranch}`], { cwd: h.origin.url })
+        .stdout.toString()
+        .trim(),
+    ).toBe(delivery!.headSha);
   });
 
   it('on = "any" runs after both outcomes', async () => {

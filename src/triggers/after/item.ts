@@ -69,6 +69,7 @@ export function outcomeSummary(run: RunRecord): string {
 export function upstreamItem(
   run: RunRecord,
   name: (run: RunRecord) => string = (r) => `${r.repo}#${r.itemId}`,
+  delivered?: { headBranch: string; headSha: string | null },
 ): Item {
   const summary = outcomeSummary(run);
   return {
@@ -85,7 +86,11 @@ export function upstreamItem(
       upstream_item: name(run),
       upstream_item_title: run.itemTitle,
       upstream_item_url: run.itemUrl,
-      upstream_branch: run.branch,
+      // A run that delivered: its branch as pushed (the pull request's head; the run's own local
+      // branch is gone once its worktree was returned), and the commit pushed, which the chain's
+      // worktree reaches (same repository) even where the remote cannot be fetched.
+      upstream_branch: delivered?.headBranch ?? run.branch,
+      upstream_commit: delivered?.headSha ?? null,
       upstream_worktree: run.worktreeKept ? run.worktreePath : null,
       upstream_session: run.sessionId,
       upstream_transcript: run.transcriptPath,
@@ -102,9 +107,9 @@ export function chainOf(automation: AfterResolved): ChainSpec {
     ...chainFilter(c.on),
     onNoChanges: c.on_no_changes,
     identity: JSON.stringify([c.after, c.on]),
-    async items(runs, name) {
+    async items(runs, name, delivered) {
       await loadDrivers(runs.map((run) => run.provider)); // for their transcripts' last words
-      return runs.map((run) => upstreamItem(run, name));
+      return runs.map((run) => upstreamItem(run, name, delivered?.(run)));
     },
   };
 }

@@ -42,6 +42,7 @@ export const AFTER_PROMPT_FIELDS = [
   'upstream_item_title',
   'upstream_item_url',
   'upstream_branch',
+  'upstream_commit',
   'upstream_worktree',
   'upstream_session',
   'upstream_transcript',
