@@ -7,6 +7,7 @@ import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import { loadSettings } from '../config/load.js';
 import type { Settings } from '../config/types.js';
+import { blockedByScreening } from '../core/types.js';
 import { stateDir } from '../engine/paths.js';
 import { connectDaemon } from '../server/client.js';
 import { openStore, stateLocation } from '../store/index.js';
@@ -62,7 +63,7 @@ export function registerAllow(program: Command, io: CliIo, globals: () => Global
           '`curupira runs --status blocked` lists blocked runs.',
         );
         if (!run) return;
-        if (run.status !== 'blocked' || run.screenedDigest === null) {
+        if (!blockedByScreening(run)) {
           writeLine(
             io.stderr,
             `Run ${run.id} was not blocked by screening (its status is ${run.status}); nothing to allow.`,

@@ -8,7 +8,7 @@
 import type { Command } from 'commander';
 import { loadSettings } from '../config/load.js';
 import { liftCancelHold } from '../coordination/cancel-hold-feature.js';
-import { isTerminal, type RunRecord } from '../core/types.js';
+import { blockedByScreening, isTerminal, type RunRecord } from '../core/types.js';
 import { stateDir } from '../engine/paths.js';
 import { connectDaemon } from '../server/client.js';
 import { openStore, stateLocation } from '../store/index.js';
@@ -52,7 +52,7 @@ export function registerRetry(program: Command, io: CliIo, globals: () => Global
           setExitCode(EXIT.failure);
           return;
         }
-        if (run.status === 'blocked' && run.screenedDigest !== null) {
+        if (blockedByScreening(run)) {
           // The same text would be blocked again: a person lets it through with `allow`.
           writeLine(
             io.stderr,

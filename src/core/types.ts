@@ -120,6 +120,18 @@ export function isTerminal(status: RunStatus): boolean {
   return TERMINAL_STATUSES.includes(status);
 }
 
+/**
+ * A run the screen blocked (no agent started; `allow` lets it through once). Every screened run
+ * records its text's digest, so a run screened and then held for another reason (a delivery that
+ * met someone else's branch) is `blocked` with a digest too: the screen's own block is recorded
+ * with the screen's reason as the run's.
+ */
+export function blockedByScreening(
+  run: Pick<RunRecord, 'status' | 'screenedDigest' | 'screeningReason' | 'reason'>,
+): boolean {
+  return run.status === 'blocked' && run.screenedDigest !== null && run.reason === run.screeningReason;
+}
+
 /** Token accounting an agent reported, summed over the run. */
 export interface Usage {
   inputTokens: number;

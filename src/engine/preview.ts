@@ -5,7 +5,7 @@ import { failureBudget, isEscalated, itemTextDigest } from '../coordination/budg
 import { cancelHold } from '../coordination/cancel-hold-feature.js';
 import type { Clock } from '../core/clock.js';
 import { codeSource, describeCodeSource } from '../core/code-source.js';
-import type { Task } from '../core/types.js';
+import { blockedByScreening, type Task } from '../core/types.js';
 import { deliveryName, earlierFireDelivery, openDelivery } from '../delivery/deliver.js';
 import { additionalWorktrees, repositoriesNote } from '../delivery/repositories.js';
 import type { GitHubClient } from '../github/client.js';
@@ -120,7 +120,7 @@ async function heldBack(
   )
     return `escalated after ${failures.failures} failures; \`curupira reset ${failures.lastRunId}\` runs it again`;
   const [last] = await store.listRuns({ taskKey: task.key, limit: 1 });
-  if (last?.status === 'blocked' && last.screenedDigest !== null) {
+  if (last && blockedByScreening(last)) {
     const allowed = await store.listAllowances({ runId: last.id, pending: true });
     if (allowed.length === 0)
       return `its last run ${last.id} was blocked by screening, and it stays blocked unless its text changed since; \`curupira allow ${last.id}\` lets it through once`;

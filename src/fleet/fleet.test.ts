@@ -202,6 +202,7 @@ async function waitForValue<T>(look: () => Promise<T | undefined>): Promise<T> {
 /** Waits for `promise`, or 10 s: a fake recovery that waits for a run must not hang its test. */
 async function bounded(promise: Promise<void>): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
+  // why: a bound, not a wait: it ends at once when `promise` does, and only a hang waits it out.
   await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, 10_000)))]);
   clearTimeout(timer);
 }

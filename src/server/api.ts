@@ -2,7 +2,13 @@
 import { type Context, Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { ControlError, UsageError } from '../core/errors.js';
-import { isTerminal, RUN_STATUSES, type RunRecord, type RunStatus } from '../core/types.js';
+import {
+  blockedByScreening,
+  isTerminal,
+  RUN_STATUSES,
+  type RunRecord,
+  type RunStatus,
+} from '../core/types.js';
 
 import { checkInputs, inputsFromJson } from '../pipeline/inputs.js';
 import { redactedJson } from '../security/redact.js';
@@ -327,7 +333,7 @@ function actionRoutes(api: Hono, ctx: ServerContext): void {
   });
   api.post('/runs/:id/allow', async (c) => {
     const run = await mustRun(ctx, c.req.param('id'));
-    if (run.status !== 'blocked' || run.screenedDigest === null)
+    if (!blockedByScreening(run))
       throw new ApiError(
         'not_blocked',
         `run ${run.id} was not blocked by screening (its status is ${run.status})`,

@@ -6,7 +6,13 @@
 
 import { type RunOutcomeClass, runOutcomeClass } from '../core/outcome.js';
 import { formatResult } from '../core/result-line.js';
-import { CALM_STATUSES, isTerminal, type RunRecord, type RunStatus } from '../core/types.js';
+import {
+  blockedByScreening,
+  CALM_STATUSES,
+  isTerminal,
+  type RunRecord,
+  type RunStatus,
+} from '../core/types.js';
 import { formatCost } from '../cost/prices.js';
 import { deliveryRunId } from '../delivery/repositories.js';
 import { pendingNote } from '../retries/unattended.js';
@@ -180,7 +186,7 @@ export function runActionButtons(run: RunRecord): ActionButton[] {
     ];
   const actions: ActionButton[] = [];
   const outcome = runOutcomeClass(run.status);
-  if (run.status === 'blocked' && run.screenedDigest) {
+  if (blockedByScreening(run)) {
     const critical = (run.screeningFindings ?? []).filter((f) => f.severity === 'critical');
     actions.push({
       label: 'Allow once',

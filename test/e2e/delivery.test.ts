@@ -190,6 +190,30 @@ describe('deliver = "pr"', () => {
     await expectNoForcePush(h);
   }, 60_000);
 
+  // Found from outside: the retry delivered from the worktree the held run kept and pooled it, and
+  // the board went on listing the held run under Needs attention with a worktree that was gone.
+  it('a retry that works on in a held run’s kept worktree takes it over: the held run no longer keeps it', async () => {
+    h = await world('Elsewhere [[fake:commit]]', 'deliver = "pr"');
+    const branch = 'curupira/fix/1-elsewhere-fake-commit';
+    commitToBranch(h.origin.url, branch, { 'theirs.txt': 'x\n' }, { from: 'main' });
+    const held = onlyRun((await h.run()).runs);
+    expect(held.status).toBe('blocked');
+    expect(held.worktreeKept).toBe(true);
+    // What was on that branch is dealt with (deleted), and the run retried.
+    await git(['branch', '-D', branch], { cwd: h.origin.url });
+    const retried = await runBuiltCli(['--config', h.settingsFile, 'retry', held.id], { env: h.env });
+    expect(retried.code, retried.stderr).toBe(0);
+    const after = (await h.run()).runs.find((r) => r.id !== held.id)!;
+    expect(after.status, after.reason ?? '').toBe('succeeded');
+    expect(after.worktreePath).toBe(held.worktreePath);
+    const store = await h.openStore();
+    try {
+      expect((await store.getRun(held.id))?.worktreeKept).toBe(false);
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
+
   // Found from outside: a schedule with deliver = "pr" opened a new pull request at every fire
   // (#8, #9, #10 a minute apart) while the earlier ones were still open.
   it('a schedule opens no second pull request while its last one is open: the next fire is recorded as skipped', async () => {

@@ -241,7 +241,8 @@ describe('curupira serve', () => {
     const line = await waitFor('the second URL', () => /Board: .*\n/.exec(second.output()));
     expect(line[0]).not.toContain(token);
     expect(line[0]).toContain('serve-token');
-  });
+    // A dozen CLI processes one after the other: 30 s was not enough on a loaded 2-core machine.
+  }, 60_000);
 });
 
 describe('allow with a daemon running', () => {
