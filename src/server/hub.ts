@@ -11,6 +11,8 @@ export class Hub {
   private readonly listeners = new Set<HubListener>();
   private timer: NodeJS.Timeout | undefined;
   private sequence = 0;
+  /** The last status as boards show it (`setStatus`). */
+  private shown: string | undefined;
 
   constructor(private readonly intervalMs = 150) {}
 
@@ -23,8 +25,18 @@ export class Hub {
     return this.sequence;
   }
 
+  /**
+   * The engine's status after each of its ticks. Only a change boards show tells them: the next
+   * poll's time moves at every poll (an idle watch with a chain looks every second), and the
+   * board moves its times itself, so a notice for it alone would have every open board fetch and
+   * render itself again each second while nothing happens.
+   */
   setStatus(status: EngineStatus): void {
     this.latest = status;
+    const { nextPollAt: _moves, ...shown } = status;
+    const signature = JSON.stringify(shown);
+    if (signature === this.shown) return;
+    this.shown = signature;
     this.changed();
   }
 
