@@ -162,6 +162,50 @@ describe('curupira gc', () => {
     expect(existsSync(target)).toBe(false);
   });
 
+  // Found from outside: an operator-cancelled run's worktree held an unpushed commit, and gc said
+  // "No kept worktrees."
+  it('lists a saved session’s worktree holding work as held, and never removes it', async () => {
+    const w = await world();
+    const made = await keptWithCommit(w, '6');
+    const store = await openStore(w.statePath);
+    const identity = { automationId: 'fix', repo: 'acme/api', taskType: 'github-issues', id: '6' };
+    const key = identityKey(identity);
+    await store.saveSession({
+      taskKey: key,
+      automationId: 'fix',
+      runId: 'r_0000000000BBBBBBBB',
+      provider: 'claude',
+      profile: 'main',
+      sessionId: 's-6',
+      prompt: 'Fix it',
+      promptTemplateHash: 'h',
+      task: {
+        identity,
+        key,
+        fingerprint: 'f',
+        item: { id: '6', title: 't', url: 'u', body: '', fields: {}, itemKey: 'issue:6' },
+      },
+      worktreePath: made.path,
+      branch: made.branch,
+      createdAt: '2026-01-01T00:00:00.000Z',
+      updatedAt: '2026-01-01T00:00:00.000Z',
+    });
+    await store.close();
+    const listed = await gc(w, []);
+    expect(listed.out).toContain(
+      `held         ${made.path} (${made.branch}; 1 unpushed commit; untouched for`,
+    );
+    expect(listed.out).toContain('never removed by gc');
+    expect(listed.out).toContain('No other kept worktrees.');
+    const json = JSON.parse((await gc(w, ['--json'])).out) as {
+      held: { path: string; unpushedCommits: number }[];
+    };
+    expect(json.held).toEqual([expect.objectContaining({ path: made.path, unpushedCommits: 1 })]);
+    const all = await gc(w, ['--all', '--yes']);
+    expect(all.code).toBe(0);
+    expect(existsSync(made.path)).toBe(true);
+  });
+
   it('without a terminal and without --yes, refuses to delete worktrees holding unpushed commits and says to pass --yes', async () => {
     const w = await world();
     const made = await keptWithCommit(w, '1');

@@ -64,9 +64,12 @@ export function registerGc(program: Command, io: CliIo, globals: () => GlobalOpt
       const now = Date.now();
       // A folder git does not know cannot serve a session (its next run moves it aside), so only
       // real worktrees are protected.
-      const kept = (await listKeptWorktrees(checkouts, { now })).filter(
-        (w) => w.kind !== 'worktree' || !protectedPaths.has(resolve(w.path)),
-      );
+      const all = await listKeptWorktrees(checkouts, { now });
+      const isHeld = (w: KeptWorktree) => w.kind === 'worktree' && protectedPaths.has(resolve(w.path));
+      const kept = all.filter((w) => !isHeld(w));
+      // A saved session's worktree (its item resumes there) or a run's still going: never removed
+      // here, but listed, so that what holds unpushed work is seen.
+      const held = all.filter(isHeld);
       const strays = await listStrayFiles(checkouts);
       const removing = options.all || olderThanMs !== undefined;
       const selected = removing
@@ -134,6 +137,16 @@ export function registerGc(program: Command, io: CliIo, globals: () => GlobalOpt
             untouchedSeconds: Math.round((now - w.modifiedAt.getTime()) / 1000),
             ...(failedPaths.has(w.path) ? { error: failedPaths.get(w.path) } : {}),
           })),
+          held: held.map((w) => ({
+            path: w.path,
+            checkout: w.checkoutPath,
+            automation: w.automationId,
+            branch: w.branch,
+            unpushedCommits: w.unpushedCommits,
+            dirty: w.dirty,
+            changedFiles: w.changedFiles.length,
+            modifiedAt: w.modifiedAt.toISOString(),
+          })),
           strayFiles: strays.map((f) => ({
             action: strayAction(f),
             path: f.path,
@@ -154,8 +167,14 @@ export function registerGc(program: Command, io: CliIo, globals: () => GlobalOpt
             `Emptied the worktree pool: ${plural(pooledRemoved, 'clean worktree')} of finished runs.`,
           );
         }
+        for (const worktree of held) {
+          writeLine(
+            io.stdout,
+            `${'held'.padEnd(12)} ${worktree.path} (${describe(worktree, now)}; its item's saved session resumes there, or its run is under way: never removed by gc)`,
+          );
+        }
         if (kept.length === 0 && strays.length === 0) {
-          writeLine(io.stdout, 'No kept worktrees.');
+          writeLine(io.stdout, held.length > 0 ? 'No other kept worktrees.' : 'No kept worktrees.');
           return;
         }
         for (const worktree of kept) {
