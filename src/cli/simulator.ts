@@ -49,10 +49,14 @@ export function registerSimulator(program: Command, io: CliIo): void {
       const { demoFixture } = await import('../simulator/demo.js');
       let world: ReturnType<typeof worldFromFixture>;
       try {
-        // The demo world runs on today's time; a fixture keeps its own clock (its `now`).
-        world = options.fixture
-          ? worldFromFixture(await readFixture(options.fixture))
-          : worldFromFixture(demoFixture, { now: realTimeClock() });
+        // The demo world runs on today's time, and so does a fixture that sets no `now`; one that
+        // sets it keeps that stepping clock (a minute per object: predictable orders).
+        const fixture: unknown = options.fixture ? await readFixture(options.fixture) : demoFixture;
+        const setsNow = typeof fixture === 'object' && fixture !== null && 'now' in fixture;
+        world =
+          options.fixture && setsNow
+            ? worldFromFixture(fixture)
+            : worldFromFixture(fixture, { now: realTimeClock() });
       } catch (error) {
         throw new UsageError(
           `${options.fixture ? `fixture ${options.fixture}: ` : ''}${errorMessage(error)} (format: docs/simulator.md)`,

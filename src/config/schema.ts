@@ -284,7 +284,7 @@ export const SettingsTable = z
       .enum(['none', 'auto', 'required', 'bubblewrap'])
       .optional()
       .describe(
-        'Where agents run (docs/sandbox.md): `bubblewrap` (a sandbox with a private home, only the worktree writable, no network but an allow-list through curupira’s egress proxy, model keys kept outside; a run fails when it cannot start), `required` (the best sandbox that starts here, else the run fails with the reason), `auto` (a sandbox where one starts, else none with a warning on the run) or `none` (the agent reaches what curupira’s user can). Unset: `auto` for automations whose items carry text strangers write (issues, pull requests, project items), `none` for the others. A profile (`sandbox_mode`) and an automation (`sandbox`) override it (curupira extension).',
+        'Where agents run (docs/sandbox.md): `bubblewrap` (a sandbox with a private home, only the worktree writable, no network but an allow-list through curupira’s egress proxy, model keys kept outside; a run fails when it cannot start), `required` (the best sandbox that starts here, else the run fails with the reason), `auto` (a sandbox where one starts, else none with a warning on the run) or `none` (the agent reaches what curupira’s user can). Unset: `auto` for automations whose trigger hands the agent text strangers write (issues, pull requests, project items, commits, Linear and Jira issues, and chains, whose prompt can carry the upstream item’s title), `none` for the others (schedules, review watches). A profile (`sandbox_mode`) and an automation (`sandbox`) override it (curupira extension).',
       ),
     sandbox_memory_mb: z
       .number()

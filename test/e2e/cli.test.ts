@@ -390,6 +390,47 @@ describe('simulator command', () => {
       strict.child.kill('SIGTERM');
     }
   });
+
+  it('a fixture without `now` runs on today’s time; one with `now` keeps its stepping clock', async () => {
+    // When an issue made now says it was created (the world's clock; the Date header is the real time).
+    const serverDate = async (url: string) => {
+      const made = await fetch(`${url}/_simulator/issues`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ repo: 'acme/widgets', title: 'Made now' }),
+      });
+      expect(made.status).toBe(201);
+      const response = await fetch(`${url}/graphql`, {
+        method: 'POST',
+        headers: { authorization: 'bearer any', 'content-type': 'application/json' },
+        body: JSON.stringify({
+          query:
+            '{ repository(owner: "acme", name: "widgets") { issues(last: 1) { nodes { title createdAt } } } }',
+        }),
+      });
+      const body = (await response.json()) as {
+        data: { repository: { issues: { nodes: { title: string; createdAt: string }[] } } };
+      };
+      const [issue] = body.data.repository.issues.nodes;
+      expect(issue?.title).toBe('Made now');
+      return Date.parse(issue!.createdAt);
+    };
+    const { now: _start, ...undated } = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Record<string, unknown>;
+    const file = join(dir, 'undated.json');
+    writeFileSync(file, JSON.stringify(undated));
+    const today = await startSim(['--fixture', file]);
+    try {
+      expect(Math.abs((await serverDate(today.url)) - Date.now())).toBeLessThan(120_000);
+    } finally {
+      today.child.kill('SIGTERM');
+    }
+    const dated = await startSim(['--fixture', FIXTURE]);
+    try {
+      expect(new Date(await serverDate(dated.url)).toISOString().slice(0, 10)).toBe('2026-01-05');
+    } finally {
+      dated.child.kill('SIGTERM');
+    }
+  });
 });
 
 /**
