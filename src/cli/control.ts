@@ -11,6 +11,7 @@ import { errorMessage, UsageError } from '../core/errors.js';
 import { type RunRecord, UNFINISHED_STATUSES } from '../core/types.js';
 import { formatCost } from '../cost/prices.js';
 import { stateDir } from '../engine/paths.js';
+import type { QueuedTask } from '../engine/types.js';
 import { unreachable } from '../fleet/durable-store.js';
 import type { DispatchRecord, FleetHost, WaitingTask } from '../fleet/types.js';
 import { checkInputs, parseSetPairs } from '../pipeline/inputs.js';
@@ -216,6 +217,8 @@ async function statusFromDaemon(io: CliIo, daemon: Daemon): Promise<void> {
     attentionCount: number;
     attention?: RunRecord[];
     running: RunRecord[];
+    queued?: number;
+    queuedTasks?: QueuedTask[];
     automations: AutomationCard[];
   };
   writeLine(io.stdout, `daemon: running · ${state.summary} · ${state.attentionCount} need attention`);
@@ -224,6 +227,14 @@ async function statusFromDaemon(io: CliIo, daemon: Daemon): Promise<void> {
   if (state.running.length > 0) {
     writeLine(io.stdout, 'in progress:');
     for (const line of runTable(state.running)) writeLine(io.stdout, `  ${line}`);
+  }
+  const queued = state.queuedTasks ?? [];
+  if (queued.length > 0) {
+    const more =
+      (state.queued ?? 0) > queued.length ? ` (the first ${queued.length} of ${state.queued})` : '';
+    writeLine(io.stdout, `queued for a free slot${more}:`);
+    for (const task of queued)
+      writeLine(io.stdout, `  ${task.automationId}  ${task.item}  ${JSON.stringify(task.title)}`);
   }
   // The items the count counts (the board's column): a daemon older than this list has none.
   if (state.attentionCount > 0 && state.attention) attentionLines(io, state.attention, state.attentionCount);

@@ -9,13 +9,17 @@ import { ControlError } from '../core/errors.js';
 import type { Feature, OfferOptions } from '../core/feature.js';
 import type { RunRecord, Task } from '../core/types.js';
 import type { SessionRecord } from '../store/types.js';
+import { taskItemName } from '../triggers/registry.js';
 import { createServiceKit } from '../triggers/service.js';
 import type { ExecutorDeps, PreviousAttempt, RemediationRun } from './executor.js';
 import type { Feed, PollContext } from './feed.js';
 import { createFeed } from './feed-factory.js';
 import { locksFor, type OfferResult, SchedulerCore } from './scheduler.js';
-import type { EngineStatus, ExecutorDepsPart, KernelOptions, RunningTask } from './types.js';
+import type { EngineStatus, ExecutorDepsPart, KernelOptions, QueuedTask, RunningTask } from './types.js';
 import { Wakeup } from './wakeup.js';
+
+/** Queued tasks the status lists (the count says how many in all). */
+const QUEUED_SHOWN = 20;
 
 /** A task waiting in the scheduler's queue, with what its run needs. */
 export interface Pending {
@@ -160,11 +164,31 @@ export class KernelState {
     };
   }
 
+  /** What waits for a slot, as the board and `status` list it. */
+  private queuedTasks(): QueuedTask[] {
+    const shown: QueuedTask[] = [];
+    for (const candidate of this.core.snapshot().queued.slice(0, QUEUED_SHOWN)) {
+      const automation = this.settings.automations.find((a) => a.id === candidate.automationId);
+      if (!automation) continue;
+      const { task } = candidate;
+      shown.push({
+        automationId: automation.id,
+        repo: task.identity.repo,
+        itemId: task.item.id,
+        item: taskItemName(automation, task),
+        title: task.item.title,
+        url: task.item.url,
+      });
+    }
+    return shown;
+  }
+
   emitStatus(nextPollAt?: number): EngineStatus {
     const status: EngineStatus = {
       mode: this.options.mode,
       running: [...this.running.values()].map((r) => r.info),
       queued: this.core.queuedCount,
+      queuedTasks: this.queuedTasks(),
       maxActive: this.settings.execution.max_active_tasks,
       ...(nextPollAt === undefined ? {} : { nextPollAt }),
       stopping: this.stopping,

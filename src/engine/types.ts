@@ -70,10 +70,23 @@ export interface RunningTask {
   remediationOf?: string;
 }
 
+/** A task waiting in this process's queue for a free slot (no run yet). */
+export interface QueuedTask {
+  automationId: string;
+  repo: string;
+  itemId: string;
+  /** How the item reads to a person (`acme/api#12`). */
+  item: string;
+  title: string;
+  url: string;
+}
+
 export interface EngineStatus {
   mode: 'drain' | 'watch';
   running: RunningTask[];
   queued: number;
+  /** The queued tasks, in the order they start (the first `QUEUED_SHOWN`). */
+  queuedTasks?: QueuedTask[];
   maxActive: number;
   /** Epoch ms of the next poll, in watch mode. */
   nextPollAt?: number;

@@ -138,6 +138,8 @@ function readRoutes(api: Hono, ctx: ServerContext): void {
       })),
       running: data.inProgress.map(runSummary),
       queued: data.engine?.queued ?? 0,
+      // What waits for a slot, in the order it starts (the first 20): no run yet.
+      queuedTasks: data.engine?.queuedTasks ?? [],
       draining: data.engine?.draining ?? false,
       stopping: data.engine?.stopping ?? false,
       automations: data.automations,

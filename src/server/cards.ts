@@ -15,6 +15,7 @@ import {
 } from '../core/types.js';
 import { formatCost } from '../cost/prices.js';
 import { deliveryRunId } from '../delivery/repositories.js';
+import type { QueuedTask } from '../engine/types.js';
 import { pendingNote } from '../retries/unattended.js';
 import type { PullRequestGate, PullRequestRecord } from '../store/types.js';
 import { runItemName } from '../triggers/registry.js';
@@ -267,6 +268,15 @@ export function runCard(
   return html`<article class="card run status-${run.status} outcome-${cls}" data-run="${run.id}" data-status="${run.status}">
   ${runBody(run, pr, now, others)}
   <div class="actions">${runActions(run)}</div>
+</article>`;
+}
+
+/** A task queued for a free slot (no run yet): what it is, and where it stands in line. */
+export function queuedCard(task: QueuedTask, place: number): Html {
+  return html`<article class="card run status-queued outcome-${runOutcomeClass('queued')}" data-status="queued" data-item="${task.item}">
+  <h3>${safeLink(task.url, task.title)} <span class="number">${task.item}</span></h3>
+  <div class="meta">${statusPill('queued')} <a href="/automations/${encodeURIComponent(task.automationId)}" class="automation-link">${task.automationId}</a></div>
+  <div class="detail reason">waiting for a free slot: ${place === 1 ? 'next to start' : `number ${place} in line`}</div>
 </article>`;
 }
 

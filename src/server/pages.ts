@@ -15,6 +15,7 @@ import {
   button as actionButton,
   attentionCard,
   otherDeliveries,
+  queuedCard,
   runActions,
   runCard,
   safeLink,
@@ -137,9 +138,13 @@ ${reloadBanner(data.engine?.reloadError)}
   ${column(
     'in-progress',
     'In progress',
-    data.inProgress.map((r) =>
-      runCard(r, data.deliveries?.[r.id], now, otherDeliveries(data.deliveries, r.id)),
-    ),
+    [
+      ...data.inProgress.map((r) =>
+        runCard(r, data.deliveries?.[r.id], now, otherDeliveries(data.deliveries, r.id)),
+      ),
+      ...(data.engine?.queuedTasks ?? []).map((task, index) => queuedCard(task, index + 1)),
+    ],
+    data.inProgress.length + (data.engine?.queued ?? 0),
   )}
   ${column(
     'attention',

@@ -8,7 +8,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PROVIDERS } from '../../src/agents/schemas.js';
 import type { RunRecord } from '../../src/core/types.js';
 import { loadOrCreateToken, tokensEqual } from '../../src/server/token.js';
-import { createHarness, type Harness, issueAutomation, unfenced, waitFor } from '../helpers/harness.js';
+import {
+  createHarness,
+  type Harness,
+  issueAutomation,
+  runBuiltCli,
+  unfenced,
+  waitFor,
+} from '../helpers/harness.js';
 import { type Served, serveInProcess } from '../helpers/serve.js';
 
 let h: Harness | undefined;
@@ -417,4 +424,49 @@ describe('serve: a blocked item', () => {
     });
     expect((await call(served, `/api/v1/runs/${blocked.id}/allow`)).status).toBe(405);
   });
+});
+
+// Found from outside: "2 running · 1 queued" said the board, and nothing showed which item waited.
+describe('serve: tasks queued for a slot', () => {
+  it('are listed in In progress, in the state the API gives and in `status`, in the order they start', async () => {
+    h = await createHarness({
+      settingsExtra: FAST,
+      issues: [
+        { title: 'Slow first [[fake:sleep=6]]', labels: ['agent-ready'] },
+        { title: 'Waits <b>second</b>', labels: ['agent-ready'] },
+      ],
+      automation: issueAutomation('fix', { prompt: 'Fix ${issue_title}' }),
+    });
+    served = await serveInProcess(h, { listen: true });
+    const s = served;
+    // max_active_tasks = 1: one runs, the other waits for its slot.
+    const state = await waitFor('a queued task', async () => {
+      const got = await body(await call(s, '/api/v1/state'));
+      return (got.queuedTasks as unknown[]).length === 1 && (got.running as unknown[]).length === 1
+        ? got
+        : undefined;
+    });
+    expect(state.queued).toBe(1);
+    expect(state.queuedTasks).toEqual([
+      {
+        automationId: 'fix',
+        repo: 'acme/api',
+        itemId: '2',
+        item: 'acme/api#2',
+        title: 'Waits <b>second</b>',
+        url: expect.stringContaining('/issues/2'),
+      },
+    ]);
+    const board = await (await call(s, '/board/live')).text();
+    const column = board.slice(
+      board.indexOf('id="column-in-progress"'),
+      board.indexOf('id="column-attention"'),
+    );
+    expect(column).toContain('<span class="count">2</span>');
+    expect(column).toContain('data-status="queued"');
+    expect(column).toContain('Waits &lt;b&gt;second&lt;/b&gt;');
+    expect(column).toContain('waiting for a free slot: next to start');
+    const status = await runBuiltCli(['--config', h.settingsFile, 'status'], { env: h.env });
+    expect(status.stdout).toContain('queued for a free slot:\n  fix  acme/api#2  "Waits <b>second</b>"\n');
+  }, 60_000);
 });
