@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadSettingsFromText } from '../config/load.js';
 import { FakeClock } from '../core/clock.js';
-import type { Item } from '../core/types.js';
+import type { Item, RunRecord } from '../core/types.js';
 import { silentLogger } from '../log.js';
 import type { Store } from '../store/types.js';
 import type { PollContext, WatchLook } from '../triggers/types.js';
@@ -142,5 +142,44 @@ describe('WatchFeed: a scan asked now', () => {
     const [plain] = await later.watch.poll(own);
     expect(plain!.item.itemKey).toBe('review:incremental:abc');
     expect(later.looks).toEqual([undefined]);
+  });
+
+  it('a skip recorded before a restart, at the same head, is not recorded again', async () => {
+    const runs: RunRecord[] = [];
+    const store = {
+      ...metaStore(),
+      createRun: async (init: Partial<RunRecord>) => {
+        const run = { ...init, id: `r_${runs.length}` } as RunRecord;
+        runs.unshift(run);
+        return run;
+      },
+      updateRun: async (id: string, patch: Partial<RunRecord>) => {
+        const at = runs.findIndex((r) => r.id === id);
+        runs[at] = { ...runs[at]!, ...patch };
+        return runs[at]!;
+      },
+      listRuns: async (filter: { limit?: number }) => runs.slice(0, filter.limit ?? runs.length),
+    } as unknown as Store;
+    const own = { ...context, store };
+    const skipping = () =>
+      new WatchFeed(
+        automation!,
+        {
+          async look(): Promise<WatchLook> {
+            return { item: item(`review:incremental:${head}`), skip: 'No new commits since the last review' };
+          },
+        },
+        60,
+      );
+    let head = 'abc';
+    await skipping().poll(own);
+    expect(runs.map((r) => r.status)).toEqual(['skipped']);
+    // Restarted at the same head: nothing new to say.
+    await skipping().poll(own);
+    expect(runs).toHaveLength(1);
+    // A new head that is skipped too is recorded.
+    head = 'def';
+    await skipping().poll(own);
+    expect(runs.map((r) => r.itemKey)).toEqual(['review:incremental:def', 'review:incremental:abc']);
   });
 });

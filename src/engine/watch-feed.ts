@@ -8,7 +8,7 @@
  */
 import type { ResolvedAutomation } from '../config/types.js';
 import { errorMessage } from '../core/errors.js';
-import type { Task } from '../core/types.js';
+import type { RunRecord, Task } from '../core/types.js';
 import type { Feed, PollContext, WatchSpec } from '../triggers/types.js';
 import { recordSkippedRun, taskFromItem } from './task.js';
 
@@ -81,6 +81,8 @@ export class WatchFeed implements Feed {
       if (asked !== undefined) await context.store.setMeta(this.askedKey, '');
       if (context.preview || this.handled === look.item.itemKey) return [];
       this.handled = look.item.itemKey;
+      // The same skip the last process recorded (a restart at an unchanged head): said once.
+      if (await this.lastRecorded(context, look.item.itemKey)) return [];
       const runId = await recordSkippedRun(
         context.store,
         this.automation,
@@ -120,6 +122,14 @@ export class WatchFeed implements Feed {
     this.askedRunning = undefined;
     this.nextPollAt = 0;
     if (this.asked === undefined) await context.store.setMeta(this.askedKey, '');
+  }
+
+  /** The watch's newest run is a skip of this item (recorded before a restart). */
+  private async lastRecorded(context: PollContext, itemKey: string): Promise<boolean> {
+    const [last] = await context.store
+      .listRuns({ automationId: this.automation.id, limit: 1 })
+      .catch(() => [] as RunRecord[]);
+    return last?.status === 'skipped' && last.itemKey === itemKey;
   }
 
   /** The state's record of a scan asked and not yet run (meta key; empty once it ran). */
