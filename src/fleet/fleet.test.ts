@@ -1029,7 +1029,14 @@ describe('FleetRunner', () => {
     });
     const stop = new AbortController();
     const working = worker.run(stop.signal);
-    await waitForValue(async () => ((await db.hosts()).some((h) => h.name === 'w') ? true : undefined));
+    // Started and beating on its interval (its row is written before the start's own beat: a cut
+    // before that is a worker that cannot start, which fences nothing).
+    const beats = new Set<string>();
+    await waitForValue(async () => {
+      const at = (await db.hosts()).find((h) => h.name === 'w')?.heartbeatAt;
+      if (at) beats.add(at);
+      return beats.size >= 3 ? true : undefined;
+    });
     cut = true;
     const c = await dispatchTo('41');
     jobs.send(c!.id);

@@ -148,11 +148,16 @@ describe('a crash between the agent exit and the run record', () => {
     try {
       const runs = await after.listRuns();
       const first = runs.find((r) => r.id === crashedRunId)!;
-      expect(first).toMatchObject({ status: 'succeeded', worktreeKept: true, commits: 1 });
+      expect(first).toMatchObject({ status: 'succeeded', commits: 1 });
       expect(first.reason).toContain('finished after a restart');
       // The item still matches, so (as after any restart) it runs again: as a fresh task, never as a
       // resume of the session that had finished.
-      expect(runs.filter((r) => r.id !== crashedRunId).map((r) => r.resumed)).toEqual([false]);
+      const others = runs.filter((r) => r.id !== crashedRunId);
+      expect(others.map((r) => r.resumed)).toEqual([false]);
+      // It works on in the worktree the first run kept (its commit is there): that worktree is the
+      // second run's now, kept by it, and no longer by the first.
+      expect(others[0]).toMatchObject({ worktreeKept: true, worktreePath: first.worktreePath });
+      expect(first.worktreeKept).toBe(false);
     } finally {
       await after.close();
     }

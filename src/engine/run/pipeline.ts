@@ -405,7 +405,8 @@ class RunPipeline {
         ...this.early.watch(this.run.id),
       });
       this.worktree = { path: prepared.path, branch: prepared.branch };
-      if (prepared.reused) await this.takeOverKeptWorktree(prepared.path);
+      if (prepared.reused)
+        await takeOverKeptWorktree(this.deps.store, this.deps.log, this.run.id, task.key, prepared.path);
       if (!prepared.reused && !prepared.reusedBranch && prepared.baseCommit) {
         this.baseCommit = prepared.baseCommit;
         this.cutFrom = prepared.baseCommit;
@@ -444,26 +445,6 @@ class RunPipeline {
    * A task across repositories: a worktree in each additional repository, on the primary's branch
    * name, cut from `pr_base_branch` when set (else the repository's default branch).
    */
-  /**
-   * This run works on in the worktree an earlier run of its item kept (a resume, a retry): that
-   * worktree is this run's now, and the earlier run no longer keeps it (else the board's Needs
-   * attention would go on offering to remove a worktree that this run delivered and pooled).
-   */
-  private async takeOverKeptWorktree(path: string): Promise<void> {
-    const earlier = await this.deps.store
-      .listRuns({ taskKey: this.request.task.key, limit: 50 })
-      .catch(() => [] as RunRecord[]);
-    for (const run of earlier) {
-      if (run.id === this.run.id || !run.worktreeKept || run.worktreePath !== path) continue;
-      await this.deps.store.updateRun(run.id, { worktreeKept: false }).catch((error: unknown) => {
-        this.deps.log.warn(
-          { run: run.id, error: errorMessage(error) },
-          'Could not record that a later run took over a kept worktree',
-        );
-      });
-    }
-  }
-
   private async prepareAdditionalWorktrees(source: CodeSource): Promise<void> {
     const { automation, task, signal, discoveredAt } = this.request;
     const markReviewed = source.kind === 'base_branch' ? startFromOf(source) : undefined;
@@ -1148,4 +1129,28 @@ function exitLimit(
 ): ReturnType<typeof detectLimit> {
   if (result.exitCode === 0 && !watch.doneWithError) return undefined;
   return detectLimit(driver.limits ?? [], [watch.reportedError, result.stderrTail], now);
+}
+
+/**
+ * A run works on in the worktree an earlier run of its item kept (a resume, a retry, a run after a
+ * restart): that worktree is this run's now, and the earlier runs no longer keep it (else the
+ * board's Needs attention would go on offering to remove a worktree this run delivered and pooled).
+ */
+async function takeOverKeptWorktree(
+  store: Store,
+  log: Logger,
+  runId: string,
+  taskKey: string,
+  path: string,
+): Promise<void> {
+  const earlier = await store.listRuns({ taskKey, limit: 50 }).catch(() => [] as RunRecord[]);
+  for (const run of earlier) {
+    if (run.id === runId || !run.worktreeKept || run.worktreePath !== path) continue;
+    await store.updateRun(run.id, { worktreeKept: false }).catch((error: unknown) => {
+      log.warn(
+        { run: run.id, error: errorMessage(error) },
+        'Could not record that a later run took over a kept worktree',
+      );
+    });
+  }
 }
