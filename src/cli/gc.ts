@@ -125,28 +125,12 @@ export function registerGc(program: Command, io: CliIo, globals: () => GlobalOpt
           worktrees: kept.map((w) => ({
             action: actionOf(w),
             kind: w.kind,
-            path: w.path,
-            checkout: w.checkoutPath,
-            automation: w.automationId,
-            branch: w.branch,
-            unpushedCommits: w.unpushedCommits,
-            dirty: w.dirty,
-            changedFiles: w.changedFiles.length,
+            ...worktreeJson(w),
             locked: w.locked,
-            modifiedAt: w.modifiedAt.toISOString(),
             untouchedSeconds: Math.round((now - w.modifiedAt.getTime()) / 1000),
             ...(failedPaths.has(w.path) ? { error: failedPaths.get(w.path) } : {}),
           })),
-          held: held.map((w) => ({
-            path: w.path,
-            checkout: w.checkoutPath,
-            automation: w.automationId,
-            branch: w.branch,
-            unpushedCommits: w.unpushedCommits,
-            dirty: w.dirty,
-            changedFiles: w.changedFiles.length,
-            modifiedAt: w.modifiedAt.toISOString(),
-          })),
+          held: held.map(worktreeJson),
           strayFiles: strays.map((f) => ({
             action: strayAction(f),
             path: f.path,
@@ -221,6 +205,20 @@ export function registerGc(program: Command, io: CliIo, globals: () => GlobalOpt
       }
       if (result.failed.length > 0 || strayResult.failed.length > 0) setExitCode(EXIT.failure);
     });
+}
+
+/** What `--json` says of a worktree, kept or held. */
+function worktreeJson(w: KeptWorktree) {
+  return {
+    path: w.path,
+    checkout: w.checkoutPath,
+    automation: w.automationId,
+    branch: w.branch,
+    unpushedCommits: w.unpushedCommits,
+    dirty: w.dirty,
+    changedFiles: w.changedFiles.length,
+    modifiedAt: w.modifiedAt.toISOString(),
+  };
 }
 
 async function protectedWorktrees(statePath: string): Promise<Set<string>> {
